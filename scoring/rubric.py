@@ -1,0 +1,270 @@
+"""The meta-rubric (SPEC section 3): a pydantic v2 model with every structural rule enforced.
+
+``MetaRubric.model_validate(obj)`` raises :class:`~scoring.errors.RubricError` listing every broken
+rule at once, each naming the question, the item and the rule.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from scoring.errors import Problem, RubricError
+
+NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+
+
+class Tier(StrEnum):
+    """Importance tier of a check, highest first."""
+
+    ANSWER_CRITICAL = "answer_critical"
+    VALUABLE = "valuable"
+    CONTEXT = "context"
+
+    def lower(self) -> Tier:
+        """One level lower: AC -> V, V -> C, and C stays C (there is no tier beneath Context)."""
+        order = list(Tier)
+        return order[min(order.index(self) + 1, len(order) - 1)]
+
+    @property
+    def short(self) -> str:
+        """The abbreviation used in tables: AC, V or C."""
+        return {"answer_critical": "AC", "valuable": "V", "context": "C"}[self.value]
+
+
+class ItemType(StrEnum):
+    """The five item types of a meta-rubric."""
+
+    FACT = "fact"
+    STRICT_LIST = "strict_list"
+    FLEXIBLE_LIST = "flexible_list"
+    PROCESS = "process"
+    RELATIONSHIP = "relationship"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Snippet(_Strict):
+    """A short piece of web evidence that items cite."""
+
+    id: Identifier
+    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")]
+    title: NonEmpty
+    text: NonEmpty
+
+
+class Insight(_Strict):
+    """A synthesis across the members or steps of a list-like item, at its own tier."""
+
+    text: NonEmpty
+    tier: Tier
+
+
+class Step(_Strict):
+    """One step of a process."""
+
+    text: NonEmpty
+    required: bool
+
+
+class _Item(_Strict):
+    id: Identifier
+    tier: Tier
+    cites: list[Identifier] = Field(default_factory=list)
+
+
+def _unique(values: list[str], what: str) -> list[str]:
+    seen: set[str] = set()
+    dupes = [v for v in values if v.casefold() in seen or seen.add(v.casefold())]  # type: ignore[func-returns-value]
+    if dupes:
+        raise ValueError(f"{what} must be distinct; repeated: {', '.join(sorted(set(dupes)))}")
+    return values
+
+
+class Fact(_Item):
+    """One discrete fact."""
+
+    type: Literal["fact"]
+    text: NonEmpty
+
+
+class StrictList(_Item):
+    """A finite set in which every member is required."""
+
+    type: Literal["strict_list"]
+    topic: NonEmpty
+    members: list[NonEmpty] = Field(min_length=1)
+    insight: Insight | None = None
+
+    @field_validator("members")
+    @classmethod
+    def _distinct(cls, v: list[str]) -> list[str]:
+        return _unique(v, "members")
+
+
+class FlexibleList(_Item):
+    """A pool of valid options: enough coverage is required, no member is."""
+
+    type: Literal["flexible_list"]
+    topic: NonEmpty
+    members: list[NonEmpty] = Field(min_length=2)
+    baselines: list[int] = Field(min_length=1, max_length=2)
+    coverage_thresholds: list[int] | None = None
+    insight: Insight | None = None
+
+    @field_validator("members")
+    @classmethod
+    def _distinct(cls, v: list[str]) -> list[str]:
+        return _unique(v, "members")
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> FlexibleList:
+        n = len(self.members)
+        b = self.baselines
+        if any(x < 1 or x >= n for x in b):
+            raise ValueError(
+                f"baselines {b} must each be >= 1 and < the number of members ({n}); "
+                "a baseline equal to the pool size makes every member required: use a strict_list"
+            )
+        if len(b) == 2 and not b[0] < b[1]:
+            raise ValueError(f"baselines {b} must be strictly increasing")
+        if self.coverage_thresholds is not None:
+            c = self.coverage_thresholds
+            if not c:
+                raise ValueError("coverage_thresholds, when given, must not be empty (omit it)")
+            if any(x <= max(b) or x > n for x in c):
+                raise ValueError(
+                    f"coverage_thresholds {c} must each be > the largest baseline ({max(b)}) "
+                    f"and <= the number of members ({n})"
+                )
+            if any(x >= y for x, y in zip(c, c[1:], strict=False)):
+                raise ValueError(f"coverage_thresholds {c} must be strictly increasing")
+        return self
+
+
+class Process(_Item):
+    """Ordered steps whose order carries meaning."""
+
+    type: Literal["process"]
+    topic: NonEmpty
+    steps: list[Step] = Field(min_length=1)
+    insight: Insight | None = None
+
+    @model_validator(mode="after")
+    def _one_required(self) -> Process:
+        if not any(s.required for s in self.steps):
+            raise ValueError("a process needs at least one required step")
+        return self
+
+
+class Relationship(_Item):
+    """A connection or contrast with another entity."""
+
+    type: Literal["relationship"]
+    entity: NonEmpty
+    relation: NonEmpty
+    aspects: list[NonEmpty] = Field(default_factory=list)
+
+
+Item = Annotated[
+    Fact | StrictList | FlexibleList | Process | Relationship, Field(discriminator="type")
+]
+
+
+def _problems_from(err: ValidationError, data: Any, file: str) -> list[Problem]:
+    qid = data.get("question_id") if isinstance(data, dict) else None
+    items = data.get("items") if isinstance(data, dict) else None
+    problems = []
+    for e in err.errors(include_url=False):
+        loc = list(e["loc"])
+        item_id = None
+        if len(loc) >= 2 and loc[0] == "items" and isinstance(loc[1], int):
+            raw = items[loc[1]] if isinstance(items, list) and loc[1] < len(items) else None
+            item_id = raw.get("id") if isinstance(raw, dict) else None
+            item_id = str(item_id) if item_id is not None else f"items[{loc[1]}]"
+            # drop the index and the discriminator tag pydantic inserts
+            loc = [p for p in loc[2:] if p not in {t.value for t in ItemType}]
+        field = ".".join(str(p) for p in loc)
+        msg = e["msg"].removeprefix("Value error, ")
+        rule = f"{field}: {msg}" if field else msg
+        problems.append(
+            Problem(
+                file=file,
+                line=None,
+                message=rule,
+                fix=_hint(e["type"], field),
+                question_id=str(qid) if qid is not None else "?",
+                item_id=item_id,
+            )
+        )
+    return problems
+
+
+def _hint(err_type: str, field: str) -> str:
+    if err_type == "missing":
+        return f"add the required field '{field.rsplit('.', 1)[-1]}'"
+    if err_type == "extra_forbidden":
+        return "remove the field or fix its spelling (SPEC section 3 lists the allowed fields)"
+    if err_type == "union_tag_invalid":
+        return "type must be one of: " + ", ".join(t.value for t in ItemType)
+    return "see SPEC section 3 for this field's rule"
+
+
+class MetaRubric(_Strict):
+    """One question's meta-rubric: evidence snippets and typed items."""
+
+    question_id: Identifier
+    snippets: list[Snippet] = Field(default_factory=list)
+    items: list[Item] = Field(min_length=1)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _report_all(cls, data: Any, handler: ModelWrapValidatorHandler[MetaRubric]) -> MetaRubric:
+        problems = cross_reference_problems(data) if isinstance(data, dict) else []
+        try:
+            rubric = handler(data)
+        except ValidationError as err:
+            problems = _problems_from(err, data, "<rubric>") + problems
+        if problems:
+            raise RubricError(problems, "invalid meta-rubric")
+        return rubric
+
+
+def cross_reference_problems(data: dict[str, Any], file: str = "<rubric>") -> list[Problem]:
+    """Rules that span items, checked on the raw object: unique ids and citations that resolve."""
+    qid = str(data.get("question_id", "?"))
+    snippets = data.get("snippets") if isinstance(data.get("snippets"), list) else []
+    items = data.get("items") if isinstance(data.get("items"), list) else []
+    snippet_ids = [s.get("id") for s in snippets if isinstance(s, dict)]
+    item_ids = [i.get("id") for i in items if isinstance(i, dict)]
+    out: list[Problem] = []
+    for sid in sorted({str(s) for s in snippet_ids if snippet_ids.count(s) > 1}):
+        out.append(Problem(file, None, f"snippet id {sid!r} is used more than once",
+                           "give every snippet a unique id", qid))
+    for iid in sorted({str(i) for i in item_ids if item_ids.count(i) > 1}):
+        out.append(Problem(file, None, f"item id {iid!r} is used more than once",
+                           "give every item a unique id", qid, iid))
+    known = set(snippet_ids)
+    for item in items:
+        cites = item.get("cites") if isinstance(item, dict) else None
+        if not isinstance(cites, list):
+            continue
+        for c in cites:
+            if c not in known:
+                out.append(Problem(file, None, f"cites: unknown snippet {c!r}",
+                                   "cite only ids listed in 'snippets'", qid, str(item.get("id"))))
+    return out

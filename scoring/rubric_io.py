@@ -1,0 +1,149 @@
+"""Reading meta-rubrics from files and folders, and linting them (every problem at once)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from scoring.compiler import Check, compile_rubric
+from scoring.errors import Problem, ProblemsError, RubricError
+from scoring.rubric import MetaRubric
+
+
+@dataclass(frozen=True)
+class RubricSource:
+    """A validated rubric and where it came from."""
+
+    rubric: MetaRubric
+    file: str
+    line: int | None
+
+
+def _rubric_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.suffix in {".json", ".jsonl"} and p.is_file())
+    return [path]
+
+
+def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]:
+    """Yield (line, object, problem) for each rubric object in one file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        yield None, None, Problem(str(path), None, f"cannot read: {exc}",
+                                  "pass a readable UTF-8 .json or .jsonl file or a folder")
+        return
+    if path.suffix == ".jsonl":
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                yield n, json.loads(line), None
+            except json.JSONDecodeError as exc:
+                yield n, None, Problem(str(path), n, f"not valid JSON: {exc.msg}",
+                                       "write one rubric object per line")
+        return
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        yield exc.lineno, None, Problem(str(path), exc.lineno, f"not valid JSON: {exc.msg}",
+                                        "fix the JSON syntax")
+        return
+    for o in obj if isinstance(obj, list) else [obj]:
+        yield None, o, None
+
+
+def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Problem]]:
+    """Read every rubric under ``paths``; return the valid ones and every problem found."""
+    good: list[RubricSource] = []
+    problems: list[Problem] = []
+    seen: dict[str, str] = {}
+    for root in paths:
+        if not root.exists():
+            problems.append(Problem(str(root), None, "no such file or folder",
+                                    "check the path (rubrics live in .json/.jsonl files)"))
+            continue
+        for f in _rubric_files(root):
+            for line, obj, problem in _raw_objects(f):
+                if problem is not None:
+                    problems.append(problem)
+                    continue
+                if not isinstance(obj, dict):
+                    problems.append(Problem(str(f), line, "a rubric must be a JSON object",
+                                            "see SPEC section 3 for the format"))
+                    continue
+                try:
+                    rubric = MetaRubric.model_validate(obj)
+                except RubricError as err:
+                    problems.extend(replace(p, file=str(f), line=line) for p in err.problems)
+                    continue
+                where = f"{f}" + (f":{line}" if line else "")
+                if rubric.question_id in seen:
+                    problems.append(Problem(str(f), line,
+                                            f"a second rubric for question {rubric.question_id!r} "
+                                            f"(first in {seen[rubric.question_id]})",
+                                            "keep one rubric per question", rubric.question_id))
+                    continue
+                seen[rubric.question_id] = where
+                good.append(RubricSource(rubric, str(f), line))
+    return good, problems
+
+
+def load_rubrics(paths: Iterable[Path]) -> dict[str, MetaRubric]:
+    """Load and validate rubrics, keyed by question id.
+
+    Raises:
+        RubricError: listing every problem in every file.
+    """
+    good, problems = read_rubrics(paths)
+    if problems:
+        raise RubricError(problems, f"{len(problems)} problem(s) in the rubrics")
+    return {s.rubric.question_id: s.rubric for s in good}
+
+
+def lint_warnings(source: RubricSource) -> list[Problem]:
+    """Advisory problems: items that cite no snippet, snippets that no item cites."""
+    r = source.rubric
+    out: list[Problem] = []
+    cited: set[str] = set()
+    for item in r.items:
+        cited.update(item.cites)
+        if not item.cites:
+            out.append(Problem(source.file, source.line, "item cites no snippet",
+                               "ground it: add the id of a supporting snippet to 'cites'",
+                               r.question_id, item.id, severity="warning"))
+    for s in r.snippets:
+        if s.id not in cited:
+            out.append(Problem(source.file, source.line, f"snippet {s.id} is never cited",
+                               "cite it from the item it supports, or remove it",
+                               r.question_id, severity="warning"))
+    return out
+
+
+def compile_all(rubrics: dict[str, MetaRubric]) -> dict[str, list[Check]]:
+    """Compile every rubric, keyed by question id."""
+    return {qid: compile_rubric(r) for qid, r in rubrics.items()}
+
+
+def rubric_set_version(rubrics: dict[str, MetaRubric]) -> str:
+    """Content hash of a rubric set: changes whenever any rubric's content changes."""
+    h = hashlib.sha256()
+    for qid in sorted(rubrics):
+        h.update(rubrics[qid].model_dump_json(exclude_none=True).encode())
+        h.update(b"\n")
+    return "sha256:" + h.hexdigest()[:16]
+
+
+__all__ = [
+    "ProblemsError",
+    "RubricSource",
+    "compile_all",
+    "lint_warnings",
+    "load_rubrics",
+    "read_rubrics",
+    "rubric_set_version",
+]

@@ -1,0 +1,169 @@
+"""Turning verdicts into tier scores and a Gamut score (SPEC section 6). Pure arithmetic, no I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scoring.compiler import Check
+from scoring.errors import ScoringError
+from scoring.rubric import Tier
+
+
+class Verdict(StrEnum):
+    """The judge's four verdicts. Their order is the integer code used in columnar tables."""
+
+    MEETS = "meets"
+    PARTIALLY_MEETS = "partially_meets"
+    MISSING = "missing"
+    CONTRADICTS = "contradicts"
+
+    @property
+    def code(self) -> int:
+        """Stable integer code: meets 0, partially_meets 1, missing 2, contradicts 3."""
+        return VERDICT_ORDER.index(self)
+
+
+VERDICT_ORDER: tuple[Verdict, ...] = tuple(Verdict)
+TIER_ORDER: tuple[Tier, ...] = tuple(Tier)
+
+
+class ScoringConfig(BaseModel):
+    """Scoring parameters; the defaults are the paper's values. Recorded with every result."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    partial_credit: Annotated[float, Field(gt=0, lt=1)] = 0.5
+    contradiction_penalty: Annotated[float, Field(lt=0)] = -2.0
+    tier_weights: dict[Tier, Annotated[float, Field(gt=0)]] = Field(
+        default_factory=lambda: {
+            Tier.ANSWER_CRITICAL: 0.6,
+            Tier.VALUABLE: 0.3,
+            Tier.CONTEXT: 0.1,
+        }
+    )
+    bootstrap_resamples: Annotated[int, Field(ge=100, le=100_000)] = 1000
+    seed: int = 20260101
+
+    @field_validator("tier_weights")
+    @classmethod
+    def _all_tiers(cls, v: dict[Tier, float]) -> dict[Tier, float]:
+        if set(v) != set(Tier):
+            raise ValueError("tier_weights needs exactly one weight per tier: "
+                             + ", ".join(t.value for t in Tier))
+        return v
+
+    @model_validator(mode="after")
+    def _weights_sum(self) -> ScoringConfig:
+        total = sum(self.tier_weights.values())
+        if not np.isclose(total, 1.0):
+            raise ValueError(f"tier_weights must sum to 1 (they sum to {total:g})")
+        return self
+
+    def weight_vector(self) -> npt.NDArray[np.float64]:
+        """Tier weights in :data:`TIER_ORDER`."""
+        return np.array([self.tier_weights[t] for t in TIER_ORDER], dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class QuestionScore:
+    """One question's tier scores (only the tiers present) and its Gamut score, both in [-1, 1]."""
+
+    question_id: str
+    tiers: dict[Tier, float]
+    gamut: float
+
+
+def tier_scores(
+    counts: npt.NDArray[np.int64] | npt.NDArray[np.float64], config: ScoringConfig
+) -> npt.NDArray[np.float64]:
+    """Vectorised tier score from verdict counts.
+
+    Args:
+        counts: array whose last axis holds (M, P, S, C) in :data:`VERDICT_ORDER`.
+        config: the scoring parameters.
+
+    Returns:
+        ``(M + lambda*P + mu*C) / (M + P + S - mu*C)`` over the leading axes; NaN where a tier has
+        no checks.
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    m, p, s, x = c[..., 0], c[..., 1], c[..., 2], c[..., 3]
+    lam, mu = config.partial_credit, config.contradiction_penalty
+    num = m + lam * p + mu * x
+    den = m + p + s - mu * x
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def gamut_scores(
+    tiers: npt.NDArray[np.float64], config: ScoringConfig
+) -> npt.NDArray[np.float64]:
+    """Weighted average over the last axis (tiers in :data:`TIER_ORDER`), NaN tiers left out and
+    the present tiers' weights renormalised to 1. NaN where no tier is present."""
+    w = np.broadcast_to(config.weight_vector(), tiers.shape)
+    present = ~np.isnan(tiers)
+    wsum = np.where(present, w, 0.0).sum(axis=-1)
+    total = np.where(present, tiers * w, 0.0).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(wsum > 0, total / np.where(wsum > 0, wsum, 1.0), np.nan)
+
+
+def _parse_verdict(value: Verdict | str, check_id: str, question_id: str) -> Verdict:
+    try:
+        return Verdict(value)
+    except ValueError:
+        allowed = ", ".join(v.value for v in Verdict)
+        raise ScoringError(
+            f"question {question_id}, check {check_id}: unknown verdict {value!r} "
+            f"(allowed: {allowed})"
+        ) from None
+
+
+def score_question(
+    checks: Sequence[Check],
+    verdicts: Mapping[str, Verdict | str],
+    config: ScoringConfig | None = None,
+) -> QuestionScore:
+    """Score one response to one question.
+
+    Args:
+        checks: the question's compiled checks.
+        verdicts: check_id -> verdict (enum or its string value), one per check.
+        config: scoring parameters; the paper's values when omitted.
+
+    Raises:
+        ScoringError: a check has no verdict, a verdict is unknown, a verdict names no check, or
+            there are no checks.
+    """
+    cfg = config or ScoringConfig()
+    if not checks:
+        raise ScoringError("cannot score a question with no checks")
+    qid = checks[0].question_id
+    missing = [c.check_id for c in checks if c.check_id not in verdicts]
+    if missing:
+        raise ScoringError(
+            f"question {qid}: {len(missing)} check(s) have no verdict: {', '.join(missing)} "
+            "(judge them first; a check without a verdict is never scored as missing)"
+        )
+    known = {c.check_id for c in checks}
+    extra = sorted(set(verdicts) - known)
+    if extra:
+        raise ScoringError(
+            f"question {qid}: verdicts for unknown check(s): {', '.join(extra)} "
+            "(the rubric changed since judging; re-judge)"
+        )
+    counts = np.zeros((len(TIER_ORDER), len(VERDICT_ORDER)), dtype=np.int64)
+    for c in checks:
+        v = _parse_verdict(verdicts[c.check_id], c.check_id, qid)
+        counts[TIER_ORDER.index(c.tier), v.code] += 1
+    per_tier = tier_scores(counts, cfg)
+    gamut = float(gamut_scores(per_tier, cfg))
+    tiers = {t: float(per_tier[i]) for i, t in enumerate(TIER_ORDER) if not np.isnan(per_tier[i])}
+    return QuestionScore(question_id=qid, tiers=tiers, gamut=gamut)

@@ -1,0 +1,35 @@
+"""The verdict row: the columnar hand-off from the judge to the scorer and to analysts."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from scoring.compiler import CheckKind
+from scoring.questions import Setting
+from scoring.rubric import Tier
+from scoring.scorer import Verdict
+
+#: Columns of every verdict table (``results/verdicts.parquet`` and exports), in order.
+VERDICT_COLUMNS: tuple[str, ...] = (
+    "submission_id", "setting", "judge", "question_id", "check_id",
+    "kind", "tier", "secondary", "verdict",
+)
+
+
+class VerdictRow(BaseModel):
+    """One judged (submission, setting, judge, question, check). ``rationale`` and ``check_text``
+    appear only when rubrics are public."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    submission_id: str
+    setting: Setting
+    judge: str
+    question_id: str
+    check_id: str
+    kind: CheckKind
+    tier: Tier
+    secondary: bool
+    verdict: Verdict
+    rationale: str | None = None
+    check_text: str | None = None
