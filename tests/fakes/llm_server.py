@@ -1,0 +1,450 @@
+"""A fast fake LLM provider on 127.0.0.1, speaking the OpenAI and Anthropic HTTP protocols.
+
+Real SDK clients talk to it over real HTTP; nothing is mocked. It is a small asyncio HTTP/1.1
+server (keep-alive, one coroutine per connection, no thread per request) running in a background
+thread's event loop, so thousands of concurrent slow requests cost almost nothing.
+
+Usage::
+
+    from tests.fakes.llm_server import FakeLLMServer, verdict_responder
+
+    with FakeLLMServer(responder=verdict_responder("meets"), latency=0.2) as srv:
+        client = openai.AsyncOpenAI(base_url=srv.openai_base_url, api_key="sk-test")
+        client2 = anthropic.AsyncAnthropic(base_url=srv.anthropic_base_url, api_key="sk-test")
+        srv.queue_faults("429", "malformed_json")   # the next two requests misbehave
+        srv.fault_fn = random_faults(0.1, seed=1)   # or: fault a random 10% of requests
+        ...
+        assert len(srv.requests) == 3               # every request body is recorded
+        srv.requests[0].body["messages"]            # e.g. to assert on image content parts
+
+As a pytest fixture: ``from tests.fakes.llm_server import fake_llm  # noqa: F401`` in a test
+module (or a conftest), then take ``fake_llm`` as an argument; tests under ``tests/fakes/`` get it
+from ``tests/fakes/conftest.py``.
+
+Endpoints: ``POST /v1/chat/completions`` (OpenAI; ``usage`` carries
+``prompt_tokens_details.cached_tokens``) and ``POST /v1/messages`` (Anthropic; ``usage`` carries
+``cache_read_input_tokens``). Cached tokens are simulated: the longest prompt prefix (in 256-char
+blocks) already seen by the server counts as cached.
+
+Faults (see :data:`FAULTS`), chosen per request by :meth:`FakeLLMServer.queue_faults` (first) or
+``fault_fn(request) -> kind | None``: ``"429"`` (with ``Retry-After``), ``"500"``, ``"hang"`` (no
+reply until the server stops), ``"drop"`` (connection closed without a reply), ``"malformed_json"``
+(a 200 whose body is not JSON), ``"bad_verdict"`` (a reply whose verdict word is outside the
+schema) and ``"prose"`` (a reply that is not JSON at all).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+#: Every fault kind the server can inject.
+FAULTS: tuple[str, ...] = (
+    "429",
+    "500",
+    "hang",
+    "drop",
+    "malformed_json",
+    "bad_verdict",
+    "prose",
+)
+
+Responder = Callable[[dict[str, Any]], str]
+FaultFn = Callable[["RecordedRequest"], "str | None"]
+
+_BLOCK = 256  # characters per simulated prefix-cache block
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+}
+
+
+@dataclass
+class RecordedRequest:
+    """One request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    fault: str | None = None
+    received_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def protocol(self) -> str:
+        """``"openai"`` or ``"anthropic"``."""
+        return "anthropic" if self.path.endswith("/messages") else "openai"
+
+    @property
+    def text(self) -> str:
+        """Every text part of the prompt (system and messages), joined by newlines."""
+        return prompt_text(self.body)
+
+
+def _content_text(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    out: list[str] = []
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                out.append(part["text"])
+    return out
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """All text of a chat request (OpenAI or Anthropic shape), system first, joined by newlines."""
+    parts = _content_text(body.get("system"))
+    for m in body.get("messages", []):
+        if isinstance(m, dict):
+            parts.extend(_content_text(m.get("content")))
+    return "\n".join(parts)
+
+
+def verdict_responder(verdict: str = "meets", rationale: str = "Stated plainly.") -> Responder:
+    """A responder that always answers with the given verdict as JSON."""
+    reply = json.dumps({"verdict": verdict, "rationale": rationale})
+    return lambda body: reply
+
+
+def random_faults(
+    rate: float, kinds: tuple[str, ...] = FAULTS, seed: int = 0, exclude_hang: bool = True
+) -> FaultFn:
+    """A ``fault_fn`` that faults a random ``rate`` share of requests with one of ``kinds``."""
+    rng = random.Random(seed)
+    pool = tuple(k for k in kinds if not (exclude_hang and k == "hang"))
+
+    def fn(req: RecordedRequest) -> str | None:
+        return rng.choice(pool) if rng.random() < rate else None
+
+    return fn
+
+
+class FakeLLMServer:
+    """The fake provider. Use as a context manager, or call :meth:`start` and :meth:`stop`.
+
+    Args:
+        responder: request JSON -> reply text (the model's message content).
+        latency: seconds to wait before answering each request.
+        retry_after: the ``Retry-After`` value (seconds) sent with injected 429s.
+        hang_s: how long a ``"hang"`` fault holds the request (at most until the server stops).
+        retry_500: also send ``Retry-After`` with injected 500s (keeps tests fast); when False
+            the client falls back to its own exponential backoff.
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        latency: float = 0.0,
+        retry_after: float = 0.05,
+        hang_s: float = 3600.0,
+        retry_500: bool = True,
+    ) -> None:
+        self.responder: Responder = responder or verdict_responder()
+        self.latency = latency
+        self.retry_after = retry_after
+        self.hang_s = hang_s
+        self.retry_500 = retry_500
+        self.fault_fn: FaultFn | None = None
+        self.requests: list[RecordedRequest] = []
+        self._queued: deque[str] = deque()
+        self._prefixes: set[bytes] = set()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, daemon=True, name="fake-llm-server"
+        )
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.port = 0
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> FakeLLMServer:
+        """Start listening on a free port of 127.0.0.1."""
+        self._thread.start()
+        fut = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
+        fut.result(timeout=10)
+        return self
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=2048)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        """Stop the server, ending hung requests and open connections."""
+        if not self._thread.is_alive():
+            return
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+
+    async def _stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for t in list(self._tasks):
+            t.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- addresses and controls ------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """The ``base_url`` for ``openai.AsyncOpenAI``."""
+        return self.url + "/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """The ``base_url`` for ``anthropic.AsyncAnthropic``."""
+        return self.url
+
+    def queue_faults(self, *kinds: str) -> None:
+        """Fault the next ``len(kinds)`` requests, in order (before ``fault_fn`` is asked)."""
+        for k in kinds:
+            if k not in FAULTS:
+                raise ValueError(f"unknown fault {k!r}; one of {', '.join(FAULTS)}")
+        self._queued.extend(kinds)
+
+    def reset(self) -> None:
+        """Forget recorded requests, queued faults and the simulated prefix cache."""
+        self.requests.clear()
+        self._queued.clear()
+        self._prefixes.clear()
+
+    @property
+    def fault_counts(self) -> dict[str, int]:
+        """How many requests got each fault so far."""
+        out: dict[str, int] = {}
+        for r in self.requests:
+            if r.fault:
+                out[r.fault] = out.get(r.fault, 0) + 1
+        return out
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                    return
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = [*lines[0].split(" ", 2), "", ""][:3]
+                headers: dict[str, str] = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        k, v = line.split(":", 1)
+                        headers[k.strip().lower()] = v.strip()
+                body = await self._read_body(reader, headers)
+                keep = await self._respond(writer, method, path, headers, body)
+                if not keep:
+                    return
+        except (asyncio.CancelledError, ConnectionError):
+            pass
+        finally:
+            self._tasks.discard(task)
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    @staticmethod
+    async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            chunks = []
+            while True:
+                size = int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16)
+                if size == 0:
+                    await reader.readuntil(b"\r\n")
+                    return b"".join(chunks)
+                chunks.append(await reader.readexactly(size))
+                await reader.readexactly(2)
+        n = int(headers.get("content-length", "0"))
+        return await reader.readexactly(n) if n else b""
+
+    @staticmethod
+    def _write(
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: bytes,
+        extra: dict[str, str] | None = None,
+    ) -> None:
+        hdrs = {
+            "content-type": "application/json",
+            "content-length": str(len(payload)),
+            "connection": "keep-alive",
+            **(extra or {}),
+        }
+        head = (
+            f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
+            + "".join(f"{k}: {v}\r\n" for k, v in hdrs.items())
+            + "\r\n"
+        )
+        writer.write(head.encode("latin-1") + payload)
+
+    async def _respond(
+        self,
+        writer: asyncio.StreamWriter,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        raw: bytes,
+    ) -> bool:
+        path = path.split("?", 1)[0]
+        if method != "POST" or path not in ("/v1/chat/completions", "/v1/messages"):
+            self._write(writer, 404, json.dumps({"error": {"message": "not found"}}).encode())
+            await writer.drain()
+            return True
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._write(writer, 400, json.dumps({"error": {"message": "bad json"}}).encode())
+            await writer.drain()
+            return True
+        req = RecordedRequest(path, headers, body)
+        req.fault = (
+            self._queued.popleft()
+            if self._queued
+            else (self.fault_fn(req) if self.fault_fn else None)
+        )
+        self.requests.append(req)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        fault = req.fault
+        if fault == "hang":
+            await asyncio.sleep(self.hang_s)
+            return False
+        if fault == "drop":
+            return False
+        if fault == "429":
+            err = {
+                "type": "error",
+                "error": {"type": "rate_limit_error", "message": "rate limited (fake)"},
+            }
+            self._write(
+                writer, 429, json.dumps(err).encode(), {"retry-after": f"{self.retry_after:g}"}
+            )
+        elif fault == "500":
+            err = {"type": "error", "error": {"type": "api_error", "message": "boom (fake)"}}
+            self._write(
+                writer,
+                500,
+                json.dumps(err).encode(),
+                {"retry-after": f"{self.retry_after:g}"} if self.retry_500 else None,
+            )
+        elif fault == "malformed_json":
+            self._write(writer, 200, b'{"id": "x", "choices": [ {"mess')
+        else:
+            if fault == "bad_verdict":
+                text = json.dumps({"verdict": "excellent", "rationale": "Out of schema."})
+            elif fault == "prose":
+                text = "I think the response meets the check, broadly speaking."
+            else:
+                text = self.responder(body)
+            payload = (
+                self._anthropic_reply(body, text)
+                if req.protocol == "anthropic"
+                else self._openai_reply(body, text)
+            )
+            self._write(writer, 200, json.dumps(payload).encode())
+        await writer.drain()
+        return True
+
+    # -- replies ---------------------------------------------------------------------------
+
+    def _usage(self, body: dict[str, Any], text: str) -> tuple[int, int, int]:
+        prompt = prompt_text(body)
+        cached_chars = 0
+        enc = prompt.encode()
+        for end in range(_BLOCK, len(enc) + 1, _BLOCK):
+            key = hashlib.blake2b(enc[:end], digest_size=12).digest()
+            if key in self._prefixes:
+                cached_chars = end
+            else:
+                self._prefixes.add(key)
+        return max(1, len(enc) // 4), cached_chars // 4, max(1, len(text) // 4)
+
+    def _openai_reply(self, body: dict[str, Any], text: str) -> dict[str, Any]:
+        tin, cached, tout = self._usage(body, text)
+        return {
+            "id": f"chatcmpl-fake{len(self.requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": tin,
+                "completion_tokens": tout,
+                "total_tokens": tin + tout,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        }
+
+    def _anthropic_reply(self, body: dict[str, Any], text: str) -> dict[str, Any]:
+        tin, cached, tout = self._usage(body, text)
+        return {
+            "id": f"msg_fake{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "fake"),
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": tin - cached,
+                "output_tokens": tout,
+                "cache_read_input_tokens": cached,
+                "cache_creation_input_tokens": 0,
+            },
+        }
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLMServer]:
+    """A started :class:`FakeLLMServer` answering ``meets``; stopped after the test."""
+    with FakeLLMServer() as srv:
+        yield srv
+
+
+__all__ = [
+    "FAULTS",
+    "FakeLLMServer",
+    "RecordedRequest",
+    "fake_llm",
+    "prompt_text",
+    "random_faults",
+    "verdict_responder",
+]

@@ -1,0 +1,148 @@
+"""The fake provider server, driven by the real SDK clients over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import anthropic
+import openai
+import pytest
+
+from tests.fakes.llm_server import FakeLLMServer, random_faults, verdict_responder
+
+
+def _oa(srv: FakeLLMServer, **kw: object) -> openai.AsyncOpenAI:
+    return openai.AsyncOpenAI(base_url=srv.openai_base_url, api_key="sk-test", **kw)  # type: ignore[arg-type]
+
+
+async def _chat(client: openai.AsyncOpenAI, text: str = "hi") -> str:
+    r = await client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": text}]
+    )
+    return r.choices[0].message.content or ""
+
+
+def test_openai_reply_usage_and_recording(fake_llm: FakeLLMServer) -> None:
+    async def go() -> None:
+        async with _oa(fake_llm) as c:
+            long = "x" * 2000
+            r1 = await c.chat.completions.create(
+                model="m",
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": long},
+                            {
+                                "type": "image_url",
+                                "image_url": {"url": "data:image/png;base64,AAAA"},
+                            },
+                        ],
+                    }
+                ],
+            )
+            r2 = await c.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": long + "tail"}]
+            )
+        assert json.loads(r1.choices[0].message.content or "")["verdict"] == "meets"
+        assert r1.usage is not None and r2.usage is not None
+        assert r1.usage.prompt_tokens == 500
+        assert r1.usage.prompt_tokens_details is not None
+        assert r1.usage.prompt_tokens_details.cached_tokens == 0
+        assert r2.usage.prompt_tokens_details is not None
+        assert r2.usage.prompt_tokens_details.cached_tokens == 7 * 256 // 4
+
+    asyncio.run(go())
+    parts = fake_llm.requests[0].body["messages"][0]["content"]
+    assert parts[1]["type"] == "image_url"
+    assert fake_llm.requests[0].protocol == "openai"
+
+
+def test_anthropic_reply(fake_llm: FakeLLMServer) -> None:
+    fake_llm.responder = lambda body: "echo:" + body["messages"][0]["content"]
+
+    async def go() -> anthropic.types.Message:
+        async with anthropic.AsyncAnthropic(
+            base_url=fake_llm.anthropic_base_url, api_key="sk-ant-test"
+        ) as c:
+            return await c.messages.create(
+                model="claude-x",
+                max_tokens=50,
+                system="sys",
+                messages=[{"role": "user", "content": "ping"}],
+            )
+
+    msg = asyncio.run(go())
+    assert msg.content[0].type == "text" and msg.content[0].text == "echo:ping"
+    assert msg.usage.output_tokens >= 1
+    req = fake_llm.requests[0]
+    assert req.protocol == "anthropic" and "sk-ant-test" in (
+        req.headers.get("x-api-key", "") + req.headers.get("authorization", "")
+    )
+    assert req.text == "sys\nping"
+
+
+def test_retryable_faults_are_retried_by_the_sdk(fake_llm: FakeLLMServer) -> None:
+    fake_llm.queue_faults("429", "500", "drop")
+
+    async def go() -> str:
+        async with _oa(fake_llm, max_retries=3) as c:
+            return await _chat(c)
+
+    assert json.loads(asyncio.run(go()))["verdict"] == "meets"
+    assert [r.fault for r in fake_llm.requests] == ["429", "500", "drop", None]
+
+
+def test_hang_times_out(fake_llm: FakeLLMServer) -> None:
+    fake_llm.queue_faults("hang")
+
+    async def go() -> None:
+        async with _oa(fake_llm, max_retries=0, timeout=0.3) as c:
+            await _chat(c)
+
+    with pytest.raises(openai.APITimeoutError):
+        asyncio.run(go())
+
+
+@pytest.mark.parametrize("kind", ["bad_verdict", "prose", "malformed_json"])
+def test_bad_output_faults(fake_llm: FakeLLMServer, kind: str) -> None:
+    fake_llm.queue_faults(kind)
+
+    async def go() -> str:
+        async with _oa(fake_llm, max_retries=0) as c:
+            return await _chat(c)
+
+    if kind == "malformed_json":
+        with pytest.raises((json.JSONDecodeError, openai.APIResponseValidationError)):
+            asyncio.run(go())
+    else:
+        text = asyncio.run(go())
+        assert "excellent" in text if kind == "bad_verdict" else not text.startswith("{")
+
+
+def test_many_concurrent_slow_requests_overlap() -> None:
+    with FakeLLMServer(responder=verdict_responder("missing"), latency=0.2) as srv:
+
+        async def go() -> list[str]:
+            async with _oa(srv) as c:
+                return await asyncio.gather(*(_chat(c, str(i)) for i in range(200)))
+
+        out = asyncio.run(go())
+    assert len(out) == 200 and all('"missing"' in o for o in out)
+    starts = sorted(r.received_at for r in srv.requests)
+    # all 200 were in flight together: the last one arrived before the first could finish
+    assert starts[-1] - starts[0] < 0.2
+
+
+def test_random_faults_rate() -> None:
+    fn = random_faults(0.1, seed=3)
+    from tests.fakes.llm_server import RecordedRequest
+
+    hits = sum(fn(RecordedRequest("/v1/messages", {}, {})) is not None for _ in range(5000))
+    assert 400 < hits < 600
+
+
+def test_unknown_fault_rejected(fake_llm: FakeLLMServer) -> None:
+    with pytest.raises(ValueError, match="unknown fault"):
+        fake_llm.queue_faults("teapot")
