@@ -34,6 +34,7 @@ __all__ = [
     "RubricError",
     "ScoringConfig",
     "ScoringError",
+    "Tier",
     "Verdict",
     "__version__",
     "compile_rubric",

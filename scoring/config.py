@@ -126,10 +126,20 @@ def load_config(path: Path | str = DEFAULT_CONFIG) -> GamutConfig:
     try:
         raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError([Problem(file, None, "config file not found",
-                                   "run from the repository root or pass --config PATH")]) from None
+        raise ConfigError(
+            [
+                Problem(
+                    file,
+                    None,
+                    "config file not found",
+                    "run from the repository root or pass --config PATH",
+                )
+            ]
+        ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError([Problem(file, None, f"not valid TOML: {exc}", "fix the syntax")]) from None
+        raise ConfigError(
+            [Problem(file, None, f"not valid TOML: {exc}", "fix the syntax")]
+        ) from None
     try:
         cfg = GamutConfig.model_validate(raw)
     except ValidationError as exc:

@@ -25,7 +25,9 @@ class Problem:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
         parts = [where + ":"]
         if self.question_id:
-            who = f"question {self.question_id}" + (f", item {self.item_id}" if self.item_id else "")
+            who = f"question {self.question_id}" + (
+                f", item {self.item_id}" if self.item_id else ""
+            )
             parts.append(who + ":")
         if self.severity != "error":
             parts.append(f"{self.severity}:")

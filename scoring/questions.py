@@ -63,27 +63,50 @@ def load_questions(path: Path) -> list[Question]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ProblemsError([Problem(str(path), None, f"cannot read: {exc}",
-                                     "check the [benchmark] questions path in gamut.toml")]) from None
+        raise ProblemsError(
+            [
+                Problem(
+                    str(path),
+                    None,
+                    f"cannot read: {exc}",
+                    "check the [benchmark] questions path in gamut.toml",
+                )
+            ]
+        ) from None
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
             q = Question.model_validate(json.loads(line))
         except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), n, f"not valid JSON: {exc.msg}",
-                                    "write one JSON object per line"))
+            problems.append(
+                Problem(
+                    str(path), n, f"not valid JSON: {exc.msg}", "write one JSON object per line"
+                )
+            )
             continue
         except ValidationError as exc:
             for e in exc.errors(include_url=False):
                 field = ".".join(str(p) for p in e["loc"])
-                problems.append(Problem(str(path), n, f"{field}: {e['msg']}",
-                                        "see SPEC section 1 for the question fields"))
+                problems.append(
+                    Problem(
+                        str(path),
+                        n,
+                        f"{field}: {e['msg']}",
+                        "see SPEC section 1 for the question fields",
+                    )
+                )
             continue
         if q.question_id in seen:
-            problems.append(Problem(str(path), n, f"duplicate question_id {q.question_id!r} "
-                                    f"(first on line {seen[q.question_id]})",
-                                    "give every question a unique id"))
+            problems.append(
+                Problem(
+                    str(path),
+                    n,
+                    f"duplicate question_id {q.question_id!r} "
+                    f"(first on line {seen[q.question_id]})",
+                    "give every question a unique id",
+                )
+            )
             continue
         seen[q.question_id] = n
         out.append(q)

@@ -6,6 +6,7 @@ rule at once, each naming the question, the item and the rule.
 
 from __future__ import annotations
 
+import itertools
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -151,7 +152,7 @@ class FlexibleList(_Item):
                     f"coverage_thresholds {c} must each be > the largest baseline ({max(b)}) "
                     f"and <= the number of members ({n})"
                 )
-            if any(x >= y for x, y in zip(c, c[1:], strict=False)):
+            if any(x >= y for x, y in itertools.pairwise(c)):
                 raise ValueError(f"coverage_thresholds {c} must be strictly increasing")
         return self
 
@@ -247,17 +248,33 @@ class MetaRubric(_Strict):
 def cross_reference_problems(data: dict[str, Any], file: str = "<rubric>") -> list[Problem]:
     """Rules that span items, checked on the raw object: unique ids and citations that resolve."""
     qid = str(data.get("question_id", "?"))
-    snippets = data.get("snippets") if isinstance(data.get("snippets"), list) else []
-    items = data.get("items") if isinstance(data.get("items"), list) else []
+    raw_snippets, raw_items = data.get("snippets"), data.get("items")
+    snippets: list[Any] = raw_snippets if isinstance(raw_snippets, list) else []
+    items: list[Any] = raw_items if isinstance(raw_items, list) else []
     snippet_ids = [s.get("id") for s in snippets if isinstance(s, dict)]
     item_ids = [i.get("id") for i in items if isinstance(i, dict)]
     out: list[Problem] = []
     for sid in sorted({str(s) for s in snippet_ids if snippet_ids.count(s) > 1}):
-        out.append(Problem(file, None, f"snippet id {sid!r} is used more than once",
-                           "give every snippet a unique id", qid))
+        out.append(
+            Problem(
+                file,
+                None,
+                f"snippet id {sid!r} is used more than once",
+                "give every snippet a unique id",
+                qid,
+            )
+        )
     for iid in sorted({str(i) for i in item_ids if item_ids.count(i) > 1}):
-        out.append(Problem(file, None, f"item id {iid!r} is used more than once",
-                           "give every item a unique id", qid, iid))
+        out.append(
+            Problem(
+                file,
+                None,
+                f"item id {iid!r} is used more than once",
+                "give every item a unique id",
+                qid,
+                iid,
+            )
+        )
     known = set(snippet_ids)
     for item in items:
         cites = item.get("cites") if isinstance(item, dict) else None
@@ -265,6 +282,14 @@ def cross_reference_problems(data: dict[str, Any], file: str = "<rubric>") -> li
             continue
         for c in cites:
             if c not in known:
-                out.append(Problem(file, None, f"cites: unknown snippet {c!r}",
-                                   "cite only ids listed in 'snippets'", qid, str(item.get("id"))))
+                out.append(
+                    Problem(
+                        file,
+                        None,
+                        f"cites: unknown snippet {c!r}",
+                        "cite only ids listed in 'snippets'",
+                        qid,
+                        str(item.get("id")),
+                    )
+                )
     return out

@@ -34,8 +34,16 @@ def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        yield None, None, Problem(str(path), None, f"cannot read: {exc}",
-                                  "pass a readable UTF-8 .json or .jsonl file or a folder")
+        yield (
+            None,
+            None,
+            Problem(
+                str(path),
+                None,
+                f"cannot read: {exc}",
+                "pass a readable UTF-8 .json or .jsonl file or a folder",
+            ),
+        )
         return
     if path.suffix == ".jsonl":
         for n, line in enumerate(text.splitlines(), 1):
@@ -44,14 +52,25 @@ def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]
             try:
                 yield n, json.loads(line), None
             except json.JSONDecodeError as exc:
-                yield n, None, Problem(str(path), n, f"not valid JSON: {exc.msg}",
-                                       "write one rubric object per line")
+                yield (
+                    n,
+                    None,
+                    Problem(
+                        str(path),
+                        n,
+                        f"not valid JSON: {exc.msg}",
+                        "write one rubric object per line",
+                    ),
+                )
         return
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        yield exc.lineno, None, Problem(str(path), exc.lineno, f"not valid JSON: {exc.msg}",
-                                        "fix the JSON syntax")
+        yield (
+            exc.lineno,
+            None,
+            Problem(str(path), exc.lineno, f"not valid JSON: {exc.msg}", "fix the JSON syntax"),
+        )
         return
     for o in obj if isinstance(obj, list) else [obj]:
         yield None, o, None
@@ -64,8 +83,14 @@ def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Proble
     seen: dict[str, str] = {}
     for root in paths:
         if not root.exists():
-            problems.append(Problem(str(root), None, "no such file or folder",
-                                    "check the path (rubrics live in .json/.jsonl files)"))
+            problems.append(
+                Problem(
+                    str(root),
+                    None,
+                    "no such file or folder",
+                    "check the path (rubrics live in .json/.jsonl files)",
+                )
+            )
             continue
         for f in _rubric_files(root):
             for line, obj, problem in _raw_objects(f):
@@ -73,8 +98,14 @@ def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Proble
                     problems.append(problem)
                     continue
                 if not isinstance(obj, dict):
-                    problems.append(Problem(str(f), line, "a rubric must be a JSON object",
-                                            "see SPEC section 3 for the format"))
+                    problems.append(
+                        Problem(
+                            str(f),
+                            line,
+                            "a rubric must be a JSON object",
+                            "see SPEC section 3 for the format",
+                        )
+                    )
                     continue
                 try:
                     rubric = MetaRubric.model_validate(obj)
@@ -83,10 +114,16 @@ def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Proble
                     continue
                 where = f"{f}" + (f":{line}" if line else "")
                 if rubric.question_id in seen:
-                    problems.append(Problem(str(f), line,
-                                            f"a second rubric for question {rubric.question_id!r} "
-                                            f"(first in {seen[rubric.question_id]})",
-                                            "keep one rubric per question", rubric.question_id))
+                    problems.append(
+                        Problem(
+                            str(f),
+                            line,
+                            f"a second rubric for question {rubric.question_id!r} "
+                            f"(first in {seen[rubric.question_id]})",
+                            "keep one rubric per question",
+                            rubric.question_id,
+                        )
+                    )
                     continue
                 seen[rubric.question_id] = where
                 good.append(RubricSource(rubric, str(f), line))
@@ -113,14 +150,29 @@ def lint_warnings(source: RubricSource) -> list[Problem]:
     for item in r.items:
         cited.update(item.cites)
         if not item.cites:
-            out.append(Problem(source.file, source.line, "item cites no snippet",
-                               "ground it: add the id of a supporting snippet to 'cites'",
-                               r.question_id, item.id, severity="warning"))
+            out.append(
+                Problem(
+                    source.file,
+                    source.line,
+                    "item cites no snippet",
+                    "ground it: add the id of a supporting snippet to 'cites'",
+                    r.question_id,
+                    item.id,
+                    severity="warning",
+                )
+            )
     for s in r.snippets:
         if s.id not in cited:
-            out.append(Problem(source.file, source.line, f"snippet {s.id} is never cited",
-                               "cite it from the item it supports, or remove it",
-                               r.question_id, severity="warning"))
+            out.append(
+                Problem(
+                    source.file,
+                    source.line,
+                    f"snippet {s.id} is never cited",
+                    "cite it from the item it supports, or remove it",
+                    r.question_id,
+                    severity="warning",
+                )
+            )
     return out
 
 

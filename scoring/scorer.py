@@ -55,8 +55,10 @@ class ScoringConfig(BaseModel):
     @classmethod
     def _all_tiers(cls, v: dict[Tier, float]) -> dict[Tier, float]:
         if set(v) != set(Tier):
-            raise ValueError("tier_weights needs exactly one weight per tier: "
-                             + ", ".join(t.value for t in Tier))
+            raise ValueError(
+                "tier_weights needs exactly one weight per tier: "
+                + ", ".join(t.value for t in Tier)
+            )
         return v
 
     @model_validator(mode="after")
@@ -102,9 +104,7 @@ def tier_scores(
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def gamut_scores(
-    tiers: npt.NDArray[np.float64], config: ScoringConfig
-) -> npt.NDArray[np.float64]:
+def gamut_scores(tiers: npt.NDArray[np.float64], config: ScoringConfig) -> npt.NDArray[np.float64]:
     """Weighted average over the last axis (tiers in :data:`TIER_ORDER`), NaN tiers left out and
     the present tiers' weights renormalised to 1. NaN where no tier is present."""
     w = np.broadcast_to(config.weight_vector(), tiers.shape)

@@ -27,9 +27,17 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write UTF-8 text atomically."""
-    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    atomic_write(path, write)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write bytes atomically."""
-    atomic_write(path, lambda tmp: tmp.write_bytes(data))
+
+    def write(tmp: Path) -> None:
+        tmp.write_bytes(data)
+
+    atomic_write(path, write)

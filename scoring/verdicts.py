@@ -11,8 +11,15 @@ from scoring.scorer import Verdict
 
 #: Columns of every verdict table (``results/verdicts.parquet`` and exports), in order.
 VERDICT_COLUMNS: tuple[str, ...] = (
-    "submission_id", "setting", "judge", "question_id", "check_id",
-    "kind", "tier", "secondary", "verdict",
+    "submission_id",
+    "setting",
+    "judge",
+    "question_id",
+    "check_id",
+    "kind",
+    "tier",
+    "secondary",
+    "verdict",
 )
 
 

@@ -14,7 +14,15 @@ from rich.text import Text
 from scoring.cli._common import err_console, handle_errors, out_console
 from scoring.compiler import compile_rubric
 from scoring.errors import RubricError
-from scoring.rubric import FlexibleList, Insight, MetaRubric, Process, Relationship, StrictList, Tier
+from scoring.rubric import (
+    FlexibleList,
+    Insight,
+    MetaRubric,
+    Process,
+    Relationship,
+    StrictList,
+    Tier,
+)
 from scoring.rubric_io import lint_warnings, load_rubrics, read_rubrics
 from scoring.storage import atomic_write_text
 
@@ -43,8 +51,10 @@ def lint(paths: tuple[Path, ...]) -> None:
     for w in warnings:
         err_console.print(f"[yellow]{w}[/]", highlight=False)
     n_checks = sum(len(compile_rubric(s.rubric)) for s in good)
-    summary = (f"{len(good)} valid rubric(s), {n_checks} checks; "
-               f"{len(problems)} error(s), {len(warnings)} warning(s)")
+    summary = (
+        f"{len(good)} valid rubric(s), {n_checks} checks; "
+        f"{len(problems)} error(s), {len(warnings)} warning(s)"
+    )
     if problems:
         err_console.print(summary)
         sys.exit(1)
@@ -53,8 +63,12 @@ def lint(paths: tuple[Path, ...]) -> None:
 
 @rubric.command("compile")
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write the checks here (JSON Lines) instead of standard output.")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the checks here (JSON Lines) instead of standard output.",
+)
 @handle_errors
 def compile_cmd(path: Path, out: Path | None) -> None:
     """Compile the rubrics at PATH into checks, one JSON object per line."""
@@ -130,11 +144,17 @@ def show(path: Path, question_id: str) -> None:
     """
     rubrics = load_rubrics([path])
     if question_id not in rubrics:
-        raise RubricError([], f"no rubric for question {question_id!r} in {path} "
-                          f"(it has {len(rubrics)} rubric(s))")
+        raise RubricError(
+            [],
+            f"no rubric for question {question_id!r} in {path} (it has {len(rubrics)} rubric(s))",
+        )
     r = rubrics[question_id]
-    out_console.print(Panel(f"[bold]{r.question_id}[/]  {len(r.items)} items, "
-                            f"{len(compile_rubric(r))} checks ('*' = secondary)"))
+    out_console.print(
+        Panel(
+            f"[bold]{r.question_id}[/]  {len(r.items)} items, "
+            f"{len(compile_rubric(r))} checks ('*' = secondary)"
+        )
+    )
     out_console.print(_side_by_side(r))
 
 
