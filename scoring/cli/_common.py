@@ -43,7 +43,7 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except GamutError as exc:
-            err_console.print(f"[bold red]error:[/] {click.style('', reset=False)}", end="")
+            err_console.print("[bold red]error:[/] ", end="")
             err_console.print(str(exc), markup=False)
             sys.exit(1)
 
