@@ -5,8 +5,13 @@ from __future__ import annotations
 import click
 
 from scoring import __version__
+from scoring.cli import comment as _comment
+from scoring.cli import generate as _generate
+from scoring.cli import publish as _publish
+from scoring.cli import questions as _questions
 from scoring.cli import rubric as _rubric
 from scoring.cli import schema as _schema
+from scoring.cli import submission as _submission
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -17,3 +22,8 @@ def main() -> None:
 
 main.add_command(_rubric.rubric)
 main.add_command(_schema.schema)
+main.add_command(_questions.questions)
+main.add_command(_submission.submission)
+main.add_command(_generate.generate_cmd)
+main.add_command(_publish.publish)
+main.add_command(_comment.comment)

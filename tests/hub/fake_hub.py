@@ -176,7 +176,7 @@ def serve_hub(hub: FakeHub) -> Iterator[FakeHub]:
     """Serve ``hub`` on a free port of 127.0.0.1 for the duration of the block."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     hub.url = f"http://127.0.0.1:{server.server_address[1]}"
     try:

@@ -117,5 +117,5 @@ def test_unknown_repo_and_revision_are_404(tmp_path: Path, env: FakeHub, held_sh
 def test_private_cache_inside_results_is_refused(tmp_path: Path, held_sha: str) -> None:
     uri = f"hf://datasets/gamut/held-rubrics@{held_sha}"
     cfg = load_config(write_config(tmp_path, uri, extra='[store]\nprivate = "results/held"\n'))
-    with pytest.raises(HubError, match="inside store.results"):
+    with pytest.raises(HubError, match=r"inside store\.results"):
         resolve_rubrics_path(cfg)
