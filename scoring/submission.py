@@ -3,12 +3,32 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, StringConstraints
 
-SubmissionId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._-]{3,64}$")]
+#: The submission id rule of SPEC section 7, plus: it starts with a letter or digit (no hidden
+#: folders, no ``...``).
+SUBMISSION_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{2,63}$"
+SUBMISSION_ID_RE = re.compile(SUBMISSION_ID_PATTERN)
+SUBMISSION_ID_RULE = (
+    "3 to 64 characters: lowercase letters, digits, '-', '_' and '.', "
+    "starting with a letter or digit"
+)
+
+SubmissionId = Annotated[str, StringConstraints(pattern=SUBMISSION_ID_PATTERN)]
 NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+
+#: The files a submission folder may hold. ``multimodal.jsonl`` is required.
+METADATA_FILE = "submission.yaml"
+RESPONSE_FILES: dict[str, str] = {"multimodal": "multimodal.jsonl", "text_only": "text_only.jsonl"}
+REQUIRED_FILES = (METADATA_FILE, RESPONSE_FILES["multimodal"])
+
+
+def is_submission_id(name: str) -> bool:
+    """Whether ``name`` follows the submission id rule."""
+    return SUBMISSION_ID_RE.fullmatch(name) is not None
 
 
 class Production(BaseModel):
@@ -16,11 +36,17 @@ class Production(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    decoding: NonEmpty = Field(description="Decoding settings, e.g. 'temperature 0, max 2048 tokens'.")
+    decoding: NonEmpty = Field(
+        description="Decoding settings, e.g. 'temperature 0, max 2048 tokens'."
+    )
     tools: bool = Field(description="Whether the model could call tools.")
     web_access: bool = Field(description="Whether the model could search or browse the web.")
     system_prompt: str | None = Field(default=None, description="System prompt text or its hash.")
-    notes: str | None = Field(default=None, max_length=2000)
+    notes: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="Anything else a reader needs to reproduce the responses.",
+    )
 
 
 class SubmissionMeta(BaseModel):
@@ -28,15 +54,17 @@ class SubmissionMeta(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model_name: NonEmpty
-    organisation: NonEmpty
+    model_name: NonEmpty = Field(description="Name shown on the leaderboard, e.g. 'Acme-VL 2'.")
+    organisation: NonEmpty = Field(description="Who built the model.")
     model_family: NonEmpty = Field(description="For judge self-preference analysis, e.g. 'gpt'.")
-    link: HttpUrl
-    open_weights: bool
+    link: HttpUrl = Field(description="Model card, paper or product page.")
+    open_weights: bool = Field(description="Whether the weights are publicly downloadable.")
     parameters: NonEmpty | None = Field(default=None, description="e.g. '70B', or null if unknown.")
-    date: dt.date
-    contact: NonEmpty
-    production: Production
+    date: dt.date = Field(description="When the responses were produced (YYYY-MM-DD).")
+    contact: NonEmpty = Field(
+        description="E-mail address or GitHub handle of a responsible person."
+    )
+    production: Production = Field(description="How the responses were produced.")
     demo: bool = Field(default=False, description="True for the synthetic demo models only.")
 
 

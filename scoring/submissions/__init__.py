@@ -1,0 +1,15 @@
+"""Submission validation (SPEC section 7): every problem of a submission folder, at once."""
+
+from scoring.submissions.report import ERROR, WARNING, Limits, ValidationReport
+from scoring.submissions.scaffold import new_submission, scaffold_text
+from scoring.submissions.validate import validate_submissions
+
+__all__ = [
+    "ERROR",
+    "WARNING",
+    "Limits",
+    "ValidationReport",
+    "new_submission",
+    "scaffold_text",
+    "validate_submissions",
+]

@@ -1,0 +1,192 @@
+"""Warnings about likely gaming or accidents in a submission's responses (pure functions)."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+import unicodedata
+from collections import defaultdict
+from collections.abc import Mapping
+
+from scoring.errors import Problem
+from scoring.submissions.report import WARNING
+from scoring.submissions.responses import Response
+
+#: A group of identical or templated responses is reported from this share of responses on.
+TEMPLATE_SHARE = 0.05
+#: ... and from this many responses on.
+TEMPLATE_MIN = 3
+#: A response is "far longer than the rest" from this multiple of the median length on ...
+LONG_FACTOR = 10.0
+#: ... and when it is at least this many characters long.
+LONG_MIN_CHARS = 2000
+#: Another submission is "copied" from this share of identical responses on.
+COPY_SHARE = 0.5
+#: A judge-addressed phrase is reported at most this many times per file.
+MAX_JUDGE_WARNINGS = 20
+
+_WORD = re.compile(r"\w+")
+_ROLE = r"(?:grader|judge|evaluator|assessor|rater|llm judge)s?"
+_JUDGE = re.compile(
+    r"|".join(
+        [
+            r"ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier|preceding) "
+            r"(?:instructions|directions|prompts?|rules)",
+            r"disregard (?:all |any )?(?:the )?(?:previous|prior|above|earlier) \w+",
+            r"\bmark (?:this|it|the (?:response|answer)|every check) as "
+            r"(?:meets|met|correct|complete|passing|partially)",
+            r"\bas (?:the|an|a) (?:grader|evaluator|assessor|rater)\b",
+            rf"\b(?:dear|note to the|note for the|attention|hello|hi) {_ROLE}\b",
+            rf"\b{_ROLE}\s*[:,]\s*(?:please|you must|you should)",
+            rf"\byou are (?:the|an|a) {_ROLE}\b",
+            r"\bverdict\W{0,3}\s*(?:is\s*)?\W{0,3}(?:meets|partially_meets)\b",
+            r"\bpartially_meets\b",
+            r"\b(?:award|give|assign) (?:this |the )?(?:response |answer )?"
+            r"(?:full|maximum|max|all) (?:credit|points|marks|score)",
+            r"\bmeets (?:every|all) (?:check|criteri|rubric)",
+            r"\bsystem prompt\b",
+            r"</?(?:system|instructions?|judge)>",
+        ]
+    ),
+    re.IGNORECASE,
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased, NFKC-normalised word tokens."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def normalise(text: str) -> str:
+    """Text with case, punctuation and spacing differences removed."""
+    return " ".join(words(text))
+
+
+def _lines(rs: list[Response], limit: int = 8) -> str:
+    shown = ", ".join(str(r.line) for r in rs[:limit])
+    return shown + (f" and {len(rs) - limit} more" if len(rs) > limit else "")
+
+
+def template_warnings(
+    display: str, responses: Mapping[str, Response], question_words: Mapping[str, set[str]]
+) -> list[Problem]:
+    """Warn about groups of identical or templated responses.
+
+    Two responses are "templated" when they are identical once case, punctuation, and the words of
+    their own questions are removed ("The dish in the image is pad thai" and "The dish in the
+    image is ramen" for questions naming them). Skeletons shorter than three words are ignored.
+    """
+    groups: dict[str, list[Response]] = defaultdict(list)
+    for qid, r in responses.items():
+        own = question_words.get(qid, set())
+        skeleton = [w for w in words(r.text) if w not in own]
+        if len(skeleton) >= 3:
+            groups[" ".join(skeleton)].append(r)
+    n = len(responses)
+    threshold = max(TEMPLATE_MIN, math.ceil(TEMPLATE_SHARE * n))
+    big = sorted((g for g in groups.values() if len(g) >= threshold), key=len, reverse=True)
+    out = []
+    for g in big[:3]:
+        g = sorted(g, key=lambda r: r.line)
+        out.append(
+            Problem(
+                display,
+                g[0].line,
+                f"{len(g)} responses ({100 * len(g) / n:.0f}%) are identical or templated "
+                f"(same text apart from case, punctuation and the question's words): "
+                f"lines {_lines(g)}",
+                "make sure every question got its own answer from the model",
+                severity=WARNING,
+            )
+        )
+    return out
+
+
+def long_warnings(display: str, responses: Mapping[str, Response]) -> list[Problem]:
+    """Warn about responses far longer than the median response."""
+    lengths = [len(r.text) for r in responses.values() if r.text.strip()]
+    if len(lengths) < 3:
+        return []
+    median = statistics.median(lengths)
+    out = []
+    for qid, r in responses.items():
+        if len(r.text) >= LONG_MIN_CHARS and len(r.text) > LONG_FACTOR * max(median, 1):
+            out.append(
+                Problem(
+                    display,
+                    r.line,
+                    f"response is {len(r.text) / max(median, 1):.0f}x the median length "
+                    f"({len(r.text)} characters; median {median:.0f})",
+                    "check that the model did not loop or that no extra text was pasted in",
+                    question_id=qid,
+                    severity=WARNING,
+                )
+            )
+    return out
+
+
+def judge_warnings(display: str, responses: Mapping[str, Response]) -> list[Problem]:
+    """Warn about text that seems addressed to the judge rather than to the user."""
+    out = []
+    hits = 0
+    for qid, r in sorted(responses.items(), key=lambda kv: kv[1].line):
+        m = _JUDGE.search(" ".join(r.text.split()))
+        if m is None:
+            continue
+        hits += 1
+        if hits <= MAX_JUDGE_WARNINGS:
+            out.append(
+                Problem(
+                    display,
+                    r.line,
+                    f"response seems to address the judge: {m.group()!r}",
+                    "remove text aimed at the grader; such submissions are rejected",
+                    question_id=qid,
+                    severity=WARNING,
+                )
+            )
+    if hits > MAX_JUDGE_WARNINGS:
+        out.append(
+            Problem(
+                display,
+                None,
+                f"{hits - MAX_JUDGE_WARNINGS} more responses seem to address the judge",
+                "remove text aimed at the grader",
+                severity=WARNING,
+            )
+        )
+    return out
+
+
+def copy_warnings(
+    display: str,
+    responses: Mapping[str, Response],
+    others: Mapping[str, Mapping[str, Response]],
+) -> list[Problem]:
+    """Warn when a high share of responses is identical to another submission's (same setting).
+
+    Args:
+        display: the file name used in problems.
+        responses: this file's responses.
+        others: other submissions' responses for the same setting, by submission id.
+    """
+    mine = {q: normalise(r.text) for q, r in responses.items()}
+    out = []
+    for other_id, theirs in sorted(others.items()):
+        common = [q for q in mine if mine[q] and q in theirs]
+        if not common:
+            continue
+        same = sum(1 for q in common if mine[q] == normalise(theirs[q].text))
+        if same >= TEMPLATE_MIN and same / len(common) >= COPY_SHARE:
+            out.append(
+                Problem(
+                    display,
+                    None,
+                    f"{same} of {len(common)} responses ({100 * same / len(common):.0f}%) are "
+                    f"identical to submission {other_id!r}",
+                    "if it is the same model, update that submission instead of adding one",
+                    severity=WARNING,
+                )
+            )
+    return out

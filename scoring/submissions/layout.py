@@ -1,0 +1,282 @@
+"""Which submission folders to validate, and whether their files are where they should be."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+
+from scoring.errors import Problem
+from scoring.submission import (
+    METADATA_FILE,
+    REQUIRED_FILES,
+    RESPONSE_FILES,
+    SUBMISSION_ID_RULE,
+    is_submission_id,
+)
+
+#: Files allowed directly in the submissions folder, outside any submission.
+ROOT_FILES = frozenset({"README.md", ".gitkeep"})
+ALLOWED_FILES = frozenset({METADATA_FILE, *RESPONSE_FILES.values()})
+_ONLY = "a submission folder holds only " + ", ".join(sorted(ALLOWED_FILES))
+
+
+def display_path(path: Path, base: Path) -> str:
+    """``path`` relative to ``base`` when inside it (POSIX separators), else absolute."""
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, os.path.abspath(base))
+    if rel == ".." or rel.startswith(".." + os.sep):
+        return Path(absolute).as_posix()
+    return Path(rel).as_posix()
+
+
+def _inside(path: str, folder: str) -> str | None:
+    """``path`` relative to ``folder`` when inside it (both absolute), else None."""
+    rel = os.path.relpath(path, folder)
+    return None if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
+def targets_from_paths(
+    subs_root: Path, paths: list[Path], base: Path
+) -> tuple[list[str], bool, list[Problem]]:
+    """Turn PATH arguments into submission ids.
+
+    Returns:
+        The ids named, whether the whole submissions folder was named, and the problems.
+    """
+    ids: list[str] = []
+    everything = False
+    problems: list[Problem] = []
+    root = os.path.abspath(subs_root)
+    for p in paths:
+        shown = Path(p).as_posix()
+        if ".." in Path(p).parts:
+            problems.append(
+                Problem(
+                    shown,
+                    None,
+                    "path contains '..'",
+                    "name a folder or file inside the submissions folder directly",
+                )
+            )
+            continue
+        rel = _inside(os.path.abspath(p), root)
+        if rel is None:
+            problems.append(
+                Problem(
+                    shown,
+                    None,
+                    f"outside the submissions folder {display_path(subs_root, base)}",
+                    "a submission lives in its own folder <submissions>/<id>/",
+                )
+            )
+            continue
+        parts = Path(rel).parts
+        if rel == "." or not parts:
+            everything = True
+        elif not os.path.lexists(os.path.join(root, parts[0])):
+            problems.append(
+                Problem(
+                    shown,
+                    None,
+                    "no such submission folder",
+                    "create it with `gamut submission new ID`",
+                )
+            )
+        elif (
+            len(parts) == 1
+            and os.path.isfile(os.path.join(root, parts[0]))
+            and not os.path.islink(os.path.join(root, parts[0]))
+        ):
+            if parts[0] not in ROOT_FILES:
+                problems.append(
+                    Problem(
+                        shown,
+                        None,
+                        "file outside any submission folder",
+                        "move it into submissions/<id>/ or remove it",
+                    )
+                )
+        elif parts[0] not in ids:
+            ids.append(parts[0])
+    return ids, everything, problems
+
+
+def all_targets(subs_root: Path, base: Path) -> tuple[list[str], list[Problem]]:
+    """Every entry of the submissions folder, and the stray files directly inside it."""
+    ids: list[str] = []
+    problems: list[Problem] = []
+    for entry in sorted(os.scandir(subs_root), key=lambda e: e.name):
+        if entry.name in ROOT_FILES and entry.is_file(follow_symlinks=False):
+            continue
+        if entry.is_file(follow_symlinks=False):
+            problems.append(
+                Problem(
+                    display_path(Path(entry.path), base),
+                    None,
+                    "file outside any submission folder",
+                    "move it into submissions/<id>/ or remove it",
+                )
+            )
+        else:
+            ids.append(entry.name)
+    return ids, problems
+
+
+def check_folder(
+    folder: Path, base: Path, others: list[str]
+) -> tuple[dict[str, Path], list[Problem]]:
+    """Check a submission folder's name and contents.
+
+    Args:
+        folder: ``<submissions>/<id>``.
+        base: the repository root, for file names in problems.
+        others: the names of the other entries of the submissions folder.
+
+    Returns:
+        The usable files by name, and the problems found.
+    """
+    shown = display_path(folder, base)
+    name = folder.name
+    problems: list[Problem] = []
+
+    def error(file: str, msg: str, fix: str) -> None:
+        problems.append(Problem(file, None, msg, fix))
+
+    if not is_submission_id(name):
+        error(
+            shown,
+            f"folder name {name!r} is not a valid submission id",
+            f"rename it: {SUBMISSION_ID_RULE}",
+        )
+    key = re.sub(r"[-_.]", "", name)
+    for other in others:
+        if other != name and re.sub(r"[-_.]", "", other) == key:
+            error(
+                shown,
+                f"submission id {name!r} is too close to existing {other!r}",
+                "choose an id that differs in more than '-', '_' or '.'",
+            )
+    if folder.is_symlink():
+        error(shown, "submission folder is a symbolic link", "replace it with a real folder")
+        return {}, problems
+    if not folder.is_dir():
+        error(shown, "not a folder", f"{_ONLY}; create it with `gamut submission new ID`")
+        return {}, problems
+    files: dict[str, Path] = {}
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        path = Path(entry.path)
+        where = display_path(path, base)
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            error(where, "is a symbolic link", "replace it with the real file")
+        elif stat.S_ISDIR(mode):
+            error(where, "unexpected folder inside the submission", f"remove it; {_ONLY}")
+        elif entry.name not in ALLOWED_FILES:
+            error(where, "unexpected file", f"remove it; {_ONLY}")
+        elif not stat.S_ISREG(mode):
+            error(where, "not a regular file", "replace it with a regular file")
+        else:
+            files[entry.name] = path
+    for required in REQUIRED_FILES:
+        if required not in files and not os.path.lexists(folder / required):
+            what = (
+                "metadata" if required == METADATA_FILE else "responses to the multimodal questions"
+            )
+            fix = (
+                "run `gamut submission new ID` for a commented template"
+                if required == METADATA_FILE
+                else "run `gamut generate` to write it"
+            )
+            error(f"{shown}/{required}", f"missing {required} ({what})", fix)
+    return files, problems
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=False, timeout=120
+    )
+
+
+def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], list[Problem]]:
+    """The submission touched by the changes since ``ref``; every file outside it is a problem.
+
+    The changes are ``git diff --name-only REF...HEAD`` plus untracked files. They must all lie in
+    one submission's own folder.
+    """
+    where = f"--changed-from {ref}"
+    top = _git(subs_root, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        return [], [
+            Problem(
+                where,
+                None,
+                "the submissions folder is not in a git repository",
+                "run inside a clone of the leaderboard repository",
+            )
+        ]
+    toplevel = Path(top.stdout.strip())
+    diff = _git(toplevel, "diff", "--name-only", "--no-renames", "-z", f"{ref}...HEAD", "--")
+    if diff.returncode != 0:
+        return [], [
+            Problem(
+                where,
+                None,
+                f"cannot compare with {ref!r}: {diff.stderr.strip()}",
+                "fetch the base branch first (git fetch origin main) or pass a valid ref",
+            )
+        ]
+    untracked = _git(toplevel, "ls-files", "--others", "--exclude-standard", "-z")
+    names = sorted({n for n in (diff.stdout + untracked.stdout).split("\0") if n})
+    subs_rel = _inside(os.path.realpath(subs_root), os.path.realpath(toplevel))
+    if subs_rel is None:
+        return [], [
+            Problem(
+                where,
+                None,
+                "the submissions folder is outside the git repository",
+                "check [benchmark] submissions in the config",
+            )
+        ]
+    subs_parts = Path(subs_rel).parts if subs_rel != "." else ()
+    touched: dict[str, list[str]] = {}
+    problems: list[Problem] = []
+    for name in names:
+        parts = Path(name).parts
+        inner = parts[len(subs_parts) :]
+        if parts[: len(subs_parts)] != subs_parts or len(inner) < 2:
+            problems.append(
+                Problem(
+                    name,
+                    None,
+                    "changed outside a submission folder",
+                    "a submission pull request may only add or change files in "
+                    "its own folder <submissions>/<id>/; move other changes to "
+                    "a separate pull request",
+                )
+            )
+            continue
+        touched.setdefault(inner[0], []).append(name)
+    if len(touched) > 1:
+        ids = ", ".join(sorted(touched))
+        for sid in sorted(touched)[1:]:
+            problems.append(
+                Problem(
+                    touched[sid][0],
+                    None,
+                    f"the change touches several submissions ({ids})",
+                    "open one pull request per submission",
+                )
+            )
+    if not touched and not problems:
+        problems.append(
+            Problem(
+                where,
+                None,
+                "the change touches no submission",
+                "add your folder under the submissions folder",
+            )
+        )
+    return sorted(touched), problems

@@ -1,0 +1,145 @@
+"""``submission.yaml`` checked against :class:`~scoring.submission.SubmissionMeta`, with lines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from scoring.errors import Problem
+from scoring.submission import SubmissionMeta
+
+MAX_METADATA_BYTES = 64 * 1024
+_SCHEMA_HINT = "see the comments in the scaffold (gamut submission new) or `gamut schema`"
+Loc = tuple[str | int, ...]
+
+
+def _walk(node: yaml.Node, loc: Loc, out: dict[Loc, yaml.Node], dup: list[tuple[Loc, int]]) -> None:
+    """Index every node by its location; note duplicate mapping keys."""
+    out[loc] = node
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = str(key.value)
+            if name in seen:
+                dup.append(((*loc, name), key.start_mark.line + 1))
+            seen.add(name)
+            _walk(value, (*loc, name), out, dup)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, value in enumerate(node.value):
+            _walk(value, (*loc, i), out, dup)
+
+
+def _line(nodes: dict[Loc, yaml.Node], loc: Loc) -> int | None:
+    """The line of the nearest node at or above ``loc`` (1-based)."""
+    for n in range(len(loc), 0, -1):
+        node = nodes.get(loc[:n])
+        if node is not None:
+            return int(node.start_mark.line) + 1
+    return None
+
+
+def _description(loc: Loc) -> str:
+    """The model's description of the field at ``loc``, if there is one."""
+    model: type[BaseModel] = SubmissionMeta
+    desc = ""
+    for part in loc:
+        info = model.model_fields.get(str(part))
+        if info is None:
+            return desc
+        desc = info.description or ""
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            model = ann
+    return desc
+
+
+def _is_todo(node: yaml.Node) -> bool:
+    return (
+        isinstance(node, yaml.ScalarNode)
+        and node.tag == "tag:yaml.org,2002:str"
+        and str(node.value).strip().upper().startswith("TODO")
+    )
+
+
+def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, list[Problem]]:
+    """Validate ``submission.yaml``, reporting every problem with its line.
+
+    Args:
+        path: the file (a regular file, not a symlink).
+        display: its name in problems.
+
+    Returns:
+        The metadata (None when invalid) and the problems found.
+    """
+
+    def problem(line: int | None, msg: str, fix: str = _SCHEMA_HINT) -> Problem:
+        return Problem(display, line, msg, fix)
+
+    if path.stat().st_size > MAX_METADATA_BYTES:
+        return None, [problem(None, f"file is over {MAX_METADATA_BYTES // 1024} KB")]
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [problem(None, f"not valid UTF-8 (byte {exc.start + 1})", "save as UTF-8")]
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        raw: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = int(mark.line) + 1 if mark is not None else None
+        what = " ".join(
+            str(x) for x in (getattr(exc, "problem", None), getattr(exc, "context", None)) if x
+        )
+        return None, [problem(line, f"not valid YAML: {what or exc}", "fix the YAML syntax")]
+    if not isinstance(raw, dict) or root is None:
+        return None, [problem(1, "not a YAML mapping of field: value", _SCHEMA_HINT)]
+
+    nodes: dict[Loc, yaml.Node] = {}
+    dups: list[tuple[Loc, int]] = []
+    _walk(root, (), nodes, dups)
+    problems = [
+        problem(line, f"{'.'.join(map(str, loc))} is given twice", "keep one of them")
+        for loc, line in dups
+    ]
+    todo = {loc for loc, node in nodes.items() if loc and _is_todo(node)}
+    for loc in sorted(todo, key=lambda loc: _line(nodes, loc) or 0):
+        hint = _description(loc)
+        problems.append(
+            problem(
+                _line(nodes, loc),
+                f"{'.'.join(map(str, loc))} is still TODO",
+                f"fill it in: {hint}" if hint else "fill it in",
+            )
+        )
+    try:
+        meta = SubmissionMeta.model_validate(raw)
+    except ValidationError as exc:
+        for e in exc.errors(include_url=False):
+            loc = tuple(e["loc"])
+            if any(loc[: len(t)] == t for t in todo):
+                continue
+            name = ".".join(map(str, loc))
+            if e["type"] == "missing":
+                problems.append(
+                    problem(
+                        _line(nodes, loc[:-1]) if len(loc) > 1 else None,
+                        f"{name} is missing",
+                        f"add {name}: {_description(loc) or 'see the scaffold'}",
+                    )
+                )
+            elif e["type"] == "extra_forbidden":
+                problems.append(
+                    problem(
+                        _line(nodes, loc), f"unknown field {name}", "remove it or fix its spelling"
+                    )
+                )
+            else:
+                hint = _description(loc)
+                problems.append(
+                    problem(_line(nodes, loc), f"{name}: {e['msg']}", hint or _SCHEMA_HINT)
+                )
+        return None, problems
+    return (None if problems else meta), problems

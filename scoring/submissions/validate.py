@@ -1,0 +1,140 @@
+"""``validate_submissions``: every check of SPEC section 7 on one or more submission folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from scoring.config import GamutConfig
+from scoring.errors import Problem
+from scoring.questions import Question, Setting, load_questions
+from scoring.submission import METADATA_FILE, RESPONSE_FILES
+from scoring.submissions import gaming
+from scoring.submissions.layout import (
+    all_targets,
+    changed_targets,
+    check_folder,
+    display_path,
+    targets_from_paths,
+)
+from scoring.submissions.metadata import check_metadata
+from scoring.submissions.report import Limits, ValidationReport
+from scoring.submissions.responses import Response, read_response_file
+
+
+class _Others:
+    """Other submissions' responses, read lazily, for the copy check."""
+
+    def __init__(self, subs_root: Path, limits: Limits) -> None:
+        self.subs_root = subs_root
+        self.limits = limits
+        self._cache: dict[tuple[str, str], dict[str, Response]] = {}
+
+    def responses(self, sid: str, setting: str) -> dict[str, Response]:
+        key = (sid, setting)
+        if key not in self._cache:
+            path = self.subs_root / sid / RESPONSE_FILES[setting]
+            ok = (
+                not (self.subs_root / sid).is_symlink() and not path.is_symlink() and path.is_file()
+            )
+            read = read_response_file(path, "", setting, None, self.limits) if ok else None
+            self._cache[key] = read.responses if read else {}
+        return self._cache[key]
+
+
+def _question_words(questions: list[Question]) -> dict[str, set[str]]:
+    return {
+        q.question_id: set(gaming.words(q.question)) | set(gaming.words(q.text_only_question))
+        for q in questions
+    }
+
+
+def validate_submissions(
+    cfg: GamutConfig,
+    paths: list[Path] | None = None,
+    changed_from: str | None = None,
+    *,
+    limits: Limits | None = None,
+) -> ValidationReport:
+    """Validate submission folders against SPEC section 7, collecting every problem at once.
+
+    Args:
+        cfg: the deployment; its questions file gives the public question ids and its
+            submissions folder holds the submissions.
+        paths: submission folders or files inside them; None (and no ``changed_from``) means
+            every submission. The submissions folder itself means every submission too.
+        changed_from: a git ref; the changes ``REF...HEAD`` plus untracked files must touch only
+            one submission's folder, and that submission is validated.
+        limits: size limits (default :class:`Limits`).
+
+    Returns:
+        The report: errors and warnings, each with file, line, message and fix.
+
+    Raises:
+        ProblemsError: the questions file itself is invalid (a deployment problem).
+    """
+    limits = limits or Limits()
+    base = cfg.root
+    subs_root = cfg.path(cfg.benchmark.submissions)
+    report = ValidationReport()
+    if not subs_root.is_dir():
+        report.problems.append(
+            Problem(
+                display_path(subs_root, base),
+                None,
+                "submissions folder not found",
+                "create it, or check [benchmark] submissions in the config",
+            )
+        )
+        return report
+    questions = load_questions(cfg.path(cfg.benchmark.questions))
+    ids: list[str] = []
+    everything = paths is None and changed_from is None
+    if changed_from is not None:
+        found, problems = changed_targets(subs_root, changed_from, base)
+        ids += found
+        report.problems += problems
+    if paths:
+        found, whole, problems = targets_from_paths(subs_root, paths, base)
+        ids += found
+        everything = everything or whole
+        report.problems += problems
+    entries = sorted(e.name for e in os.scandir(subs_root))
+    if everything:
+        found, problems = all_targets(subs_root, base)
+        ids += found
+        report.problems += problems
+    ids = list(dict.fromkeys(ids))
+    report.submissions = ids
+
+    qids = [q.question_id for q in questions]
+    qwords = _question_words(questions)
+    others = _Others(subs_root, limits)
+    for sid in ids:
+        folder = subs_root / sid
+        files, problems = check_folder(folder, base, [e for e in entries if e != sid])
+        report.problems += problems
+        if METADATA_FILE in files:
+            _, problems = check_metadata(
+                files[METADATA_FILE], display_path(files[METADATA_FILE], base)
+            )
+            report.problems += problems
+        for setting in Setting:
+            name = RESPONSE_FILES[setting.value]
+            if name not in files:
+                continue
+            shown = display_path(files[name], base)
+            read = read_response_file(files[name], shown, setting.value, qids, limits)
+            report.problems += read.problems
+            if not read.responses:
+                continue
+            report.problems += gaming.template_warnings(shown, read.responses, qwords)
+            report.problems += gaming.long_warnings(shown, read.responses)
+            report.problems += gaming.judge_warnings(shown, read.responses)
+            theirs = {
+                other: others.responses(other, setting.value)
+                for other in entries
+                if other != sid and (subs_root / other).is_dir()
+            }
+            report.problems += gaming.copy_warnings(shown, read.responses, theirs)
+    return report
