@@ -1,0 +1,119 @@
+"""The images a run needs: found, opened and typed before any model call."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+from scoring.errors import Problem
+from scoring.questions import Question
+
+#: Media types both providers accept, keyed by Pillow's format name.
+MEDIA_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WEBP": "image/webp"}
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """An image to send with a multimodal question: a local file or a URL.
+
+    Attributes:
+        path: the local file, or None for a URL.
+        url: the http(s) URL, or None for a local file.
+        media_type: the media type detected from the file's bytes (local files only).
+    """
+
+    path: Path | None = None
+    url: str | None = None
+    media_type: str | None = None
+
+    def base64_data(self) -> str:
+        """The local file's bytes, base64-encoded (ASCII)."""
+        if self.path is None:
+            raise ValueError("a URL image has no local bytes")
+        return base64.b64encode(self.path.read_bytes()).decode("ascii")
+
+    def data_url(self) -> str:
+        """A ``data:`` URL for a local file, or the URL itself."""
+        if self.url is not None:
+            return self.url
+        return f"data:{self.media_type};base64,{self.base64_data()}"
+
+
+def _is_url(ref: str) -> bool:
+    return ref.startswith(("http://", "https://"))
+
+
+def _open_image(path: Path) -> tuple[str | None, str]:
+    """Return (media type, "") for a readable image, or (None, reason) for anything else."""
+    if not path.is_file():
+        return None, "image file not found"
+    try:
+        with Image.open(path) as im:
+            fmt = im.format
+            im.verify()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        return None, f"not a readable image ({type(exc).__name__}: {exc})"
+    media_type = MEDIA_TYPES.get(fmt or "")
+    if media_type is None:
+        return None, f"image format {fmt} is not accepted by model APIs (use PNG, JPEG, GIF, WEBP)"
+    return media_type, ""
+
+
+def resolve_images(
+    questions: Iterable[Question], questions_file: Path
+) -> tuple[dict[str, ImageRef], list[Problem]]:
+    """Find and check the image of every question, relative to the questions file.
+
+    Each distinct file is opened once with Pillow and verified; its media type comes from its
+    bytes, not its name. URLs are passed through unchecked (no network before the run).
+
+    Args:
+        questions: the questions whose images the multimodal setting needs.
+        questions_file: the questions file; relative image paths are resolved against its folder.
+
+    Returns:
+        The image of each question id, and every problem found (all of them, not just the first).
+    """
+    base = questions_file.parent
+    refs: dict[str, ImageRef] = {}
+    problems: list[Problem] = []
+    checked: dict[Path, tuple[str | None, str]] = {}
+    fname = str(questions_file)
+    for q in questions:
+        if q.image is None:
+            problems.append(
+                Problem(
+                    fname,
+                    None,
+                    "no image (image is null)",
+                    "add the image path, or run --setting text_only only",
+                    question_id=q.question_id,
+                )
+            )
+            continue
+        if _is_url(q.image):
+            refs[q.question_id] = ImageRef(url=q.image)
+            continue
+        path = Path(q.image)
+        path = (path if path.is_absolute() else base / path).resolve()
+        if path not in checked:
+            checked[path] = _open_image(path)
+        media_type, reason = checked[path]
+        if media_type is None:
+            problems.append(
+                Problem(
+                    fname,
+                    None,
+                    f"image {q.image!r} ({path}): {reason}",
+                    "put a readable PNG/JPEG/GIF/WEBP image there, "
+                    "or fix the question's image field",
+                    question_id=q.question_id,
+                )
+            )
+            continue
+        refs[q.question_id] = ImageRef(path=path, media_type=media_type)
+    return refs, problems

@@ -1,0 +1,169 @@
+"""A crash-safe, append-only response file (``<setting>.jsonl``).
+
+Each answer is one ``write`` of a complete line, then ``fsync``. A process killed mid-write can
+leave at most one torn last line; :meth:`ResponseFile.open` cuts it away before anything else is
+appended, so the file only ever holds complete lines and never the same question twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Collection
+from pathlib import Path
+
+from scoring.errors import Problem
+
+
+def _repair_tail(path: Path) -> int:
+    """Truncate a torn last line (no trailing newline); return the number of bytes cut."""
+    size = path.stat().st_size
+    if size == 0:
+        return 0
+    with path.open("rb") as f:
+        # Scan backwards for the last newline without reading a large file whole.
+        pos, block = size, 1 << 16
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        keep = 0
+        while pos > 0:
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            i = chunk.rfind(b"\n")
+            if i >= 0:
+                keep = start + i + 1
+                break
+            pos = start
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, keep)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return size - keep
+
+
+class ResponseFile:
+    """The responses of one submission in one setting, opened for appending.
+
+    Use :meth:`open`; then :meth:`append` from any thread. ``answered`` is the set of question
+    ids with a line in the file (read at open, then kept up to date).
+    """
+
+    def __init__(self, path: Path, answered: set[str], fd: int, repaired_bytes: int) -> None:
+        self.path = path
+        self.answered = answered
+        self.repaired_bytes = repaired_bytes
+        self._fd = fd
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(
+        cls, path: Path, known_ids: Collection[str]
+    ) -> tuple[ResponseFile | None, list[Problem]]:
+        """Open (creating if needed) a response file, repairing a torn tail first.
+
+        Args:
+            path: the ``<setting>.jsonl`` file.
+            known_ids: every public question id of the setting.
+
+        Returns:
+            The open file, or None with every problem found in the existing lines (bad JSON,
+            empty response, duplicate or unknown id). A file with problems is left untouched
+            apart from the torn-tail repair.
+        """
+        path.parent.mkdir(parents=True, exist_ok=True)
+        repaired = _repair_tail(path) if path.exists() else 0
+        answered: dict[str, int] = {}
+        problems: list[Problem] = []
+        if path.exists():
+            with path.open(encoding="utf-8", errors="replace") as f:
+                for n, line in enumerate(f, 1):
+                    problems.extend(_check_line(path, n, line, answered, known_ids))
+        if problems:
+            return None, problems
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return cls(path, set(answered), fd, repaired), []
+
+    def append(self, question_id: str, response: str) -> bool:
+        """Append one answer as a single complete line, flushed to disk.
+
+        Returns:
+            False (writing nothing) if the question already has a line.
+
+        Raises:
+            ValueError: for an empty or whitespace-only response (never written).
+        """
+        if not response.strip():
+            raise ValueError(f"refusing to write an empty response for {question_id}")
+        data = (
+            json.dumps({"question_id": question_id, "response": response}, ensure_ascii=False)
+            + "\n"
+        ).encode("utf-8")
+        with self._lock:
+            if question_id in self.answered:
+                return False
+            written = os.write(self._fd, data)
+            while written < len(data):  # a short write on a full disk or a signal
+                written += os.write(self._fd, data[written:])
+            os.fsync(self._fd)
+            self.answered.add(question_id)
+        return True
+
+    def close(self) -> None:
+        """Close the file descriptor (idempotent)."""
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
+
+
+def _check_line(
+    path: Path, n: int, line: str, answered: dict[str, int], known_ids: Collection[str]
+) -> list[Problem]:
+    file = str(path)
+    if not line.strip():
+        return []
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return [Problem(file, n, f"not valid JSON: {exc.msg}", "delete the line and rerun")]
+    if (
+        not isinstance(obj, dict)
+        or not isinstance(obj.get("question_id"), str)
+        or not isinstance(obj.get("response"), str)
+    ):
+        return [
+            Problem(
+                file,
+                n,
+                'expected {"question_id": "...", "response": "..."}',
+                "delete the line and rerun",
+            )
+        ]
+    qid: str = obj["question_id"]
+    if qid not in known_ids:
+        return [
+            Problem(file, n, f"unknown question_id {qid!r}", "delete the line", question_id=qid)
+        ]
+    if qid in answered:
+        return [
+            Problem(
+                file,
+                n,
+                f"duplicate question_id {qid!r} (first on line {answered[qid]})",
+                "keep one of the lines",
+                question_id=qid,
+            )
+        ]
+    answered[qid] = n
+    if not obj["response"].strip():
+        return [
+            Problem(
+                file, n, "empty response", "delete the line and rerun to answer it", question_id=qid
+            )
+        ]
+    return []
