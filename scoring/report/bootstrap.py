@@ -1,0 +1,147 @@
+"""Bootstrap over questions: confidence intervals, rank ranges and tie groups. Pure arithmetic.
+
+One resample is a multiset of question indices, held as a row of multiplicities in a weight matrix
+``W[B, Q]``. Every statistic reuses the same ``W``, so the two sides of a paired quantity (a
+modality gap, a judge offset, the difference between neighbours) always see the same resamples,
+and a mean over any subset of questions is a matrix product.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[np.float64]
+LEVEL = 95.0
+_TAILS = ((100.0 - LEVEL) / 2, 100.0 - (100.0 - LEVEL) / 2)
+
+
+def resample_weights(n_questions: int, n_resamples: int, seed: int) -> Array:
+    """Multiplicity of each question in each bootstrap resample, ``[B, Q]``, from ``seed``.
+
+    The same (n_questions, n_resamples, seed) always give the same matrix.
+    """
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_questions, size=(n_resamples, n_questions), dtype=np.int64)
+    flat = draws + np.arange(n_resamples, dtype=np.int64)[:, None] * n_questions
+    counts = np.bincount(flat.ravel(), minlength=n_resamples * n_questions)
+    return counts.reshape(n_resamples, n_questions).astype(np.float64)
+
+
+def weighted_means(
+    weights: Array, values: Array, mask: npt.NDArray[np.bool_] | None = None
+) -> Array:
+    """Weighted means over questions of each row of ``values``, NaN entries left out.
+
+    Args:
+        weights: ``[B, Q]`` question weights (a row of ones gives the plain mean).
+        values: ``[N, Q]`` per-question values; NaN means "not defined for this question".
+        mask: optional ``[Q]`` subset of questions to average over.
+
+    Returns:
+        ``[B, N]`` means; NaN where a row has no weight on a defined value.
+    """
+    defined = ~np.isnan(values)
+    if mask is not None:
+        defined = defined & mask[None, :]
+    num = weights @ np.where(defined, values, 0.0).T
+    den = weights @ defined.T.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Point estimates with percentile CIs, and the resampled values behind them."""
+
+    value: Array
+    lo: Array
+    hi: Array
+    boot: Array
+
+    def take(self, idx: npt.NDArray[np.int64]) -> Estimate:
+        """The estimates of the rows ``idx`` only."""
+        return Estimate(self.value[idx], self.lo[idx], self.hi[idx], self.boot[:, idx])
+
+
+def percentile_ci(boot: Array) -> tuple[Array, Array]:
+    """The 2.5 and 97.5 percentiles over the first axis (NaN resamples left out)."""
+    if boot.shape[-1] == 0:
+        empty = np.zeros(boot.shape[1:])
+        return empty, empty
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column gives NaN: the answer
+        lo, hi = np.nanpercentile(boot, _TAILS, axis=0)
+    return np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+
+
+def estimate(
+    weights: Array, values: Array, mask: npt.NDArray[np.bool_] | None = None, scale: float = 1.0
+) -> Estimate:
+    """Mean over questions of each row of ``values`` with its bootstrap CI, times ``scale``."""
+    ones = np.ones((1, values.shape[1]))
+    value = weighted_means(ones, values, mask)[0] * scale
+    boot = weighted_means(weights, values, mask) * scale
+    lo, hi = percentile_ci(boot)
+    return Estimate(value, lo, hi, boot)
+
+
+def paired(a: Estimate, b: Estimate) -> Estimate:
+    """``a - b`` with the CI from the same resamples on both sides."""
+    boot = a.boot - b.boot
+    lo, hi = percentile_ci(boot)
+    return Estimate(a.value - b.value, lo, hi, boot)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Ranks of n models (1 = best), their bootstrap range, and tie groups (1 = top group)."""
+
+    rank: npt.NDArray[np.int64]
+    rank_lo: npt.NDArray[np.int64]
+    rank_hi: npt.NDArray[np.int64]
+    tie_group: npt.NDArray[np.int64]
+
+
+def _min_ranks(scores: Array) -> npt.NDArray[np.int64]:
+    """1 + the number of strictly better scores, along the last axis."""
+    better = scores[..., None, :] > scores[..., :, None]
+    return np.asarray(better.sum(axis=-1) + 1, np.int64)
+
+
+def rank_models(value: Array, boot: Array, tiebreak: list[str] | None = None) -> Ranking:
+    """Rank models by score (higher is better) with bootstrap rank ranges and tie groups.
+
+    Equal scores share the best rank. The rank range is the 2.5-97.5 percentile of the rank in each
+    resample. Models are ordered by score (then by ``tiebreak``); two neighbours whose paired
+    bootstrap difference has a 95% CI containing 0 share a tie group, so groups chain.
+
+    Args:
+        value: ``[n]`` point estimates.
+        boot: ``[B, n]`` resampled estimates (same resamples for every model).
+        tiebreak: optional names fixing the order of equal scores.
+    """
+    n = value.size
+    rank = _min_ranks(value)
+    boot_ranks = _min_ranks(boot).astype(np.float64)
+    if n:
+        lo = np.percentile(boot_ranks, _TAILS[0], axis=0, method="inverted_cdf")
+        hi = np.percentile(boot_ranks, _TAILS[1], axis=0, method="inverted_cdf")
+    else:
+        lo = hi = np.zeros(0)
+    keys = tiebreak if tiebreak is not None else [f"{i:09d}" for i in range(n)]
+    order = sorted(range(n), key=lambda i: (-value[i], keys[i]))
+    group = np.zeros(n, np.int64)
+    current = 1
+    for prev, cur in itertools.pairwise(order):
+        group[prev] = current
+        d_lo, d_hi = percentile_ci(boot[:, [prev]] - boot[:, [cur]])
+        if not (d_lo[0] <= 0.0 <= d_hi[0]):
+            current += 1
+    if order:
+        group[order[-1]] = current
+    return Ranking(rank, lo.astype(np.int64), hi.astype(np.int64), group)
