@@ -7,10 +7,12 @@ import click
 from scoring import __version__
 from scoring.cli import comment as _comment
 from scoring.cli import generate as _generate
+from scoring.cli import pr as _pr
 from scoring.cli import publish as _publish
 from scoring.cli import questions as _questions
 from scoring.cli import rubric as _rubric
 from scoring.cli import schema as _schema
+from scoring.cli import score as _score
 from scoring.cli import submission as _submission
 
 
@@ -27,3 +29,5 @@ main.add_command(_submission.submission)
 main.add_command(_generate.generate_cmd)
 main.add_command(_publish.publish)
 main.add_command(_comment.comment)
+main.add_command(_pr.pr)
+main.add_command(_score.score)
