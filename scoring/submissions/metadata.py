@@ -16,6 +16,17 @@ _SCHEMA_HINT = "see the comments in the scaffold (gamut submission new) or `gamu
 Loc = tuple[str | int, ...]
 
 
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that leaves timestamps as text, so the model (not PyYAML) judges the date."""
+
+
+def _timestamp_as_text(loader: _Loader, node: yaml.Node) -> str:
+    return str(node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+
+
 def _walk(node: yaml.Node, loc: Loc, out: dict[Loc, yaml.Node], dup: list[tuple[Loc, int]]) -> None:
     """Index every node by its location; note duplicate mapping keys."""
     out[loc] = node
@@ -85,8 +96,8 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
     except UnicodeDecodeError as exc:
         return None, [problem(None, f"not valid UTF-8 (byte {exc.start + 1})", "save as UTF-8")]
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        raw: Any = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=_Loader)
+        raw: Any = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = int(mark.line) + 1 if mark is not None else None

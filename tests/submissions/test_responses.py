@@ -8,7 +8,7 @@ from pathlib import Path
 
 from scoring.errors import Problem
 from scoring.submissions import Limits, validate_submissions
-from tests.submissions.conftest import QUESTION_IDS, Project, good_lines, jsonl
+from tests.submissions.helpers import QUESTION_IDS, Project, good_lines, jsonl
 
 MM = "submissions/acme/multimodal.jsonl"
 

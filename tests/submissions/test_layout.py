@@ -1,0 +1,153 @@
+"""Folder names, symlinks, paths outside a submission, extra files and --changed-from."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from scoring.submissions import validate_submissions
+from tests.submissions.helpers import Project
+
+
+def found(report_problems: list[object]) -> set[tuple[str, str]]:
+    return {(p.file, p.message) for p in report_problems}  # type: ignore[attr-defined]
+
+
+def test_bad_folder_name(project: Project) -> None:
+    project.write("Acme_VL")
+    report = validate_submissions(project.cfg)
+    (err,) = report.errors
+    assert (err.file, err.message) == (
+        "submissions/Acme_VL",
+        "folder name 'Acme_VL' is not a valid submission id",
+    )
+    assert "lowercase letters" in err.fix
+
+
+def test_id_too_close_to_another(project: Project) -> None:
+    project.write("acme-vl")
+    project.write("acme_vl", multimodal=[])  # content irrelevant here
+    report = validate_submissions(project.cfg, [project.subs / "acme_vl"])
+    assert (
+        "submissions/acme_vl",
+        "submission id 'acme_vl' is too close to existing 'acme-vl'",
+    ) in found(report.errors)
+
+
+def test_missing_files_and_extra_files(project: Project) -> None:
+    folder = project.write("acme")
+    (folder / "multimodal.jsonl").unlink()
+    (folder / "notes.txt").write_text("hello")
+    (folder / "extra").mkdir()
+    (project.subs / "stray.jsonl").write_text("{}\n")
+    (project.subs / "README.md").write_text("# submissions\n")
+    report = validate_submissions(project.cfg)
+    assert found(report.errors) == {
+        (
+            "submissions/acme/multimodal.jsonl",
+            "missing multimodal.jsonl (responses to the multimodal questions)",
+        ),
+        ("submissions/acme/notes.txt", "unexpected file"),
+        ("submissions/acme/extra", "unexpected folder inside the submission"),
+        ("submissions/stray.jsonl", "file outside any submission folder"),
+    }
+
+
+def test_symlinked_file_is_rejected_not_followed(project: Project, tmp_path: Path) -> None:
+    folder = project.write("acme")
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text("not json at all\n")
+    (folder / "multimodal.jsonl").unlink()
+    os.symlink(secret, folder / "multimodal.jsonl")
+    report = validate_submissions(project.cfg)
+    assert found(report.errors) == {("submissions/acme/multimodal.jsonl", "is a symbolic link")}
+
+
+def test_symlinked_folder_is_rejected(project: Project, tmp_path: Path) -> None:
+    real = project.write("acme")
+    os.symlink(real, project.subs / "acme2")
+    report = validate_submissions(project.cfg, [project.subs / "acme2"])
+    assert found(report.errors) == {("submissions/acme2", "submission folder is a symbolic link")}
+
+
+def test_dotdot_path_and_path_outside(project: Project, tmp_path: Path) -> None:
+    project.write("acme")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    dotdot = project.subs / "acme" / ".." / ".." / "gamut.toml"
+    report = validate_submissions(project.cfg, [dotdot, outside])
+    msgs = {p.message for p in report.errors}
+    assert "path contains '..'" in msgs
+    assert "outside the submissions folder submissions" in msgs
+    assert report.submissions == []
+
+
+def test_paths_select_submissions(project: Project) -> None:
+    project.write("acme")
+    project.write("other", multimodal="")
+    report = validate_submissions(project.cfg, [project.subs / "acme" / "multimodal.jsonl"])
+    assert report.submissions == ["acme"] and report.ok
+    assert not validate_submissions(project.cfg, [project.subs]).ok  # the folder means all
+    missing = validate_submissions(project.cfg, [project.subs / "nobody"])
+    assert [p.message for p in missing.errors] == ["no such submission folder"]
+
+
+def test_invalid_id_starting_with_a_dot(project: Project) -> None:
+    project.write(".hidden")
+    report = validate_submissions(project.cfg)
+    assert "folder name '.hidden' is not a valid submission id" in {
+        p.message for p in report.errors
+    }
+
+
+# --changed-from: a real git repository, a base commit and a change on top of it.
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(project: Project) -> Project:
+    git(project.root, "init", "-q", "-b", "main")
+    git(project.root, "config", "user.email", "t@example.org")
+    git(project.root, "config", "user.name", "t")
+    project.write("existing")
+    git(project.root, "add", ".")
+    git(project.root, "commit", "-q", "-m", "base")
+    git(project.root, "checkout", "-q", "-b", "pr")
+    return project
+
+
+def test_changed_from_one_new_submission(repo: Project) -> None:
+    repo.write("acme")
+    git(repo.root, "add", "submissions/acme/submission.yaml")  # one committed, one untracked
+    git(repo.root, "commit", "-q", "-m", "add acme")
+    report = validate_submissions(repo.cfg, changed_from="main")
+    assert report.submissions == ["acme"] and report.ok, report.to_text()
+
+
+def test_changed_from_touching_other_files(repo: Project) -> None:
+    repo.write("acme")
+    (repo.root / "gamut.toml").write_text((repo.root / "gamut.toml").read_text() + "\n# tweak\n")
+    (repo.subs / "existing" / "multimodal.jsonl").write_text("")
+    git(repo.root, "add", ".")
+    git(repo.root, "commit", "-q", "-m", "sneaky")
+    report = validate_submissions(repo.cfg, changed_from="main")
+    assert ("gamut.toml", "changed outside a submission folder") in found(report.errors)
+    assert any(
+        p.message.startswith("the change touches several submissions (acme, existing)")
+        for p in report.errors
+    )
+
+
+def test_changed_from_nothing_and_bad_ref(repo: Project) -> None:
+    report = validate_submissions(repo.cfg, changed_from="main")
+    assert [p.message for p in report.errors] == ["the change touches no submission"]
+    bad = validate_submissions(repo.cfg, changed_from="no-such-branch")
+    (err,) = bad.errors
+    assert err.message.startswith("cannot compare with 'no-such-branch'")
+    assert "git fetch" in err.fix
