@@ -1,0 +1,154 @@
+"""The GitHub workflows: linted offline, least privilege, pinned, and no untrusted interpolation."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+
+from scoring.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / ".github" / "workflows"
+BIN = Path(sys.executable).parent
+NAMES = ["ci.yml", "validate-submission.yml", "score-submission.yml", "publish.yml"]
+
+
+def _load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+    return data
+
+
+def _steps(wf: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [(job, step) for job, spec in wf["jobs"].items() for step in spec.get("steps", [])]
+
+
+def test_the_four_workflows_exist() -> None:
+    assert sorted(p.name for p in WORKFLOWS.glob("*.yml")) == sorted(NAMES)
+
+
+def test_zizmor_offline_is_clean() -> None:
+    proc = subprocess.run([str(BIN / "zizmor"), "--offline", "--no-progress", str(WORKFLOWS)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings to report" in proc.stdout
+
+
+def test_check_jsonschema_accepts_every_workflow() -> None:
+    files = [str(WORKFLOWS / n) for n in NAMES]
+    proc = subprocess.run(
+        [str(BIN / "check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *files],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_expression_is_interpolated_into_run(name: str) -> None:
+    for job, step in _steps(_load(name)):
+        run = step.get("run", "")
+        assert "${{ github.event" not in run, (job, run)
+        assert "${{" not in run, f"{name}:{job}: pass values through env:, not into run:"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_actions_are_pinned_by_sha_with_a_version_comment(name: str) -> None:
+    text = (WORKFLOWS / name).read_text(encoding="utf-8")
+    uses = re.findall(r"uses:\s*(\S+)(.*)", text)
+    assert uses
+    for ref, rest in uses:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", ref), ref
+        assert re.search(r"#\s*v\d+\.\d+\.\d+", rest), f"{ref} needs a '# vX.Y.Z' comment"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_least_privilege_and_concurrency(name: str) -> None:
+    wf = _load(name)
+    assert "permissions" in wf, "set top-level permissions"
+    assert set(wf["permissions"] or {}) <= {"contents"}
+    assert "group" in wf["concurrency"]
+    for job, spec in wf["jobs"].items():
+        perms = spec.get("permissions", wf["permissions"]) or {}
+        assert "write" not in perms.get("contents", "read"), job
+    for _, step in _steps(wf):
+        if "actions/setup-python" in step.get("uses", ""):
+            assert step["with"]["python-version"] == "3.11"
+        if "actions/checkout" in step.get("uses", ""):
+            assert step["with"]["persist-credentials"] is False
+
+
+def test_validation_is_read_only_without_secrets() -> None:
+    text = (WORKFLOWS / "validate-submission.yml").read_text(encoding="utf-8")
+    wf = _load("validate-submission.yml")
+    assert list(wf[True]) == ["pull_request"]  # YAML reads the key `on` as True
+    assert wf["permissions"] == {"contents": "read"}
+    assert "${{ secrets." not in text
+    assert all("permissions" not in job for job in wf["jobs"].values())
+    runs = " ".join(step.get("run", "") for _, step in _steps(wf))
+    assert "--changed-from" in runs and "gamut pr annotate" in runs and "gamut pr pack" in runs
+
+
+def test_scoring_checks_out_the_base_and_gates_secrets() -> None:
+    wf = _load("score-submission.yml")
+    trigger = wf[True]["workflow_run"]
+    assert trigger == {"workflows": ["Validate submission"], "types": ["completed"]}
+    assert wf["permissions"] == {}
+    score, comment = wf["jobs"]["score"], wf["jobs"]["comment"]
+    assert "conclusion == 'success'" in score["if"] and "event == 'pull_request'" in score["if"]
+    assert score["environment"] == "submission-scoring"
+    for _, step in _steps(wf):
+        if "actions/checkout" in step.get("uses", ""):
+            assert "ref" not in step.get("with", {}) and "repository" not in step.get("with", {})
+    assert comment["permissions"] == {"pull-requests": "write"}
+    text = yaml.safe_dump(comment)
+    assert "${{ secrets." not in text and "actions/checkout" not in text
+    for job, spec in wf["jobs"].items():
+        if "${{ secrets." in yaml.safe_dump(spec):
+            assert spec.get("environment"), f"{job} uses secrets outside an Environment"
+    runs = " ".join(step.get("run", "") for _, step in _steps(wf))
+    assert "gh api" in runs and "RUN_HEAD_SHA" in runs and "gamut pr unpack" in runs
+    assert "<!-- gamut-score -->" in runs
+
+
+def test_publish_deploys_pages_and_the_dataset() -> None:
+    wf = _load("publish.yml")
+    assert wf[True]["push"] == {"branches": ["main"]}
+    deploy = wf["jobs"]["deploy"]
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"]["name"] == "github-pages"
+    assert wf["jobs"]["build"]["environment"] == "publish"
+    runs = " ".join(step.get("run", "") for _, step in _steps(wf))
+    assert "gamut run" in runs and "gamut publish hf" in runs
+
+
+def _gamut_calls() -> list[tuple[str, list[str]]]:
+    calls = []
+    for name in NAMES:
+        for _, step in _steps(_load(name)):
+            text = step.get("run", "").replace("\\\n", " ")
+            for line in text.splitlines():
+                if ".venv/bin/gamut " in line:
+                    cmd = line.split(".venv/bin/gamut ", 1)[1].split("|")[0].split(">")[0]
+                    calls.append((name, shlex.split(cmd)))
+    return calls
+
+
+@pytest.mark.parametrize(("name", "argv"), _gamut_calls())
+def test_every_gamut_call_in_a_workflow_exists(name: str, argv: list[str]) -> None:
+    cmd: click.Command = main
+    words = list(argv)
+    while isinstance(cmd, click.Group) and words and not words[0].startswith("-"):
+        sub = cmd.get_command(click.Context(cmd), words.pop(0))
+        assert sub is not None, f"{name}: unknown command in {argv}"
+        cmd = sub
+    known = {o for p in cmd.params for o in getattr(p, "opts", [])}
+    for w in words:
+        if w.startswith("--"):
+            assert w.split("=")[0] in known, f"{name}: {argv}: unknown option {w}"
