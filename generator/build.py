@@ -1,0 +1,278 @@
+"""Assemble the docs folder (hand-written pages + pages generated from the score tables) and run
+``mkdocs build`` on it. Every build starts from scratch, so removed submissions leave no pages."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import plotly
+from markupsafe import Markup
+
+from generator import pages
+from generator.downloads import write_downloads
+from generator.judges import judges_page
+from generator.render import environment, file_id, slug
+from generator.submissions import submission_page
+from generator.tables import ScoreTables, load_tables
+from scoring.config import GamutConfig
+from scoring.errors import GamutError
+
+ASSETS = Path(__file__).parent / "assets"
+REPO = Path(__file__).resolve().parents[1]
+GENERATED = Path("site_src") / "generated"
+PLACEHOLDERS = {
+    "submit.md": "# Submit\n\nThe submitter's guide is being written.\n",
+    "maintainers.md": "# Maintainers\n\nThe maintainers' guide is being written.\n",
+}
+
+
+class SiteError(GamutError):
+    """The site cannot be built (missing project files, or mkdocs failed)."""
+
+
+def project_dir(cfg: GamutConfig) -> Path:
+    """The folder holding ``mkdocs.yml`` and ``site_src/``: the config's, else this checkout's."""
+    for d in (cfg.root, REPO):
+        if (d / "mkdocs.yml").is_file() and (d / "site_src").is_dir():
+            return d
+    raise SiteError(
+        f"no mkdocs.yml and site_src/ beside {cfg.root} or in {REPO}; "
+        "run from a checkout of the repository"
+    )
+
+
+def _title(text: str) -> Markup:
+    """A front-matter title: HTML-escaped (the theme prints titles raw), YAML-quoted."""
+    return Markup(json.dumps(html.escape(text, quote=True)))
+
+
+def _copy_handwritten(src: Path, docs: Path) -> None:
+    for entry in src.iterdir():
+        if entry.name == "generated" or entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, docs / entry.name)
+        else:
+            shutil.copy2(entry, docs / entry.name)
+    for name, text in PLACEHOLDERS.items():
+        if not (docs / name).exists():
+            (docs / name).write_text(text, encoding="utf-8")
+
+
+def generate_pages(cfg: GamutConfig, docs: Path, tables: ScoreTables | None = None) -> list[Any]:
+    """Write the generated pages, assets and downloads into ``docs``.
+
+    Args:
+        cfg: the deployment.
+        docs: an empty build copy of the docs folder.
+        tables: the score tables (read from ``cfg.store.results`` when not given).
+
+    Returns:
+        The site navigation (mkdocs ``nav``), with one entry per domain and per submission.
+    """
+    tables = tables or load_tables(cfg.path(cfg.store.results))
+    env = environment()
+    public = bool(cfg.benchmark.rubrics_public)
+    common = {
+        "demo": bool(cfg.site.demo_notice or tables.is_demo),
+        "judge": tables.primary_judge,
+        "rubric_version": str(tables.provenance.get("rubric_version", "unknown")),
+    }
+
+    def write(rel: str, template: str, title: str, **ctx: Any) -> None:
+        path = docs / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = env.get_template(template).render(title=_title(title), **common, **ctx)
+        path.write_text(text, encoding="utf-8")
+
+    (docs / "assets").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(
+        Path(plotly.__file__).parent / "package_data" / "plotly.min.js",
+        docs / "assets" / "plotly.min.js",
+    )
+    for asset in ASSETS.iterdir():
+        shutil.copy2(asset, docs / "assets" / asset.name)
+
+    dl = write_downloads(tables, docs, public=public)
+    write("index.md", "index.md.j2", "Leaderboard", lb=pages.leaderboard(tables))
+    dom_ctx = pages.domains(tables)
+    write("domains/index.md", "domains.md.j2", "Domains", ctx=dom_ctx)
+    dom_nav: list[Any] = ["domains/index.md"]
+    for name, _href in dom_ctx["domains"]:
+        write(f"domains/{slug(name)}.md", "domain.md.j2", name, ctx=pages.domain(tables, name))
+        dom_nav.append({html.escape(name): f"domains/{slug(name)}.md"})
+    write(
+        "multimodal.md", "multimodal.md.j2", "Multimodal vs text-only", ctx=pages.multimodal(tables)
+    )
+    write(
+        "popularity.md", "popularity.md.j2", "Popularity and egocentric", ctx=pages.groups(tables)
+    )
+    write("judges.md", "judges.md.j2", "Judges", ctx=judges_page(tables))
+
+    names = pages.model_names(tables)
+    lb = tables["leaderboard"]
+    orgs = dict(zip(lb["submission_id"].astype(str), lb["organisation"], strict=True))
+    per_sub: dict[str, dict[str, str]] = dl["per_submission"]  # type: ignore[assignment]
+    sub_nav: list[Any] = ["submissions/index.md"]
+    items = []
+    for sid in sorted(names, key=lambda s: names[s].lower()):
+        rel = f"submissions/{file_id(sid)}.md"
+        write(
+            rel,
+            "submission.md.j2",
+            names[sid],
+            ctx=submission_page(tables, sid, per_sub.get(sid, {})),
+        )
+        sub_nav.append({html.escape(names[sid]): rel})
+        items.append((f"{file_id(sid)}.html", names[sid], orgs.get(sid)))
+    write("submissions/index.md", "submissions.md.j2", "Submissions", items=items)
+    write(
+        "downloads.md",
+        "downloads.md.j2",
+        "Downloads",
+        main=dl["main"],
+        public=public,
+        per_submission=[
+            (f"submissions/{file_id(s)}.html", names.get(s, s), list(per_sub[s].items()))
+            for s in sorted(per_sub)
+        ],
+    )
+    nav: list[Any] = [
+        {"Leaderboard": "index.md"},
+        {"Domains": dom_nav},
+        {"Multimodal vs text-only": "multimodal.md"},
+        {"Popularity": "popularity.md"},
+        {"Judges": "judges.md"},
+        {"Submissions": sub_nav},
+        {"Downloads": "downloads.md"},
+    ]
+    extra = sorted(
+        p.name
+        for p in docs.glob("*.md")
+        if p.name not in {"index.md", "multimodal.md", "popularity.md", "judges.md", "downloads.md"}
+    )
+    order = {"methodology.md": 0, "submit.md": 1, "maintainers.md": 2}
+    for name in sorted(extra, key=lambda n: (order.get(n, 9), n)):
+        nav.append(name)
+    return nav
+
+
+class _Collect(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _quiet_mkdocs() -> Iterator[_Collect]:
+    """Collect mkdocs warnings (to report them) instead of printing its info lines."""
+    log = logging.getLogger("mkdocs")
+    level, propagate = log.level, log.propagate
+    handler = _Collect()
+    log.setLevel(logging.WARNING)
+    log.propagate = False
+    log.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        log.propagate = propagate
+
+
+def _swap_in(new: Path, target: Path) -> None:
+    """Replace ``target`` by ``new`` (both folders on one filesystem)."""
+    old = None
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        os.replace(target, old / target.name)
+    os.replace(new, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def run_mkdocs(cfg: GamutConfig, docs: Path, nav: list[Any], site_dir: Path) -> None:
+    """Build ``docs`` into ``site_dir`` with the project's mkdocs.yml in strict mode.
+
+    Raises:
+        SiteError: when mkdocs reports a warning or an error.
+    """
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
+
+    overrides: dict[str, Any] = {
+        "site_name": cfg.site.title,
+        "site_description": cfg.site.description,
+        "nav": nav,
+    }
+    if cfg.site.url:
+        overrides["site_url"] = cfg.site.url
+    if cfg.site.repo_url:
+        overrides["repo_url"] = cfg.site.repo_url
+    with _quiet_mkdocs() as warnings:
+        try:
+            mk = load_config(
+                str(project_dir(cfg) / "mkdocs.yml"),
+                docs_dir=str(docs),
+                site_dir=str(site_dir),
+                strict=True,
+                **overrides,
+            )
+            build(mk)
+        except (MkDocsException, SystemExit) as exc:
+            details = "".join(f"\n  {m}" for m in warnings.messages)
+            raise SiteError(f"mkdocs build failed: {exc}{details}") from None
+
+
+def build_site(cfg: GamutConfig) -> Path:
+    """Generate every page from the score tables and build the static site.
+
+    Returns:
+        The built site folder (``cfg.site.out``), holding ``index.html``.
+
+    Raises:
+        ProblemsError: when score tables are missing (run ``gamut score`` first).
+        SiteError: when mkdocs fails.
+    """
+    project = project_dir(cfg)
+    tables = load_tables(cfg.path(cfg.store.results))
+    if project == cfg.root:
+        staging_parent = project / "site_src"
+    else:
+        staging_parent = cfg.path(cfg.site.out).resolve().parent
+        staging_parent.mkdir(parents=True, exist_ok=True)
+    docs = Path(tempfile.mkdtemp(prefix=".docs.", dir=staging_parent))
+    try:
+        _copy_handwritten(project / "site_src", docs)
+        nav = generate_pages(cfg, docs, tables)
+        if project == cfg.root:
+            _swap_in(docs, project / GENERATED)
+            docs = project / GENERATED
+        out = cfg.path(cfg.site.out).resolve()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        built = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            run_mkdocs(cfg, docs, nav, built)
+            _swap_in(built, out)
+        finally:
+            shutil.rmtree(built, ignore_errors=True)
+    finally:
+        if project != cfg.root:
+            shutil.rmtree(docs, ignore_errors=True)
+    return out
+
+
+__all__ = ["SiteError", "build_site", "generate_pages", "project_dir", "run_mkdocs"]

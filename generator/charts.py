@@ -1,0 +1,208 @@
+"""Plotly figure specifications as plain dicts. They travel in a ``data-figure`` attribute and are
+drawn by ``assets/gamut.js`` with the one shared plotly.js, themed for light or dark palette."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from generator.render import chart_text
+
+Figure = dict[str, Any]
+SCORE_AXIS = "Gamut score (points, −100 to 100)"
+COLOURS = ("#3f6ad8", "#e07b00", "#2a9d5b", "#c2185b", "#7b61c9", "#8d6e63")
+
+
+def _clean(values: Sequence[Any]) -> list[float | None]:
+    out: list[float | None] = []
+    for v in values:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            out.append(None)
+            continue
+        out.append(None if math.isnan(f) else round(f, 2))
+    return out
+
+
+def _err(values: Sequence[Any], lo: Sequence[Any], hi: Sequence[Any]) -> dict[str, Any]:
+    plus, minus = [], []
+    for v, lo_v, hi_v in zip(_clean(values), _clean(lo), _clean(hi), strict=True):
+        ok = v is not None and lo_v is not None and hi_v is not None
+        plus.append(round(hi_v - v, 2) if ok else None)  # type: ignore[operator]
+        minus.append(round(v - lo_v, 2) if ok else None)  # type: ignore[operator]
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": plus,
+        "arrayminus": minus,
+        "thickness": 1.5,
+        "width": 4,
+    }
+
+
+def _height(n_rows: int) -> int:
+    return int(140 + 26 * max(n_rows, 1))
+
+
+def _layout(x_title: str, y_title: str, n_rows: int, **extra: Any) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "height": _height(n_rows),
+        "margin": {"l": 10, "r": 20, "t": 30, "b": 50},
+        "xaxis": {"title": {"text": x_title}, "zeroline": True, "automargin": True},
+        "yaxis": {"title": {"text": y_title}, "automargin": True, "autorange": "reversed"},
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        "hovermode": "closest",
+    }
+    layout.update(extra)
+    return layout
+
+
+def dot_ci(
+    labels: Sequence[Any],
+    series: Sequence[tuple[str, Sequence[Any], Sequence[Any], Sequence[Any]]],
+    *,
+    x_title: str = SCORE_AXIS,
+    y_title: str = "Model",
+) -> Figure:
+    """Scores as dots with 95% CI whiskers, one row per label, one trace per series.
+
+    Args:
+        labels: row labels (escaped here for plotly).
+        series: (name, values, lo, hi) per trace.
+        x_title: the score axis title, with its unit.
+        y_title: the category axis title.
+    """
+    y = [chart_text(lbl) for lbl in labels]
+    data = []
+    for i, (name, values, lo, hi) in enumerate(series):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "orientation": "h",
+                "name": chart_text(name),
+                "x": _clean(values),
+                "y": y,
+                "error_x": _err(values, lo, hi),
+                "marker": {"size": 9, "color": COLOURS[i % len(COLOURS)]},
+                "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(name) + "</extra>",
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(x_title, y_title, len(labels), showlegend=len(series) > 1),
+    }
+
+
+def heatmap(
+    x: Sequence[Any],
+    y: Sequence[Any],
+    z: Sequence[Sequence[Any]],
+    *,
+    x_title: str,
+    y_title: str = "Model",
+    z_title: str = "Gamut (points)",
+) -> Figure:
+    """A labelled heatmap (values printed with one decimal)."""
+    data = [
+        {
+            "type": "heatmap",
+            "x": [chart_text(v) for v in x],
+            "y": [chart_text(v) for v in y],
+            "z": [_clean(row) for row in z],
+            "colorscale": "RdBu",
+            "zmid": 0,
+            "texttemplate": "%{z:.1f}",
+            "hovertemplate": "%{y} · %{x}: %{z:.1f}<extra></extra>",
+            "colorbar": {"title": {"text": chart_text(z_title)}},
+            "xgap": 1,
+            "ygap": 1,
+        }
+    ]
+    layout = _layout(x_title, y_title, len(y))
+    layout["xaxis"]["side"] = "top"
+    layout["margin"]["t"] = 80
+    return {"data": data, "layout": layout}
+
+
+def dumbbell(
+    labels: Sequence[Any],
+    left: Sequence[Any],
+    right: Sequence[Any],
+    *,
+    left_name: str,
+    right_name: str,
+    x_title: str = SCORE_AXIS,
+) -> Figure:
+    """Two scores per row joined by a line (e.g. multimodal and text-only)."""
+    y = [chart_text(lbl) for lbl in labels]
+    lx, rx = _clean(left), _clean(right)
+    seg_x: list[float | None] = []
+    seg_y: list[str | None] = []
+    for a, b, lbl in zip(lx, rx, y, strict=True):
+        seg_x += [a, b, None]
+        seg_y += [lbl, lbl, None]
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "x": seg_x,
+            "y": seg_y,
+            "showlegend": False,
+            "hoverinfo": "skip",
+            "line": {"color": "#9e9e9e", "width": 3},
+        },
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": chart_text(left_name),
+            "x": lx,
+            "y": y,
+            "marker": {"size": 11, "color": COLOURS[0]},
+            "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(left_name) + "</extra>",
+        },
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": chart_text(right_name),
+            "x": rx,
+            "y": y,
+            "marker": {"size": 11, "color": COLOURS[1], "symbol": "diamond"},
+            "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(right_name) + "</extra>",
+        },
+    ]
+    return {"data": data, "layout": _layout(x_title, "Model", len(labels))}
+
+
+def grouped_bars(
+    labels: Sequence[Any],
+    series: Sequence[tuple[str, Sequence[Any], Sequence[Any], Sequence[Any]]],
+    *,
+    x_title: str = SCORE_AXIS,
+) -> Figure:
+    """Horizontal grouped bars with CI whiskers, one group per label."""
+    y = [chart_text(lbl) for lbl in labels]
+    data = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": chart_text(name),
+            "x": _clean(values),
+            "y": y,
+            "error_x": _err(values, lo, hi),
+            "marker": {"color": COLOURS[i % len(COLOURS)]},
+            "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(name) + "</extra>",
+        }
+        for i, (name, values, lo, hi) in enumerate(series)
+    ]
+    return {
+        "data": data,
+        "layout": _layout(
+            x_title, "Model", len(labels) * max(len(series), 1) // 2 + 1, barmode="group"
+        ),
+    }
+
+
+__all__ = ["SCORE_AXIS", "Figure", "dot_ci", "dumbbell", "grouped_bars", "heatmap"]

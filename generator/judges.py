@@ -1,0 +1,203 @@
+"""The judges page: per-judge scores, Kendall tau, leniency, self-preference and kappa."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from generator import charts
+from generator.pages import model_names, setting_label, submission_href
+from generator.render import Cell, Column, Row, Table
+
+
+def _settings(df: pd.DataFrame) -> list[str]:
+    return sorted({str(s) for s in df["setting"]}, key=lambda s: (s != "multimodal", s))
+
+
+def _tau_matrix(tau: pd.DataFrame, judges: list[str]) -> list[list[float | None]]:
+    lookup: dict[tuple[str, str], float] = {}
+    for a, b, t in zip(tau["judge_a"], tau["judge_b"], tau["tau_b"], strict=True):
+        lookup[(str(a), str(b))] = lookup[(str(b), str(a))] = float(t)
+    return [[1.0 if a == b else lookup.get((a, b)) for b in judges] for a in judges]
+
+
+def judges_page(tables: Any, root: str = "") -> dict[str, Any]:
+    """Context of ``judges.md``.
+
+    Args:
+        tables: the :class:`~generator.tables.ScoreTables`.
+        root: relative prefix from the page to the site root.
+    """
+    names = model_names(tables)
+    js = tables["judge_scores"]
+    judges = list(dict.fromkeys([tables.primary_judge, *sorted({str(j) for j in js["judge"]})]))
+    sections = []
+    for setting in _settings(js):
+        sub = js[js["setting"] == setting]
+        prim = sub[sub["judge"] == tables.primary_judge].sort_values("gamut", ascending=False)
+        models = [str(s) for s in prim["submission_id"]] or sorted(
+            {str(s) for s in sub["submission_id"]}
+        )
+        cols = [Column("model", "Model", numeric=False)]
+        cells: dict[str, dict[str, Cell]] = {
+            m: {"model": Cell(names.get(m, m), href=submission_href(m, root))} for m in models
+        }
+        series = []
+        for j in judges:
+            s = (
+                sub[sub["judge"] == j]
+                .set_index(sub[sub["judge"] == j]["submission_id"].astype(str))
+                .reindex(models)
+            )
+            cols.append(Column(f"j_{j}", f"{j} [95% CI]", "ci"))
+            cols.append(Column(f"r_{j}", f"{j} rank", "integer"))
+            for m in models:
+                cells[m][f"j_{j}"] = Cell(
+                    s.at[m, "gamut"], s.at[m, "gamut_lo"], s.at[m, "gamut_hi"]
+                )
+                cells[m][f"r_{j}"] = Cell(s.at[m, "rank"])
+            series.append((j, s["gamut"].tolist(), s["gamut_lo"].tolist(), s["gamut_hi"].tolist()))
+        tau = tables["judge_tau"]
+        tau = tau[tau["setting"] == setting]
+        tau_cols = [
+            Column("a", "Judge A", numeric=False),
+            Column("b", "Judge B", numeric=False),
+            Column("tau", "Kendall tau-b", "f2"),
+            Column("diff", "Largest score difference", "f1"),
+            Column("who", "Model with the largest difference", numeric=False),
+        ]
+        tau_rows = [
+            Row(
+                {
+                    "a": Cell(r["judge_a"]),
+                    "b": Cell(r["judge_b"]),
+                    "tau": Cell(r["tau_b"]),
+                    "diff": Cell(r["max_abs_diff"]),
+                    "who": Cell(names.get(str(r["max_diff_submission"]), r["max_diff_submission"])),
+                }
+            )
+            for r in tau.to_dict(orient="records")
+        ]
+        len_df = tables["judge_leniency"]
+        len_df = len_df[len_df["setting"] == setting]
+        len_rows = [
+            Row(
+                {
+                    "judge": Cell(r["judge"]),
+                    "offset": Cell(r["offset"], r["offset_lo"], r["offset_hi"]),
+                }
+            )
+            for r in len_df.to_dict(orient="records")
+        ]
+        sp = tables["judge_self_preference"]
+        sp = sp[sp["setting"] == setting]
+        sp_cols = [
+            Column("judge", "Judge", numeric=False),
+            Column("family", "Family", numeric=False),
+            Column("own", "Own family's models", "f1"),
+            Column("others", "Other judges on them", "f1"),
+            Column("diff", "Difference", "signed"),
+            Column("ofd", "Same difference, other families", "signed"),
+            Column("sp", "Self-preference", "signed"),
+        ]
+        sp_rows = [
+            Row(
+                {
+                    "judge": Cell(r["judge"]),
+                    "family": Cell(r["family"]),
+                    "own": Cell(r["own_score"]),
+                    "others": Cell(r["others_score_of_own"]),
+                    "diff": Cell(r["own_minus_others"]),
+                    "ofd": Cell(r.get("other_families_diff")),
+                    "sp": Cell(r.get("self_preference")),
+                }
+            )
+            for r in sp.to_dict(orient="records")
+        ]
+        kp = tables["judge_kappa"]
+        kp = kp[kp["setting"] == setting]
+        kp_rows = [
+            Row(
+                {
+                    "a": Cell(r["judge_a"]),
+                    "b": Cell(r["judge_b"]),
+                    "kappa": Cell(r["kappa"]),
+                    "agree": Cell(r["agreement"]),
+                    "n": Cell(r["n_checks"]),
+                }
+            )
+            for r in kp.to_dict(orient="records")
+        ]
+        sections.append(
+            {
+                "title": setting_label(setting),
+                "scores": Table(
+                    cols,
+                    [Row(cells[m]) for m in models],
+                    caption=f"Scores by judge ({setting_label(setting)})",
+                ),
+                "figure": charts.dot_ci([names.get(m, m) for m in models], series),
+                "tau_figure": charts.heatmap(
+                    judges,
+                    judges,
+                    _tau_matrix(tau, judges),
+                    x_title="Judge",
+                    y_title="Judge",
+                    z_title="Kendall tau-b",
+                ),
+                "tau": Table(tau_cols, tau_rows, caption="Agreement between judges' rankings"),
+                "leniency": Table(
+                    [
+                        Column("judge", "Judge", numeric=False),
+                        Column("offset", "Offset vs primary [95% CI]", "signed_ci"),
+                    ],
+                    len_rows,
+                    caption="Leniency",
+                ),
+                "self_pref": Table(sp_cols, sp_rows, caption="Self-preference"),
+                "kappa": Table(
+                    [
+                        Column("a", "Judge A", numeric=False),
+                        Column("b", "Judge B", numeric=False),
+                        Column("kappa", "Cohen's kappa", "f2"),
+                        Column("agree", "Exact agreement", "pct"),
+                        Column("n", "Checks compared", "integer"),
+                    ],
+                    kp_rows,
+                    caption="Per-check agreement",
+                ),
+            }
+        )
+    judge_info = tables.provenance.get("judges", {}) or {}
+    info_rows = [
+        Row(
+            {
+                "name": Cell(n),
+                "provider": Cell(d.get("provider")),
+                "model": Cell(d.get("model")),
+                "prompt": Cell(d.get("prompt_version")),
+                "family": Cell(d.get("family")),
+                "primary": Cell(n == tables.primary_judge),
+            }
+        )
+        for n, d in judge_info.items()
+        if isinstance(d, dict)
+    ]
+    info = Table(
+        [
+            Column("name", "Judge", numeric=False),
+            Column("provider", "Provider", numeric=False),
+            Column("model", "Model", numeric=False),
+            Column("prompt", "Prompt version", numeric=False),
+            Column("family", "Family", numeric=False),
+            Column("primary", "Primary", "yes_no"),
+        ],
+        info_rows,
+        caption="Judges",
+        sortable=False,
+    )
+    return {"sections": sections, "info": info, "n_judges": len(judges)}
+
+
+__all__ = ["judges_page"]

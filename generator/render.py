@@ -1,0 +1,217 @@
+"""Display helpers: table cells that keep the value apart from its display, number formats, safe
+links and the Jinja environment. Templates format; they compute nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import jinja2
+from markupsafe import Markup, escape
+
+MISSING = "–"
+
+
+def _num(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(f) else f
+
+
+def f1(value: Any) -> str:
+    """One decimal, or a dash for a missing value."""
+    f = _num(value)
+    return MISSING if f is None else f"{f:.1f}"
+
+
+def f2(value: Any) -> str:
+    """Two decimals (for correlation coefficients), or a dash."""
+    f = _num(value)
+    return MISSING if f is None else f"{f:.2f}"
+
+
+def signed(value: Any) -> str:
+    """One decimal with an explicit sign (for gaps and offsets)."""
+    f = _num(value)
+    return MISSING if f is None else f"{f:+.1f}"
+
+
+def pct(value: Any) -> str:
+    """A share in [0, 1] as a percentage with one decimal."""
+    f = _num(value)
+    return MISSING if f is None else f"{100 * f:.1f}%"
+
+
+def integer(value: Any) -> str:
+    """A count without decimals."""
+    f = _num(value)
+    return MISSING if f is None else f"{f:,.0f}"
+
+
+def yes_no(value: Any) -> str:
+    """A flag as yes / no."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    return "yes" if bool(value) else "no"
+
+
+def safe_url(url: Any) -> str | None:
+    """The URL if it is an absolute http(s) link without control characters, else None."""
+    if not isinstance(url, str):
+        return None
+    text: str = url.strip()
+    if not text or any(ord(ch) < 32 or ch in "<>\"'` " for ch in text):
+        return None
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return text
+
+
+def link(url: Any, text: Any = None) -> Markup:
+    """An escaped anchor for an http(s) URL; anything else becomes inert text."""
+    label = url if text is None else text
+    ok = safe_url(url)
+    if ok is None:
+        return Markup("<span>{}</span>").format("" if label is None else str(label))
+    return Markup('<a href="{}" rel="nofollow noopener">{}</a>').format(ok, str(label))
+
+
+def chart_text(value: Any) -> str:
+    """Text for a plotly label: plotly reads a subset of HTML in labels, so escape it."""
+    return html.escape(str(value), quote=True)
+
+
+def slug(value: str) -> str:
+    """A file-name-safe slug of a data value (domain names are data, never hard-coded)."""
+    s = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
+    return s or "x"
+
+
+def file_id(value: str) -> str:
+    """A stable file name for a submission id (ids are validated; anything else is hashed)."""
+    if re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", value):
+        return value
+    return f"{slug(value)}-{hashlib.sha1(value.encode()).hexdigest()[:8]}"
+
+
+def to_json_attr(obj: Any) -> str:
+    """Compact JSON for a ``data-`` attribute (Jinja escapes it on output)."""
+    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A table column. ``fmt`` names how the template shows the cell's value."""
+
+    key: str
+    label: str
+    fmt: str = "text"
+    title: str = ""
+    numeric: bool = True
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A value with optional interval and link; the template formats it."""
+
+    value: Any
+    lo: Any = None
+    hi: Any = None
+    href: str | None = None
+    extra: Any = None
+
+    @property
+    def sort_key(self) -> str:
+        """What the browser sorts on: the raw number, or the text."""
+        f = _num(self.value)
+        if f is not None:
+            return repr(f)
+        if isinstance(self.value, bool):
+            return "1" if self.value else "0"
+        return "" if self.value is None else str(self.value)
+
+
+@dataclass
+class Row:
+    """One table row: cells by column key, plus ``data-`` attributes for the filters."""
+
+    cells: dict[str, Cell]
+    attrs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Table:
+    """A sortable HTML table (rendered by ``_table.html``)."""
+
+    columns: list[Column]
+    rows: list[Row]
+    caption: str = ""
+    table_id: str = ""
+    sortable: bool = True
+
+
+FORMATS = {"f1": f1, "f2": f2, "signed": signed, "pct": pct, "integer": integer, "yes_no": yes_no}
+
+
+def fmt(name: str, value: Any) -> str:
+    """Format ``value`` with the named number format (used by ``_table.html``)."""
+    return FORMATS[name](value)
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja environment of the page templates, with HTML autoescaping on."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("generator", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters.update(
+        f1=f1,
+        f2=f2,
+        signed=signed,
+        pct=pct,
+        integer=integer,
+        yes_no=yes_no,
+        link=link,
+        json_attr=to_json_attr,
+    )
+    env.globals["escape"] = escape
+    env.globals["fmt"] = fmt
+    return env
+
+
+__all__ = [
+    "Cell",
+    "Column",
+    "Row",
+    "Table",
+    "chart_text",
+    "environment",
+    "f1",
+    "file_id",
+    "integer",
+    "link",
+    "pct",
+    "safe_url",
+    "signed",
+    "slug",
+    "to_json_attr",
+    "yes_no",
+]

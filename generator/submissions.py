@@ -1,0 +1,158 @@
+"""One page per submission: metadata, tier scores, domains, verdict mix by check kind, how the
+responses were produced, and links to its verdict files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from generator import charts
+from generator.pages import setting_label
+from generator.render import Cell, Column, Row, Table, slug
+
+#: Optional leaderboard columns describing how responses were produced (shown when present).
+PRODUCTION_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("decoding", "Decoding", "text"),
+    ("tools", "Tools", "yes_no"),
+    ("web_access", "Web access", "yes_no"),
+    ("system_prompt", "System prompt", "text"),
+    ("notes", "Notes", "text"),
+)
+
+
+def _production(row: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    out = []
+    for key, label, fmt in PRODUCTION_FIELDS:
+        for col in (f"production_{key}", key):
+            if (
+                col in row
+                and row[col] is not None
+                and not (isinstance(row[col], float) and pd.isna(row[col]))
+            ):
+                out.append((label, fmt, row[col]))
+                break
+    return out
+
+
+def submission_page(
+    tables: Any, submission_id: str, downloads: dict[str, str], root: str = "../"
+) -> dict[str, Any]:
+    """Context of ``submissions/<id>.md``.
+
+    Args:
+        tables: the :class:`~generator.tables.ScoreTables`.
+        submission_id: the submission.
+        downloads: label -> path (from the site root) of this submission's verdict files.
+        root: relative prefix from the page to the site root.
+    """
+    judge = tables.primary_judge
+    lb = tables["leaderboard"]
+    mine = lb[lb["submission_id"] == submission_id]
+    prim = mine[mine["judge"] == judge]
+    meta = dict(prim.iloc[0]) if len(prim) else dict(mine.iloc[0])
+    tier_rows = [
+        Row(
+            {
+                "setting": Cell(setting_label(str(r["setting"]))),
+                "judge": Cell(r["judge"]),
+                "gamut": Cell(r["gamut"], r["gamut_lo"], r["gamut_hi"]),
+                "ac": Cell(r["ac"]),
+                "v": Cell(r["v"]),
+                "c": Cell(r["c"]),
+                "rank": Cell(r["rank"], r["rank_lo"], r["rank_hi"]),
+                "status": Cell(r["status"]),
+            }
+        )
+        for r in mine.sort_values(
+            ["judge", "setting"],
+            key=lambda s: s.map(lambda v: (v != judge, v != "multimodal", str(v))),
+        ).to_dict(orient="records")
+    ]
+    tiers = Table(
+        [
+            Column("setting", "Setting", numeric=False),
+            Column("judge", "Judge", numeric=False),
+            Column("gamut", "Gamut [95% CI]", "ci"),
+            Column("ac", "AC", "f1"),
+            Column("v", "V", "f1"),
+            Column("c", "C", "f1"),
+            Column("rank", "Rank", "rank"),
+            Column("status", "Status", numeric=False),
+        ],
+        tier_rows,
+        caption="Scores by setting and judge",
+    )
+    bd = tables["by_domain"]
+    bd = bd[(bd["submission_id"] == submission_id) & (bd["judge"] == judge)]
+    doms = sorted({str(d) for d in bd["domain"]})
+    settings = sorted({str(s) for s in bd["setting"]}, key=lambda s: (s != "multimodal", s))
+    dcols = [Column("domain", "Domain", numeric=False)]
+    dcells = {d: {"domain": Cell(d, href=f"{root}domains/{slug(d)}.html")} for d in doms}
+    series = []
+    for s in settings:
+        sub = bd[bd["setting"] == s].set_index(bd[bd["setting"] == s]["domain"].astype(str))
+        sub = sub.reindex(doms)
+        dcols.append(Column(f"g_{s}", f"{setting_label(s)} [95% CI]", "ci"))
+        for d in doms:
+            dcells[d][f"g_{s}"] = Cell(
+                sub.at[d, "gamut"], sub.at[d, "gamut_lo"], sub.at[d, "gamut_hi"]
+            )
+        series.append(
+            (
+                setting_label(s),
+                sub["gamut"].tolist(),
+                sub["gamut_lo"].tolist(),
+                sub["gamut_hi"].tolist(),
+            )
+        )
+    bk = tables["by_kind"]
+    bk = bk[(bk["submission_id"] == submission_id) & (bk["judge"] == judge)]
+    bk = bk.sort_values(
+        ["setting", "kind", "secondary"], key=lambda s: s.map(lambda v: (v != "multimodal", str(v)))
+    )
+    kind_rows = [
+        Row(
+            {
+                "setting": Cell(setting_label(str(r["setting"]))),
+                "kind": Cell(r["kind"]),
+                "secondary": Cell(bool(r["secondary"])),
+                "n": Cell(r["n_checks"]),
+                "meets": Cell(r["share_meets"]),
+                "partial": Cell(r["share_partial"]),
+                "missing": Cell(r["share_missing"]),
+                "contra": Cell(r["share_contradicts"]),
+                "score": Cell(r["score"]),
+            }
+        )
+        for r in bk.to_dict(orient="records")
+    ]
+    kinds = Table(
+        [
+            Column("setting", "Setting", numeric=False),
+            Column("kind", "Check kind", numeric=False),
+            Column("secondary", "Secondary", "yes_no"),
+            Column("n", "Checks", "integer"),
+            Column("meets", "Meets", "pct"),
+            Column("partial", "Partially", "pct"),
+            Column("missing", "Missing", "pct"),
+            Column("contra", "Contradicts", "pct"),
+            Column("score", "Score", "f1"),
+        ],
+        kind_rows,
+        caption="Verdict mix by check kind (primary judge)",
+    )
+    return {
+        "submission_id": submission_id,
+        "meta": meta,
+        "production": _production(meta),
+        "tiers": tiers,
+        "domains": Table(dcols, [Row(dcells[d]) for d in doms], caption="Scores by domain"),
+        "domain_figure": charts.dot_ci(doms, series, y_title="Domain") if doms else None,
+        "kinds": kinds,
+        "downloads": [(label, root + path) for label, path in downloads.items()],
+        "judge": judge,
+    }
+
+
+__all__ = ["PRODUCTION_FIELDS", "submission_page"]

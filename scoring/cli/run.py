@@ -1,0 +1,49 @@
+"""``gamut run``: the main job. Judge what has no verdict yet, score, build the site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from scoring.cli._common import config_option, err_console, get_config, handle_errors, out_console
+
+
+@click.command("run")
+@config_option
+@click.option("--no-site", is_flag=True, help="Stop after scoring; do not build the site.")
+@handle_errors
+def run(config_path: Path, no_site: bool) -> None:
+    """Judge every response/check without a verdict, score, and build the site.
+
+    On the shipped gamut.toml this runs the embedded demo offline: its judges replay stored
+    verdicts. Judge failures are listed and leave those submissions incomplete; the rest of the
+    job still runs.
+    """
+    from scoring.judge import judge_all, write_verdict_table
+    from scoring.report import build_tables
+
+    cfg = get_config(config_path)
+    report = judge_all(cfg)
+    for line in report.summary_lines():
+        err_console.print(line, markup=False)
+    verdicts = write_verdict_table(cfg)
+    err_console.print(f"verdict table: {verdicts}", markup=False)
+    tables = build_tables(cfg)
+    err_console.print(f"score tables: {tables.out_dir}", markup=False)
+    if no_site:
+        return
+    from generator import build_site
+
+    out = build_site(cfg)
+    index = out / "index.html"
+    out_console.print(f"\nThe leaderboard site is in {out}", markup=False)
+    out_console.print(
+        f"  preview it:  gamut site serve --config {config_path}"
+        "   (then open http://127.0.0.1:8000/)",
+        markup=False,
+    )
+    out_console.print(f"  or open:     {index.as_uri()}", markup=False)
+
+
+__all__ = ["run"]

@@ -1,0 +1,67 @@
+"""``gamut site build | serve``: the static leaderboard site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from scoring.cli._common import config_option, err_console, get_config, handle_errors, out_console
+from scoring.errors import GamutError
+
+
+@click.group()
+def site() -> None:
+    """Build or preview the static leaderboard site from the score tables."""
+
+
+@site.command()
+@config_option
+@handle_errors
+def build(config_path: Path) -> None:
+    """Generate every page from <results>/ and build the site into [site] out.
+
+    Run `gamut score` (or `gamut run`) first. The build starts from scratch each time.
+    """
+    from generator import build_site
+
+    out = build_site(get_config(config_path))
+    out_console.print(f"site built: {out / 'index.html'}")
+
+
+@site.command()
+@config_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (0 picks a free one).",
+)
+@click.option("--no-build", is_flag=True, help="Serve the site as last built, without rebuilding.")
+@handle_errors
+def serve(config_path: Path, host: str, port: int, no_build: bool) -> None:
+    """Build the site (unless --no-build) and serve it until Ctrl-C."""
+    from generator import build_site
+    from generator.serve import make_server
+
+    cfg = get_config(config_path)
+    out = cfg.path(cfg.site.out).resolve() if no_build else build_site(cfg)
+    if not (out / "index.html").is_file():
+        raise GamutError(f"no built site in {out}; run `gamut site build` first")
+    try:
+        server = make_server(out, host, port)
+    except OSError as exc:
+        raise GamutError(f"cannot listen on {host}:{port} ({exc}); pick another --port") from None
+    bound_host, bound_port = server.server_address[:2]
+    out_console.print(f"serving {out} at http://{bound_host!s}:{bound_port}/ (Ctrl-C to stop)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        err_console.print("stopped")
+    finally:
+        server.server_close()
+
+
+__all__ = ["site"]

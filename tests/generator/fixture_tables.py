@@ -1,0 +1,355 @@
+"""Small score tables with exactly the documented columns (ARCHITECTURE.md, "The score tables"),
+written without the scoring engine so the generator can be tested on its own."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SETTINGS = ("multimodal", "text_only")
+JUDGES = ("oracle", "lenient", "partisan")
+DOMAINS = ("food", "plants", "local places")
+POPULARITY = ("head", "torso", "tail")
+KINDS = ("fact", "member", "baseline", "step", "sequence")
+HOSTILE_NAME = "<img src=x onerror=alert(1)>"
+HOSTILE_LINK = "javascript:alert(1)"
+#: Rubric text that the verdict table carries when it was written with public rubrics.
+SECRET_CHECK_TEXTS = (
+    "Identifies the dish as pad thai.",
+    "Mentions tamarind paste.",
+    "Soak the dried noodles before frying.",
+)
+SECRET_RATIONALE = "The response names tamarind paste explicitly."
+
+MODELS = [
+    # submission_id, model_name, organisation, family, open_weights, link
+    ("acme-vision-1", "Acme Vision 1", "Acme", "acme", True, "https://example.org/acme"),
+    ("zen-omni", "Zen Omni", "Zen Labs", "aurora", False, "https://example.org/zen"),
+    ("hostile", HOSTILE_NAME, "Evil & <Co>", "evil", True, HOSTILE_LINK),
+    ("tiny-lm", "Tiny LM", "Acme", "acme", True, "https://example.org/tiny"),
+]
+
+
+def _ci(rng: np.random.Generator, centre: float, width: float = 4.0) -> tuple[float, float, float]:
+    lo = centre - width * (0.5 + rng.random())
+    hi = centre + width * (0.5 + rng.random())
+    return centre, lo, hi
+
+
+def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) -> Path:
+    """Write every score table, the provenance and a verdict table into ``results``."""
+    rng = np.random.default_rng(seed)
+    results.mkdir(parents=True, exist_ok=True)
+    base = {sid: 60.0 - 12 * i for i, (sid, *_rest) in enumerate(MODELS)}
+    judge_shift = {"oracle": 0.0, "lenient": 5.0, "partisan": -2.0}
+    setting_shift = {"multimodal": 0.0, "text_only": 9.0}
+    lb_rows, js_rows, dom_rows, pop_rows, ego_rows, kind_rows = [], [], [], [], [], []
+    for (sid, name, org, fam, open_w, link), setting, judge in itertools.product(
+        MODELS, SETTINGS, JUDGES
+    ):
+        g, glo, ghi = _ci(rng, base[sid] + judge_shift[judge] + setting_shift[setting])
+        incomplete = sid == "tiny-lm" and setting == "text_only"
+        shares = rng.dirichlet([6, 2, 2, 1])
+        lb_rows.append(
+            {
+                "submission_id": sid,
+                "setting": setting,
+                "judge": judge,
+                "primary": judge == "oracle",
+                "status": "incomplete" if incomplete else "complete",
+                "n_questions": 30,
+                "n_checks_missing": 5 if incomplete else 0,
+                "gamut": g,
+                "gamut_lo": glo,
+                "gamut_hi": ghi,
+                **{
+                    f"{t}{s}": v
+                    for t in ("ac", "v", "c")
+                    for s, v in zip(("", "_lo", "_hi"), _ci(rng, g + rng.normal(0, 5)), strict=True)
+                },
+                "share_meets": shares[0],
+                "share_partial": shares[1],
+                "share_missing": shares[2],
+                "share_contradicts": shares[3],
+                "mean_response_chars": 800.0 + 100 * rng.random(),
+                "rank": np.nan,
+                "rank_lo": np.nan,
+                "rank_hi": np.nan,
+                "tie_group": np.nan,
+                "model_name": name,
+                "organisation": org,
+                "model_family": fam,
+                "open_weights": open_w,
+                "parameters": "7B" if open_w else None,
+                "date": "2026-10-01",
+                "link": link,
+                "demo": demo,
+            }
+        )
+        js_rows.append(
+            {
+                "submission_id": sid,
+                "setting": setting,
+                "judge": judge,
+                "gamut": g,
+                "gamut_lo": glo,
+                "gamut_hi": ghi,
+                "rank": np.nan,
+            }
+        )
+        for d in DOMAINS:
+            c = _ci(rng, g + rng.normal(0, 8))
+            dom_rows.append(
+                {
+                    "submission_id": sid,
+                    "setting": setting,
+                    "judge": judge,
+                    "domain": d,
+                    "n_questions": 10,
+                    "gamut": c[0],
+                    "gamut_lo": c[1],
+                    "gamut_hi": c[2],
+                    "ac": c[0],
+                    "v": c[0] - 3,
+                    "c": c[0] + 2,
+                }
+            )
+        for p in POPULARITY:
+            c = _ci(rng, g + {"head": 8, "torso": 0, "tail": -8}[p])
+            pop_rows.append(
+                {
+                    "submission_id": sid,
+                    "setting": setting,
+                    "judge": judge,
+                    "popularity": p,
+                    "n_questions": 10,
+                    "gamut": c[0],
+                    "gamut_lo": c[1],
+                    "gamut_hi": c[2],
+                    "ac": c[0],
+                    "v": c[0],
+                    "c": c[0],
+                }
+            )
+        for e in (False, True):
+            c = _ci(rng, g - (6 if e else 0))
+            ego_rows.append(
+                {
+                    "submission_id": sid,
+                    "setting": setting,
+                    "judge": judge,
+                    "egocentric": e,
+                    "n_questions": 15,
+                    "gamut": c[0],
+                    "gamut_lo": c[1],
+                    "gamut_hi": c[2],
+                    "ac": c[0],
+                    "v": c[0],
+                    "c": c[0],
+                }
+            )
+        for k in KINDS:
+            sh = rng.dirichlet([5, 2, 2, 1])
+            kind_rows.append(
+                {
+                    "submission_id": sid,
+                    "setting": setting,
+                    "judge": judge,
+                    "kind": k,
+                    "secondary": k == "member",
+                    "n_checks": 40,
+                    "share_meets": sh[0],
+                    "share_partial": sh[1],
+                    "share_missing": sh[2],
+                    "share_contradicts": sh[3],
+                    "score": 100 * (sh[0] + 0.5 * sh[1] - 2 * sh[3]),
+                }
+            )
+    lb = pd.DataFrame(lb_rows)
+    for (_setting, _judge), grp in lb[lb["status"] == "complete"].groupby(["setting", "judge"]):
+        order = grp.sort_values("gamut", ascending=False).index
+        for r, idx in enumerate(order, 1):
+            lb.loc[idx, ["rank", "rank_lo", "rank_hi", "tie_group"]] = [
+                r,
+                max(1, r - 1),
+                min(len(order), r + 1),
+                r,
+            ]
+    js = pd.DataFrame(js_rows)
+    js["rank"] = js.groupby(["setting", "judge"])["gamut"].rank(ascending=False)
+    lb.to_parquet(results / "leaderboard.parquet")
+    js.to_parquet(results / "judge_scores.parquet")
+    pd.DataFrame(dom_rows).to_parquet(results / "by_domain.parquet")
+    pd.DataFrame(pop_rows).to_parquet(results / "by_popularity.parquet")
+    pd.DataFrame(ego_rows).to_parquet(results / "by_egocentric.parquet")
+    pd.DataFrame(kind_rows).to_parquet(results / "by_kind.parquet")
+
+    mod_rows = []
+    for sid, *_ in MODELS:
+        for judge in JUDGES:
+            sel = lb[(lb.submission_id == sid) & (lb.judge == judge)].set_index("setting")
+            mm, to = sel.loc["multimodal"], sel.loc["text_only"]
+            gap = float(to.gamut - mm.gamut)
+            mod_rows.append(
+                {
+                    "submission_id": sid,
+                    "judge": judge,
+                    "multimodal": mm.gamut,
+                    "multimodal_lo": mm.gamut_lo,
+                    "multimodal_hi": mm.gamut_hi,
+                    "text_only": to.gamut,
+                    "text_only_lo": to.gamut_lo,
+                    "text_only_hi": to.gamut_hi,
+                    "gap": gap,
+                    "gap_lo": gap - 3,
+                    "gap_hi": gap + 3,
+                }
+            )
+    mod = pd.DataFrame(mod_rows)
+    mod.to_parquet(results / "modality.parquet")
+    summary = {}
+    for judge, grp in mod.groupby("judge"):
+        summary[str(judge)] = {
+            "mean_gap": float(grp.gap.mean()),
+            "sd_gap": float(grp.gap.std()),
+            "min_gap": float(grp.gap.min()),
+            "max_gap": float(grp.gap.max()),
+            "corr_gap_multimodal": -0.2,
+            "kendall_tau": 0.67,
+            "n_models": len(grp),
+        }
+    (results / "modality_summary.json").write_text(json.dumps(summary), encoding="utf-8")
+
+    tau, kappa, len_rows, self_rows = [], [], [], []
+    for setting in SETTINGS:
+        for a, b in itertools.combinations(JUDGES, 2):
+            tau.append(
+                {
+                    "setting": setting,
+                    "judge_a": a,
+                    "judge_b": b,
+                    "tau_b": 0.8,
+                    "max_abs_diff": 6.5,
+                    "max_diff_submission": "zen-omni",
+                }
+            )
+            kappa.append(
+                {
+                    "setting": setting,
+                    "judge_a": a,
+                    "judge_b": b,
+                    "kappa": 0.71,
+                    "n_checks": 1200,
+                    "agreement": 0.83,
+                }
+            )
+        for judge in JUDGES:
+            off = judge_shift[judge]
+            len_rows.append(
+                {
+                    "setting": setting,
+                    "judge": judge,
+                    "offset": off,
+                    "offset_lo": off - 1,
+                    "offset_hi": off + 1,
+                }
+            )
+            self_rows.append(
+                {
+                    "setting": setting,
+                    "judge": judge,
+                    "family": "aurora" if judge == "partisan" else judge,
+                    "own_score": 50.0 if judge == "partisan" else np.nan,
+                    "others_score_of_own": 45.0 if judge == "partisan" else np.nan,
+                    "own_minus_others": 5.0 if judge == "partisan" else np.nan,
+                    "other_families_diff": -1.0,
+                    "self_preference": 6.0 if judge == "partisan" else np.nan,
+                }
+            )
+    pd.DataFrame(tau).to_parquet(results / "judge_tau.parquet")
+    pd.DataFrame(kappa).to_parquet(results / "judge_kappa.parquet")
+    pd.DataFrame(len_rows).to_parquet(results / "judge_leniency.parquet")
+    pd.DataFrame(self_rows).to_parquet(results / "judge_self_preference.parquet")
+    pd.DataFrame(
+        {
+            "submission_id": ["tiny-lm"],
+            "setting": ["text_only"],
+            "judge": ["oracle"],
+            "n_expected": [100],
+            "n_judged": [95],
+            "n_missing": [5],
+        }
+    ).to_parquet(results / "incomplete.parquet")
+
+    verdicts = []
+    for (sid, *_), setting, judge in itertools.product(MODELS, SETTINGS, JUDGES):
+        for q in range(3):
+            for j, text in enumerate(SECRET_CHECK_TEXTS):
+                verdicts.append(
+                    {
+                        "submission_id": sid,
+                        "setting": setting,
+                        "judge": judge,
+                        "question_id": f"food-{q:04d}",
+                        "check_id": f"I{j + 1}",
+                        "kind": "fact",
+                        "tier": "answer_critical",
+                        "secondary": False,
+                        "verdict": ("meets", "missing", "contradicts")[j],
+                        "rationale": SECRET_RATIONALE,
+                        "check_text": text,
+                    }
+                )
+    vdf = pd.DataFrame(verdicts)
+    for c in ("submission_id", "setting", "judge", "kind", "tier", "verdict"):
+        vdf[c] = vdf[c].astype("category")
+    vdf.to_parquet(results / "verdicts.parquet")
+    prov = {
+        "rubric_version": "rv-test-0001",
+        "rubrics_public": True,
+        "judges": {
+            j: {"provider": "replay", "model": f"demo-{j}", "prompt_version": "v1", "family": j}
+            for j in JUDGES
+        },
+        "primary_judge": "oracle",
+        "scoring": {"partial_credit": 0.5},
+        "engine_version": "0.1.0",
+        "generated_at": "2026-11-29T21:00:00Z",
+        "demo": demo,
+    }
+    (results / "provenance.json").write_text(json.dumps(prov), encoding="utf-8")
+    return results
+
+
+def write_fixture_config(root: Path, *, rubrics_public: bool, demo_notice: bool = True) -> Path:
+    """A gamut.toml in ``root`` whose results folder holds the fixture tables."""
+    write_fixture_results(root / "results")
+    cfg = root / "gamut.toml"
+    cfg.write_text(
+        f"""
+[benchmark]
+questions = "questions.jsonl"
+rubrics = "rubrics"
+rubrics_public = {str(rubrics_public).lower()}
+
+[store]
+results = "results"
+
+[judges.oracle]
+provider = "replay"
+model = "demo-oracle"
+family = "oracle"
+primary = true
+
+[site]
+title = "Fixture leaderboard"
+out = "site"
+demo_notice = {str(demo_notice).lower()}
+""",
+        encoding="utf-8",
+    )
+    return cfg
