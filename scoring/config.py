@@ -6,7 +6,9 @@ to the config file's folder.
 
 from __future__ import annotations
 
+import os
 import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -64,6 +66,20 @@ class JudgeConfig(_Section):
     )
     price_in_per_mtok: float | None = None
     price_out_per_mtok: float | None = None
+    price_cached_in_per_mtok: float | None = Field(
+        default=None, description="Price of cached input tokens; defaults to price_in_per_mtok."
+    )
+    max_retries: Annotated[int, Field(ge=0, le=20)] = Field(
+        default=4, description="SDK retries (with backoff, honouring Retry-After) for 429/5xx/"
+        "timeouts/dropped connections."
+    )
+    structured_output: bool = Field(
+        default=True, description="Ask the provider for JSON-schema output (the reply is "
+        "validated either way)."
+    )
+    deadline_s: Annotated[float, Field(gt=0)] | None = Field(
+        default=None, description="Per-run deadline for this judge, in seconds."
+    )
 
 
 class SiteConfig(_Section):
@@ -115,8 +131,56 @@ class GamutConfig(_Section):
         return p if p.is_absolute() else (self.root / p)
 
 
-def load_config(path: Path | str = DEFAULT_CONFIG) -> GamutConfig:
+def _primary_problem(raw: dict[str, Any], file: str) -> Problem | None:
+    judges = raw.get("judges")
+    if not isinstance(judges, dict):
+        return None
+    primaries = [n for n, j in judges.items() if isinstance(j, dict) and j.get("primary") is True]
+    if len(primaries) == 1:
+        return None
+    found = ", ".join(primaries) if primaries else "none"
+    return Problem(file, None, f"judges: exactly one judge must have primary = true (found: "
+                   f"{found}); the primary judge ranks the leaderboard",
+                   "set primary = true on exactly one [judges.NAME] table")
+
+
+def judge_key_problems(judges: Mapping[str, Mapping[str, Any] | JudgeConfig], file: str,
+                       names: Iterable[str] | None = None,
+                       environ: Mapping[str, str] | None = None) -> list[Problem]:
+    """Problems with the API keys of the named judges (all judges when ``names`` is None).
+
+    A judge that calls a provider needs ``api_key_env`` (unless it has a ``base_url``, as local
+    servers need no key), and that environment variable must be set and non-empty. The key itself
+    never appears in a message.
+    """
+    env = os.environ if environ is None else environ
+    out: list[Problem] = []
+    wanted = set(judges) if names is None else set(names)
+    for name, j in judges.items():
+        d = j.model_dump() if isinstance(j, JudgeConfig) else j
+        if name not in wanted or not isinstance(d, Mapping) or d.get("provider") == "replay":
+            continue
+        var = d.get("api_key_env")
+        if not var:
+            if not d.get("base_url"):
+                out.append(Problem(file, None, f"judges.{name}.api_key_env: not set",
+                                   "name the environment variable that holds the API key"))
+        elif not env.get(str(var)):
+            out.append(Problem(file, None, f"judges.{name}.api_key_env: environment variable "
+                               f"{var} is not set", f"export {var}=<your key> before running"))
+    return out
+
+
+def load_config(path: Path | str = DEFAULT_CONFIG, *,
+                require_keys: bool | Iterable[str] = False,
+                environ: Mapping[str, str] | None = None) -> GamutConfig:
     """Read and validate a ``gamut.toml``.
+
+    Args:
+        path: the config file.
+        require_keys: also check that the API key variables of these judges (True: of all judges)
+            are set, reporting those problems together with every other one.
+        environ: the environment to check keys in (default: ``os.environ``).
 
     Raises:
         ConfigError: one problem per broken rule, with the key that holds it.
@@ -140,10 +204,13 @@ def load_config(path: Path | str = DEFAULT_CONFIG) -> GamutConfig:
         raise ConfigError(
             [Problem(file, None, f"not valid TOML: {exc}", "fix the syntax")]
         ) from None
+    problems: list[Problem] = []
+    if require_keys is not False and isinstance(raw.get("judges"), dict):
+        names = None if require_keys is True else list(require_keys)
+        problems.extend(judge_key_problems(raw["judges"], file, names, environ))
     try:
         cfg = GamutConfig.model_validate(raw)
     except ValidationError as exc:
-        problems = []
         for e in exc.errors(include_url=False):
             key = ".".join(str(p) for p in e["loc"])
             msg = e["msg"].removeprefix("Value error, ")
@@ -152,5 +219,10 @@ def load_config(path: Path | str = DEFAULT_CONFIG) -> GamutConfig:
                 "missing": "add the key",
             }.get(e["type"], "see the commented gamut.toml in the repository")
             problems.append(Problem(file, None, f"{key}: {msg}" if key else msg, fix))
+        primary = _primary_problem(raw, file)
+        if primary is not None and not any("primary = true" in p.message for p in problems):
+            problems.append(primary)
         raise ConfigError(problems, f"invalid config {file}") from None
+    if problems:
+        raise ConfigError(problems, f"invalid config {file}")
     return cfg.model_copy(update={"root": path.resolve().parent})

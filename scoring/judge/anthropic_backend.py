@@ -1,0 +1,88 @@
+"""The ``anthropic`` judge backend: the Messages API with native structured output.
+
+API version 2026-10-21 (sent by the 2.x SDK) rejects sampling parameters with a 400, so no
+``temperature`` is sent and it is not part of this backend's decoding identity; decoding is the
+provider's default for structured output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from scoring.config import JudgeConfig
+from scoring.judge.backends import Backend, BackendError, Completion, JudgeRequest, Turn
+from scoring.judge.prompt import REPLY_SCHEMA
+
+_RETRYABLE = {408, 409, 429}
+
+
+def _classify(exc: Exception, backend: Backend) -> BackendError:
+    msg = backend.redact(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, json.JSONDecodeError | anthropic.APIResponseValidationError):
+        return BackendError("bad_body", msg, backend.redact(getattr(exc, "doc", "") or ""))
+    if isinstance(exc, anthropic.APIStatusError):
+        transient = exc.status_code in _RETRYABLE or exc.status_code >= 500
+        return BackendError("api_error" if transient else "rejected", msg)
+    return BackendError("api_error", msg)
+
+
+class AnthropicBackend(Backend):
+    """Messages via ``anthropic.AsyncAnthropic``; the shared part carries a cache breakpoint."""
+
+    def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
+        super().__init__(name, judge, api_key, root)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key or "not-needed",
+            base_url=judge.base_url,
+            timeout=judge.timeout_s,
+            max_retries=judge.max_retries,
+        )
+
+    async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
+        """One message: system instructions, then the shared part (cached) and the check."""
+        messages: list[dict[str, Any]] = [{
+            "role": "user",
+            "content": [
+                {"type": "text", "text": request.shared, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": request.check_prompt},
+            ],
+        }]
+        for t in turns:
+            messages.append({"role": "assistant", "content": t.reply or "(empty reply)"})
+            messages.append({"role": "user", "content": t.followup})
+        kwargs: dict[str, Any] = {}
+        if self.judge.structured_output:
+            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": REPLY_SCHEMA}}
+        try:
+            r = await self._client.messages.create(
+                model=self.judge.model,
+                system=[{"type": "text", "text": request.system}],
+                messages=messages,  # type: ignore[arg-type]
+                max_tokens=self.judge.max_tokens,
+                **kwargs,
+            )
+        except (anthropic.AnthropicError, ValueError) as exc:
+            raise _classify(exc, self) from None
+        text = "".join(b.text for b in r.content if b.type == "text")
+        u = r.usage
+        cached = u.cache_read_input_tokens or 0
+        created = u.cache_creation_input_tokens or 0
+        return Completion(
+            text=text,
+            tokens_in=u.input_tokens + cached + created,
+            tokens_cached=cached,
+            tokens_out=u.output_tokens,
+        )
+
+    def decoding(self) -> dict[str, object]:
+        """Decoding settings sent with every call (no sampling parameters in this API)."""
+        return {"max_tokens": self.judge.max_tokens,
+                "structured_output": self.judge.structured_output}
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()

@@ -1,0 +1,147 @@
+"""Judge backends: one abstract async method each, registered by name and imported lazily.
+
+A backend turns one :class:`JudgeRequest` (plus any re-ask turns) into one :class:`Completion`,
+or raises :class:`BackendError`. Retrying 429/5xx/timeouts is the SDK's job (``max_retries``);
+validating the reply and re-asking is the runner's.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring.compiler import CheckKind
+from scoring.config import JudgeConfig
+from scoring.errors import GamutError
+from scoring.questions import Setting
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRequest:
+    """One (response, check) to judge: the ids, the texts, and the rendered prompt parts."""
+
+    submission_id: str
+    setting: Setting
+    question_id: str
+    check_id: str
+    kind: CheckKind
+    question: str
+    response: str
+    check: str
+    system: str
+    shared: str
+    check_prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A re-ask: the unusable reply the judge gave, and the follow-up message sent back."""
+
+    reply: str
+    followup: str
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A provider's reply text and its token counts."""
+
+    text: str
+    tokens_in: int = 0
+    tokens_cached: int = 0
+    tokens_out: int = 0
+
+
+class BackendError(Exception):
+    """A call that produced no usable reply.
+
+    Attributes:
+        kind: ``"api_error"`` (transient, SDK retries exhausted), ``"rejected"`` (a 4xx or a
+            missing replay row: not retried within the run), or ``"bad_body"`` (the provider's
+            HTTP body was not valid JSON; the runner re-asks, as for a bad reply).
+        raw: the raw text received, when there was one.
+    """
+
+    def __init__(self, kind: str, message: str, raw: str = "") -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.raw = raw
+
+
+class Backend(ABC):
+    """A way to get a verdict reply for one request."""
+
+    #: True when the backend's answer depends on the ids, not only on the texts (replay).
+    keyed_by_ids: bool = False
+    #: False for backends that never call out (their verdicts are committed in batches).
+    calls_out: bool = True
+
+    def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
+        self.name = name
+        self.judge = judge
+        self._api_key = api_key
+        self.root = root
+
+    @abstractmethod
+    async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
+        """Ask the judge once; ``turns`` are earlier unusable replies and their follow-ups."""
+
+    def decoding(self) -> dict[str, object]:
+        """Decoding settings that can change a reply (part of the judge's identity)."""
+        return {"temperature": self.judge.temperature, "max_tokens": self.judge.max_tokens,
+                "structured_output": self.judge.structured_output}
+
+    def identity_extra(self) -> str:
+        """Anything beyond the config that changes this backend's answers (e.g. a file digest)."""
+        return ""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key (if any) blanked out."""
+        key = self._api_key
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+
+_REGISTRY: dict[str, tuple[str, str, str]] = {
+    "openai": ("scoring.judge.openai_backend", "OpenAIBackend", "openai"),
+    "anthropic": ("scoring.judge.anthropic_backend", "AnthropicBackend", "anthropic"),
+    "replay": ("scoring.judge.replay_backend", "ReplayBackend", ""),
+}
+
+
+def register_backend(provider: str, module: str, cls: str, pip_name: str = "") -> None:
+    """Register a backend class by provider name (imported only when a judge uses it)."""
+    _REGISTRY[provider] = (module, cls, pip_name)
+
+
+def backend_class(provider: str) -> type[Backend]:
+    """The backend class for a provider name, importing its SDK only now.
+
+    Raises:
+        GamutError: unknown provider, or its SDK is not installed (with the install command).
+    """
+    if provider not in _REGISTRY:
+        raise GamutError(f"unknown judge provider {provider!r} (one of {', '.join(_REGISTRY)})")
+    module, cls, pip_name = _REGISTRY[provider]
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        hint = f"; install it with: pip install {pip_name}" if pip_name else ""
+        raise GamutError(f"the {provider} judge backend cannot load ({exc.name} missing){hint}")\
+            from None
+    out: type[Backend] = getattr(mod, cls)
+    return out
+
+
+__all__ = [
+    "Backend",
+    "BackendError",
+    "Completion",
+    "JudgeRequest",
+    "Turn",
+    "backend_class",
+    "register_backend",
+]

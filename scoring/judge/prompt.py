@@ -1,0 +1,182 @@
+"""The judge prompt (SPEC section 5): a versioned template file, rendered per (response, check).
+
+The template lives in ``scoring/prompts/judge_<version>.txt``; its declared version string and its
+content hash are part of the judge's identity. Shared content (instructions, question, fenced
+response) comes first and the one check last, so provider prefix caching applies across the checks
+of one response.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from scoring.compiler import CheckKind
+from scoring.errors import GamutError
+from scoring.scorer import Verdict
+
+_SECTIONS = ("version", "system", "shared", "check", "reask")
+_KIND_LABEL = {CheckKind.BASELINE: "threshold", CheckKind.COVERAGE: "threshold"}
+
+
+class JudgeReply(BaseModel):
+    """The judge's reply: one verdict and a short rationale."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Verdict
+    rationale: str = Field(min_length=1, max_length=4000)
+
+
+#: JSON Schema sent to providers that support structured output.
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": [v.value for v in Verdict]},
+        "rationale": {"type": "string"},
+    },
+    "required": ["verdict", "rationale"],
+    "additionalProperties": False,
+}
+
+
+class BadReply(ValueError):
+    """A reply that is not a valid verdict object; ``str(exc)`` says what is wrong."""
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A parsed judge prompt template."""
+
+    version: str
+    digest: str
+    system: str
+    shared: str
+    check: str
+    reask: str
+
+    def render_shared(self, question: str, response: str) -> str:
+        """The per-response part of the user message: question, then the fenced response."""
+        fence = response_fence(response)
+        return _fill(self.shared, question=question, response=response, fence=fence)
+
+    def render_check(self, check_text: str, kind: CheckKind) -> str:
+        """The per-check tail of the user message."""
+        return _fill(self.check, check=check_text, kind=_KIND_LABEL.get(kind, kind.value))
+
+    def render_reask(self, error: str) -> str:
+        """The follow-up message sent after an unusable reply."""
+        return _fill(self.reask, error=error)
+
+
+def _fill(template: str, **values: str) -> str:
+    # one pass, so a placeholder-like string inside a value is never expanded
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: values.get(m[1], m[0]), template)
+
+
+def response_fence(response: str) -> str:
+    """A fence token derived from the response that does not occur inside it (deterministic)."""
+    salt = 0
+    while True:
+        h = hashlib.sha256(f"{salt}:{response}".encode()).hexdigest()[:12]
+        fence = f"<<<ANSWER-{h}>>>"
+        if fence not in response:
+            return fence
+        salt += 1
+
+
+def parse_template(text: str, name: str = "template") -> PromptTemplate:
+    """Parse a template file's text (``@@ section`` markers, ``#`` comment lines).
+
+    Raises:
+        GamutError: when a section is missing or unknown.
+    """
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        if line.startswith("@@ "):
+            current = line[3:].strip()
+            if current not in _SECTIONS:
+                raise GamutError(f"{name}: unknown section {current!r} "
+                                 f"(expected {', '.join(_SECTIONS)})")
+            sections[current] = []
+        elif current is None:
+            if line.strip() and not line.startswith("#"):
+                raise GamutError(f"{name}: text before the first '@@ section' line")
+        else:
+            sections[current].append(line)
+    missing = [s for s in _SECTIONS if s not in sections]
+    if missing:
+        raise GamutError(f"{name}: missing section(s) {', '.join(missing)}")
+    body = {k: "\n".join(v).strip("\n") for k, v in sections.items()}
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return PromptTemplate(version=body["version"].strip(), digest=digest, system=body["system"],
+                          shared=body["shared"], check=body["check"], reask=body["reask"])
+
+
+@functools.cache
+def load_template(prompt_version: str) -> PromptTemplate:
+    """Load ``scoring/prompts/judge_<prompt_version>.txt``.
+
+    Raises:
+        GamutError: when no such template ships with the engine.
+    """
+    name = f"judge_{prompt_version}.txt"
+    try:
+        text = resources.files("scoring").joinpath("prompts", name).read_text(encoding="utf-8")
+    except (FileNotFoundError, OSError):
+        raise GamutError(f"no judge prompt template {name!r} (set prompt_version to one of "
+                         f"{', '.join(available_versions()) or 'none'})") from None
+    return parse_template(text, name)
+
+
+def available_versions() -> list[str]:
+    """Prompt versions shipped in ``scoring/prompts/``."""
+    files = resources.files("scoring").joinpath("prompts").iterdir()
+    return sorted(f.name[6:-4] for f in files if re.fullmatch(r"judge_.+\.txt", f.name))
+
+
+_FENCED = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+def parse_reply(text: str) -> JudgeReply:
+    """Validate a raw reply: one JSON object with a known verdict (a Markdown code fence around it
+    is tolerated). Never guesses.
+
+    Raises:
+        BadReply: saying what is wrong, for the re-ask message.
+    """
+    m = _FENCED.match(text)
+    body = m[1] if m else text.strip()
+    try:
+        obj = json.loads(body)
+    except json.JSONDecodeError:
+        raise BadReply("it is not a JSON object") from None
+    if not isinstance(obj, dict):
+        raise BadReply("it is not a JSON object")
+    try:
+        return JudgeReply.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first["loc"]) or "reply"
+        raise BadReply(f"{field}: {first['msg']}") from None
+
+
+__all__ = [
+    "REPLY_SCHEMA",
+    "BadReply",
+    "JudgeReply",
+    "PromptTemplate",
+    "available_versions",
+    "load_template",
+    "parse_reply",
+    "parse_template",
+    "response_fence",
+]

@@ -1,0 +1,363 @@
+"""Running the judges: plan from the cache, call what has no verdict, commit each verdict.
+
+Per judge, ``max_concurrency`` workers (the judge's one named limiter) pull (response, check) pairs
+from a shared queue. The SDKs retry 429/5xx/timeouts/dropped connections themselves
+(``max_retries``, honouring ``Retry-After``); this layer adds what they lack: re-asks for unusable
+output (at most two), a per-run deadline, and no retry of other 4xx. A verdict is never defaulted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from scoring.config import GamutConfig, JudgeConfig, judge_key_problems
+from scoring.errors import ConfigError, Problem
+from scoring.judge.backends import Backend, BackendError, JudgeRequest, Turn, backend_class
+from scoring.judge.cache import Ids, VerdictCache, digest, judge_identity
+from scoring.judge.inputs import ResponseUnit, load_inputs
+from scoring.judge.progress import ProgressSink, default_progress
+from scoring.judge.prompt import BadReply, PromptTemplate, load_template, parse_reply
+from scoring.questions import Setting
+
+#: Re-asks after an unusable reply (so at most 1 + MAX_REASKS replies per check).
+MAX_REASKS = 2
+#: Output tokens assumed per call by ``--dry-run``.
+EST_TOKENS_OUT = 60
+_BATCH = 500  # commit size for backends that never call out
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A (response, check) that got no verdict in this run; it is retried on the next."""
+
+    judge: str
+    submission_id: str
+    setting: str
+    question_id: str
+    check_id: str
+    kind: str
+    message: str
+    raw: str = ""
+
+    def __str__(self) -> str:
+        return (f"{self.judge} {self.submission_id}/{self.setting}/{self.question_id}/"
+                f"{self.check_id}: {self.kind}: {self.message}")
+
+
+@dataclass
+class JudgeStats:
+    """What one judge did in a run (or, for a dry run, would do)."""
+
+    judge: str
+    label: str
+    identity: str
+    checks: int = 0
+    cache_hits: int = 0
+    empty: int = 0
+    planned: int = 0
+    judged: int = 0
+    calls: int = 0
+    reasks: int = 0
+    unfinished: int = 0
+    tokens_in: int = 0
+    tokens_cached: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    est_tokens_in: int = 0
+    est_tokens_out: int = 0
+    cost: float | None = None
+    failures: list[Failure] = field(default_factory=list)
+
+
+@dataclass
+class JudgeReport:
+    """The outcome of :func:`judge_all`."""
+
+    judges: dict[str, JudgeStats]
+    dry_run: bool
+    elapsed_s: float = 0.0
+
+    @property
+    def failures(self) -> list[Failure]:
+        """Every failure of every judge."""
+        return [f for s in self.judges.values() for f in s.failures]
+
+    @property
+    def ok(self) -> bool:
+        """True when every planned call ended with a verdict."""
+        return not self.failures and not any(s.unfinished for s in self.judges.values())
+
+    def summary_lines(self) -> list[str]:
+        """One human-readable line per judge (never any rubric or response text)."""
+        out = []
+        for s in self.judges.values():
+            if self.dry_run:
+                out.append(f"{s.judge} ({s.label}): {s.checks} checks, {s.cache_hits} cached, "
+                           f"{s.empty} empty responses; would make {s.planned} calls, about "
+                           f"{s.est_tokens_in:,} tokens in and {s.est_tokens_out:,} out")
+                continue
+            cost = f", cost ${s.cost:.4f}" if s.cost is not None else ""
+            extra = f", {s.unfinished} not attempted (deadline)" if s.unfinished else ""
+            out.append(f"{s.judge} ({s.label}): {s.checks} checks: {s.cache_hits} cache hits, "
+                       f"{s.empty} empty, {s.judged} judged with {s.calls} calls "
+                       f"({s.reasks} re-asks), {len(s.failures)} failed{extra}; tokens "
+                       f"{s.tokens_in:,} in ({s.tokens_cached:,} cached), {s.tokens_out:,} "
+                       f"out{cost}")
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    key: str
+    ids: Ids
+    request: JudgeRequest
+
+
+@dataclass(frozen=True)
+class _Judge:
+    name: str
+    config: JudgeConfig
+    template: PromptTemplate
+    backend: Backend
+    identity: str
+    label: str
+
+
+def unit_keys(judge: _Judge | tuple[str, bool], unit: ResponseUnit) -> Iterator[str]:
+    """The cache key of each check of ``unit`` for a judge (identity, keyed-by-ids flag)."""
+    identity, by_ids = ((judge.identity, judge.backend.keyed_by_ids) if isinstance(judge, _Judge)
+                        else judge)
+    shared = digest(unit.question, unit.response)
+    for c in unit.checks:
+        parts = [identity, shared, digest(c.kind.value, c.text)]
+        if by_ids:
+            parts += [unit.submission_id, unit.setting.value, unit.question_id, c.check_id]
+        yield digest(*parts)
+
+
+def build_judges(cfg: GamutConfig, names: list[str] | None, need_keys: bool) -> list[_Judge]:
+    """Check the named judges' config and construct their backends (no call is made).
+
+    Raises:
+        ConfigError: unknown judge names and missing API keys, all at once.
+        GamutError: an unknown prompt version or an unloadable backend.
+    """
+    file = str(cfg.root / "gamut.toml")
+    wanted = list(cfg.judges) if names is None else list(dict.fromkeys(names))
+    problems = [Problem(file, None, f"no judge named {n!r}",
+                        f"one of: {', '.join(cfg.judges)}") for n in wanted if n not in cfg.judges]
+    if need_keys:
+        problems += judge_key_problems(cfg.judges, file, [n for n in wanted if n in cfg.judges])
+    if problems:
+        raise ConfigError(problems, "cannot start the judges")
+    out = []
+    for name in wanted:
+        jc = cfg.judges[name]
+        template = load_template(jc.prompt_version)
+        key = os.environ.get(jc.api_key_env) if jc.api_key_env and need_keys else None
+        backend = backend_class(jc.provider)(name, jc, key, cfg.root)
+        identity = judge_identity({
+            "provider": jc.provider, "model": jc.model, "prompt_version": template.version,
+            "prompt_digest": template.digest, "decoding": backend.decoding(),
+            "extra": backend.identity_extra(),
+        })
+        out.append(_Judge(name, jc, template, backend, identity,
+                          f"{jc.provider}:{jc.model}@{template.version}"))
+    return out
+
+
+def _plan(j: _Judge, units: list[ResponseUnit], known: set[str],
+          stats: JudgeStats) -> list[_Item]:
+    todo: list[_Item] = []
+    t = j.template
+    system = t.system
+    for u in units:
+        if not u.response.strip():
+            stats.checks += len(u.checks)
+            stats.empty += len(u.checks)
+            continue
+        shared: str | None = None
+        for c, key in zip(u.checks, unit_keys(j, u), strict=True):
+            stats.checks += 1
+            if key in known:
+                stats.cache_hits += 1
+                continue
+            if shared is None:
+                shared = t.render_shared(u.question, u.response)
+            req = JudgeRequest(u.submission_id, u.setting, u.question_id, c.check_id, c.kind,
+                               u.question, u.response, c.text, system, shared,
+                               t.render_check(c.text, c.kind))
+            ids = Ids(j.name, u.submission_id, u.setting.value, u.question_id, c.check_id)
+            todo.append(_Item(key, ids, req))
+    stats.planned = len(todo)
+    for it in todo:
+        r = it.request
+        stats.est_tokens_in += (len(r.system) + len(r.shared) + len(r.check_prompt)) // 4
+    stats.est_tokens_out = EST_TOKENS_OUT * len(todo)
+    return todo
+
+
+async def _judge_one(j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeStats,
+                     commit: bool) -> bool:
+    """Get one verdict (re-asking for unusable output) and store it, or store the failure."""
+    turns: tuple[Turn, ...] = ()
+    calls = tin = tcached = tout = 0
+    last_err, last_raw = "", ""
+    t0 = time.perf_counter()
+    fail_kind = "bad_output"
+    for _ in range(1 + MAX_REASKS):
+        calls += 1
+        try:
+            comp = await j.backend.complete(item.request, turns)
+        except BackendError as exc:
+            if exc.kind != "bad_body":
+                fail_kind, last_err, last_raw = exc.kind, str(exc), exc.raw
+                break
+            last_err, last_raw = "the provider's reply body was not valid JSON", exc.raw
+            continue
+        tin, tcached, tout = tin + comp.tokens_in, tcached + comp.tokens_cached, \
+            tout + comp.tokens_out
+        try:
+            reply = parse_reply(comp.text)
+        except BadReply as exc:
+            last_err, last_raw = str(exc), comp.text
+            turns = (*turns, Turn(comp.text, j.template.render_reask(str(exc))))
+            continue
+        latency = time.perf_counter() - t0
+        cache.put(item.key, j.identity, item.ids, reply.verdict.value, reply.rationale,
+                  tokens_in=tin, tokens_cached=tcached, tokens_out=tout, latency_s=latency,
+                  calls=calls, commit=commit)
+        _count(stats, calls, tin, tcached, tout, latency)
+        stats.judged += 1
+        return True
+    else:
+        last_err = f"no valid verdict after {calls} replies; last: {last_err}"
+    _count(stats, calls, tin, tcached, tout, time.perf_counter() - t0)
+    _record_failure(j, item, cache, stats, fail_kind, last_err, last_raw, calls)
+    return False
+
+
+def _count(stats: JudgeStats, calls: int, tin: int, tcached: int, tout: int,
+           latency: float) -> None:
+    stats.calls += calls
+    stats.reasks += max(0, calls - 1)
+    stats.tokens_in += tin
+    stats.tokens_cached += tcached
+    stats.tokens_out += tout
+    stats.latency_s += latency
+
+
+def _record_failure(j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeStats, kind: str,
+                    message: str, raw: str, calls: int) -> None:
+    message, raw = j.backend.redact(message), j.backend.redact(raw)
+    cache.fail(item.key, j.identity, item.ids, kind, message, raw, calls)
+    i = item.ids
+    stats.failures.append(Failure(j.name, i.submission_id, i.setting, i.question_id,
+                                  i.check_id, kind, message, raw))
+
+
+async def _run_judge(j: _Judge, items: list[_Item], cache: VerdictCache, stats: JudgeStats,
+                     progress: ProgressSink, deadline_s: float | None) -> None:
+    queue = iter(items)
+    calls_out = j.backend.calls_out
+    n_workers = min(j.config.max_concurrency if calls_out else 1, len(items))
+    started = 0
+
+    async def worker() -> None:
+        nonlocal started
+        for item in queue:
+            started += 1
+            try:
+                ok = await _judge_one(j, item, cache, stats, commit=calls_out)
+            except asyncio.CancelledError:
+                _record_failure(j, item, cache, stats, "deadline",
+                                "the run's deadline passed while this call was in flight", "", 1)
+                raise
+            progress.advance(j.name, ok)
+            if not calls_out and started % _BATCH == 0:
+                cache.commit()
+                cache.begin()
+
+    if not calls_out:
+        cache.begin()
+    try:
+        async with asyncio.timeout(deadline_s):
+            await asyncio.gather(*(worker() for _ in range(n_workers)))
+    except TimeoutError:
+        stats.unfinished = len(items) - started
+    finally:
+        if not calls_out:
+            cache.commit()
+        await j.backend.aclose()
+
+
+def _cost(j: JudgeConfig, s: JudgeStats) -> float | None:
+    if j.price_in_per_mtok is None or j.price_out_per_mtok is None:
+        return None
+    cached_price = (j.price_cached_in_per_mtok if j.price_cached_in_per_mtok is not None
+                    else j.price_in_per_mtok)
+    return ((s.tokens_in - s.tokens_cached) * j.price_in_per_mtok
+            + s.tokens_cached * cached_price + s.tokens_out * j.price_out_per_mtok) / 1e6
+
+
+def judge_all(cfg: GamutConfig, judges: list[str] | None = None,
+              submissions: list[str] | None = None, settings: list[Setting] | None = None,
+              dry_run: bool = False, *, progress: ProgressSink | None = None,
+              deadline_s: float | None = None) -> JudgeReport:
+    """Judge every (response, check) that has no verdict yet, for the named judges.
+
+    Args:
+        cfg: the project config.
+        judges: judge names (default: every configured judge).
+        submissions: submission ids (default: every submission).
+        settings: settings (default: both).
+        dry_run: only count the calls and estimate their tokens; call nothing, write nothing.
+        progress: where progress goes (default: a rich bar on a terminal, plain lines otherwise).
+        deadline_s: a deadline for the whole run, in seconds (a judge's ``deadline_s`` may be
+            shorter).
+
+    Returns:
+        Per-judge counts, tokens, cost and failures. Verdicts are in the cache (``store.cache``).
+
+    Raises:
+        ConfigError: unknown judge names or missing API keys, before any call.
+        ProblemsError: unreadable questions, rubrics or responses.
+    """
+    t0 = time.perf_counter()
+    built = build_judges(cfg, judges, need_keys=not dry_run)
+    inputs = load_inputs(cfg, submissions, settings)
+    report = JudgeReport({}, dry_run)
+    with VerdictCache(cfg.path(cfg.store.cache)) as cache:
+        plans: list[tuple[_Judge, list[_Item], JudgeStats]] = []
+        for j in built:
+            stats = JudgeStats(j.name, j.label, j.identity)
+            plans.append((j, _plan(j, inputs.units, cache.keys(j.identity), stats), stats))
+            report.judges[j.name] = stats
+        if not dry_run:
+            sink = progress or default_progress()
+            for j, items, stats in plans:
+                sink.start(j.name, len(items), stats.cache_hits)
+
+            async def run_all() -> None:
+                await asyncio.gather(*(
+                    _run_judge(j, items, cache, stats, sink,
+                               min((d for d in (deadline_s, j.config.deadline_s)
+                                    if d is not None), default=None))
+                    for j, items, stats in plans))
+
+            try:
+                asyncio.run(run_all())
+            finally:
+                sink.close()
+            for j, _, stats in plans:
+                stats.cost = _cost(j.config, stats)
+    report.elapsed_s = time.perf_counter() - t0
+    return report
+
+
+__all__ = ["MAX_REASKS", "Failure", "JudgeReport", "JudgeStats", "build_judges", "judge_all",
+           "unit_keys"]

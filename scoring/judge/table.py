@@ -1,0 +1,107 @@
+"""The verdict table (ARCHITECTURE.md, "The verdict table"), built from the verdict cache.
+
+One row per (submission, setting, judge, question, check) of the current submissions and rubrics
+that has a verdict. An empty response has ``missing`` on every check (no call was made). Rationale
+and check text are included only when rubrics are public.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from scoring.config import GamutConfig
+from scoring.errors import GamutError
+from scoring.judge.cache import VerdictCache
+from scoring.judge.inputs import load_inputs
+from scoring.judge.runner import build_judges, unit_keys
+from scoring.scorer import Verdict
+from scoring.storage import atomic_write
+from scoring.verdicts import VERDICT_COLUMNS
+
+EMPTY_RATIONALE = "The response is empty."
+_CATEGORICAL = ("submission_id", "setting", "judge", "question_id", "check_id", "kind", "tier",
+                "verdict")
+
+
+def verdict_frame(cfg: GamutConfig, *, judge_ids: bool = False) -> pd.DataFrame:
+    """Every cached verdict of the current submissions and rubrics, as a table.
+
+    Args:
+        cfg: the project config.
+        judge_ids: add a ``judge_id`` column (provider:model@prompt-version) after ``judge``.
+    """
+    public = cfg.benchmark.rubrics_public
+    judges = build_judges(cfg, None, need_keys=False)
+    units = load_inputs(cfg).units
+    cols: dict[str, list[Any]] = {c: [] for c in VERDICT_COLUMNS}
+    labels: list[str] = []
+    rationale: list[str] = []
+    check_text: list[str] = []
+    with VerdictCache(cfg.path(cfg.store.cache)) as cache:
+        for j in judges:
+            stored = cache.verdicts(j.identity)
+            for u in units:
+                empty = not u.response.strip()
+                for c, key in zip(u.checks, unit_keys(j, u), strict=True):
+                    if empty:
+                        verdict, why = Verdict.MISSING.value, EMPTY_RATIONALE
+                    else:
+                        hit = stored.get(key)
+                        if hit is None:
+                            continue
+                        verdict, why = hit.verdict, hit.rationale
+                    for name, value in (
+                        ("submission_id", u.submission_id), ("setting", u.setting.value),
+                        ("judge", j.name), ("question_id", u.question_id),
+                        ("check_id", c.check_id), ("kind", c.kind.value),
+                        ("tier", c.tier.value), ("secondary", c.secondary), ("verdict", verdict),
+                    ):
+                        cols[name].append(value)
+                    labels.append(j.label)
+                    if public:
+                        rationale.append(why)
+                        check_text.append(c.text)
+    df = pd.DataFrame(cols, columns=list(VERDICT_COLUMNS))
+    for name in _CATEGORICAL:
+        df[name] = df[name].astype("category")
+    df["secondary"] = df["secondary"].astype(bool)
+    if judge_ids:
+        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels)
+    if public:
+        df["rationale"] = rationale
+        df["check_text"] = check_text
+    return df
+
+
+def write_verdict_table(cfg: GamutConfig) -> Path:
+    """Write ``<results>/verdicts.parquet`` from the cache; returns its path."""
+    out = cfg.path(cfg.store.results) / "verdicts.parquet"
+    df = verdict_frame(cfg)
+    atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
+    return out
+
+
+def export_verdicts(cfg: GamutConfig, out: Path) -> int:
+    """Export every verdict to ``out`` (``.parquet``, ``.csv`` or ``.jsonl``); returns the rows.
+
+    Raises:
+        GamutError: for any other extension.
+    """
+    suffix = out.suffix.lower()
+    if suffix not in (".parquet", ".csv", ".jsonl"):
+        raise GamutError(f"cannot export to {out.name!r}: use a .parquet, .csv or .jsonl file")
+    df = verdict_frame(cfg, judge_ids=True)
+    if suffix == ".parquet":
+        atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
+    elif suffix == ".csv":
+        atomic_write(out, lambda tmp: df.to_csv(tmp, index=False))
+    else:
+        atomic_write(out, lambda tmp: df.to_json(tmp, orient="records", lines=True,
+                                                 force_ascii=False))
+    return len(df)
+
+
+__all__ = ["EMPTY_RATIONALE", "export_verdicts", "verdict_frame", "write_verdict_table"]
