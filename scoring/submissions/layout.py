@@ -225,7 +225,7 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
                 where,
                 None,
                 f"cannot compare with {ref!r}: {diff.stderr.strip()}",
-                "fetch the base branch first (git fetch origin main) or pass a valid ref",
+                "fetch the base branch first, e.g. `git fetch origin main`, or pass a valid ref",
             )
         ]
     untracked = _git(toplevel, "ls-files", "--others", "--exclude-standard", "-z")

@@ -12,7 +12,7 @@ from scoring.errors import Problem
 from scoring.submission import SubmissionMeta
 
 MAX_METADATA_BYTES = 64 * 1024
-_SCHEMA_HINT = "see the comments in the scaffold (gamut submission new) or `gamut schema`"
+_SCHEMA_HINT = "see the comments of `gamut submission new` or the schema of `gamut schema`"
 Loc = tuple[str | int, ...]
 
 

@@ -93,14 +93,14 @@ def read_response_file(
             None,
             f"file is {_size(max(size, limits.max_file_bytes + 1))}, over the "
             f"{_size(limits.max_file_bytes)} limit for a response file",
-            f"shorten the responses (at most {_size(limits.max_response_bytes)} each)",
+            f"shorten the responses; each may hold at most {_size(limits.max_response_bytes)}",
         )
         return out
     if not data.strip():
         problem(
             None,
             "empty file: it holds no responses",
-            f"{_LINE_FORMAT}, one for every public question (gamut generate writes this file)",
+            f"{_LINE_FORMAT}, one for every public question; `gamut generate` writes this file",
         )
         return out
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
@@ -164,7 +164,7 @@ def read_response_file(
             problem(
                 n,
                 f"unknown question_id {qid!r}",
-                f"answer only the public {setting} questions (gamut questions export)",
+                f"answer only the public {setting} questions; `gamut questions export` lists them",
             )
             continue
         if qid in first_line:
@@ -191,7 +191,7 @@ def read_response_file(
             problem(
                 n,
                 f"response is {_size(n_bytes)}, over the {_size(limits.max_response_bytes)} limit",
-                "shorten it (limit the model's output tokens)",
+                "shorten it, e.g. by limiting the model's output tokens",
                 qid,
             )
         if not resp.strip():
@@ -213,6 +213,6 @@ def read_response_file(
             problem(
                 None,
                 f"{len(absent)} {setting} question(s) have no response: {shown}",
-                "add one line for each (gamut generate resumes where it stopped)",
+                "add one line for each; `gamut generate` resumes where it stopped",
             )
     return out
