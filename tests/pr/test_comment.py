@@ -1,0 +1,129 @@
+"""The sticky PR comment, rendered from small score tables written to a temporary results/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from scoring.cli import main
+from scoring.comment import MARKER, CommentError, escape, read_warnings, render_comment
+from scoring.config import GamutConfig, load_config
+from tests.hub.conftest import write_config
+
+
+def _row(
+    sid: str, setting: str, judge: str, gamut: float, rank: int | None, status: str = "complete"
+) -> dict[str, object]:
+    return {
+        "submission_id": sid, "setting": setting, "judge": judge, "primary": judge == "j1",
+        "status": status, "n_questions": 12, "n_checks_missing": 0 if status == "complete" else 7,
+        "gamut": gamut, "gamut_lo": gamut - 3, "gamut_hi": gamut + 3,
+        "ac": gamut + 5, "ac_lo": gamut + 1, "ac_hi": gamut + 9,
+        "v": gamut - 5, "v_lo": gamut - 9, "v_hi": gamut - 1,
+        "c": np.nan, "c_lo": np.nan, "c_hi": np.nan,
+        "share_meets": 0.5, "share_partial": 0.2, "share_missing": 0.2, "share_contradicts": 0.1,
+        "rank": rank, "rank_lo": rank, "rank_hi": None if rank is None else rank + 1,
+        "text_only": 50.0, "gap": 8.25, "gap_lo": 2.0, "gap_hi": 14.5,
+        "model_name": "Aurora <b>@everyone</b>", "organisation": "Lab", "demo": False,
+    }  # fmt: skip
+
+
+@pytest.fixture
+def cfg(tmp_path: Path) -> GamutConfig:
+    res = tmp_path / "results"
+    res.mkdir()
+    rows = [
+        _row("new-model", "multimodal", "j1", 41.75, 2),
+        _row("new-model", "text_only", "j1", 50.0, 1),
+        _row("old-model", "multimodal", "j1", 60.0, 1),
+        _row("old-model", "text_only", "j1", 45.0, 2),
+        _row("half-done", "multimodal", "j1", np.nan, None, status="incomplete"),
+        _row("new-model", "multimodal", "j2", 39.0, 1),
+    ]
+    board = pd.DataFrame(rows)
+    board["submission_id"] = board["submission_id"].astype("category")
+    board["rank"] = board["rank"].astype("Int64")
+    board.to_parquet(res / "leaderboard.parquet")
+    dom = pd.DataFrame([
+        {"submission_id": "new-model", "setting": s, "judge": "j1", "domain": d,
+         "n_questions": 6, "gamut": g, "gamut_lo": g - 4, "gamut_hi": g + 4,
+         "ac": g, "v": g, "c": g}
+        for s, d, g in [("multimodal", "food", 30.0), ("multimodal", "plants", 52.5),
+                        ("text_only", "food", 48.0)]
+    ])  # fmt: skip
+    dom.to_parquet(res / "by_domain.parquet")
+    (res / "provenance.json").write_text(json.dumps({
+        "primary_judge": "j1", "rubric_version": "rv-1234",
+        "judges": {"j1": {"model": "judge-model-1"}},
+    }))  # fmt: skip
+    return load_config(write_config(tmp_path, "rubrics"))
+
+
+def test_scores_ranks_tiers_and_gap(cfg: GamutConfig) -> None:
+    md = render_comment(cfg, "new-model")
+    assert md.startswith(MARKER + "\n")
+    assert "| multimodal | **41.8 [38.8, 44.8]** | 2 of 2 (CI 2–3) | 46.8 [42.8, 50.8] |" in md
+    assert "| text_only | **50.0 [47.0, 53.0]** | 1 of 2 (CI 1–2) |" in md
+    assert "+8.2 [+2.0, +14.5]" in md or "+8.3 [+2.0, +14.5]" in md
+    assert "meets 50%, partially meets 20%, missing 20%, contradicts 10%" in md
+    assert "rubric version `rv-1234`" in md and "`judge-model-1`" in md
+
+
+def test_per_domain_table_and_other_judges(cfg: GamutConfig) -> None:
+    md = render_comment(cfg, "new-model")
+    assert "| domain | questions | multimodal | text_only |" in md
+    assert "| food | 6 | 30.0 [26.0, 34.0] | 48.0 [44.0, 52.0] |" in md
+    assert "| plants | 6 | 52.5 [48.5, 56.5] | – |" in md
+    assert "| `j2` | multimodal | 39.0 [36.0, 42.0] | complete |" in md
+
+
+def test_incomplete_submission_has_no_rank(cfg: GamutConfig) -> None:
+    md = render_comment(cfg, "half-done")
+    assert "incomplete (7 checks without verdict)" in md
+    assert "| multimodal | **–** | – |" in md
+
+
+def test_untrusted_text_is_inert(cfg: GamutConfig) -> None:
+    warnings = [{"file": "submissions/new-model/multimodal.jsonl", "line": 4,
+                 "severity": "warning", "message": "text to the judge: <!-- x --> @maintainer",
+                 "fix": "see [this](https://evil.example)"}]  # fmt: skip
+    md = render_comment(cfg, "new-model", warnings)
+    assert "<b>" not in md and "@everyone" not in md and "@maintainer" not in md
+    assert md.count("<!--") == 1 and "https://evil" not in md
+    assert "submissions/new-model/multimodal.jsonl:4" in md
+    assert escape("a|b`c") == "a\\|b\\`c"
+
+
+def test_warnings_file_keeps_only_warnings(tmp_path: Path) -> None:
+    f = tmp_path / "v.json"
+    f.write_text(json.dumps({"ok": True, "problems": [
+        {"file": "a", "line": 1, "severity": "error", "message": "bad"},
+        {"file": "b", "line": 2, "severity": "warning", "message": "odd"}]}))  # fmt: skip
+    assert [w["message"] for w in read_warnings(f)] == ["odd"]
+    f.write_text('{"problems": 3}')
+    with pytest.raises(CommentError, match="not a validator report"):
+        read_warnings(f)
+
+
+def test_unknown_submission_and_missing_tables(cfg: GamutConfig, tmp_path: Path) -> None:
+    with pytest.raises(CommentError, match="gamut judge"):
+        render_comment(cfg, "nobody")
+    (tmp_path / "results" / "leaderboard.parquet").unlink()
+    with pytest.raises(CommentError, match="gamut score"):
+        render_comment(cfg, "new-model")
+
+
+def test_cli_writes_the_file(cfg: GamutConfig, tmp_path: Path) -> None:
+    out = tmp_path / "c" / "comment.md"
+    r = CliRunner().invoke(main, ["comment", "--config", str(tmp_path / "gamut.toml"),
+                                  "--submission", "new-model", "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert out.read_text().startswith(MARKER)
+    r = CliRunner().invoke(main, ["comment", "--config", str(tmp_path / "gamut.toml"),
+                                  "--submission", "nobody", "--out", str(out)])  # fmt: skip
+    assert r.exit_code == 1
