@@ -26,7 +26,16 @@ _FATAL_STATUS = {401, 403, 404}
 
 
 class CallFailed(Exception):
-    """One question could not be answered (after the SDK's retries)."""
+    """One question could not be answered (after the SDK's retries).
+
+    Attributes:
+        retry: whether asking again may help (an empty or malformed reply, which the SDK does
+            not retry itself); HTTP failures have had their retries already.
+    """
+
+    def __init__(self, reason: str, retry: bool = False) -> None:
+        super().__init__(reason)
+        self.retry = retry
 
 
 class FatalCallError(GamutError):
@@ -145,6 +154,8 @@ class OpenAIBackend:
             raise _status_error(exc, "OpenAI-compatible", self._s) from None
         except self._sdk.APIError as exc:
             raise CallFailed(type(exc).__name__) from None
+        except ValueError as exc:  # a 2xx whose body is not the protocol's JSON
+            raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
         text = (out.choices[0].message.content or "") if out.choices else ""
         usage = out.usage
         return Reply(
@@ -203,6 +214,8 @@ class AnthropicBackend:
             raise _status_error(exc, "Anthropic", self._s) from None
         except self._sdk.APIError as exc:
             raise CallFailed(type(exc).__name__) from None
+        except ValueError as exc:  # a 2xx whose body is not the protocol's JSON
+            raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
         text = "".join(getattr(b, "text", "") for b in out.content if b.type == "text")
         return Reply(text, out.usage.input_tokens, out.usage.output_tokens)
 

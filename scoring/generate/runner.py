@@ -70,7 +70,7 @@ class GenerateOptions:
     deadline_s: float | None = None
     timeout_s: float = 120.0
     max_retries: int = 6
-    empty_retries: int = 2
+    reply_retries: int = 2
 
     @property
     def key_env(self) -> str:
@@ -257,18 +257,25 @@ def backend_settings(plan: Plan) -> BackendSettings:
     )
 
 
-async def _ask(backend: Backend, request: Request, empty_retries: int) -> Reply:
-    """One answer; an empty reply is asked again, then counted as a failure."""
-    for _ in range(empty_retries + 1):
-        reply = await backend.answer(request)
+async def _ask(backend: Backend, request: Request, reply_retries: int) -> Reply:
+    """One answer. An empty or malformed reply is asked again, then counted as a failure."""
+    reason = ""
+    for _ in range(reply_retries + 1):
+        try:
+            reply = await backend.answer(request)
+        except CallFailed as exc:
+            if not exc.retry:
+                raise
+            reason = str(exc)
+            continue
         text = clean_response(reply.text)
-        if text.strip():
-            if len(text.encode("utf-8")) > MAX_RESPONSE_BYTES:
-                raise CallFailed(
-                    f"reply larger than {MAX_RESPONSE_BYTES} bytes; lower --max-tokens"
-                )
-            return Reply(text, reply.input_tokens, reply.output_tokens)
-    raise CallFailed(f"empty reply ({empty_retries + 1} attempts)")
+        if not text.strip():
+            reason = "empty reply"
+            continue
+        if len(text.encode("utf-8")) > MAX_RESPONSE_BYTES:
+            raise CallFailed(f"reply larger than {MAX_RESPONSE_BYTES} bytes; lower --max-tokens")
+        return Reply(text, reply.input_tokens, reply.output_tokens)
+    raise CallFailed(f"{reason} ({reply_retries + 1} attempts)")
 
 
 async def run(plan: Plan, backend: Backend, reporter: Reporter | None = None) -> GenerateResult:
@@ -302,7 +309,7 @@ async def run(plan: Plan, backend: Backend, reporter: Reporter | None = None) ->
             stats = plan.stats[setting]
             image = plan.images.get(q.question_id) if setting is Setting.MULTIMODAL else None
             try:
-                reply = await _ask(backend, Request(q.prompt(setting), image), o.empty_retries)
+                reply = await _ask(backend, Request(q.prompt(setting), image), o.reply_retries)
             except CallFailed as exc:
                 reasons[(setting, q.question_id)] = str(exc)
                 stats.failed += 1

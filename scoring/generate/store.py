@@ -53,18 +53,20 @@ class ResponseFile:
     ids with a line in the file (read at open, then kept up to date).
     """
 
-    def __init__(self, path: Path, answered: set[str], fd: int, repaired_bytes: int) -> None:
+    def __init__(self, path: Path, answered: set[str], repaired_bytes: int) -> None:
         self.path = path
         self.answered = answered
         self.repaired_bytes = repaired_bytes
-        self._fd = fd
+        self._fd = -1  # opened (and the file created) on the first answer
         self._lock = threading.Lock()
 
     @classmethod
     def open(
         cls, path: Path, known_ids: Collection[str]
     ) -> tuple[ResponseFile | None, list[Problem]]:
-        """Open (creating if needed) a response file, repairing a torn tail first.
+        """Read an existing response file, repairing a torn tail first.
+
+        Nothing is created until the first :meth:`append`.
 
         Args:
             path: the ``<setting>.jsonl`` file.
@@ -75,7 +77,6 @@ class ResponseFile:
             empty response, duplicate or unknown id). A file with problems is left untouched
             apart from the torn-tail repair.
         """
-        path.parent.mkdir(parents=True, exist_ok=True)
         repaired = _repair_tail(path) if path.exists() else 0
         answered: dict[str, int] = {}
         problems: list[Problem] = []
@@ -85,8 +86,7 @@ class ResponseFile:
                     problems.extend(_check_line(path, n, line, answered, known_ids))
         if problems:
             return None, problems
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        return cls(path, set(answered), fd, repaired), []
+        return cls(path, set(answered), repaired), []
 
     def append(self, question_id: str, response: str) -> bool:
         """Append one answer as a single complete line, flushed to disk.
@@ -106,6 +106,9 @@ class ResponseFile:
         with self._lock:
             if question_id in self.answered:
                 return False
+            if self._fd < 0:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             written = os.write(self._fd, data)
             while written < len(data):  # a short write on a full disk or a signal
                 written += os.write(self._fd, data[written:])
