@@ -30,7 +30,9 @@ Faults (see :data:`FAULTS`), chosen per request by :meth:`FakeLLMServer.queue_fa
 ``fault_fn(request) -> kind | None``: ``"429"`` (with ``Retry-After``), ``"500"``, ``"hang"`` (no
 reply until the server stops), ``"drop"`` (connection closed without a reply), ``"malformed_json"``
 (a 200 whose body is not JSON), ``"bad_verdict"`` (a reply whose verdict word is outside the
-schema) and ``"prose"`` (a reply that is not JSON at all).
+schema), ``"prose"`` (a reply that is not JSON at all), ``"400"`` (a request the provider rejects;
+clients must not retry it) and ``"401"`` (an authentication error whose message echoes the
+credential it received, as careless providers do; for testing that keys are redacted).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ import pytest
 FAULTS: tuple[str, ...] = (
     "429",
     "500",
+    "400",
+    "401",
     "hang",
     "drop",
     "malformed_json",
@@ -123,9 +127,10 @@ def verdict_responder(verdict: str = "meets", rationale: str = "Stated plainly."
 def random_faults(
     rate: float, kinds: tuple[str, ...] = FAULTS, seed: int = 0, exclude_hang: bool = True
 ) -> FaultFn:
-    """A ``fault_fn`` that faults a random ``rate`` share of requests with one of ``kinds``."""
+    """A ``fault_fn`` that faults a random ``rate`` share of requests with one of ``kinds``
+    (never the client errors ``"400"``/``"401"``, which no retry can cure)."""
     rng = random.Random(seed)
-    pool = tuple(k for k in kinds if not (exclude_hang and k == "hang"))
+    pool = tuple(k for k in kinds if not (exclude_hang and k == "hang") and k not in ("400", "401"))
 
     def fn(req: RecordedRequest) -> str | None:
         return rng.choice(pool) if rng.random() < rate else None
@@ -358,6 +363,22 @@ class FakeLLMServer:
                 json.dumps(err).encode(),
                 {"retry-after": f"{self.retry_after:g}"} if self.retry_500 else None,
             )
+        elif fault == "400":
+            err = {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": "bad request (fake)"},
+            }
+            self._write(writer, 400, json.dumps(err).encode())
+        elif fault == "401":
+            cred = headers.get("x-api-key") or headers.get("authorization", "")
+            err = {
+                "type": "error",
+                "error": {
+                    "type": "authentication_error",
+                    "message": f"invalid credential {cred!r}",
+                },
+            }
+            self._write(writer, 401, json.dumps(err).encode())
         elif fault == "malformed_json":
             self._write(writer, 200, b'{"id": "x", "choices": [ {"mess')
         else:

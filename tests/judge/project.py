@@ -1,0 +1,107 @@
+"""A tiny judge project on disk (questions, rubrics, submissions, gamut.toml), for tests."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.fakes.llm_server import prompt_text
+
+QUESTIONS = [
+    {"question_id": "food-0001", "image_id": "img-1", "image": None, "domain": "food",
+     "popularity": "head", "egocentric": False, "question": "What is this dish?",
+     "text_only_question": "What is pad thai?"},
+    {"question_id": "plants-0001", "image_id": "img-2", "image": None, "domain": "plants",
+     "popularity": "tail", "egocentric": True, "question": "What plant is this?",
+     "text_only_question": "What is a monstera?"},
+]
+
+RUBRICS = [
+    {"question_id": "food-0001", "snippets": [], "items": [
+        {"id": "I1", "type": "fact", "tier": "answer_critical",
+         "text": "Identifies the dish as pad thai."},
+        {"id": "I2", "type": "strict_list", "tier": "answer_critical", "topic": "core ingredients",
+         "members": ["rice noodles", "tamarind paste"]},
+        {"id": "I3", "type": "flexible_list", "tier": "valuable", "topic": "proteins",
+         "members": ["shrimp", "chicken", "tofu"], "baselines": [1]},
+    ]},
+    {"question_id": "plants-0001", "snippets": [], "items": [
+        {"id": "I1", "type": "fact", "tier": "answer_critical",
+         "text": "Identifies the plant as Monstera deliciosa."},
+        {"id": "I2", "type": "relationship", "tier": "context", "entity": "philodendron",
+         "relation": "a related aroid", "aspects": ["has similar split leaves"]},
+    ]},
+]
+
+#: Checks per question: food 1 + 2 + (1 baseline + 3 members) = 7; plants 1 + 1 + 1 = 3.
+CHECKS = {"food-0001": 7, "plants-0001": 3}
+
+RESPONSES: dict[str, dict[str, dict[str, str]]] = {
+    "alpha": {
+        "multimodal": {"food-0001": "Pad thai, with rice noodles and shrimp.",
+                       "plants-0001": "A Monstera deliciosa."},
+        "text_only": {"food-0001": "Pad thai is a Thai noodle dish with tamarind paste.",
+                      "plants-0001": "Monstera is an aroid, like philodendron."},
+    },
+    "beta": {
+        "multimodal": {"food-0001": "Some noodles.", "plants-0001": "   "},
+    },
+}
+
+#: Judge calls the whole project needs: all checks minus the empty response's 3.
+TOTAL_CHECKS = 30
+TOTAL_CALLS = 27
+
+
+def write_project(root: Path, judges_toml: str, *, public: bool = True,
+                  responses: dict[str, dict[str, dict[str, str]]] | None = None,
+                  rubrics: list[dict[str, Any]] | None = None) -> Path:
+    """Write the project under ``root``; returns the config path."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    rdir = root / "rubrics"
+    rdir.mkdir(exist_ok=True)
+    for r in rubrics or RUBRICS:
+        (rdir / f"{r['question_id']}.json").write_text(json.dumps(r))
+    for sid, settings in (responses or RESPONSES).items():
+        d = root / "submissions" / sid
+        d.mkdir(parents=True, exist_ok=True)
+        for setting, answers in settings.items():
+            (d / f"{setting}.jsonl").write_text("".join(
+                json.dumps({"question_id": q, "response": a}) + "\n" for q, a in answers.items()))
+    cfg = root / "gamut.toml"
+    cfg.write_text(
+        "[benchmark]\nquestions = \"questions.jsonl\"\nrubrics = \"rubrics\"\n"
+        f"rubrics_public = {'true' if public else 'false'}\nsubmissions = \"submissions\"\n\n"
+        "[store]\ncache = \".gamut/verdicts.sqlite\"\nresults = \"results\"\n\n" + judges_toml)
+    return cfg
+
+
+def openai_judge(base_url: str, name: str = "gpt", *, primary: bool = True,
+                 extra: str = "") -> str:
+    """A ``[judges.NAME]`` table for an OpenAI-compatible judge at ``base_url``."""
+    return (f"[judges.{name}]\nprovider = \"openai\"\nmodel = \"judge-model\"\n"
+            f"base_url = \"{base_url}\"\napi_key_env = \"GAMUT_TEST_KEY\"\nfamily = \"gpt\"\n"
+            f"max_concurrency = 8\nprimary = {'true' if primary else 'false'}\n"
+            "timeout_s = 5\nmax_retries = 2\n" + extra + "\n")
+
+
+def split_prompt(body: dict[str, Any]) -> tuple[str, str]:
+    """(text outside the answer fence, text inside it) of a judge request."""
+    text = prompt_text(body)
+    m = re.search(r"^(<<<ANSWER-[0-9a-f]{12}>>>)$", text, re.MULTILINE)
+    assert m, "no fence line in the prompt"
+    fence = m[1]
+    start = m.end()
+    end = text.index("\n" + fence, start)
+    return text[: m.start()] + text[end + len(fence) + 1:], text[start:end]
+
+
+def check_of(body: dict[str, Any]) -> str:
+    """The check text of a judge request (the line after 'CHECK (kind: ...):')."""
+    text = prompt_text(body)
+    m = re.search(r"CHECK \(kind: [a-z_]+\):\n(.*)\n", text)
+    assert m, "no check in the prompt"
+    return m[1]
