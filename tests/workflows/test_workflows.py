@@ -64,7 +64,7 @@ def test_actions_are_pinned_by_sha_with_a_version_comment(name: str) -> None:
     uses = re.findall(r"uses:\s*(\S+)(.*)", text)
     assert uses
     for ref, rest in uses:
-        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", ref), ref
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w.-]+)*@[0-9a-f]{40}", ref), ref
         assert re.search(r"#\s*v\d+\.\d+\.\d+", rest), f"{ref} needs a '# vX.Y.Z' comment"
 
 
