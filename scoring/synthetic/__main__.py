@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from scoring.cli._common import handle_errors, out_console
+from scoring.cli._common import config_option, get_config, handle_errors, out_console
+from scoring.synthetic.demo import DEMO_SEED, generate_demo
 from scoring.synthetic.paper import write_paper_scale
 
 
@@ -75,6 +76,16 @@ def paper(
         seed=seed,
     )
     out_console.print(f"wrote {config}")
+
+
+@main.command()
+@config_option
+@click.option("--seed", type=int, default=DEMO_SEED, show_default=True, help="Random seed.")
+@handle_errors
+def demo(config_path: Path, seed: int) -> None:
+    """Write the demo's synthetic submissions and judge replay files (byte-identical on rerun)."""
+    written = generate_demo(get_config(config_path), seed=seed)
+    out_console.print(f"wrote {len(written)} files (synthetic models, responses and judges)")
 
 
 if __name__ == "__main__":
