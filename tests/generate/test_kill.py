@@ -1,0 +1,87 @@
+"""A real kill (SIGKILL, mid-run) and a rerun: exactly one complete line per question."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.llm_server import FakeLLMServer
+from tests.generate.project import answer_responder, make_project
+
+N = 60
+
+
+def _cmd(config: Path, srv: FakeLLMServer, provider: str) -> list[str]:
+    url = srv.anthropic_base_url if provider == "anthropic" else srv.openai_base_url
+    return [
+        str(Path(sys.executable).parent / "gamut"),
+        "generate",
+        "--config",
+        str(config),
+        "--submission",
+        "killed",
+        "--model",
+        "fake-model-1",
+        "--provider",
+        provider,
+        "--base-url",
+        url,
+        "--api-key-env",
+        "GAMUT_TEST_KEY",
+        "--concurrency",
+        "6",
+    ]
+
+
+def _count_lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_resume_after_sigkill_gives_one_line_per_question(tmp_path: Path, provider: str) -> None:
+    project = make_project(tmp_path / "proj", n=N)
+    env = {**os.environ, "GAMUT_TEST_KEY": "sk-test"}
+    out = project.folder("killed") / "multimodal.jsonl"
+    with FakeLLMServer(responder=answer_responder, latency=0.1) as srv:
+        proc = subprocess.Popen(
+            _cmd(project.config_path, srv, provider),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            # Kill once some answers are on disk and many calls are in flight.
+            for _ in range(600):
+                if _count_lines(out) >= 12 or proc.poll() is not None:
+                    break
+                time.sleep(0.02)
+            assert proc.poll() is None, "the run finished before it could be killed"
+            proc.send_signal(signal.SIGKILL)
+        finally:
+            proc.wait(timeout=30)
+        killed_at = _count_lines(out) + _count_lines(out.with_name("text_only.jsonl"))
+        assert 0 < killed_at < 2 * N
+        srv.reset()
+        done = subprocess.run(
+            _cmd(project.config_path, srv, provider),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        # The rerun asked only for what was missing (in both settings).
+        assert len(srv.requests) == 2 * N - killed_at
+    for setting in ("multimodal", "text_only"):
+        data = (project.folder("killed") / f"{setting}.jsonl").read_bytes()
+        assert data.endswith(b"\n")
+        ids = [json.loads(line)["question_id"] for line in data.decode().splitlines()]
+        assert sorted(ids) == [q["question_id"] for q in project.questions], setting
