@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from scoring.cli._common import config_option, err_console, get_config, handle_errors
-from scoring.comment import read_warnings, render_comment
 from scoring.storage import atomic_write_text
 
 
@@ -34,6 +33,8 @@ def comment(config_path: Path, submission_id: str, warnings_file: Path | None, o
     The comment starts with the hidden marker <!-- gamut-score --> so a workflow can update one
     comment in place. It holds no rubric or check text.
     """
+    from scoring.comment import read_warnings, render_comment  # pandas: imported when used
+
     cfg = get_config(config_path)
     warnings = read_warnings(warnings_file) if warnings_file else []
     atomic_write_text(out, render_comment(cfg, submission_id, warnings))

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from scoring.cli._common import config_option, get_config, handle_errors, out_console
-from scoring.hub import TOKEN_ENV, HubError, publish_files, publish_results
 
 
 @click.group()
@@ -25,7 +24,7 @@ def publish() -> None:
 )
 @click.option(
     "--token-env",
-    default=TOKEN_ENV,
+    default="HF_TOKEN",
     show_default=True,
     help="Environment variable holding a token with write access.",
 )
@@ -40,6 +39,8 @@ def hf(
     The endpoint is GAMUT_HF_ENDPOINT or HF_ENDPOINT, else https://huggingface.co. Rubric and
     check text are never uploaded unless benchmark.rubrics_public is true.
     """
+    from scoring.hub import HubError, publish_files, publish_results  # pandas, pyarrow: lazily
+
     cfg = get_config(config_path)
     repo = repo_id or cfg.publish.hf_dataset
     if not repo:
