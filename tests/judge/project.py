@@ -80,12 +80,13 @@ def write_project(root: Path, judges_toml: str, *, public: bool = True,
 
 
 def openai_judge(base_url: str, name: str = "gpt", *, primary: bool = True,
-                 extra: str = "") -> str:
-    """A ``[judges.NAME]`` table for an OpenAI-compatible judge at ``base_url``."""
-    return (f"[judges.{name}]\nprovider = \"openai\"\nmodel = \"judge-model\"\n"
+                 concurrency: int = 8, timeout: float = 5, retries: int = 2,
+                 provider: str = "openai", extra: str = "") -> str:
+    """A ``[judges.NAME]`` table for an OpenAI-compatible (or Anthropic) judge at ``base_url``."""
+    return (f"[judges.{name}]\nprovider = \"{provider}\"\nmodel = \"judge-model\"\n"
             f"base_url = \"{base_url}\"\napi_key_env = \"GAMUT_TEST_KEY\"\nfamily = \"gpt\"\n"
-            f"max_concurrency = 8\nprimary = {'true' if primary else 'false'}\n"
-            "timeout_s = 5\nmax_retries = 2\n" + extra + "\n")
+            f"max_concurrency = {concurrency}\nprimary = {'true' if primary else 'false'}\n"
+            f"timeout_s = {timeout}\nmax_retries = {retries}\n" + extra + "\n")
 
 
 def split_prompt(body: dict[str, Any]) -> tuple[str, str]:

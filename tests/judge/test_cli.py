@@ -1,0 +1,100 @@
+"""``gamut judge`` and ``gamut export verdicts`` through click's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from scoring.cli import main
+from tests.fakes.llm_server import FakeLLMServer
+from tests.judge.project import TOTAL_CALLS, TOTAL_CHECKS, openai_judge, write_project
+
+
+def _run(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+def test_judge_then_export_every_format(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    cfg = str(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
+    code, out = _run("judge", "--config", cfg, "--dry-run")
+    assert code == 0 and f"dry run: {TOTAL_CALLS} call(s) would be made" in out
+    assert fake_llm.requests == []
+    code, out = _run("judge", "--config", cfg)
+    assert code == 0, out
+    assert f"{TOTAL_CALLS} judged with {TOTAL_CALLS} calls" in out and "verdict table" in out
+    assert (tmp_path / "results" / "verdicts.parquet").is_file()
+    code, out = _run("judge", "--config", cfg)
+    assert code == 0 and f"{TOTAL_CALLS} cache hits" in out
+    assert len(fake_llm.requests) == TOTAL_CALLS
+    frames = {}
+    for ext in ("parquet", "csv", "jsonl"):
+        dest = tmp_path / f"v.{ext}"
+        code, out = _run("export", "verdicts", "--out", str(dest), "--config", cfg)
+        assert code == 0 and f"wrote {TOTAL_CHECKS} verdict(s)" in out
+        frames[ext] = (pd.read_parquet(dest) if ext == "parquet" else pd.read_csv(dest)
+                       if ext == "csv" else pd.read_json(dest, lines=True))
+    for df in frames.values():
+        assert list(df.columns) == ["submission_id", "setting", "judge", "judge_id",
+                                    "question_id", "check_id", "kind", "tier", "secondary",
+                                    "verdict", "rationale", "check_text"]
+        assert len(df) == TOTAL_CHECKS
+        assert set(df.judge_id) == {"openai:judge-model@gamut-judge-v1"}
+    first = json.loads((tmp_path / "v.jsonl").read_text().splitlines()[0])
+    assert first["secondary"] in (True, False)
+
+
+def test_export_rejects_unknown_extension(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    cfg = str(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
+    code, out = _run("export", "verdicts", "--out", str(tmp_path / "v.xlsx"), "--config", cfg)
+    assert code == 1 and ".parquet, .csv or .jsonl" in out
+
+
+def test_failures_exit_1_and_are_listed_and_kept_verdicts_stay(
+        tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    cfg = str(write_project(tmp_path, openai_judge(fake_llm.openai_base_url, concurrency=1)))
+    fake_llm.queue_faults("400")
+    code, out = _run("judge", "--config", cfg)
+    assert code == 1
+    assert "1 check(s) failed" in out and "rejected" in out and "alpha/" in out
+    df = pd.read_parquet(tmp_path / "results" / "verdicts.parquet")
+    assert len(df) == TOTAL_CHECKS - 1
+    code, _ = _run("judge", "--config", cfg)
+    assert code == 0 and len(fake_llm.requests) == TOTAL_CALLS + 1
+
+
+def test_deadline_stops_the_run_and_the_next_run_finishes(tmp_path: Path) -> None:
+    with FakeLLMServer(latency=0.5) as srv:
+        cfg = str(write_project(tmp_path, openai_judge(srv.openai_base_url, concurrency=2)))
+        code, out = _run("judge", "--config", cfg, "--deadline", "0.8")
+        assert code == 1 and "not attempted" in out and "deadline" in out
+        code, out = _run("judge", "--config", cfg)
+        assert code == 0, out
+    df = pd.read_parquet(tmp_path / "results" / "verdicts.parquet")
+    assert len(df) == TOTAL_CHECKS
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert _run("judge", "--setting", "audio")[0] == 2
+    assert _run("export", "verdicts")[0] == 2
+
+
+@pytest.mark.parametrize("cmd", [["judge"], ["export"], ["export", "verdicts"]])
+def test_every_command_and_option_has_help(cmd: list[str]) -> None:
+    import click
+
+    group: click.Command = main
+    ctx = click.Context(main)
+    for name in cmd:
+        assert isinstance(group, click.Group)
+        found = group.get_command(ctx, name)
+        assert found is not None
+        group = found
+    assert group.help
+    for p in group.params:
+        if isinstance(p, click.Option):
+            assert p.help, p.name
