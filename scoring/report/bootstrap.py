@@ -9,7 +9,6 @@ and a mean over any subset of questions is a matrix product.
 from __future__ import annotations
 
 import itertools
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,25 +32,53 @@ def resample_weights(n_questions: int, n_resamples: int, seed: int) -> Array:
 
 
 def weighted_means(
-    weights: Array, values: Array, mask: npt.NDArray[np.bool_] | None = None
+    weights: Array, values: Array, subset: npt.NDArray[np.int64] | None = None
 ) -> Array:
     """Weighted means over questions of each row of ``values``, NaN entries left out.
 
     Args:
         weights: ``[B, Q]`` question weights (a row of ones gives the plain mean).
         values: ``[N, Q]`` per-question values; NaN means "not defined for this question".
-        mask: optional ``[Q]`` subset of questions to average over.
+        subset: optional question indices to average over (the others are ignored).
 
     Returns:
         ``[B, N]`` means; NaN where a row has no weight on a defined value.
     """
+    if subset is not None:
+        weights, values = weights[:, subset], values[:, subset]
+    out = np.full((weights.shape[0], values.shape[0]), np.nan)
     defined = ~np.isnan(values)
-    if mask is not None:
-        defined = defined & mask[None, :]
-    num = weights @ np.where(defined, values, 0.0).T
-    den = weights @ defined.T.astype(np.float64)
+    rows = np.flatnonzero(defined.any(axis=1))  # all-NaN rows (incomplete groups) stay NaN
+    if rows.size == 0:
+        return out
+    defined = defined[rows]
+    num = weights @ np.where(defined, values[rows], 0.0).T
+    if (defined == defined[:1]).all():  # the usual case: one pattern, one denominator
+        den = (weights @ defined[0].astype(np.float64))[:, None]
+    else:
+        den = weights @ defined.T.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+        out[:, rows] = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return out
+
+
+def nan_percentiles(x: Array, qs: tuple[float, ...]) -> list[Array]:
+    """Percentiles (linear interpolation) over the first axis, NaN entries left out; NaN for a
+    column with no finite entry. Vectorised equivalent of ``np.nanpercentile(x, q, axis=0)``."""
+    s = np.sort(x, axis=0)  # NaN sorts last
+    n = (~np.isnan(x)).sum(axis=0)
+    out = []
+    for q in qs:
+        pos = np.maximum(n - 1, 0) * (q / 100.0)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, np.maximum(n - 1, 0))
+        a = np.take_along_axis(s, lo[None, :], axis=0)[0]
+        b = np.take_along_axis(s, hi[None, :], axis=0)[0]
+        frac = pos - lo
+        with np.errstate(invalid="ignore"):
+            v = np.where(frac > 0, a + (b - a) * frac, a)
+        out.append(np.where(n > 0, v, np.nan))
+    return out
 
 
 @dataclass(frozen=True)
@@ -70,22 +97,18 @@ class Estimate:
 
 def percentile_ci(boot: Array) -> tuple[Array, Array]:
     """The 2.5 and 97.5 percentiles over the first axis (NaN resamples left out)."""
-    if boot.shape[-1] == 0:
-        empty = np.zeros(boot.shape[1:])
-        return empty, empty
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column gives NaN: the answer
-        lo, hi = np.nanpercentile(boot, _TAILS, axis=0)
-    return np.asarray(lo, np.float64), np.asarray(hi, np.float64)
+    lo, hi = nan_percentiles(boot, _TAILS)
+    return lo, hi
 
 
 def estimate(
-    weights: Array, values: Array, mask: npt.NDArray[np.bool_] | None = None, scale: float = 1.0
+    weights: Array, values: Array, subset: npt.NDArray[np.int64] | None = None, scale: float = 1.0
 ) -> Estimate:
-    """Mean over questions of each row of ``values`` with its bootstrap CI, times ``scale``."""
+    """Mean over questions of each row of ``values`` (or of the questions in ``subset``) with its
+    bootstrap CI, times ``scale``."""
     ones = np.ones((1, values.shape[1]))
-    value = weighted_means(ones, values, mask)[0] * scale
-    boot = weighted_means(weights, values, mask) * scale
+    value = weighted_means(ones, values, subset)[0] * scale
+    boot = weighted_means(weights, values, subset) * scale
     lo, hi = percentile_ci(boot)
     return Estimate(value, lo, hi, boot)
 

@@ -13,7 +13,8 @@ from enum import IntEnum
 import numpy as np
 import numpy.typing as npt
 
-from scoring.report.load import MISSING, CheckIndex
+from scoring.report.checks import CheckIndex
+from scoring.report.matrix import MISSING
 from scoring.scorer import TIER_ORDER, VERDICT_ORDER, ScoringConfig, gamut_scores, tier_scores
 
 N_TIERS = len(TIER_ORDER)
@@ -68,24 +69,30 @@ def group_status(
 
 
 def count_verdicts(
-    verdicts: npt.NDArray[np.int8], group_of_check_key: npt.NDArray[np.int64], n_keys: int
+    verdicts: npt.NDArray[np.int8], key: npt.NDArray[np.int64], n_keys: int
 ) -> npt.NDArray[np.int64]:
     """Verdict counts per (group, key) where each check maps to one key.
 
     Args:
         verdicts: ``[G, K]`` verdict codes.
-        group_of_check_key: ``[K]`` key of each check in ``range(n_keys)``.
+        key: ``[K]`` key of each check, in ``range(n_keys)``.
         n_keys: number of distinct keys.
 
     Returns:
         ``[G, n_keys, verdicts]`` counts; checks with no verdict are not counted.
     """
     n_groups = verdicts.shape[0]
-    judged = verdicts != MISSING
-    base = np.arange(n_groups, dtype=np.int64)[:, None] * n_keys + group_of_check_key[None, :]
-    flat = (base * N_VERDICTS + verdicts.astype(np.int64))[judged]
-    out = np.bincount(flat, minlength=n_groups * n_keys * N_VERDICTS)
-    return out.reshape(n_groups, n_keys, N_VERDICTS).astype(np.int64)
+    out = np.zeros((n_groups, n_keys, N_VERDICTS), np.int64)
+    if key.size == 0 or n_groups == 0:
+        return out
+    if (np.diff(key) < 0).any():  # columns must be grouped by key for the segment sums
+        order = np.argsort(key, kind="stable")
+        verdicts, key = verdicts[:, order], key[order]
+    starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    for v in range(N_VERDICTS):
+        hits = (verdicts == v).view(np.uint8)
+        out[:, key[starts], v] = np.add.reduceat(hits, starts, axis=1, dtype=np.int64)
+    return out
 
 
 def question_level(

@@ -16,39 +16,19 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
-import pyarrow.parquet as pq
 import yaml
 from pydantic import ValidationError
 
-from scoring.compiler import Check, CheckKind
 from scoring.config import GamutConfig
-from scoring.errors import Problem, ProblemsError, ScoringError
-from scoring.questions import Question, Setting, load_questions
+from scoring.errors import Problem, ProblemsError
+from scoring.judge.inputs import resolve_rubrics_path
+from scoring.questions import Question, load_questions
+from scoring.report.checks import CheckIndex, checks_of, index_checks, load_check_table
+from scoring.report.matrix import MISSING, SETTINGS, read_verdicts
 from scoring.rubric import MetaRubric
-from scoring.rubric_io import compile_all, load_rubrics, rubric_set_version
-from scoring.scorer import TIER_ORDER, VERDICT_ORDER
 from scoring.submission import SubmissionMeta
 
-SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
-KIND_ORDER: tuple[CheckKind, ...] = tuple(CheckKind)
-MISSING = -1
-
-_KEY_COLUMNS = ("submission_id", "setting", "judge", "question_id", "check_id", "verdict")
-
-
-@dataclass(frozen=True)
-class CheckIndex:
-    """Every expected check (every check of every question), as parallel arrays."""
-
-    question: npt.NDArray[np.int64]
-    tier: npt.NDArray[np.int64]
-    kind: npt.NDArray[np.int64]
-    secondary: npt.NDArray[np.bool_]
-
-    @property
-    def size(self) -> int:
-        """Number of expected checks per (submission, setting, judge)."""
-        return int(self.question.size)
+__all__ = ["MISSING", "SETTINGS", "CheckIndex", "Inputs", "load_inputs"]
 
 
 @dataclass(frozen=True)
@@ -80,59 +60,6 @@ class Inputs:
     verdicts: npt.NDArray[np.int8]
     rubric_version: str
     ignored_rows: int
-
-
-def rubrics_path(cfg: GamutConfig) -> Path:
-    """Where the rubrics are on disk (held rubrics from the Hub are fetched by the judge step)."""
-    try:
-        from scoring.judge.inputs import resolve_rubrics_path  # type: ignore[import-not-found]
-    except ImportError:
-        resolve_rubrics_path = None
-    if resolve_rubrics_path is not None:
-        return Path(resolve_rubrics_path(cfg))
-    spec = cfg.benchmark.rubrics
-    if spec.startswith("hf://"):
-        raise ScoringError(
-            f"rubrics at {spec} are not available locally; run `gamut judge` first to fetch them"
-        )
-    return cfg.path(Path(spec))
-
-
-def index_checks(
-    questions: list[Question], compiled: dict[str, list[Check]], where: str
-) -> tuple[CheckIndex, list[list[str]]]:
-    """Flatten the checks of every question; also return each question's check ids.
-
-    Raises:
-        ProblemsError: a question in the questions file has no rubric.
-    """
-    lacking = [q.question_id for q in questions if not compiled.get(q.question_id)]
-    if lacking:
-        raise ProblemsError(
-            [
-                Problem(where, None, "no rubric for this question", "add its meta-rubric", qid)
-                for qid in lacking
-            ],
-            f"{len(lacking)} question(s) have no rubric",
-        )
-    tier_code = {t: i for i, t in enumerate(TIER_ORDER)}
-    kind_code = {k: i for i, k in enumerate(KIND_ORDER)}
-    q: list[int] = []
-    t: list[int] = []
-    k: list[int] = []
-    s: list[bool] = []
-    ids: list[list[str]] = []
-    for qi, question in enumerate(questions):
-        cs = compiled[question.question_id]
-        ids.append([c.check_id for c in cs])
-        q.extend([qi] * len(cs))
-        t.extend(tier_code[c.tier] for c in cs)
-        k.extend(kind_code[c.kind] for c in cs)
-        s.extend(c.secondary for c in cs)
-    index = CheckIndex(
-        np.array(q, np.int64), np.array(t, np.int64), np.array(k, np.int64), np.array(s, np.bool_)
-    )
-    return index, ids
 
 
 def _read_meta(path: Path) -> SubmissionMeta:
@@ -203,93 +130,13 @@ def read_submissions(
     return ids, meta, has, chars
 
 
-def _codes(column: pa.ChunkedArray, lookup: dict[str, int]) -> npt.NDArray[np.int64]:
-    """Our integer code per row for a string column (``-1`` for values not in ``lookup``)."""
-    if not pa.types.is_dictionary(column.type):
-        column = pc.dictionary_encode(column)
-    chunks = column.chunks
-    if not chunks:
-        return np.zeros(0, np.int64)
-    out = []
-    for chunk in chunks:
-        values = chunk.dictionary.to_pylist()
-        lut = np.array(
-            [lookup.get(v, -1) if v is not None else -1 for v in values] + [-1], np.int64
-        )
-        idx = chunk.indices.fill_null(len(values)).to_numpy().astype(np.int64)
-        out.append(lut[idx])
-    return np.concatenate(out)
-
-
-def read_verdicts(
-    path: Path,
-    submission_ids: tuple[str, ...],
-    judges: tuple[str, ...],
-    questions: list[Question],
-    check_ids: list[list[str]],
-) -> tuple[npt.NDArray[np.int8], int]:
-    """The dense verdict matrix ``[G, K]`` and the number of ignored rows.
-
-    Raises:
-        ScoringError: the table is missing, lacks a column, holds an unknown verdict, or holds two
-            verdicts for one (submission, setting, judge, check).
-    """
-    if not path.is_file():
-        raise ScoringError(f"no verdict table at {path} (run `gamut judge` first)")
-    try:
-        table = pq.read_table(path, columns=list(_KEY_COLUMNS), read_dictionary=list(_KEY_COLUMNS))
-    except (pa.ArrowInvalid, KeyError, OSError) as exc:
-        raise ScoringError(
-            f"cannot read the verdict table {path}: {exc} (rewrite it with `gamut judge`)"
-        ) from None
-    n_cid = {cid: i for i, cid in enumerate(sorted({c for ids in check_ids for c in ids}))}
-    q_of = {q.question_id: i for i, q in enumerate(questions)}
-    # (question, check id) -> position among the expected checks, through a dense lookup table.
-    dense = np.full(len(questions) * len(n_cid) + 1, -1, np.int64)
-    start = 0
-    for q_pos, ids in enumerate(check_ids):
-        for j, cid in enumerate(ids):
-            dense[q_pos * len(n_cid) + n_cid[cid]] = start + j
-        start += len(ids)
-    n_checks = start
-    sub = _codes(table.column("submission_id"), {s: i for i, s in enumerate(submission_ids)})
-    setting = _codes(table.column("setting"), {s.value: i for i, s in enumerate(SETTINGS)})
-    judge = _codes(table.column("judge"), {j: i for i, j in enumerate(judges)})
-    qi = _codes(table.column("question_id"), q_of)
-    ci = _codes(table.column("check_id"), n_cid)
-    verdict = _codes(table.column("verdict"), {v.value: i for i, v in enumerate(VERDICT_ORDER)})
-    if (verdict < 0).any():
-        bad = sorted(
-            set(pc.unique(table.column("verdict")).cast(pa.string()).to_pylist())
-            - {v.value for v in VERDICT_ORDER},
-            key=str,
-        )
-        raise ScoringError(
-            f"{path}: unknown verdict value(s) {bad} "
-            "(allowed: meets, partially_meets, missing, contradicts)"
-        )
-    key = np.where((qi >= 0) & (ci >= 0), qi * len(n_cid) + ci, len(dense) - 1)
-    k = dense[key]
-    ok = (sub >= 0) & (setting >= 0) & (judge >= 0) & (k >= 0)
-    n_groups = len(submission_ids) * len(SETTINGS) * len(judges)
-    g = ((sub * len(SETTINGS) + setting) * len(judges) + judge)[ok]
-    flat = g * n_checks + k[ok]
-    matrix = np.full(n_groups * n_checks, MISSING, np.int8)
-    matrix[flat] = verdict[ok].astype(np.int8)
-    if int((matrix != MISSING).sum()) != flat.size:
-        raise ScoringError(
-            f"{path}: some (submission, setting, judge, check) has more than one "
-            "verdict row (rewrite the table with `gamut judge`)"
-        )
-    return matrix.reshape(n_groups, n_checks), int((~ok).sum())
-
-
 def load_inputs(cfg: GamutConfig, rubrics: dict[str, MetaRubric] | None = None) -> Inputs:
     """Read questions, rubrics, submissions and the verdict table named by ``cfg``.
 
     Args:
         cfg: the project configuration.
-        rubrics: already loaded rubrics (read from the configured path when omitted).
+        rubrics: already loaded rubrics; otherwise read from the configured path, with the
+            compiled checks cached under the private store.
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
@@ -297,23 +144,17 @@ def load_inputs(cfg: GamutConfig, rubrics: dict[str, MetaRubric] | None = None) 
     """
     questions = load_questions(cfg.path(cfg.benchmark.questions))
     if rubrics is None:
-        rubrics = load_rubrics([rubrics_path(cfg)])
-    checks, check_ids = index_checks(questions, compile_all(rubrics), cfg.benchmark.rubrics)
-    qindex = {q.question_id: i for i, q in enumerate(questions)}
-    ids, meta, has, chars = read_submissions(cfg.path(cfg.benchmark.submissions), qindex)
-    judges = tuple(cfg.judges)
-    matrix, ignored = read_verdicts(
-        cfg.path(cfg.store.results) / "verdicts.parquet", ids, judges, questions, check_ids
+        table = load_check_table(resolve_rubrics_path(cfg), cfg.path(cfg.store.private) / "checks")
+    else:
+        table = checks_of(rubrics)
+    checks, check_ids = index_checks(questions, table, cfg.benchmark.rubrics)
+    qids = [q.question_id for q in questions]
+    ids, meta, has, chars = read_submissions(
+        cfg.path(cfg.benchmark.submissions), {q: i for i, q in enumerate(qids)}
     )
+    judges = tuple(cfg.judges)
+    verdicts = cfg.path(cfg.store.results) / "verdicts.parquet"
+    matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids)
     return Inputs(
-        questions,
-        checks,
-        ids,
-        meta,
-        judges,
-        has,
-        chars,
-        matrix,
-        rubric_set_version(rubrics),
-        ignored,
+        questions, checks, ids, meta, judges, has, chars, matrix, table.rubric_version, ignored
     )

@@ -13,8 +13,9 @@ import numpy.typing as npt
 import pandas as pd
 
 from scoring.report.bootstrap import estimate, paired, weighted_means
+from scoring.report.checks import KIND_ORDER
 from scoring.report.core import N_VERDICTS, Status, count_verdicts
-from scoring.report.load import KIND_ORDER, SETTINGS
+from scoring.report.matrix import SETTINGS
 from scoring.report.scores import Groups, Scores
 from scoring.scorer import tier_scores
 
@@ -188,14 +189,14 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     arr = np.array(values, dtype=object)
     ones = np.ones((1, len(values)))
     for value in order:
-        mask = np.asarray(arr == value, np.bool_)
-        est = estimate(sc.weights, sc.level.gamut[g], mask, scale=100.0)
+        subset = np.flatnonzero(arr == value)
+        est = estimate(sc.weights, sc.level.gamut[g], subset, scale=100.0)
         df = pd.DataFrame(_labels(sc, g))
         df[column] = value
-        df["n_questions"] = int(mask.sum())
+        df["n_questions"] = int(subset.size)
         df["gamut"], df["gamut_lo"], df["gamut_hi"] = est.value, est.lo, est.hi
         for t, name in enumerate(TIER_COLUMNS):
-            df[name] = weighted_means(ones, sc.level.tiers[g, :, t], mask)[0] * 100.0
+            df[name] = weighted_means(ones, sc.level.tiers[g, :, t], subset)[0] * 100.0
         frames.append(df)
     if not frames:
         return pd.DataFrame(

@@ -1,0 +1,78 @@
+"""``gamut score``: the score tables, and a short leaderboard on the terminal."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+from rich import box
+from rich.table import Table
+
+from scoring.cli._common import config_option, err_console, get_config, handle_errors, out_console
+from scoring.report import Tables, build_tables
+
+
+def _num(x: Any, digits: int = 1) -> str:
+    if x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{float(x):.{digits}f}"
+
+
+def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
+    """The primary judge's leaderboard for one setting, as a rich table."""
+    lb = tables.leaderboard
+    rows = lb[(lb["primary"]) & (lb["setting"] == setting)]
+    judge = tables.provenance["primary_judge"]
+    out = Table(
+        title=f"GAMUT leaderboard: {setting}, judge {judge}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for name in ("rank", "model", "Gamut", "95% CI", "AC", "V", "C", "gap"):
+        out.add_column(
+            name, justify="left" if name == "model" else "right", no_wrap=name != "model"
+        )
+    for r in rows.to_dict("records"):
+        if r["status"] != "complete":
+            out.add_row("-", str(r["model_name"]), "incomplete", *[""] * 5)
+            continue
+        ci = f"{_num(r['gamut_lo'])}-{_num(r['gamut_hi'])}"
+        rank, lo, hi = int(r["rank"]), int(r["rank_lo"]), int(r["rank_hi"])
+        shown = f"{rank}" if lo == hi else f"{rank} ({lo}-{hi})"
+        cells = [_num(r[c]) for c in ("gamut", "gamut_lo", "ac", "v", "c", "gap")]
+        cells[1] = ci
+        out.add_row(shown, str(r["model_name"]), *cells)
+    return out
+
+
+@click.command()
+@config_option
+@handle_errors
+def score(config_path: Path) -> None:
+    """Score every submission from the verdict table and write the score tables.
+
+    Reads <results>/verdicts.parquet (written by `gamut judge`) and writes the leaderboard,
+    per-domain, per-popularity, egocentric, check-kind, modality and judge-agreement tables
+    under <results>/ as Parquet, CSV and JSON, with provenance.json. A submission with any check
+    lacking a verdict is listed as incomplete and left out of the ranking.
+    """
+    cfg = get_config(config_path)
+    tables = build_tables(cfg)
+    out_console.print(summary_table(tables))
+    incomplete = tables["incomplete"]
+    for r in incomplete.itertuples(index=False):
+        err_console.print(
+            f"[yellow]incomplete:[/] {r.submission_id} ({r.setting}, judge {r.judge}): "
+            f"{r.n_missing} of {r.n_expected} checks have no verdict (run `gamut judge`)"
+        )
+    ignored = tables.provenance.get("ignored_verdict_rows", 0)
+    if ignored:
+        err_console.print(
+            f"ignored {ignored} verdict row(s) for unknown submissions, judges, "
+            "questions or checks (stale: rewrite with `gamut judge`)"
+        )
+    err_console.print(f"wrote {len(tables.files)} files to {tables.out_dir}")
