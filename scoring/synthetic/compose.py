@@ -107,16 +107,16 @@ class _Writer:
                 if v in (M, P)
             )
         )
-        parts = []
+        wrong = [m for m, v in zip(members, outcomes, strict=True) if v is C]
         if said:
-            template = ("Regarding {t}: {x}.", "As for {t}, I would name {x}.", "On {t}: {x}.")
-            parts.append(template[int(self.rng.integers(3))].format(t=topic, x=join_and(said)))
-        for m, v in zip(members, outcomes, strict=True):
-            if v is C:
-                parts.append(
-                    f"One correction to a common claim: {m} does not belong among {topic}."
-                )
-        return outcomes, " ".join(parts)
+            template = ("Regarding {t}: {x}", "As for {t}, I would name {x}", "On {t}: {x}")
+            text = template[int(self.rng.integers(3))].format(t=topic, x=join_and(said))
+            text += f", but not {join_and(wrong)}." if wrong else "."
+        elif wrong:
+            text = f"Regarding {topic}, it is wrong to list {join_and(wrong)}."
+        else:
+            text = ""
+        return outcomes, text
 
     def process(self, item: Process) -> str:
         iid = item.id
@@ -135,17 +135,19 @@ class _Writer:
         if len(required) < len(item.steps) and len(item.steps) >= 2:
             self.labels[f"{iid}.seq_all"] = sequence_label(order, list(range(len(item.steps))))
         texts = [
-            lcfirst(item.steps[j].text.rstrip("."))
+            capfirst(item.steps[j].text.strip().rstrip("."))
             if outcomes[j] is M
-            else vague(item.steps[j].text, ", more or less")
+            else capfirst(vague(item.steps[j].text, ", more or less"))
             for j in order
         ]
         parts = []
         if len(texts) == 1:
-            parts.append(f"As for {item.topic}: {texts[0]}.")
+            parts.append(f"As for {item.topic}, one step: {texts[0]}.")
         elif texts:
-            middle = "".join(f"; then {t}" for t in texts[1:-1])
-            parts.append(f"As for {item.topic}: first, {texts[0]}{middle}; finally, {texts[-1]}.")
+            middle = "".join(f" Then: {t}." for t in texts[1:-1])
+            parts.append(
+                f"As for {item.topic}, in order. First: {texts[0]}.{middle} Finally: {texts[-1]}."
+            )
         for j, v in enumerate(outcomes):
             if v is C:
                 parts.append(

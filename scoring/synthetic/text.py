@@ -21,6 +21,7 @@ _LEAD = re.compile(
     r"confirms|recognises|recognizes|indicates)\s+that\s+",
     re.IGNORECASE,
 )
+_MENTION = re.compile(r"^(?:notes|mentions|describes|names|gives|lists)\s+", re.IGNORECASE)
 _IDENT = re.compile(
     r"^identifies\s+(?P<obj>(?:the|this|these)\s+[\w-]+\s+|them\s+|it\s+)?as\s+(?P<what>.+?)\.?$",
     re.IGNORECASE,
@@ -102,7 +103,10 @@ def statement(text: str) -> str:
             (m["obj"] or "").lower().startswith("these")
         )
         return _sentence(("These are " if plural else "This is ") + m["what"])
-    return _sentence(_LEAD.sub("", text))
+    rest = _LEAD.sub("", text)
+    if rest == text and _MENTION.match(text):
+        return _sentence("Worth mentioning: " + _MENTION.sub("", text))
+    return _sentence(rest)
 
 
 def _cut(s: str, min_words: int) -> str | None:
@@ -168,14 +172,14 @@ def vague_member(member: str) -> str:
     """A list member named only by its kind ("some kind of paste" for "tamarind paste")."""
     m = _PAREN.sub("", member).strip()
     if m[:1].isupper():
-        return f"{m} (I think)"
+        return f"possibly {m}"
     for marker in (" of ", " from ", " in ", " with ", " such as ", " that ", " for ", " to "):
         if marker in m and m.index(marker) > 0:
             m = m[: m.index(marker)]
             words = m.split()
             return f"some kind of {words[-1]}" if len(words) >= 2 else f"some {m}"
     words = m.split()
-    return f"some kind of {words[-1]}" if len(words) >= 2 else f"{m}, I think"
+    return f"some kind of {words[-1]}" if len(words) >= 2 else f"possibly {m}"
 
 
 def aspect_sentence(entity: str, aspect: str) -> str:
