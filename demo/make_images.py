@@ -1,7 +1,8 @@
 """Draw the demo's placeholder images: one small PNG per question, named by its image id.
 
 The real GAMUT photographs are not redistributable, so the demo ships flat placeholders: a colour
-per domain with the image id and domain written on it. The output is deterministic; run by hand
+per domain with the image id and domain written on it. The output is deterministic for a given
+Pillow build; run by hand
 after adding questions, and commit the PNGs:
 
     .venv/bin/python demo/make_images.py
