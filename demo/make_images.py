@@ -2,8 +2,7 @@
 
 The real GAMUT photographs are not redistributable, so the demo ships flat placeholders: a colour
 per domain with the image id and domain written on it. The output is deterministic for a given
-Pillow build; run by hand
-after adding questions, and commit the PNGs:
+Pillow build. Run it by hand after adding questions, and commit the PNGs:
 
     .venv/bin/python demo/make_images.py
 """
