@@ -1,0 +1,113 @@
+"""Fixtures for the site tests: fixture score tables, built sites and their text."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from scoring.config import GamutConfig, load_config
+from scoring.rubric_io import compile_all, load_rubrics
+from tests.generator.fixture_tables import write_fixture_config
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_RUBRICS = REPO / "demo" / "rubrics"
+_NOT_CONTENT = {
+    "question_id",
+    "id",
+    "type",
+    "tier",
+    "cites",
+    "required",
+    "baselines",
+    "coverage_thresholds",
+}
+
+
+def rubric_strings(folder: Path = DEMO_RUBRICS) -> set[str]:
+    """Every piece of rubric content: item text, topics, members, steps, aspects, entities,
+    insights, snippets (text, title, url) and every compiled check text."""
+    out: set[str] = set()
+
+    def walk(node: object, key: str = "") -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, k)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, key)
+        elif isinstance(node, str) and key not in _NOT_CONTENT:
+            out.add(node)
+
+    for path in sorted(folder.glob("*.json")):
+        walk(json.loads(path.read_text(encoding="utf-8")))
+    for checks in compile_all(load_rubrics([folder])).values():
+        out.update(c.text for c in checks)
+    return out
+
+
+def inject_rubric_text(results: Path, folder: Path = DEMO_RUBRICS) -> list[str]:
+    """Put real check texts and rationales quoting members into the fixture verdict table, as a
+    verdict table written with public rubrics would hold them."""
+    checks = [c for cs in compile_all(load_rubrics([folder])).values() for c in cs]
+    path = results / "verdicts.parquet"
+    df = pd.read_parquet(path)
+    texts = list(itertools.islice(itertools.cycle(c.text for c in checks), len(df)))
+    df["check_text"] = texts
+    df["rationale"] = [f"The response covers: {t}" for t in texts]
+    df.to_parquet(path)
+    return sorted({c.text for c in checks})
+
+
+def site_texts(site: Path) -> Iterator[tuple[Path, str]]:
+    """The text of every file we publish (theme and plotly assets excluded), decompressed."""
+    for path in sorted(site.rglob("*")):
+        if not path.is_file() or path.parent.name in {
+            "javascripts",
+            "stylesheets",
+            "lunr",
+            "min",
+            "workers",
+            "images",
+        }:
+            continue
+        if path.name == "plotly.min.js":
+            continue
+        if path.suffix == ".parquet":
+            table = pq.read_table(path)
+            buf = io.StringIO()
+            table.to_pandas().to_csv(buf)
+            yield path, buf.getvalue() + json.dumps(str(table.schema.metadata))
+        elif path.suffix == ".gz":
+            yield path, gzip.decompress(path.read_bytes()).decode("utf-8")
+        elif path.suffix in {".png", ".ico", ".svg"}:
+            continue
+        else:
+            yield path, path.read_bytes().decode("utf-8", errors="replace")
+
+
+def _build(root: Path, public: bool) -> tuple[GamutConfig, Path]:
+    from generator import build_site
+
+    cfg = load_config(write_fixture_config(root, rubrics_public=public))
+    inject_rubric_text(cfg.path(cfg.store.results))
+    return cfg, build_site(cfg)
+
+
+@pytest.fixture(scope="module")
+def held_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[GamutConfig, Path]:
+    """A site built from the fixture tables with rubrics held."""
+    return _build(tmp_path_factory.mktemp("held"), public=False)
+
+
+@pytest.fixture(scope="module")
+def public_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[GamutConfig, Path]:
+    """A site built from the fixture tables with public rubrics."""
+    return _build(tmp_path_factory.mktemp("public"), public=True)

@@ -1,0 +1,201 @@
+"""Building the site from fixture score tables: escaping, held rubrics, links, assets."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pandas as pd
+import pytest
+
+from generator import build_site
+from scoring.config import GamutConfig
+from scoring.errors import ProblemsError
+from tests.generator.conftest import REPO, rubric_strings, site_texts
+from tests.generator.fixture_tables import HOSTILE_LINK, HOSTILE_NAME, MODELS
+
+pytestmark = pytest.mark.slow
+TEMPLATES = REPO / "generator" / "templates"
+PAGES = [
+    "index.html",
+    "domains/index.html",
+    "domains/food.html",
+    "domains/local-places.html",
+    "multimodal.html",
+    "popularity.html",
+    "judges.html",
+    "submissions/index.html",
+    "downloads.html",
+    "methodology.html",
+    "submit.html",
+    "maintainers.html",
+    *[f"submissions/{sid}.html" for sid, *_ in MODELS],
+]
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: list[tuple[str, str]] = []
+        self.figures: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        for key in ("href", "src"):
+            if a.get(key):
+                self.refs.append((tag, str(a[key])))
+        if a.get("data-figure"):
+            self.figures.append(str(a["data-figure"]))
+
+
+def _parse(path: Path) -> _Links:
+    p = _Links()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def test_every_page_is_built(held_site: tuple[GamutConfig, Path]) -> None:
+    _, site = held_site
+    for page in PAGES:
+        assert (site / page).is_file(), page
+
+
+def test_hostile_submission_is_inert_text(held_site: tuple[GamutConfig, Path]) -> None:
+    _, site = held_site
+    for path in site.rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        assert "<img src=x" not in text, path
+        assert 'href="javascript:' not in text.lower(), path
+        assert "onerror=alert(1)>" not in text.replace("&gt;", ""), path
+    page = (site / "submissions" / "hostile.html").read_text(encoding="utf-8")
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert f"<span>{HOSTILE_LINK}</span>" in page
+    assert "Evil &amp; &lt;Co&gt;" in page
+    assert HOSTILE_NAME not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def _found(strings: set[str], text: str) -> list[str]:
+    """The strings that occur in ``text`` as whole words."""
+    return [x for x in strings if x in text and re.search(rf"(?<!\w){re.escape(x)}(?!\w)", text)]
+
+
+def test_held_rubrics_never_reach_the_site(held_site: tuple[GamutConfig, Path]) -> None:
+    _, site = held_site
+    secrets = rubric_strings()
+    # Single short words ("file", "egg") occur in any prose; they are searched in the data
+    # files, where every value is structured, and everything longer is searched everywhere.
+    # Static prose written by hand (the submitter's guide quotes a demo answer) is not data.
+    static = "\n".join(
+        p.read_text(encoding="utf-8")
+        for p in [*(REPO / "site_src").glob("*.md"), *TEMPLATES.glob("*")]
+    )
+    secrets -= set(_found(secrets, static))
+    distinctive = {x for x in secrets if " " in x.strip() or len(x) >= 8}
+    assert len(distinctive) > 200
+    checked = 0
+    for path, text in site_texts(site):
+        checked += 1
+        data = path.suffix in {".csv", ".gz", ".parquet"} or path.parent.name == "downloads"
+        leaks = _found(secrets if data else distinctive, text)
+        assert not leaks, f"{path} holds rubric text: {leaks[:3]}"
+        assert "check_text" not in text, path
+        assert not data or "rationale" not in text, path
+    assert checked > 30
+
+
+def test_public_rubrics_are_published(public_site: tuple[GamutConfig, Path]) -> None:
+    _, site = public_site
+    df = pd.read_parquet(site / "downloads" / "verdicts.parquet")
+    assert {"check_text", "rationale"} <= set(df.columns)
+    assert df["check_text"].isin(rubric_strings()).all()
+    # the leak search of the held build would have seen it
+    csv = dict(site_texts(site))[site / "downloads" / "verdicts.csv.gz"]
+    assert _found({str(df["check_text"].iloc[0])}, csv)
+
+
+def test_internal_links_resolve_and_nothing_loads_from_elsewhere(
+    held_site: tuple[GamutConfig, Path],
+) -> None:
+    _, site = held_site
+    for page in PAGES:
+        path = site / page
+        for tag, ref in _parse(path).refs:
+            parts = urlsplit(ref)
+            if parts.scheme in ("http", "https"):
+                assert tag == "a", f"{page} loads {ref} from the network"
+                continue
+            if parts.scheme or ref.startswith("#"):
+                continue
+            target = (path.parent / parts.path).resolve()
+            if parts.path.endswith("/") or target.is_dir():
+                target = target / "index.html"
+            assert target.is_file(), f"{page}: broken link {ref}"
+
+
+def test_plotly_is_one_shared_asset(held_site: tuple[GamutConfig, Path]) -> None:
+    _, site = held_site
+    assert (site / "assets" / "plotly.min.js").stat().st_size > 1_000_000
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert len(re.findall(r'<script src="assets/plotly\.min\.js', index)) == 1
+    for page in PAGES:
+        text = (site / page).read_text(encoding="utf-8")
+        assert "Plotly.newPlot" not in text and len(text) < 300_000, page
+        assert "fonts.googleapis" not in text and "cdn." not in text, page
+
+
+def test_figures_have_axis_titles_and_valid_json(held_site: tuple[GamutConfig, Path]) -> None:
+    _, site = held_site
+    n = 0
+    for page in PAGES:
+        for raw in _parse(site / page).figures:
+            fig = json.loads(raw)
+            n += 1
+            assert fig["data"], page
+            assert fig["layout"]["xaxis"]["title"]["text"], page
+            assert fig["layout"]["yaxis"]["title"]["text"], page
+    assert n >= 15
+
+
+def test_numbers_are_shown_with_one_decimal(held_site: tuple[GamutConfig, Path]) -> None:
+    _, site = held_site
+    text = (site / "index.html").read_text(encoding="utf-8")
+    cells = re.findall(r'class="gamut-ci">\[(-?\d+\.\d+), (-?\d+\.\d+)\]', text)
+    assert cells
+    assert all(len(a.split(".")[1]) == 1 and len(b.split(".")[1]) == 1 for a, b in cells)
+    assert "Demo data" in text and "oracle" in text and "rv-test-0001" in text
+
+
+def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
+    from scoring.config import load_config
+    from tests.generator.fixture_tables import write_fixture_config
+
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    site = build_site(cfg)
+    assert (site / "submissions" / "tiny-lm.html").is_file()
+    results = cfg.path(cfg.store.results)
+    for table in results.glob("*.parquet"):
+        df = pd.read_parquet(table)
+        if "submission_id" in df.columns:
+            df[df["submission_id"].astype(str) != "tiny-lm"].to_parquet(table)
+    site = build_site(cfg)
+    assert not (site / "submissions" / "tiny-lm.html").exists()
+    assert not (site / "downloads" / "verdicts" / "tiny-lm.csv.gz").exists()
+    assert "Tiny LM" not in (site / "index.html").read_text(encoding="utf-8")
+    assert not list(tmp_path.glob(".*"))
+
+
+def test_missing_tables_are_all_reported(tmp_path: Path) -> None:
+    from scoring.config import load_config
+    from tests.generator.fixture_tables import write_fixture_config
+
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    results = cfg.path(cfg.store.results)
+    (results / "judge_tau.parquet").unlink()
+    (results / "provenance.json").unlink()
+    with pytest.raises(ProblemsError) as info:
+        build_site(cfg)
+    assert len(info.value.problems) == 2
+    assert "gamut score" in str(info.value)
