@@ -237,7 +237,7 @@ def simulate_labels(
     quality = np.sort(rng.normal(0.5, 0.6, n_models))[::-1]
     mm_penalty = rng.uniform(0.1, 0.8, n_models)
     caution = rng.uniform(-1.0, 1.0, n_models)
-    n_q = len(popularity)
+    n_q, n_c = len(popularity), len(checks.check)
     difficulty = np.array([-0.3, 0.1, 0.6])[popularity] + rng.normal(0, 0.4, n_q)
     check_diff = rng.normal(0, 0.8, len(checks.check)) + 0.4 * checks.secondary + 0.15 * checks.tier
     setting_mm = np.array([1.0, 0.0])
@@ -247,8 +247,7 @@ def simulate_labels(
         - (mm_penalty[:, None, None] * setting_mm[None, :, None]) * (1 + 0.3 * egocentric)
         + rng.normal(0, 0.4, (n_models, 2, n_q))
     )
-    x = ability[:, :, checks.question] - check_diff + rng.logistic(0, 0.6, (n_models, 2, 1))
-    x = x + rng.logistic(0, 0.6, x.shape)
+    x = ability[:, :, checks.question] - check_diff + rng.logistic(0, 0.6, (n_models, 2, n_c))
     p_contra = 1 / (1 + np.exp(1.6 + caution[:, None, None] - 0.4 * (-x - 0.4)))
     codes = np.where(x > 0.4, 0, np.where(x > -0.4, 1, 2)).astype(np.int8)
     codes[(codes == 2) & (rng.random(x.shape) < p_contra)] = 3
@@ -290,7 +289,7 @@ def _responses(
 
 def _meta(model_id: str, family: str) -> dict[str, Any]:
     meta = {
-        "model_name": f"Synthetic {model_id}",
+        "model_name": f"Synthetic model {model_id.rsplit('-', 1)[-1]}",
         "organisation": "Synthetic Lab (fictional)",
         "model_family": family,
         "link": "https://example.org/synthetic",
