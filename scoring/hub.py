@@ -200,21 +200,30 @@ class PublishFile:
     data: bytes
 
 
-def _plain(df: pd.DataFrame) -> pd.DataFrame:
-    """Categoricals become plain strings so every reader (``datasets`` too) sees simple types."""
-    out = df.copy()
-    for col in out.columns:
-        if isinstance(out[col].dtype, pd.CategoricalDtype):
-            out[col] = out[col].astype(object).where(out[col].notna(), None)
-    return out.reset_index(drop=True)
+def _plain_strings(table: pa.Table) -> pa.Table:
+    """Categorical and large-string columns become plain ``string`` columns.
+
+    Every file then has the same simple types whatever pandas produced; ``datasets`` reads all the
+    files of one config as one table.
+    """
+    for i, field in enumerate(table.schema):
+        col = table.column(i)
+        if pa.types.is_dictionary(field.type):
+            col = pa.chunked_array([c.dictionary_decode() for c in col.chunks],
+                                   type=field.type.value_type)  # fmt: skip
+        if pa.types.is_large_string(col.type):
+            col = col.cast(pa.string())
+        if col is not table.column(i):
+            table = table.set_column(i, pa.field(field.name, col.type), col)
+    return table
 
 
 def _parquet_bytes(df: pd.DataFrame, provenance: dict[str, Any] | None) -> bytes:
-    table = pa.Table.from_pandas(_plain(df), preserve_index=False)
+    table = _plain_strings(pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False))
+    meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"pandas"}
     if provenance is not None:
-        meta = dict(table.schema.metadata or {})
         meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()
-        table = table.replace_schema_metadata(meta)
+    table = table.replace_schema_metadata(meta)
     buf = io.BytesIO()
     pq.write_table(table, buf)
     return buf.getvalue()
@@ -264,12 +273,12 @@ def publish_files(cfg: GamutConfig) -> list[PublishFile]:
         [c for c in TEXT_COLUMNS if c in verdicts.columns] if public else []
     )
     verdicts = verdicts[[c for c in keep if c in verdicts.columns]]
-    sub_ids = sorted(str(s) for s in verdicts["submission_id"].astype(str).unique())
-    for sid in sub_ids:
-        part = verdicts[verdicts["submission_id"].astype(str) == sid]
+    sub_ids: list[str] = []
+    for sid, part in verdicts.groupby(verdicts["submission_id"].astype(str), observed=True):
+        sub_ids.append(str(sid))
         files.append(
             PublishFile(
-                f"data/verdicts/{_safe_name(sid)}.parquet", _parquet_bytes(part, provenance)
+                f"data/verdicts/{_safe_name(str(sid))}.parquet", _parquet_bytes(part, provenance)
             )
         )
     tables["verdicts"] = ("data/verdicts/*.parquet", len(verdicts))
