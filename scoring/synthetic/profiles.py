@@ -84,14 +84,14 @@ def _same(b: Behaviour) -> tuple[Behaviour, Behaviour]:
 DEMO_MODELS: tuple[DemoModel, ...] = (
     DemoModel(
         "brassbell-bold", "Brassbell Bold", "brassbell", "confident but often wrong",
-        text_only=Behaviour((0.52, 0.08, 0.08, 0.32), swap=0.3, reverse=0.25),
-        multimodal=Behaviour((0.50, 0.08, 0.08, 0.34), misidentify=0.12, swap=0.3, reverse=0.25),
+        text_only=Behaviour((0.56, 0.08, 0.06, 0.30), swap=0.3, reverse=0.25),
+        multimodal=Behaviour((0.48, 0.08, 0.10, 0.34), misidentify=0.12, swap=0.3, reverse=0.25),
         opener="Easy one.",
     ),
     DemoModel(
         "hushmoth-careful", "Hushmoth Careful", "hushmoth", "cautious: many omissions, few errors",
-        text_only=Behaviour((0.44, 0.07, 0.47, 0.02)),
-        multimodal=Behaviour((0.42, 0.07, 0.49, 0.02), unsure_identity=0.15),
+        text_only=Behaviour((0.46, 0.07, 0.45, 0.02)),
+        multimodal=Behaviour((0.40, 0.07, 0.51, 0.02), unsure_identity=0.15),
         opener="I will stick to what I am reasonably sure of.",
     ),
     DemoModel(
@@ -103,12 +103,12 @@ DEMO_MODELS: tuple[DemoModel, ...] = (
     DemoModel(
         "marigold-mainstream", "Marigold Mainstream", "aurora",
         "strong on well-known entities, weak on rare ones",
-        text_only=Behaviour((0.55, 0.12, 0.25, 0.08)),
-        multimodal=Behaviour((0.55, 0.12, 0.25, 0.08), misidentify=0.1),
+        text_only=Behaviour((0.58, 0.12, 0.22, 0.08)),
+        multimodal=Behaviour((0.52, 0.12, 0.27, 0.09), misidentify=0.1),
         by_popularity={
             Popularity.HEAD: (
-                Behaviour((0.82, 0.08, 0.08, 0.02)),
-                Behaviour((0.80, 0.08, 0.10, 0.02), misidentify=0.02),
+                Behaviour((0.84, 0.07, 0.07, 0.02)),
+                Behaviour((0.78, 0.08, 0.12, 0.02), misidentify=0.02),
             ),
             Popularity.TAIL: (
                 Behaviour((0.22, 0.12, 0.46, 0.20), swap=0.3),
@@ -123,8 +123,8 @@ DEMO_MODELS: tuple[DemoModel, ...] = (
     ),
     DemoModel(
         "quillfeather-ultra", "Quillfeather Ultra", "quillfeather", "strong",
-        text_only=Behaviour((0.82, 0.09, 0.07, 0.02)),
-        multimodal=Behaviour((0.80, 0.09, 0.09, 0.02), misidentify=0.03),
+        text_only=Behaviour((0.85, 0.08, 0.05, 0.02)),
+        multimodal=Behaviour((0.79, 0.10, 0.09, 0.02), misidentify=0.03),
     ),
 )  # fmt: skip
 

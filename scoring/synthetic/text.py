@@ -51,7 +51,7 @@ _CUTS = (
 )
 _STOP = _set(
     "the a an of with and or in to for on at by until into from its their as that which so "
-    "is are was were be only mainly just also often usually"
+    "is are was were be only mainly just also often usually instead rather"
 )
 _STARTERS = _set(
     "it its they their them the these this those a an both some most many small large "
@@ -94,19 +94,30 @@ def identified_entity(text: str) -> str | None:
     return _PAREN.sub("", m["what"]).split(",")[0].strip().rstrip(".") or None
 
 
-def statement(text: str) -> str:
-    """The response sentence that states a rubric fact."""
-    text = text.strip()
+def _body(text: str) -> str:
+    """What a rubric fact asserts, as a clause in the rubric's own case, without a final stop."""
+    text = text.strip().rstrip(".")
     m = _IDENT.match(text)
     if m:
-        plural = (m["obj"] or "").strip().lower() in {"them", "these"} or (
-            (m["obj"] or "").lower().startswith("these")
-        )
-        return _sentence(("These are " if plural else "This is ") + m["what"])
+        obj = (m["obj"] or "").strip().lower()
+        return ("these are " if obj == "them" or obj.startswith("these") else "this is ") + m[
+            "what"
+        ]
     rest = _LEAD.sub("", text)
     if rest == text and _MENTION.match(text):
-        return _sentence("Worth mentioning: " + _MENTION.sub("", text))
-    return _sentence(rest)
+        return "worth mentioning: " + _MENTION.sub("", text)
+    return rest
+
+
+def _embed(text: str) -> str:
+    """A fact's clause ready to follow "that" or a comma inside a sentence."""
+    body = _body(text)
+    return body if body[:1].islower() else lcfirst(body)
+
+
+def statement(text: str) -> str:
+    """The response sentence that states a rubric fact."""
+    return _sentence(_body(text))
 
 
 def _cut(s: str, min_words: int) -> str | None:
@@ -130,21 +141,21 @@ def vague(text: str, hedge: str) -> str:
     """A shortened, hedged version of a phrase (first letter lower-cased), no final stop."""
     s = _PAREN.sub("", text.strip().rstrip("."))
     short = _cut(s, 2)
-    return lcfirst(short + hedge) if short else f"something like {lcfirst(s)}{hedge}"
+    return lcfirst(short + hedge) if short else f"roughly, {lcfirst(s)}"
 
 
 def vague_statement(text: str) -> str:
     """A vaguer, hedged sentence than the stated fact: directionally right but imprecise."""
-    s = statement(text).rstrip(".")
+    s = _embed(text)
     short = _cut(s, 3)
     if short:
-        return f"If I remember rightly, {lcfirst(short)}, though I am hazy on the details."
-    return f"I think {lcfirst(s)}, but I would not swear to it."
+        return f"If I remember rightly, {short}, though I am hazy on the details."
+    return f"I think {s}, but I would not swear to it."
 
 
 def contradict_statement(text: str, rng: np.random.Generator) -> str:
     """A sentence that states a specific wrong version of a rubric fact."""
-    s = statement(text).rstrip(".")
+    s = _embed(text)
     year = _YEAR.search(s)
     if year:
         shift = int(rng.choice([-60, -40, 40]))
@@ -154,7 +165,7 @@ def contradict_statement(text: str, rng: np.random.Generator) -> str:
     if number:
         new = str(int(number[0]) * 3 + 2)
         return _sentence(s[: number.start()] + new + s[number.end() :])
-    return f"Contrary to a common claim, it is not true that {lcfirst(s)}."
+    return f"Contrary to a common claim, it is not true that {s}."
 
 
 def ident_partial(text: str, domain: str) -> str:
@@ -175,8 +186,10 @@ def vague_member(member: str) -> str:
         return f"possibly {m}"
     for marker in (" of ", " from ", " in ", " with ", " such as ", " that ", " for ", " to "):
         if marker in m and m.index(marker) > 0:
-            m = m[: m.index(marker)]
-            words = m.split()
+            words = m[: m.index(marker)].split()
+            while len(words) > 1 and words[-1].lower() in _STOP:
+                words.pop()
+            m = " ".join(words)
             return f"some kind of {words[-1]}" if len(words) >= 2 else f"some {m}"
     words = m.split()
     return f"some kind of {words[-1]}" if len(words) >= 2 else f"possibly {m}"
