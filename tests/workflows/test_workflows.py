@@ -74,6 +74,7 @@ def test_least_privilege_and_concurrency(name: str) -> None:
     assert "permissions" in wf, "set top-level permissions"
     assert set(wf["permissions"] or {}) <= {"contents"}
     assert "group" in wf["concurrency"]
+    assert wf["defaults"]["run"]["shell"] == "bash", "bash -eo pipefail for every run: step"
     for job, spec in wf["jobs"].items():
         perms = spec.get("permissions", wf["permissions"]) or {}
         assert "write" not in perms.get("contents", "read"), job
