@@ -119,3 +119,12 @@ def test_private_cache_inside_results_is_refused(tmp_path: Path, held_sha: str) 
     cfg = load_config(write_config(tmp_path, uri, extra='[store]\nprivate = "results/held"\n'))
     with pytest.raises(HubError, match=r"inside store\.results"):
         resolve_rubrics_path(cfg)
+
+
+def test_unreachable_hub_uses_the_pinned_cache(
+    tmp_path: Path, env: FakeHub, held_sha: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = load_config(write_config(tmp_path, f"hf://datasets/gamut/held-rubrics@{held_sha}"))
+    first = resolve_rubrics_path(cfg)
+    monkeypatch.setenv("GAMUT_HF_ENDPOINT", "http://127.0.0.1:9")
+    assert resolve_rubrics_path(cfg) == first
