@@ -278,23 +278,58 @@ async def _ask(backend: Backend, request: Request, reply_retries: int) -> Reply:
     raise CallFailed(f"{reason} ({reply_retries + 1} attempts)")
 
 
-async def run(plan: Plan, backend: Backend, reporter: Reporter | None = None) -> GenerateResult:
-    """Answer every question the plan still needs, ``options.concurrency`` at a time.
+Answer = tuple[Setting, str, Reply]
 
-    Each answer is appended to its file (one complete line, fsync) as soon as it arrives, on one
-    writer thread. When ``options.deadline_s`` passes, calls in flight are cancelled and their
-    questions listed as failures. A :class:`~scoring.generate.backends.FatalCallError` stops the
-    run and is raised after the answers so far are safely written.
+
+async def _write_answers(
+    plan: Plan, inbox: asyncio.Queue[Answer | None], reporter: Reporter | None
+) -> None:
+    """Append answers as they arrive: what queued up during one write goes in the next batch.
+
+    Each answer is one complete line; a batch ends with one ``fsync`` (on a writer thread, so
+    calls keep flowing). Stops at ``None``, after writing everything queued before it.
+    """
+    loop = asyncio.get_running_loop()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamut-writer") as pool:
+        while True:
+            batch = [await inbox.get()]
+            while not inbox.empty():
+                batch.append(inbox.get_nowait())
+            answers = [a for a in batch if a is not None]
+            for setting in plan.files:
+                mine = [(qid, r.text) for s, qid, r in answers if s is setting]
+                if not mine:
+                    continue
+                await loop.run_in_executor(pool, plan.files[setting].append_many, mine)
+                stats = plan.stats[setting]
+                for s, _, r in answers:
+                    if s is setting:
+                        stats.done += 1
+                        stats.input_tokens += r.input_tokens
+                        stats.output_tokens += r.output_tokens
+                if reporter is not None:
+                    reporter.update(stats)
+            if len(answers) < len(batch):
+                return
+
+
+async def run(plan: Plan, backend: Backend, reporter: Reporter | None = None) -> GenerateResult:
+    """Answer every question the plan still needs, ``options.concurrency`` calls at a time.
+
+    Answers are appended to their files as they arrive (complete lines, fsync), by one writer
+    that never holds up the calls. When ``options.deadline_s`` passes, calls in flight are
+    cancelled and their questions listed as failures. A
+    :class:`~scoring.generate.backends.FatalCallError` stops the run and is raised once the
+    answers so far are on disk.
     """
     o = plan.options
     t0 = time.monotonic()
-    queue: asyncio.Queue[tuple[Setting, Question]] = asyncio.Queue()
+    todo: asyncio.Queue[tuple[Setting, Question]] = asyncio.Queue()
     for setting, qs in plan.todo.items():
         for q in qs:
-            queue.put_nowait((setting, q))
+            todo.put_nowait((setting, q))
+    inbox: asyncio.Queue[Answer | None] = asyncio.Queue()
     reasons: dict[tuple[Setting, str], str] = {}
-    loop = asyncio.get_running_loop()
-    writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamut-writer")
     for s in plan.stats.values():
         s.started = time.monotonic()
         if reporter is not None:
@@ -303,28 +338,30 @@ async def run(plan: Plan, backend: Backend, reporter: Reporter | None = None) ->
     async def worker() -> None:
         while True:
             try:
-                setting, q = queue.get_nowait()
+                setting, q = todo.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            stats = plan.stats[setting]
             image = plan.images.get(q.question_id) if setting is Setting.MULTIMODAL else None
             try:
                 reply = await _ask(backend, Request(q.prompt(setting), image), o.reply_retries)
             except CallFailed as exc:
                 reasons[(setting, q.question_id)] = str(exc)
-                stats.failed += 1
+                plan.stats[setting].failed += 1
+                if reporter is not None:
+                    reporter.update(plan.stats[setting])
             else:
-                await loop.run_in_executor(
-                    writer, plan.files[setting].append, q.question_id, reply.text
-                )
-                stats.done += 1
-                stats.input_tokens += reply.input_tokens
-                stats.output_tokens += reply.output_tokens
-            if reporter is not None:
-                reporter.update(stats)
+                inbox.put_nowait((setting, q.question_id, reply))
 
-    n_workers = max(1, min(o.concurrency, queue.qsize()))
+    writer = asyncio.create_task(_write_answers(plan, inbox, reporter))
+    n_workers = max(1, min(o.concurrency, todo.qsize()))
     tasks = [asyncio.create_task(worker()) for _ in range(n_workers)]
+
+    def _writer_failed(t: asyncio.Task[None]) -> None:
+        if not t.cancelled() and t.exception() is not None:
+            for w in tasks:  # no point in calling on when answers cannot be saved
+                w.cancel()
+
+    writer.add_done_callback(_writer_failed)
     fatal: BaseException | None = None
     try:
         done, _ = await asyncio.wait(
@@ -338,8 +375,8 @@ async def run(plan: Plan, backend: Backend, reporter: Reporter | None = None) ->
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        # Writes already handed to the writer thread finish; nothing is half-written.
-        await loop.run_in_executor(None, writer.shutdown, True)
+        inbox.put_nowait(None)  # answers already received are written, then the writer stops
+        await asyncio.shield(writer)
         with contextlib.suppress(Exception):
             await backend.aclose()
     if fatal is not None:

@@ -97,24 +97,43 @@ class ResponseFile:
         Raises:
             ValueError: for an empty or whitespace-only response (never written).
         """
-        if not response.strip():
-            raise ValueError(f"refusing to write an empty response for {question_id}")
-        data = (
-            json.dumps({"question_id": question_id, "response": response}, ensure_ascii=False)
-            + "\n"
-        ).encode("utf-8")
+        return self.append_many([(question_id, response)]) == [question_id]
+
+    def append_many(self, answers: list[tuple[str, str]]) -> list[str]:
+        """Append answers, each as one ``write`` of a complete line, then one ``fsync``.
+
+        An id is added to ``answered`` only once its line is on disk. Answers for ids that
+        already have a line are skipped.
+
+        Returns:
+            The ids written.
+
+        Raises:
+            ValueError: for an empty or whitespace-only response (nothing of the batch written).
+        """
+        for qid, response in answers:
+            if not response.strip():
+                raise ValueError(f"refusing to write an empty response for {qid}")
+        written_ids: list[str] = []
         with self._lock:
-            if question_id in self.answered:
-                return False
-            if self._fd < 0:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            written = os.write(self._fd, data)
-            while written < len(data):  # a short write on a full disk or a signal
-                written += os.write(self._fd, data[written:])
-            os.fsync(self._fd)
-            self.answered.add(question_id)
-        return True
+            for qid, response in answers:
+                if qid in self.answered or qid in written_ids:
+                    continue
+                line = json.dumps({"question_id": qid, "response": response}, ensure_ascii=False)
+                self._write((line + "\n").encode("utf-8"))
+                written_ids.append(qid)
+            if written_ids:
+                os.fsync(self._fd)
+                self.answered.update(written_ids)
+        return written_ids
+
+    def _write(self, data: bytes) -> None:
+        if self._fd < 0:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        written = os.write(self._fd, data)
+        while written < len(data):  # a short write on a full disk or a signal
+            written += os.write(self._fd, data[written:])
 
     def close(self) -> None:
         """Close the file descriptor (idempotent)."""
