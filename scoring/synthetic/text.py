@@ -7,6 +7,7 @@ with a few patterns and fall back to the phrase as written.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -51,7 +52,8 @@ _CUTS = (
 )
 _STOP = _set(
     "the a an of with and or in to for on at by until into from its their as that which so "
-    "is are was were be only mainly just also often usually instead rather"
+    "is are was were be only mainly just also often usually instead rather against over under "
+    "through between towards toward across after before about around near within without"
 )
 _STARTERS = _set(
     "it its they their them the these this those a an both some most many small large "
@@ -137,20 +139,32 @@ def _cut(s: str, min_words: int) -> str | None:
     return " ".join(words).rstrip(",") if len(words) >= min_words else None
 
 
+def _shorten(s: str, min_words: int) -> str | None:
+    """``s`` cut before its first qualifying clause, or else without its last words."""
+    short = _cut(s, min_words)
+    if short is not None:
+        return short
+    words = s.split()
+    keep = min(len(words) - 1, max(min_words, math.ceil(0.6 * len(words))))
+    words = words[:keep]
+    while len(words) > 1 and words[-1].lower().strip(",") in _STOP:
+        words.pop()
+    return " ".join(words).rstrip(",") if len(words) >= min_words else None
+
+
 def vague(text: str, hedge: str) -> str:
     """A shortened, hedged version of a phrase (first letter lower-cased), no final stop."""
     s = _PAREN.sub("", text.strip().rstrip("."))
-    short = _cut(s, 2)
-    return lcfirst(short + hedge) if short else f"roughly, {lcfirst(s)}"
+    short = _shorten(s, 2)
+    return lcfirst(short + hedge) if short else f"something like that{hedge}"
 
 
 def vague_statement(text: str) -> str:
     """A vaguer, hedged sentence than the stated fact: directionally right but imprecise."""
-    s = _embed(text)
-    short = _cut(s, 3)
+    short = _shorten(_embed(text), 3)
     if short:
         return f"If I remember rightly, {short}, though I am hazy on the details."
-    return f"I think {s}, but I would not swear to it."
+    return "I half remember something about this, but not the details."
 
 
 def contradict_statement(text: str, rng: np.random.Generator) -> str:
