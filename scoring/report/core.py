@@ -19,6 +19,8 @@ from scoring.scorer import TIER_ORDER, VERDICT_ORDER, ScoringConfig, gamut_score
 
 N_TIERS = len(TIER_ORDER)
 N_VERDICTS = len(VERDICT_ORDER)
+_FIELD_BITS = 16
+_ONE_HOT = np.array([1 << (_FIELD_BITS * v) for v in range(N_VERDICTS)] + [0], np.int64)
 
 
 class Status(IntEnum):
@@ -89,6 +91,15 @@ def count_verdicts(
         order = np.argsort(key, kind="stable")
         verdicts, key = verdicts[:, order], key[order]
     starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    longest = int(np.diff(np.append(starts, key.size)).max())
+    if longest < 1 << _FIELD_BITS:
+        # One pass: each verdict adds 1 to its own 16-bit field of an int64, and a segment sum
+        # counts all four verdicts at once (no field can overflow into the next).
+        packed = _ONE_HOT[verdicts]  # MISSING (-1) picks the trailing 0
+        sums = np.add.reduceat(packed, starts, axis=1)
+        for v in range(N_VERDICTS):
+            out[:, key[starts], v] = (sums >> (_FIELD_BITS * v)) & ((1 << _FIELD_BITS) - 1)
+        return out
     for v in range(N_VERDICTS):
         hits = (verdicts == v).view(np.uint8)
         out[:, key[starts], v] = np.add.reduceat(hits, starts, axis=1, dtype=np.int64)

@@ -24,16 +24,30 @@ MISSING = -1
 KEY_COLUMNS = ("submission_id", "setting", "judge", "question_id", "check_id", "verdict")
 
 
-def _codes(column: pa.Array, lookup: dict[str, int], sink: int) -> npt.NDArray[np.int32]:
-    """Our code for each row of a string column; ``sink`` for values not in ``lookup``."""
-    if not pa.types.is_dictionary(column.type):
-        column = pc.dictionary_encode(column)
-    values = column.dictionary.to_pylist()
-    lut = np.array([lookup.get(v, sink) for v in values] + [sink], np.int32)
-    indices = column.indices
-    if indices.null_count:
-        indices = indices.fill_null(len(values))
-    return np.asarray(lut[indices.to_numpy()], np.int32)
+class _Decoder:
+    """Our code for each row of a string column; ``sink`` for values not in ``lookup``.
+
+    Batches usually share one dictionary, so the lookup table is rebuilt only when it changes.
+    """
+
+    def __init__(self, lookup: dict[str, int], sink: int) -> None:
+        self.lookup, self.sink = lookup, sink
+        self.dictionary: pa.Array | None = None
+        self.lut = np.zeros(0, np.int32)
+
+    def __call__(self, column: pa.Array) -> npt.NDArray[np.int32]:
+        if not pa.types.is_dictionary(column.type):
+            column = pc.dictionary_encode(column)
+        if self.dictionary is None or not column.dictionary.equals(self.dictionary):
+            values = column.dictionary.to_pylist()
+            self.lut = np.array(
+                [self.lookup.get(v, self.sink) for v in values] + [self.sink], np.int32
+            )
+            self.dictionary = column.dictionary
+        indices = column.indices
+        if indices.null_count:
+            indices = indices.fill_null(len(self.lut) - 1)
+        return np.asarray(self.lut[indices.to_numpy()], np.int32)
 
 
 def check_positions(check_ids: list[list[str]]) -> tuple[dict[str, int], npt.NDArray[np.int32]]:
@@ -85,19 +99,22 @@ def read_verdicts(
     width = len(cid_codes) + 1
     n_checks = sum(len(ids) for ids in check_ids)
     n_groups = n_s * n_set * n_j
-    lookups = {
-        "submission_id": ({s: i for i, s in enumerate(submission_ids)}, n_s),
-        "setting": ({s.value: i for i, s in enumerate(SETTINGS)}, n_set),
-        "judge": ({j: i for i, j in enumerate(judges)}, n_j),
-        "question_id": ({q: i for i, q in enumerate(question_ids)}, n_q),
-        "check_id": (cid_codes, len(cid_codes)),
-        "verdict": ({v.value: i for i, v in enumerate(VERDICT_ORDER)}, -1),
+    decoders = {
+        name: _Decoder(*spec)
+        for name, spec in {
+            "submission_id": ({s: i for i, s in enumerate(submission_ids)}, n_s),
+            "setting": ({s.value: i for i, s in enumerate(SETTINGS)}, n_set),
+            "judge": ({j: i for i, j in enumerate(judges)}, n_j),
+            "question_id": ({q: i for i, q in enumerate(question_ids)}, n_q),
+            "check_id": (cid_codes, len(cid_codes)),
+            "verdict": ({v.value: i for i, v in enumerate(VERDICT_ORDER)}, -1),
+        }.items()
     }
     index_type = np.int64 if n_groups * max(n_checks, 1) >= 2**31 else np.int32
     matrix = np.full(n_groups * n_checks, MISSING, np.int8)
     kept = 0
     for batch in table.to_batches():
-        c = {name: _codes(batch.column(name), *lookups[name]) for name in KEY_COLUMNS}
+        c = {name: decoders[name](batch.column(name)) for name in KEY_COLUMNS}
         if (c["verdict"] < 0).any():
             used = pc.unique(batch.column("verdict").cast(pa.string())).to_pylist()
             bad = sorted({str(v) for v in used} - {v.value for v in VERDICT_ORDER})

@@ -12,12 +12,14 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from scoring.report.bootstrap import estimate, paired, weighted_means
+from scoring.report.bootstrap import paired, percentile_ci, weighted_means
 from scoring.report.checks import KIND_ORDER
 from scoring.report.core import N_VERDICTS, Status, count_verdicts
 from scoring.report.matrix import SETTINGS
 from scoring.report.scores import Groups, Scores
 from scoring.scorer import tier_scores
+
+Floats = npt.NDArray[np.float64]
 
 SHARES = ("share_meets", "share_partial", "share_missing", "share_contradicts")
 COUNTS = ("n_meets", "n_partial", "n_missing", "n_contradicts")
@@ -173,46 +175,45 @@ def leaderboard(sc: Scores) -> pd.DataFrame:
     return df.iloc[order].reset_index(drop=True)
 
 
+def _subset_means(values: npt.NDArray[np.float64], member: npt.NDArray[np.float64]) -> Floats:
+    """``[N, Q]`` values -> ``[N, D]`` means over each question subset (NaN entries left out)."""
+    defined = ~np.isnan(values)
+    num = np.where(defined, values, 0.0) @ member
+    den = defined.astype(np.float64) @ member
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
 def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     """One row per (complete group, value of ``column``: domain, popularity or egocentric).
 
     The bootstrap reuses the global resamples, restricted to the group's questions.
     """
-    values = [getattr(q, column) for q in sc.inputs.questions]
-    values = [v.value if hasattr(v, "value") else v for v in values]
+    raw = [getattr(q, column) for q in sc.inputs.questions]
+    values = [v.value if hasattr(v, "value") else v for v in raw]
     if column == "popularity":
         order = [p for p in ("head", "torso", "tail") if p in values]
     else:
         order = sorted(set(values))
+    position = {v: d for d, v in enumerate(order)}
+    code = np.array([position[v] for v in values], np.int64)
+    member = np.zeros((code.size, len(order)))
+    member[np.arange(code.size), code] = 1.0
     g = np.flatnonzero(sc.complete)
-    frames = []
-    arr = np.array(values, dtype=object)
-    ones = np.ones((1, len(values)))
-    for value in order:
-        subset = np.flatnonzero(arr == value)
-        est = estimate(sc.weights, sc.level.gamut[g], subset, scale=100.0)
-        df = pd.DataFrame(_labels(sc, g))
-        df[column] = value
-        df["n_questions"] = int(subset.size)
-        df["gamut"], df["gamut_lo"], df["gamut_hi"] = est.value, est.lo, est.hi
-        for t, name in enumerate(TIER_COLUMNS):
-            df[name] = weighted_means(ones, sc.level.tiers[g, :, t], subset)[0] * 100.0
-        frames.append(df)
-    if not frames:
-        return pd.DataFrame(
-            columns=[
-                *_labels(sc, g),
-                column,
-                "n_questions",
-                "gamut",
-                "gamut_lo",
-                "gamut_hi",
-                *TIER_COLUMNS,
-            ]
-        )
-    out = pd.concat(frames, ignore_index=True)
-    keys = (out["submission_id"].to_numpy(), out["setting"].to_numpy(), out["judge"].to_numpy())
-    return out.iloc[np.lexsort(keys[::-1])].reset_index(drop=True)
+    gamut = sc.level.gamut[g]
+    lo, hi = (np.full((g.size, len(order)), np.nan) for _ in range(2))
+    for d in range(len(order)):
+        boot = weighted_means(sc.weights, gamut, np.flatnonzero(code == d)) * 100.0
+        lo[:, d], hi[:, d] = percentile_ci(boot)
+    rows_g = np.repeat(g, len(order))
+    df = pd.DataFrame(_labels(sc, rows_g))
+    df[column] = [order[d] for d in np.tile(np.arange(len(order)), g.size)]
+    df["n_questions"] = np.tile(member.sum(axis=0).astype(np.int64), g.size)
+    df["gamut"] = (_subset_means(gamut, member) * 100.0).ravel()
+    df["gamut_lo"], df["gamut_hi"] = lo.ravel(), hi.ravel()
+    for t, name in enumerate(TIER_COLUMNS):
+        df[name] = (_subset_means(sc.level.tiers[g, :, t], member) * 100.0).ravel()
+    return df
 
 
 def by_kind(sc: Scores) -> pd.DataFrame:

@@ -1,0 +1,79 @@
+"""Time the whole ``gamut score`` command at paper scale; targets under 5 s and under 2 GB.
+
+Writes the paper-scale synthetic project (1,813 questions x 14 models x 2 settings x 3 judges,
+about 5.3 million verdicts) into a temporary folder, then runs ``gamut score --config ...`` as a
+subprocess, process start and 1,000 bootstrap resamples included. The first run compiles the
+rubrics (cold); later runs read the compiled-check index from the private cache (warm), as every
+run after the judge step does. Prints wall time, peak memory and verdicts per second of each run.
+
+    .venv/bin/python benchmarks/bench_score.py [--runs 3] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pyarrow.parquet as pq  # noqa: E402
+
+from scoring.synthetic.paper import write_paper_scale  # noqa: E402
+
+TARGET_S, TARGET_MB = 5.0, 2048.0
+
+
+def run_once(config: Path) -> tuple[float, float, float]:
+    """Run ``gamut score`` once; return wall seconds, CPU seconds and peak resident MB."""
+    gamut = Path(sys.executable).with_name("gamut")
+    cmd = [str(gamut), "score", "--config", str(config)]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if proc.returncode != 0:
+        raise SystemExit(f"gamut score failed ({proc.returncode}):\n{err}")
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024.0  # ru_maxrss is in KiB on Linux
+
+
+def main() -> None:
+    """Generate the project, time the command, print the figures."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3, help="Number of timed runs (first is cold).")
+    ap.add_argument("--keep", type=Path, help="Write the project here and keep it.")
+    args = ap.parse_args()
+    out = args.keep or Path(tempfile.mkdtemp(prefix="gamut-bench-score-"))
+    try:
+        t0 = time.perf_counter()
+        config = write_paper_scale(out)
+        print(f"wrote the paper-scale project in {time.perf_counter() - t0:.1f} s: {out}")
+        shutil.rmtree(out / ".gamut", ignore_errors=True)  # start cold
+        n = pq.ParquetFile(out / "results" / "verdicts.parquet").metadata.num_rows
+        print(f"verdicts: {n:,}")
+        print(f"load average now: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        for i in range(args.runs):
+            wall, cpu, mb = run_once(config)
+            kind = "cold (compiles rubrics)" if i == 0 else "warm (cached check index)"
+            ok = "meets" if wall < TARGET_S and mb < TARGET_MB else "MISSES"
+            print(
+                f"run {i + 1} {kind}: {wall:.2f} s wall ({cpu:.2f} s CPU), {mb:,.0f} MB peak, "
+                f"{n / wall / 1e6:.2f} M verdicts/s -> {ok} the {TARGET_S:.0f} s / "
+                f"{TARGET_MB / 1024:.0f} GB target"
+            )
+    finally:
+        if args.keep is None:
+            shutil.rmtree(out, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
