@@ -102,7 +102,8 @@ def generate_pages(cfg: GamutConfig, docs: Path, tables: ScoreTables | None = No
     for asset in ASSETS.iterdir():
         shutil.copy2(asset, docs / "assets" / asset.name)
 
-    dl = write_downloads(tables, docs, public=public)
+    cache = cfg.path(cfg.store.cache).parent / "site-downloads"
+    dl = write_downloads(tables, docs, public=public, cache=cache)
     write("index.md", "index.md.j2", "Leaderboard", lb=pages.leaderboard(tables))
     dom_ctx = pages.domains(tables)
     write("domains/index.md", "domains.md.j2", "Domains", ctx=dom_ctx)
