@@ -4,6 +4,26 @@ Run as ``python -m scoring.synthetic demo`` (the committed demo data) or
 ``python -m scoring.synthetic paper --out DIR`` (a paper-scale project for benchmarks).
 """
 
+from scoring.synthetic.calibration import agreement, cohen_kappa
+from scoring.synthetic.compose import Composed, compose_response
+from scoring.synthetic.demo import DEMO_SEED, compose_all, generate_demo, simulate_judges
 from scoring.synthetic.paper import PAPER_JUDGES, PaperJudge, random_rubric, write_paper_scale
+from scoring.synthetic.profiles import DEMO_MODELS, Behaviour, DemoModel
 
-__all__ = ["PAPER_JUDGES", "PaperJudge", "random_rubric", "write_paper_scale"]
+__all__ = [
+    "DEMO_MODELS",
+    "DEMO_SEED",
+    "PAPER_JUDGES",
+    "Behaviour",
+    "Composed",
+    "DemoModel",
+    "PaperJudge",
+    "agreement",
+    "cohen_kappa",
+    "compose_all",
+    "compose_response",
+    "generate_demo",
+    "random_rubric",
+    "simulate_judges",
+    "write_paper_scale",
+]
