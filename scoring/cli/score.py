@@ -18,7 +18,8 @@ from scoring.report import Tables, build_tables
 def _num(x: Any, digits: int = 1) -> str:
     if x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return f"{float(x):.{digits}f}"
+    text = f"{float(x):.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text  # no "-0.0"
 
 
 def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
@@ -40,7 +41,7 @@ def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
         if r["status"] != "complete":
             out.add_row("-", str(r["model_name"]), "incomplete", *[""] * 5)
             continue
-        ci = f"{_num(r['gamut_lo'])}-{_num(r['gamut_hi'])}"
+        ci = f"{_num(r['gamut_lo'])} to {_num(r['gamut_hi'])}"
         rank, lo, hi = int(r["rank"]), int(r["rank_lo"]), int(r["rank_hi"])
         shown = f"{rank}" if lo == hi else f"{rank} ({lo}-{hi})"
         cells = [_num(r[c]) for c in ("gamut", "gamut_lo", "ac", "v", "c", "gap")]

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from tests.report.project import CHECKS, Project, table
 
 # Alpha, multimodal, judge j1. By hand, per question (lambda 0.5, mu -2, weights .6/.3/.1):
@@ -61,12 +57,6 @@ def main_project(**overrides: object) -> Project:
     }
     kwargs.update(overrides)
     return Project(**kwargs)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def main_config(tmp_path: Path) -> Path:
-    """The main project written under a temporary folder; returns its gamut.toml."""
-    return main_project().write(tmp_path / "project")
 
 
 assert sum(len(c) for c in CHECKS.values()) == 11

@@ -103,3 +103,12 @@ def test_submission_without_verdicts_at_all_is_incomplete(tmp_path: Path) -> Non
     assert len(j2) == 4 and set(j2["status"]) == {"incomplete"}
     assert set(t["incomplete"]["n_judged"]) == {0}
     assert len(t["judge_tau"]) == 2 and t["judge_tau"]["n_models"].eq(0).all()
+
+
+def test_no_submissions_and_one_judge_give_empty_tables(tmp_path: Path) -> None:
+    t = build_tables(load_config(main_project(models={}).write(tmp_path / "none")))
+    assert t.leaderboard.empty and t["question_scores"].empty
+    assert "gamut_lo" in t.leaderboard.columns and (t.out_dir / "leaderboard.csv").is_file()
+    one = build_tables(load_config(main_project(judges={"j1": "acme"}).write(tmp_path / "one")))
+    assert one["judge_tau"].empty and one["judge_kappa"].empty
+    assert len(one.leaderboard) == 4 and one["judge_leniency"]["offset"].eq(0).all()
