@@ -24,16 +24,6 @@ Floats = npt.NDArray[np.float64]
 SHARES = ("share_meets", "share_partial", "share_missing", "share_contradicts")
 COUNTS = ("n_meets", "n_partial", "n_missing", "n_contradicts")
 TIER_COLUMNS = ("ac", "v", "c")
-META_COLUMNS = (
-    "model_name",
-    "organisation",
-    "model_family",
-    "open_weights",
-    "parameters",
-    "date",
-    "link",
-    "demo",
-)
 
 
 def _labels(sc: Scores, g: npt.NDArray[np.int64]) -> dict[str, Any]:
