@@ -63,9 +63,9 @@ def _tokens_line(result: GenerateResult) -> str:
 @click.option(
     "--temperature",
     type=click.FloatRange(0, 2),
-    default=0.0,
-    show_default=True,
-    help="Sampling temperature.",
+    default=None,
+    help="Sampling temperature [default: 0 for chat completions; the Anthropic Messages API "
+    "takes none].",
 )
 @click.option(
     "--max-tokens",
@@ -119,7 +119,7 @@ def generate_cmd(
     api_key_env: str | None,
     settings: tuple[str, ...],
     system_prompt: Path | None,
-    temperature: float,
+    temperature: float | None,
     max_tokens: int,
     concurrency: int,
     limit: int | None,

@@ -9,6 +9,7 @@ bounded by ``max_retries``; what is left after them is raised as :class:`CallFai
 from __future__ import annotations
 
 import importlib
+import json
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -67,7 +68,7 @@ class BackendSettings:
     api_key: str
     base_url: str | None = None
     system_prompt: str | None = None
-    temperature: float = 0.0
+    temperature: float | None = None
     max_tokens: int = 2048
     timeout_s: float = 120.0
     max_retries: int = 6
@@ -142,25 +143,37 @@ class OpenAIBackend:
         return msgs
 
     async def answer(self, request: Request) -> Reply:
-        """Answer one question with a chat completion."""
+        """Answer one question with a chat completion.
+
+        The body goes through the client's low-level ``post`` (same auth, retries, backoff and
+        ``Retry-After`` handling as ``chat.completions.create``) and the reply JSON is read
+        directly: the typed request and response models cost CPU that a run of thousands of
+        calls at high concurrency cannot spare.
+        """
+        body: dict[str, Any] = {
+            "model": self._s.model,
+            "messages": self.messages(request),
+            "max_tokens": self._s.max_tokens,
+        }
+        if self._s.temperature is not None:
+            body["temperature"] = self._s.temperature
         try:
-            out = await self._client.chat.completions.create(
-                model=self._s.model,
-                messages=self.messages(request),
-                temperature=self._s.temperature,
-                max_tokens=self._s.max_tokens,
+            raw = await self._client.post("/chat/completions", body=body, cast_to=str)
+            out = json.loads(raw)
+            text = out["choices"][0]["message"].get("content") or ""
+            usage = out.get("usage") or {}
+            tokens = (
+                int(usage.get("prompt_tokens") or 0),
+                int(usage.get("completion_tokens") or 0),
             )
         except self._sdk.APIStatusError as exc:
             raise _status_error(exc, "OpenAI-compatible", self._s) from None
         except self._sdk.APIError as exc:
             raise CallFailed(type(exc).__name__) from None
-        except ValueError as exc:  # a 2xx whose body is not the protocol's JSON
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            # A 2xx whose body is not the protocol's JSON.
             raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
-        text = (out.choices[0].message.content or "") if out.choices else ""
-        usage = out.usage
-        return Reply(
-            text, usage.prompt_tokens if usage else 0, usage.completion_tokens if usage else 0
-        )
+        return Reply(text if isinstance(text, str) else "", *tokens)
 
     async def aclose(self) -> None:
         """Close the client."""
@@ -205,8 +218,6 @@ class AnthropicBackend:
             out = await self._client.messages.create(
                 model=self._s.model,
                 max_tokens=self._s.max_tokens,
-                # Not a named argument of every SDK release; the Messages API takes it.
-                extra_body={"temperature": self._s.temperature},
                 messages=[{"role": "user", "content": self.content(request)}],
                 **kwargs,
             )
@@ -214,7 +225,7 @@ class AnthropicBackend:
             raise _status_error(exc, "Anthropic", self._s) from None
         except self._sdk.APIError as exc:
             raise CallFailed(type(exc).__name__) from None
-        except ValueError as exc:  # a 2xx whose body is not the protocol's JSON
+        except (ValueError, TypeError, AttributeError) as exc:  # a 2xx body off the protocol
             raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
         text = "".join(getattr(b, "text", "") for b in out.content if b.type == "text")
         return Reply(text, out.usage.input_tokens, out.usage.output_tokens)

@@ -38,6 +38,10 @@ TODO_FIELDS: dict[str, str] = {
 }
 
 
+def _temp(temperature: float | None) -> str:
+    return "provider default" if temperature is None else f"{temperature:g}"
+
+
 def prompt_sha256(system_prompt: str | None) -> str | None:
     """``sha256:<hex>`` of the system prompt's UTF-8 bytes, or None without one."""
     if not system_prompt:
@@ -46,22 +50,30 @@ def prompt_sha256(system_prompt: str | None) -> str | None:
 
 
 def run_signature(
-    provider: Provider, model: str, temperature: float, max_tokens: int, system_prompt: str | None
+    provider: Provider,
+    model: str,
+    temperature: float | None,
+    max_tokens: int,
+    system_prompt: str | None,
 ) -> str:
     """The part of the production note that must match for answers to be mixed in one file."""
     sp = prompt_sha256(system_prompt) or "none"
     return (
-        f"{MARK}: provider {provider}, model {model}, temperature {temperature:g}, "
+        f"{MARK}: provider {provider}, model {model}, temperature {_temp(temperature)}, "
         f"max_tokens {max_tokens}, system prompt {sp}"
     )
 
 
 def production_record(
-    signature: str, temperature: float, max_tokens: int, system_prompt: str | None, today: dt.date
+    signature: str,
+    temperature: float | None,
+    max_tokens: int,
+    system_prompt: str | None,
+    today: dt.date,
 ) -> dict[str, Any]:
     """The ``production`` fields the run writes (only those the metadata model knows)."""
     wanted: dict[str, Any] = {
-        "decoding": f"temperature {temperature:g}, max {max_tokens} tokens",
+        "decoding": f"temperature {_temp(temperature)}, max {max_tokens} tokens",
         "tools": False,
         "web_access": False,
         "system_prompt": prompt_sha256(system_prompt),

@@ -63,7 +63,7 @@ class GenerateOptions:
     api_key_env: str | None = None
     settings: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
     system_prompt: str | None = None
-    temperature: float = 0.0
+    temperature: float | None = None
     max_tokens: int = 2048
     concurrency: int = 8
     limit: int | None = None
@@ -71,6 +71,14 @@ class GenerateOptions:
     timeout_s: float = 120.0
     max_retries: int = 6
     reply_retries: int = 2
+
+    @property
+    def sampling_temperature(self) -> float | None:
+        """The temperature sent: 0 by default for chat completions; none for Anthropic Messages,
+        whose API (as this SDK release describes it) takes no sampling parameters."""
+        if self.provider == "anthropic":
+            return None
+        return 0.0 if self.temperature is None else self.temperature
 
     @property
     def key_env(self) -> str:
@@ -151,7 +159,9 @@ class Plan:
     def signature(self) -> str:
         """What must match for answers to share a file (provider, model, decoding, prompt)."""
         o = self.options
-        return run_signature(o.provider, o.model, o.temperature, o.max_tokens, o.system_prompt)
+        return run_signature(
+            o.provider, o.model, o.sampling_temperature, o.max_tokens, o.system_prompt
+        )
 
     def close(self) -> None:
         """Close the response files."""
@@ -192,6 +202,15 @@ def prepare(
                 "use 3 to 64 lowercase letters, digits, '-', '_' or '.'",
             )
         )
+    if options.provider == "anthropic" and options.temperature is not None:
+        problems.append(
+            Problem(
+                "--temperature",
+                None,
+                "the Anthropic Messages API takes no sampling parameters",
+                "drop --temperature for --provider anthropic",
+            )
+        )
     api_key = env.get(options.key_env, "")
     if not api_key:
         problems.append(
@@ -227,7 +246,7 @@ def prepare(
         signature = run_signature(
             options.provider,
             options.model,
-            options.temperature,
+            options.sampling_temperature,
             options.max_tokens,
             options.system_prompt,
         )
@@ -250,7 +269,7 @@ def backend_settings(plan: Plan) -> BackendSettings:
         api_key=plan.api_key,
         base_url=o.base_url,
         system_prompt=o.system_prompt,
-        temperature=o.temperature,
+        temperature=o.sampling_temperature,
         max_tokens=o.max_tokens,
         timeout_s=o.timeout_s,
         max_retries=o.max_retries,
@@ -421,7 +440,7 @@ def generate(
         day = today or dt.date.today()
         o = options
         record = production_record(
-            plan.signature, o.temperature, o.max_tokens, o.system_prompt, day
+            plan.signature, o.sampling_temperature, o.max_tokens, o.system_prompt, day
         )
         record_production(plan.folder / METADATA_FILE, plan.metadata, record, o.model, day)
         backend = make_backend(o.provider, backend_settings(plan))

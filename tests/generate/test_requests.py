@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from typing import Any
 
 import pytest
 
+from scoring.errors import ProblemsError
 from scoring.generate import GenerateOptions, generate
 from scoring.questions import Setting
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest
@@ -111,16 +113,18 @@ def test_system_prompt_and_decoding_are_sent(
         settings=(Setting.TEXT_ONLY,),
         limit=2,
         system_prompt="Answer thoroughly.",
-        temperature=0.3,
+        temperature=None if provider == "anthropic" else 0.3,
         max_tokens=321,
     )
     assert generate(project.cfg, opts, environ=env).ok
     for req in server.requests:
         body = req.body
-        assert body["max_tokens"] == 321 and body["temperature"] == 0.3
+        assert body["max_tokens"] == 321
         if provider == "anthropic":
             assert body["system"] == "Answer thoroughly."
+            assert "temperature" not in body  # the Messages API takes no sampling parameters
         else:
+            assert body["temperature"] == 0.3
             assert body["messages"][0] == {"role": "system", "content": "Answer thoroughly."}
         assert req.headers.get("authorization", req.headers.get("x-api-key", "")).endswith(
             env["GAMUT_TEST_KEY"]
@@ -129,6 +133,48 @@ def test_system_prompt_and_decoding_are_sent(
     digest = hashlib.sha256(b"Answer thoroughly.").hexdigest()
     assert f"sha256:{digest}" in meta
     assert "Answer thoroughly." not in meta
+    decoding = "provider default" if provider == "anthropic" else "0.3"
+    assert f'decoding: "temperature {decoding}, max 321 tokens"' in meta
+
+
+def test_chat_completions_default_to_temperature_0_and_anthropic_refuses_one(
+    project: Project, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    opts = _options("openai", server, settings=(Setting.TEXT_ONLY,), limit=1)
+    assert generate(project.cfg, opts, environ=env).ok
+    assert server.requests[0].body["temperature"] == 0.0
+    server.reset()
+    bad = _options("anthropic", server, sid="other", temperature=0.5)
+    with pytest.raises(ProblemsError, match="takes no sampling parameters"):
+        generate(project.cfg, bad, environ=env)
+    assert server.requests == []
+
+
+def test_an_image_url_is_passed_as_a_url(
+    project: Project, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    qs = project.questions
+    qs[0]["image"] = "https://images.example.org/dish.jpg"
+    (project.root / "questions.jsonl").write_text(
+        "".join(json.dumps(q) + "\n" for q in qs), encoding="utf-8"
+    )
+    for provider in PROVIDERS:
+        server.reset()
+        opts = _options(
+            provider, server, sid=f"url-{provider}", settings=(Setting.MULTIMODAL,), limit=1
+        )
+        assert generate(project.cfg, opts, environ=env).ok
+        content = server.requests[0].body["messages"][-1]["content"]
+        if provider == "anthropic":
+            assert content[0] == {
+                "type": "image",
+                "source": {"type": "url", "url": "https://images.example.org/dish.jpg"},
+            }
+        else:
+            assert content[0] == {
+                "type": "image_url",
+                "image_url": {"url": "https://images.example.org/dish.jpg"},
+            }
 
 
 def test_limit_and_resume_skip_answered_questions(
