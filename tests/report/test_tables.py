@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -198,6 +199,13 @@ def test_incomplete_submission_is_reported_and_never_ranked(tmp_path: Path) -> N
     assert len(t["modality"]) == 3 and len(t["judge_scores"]) == 7
     tau = row(t["judge_tau"], setting="text_only", judge_a="j1", judge_b="j2")
     assert tau["n_models"] == 1 and math.isnan(tau["tau_b"])
+    records = json.loads((t.out_dir / "leaderboard.json").read_text())
+    rec = next(
+        x
+        for x in records
+        if (x["submission_id"], x["judge"], x["setting"]) == ("beta", "j2", "text_only")
+    )
+    assert rec["gamut"] is None and rec["rank"] is None and rec["status"] == "incomplete"
     # the complete rows are unchanged
     assert row(t.leaderboard, submission_id="beta", setting="text_only", judge="j1")[
         "gamut"
