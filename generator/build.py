@@ -69,7 +69,8 @@ def _copy_handwritten(src: Path, docs: Path) -> None:
 
 
 def generate_pages(cfg: GamutConfig, docs: Path, tables: ScoreTables | None = None) -> list[Any]:
-    """Write the generated pages, assets and downloads into ``docs``.
+    """Copy the hand-written pages and write the generated pages, assets and downloads into
+    ``docs``.
 
     Args:
         cfg: the deployment.
@@ -80,6 +81,7 @@ def generate_pages(cfg: GamutConfig, docs: Path, tables: ScoreTables | None = No
         The site navigation (mkdocs ``nav``), with one entry per domain and per submission.
     """
     tables = tables or load_tables(cfg.path(cfg.store.results))
+    _copy_handwritten(project_dir(cfg) / "site_src", docs)
     env = environment()
     public = bool(cfg.benchmark.rubrics_public)
     common = {
@@ -257,7 +259,6 @@ def build_site(cfg: GamutConfig) -> Path:
         staging_parent.mkdir(parents=True, exist_ok=True)
     docs = Path(tempfile.mkdtemp(prefix=".docs.", dir=staging_parent))
     try:
-        _copy_handwritten(project / "site_src", docs)
         nav = generate_pages(cfg, docs, tables)
         if project == cfg.root:
             _swap_in(docs, project / GENERATED)
