@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import pandas as pd
 from rich import box
 from rich.table import Table
 
 from scoring.cli._common import config_option, err_console, get_config, handle_errors, out_console
-from scoring.report import Tables, build_tables
+
+if TYPE_CHECKING:  # the report stack (pandas, pyarrow) loads only when the command runs
+    from scoring.report import Tables
 
 
 def _num(x: Any, digits: int = 1) -> str:
-    if x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x)):
+    if x is None or not isinstance(x, int | float) or math.isnan(x):
         return "-"
     text = f"{float(x):.{digits}f}"
     return text.lstrip("-") if float(text) == 0 else text  # no "-0.0"
@@ -61,6 +62,8 @@ def score(config_path: Path) -> None:
     under <results>/ as Parquet, CSV and JSON, with provenance.json. A submission with any check
     lacking a verdict is listed as incomplete and left out of the ranking.
     """
+    from scoring.report import build_tables
+
     cfg = get_config(config_path)
     tables = build_tables(cfg)
     out_console.print(summary_table(tables))
