@@ -17,22 +17,49 @@ MAX_LISTED = 50
 
 
 @click.command()
-@click.option("--judge", "judges", multiple=True, metavar="NAME",
-              help="Judge to run (repeatable; default: every judge in the config).")
-@click.option("--submission", "submissions", multiple=True, metavar="ID",
-              help="Submission to judge (repeatable; default: every submission).")
-@click.option("--setting", "settings", multiple=True,
-              type=click.Choice([s.value for s in Setting]),
-              help="Setting to judge (repeatable; default: both).")
-@click.option("--dry-run", is_flag=True,
-              help="Count the calls that would be made and estimate their tokens; call nothing.")
-@click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="SECONDS", help="Stop starting calls after this long; the rest wait for "
-              "the next run.")
+@click.option(
+    "--judge",
+    "judges",
+    multiple=True,
+    metavar="NAME",
+    help="Judge to run (repeatable; default: every judge in the config).",
+)
+@click.option(
+    "--submission",
+    "submissions",
+    multiple=True,
+    metavar="ID",
+    help="Submission to judge (repeatable; default: every submission).",
+)
+@click.option(
+    "--setting",
+    "settings",
+    multiple=True,
+    type=click.Choice([s.value for s in Setting]),
+    help="Setting to judge (repeatable; default: both).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Count the calls that would be made and estimate their tokens; call nothing.",
+)
+@click.option(
+    "--deadline",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop starting calls after this long; the rest wait for the next run.",
+)
 @config_option
 @handle_errors
-def judge(judges: tuple[str, ...], submissions: tuple[str, ...], settings: tuple[str, ...],
-          dry_run: bool, deadline: float | None, config_path: Path) -> None:
+def judge(
+    judges: tuple[str, ...],
+    submissions: tuple[str, ...],
+    settings: tuple[str, ...],
+    dry_run: bool,
+    deadline: float | None,
+    config_path: Path,
+) -> None:
     """Judge every (response, check) that has no verdict yet, then write the verdict table.
 
     Verdicts are committed to the cache as they arrive, so an interrupted run loses only its calls
@@ -41,23 +68,32 @@ def judge(judges: tuple[str, ...], submissions: tuple[str, ...], settings: tuple
     """
     names = list(judges) or None
     cfg = load_config(config_path, require_keys=False if dry_run else (names or True))
-    report = judge_all(cfg, names, list(submissions) or None,
-                       [Setting(s) for s in settings] or None, dry_run=dry_run,
-                       deadline_s=deadline)
+    report = judge_all(
+        cfg,
+        names,
+        list(submissions) or None,
+        [Setting(s) for s in settings] or None,
+        dry_run=dry_run,
+        deadline_s=deadline,
+    )
     for line in report.summary_lines():
         out_console.print(line, markup=False)
     if dry_run:
         total = sum(s.planned for s in report.judges.values())
-        out_console.print(f"dry run: {total} call(s) would be made; nothing was called",
-                          markup=False)
+        out_console.print(
+            f"dry run: {total} call(s) would be made; nothing was called", markup=False
+        )
         return
     path = write_verdict_table(cfg)
     out_console.print(f"verdict table: {path}", markup=False)
     failures = report.failures
     unfinished = sum(s.unfinished for s in report.judges.values())
     if failures or unfinished:
-        err_console.print(f"{len(failures)} check(s) failed, {unfinished} not attempted; "
-                          "run `gamut judge` again to retry them:", markup=False)
+        err_console.print(
+            f"{len(failures)} check(s) failed, {unfinished} not attempted; "
+            "run `gamut judge` again to retry them:",
+            markup=False,
+        )
         for f in failures[:MAX_LISTED]:
             err_console.print(f"  {f}", markup=False)
         if len(failures) > MAX_LISTED:
@@ -71,8 +107,13 @@ def export() -> None:
 
 
 @export.command("verdicts")
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path, dir_okay=False),
-              help="Output file; the format follows the extension (.parquet, .csv or .jsonl).")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Output file; the format follows the extension (.parquet, .csv or .jsonl).",
+)
 @config_option
 @handle_errors
 def export_verdicts_cmd(out: Path, config_path: Path) -> None:

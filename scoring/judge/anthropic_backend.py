@@ -35,22 +35,35 @@ class AnthropicBackend(Backend):
 
     def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
         super().__init__(name, judge, api_key, root)
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key or "not-needed",
-            base_url=judge.base_url,
-            timeout=judge.timeout_s,
-            max_retries=judge.max_retries,
-        )
+        self._client_obj: anthropic.AsyncAnthropic | None = None
+
+    @property
+    def _client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client, created on first use (so planning never opens connections)."""
+        if self._client_obj is None:
+            self._client_obj = anthropic.AsyncAnthropic(
+                api_key=self._api_key or "not-needed",
+                base_url=self.judge.base_url,
+                timeout=self.judge.timeout_s,
+                max_retries=self.judge.max_retries,
+            )
+        return self._client_obj
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """One message: system instructions, then the shared part (cached) and the check."""
-        messages: list[dict[str, Any]] = [{
-            "role": "user",
-            "content": [
-                {"type": "text", "text": request.shared, "cache_control": {"type": "ephemeral"}},
-                {"type": "text", "text": request.check_prompt},
-            ],
-        }]
+        messages: list[dict[str, Any]] = [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": request.shared,
+                        "cache_control": {"type": "ephemeral"},
+                    },
+                    {"type": "text", "text": request.check_prompt},
+                ],
+            }
+        ]
         for t in turns:
             messages.append({"role": "assistant", "content": t.reply or "(empty reply)"})
             messages.append({"role": "user", "content": t.followup})
@@ -80,9 +93,13 @@ class AnthropicBackend(Backend):
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings sent with every call (no sampling parameters in this API)."""
-        return {"max_tokens": self.judge.max_tokens,
-                "structured_output": self.judge.structured_output}
+        return {
+            "max_tokens": self.judge.max_tokens,
+            "structured_output": self.judge.structured_output,
+        }
 
     async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self._client.close()
+        """Close the HTTP client, if one was opened."""
+        if self._client_obj is not None:
+            await self._client_obj.close()
+            self._client_obj = None

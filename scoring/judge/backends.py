@@ -89,8 +89,11 @@ class Backend(ABC):
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings that can change a reply (part of the judge's identity)."""
-        return {"temperature": self.judge.temperature, "max_tokens": self.judge.max_tokens,
-                "structured_output": self.judge.structured_output}
+        return {
+            "temperature": self.judge.temperature,
+            "max_tokens": self.judge.max_tokens,
+            "structured_output": self.judge.structured_output,
+        }
 
     def identity_extra(self) -> str:
         """Anything beyond the config that changes this backend's answers (e.g. a file digest)."""
@@ -130,8 +133,9 @@ def backend_class(provider: str) -> type[Backend]:
         mod = importlib.import_module(module)
     except ImportError as exc:
         hint = f"; install it with: pip install {pip_name}" if pip_name else ""
-        raise GamutError(f"the {provider} judge backend cannot load ({exc.name} missing){hint}")\
-            from None
+        raise GamutError(
+            f"the {provider} judge backend cannot load ({exc.name} missing){hint}"
+        ) from None
     out: type[Backend] = getattr(mod, cls)
     return out
 

@@ -121,13 +121,18 @@ class VerdictCache:
             self._db.executescript(_DDL)
             row = self._db.execute("SELECT v FROM meta WHERE k='schema'").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise GamutError(f"cannot open the verdict cache {path}: {exc} (move the file aside "
-                             "to start a fresh cache)") from None
+            raise GamutError(
+                f"cannot open the verdict cache {path}: {exc} (move the file aside "
+                "to start a fresh cache)"
+            ) from None
         if row is None:
             self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
         elif row[0] != SCHEMA_VERSION:
-            raise GamutError(f"verdict cache {path} has schema {row[0]}, this engine writes "
-                             f"{SCHEMA_VERSION} (move the file aside to start a fresh cache)")
+            raise GamutError(
+                f"verdict cache {path} has schema {row[0]}, this engine writes "
+                f"{SCHEMA_VERSION} (move the file aside to start a fresh cache)"
+            )
+        self._failed: set[str] = {k for (k,) in self._db.execute("SELECT key FROM failures")}
 
     def __enter__(self) -> VerdictCache:
         return self
@@ -141,8 +146,9 @@ class VerdictCache:
 
     def verdicts(self, judge_id: str) -> dict[str, CachedVerdict]:
         """Every stored verdict of one judge identity, by key."""
-        cur = self._db.execute("SELECT key, verdict, rationale FROM verdicts WHERE judge_id=?",
-                               (judge_id,))
+        cur = self._db.execute(
+            "SELECT key, verdict, rationale FROM verdicts WHERE judge_id=?", (judge_id,)
+        )
         return {k: CachedVerdict(v, r) for k, v, r in cur}
 
     def keys(self, judge_id: str) -> set[str]:
@@ -152,25 +158,55 @@ class VerdictCache:
 
     def get(self, key: str) -> CachedVerdict | None:
         """One stored verdict, or None."""
-        row = self._db.execute("SELECT verdict, rationale FROM verdicts WHERE key=?",
-                               (key,)).fetchone()
+        row = self._db.execute(
+            "SELECT verdict, rationale FROM verdicts WHERE key=?", (key,)
+        ).fetchone()
         return None if row is None else CachedVerdict(row[0], row[1])
 
-    def put(self, key: str, judge_id: str, ids: Ids, verdict: str, rationale: str, *,
-            tokens_in: int = 0, tokens_cached: int = 0, tokens_out: int = 0,
-            latency_s: float = 0.0, calls: int = 1, commit: bool = True) -> None:
+    def put(
+        self,
+        key: str,
+        judge_id: str,
+        ids: Ids,
+        verdict: str,
+        rationale: str,
+        *,
+        tokens_in: int = 0,
+        tokens_cached: int = 0,
+        tokens_out: int = 0,
+        latency_s: float = 0.0,
+        calls: int = 1,
+        commit: bool = True,
+    ) -> None:
         """Store a verdict (committed at once unless ``commit`` is False) and clear any failure."""
-        if commit:
+        clear = key in self._failed
+        if commit and clear:
             self._db.execute("BEGIN")
         self._db.execute(
             "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (key, judge_id, verdict, rationale, tokens_in, tokens_cached, tokens_out, latency_s,
-             calls, ids.judge, ids.submission_id, ids.setting, ids.question_id, ids.check_id,
-             _now()),
+            (
+                key,
+                judge_id,
+                verdict,
+                rationale,
+                tokens_in,
+                tokens_cached,
+                tokens_out,
+                latency_s,
+                calls,
+                ids.judge,
+                ids.submission_id,
+                ids.setting,
+                ids.question_id,
+                ids.check_id,
+                _now(),
+            ),
         )
-        self._db.execute("DELETE FROM failures WHERE key=?", (key,))
-        if commit:
-            self._db.execute("COMMIT")
+        if clear:
+            self._db.execute("DELETE FROM failures WHERE key=?", (key,))
+            self._failed.discard(key)
+            if commit:
+                self._db.execute("COMMIT")
 
     def begin(self) -> None:
         """Open a transaction for a batch of ``put(..., commit=False)``."""
@@ -180,13 +216,27 @@ class VerdictCache:
         """Commit a batch opened with :meth:`begin`."""
         self._db.execute("COMMIT")
 
-    def fail(self, key: str, judge_id: str, ids: Ids, kind: str, message: str, raw: str,
-             calls: int) -> None:
-        """Record a failure (replacing an earlier one for the same key); committed at once."""
+    def fail(
+        self, key: str, judge_id: str, ids: Ids, kind: str, message: str, raw: str, calls: int
+    ) -> None:
+        """Record a failure (replacing an earlier one for the same key)."""
+        self._failed.add(key)
         self._db.execute(
             "INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (key, judge_id, ids.judge, ids.submission_id, ids.setting, ids.question_id,
-             ids.check_id, kind, message, raw, calls, _now()),
+            (
+                key,
+                judge_id,
+                ids.judge,
+                ids.submission_id,
+                ids.setting,
+                ids.question_id,
+                ids.check_id,
+                kind,
+                message,
+                raw,
+                calls,
+                _now(),
+            ),
         )
 
     def failures(self, judge_ids: Iterable[str] | None = None) -> list[StoredFailure]:
@@ -194,17 +244,23 @@ class VerdictCache:
         rows = self._db.execute(
             "SELECT judge_id, judge, submission_id, setting, question_id, check_id, kind, "
             "message, raw, calls FROM failures ORDER BY judge, submission_id, setting, "
-            "question_id, check_id").fetchall()
+            "question_id, check_id"
+        ).fetchall()
         wanted = None if judge_ids is None else set(judge_ids)
-        return [StoredFailure(Ids(*r[1:6]), r[6], r[7], r[8], r[9]) for r in rows
-                if wanted is None or r[0] in wanted]
+        return [
+            StoredFailure(Ids(*r[1:6]), r[6], r[7], r[8], r[9])
+            for r in rows
+            if wanted is None or r[0] in wanted
+        ]
 
     def usage(self, judge_id: str) -> tuple[int, int, int, int]:
         """Totals over a judge identity's stored verdicts: calls, tokens in, cached, out."""
         row = self._db.execute(
             "SELECT COALESCE(SUM(calls),0), COALESCE(SUM(tokens_in),0), "
             "COALESCE(SUM(tokens_cached),0), COALESCE(SUM(tokens_out),0) "
-            "FROM verdicts WHERE judge_id=?", (judge_id,)).fetchone()
+            "FROM verdicts WHERE judge_id=?",
+            (judge_id,),
+        ).fetchone()
         return int(row[0]), int(row[1]), int(row[2]), int(row[3])
 
 

@@ -72,15 +72,20 @@ def read_responses(path: Path) -> tuple[dict[str, str], list[Problem]]:
         except json.JSONDecodeError as exc:
             problems.append(Problem(str(path), n, f"not valid JSON: {exc.msg}", fix))
             continue
-        if (not isinstance(obj, dict) or not isinstance(obj.get("question_id"), str)
-                or not isinstance(obj.get("response"), str)):
-            problems.append(Problem(str(path), n, "needs string fields question_id and response",
-                                    fix))
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(obj.get("question_id"), str)
+            or not isinstance(obj.get("response"), str)
+        ):
+            problems.append(
+                Problem(str(path), n, "needs string fields question_id and response", fix)
+            )
             continue
         qid = obj["question_id"]
         if qid in out:
-            problems.append(Problem(str(path), n, f"second response for {qid!r}",
-                                    "answer each question once"))
+            problems.append(
+                Problem(str(path), n, f"second response for {qid!r}", "answer each question once")
+            )
             continue
         out[qid] = obj["response"]
     return out, problems
@@ -90,12 +95,18 @@ def list_submissions(root: Path) -> list[str]:
     """Submission ids: the folders under ``root`` that hold at least one response file."""
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir()
-                  and any((p / f"{s.value}.jsonl").is_file() for s in Setting))
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if p.is_dir() and any((p / f"{s.value}.jsonl").is_file() for s in Setting)
+    )
 
 
-def load_inputs(cfg: GamutConfig, submissions: Iterable[str] | None = None,
-                settings: Iterable[Setting] | None = None) -> JudgeInputs:
+def load_inputs(
+    cfg: GamutConfig,
+    submissions: Iterable[str] | None = None,
+    settings: Iterable[Setting] | None = None,
+) -> JudgeInputs:
     """Join questions, compiled checks and responses into units.
 
     Questions without a rubric, and responses to questions that are not in the questions file,
@@ -106,16 +117,23 @@ def load_inputs(cfg: GamutConfig, submissions: Iterable[str] | None = None,
             or an unknown submission id.
     """
     questions: dict[str, Question] = {
-        q.question_id: q for q in load_questions(cfg.path(cfg.benchmark.questions))}
+        q.question_id: q for q in load_questions(cfg.path(cfg.benchmark.questions))
+    }
     checks = compile_all(load_rubrics([resolve_rubrics_path(cfg)]))
     root = cfg.path(cfg.benchmark.submissions)
     known = list_submissions(root)
     wanted = known if submissions is None else list(dict.fromkeys(submissions))
     unknown = [s for s in wanted if s not in known]
     if unknown:
-        raise ProblemsError([Problem(str(root), None, f"no submission {s!r}",
-                                     f"one of: {', '.join(known) or 'none'}") for s in unknown],
-                            "unknown submission id(s)")
+        raise ProblemsError(
+            [
+                Problem(
+                    str(root), None, f"no submission {s!r}", f"one of: {', '.join(known) or 'none'}"
+                )
+                for s in unknown
+            ],
+            "unknown submission id(s)",
+        )
     setting_list = list(Setting) if settings is None else list(dict.fromkeys(settings))
     units: list[ResponseUnit] = []
     problems: list[Problem] = []

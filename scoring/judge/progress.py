@@ -62,14 +62,21 @@ class PlainProgress:
     def _line(self, judge: str) -> None:
         c = self._c[judge]
         el = max(time.monotonic() - c.t0, 1e-9)
-        print(f"judge {judge}: {c.done}/{c.total} calls done, {c.failed} failed, "
-              f"{c.hits} cache hits, {c.done / el:.1f}/s", file=self._stream, flush=True)
+        print(
+            f"judge {judge}: {c.done}/{c.total} calls done, {c.failed} failed, "
+            f"{c.hits} cache hits, {c.done / el:.1f}/s",
+            file=self._stream,
+            flush=True,
+        )
 
     def start(self, judge: str, total: int, cache_hits: int) -> None:
         """Print the plan."""
         self._c[judge] = _Count(total, cache_hits)
-        print(f"judge {judge}: {total} calls to make, {cache_hits} cache hits",
-              file=self._stream, flush=True)
+        print(
+            f"judge {judge}: {total} calls to make, {cache_hits} cache hits",
+            file=self._stream,
+            flush=True,
+        )
 
     def advance(self, judge: str, ok: bool) -> None:
         """Count, and print a line when it is time."""
@@ -108,8 +115,9 @@ class RichProgress:
     def start(self, judge: str, total: int, cache_hits: int) -> None:
         """Add a bar."""
         self._c[judge] = _Count(total, cache_hits)
-        self._tasks[judge] = self._p.add_task(judge, total=total, hits=cache_hits, failed=0,
-                                              rate="")
+        self._tasks[judge] = self._p.add_task(
+            judge, total=total, hits=cache_hits, failed=0, rate=""
+        )
 
     def advance(self, judge: str, ok: bool) -> None:
         """Move the bar."""

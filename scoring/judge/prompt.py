@@ -104,8 +104,9 @@ def parse_template(text: str, name: str = "template") -> PromptTemplate:
         if line.startswith("@@ "):
             current = line[3:].strip()
             if current not in _SECTIONS:
-                raise GamutError(f"{name}: unknown section {current!r} "
-                                 f"(expected {', '.join(_SECTIONS)})")
+                raise GamutError(
+                    f"{name}: unknown section {current!r} (expected {', '.join(_SECTIONS)})"
+                )
             sections[current] = []
         elif current is None:
             if line.strip() and not line.startswith("#"):
@@ -117,8 +118,14 @@ def parse_template(text: str, name: str = "template") -> PromptTemplate:
         raise GamutError(f"{name}: missing section(s) {', '.join(missing)}")
     body = {k: "\n".join(v).strip("\n") for k, v in sections.items()}
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    return PromptTemplate(version=body["version"].strip(), digest=digest, system=body["system"],
-                          shared=body["shared"], check=body["check"], reask=body["reask"])
+    return PromptTemplate(
+        version=body["version"].strip(),
+        digest=digest,
+        system=body["system"],
+        shared=body["shared"],
+        check=body["check"],
+        reask=body["reask"],
+    )
 
 
 @functools.cache
@@ -132,8 +139,10 @@ def load_template(prompt_version: str) -> PromptTemplate:
     try:
         text = resources.files("scoring").joinpath("prompts", name).read_text(encoding="utf-8")
     except (FileNotFoundError, OSError):
-        raise GamutError(f"no judge prompt template {name!r} (set prompt_version to one of "
-                         f"{', '.join(available_versions()) or 'none'})") from None
+        raise GamutError(
+            f"no judge prompt template {name!r} (set prompt_version to one of "
+            f"{', '.join(available_versions()) or 'none'})"
+        ) from None
     return parse_template(text, name)
 
 

@@ -37,20 +37,26 @@ class ReplayBackend(Backend):
             data = path.read_bytes()
             df = pd.read_parquet(path)
         except (OSError, ValueError) as exc:
-            raise GamutError(f"judge {name!r}: cannot read replay file {path}: {exc} "
-                             "(regenerate it, or fix the path in gamut.toml)") from None
+            raise GamutError(
+                f"judge {name!r}: cannot read replay file {path}: {exc} "
+                "(regenerate it, or fix the path in gamut.toml)"
+            ) from None
         missing = [c for c in REPLAY_COLUMNS if c not in df.columns]
         if missing:
-            raise GamutError(f"judge {name!r}: replay file {path} lacks column(s) "
-                             f"{', '.join(missing)}")
+            raise GamutError(
+                f"judge {name!r}: replay file {path} lacks column(s) {', '.join(missing)}"
+            )
         self._digest = hashlib.sha256(data).hexdigest()[:16]
         verdicts = df["verdict"]
         if pd.api.types.is_integer_dtype(verdicts):
             words = [VERDICT_ORDER[int(v)].value for v in verdicts]
         else:
             words = [str(v) for v in verdicts]
-        rationales = (df["rationale"].astype(str).tolist() if "rationale" in df.columns
-                      else ["replayed"] * len(df))
+        rationales = (
+            df["rationale"].astype(str).tolist()
+            if "rationale" in df.columns
+            else ["replayed"] * len(df)
+        )
         cols = [df[c].astype(str).tolist() for c in REPLAY_COLUMNS[:4]]
         self._rows: dict[_Key, str] = {
             (s, st, q, c): json.dumps({"verdict": w, "rationale": r or "replayed"})
@@ -63,10 +69,11 @@ class ReplayBackend(Backend):
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """The stored reply for the request's ids."""
-        key = (request.submission_id, request.setting.value, request.question_id,
-               request.check_id)
+        key = (request.submission_id, request.setting.value, request.question_id, request.check_id)
         text = self._rows.get(key)
         if text is None:
-            raise BackendError("rejected", f"no stored verdict for {'/'.join(key)} in the "
-                               f"replay file of judge {self.name!r}")
+            raise BackendError(
+                "rejected",
+                f"no stored verdict for {'/'.join(key)} in the replay file of judge {self.name!r}",
+            )
         return Completion(text=text)

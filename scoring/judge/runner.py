@@ -44,8 +44,10 @@ class Failure:
     raw: str = ""
 
     def __str__(self) -> str:
-        return (f"{self.judge} {self.submission_id}/{self.setting}/{self.question_id}/"
-                f"{self.check_id}: {self.kind}: {self.message}")
+        return (
+            f"{self.judge} {self.submission_id}/{self.setting}/{self.question_id}/"
+            f"{self.check_id}: {self.kind}: {self.message}"
+        )
 
 
 @dataclass
@@ -96,17 +98,21 @@ class JudgeReport:
         out = []
         for s in self.judges.values():
             if self.dry_run:
-                out.append(f"{s.judge} ({s.label}): {s.checks} checks, {s.cache_hits} cached, "
-                           f"{s.empty} empty responses; would make {s.planned} calls, about "
-                           f"{s.est_tokens_in:,} tokens in and {s.est_tokens_out:,} out")
+                out.append(
+                    f"{s.judge} ({s.label}): {s.checks} checks, {s.cache_hits} cached, "
+                    f"{s.empty} empty responses; would make {s.planned} calls, about "
+                    f"{s.est_tokens_in:,} tokens in and {s.est_tokens_out:,} out"
+                )
                 continue
             cost = f", cost ${s.cost:.4f}" if s.cost is not None else ""
             extra = f", {s.unfinished} not attempted (deadline)" if s.unfinished else ""
-            out.append(f"{s.judge} ({s.label}): {s.checks} checks: {s.cache_hits} cache hits, "
-                       f"{s.empty} empty, {s.judged} judged with {s.calls} calls "
-                       f"({s.reasks} re-asks), {len(s.failures)} failed{extra}; tokens "
-                       f"{s.tokens_in:,} in ({s.tokens_cached:,} cached), {s.tokens_out:,} "
-                       f"out{cost}")
+            out.append(
+                f"{s.judge} ({s.label}): {s.checks} checks: {s.cache_hits} cache hits, "
+                f"{s.empty} empty, {s.judged} judged with {s.calls} calls "
+                f"({s.reasks} re-asks), {len(s.failures)} failed{extra}; tokens "
+                f"{s.tokens_in:,} in ({s.tokens_cached:,} cached), {s.tokens_out:,} "
+                f"out{cost}"
+            )
         return out
 
 
@@ -129,8 +135,9 @@ class _Judge:
 
 def unit_keys(judge: _Judge | tuple[str, bool], unit: ResponseUnit) -> Iterator[str]:
     """The cache key of each check of ``unit`` for a judge (identity, keyed-by-ids flag)."""
-    identity, by_ids = ((judge.identity, judge.backend.keyed_by_ids) if isinstance(judge, _Judge)
-                        else judge)
+    identity, by_ids = (
+        (judge.identity, judge.backend.keyed_by_ids) if isinstance(judge, _Judge) else judge
+    )
     shared = digest(unit.question, unit.response)
     for c in unit.checks:
         parts = [identity, shared, digest(c.kind.value, c.text)]
@@ -148,8 +155,11 @@ def build_judges(cfg: GamutConfig, names: list[str] | None, need_keys: bool) -> 
     """
     file = str(cfg.root / "gamut.toml")
     wanted = list(cfg.judges) if names is None else list(dict.fromkeys(names))
-    problems = [Problem(file, None, f"no judge named {n!r}",
-                        f"one of: {', '.join(cfg.judges)}") for n in wanted if n not in cfg.judges]
+    problems = [
+        Problem(file, None, f"no judge named {n!r}", f"one of: {', '.join(cfg.judges)}")
+        for n in wanted
+        if n not in cfg.judges
+    ]
     if need_keys:
         problems += judge_key_problems(cfg.judges, file, [n for n in wanted if n in cfg.judges])
     if problems:
@@ -160,18 +170,30 @@ def build_judges(cfg: GamutConfig, names: list[str] | None, need_keys: bool) -> 
         template = load_template(jc.prompt_version)
         key = os.environ.get(jc.api_key_env) if jc.api_key_env and need_keys else None
         backend = backend_class(jc.provider)(name, jc, key, cfg.root)
-        identity = judge_identity({
-            "provider": jc.provider, "model": jc.model, "prompt_version": template.version,
-            "prompt_digest": template.digest, "decoding": backend.decoding(),
-            "extra": backend.identity_extra(),
-        })
-        out.append(_Judge(name, jc, template, backend, identity,
-                          f"{jc.provider}:{jc.model}@{template.version}"))
+        identity = judge_identity(
+            {
+                "provider": jc.provider,
+                "model": jc.model,
+                "prompt_version": template.version,
+                "prompt_digest": template.digest,
+                "decoding": backend.decoding(),
+                "extra": backend.identity_extra(),
+            }
+        )
+        out.append(
+            _Judge(
+                name,
+                jc,
+                template,
+                backend,
+                identity,
+                f"{jc.provider}:{jc.model}@{template.version}",
+            )
+        )
     return out
 
 
-def _plan(j: _Judge, units: list[ResponseUnit], known: set[str],
-          stats: JudgeStats) -> list[_Item]:
+def _plan(j: _Judge, units: list[ResponseUnit], known: set[str], stats: JudgeStats) -> list[_Item]:
     todo: list[_Item] = []
     t = j.template
     system = t.system
@@ -188,9 +210,19 @@ def _plan(j: _Judge, units: list[ResponseUnit], known: set[str],
                 continue
             if shared is None:
                 shared = t.render_shared(u.question, u.response)
-            req = JudgeRequest(u.submission_id, u.setting, u.question_id, c.check_id, c.kind,
-                               u.question, u.response, c.text, system, shared,
-                               t.render_check(c.text, c.kind))
+            req = JudgeRequest(
+                u.submission_id,
+                u.setting,
+                u.question_id,
+                c.check_id,
+                c.kind,
+                u.question,
+                u.response,
+                c.text,
+                system,
+                shared,
+                t.render_check(c.text, c.kind),
+            )
             ids = Ids(j.name, u.submission_id, u.setting.value, u.question_id, c.check_id)
             todo.append(_Item(key, ids, req))
     stats.planned = len(todo)
@@ -201,8 +233,9 @@ def _plan(j: _Judge, units: list[ResponseUnit], known: set[str],
     return todo
 
 
-async def _judge_one(j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeStats,
-                     commit: bool) -> bool:
+async def _judge_one(
+    j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeStats, commit: bool
+) -> bool:
     """Get one verdict (re-asking for unusable output) and store it, or store the failure."""
     turns: tuple[Turn, ...] = ()
     calls = tin = tcached = tout = 0
@@ -219,8 +252,11 @@ async def _judge_one(j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeSt
                 break
             last_err, last_raw = "the provider's reply body was not valid JSON", exc.raw
             continue
-        tin, tcached, tout = tin + comp.tokens_in, tcached + comp.tokens_cached, \
-            tout + comp.tokens_out
+        tin, tcached, tout = (
+            tin + comp.tokens_in,
+            tcached + comp.tokens_cached,
+            tout + comp.tokens_out,
+        )
         try:
             reply = parse_reply(comp.text)
         except BadReply as exc:
@@ -228,9 +264,19 @@ async def _judge_one(j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeSt
             turns = (*turns, Turn(comp.text, j.template.render_reask(str(exc))))
             continue
         latency = time.perf_counter() - t0
-        cache.put(item.key, j.identity, item.ids, reply.verdict.value, reply.rationale,
-                  tokens_in=tin, tokens_cached=tcached, tokens_out=tout, latency_s=latency,
-                  calls=calls, commit=commit)
+        cache.put(
+            item.key,
+            j.identity,
+            item.ids,
+            reply.verdict.value,
+            reply.rationale,
+            tokens_in=tin,
+            tokens_cached=tcached,
+            tokens_out=tout,
+            latency_s=latency,
+            calls=calls,
+            commit=commit,
+        )
         _count(stats, calls, tin, tcached, tout, latency)
         stats.judged += 1
         return True
@@ -241,8 +287,9 @@ async def _judge_one(j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeSt
     return False
 
 
-def _count(stats: JudgeStats, calls: int, tin: int, tcached: int, tout: int,
-           latency: float) -> None:
+def _count(
+    stats: JudgeStats, calls: int, tin: int, tcached: int, tout: int, latency: float
+) -> None:
     stats.calls += calls
     stats.reasks += max(0, calls - 1)
     stats.tokens_in += tin
@@ -251,17 +298,32 @@ def _count(stats: JudgeStats, calls: int, tin: int, tcached: int, tout: int,
     stats.latency_s += latency
 
 
-def _record_failure(j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeStats, kind: str,
-                    message: str, raw: str, calls: int) -> None:
+def _record_failure(
+    j: _Judge,
+    item: _Item,
+    cache: VerdictCache,
+    stats: JudgeStats,
+    kind: str,
+    message: str,
+    raw: str,
+    calls: int,
+) -> None:
     message, raw = j.backend.redact(message), j.backend.redact(raw)
     cache.fail(item.key, j.identity, item.ids, kind, message, raw, calls)
     i = item.ids
-    stats.failures.append(Failure(j.name, i.submission_id, i.setting, i.question_id,
-                                  i.check_id, kind, message, raw))
+    stats.failures.append(
+        Failure(j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw)
+    )
 
 
-async def _run_judge(j: _Judge, items: list[_Item], cache: VerdictCache, stats: JudgeStats,
-                     progress: ProgressSink, deadline_s: float | None) -> None:
+async def _run_judge(
+    j: _Judge,
+    items: list[_Item],
+    cache: VerdictCache,
+    stats: JudgeStats,
+    progress: ProgressSink,
+    deadline_s: float | None,
+) -> None:
     queue = iter(items)
     calls_out = j.backend.calls_out
     n_workers = min(j.config.max_concurrency if calls_out else 1, len(items))
@@ -274,8 +336,16 @@ async def _run_judge(j: _Judge, items: list[_Item], cache: VerdictCache, stats: 
             try:
                 ok = await _judge_one(j, item, cache, stats, commit=calls_out)
             except asyncio.CancelledError:
-                _record_failure(j, item, cache, stats, "deadline",
-                                "the run's deadline passed while this call was in flight", "", 1)
+                _record_failure(
+                    j,
+                    item,
+                    cache,
+                    stats,
+                    "deadline",
+                    "the run's deadline passed while this call was in flight",
+                    "",
+                    1,
+                )
                 raise
             progress.advance(j.name, ok)
             if not calls_out and started % _BATCH == 0:
@@ -298,16 +368,28 @@ async def _run_judge(j: _Judge, items: list[_Item], cache: VerdictCache, stats: 
 def _cost(j: JudgeConfig, s: JudgeStats) -> float | None:
     if j.price_in_per_mtok is None or j.price_out_per_mtok is None:
         return None
-    cached_price = (j.price_cached_in_per_mtok if j.price_cached_in_per_mtok is not None
-                    else j.price_in_per_mtok)
-    return ((s.tokens_in - s.tokens_cached) * j.price_in_per_mtok
-            + s.tokens_cached * cached_price + s.tokens_out * j.price_out_per_mtok) / 1e6
+    cached_price = (
+        j.price_cached_in_per_mtok
+        if j.price_cached_in_per_mtok is not None
+        else j.price_in_per_mtok
+    )
+    return (
+        (s.tokens_in - s.tokens_cached) * j.price_in_per_mtok
+        + s.tokens_cached * cached_price
+        + s.tokens_out * j.price_out_per_mtok
+    ) / 1e6
 
 
-def judge_all(cfg: GamutConfig, judges: list[str] | None = None,
-              submissions: list[str] | None = None, settings: list[Setting] | None = None,
-              dry_run: bool = False, *, progress: ProgressSink | None = None,
-              deadline_s: float | None = None) -> JudgeReport:
+def judge_all(
+    cfg: GamutConfig,
+    judges: list[str] | None = None,
+    submissions: list[str] | None = None,
+    settings: list[Setting] | None = None,
+    dry_run: bool = False,
+    *,
+    progress: ProgressSink | None = None,
+    deadline_s: float | None = None,
+) -> JudgeReport:
     """Judge every (response, check) that has no verdict yet, for the named judges.
 
     Args:
@@ -343,11 +425,22 @@ def judge_all(cfg: GamutConfig, judges: list[str] | None = None,
                 sink.start(j.name, len(items), stats.cache_hits)
 
             async def run_all() -> None:
-                await asyncio.gather(*(
-                    _run_judge(j, items, cache, stats, sink,
-                               min((d for d in (deadline_s, j.config.deadline_s)
-                                    if d is not None), default=None))
-                    for j, items, stats in plans))
+                await asyncio.gather(
+                    *(
+                        _run_judge(
+                            j,
+                            items,
+                            cache,
+                            stats,
+                            sink,
+                            min(
+                                (d for d in (deadline_s, j.config.deadline_s) if d is not None),
+                                default=None,
+                            ),
+                        )
+                        for j, items, stats in plans
+                    )
+                )
 
             try:
                 asyncio.run(run_all())
@@ -359,5 +452,12 @@ def judge_all(cfg: GamutConfig, judges: list[str] | None = None,
     return report
 
 
-__all__ = ["MAX_REASKS", "Failure", "JudgeReport", "JudgeStats", "build_judges", "judge_all",
-           "unit_keys"]
+__all__ = [
+    "MAX_REASKS",
+    "Failure",
+    "JudgeReport",
+    "JudgeStats",
+    "build_judges",
+    "judge_all",
+    "unit_keys",
+]

@@ -22,8 +22,16 @@ from scoring.storage import atomic_write
 from scoring.verdicts import VERDICT_COLUMNS
 
 EMPTY_RATIONALE = "The response is empty."
-_CATEGORICAL = ("submission_id", "setting", "judge", "question_id", "check_id", "kind", "tier",
-                "verdict")
+_CATEGORICAL = (
+    "submission_id",
+    "setting",
+    "judge",
+    "question_id",
+    "check_id",
+    "kind",
+    "tier",
+    "verdict",
+)
 
 
 def verdict_frame(cfg: GamutConfig, *, judge_ids: bool = False) -> pd.DataFrame:
@@ -54,10 +62,15 @@ def verdict_frame(cfg: GamutConfig, *, judge_ids: bool = False) -> pd.DataFrame:
                             continue
                         verdict, why = hit.verdict, hit.rationale
                     for name, value in (
-                        ("submission_id", u.submission_id), ("setting", u.setting.value),
-                        ("judge", j.name), ("question_id", u.question_id),
-                        ("check_id", c.check_id), ("kind", c.kind.value),
-                        ("tier", c.tier.value), ("secondary", c.secondary), ("verdict", verdict),
+                        ("submission_id", u.submission_id),
+                        ("setting", u.setting.value),
+                        ("judge", j.name),
+                        ("question_id", u.question_id),
+                        ("check_id", c.check_id),
+                        ("kind", c.kind.value),
+                        ("tier", c.tier.value),
+                        ("secondary", c.secondary),
+                        ("verdict", verdict),
                     ):
                         cols[name].append(value)
                     labels.append(j.label)
@@ -99,8 +112,9 @@ def export_verdicts(cfg: GamutConfig, out: Path) -> int:
     elif suffix == ".csv":
         atomic_write(out, lambda tmp: df.to_csv(tmp, index=False))
     else:
-        atomic_write(out, lambda tmp: df.to_json(tmp, orient="records", lines=True,
-                                                 force_ascii=False))
+        atomic_write(
+            out, lambda tmp: df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        )
     return len(df)
 
 

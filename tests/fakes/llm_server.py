@@ -37,16 +37,23 @@ credential it received, as careless providers do; for testing that keys are reda
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import hashlib
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -322,6 +329,11 @@ class FakeLLMServer:
         raw: bytes,
     ) -> bool:
         path = path.split("?", 1)[0]
+        if method == "GET" and path == "/_stats":
+            stats = {"requests": len(self.requests), "faults": self.fault_counts}
+            self._write(writer, 200, json.dumps(stats).encode())
+            await writer.drain()
+            return True
         if method != "POST" or path not in ("/v1/chat/completions", "/v1/messages"):
             self._write(writer, 404, json.dumps({"error": {"message": "not found"}}).encode())
             await writer.drain()
@@ -453,6 +465,75 @@ class FakeLLMServer:
         }
 
 
+class FakeLLMProcess:
+    """The fake server in a child process (default responder), so that in benchmarks it never
+    competes with the client for the interpreter lock. ``stats()`` reads its counters over HTTP.
+
+    Args:
+        latency: seconds per request.
+        fault_rate: share of requests given a random fault (see :func:`random_faults`).
+        seed: the fault generator's seed.
+    """
+
+    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, seed: int = 0) -> None:
+        self._args = [f"--latency={latency}", f"--fault-rate={fault_rate}", f"--seed={seed}"]
+        self._proc: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    def __enter__(self) -> FakeLLMProcess:
+        root = str(Path(__file__).resolve().parents[2])
+        env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.fakes.llm_server", *self._args],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert self._proc.stdout is not None
+        self.port = int(self._proc.stdout.readline().strip())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            self._proc.wait(timeout=10)
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """The ``base_url`` for ``openai.AsyncOpenAI``."""
+        return self.url + "/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """The ``base_url`` for ``anthropic.AsyncAnthropic``."""
+        return self.url
+
+    def stats(self) -> dict[str, Any]:
+        """``{"requests": n, "faults": {kind: n}}`` so far."""
+        with urllib.request.urlopen(self.url + "/_stats", timeout=10) as r:
+            out: dict[str, Any] = json.loads(r.read())
+        return out
+
+
+def _serve_forever(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(description="Run the fake LLM provider until terminated.")
+    ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--fault-rate", type=float, default=0.0)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    srv = FakeLLMServer(latency=a.latency).start()
+    if a.fault_rate:
+        srv.fault_fn = random_faults(a.fault_rate, seed=a.seed)
+    print(srv.port, flush=True)
+    signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    srv.stop()
+
+
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLMServer]:
     """A started :class:`FakeLLMServer` answering ``meets``; stopped after the test."""
@@ -462,6 +543,7 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 
 __all__ = [
     "FAULTS",
+    "FakeLLMProcess",
     "FakeLLMServer",
     "RecordedRequest",
     "fake_llm",
@@ -469,3 +551,8 @@ __all__ = [
     "random_faults",
     "verdict_responder",
 ]
+
+
+if __name__ == "__main__":
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    _serve_forever(sys.argv[1:])

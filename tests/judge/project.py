@@ -10,29 +10,76 @@ from typing import Any
 from tests.fakes.llm_server import prompt_text
 
 QUESTIONS = [
-    {"question_id": "food-0001", "image_id": "img-1", "image": None, "domain": "food",
-     "popularity": "head", "egocentric": False, "question": "What is this dish?",
-     "text_only_question": "What is pad thai?"},
-    {"question_id": "plants-0001", "image_id": "img-2", "image": None, "domain": "plants",
-     "popularity": "tail", "egocentric": True, "question": "What plant is this?",
-     "text_only_question": "What is a monstera?"},
+    {
+        "question_id": "food-0001",
+        "image_id": "img-1",
+        "image": None,
+        "domain": "food",
+        "popularity": "head",
+        "egocentric": False,
+        "question": "What is this dish?",
+        "text_only_question": "What is pad thai?",
+    },
+    {
+        "question_id": "plants-0001",
+        "image_id": "img-2",
+        "image": None,
+        "domain": "plants",
+        "popularity": "tail",
+        "egocentric": True,
+        "question": "What plant is this?",
+        "text_only_question": "What is a monstera?",
+    },
 ]
 
 RUBRICS = [
-    {"question_id": "food-0001", "snippets": [], "items": [
-        {"id": "I1", "type": "fact", "tier": "answer_critical",
-         "text": "Identifies the dish as pad thai."},
-        {"id": "I2", "type": "strict_list", "tier": "answer_critical", "topic": "core ingredients",
-         "members": ["rice noodles", "tamarind paste"]},
-        {"id": "I3", "type": "flexible_list", "tier": "valuable", "topic": "proteins",
-         "members": ["shrimp", "chicken", "tofu"], "baselines": [1]},
-    ]},
-    {"question_id": "plants-0001", "snippets": [], "items": [
-        {"id": "I1", "type": "fact", "tier": "answer_critical",
-         "text": "Identifies the plant as Monstera deliciosa."},
-        {"id": "I2", "type": "relationship", "tier": "context", "entity": "philodendron",
-         "relation": "a related aroid", "aspects": ["has similar split leaves"]},
-    ]},
+    {
+        "question_id": "food-0001",
+        "snippets": [],
+        "items": [
+            {
+                "id": "I1",
+                "type": "fact",
+                "tier": "answer_critical",
+                "text": "Identifies the dish as pad thai.",
+            },
+            {
+                "id": "I2",
+                "type": "strict_list",
+                "tier": "answer_critical",
+                "topic": "core ingredients",
+                "members": ["rice noodles", "tamarind paste"],
+            },
+            {
+                "id": "I3",
+                "type": "flexible_list",
+                "tier": "valuable",
+                "topic": "proteins",
+                "members": ["shrimp", "chicken", "tofu"],
+                "baselines": [1],
+            },
+        ],
+    },
+    {
+        "question_id": "plants-0001",
+        "snippets": [],
+        "items": [
+            {
+                "id": "I1",
+                "type": "fact",
+                "tier": "answer_critical",
+                "text": "Identifies the plant as Monstera deliciosa.",
+            },
+            {
+                "id": "I2",
+                "type": "relationship",
+                "tier": "context",
+                "entity": "philodendron",
+                "relation": "a related aroid",
+                "aspects": ["has similar split leaves"],
+            },
+        ],
+    },
 ]
 
 #: Checks per question: food 1 + 2 + (1 baseline + 3 members) = 7; plants 1 + 1 + 1 = 3.
@@ -40,10 +87,14 @@ CHECKS = {"food-0001": 7, "plants-0001": 3}
 
 RESPONSES: dict[str, dict[str, dict[str, str]]] = {
     "alpha": {
-        "multimodal": {"food-0001": "Pad thai, with rice noodles and shrimp.",
-                       "plants-0001": "A Monstera deliciosa."},
-        "text_only": {"food-0001": "Pad thai is a Thai noodle dish with tamarind paste.",
-                      "plants-0001": "Monstera is an aroid, like philodendron."},
+        "multimodal": {
+            "food-0001": "Pad thai, with rice noodles and shrimp.",
+            "plants-0001": "A Monstera deliciosa.",
+        },
+        "text_only": {
+            "food-0001": "Pad thai is a Thai noodle dish with tamarind paste.",
+            "plants-0001": "Monstera is an aroid, like philodendron.",
+        },
     },
     "beta": {
         "multimodal": {"food-0001": "Some noodles.", "plants-0001": "   "},
@@ -55,9 +106,14 @@ TOTAL_CHECKS = 30
 TOTAL_CALLS = 27
 
 
-def write_project(root: Path, judges_toml: str, *, public: bool = True,
-                  responses: dict[str, dict[str, dict[str, str]]] | None = None,
-                  rubrics: list[dict[str, Any]] | None = None) -> Path:
+def write_project(
+    root: Path,
+    judges_toml: str,
+    *,
+    public: bool = True,
+    responses: dict[str, dict[str, dict[str, str]]] | None = None,
+    rubrics: list[dict[str, Any]] | None = None,
+) -> Path:
     """Write the project under ``root``; returns the config path."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
@@ -69,24 +125,38 @@ def write_project(root: Path, judges_toml: str, *, public: bool = True,
         d = root / "submissions" / sid
         d.mkdir(parents=True, exist_ok=True)
         for setting, answers in settings.items():
-            (d / f"{setting}.jsonl").write_text("".join(
-                json.dumps({"question_id": q, "response": a}) + "\n" for q, a in answers.items()))
+            (d / f"{setting}.jsonl").write_text(
+                "".join(
+                    json.dumps({"question_id": q, "response": a}) + "\n" for q, a in answers.items()
+                )
+            )
     cfg = root / "gamut.toml"
     cfg.write_text(
-        "[benchmark]\nquestions = \"questions.jsonl\"\nrubrics = \"rubrics\"\n"
-        f"rubrics_public = {'true' if public else 'false'}\nsubmissions = \"submissions\"\n\n"
-        "[store]\ncache = \".gamut/verdicts.sqlite\"\nresults = \"results\"\n\n" + judges_toml)
+        '[benchmark]\nquestions = "questions.jsonl"\nrubrics = "rubrics"\n'
+        f'rubrics_public = {"true" if public else "false"}\nsubmissions = "submissions"\n\n'
+        '[store]\ncache = ".gamut/verdicts.sqlite"\nresults = "results"\n\n' + judges_toml
+    )
     return cfg
 
 
-def openai_judge(base_url: str, name: str = "gpt", *, primary: bool = True,
-                 concurrency: int = 8, timeout: float = 5, retries: int = 2,
-                 provider: str = "openai", extra: str = "") -> str:
+def openai_judge(
+    base_url: str,
+    name: str = "gpt",
+    *,
+    primary: bool = True,
+    concurrency: int = 8,
+    timeout: float = 5,
+    retries: int = 2,
+    provider: str = "openai",
+    extra: str = "",
+) -> str:
     """A ``[judges.NAME]`` table for an OpenAI-compatible (or Anthropic) judge at ``base_url``."""
-    return (f"[judges.{name}]\nprovider = \"{provider}\"\nmodel = \"judge-model\"\n"
-            f"base_url = \"{base_url}\"\napi_key_env = \"GAMUT_TEST_KEY\"\nfamily = \"gpt\"\n"
-            f"max_concurrency = {concurrency}\nprimary = {'true' if primary else 'false'}\n"
-            f"timeout_s = {timeout}\nmax_retries = {retries}\n" + extra + "\n")
+    return (
+        f'[judges.{name}]\nprovider = "{provider}"\nmodel = "judge-model"\n'
+        f'base_url = "{base_url}"\napi_key_env = "GAMUT_TEST_KEY"\nfamily = "gpt"\n'
+        f"max_concurrency = {concurrency}\nprimary = {'true' if primary else 'false'}\n"
+        f"timeout_s = {timeout}\nmax_retries = {retries}\n" + extra + "\n"
+    )
 
 
 def split_prompt(body: dict[str, Any]) -> tuple[str, str]:
@@ -97,7 +167,7 @@ def split_prompt(body: dict[str, Any]) -> tuple[str, str]:
     fence = m[1]
     start = m.end()
     end = text.index("\n" + fence, start)
-    return text[: m.start()] + text[end + len(fence) + 1:], text[start:end]
+    return text[: m.start()] + text[end + len(fence) + 1 :], text[start:end]
 
 
 def check_of(body: dict[str, Any]) -> str:

@@ -36,12 +36,28 @@ def test_judge_then_export_every_format(tmp_path: Path, fake_llm: FakeLLMServer)
         dest = tmp_path / f"v.{ext}"
         code, out = _run("export", "verdicts", "--out", str(dest), "--config", cfg)
         assert code == 0 and f"wrote {TOTAL_CHECKS} verdict(s)" in out
-        frames[ext] = (pd.read_parquet(dest) if ext == "parquet" else pd.read_csv(dest)
-                       if ext == "csv" else pd.read_json(dest, lines=True))
+        frames[ext] = (
+            pd.read_parquet(dest)
+            if ext == "parquet"
+            else pd.read_csv(dest)
+            if ext == "csv"
+            else pd.read_json(dest, lines=True)
+        )
     for df in frames.values():
-        assert list(df.columns) == ["submission_id", "setting", "judge", "judge_id",
-                                    "question_id", "check_id", "kind", "tier", "secondary",
-                                    "verdict", "rationale", "check_text"]
+        assert list(df.columns) == [
+            "submission_id",
+            "setting",
+            "judge",
+            "judge_id",
+            "question_id",
+            "check_id",
+            "kind",
+            "tier",
+            "secondary",
+            "verdict",
+            "rationale",
+            "check_text",
+        ]
         assert len(df) == TOTAL_CHECKS
         assert set(df.judge_id) == {"openai:judge-model@gamut-judge-v1"}
     first = json.loads((tmp_path / "v.jsonl").read_text().splitlines()[0])
@@ -55,7 +71,8 @@ def test_export_rejects_unknown_extension(tmp_path: Path, fake_llm: FakeLLMServe
 
 
 def test_failures_exit_1_and_are_listed_and_kept_verdicts_stay(
-        tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     cfg = str(write_project(tmp_path, openai_judge(fake_llm.openai_base_url, concurrency=1)))
     fake_llm.queue_faults("400")
     code, out = _run("judge", "--config", cfg)

@@ -19,10 +19,12 @@ from tests.judge.project import openai_judge, write_project
 
 
 def test_unknown_key_missing_env_and_two_primaries_all_reported(
-        tmp_path: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("GAMUT_TEST_KEY")
-    toml = (openai_judge(fake_llm.openai_base_url, "a", extra="temprature = 0")
-            + openai_judge(fake_llm.openai_base_url, "b"))
+    toml = openai_judge(fake_llm.openai_base_url, "a", extra="temprature = 0") + openai_judge(
+        fake_llm.openai_base_url, "b"
+    )
     cfg_path = write_project(tmp_path, toml)
     with pytest.raises(ConfigError) as err:
         load_config(cfg_path, require_keys=True)
@@ -39,8 +41,9 @@ def test_unknown_key_missing_env_and_two_primaries_all_reported(
     assert fake_llm.requests == []
 
 
-def test_missing_key_stops_judge_all_before_any_call(tmp_path: Path, fake_llm: FakeLLMServer,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_key_stops_judge_all_before_any_call(
+    tmp_path: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
     monkeypatch.setenv("GAMUT_TEST_KEY", "")
     with pytest.raises(ConfigError, match="GAMUT_TEST_KEY is not set"):
@@ -51,7 +54,8 @@ def test_missing_key_stops_judge_all_before_any_call(tmp_path: Path, fake_llm: F
 
 
 def test_api_key_never_appears_in_output_errors_or_cache(
-        tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     cfg_path = write_project(tmp_path, openai_judge(fake_llm.openai_base_url, concurrency=1))
     fake_llm.queue_faults("401", "400", "prose", "prose", "prose")
     result = CliRunner().invoke(main, ["judge", "--config", str(cfg_path)])

@@ -27,10 +27,10 @@ def _setup(tmp_path: Path, srv: FakeLLMServer, **kw: float) -> Path:
     return write_project(tmp_path, openai_judge(srv.openai_base_url, **kw))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("fault", ["429", "500", "drop", "malformed_json", "bad_verdict",
-                                   "prose"])
-def test_recoverable_fault_still_ends_in_one_verdict(tmp_path: Path, fake_llm: FakeLLMServer,
-                                                     fault: str) -> None:
+@pytest.mark.parametrize("fault", ["429", "500", "drop", "malformed_json", "bad_verdict", "prose"])
+def test_recoverable_fault_still_ends_in_one_verdict(
+    tmp_path: Path, fake_llm: FakeLLMServer, fault: str
+) -> None:
     cfg = load_config(_setup(tmp_path, fake_llm))
     fake_llm.queue_faults(fault, fault)  # two faults in a row: within both retry budgets
     report = judge_all(cfg, progress=QUIET)
@@ -45,8 +45,9 @@ def test_recoverable_fault_still_ends_in_one_verdict(tmp_path: Path, fake_llm: F
         assert s.reasks == 0 and s.calls == TOTAL_CALLS  # retried inside the SDK
 
 
-def test_reask_carries_the_bad_reply_and_says_what_was_wrong(tmp_path: Path,
-                                                            fake_llm: FakeLLMServer) -> None:
+def test_reask_carries_the_bad_reply_and_says_what_was_wrong(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     cfg = load_config(_setup(tmp_path, fake_llm, concurrency=1))
     fake_llm.queue_faults("bad_verdict")
     judge_all(cfg, progress=QUIET)
@@ -55,8 +56,9 @@ def test_reask_carries_the_bad_reply_and_says_what_was_wrong(tmp_path: Path,
     assert "verdict" in reask[-1]["content"] and "could not be used" in reask[-1]["content"]
 
 
-def test_hang_past_timeout_is_a_listed_failure_then_retried(tmp_path: Path,
-                                                          fake_llm: FakeLLMServer) -> None:
+def test_hang_past_timeout_is_a_listed_failure_then_retried(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     cfg = load_config(_setup(tmp_path, fake_llm, timeout=0.5, retries=0))
     fake_llm.queue_faults("hang")
     report = judge_all(cfg, progress=QUIET)
@@ -71,8 +73,9 @@ def test_hang_past_timeout_is_a_listed_failure_then_retried(tmp_path: Path,
     assert len(verdicts) == TOTAL_CALLS and not failures
 
 
-def test_unusable_replies_fail_after_two_reasks_with_raw_text(tmp_path: Path,
-                                                              fake_llm: FakeLLMServer) -> None:
+def test_unusable_replies_fail_after_two_reasks_with_raw_text(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     fake_llm.responder = lambda body: "Meets, I would say."
     cfg = load_config(_setup(tmp_path, fake_llm))
     report = judge_all(cfg, progress=QUIET)
@@ -84,7 +87,8 @@ def test_unusable_replies_fail_after_two_reasks_with_raw_text(tmp_path: Path,
     assert not verdicts and len(failures) == TOTAL_CALLS  # never a default verdict
     with sqlite3.connect(cfg.path(cfg.store.cache)) as db:
         assert db.execute("SELECT DISTINCT raw FROM failures").fetchall() == [
-            ("Meets, I would say.",)]
+            ("Meets, I would say.",)
+        ]
     fake_llm.responder = verdict_responder("contradicts")
     assert judge_all(cfg, progress=QUIET).ok
     verdicts, failures = _keys(cfg.path(cfg.store.cache))

@@ -31,14 +31,20 @@ def _rows(cache: Path, table: str) -> int:
         return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
 
-def test_judges_everything_then_rerun_makes_zero_calls(tmp_path: Path,
-                                                       fake_llm: FakeLLMServer) -> None:
+def test_judges_everything_then_rerun_makes_zero_calls(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
     report = judge_all(cfg, progress=QUIET)
     s = report.judges["gpt"]
     assert report.ok
     assert (s.checks, s.empty, s.judged, s.calls, s.cache_hits) == (
-        TOTAL_CHECKS, 3, TOTAL_CALLS, TOTAL_CALLS, 0)
+        TOTAL_CHECKS,
+        3,
+        TOTAL_CALLS,
+        TOTAL_CALLS,
+        0,
+    )
     assert len(fake_llm.requests) == TOTAL_CALLS
     assert s.tokens_in > 0 and s.tokens_out > 0 and s.tokens_cached > 0
     body = fake_llm.requests[0].body
@@ -48,18 +54,25 @@ def test_judges_everything_then_rerun_makes_zero_calls(tmp_path: Path,
     assert again.judges["gpt"].cache_hits == TOTAL_CALLS and again.judges["gpt"].calls == 0
 
     df = pd.read_parquet(write_verdict_table(cfg))
-    assert list(df.columns[:9]) == ["submission_id", "setting", "judge", "question_id",
-                                    "check_id", "kind", "tier", "secondary", "verdict"]
+    assert list(df.columns[:9]) == [
+        "submission_id",
+        "setting",
+        "judge",
+        "question_id",
+        "check_id",
+        "kind",
+        "tier",
+        "secondary",
+        "verdict",
+    ]
     assert len(df) == TOTAL_CHECKS
     empty = df[(df.submission_id == "beta") & (df.question_id == "plants-0001")]
     assert len(empty) == CHECKS["plants-0001"] and set(empty.verdict) == {"missing"}
     assert set(df.verdict) == {"meets", "missing"}
 
 
-def test_held_rubrics_keep_text_out_of_the_table(tmp_path: Path,
-                                                 fake_llm: FakeLLMServer) -> None:
-    cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url),
-                                    public=False))
+def test_held_rubrics_keep_text_out_of_the_table(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url), public=False))
     judge_all(cfg, progress=QUIET)
     path = write_verdict_table(cfg)
     df = pd.read_parquet(path)
@@ -68,8 +81,9 @@ def test_held_rubrics_keep_text_out_of_the_table(tmp_path: Path,
     assert b"tamarind" not in raw and b"Stated plainly" not in raw
 
 
-def test_editing_one_check_rejudges_exactly_that_check(tmp_path: Path,
-                                                       fake_llm: FakeLLMServer) -> None:
+def test_editing_one_check_rejudges_exactly_that_check(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
     cfg_path = write_project(tmp_path, openai_judge(fake_llm.openai_base_url))
     judge_all(load_config(cfg_path), progress=QUIET)
     fake_llm.reset()
@@ -80,11 +94,13 @@ def test_editing_one_check_rejudges_exactly_that_check(tmp_path: Path,
     # food-0001 has a non-empty response in alpha/mm, alpha/text_only and beta/mm
     assert report.judges["gpt"].calls == 3
     assert {check_of(r.body) for r in fake_llm.requests} == {
-        "Identifies the dish as pad thai (Thai fried noodles)."}
+        "Identifies the dish as pad thai (Thai fried noodles)."
+    }
 
 
-def test_dry_run_calls_nothing(tmp_path: Path, fake_llm: FakeLLMServer,
-                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dry_run_calls_nothing(
+    tmp_path: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("GAMUT_TEST_KEY")
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
     report = judge_all(cfg, dry_run=True, progress=QUIET)
