@@ -10,8 +10,9 @@ import click
 from scoring.cli._common import config_option, err_console, get_config, handle_errors, out_console
 from scoring.errors import GamutError
 from scoring.generate.backends import PROVIDERS
+from scoring.generate.plan import GenerateOptions, GenerateResult
 from scoring.generate.progress import reporter_for
-from scoring.generate.runner import GenerateOptions, GenerateResult, generate
+from scoring.generate.runner import generate
 from scoring.questions import Setting
 
 

@@ -10,18 +10,17 @@ from scoring.generate.backends import (
     make_backend,
 )
 from scoring.generate.images import ImageRef, resolve_images
-from scoring.generate.provenance import record_production
-from scoring.generate.runner import (
+from scoring.generate.plan import (
     Failure,
     GenerateOptions,
     GenerateResult,
     Plan,
     Reporter,
     SettingStats,
-    generate,
     prepare,
-    run,
 )
+from scoring.generate.provenance import record_production
+from scoring.generate.runner import generate, run
 from scoring.generate.store import ResponseFile
 
 __all__ = [

@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from scoring.generate.runner import SettingStats
+from scoring.generate.plan import SettingStats
 
 
 def _tokens(n: int) -> str:

@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
+from scoring.generate.plan import SettingStats
 from scoring.generate.progress import PlainReporter, RichReporter, describe, reporter_for
-from scoring.generate.runner import SettingStats
 from scoring.questions import Setting
 
 
