@@ -20,12 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import pyarrow.parquet as pq  # noqa: E402
-
-from scoring.synthetic.paper import write_paper_scale  # noqa: E402
 
 TARGET_S, TARGET_MB = 5.0, 2048.0
 
@@ -34,14 +32,15 @@ def run_once(config: Path) -> tuple[float, float, float]:
     """Run ``gamut score`` once; return wall seconds, CPU seconds and peak resident MB."""
     gamut = Path(sys.executable).with_name("gamut")
     cmd = [str(gamut), "score", "--config", str(config)]
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if proc.returncode != 0:
-        raise SystemExit(f"gamut score failed ({proc.returncode}):\n{err}")
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            raise SystemExit(f"gamut score failed ({proc.returncode}):\n{err.read().decode()}")
     cpu = usage.ru_utime + usage.ru_stime
     return wall, cpu, usage.ru_maxrss / 1024.0  # ru_maxrss is in KiB on Linux
 
@@ -55,7 +54,20 @@ def main() -> None:
     out = args.keep or Path(tempfile.mkdtemp(prefix="gamut-bench-score-"))
     try:
         t0 = time.perf_counter()
-        config = write_paper_scale(out)
+        # in a child process, so that the timed runs are not forked from a large parent (the
+        # peak resident size of a child counts the memory it had before exec)
+        code = (
+            "import sys; from pathlib import Path; from scoring.synthetic.paper import "
+            "write_paper_scale; print(write_paper_scale(Path(sys.argv[1])))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(out)],
+            check=True,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        config = Path(done.stdout.strip().splitlines()[-1])
         print(f"wrote the paper-scale project in {time.perf_counter() - t0:.1f} s: {out}")
         shutil.rmtree(out / ".gamut", ignore_errors=True)  # start cold
         n = pq.ParquetFile(out / "results" / "verdicts.parquet").metadata.num_rows
