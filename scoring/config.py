@@ -81,6 +81,14 @@ class JudgeConfig(_Section):
         default=None, description="Per-run deadline for this judge, in seconds."
     )
 
+    @model_validator(mode="after")
+    def _replay_file(self) -> JudgeConfig:
+        if self.provider == "replay" and self.replay is None:
+            raise ValueError("provider 'replay' needs replay = \"PATH\" (the stored verdicts)")
+        if self.provider != "replay" and self.replay is not None:
+            raise ValueError(f"'replay' applies only to provider 'replay', not {self.provider!r}")
+        return self
+
 
 class SiteConfig(_Section):
     """The static site's title and links."""

@@ -424,21 +424,21 @@ def judge_all(
             for j, items, stats in plans:
                 sink.start(j.name, len(items), stats.cache_hits)
 
+            def deadline(j: _Judge) -> float | None:
+                given = [d for d in (deadline_s, j.config.deadline_s) if d is not None]
+                return min(given, default=None)
+
             async def run_all() -> None:
+                # judges that never call out run one at a time (each commits in batches); the
+                # others run together, each with its own limiter
+                for j, items, stats in plans:
+                    if not j.backend.calls_out:
+                        await _run_judge(j, items, cache, stats, sink, deadline(j))
                 await asyncio.gather(
                     *(
-                        _run_judge(
-                            j,
-                            items,
-                            cache,
-                            stats,
-                            sink,
-                            min(
-                                (d for d in (deadline_s, j.config.deadline_s) if d is not None),
-                                default=None,
-                            ),
-                        )
+                        _run_judge(j, items, cache, stats, sink, deadline(j))
                         for j, items, stats in plans
+                        if j.backend.calls_out
                     )
                 )
 

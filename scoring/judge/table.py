@@ -12,11 +12,14 @@ from typing import Any
 
 import pandas as pd
 
+from scoring.compiler import CheckKind
 from scoring.config import GamutConfig
 from scoring.errors import GamutError
 from scoring.judge.cache import VerdictCache
 from scoring.judge.inputs import load_inputs
 from scoring.judge.runner import build_judges, unit_keys
+from scoring.questions import Setting
+from scoring.rubric import Tier
 from scoring.scorer import Verdict
 from scoring.storage import atomic_write
 from scoring.verdicts import VERDICT_COLUMNS
@@ -78,8 +81,18 @@ def verdict_frame(cfg: GamutConfig, *, judge_ids: bool = False) -> pd.DataFrame:
                         rationale.append(why)
                         check_text.append(c.text)
     df = pd.DataFrame(cols, columns=list(VERDICT_COLUMNS))
+    fixed = {
+        "setting": [x.value for x in Setting],
+        "kind": [x.value for x in CheckKind],
+        "tier": [x.value for x in Tier],
+        "verdict": [x.value for x in Verdict],
+    }
     for name in _CATEGORICAL:
-        df[name] = df[name].astype("category")
+        df[name] = (
+            pd.Categorical(df[name], categories=fixed[name])
+            if name in fixed
+            else df[name].astype("category")
+        )
     df["secondary"] = df["secondary"].astype(bool)
     if judge_ids:
         df.insert(list(df.columns).index("judge") + 1, "judge_id", labels)

@@ -70,3 +70,16 @@ def test_api_key_never_appears_in_output_errors_or_cache(
         kinds = sorted(k for (k,) in db.execute("SELECT kind FROM failures"))
     assert kinds == ["bad_output", "rejected", "rejected"]
     assert "3 check(s) failed" in result.output
+
+
+def test_replay_judge_needs_its_file(tmp_path: Path) -> None:
+    toml = (
+        '[judges.r]\nprovider = "replay"\nmodel = "m"\nfamily = "f"\nprimary = true\n'
+        '[judges.o]\nprovider = "openai"\nmodel = "m"\nfamily = "f"\nreplay = "x.parquet"\n'
+        'api_key_env = "GAMUT_TEST_KEY"\n'
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(write_project(tmp_path, toml))
+    text = str(err.value)
+    assert "judges.r: provider 'replay' needs replay" in text
+    assert "judges.o: 'replay' applies only to provider 'replay'" in text

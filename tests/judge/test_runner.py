@@ -117,3 +117,13 @@ def test_filters_by_submission_and_setting(tmp_path: Path, fake_llm: FakeLLMServ
     r = judge_all(cfg, submissions=["alpha"], settings=[Setting.TEXT_ONLY], progress=QUIET)
     assert r.judges["gpt"].calls == 10
     assert all("pad thai?" in x.text or "monstera?" in x.text for x in fake_llm.requests)
+
+
+def test_cost_when_prices_are_configured(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    prices = "price_in_per_mtok = 2.0\nprice_cached_in_per_mtok = 0.5\nprice_out_per_mtok = 8.0"
+    cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url, extra=prices)))
+    s = judge_all(cfg, progress=QUIET).judges["gpt"]
+    expected = (
+        (s.tokens_in - s.tokens_cached) * 2.0 + s.tokens_cached * 0.5 + s.tokens_out * 8.0
+    ) / 1e6
+    assert s.cost is not None and s.cost == pytest.approx(expected) and s.cost > 0
