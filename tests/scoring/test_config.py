@@ -57,7 +57,8 @@ partial_credit = 2
     msg = str(info.value)
     assert "benchmark.rubric_public: Extra inputs are not permitted (remove the key" in msg
     assert "scoring.partial_credit: Input should be less than 1" in msg
-    assert len(info.value.problems) == 2
+    assert "exactly one judge must have primary = true (found: a, b)" in msg
+    assert len(info.value.problems) == 3
 
 
 def test_two_primaries(tmp_path: Path) -> None:
