@@ -162,6 +162,7 @@ class Project:
             judges += [
                 f"[judges.{name}]",
                 'provider = "replay"',
+                f'replay = "replay/{name}.parquet"',
                 f'model = "{name}-model"',
                 f'family = "{family}"',
                 f"primary = {'true' if i == 0 else 'false'}",
