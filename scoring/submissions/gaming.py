@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
+import string
 import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping
@@ -26,41 +27,71 @@ COPY_SHARE = 0.5
 #: A judge-addressed phrase is reported at most this many times per file.
 MAX_JUDGE_WARNINGS = 20
 
-_WORD = re.compile(r"\w+")
+_ROLES = ("grader", "judge", "evaluator", "assessor", "rater")
 _ROLE = r"(?:grader|judge|evaluator|assessor|rater|llm judge)s?"
-_JUDGE = re.compile(
-    r"|".join(
-        [
-            r"ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier|preceding) "
-            r"(?:instructions|directions|prompts?|rules)",
-            r"disregard (?:all |any )?(?:the )?(?:previous|prior|above|earlier) \w+",
-            r"\bmark (?:this|it|the (?:response|answer)|every check) as "
-            r"(?:meets|met|correct|complete|passing|partially)",
-            r"\bas (?:the|an|a) (?:grader|evaluator|assessor|rater)\b",
-            rf"\b(?:dear|note to the|note for the|attention|hello|hi) {_ROLE}\b",
-            rf"\b{_ROLE}\s*[:,]\s*(?:please|you must|you should)",
-            rf"\byou are (?:the|an|a) {_ROLE}\b",
-            r"\bverdict\W{0,3}\s*(?:is\s*)?\W{0,3}(?:meets|partially_meets)\b",
-            r"\bpartially_meets\b",
-            r"\b(?:award|give|assign) (?:this |the )?(?:response |answer )?"
-            r"(?:full|maximum|max|all) (?:credit|points|marks|score)",
-            r"\bmeets (?:every|all) (?:check|criteri|rubric)",
-            r"\bsystem prompt\b",
-            r"</?(?:system|instructions?|judge)>",
-        ]
+# Each phrase addressed to the judge, with the lower-case words one of which it must contain: a
+# plain substring test skips the regular expression for almost every honest response.
+_JUDGE_PHRASES: list[tuple[tuple[str, ...], str]] = [
+    (
+        ("ignore", "disregard"),
+        r"(?:ignore|disregard) (?:all |any )?(?:the )?(?:previous|prior|above|earlier|preceding) "
+        r"(?:instructions|directions|prompts?|rules)",
     ),
-    re.IGNORECASE,
-)
+    (
+        ("mark",),
+        r"\bmark (?:this|it|the (?:response|answer)|every check) as "
+        r"(?:meets|met|correct|complete|passing|partially)",
+    ),
+    (_ROLES, r"\bas (?:the|an|a) (?:grader|evaluator|assessor|rater)\b"),
+    (_ROLES, rf"\b(?:dear|note to the|note for the|attention|hello|hi) {_ROLE}\b"),
+    (_ROLES, rf"\b{_ROLE}\s*[:,]\s*(?:please|you must|you should)"),
+    (_ROLES, rf"\byou are (?:the|an|a) {_ROLE}\b"),
+    (("verdict",), r"\bverdict\W{0,3}\s*(?:is\s*)?\W{0,3}(?:meets|partially_meets)\b"),
+    (("partially_meets",), r"\bpartially_meets\b"),
+    (
+        ("credit", "points", "marks", "score"),
+        r"\b(?:award|give|assign) (?:this |the )?(?:response |answer )?"
+        r"(?:full|maximum|max|all) (?:credit|points|marks|score)",
+    ),
+    (("meets",), r"\bmeets (?:every|all) (?:check|criteri|rubric)"),
+    (("system prompt",), r"\bsystem prompt\b"),
+    (("<",), r"</?(?:system|instructions?|judge)>"),
+]
+_JUDGE = [(trig, re.compile(rx, re.IGNORECASE)) for trig, rx in _JUDGE_PHRASES]
 
 
-def words(text: str) -> list[str]:
-    """Lower-cased, NFKC-normalised word tokens."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+def judge_phrase(text: str) -> str | None:
+    """The first phrase of ``text`` that seems addressed to the judge, or None."""
+    flat = " ".join(text.split())
+    lowered = flat.lower()
+    for triggers, rx in _JUDGE:
+        if any(t in lowered for t in triggers):
+            m = rx.search(flat)
+            if m is not None:
+                return m.group()
+    return None
+
+
+def _punctuation_table() -> dict[int, str]:
+    """ASCII, Latin-1 and general punctuation, each mapped to a space."""
+    codes = [ord(c) for c in string.punctuation]
+    codes += [*range(0xA1, 0xC0), *range(0x2000, 0x2070), 0x3001, 0x3002]
+    return dict.fromkeys(codes, " ")
+
+
+_PUNCTUATION = _punctuation_table()
 
 
 def normalise(text: str) -> str:
-    """Text with case, punctuation and spacing differences removed."""
-    return " ".join(words(text))
+    """Text with case, punctuation and spacing differences removed (NFKC for non-ASCII)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.casefold().translate(_PUNCTUATION).split())
+
+
+def words(text: str) -> list[str]:
+    """The words of the normalised text (see :func:`normalise`)."""
+    return normalise(text).split()
 
 
 def _lines(rs: list[Response], limit: int = 8) -> str:
@@ -131,8 +162,8 @@ def judge_warnings(display: str, responses: Mapping[str, Response]) -> list[Prob
     out = []
     hits = 0
     for qid, r in sorted(responses.items(), key=lambda kv: kv[1].line):
-        m = _JUDGE.search(" ".join(r.text.split()))
-        if m is None:
+        phrase = judge_phrase(r.text)
+        if phrase is None:
             continue
         hits += 1
         if hits <= MAX_JUDGE_WARNINGS:
@@ -140,7 +171,7 @@ def judge_warnings(display: str, responses: Mapping[str, Response]) -> list[Prob
                 Problem(
                     display,
                     r.line,
-                    f"response seems to address the judge: {m.group()!r}",
+                    f"response seems to address the judge: {phrase!r}",
                     "remove text aimed at the grader; such submissions are rejected",
                     question_id=qid,
                     severity=WARNING,
@@ -162,14 +193,15 @@ def judge_warnings(display: str, responses: Mapping[str, Response]) -> list[Prob
 def copy_warnings(
     display: str,
     responses: Mapping[str, Response],
-    others: Mapping[str, Mapping[str, Response]],
+    others: Mapping[str, Mapping[str, str]],
 ) -> list[Problem]:
     """Warn when a high share of responses is identical to another submission's (same setting).
 
     Args:
         display: the file name used in problems.
         responses: this file's responses.
-        others: other submissions' responses for the same setting, by submission id.
+        others: other submissions' responses for the same setting, by submission id, each
+            already passed through :func:`normalise` (by question id).
     """
     mine = {q: normalise(r.text) for q, r in responses.items()}
     out = []
@@ -177,7 +209,7 @@ def copy_warnings(
         common = [q for q in mine if mine[q] and q in theirs]
         if not common:
             continue
-        same = sum(1 for q in common if mine[q] == normalise(theirs[q].text))
+        same = sum(1 for q in common if mine[q] == theirs[q])
         if same >= TEMPLATE_MIN and same / len(common) >= COPY_SHARE:
             out.append(
                 Problem(

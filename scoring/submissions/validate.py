@@ -19,7 +19,7 @@ from scoring.submissions.layout import (
 )
 from scoring.submissions.metadata import check_metadata
 from scoring.submissions.report import Limits, ValidationReport
-from scoring.submissions.responses import Response, read_response_file
+from scoring.submissions.responses import read_response_file
 
 
 class _Others:
@@ -28,9 +28,10 @@ class _Others:
     def __init__(self, subs_root: Path, limits: Limits) -> None:
         self.subs_root = subs_root
         self.limits = limits
-        self._cache: dict[tuple[str, str], dict[str, Response]] = {}
+        self._cache: dict[tuple[str, str], dict[str, str]] = {}
 
-    def responses(self, sid: str, setting: str) -> dict[str, Response]:
+    def responses(self, sid: str, setting: str) -> dict[str, str]:
+        """The normalised responses of submission ``sid`` in ``setting`` (empty if unreadable)."""
         key = (sid, setting)
         if key not in self._cache:
             path = self.subs_root / sid / RESPONSE_FILES[setting]
@@ -38,7 +39,8 @@ class _Others:
                 not (self.subs_root / sid).is_symlink() and not path.is_symlink() and path.is_file()
             )
             read = read_response_file(path, "", setting, None, self.limits) if ok else None
-            self._cache[key] = read.responses if read else {}
+            found = read.responses if read else {}
+            self._cache[key] = {q: gaming.normalise(r.text) for q, r in found.items()}
         return self._cache[key]
 
 

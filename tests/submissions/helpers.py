@@ -27,6 +27,7 @@ submissions = "submissions"
 [judges.fake]
 provider = "replay"
 model = "fake"
+replay = "verdicts.parquet"
 family = "fake"
 primary = true
 """
