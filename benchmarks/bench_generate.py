@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from scoring.config import load_config  # noqa: E402
 from scoring.generate import GenerateOptions, generate  # noqa: E402
 from scoring.questions import Setting  # noqa: E402
-from tests.generate.project import write_image  # noqa: E402
+from tests.generate.project import CONFIG, write_image  # noqa: E402
 
 _SERVER = """
 import sys, time
@@ -61,9 +61,7 @@ def _project(root: Path, n: int) -> Path:
             )
     config = root / "gamut.toml"
     config.write_text(
-        '[benchmark]\nquestions = "questions.jsonl"\nrubrics = "rubrics"\n'
-        'submissions = "submissions"\n[judges.r]\nprovider = "replay"\nmodel = "m"\n'
-        'family = "f"\nprimary = true\n',
+        CONFIG,
         encoding="utf-8",
     )
     return config

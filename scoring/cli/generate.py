@@ -159,8 +159,16 @@ def generate_cmd(
         timeout_s=timeout_s,
         max_retries=max_retries,
     )
-    with reporter_for(err_console) as reporter:
-        result = generate(cfg, options, reporter)
+    try:
+        with reporter_for(err_console) as reporter:
+            result = generate(cfg, options, reporter)
+    except KeyboardInterrupt:
+        err_console.print(
+            "interrupted: every answer received so far is saved; "
+            "rerun the same command to continue",
+            markup=False,
+        )
+        sys.exit(130)
     for s in result.stats.values():
         out_console.print(
             f"{s.setting.value}: {s.done} answered now, {s.skipped} already, "

@@ -22,6 +22,15 @@ IMAGES = [
 ]
 
 
+#: A config for a folder holding ``questions.jsonl`` (the judge is never used by generate).
+CONFIG = (
+    '[benchmark]\nquestions = "questions.jsonl"\nrubrics = "rubrics"\n'
+    'submissions = "submissions"\n\n'
+    '[judges.replay]\nprovider = "replay"\nmodel = "m"\nfamily = "f"\nprimary = true\n'
+    'replay = "verdicts.parquet"\n'
+)
+
+
 def answer_responder(body: dict[str, Any]) -> str:
     """A free-text model: repeats the question it was asked."""
     return "An answer to: " + prompt_text(body).splitlines()[-1]
@@ -89,12 +98,7 @@ def make_project(root: Path, n: int = 10) -> Project:
                 "text_only_question": f"What is the thing called item-{i}?",
             }
             f.write(json.dumps(q) + "\n")
-    (root / "gamut.toml").write_text(
-        '[benchmark]\nquestions = "questions.jsonl"\nrubrics = "rubrics"\n'
-        'submissions = "submissions"\n\n'
-        '[judges.replay]\nprovider = "replay"\nmodel = "m"\nfamily = "f"\nprimary = true\n',
-        encoding="utf-8",
-    )
+    (root / "gamut.toml").write_text(CONFIG, encoding="utf-8")
     return Project(root, n)
 
 

@@ -10,6 +10,7 @@ from scoring.config import load_config
 from scoring.generate import GenerateOptions, generate
 from scoring.questions import Setting, load_questions
 from tests.fakes.llm_server import FakeLLMServer
+from tests.generate.project import CONFIG
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 
@@ -20,9 +21,7 @@ def test_demo_images_reach_the_model_byte_for_byte(
     shutil.copy(DEMO / "questions.jsonl", tmp_path / "questions.jsonl")
     shutil.copytree(DEMO / "images", tmp_path / "images")
     (tmp_path / "gamut.toml").write_text(
-        '[benchmark]\nquestions = "questions.jsonl"\nrubrics = "rubrics"\n'
-        'submissions = "submissions"\n[judges.r]\nprovider = "replay"\nmodel = "m"\n'
-        'family = "f"\nprimary = true\n',
+        CONFIG,
         encoding="utf-8",
     )
     questions = load_questions(tmp_path / "questions.jsonl")

@@ -85,3 +85,30 @@ def test_resume_after_sigkill_gives_one_line_per_question(tmp_path: Path, provid
         assert data.endswith(b"\n")
         ids = [json.loads(line)["question_id"] for line in data.decode().splitlines()]
         assert sorted(ids) == [q["question_id"] for q in project.questions], setting
+
+
+@pytest.mark.slow
+def test_ctrl_c_saves_what_arrived_and_says_how_to_continue(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "proj", n=N)
+    env = {**os.environ, "GAMUT_TEST_KEY": "sk-test"}
+    out = project.folder("killed") / "multimodal.jsonl"
+    with FakeLLMServer(responder=answer_responder, latency=0.1) as srv:
+        proc = subprocess.Popen(
+            _cmd(project.config_path, srv, "openai"),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(600):
+            if _count_lines(out) >= 6 or proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "rerun the same command to continue" in err
+    data = out.read_bytes()
+    assert data.endswith(b"\n")
+    ids = [json.loads(line)["question_id"] for line in data.decode().splitlines()]
+    assert len(ids) == len(set(ids)) > 0
