@@ -20,7 +20,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring import __version__
-from scoring.config import GamutConfig
+from scoring.config import GamutConfig, JudgeConfig
+from scoring.errors import GamutError
+from scoring.judge.prompt import load_template
 from scoring.report.load import Inputs
 from scoring.storage import atomic_write_bytes, atomic_write_text
 
@@ -38,20 +40,29 @@ def generated_at() -> str:
     return when.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def _judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
+    """A judge's identity: provider, model, family and the prompt template it used."""
+    out: dict[str, Any] = {
+        "provider": judge.provider,
+        "model": judge.model,
+        "prompt_version": judge.prompt_version,
+        "family": judge.family,
+    }
+    try:
+        template = load_template(judge.prompt_version)
+    except GamutError:
+        return out  # the verdicts exist; an unknown template is the judge step's error to report
+    out["prompt_template"] = template.version
+    out["prompt_digest"] = template.digest
+    return out
+
+
 def provenance(cfg: GamutConfig, inputs: Inputs) -> dict[str, Any]:
     """What produced these tables: rubric set, judges, scoring parameters, engine version."""
     return {
         "rubric_version": inputs.rubric_version,
         "rubrics_public": cfg.benchmark.rubrics_public,
-        "judges": {
-            name: {
-                "provider": j.provider,
-                "model": j.model,
-                "prompt_version": j.prompt_version,
-                "family": j.family,
-            }
-            for name, j in cfg.judges.items()
-        },
+        "judges": {name: _judge_provenance(j) for name, j in cfg.judges.items()},
         "primary_judge": cfg.primary_judge,
         "scoring": cfg.scoring.model_dump(mode="json"),
         "engine_version": __version__,
