@@ -56,8 +56,8 @@ def new(submission_id: str, config_path: Path) -> None:
 @click.option(
     "--changed-from",
     metavar="REF",
-    help="Git ref of the base branch: the changes REF...HEAD (plus untracked files) must touch "
-    "only one submission's folder, which is then validated.",
+    help="Git ref of the base branch: the changes REF...HEAD (plus untracked and uncommitted "
+    "files) must touch only one submission's folder, which is then validated.",
 )
 @click.option(
     "--format",

@@ -203,8 +203,8 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], list[Problem]]:
     """The submission touched by the changes since ``ref``; every file outside it is a problem.
 
-    The changes are ``git diff --name-only REF...HEAD`` plus untracked files. They must all lie in
-    one submission's own folder.
+    The changes are ``git diff --name-only REF...HEAD`` plus untracked files and uncommitted
+    changes (none in CI). They must all lie in one submission's own folder.
     """
     where = f"--changed-from {ref}"
     top = _git(subs_root, "rev-parse", "--show-toplevel")
@@ -229,7 +229,9 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
             )
         ]
     untracked = _git(toplevel, "ls-files", "--others", "--exclude-standard", "-z")
-    names = sorted({n for n in (diff.stdout + untracked.stdout).split("\0") if n})
+    uncommitted = _git(toplevel, "diff", "--name-only", "--no-renames", "-z", "HEAD", "--")
+    found = diff.stdout + "\0" + untracked.stdout + "\0" + uncommitted.stdout
+    names = sorted({n for n in found.split("\0") if n})
     subs_rel = _inside(os.path.realpath(subs_root), os.path.realpath(toplevel))
     if subs_rel is None:
         return [], [
@@ -279,4 +281,16 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
                 "add your folder under the submissions folder",
             )
         )
+    for sid, names_in in sorted(touched.items()):
+        at_base = _git(toplevel, "cat-file", "-e", f"{ref}:{Path(*subs_parts, sid).as_posix()}")
+        if at_base.returncode == 0:
+            problems.append(
+                Problem(
+                    names_in[0],
+                    None,
+                    f"changes the existing submission {sid!r}",
+                    "maintainers: check that the pull request comes from its submitters",
+                    severity="warning",
+                )
+            )
     return sorted(touched), problems

@@ -151,3 +151,16 @@ def test_changed_from_nothing_and_bad_ref(repo: Project) -> None:
     (err,) = bad.errors
     assert err.message.startswith("cannot compare with 'no-such-branch'")
     assert "git fetch" in err.fix
+
+
+def test_changed_from_updating_an_existing_submission_is_flagged(repo: Project) -> None:
+    lines = (repo.subs / "existing" / "multimodal.jsonl").read_text().splitlines()
+    lines[0] = lines[0].replace("pad thai", "Pad Thai")
+    (repo.subs / "existing" / "multimodal.jsonl").write_text("\n".join(lines) + "\n")
+    report = validate_submissions(repo.cfg, changed_from="main")
+    assert report.ok and report.submissions == ["existing"]
+    (w,) = report.warnings
+    assert (w.file, w.message) == (
+        "submissions/existing/multimodal.jsonl",
+        "changes the existing submission 'existing'",
+    )
