@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from scoring.questions import Popularity
 from scoring.report.bootstrap import paired, percentile_ci, weighted_means
 from scoring.report.checks import KIND_ORDER
 from scoring.report.core import N_VERDICTS, Status, count_verdicts
@@ -138,20 +139,8 @@ def leaderboard(sc: Scores) -> pd.DataFrame:
         df["mean_response_chars"] = np.where(defined, chars, 0).sum(1) / defined.sum(1)
     for name, values in _ranks(sc).items():
         df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
-    # The text-only score and the visual-identification gap, on both rows of a model and judge.
-    text_only, gap, gap_lo, gap_hi = (np.full(sc.groups.sub.size, np.nan) for _ in range(4))
-    mm_all, to_all = modality_pairs(sc, complete_only=False)
-    text_only[mm_all] = text_only[to_all] = sc.gamut.value[to_all]
-    mm, to = modality_pairs(sc)
-    diff = paired(sc.gamut.take(to), sc.gamut.take(mm))
-    for rows in (mm, to):
-        gap[rows], gap_lo[rows], gap_hi[rows] = diff.value, diff.lo, diff.hi
-    df["text_only"], df["gap"], df["gap_lo"], df["gap_hi"] = (
-        text_only[g],
-        gap[g],
-        gap_lo[g],
-        gap_hi[g],
-    )
+    for name, values in _modality_columns(sc).items():
+        df[name] = values[g]
     for name, col in _meta_columns(sc, sc.groups.sub[g]).items():
         df[name] = col
     order = np.lexsort(
@@ -163,6 +152,22 @@ def leaderboard(sc: Scores) -> pd.DataFrame:
         )
     )
     return df.iloc[order].reset_index(drop=True)
+
+
+def _modality_columns(sc: Scores) -> dict[str, Floats]:
+    """Per group: the text-only score and the visual-identification gap (text-only minus
+    multimodal, paired CI) of its submission and judge, so both setting rows carry them."""
+    out = {
+        name: np.full(sc.groups.sub.size, np.nan)
+        for name in ("text_only", "gap", "gap_lo", "gap_hi")
+    }
+    mm_all, to_all = modality_pairs(sc, complete_only=False)
+    out["text_only"][mm_all] = out["text_only"][to_all] = sc.gamut.value[to_all]
+    mm, to = modality_pairs(sc)
+    diff = paired(sc.gamut.take(to), sc.gamut.take(mm))
+    for rows in (mm, to):
+        out["gap"][rows], out["gap_lo"][rows], out["gap_hi"][rows] = diff.value, diff.lo, diff.hi
+    return out
 
 
 def _subset_means(values: npt.NDArray[np.float64], member: npt.NDArray[np.float64]) -> Floats:
@@ -182,7 +187,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     raw = [getattr(q, column) for q in sc.inputs.questions]
     values = [v.value if hasattr(v, "value") else v for v in raw]
     if column == "popularity":
-        order = [p for p in ("head", "torso", "tail") if p in values]
+        order = [p.value for p in Popularity if p.value in values]
     else:
         order = sorted(set(values))
     position = {v: d for d, v in enumerate(order)}
