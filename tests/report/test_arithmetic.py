@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
+from scoring.compiler import compile_rubric
+from scoring.questions import Question
 from scoring.report.bootstrap import (
     estimate,
     nan_percentiles,
@@ -14,8 +16,12 @@ from scoring.report.bootstrap import (
     resample_weights,
     weighted_means,
 )
-from scoring.report.core import count_verdicts
+from scoring.report.checks import CheckTable, index_checks
+from scoring.report.core import Status, count_verdicts, question_level
 from scoring.report.judges import cohen_kappa, kendall_tau_b
+from scoring.rubric import MetaRubric
+from scoring.scorer import VERDICT_ORDER, ScoringConfig, score_question
+from tests.report.project import QUESTIONS, RUBRICS
 
 
 def test_count_verdicts_matches_a_loop_for_sorted_and_unsorted_keys() -> None:
@@ -99,3 +105,29 @@ def test_cohen_kappa_on_a_known_table() -> None:
     assert (kappa, agreement, n) == (pytest.approx(0.4), pytest.approx(0.7), 50)
     assert np.isnan(cohen_kappa(np.diag([5, 0, 0, 0]))[0])  # one verdict only: chance is 1
     assert cohen_kappa(np.diag([3, 2, 1, 0]))[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_question_level_agrees_with_the_reference_scorer(seed: int) -> None:
+    compiled = {r["question_id"]: compile_rubric(MetaRubric.model_validate(r)) for r in RUBRICS}
+    questions = [
+        Question.model_validate(
+            {**q, "image_id": "i", "image": None, "question": "q?", "text_only_question": "q?"}
+        )
+        for q in QUESTIONS
+    ]
+    index, ids = index_checks(questions, CheckTable.of(compiled, "v"), "rubrics")
+    rng = np.random.default_rng(seed)
+    verdicts = rng.integers(0, 4, size=(6, index.size)).astype(np.int8)
+    verdicts[5, 0] = -1  # one group lacks a verdict
+    config = ScoringConfig(partial_credit=0.25, contradiction_penalty=-1.5)
+    level = question_level(verdicts, index, len(questions), np.ones(6, np.bool_), config)
+    assert list(level.status) == [Status.COMPLETE] * 5 + [Status.INCOMPLETE]
+    assert np.isnan(level.gamut[5]).all()
+    for g in range(5):
+        start = 0
+        for qi, q in enumerate(questions):
+            got = {cid: VERDICT_ORDER[verdicts[g, start + j]] for j, cid in enumerate(ids[qi])}
+            start += len(ids[qi])
+            ref = score_question(compiled[q.question_id], got, config)
+            assert level.gamut[g, qi] == pytest.approx(ref.gamut)

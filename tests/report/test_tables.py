@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from scoring.compiler import compile_rubric
 from scoring.config import load_config
 from scoring.report import Tables, build_tables
 from scoring.rubric import MetaRubric
@@ -49,8 +50,6 @@ def test_question_scores_match_hand_computation_and_reference_scorer(tables: Tab
         r = row(qs, submission_id="alpha", setting="multimodal", judge="j1", question_id=qid)
         assert r["gamut"] == pytest.approx(expected, abs=ABS)
         rubric = MetaRubric.model_validate(next(x for x in RUBRICS if x["question_id"] == qid))
-        from scoring.compiler import compile_rubric
-
         checks = compile_rubric(rubric)
         ref = score_question(checks, {c.check_id: ALPHA_MM[(qid, c.check_id)] for c in checks})
         assert r["gamut"] == pytest.approx(ref.gamut, abs=ABS)
