@@ -6,6 +6,8 @@ response files, images, ``submission.yaml``) and reports all problems at once.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import time
 from collections.abc import Mapping
@@ -16,7 +18,7 @@ from typing import Any, Protocol
 from pydantic import TypeAdapter, ValidationError
 
 from scoring.config import GamutConfig
-from scoring.errors import Problem, ProblemsError
+from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.generate.backends import DEFAULT_KEY_ENV, BackendSettings, Provider
 from scoring.generate.images import ImageRef, resolve_images
 from scoring.generate.provenance import METADATA_FILE, drift_problem, read_metadata, run_signature
@@ -141,11 +143,45 @@ class Plan:
     stats: dict[Setting, SettingStats]
     metadata: dict[str, Any] | None
     api_key: str = field(repr=False)
+    lock: _FolderLock | None = None
 
     def close(self) -> None:
-        """Close the response files."""
+        """Close the response files and let other runs at the folder."""
         for f in self.files.values():
             f.close()
+        if self.lock is not None:
+            self.lock.release()
+
+
+class _FolderLock:
+    """An exclusive lock on a submission folder, so two runs never append to the same files.
+
+    The kernel drops it when the process ends, however it ends.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.created = not folder.exists()
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self._fd = os.open(folder, os.O_RDONLY)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self._fd)
+            raise GamutError(
+                f"another gamut generate is writing {folder}; wait for it to finish "
+                "(or stop it), then rerun"
+            ) from None
+
+    def release(self, remove_if_created: bool = False) -> None:
+        """Unlock; optionally remove the folder again if this run created it and left it empty."""
+        if self._fd < 0:
+            return
+        os.close(self._fd)
+        self._fd = -1
+        if remove_if_created and self.created:
+            with contextlib.suppress(OSError):
+                self.folder.rmdir()
 
 
 def response_path(folder: Path, setting: Setting) -> Path:
@@ -204,6 +240,7 @@ def prepare(
     ids = {q.question_id for q in questions}
     all_ids = {q.question_id for q in all_questions}
     folder = cfg.path(cfg.benchmark.submissions) / options.submission_id
+    lock = _FolderLock(folder) if not problems else None
     files: dict[Setting, ResponseFile] = {}
     for setting in dict.fromkeys(options.settings):
         f, file_problems = ResponseFile.open(response_path(folder, setting), all_ids)
@@ -224,9 +261,11 @@ def prepare(
     if problems:
         for f in files.values():
             f.close()
+        if lock is not None:
+            lock.release(remove_if_created=True)
         raise ProblemsError(problems, f"cannot start: {len(problems)} problem(s), no call made")
     stats = {s: SettingStats(s, len(questions), len(ids & files[s].answered)) for s in files}
-    return Plan(options, folder, todo, files, images, stats, metadata, api_key)
+    return Plan(options, folder, todo, files, images, stats, metadata, api_key, lock)
 
 
 def backend_settings(plan: Plan) -> BackendSettings:

@@ -28,9 +28,10 @@ from scoring.generate.plan import (
 )
 from scoring.generate.provenance import METADATA_FILE, production_record, record_production
 from scoring.questions import Question, Setting
+from scoring.submissions import Limits
 
 #: Largest UTF-8 size of one response the validator accepts.
-MAX_RESPONSE_BYTES = 32 * 1024
+MAX_RESPONSE_BYTES = Limits().max_response_bytes
 # Control characters the validator rejects (all but newline and tab).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 from typing import Any
 
 import pytest
 
-from scoring.errors import ProblemsError
+from scoring.errors import GamutError, ProblemsError
 from scoring.generate import FatalCallError, GenerateOptions, GenerateResult, generate
 from scoring.questions import Setting
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest, random_faults
@@ -161,3 +163,28 @@ def test_answers_from_another_model_are_not_mixed_in(
     hotter = _options(server, temperature=0.7)
     with pytest.raises(ProblemsError, match=r"temperature 0\.7"):
         generate(project.cfg, hotter, environ=env)
+
+
+def test_two_runs_never_write_one_submission_at_once(
+    project: Project, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    folder = project.folder("test-model")
+    folder.mkdir(parents=True)
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running gamut generate holds it
+        with pytest.raises(GamutError, match="another gamut generate is writing"):
+            generate(project.cfg, _options(server), environ=env)
+        assert server.requests == []
+    finally:
+        os.close(fd)
+    assert generate(project.cfg, _options(server, limit=1), environ=env).ok
+
+
+def test_a_failed_check_leaves_no_empty_folder_behind(
+    project: Project, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    (project.root / "images" / "a.png").unlink()
+    with pytest.raises(ProblemsError):
+        generate(project.cfg, _options(server, sid="brand-new"), environ=env)
+    assert not project.folder("brand-new").exists()
