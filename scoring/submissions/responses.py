@@ -114,6 +114,7 @@ def read_response_file(
         )
         data = data[len(codecs.BOM_UTF8) :]
 
+    known = None if question_ids is None else frozenset(question_ids)
     first_line: dict[str, int] = {}
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
@@ -160,7 +161,7 @@ def read_response_file(
             )
         if not isinstance(qid, str):
             continue
-        if question_ids is not None and qid not in question_ids:
+        if known is not None and qid not in known:
             problem(
                 n,
                 f"unknown question_id {qid!r}",

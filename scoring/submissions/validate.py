@@ -65,8 +65,8 @@ def validate_submissions(
             submissions folder holds the submissions.
         paths: submission folders or files inside them; None (and no ``changed_from``) means
             every submission. The submissions folder itself means every submission too.
-        changed_from: a git ref; the changes ``REF...HEAD`` plus untracked files must touch only
-            one submission's folder, and that submission is validated.
+        changed_from: a git ref; the changes ``REF...HEAD`` plus untracked and uncommitted files
+            must touch only one submission's folder, and that submission is validated.
         limits: size limits (default :class:`Limits`).
 
     Returns:
