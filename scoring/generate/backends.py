@@ -106,7 +106,20 @@ def _status_error(exc: Exception, provider: str, settings: BackendSettings) -> E
             f"{provider} API: {what} (HTTP {status}); check --model, --base-url and "
             "the key in --api-key-env"
         )
-    return CallFailed(f"{type(exc).__name__}: HTTP {status}" if status else type(exc).__name__)
+    reason = f"{type(exc).__name__}: HTTP {status}" if status else type(exc).__name__
+    detail = _api_message(exc, settings)
+    return CallFailed(f"{reason} ({detail})" if detail else reason)
+
+
+def _api_message(exc: Exception, settings: BackendSettings) -> str:
+    """The provider's own error message, short, on one line, with the key masked."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None  # either SDK's shape
+    msg = err.get("message") if isinstance(err, dict) else None
+    if not isinstance(msg, str):
+        return ""
+    msg = " ".join(msg.split())[:200]
+    return msg.replace(settings.api_key, "***") if settings.api_key else msg
 
 
 class OpenAIBackend:

@@ -65,7 +65,7 @@ def test_unanswered_questions_are_listed_with_exit_1(
     )
     assert res.exit_code == 1
     assert "1 question(s) left unanswered" in res.output
-    assert "multimodal q-0007: InternalServerError: HTTP 500" in res.output
+    assert "multimodal q-0007: InternalServerError: HTTP 500 (boom (fake))" in res.output
     assert KEY not in res.output
 
 

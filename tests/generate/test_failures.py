@@ -77,7 +77,7 @@ def test_a_question_that_always_fails_is_listed_not_written(
         (Setting.MULTIMODAL, "q-0003"),
         (Setting.TEXT_ONLY, "q-0003"),
     }
-    assert all("500" in f.reason for f in result.failures)
+    assert all("HTTP 500 (boom (fake))" in f.reason for f in result.failures)
     assert server.fault_counts["500"] == 2 * 3  # first try and two retries, per setting
 
 
