@@ -116,6 +116,9 @@ def load_check_table(path: Path, cache_dir: Path | None) -> CheckTable:
     table = checks_of(rubrics)
     if cached is not None:
         atomic_write(cached, lambda tmp: pq.write_table(table.to_arrow(), tmp))
+        for old in cached.parent.glob("checks-*.parquet"):  # one entry: the current rubric set
+            if old != cached:
+                old.unlink(missing_ok=True)
     return table
 
 

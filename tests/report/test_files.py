@@ -43,6 +43,7 @@ def test_check_cache_follows_the_rubric_files(tmp_path: Path) -> None:
     obj["items"].append({"id": "I3", "type": "fact", "tier": "context", "text": "Adds one."})
     rubric.write_text(json.dumps(obj))
     changed = load_check_table(tmp_path / "rubrics", cache)
+    assert len(list(cache.iterdir())) == 1  # the stale entry is gone
     assert len(changed.check_id) == len(first.check_id) + 1
     assert changed.rubric_version != first.rubric_version
 
