@@ -113,3 +113,13 @@ def test_no_submissions_and_one_judge_give_empty_tables(tmp_path: Path) -> None:
     one = build_tables(load_config(main_project(judges={"j1": "acme"}).write(tmp_path / "one")))
     assert one["judge_tau"].empty and one["judge_kappa"].empty
     assert len(one.leaderboard) == 4 and one["judge_leniency"]["offset"].eq(0).all()
+
+
+def test_response_length_counts_characters_not_bytes(tmp_path: Path) -> None:
+    project = main_project(responses={("alpha", "multimodal", "food-1"): "héllo wörld ☕"})
+    t = build_tables(load_config(project.write(tmp_path)))
+    qs = t["question_scores"]
+    mask = (qs["submission_id"] == "alpha") & (qs["setting"] == "multimodal")
+    assert sorted(qs.loc[mask & (qs["judge"] == "j1"), "response_chars"]) == [10, 10, 13]
+    lb = t.leaderboard.set_index(["submission_id", "setting", "judge"])
+    assert lb.loc[("alpha", "multimodal", "j1"), "mean_response_chars"] == 11
