@@ -62,6 +62,14 @@ class Inputs:
     ignored_rows: int
 
 
+# Ids stay strings even when they look like numbers; long responses fit in one block.
+_JSON_PARSE = pj.ParseOptions(
+    explicit_schema=pa.schema([("question_id", pa.string()), ("response", pa.string())]),
+    unexpected_field_behavior="ignore",
+)
+_JSON_READ = pj.ReadOptions(block_size=16 << 20)
+
+
 def _read_meta(path: Path) -> SubmissionMeta:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -85,7 +93,7 @@ def _response_chars(path: Path, qindex: dict[str, int]) -> npt.NDArray[np.float6
     if path.stat().st_size == 0:
         return out
     try:
-        table = pj.read_json(path)
+        table = pj.read_json(path, read_options=_JSON_READ, parse_options=_JSON_PARSE)
     except pa.ArrowInvalid as exc:
         raise ProblemsError(
             [
