@@ -96,6 +96,11 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
         t0 = time.perf_counter()
         report = judge_all(cfg, progress=NullProgress())
         elapsed = time.perf_counter() - t0
+        first_failures = len(report.failures)
+        reruns = 0
+        while report.failures and reruns < 3:  # what `gamut judge` says to do: run it again
+            reruns += 1
+            report = judge_all(cfg, progress=NullProgress())
         with sqlite3.connect(cfg.path(cfg.store.cache)) as db:
             verdicts = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
             per_check = db.execute(
@@ -119,7 +124,13 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
         )
         if fault_rate:
             ok = verdicts == n_checks and not s.failures and per_check == 1
+            print(
+                f"    first run: {first_failures} check(s) failed (a check whose replies were "
+                f"unusable three times in a row, re-asked twice); reruns needed: {reruns}"
+            )
             print(f"    every check ended with exactly one stored verdict: {ok}")
+        for f in s.failures[:5]:
+            print(f"    failure: {f.kind}: {f.message[:200]}")
 
 
 def bare_sdk(n: int, concurrency: int) -> None:

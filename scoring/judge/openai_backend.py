@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ from scoring.judge.backends import Backend, BackendError, Completion, JudgeReque
 from scoring.judge.prompt import REPLY_SCHEMA
 
 _RETRYABLE = {408, 409, 429}
+#: Concurrent calls per SDK client (see ``OpenAIBackend._client``).
+CONNECTIONS_PER_CLIENT = 16
 
 
 def classify(exc: Exception, redact: Any) -> BackendError:
@@ -37,19 +40,29 @@ class OpenAIBackend(Backend):
 
     def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
         super().__init__(name, judge, api_key, root)
-        self._client_obj: openai.AsyncOpenAI | None = None
+        self._clients: list[openai.AsyncOpenAI] = []
+        self._turn = 0
 
     @property
     def _client(self) -> openai.AsyncOpenAI:
-        """The SDK client, created on first use (so planning never opens connections)."""
-        if self._client_obj is None:
-            self._client_obj = openai.AsyncOpenAI(
-                api_key=self._api_key or "not-needed",
-                base_url=self.judge.base_url,
-                timeout=self.judge.timeout_s,
-                max_retries=self.judge.max_retries,
-            )
-        return self._client_obj
+        """An SDK client, created on first use (so planning never opens connections).
+
+        One client per :data:`CONNECTIONS_PER_CLIENT` concurrent calls, used in turn: the HTTP
+        connection pool scans all its connections on every request, so smaller pools cost less.
+        """
+        if not self._clients:
+            n = math.ceil(self.judge.max_concurrency / CONNECTIONS_PER_CLIENT)
+            self._clients = [
+                openai.AsyncOpenAI(
+                    api_key=self._api_key or "not-needed",
+                    base_url=self.judge.base_url,
+                    timeout=self.judge.timeout_s,
+                    max_retries=self.judge.max_retries,
+                )
+                for _ in range(n)
+            ]
+        self._turn = (self._turn + 1) % len(self._clients)
+        return self._clients[self._turn]
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """One chat completion: system instructions, then the shared part and the check."""
@@ -98,6 +111,6 @@ class OpenAIBackend(Backend):
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""
-        if self._client_obj is not None:
-            await self._client_obj.close()
-            self._client_obj = None
+        for c in self._clients:
+            await c.close()
+        self._clients = []
