@@ -97,6 +97,7 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
         report = judge_all(cfg, progress=NullProgress())
         elapsed = time.perf_counter() - t0
         first_failures = len(report.failures)
+        reasks = report.judges["bench"].reasks
         reruns = 0
         while report.failures and reruns < 3:  # what `gamut judge` says to do: run it again
             reruns += 1
@@ -120,7 +121,7 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
             f"    verdicts stored {verdicts}/{n_checks} (at most {per_check} per check), "
             f"failures {len(s.failures)}, HTTP requests {stats['requests']}, "
             f"calls per verdict {stats['requests'] / max(verdicts, 1):.3f} "
-            f"(judge-level re-asks {s.reasks}); injected: {faults}"
+            f"(judge-level re-asks {reasks}); injected: {faults}"
         )
         if fault_rate:
             ok = verdicts == n_checks and not s.failures and per_check == 1
