@@ -193,23 +193,24 @@ def judge_warnings(display: str, responses: Mapping[str, Response]) -> list[Prob
 def copy_warnings(
     display: str,
     responses: Mapping[str, Response],
-    others: Mapping[str, Mapping[str, str]],
+    others: Mapping[str, Mapping[str, int]],
 ) -> list[Problem]:
     """Warn when a high share of responses is identical to another submission's (same setting).
 
     Args:
         display: the file name used in problems.
         responses: this file's responses.
-        others: other submissions' responses for the same setting, by submission id, each
-            already passed through :func:`normalise` (by question id).
+        others: other submissions' responses for the same setting, by submission id, each as
+            ``hash(normalise(text))`` by question id (small to keep in memory).
     """
     mine = {q: normalise(r.text) for q, r in responses.items()}
+    hashed = {q: hash(t) for q, t in mine.items()}
     out = []
     for other_id, theirs in sorted(others.items()):
         common = [q for q in mine if mine[q] and q in theirs]
         if not common:
             continue
-        same = sum(1 for q in common if mine[q] == theirs[q])
+        same = sum(1 for q in common if hashed[q] == theirs[q])
         if same >= TEMPLATE_MIN and same / len(common) >= COPY_SHARE:
             out.append(
                 Problem(

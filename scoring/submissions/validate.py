@@ -28,10 +28,10 @@ class _Others:
     def __init__(self, subs_root: Path, limits: Limits) -> None:
         self.subs_root = subs_root
         self.limits = limits
-        self._cache: dict[tuple[str, str], dict[str, str]] = {}
+        self._cache: dict[tuple[str, str], dict[str, int]] = {}
 
-    def responses(self, sid: str, setting: str) -> dict[str, str]:
-        """The normalised responses of submission ``sid`` in ``setting`` (empty if unreadable)."""
+    def responses(self, sid: str, setting: str) -> dict[str, int]:
+        """Hashes of the normalised responses of ``sid`` in ``setting`` (empty if unreadable)."""
         key = (sid, setting)
         if key not in self._cache:
             path = self.subs_root / sid / RESPONSE_FILES[setting]
@@ -40,7 +40,7 @@ class _Others:
             )
             read = read_response_file(path, "", setting, None, self.limits) if ok else None
             found = read.responses if read else {}
-            self._cache[key] = {q: gaming.normalise(r.text) for q, r in found.items()}
+            self._cache[key] = {q: hash(gaming.normalise(r.text)) for q, r in found.items()}
         return self._cache[key]
 
 
