@@ -12,6 +12,7 @@ sent as base64, every answer appended and fsynced). Prints the measured figures.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import subprocess
@@ -67,6 +68,34 @@ def _project(root: Path, n: int) -> Path:
     return config
 
 
+def _reference(port: int, n: int, concurrency: int) -> float:
+    """Responses/s of the plainest client: ``post`` calls, a semaphore, nothing written."""
+    import openai
+
+    async def go() -> float:
+        client = openai.AsyncOpenAI(
+            api_key="sk-bench", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0
+        )
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(i: int) -> None:
+            async with sem:
+                body = {
+                    "model": "fake",
+                    "max_tokens": 16,
+                    "messages": [{"role": "user", "content": f"question {i}"}],
+                }
+                await client.post("/chat/completions", body=body, cast_to=str)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        rate = n / (time.perf_counter() - t0)
+        await client.close()
+        return rate
+
+    return asyncio.run(go())
+
+
 def main() -> None:
     """Run the benchmark and print responses/s and the share of the ideal rate."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -74,6 +103,12 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.5)
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--provider", choices=["openai", "anthropic"], default="openai")
+    ap.add_argument(
+        "--reference",
+        action="store_true",
+        help="also time a bare SDK loop (no files, no images) on the same server, "
+        "to tell this code's cost from a busy machine's",
+    )
     args = ap.parse_args()
     ideal = args.concurrency / args.latency
     server = subprocess.Popen(
@@ -104,6 +139,7 @@ def main() -> None:
             elapsed = time.perf_counter() - t0
             cpu = time.process_time() - c0
             lines = (Path(tmp) / "submissions/bench/multimodal.jsonl").read_text().count("\n")
+        ref = _reference(port, args.questions, args.concurrency) if args.reference else None
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -125,6 +161,11 @@ def main() -> None:
         f"client CPU: {cpu:.1f}s ({cpu / max(lines, 1) * 1000:.2f} ms per response); "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
+    if ref is not None:
+        print(
+            f"reference, a bare SDK loop on this machine now: {ref:.1f}/s "
+            f"(ratio {ref / ideal:.3f}); gamut generate reaches {rate / ref:.2f} of it"
+        )
 
 
 if __name__ == "__main__":
