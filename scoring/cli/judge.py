@@ -14,6 +14,8 @@ from scoring.questions import Setting
 
 #: Failures listed one by one before the rest are only counted.
 MAX_LISTED = 50
+#: A listed failure is cut here (a provider error message may quote the request).
+MAX_CHARS = 300
 
 
 @click.command()
@@ -95,7 +97,10 @@ def judge(
             markup=False,
         )
         for f in failures[:MAX_LISTED]:
-            err_console.print(f"  {f}", markup=False)
+            line = str(f)  # ids, kind and the provider's message; never the raw reply
+            err_console.print(
+                "  " + (line[:MAX_CHARS] + " ..." if len(line) > MAX_CHARS else line), markup=False
+            )
         if len(failures) > MAX_LISTED:
             err_console.print(f"  ... and {len(failures) - MAX_LISTED} more", markup=False)
         sys.exit(1)
