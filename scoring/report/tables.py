@@ -125,6 +125,7 @@ def leaderboard(sc: Scores) -> pd.DataFrame:
     df["status"] = np.where(complete, "complete", "incomplete")
     df["n_questions"] = len(sc.inputs.questions)
     df["n_checks_missing"] = sc.inputs.checks.size - sc.level.n_judged[g]
+    df["n_checks"] = sc.inputs.checks.size
     for name, est in (("gamut", sc.gamut), *zip(TIER_COLUMNS, sc.tiers, strict=True)):
         df[name], df[f"{name}_lo"], df[f"{name}_hi"] = est.value[g], est.lo[g], est.hi[g]
     mix = sc.level.counts[g].sum(axis=(1, 2)).astype(np.float64)

@@ -85,6 +85,7 @@ def test_leaderboard_scores_tiers_mix_and_metadata(tables: Tables) -> None:
     assert shares == pytest.approx([4 / 11, 3 / 11, 3 / 11, 1 / 11])
     assert r["gamut_lo"] <= r["gamut"] <= r["gamut_hi"]
     assert r["status"] == "complete" and r["n_checks_missing"] == 0 and r["n_questions"] == 3
+    assert r["n_checks"] == 11
     assert bool(r["primary"]) and r["model_family"] == "acme" and r["model_name"] == "Alpha"
     assert r["date"] == "2026-01-01" and r["mean_response_chars"] == 10
     assert r["text_only"] == pytest.approx(100.0)
