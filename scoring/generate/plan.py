@@ -184,6 +184,18 @@ class _FolderLock:
                 self.folder.rmdir()
 
 
+def _holds_answers(folder: Path, files: dict[Setting, ResponseFile]) -> bool:
+    """Whether any response file of the folder, of any setting, already has a line."""
+    for setting in Setting:
+        f = files.get(setting)
+        if f is not None and f.answered:
+            return True
+        path = response_path(folder, setting)
+        if f is None and path.is_file() and path.stat().st_size > 0:
+            return True
+    return False
+
+
 def response_path(folder: Path, setting: Setting) -> Path:
     """The response file of one setting in a submission folder (SPEC section 7)."""
     return folder / f"{setting.value}.jsonl"
@@ -254,7 +266,7 @@ def prepare(
         problems.extend(image_problems)
     metadata, meta_problems = read_metadata(folder / METADATA_FILE)
     problems.extend(meta_problems)
-    if any(f.answered for f in files.values()):
+    if _holds_answers(folder, files):
         drift = drift_problem(folder / METADATA_FILE, metadata, options.signature)
         if drift is not None:
             problems.append(drift)

@@ -122,11 +122,18 @@ def read_metadata(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
 
 
 def drift_problem(path: Path, data: dict[str, Any] | None, signature: str) -> Problem | None:
-    """A problem when existing answers were produced by another model or other settings."""
+    """A problem when existing answers were produced by another model, other settings, or not
+    by ``gamut generate`` at all (call it only when the folder already holds answers)."""
     prod = (data or {}).get("production")
     notes = prod.get("notes") if isinstance(prod, dict) else None
     if not isinstance(notes, str) or MARK not in notes:
-        return None
+        return Problem(
+            str(path),
+            None,
+            "the folder already holds responses that gamut generate has no record of producing "
+            "(production.notes lacks its line), so their metadata would be overwritten",
+            "use a new --submission id, or delete the response files to start over",
+        )
     recorded = MARK + notes.split(MARK, 1)[1].split(";", 1)[0]
     if recorded == signature:
         return None

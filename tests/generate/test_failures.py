@@ -188,3 +188,18 @@ def test_a_failed_check_leaves_no_empty_folder_behind(
     with pytest.raises(ProblemsError):
         generate(project.cfg, _options(server, sid="brand-new"), environ=env)
     assert not project.folder("brand-new").exists()
+
+
+def test_answers_from_elsewhere_are_not_described_as_ours(
+    project: Project, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    folder = project.folder("test-model")
+    folder.mkdir(parents=True)
+    (folder / "text_only.jsonl").write_text(
+        '{"question_id": "q-0000", "response": "from my own pipeline"}\n', encoding="utf-8"
+    )
+    opts = _options(server, settings=(Setting.MULTIMODAL,))
+    with pytest.raises(ProblemsError, match="no record of producing"):
+        generate(project.cfg, opts, environ=env)
+    assert server.requests == []
+    assert not (folder / "submission.yaml").exists()
