@@ -12,6 +12,7 @@ from scoring.judge.backends import (
 )
 from scoring.judge.cache import VerdictCache
 from scoring.judge.inputs import load_inputs, resolve_rubrics_path
+from scoring.judge.judges import BuiltJudge, build_judges, check_keys
 from scoring.judge.prompt import JudgeReply, load_template, parse_reply
 from scoring.judge.runner import Failure, JudgeReport, JudgeStats, judge_all
 from scoring.judge.table import export_verdicts, verdict_frame, write_verdict_table
@@ -19,6 +20,7 @@ from scoring.judge.table import export_verdicts, verdict_frame, write_verdict_ta
 __all__ = [
     "Backend",
     "BackendError",
+    "BuiltJudge",
     "Completion",
     "Failure",
     "JudgeReply",
@@ -28,6 +30,8 @@ __all__ = [
     "Turn",
     "VerdictCache",
     "backend_class",
+    "build_judges",
+    "check_keys",
     "export_verdicts",
     "judge_all",
     "load_inputs",

@@ -9,18 +9,17 @@ output (at most two), a per-run deadline, and no retry of other 4xx. A verdict i
 from __future__ import annotations
 
 import asyncio
-import os
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from scoring.config import GamutConfig, JudgeConfig, judge_key_problems
-from scoring.errors import ConfigError, Problem
-from scoring.judge.backends import Backend, BackendError, JudgeRequest, Turn, backend_class
-from scoring.judge.cache import Ids, VerdictCache, digest, judge_identity
+from scoring.config import GamutConfig, JudgeConfig
+from scoring.judge.backends import BackendError, JudgeRequest, Turn
+from scoring.judge.cache import Ids, VerdictCache
 from scoring.judge.inputs import ResponseUnit, load_inputs
+from scoring.judge.judges import BuiltJudge, build_judges, check_keys
+from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
 from scoring.judge.progress import ProgressSink, default_progress
-from scoring.judge.prompt import BadReply, PromptTemplate, load_template, parse_reply
+from scoring.judge.prompt import BadReply, parse_reply
 from scoring.questions import Setting
 
 #: Re-asks after an unusable reply (so at most 1 + MAX_REASKS replies per check).
@@ -30,92 +29,6 @@ EST_TOKENS_OUT = 60
 _BATCH = 500  # commit size for backends that never call out
 
 
-@dataclass(frozen=True)
-class Failure:
-    """A (response, check) that got no verdict in this run; it is retried on the next."""
-
-    judge: str
-    submission_id: str
-    setting: str
-    question_id: str
-    check_id: str
-    kind: str
-    message: str
-    raw: str = ""
-
-    def __str__(self) -> str:
-        return (
-            f"{self.judge} {self.submission_id}/{self.setting}/{self.question_id}/"
-            f"{self.check_id}: {self.kind}: {self.message}"
-        )
-
-
-@dataclass
-class JudgeStats:
-    """What one judge did in a run (or, for a dry run, would do)."""
-
-    judge: str
-    label: str
-    identity: str
-    checks: int = 0
-    cache_hits: int = 0
-    empty: int = 0
-    planned: int = 0
-    judged: int = 0
-    calls: int = 0
-    reasks: int = 0
-    unfinished: int = 0
-    tokens_in: int = 0
-    tokens_cached: int = 0
-    tokens_out: int = 0
-    latency_s: float = 0.0
-    est_tokens_in: int = 0
-    est_tokens_out: int = 0
-    cost: float | None = None
-    failures: list[Failure] = field(default_factory=list)
-
-
-@dataclass
-class JudgeReport:
-    """The outcome of :func:`judge_all`."""
-
-    judges: dict[str, JudgeStats]
-    dry_run: bool
-    elapsed_s: float = 0.0
-
-    @property
-    def failures(self) -> list[Failure]:
-        """Every failure of every judge."""
-        return [f for s in self.judges.values() for f in s.failures]
-
-    @property
-    def ok(self) -> bool:
-        """True when every planned call ended with a verdict."""
-        return not self.failures and not any(s.unfinished for s in self.judges.values())
-
-    def summary_lines(self) -> list[str]:
-        """One human-readable line per judge (never any rubric or response text)."""
-        out = []
-        for s in self.judges.values():
-            if self.dry_run:
-                out.append(
-                    f"{s.judge} ({s.label}): {s.checks} checks, {s.cache_hits} cached, "
-                    f"{s.empty} empty responses; would make {s.planned} calls, about "
-                    f"{s.est_tokens_in:,} tokens in and {s.est_tokens_out:,} out"
-                )
-                continue
-            cost = f", cost ${s.cost:.4f}" if s.cost is not None else ""
-            extra = f", {s.unfinished} not attempted (deadline)" if s.unfinished else ""
-            out.append(
-                f"{s.judge} ({s.label}): {s.checks} checks: {s.cache_hits} cache hits, "
-                f"{s.empty} empty, {s.judged} judged with {s.calls} calls "
-                f"({s.reasks} re-asks), {len(s.failures)} failed{extra}; tokens "
-                f"{s.tokens_in:,} in ({s.tokens_cached:,} cached), {s.tokens_out:,} "
-                f"out{cost}"
-            )
-        return out
-
-
 @dataclass(frozen=True, slots=True)
 class _Item:
     key: str
@@ -123,77 +36,9 @@ class _Item:
     request: JudgeRequest
 
 
-@dataclass(frozen=True)
-class _Judge:
-    name: str
-    config: JudgeConfig
-    template: PromptTemplate
-    backend: Backend
-    identity: str
-    label: str
-
-
-def unit_keys(judge: _Judge | tuple[str, bool], unit: ResponseUnit) -> Iterator[str]:
-    """The cache key of each check of ``unit`` for a judge (identity, keyed-by-ids flag)."""
-    identity, by_ids = (
-        (judge.identity, judge.backend.keyed_by_ids) if isinstance(judge, _Judge) else judge
-    )
-    shared = digest(unit.question, unit.response)
-    for c in unit.checks:
-        parts = [identity, shared, digest(c.kind.value, c.text)]
-        if by_ids:
-            parts += [unit.submission_id, unit.setting.value, unit.question_id, c.check_id]
-        yield digest(*parts)
-
-
-def build_judges(cfg: GamutConfig, names: list[str] | None, need_keys: bool) -> list[_Judge]:
-    """Check the named judges' config and construct their backends (no call is made).
-
-    Raises:
-        ConfigError: unknown judge names and missing API keys, all at once.
-        GamutError: an unknown prompt version or an unloadable backend.
-    """
-    file = str(cfg.root / "gamut.toml")
-    wanted = list(cfg.judges) if names is None else list(dict.fromkeys(names))
-    problems = [
-        Problem(file, None, f"no judge named {n!r}", f"one of: {', '.join(cfg.judges)}")
-        for n in wanted
-        if n not in cfg.judges
-    ]
-    if need_keys:
-        problems += judge_key_problems(cfg.judges, file, [n for n in wanted if n in cfg.judges])
-    if problems:
-        raise ConfigError(problems, "cannot start the judges")
-    out = []
-    for name in wanted:
-        jc = cfg.judges[name]
-        template = load_template(jc.prompt_version)
-        key = os.environ.get(jc.api_key_env) if jc.api_key_env and need_keys else None
-        backend = backend_class(jc.provider)(name, jc, key, cfg.root)
-        identity = judge_identity(
-            {
-                "provider": jc.provider,
-                "model": jc.model,
-                "prompt_version": template.version,
-                "prompt_digest": template.digest,
-                "decoding": backend.decoding(),
-                "extra": backend.identity_extra(),
-            }
-        )
-        out.append(
-            _Judge(
-                name,
-                jc,
-                template,
-                backend,
-                identity,
-                f"{jc.provider}:{jc.model}@{template.version}",
-            )
-        )
-    return out
-
-
-def _plan(j: _Judge, units: list[ResponseUnit], known: set[str], stats: JudgeStats) -> list[_Item]:
+def _plan(
+    j: BuiltJudge, units: list[ResponseUnit], known: set[str], stats: JudgeStats
+) -> list[_Item]:
     todo: list[_Item] = []
     t = j.template
     system = t.system
@@ -203,7 +48,7 @@ def _plan(j: _Judge, units: list[ResponseUnit], known: set[str], stats: JudgeSta
             stats.empty += len(u.checks)
             continue
         shared: str | None = None
-        for c, key in zip(u.checks, unit_keys(j, u), strict=True):
+        for c, key in zip(u.checks, check_keys(j.identity, j.backend.keyed_by_ids, u), strict=True):
             stats.checks += 1
             if key in known:
                 stats.cache_hits += 1
@@ -234,7 +79,7 @@ def _plan(j: _Judge, units: list[ResponseUnit], known: set[str], stats: JudgeSta
 
 
 async def _judge_one(
-    j: _Judge, item: _Item, cache: VerdictCache, stats: JudgeStats, commit: bool
+    j: BuiltJudge, item: _Item, cache: VerdictCache, stats: JudgeStats, commit: bool
 ) -> bool:
     """Get one verdict (re-asking for unusable output) and store it, or store the failure."""
     turns: tuple[Turn, ...] = ()
@@ -299,7 +144,7 @@ def _count(
 
 
 def _record_failure(
-    j: _Judge,
+    j: BuiltJudge,
     item: _Item,
     cache: VerdictCache,
     stats: JudgeStats,
@@ -317,7 +162,7 @@ def _record_failure(
 
 
 async def _run_judge(
-    j: _Judge,
+    j: BuiltJudge,
     items: list[_Item],
     cache: VerdictCache,
     stats: JudgeStats,
@@ -414,7 +259,7 @@ def judge_all(
     inputs = load_inputs(cfg, submissions, settings)
     report = JudgeReport({}, dry_run)
     with VerdictCache(cfg.path(cfg.store.cache)) as cache:
-        plans: list[tuple[_Judge, list[_Item], JudgeStats]] = []
+        plans: list[tuple[BuiltJudge, list[_Item], JudgeStats]] = []
         for j in built:
             stats = JudgeStats(j.name, j.label, j.identity)
             plans.append((j, _plan(j, inputs.units, cache.keys(j.identity), stats), stats))
@@ -424,7 +269,7 @@ def judge_all(
             for j, items, stats in plans:
                 sink.start(j.name, len(items), stats.cache_hits)
 
-            def deadline(j: _Judge) -> float | None:
+            def deadline(j: BuiltJudge) -> float | None:
                 given = [d for d in (deadline_s, j.config.deadline_s) if d is not None]
                 return min(given, default=None)
 
@@ -453,11 +298,11 @@ def judge_all(
 
 
 __all__ = [
+    "EST_TOKENS_OUT",
     "MAX_REASKS",
     "Failure",
     "JudgeReport",
     "JudgeStats",
     "build_judges",
     "judge_all",
-    "unit_keys",
 ]

@@ -17,7 +17,7 @@ from scoring.config import GamutConfig
 from scoring.errors import GamutError
 from scoring.judge.cache import VerdictCache
 from scoring.judge.inputs import load_inputs
-from scoring.judge.runner import build_judges, unit_keys
+from scoring.judge.judges import build_judges, check_keys
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.scorer import Verdict
@@ -56,7 +56,9 @@ def verdict_frame(cfg: GamutConfig, *, judge_ids: bool = False) -> pd.DataFrame:
             stored = cache.verdicts(j.identity)
             for u in units:
                 empty = not u.response.strip()
-                for c, key in zip(u.checks, unit_keys(j, u), strict=True):
+                for c, key in zip(
+                    u.checks, check_keys(j.identity, j.backend.keyed_by_ids, u), strict=True
+                ):
                     if empty:
                         verdict, why = Verdict.MISSING.value, EMPTY_RATIONALE
                     else:

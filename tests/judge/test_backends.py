@@ -141,3 +141,24 @@ def test_replay_backend_replays_and_never_calls(tmp_path: Path, fake_llm: FakeLL
     pd.DataFrame(rows).to_parquet(replay)  # a new file is a new judge identity
     again = judge_all(cfg, progress=QUIET)
     assert again.ok and again.judges["oracle"].judged == TOTAL_CALLS
+
+
+def test_anthropic_faults_end_in_one_verdict_each(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    import sqlite3
+
+    cfg = load_config(
+        write_project(
+            tmp_path,
+            openai_judge(
+                fake_llm.anthropic_base_url, "claude", provider="anthropic", concurrency=1
+            ),
+        )
+    )
+    fake_llm.queue_faults("429", "malformed_json", "500", "bad_verdict", "drop", "400")
+    report = judge_all(cfg, progress=QUIET)
+    assert [f.kind for f in report.failures] == ["rejected"]
+    assert report.judges["claude"].reasks == 2
+    with sqlite3.connect(cfg.path(cfg.store.cache)) as db:
+        n_verdicts = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+        n_failures = db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
+    assert (n_verdicts, n_failures) == (TOTAL_CALLS - 1, 1)

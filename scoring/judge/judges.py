@@ -1,0 +1,92 @@
+"""Configured judges: config checks, backend construction, identity and cache keys."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from scoring.config import GamutConfig, JudgeConfig, judge_key_problems
+from scoring.errors import ConfigError, Problem
+from scoring.judge.backends import Backend, backend_class
+from scoring.judge.cache import digest, judge_identity
+from scoring.judge.inputs import ResponseUnit
+from scoring.judge.prompt import PromptTemplate, load_template
+
+
+@dataclass(frozen=True)
+class BuiltJudge:
+    """A configured judge, ready to call: its template, backend and identity.
+
+    Attributes:
+        identity: hash of everything that can change its verdicts (the cache's judge key).
+        label: ``provider:model@prompt-version``, for people.
+    """
+
+    name: str
+    config: JudgeConfig
+    template: PromptTemplate
+    backend: Backend
+    identity: str
+    label: str
+
+
+def check_keys(identity: str, by_ids: bool, unit: ResponseUnit) -> Iterator[str]:
+    """The cache key of each check of ``unit``: a hash over the judge identity, the question and
+    response texts and the check's kind and text (plus the ids, for backends keyed by ids)."""
+    shared = digest(unit.question, unit.response)
+    for c in unit.checks:
+        parts = [identity, shared, digest(c.kind.value, c.text)]
+        if by_ids:
+            parts += [unit.submission_id, unit.setting.value, unit.question_id, c.check_id]
+        yield digest(*parts)
+
+
+def build_judges(cfg: GamutConfig, names: list[str] | None, need_keys: bool) -> list[BuiltJudge]:
+    """Check the named judges' config and construct their backends (no call is made).
+
+    Raises:
+        ConfigError: unknown judge names and missing API keys, all at once.
+        GamutError: an unknown prompt version or an unloadable backend.
+    """
+    file = str(cfg.root / "gamut.toml")
+    wanted = list(cfg.judges) if names is None else list(dict.fromkeys(names))
+    problems = [
+        Problem(file, None, f"no judge named {n!r}", f"one of: {', '.join(cfg.judges)}")
+        for n in wanted
+        if n not in cfg.judges
+    ]
+    if need_keys:
+        problems += judge_key_problems(cfg.judges, file, [n for n in wanted if n in cfg.judges])
+    if problems:
+        raise ConfigError(problems, "cannot start the judges")
+    out = []
+    for name in wanted:
+        jc = cfg.judges[name]
+        template = load_template(jc.prompt_version)
+        key = os.environ.get(jc.api_key_env) if jc.api_key_env and need_keys else None
+        backend = backend_class(jc.provider)(name, jc, key, cfg.root)
+        identity = judge_identity(
+            {
+                "provider": jc.provider,
+                "model": jc.model,
+                "prompt_version": template.version,
+                "prompt_digest": template.digest,
+                "decoding": backend.decoding(),
+                "extra": backend.identity_extra(),
+            }
+        )
+        out.append(
+            BuiltJudge(
+                name,
+                jc,
+                template,
+                backend,
+                identity,
+                f"{jc.provider}:{jc.model}@{template.version}",
+            )
+        )
+    return out
+
+
+__all__ = ["BuiltJudge", "build_judges", "check_keys"]

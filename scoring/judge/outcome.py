@@ -1,0 +1,94 @@
+"""What a judge run did: per-judge counts, tokens, cost and failures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A (response, check) that got no verdict in this run; it is retried on the next."""
+
+    judge: str
+    submission_id: str
+    setting: str
+    question_id: str
+    check_id: str
+    kind: str
+    message: str
+    raw: str = ""
+
+    def __str__(self) -> str:
+        return (
+            f"{self.judge} {self.submission_id}/{self.setting}/{self.question_id}/"
+            f"{self.check_id}: {self.kind}: {self.message}"
+        )
+
+
+@dataclass
+class JudgeStats:
+    """What one judge did in a run (or, for a dry run, would do)."""
+
+    judge: str
+    label: str
+    identity: str
+    checks: int = 0
+    cache_hits: int = 0
+    empty: int = 0
+    planned: int = 0
+    judged: int = 0
+    calls: int = 0
+    reasks: int = 0
+    unfinished: int = 0
+    tokens_in: int = 0
+    tokens_cached: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    est_tokens_in: int = 0
+    est_tokens_out: int = 0
+    cost: float | None = None
+    failures: list[Failure] = field(default_factory=list)
+
+
+@dataclass
+class JudgeReport:
+    """The outcome of :func:`judge_all`."""
+
+    judges: dict[str, JudgeStats]
+    dry_run: bool
+    elapsed_s: float = 0.0
+
+    @property
+    def failures(self) -> list[Failure]:
+        """Every failure of every judge."""
+        return [f for s in self.judges.values() for f in s.failures]
+
+    @property
+    def ok(self) -> bool:
+        """True when every planned call ended with a verdict."""
+        return not self.failures and not any(s.unfinished for s in self.judges.values())
+
+    def summary_lines(self) -> list[str]:
+        """One human-readable line per judge (never any rubric or response text)."""
+        out = []
+        for s in self.judges.values():
+            if self.dry_run:
+                out.append(
+                    f"{s.judge} ({s.label}): {s.checks} checks, {s.cache_hits} cached, "
+                    f"{s.empty} empty responses; would make {s.planned} calls, about "
+                    f"{s.est_tokens_in:,} tokens in and {s.est_tokens_out:,} out"
+                )
+                continue
+            cost = f", cost ${s.cost:.4f}" if s.cost is not None else ""
+            extra = f", {s.unfinished} not attempted (deadline)" if s.unfinished else ""
+            out.append(
+                f"{s.judge} ({s.label}): {s.checks} checks: {s.cache_hits} cache hits, "
+                f"{s.empty} empty, {s.judged} judged with {s.calls} calls "
+                f"({s.reasks} re-asks), {len(s.failures)} failed{extra}; tokens "
+                f"{s.tokens_in:,} in ({s.tokens_cached:,} cached), {s.tokens_out:,} "
+                f"out{cost}"
+            )
+        return out
+
+
+__all__ = ["Failure", "JudgeReport", "JudgeStats"]
