@@ -29,6 +29,7 @@ from scoring.errors import GamutError
 ASSETS = Path(__file__).parent / "assets"
 REPO = Path(__file__).resolve().parents[1]
 GENERATED = Path("site_src") / "generated"
+PREVIEW_URL = "http://127.0.0.1:8000/"
 PLACEHOLDERS = {
     "submit.md": "# Submit\n\nThe submitter's guide is being written.\n",
     "maintainers.md": "# Maintainers\n\nThe maintainers' guide is being written.\n",
@@ -106,7 +107,7 @@ def generate_pages(cfg: GamutConfig, docs: Path, tables: ScoreTables | None = No
 
     cache = cfg.path(cfg.store.cache).parent / "site-downloads"
     dl = write_downloads(tables, docs, public=public, cache=cache)
-    write("index.md", "index.md.j2", "Leaderboard", lb=pages.leaderboard(tables))
+    write("index.md", "index.md.j2", "Leaderboard", lb=pages.leaderboard(tables), wide=True)
     dom_ctx = pages.domains(tables)
     write("domains/index.md", "domains.md.j2", "Domains", ctx=dom_ctx)
     dom_nav: list[Any] = ["domains/index.md"]
@@ -119,7 +120,7 @@ def generate_pages(cfg: GamutConfig, docs: Path, tables: ScoreTables | None = No
     write(
         "popularity.md", "popularity.md.j2", "Popularity and egocentric", ctx=pages.groups(tables)
     )
-    write("judges.md", "judges.md.j2", "Judges", ctx=judges_page(tables))
+    write("judges.md", "judges.md.j2", "Judges", ctx=judges_page(tables), wide=True)
 
     names = pages.model_names(tables)
     lb = tables["leaderboard"]
@@ -221,8 +222,9 @@ def run_mkdocs(cfg: GamutConfig, docs: Path, nav: list[Any], site_dir: Path) -> 
         "site_description": cfg.site.description,
         "nav": nav,
     }
-    if cfg.site.url:
-        overrides["site_url"] = cfg.site.url
+    # The theme's instant navigation reads the sitemap, which needs a site URL; without a
+    # configured one the site is previewed with `gamut site serve` at this address.
+    overrides["site_url"] = cfg.site.url or PREVIEW_URL
     if cfg.site.repo_url:
         overrides["repo_url"] = cfg.site.repo_url
     with _quiet_mkdocs() as warnings:

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
-from generator.render import Cell, Column, Row, Table, file_id, slug
+from generator.render import Cell, Column, Row, Table, file_id, signed, slug
 from generator.tables import ScoreTables
 
 SETTING_LABELS = {"multimodal": "Multimodal", "text_only": "Text-only"}
@@ -142,7 +142,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
             )
         )
     return {
-        "table": Table(cols, rows, caption="Leaderboard", table_id="leaderboard"),
+        "table": Table(cols, rows, caption="Leaderboard", table_id="leaderboard-table"),
         "settings": [(s, setting_label(s)) for s in settings],
         "organisations": sorted({str(o) for o in lb["organisation"]}),
         "figure": charts.dot_ci(labels, series),
@@ -255,9 +255,11 @@ def tax_sentence(summary: dict[str, Any]) -> str:
         or any(isinstance(v, float) and math.isnan(v) for v in (mean, sd, lo, hi))
     ):
         return "Too few models have both a multimodal and a text-only score to judge the gap."
-    mean, sd, lo, hi = float(mean), float(sd), float(lo), float(hi)
+    mean, sd, lo, hi = (round(float(v), 1) + 0.0 for v in (mean, sd, lo, hi))
     if lo > 0:
         who = f"All {n} models score higher when the entity is named in text"
+    elif lo == 0:
+        who = f"All {n} models score at least as well when the entity is named in text"
     elif hi < 0:
         who = f"All {n} models score lower when the entity is named in text"
     else:
@@ -270,8 +272,8 @@ def tax_sentence(summary: dict[str, Any]) -> str:
     else:
         verdict = "so the visual identification tax differs markedly between models"
     return (
-        f"{who}: the gap averages {mean:+.1f} points, ranges from {lo:+.1f} to {hi:+.1f} "
-        f"(standard deviation {sd:.1f}), {verdict}."
+        f"{who}: the gap averages {signed(mean)} points, ranges from {signed(lo)} to "
+        f"{signed(hi)} (standard deviation {sd:.1f}), {verdict}."
     )
 
 

@@ -28,10 +28,17 @@ def _num(value: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
+def _no_negative_zero(text: str, sign: str = "") -> str:
+    """'-0.0' reads as a loss; a value that rounds to zero is shown as zero."""
+    if text.startswith("-") and float(text.rstrip("%")) == 0:
+        return sign + text[1:]
+    return text
+
+
 def f1(value: Any) -> str:
     """One decimal, or a dash for a missing value."""
     f = _num(value)
-    return MISSING if f is None else f"{f:.1f}"
+    return MISSING if f is None else _no_negative_zero(f"{f:.1f}")
 
 
 def f2(value: Any) -> str:
@@ -43,13 +50,13 @@ def f2(value: Any) -> str:
 def signed(value: Any) -> str:
     """One decimal with an explicit sign (for gaps and offsets)."""
     f = _num(value)
-    return MISSING if f is None else f"{f:+.1f}"
+    return MISSING if f is None else _no_negative_zero(f"{f:+.1f}", "+")
 
 
 def pct(value: Any) -> str:
     """A share in [0, 1] as a percentage with one decimal."""
     f = _num(value)
-    return MISSING if f is None else f"{100 * f:.1f}%"
+    return MISSING if f is None else _no_negative_zero(f"{100 * f:.1f}%")
 
 
 def integer(value: Any) -> str:

@@ -27,9 +27,10 @@
     if (typeof Plotly === "undefined") { return; }
     root.querySelectorAll("[data-figure]").forEach(function (el) {
       var fig = JSON.parse(el.getAttribute("data-figure"));
+      el.removeAttribute("data-rendered");
       Plotly.react(el, fig.data, themed(fig.layout), {
         responsive: true, displayModeBar: false, displaylogo: false
-      });
+      }).then(function () { el.setAttribute("data-rendered", "true"); });
     });
   }
 
@@ -96,7 +97,15 @@
     });
   }
 
+  function nameDialogs() {
+    /* the theme's search overlay is a dialog without a name */
+    document.querySelectorAll(".md-search[role=dialog]:not([aria-label])").forEach(function (el) {
+      el.setAttribute("aria-label", "Search");
+    });
+  }
+
   function init() {
+    nameDialogs();
     drawCharts(document);
     initSorting(document);
     initFilters(document);

@@ -344,6 +344,7 @@ provider = "replay"
 model = "demo-oracle"
 family = "oracle"
 primary = true
+replay = "verdicts/oracle.parquet"
 
 [site]
 title = "Fixture leaderboard"

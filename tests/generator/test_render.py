@@ -12,7 +12,15 @@ from generator.render import f1, file_id, link, pct, safe_url, signed, slug
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [(12.345, "12.3"), (-0.04, "-0.0"), (float("nan"), "–"), (None, "–"), ("x", "–")],
+    [
+        (12.345, "12.3"),
+        (-0.004, "0.0"),
+        (-0.04, "0.0"),
+        (-0.06, "-0.1"),
+        (float("nan"), "–"),
+        (None, "–"),
+        ("x", "–"),
+    ],
 )
 def test_one_decimal(value: object, shown: str) -> None:
     assert f1(value) == shown
@@ -21,6 +29,8 @@ def test_one_decimal(value: object, shown: str) -> None:
 def test_signed_and_percent() -> None:
     assert signed(3.21) == "+3.2"
     assert signed(-3.25) == "-3.2"
+    assert signed(-0.01) == "+0.0"
+    assert pct(-0.0001) == "0.0%"
     assert pct(0.1234) == "12.3%"
     assert pct(math.nan) == "–"
 
@@ -82,6 +92,11 @@ def test_tax_sentence_fairly_uniform_and_uneven() -> None:
     s = tax_sentence(_summary(sd_gap=12.0, min_gap=-4.0))
     assert "do not all gain" in s and "differs markedly" in s
     assert "score lower" in tax_sentence(_summary(mean_gap=-5.0, min_gap=-9.0, max_gap=-1.0))
+
+
+def test_tax_sentence_rounds_before_choosing_words() -> None:
+    s = tax_sentence(_summary(min_gap=-0.04))
+    assert s.startswith("All 14 models score at least as well") and "from +0.0 to" in s
 
 
 def test_tax_sentence_too_few_models() -> None:
