@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -85,12 +86,17 @@ def test_failures_exit_1_and_are_listed_and_kept_verdicts_stay(
 
 
 def test_deadline_stops_the_run_and_the_next_run_finishes(tmp_path: Path) -> None:
-    with FakeLLMServer(latency=0.5) as srv:
-        cfg = str(write_project(tmp_path, openai_judge(srv.openai_base_url, concurrency=2)))
-        code, out = _run("judge", "--config", cfg, "--deadline", "0.8")
+    with FakeLLMServer(latency=0.3) as srv:
+        cfg = str(write_project(tmp_path, openai_judge(srv.openai_base_url, concurrency=4)))
+        code, out = _run("judge", "--config", cfg, "--deadline", "0.45")
         assert code == 1 and "not attempted" in out and "deadline" in out
+        assert "4 check(s) failed" in out  # the calls in flight at the deadline
+        sent = len(srv.requests)
+        with sqlite3.connect(tmp_path / ".gamut" / "verdicts.sqlite") as db:
+            stored = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
         code, out = _run("judge", "--config", cfg)
         assert code == 0, out
+        assert len(srv.requests) - sent == TOTAL_CALLS - stored
     df = pd.read_parquet(tmp_path / "results" / "verdicts.parquet")
     assert len(df) == TOTAL_CHECKS
 
