@@ -46,7 +46,9 @@ class _Links(HTMLParser):
         a = dict(attrs)
         for key in ("href", "src"):
             if a.get(key):
-                self.refs.append((tag, str(a[key])))
+                # a canonical or alternate <link> names a page, it loads nothing
+                kind = "a" if a.get("rel") in ("canonical", "alternate") else tag
+                self.refs.append((kind, str(a[key])))
         if a.get("data-figure"):
             self.figures.append(str(a["data-figure"]))
 
