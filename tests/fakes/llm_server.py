@@ -17,6 +17,10 @@ Usage::
         assert len(srv.requests) == 3               # every request body is recorded
         srv.requests[0].body["messages"]            # e.g. to assert on image content parts
 
+For benchmarks, :class:`FakeLLMProcess` runs the same server in a child process (so it never
+competes with the client for the interpreter lock): ``with FakeLLMProcess(latency=0.2,
+fault_rate=0.1) as srv: ...; srv.stats()``.
+
 As a pytest fixture: ``from tests.fakes.llm_server import fake_llm  # noqa: F401`` in a test
 module (or a conftest), then take ``fake_llm`` as an argument; tests under ``tests/fakes/`` get it
 from ``tests/fakes/conftest.py``.

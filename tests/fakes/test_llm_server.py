@@ -146,3 +146,29 @@ def test_random_faults_rate() -> None:
 def test_unknown_fault_rejected(fake_llm: FakeLLMServer) -> None:
     with pytest.raises(ValueError, match="unknown fault"):
         fake_llm.queue_faults("teapot")
+
+
+def test_both_sdks_wait_as_long_as_retry_after_says() -> None:
+    """The SDKs' own backoff would retry after about 0.4-0.5 s; Retry-After asks for 1.2 s."""
+    with FakeLLMServer(retry_after=1.2) as srv:
+        srv.queue_faults("429")
+
+        async def oa() -> None:
+            async with _oa(srv, max_retries=1) as c:
+                await _chat(c)
+
+        asyncio.run(oa())
+        srv.queue_faults("429")
+
+        async def an() -> None:
+            async with anthropic.AsyncAnthropic(
+                base_url=srv.anthropic_base_url, api_key="k", max_retries=1
+            ) as c:
+                await c.messages.create(
+                    model="m", max_tokens=20, messages=[{"role": "user", "content": "x"}]
+                )
+
+        asyncio.run(an())
+    t = [r.received_at for r in srv.requests]
+    assert [r.fault for r in srv.requests] == ["429", None, "429", None]
+    assert t[1] - t[0] >= 1.2 and t[3] - t[2] >= 1.2  # lower bounds only: never flaky
