@@ -187,7 +187,7 @@ async def _run_judge(
                     cache,
                     stats,
                     "deadline",
-                    "the run's deadline passed while this call was in flight",
+                    "the run stopped (deadline or interrupt) while this call was in flight",
                     "",
                     1,
                 )
