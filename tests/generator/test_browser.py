@@ -105,6 +105,18 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
             server.server_close()
 
 
+def _use_scheme(page: object, base: str, scheme: str) -> None:
+    """Switch the preferred colour scheme and forget the palette the theme remembered."""
+    page.emulate_media(color_scheme=scheme)  # type: ignore[attr-defined]
+    page.goto(base + "demo/index.html")  # type: ignore[attr-defined]
+    page.evaluate("localStorage.clear(); sessionStorage.clear()")  # type: ignore[attr-defined]
+    page.reload()  # type: ignore[attr-defined]
+    want = "slate" if scheme == "dark" else "default"
+    page.wait_for_function(  # type: ignore[attr-defined]
+        f"() => document.body.getAttribute('data-md-color-scheme') === '{want}'"
+    )
+
+
 def _pages(site: Path) -> list[str]:
     return sorted(str(p.relative_to(site)) for p in site.rglob("*.html")
                   if p.name != "404.html" and "assets" not in p.parts)  # fmt: skip
@@ -212,7 +224,7 @@ def test_no_serious_accessibility_violations(browser: Browser) -> None:
 
     axe, page = Axe(), browser.page
     for scheme in ("light", "dark"):
-        page.emulate_media(color_scheme=scheme)  # type: ignore[attr-defined]
+        _use_scheme(page, browser.base, scheme)
         for name in ("index.html", "domains/index.html", "multimodal.html", "judges.html",
                      "downloads.html", "methodology.html", "popularity.html"):  # fmt: skip
             page.goto(browser.base + "demo/" + name)  # type: ignore[attr-defined]
@@ -221,7 +233,7 @@ def test_no_serious_accessibility_violations(browser: Browser) -> None:
             bad = [(v["id"], v["nodes"][0]["target"]) for v in found
                    if v["impact"] in ("serious", "critical")]  # fmt: skip
             assert not bad, f"{scheme} {name}: {bad}"
-    page.emulate_media(color_scheme="light")  # type: ignore[attr-defined]
+    _use_scheme(page, browser.base, "light")
 
 
 def test_hostile_submission_stays_inert(browser: Browser) -> None:
@@ -250,8 +262,7 @@ def test_screenshots(browser: Browser) -> None:
         page.screenshot(path=str(ARTIFACTS / file), full_page=True)  # type: ignore[attr-defined]
         assert (ARTIFACTS / file).stat().st_size > 10_000
     page.set_viewport_size({"width": 390, "height": 844})  # type: ignore[attr-defined]
-    page.emulate_media(color_scheme="dark")  # type: ignore[attr-defined]
-    page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
+    _use_scheme(page, browser.base, "dark")
     _wait_for_charts(page)
     overflow = page.evaluate(  # type: ignore[attr-defined]
         "document.documentElement.scrollWidth - document.documentElement.clientWidth"
@@ -259,4 +270,4 @@ def test_screenshots(browser: Browser) -> None:
     assert overflow <= 1, "the page scrolls sideways on a phone"
     page.screenshot(path=str(ARTIFACTS / "leaderboard-phone-dark.png"))  # type: ignore[attr-defined]
     page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
-    page.emulate_media(color_scheme="light")  # type: ignore[attr-defined]
+    _use_scheme(page, browser.base, "light")
