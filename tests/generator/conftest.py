@@ -6,6 +6,7 @@ import gzip
 import io
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +52,42 @@ def rubric_strings(folder: Path = DEMO_RUBRICS) -> set[str]:
     for checks in compile_all(load_rubrics([folder])).values():
         out.update(c.text for c in checks)
     return out
+
+
+def found_in(strings: set[str], text: str) -> list[str]:
+    """The strings that occur in ``text`` as whole words."""
+    return [x for x in strings if x in text and re.search(rf"(?<!\w){re.escape(x)}(?!\w)", text)]
+
+
+def held_strings() -> tuple[set[str], set[str]]:
+    """Rubric content to search a held build for: (every string, the distinctive ones).
+
+    Strings that the hand-written pages or templates contain anyway (the submitter's guide
+    quotes a demo answer) are not data and are left out. Single short words ("file", "egg")
+    occur in any prose, so only distinctive strings (several words, or 8+ characters) are
+    searched in pages; every string is searched in the data files.
+    """
+    secrets = rubric_strings()
+    static = "\n".join(p.read_text(encoding="utf-8") for p in
+                       [*(REPO / "site_src").glob("*.md"),
+                        *(REPO / "generator" / "templates").glob("*")])  # fmt: skip
+    secrets -= set(found_in(secrets, static))
+    return secrets, {x for x in secrets if " " in x.strip() or len(x) >= 8}
+
+
+def assert_no_rubric_text(site: Path) -> int:
+    """Fail if any rubric content reaches a published file; returns the files searched."""
+    secrets, distinctive = held_strings()
+    assert len(distinctive) > 200
+    checked = 0
+    for path, text in site_texts(site):
+        checked += 1
+        data = path.suffix in {".csv", ".gz", ".parquet"} or path.parent.name == "downloads"
+        leaks = found_in(secrets if data else distinctive, text)
+        assert not leaks, f"{path} holds rubric text: {leaks[:3]}"
+        assert "check_text" not in text, path
+        assert not data or "rationale" not in text, path
+    return checked
 
 
 def inject_rubric_text(results: Path, folder: Path = DEMO_RUBRICS) -> list[str]:

@@ -14,7 +14,13 @@ import pytest
 from generator import build_site
 from scoring.config import GamutConfig
 from scoring.errors import ProblemsError
-from tests.generator.conftest import REPO, rubric_strings, site_texts
+from tests.generator.conftest import (
+    REPO,
+    assert_no_rubric_text,
+    found_in,
+    rubric_strings,
+    site_texts,
+)
 from tests.generator.fixture_tables import HOSTILE_LINK, HOSTILE_NAME, MODELS
 
 pytestmark = pytest.mark.slow
@@ -79,33 +85,9 @@ def test_hostile_submission_is_inert_text(held_site: tuple[GamutConfig, Path]) -
     assert HOSTILE_NAME not in (site / "index.html").read_text(encoding="utf-8")
 
 
-def _found(strings: set[str], text: str) -> list[str]:
-    """The strings that occur in ``text`` as whole words."""
-    return [x for x in strings if x in text and re.search(rf"(?<!\w){re.escape(x)}(?!\w)", text)]
-
-
 def test_held_rubrics_never_reach_the_site(held_site: tuple[GamutConfig, Path]) -> None:
     _, site = held_site
-    secrets = rubric_strings()
-    # Single short words ("file", "egg") occur in any prose; they are searched in the data
-    # files, where every value is structured, and everything longer is searched everywhere.
-    # Static prose written by hand (the submitter's guide quotes a demo answer) is not data.
-    static = "\n".join(
-        p.read_text(encoding="utf-8")
-        for p in [*(REPO / "site_src").glob("*.md"), *TEMPLATES.glob("*")]
-    )
-    secrets -= set(_found(secrets, static))
-    distinctive = {x for x in secrets if " " in x.strip() or len(x) >= 8}
-    assert len(distinctive) > 200
-    checked = 0
-    for path, text in site_texts(site):
-        checked += 1
-        data = path.suffix in {".csv", ".gz", ".parquet"} or path.parent.name == "downloads"
-        leaks = _found(secrets if data else distinctive, text)
-        assert not leaks, f"{path} holds rubric text: {leaks[:3]}"
-        assert "check_text" not in text, path
-        assert not data or "rationale" not in text, path
-    assert checked > 30
+    assert assert_no_rubric_text(site) > 30
 
 
 def test_public_rubrics_are_published(public_site: tuple[GamutConfig, Path]) -> None:
@@ -115,7 +97,7 @@ def test_public_rubrics_are_published(public_site: tuple[GamutConfig, Path]) -> 
     assert df["check_text"].isin(rubric_strings()).all()
     # the leak search of the held build would have seen it
     csv = dict(site_texts(site))[site / "downloads" / "verdicts.csv.gz"]
-    assert _found({str(df["check_text"].iloc[0])}, csv)
+    assert found_in({str(df["check_text"].iloc[0])}, csv)
 
 
 def test_internal_links_resolve_and_nothing_loads_from_elsewhere(

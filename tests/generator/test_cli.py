@@ -1,0 +1,95 @@
+"""`gamut site build | serve` and `gamut run`, through the command line."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scoring.cli import main
+from tests.generator.conftest import REPO, assert_no_rubric_text
+from tests.generator.fixture_tables import write_fixture_config
+
+
+def test_every_site_command_has_help() -> None:
+    runner = CliRunner()
+    for args in (["site"], ["site", "build"], ["site", "serve"], ["run"]):
+        result = runner.invoke(main, [*args, "--help"])
+        assert result.exit_code == 0, args
+        body = result.output.split("Options:")[0]
+        assert len(body.strip().splitlines()) >= 2, args
+        for line in result.output.split("Options:")[1].splitlines():
+            if line.strip().startswith("--") and "--help" not in line:
+                assert len(line.split("  ")) > 1 or line.strip().endswith("."), line
+
+
+@pytest.mark.slow
+def test_site_build_prints_where_the_site_is(tmp_path: Path) -> None:
+    cfg = write_fixture_config(tmp_path, rubrics_public=False)
+    result = CliRunner().invoke(main, ["site", "build", "--config", str(cfg)])
+    assert result.exit_code == 0, result.output
+    assert str(tmp_path / "site" / "index.html") in result.output.replace("\n", "")
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_site_build_without_score_tables_exits_1(tmp_path: Path) -> None:
+    cfg = write_fixture_config(tmp_path, rubrics_public=False)
+    for f in (tmp_path / "results").iterdir():
+        f.unlink()
+    result = CliRunner().invoke(main, ["site", "build", "--config", str(cfg)])
+    assert result.exit_code == 1
+    assert "gamut score" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_site_serve_bad_port_is_a_usage_error(tmp_path: Path) -> None:
+    cfg = write_fixture_config(tmp_path, rubrics_public=False)
+    result = CliRunner().invoke(main, ["site", "serve", "--config", str(cfg), "--port", "70000"])
+    assert result.exit_code == 2
+
+
+@pytest.mark.slow
+def test_site_serve_serves_the_built_site(tmp_path: Path) -> None:
+    cfg = write_fixture_config(tmp_path, rubrics_public=False)
+    assert CliRunner().invoke(main, ["site", "build", "--config", str(cfg)]).exit_code == 0
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from scoring.cli import main; main()", "site", "serve",
+         "--config", str(cfg), "--no-build", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url, line
+        with urllib.request.urlopen(url.group(0) + "index.html", timeout=10) as resp:
+            assert resp.status == 200
+            assert b"Leaderboard" in resp.read()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.mark.slow
+def test_gamut_run_on_the_demo_with_held_rubrics(tmp_path: Path) -> None:
+    """The main job end to end on the shipped demo (outputs redirected into a temporary folder),
+    with the rubrics marked held: no rubric text may reach the built site."""
+    if not (REPO / "demo" / "submissions").is_dir():
+        pytest.skip("the demo submissions are not generated (python -m scoring.synthetic demo)")
+    text = (REPO / "gamut.toml").read_text(encoding="utf-8")
+    text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', text)
+    text = text.replace("rubrics_public = true", "rubrics_public = false")
+    assert "rubrics_public = false" in text
+    (tmp_path / "gamut.toml").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["run", "--config", str(tmp_path / "gamut.toml")])
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert str(tmp_path / "site") in out and "gamut site serve" in out
+    site = tmp_path / "site"
+    assert (site / "index.html").is_file() and (site / "downloads" / "verdicts.csv.gz").is_file()
+    assert assert_no_rubric_text(site) > 20
