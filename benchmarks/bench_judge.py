@@ -3,6 +3,10 @@ SQLite cache. Prints the measured figures; targets: >= 0.90 of the ideal 80 chec
 max_concurrency 16, >= 0.80 of the ideal 320 checks/s at 64 over 5,000 checks, and with 10% of
 requests faulted every check ends with exactly one stored verdict.
 
+Throughput is bounded by the client's CPU per call (mostly the SDK's HTTP stack), so the script
+also prints CPU per call and a bare-SDK baseline measured on the same machine at the same time:
+on a busy machine both fall together, and their ratio is the judge's own overhead.
+
 Run: ``.venv/bin/python benchmarks/bench_judge.py`` (from the repository root).
 """
 
@@ -93,9 +97,9 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
         FakeLLMProcess(latency=LATENCY, fault_rate=fault_rate, seed=11) as srv,
     ):
         cfg = load_config(make_project(Path(tmp), n_checks, srv.openai_base_url, concurrency))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         report = judge_all(cfg, progress=NullProgress())
-        elapsed = time.perf_counter() - t0
+        elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         first_failures = len(report.failures)
         reasks = report.judges["bench"].reasks
         reruns = 0
@@ -115,7 +119,7 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
         print(
             f"max_concurrency {concurrency:>3}, {n_checks:>5} checks, faults {fault_rate:.0%}: "
             f"{elapsed:6.2f} s, {rate:6.1f} checks/s, ideal {ideal:.0f}/s, "
-            f"ratio {rate / ideal:.3f}"
+            f"ratio {rate / ideal:.3f}; judge CPU {cpu / n_checks * 1000:.2f} ms per check"
         )
         print(
             f"    verdicts stored {verdicts}/{n_checks} (at most {per_check} per check), "
@@ -142,7 +146,7 @@ def bare_sdk(n: int, concurrency: int) -> None:
 
     with FakeLLMProcess(latency=LATENCY) as srv:
 
-        async def go() -> float:
+        async def go() -> tuple[float, float]:
             client = openai.AsyncOpenAI(base_url=srv.openai_base_url, api_key="sk-bench")
             sem = asyncio.Semaphore(concurrency)
 
@@ -155,17 +159,18 @@ def bare_sdk(n: int, concurrency: int) -> None:
                         messages=[{"role": "user", "content": f"{i}: {ANSWER}"}],
                     )
 
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             await asyncio.gather(*(one(i) for i in range(n)))
-            elapsed = time.perf_counter() - t0
+            elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
             await client.close()
-            return elapsed
+            return elapsed, cpu
 
-        elapsed = asyncio.run(go())
+        elapsed, cpu = asyncio.run(go())
     ideal = concurrency / LATENCY
     print(
         f"bare SDK baseline, max_concurrency {concurrency:>3}, {n:>5} calls: "
-        f"{n / elapsed:6.1f} calls/s, ratio {n / elapsed / ideal:.3f}"
+        f"{n / elapsed:6.1f} calls/s, ratio {n / elapsed / ideal:.3f}; "
+        f"client CPU {cpu / n * 1000:.2f} ms per call"
     )
 
 
