@@ -44,7 +44,7 @@ def test_429_500_drops_and_timeouts_are_retried(
     provider: str, project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
     server.queue_faults("429", "500", "drop", "hang", "429", "500")
-    opts = _options(server, provider, timeout_s=0.5, max_retries=4)
+    opts = _options(server, provider, timeout_s=1.5, max_retries=4)
     result = generate(project.cfg, opts, environ=env)
     _assert_partition(project, result)
     assert result.ok, result.failures
