@@ -21,10 +21,10 @@ from scoring.config import GamutConfig
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.generate.backends import DEFAULT_KEY_ENV, BackendSettings, Provider
 from scoring.generate.images import ImageRef, resolve_images
-from scoring.generate.provenance import METADATA_FILE, drift_problem, read_metadata, run_signature
+from scoring.generate.provenance import drift_problem, read_metadata, run_signature
 from scoring.generate.store import ResponseFile
 from scoring.questions import Question, Setting, load_questions
-from scoring.submission import SubmissionId
+from scoring.submission import METADATA_FILE, SubmissionId
 
 
 @dataclass(frozen=True)

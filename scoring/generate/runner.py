@@ -26,8 +26,9 @@ from scoring.generate.plan import (
     backend_settings,
     prepare,
 )
-from scoring.generate.provenance import METADATA_FILE, production_record, record_production
+from scoring.generate.provenance import production_record, record_production
 from scoring.questions import Question, Setting
+from scoring.submission import METADATA_FILE
 from scoring.submissions import Limits
 
 #: Largest UTF-8 size of one response the validator accepts.
