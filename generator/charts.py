@@ -104,8 +104,14 @@ def heatmap(
     x_title: str,
     y_title: str = "Model",
     z_title: str = "Gamut (points)",
+    decimals: int = 1,
+    zrange: tuple[float, float] | None = None,
 ) -> Figure:
-    """A labelled heatmap (values printed with one decimal)."""
+    """A labelled heatmap, values printed with ``decimals`` decimals; blue is high.
+
+    ``zrange`` fixes the colour range (e.g. -1 to 1 for correlations); otherwise it is
+    centred on zero.
+    """
     data = [
         {
             "type": "heatmap",
@@ -113,14 +119,18 @@ def heatmap(
             "y": [chart_text(v) for v in y],
             "z": [_clean(row) for row in z],
             "colorscale": "RdBu",
+            "reversescale": True,
             "zmid": 0,
-            "texttemplate": "%{z:.1f}",
-            "hovertemplate": "%{y} · %{x}: %{z:.1f}<extra></extra>",
+            "texttemplate": f"%{{z:.{decimals}f}}",
+            "hovertemplate": f"%{{y}} · %{{x}}: %{{z:.{decimals}f}}<extra></extra>",
             "colorbar": {"title": {"text": chart_text(z_title)}},
             "xgap": 1,
             "ygap": 1,
         }
     ]
+    if zrange is not None:
+        data[0].pop("zmid")
+        data[0]["zmin"], data[0]["zmax"] = zrange
     layout = _layout(x_title, y_title, len(y))
     layout["xaxis"]["side"] = "top"
     layout["margin"]["t"] = 80

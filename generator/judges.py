@@ -145,6 +145,8 @@ def judges_page(tables: Any, root: str = "") -> dict[str, Any]:
                     x_title="Judge",
                     y_title="Judge",
                     z_title="Kendall tau-b",
+                    decimals=2,
+                    zrange=(-1.0, 1.0),
                 ),
                 "tau": Table(tau_cols, tau_rows, caption="Agreement between judges' rankings"),
                 "leniency": Table(
