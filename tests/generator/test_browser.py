@@ -62,6 +62,7 @@ class Browser:
     demo: Path
     errors: list[str] = field(default_factory=list)
     dialogs: list[str] = field(default_factory=list)
+    elsewhere: list[str] = field(default_factory=list)
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +92,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
         b = Browser(base, page, demo)
         page.on("console", lambda m: b.errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: b.errors.append(str(e)))
+        page.on("request", lambda r: None if r.url.startswith(base) or r.url.startswith("data:")
+                else b.elsewhere.append(r.url))  # fmt: skip
 
         def on_dialog(d: object) -> None:
             b.dialogs.append(d.message)  # type: ignore[attr-defined]
@@ -155,6 +158,7 @@ def test_every_page_renders_without_errors(browser: Browser) -> None:
         n_charts += len(drawn)
         assert not browser.errors, f"{name}: {browser.errors}"
     assert n_charts >= 10
+    assert not browser.elsewhere, f"requests leaving the site: {browser.elsewhere[:5]}"
 
 
 def test_sorting_by_clicking_a_header(browser: Browser) -> None:
