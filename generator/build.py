@@ -22,9 +22,8 @@ from generator.downloads import write_downloads
 from generator.judges import judges_page
 from generator.render import environment, file_id, slug
 from generator.submissions import submission_page
-from generator.tables import ScoreTables, load_tables
+from generator.tables import ScoreTables, SiteError, load_tables
 from scoring.config import GamutConfig
-from scoring.errors import GamutError
 
 ASSETS = Path(__file__).parent / "assets"
 REPO = Path(__file__).resolve().parents[1]
@@ -34,10 +33,6 @@ PLACEHOLDERS = {
     "submit.md": "# Submit\n\nThe submitter's guide is being written.\n",
     "maintainers.md": "# Maintainers\n\nThe maintainers' guide is being written.\n",
 }
-
-
-class SiteError(GamutError):
-    """The site cannot be built (missing project files, or mkdocs failed)."""
 
 
 def project_dir(cfg: GamutConfig) -> Path:
@@ -254,27 +249,22 @@ def build_site(cfg: GamutConfig) -> Path:
     """
     project = project_dir(cfg)
     tables = load_tables(cfg.path(cfg.store.results))
-    if project == cfg.root:
-        staging_parent = project / "site_src"
-    else:
-        staging_parent = cfg.path(cfg.site.out).resolve().parent
-        staging_parent.mkdir(parents=True, exist_ok=True)
+    keep_docs = project == cfg.root  # the project's own build: keep site_src/generated
+    out = cfg.path(cfg.site.out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging_parent = project / "site_src" if keep_docs else out.parent
     docs = Path(tempfile.mkdtemp(prefix=".docs.", dir=staging_parent))
+    built = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
         nav = generate_pages(cfg, docs, tables)
-        if project == cfg.root:
+        if keep_docs:
             _swap_in(docs, project / GENERATED)
             docs = project / GENERATED
-        out = cfg.path(cfg.site.out).resolve()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        built = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        try:
-            run_mkdocs(cfg, docs, nav, built)
-            _swap_in(built, out)
-        finally:
-            shutil.rmtree(built, ignore_errors=True)
+        run_mkdocs(cfg, docs, nav, built)
+        _swap_in(built, out)
     finally:
-        if project != cfg.root:
+        shutil.rmtree(built, ignore_errors=True)
+        if not (keep_docs and docs == project / GENERATED):
             shutil.rmtree(docs, ignore_errors=True)
     return out
 

@@ -23,7 +23,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from generator.render import file_id
-from generator.tables import VERDICT_ID_COLUMNS, VERDICT_TEXT_COLUMNS, ScoreTables
+from generator.tables import VERDICT_ID_COLUMNS, VERDICT_TEXT_COLUMNS, ScoreTables, SiteError
 
 #: Bump when the layout or content of the derived verdict files changes.
 FORMAT_VERSION = "1"
@@ -209,7 +209,13 @@ def write_downloads(
     per_sub: dict[str, dict[str, str]] = {}
     columns: list[str] = []
     if tables.verdicts_path is not None:
-        derived = _cached_verdict_files(tables.verdicts_path, public, cache)
+        try:
+            derived = _cached_verdict_files(tables.verdicts_path, public, cache)
+        except (OSError, pa.ArrowException) as exc:
+            raise SiteError(
+                f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
+                "`gamut judge` (or `gamut run`)"
+            ) from None
         try:
             columns = list(json.loads((derived / "columns.json").read_text(encoding="utf-8")))
             _link_tree(derived, out)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from scoring.errors import Problem, ProblemsError
+from scoring.errors import GamutError, Problem, ProblemsError
 
 #: Parquet tables the site needs, with the columns it reads from each.
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -116,6 +116,11 @@ VERDICT_ID_COLUMNS: tuple[str, ...] = (
 #: Columns that carry rubric text or judge rationales: published only with public rubrics.
 VERDICT_TEXT_COLUMNS: tuple[str, ...] = ("rationale", "check_text")
 
+
+class SiteError(GamutError):
+    """The site cannot be built (missing project files, unreadable tables, or mkdocs failed)."""
+
+
 _FIX = "run `gamut score` (or `gamut run`) to write the score tables first"
 
 
@@ -183,7 +188,11 @@ def load_tables(results: Path) -> ScoreTables:
         if not path.is_file():
             problems.append(Problem(str(path), None, "score table not found", _FIX))
             continue
-        df = pd.read_parquet(path)
+        try:
+            df = pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            problems.append(Problem(str(path), None, f"unreadable: {exc}", _FIX))
+            continue
         missing = [c for c in cols if c not in df.columns]
         if missing:
             problems.append(
@@ -215,4 +224,11 @@ def load_tables(results: Path) -> ScoreTables:
     )
 
 
-__all__ = ["REQUIRED", "VERDICT_ID_COLUMNS", "VERDICT_TEXT_COLUMNS", "ScoreTables", "load_tables"]
+__all__ = [
+    "REQUIRED",
+    "VERDICT_ID_COLUMNS",
+    "VERDICT_TEXT_COLUMNS",
+    "ScoreTables",
+    "SiteError",
+    "load_tables",
+]

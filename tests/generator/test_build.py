@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 import pandas as pd
 import pytest
 
-from generator import build_site
+from generator import SiteError, build_site
 from scoring.config import GamutConfig
 from scoring.errors import ProblemsError
 from tests.generator.conftest import (
@@ -183,3 +183,15 @@ def test_missing_tables_are_all_reported(tmp_path: Path) -> None:
         build_site(cfg)
     assert len(info.value.problems) == 2
     assert "gamut score" in str(info.value)
+
+
+def test_a_failed_build_leaves_no_temporary_folders(tmp_path: Path) -> None:
+    from scoring.config import load_config
+    from tests.generator.fixture_tables import write_fixture_config
+
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    (cfg.path(cfg.store.results) / "verdicts.parquet").write_bytes(b"not parquet")
+    with pytest.raises(SiteError, match="gamut judge"):
+        build_site(cfg)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".docs.", ".site."))]
+    assert not (tmp_path / "site").exists()
