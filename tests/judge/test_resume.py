@@ -1,5 +1,4 @@
-"""Kill a real ``gamut judge`` process mid-run with SIGKILL; the next run repeats no finished
-call."""
+"""Kill a real judge process mid-run with SIGKILL; the next run repeats no finished call."""
 
 from __future__ import annotations
 
@@ -20,6 +19,13 @@ from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
 
 ROOT = Path(__file__).resolve().parents[2]
+# the library entry point (what `gamut judge` and `gamut run` call), without the whole CLI
+_CHILD = (
+    "import sys\n"
+    "from scoring.config import load_config\n"
+    "from scoring.judge import judge_all\n"
+    "judge_all(load_config(sys.argv[1], require_keys=True))\n"
+)
 
 
 def _stored(cache: Path) -> set[str]:
@@ -39,14 +45,7 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
         cache = tmp_path / ".gamut" / "verdicts.sqlite"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "import sys; from scoring.cli import main; sys.exit(main())",
-                "judge",
-                "--config",
-                str(cfg_path),
-            ],
+            [sys.executable, "-c", _CHILD, str(cfg_path)],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
