@@ -23,11 +23,13 @@
     return out;
   }
 
-  function drawCharts(root) {
+  function drawCharts(root, force) {
     if (typeof Plotly === "undefined") { return; }
     root.querySelectorAll("[data-figure]").forEach(function (el) {
-      var fig = JSON.parse(el.getAttribute("data-figure"));
+      if (!force && el.hasAttribute("data-drawn")) { return; }
+      el.setAttribute("data-drawn", "true");
       el.removeAttribute("data-rendered");
+      var fig = JSON.parse(el.getAttribute("data-figure"));
       Plotly.react(el, fig.data, themed(fig.layout), {
         responsive: true, displayModeBar: false, displaylogo: false
       }).then(function () { el.setAttribute("data-rendered", "true"); });
@@ -91,6 +93,8 @@
 
   function initFilters(root) {
     root.querySelectorAll("form.gamut-filters").forEach(function (form) {
+      if (form.getAttribute("data-filter-ready")) { return; }
+      form.setAttribute("data-filter-ready", "true");
       form.addEventListener("submit", function (event) { event.preventDefault(); });
       form.addEventListener("change", function () { applyFilters(form); });
       applyFilters(form);
@@ -106,18 +110,22 @@
 
   function init() {
     nameDialogs();
-    drawCharts(document);
+    drawCharts(document, false);
     initSorting(document);
     initFilters(document);
   }
 
-  new MutationObserver(function () { drawCharts(document); }).observe(document.body, {
+  new MutationObserver(function () { drawCharts(document, true); }).observe(document.body, {
     attributes: true, attributeFilter: ["data-md-color-scheme"]
   });
 
+  /* The theme announces every page it shows (first load and instant navigation) on document$;
+     opened from file:// it announces nothing, so the page is also set up once directly.
+     Every step above is idempotent. */
   if (typeof document$ !== "undefined") {
     document$.subscribe(init);
-  } else if (document.readyState === "loading") {
+  }
+  if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);
   } else {
     init();

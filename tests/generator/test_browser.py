@@ -275,3 +275,17 @@ def test_screenshots(browser: Browser) -> None:
     page.screenshot(path=str(ARTIFACTS / "leaderboard-phone-dark.png"))  # type: ignore[attr-defined]
     page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
     _use_scheme(page, browser.base, "light")
+
+
+def test_opened_from_disk_the_charts_render(browser: Browser) -> None:
+    """`gamut run` suggests opening site/index.html directly: charts must render there too."""
+    page = browser.page
+    browser.errors.clear()
+    for name in ("index.html", "judges.html"):
+        page.goto((browser.demo / name).as_uri())  # type: ignore[attr-defined]
+        _wait_for_charts(page)
+        assert all(_charts_drawn(page)), name
+    page.click(".md-tabs a:has-text('Multimodal vs text-only')")  # type: ignore[attr-defined]
+    page.wait_for_url(re.compile(r"multimodal\.html$"))  # type: ignore[attr-defined]
+    _wait_for_charts(page)
+    assert not browser.errors, browser.errors
