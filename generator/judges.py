@@ -9,6 +9,7 @@ import pandas as pd
 from generator import charts
 from generator.pages import model_names, setting_label, submission_href
 from generator.render import Cell, Column, Row, Table
+from generator.tables import ScoreTables
 
 
 def _settings(df: pd.DataFrame) -> list[str]:
@@ -22,7 +23,7 @@ def _tau_matrix(tau: pd.DataFrame, judges: list[str]) -> list[list[float | None]
     return [[1.0 if a == b else lookup.get((a, b)) for b in judges] for a in judges]
 
 
-def judges_page(tables: Any, root: str = "") -> dict[str, Any]:
+def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     """Context of ``judges.md``.
 
     Args:

@@ -10,6 +10,7 @@ import pandas as pd
 from generator import charts
 from generator.pages import setting_label
 from generator.render import Cell, Column, Row, Table, slug
+from generator.tables import ScoreTables
 
 #: Optional leaderboard columns describing how responses were produced (shown when present).
 PRODUCTION_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -36,7 +37,7 @@ def _production(row: dict[str, Any]) -> list[tuple[str, str, Any]]:
 
 
 def submission_page(
-    tables: Any, submission_id: str, downloads: dict[str, str], root: str = "../"
+    tables: ScoreTables, submission_id: str, downloads: dict[str, str], root: str = "../"
 ) -> dict[str, Any]:
     """Context of ``submissions/<id>.md``.
 
