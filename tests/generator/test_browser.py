@@ -250,7 +250,12 @@ def test_hostile_submission_stays_inert(browser: Browser) -> None:
         assert page.locator("a[href^='javascript']").count() == 0  # type: ignore[attr-defined]
     assert "<img src=x onerror=alert(1)>" in page.inner_text("article")  # type: ignore[attr-defined]
     # the theme's search shows indexed text as HTML: the name must arrive there escaped too
-    page.fill(".md-search__input", "onerror")  # type: ignore[attr-defined]
+    page.click(".md-search__input")  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => !/initiali/i.test(document.querySelector('.md-search-result__meta').textContent)",
+        timeout=15_000,
+    )
+    page.locator(".md-search__input").press_sequentially("onerror", delay=30)  # type: ignore[attr-defined]
     page.wait_for_selector(".md-search-result__item", timeout=15_000)  # type: ignore[attr-defined]
     assert page.locator(".md-search-result img").count() == 0  # type: ignore[attr-defined]
     assert not browser.dialogs
