@@ -49,7 +49,12 @@ def _settings(df: pd.DataFrame) -> list[str]:
 
 def _rank_order(df: pd.DataFrame) -> pd.DataFrame:
     """Complete rows by rank, then the rest by score."""
-    key = df["rank"].where(df["status"] == "complete")
+    # rank is a nullable integer column in the score tables: compare as floats, NA last
+    key = (
+        pd.to_numeric(df["rank"], errors="coerce")
+        .astype("float64")
+        .where(df["status"] == "complete")
+    )
     return (
         df.assign(_k=key.fillna(math.inf), _g=-df["gamut"].fillna(-math.inf))
         .sort_values(["_k", "_g"])

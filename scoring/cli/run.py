@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from scoring.cli._common import config_option, err_console, get_config, handle_errors, out_console
+
+if TYPE_CHECKING:
+    from scoring.judge import JudgeReport
+
+MAX_LISTED = 20
 
 
 @click.command("run")
@@ -17,8 +24,8 @@ def run(config_path: Path, no_site: bool) -> None:
     """Judge every response/check without a verdict, score, and build the site.
 
     On the shipped gamut.toml this runs the embedded demo offline: its judges replay stored
-    verdicts. Judge failures are listed and leave those submissions incomplete; the rest of the
-    job still runs.
+    verdicts. Judge failures leave those submissions incomplete (shown, not ranked); the rest of
+    the job still runs, then the command lists them and exits 1 so that a rerun retries them.
     """
     from scoring.judge import judge_all, write_verdict_table
     from scoring.report import build_tables
@@ -32,6 +39,7 @@ def run(config_path: Path, no_site: bool) -> None:
     tables = build_tables(cfg)
     err_console.print(f"score tables: {tables.out_dir}", markup=False)
     if no_site:
+        _fail_on_judge_failures(report)
         return
     from generator import build_site
 
@@ -44,6 +52,18 @@ def run(config_path: Path, no_site: bool) -> None:
         markup=False,
     )
     out_console.print(f"  or open:     {index.as_uri()}", markup=False)
+    _fail_on_judge_failures(report)
+
+
+def _fail_on_judge_failures(report: JudgeReport) -> None:
+    unfinished = sum(s.unfinished for s in report.judges.values())
+    if report.failures or unfinished:
+        err_console.print(f"\n{len(report.failures)} check(s) failed, {unfinished} not attempted; "
+                          "their submissions are incomplete. Run `gamut run` again to retry:",
+                          markup=False)  # fmt: skip
+        for f in report.failures[:MAX_LISTED]:
+            err_console.print(f"  {str(f)[:300]}", markup=False)
+        sys.exit(1)
 
 
 __all__ = ["run"]

@@ -179,6 +179,9 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
                 min(len(order), r + 1),
                 r,
             ]
+    # the score tables store ranks as nullable integers (NA for incomplete rows)
+    for col in ("rank", "rank_lo", "rank_hi", "tie_group"):
+        lb[col] = lb[col].astype("Int64")
     js = pd.DataFrame(js_rows)
     js["rank"] = js.groupby(["setting", "judge"])["gamut"].rank(ascending=False)
     lb.to_parquet(results / "leaderboard.parquet")

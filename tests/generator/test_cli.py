@@ -93,3 +93,25 @@ def test_gamut_run_on_the_demo_with_held_rubrics(tmp_path: Path) -> None:
     site = tmp_path / "site"
     assert (site / "index.html").is_file() and (site / "downloads" / "verdicts.csv.gz").is_file()
     assert assert_no_rubric_text(site) > 20
+
+
+@pytest.mark.slow
+def test_gamut_run_with_judge_failures_builds_the_site_and_exits_1(tmp_path: Path) -> None:
+    """A judge that cannot answer for one submission: that submission is shown as incomplete,
+    the site is still built, and the command exits 1 so that a rerun retries."""
+    if not (REPO / "demo" / "submissions").is_dir():
+        pytest.skip("the demo submissions are not generated (python -m scoring.synthetic demo)")
+    import pandas as pd
+
+    oracle = pd.read_parquet(REPO / "demo" / "verdicts" / "oracle.parquet")
+    dropped = str(oracle["submission_id"].iloc[0])
+    oracle[oracle["submission_id"] != dropped].to_parquet(tmp_path / "oracle.parquet")
+    text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', (REPO / "gamut.toml").read_text())
+    text = text.replace(f'"{REPO / "demo"}/verdicts/oracle.parquet"', '"oracle.parquet"')
+    assert '"oracle.parquet"' in text
+    (tmp_path / "gamut.toml").write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["run", "--config", str(tmp_path / "gamut.toml")])
+    assert result.exit_code == 1, result.output
+    assert "gamut run` again" in result.output and "Traceback" not in result.output
+    index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'data-setting="multimodal"[^>]*>.*?>incomplete</td>', index)
