@@ -69,7 +69,10 @@ def yes_no(value: Any) -> str:
     """A flag as yes / no."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
-    return "yes" if bool(value) else "no"
+    try:
+        return "yes" if bool(value) else "no"
+    except TypeError:  # pandas' NA has no truth value
+        return MISSING
 
 
 def safe_url(url: Any) -> str | None:

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from generator.pages import tax_sentence
-from generator.render import f1, file_id, link, pct, safe_url, signed, slug
+from generator.render import f1, file_id, link, pct, safe_url, signed, slug, yes_no
 
 
 @pytest.mark.parametrize(
@@ -24,6 +24,13 @@ from generator.render import f1, file_id, link, pct, safe_url, signed, slug
 )
 def test_one_decimal(value: object, shown: str) -> None:
     assert f1(value) == shown
+
+
+def test_yes_no_with_missing_values() -> None:
+    import pandas as pd
+
+    assert [yes_no(v) for v in (True, False, None, math.nan, pd.NA)] == [
+        "yes", "no", "–", "–", "–"]  # fmt: skip
 
 
 def test_signed_and_percent() -> None:
