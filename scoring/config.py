@@ -70,12 +70,13 @@ class JudgeConfig(_Section):
         default=None, description="Price of cached input tokens; defaults to price_in_per_mtok."
     )
     max_retries: Annotated[int, Field(ge=0, le=20)] = Field(
-        default=4, description="SDK retries (with backoff, honouring Retry-After) for 429/5xx/"
-        "timeouts/dropped connections."
+        default=4,
+        description="SDK retries (with backoff, honouring Retry-After) for 429/5xx/"
+        "timeouts/dropped connections.",
     )
     structured_output: bool = Field(
-        default=True, description="Ask the provider for JSON-schema output (the reply is "
-        "validated either way)."
+        default=True,
+        description="Ask the provider for JSON-schema output (the reply is validated either way).",
     )
     deadline_s: Annotated[float, Field(gt=0)] | None = Field(
         default=None, description="Per-run deadline for this judge, in seconds."
@@ -147,14 +148,21 @@ def _primary_problem(raw: dict[str, Any], file: str) -> Problem | None:
     if len(primaries) == 1:
         return None
     found = ", ".join(primaries) if primaries else "none"
-    return Problem(file, None, f"judges: exactly one judge must have primary = true (found: "
-                   f"{found}); the primary judge ranks the leaderboard",
-                   "set primary = true on exactly one [judges.NAME] table")
+    return Problem(
+        file,
+        None,
+        f"judges: exactly one judge must have primary = true (found: "
+        f"{found}); the primary judge ranks the leaderboard",
+        "set primary = true on exactly one [judges.NAME] table",
+    )
 
 
-def judge_key_problems(judges: Mapping[str, Mapping[str, Any] | JudgeConfig], file: str,
-                       names: Iterable[str] | None = None,
-                       environ: Mapping[str, str] | None = None) -> list[Problem]:
+def judge_key_problems(
+    judges: Mapping[str, Mapping[str, Any] | JudgeConfig],
+    file: str,
+    names: Iterable[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[Problem]:
     """Problems with the API keys of the named judges (all judges when ``names`` is None).
 
     A judge that calls a provider needs ``api_key_env`` (unless it has a ``base_url``, as local
@@ -171,17 +179,32 @@ def judge_key_problems(judges: Mapping[str, Mapping[str, Any] | JudgeConfig], fi
         var = d.get("api_key_env")
         if not var:
             if not d.get("base_url"):
-                out.append(Problem(file, None, f"judges.{name}.api_key_env: not set",
-                                   "name the environment variable that holds the API key"))
+                out.append(
+                    Problem(
+                        file,
+                        None,
+                        f"judges.{name}.api_key_env: not set",
+                        "name the environment variable that holds the API key",
+                    )
+                )
         elif not env.get(str(var)):
-            out.append(Problem(file, None, f"judges.{name}.api_key_env: environment variable "
-                               f"{var} is not set", f"export {var}=<your key> before running"))
+            out.append(
+                Problem(
+                    file,
+                    None,
+                    f"judges.{name}.api_key_env: environment variable {var} is not set",
+                    f"export {var}=<your key> before running",
+                )
+            )
     return out
 
 
-def load_config(path: Path | str = DEFAULT_CONFIG, *,
-                require_keys: bool | Iterable[str] = False,
-                environ: Mapping[str, str] | None = None) -> GamutConfig:
+def load_config(
+    path: Path | str = DEFAULT_CONFIG,
+    *,
+    require_keys: bool | Iterable[str] = False,
+    environ: Mapping[str, str] | None = None,
+) -> GamutConfig:
     """Read and validate a ``gamut.toml``.
 
     Args:
