@@ -89,6 +89,7 @@ rubrics_public = {str(public).lower()}
 provider = "replay"
 model = "m1"
 family = "fam"
+replay = "verdicts/j1.parquet"
 primary = true
 {extra}
 """,
