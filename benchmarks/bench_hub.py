@@ -31,7 +31,8 @@ N_SUBS, N_QUESTIONS, N_CHECKS = 24, 1000, 25
 def _config(root: Path, rubrics: str) -> Path:
     (root / "gamut.toml").write_text(
         f'[benchmark]\nquestions = "q.jsonl"\nrubrics = "{rubrics}"\n\n'
-        '[judges.j]\nprovider = "replay"\nmodel = "m"\nfamily = "f"\nprimary = true\n'
+        '[judges.j]\nprovider = "replay"\nmodel = "m"\nfamily = "f"\n'
+        'replay = "verdicts/j.parquet"\nprimary = true\n'
     )
     return root / "gamut.toml"
 
