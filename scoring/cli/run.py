@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,8 +48,10 @@ def run(config_path: Path, no_site: bool) -> None:
     out = build_site(cfg)
     index = out / "index.html"
     out_console.print(f"\nThe leaderboard site is in {out}", markup=False)
+    # Name the command as the user can type it: on PATH, or the venv's script as invoked.
+    gamut = "gamut" if shutil.which("gamut") else os.path.relpath(sys.argv[0])
     out_console.print(
-        f"  preview it:  gamut site serve --config {config_path}"
+        f"  preview it:  {gamut} site serve --config {config_path}"
         "   (then open http://127.0.0.1:8000/)",
         markup=False,
     )
