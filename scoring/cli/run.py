@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -48,15 +47,24 @@ def run(config_path: Path, no_site: bool) -> None:
     out = build_site(cfg)
     index = out / "index.html"
     out_console.print(f"\nThe leaderboard site is in {out}", markup=False)
-    # Name the command as the user can type it: on PATH, or the venv's script as invoked.
-    gamut = "gamut" if shutil.which("gamut") else os.path.relpath(sys.argv[0])
     out_console.print(
-        f"  preview it:  {gamut} site serve --config {config_path}"
+        f"  preview it:  {_gamut_command()} site serve --config {config_path}"
         "   (then open http://127.0.0.1:8000/)",
         markup=False,
     )
     out_console.print(f"  or open:     {index.as_uri()}", markup=False)
     _fail_on_judge_failures(report)
+
+
+def _gamut_command() -> str:
+    """The command as the user can type it: ``gamut`` on PATH, else the environment's script."""
+    if shutil.which("gamut"):
+        return "gamut"
+    script = Path(sys.executable).parent / "gamut"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
 
 
 def _fail_on_judge_failures(report: JudgeReport) -> None:

@@ -87,6 +87,11 @@ def _meta_columns(sc: Scores, subs: npt.NDArray[np.int64]) -> dict[str, list[Any
         "date": [m.date.isoformat() for m in metas],
         "link": [str(m.link) for m in metas],
         "demo": [m.demo for m in metas],
+        "production_decoding": [m.production.decoding for m in metas],
+        "production_tools": [m.production.tools for m in metas],
+        "production_web_access": [m.production.web_access for m in metas],
+        "production_system_prompt": [m.production.system_prompt for m in metas],
+        "production_notes": [m.production.notes for m in metas],
     }
 
 

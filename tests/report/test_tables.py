@@ -88,6 +88,9 @@ def test_leaderboard_scores_tiers_mix_and_metadata(tables: Tables) -> None:
     assert r["n_checks"] == 11
     assert bool(r["primary"]) and r["model_family"] == "acme" and r["model_name"] == "Alpha"
     assert r["date"] == "2026-01-01" and r["mean_response_chars"] == 10
+    assert r["production_decoding"] == "greedy"
+    assert not r["production_tools"] and not r["production_web_access"]
+    assert "contact" not in lb.columns  # a person's address is not published
     assert r["text_only"] == pytest.approx(100.0)
     assert r["gap"] == pytest.approx(100.0 - ALPHA_MM_GAMUT, abs=ABS)
     beta = row(lb, submission_id="beta", setting="text_only", judge="j1")
