@@ -7,6 +7,7 @@ rule at once, each naming the question, the item and the rule.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -89,8 +90,8 @@ class _Item(_Strict):
 
 
 def _unique(values: list[str], what: str) -> list[str]:
-    seen: set[str] = set()
-    dupes = [v for v in values if v.casefold() in seen or seen.add(v.casefold())]  # type: ignore[func-returns-value]
+    counts = Counter(v.casefold() for v in values)
+    dupes = [v for v in values if counts[v.casefold()] > 1]
     if dupes:
         raise ValueError(f"{what} must be distinct; repeated: {', '.join(sorted(set(dupes)))}")
     return values

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.compiler import Check, compile_rubric
-from scoring.errors import Problem, ProblemsError, RubricError
+from scoring.errors import Problem, RubricError
 from scoring.rubric import MetaRubric
 
 
@@ -191,7 +191,6 @@ def rubric_set_version(rubrics: dict[str, MetaRubric]) -> str:
 
 
 __all__ = [
-    "ProblemsError",
     "RubricSource",
     "compile_all",
     "lint_warnings",
