@@ -24,10 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scoring.config import load_config  # noqa: E402
-from scoring.generate import GenerateOptions, generate  # noqa: E402
+from gamut.config import load_config  # noqa: E402
+from gamut.model_runner import GenerateOptions, generate  # noqa: E402
 from scoring.questions import Setting  # noqa: E402
-from tests.generate.project import CONFIG, write_image  # noqa: E402
+from tests.model_runner.project import CONFIG, write_image  # noqa: E402
 
 _SERVER = """
 import sys, time

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
-from scoring.config import load_config
-from scoring.hub import publish_files, resolve_rubrics_path
+from gamut.config import load_config
+from gamut.hub import publish_files, resolve_rubrics_path
 from tests.hub.fake_hub import FakeHub, FakeRepo, commit_sha, serve_hub
 
 N_RUBRICS = 2000

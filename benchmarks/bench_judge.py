@@ -20,10 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from gamut import pipeline
+from gamut.project import Project
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scoring.config import load_config
-from scoring.judge import judge_all
+from gamut.config import load_config
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMProcess
 
@@ -98,14 +100,14 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
     ):
         cfg = load_config(make_project(Path(tmp), n_checks, srv.openai_base_url, concurrency))
         t0, c0 = time.perf_counter(), time.process_time()
-        report = judge_all(cfg, progress=NullProgress())
+        report = pipeline.judge(Project(cfg), progress=NullProgress())
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         first_failures = len(report.failures)
         reasks = report.judges["bench"].reasks
         reruns = 0
         while report.failures and reruns < 3:  # what `gamut judge` says to do: run it again
             reruns += 1
-            report = judge_all(cfg, progress=NullProgress())
+            report = pipeline.judge(Project(cfg), progress=NullProgress())
         with sqlite3.connect(cfg.path(cfg.store.cache)) as db:
             verdicts = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
             per_check = db.execute(

@@ -12,12 +12,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from generator import build_site
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
+from gamut.synthetic.paper import write_paper_scale
 from generator.build import generate_pages, run_mkdocs
 from generator.tables import load_tables
-from scoring.config import load_config
-from scoring.report import build_tables
-from scoring.synthetic.paper import write_paper_scale
 
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
     try:
         t0 = time.perf_counter()
         cfg = load_config(write_paper_scale(work / "paper", n_models=14, n_judges=3))
-        build_tables(cfg)
+        pipeline.score(Project(cfg))
         tables = load_tables(cfg.path(cfg.store.results))
         lb = tables["leaderboard"]
         print(
@@ -36,12 +36,12 @@ def main() -> None:
         )
 
         t = time.perf_counter()
-        site = build_site(cfg)
+        site = pipeline.build_site(Project(cfg))
         cold = time.perf_counter() - t
         print(f"first build_site (derives the verdict downloads): {cold:.2f} s")
 
         t = time.perf_counter()
-        site = build_site(cfg)
+        site = pipeline.build_site(Project(cfg))
         warm = time.perf_counter() - t
         print(f"build_site, verdict downloads cached: {warm:.2f} s (target < 10 s)")
 

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import yaml
 
-from scoring.config import load_config
-from scoring.submissions import Limits, validate_submissions
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
+from scoring.submissions import Limits
 from scoring.submissions.responses import read_response_file
 
 N_QUESTIONS, N_OTHERS, WORDS_PER_RESPONSE = 1813, 20, 250
@@ -73,11 +75,11 @@ def main() -> None:
         target = root / "submissions" / "model-00"
         size = (target / "multimodal.jsonl").stat().st_size
         start = time.perf_counter()
-        report = validate_submissions(cfg, [target])
+        report = pipeline.validate(Project(cfg), [target])
         one = time.perf_counter() - start
         assert report.ok, report.to_text()
         tracemalloc.start()
-        validate_submissions(cfg, [target])
+        pipeline.validate(Project(cfg), [target])
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         print(
@@ -87,7 +89,7 @@ def main() -> None:
         )
 
         start = time.perf_counter()
-        report = validate_submissions(cfg)
+        report = pipeline.validate(Project(cfg))
         every = time.perf_counter() - start
         print(
             f"all {N_OTHERS + 1} submissions: {every:.2f} s "
@@ -98,7 +100,7 @@ def main() -> None:
         with big.open("r+b") as f:
             f.truncate(50 * 1024 * 1024)
         start = time.perf_counter()
-        report = validate_submissions(cfg, [target])
+        report = pipeline.validate(Project(cfg), [target])
         whole = time.perf_counter() - start
         assert any("over the 8.0 MB limit" in p.message for p in report.errors)
         tracemalloc.start()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from scoring.synthetic import write_paper_scale
+from gamut.synthetic import write_paper_scale
 
 
 def main() -> None:

@@ -21,9 +21,9 @@ from generator import pages
 from generator.downloads import write_downloads
 from generator.judges import judges_page
 from generator.render import environment, file_id, slug
+from generator.spec import SiteSpec
 from generator.submissions import submission_page
 from generator.tables import ScoreTables, SiteError, load_tables
-from scoring.config import GamutConfig
 
 ASSETS = Path(__file__).parent / "assets"
 REPO = Path(__file__).resolve().parents[1]
@@ -35,13 +35,13 @@ PLACEHOLDERS = {
 }
 
 
-def project_dir(cfg: GamutConfig) -> Path:
+def project_dir(spec: SiteSpec) -> Path:
     """The folder holding ``mkdocs.yml`` and ``site_src/``: the config's, else this checkout's."""
-    for d in (cfg.root, REPO):
+    for d in (spec.root, REPO):
         if (d / "mkdocs.yml").is_file() and (d / "site_src").is_dir():
             return d
     raise SiteError(
-        f"no mkdocs.yml and site_src/ beside {cfg.root} or in {REPO}; "
+        f"no mkdocs.yml and site_src/ beside {spec.root} or in {REPO}; "
         "run from a checkout of the repository"
     )
 
@@ -64,24 +64,24 @@ def _copy_handwritten(src: Path, docs: Path) -> None:
             (docs / name).write_text(text, encoding="utf-8")
 
 
-def generate_pages(cfg: GamutConfig, docs: Path, tables: ScoreTables | None = None) -> list[Any]:
+def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None) -> list[Any]:
     """Copy the hand-written pages and write the generated pages, assets and downloads into
     ``docs``.
 
     Args:
-        cfg: the deployment.
+        spec: what to build from and into.
         docs: an empty build copy of the docs folder.
-        tables: the score tables (read from ``cfg.store.results`` when not given).
+        tables: the score tables (read from ``spec.results`` when not given).
 
     Returns:
         The site navigation (mkdocs ``nav``), with one entry per domain and per submission.
     """
-    tables = tables or load_tables(cfg.path(cfg.store.results))
-    _copy_handwritten(project_dir(cfg) / "site_src", docs)
+    tables = tables or load_tables(spec.results)
+    _copy_handwritten(project_dir(spec) / "site_src", docs)
     env = environment()
-    public = bool(cfg.benchmark.rubrics_public)
+    public = spec.rubrics_public
     common = {
-        "demo": bool(cfg.site.demo_notice or tables.is_demo),
+        "demo": bool(spec.demo_notice or tables.is_demo),
         "judge": tables.primary_judge,
         "rubric_version": str(tables.provenance.get("rubric_version", "unknown")),
     }
@@ -100,7 +100,7 @@ def generate_pages(cfg: GamutConfig, docs: Path, tables: ScoreTables | None = No
     for asset in ASSETS.iterdir():
         shutil.copy2(asset, docs / "assets" / asset.name)
 
-    cache = cfg.path(cfg.store.cache).parent / "site-downloads"
+    cache = spec.downloads_cache
     dl = write_downloads(tables, docs, public=public, cache=cache)
     write("index.md", "index.md.j2", "Leaderboard", lb=pages.leaderboard(tables), wide=True)
     dom_ctx = pages.domains(tables)
@@ -202,7 +202,7 @@ def _swap_in(new: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def run_mkdocs(cfg: GamutConfig, docs: Path, nav: list[Any], site_dir: Path) -> None:
+def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> None:
     """Build ``docs`` into ``site_dir`` with the project's mkdocs.yml in strict mode.
 
     Raises:
@@ -213,19 +213,19 @@ def run_mkdocs(cfg: GamutConfig, docs: Path, nav: list[Any], site_dir: Path) -> 
     from mkdocs.exceptions import MkDocsException
 
     overrides: dict[str, Any] = {
-        "site_name": cfg.site.title,
-        "site_description": cfg.site.description,
+        "site_name": spec.title,
+        "site_description": spec.description,
         "nav": nav,
     }
     # The theme's instant navigation reads the sitemap, which needs a site URL; without a
     # configured one the site is previewed with `gamut site serve` at this address.
-    overrides["site_url"] = cfg.site.url or PREVIEW_URL
-    if cfg.site.repo_url:
-        overrides["repo_url"] = cfg.site.repo_url
+    overrides["site_url"] = spec.url or PREVIEW_URL
+    if spec.repo_url:
+        overrides["repo_url"] = spec.repo_url
     with _quiet_mkdocs() as warnings:
         try:
             mk = load_config(
-                str(project_dir(cfg) / "mkdocs.yml"),
+                str(project_dir(spec) / "mkdocs.yml"),
                 docs_dir=str(docs),
                 site_dir=str(site_dir),
                 strict=True,
@@ -237,30 +237,30 @@ def run_mkdocs(cfg: GamutConfig, docs: Path, nav: list[Any], site_dir: Path) -> 
             raise SiteError(f"mkdocs build failed: {exc}{details}") from None
 
 
-def build_site(cfg: GamutConfig) -> Path:
+def build_site(spec: SiteSpec) -> Path:
     """Generate every page from the score tables and build the static site.
 
     Returns:
-        The built site folder (``cfg.site.out``), holding ``index.html``.
+        The built site folder (``spec.out``), holding ``index.html``.
 
     Raises:
         ProblemsError: when score tables are missing (run ``gamut score`` first).
         SiteError: when mkdocs fails.
     """
-    project = project_dir(cfg)
-    tables = load_tables(cfg.path(cfg.store.results))
-    keep_docs = project == cfg.root  # the project's own build: keep site_src/generated
-    out = cfg.path(cfg.site.out).resolve()
+    project = project_dir(spec)
+    tables = load_tables(spec.results)
+    keep_docs = project == spec.root  # the project's own build: keep site_src/generated
+    out = spec.out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging_parent = project / "site_src" if keep_docs else out.parent
     docs = Path(tempfile.mkdtemp(prefix=".docs.", dir=staging_parent))
     built = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        nav = generate_pages(cfg, docs, tables)
+        nav = generate_pages(spec, docs, tables)
         if keep_docs:
             _swap_in(docs, project / GENERATED)
             docs = project / GENERATED
-        run_mkdocs(cfg, docs, nav, built)
+        run_mkdocs(spec, docs, nav, built)
         _swap_in(built, out)
     finally:
         shutil.rmtree(built, ignore_errors=True)

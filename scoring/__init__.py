@@ -13,11 +13,11 @@ from scoring.rubric import ItemType, MetaRubric, Tier
 from scoring.scorer import (
     QuestionScore,
     ScoringConfig,
-    Verdict,
     gamut_scores,
     score_question,
     tier_scores,
 )
+from scoring.verdicts import Verdict
 
 __version__ = "0.1.0"
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Annotated
 
 import numpy as np
@@ -14,23 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from scoring.compiler import Check
 from scoring.errors import ScoringError
 from scoring.rubric import Tier
+from scoring.verdicts import VERDICT_ORDER, Verdict
 
-
-class Verdict(StrEnum):
-    """The judge's four verdicts. Their order is the integer code used in columnar tables."""
-
-    MEETS = "meets"
-    PARTIALLY_MEETS = "partially_meets"
-    MISSING = "missing"
-    CONTRADICTS = "contradicts"
-
-    @property
-    def code(self) -> int:
-        """Stable integer code: meets 0, partially_meets 1, missing 2, contradicts 3."""
-        return VERDICT_ORDER.index(self)
-
-
-VERDICT_ORDER: tuple[Verdict, ...] = tuple(Verdict)
 TIER_ORDER: tuple[Tier, ...] = tuple(Tier)
 
 

@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from pydantic import BaseModel, ConfigDict
 
 from scoring.compiler import CheckKind
 from scoring.questions import Setting
 from scoring.rubric import Tier
-from scoring.scorer import Verdict
+
+
+class Verdict(StrEnum):
+    """The judge's four verdicts. Their order is the integer code used in columnar tables."""
+
+    MEETS = "meets"
+    PARTIALLY_MEETS = "partially_meets"
+    MISSING = "missing"
+    CONTRADICTS = "contradicts"
+
+    @property
+    def code(self) -> int:
+        """Stable integer code: meets 0, partially_meets 1, missing 2, contradicts 3."""
+        return VERDICT_ORDER.index(self)
+
+
+VERDICT_ORDER: tuple[Verdict, ...] = tuple(Verdict)
+
+#: The verdict table's file name, inside the results folder.
+VERDICT_TABLE = "verdicts.parquet"
 
 #: Columns of every verdict table (``results/verdicts.parquet`` and exports), in order.
 VERDICT_COLUMNS: tuple[str, ...] = (

@@ -1,5 +1,5 @@
-"""The LLM judge (SPEC section 5): (response, check) pairs -> verdicts in the SQLite cache ->
-``results/verdicts.parquet``."""
+"""The LLM judge (ARCHITECTURE.md, "The judge"): (response, check) pairs -> verdicts in the
+SQLite cache -> the verdict table."""
 
 from scoring.judge.backends import (
     Backend,
@@ -9,12 +9,14 @@ from scoring.judge.backends import (
     Turn,
     backend_class,
     register_backend,
+    registered_providers,
 )
 from scoring.judge.cache import VerdictCache
-from scoring.judge.inputs import load_inputs, resolve_rubrics_path
-from scoring.judge.judges import BuiltJudge, build_judges, check_keys
+from scoring.judge.inputs import JudgeInputs, ResponseUnit, list_submissions, response_units
+from scoring.judge.judges import BuiltJudge, build_judges, check_keys, judge_provenance
 from scoring.judge.prompt import JudgeReply, load_template, parse_reply
 from scoring.judge.runner import Failure, JudgeReport, JudgeStats, judge_all
+from scoring.judge.spec import JudgeConfig, judge_key_problems
 from scoring.judge.table import export_verdicts, verdict_frame, write_verdict_table
 
 __all__ = [
@@ -23,10 +25,13 @@ __all__ = [
     "BuiltJudge",
     "Completion",
     "Failure",
+    "JudgeConfig",
+    "JudgeInputs",
     "JudgeReply",
     "JudgeReport",
     "JudgeRequest",
     "JudgeStats",
+    "ResponseUnit",
     "Turn",
     "VerdictCache",
     "backend_class",
@@ -34,11 +39,14 @@ __all__ = [
     "check_keys",
     "export_verdicts",
     "judge_all",
-    "load_inputs",
+    "judge_key_problems",
+    "judge_provenance",
+    "list_submissions",
     "load_template",
     "parse_reply",
     "register_backend",
-    "resolve_rubrics_path",
+    "registered_providers",
+    "response_units",
     "verdict_frame",
     "write_verdict_table",
 ]

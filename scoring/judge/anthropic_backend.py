@@ -13,9 +13,9 @@ from typing import Any
 
 import anthropic
 
-from scoring.config import JudgeConfig
 from scoring.judge.backends import Backend, BackendError, Completion, JudgeRequest, Turn
 from scoring.judge.prompt import REPLY_SCHEMA
+from scoring.judge.spec import JudgeConfig
 
 _RETRYABLE = {408, 409, 429}
 

@@ -11,11 +11,14 @@ import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scoring.compiler import CheckKind
-from scoring.config import JudgeConfig
 from scoring.errors import GamutError
 from scoring.questions import Setting
+
+if TYPE_CHECKING:
+    from scoring.judge.spec import JudgeConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,11 @@ def register_backend(provider: str, module: str, cls: str, pip_name: str = "") -
     _REGISTRY[provider] = (module, cls, pip_name)
 
 
+def registered_providers() -> tuple[str, ...]:
+    """Every provider name a judge may use, in registration order."""
+    return tuple(_REGISTRY)
+
+
 def backend_class(provider: str) -> type[Backend]:
     """The backend class for a provider name, importing its SDK only now.
 
@@ -148,4 +156,5 @@ __all__ = [
     "Turn",
     "backend_class",
     "register_backend",
+    "registered_providers",
 ]

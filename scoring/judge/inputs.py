@@ -7,32 +7,13 @@ Submission responses are read with a minimal reader (``<submissions>/<id>/<setti
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.compiler import Check
-from scoring.config import GamutConfig
 from scoring.errors import Problem, ProblemsError
-from scoring.questions import Question, Setting, load_questions
-from scoring.rubric_io import compile_all, load_rubrics
-
-
-def resolve_rubrics_path(cfg: GamutConfig) -> Path:
-    """The local file or folder holding the rubrics named by ``benchmark.rubrics``.
-
-    A local path is resolved against the config file; an ``hf://`` reference is fetched by
-    :func:`scoring.hub.resolve_rubrics_path` (imported only then).
-
-    Raises:
-        scoring.errors.GamutError: when a Hub reference cannot be resolved.
-    """
-    value = cfg.benchmark.rubrics
-    if value.startswith("hf://"):
-        from scoring import hub
-
-        return hub.resolve_rubrics_path(cfg)
-    return cfg.path(Path(value))
+from scoring.questions import Question, Setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +83,21 @@ def list_submissions(root: Path) -> list[str]:
     )
 
 
-def load_inputs(
-    cfg: GamutConfig,
+def response_units(
+    questions: Iterable[Question],
+    checks: Mapping[str, Sequence[Check]],
+    root: Path,
     submissions: Iterable[str] | None = None,
     settings: Iterable[Setting] | None = None,
 ) -> JudgeInputs:
     """Join questions, compiled checks and responses into units.
+
+    Args:
+        questions: the public questions.
+        checks: question id -> its compiled checks.
+        root: the submissions folder.
+        submissions: submission ids (default: every folder under ``root`` with a response file).
+        settings: settings (default: both).
 
     Questions without a rubric, and responses to questions that are not in the questions file,
     have nothing to judge and are skipped.
@@ -116,11 +106,7 @@ def load_inputs(
         ProblemsError: unreadable questions, rubrics or response files (every problem at once),
             or an unknown submission id.
     """
-    questions: dict[str, Question] = {
-        q.question_id: q for q in load_questions(cfg.path(cfg.benchmark.questions))
-    }
-    checks = compile_all(load_rubrics([resolve_rubrics_path(cfg)]))
-    root = cfg.path(cfg.benchmark.submissions)
+    by_id: dict[str, Question] = {q.question_id: q for q in questions}
     known = list_submissions(root)
     wanted = known if submissions is None else list(dict.fromkeys(submissions))
     unknown = [s for s in wanted if s not in known]
@@ -145,7 +131,7 @@ def load_inputs(
             responses, bad = read_responses(path)
             problems.extend(bad)
             for qid, text in responses.items():
-                q = questions.get(qid)
+                q = by_id.get(qid)
                 cs = checks.get(qid)
                 if q is None or not cs:
                     continue
@@ -159,7 +145,6 @@ __all__ = [
     "JudgeInputs",
     "ResponseUnit",
     "list_submissions",
-    "load_inputs",
     "read_responses",
-    "resolve_rubrics_path",
+    "response_units",
 ]

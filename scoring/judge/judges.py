@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from scoring.config import GamutConfig, JudgeConfig, judge_key_problems
-from scoring.errors import ConfigError, Problem
+from scoring.errors import ConfigError, GamutError, Problem
 from scoring.judge.backends import Backend, backend_class
 from scoring.judge.cache import digest, judge_identity
 from scoring.judge.inputs import ResponseUnit
 from scoring.judge.prompt import PromptTemplate, load_template
+from scoring.judge.spec import JudgeConfig, judge_key_problems
 
 
 @dataclass(frozen=True)
@@ -42,30 +44,44 @@ def check_keys(identity: str, by_ids: bool, unit: ResponseUnit) -> Iterator[str]
         yield digest(*parts)
 
 
-def build_judges(cfg: GamutConfig, names: list[str] | None, need_keys: bool) -> list[BuiltJudge]:
+def build_judges(
+    judges: Mapping[str, JudgeConfig],
+    names: list[str] | None,
+    need_keys: bool,
+    *,
+    root: Path,
+    config_file: str,
+) -> list[BuiltJudge]:
     """Check the named judges' config and construct their backends (no call is made).
+
+    Args:
+        judges: judge name -> definition, in config order.
+        names: the judges wanted (default: all).
+        need_keys: check that their API key variables are set, and read the keys.
+        root: the folder relative paths in the definitions (replay files) are resolved against.
+        config_file: the config file the definitions came from, for messages.
 
     Raises:
         ConfigError: unknown judge names and missing API keys, all at once.
         GamutError: an unknown prompt version or an unloadable backend.
     """
-    file = str(cfg.root / "gamut.toml")
-    wanted = list(cfg.judges) if names is None else list(dict.fromkeys(names))
+    file = config_file
+    wanted = list(judges) if names is None else list(dict.fromkeys(names))
     problems = [
-        Problem(file, None, f"no judge named {n!r}", f"one of: {', '.join(cfg.judges)}")
+        Problem(file, None, f"no judge named {n!r}", f"one of: {', '.join(judges)}")
         for n in wanted
-        if n not in cfg.judges
+        if n not in judges
     ]
     if need_keys:
-        problems += judge_key_problems(cfg.judges, file, [n for n in wanted if n in cfg.judges])
+        problems += judge_key_problems(judges, file, [n for n in wanted if n in judges])
     if problems:
         raise ConfigError(problems, "cannot start the judges")
     out = []
     for name in wanted:
-        jc = cfg.judges[name]
+        jc = judges[name]
         template = load_template(jc.prompt_version)
         key = os.environ.get(jc.api_key_env) if jc.api_key_env and need_keys else None
-        backend = backend_class(jc.provider)(name, jc, key, cfg.root)
+        backend = backend_class(jc.provider)(name, jc, key, root)
         identity = judge_identity(
             {
                 "provider": jc.provider,
@@ -89,4 +105,21 @@ def build_judges(cfg: GamutConfig, names: list[str] | None, need_keys: bool) -> 
     return out
 
 
-__all__ = ["BuiltJudge", "build_judges", "check_keys"]
+def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
+    """A judge's identity for the record: provider, model, family and its prompt template."""
+    out: dict[str, Any] = {
+        "provider": judge.provider,
+        "model": judge.model,
+        "prompt_version": judge.prompt_version,
+        "family": judge.family,
+    }
+    try:
+        template = load_template(judge.prompt_version)
+    except GamutError:
+        return out  # the verdicts exist; an unknown template is the judge step's error to report
+    out["prompt_template"] = template.version
+    out["prompt_digest"] = template.digest
+    return out
+
+
+__all__ = ["BuiltJudge", "build_judges", "check_keys", "judge_provenance"]

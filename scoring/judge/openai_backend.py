@@ -9,9 +9,9 @@ from typing import Any
 
 import openai
 
-from scoring.config import JudgeConfig
 from scoring.judge.backends import Backend, BackendError, Completion, JudgeRequest, Turn
 from scoring.judge.prompt import REPLY_SCHEMA
+from scoring.judge.spec import JudgeConfig
 
 _RETRYABLE = {408, 409, 429}
 #: Concurrent calls per SDK client (see ``OpenAIBackend._client``).

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
-from scoring.scorer import Verdict
+from scoring.verdicts import Verdict
 
 _SECTIONS = ("version", "system", "shared", "check", "reask")
 _KIND_LABEL = {CheckKind.BASELINE: "threshold", CheckKind.COVERAGE: "threshold"}

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from scoring.config import JudgeConfig
 from scoring.errors import GamutError
 from scoring.judge.backends import Backend, BackendError, Completion, JudgeRequest, Turn
-from scoring.scorer import VERDICT_ORDER
+from scoring.judge.spec import JudgeConfig
+from scoring.verdicts import VERDICT_ORDER
 
 REPLAY_COLUMNS = ("submission_id", "setting", "question_id", "check_id", "verdict")
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from scoring.config import GamutConfig, JudgeConfig
 from scoring.judge.backends import BackendError, JudgeRequest, Turn
 from scoring.judge.cache import Ids, VerdictCache
-from scoring.judge.inputs import ResponseUnit, load_inputs
-from scoring.judge.judges import BuiltJudge, build_judges, check_keys
+from scoring.judge.inputs import ResponseUnit
+from scoring.judge.judges import BuiltJudge, check_keys
 from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
 from scoring.judge.progress import ProgressSink, default_progress
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.questions import Setting
+from scoring.judge.spec import JudgeConfig
 
 #: Re-asks after an unusable reply (so at most 1 + MAX_REASKS replies per check).
 MAX_REASKS = 2
@@ -226,10 +226,9 @@ def _cost(j: JudgeConfig, s: JudgeStats) -> float | None:
 
 
 def judge_all(
-    cfg: GamutConfig,
-    judges: list[str] | None = None,
-    submissions: list[str] | None = None,
-    settings: list[Setting] | None = None,
+    units: list[ResponseUnit],
+    judges: list[BuiltJudge],
+    cache_path: Path,
     dry_run: bool = False,
     *,
     progress: ProgressSink | None = None,
@@ -238,31 +237,25 @@ def judge_all(
     """Judge every (response, check) that has no verdict yet, for the named judges.
 
     Args:
-        cfg: the project config.
-        judges: judge names (default: every configured judge).
-        submissions: submission ids (default: every submission).
-        settings: settings (default: both).
+        units: the responses to judge, each with its checks.
+        judges: the judges, built by :func:`scoring.judge.build_judges`.
+        cache_path: the verdict cache (SQLite file).
         dry_run: only count the calls and estimate their tokens; call nothing, write nothing.
         progress: where progress goes (default: a rich bar on a terminal, plain lines otherwise).
         deadline_s: a deadline for the whole run, in seconds (a judge's ``deadline_s`` may be
             shorter).
 
     Returns:
-        Per-judge counts, tokens, cost and failures. Verdicts are in the cache (``store.cache``).
-
-    Raises:
-        ConfigError: unknown judge names or missing API keys, before any call.
-        ProblemsError: unreadable questions, rubrics or responses.
+        Per-judge counts, tokens, cost and failures. Verdicts are in the cache.
     """
     t0 = time.perf_counter()
-    built = build_judges(cfg, judges, need_keys=not dry_run)
-    inputs = load_inputs(cfg, submissions, settings)
+    built = judges
     report = JudgeReport({}, dry_run)
-    with VerdictCache(cfg.path(cfg.store.cache)) as cache:
+    with VerdictCache(cache_path) as cache:
         plans: list[tuple[BuiltJudge, list[_Item], JudgeStats]] = []
         for j in built:
             stats = JudgeStats(j.name, j.label, j.identity)
-            plans.append((j, _plan(j, inputs.units, cache.keys(j.identity), stats), stats))
+            plans.append((j, _plan(j, units, cache.keys(j.identity), stats), stats))
             report.judges[j.name] = stats
         if not dry_run:
             sink = progress or default_progress()
@@ -303,6 +296,5 @@ __all__ = [
     "Failure",
     "JudgeReport",
     "JudgeStats",
-    "build_judges",
     "judge_all",
 ]

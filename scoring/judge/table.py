@@ -13,16 +13,14 @@ from typing import Any
 import pandas as pd
 
 from scoring.compiler import CheckKind
-from scoring.config import GamutConfig
 from scoring.errors import GamutError
 from scoring.judge.cache import VerdictCache
-from scoring.judge.inputs import load_inputs
-from scoring.judge.judges import build_judges, check_keys
+from scoring.judge.inputs import ResponseUnit
+from scoring.judge.judges import BuiltJudge, check_keys
 from scoring.questions import Setting
 from scoring.rubric import Tier
-from scoring.scorer import Verdict
 from scoring.storage import atomic_write
-from scoring.verdicts import VERDICT_COLUMNS
+from scoring.verdicts import VERDICT_COLUMNS, Verdict
 
 EMPTY_RATIONALE = "The response is empty."
 _CATEGORICAL = (
@@ -37,21 +35,28 @@ _CATEGORICAL = (
 )
 
 
-def verdict_frame(cfg: GamutConfig, *, judge_ids: bool = False) -> pd.DataFrame:
-    """Every cached verdict of the current submissions and rubrics, as a table.
+def verdict_frame(
+    units: list[ResponseUnit],
+    judges: list[BuiltJudge],
+    cache_path: Path,
+    *,
+    public: bool,
+    judge_ids: bool = False,
+) -> pd.DataFrame:
+    """Every cached verdict of the given units, as a table.
 
     Args:
-        cfg: the project config.
+        units: the current responses with their checks.
+        judges: the judges whose verdicts to read.
+        cache_path: the verdict cache.
+        public: rubrics are public: add the ``rationale`` and ``check_text`` columns.
         judge_ids: add a ``judge_id`` column (provider:model@prompt-version) after ``judge``.
     """
-    public = cfg.benchmark.rubrics_public
-    judges = build_judges(cfg, None, need_keys=False)
-    units = load_inputs(cfg).units
     cols: dict[str, list[Any]] = {c: [] for c in VERDICT_COLUMNS}
     labels: list[str] = []
     rationale: list[str] = []
     check_text: list[str] = []
-    with VerdictCache(cfg.path(cfg.store.cache)) as cache:
+    with VerdictCache(cache_path) as cache:
         for j in judges:
             stored = cache.verdicts(j.identity)
             for u in units:
@@ -104,16 +109,16 @@ def verdict_frame(cfg: GamutConfig, *, judge_ids: bool = False) -> pd.DataFrame:
     return df
 
 
-def write_verdict_table(cfg: GamutConfig) -> Path:
-    """Write ``<results>/verdicts.parquet`` from the cache; returns its path."""
-    out = cfg.path(cfg.store.results) / "verdicts.parquet"
-    df = verdict_frame(cfg)
+def write_verdict_table(df: pd.DataFrame, out: Path) -> Path:
+    """Write the verdict table ``df`` (from :func:`verdict_frame`) to ``out``; returns ``out``."""
     atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
     return out
 
 
-def export_verdicts(cfg: GamutConfig, out: Path) -> int:
-    """Export every verdict to ``out`` (``.parquet``, ``.csv`` or ``.jsonl``); returns the rows.
+def export_verdicts(df: pd.DataFrame, out: Path) -> int:
+    """Export the verdict table ``df`` (with ``judge_id``) to ``out``; returns the rows.
+
+    The format follows the extension: ``.parquet``, ``.csv`` or ``.jsonl``.
 
     Raises:
         GamutError: for any other extension.
@@ -121,7 +126,6 @@ def export_verdicts(cfg: GamutConfig, out: Path) -> int:
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".csv", ".jsonl"):
         raise GamutError(f"cannot export to {out.name!r}: use a .parquet, .csv or .jsonl file")
-    df = verdict_frame(cfg, judge_ids=True)
     if suffix == ".parquet":
         atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
     elif suffix == ".csv":

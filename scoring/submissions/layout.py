@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from scoring.errors import Problem
-from scoring.submission import (
+from scoring.submissions.formats import (
     METADATA_FILE,
     REQUIRED_FILES,
     RESPONSE_FILES,

@@ -1,4 +1,4 @@
-"""``submission.yaml`` checked against :class:`~scoring.submission.SubmissionMeta`, with lines."""
+"""``submission.yaml`` checked against :class:`~scoring.submissions.formats.SubmissionMeta`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from scoring.errors import Problem
-from scoring.submission import SubmissionMeta
+from scoring.submissions.formats import SubmissionMeta
 
 MAX_METADATA_BYTES = 64 * 1024
 _SCHEMA_HINT = "see the comments of `gamut submission new` or the schema of `gamut schema`"

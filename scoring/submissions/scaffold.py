@@ -7,7 +7,7 @@ from pathlib import Path
 
 from scoring.errors import Problem, ProblemsError
 from scoring.storage import atomic_write_text
-from scoring.submission import METADATA_FILE, SUBMISSION_ID_RULE, is_submission_id
+from scoring.submissions.formats import METADATA_FILE, SUBMISSION_ID_RULE, is_submission_id
 
 _TEMPLATE = """\
 # submission.yaml: metadata of the GAMUT submission "{sid}".

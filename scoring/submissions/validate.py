@@ -5,11 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from scoring.config import GamutConfig
 from scoring.errors import Problem
-from scoring.questions import Question, Setting, load_questions
-from scoring.submission import METADATA_FILE, RESPONSE_FILES
+from scoring.questions import Question, Setting
 from scoring.submissions import gaming
+from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES
 from scoring.submissions.layout import (
     all_targets,
     changed_targets,
@@ -52,32 +51,31 @@ def _question_words(questions: list[Question]) -> dict[str, set[str]]:
 
 
 def validate_submissions(
-    cfg: GamutConfig,
+    subs_root: Path,
+    questions: list[Question],
     paths: list[Path] | None = None,
     changed_from: str | None = None,
     *,
+    base: Path,
     limits: Limits | None = None,
 ) -> ValidationReport:
     """Validate submission folders against SPEC section 7, collecting every problem at once.
 
     Args:
-        cfg: the deployment; its questions file gives the public question ids and its
-            submissions folder holds the submissions.
+        subs_root: the submissions folder.
+        questions: the public questions (their ids are the only ones a response may answer).
         paths: submission folders or files inside them; None (and no ``changed_from``) means
             every submission. The submissions folder itself means every submission too.
         changed_from: a git ref; the changes ``REF...HEAD`` plus untracked and uncommitted files
             must touch only one submission's folder, and that submission is validated.
+        base: the folder that paths in messages are shown relative to (the config's folder).
         limits: size limits (default :class:`Limits`).
 
     Returns:
         The report: errors and warnings, each with file, line, message and fix.
 
-    Raises:
-        ProblemsError: the questions file itself is invalid (a deployment problem).
     """
     limits = limits or Limits()
-    base = cfg.root
-    subs_root = cfg.path(cfg.benchmark.submissions)
     report = ValidationReport()
     if not subs_root.is_dir():
         report.problems.append(
@@ -89,7 +87,6 @@ def validate_submissions(
             )
         )
         return report
-    questions = load_questions(cfg.path(cfg.benchmark.questions))
     ids: list[str] = []
     everything = paths is None and changed_from is None
     if changed_from is not None:

@@ -1,11 +1,11 @@
-"""Every command and option of `gamut` has help text (STYLE 12)."""
+"""Every command and option of `gamut` has help text (ARCHITECTURE.md, "The command line")."""
 
 from __future__ import annotations
 
 import click
 from click.testing import CliRunner
 
-from scoring.cli import main
+from gamut.cli import main
 
 
 def _walk(
@@ -13,7 +13,10 @@ def _walk(
 ) -> list[tuple[tuple[str, ...], click.Command]]:
     out = [(path, cmd)]
     if isinstance(cmd, click.Group):
-        for name, sub in cmd.commands.items():
+        ctx = click.Context(cmd)
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            assert sub is not None, name
             out.extend(_walk(sub, (*path, name)))
     return out
 

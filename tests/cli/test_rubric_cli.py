@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from scoring.cli import main
+from gamut.cli import main
 
 FIXTURES = Path(__file__).parents[1] / "scoring" / "fixtures"
 

@@ -14,7 +14,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from scoring.config import GamutConfig, load_config
+from gamut import pipeline
+from gamut.config import GamutConfig, load_config
+from gamut.project import Project
 from scoring.rubric_io import compile_all, load_rubrics
 from tests.generator.fixture_tables import write_fixture_config
 
@@ -131,11 +133,10 @@ def site_texts(site: Path) -> Iterator[tuple[Path, str]]:
 
 
 def _build(root: Path, public: bool) -> tuple[GamutConfig, Path]:
-    from generator import build_site
 
     cfg = load_config(write_fixture_config(root, rubrics_public=public))
     inject_rubric_text(cfg.path(cfg.store.results))
-    return cfg, build_site(cfg)
+    return cfg, pipeline.build_site(Project(cfg))
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import build_site
+from gamut import pipeline
+from gamut.config import GamutConfig, load_config
+from gamut.project import Project
 from generator.serve import make_server
-from scoring.config import GamutConfig, load_config
 from tests.generator.conftest import REPO
 from tests.generator.fixture_tables import write_fixture_config
 
@@ -43,14 +44,12 @@ def _build_demo(root: Path, url: str, out: Path) -> Path:
     cfg = _demo_config(root)
     if cfg is None:  # the demo's synthetic submissions are not generated in this checkout
         cfg = load_config(write_fixture_config(root, rubrics_public=True))
-        return build_site(_with_site(cfg, url, out))
-    from scoring.judge import judge_all, write_verdict_table
-    from scoring.report import build_tables
+        return pipeline.build_site(Project(_with_site(cfg, url, out)))
 
-    judge_all(cfg)
-    write_verdict_table(cfg)
-    build_tables(cfg)
-    return build_site(_with_site(cfg, url, out))
+    pipeline.judge(Project(cfg))
+    pipeline.write_verdicts(Project(cfg))
+    pipeline.score(Project(cfg))
+    return pipeline.build_site(Project(_with_site(cfg, url, out)))
 
 
 @dataclass
@@ -80,7 +79,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     demo = _build_demo(tmp_path_factory.mktemp("demo"), base + "demo/", served / "demo")
     hostile = load_config(write_fixture_config(tmp_path_factory.mktemp("hostile"),
                                                rubrics_public=False))  # fmt: skip
-    build_site(_with_site(hostile, base + "hostile/", served / "hostile"))
+    pipeline.build_site(Project(_with_site(hostile, base + "hostile/", served / "hostile")))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     with sync_playwright() as pw:

@@ -11,8 +11,10 @@ from urllib.parse import urlsplit
 import pandas as pd
 import pytest
 
-from generator import SiteError, build_site
-from scoring.config import GamutConfig
+from gamut import pipeline
+from gamut.config import GamutConfig
+from gamut.project import Project
+from generator import SiteError
 from scoring.errors import ProblemsError
 from tests.generator.conftest import (
     REPO,
@@ -153,18 +155,18 @@ def test_numbers_are_shown_with_one_decimal(held_site: tuple[GamutConfig, Path])
 
 
 def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
-    from scoring.config import load_config
+    from gamut.config import load_config
     from tests.generator.fixture_tables import write_fixture_config
 
     cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
-    site = build_site(cfg)
+    site = pipeline.build_site(Project(cfg))
     assert (site / "submissions" / "tiny-lm.html").is_file()
     results = cfg.path(cfg.store.results)
     for table in results.glob("*.parquet"):
         df = pd.read_parquet(table)
         if "submission_id" in df.columns:
             df[df["submission_id"].astype(str) != "tiny-lm"].to_parquet(table)
-    site = build_site(cfg)
+    site = pipeline.build_site(Project(cfg))
     assert not (site / "submissions" / "tiny-lm.html").exists()
     assert not (site / "downloads" / "verdicts" / "tiny-lm.csv.gz").exists()
     assert "Tiny LM" not in (site / "index.html").read_text(encoding="utf-8")
@@ -172,7 +174,7 @@ def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
 
 
 def test_missing_tables_are_all_reported(tmp_path: Path) -> None:
-    from scoring.config import load_config
+    from gamut.config import load_config
     from tests.generator.fixture_tables import write_fixture_config
 
     cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
@@ -180,18 +182,18 @@ def test_missing_tables_are_all_reported(tmp_path: Path) -> None:
     (results / "judge_tau.parquet").unlink()
     (results / "provenance.json").unlink()
     with pytest.raises(ProblemsError) as info:
-        build_site(cfg)
+        pipeline.build_site(Project(cfg))
     assert len(info.value.problems) == 2
     assert "gamut score" in str(info.value)
 
 
 def test_a_failed_build_leaves_no_temporary_folders(tmp_path: Path) -> None:
-    from scoring.config import load_config
+    from gamut.config import load_config
     from tests.generator.fixture_tables import write_fixture_config
 
     cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
     (cfg.path(cfg.store.results) / "verdicts.parquet").write_bytes(b"not parquet")
     with pytest.raises(SiteError, match="gamut judge"):
-        build_site(cfg)
+        pipeline.build_site(Project(cfg))
     assert not [p for p in tmp_path.iterdir() if p.name.startswith((".docs.", ".site."))]
     assert not (tmp_path / "site").exists()

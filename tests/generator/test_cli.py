@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scoring.cli import main
+from gamut.cli import main
 from tests.generator.conftest import REPO, assert_no_rubric_text
 from tests.generator.fixture_tables import write_fixture_config
 
@@ -58,7 +58,7 @@ def test_site_serve_serves_the_built_site(tmp_path: Path) -> None:
     cfg = write_fixture_config(tmp_path, rubrics_public=False)
     assert CliRunner().invoke(main, ["site", "build", "--config", str(cfg)]).exit_code == 0
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from scoring.cli import main; main()", "site", "serve",
+        [sys.executable, "-c", "from gamut.cli import main; main()", "site", "serve",
          "--config", str(cfg), "--no-build", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
     )  # fmt: skip
@@ -80,7 +80,7 @@ def test_gamut_run_on_the_demo_with_held_rubrics(tmp_path: Path) -> None:
     """The main job end to end on the shipped demo (outputs redirected into a temporary folder),
     with the rubrics marked held: no rubric text may reach the built site."""
     if not (REPO / "demo" / "submissions").is_dir():
-        pytest.skip("the demo submissions are not generated (python -m scoring.synthetic demo)")
+        pytest.skip("the demo submissions are not generated (gamut demo write)")
     text = (REPO / "gamut.toml").read_text(encoding="utf-8")
     text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', text)
     text = text.replace("rubrics_public = true", "rubrics_public = false")
@@ -100,7 +100,7 @@ def test_gamut_run_with_judge_failures_builds_the_site_and_exits_1(tmp_path: Pat
     """A judge that cannot answer for one submission: that submission is shown as incomplete,
     the site is still built, and the command exits 1 so that a rerun retries."""
     if not (REPO / "demo" / "submissions").is_dir():
-        pytest.skip("the demo submissions are not generated (python -m scoring.synthetic demo)")
+        pytest.skip("the demo submissions are not generated (gamut demo write)")
     import pandas as pd
 
     oracle = pd.read_parquet(REPO / "demo" / "verdicts" / "oracle.parquet")

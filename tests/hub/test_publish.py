@@ -12,8 +12,8 @@ import pytest
 import yaml
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
-from scoring.config import load_config
-from scoring.hub import HubError, build_publish_operations, publish_files, publish_results
+from gamut.config import load_config
+from gamut.hub import HubError, build_publish_operations, publish_files, publish_results
 from tests.hub.conftest import write_config
 
 SECRET = "Identifies the dish as pad thai."

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scoring.config import load_config
-from scoring.hub import HubError, parse_hub_uri, resolve_rubrics_path
+from gamut.config import load_config
+from gamut.hub import HubError, parse_hub_uri, resolve_rubrics_path
 from scoring.rubric_io import load_rubrics
 from tests.hub.conftest import TOKEN, write_config
 from tests.hub.fake_hub import FakeHub

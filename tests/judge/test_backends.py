@@ -8,8 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from scoring.config import load_config
-from scoring.judge import judge_all, write_verdict_table
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import (
@@ -34,7 +35,7 @@ def test_anthropic_backend_structured_output_and_cache_breakpoint(
         )
     )
     fake_llm.queue_faults("prose")
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     s = report.judges["claude"]
     assert report.ok and s.judged == TOTAL_CALLS and s.reasks == 1
     body = fake_llm.requests[0].body
@@ -82,8 +83,8 @@ def test_prompt_injection_in_a_response_does_not_move_the_verdict(
                 tmp_path / str(i), openai_judge(fake_llm.openai_base_url), responses=responses
             )
         )
-        assert judge_all(cfg, progress=QUIET).ok
-        df = pd.read_parquet(write_verdict_table(cfg))
+        assert pipeline.judge(Project(cfg), progress=QUIET).ok
+        df = pd.read_parquet(pipeline.write_verdicts(Project(cfg)))
         verdicts.append(df.sort_values(["question_id", "check_id"]).verdict.tolist())
     assert verdicts[0] == verdicts[1] and set(verdicts[1]) == {"missing"}
     injected_bodies = [r.body for r in fake_llm.requests if INJECTION in r.text]
@@ -130,16 +131,16 @@ def test_replay_backend_replays_and_never_calls(tmp_path: Path, fake_llm: FakeLL
         f'replay = "{replay}"\nprimary = true\n'
     )
     cfg = load_config(write_project(tmp_path / "p", toml))
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     assert fake_llm.requests == []
     [f] = report.failures
     assert f.kind == "rejected" and f.check_id == rows[0]["check_id"]
     assert report.judges["oracle"].judged == TOTAL_CALLS - 1
-    df = pd.read_parquet(write_verdict_table(cfg))
+    df = pd.read_parquet(pipeline.write_verdicts(Project(cfg)))
     assert len(df) == TOTAL_CHECKS - 1
     assert set(df.verdict) == {"partially_meets", "missing"}  # missing: the empty response
     pd.DataFrame(rows).to_parquet(replay)  # a new file is a new judge identity
-    again = judge_all(cfg, progress=QUIET)
+    again = pipeline.judge(Project(cfg), progress=QUIET)
     assert again.ok and again.judges["oracle"].judged == TOTAL_CALLS
 
 
@@ -155,7 +156,7 @@ def test_anthropic_faults_end_in_one_verdict_each(tmp_path: Path, fake_llm: Fake
         )
     )
     fake_llm.queue_faults("429", "malformed_json", "500", "bad_verdict", "drop", "400")
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     assert [f.kind for f in report.failures] == ["rejected"]
     assert report.judges["claude"].reasks == 2
     with sqlite3.connect(cfg.path(cfg.store.cache)) as db:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from scoring.cli import main
+from gamut.cli import main
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, TOTAL_CHECKS, openai_judge, write_project
 

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scoring.cli import main
-from scoring.config import load_config
+from gamut import pipeline
+from gamut.cli import main
+from gamut.config import load_config
+from gamut.project import Project
 from scoring.errors import ConfigError
-from scoring.judge import judge_all
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.conftest import FAKE_KEY
@@ -47,9 +48,9 @@ def test_missing_key_stops_judge_all_before_any_call(
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
     monkeypatch.setenv("GAMUT_TEST_KEY", "")
     with pytest.raises(ConfigError, match="GAMUT_TEST_KEY is not set"):
-        judge_all(cfg, progress=NullProgress())
+        pipeline.judge(Project(cfg), progress=NullProgress())
     with pytest.raises(ConfigError, match="no judge named 'nope'"):
-        judge_all(cfg, judges=["nope"], progress=NullProgress())
+        pipeline.judge(Project(cfg), judges=["nope"], progress=NullProgress())
     assert fake_llm.requests == []
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from scoring.config import load_config
-from scoring.judge import judge_all
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer, verdict_responder
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
@@ -33,7 +34,7 @@ def test_recoverable_fault_still_ends_in_one_verdict(
 ) -> None:
     cfg = load_config(_setup(tmp_path, fake_llm))
     fake_llm.queue_faults(fault, fault)  # two faults in a row: within both retry budgets
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     assert report.ok, report.failures
     verdicts, failures = _keys(cfg.path(cfg.store.cache))
     assert len(verdicts) == TOTAL_CALLS and not failures
@@ -50,7 +51,7 @@ def test_reask_carries_the_bad_reply_and_says_what_was_wrong(
 ) -> None:
     cfg = load_config(_setup(tmp_path, fake_llm, concurrency=1))
     fake_llm.queue_faults("bad_verdict")
-    judge_all(cfg, progress=QUIET)
+    pipeline.judge(Project(cfg), progress=QUIET)
     reask = fake_llm.requests[1].body["messages"]
     assert reask[-2]["role"] == "assistant" and "excellent" in reask[-2]["content"]
     assert "verdict" in reask[-1]["content"] and "could not be used" in reask[-1]["content"]
@@ -61,13 +62,13 @@ def test_hang_past_timeout_is_a_listed_failure_then_retried(
 ) -> None:
     cfg = load_config(_setup(tmp_path, fake_llm, timeout=0.5, retries=0))
     fake_llm.queue_faults("hang")
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     assert [f.kind for f in report.failures] == ["api_error"]
     assert "Timeout" in report.failures[0].message
     verdicts, failures = _keys(cfg.path(cfg.store.cache))
     assert len(verdicts) == TOTAL_CALLS - 1 and len(failures) == 1 and not verdicts & failures
     fake_llm.reset()
-    again = judge_all(cfg, progress=QUIET)
+    again = pipeline.judge(Project(cfg), progress=QUIET)
     assert again.ok and len(fake_llm.requests) == 1
     verdicts, failures = _keys(cfg.path(cfg.store.cache))
     assert len(verdicts) == TOTAL_CALLS and not failures
@@ -78,7 +79,7 @@ def test_unusable_replies_fail_after_two_reasks_with_raw_text(
 ) -> None:
     fake_llm.responder = lambda body: "Meets, I would say."
     cfg = load_config(_setup(tmp_path, fake_llm))
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     assert len(fake_llm.requests) == 3 * TOTAL_CALLS
     assert len(report.failures) == TOTAL_CALLS
     assert {f.kind for f in report.failures} == {"bad_output"}
@@ -90,7 +91,7 @@ def test_unusable_replies_fail_after_two_reasks_with_raw_text(
             ("Meets, I would say.",)
         ]
     fake_llm.responder = verdict_responder("contradicts")
-    assert judge_all(cfg, progress=QUIET).ok
+    assert pipeline.judge(Project(cfg), progress=QUIET).ok
     verdicts, failures = _keys(cfg.path(cfg.store.cache))
     assert len(verdicts) == TOTAL_CALLS and not failures
 
@@ -98,7 +99,7 @@ def test_unusable_replies_fail_after_two_reasks_with_raw_text(
 def test_other_4xx_is_not_retried(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     cfg = load_config(_setup(tmp_path, fake_llm, concurrency=1))
     fake_llm.queue_faults("400")
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     assert [f.kind for f in report.failures] == ["rejected"]
     assert len(fake_llm.requests) == TOTAL_CALLS  # the rejected request was sent once
 
@@ -109,7 +110,7 @@ def test_random_faults_every_check_gets_exactly_one_outcome(tmp_path: Path) -> N
     with FakeLLMServer(latency=0.01) as srv:
         srv.fault_fn = random_faults(0.3, seed=7)
         cfg = load_config(_setup(tmp_path, srv, concurrency=16, retries=4))
-        report = judge_all(cfg, progress=QUIET)
+        report = pipeline.judge(Project(cfg), progress=QUIET)
     verdicts, failures = _keys(cfg.path(cfg.store.cache))
     assert len(verdicts) + len(failures) == TOTAL_CALLS and not verdicts & failures
     assert len(report.failures) == len(failures)

@@ -14,7 +14,7 @@ from scoring.judge.prompt import (
     parse_template,
     response_fence,
 )
-from scoring.scorer import Verdict
+from scoring.verdicts import Verdict
 
 
 def test_v1_template_defines_the_four_verdicts_and_partial_per_kind() -> None:

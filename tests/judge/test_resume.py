@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from scoring.config import load_config
-from scoring.judge import judge_all
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
@@ -22,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # the library entry point (what `gamut judge` and `gamut run` call), without the whole CLI
 _CHILD = (
     "import sys\n"
-    "from scoring.config import load_config\n"
+    "from gamut.config import load_config\n"
     "from scoring.judge import judge_all\n"
-    "judge_all(load_config(sys.argv[1], require_keys=True))\n"
+    "pipeline.judge(Project(load_config(sys.argv[1], require_keys=True)))\n"
 )
 
 
@@ -65,7 +66,7 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
         assert 6 <= len(before) < TOTAL_CALLS
         assert sent_before - len(before) <= 2  # only the calls in flight were lost
 
-        report = judge_all(load_config(cfg_path), progress=NullProgress())
+        report = pipeline.judge(Project(load_config(cfg_path)), progress=NullProgress())
         assert report.ok
         assert report.judges["gpt"].cache_hits == len(before)
         assert len(srv.requests) - sent_before == TOTAL_CALLS - len(before)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from scoring.config import load_config
-from scoring.judge import judge_all, write_verdict_table
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import (
@@ -35,7 +36,7 @@ def test_judges_everything_then_rerun_makes_zero_calls(
     tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     s = report.judges["gpt"]
     assert report.ok
     assert (s.checks, s.empty, s.judged, s.calls, s.cache_hits) == (
@@ -49,11 +50,11 @@ def test_judges_everything_then_rerun_makes_zero_calls(
     assert s.tokens_in > 0 and s.tokens_out > 0 and s.tokens_cached > 0
     body = fake_llm.requests[0].body
     assert body["temperature"] == 0 and body["response_format"]["type"] == "json_schema"
-    again = judge_all(cfg, progress=QUIET)
+    again = pipeline.judge(Project(cfg), progress=QUIET)
     assert len(fake_llm.requests) == TOTAL_CALLS
     assert again.judges["gpt"].cache_hits == TOTAL_CALLS and again.judges["gpt"].calls == 0
 
-    df = pd.read_parquet(write_verdict_table(cfg))
+    df = pd.read_parquet(pipeline.write_verdicts(Project(cfg)))
     assert list(df.columns[:9]) == [
         "submission_id",
         "setting",
@@ -73,8 +74,8 @@ def test_judges_everything_then_rerun_makes_zero_calls(
 
 def test_held_rubrics_keep_text_out_of_the_table(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url), public=False))
-    judge_all(cfg, progress=QUIET)
-    path = write_verdict_table(cfg)
+    pipeline.judge(Project(cfg), progress=QUIET)
+    path = pipeline.write_verdicts(Project(cfg))
     df = pd.read_parquet(path)
     assert "rationale" not in df.columns and "check_text" not in df.columns
     raw = path.read_bytes()
@@ -85,12 +86,12 @@ def test_editing_one_check_rejudges_exactly_that_check(
     tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
     cfg_path = write_project(tmp_path, openai_judge(fake_llm.openai_base_url))
-    judge_all(load_config(cfg_path), progress=QUIET)
+    pipeline.judge(Project(load_config(cfg_path)), progress=QUIET)
     fake_llm.reset()
     edited = json.loads(json.dumps(RUBRICS))
     edited[0]["items"][0]["text"] = "Identifies the dish as pad thai (Thai fried noodles)."
     write_project(tmp_path, openai_judge(fake_llm.openai_base_url), rubrics=edited)
-    report = judge_all(load_config(cfg_path), progress=QUIET)
+    report = pipeline.judge(Project(load_config(cfg_path)), progress=QUIET)
     # food-0001 has a non-empty response in alpha/mm, alpha/text_only and beta/mm
     assert report.judges["gpt"].calls == 3
     assert {check_of(r.body) for r in fake_llm.requests} == {
@@ -103,7 +104,7 @@ def test_dry_run_calls_nothing(
 ) -> None:
     monkeypatch.delenv("GAMUT_TEST_KEY")
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
-    report = judge_all(cfg, dry_run=True, progress=QUIET)
+    report = pipeline.judge(Project(cfg), dry_run=True, progress=QUIET)
     s = report.judges["gpt"]
     assert s.planned == TOTAL_CALLS and s.est_tokens_in > 100 * TOTAL_CALLS
     assert fake_llm.requests == []
@@ -114,7 +115,9 @@ def test_filters_by_submission_and_setting(tmp_path: Path, fake_llm: FakeLLMServ
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
     from scoring.questions import Setting
 
-    r = judge_all(cfg, submissions=["alpha"], settings=[Setting.TEXT_ONLY], progress=QUIET)
+    r = pipeline.judge(
+        Project(cfg), submissions=["alpha"], settings=[Setting.TEXT_ONLY], progress=QUIET
+    )
     assert r.judges["gpt"].calls == 10
     assert all("pad thai?" in x.text or "monstera?" in x.text for x in fake_llm.requests)
 
@@ -122,7 +125,7 @@ def test_filters_by_submission_and_setting(tmp_path: Path, fake_llm: FakeLLMServ
 def test_cost_when_prices_are_configured(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     prices = "price_in_per_mtok = 2.0\nprice_cached_in_per_mtok = 0.5\nprice_out_per_mtok = 8.0"
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url, extra=prices)))
-    s = judge_all(cfg, progress=QUIET).judges["gpt"]
+    s = pipeline.judge(Project(cfg), progress=QUIET).judges["gpt"]
     expected = (
         (s.tokens_in - s.tokens_cached) * 2.0 + s.tokens_cached * 0.5 + s.tokens_out * 8.0
     ) / 1e6

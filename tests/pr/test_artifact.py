@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scoring.cli import main
-from scoring.config import GamutConfig, load_config
+from gamut.cli import main
+from gamut.config import GamutConfig, load_config
+from gamut.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
 from scoring.errors import ProblemsError
-from scoring.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
 from tests.hub.conftest import write_config
 
 SHA = "a" * 40

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from scoring.cli import main
-from scoring.comment import MARKER, CommentError, escape, read_warnings, render_comment
-from scoring.config import GamutConfig, load_config
+from gamut.cli import main
+from gamut.comment import MARKER, CommentError, escape, read_warnings, render_comment
+from gamut.config import GamutConfig, load_config
 from tests.hub.conftest import write_config
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring.config import load_config
+from gamut.config import load_config
 from scoring.errors import ConfigError
 
 REPO = Path(__file__).parents[2]

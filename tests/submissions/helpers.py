@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from scoring.config import GamutConfig, load_config
+from gamut.config import GamutConfig, load_config
 
 FIXTURES = Path(__file__).parent / "fixtures"
 QUESTION_IDS = [

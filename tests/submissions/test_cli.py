@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner, Result
 
-from scoring.cli import main
-from scoring.submission import SubmissionMeta
+from gamut.cli import main
+from scoring.submissions.formats import SubmissionMeta
 from tests.submissions.helpers import QUESTION_IDS, Project, good_lines
 
 

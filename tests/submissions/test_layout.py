@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scoring.submissions import validate_submissions
+from gamut import pipeline
+from gamut.project import Project as GamutProject
 from tests.submissions.helpers import Project
 
 
@@ -18,7 +19,7 @@ def found(report_problems: list[object]) -> set[tuple[str, str]]:
 
 def test_bad_folder_name(project: Project) -> None:
     project.write("Acme_VL")
-    report = validate_submissions(project.cfg)
+    report = pipeline.validate(GamutProject(project.cfg))
     (err,) = report.errors
     assert (err.file, err.message) == (
         "submissions/Acme_VL",
@@ -30,7 +31,7 @@ def test_bad_folder_name(project: Project) -> None:
 def test_id_too_close_to_another(project: Project) -> None:
     project.write("acme-vl")
     project.write("acme_vl", multimodal=[])  # content irrelevant here
-    report = validate_submissions(project.cfg, [project.subs / "acme_vl"])
+    report = pipeline.validate(GamutProject(project.cfg), [project.subs / "acme_vl"])
     assert (
         "submissions/acme_vl",
         "submission id 'acme_vl' is too close to existing 'acme-vl'",
@@ -44,7 +45,7 @@ def test_missing_files_and_extra_files(project: Project) -> None:
     (folder / "extra").mkdir()
     (project.subs / "stray.jsonl").write_text("{}\n")
     (project.subs / "README.md").write_text("# submissions\n")
-    report = validate_submissions(project.cfg)
+    report = pipeline.validate(GamutProject(project.cfg))
     assert found(report.errors) == {
         (
             "submissions/acme/multimodal.jsonl",
@@ -62,14 +63,14 @@ def test_symlinked_file_is_rejected_not_followed(project: Project, tmp_path: Pat
     secret.write_text("not json at all\n")
     (folder / "multimodal.jsonl").unlink()
     os.symlink(secret, folder / "multimodal.jsonl")
-    report = validate_submissions(project.cfg)
+    report = pipeline.validate(GamutProject(project.cfg))
     assert found(report.errors) == {("submissions/acme/multimodal.jsonl", "is a symbolic link")}
 
 
 def test_symlinked_folder_is_rejected(project: Project, tmp_path: Path) -> None:
     real = project.write("acme")
     os.symlink(real, project.subs / "acme2")
-    report = validate_submissions(project.cfg, [project.subs / "acme2"])
+    report = pipeline.validate(GamutProject(project.cfg), [project.subs / "acme2"])
     assert found(report.errors) == {("submissions/acme2", "submission folder is a symbolic link")}
 
 
@@ -78,7 +79,7 @@ def test_dotdot_path_and_path_outside(project: Project, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     dotdot = project.subs / "acme" / ".." / ".." / "gamut.toml"
-    report = validate_submissions(project.cfg, [dotdot, outside])
+    report = pipeline.validate(GamutProject(project.cfg), [dotdot, outside])
     msgs = {p.message for p in report.errors}
     assert "path contains '..'" in msgs
     assert "outside the submissions folder submissions" in msgs
@@ -88,16 +89,20 @@ def test_dotdot_path_and_path_outside(project: Project, tmp_path: Path) -> None:
 def test_paths_select_submissions(project: Project) -> None:
     project.write("acme")
     project.write("other", multimodal="")
-    report = validate_submissions(project.cfg, [project.subs / "acme" / "multimodal.jsonl"])
+    report = pipeline.validate(
+        GamutProject(project.cfg), [project.subs / "acme" / "multimodal.jsonl"]
+    )
     assert report.submissions == ["acme"] and report.ok
-    assert not validate_submissions(project.cfg, [project.subs]).ok  # the folder means all
-    missing = validate_submissions(project.cfg, [project.subs / "nobody"])
+    assert not pipeline.validate(
+        GamutProject(project.cfg), [project.subs]
+    ).ok  # the folder means all
+    missing = pipeline.validate(GamutProject(project.cfg), [project.subs / "nobody"])
     assert [p.message for p in missing.errors] == ["no such submission folder"]
 
 
 def test_invalid_id_starting_with_a_dot(project: Project) -> None:
     project.write(".hidden")
-    report = validate_submissions(project.cfg)
+    report = pipeline.validate(GamutProject(project.cfg))
     assert "folder name '.hidden' is not a valid submission id" in {
         p.message for p in report.errors
     }
@@ -126,7 +131,7 @@ def test_changed_from_one_new_submission(repo: Project) -> None:
     repo.write("acme")
     git(repo.root, "add", "submissions/acme/submission.yaml")  # one committed, one untracked
     git(repo.root, "commit", "-q", "-m", "add acme")
-    report = validate_submissions(repo.cfg, changed_from="main")
+    report = pipeline.validate(GamutProject(repo.cfg), changed_from="main")
     assert report.submissions == ["acme"] and report.ok, report.to_text()
 
 
@@ -136,7 +141,7 @@ def test_changed_from_touching_other_files(repo: Project) -> None:
     (repo.subs / "existing" / "multimodal.jsonl").write_text("")
     git(repo.root, "add", ".")
     git(repo.root, "commit", "-q", "-m", "sneaky")
-    report = validate_submissions(repo.cfg, changed_from="main")
+    report = pipeline.validate(GamutProject(repo.cfg), changed_from="main")
     assert ("gamut.toml", "changed outside a submission folder") in found(report.errors)
     assert any(
         p.message.startswith("the change touches several submissions (acme, existing)")
@@ -145,9 +150,9 @@ def test_changed_from_touching_other_files(repo: Project) -> None:
 
 
 def test_changed_from_nothing_and_bad_ref(repo: Project) -> None:
-    report = validate_submissions(repo.cfg, changed_from="main")
+    report = pipeline.validate(GamutProject(repo.cfg), changed_from="main")
     assert [p.message for p in report.errors] == ["the change touches no submission"]
-    bad = validate_submissions(repo.cfg, changed_from="no-such-branch")
+    bad = pipeline.validate(GamutProject(repo.cfg), changed_from="no-such-branch")
     (err,) = bad.errors
     assert err.message.startswith("cannot compare with 'no-such-branch'")
     assert "git fetch" in err.fix
@@ -157,7 +162,7 @@ def test_changed_from_updating_an_existing_submission_is_flagged(repo: Project) 
     lines = (repo.subs / "existing" / "multimodal.jsonl").read_text().splitlines()
     lines[0] = lines[0].replace("pad thai", "Pad Thai")
     (repo.subs / "existing" / "multimodal.jsonl").write_text("\n".join(lines) + "\n")
-    report = validate_submissions(repo.cfg, changed_from="main")
+    report = pipeline.validate(GamutProject(repo.cfg), changed_from="main")
     assert report.ok and report.submissions == ["existing"]
     (w,) = report.warnings
     assert (w.file, w.message) == (

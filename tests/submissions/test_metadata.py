@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+from gamut import pipeline
+from gamut.project import Project as GamutProject
 from scoring.errors import Problem
-from scoring.submission import SubmissionMeta
-from scoring.submissions import validate_submissions
+from scoring.submissions.formats import SubmissionMeta
 from tests.submissions.helpers import GOOD_META, Project
 
 YAML = "submissions/acme/submission.yaml"
@@ -14,7 +15,7 @@ YAML = "submissions/acme/submission.yaml"
 
 def meta_errors(project: Project, meta: str | dict[str, object]) -> list[Problem]:
     project.write("acme", meta=meta)  # type: ignore[arg-type]
-    report = validate_submissions(project.cfg)
+    report = pipeline.validate(GamutProject(project.cfg))
     assert all(p.file == YAML for p in report.errors), report.to_text()
     return report.errors
 
@@ -83,5 +84,5 @@ def test_duplicate_key(project: Project) -> None:
 def test_not_utf8(project: Project) -> None:
     folder = project.write("acme")
     (folder / "submission.yaml").write_bytes(b"model_name: Acm\xe9\n")
-    (err,) = validate_submissions(project.cfg).errors
+    (err,) = pipeline.validate(GamutProject(project.cfg)).errors
     assert err.message.startswith("not valid UTF-8")

@@ -6,15 +6,17 @@ import json
 import os
 from pathlib import Path
 
+from gamut import pipeline
+from gamut.project import Project as GamutProject
 from scoring.errors import Problem
-from scoring.submissions import Limits, validate_submissions
+from scoring.submissions import Limits
 from tests.submissions.helpers import QUESTION_IDS, Project, good_lines, jsonl
 
 MM = "submissions/acme/multimodal.jsonl"
 
 
 def only(project: Project, **kw: object) -> list[Problem]:
-    report = validate_submissions(project.cfg, **kw)  # type: ignore[arg-type]
+    report = pipeline.validate(GamutProject(project.cfg), **kw)  # type: ignore[arg-type]
     return report.problems
 
 
@@ -24,7 +26,7 @@ def errors_in(problems: list[Problem], file: str = MM) -> list[Problem]:
 
 def test_clean_submission_is_valid(project: Project) -> None:
     project.write("acme", text_only=good_lines())
-    report = validate_submissions(project.cfg)
+    report = pipeline.validate(GamutProject(project.cfg))
     assert report.problems == []
     assert report.ok and report.submissions == ["acme"]
 
@@ -83,7 +85,7 @@ def test_per_response_size_limit(project: Project) -> None:
 
 def test_limits_are_configurable(project: Project) -> None:
     project.write("acme")
-    report = validate_submissions(project.cfg, limits=Limits(max_response_bytes=100))
+    report = pipeline.validate(GamutProject(project.cfg), limits=Limits(max_response_bytes=100))
     assert {p.message.split(",")[0] for p in report.errors} == {"response is 0.2 KB"}
 
 
@@ -161,7 +163,7 @@ def test_empty_response_is_a_warning(project: Project) -> None:
     lines = good_lines()
     lines[6]["response"] = "  "
     project.write("acme", multimodal=lines)
-    report = validate_submissions(project.cfg)
+    report = pipeline.validate(GamutProject(project.cfg))
     assert report.ok
     (w,) = report.warnings
     assert (w.line, w.question_id) == (7, "animals-0002")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jsonschema
 import yaml
 
-from scoring.cli.schema import json_schemas
+from gamut.cli.schema import json_schemas
 from scoring.submissions import scaffold_text
 from tests.submissions.helpers import GOOD_META
 

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 from PIL import Image
 
-from scoring.cli import main
+from gamut.cli import main
 from tests.fakes.llm_server import FakeLLMServer, prompt_text
 from tests.submissions.helpers import FIXTURES, RESPONSES, Project
 

@@ -12,16 +12,16 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from gamut.cli import main
+from gamut.config import load_config
+from gamut.synthetic import random_rubric
+from gamut.synthetic.demo import REPLAY_COLUMNS, compose_all, generate_demo
+from gamut.synthetic.profiles import DEMO_MODELS, PARTISAN_OWN_FAMILY_UPGRADE
 from scoring import score_question
-from scoring.config import load_config
 from scoring.questions import Popularity, Question, load_questions
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import compile_all, load_rubrics
-from scoring.submission import SubmissionMeta
-from scoring.synthetic import random_rubric
-from scoring.synthetic.__main__ import main
-from scoring.synthetic.demo import REPLAY_COLUMNS, compose_all, generate_demo
-from scoring.synthetic.profiles import DEMO_MODELS, PARTISAN_OWN_FAMILY_UPGRADE
+from scoring.submissions.formats import SubmissionMeta
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DOMAINS = ("plants", "food", "animals", "vehicles", "landmarks", "objects")
@@ -187,12 +187,12 @@ def test_judges_depart_from_the_labels_as_documented(tmp_path: Path) -> None:
 
 def test_cli_demo_and_config_without_demo_judges(tmp_path: Path) -> None:
     config = _fixture_project(tmp_path)
-    result = CliRunner().invoke(main, ["demo", "--config", str(config)])
+    result = CliRunner().invoke(main, ["demo", "write", "--config", str(config)])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "verdicts" / "oracle.parquet").is_file()
     text = config.read_text().replace("[judges.lenient]", "[judges.kind]")
     config.write_text(text)
-    result = CliRunner().invoke(main, ["demo", "--config", str(config)])
+    result = CliRunner().invoke(main, ["demo", "write", "--config", str(config)])
     assert result.exit_code == 1
     assert "lenient" in result.output
 

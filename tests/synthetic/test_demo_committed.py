@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from gamut.config import load_config
+from gamut.synthetic.demo import generate_demo
 from scoring import score_question
-from scoring.config import load_config
 from scoring.rubric_io import compile_all, load_rubrics
-from scoring.synthetic.demo import generate_demo
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo"
@@ -29,9 +29,9 @@ def test_committed_demo_data_is_what_the_generator_writes(tmp_path: Path) -> Non
     written = generate_demo(load_config(tmp_path / "gamut.toml"))
     for path in written:
         committed = ROOT / path.relative_to(tmp_path)
-        assert committed.is_file(), f"{committed} is missing: run python -m scoring.synthetic demo"
+        assert committed.is_file(), f"{committed} is missing: run gamut demo write"
         assert committed.read_bytes() == path.read_bytes(), (
-            f"{committed} is stale: run python -m scoring.synthetic demo and commit the result"
+            f"{committed} is stale: run gamut demo write and commit the result"
         )
 
 

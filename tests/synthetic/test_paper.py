@@ -9,12 +9,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from scoring.config import load_config
+from gamut.cli import main
+from gamut.config import load_config
+from gamut.synthetic import write_paper_scale
 from scoring.questions import load_questions
 from scoring.rubric_io import compile_all, load_rubrics
-from scoring.submission import SubmissionMeta
-from scoring.synthetic import write_paper_scale
-from scoring.synthetic.__main__ import main
+from scoring.submissions.formats import SubmissionMeta
 from scoring.verdicts import VERDICT_COLUMNS
 
 KEY = ["submission_id", "setting", "judge", "question_id", "check_id"]
@@ -111,7 +111,18 @@ def test_same_seed_same_bytes(tmp_path: Path) -> None:
 def test_cli_writes_a_project(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main,
-        ["paper", "--out", str(tmp_path), "--questions", "5", "--models", "2", "--judges", "2"],
+        [
+            "demo",
+            "paper",
+            "--out",
+            str(tmp_path),
+            "--questions",
+            "5",
+            "--models",
+            "2",
+            "--judges",
+            "2",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert len(load_config(tmp_path / "gamut.toml").judges) == 2

@@ -13,7 +13,7 @@ import click
 import pytest
 import yaml
 
-from scoring.cli import main
+from gamut.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

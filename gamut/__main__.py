@@ -1,0 +1,5 @@
+"""``python -m gamut``: the command line."""
+
+from gamut.cli import main
+
+main()

@@ -1,0 +1,71 @@
+"""The ``gamut`` command line: a thin layer over the library.
+
+Each command group lives in its own module, imported only when that command runs (``gamut --help``
+imports none of them): the table below is the command list, with each command's one-line help.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from scoring import __version__
+
+#: name -> (module, attribute, one-line help shown by ``gamut --help``)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "run": ("gamut.cli.run", "run", "The main job: judge, score and build the site."),
+    "rubric": ("gamut.cli.rubric", "rubric", "Maintainers' rubric tools: lint, compile, show."),
+    "schema": ("gamut.cli.schema", "schema", "Write the JSON Schemas of every file format."),
+    "questions": ("gamut.cli.questions", "questions", "The public question list for submitters."),
+    "submission": (
+        "gamut.cli.submission",
+        "submission",
+        "Submitters' tools: scaffold and validate a submission.",
+    ),
+    "generate": (
+        "gamut.cli.generate",
+        "generate_cmd",
+        "Run a model API over the public questions into a submission.",
+    ),
+    "judge": ("gamut.cli.judge", "judge", "Judge every (response, check) without a verdict."),
+    "export": ("gamut.cli.judge", "export", "Export engine data for analysis."),
+    "score": ("gamut.cli.score", "score", "Write the score tables from the verdict table."),
+    "site": ("gamut.cli.site", "site", "Build or preview the static leaderboard site."),
+    "comment": ("gamut.cli.comment", "comment", "Render the pull-request comment."),
+    "pr": ("gamut.cli.pr", "pr", "Pull-request workflow steps: annotations and the artifact."),
+    "publish": ("gamut.cli.publish", "publish", "Publish the results to a Hugging Face dataset."),
+    "demo": ("gamut.cli.demo", "demo", "Regenerate the demo or a paper-scale synthetic project."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported when they are used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        cmd = getattr(importlib.import_module(module), attr)
+        if not isinstance(cmd, click.Command):
+            raise TypeError(f"{module}.{attr} is not a click command")
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][2]) for name in self.list_commands(ctx)])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="gamut")
+def main() -> None:
+    """GAMUT leaderboard: compile rubrics, judge responses, score them and build the site.
+
+    The config file is --config, else $GAMUT_CONFIG, else ./gamut.toml.
+    """
+
+
+__all__ = ["COMMANDS", "main"]

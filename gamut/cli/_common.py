@@ -1,0 +1,80 @@
+"""Shared pieces of the command line: the --config option, the one error path, the one output path.
+
+Library code raises :class:`~scoring.errors.GamutError`; :func:`handle_errors` turns it into one
+message on stderr and exit code 1. Everything the CLI prints goes through :data:`out_console`
+(results, stdout) or :data:`err_console` (progress and problems, stderr), both with rich markup
+off: user data (model names, file names, provider messages) is printed as it is, never parsed.
+Styled text is built with :func:`styled`.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from gamut.config import CONFIG_ENV, DEFAULT_CONFIG
+from scoring.errors import GamutError
+
+if TYPE_CHECKING:
+    from gamut.config import GamutConfig
+    from gamut.project import Project
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
+out_console = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+config_option = click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help=f"Project config file [default: ${CONFIG_ENV}, else {DEFAULT_CONFIG}].",
+)
+
+
+def styled(text: str, style: str) -> Text:
+    """``text`` in a rich style, never interpreted as markup."""
+    return Text(text, style=style)
+
+
+def get_config(config_path: Path | None) -> GamutConfig:
+    """Load the config named by --config, ``$GAMUT_CONFIG`` or ``gamut.toml``."""
+    from gamut.config import load_config
+
+    return load_config(config_path)
+
+
+def get_project(config_path: Path | None) -> Project:
+    """The project of the config named by --config, ``$GAMUT_CONFIG`` or ``gamut.toml``."""
+    from gamut.project import Project
+
+    return Project(get_config(config_path))
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print ``message`` as an error on stderr and exit with ``code``."""
+    err_console.print(styled("error: ", "bold red"), end="")
+    err_console.print(message)
+    sys.exit(code)
+
+
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn library errors into one clean message on stderr and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except GamutError as exc:
+            fail(str(exc))
+
+    return wrapper

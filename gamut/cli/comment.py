@@ -1,0 +1,41 @@
+"""``gamut comment``: the sticky pull-request comment for one submission, as markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gamut.cli._common import config_option, err_console, get_config, handle_errors
+from scoring.storage import atomic_write_text
+
+
+@click.command()
+@config_option
+@click.option("--submission", "submission_id", required=True, help="Submission id to report on.")
+@click.option(
+    "--warnings",
+    "warnings_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="Validator report (`gamut submission validate --format json`) whose warnings to list.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="Markdown file to write.",
+)
+@handle_errors
+def comment(config_path: Path, submission_id: str, warnings_file: Path | None, out: Path) -> None:
+    """Render the PR comment (scores, ranks, per-domain table, warnings) from the score tables.
+
+    The comment starts with the hidden marker <!-- gamut-score --> so a workflow can update one
+    comment in place. It holds no rubric or check text.
+    """
+    from gamut.comment import read_warnings, render_comment  # pandas: imported when used
+
+    cfg = get_config(config_path)
+    warnings = read_warnings(warnings_file) if warnings_file else []
+    atomic_write_text(out, render_comment(cfg, submission_id, warnings))
+    err_console.print(f"wrote {out}", markup=False)

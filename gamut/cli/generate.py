@@ -1,0 +1,190 @@
+"""``gamut generate``: run a model API over the public questions into a submission."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from gamut.cli._common import config_option, err_console, get_config, handle_errors, out_console
+from gamut.model_runner.backends import PROVIDERS
+from gamut.model_runner.plan import GenerateOptions, GenerateResult
+from gamut.model_runner.progress import reporter_for
+from gamut.model_runner.runner import generate
+from scoring.errors import GamutError
+from scoring.questions import Setting
+
+
+def _tokens_line(result: GenerateResult) -> str:
+    tin = sum(s.input_tokens for s in result.stats.values())
+    tout = sum(s.output_tokens for s in result.stats.values())
+    return f"tokens used: {tin:,} in, {tout:,} out ({tin + tout:,} total)"
+
+
+@click.command("generate")
+@click.option(
+    "--submission",
+    "submission_id",
+    required=True,
+    help="Submission id: the folder under the config's submissions path.",
+)
+@click.option("--model", required=True, help="Model name as the API knows it.")
+@click.option(
+    "--provider",
+    type=click.Choice(PROVIDERS),
+    default="openai",
+    show_default=True,
+    help="API protocol: OpenAI-compatible chat completions (OpenAI, Gemini, vLLM, "
+    "Ollama) or Anthropic Messages.",
+)
+@click.option(
+    "--base-url",
+    default=None,
+    help="API base URL, e.g. http://localhost:8000/v1 for a local server.",
+)
+@click.option(
+    "--api-key-env",
+    default=None,
+    help="Environment variable holding the API key [default: OPENAI_API_KEY or ANTHROPIC_API_KEY].",
+)
+@click.option(
+    "--setting",
+    "settings",
+    multiple=True,
+    type=click.Choice([s.value for s in Setting]),
+    help="Setting to generate; repeat for both [default: both].",
+)
+@click.option(
+    "--system-prompt",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="File with a system prompt (its SHA-256 is recorded).",
+)
+@click.option(
+    "--temperature",
+    type=click.FloatRange(0, 2),
+    default=None,
+    help="Sampling temperature [default: 0 for chat completions; the Anthropic Messages API "
+    "takes none].",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1),
+    default=2048,
+    show_default=True,
+    help="Largest number of tokens per answer.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 1024),
+    default=8,
+    show_default=True,
+    help="Calls in flight at once.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=None,
+    help="Only the first N questions (a quick trial).",
+)
+@click.option(
+    "--deadline",
+    "deadline_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Stop after this many seconds; unanswered questions are listed.",
+)
+@click.option(
+    "--request-timeout",
+    "timeout_s",
+    type=click.FloatRange(min=0, min_open=True),
+    default=120.0,
+    show_default=True,
+    help="Seconds before one HTTP call is retried.",
+)
+@click.option(
+    "--max-retries",
+    type=click.IntRange(0, 20),
+    default=6,
+    show_default=True,
+    help="Retries per call (429 and 5xx honour Retry-After; exponential backoff).",
+)
+@config_option
+@handle_errors
+def generate_cmd(
+    submission_id: str,
+    model: str,
+    provider: str,
+    base_url: str | None,
+    api_key_env: str | None,
+    settings: tuple[str, ...],
+    system_prompt: Path | None,
+    temperature: float | None,
+    max_tokens: int,
+    concurrency: int,
+    limit: int | None,
+    deadline_s: float | None,
+    timeout_s: float,
+    max_retries: int,
+    config_path: Path,
+) -> None:
+    """Run a model over the public questions into SUBMISSION's response files (resumable).
+
+    Writes <submissions>/ID/multimodal.jsonl and/or text_only.jsonl, one answer a line as it
+    arrives; a rerun answers only what is missing. Before any call, checks the API key variable,
+    existing files and every image, listing all problems. Records how the answers were produced
+    in submission.yaml. Exits 1 if any question is left unanswered (listed at the end).
+    """
+    cfg = get_config(config_path)
+    prompt = None
+    if system_prompt is not None:
+        try:
+            prompt = system_prompt.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise GamutError(f"cannot read --system-prompt {system_prompt}: {exc}") from None
+    options = GenerateOptions(
+        submission_id=submission_id,
+        model=model,
+        provider="anthropic" if provider == "anthropic" else "openai",
+        base_url=base_url,
+        api_key_env=api_key_env,
+        settings=tuple(Setting(s) for s in settings) or (Setting.MULTIMODAL, Setting.TEXT_ONLY),
+        system_prompt=prompt,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        concurrency=concurrency,
+        limit=limit,
+        deadline_s=deadline_s,
+        timeout_s=timeout_s,
+        max_retries=max_retries,
+    )
+    try:
+        with reporter_for(err_console) as reporter:
+            result = generate(cfg, options, reporter)
+    except KeyboardInterrupt:
+        err_console.print(
+            "interrupted: every answer received so far is saved; "
+            "rerun the same command to continue",
+            markup=False,
+        )
+        sys.exit(130)
+    for s in result.stats.values():
+        out_console.print(
+            f"{s.setting.value}: {s.done} answered now, {s.skipped} already, "
+            f"{s.failed} failed -> {result.files[s.setting]}",
+            markup=False,
+        )
+    out_console.print(_tokens_line(result) + f" in {result.elapsed_s:.1f}s", markup=False)
+    if result.failures:
+        err_console.print(
+            f"[bold red]{len(result.failures)} question(s) left unanswered[/] "
+            "(rerun the same command to retry only these):"
+        )
+        for f in result.failures:
+            err_console.print(f"  {f.setting.value} {f.question_id}: {f.reason}", markup=False)
+        sys.exit(1)
+    out_console.print(
+        "next: replace the TODO values in submission.yaml, then run `gamut submission validate`",
+        markup=False,
+    )

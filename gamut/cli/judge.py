@@ -1,0 +1,140 @@
+"""``gamut judge`` and ``gamut export verdicts``: the LLM judge's command line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from gamut.cli._common import config_option, err_console, handle_errors, out_console
+from gamut.config import load_config
+from gamut.project import Project
+from scoring.questions import Setting
+
+#: Failures listed one by one before the rest are only counted.
+MAX_LISTED = 50
+#: A listed failure is cut here (a provider error message may quote the request).
+MAX_CHARS = 300
+
+
+@click.command()
+@click.option(
+    "--judge",
+    "judges",
+    multiple=True,
+    metavar="NAME",
+    help="Judge to run (repeatable; default: every judge in the config).",
+)
+@click.option(
+    "--submission",
+    "submissions",
+    multiple=True,
+    metavar="ID",
+    help="Submission to judge (repeatable; default: every submission).",
+)
+@click.option(
+    "--setting",
+    "settings",
+    multiple=True,
+    type=click.Choice([s.value for s in Setting]),
+    help="Setting to judge (repeatable; default: both).",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Count the calls that would be made and estimate their tokens; call nothing.",
+)
+@click.option(
+    "--deadline",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Stop starting calls after this long; the rest wait for the next run.",
+)
+@config_option
+@handle_errors
+def judge(
+    judges: tuple[str, ...],
+    submissions: tuple[str, ...],
+    settings: tuple[str, ...],
+    dry_run: bool,
+    deadline: float | None,
+    config_path: Path | None,
+) -> None:
+    """Judge every (response, check) that has no verdict yet, then write the verdict table.
+
+    Verdicts are committed to the cache as they arrive, so an interrupted run loses only its calls
+    in flight. Exits 1 when any check ended without a verdict (they are listed, and retried by
+    the next run); the verdicts obtained are kept.
+    """
+    from gamut import pipeline
+
+    names = list(judges) or None
+    project = Project(load_config(config_path, require_keys=False if dry_run else (names or True)))
+    report = pipeline.judge(
+        project,
+        names,
+        list(submissions) or None,
+        [Setting(s) for s in settings] or None,
+        dry_run=dry_run,
+        deadline_s=deadline,
+    )
+    for line in report.summary_lines():
+        out_console.print(line, markup=False)
+    if dry_run:
+        total = sum(s.planned for s in report.judges.values())
+        out_console.print(
+            f"dry run: {total} call(s) would be made; nothing was called", markup=False
+        )
+        return
+    path = pipeline.write_verdicts(project)
+    out_console.print(f"verdict table: {path}", markup=False)
+    failures = report.failures
+    unfinished = sum(s.unfinished for s in report.judges.values())
+    if failures or unfinished:
+        err_console.print(
+            f"{len(failures)} check(s) failed, {unfinished} not attempted; "
+            "run `gamut judge` again to retry them:",
+            markup=False,
+        )
+        for f in failures[:MAX_LISTED]:
+            line = str(f)  # ids, kind and the provider's message; never the raw reply
+            err_console.print(
+                "  " + (line[:MAX_CHARS] + " ..." if len(line) > MAX_CHARS else line), markup=False
+            )
+        if len(failures) > MAX_LISTED:
+            err_console.print(f"  ... and {len(failures) - MAX_LISTED} more", markup=False)
+        sys.exit(1)
+
+
+@click.group()
+def export() -> None:
+    """Export engine data for analysis."""
+
+
+@export.command("verdicts")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Output file; the format follows the extension (.parquet, .csv or .jsonl).",
+)
+@config_option
+@handle_errors
+def export_verdicts_cmd(out: Path, config_path: Path | None) -> None:
+    """Write every verdict of the current submissions and rubrics to a file.
+
+    Columns: submission_id, setting, judge, judge_id, question_id, check_id, kind, tier,
+    secondary, verdict; plus rationale and check_text only when rubrics are public.
+    """
+    from gamut import pipeline
+    from scoring.judge import export_verdicts
+
+    project = Project(load_config(config_path))
+    n = export_verdicts(pipeline.verdict_table(project, judge_ids=True), out)
+    err_console.print(f"wrote {n} verdict(s) to {out}", markup=False)
+
+
+__all__ = ["export", "judge"]

@@ -1,0 +1,75 @@
+"""``gamut pr``: the steps of the pull-request workflows that are not plain gamut commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gamut.cli._common import config_option, err_console, get_config, handle_errors
+from gamut.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
+
+_REPORT = click.Path(path_type=Path, dir_okay=False, exists=True)
+
+
+def _report(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtifactError(f"cannot read validator report {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ArtifactError(
+            f"{path} is not a validator report (gamut submission validate --format json)"
+        )
+    return data
+
+
+@click.group()
+def pr() -> None:
+    """Pull-request workflow steps: annotations and the hand-off artifact."""
+
+
+@pr.command("annotate")
+@click.argument("report", type=_REPORT)
+def annotate_cmd(report: Path) -> None:
+    """Turn a validator JSON REPORT into GitHub annotations and a step summary."""
+    try:
+        data = _report(report)
+    except ArtifactError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(annotate(data), nl=False)
+
+
+@pr.command("pack")
+@config_option
+@click.argument("report", type=_REPORT)
+@click.option("--pr", "pr_number", type=int, required=True, help="Pull request number.")
+@click.option("--head-sha", required=True, help="Full sha of the pull request's head commit.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="Folder to write the artifact into.",
+)
+@handle_errors
+def pack(config_path: Path, report: Path, pr_number: int, head_sha: str, out: Path) -> None:
+    """Write the artifact for the scoring workflow from a passing validator REPORT."""
+    info = pack_artifact(get_config(config_path), _report(report), pr_number, head_sha, out)
+    err_console.print(
+        f"packed {info.submission_id} for PR #{info.pr_number} into {out}", markup=False
+    )
+
+
+@pr.command("unpack")
+@config_option
+@click.argument("artifact", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@handle_errors
+def unpack(config_path: Path, artifact: Path) -> None:
+    """Check an ARTIFACT folder as data and copy its submission into the submissions folder.
+
+    Prints pr_number=, head_sha= and submission_id= lines, ready for $GITHUB_OUTPUT.
+    """
+    info = unpack_artifact(get_config(config_path), artifact)
+    click.echo(info.as_outputs(), nl=False)

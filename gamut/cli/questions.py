@@ -1,0 +1,66 @@
+"""``gamut questions export``: the public question list a submitter runs a model on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gamut.cli._common import config_option, err_console, get_config, handle_errors
+from scoring.questions import Question, Setting, load_questions
+from scoring.storage import atomic_write_text
+
+
+def export_record(q: Question, setting: Setting, questions_file: Path) -> dict[str, Any]:
+    """One exported line: id, setting, question text in the setting's form, image, domain.
+
+    The image is an absolute path or a URL in the multimodal setting and null in the text-only
+    setting (the model gets no image there). Nothing from the rubrics is included.
+    """
+    image: str | None = None
+    if setting is Setting.MULTIMODAL and q.image:
+        if q.image.startswith(("http://", "https://")):
+            image = q.image
+        else:
+            image = (questions_file.parent / q.image).resolve().as_posix()
+    return {
+        "question_id": q.question_id,
+        "setting": setting.value,
+        "question": q.prompt(setting),
+        "image": image,
+        "domain": q.domain,
+    }
+
+
+@click.group()
+def questions() -> None:
+    """The public questions."""
+
+
+@questions.command()
+@click.option(
+    "--setting",
+    type=click.Choice([s.value for s in Setting]),
+    required=True,
+    help="multimodal: image + question that refers to the entity through the image; "
+    "text_only: question that names the entity, no image.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    required=True,
+    help="JSON Lines file to write: question_id, setting, question, image, domain.",
+)
+@config_option
+@handle_errors
+def export(setting: str, out: Path, config_path: Path) -> None:
+    """Write the public question list of one setting as JSON Lines, one question a line."""
+    cfg = get_config(config_path)
+    path = cfg.path(cfg.benchmark.questions)
+    qs = load_questions(path)
+    s = Setting(setting)
+    lines = [json.dumps(export_record(q, s, path), ensure_ascii=False) for q in qs]
+    atomic_write_text(out, "\n".join(lines) + "\n")
+    err_console.print(f"wrote {len(lines)} {setting} questions to {out}", markup=False)

@@ -1,0 +1,79 @@
+"""``gamut run``: the main job. Judge what has no verdict yet, score, build the site."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gamut.cli._common import config_option, err_console, get_project, handle_errors, out_console
+
+if TYPE_CHECKING:
+    from scoring.judge import JudgeReport
+
+MAX_LISTED = 20
+
+
+@click.command("run")
+@config_option
+@click.option("--no-site", is_flag=True, help="Stop after scoring; do not build the site.")
+@handle_errors
+def run(config_path: Path | None, no_site: bool) -> None:
+    """Judge every response/check without a verdict, score, and build the site.
+
+    On the shipped gamut.toml this runs the embedded demo offline: its judges replay stored
+    verdicts. Judge failures leave those submissions incomplete (shown, not ranked); the rest of
+    the job still runs, then the command lists them and exits 1 so that a rerun retries them.
+    """
+    from gamut import pipeline
+
+    project = get_project(config_path)
+    report = pipeline.judge(project)
+    for line in report.summary_lines():
+        err_console.print(line)
+    verdicts = pipeline.write_verdicts(project)
+    err_console.print(f"verdict table: {verdicts}")
+    tables = pipeline.score(project)
+    err_console.print(f"score tables: {tables.out_dir}")
+    if no_site:
+        _fail_on_judge_failures(report)
+        return
+    out = pipeline.build_site(project)
+    index = out / "index.html"
+    out_console.print(f"\nThe leaderboard site is in {out}", markup=False)
+    config_arg = f" --config {config_path}" if config_path else ""
+    out_console.print(
+        f"  preview it:  {_gamut_command()} site serve{config_arg}"
+        "   (then open http://127.0.0.1:8000/)",
+        markup=False,
+    )
+    out_console.print(f"  or open:     {index.as_uri()}", markup=False)
+    _fail_on_judge_failures(report)
+
+
+def _gamut_command() -> str:
+    """The command as the user can type it: ``gamut`` on PATH, else the environment's script."""
+    if shutil.which("gamut"):
+        return "gamut"
+    script = Path(sys.executable).parent / "gamut"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
+
+
+def _fail_on_judge_failures(report: JudgeReport) -> None:
+    unfinished = sum(s.unfinished for s in report.judges.values())
+    if report.failures or unfinished:
+        err_console.print(f"\n{len(report.failures)} check(s) failed, {unfinished} not attempted; "
+                          "their submissions are incomplete. Run `gamut run` again to retry:",
+                          markup=False)  # fmt: skip
+        for f in report.failures[:MAX_LISTED]:
+            err_console.print(f"  {str(f)[:300]}", markup=False)
+        sys.exit(1)
+
+
+__all__ = ["run"]

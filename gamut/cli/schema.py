@@ -1,0 +1,48 @@
+"""``gamut schema OUT_DIR``: JSON Schemas of every file format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import BaseModel
+
+from gamut.cli._common import err_console, handle_errors
+from scoring.compiler import Check
+from scoring.questions import Question
+from scoring.rubric import MetaRubric
+from scoring.storage import atomic_write_text
+from scoring.submissions.formats import ResponseLine, SubmissionMeta
+from scoring.verdicts import VerdictRow
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "meta-rubric.schema.json": MetaRubric,
+    "check.schema.json": Check,
+    "verdict-row.schema.json": VerdictRow,
+    "question.schema.json": Question,
+    "response-line.schema.json": ResponseLine,
+    "submission.schema.json": SubmissionMeta,
+}
+
+
+def json_schemas() -> dict[str, dict[str, Any]]:
+    """Every published schema, by file name."""
+    out = {}
+    for name, model in SCHEMAS.items():
+        s = model.model_json_schema()
+        s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+        out[name] = s
+    return out
+
+
+@click.command()
+@click.argument("out_dir", type=click.Path(path_type=Path, file_okay=False))
+@handle_errors
+def schema(out_dir: Path) -> None:
+    """Write JSON Schema files for the meta-rubric, a check, a verdict row, a question, a response
+    line and submission.yaml into OUT_DIR, so editors can validate files as they are typed."""
+    for name, s in json_schemas().items():
+        atomic_write_text(out_dir / name, json.dumps(s, indent=2, sort_keys=True) + "\n")
+    err_console.print(f"wrote {len(SCHEMAS)} schemas to {out_dir}")

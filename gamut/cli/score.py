@@ -1,0 +1,90 @@
+"""``gamut score``: the score tables, and a short leaderboard on the terminal."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich import box
+from rich.table import Table
+
+from gamut.cli._common import (
+    config_option,
+    err_console,
+    get_project,
+    handle_errors,
+    out_console,
+    styled,
+)
+
+if TYPE_CHECKING:  # the report stack (pandas, pyarrow) loads only when the command runs
+    from scoring.tables import Tables
+
+
+def _num(x: Any, digits: int = 1) -> str:
+    if x is None or not isinstance(x, int | float) or math.isnan(x):
+        return "-"
+    text = f"{float(x):.{digits}f}"
+    return text.lstrip("-") if float(text) == 0 else text  # no "-0.0"
+
+
+def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
+    """The primary judge's leaderboard for one setting, as a rich table."""
+    lb = tables.leaderboard
+    rows = lb[(lb["primary"]) & (lb["setting"] == setting)]
+    judge = tables.provenance["primary_judge"]
+    out = Table(
+        title=f"GAMUT leaderboard: {setting}, judge {judge}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for name in ("rank", "model", "Gamut", "95% CI", "AC", "V", "C", "gap"):
+        out.add_column(
+            name, justify="left" if name == "model" else "right", no_wrap=name != "model"
+        )
+    for r in rows.to_dict("records"):
+        if r["status"] != "complete":
+            out.add_row("-", str(r["model_name"]), "incomplete", *[""] * 5)
+            continue
+        ci = f"{_num(r['gamut_lo'])} to {_num(r['gamut_hi'])}"
+        rank, lo, hi = int(r["rank"]), int(r["rank_lo"]), int(r["rank_hi"])
+        shown = f"{rank}" if lo == hi else f"{rank} ({lo}-{hi})"
+        cells = [_num(r[c]) for c in ("gamut", "gamut_lo", "ac", "v", "c", "gap")]
+        cells[1] = ci
+        out.add_row(shown, str(r["model_name"]), *cells)
+    return out
+
+
+@click.command()
+@config_option
+@handle_errors
+def score(config_path: Path | None) -> None:
+    """Score every submission from the verdict table and write the score tables.
+
+    Reads <results>/verdicts.parquet (written by `gamut judge`) and writes the leaderboard,
+    per-domain, per-popularity, egocentric, check-kind, modality and judge-agreement tables
+    under <results>/ as Parquet, CSV and JSON, with provenance.json. A submission with any check
+    lacking a verdict is listed as incomplete and left out of the ranking.
+    """
+    from gamut import pipeline
+
+    tables = pipeline.score(get_project(config_path))
+    out_console.print(summary_table(tables))
+    incomplete = tables["incomplete"]
+    for r in incomplete.itertuples(index=False):
+        err_console.print(
+            styled("incomplete: ", "yellow"),
+            f"{r.submission_id} ({r.setting}, judge {r.judge}): "
+            f"{r.n_missing} of {r.n_expected} checks have no verdict (run `gamut judge`)",
+            sep="",
+        )
+    ignored = tables.provenance.get("ignored_verdict_rows", 0)
+    if ignored:
+        err_console.print(
+            f"ignored {ignored} verdict row(s) for unknown submissions, judges, "
+            "questions or checks (stale: rewrite with `gamut judge`)"
+        )
+    err_console.print(f"wrote {len(tables.files)} files to {tables.out_dir}")

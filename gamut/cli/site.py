@@ -1,0 +1,67 @@
+"""``gamut site build | serve``: the static leaderboard site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gamut.cli._common import config_option, err_console, get_project, handle_errors, out_console
+from scoring.errors import GamutError
+
+
+@click.group()
+def site() -> None:
+    """Build or preview the static leaderboard site from the score tables."""
+
+
+@site.command()
+@config_option
+@handle_errors
+def build(config_path: Path | None) -> None:
+    """Generate every page from <results>/ and build the site into [site] out.
+
+    Run `gamut score` (or `gamut run`) first. The build starts from scratch each time.
+    """
+    from gamut import pipeline
+
+    out = pipeline.build_site(get_project(config_path))
+    out_console.print(f"site built: {out / 'index.html'}")
+
+
+@site.command()
+@config_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (0 picks a free one).",
+)
+@click.option("--no-build", is_flag=True, help="Serve the site as last built, without rebuilding.")
+@handle_errors
+def serve(config_path: Path | None, host: str, port: int, no_build: bool) -> None:
+    """Build the site (unless --no-build) and serve it until Ctrl-C."""
+    from gamut import pipeline
+    from generator.serve import make_server
+
+    project = get_project(config_path)
+    out = project.site_spec().out.resolve() if no_build else pipeline.build_site(project)
+    if not (out / "index.html").is_file():
+        raise GamutError(f"no built site in {out}; run `gamut site build` first")
+    try:
+        server = make_server(out, host, port)
+    except OSError as exc:
+        raise GamutError(f"cannot listen on {host}:{port} ({exc}); pick another --port") from None
+    bound_host, bound_port = server.server_address[:2]
+    out_console.print(f"serving {out} at http://{bound_host!s}:{bound_port}/ (Ctrl-C to stop)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        err_console.print("stopped")
+    finally:
+        server.server_close()
+
+
+__all__ = ["site"]

@@ -1,0 +1,92 @@
+"""``gamut submission new | validate``: submitters' tools."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from gamut.cli._common import config_option, err_console, get_config, get_project, handle_errors
+from scoring.submissions import new_submission
+from scoring.submissions.formats import SUBMISSION_ID_RULE, is_submission_id
+from scoring.submissions.layout import display_path
+
+
+def _check_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if not is_submission_id(value):
+        raise click.BadParameter(f"{value!r} is not a valid submission id: {SUBMISSION_ID_RULE}")
+    return value
+
+
+@click.group()
+def submission() -> None:
+    """Submitters' tools: scaffold a submission folder and validate it before a pull request."""
+
+
+@submission.command()
+@click.argument("submission_id", metavar="ID", callback=_check_id)
+@config_option
+@handle_errors
+def new(submission_id: str, config_path: Path) -> None:
+    """Create <submissions>/ID/ with a commented submission.yaml to fill in.
+
+    ID: 3 to 64 characters of lowercase letters, digits, '-', '_' and '.', starting with a letter
+    or digit; it names your model's folder and never changes.
+    """
+    cfg = get_config(config_path)
+    subs_root = cfg.path(cfg.benchmark.submissions)
+    folder = display_path(subs_root / submission_id, Path.cwd())
+    path = new_submission(subs_root, submission_id, folder)
+    click.echo(f"created {display_path(path, Path.cwd())}")
+    click.echo(
+        "\nNext steps:\n"
+        f"  1. Fill in every TODO in {folder}/submission.yaml.\n"
+        f"  2. Write the responses: gamut generate --submission {submission_id} --model MODEL\n"
+        "     (or run your own model over `gamut questions export` and write\n"
+        f"     {folder}/multimodal.jsonl and, optionally, text_only.jsonl).\n"
+        f"  3. Check everything: gamut submission validate {folder}\n"
+        f"  4. Commit only the files in {folder}/ and open a pull request."
+    )
+
+
+@submission.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--changed-from",
+    metavar="REF",
+    help="Git ref of the base branch: the changes REF...HEAD (plus untracked and uncommitted "
+    "files) must touch only one submission's folder, which is then validated.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: one 'file:line: problem (fix)' per line; json: the whole report.",
+)
+@config_option
+@handle_errors
+def validate(
+    paths: tuple[Path, ...], changed_from: str | None, fmt: str, config_path: Path
+) -> None:
+    """Check submission folders (or files in them) against the public questions.
+
+    With no PATH and no --changed-from, every submission is checked. Every problem is reported at
+    once. Exits 1 on any error; warnings (likely gaming or accidents) do not fail.
+    """
+    from gamut import pipeline
+
+    report = pipeline.validate(get_project(config_path), list(paths) or None, changed_from)
+    if fmt == "json":
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        for p in report.errors:
+            click.echo(str(p))
+        for p in report.warnings:
+            click.echo(str(p))
+        err_console.print(report.summary(), markup=False)
+    if not report.ok:
+        sys.exit(1)

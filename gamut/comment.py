@@ -1,0 +1,260 @@
+"""The sticky pull-request comment: one submission's scores, read from the score tables.
+
+The comment is built from ``results/`` only (ids, numbers and the submission's metadata) and from
+the validator's JSON report; it never reads a rubric, so it cannot leak rubric or check text.
+Text that comes from the pull request (warnings, model names) is escaped so it cannot ping people,
+close the HTML comment marker or inject markup.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gamut.config import GamutConfig
+from scoring.errors import GamutError
+
+#: The hidden marker the workflow searches for to update one comment instead of adding another.
+MARKER = "<!-- gamut-score -->"
+MAX_WARNINGS = 30
+MAX_TEXT = 300
+TIERS = (("ac", "answer-critical"), ("v", "valuable"), ("c", "context"))
+
+
+class CommentError(GamutError):
+    """The score tables or the warnings file cannot make a comment."""
+
+
+def escape(text: object, limit: int = MAX_TEXT) -> str:
+    """Make untrusted text inert in GitHub markdown: no HTML, mentions, links or table breaks."""
+    s = " ".join(str(text).split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = re.sub(r"([\\`*_\[\]|#!~])", r"\\\1", s)
+    s = s.replace("@", "@\u200b").replace("://", ":\u200b//")
+    return s
+
+
+def code(text: object, limit: int = 80) -> str:
+    """Text shown as inline code: backticks and line breaks removed, length capped."""
+    s = " ".join(str(text).replace("`", "'").split())[:limit]
+    return f"`{s}`"
+
+
+def _num(x: Any, signed: bool = False) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)) or pd.isna(x):
+        return "–"
+    return f"{float(x):+.1f}" if signed else f"{float(x):.1f}"
+
+
+def _ci(row: pd.Series, col: str, signed: bool = False) -> str:
+    value = _num(row.get(col), signed)
+    lo, hi = row.get(f"{col}_lo"), row.get(f"{col}_hi")
+    if value == "–" or lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return value
+    return f"{value} [{_num(lo, signed)}, {_num(hi, signed)}]"
+
+
+def _read(results: Path, name: str, required: bool = True) -> pd.DataFrame | None:
+    path = results / f"{name}.parquet"
+    if not path.is_file():
+        if required:
+            raise CommentError(f"{path} does not exist; run `gamut score` first")
+        return None
+    df = pd.read_parquet(path)
+    for col in df.columns:
+        if isinstance(df[col].dtype, pd.CategoricalDtype):
+            df[col] = df[col].astype(object)
+    return df
+
+
+def read_warnings(path: Path) -> list[dict[str, Any]]:
+    """The warnings of a validator report (``gamut submission validate --format json``).
+
+    Accepts the report object (``{"problems": [...]}``, warnings picked by severity) or a plain
+    list of problems.
+
+    Raises:
+        CommentError: the file is missing or not such a report.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CommentError(f"cannot read warnings file {path}: {exc}") from None
+    problems = data.get("problems") if isinstance(data, dict) else data
+    if not isinstance(problems, list) or not all(isinstance(p, dict) for p in problems):
+        raise CommentError(
+            f"{path} is not a validator report; write it with "
+            "`gamut submission validate --format json`"
+        )
+    return [p for p in problems if p.get("severity", "warning") != "error"]
+
+
+def _scores_section(rows: pd.DataFrame, board: pd.DataFrame) -> list[str]:
+    out = [
+        "| setting | Gamut score [95% CI] | rank among current entries | "
+        "answer-critical | valuable | context | status |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for _, r in rows.iterrows():
+        peers = board[(board["setting"] == r["setting"]) & (board["judge"] == r["judge"])
+                      & (board["status"] == "complete")]  # fmt: skip
+        if r["status"] == "complete" and not pd.isna(r.get("rank")):
+            rank = f"{int(r['rank'])} of {len(peers)}"
+            if not pd.isna(r.get("rank_lo")) and not pd.isna(r.get("rank_hi")):
+                rank += f" (CI {int(r['rank_lo'])}–{int(r['rank_hi'])})"
+        else:
+            rank = "–"
+        status = r["status"]
+        if status != "complete":
+            status = f"incomplete ({int(r.get('n_checks_missing', 0))} checks without verdict)"
+        tiers = " | ".join(_ci(r, t) for t, _ in TIERS)
+        out.append(f"| {r['setting']} | **{_ci(r, 'gamut')}** | {rank} | {tiers} | {status} |")
+    return out
+
+
+def _mix_section(rows: pd.DataFrame) -> list[str]:
+    out = ["", "Verdict mix (share of checks):", ""]
+    for _, r in rows.iterrows():
+        parts = [f"{name} {100 * float(r[col]):.0f}%" for col, name in (
+            ("share_meets", "meets"), ("share_partial", "partially meets"),
+            ("share_missing", "missing"), ("share_contradicts", "contradicts"))
+            if col in r and not pd.isna(r[col])]  # fmt: skip
+        if parts:
+            out.append(f"- {r['setting']}: " + ", ".join(parts))
+    return out if len(out) > 3 else []
+
+
+def _domain_section(dom: pd.DataFrame | None, sid: str, judge: str) -> list[str]:
+    if dom is None or dom.empty:
+        return []
+    mine = dom[(dom["submission_id"] == sid) & (dom["judge"] == judge)]
+    if mine.empty:
+        return []
+    settings = [s for s in ("multimodal", "text_only") if s in set(mine["setting"])]
+    out = [
+        "",
+        "### Per domain",
+        "",
+        "| domain | questions | " + " | ".join(settings) + " |",
+        "| --- | --- | " + " | ".join("---" for _ in settings) + " |",
+    ]
+    for domain in sorted(set(mine["domain"])):
+        cells, n = [], 0
+        for s in settings:
+            hit = mine[(mine["domain"] == domain) & (mine["setting"] == s)]
+            cells.append(_ci(hit.iloc[0], "gamut") if len(hit) else "–")
+            n = int(hit.iloc[0]["n_questions"]) if len(hit) else n
+        out.append(f"| {escape(domain, 60)} | {n} | " + " | ".join(cells) + " |")
+    return out
+
+
+def _judges_section(board: pd.DataFrame, sid: str, primary: str) -> list[str]:
+    others = board[(board["submission_id"] == sid) & (board["judge"] != primary)]
+    if others.empty:
+        return []
+    out = [
+        "",
+        "### Other judges",
+        "",
+        "| judge | setting | Gamut score [95% CI] | status |",
+        "| --- | --- | --- | --- |",
+    ]
+    for _, r in others.iterrows():
+        out.append(
+            f"| {code(r['judge'], 60)} | {r['setting']} | {_ci(r, 'gamut')} | {r['status']} |"
+        )
+    return out
+
+
+def _warnings_section(warnings: list[dict[str, Any]]) -> list[str]:
+    if not warnings:
+        return ["", "The validator raised no warnings."]
+    out = [
+        "",
+        f"### Validator warnings ({len(warnings)})",
+        "",
+        "Warnings do not block a submission; a maintainer reviews them before merging.",
+        "",
+    ]
+    for w in warnings[:MAX_WARNINGS]:
+        where = escape(w.get("file", "?"), 120)
+        if w.get("line"):
+            where += f":{int(w['line'])}"
+        fix = f" ({escape(w['fix'])})" if w.get("fix") else ""
+        out.append(f"- {where}: {escape(w.get('message', ''))}{fix}")
+    if len(warnings) > MAX_WARNINGS:
+        out.append(
+            f"- … and {len(warnings) - MAX_WARNINGS} more (see the validation run's summary)"
+        )
+    return out
+
+
+def render_comment(
+    cfg: GamutConfig, submission_id: str, warnings: list[dict[str, Any]] | None = None
+) -> str:
+    """The markdown of the sticky comment for ``submission_id``, starting with :data:`MARKER`.
+
+    Raises:
+        CommentError: no score tables yet, or the submission has no row in the leaderboard.
+    """
+    results = cfg.path(cfg.store.results)
+    board = _read(results, "leaderboard")
+    assert board is not None
+    prov_file = results / "provenance.json"
+    prov: dict[str, Any] = (
+        json.loads(prov_file.read_text(encoding="utf-8")) if prov_file.is_file() else {}
+    )
+    primary = str(prov.get("primary_judge") or cfg.primary_judge)
+    mine = board[(board["submission_id"] == submission_id)]
+    rows = mine[mine["judge"] == primary].sort_values("setting")
+    if rows.empty:
+        raise CommentError(
+            f"submission {submission_id!r} has no row for judge {primary!r} in "
+            f"{results / 'leaderboard.parquet'}; run `gamut judge` and `gamut score`"
+        )
+    first = rows.iloc[0]
+    judge = prov.get("judges", {}).get(primary, {})
+    model = escape(first.get("model_name", submission_id), 120)
+    org = first.get("organisation")
+    lines = [
+        MARKER,
+        f"## GAMUT score: {code(submission_id, 64)}",
+        "",
+        f"Model **{model}**"
+        + (f" ({escape(org, 120)})" if org and not pd.isna(org) else "")
+        + f", judged by the primary judge {code(primary, 60)}"
+        + (f" ({code(judge['model'])})" if judge.get("model") else "")
+        + (
+            f", rubric version {code(prov['rubric_version'], 40)}"
+            if prov.get("rubric_version")
+            else ""
+        )
+        + ".",
+        "",
+        *_scores_section(rows, board),
+    ]
+    gap = rows[rows["setting"] == "multimodal"]
+    if len(gap) and "gap" in gap.columns and not pd.isna(gap.iloc[0]["gap"]):
+        lines += [
+            "",
+            "Visual-identification gap (text-only minus multimodal): "
+            f"**{_ci(gap.iloc[0], 'gap', signed=True)}**",
+        ]
+    lines += _mix_section(rows)
+    lines += _domain_section(_read(results, "by_domain", required=False), submission_id, primary)
+    lines += _judges_section(board, submission_id, primary)
+    lines += _warnings_section(warnings or [])
+    lines += [
+        "",
+        "<sub>Scores are 100 × the mean question score (range −100 to 100) with 95% "
+        "bootstrap intervals over questions. Ranks are among the entries currently on the "
+        "leaderboard. This comment is updated on every push to the pull request.</sub>",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,206 @@
+"""The project configuration file, ``gamut.toml`` (ARCHITECTURE.md, "Configuration").
+
+Every problem in the file is reported at once, before any work starts. Relative paths are relative
+to the config file's folder. The file given is found by :func:`config_path`: ``--config``, else the
+``GAMUT_CONFIG`` environment variable, else ``gamut.toml``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from scoring.errors import ConfigError, Problem
+from scoring.judge.spec import JudgeConfig, judge_key_problems
+from scoring.rubric import Identifier
+from scoring.scorer import ScoringConfig
+
+DEFAULT_CONFIG = "gamut.toml"
+#: The environment variable naming the config file when ``--config`` is not given.
+CONFIG_ENV = "GAMUT_CONFIG"
+
+
+def config_path(given: Path | str | None, environ: Mapping[str, str] | None = None) -> Path:
+    """The config file to read: ``given``, else ``$GAMUT_CONFIG``, else ``gamut.toml``."""
+    env = os.environ if environ is None else environ
+    return Path(given or env.get(CONFIG_ENV) or DEFAULT_CONFIG)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BenchmarkConfig(_Section):
+    """Where the benchmark's inputs are."""
+
+    questions: Path
+    rubrics: str = Field(description="Local file/folder, or hf://datasets/ORG/NAME@REVISION.")
+    rubrics_public: bool = False
+    submissions: Path = Path("submissions")
+
+
+class StoreConfig(_Section):
+    """Where the engine keeps its state and writes its outputs."""
+
+    cache: Path = Path(".gamut/verdicts.sqlite")
+    results: Path = Path("results")
+    private: Path = Field(
+        default=Path(".gamut/private"),
+        description="Cache for held rubrics fetched from the Hub; never inside the site.",
+    )
+
+
+class SiteConfig(_Section):
+    """The static site's title and links."""
+
+    title: str = "GAMUT leaderboard"
+    description: str = "Factual completeness of open-ended answers about images."
+    url: str | None = None
+    repo_url: str | None = None
+    out: Path = Path("site")
+    demo_notice: bool = False
+
+
+class PublishConfig(_Section):
+    """Where published results go."""
+
+    hf_dataset: str | None = None
+
+
+class GamutConfig(_Section):
+    """The whole deployment."""
+
+    benchmark: BenchmarkConfig
+    store: StoreConfig = StoreConfig()
+    scoring: ScoringConfig = ScoringConfig()
+    judges: dict[Identifier, JudgeConfig] = Field(default_factory=dict)
+    site: SiteConfig = SiteConfig()
+    publish: PublishConfig = PublishConfig()
+    root: Path = Field(default=Path("."), exclude=True)
+    file: Path = Field(default=Path(DEFAULT_CONFIG), exclude=True)
+
+    @model_validator(mode="after")
+    def _one_primary(self) -> GamutConfig:
+        primaries = [n for n, j in self.judges.items() if j.primary]
+        if self.judges and len(primaries) != 1:
+            found = ", ".join(primaries) if primaries else "none"
+            raise ValueError(
+                f"exactly one judge must have primary = true (found: {found}); "
+                "the primary judge ranks the leaderboard"
+            )
+        return self
+
+    @property
+    def primary_judge(self) -> str:
+        """Name of the judge whose scores rank the leaderboard.
+
+        Raises:
+            ConfigError: the config defines no judge.
+        """
+        self.require_judges()
+        return next(n for n, j in self.judges.items() if j.primary)
+
+    def require_judges(self) -> None:
+        """Raise unless the config defines judges (commands that judge or score need them).
+
+        Raises:
+            ConfigError: no ``[judges.NAME]`` table, naming the file.
+        """
+        if not self.judges:
+            raise ConfigError(
+                [
+                    Problem(
+                        str(self.file),
+                        None,
+                        "no judges: this command needs at least one [judges.NAME] table",
+                        "add the judges (see demo/gamut.toml for an example)",
+                    )
+                ],
+                f"invalid config {self.file}",
+            )
+
+    def path(self, p: Path) -> Path:
+        """Resolve a path from the config against the config file's folder."""
+        return p if p.is_absolute() else (self.root / p)
+
+
+def _primary_problem(raw: dict[str, Any], file: str) -> Problem | None:
+    judges = raw.get("judges")
+    if not isinstance(judges, dict):
+        return None
+    primaries = [n for n, j in judges.items() if isinstance(j, dict) and j.get("primary") is True]
+    if len(primaries) == 1 or not judges:
+        return None
+    found = ", ".join(primaries) if primaries else "none"
+    return Problem(
+        file,
+        None,
+        f"judges: exactly one judge must have primary = true (found: "
+        f"{found}); the primary judge ranks the leaderboard",
+        "set primary = true on exactly one [judges.NAME] table",
+    )
+
+
+def load_config(
+    path: Path | str | None = None,
+    *,
+    require_keys: bool | Iterable[str] = False,
+    environ: Mapping[str, str] | None = None,
+) -> GamutConfig:
+    """Read and validate a ``gamut.toml``.
+
+    Args:
+        path: the config file (default: :func:`config_path`'s choice).
+        require_keys: also check that the API key variables of these judges (True: of all judges)
+            are set, reporting those problems together with every other one.
+        environ: the environment to check keys in (default: ``os.environ``).
+
+    Raises:
+        ConfigError: one problem per broken rule, with the key that holds it.
+    """
+    path = config_path(path)
+    file = str(path)
+    try:
+        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            [
+                Problem(
+                    file,
+                    None,
+                    "config file not found",
+                    f"run from the repository root, pass --config PATH or set {CONFIG_ENV}",
+                )
+            ]
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            [Problem(file, None, f"not valid TOML: {exc}", "fix the syntax")]
+        ) from None
+    problems: list[Problem] = []
+    if require_keys is not False and isinstance(raw.get("judges"), dict):
+        names = None if require_keys is True else list(require_keys)
+        problems.extend(judge_key_problems(raw["judges"], file, names, environ))
+    try:
+        cfg = GamutConfig.model_validate(raw)
+    except ValidationError as exc:
+        for e in exc.errors(include_url=False):
+            key = ".".join(str(p) for p in e["loc"])
+            msg = e["msg"].removeprefix("Value error, ")
+            fix = {
+                "extra_forbidden": "remove the key or fix its spelling",
+                "missing": "add the key",
+            }.get(e["type"], "see the commented gamut.toml in the repository")
+            problems.append(Problem(file, None, f"{key}: {msg}" if key else msg, fix))
+        primary = _primary_problem(raw, file)
+        if primary is not None and not any("primary = true" in p.message for p in problems):
+            problems.append(primary)
+        raise ConfigError(problems, f"invalid config {file}") from None
+    if problems:
+        raise ConfigError(problems, f"invalid config {file}")
+    return cfg.model_copy(update={"root": path.resolve().parent, "file": path})

@@ -1,0 +1,161 @@
+"""The pipeline as library calls: judge, verdict table, score tables, site.
+
+Each stage takes a :class:`~gamut.project.Project`, so inputs read by one stage (questions, rubrics,
+responses, judges) are not read again by the next. ``gamut run`` is :func:`run`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gamut.project import Project
+from scoring.questions import Setting
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from scoring.judge import JudgeReport
+    from scoring.judge.progress import ProgressSink
+    from scoring.submissions import Limits, ValidationReport
+    from scoring.tables import Tables
+
+
+def judge(
+    project: Project,
+    judges: list[str] | None = None,
+    submissions: list[str] | None = None,
+    settings: list[Setting] | None = None,
+    *,
+    dry_run: bool = False,
+    progress: ProgressSink | None = None,
+    deadline_s: float | None = None,
+) -> JudgeReport:
+    """Judge every (response, check) of the selection that has no verdict yet.
+
+    Raises:
+        ConfigError: no judges, unknown judge names or missing API keys, before any call.
+        ProblemsError: unreadable questions, rubrics or responses.
+    """
+    from scoring.judge import judge_all
+
+    built = project.judges(judges, need_keys=not dry_run)
+    units = project.units(submissions, settings).units
+    return judge_all(
+        units, built, project.cache_path, dry_run, progress=progress, deadline_s=deadline_s
+    )
+
+
+def verdict_table(project: Project, *, judge_ids: bool = False) -> pd.DataFrame:
+    """Every cached verdict of the current submissions and rubrics, as one table."""
+    from scoring.judge import verdict_frame
+
+    return verdict_frame(
+        project.units().units,
+        project.judges(need_keys=False),
+        project.cache_path,
+        public=project.rubrics_public,
+        judge_ids=judge_ids,
+    )
+
+
+def write_verdicts(project: Project) -> Path:
+    """Write the verdict table into the results folder; returns its path."""
+    from scoring.judge import write_verdict_table
+
+    return write_verdict_table(verdict_table(project), project.verdict_table)
+
+
+def score(project: Project) -> Tables:
+    """Compute and write the score tables from the verdict table.
+
+    Raises:
+        ProblemsError: an input file is invalid (every problem listed).
+        ScoringError: the verdict table is missing or inconsistent.
+    """
+    from scoring.tables import build_tables, load_inputs
+
+    cfg = project.cfg
+    inputs = load_inputs(
+        project.questions,
+        project.check_table,
+        project.submissions_root,
+        tuple(cfg.judges),
+        project.verdict_table,
+        rubrics_source=cfg.benchmark.rubrics,
+    )
+    return build_tables(
+        inputs,
+        cfg.scoring,
+        project.judge_provenance(),
+        primary_judge=cfg.primary_judge,
+        rubrics_public=project.rubrics_public,
+        out_dir=project.results,
+    )
+
+
+def validate(
+    project: Project,
+    paths: list[Path] | None = None,
+    changed_from: str | None = None,
+    *,
+    limits: Limits | None = None,
+) -> ValidationReport:
+    """Validate submission folders of the project (every submission by default).
+
+    Raises:
+        ProblemsError: the questions file itself is invalid (a deployment problem).
+    """
+    from scoring.submissions import validate_submissions
+
+    return validate_submissions(
+        project.submissions_root,
+        project.questions,
+        paths,
+        changed_from,
+        base=project.cfg.root,
+        limits=limits,
+    )
+
+
+def build_site(project: Project) -> Path:
+    """Build the static site from the score tables; returns the site folder."""
+    import generator
+
+    return generator.build_site(project.site_spec())
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run produced."""
+
+    report: JudgeReport
+    verdicts: Path
+    tables: Tables
+    site: Path | None
+
+
+def run(project: Project, *, site: bool = True, progress: ProgressSink | None = None) -> RunResult:
+    """The main job: judge what has no verdict yet, write the verdict table, score, build the site.
+
+    Judge failures do not stop the run: their submissions are incomplete (shown, not ranked), and
+    the report lists them.
+    """
+    report = judge(project, progress=progress)
+    verdicts = write_verdicts(project)
+    tables = score(project)
+    out = build_site(project) if site else None
+    return RunResult(report, verdicts, tables, out)
+
+
+__all__ = [
+    "RunResult",
+    "build_site",
+    "judge",
+    "run",
+    "score",
+    "validate",
+    "verdict_table",
+    "write_verdicts",
+]

@@ -1,0 +1,277 @@
+"""The pull-request pipeline's hand-offs: annotations, and the artifact between the two workflows.
+
+``validate-submission.yml`` runs untrusted pull-request code with no secrets; it hands
+``score-submission.yml`` an artifact holding the submission's files, the validator's report and
+``pr.json`` (PR number and head sha). The scoring side treats that artifact purely as data:
+:func:`unpack_artifact` accepts only regular files at the expected paths, within size limits, with
+a well-formed ``pr.json``, and copies them into the base checkout's submissions folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from gamut.config import GamutConfig
+from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.storage import atomic_write_bytes, atomic_write_text
+from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES, is_submission_id
+
+PR_FILE = "pr.json"
+REPORT_FILE = "validation.json"
+SUBMISSION_FILES = frozenset({METADATA_FILE, *RESPONSE_FILES.values()})
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_TOTAL_BYTES = 40 * 1024 * 1024
+MAX_FILES = 8
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+class ArtifactError(GamutError):
+    """The artifact handed over by the validation workflow is not what it must be."""
+
+
+@dataclass(frozen=True)
+class PrInfo:
+    """What the scoring workflow learns from the artifact, every field validated."""
+
+    pr_number: int
+    head_sha: str
+    submission_id: str
+    submission_path: str = ""
+
+    def as_outputs(self) -> str:
+        """``key=value`` lines for ``$GITHUB_OUTPUT``."""
+        lines = [
+            f"pr_number={self.pr_number}",
+            f"head_sha={self.head_sha}",
+            f"submission_id={self.submission_id}",
+        ]
+        if self.submission_path:
+            lines.append(f"submission_path={self.submission_path}")
+        return "\n".join(lines) + "\n"
+
+
+def _check_pr(pr_number: int, head_sha: str) -> None:
+    if not 0 < pr_number < 10**9:
+        raise ArtifactError(f"PR number {pr_number} is out of range")
+    if not _SHA.match(head_sha):
+        raise ArtifactError("head sha must be 40 lowercase hex digits")
+
+
+# --- the validation side ------------------------------------------------------------------------
+
+
+def annotate(report: dict[str, Any], base: str = "") -> str:
+    """Emit one GitHub annotation per problem and the step summary; return the summary markdown.
+
+    Args:
+        report: the validator's JSON report (``gamut submission validate --format json``).
+        base: a prefix that makes the report's file paths repository-relative, if needed.
+    """
+    import github_action_utils as gha
+
+    problems = report.get("problems", [])
+    for p in problems:
+        kind = gha.error if p.get("severity") == "error" else gha.warning
+        msg = str(p.get("message", "")) + (f" ({p['fix']})" if p.get("fix") else "")
+        file = f"{base}{p['file']}" if p.get("file") else None
+        kind(msg, title="GAMUT submission", file=file, line=p.get("line") or None)
+    errors = [p for p in problems if p.get("severity") == "error"]
+    warns = [p for p in problems if p.get("severity") != "error"]
+    subs = ", ".join(f"`{s}`" for s in report.get("submissions", [])) or "no submission"
+    head = "passed" if report.get("ok") else "failed"
+    lines = [
+        f"## Submission validation {head}",
+        "",
+        f"Checked {subs}: {len(errors)} error(s), {len(warns)} warning(s).",
+        "",
+    ]
+    if problems:
+        lines += ["| severity | where | problem | fix |", "| --- | --- | --- | --- |"]
+        for p in [*errors, *warns][:200]:
+            where = str(p.get("file", "")) + (f":{p['line']}" if p.get("line") else "")
+            cells = [
+                str(p.get("severity", "")),
+                where,
+                str(p.get("message", "")),
+                str(p.get("fix", "")),
+            ]
+            lines.append(
+                "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+            )
+    md = "\n".join(lines) + "\n"
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        gha.append_job_summary(md)
+    return md
+
+
+def pack_artifact(
+    cfg: GamutConfig, report: dict[str, Any], pr_number: int, head_sha: str, out: Path
+) -> PrInfo:
+    """Write the artifact folder: ``pr.json``, the report and ``submissions/<id>/`` files.
+
+    Raises:
+        ArtifactError: the report failed, or does not name exactly one submission.
+    """
+    _check_pr(pr_number, head_sha)
+    if not report.get("ok"):
+        raise ArtifactError("the validation report has errors; nothing to hand over")
+    subs = report.get("submissions", [])
+    if len(subs) != 1 or not is_submission_id(str(subs[0])):
+        raise ArtifactError(f"a pull request must add exactly one submission (found: {subs})")
+    sid = str(subs[0])
+    folder = cfg.path(cfg.benchmark.submissions) / sid
+    for name in sorted(SUBMISSION_FILES):
+        src = folder / name
+        if src.is_file() and not src.is_symlink():
+            atomic_write_bytes(out / "submissions" / sid / name, src.read_bytes())
+    info = PrInfo(pr_number, head_sha, sid)
+    atomic_write_text(
+        out / PR_FILE,
+        json.dumps({"pr_number": pr_number, "head_sha": head_sha, "submission_id": sid}) + "\n",
+    )
+    atomic_write_text(out / REPORT_FILE, json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    return info
+
+
+# --- the scoring side ---------------------------------------------------------------------------
+
+
+def _walk(root: Path) -> tuple[list[str], list[Problem]]:
+    """Every regular file under ``root`` as a POSIX relative path; anything else is a problem."""
+    files: list[str] = []
+    problems: list[Problem] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in [*dirnames, *filenames]:
+            full = Path(dirpath) / name
+            rel = full.relative_to(root).as_posix()
+            mode = full.lstat().st_mode
+            if stat.S_ISDIR(mode):
+                continue
+            if not stat.S_ISREG(mode):
+                problems.append(
+                    Problem(
+                        rel,
+                        None,
+                        "not a regular file (symlink or device)",
+                        "the artifact may hold plain files only",
+                    )
+                )
+            else:
+                files.append(rel)
+    return sorted(files), problems
+
+
+def unpack_artifact(cfg: GamutConfig, artifact: Path) -> PrInfo:
+    """Check the downloaded artifact and copy its submission into the submissions folder.
+
+    Only ``pr.json``, ``validation.json`` and ``submissions/<id>/{submission.yaml,
+    multimodal.jsonl,text_only.jsonl}`` for one valid id are accepted; no symlinks, no other paths,
+    each file at most 16 MB and 40 MB in all. The copied folder replaces any folder of that id.
+
+    Raises:
+        ArtifactError: ``pr.json`` is missing or malformed.
+        ProblemsError: any other file breaks a rule (all of them listed).
+    """
+    if not artifact.is_dir() or artifact.is_symlink():
+        raise ArtifactError(f"{artifact} is not a folder; download the artifact first")
+    files, problems = _walk(artifact)
+    if len(files) > MAX_FILES:
+        problems.append(
+            Problem(
+                str(artifact),
+                None,
+                f"{len(files)} files (at most {MAX_FILES})",
+                "the artifact holds one submission",
+            )
+        )
+    total = 0
+    subs: dict[str, list[str]] = {}
+    for rel in files:
+        size = (artifact / rel).lstat().st_size
+        total += size
+        if size > MAX_FILE_BYTES:
+            problems.append(
+                Problem(
+                    rel,
+                    None,
+                    f"{size} bytes (at most {MAX_FILE_BYTES})",
+                    "the validator rejects files this large",
+                )
+            )
+        parts = rel.split("/")
+        if rel in {PR_FILE, REPORT_FILE}:
+            continue
+        if (
+            len(parts) == 3
+            and parts[0] == "submissions"
+            and is_submission_id(parts[1])
+            and parts[2] in SUBMISSION_FILES
+        ):
+            subs.setdefault(parts[1], []).append(parts[2])
+        else:
+            problems.append(
+                Problem(
+                    rel,
+                    None,
+                    "unexpected path in the artifact",
+                    "only pr.json, validation.json and submissions/<id>/ files",
+                )
+            )
+    if total > MAX_TOTAL_BYTES:
+        problems.append(
+            Problem(str(artifact), None, f"{total} bytes in all", f"at most {MAX_TOTAL_BYTES}")
+        )
+    if len(subs) != 1:
+        problems.append(
+            Problem(
+                str(artifact),
+                None,
+                f"holds {len(subs)} submissions ({', '.join(sorted(subs))})",
+                "a pull request adds exactly one submission",
+            )
+        )
+    info = _read_pr(artifact / PR_FILE) if PR_FILE in files else None
+    if info is None:
+        raise ArtifactError(f"{artifact} has no {PR_FILE}; was it made by `gamut pr pack`?")
+    if subs and info.submission_id not in subs:
+        problems.append(
+            Problem(
+                PR_FILE,
+                None,
+                "names a submission the artifact does not hold",
+                "rebuild the artifact",
+            )
+        )
+    if problems:
+        raise ProblemsError(problems, f"artifact {artifact} rejected")
+    dest = cfg.path(cfg.benchmark.submissions) / info.submission_id
+    if dest.is_symlink():
+        dest.unlink()
+    elif dest.exists():
+        shutil.rmtree(dest)
+    for name in subs[info.submission_id]:
+        data = (artifact / "submissions" / info.submission_id / name).read_bytes()
+        atomic_write_bytes(dest / name, data)
+    shown = os.path.relpath(dest)
+    return replace(info, submission_path=shown if not shown.startswith("..") else str(dest))
+
+
+def _read_pr(path: Path) -> PrInfo:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        pr_number, head_sha, sid = raw["pr_number"], raw["head_sha"], raw["submission_id"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
+        raise ArtifactError(f"{PR_FILE} is not the expected JSON object") from None
+    if not isinstance(pr_number, int) or isinstance(pr_number, bool):
+        raise ArtifactError(f"{PR_FILE}: pr_number must be an integer")
+    if not isinstance(head_sha, str) or not isinstance(sid, str) or not is_submission_id(sid):
+        raise ArtifactError(f"{PR_FILE}: head_sha and submission_id must be valid strings")
+    _check_pr(pr_number, head_sha)
+    return PrInfo(pr_number, head_sha, sid)

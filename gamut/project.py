@@ -1,0 +1,185 @@
+"""A project: one config file, every path it names resolved, every input loaded at most once.
+
+The engine's functions take values; a :class:`Project` is where the application gets those values
+from. Each input (questions, rubrics, compiled checks, response units, judges) is read on first use
+and kept, so a pipeline run reads each file once however many stages use it.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gamut.config import GamutConfig, load_config
+from generator.spec import SiteSpec
+from scoring.compiler import Check
+from scoring.questions import Question, Setting, load_questions
+from scoring.rubric import MetaRubric
+from scoring.rubric_io import compile_all, load_rubrics, rubric_set_version
+from scoring.verdicts import VERDICT_TABLE
+
+if TYPE_CHECKING:
+    from scoring.judge import BuiltJudge, JudgeInputs
+    from scoring.tables.checks import CheckTable
+
+#: The folder under the cache's folder where compressed site downloads are kept between builds.
+SITE_DOWNLOADS = "site-downloads"
+
+
+class Project:
+    """The deployment described by one config file.
+
+    Args:
+        cfg: the validated config (its ``root`` is the config file's folder).
+    """
+
+    def __init__(self, cfg: GamutConfig) -> None:
+        self.cfg = cfg
+        self._units: dict[tuple[tuple[str, ...] | None, tuple[Setting, ...] | None], Any] = {}
+
+    @classmethod
+    def load(cls, path: Path | str | None = None) -> Project:
+        """The project of the config file at ``path`` (see :func:`gamut.config.config_path`)."""
+        return cls(load_config(path))
+
+    @property
+    def config_file(self) -> str:
+        """The config file as given, for messages."""
+        return str(self.cfg.file)
+
+    def path(self, p: Path) -> Path:
+        """A path from the config, resolved against the config file's folder."""
+        return self.cfg.path(p)
+
+    @property
+    def questions_path(self) -> Path:
+        """The public questions file."""
+        return self.path(self.cfg.benchmark.questions)
+
+    @property
+    def submissions_root(self) -> Path:
+        """The submissions folder."""
+        return self.path(self.cfg.benchmark.submissions)
+
+    @property
+    def results(self) -> Path:
+        """The score tables folder."""
+        return self.path(self.cfg.store.results)
+
+    @property
+    def verdict_table(self) -> Path:
+        """The verdict table the judge writes and the scorer reads."""
+        return self.results / VERDICT_TABLE
+
+    @property
+    def cache_path(self) -> Path:
+        """The verdict cache (SQLite)."""
+        return self.path(self.cfg.store.cache)
+
+    @property
+    def private(self) -> Path:
+        """The private store (held rubrics, compiled checks); never inside results or the site."""
+        return self.path(self.cfg.store.private)
+
+    @property
+    def rubrics_public(self) -> bool:
+        """Whether rubric text may be published."""
+        return self.cfg.benchmark.rubrics_public
+
+    @cached_property
+    def rubrics_path(self) -> Path:
+        """The local file or folder of the rubrics; an ``hf://`` reference is fetched first.
+
+        Raises:
+            gamut.hub.HubError: a Hub reference cannot be resolved.
+        """
+        from gamut import hub
+
+        return hub.resolve_rubrics_path(self.cfg)
+
+    @cached_property
+    def questions(self) -> list[Question]:
+        """The public questions, in file order."""
+        return load_questions(self.questions_path)
+
+    @cached_property
+    def rubrics(self) -> dict[str, MetaRubric]:
+        """Every rubric, by question id (validated; raises ``RubricError`` listing problems)."""
+        return load_rubrics([self.rubrics_path])
+
+    @cached_property
+    def checks(self) -> dict[str, list[Check]]:
+        """The compiled checks, by question id."""
+        return compile_all(self.rubrics)
+
+    @cached_property
+    def check_table(self) -> CheckTable:
+        """The compiled checks as arrays (ids and codes, no text).
+
+        Taken from the rubrics already loaded in this process, else from the private cache of
+        compiled checks (scoring alone never needs the rubric text).
+        """
+        from scoring.tables.checks import CheckTable, load_check_table
+
+        if "checks" in self.__dict__:
+            return CheckTable.of(self.checks, rubric_set_version(self.rubrics))
+        return load_check_table(self.rubrics_path, self.private / "checks")
+
+    def units(
+        self, submissions: list[str] | None = None, settings: list[Setting] | None = None
+    ) -> JudgeInputs:
+        """The responses to judge, each with its question's checks (read once per selection)."""
+        from scoring.judge import response_units
+
+        key = (
+            None if submissions is None else tuple(submissions),
+            None if settings is None else tuple(settings),
+        )
+        if key not in self._units:
+            self._units[key] = response_units(
+                self.questions, self.checks, self.submissions_root, submissions, settings
+            )
+        out: JudgeInputs = self._units[key]
+        return out
+
+    def judges(self, names: list[str] | None = None, *, need_keys: bool) -> list[BuiltJudge]:
+        """The named judges (default: all), built and ready to call.
+
+        Raises:
+            ConfigError: no judges configured, unknown names or missing API keys.
+        """
+        from scoring.judge import build_judges
+
+        self.cfg.require_judges()
+        return build_judges(
+            self.cfg.judges, names, need_keys, root=self.cfg.root, config_file=self.config_file
+        )
+
+    def judge_provenance(self) -> dict[str, dict[str, Any]]:
+        """Judge name -> identity (provider, model, family, prompt template), in config order."""
+        from scoring.judge import judge_provenance
+
+        self.cfg.require_judges()
+        return {name: judge_provenance(j) for name, j in self.cfg.judges.items()}
+
+    def site_spec(self) -> SiteSpec:
+        """What the site build reads and writes."""
+        site = self.cfg.site
+        return SiteSpec(
+            root=self.cfg.root,
+            results=self.results,
+            out=self.path(site.out),
+            downloads_cache=self.cache_path.parent / SITE_DOWNLOADS,
+            rubrics_public=self.rubrics_public,
+            questions=self.questions_path,
+            submissions=self.submissions_root,
+            title=site.title,
+            description=site.description,
+            url=site.url,
+            repo_url=site.repo_url,
+            demo_notice=site.demo_notice,
+        )
+
+
+__all__ = ["Project"]

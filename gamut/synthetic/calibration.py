@@ -1,0 +1,93 @@
+"""Agreement of a judge's verdicts with known labels: per-class precision, recall, F1 and kappa.
+
+Use it to calibrate a real judge on the demo: its verdicts against ``demo/verdicts/oracle.parquet``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from scoring.verdicts import VERDICT_ORDER
+
+KEY = ("submission_id", "setting", "question_id", "check_id")
+
+
+def cohen_kappa(truth: np.ndarray, pred: np.ndarray, n_classes: int = 4) -> float:
+    """Cohen's kappa of two integer label arrays (NaN when there are no pairs).
+
+    Args:
+        truth: reference class codes in ``[0, n_classes)``.
+        pred: the other rater's codes, same length.
+        n_classes: number of classes.
+    """
+    if len(truth) == 0:
+        return float("nan")
+    observed = float(np.mean(truth == pred))
+    p_truth = np.bincount(truth, minlength=n_classes) / len(truth)
+    p_pred = np.bincount(pred, minlength=n_classes) / len(pred)
+    expected = float(p_truth @ p_pred)
+    return 1.0 if expected == 1.0 else (observed - expected) / (1.0 - expected)
+
+
+def _one(truth: np.ndarray, pred: np.ndarray) -> pd.DataFrame:
+    rows = []
+    for code, verdict in enumerate(VERDICT_ORDER):
+        tp = int(np.sum((truth == code) & (pred == code)))
+        support, predicted = int(np.sum(truth == code)), int(np.sum(pred == code))
+        precision = tp / predicted if predicted else float("nan")
+        recall = tp / support if support else float("nan")
+        f1 = 2 * tp / (support + predicted) if support + predicted else float("nan")
+        rows.append((verdict.value, support, predicted, precision, recall, f1))
+    frame = pd.DataFrame(
+        rows, columns=["verdict", "support", "predicted", "precision", "recall", "f1"]
+    )
+    overall = {
+        "verdict": "all",
+        "support": len(truth),
+        "predicted": len(pred),
+        "precision": frame.precision.mean(),
+        "recall": frame.recall.mean(),
+        "f1": frame.f1.mean(),
+    }
+    frame = pd.concat([frame, pd.DataFrame([overall])], ignore_index=True)
+    frame["agreement"] = float(np.mean(truth == pred)) if len(truth) else float("nan")
+    frame["kappa"] = cohen_kappa(truth, pred)
+    return frame
+
+
+def agreement(labels: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Compare verdicts with known labels, per verdict class and overall.
+
+    Args:
+        labels: the known labels (e.g. ``demo/verdicts/oracle.parquet``): the key columns
+            ``submission_id, setting, question_id, check_id`` and ``verdict``.
+        verdicts: a judge's verdicts with the same key columns (a verdict table with a ``judge``
+            column is compared judge by judge). Only checks present in both are compared.
+
+    Returns:
+        One row per verdict class plus an ``all`` row (macro-averaged precision, recall and F1),
+        with columns ``verdict, support, predicted, precision, recall, f1, agreement, kappa``
+        (``agreement`` and ``kappa`` are overall figures, repeated on every row), and ``judge``
+        first when the verdicts have that column.
+    """
+    key = [k for k in KEY if k in labels.columns and k in verdicts.columns]
+    left = labels[[*key, "verdict"]].astype(str)
+    right_cols = [*key, "verdict"] + (["judge"] if "judge" in verdicts.columns else [])
+    right = verdicts[right_cols].astype(str)
+    merged = left.merge(right, on=key, suffixes=("_label", "_judge"))
+    codes = {v.value: i for i, v in enumerate(VERDICT_ORDER)}
+    if "judge" not in merged.columns:
+        return _one(
+            merged.verdict_label.map(codes).to_numpy(int),
+            merged.verdict_judge.map(codes).to_numpy(int),
+        )
+    parts = []
+    for judge, group in merged.groupby("judge", sort=True):
+        part = _one(
+            group.verdict_label.map(codes).to_numpy(int),
+            group.verdict_judge.map(codes).to_numpy(int),
+        )
+        part.insert(0, "judge", judge)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)

@@ -1,0 +1,43 @@
+"""What a site build needs to know, as one value the application fills in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class SiteSpec:
+    """Where a site build reads from and writes to, and how the site names itself.
+
+    Attributes:
+        root: the config file's folder (its ``mkdocs.yml`` and ``site_src/`` win over this
+            checkout's).
+        results: the score tables folder (``gamut score``'s output).
+        out: the built site folder.
+        downloads_cache: where compressed downloads are kept between builds.
+        rubrics_public: rubric, check and rationale text may appear on the site.
+        questions: the public questions file.
+        submissions: the submissions folder.
+        title: the site's name.
+        description: one sentence under the name.
+        url: the deployed site's address (None: previewed locally).
+        repo_url: the repository's address, linked from every page.
+        demo_notice: show the demo banner even when no submission is marked demo.
+    """
+
+    root: Path
+    results: Path
+    out: Path
+    downloads_cache: Path
+    rubrics_public: bool
+    questions: Path | None = None
+    submissions: Path | None = None
+    title: str = "GAMUT leaderboard"
+    description: str = "Factual completeness of open-ended answers about images."
+    url: str | None = None
+    repo_url: str | None = None
+    demo_notice: bool = False
+
+
+__all__ = ["SiteSpec"]

@@ -1,0 +1,121 @@
+"""A judge's definition as data: the ``[judges.NAME]`` tables of a project config.
+
+The provider names a registered backend (:func:`scoring.judge.register_backend`): the registry is
+the only list of providers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from scoring.errors import Problem
+
+
+class JudgeConfig(BaseModel):
+    """One LLM judge. Its identity is provider + model + prompt version + decoding settings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: Annotated[
+        str, Field(description="A registered backend name (scoring.judge.register_backend).")
+    ]
+    model: Annotated[str, Field(min_length=1)]
+    base_url: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="Name of the environment variable holding the API key."
+    )
+    family: Annotated[str, Field(min_length=1)]
+    max_concurrency: Annotated[int, Field(ge=1, le=1024)] = 16
+    primary: bool = False
+    temperature: float = 0.0
+    max_tokens: Annotated[int, Field(ge=16)] = 400
+    timeout_s: Annotated[float, Field(gt=0)] = 120.0
+    prompt_version: str = "v1"
+    replay: Path | None = Field(
+        default=None, description="For provider 'replay': the stored verdict file to replay."
+    )
+    price_in_per_mtok: float | None = None
+    price_out_per_mtok: float | None = None
+    price_cached_in_per_mtok: float | None = Field(
+        default=None, description="Price of cached input tokens; defaults to price_in_per_mtok."
+    )
+    max_retries: Annotated[int, Field(ge=0, le=20)] = Field(
+        default=4,
+        description="SDK retries (with backoff, honouring Retry-After) for 429/5xx/"
+        "timeouts/dropped connections.",
+    )
+    structured_output: bool = Field(
+        default=True,
+        description="Ask the provider for JSON-schema output (the reply is validated either way).",
+    )
+    deadline_s: Annotated[float, Field(gt=0)] | None = Field(
+        default=None, description="Per-run deadline for this judge, in seconds."
+    )
+
+    @field_validator("provider")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from scoring.judge.backends import registered_providers
+
+        known = registered_providers()
+        if value not in known:
+            raise ValueError(f"unknown provider {value!r}; one of: {', '.join(known)}")
+        return value
+
+    @model_validator(mode="after")
+    def _replay_file(self) -> JudgeConfig:
+        if self.provider == "replay" and self.replay is None:
+            raise ValueError("provider 'replay' needs replay = \"PATH\" (the stored verdicts)")
+        if self.provider != "replay" and self.replay is not None:
+            raise ValueError(f"'replay' applies only to provider 'replay', not {self.provider!r}")
+        return self
+
+
+def judge_key_problems(
+    judges: Mapping[str, Mapping[str, Any] | JudgeConfig],
+    file: str,
+    names: Iterable[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[Problem]:
+    """Problems with the API keys of the named judges (all judges when ``names`` is None).
+
+    A judge that calls a provider needs ``api_key_env`` (unless it has a ``base_url``, as local
+    servers need no key), and that environment variable must be set and non-empty. The key itself
+    never appears in a message.
+    """
+    env = os.environ if environ is None else environ
+    out: list[Problem] = []
+    wanted = set(judges) if names is None else set(names)
+    for name, j in judges.items():
+        d = j.model_dump() if isinstance(j, JudgeConfig) else j
+        if name not in wanted or not isinstance(d, Mapping) or d.get("provider") == "replay":
+            continue
+        var = d.get("api_key_env")
+        if not var:
+            if not d.get("base_url"):
+                out.append(
+                    Problem(
+                        file,
+                        None,
+                        f"judges.{name}.api_key_env: not set",
+                        "name the environment variable that holds the API key",
+                    )
+                )
+        elif not env.get(str(var)):
+            out.append(
+                Problem(
+                    file,
+                    None,
+                    f"judges.{name}.api_key_env: environment variable {var} is not set",
+                    f"export {var}=<your key> before running",
+                )
+            )
+    return out
+
+
+__all__ = ["JudgeConfig", "judge_key_problems"]

@@ -1,0 +1,120 @@
+"""The score tables (SPEC sections 6 and 8): verdicts in, every table the leaderboard shows out.
+
+``load_inputs(...)`` reads the submissions and the verdict table against the questions and checks;
+``build_tables(inputs, ...)`` checks completeness, scores, bootstraps over questions, and writes the
+tables of ARCHITECTURE.md "The score tables" into a folder. No table holds rubric or check text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from scoring.scorer import ScoringConfig
+from scoring.tables import judges as _judges
+from scoring.tables import tables as _tables
+from scoring.tables.load import Inputs, load_inputs
+from scoring.tables.scores import Scores, compute
+from scoring.tables.write import provenance, write_provenance, write_table
+
+#: Tables written as Parquet only (they are large); every other table also gets CSV and JSON.
+PARQUET_ONLY = frozenset({"question_scores"})
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The score tables, as written under ``out_dir``.
+
+    Attributes:
+        frames: table name -> DataFrame (names as in ARCHITECTURE.md, without extension).
+        provenance: what produced them (also in ``provenance.json`` and every Parquet file).
+        out_dir: the results folder.
+        files: every file written.
+    """
+
+    frames: dict[str, pd.DataFrame]
+    provenance: dict[str, Any]
+    out_dir: Path
+    files: list[Path] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self.frames[name]
+
+    @property
+    def leaderboard(self) -> pd.DataFrame:
+        """One row per (submission, setting, judge)."""
+        return self.frames["leaderboard"]
+
+
+def score_frames(scores: Scores, families: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Every table from computed scores (no I/O).
+
+    Args:
+        scores: from :func:`scoring.tables.scores.compute`.
+        families: judge name -> the model family the judge belongs to.
+    """
+    leaderboard = _tables.leaderboard(scores)
+    modality = _tables.modality(scores)
+    return {
+        "question_scores": _tables.question_scores(scores),
+        "leaderboard": leaderboard,
+        "by_domain": _tables.breakdown(scores, "domain"),
+        "by_popularity": _tables.breakdown(scores, "popularity"),
+        "by_egocentric": _tables.breakdown(scores, "egocentric"),
+        "by_kind": _tables.by_kind(scores),
+        "modality": modality,
+        "modality_summary": _tables.modality_summary(scores, modality),
+        "judge_scores": _judges.judge_scores(leaderboard),
+        "judge_tau": _judges.judge_tau(scores),
+        "judge_leniency": _judges.judge_leniency(scores),
+        "judge_self_preference": _judges.judge_self_preference(scores, families),
+        "judge_kappa": _judges.judge_kappa(scores),
+        "incomplete": _tables.incomplete(scores),
+    }
+
+
+def build_tables(
+    inputs: Inputs,
+    scoring: ScoringConfig,
+    judges: dict[str, dict[str, Any]],
+    *,
+    primary_judge: str,
+    rubrics_public: bool,
+    out_dir: Path,
+) -> Tables:
+    """Compute and write every score table into ``out_dir``.
+
+    Args:
+        inputs: from :func:`load_inputs`.
+        scoring: the scoring parameters.
+        judges: judge name -> its provenance (at least ``family``), in config order.
+        primary_judge: the judge that ranks the leaderboard.
+        rubrics_public: whether rubric text may be published (recorded in the provenance).
+        out_dir: the results folder.
+
+    Returns:
+        The tables that were written, with their provenance and file paths.
+
+    Raises:
+        ScoringError: the verdicts are inconsistent.
+    """
+    scores = compute(inputs, scoring, primary_judge)
+    frames = score_frames(scores, {n: str(j["family"]) for n, j in judges.items()})
+    prov = provenance(
+        inputs,
+        judges=judges,
+        primary_judge=primary_judge,
+        scoring=scoring,
+        rubrics_public=rubrics_public,
+    )
+    files: list[Path] = []
+    for name, df in frames.items():
+        files += write_table(out_dir, name, df, prov, text=name not in PARQUET_ONLY)
+    files.append(write_provenance(out_dir, prov))
+    return Tables(frames, prov, out_dir, files)
+
+
+__all__ = ["Inputs", "Tables", "build_tables", "load_inputs", "score_frames"]

@@ -1,0 +1,132 @@
+"""Question-level scores from the dense verdict matrix (SPEC section 6). Pure arithmetic, no I/O.
+
+Counts per (group, question, tier, verdict) come from one ``np.bincount``; the tier formula and the
+renormalised weighted average are :func:`scoring.scorer.tier_scores` and
+:func:`scoring.scorer.gamut_scores`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+import numpy.typing as npt
+
+from scoring.scorer import TIER_ORDER, ScoringConfig, gamut_scores, tier_scores
+from scoring.tables.checks import CheckIndex
+from scoring.tables.matrix import MISSING
+from scoring.verdicts import VERDICT_ORDER
+
+N_TIERS = len(TIER_ORDER)
+N_VERDICTS = len(VERDICT_ORDER)
+_FIELD_BITS = 16
+_ONE_HOT = np.array([1 << (_FIELD_BITS * v) for v in range(N_VERDICTS)] + [0], np.int64)
+
+
+class Status(IntEnum):
+    """State of one (submission, setting, judge) group."""
+
+    ABSENT = 0  # no response file for this setting: no row anywhere
+    COMPLETE = 1
+    INCOMPLETE = 2
+
+
+@dataclass(frozen=True)
+class QuestionLevel:
+    """Per-group, per-question results.
+
+    Attributes:
+        status: ``[G]`` :class:`Status` codes.
+        n_judged: ``[G]`` checks with a verdict.
+        counts: ``[G, Q, tiers, verdicts]`` verdict counts.
+        tiers: ``[G, Q, tiers]`` tier scores in [-1, 1]; NaN where the tier is absent or the group
+            is not complete.
+        gamut: ``[G, Q]`` question Gamut scores; NaN where the group is not complete.
+        tier_present: ``[Q, tiers]`` whether a question has checks in a tier.
+    """
+
+    status: npt.NDArray[np.int8]
+    n_judged: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.int64]
+    tiers: npt.NDArray[np.float64]
+    gamut: npt.NDArray[np.float64]
+    tier_present: npt.NDArray[np.bool_]
+
+
+def group_status(
+    verdicts: npt.NDArray[np.int8], expected: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
+    """Status and number of judged checks per group.
+
+    Args:
+        verdicts: ``[G, K]`` verdict codes, :data:`MISSING` where none.
+        expected: ``[G]`` whether the group has responses to judge.
+    """
+    n_judged = (verdicts != MISSING).sum(axis=1).astype(np.int64)
+    complete = n_judged == verdicts.shape[1]
+    status = np.where(
+        ~expected, Status.ABSENT, np.where(complete, Status.COMPLETE, Status.INCOMPLETE)
+    )
+    return status.astype(np.int8), n_judged
+
+
+def count_verdicts(
+    verdicts: npt.NDArray[np.int8], key: npt.NDArray[np.int64], n_keys: int
+) -> npt.NDArray[np.int64]:
+    """Verdict counts per (group, key) where each check maps to one key.
+
+    Args:
+        verdicts: ``[G, K]`` verdict codes.
+        key: ``[K]`` key of each check, in ``range(n_keys)``.
+        n_keys: number of distinct keys.
+
+    Returns:
+        ``[G, n_keys, verdicts]`` counts; checks with no verdict are not counted.
+    """
+    n_groups = verdicts.shape[0]
+    out = np.zeros((n_groups, n_keys, N_VERDICTS), np.int64)
+    if key.size == 0 or n_groups == 0:
+        return out
+    if (np.diff(key) < 0).any():  # columns must be grouped by key for the segment sums
+        order = np.argsort(key, kind="stable")
+        verdicts, key = verdicts[:, order], key[order]
+    starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]]))
+    longest = int(np.diff(np.append(starts, key.size)).max())
+    if longest < 1 << _FIELD_BITS:
+        # One pass: each verdict adds 1 to its own 16-bit field of an int64, and a segment sum
+        # counts all four verdicts at once (no field can overflow into the next).
+        packed = _ONE_HOT[verdicts]  # MISSING (-1) picks the trailing 0
+        sums = np.add.reduceat(packed, starts, axis=1)
+        for v in range(N_VERDICTS):
+            out[:, key[starts], v] = (sums >> (_FIELD_BITS * v)) & ((1 << _FIELD_BITS) - 1)
+        return out
+    for v in range(N_VERDICTS):
+        hits = (verdicts == v).view(np.uint8)
+        out[:, key[starts], v] = np.add.reduceat(hits, starts, axis=1, dtype=np.int64)
+    return out
+
+
+def question_level(
+    verdicts: npt.NDArray[np.int8],
+    checks: CheckIndex,
+    n_questions: int,
+    expected: npt.NDArray[np.bool_],
+    config: ScoringConfig,
+) -> QuestionLevel:
+    """Tier scores and Gamut scores of every (group, question); only complete groups are scored.
+
+    A group with any expected check lacking a verdict is :attr:`Status.INCOMPLETE` and its scores
+    are NaN: a check without a verdict is never scored as missing content.
+    """
+    status, n_judged = group_status(verdicts, expected)
+    key = checks.question * N_TIERS + checks.tier
+    counts = count_verdicts(verdicts, key, n_questions * N_TIERS)
+    counts = counts.reshape(verdicts.shape[0], n_questions, N_TIERS, N_VERDICTS)
+    present = np.bincount(key, minlength=n_questions * N_TIERS).reshape(n_questions, N_TIERS) > 0
+    tiers = tier_scores(counts, config)
+    complete = status == Status.COMPLETE
+    tiers[~complete] = np.nan
+    tiers[:, ~present] = np.nan
+    gamut = gamut_scores(tiers, config)
+    return QuestionLevel(status, n_judged, counts, tiers, gamut, present)

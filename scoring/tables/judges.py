@@ -1,0 +1,245 @@
+"""Judge agreement tables: per-judge scores, Kendall tau, leniency, self-preference, Cohen's kappa.
+
+Every comparison between judges is made on the models both judged completely, and every CI of a
+difference comes from the shared question resamples (see ``bootstrap``).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from scoring.tables.bootstrap import percentile_ci
+from scoring.tables.core import N_VERDICTS
+from scoring.tables.matrix import SETTINGS
+from scoring.tables.scores import Groups, Scores
+
+Floats = npt.NDArray[np.float64]
+
+
+def kendall_tau_b(x: Floats, y: Floats) -> float:
+    """Kendall's tau-b between two score vectors (the statistic of ``scipy.stats.kendalltau``).
+
+    Computed over all pairs, which is quick for the tens of models a leaderboard holds and spares
+    the command SciPy's import time. NaN with fewer than two models or no variation.
+    """
+    if x.size < 2:
+        return float("nan")
+    iu = np.triu_indices(x.size, 1)
+    dx = np.sign(x[:, None] - x[None, :])[iu]
+    dy = np.sign(y[:, None] - y[None, :])[iu]
+    untied_x, untied_y = np.count_nonzero(dx), np.count_nonzero(dy)
+    if untied_x == 0 or untied_y == 0:
+        return float("nan")
+    return float((dx * dy).sum() / np.sqrt(float(untied_x) * float(untied_y)))
+
+
+def cohen_kappa(confusion: npt.NDArray[np.int64]) -> tuple[float, float, int]:
+    """Cohen's kappa, raw agreement and the number of rated items of a square confusion table.
+
+    Kappa is NaN when chance agreement is 1 (both raters always gave the same single verdict).
+    """
+    n = int(confusion.sum())
+    if n == 0:
+        return float("nan"), float("nan"), 0
+    p = confusion.astype(np.float64) / n
+    observed = float(np.trace(p))
+    chance = float(p.sum(axis=1) @ p.sum(axis=0))
+    kappa = (observed - chance) / (1.0 - chance) if chance < 1.0 else float("nan")
+    return kappa, observed, n
+
+
+def _scores(sc: Scores, setting: int) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
+    """Score ``[S, J]``, resampled scores ``[B, S, J]`` and completeness ``[S, J]`` of a setting."""
+    n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
+    s, j = np.divmod(np.arange(n_s * n_j, dtype=np.int64), n_j)
+    g = Groups.index(s, setting, j, n_j)
+    b = sc.weights.shape[0]
+    return (
+        sc.gamut.value[g].reshape(n_s, n_j),
+        sc.gamut.boot[:, g].reshape(b, n_s, n_j),
+        sc.complete[g].reshape(n_s, n_j),
+    )
+
+
+def judge_scores(leaderboard: pd.DataFrame) -> pd.DataFrame:
+    """Each judge's leaderboard: the complete rows with score, CI and rank."""
+    cols = ["submission_id", "setting", "judge", "primary", "gamut", "gamut_lo", "gamut_hi", "rank"]
+    rows = leaderboard[leaderboard["status"] == "complete"]
+    return rows[cols].reset_index(drop=True)
+
+
+def judge_tau(sc: Scores) -> pd.DataFrame:
+    """Per setting and pair of judges: Kendall tau-b of their scores and the largest difference."""
+    rows: list[dict[str, Any]] = []
+    for k, setting in enumerate(SETTINGS):
+        value, _, done = _scores(sc, k)
+        for a, b in combinations(range(len(sc.inputs.judges)), 2):
+            both = np.flatnonzero(done[:, a] & done[:, b])
+            diff = value[both, a] - value[both, b]
+            worst = int(np.argmax(np.abs(diff))) if both.size else -1
+            rows.append(
+                {
+                    "setting": setting.value,
+                    "judge_a": sc.inputs.judges[a],
+                    "judge_b": sc.inputs.judges[b],
+                    "n_models": int(both.size),
+                    "tau_b": kendall_tau_b(value[both, a], value[both, b]),
+                    "max_abs_diff": float(abs(diff[worst])) if both.size else float("nan"),
+                    "max_diff_submission": sc.inputs.submission_ids[int(both[worst])]
+                    if both.size
+                    else None,
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "setting",
+            "judge_a",
+            "judge_b",
+            "n_models",
+            "tau_b",
+            "max_abs_diff",
+            "max_diff_submission",
+        ],
+    )
+
+
+def judge_leniency(sc: Scores) -> pd.DataFrame:
+    """Per setting and judge: mean paired score difference judge - primary over shared models."""
+    rows: list[dict[str, Any]] = []
+    p = sc.primary
+    for k, setting in enumerate(SETTINGS):
+        value, boot, done = _scores(sc, k)
+        for j, name in enumerate(sc.inputs.judges):
+            both = np.flatnonzero(done[:, j] & done[:, p])
+            d = (boot[:, both, j] - boot[:, both, p]).mean(axis=1) if both.size else np.zeros(0)
+            lo, hi = percentile_ci(d[:, None]) if both.size else (np.full(1, np.nan),) * 2
+            rows.append(
+                {
+                    "setting": setting.value,
+                    "judge": name,
+                    "primary": j == p,
+                    "n_models": int(both.size),
+                    "offset": float((value[both, j] - value[both, p]).mean())
+                    if both.size
+                    else np.nan,
+                    "offset_lo": float(lo[0]),
+                    "offset_hi": float(hi[0]),
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=["setting", "judge", "primary", "n_models", "offset", "offset_lo", "offset_hi"],
+    )
+
+
+def _nanmean(x: Floats, axis: int) -> Floats:
+    if x.shape[axis] == 0:
+        shape = list(x.shape)
+        del shape[axis]
+        return np.full(shape, np.nan)
+    return np.asarray(x.mean(axis=axis), np.float64)
+
+
+def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
+    """Per setting and judge: how much more a judge favours its own family's models than others do.
+
+    ``own_minus_others`` is the judge's mean score of the models of its own family minus the other
+    judges' mean score of the same models; ``other_families_diff`` is the same difference on the
+    models of other families; ``self_preference`` is the first minus the second, with a CI from the
+    shared resamples. Only models complete under every judge take part.
+
+    Args:
+        sc: the computed scores.
+        families: judge name -> model family it belongs to.
+    """
+    fam = [sc.inputs.meta[s].model_family.strip().lower() for s in sc.inputs.submission_ids]
+    fam_arr = np.array(fam, dtype=object)
+    n_j = len(sc.inputs.judges)
+    rows: list[dict[str, Any]] = []
+    for k, setting in enumerate(SETTINGS):
+        value, boot, done = _scores(sc, k)
+        models = done.all(axis=1) if n_j else np.zeros(0, np.bool_)
+        for j, name in enumerate(sc.inputs.judges):
+            family = families[name]
+            own = models & (fam_arr == family.strip().lower())
+            other = models & ~own
+            others = [i for i in range(n_j) if i != j]
+
+            def gap(
+                v: Floats, sel: npt.NDArray[np.bool_], j: int = j, others: list[int] = others
+            ) -> Floats:
+                # v[..., S, J] -> judge j minus the other judges, mean over the selected models
+                rest = v[..., others].mean(axis=-1) if others else np.full(v.shape[:-1], np.nan)
+                return _nanmean((v[..., j] - rest)[..., sel], axis=-1)
+
+            own_gap, other_gap = gap(value, own), gap(value, other)
+            boot_pref = gap(boot, own) - gap(boot, other)
+            lo, hi = percentile_ci(boot_pref[:, None])
+            own_score = _nanmean(value[own, j], axis=0)
+            rows.append(
+                {
+                    "setting": setting.value,
+                    "judge": name,
+                    "family": family,
+                    "n_own": int(own.sum()),
+                    "n_other": int(other.sum()),
+                    "own_score": float(own_score),
+                    "others_score_of_own": float(own_score - own_gap),
+                    "own_minus_others": float(own_gap),
+                    "other_families_diff": float(other_gap),
+                    "self_preference": float(own_gap - other_gap),
+                    "self_preference_lo": float(lo[0]),
+                    "self_preference_hi": float(hi[0]),
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "setting",
+            "judge",
+            "family",
+            "n_own",
+            "n_other",
+            "own_score",
+            "others_score_of_own",
+            "own_minus_others",
+            "other_families_diff",
+            "self_preference",
+            "self_preference_lo",
+            "self_preference_hi",
+        ],
+    )
+
+
+def judge_kappa(sc: Scores) -> pd.DataFrame:
+    """Per setting and pair of judges: Cohen's kappa over every check both judged."""
+    n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
+    rows: list[dict[str, Any]] = []
+    for k, setting in enumerate(SETTINGS):
+        for a, b in combinations(range(n_j), 2):
+            s = np.arange(n_s, dtype=np.int64)
+            va = sc.inputs.verdicts[Groups.index(s, k, a, n_j)].astype(np.int64)
+            vb = sc.inputs.verdicts[Groups.index(s, k, b, n_j)].astype(np.int64)
+            shared = (va >= 0) & (vb >= 0)
+            flat = (va * N_VERDICTS + vb)[shared]
+            confusion = np.bincount(flat, minlength=N_VERDICTS**2).reshape(N_VERDICTS, N_VERDICTS)
+            kappa, agreement, n = cohen_kappa(confusion)
+            rows.append(
+                {
+                    "setting": setting.value,
+                    "judge_a": sc.inputs.judges[a],
+                    "judge_b": sc.inputs.judges[b],
+                    "kappa": kappa,
+                    "n_checks": n,
+                    "agreement": agreement,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["setting", "judge_a", "judge_b", "kappa", "n_checks", "agreement"]
+    )

@@ -1,0 +1,168 @@
+"""Reading what the score tables are built from, into integer-coded arrays.
+
+Questions, compiled checks, submissions (metadata and response lengths) and the verdict table
+``<results>/verdicts.parquet``. The verdicts become one dense ``int8`` matrix with a row per
+(submission, setting, judge) group and a column per expected check; ``-1`` marks a check that has no
+verdict. Everything after this module is arithmetic on those arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+import yaml
+from pydantic import ValidationError
+
+from scoring.errors import Problem, ProblemsError
+from scoring.questions import Question
+from scoring.submissions.formats import SubmissionMeta
+from scoring.tables.checks import CheckIndex, CheckTable, index_checks
+from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
+
+__all__ = ["MISSING", "SETTINGS", "CheckIndex", "Inputs", "load_inputs"]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Everything the score tables are computed from.
+
+    Group ``g`` is ``(s * len(SETTINGS) + setting) * len(judges) + j``.
+
+    Attributes:
+        questions: the public questions, in file order (question index = position).
+        checks: the expected checks.
+        submission_ids: sorted submission ids (submission index = position).
+        meta: metadata per submission id.
+        judges: configured judge names, in config order.
+        has_responses: ``[S, 2]`` whether a submission has a response file for a setting.
+        response_chars: ``[S, 2, Q]`` response length in characters (NaN when absent).
+        verdicts: ``[G, K]`` verdict codes (:data:`MISSING` where no verdict).
+        rubric_version: content hash of the rubric set.
+        ignored_rows: verdict rows that match no current submission, judge, question or check.
+    """
+
+    questions: list[Question]
+    checks: CheckIndex
+    submission_ids: tuple[str, ...]
+    meta: dict[str, SubmissionMeta]
+    judges: tuple[str, ...]
+    has_responses: npt.NDArray[np.bool_]
+    response_chars: npt.NDArray[np.float64]
+    verdicts: npt.NDArray[np.int8]
+    rubric_version: str
+    ignored_rows: int
+
+
+# Ids stay strings even when they look like numbers; long responses fit in one block.
+_JSON_PARSE = pj.ParseOptions(
+    explicit_schema=pa.schema([("question_id", pa.string()), ("response", pa.string())]),
+    unexpected_field_behavior="ignore",
+)
+_JSON_READ = pj.ReadOptions(block_size=16 << 20)
+
+
+def _read_meta(path: Path) -> SubmissionMeta:
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return SubmissionMeta.model_validate(raw)
+    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ProblemsError(
+            [
+                Problem(
+                    str(path),
+                    None,
+                    f"invalid submission metadata: {msg}",
+                    "run `gamut submission validate` for every problem with its fix",
+                )
+            ]
+        ) from None
+
+
+def _response_chars(path: Path, qindex: dict[str, int]) -> npt.NDArray[np.float64]:
+    out = np.full(len(qindex), np.nan)
+    if path.stat().st_size == 0:
+        return out
+    try:
+        table = pj.read_json(path, read_options=_JSON_READ, parse_options=_JSON_PARSE)
+    except pa.ArrowInvalid as exc:
+        raise ProblemsError(
+            [
+                Problem(
+                    str(path),
+                    None,
+                    f"cannot read responses: {exc}",
+                    "run `gamut submission validate` for every problem with its fix",
+                )
+            ]
+        ) from None
+    qids = table.column("question_id").to_pylist()
+    lengths = pc.utf8_length(table.column("response")).to_numpy(zero_copy_only=False)
+    for qid, n in zip(qids, lengths, strict=True):
+        i = qindex.get(qid)
+        if i is not None:
+            out[i] = n
+    return out
+
+
+def read_submissions(
+    folder: Path, qindex: dict[str, int]
+) -> tuple[
+    tuple[str, ...], dict[str, SubmissionMeta], npt.NDArray[np.bool_], npt.NDArray[np.float64]
+]:
+    """Submission ids, metadata, which settings have responses, and response lengths."""
+    dirs = (
+        sorted(p for p in folder.iterdir() if (p / "submission.yaml").is_file())
+        if folder.is_dir()
+        else []
+    )
+    ids = tuple(p.name for p in dirs)
+    meta = {p.name: _read_meta(p / "submission.yaml") for p in dirs}
+    has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
+    chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
+    for si, p in enumerate(dirs):
+        for k, setting in enumerate(SETTINGS):
+            f = p / f"{setting.value}.jsonl"
+            if f.is_file():
+                has[si, k] = True
+                chars[si, k] = _response_chars(f, qindex)
+    return ids, meta, has, chars
+
+
+def load_inputs(
+    questions: list[Question],
+    checks: CheckTable,
+    submissions: Path,
+    judges: tuple[str, ...],
+    verdicts: Path,
+    *,
+    rubrics_source: str,
+) -> Inputs:
+    """Read the submissions and the verdict table, and index them against questions and checks.
+
+    Args:
+        questions: the public questions, in file order.
+        checks: the compiled checks of the rubric set.
+        submissions: the submissions folder.
+        judges: the configured judge names, in config order.
+        verdicts: the verdict table (``verdicts.parquet``).
+        rubrics_source: where the rubrics came from, for messages.
+
+    Raises:
+        ProblemsError: an input file is invalid (every problem listed).
+        ScoringError: the verdict table is missing or broken.
+    """
+    table = checks
+    index, check_ids = index_checks(questions, table, rubrics_source)
+    qids = [q.question_id for q in questions]
+    ids, meta, has, chars = read_submissions(submissions, {q: i for i, q in enumerate(qids)})
+    matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids)
+    return Inputs(
+        questions, index, ids, meta, judges, has, chars, matrix, table.rubric_version, ignored
+    )

@@ -1,0 +1,101 @@
+"""The computed state every table is cut from: question-level scores plus bootstrap estimates.
+
+:func:`compute` is the only place the arithmetic runs; the table builders only select and label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from scoring.scorer import TIER_ORDER, ScoringConfig
+from scoring.tables.bootstrap import Estimate, Ranking, estimate, rank_models, resample_weights
+from scoring.tables.core import QuestionLevel, Status, question_level
+from scoring.tables.load import SETTINGS, Inputs
+
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Groups:
+    """Decoded index arrays of the (submission, setting, judge) groups."""
+
+    sub: Ints
+    setting: Ints
+    judge: Ints
+
+    @classmethod
+    def of(cls, n_submissions: int, n_judges: int) -> Groups:
+        """All groups in index order ``g = (s * settings + setting) * judges + j``."""
+        g = np.arange(n_submissions * len(SETTINGS) * n_judges, dtype=np.int64)
+        return cls(g // (len(SETTINGS) * n_judges), (g // n_judges) % len(SETTINGS), g % n_judges)
+
+    @staticmethod
+    def index(s: int | Ints, setting: int | Ints, j: int | Ints, n_judges: int) -> Ints:
+        """Group index of (submission, setting, judge)."""
+        return np.asarray((np.asarray(s) * len(SETTINGS) + setting) * n_judges + j, np.int64)
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Everything the tables need.
+
+    Attributes:
+        inputs: what was read.
+        config: the scoring parameters.
+        primary: index of the primary judge.
+        groups: decoded group indices.
+        level: question-level scores.
+        weights: ``[B, Q]`` bootstrap weights shared by every statistic.
+        gamut: per group, 100 x mean question Gamut score with CI (NaN when not complete).
+        tiers: per tier (in :data:`TIER_ORDER`), 100 x mean over questions with that tier.
+        rankings: per (setting, judge), the ranking of its complete groups, with their indices.
+    """
+
+    inputs: Inputs
+    config: ScoringConfig
+    primary: int
+    groups: Groups
+    level: QuestionLevel
+    weights: npt.NDArray[np.float64]
+    gamut: Estimate
+    tiers: tuple[Estimate, ...]
+    rankings: dict[tuple[int, int], tuple[Ints, Ranking]]
+
+    @property
+    def complete(self) -> npt.NDArray[np.bool_]:
+        """``[G]`` whether each group is complete."""
+        return np.asarray(self.level.status == Status.COMPLETE)
+
+
+def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores:
+    """Score every group, bootstrap every estimate and rank every (setting, judge)."""
+    n_s, n_j, n_q = len(inputs.submission_ids), len(inputs.judges), len(inputs.questions)
+    groups = Groups.of(n_s, n_j)
+    expected = inputs.has_responses[groups.sub, groups.setting]
+    level = question_level(inputs.verdicts, inputs.checks, n_q, expected, config)
+    weights = resample_weights(n_q, config.bootstrap_resamples, config.seed)
+    gamut = estimate(weights, level.gamut, scale=100.0)
+    tiers = tuple(
+        estimate(weights, level.tiers[:, :, t], scale=100.0) for t in range(len(TIER_ORDER))
+    )
+    complete = level.status == Status.COMPLETE
+    rankings: dict[tuple[int, int], tuple[Ints, Ranking]] = {}
+    for k in range(len(SETTINGS)):
+        for j in range(n_j):
+            idx = np.flatnonzero(complete & (groups.setting == k) & (groups.judge == j))
+            names = [inputs.submission_ids[int(s)] for s in groups.sub[idx]]
+            rankings[(k, j)] = (idx, rank_models(gamut.value[idx], gamut.boot[:, idx], names))
+    return Scores(
+        inputs,
+        config,
+        inputs.judges.index(primary_judge),
+        groups,
+        level,
+        weights,
+        gamut,
+        tiers,
+        rankings,
+    )

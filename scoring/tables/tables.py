@@ -1,0 +1,325 @@
+"""The per-model tables: question scores, leaderboard, breakdowns, check kinds, modality.
+
+Each builder selects from :class:`~scoring.tables.scores.Scores` and labels; the arithmetic is in
+``core`` and ``bootstrap``. Columns follow ARCHITECTURE.md "The score tables".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from scoring.questions import Popularity
+from scoring.scorer import tier_scores
+from scoring.tables.bootstrap import paired, percentile_ci, weighted_means
+from scoring.tables.checks import KIND_ORDER
+from scoring.tables.core import N_VERDICTS, Status, count_verdicts
+from scoring.tables.matrix import SETTINGS
+from scoring.tables.scores import Groups, Scores
+
+Floats = npt.NDArray[np.float64]
+
+SHARES = ("share_meets", "share_partial", "share_missing", "share_contradicts")
+COUNTS = ("n_meets", "n_partial", "n_missing", "n_contradicts")
+TIER_COLUMNS = ("ac", "v", "c")
+
+
+def _labels(sc: Scores, g: npt.NDArray[np.int64]) -> dict[str, Any]:
+    """The submission, setting and judge columns of the groups ``g``."""
+    subs = np.array(sc.inputs.submission_ids, dtype=object)
+    settings = np.array([s.value for s in SETTINGS], dtype=object)
+    judges = np.array(sc.inputs.judges, dtype=object)
+    return {
+        "submission_id": subs[sc.groups.sub[g]] if len(subs) else np.array([], object),
+        "setting": settings[sc.groups.setting[g]],
+        "judge": judges[sc.groups.judge[g]],
+    }
+
+
+def question_scores(sc: Scores) -> pd.DataFrame:
+    """One row per (complete group, question): tier scores, Gamut score, counts, response length."""
+    qs = sc.inputs.questions
+    g = np.flatnonzero(sc.complete)
+    n_q = len(qs)
+    rows_g = np.repeat(g, n_q)
+    rows_q = np.tile(np.arange(n_q), g.size)
+
+    def cat(values: list[str], codes: npt.NDArray[np.int64]) -> pd.Categorical[str]:
+        uniq = sorted(set(values))
+        pos = {v: i for i, v in enumerate(uniq)}
+        lut = np.array([pos[v] for v in values], np.int64)
+        return pd.Categorical.from_codes(lut[codes], categories=pd.Index(uniq))
+
+    level = sc.level
+    counts = level.counts[rows_g, rows_q].sum(axis=1)
+    df = pd.DataFrame(
+        {
+            "submission_id": cat(list(sc.inputs.submission_ids), sc.groups.sub[rows_g]),
+            "setting": cat([s.value for s in SETTINGS], sc.groups.setting[rows_g]),
+            "judge": cat(list(sc.inputs.judges), sc.groups.judge[rows_g]),
+            "question_id": cat([q.question_id for q in qs], rows_q),
+            "domain": cat([q.domain for q in qs], rows_q),
+            "popularity": cat([q.popularity.value for q in qs], rows_q),
+            "egocentric": np.array([q.egocentric for q in qs], np.bool_)[rows_q],
+        }
+    )
+    for t, name in enumerate(TIER_COLUMNS):
+        df[name] = level.tiers[rows_g, rows_q, t]
+    df["gamut"] = level.gamut[rows_g, rows_q]
+    for v, name in enumerate(COUNTS):
+        df[name] = counts[:, v]
+    chars = sc.inputs.response_chars[sc.groups.sub[rows_g], sc.groups.setting[rows_g], rows_q]
+    df["response_chars"] = pd.array(chars, dtype="Float64").astype("Int64")
+    return df
+
+
+def _meta_columns(sc: Scores, subs: npt.NDArray[np.int64]) -> dict[str, list[Any]]:
+    metas = [sc.inputs.meta[sc.inputs.submission_ids[int(s)]] for s in subs]
+    return {
+        "model_name": [m.model_name for m in metas],
+        "organisation": [m.organisation for m in metas],
+        "model_family": [m.model_family for m in metas],
+        "open_weights": [m.open_weights for m in metas],
+        "parameters": [m.parameters for m in metas],
+        "date": [m.date.isoformat() for m in metas],
+        "link": [str(m.link) for m in metas],
+        "demo": [m.demo for m in metas],
+        "production_decoding": [m.production.decoding for m in metas],
+        "production_tools": [m.production.tools for m in metas],
+        "production_web_access": [m.production.web_access for m in metas],
+        "production_system_prompt": [m.production.system_prompt for m in metas],
+        "production_notes": [m.production.notes for m in metas],
+    }
+
+
+def _ranks(sc: Scores) -> dict[str, npt.NDArray[np.float64]]:
+    n = sc.groups.sub.size
+    out = {k: np.full(n, np.nan) for k in ("rank", "rank_lo", "rank_hi", "tie_group")}
+    for idx, ranking in sc.rankings.values():
+        out["rank"][idx] = ranking.rank
+        out["rank_lo"][idx] = ranking.rank_lo
+        out["rank_hi"][idx] = ranking.rank_hi
+        out["tie_group"][idx] = ranking.tie_group
+    return out
+
+
+def modality_pairs(
+    sc: Scores, complete_only: bool = True
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Group indices (multimodal, text-only) of every (submission, judge), by default only those
+    complete in both settings."""
+    n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
+    s, j = np.divmod(np.arange(n_s * n_j, dtype=np.int64), n_j)
+    mm = Groups.index(s, 0, j, n_j)
+    to = Groups.index(s, 1, j, n_j)
+    if not complete_only:
+        return mm, to
+    ok = sc.complete[mm] & sc.complete[to]
+    return mm[ok], to[ok]
+
+
+def leaderboard(sc: Scores) -> pd.DataFrame:
+    """One row per (submission, setting, judge) that has responses, complete or not."""
+    g = np.flatnonzero(sc.level.status != Status.ABSENT)
+    complete = sc.complete[g]
+    df = pd.DataFrame(_labels(sc, g))
+    df["primary"] = sc.groups.judge[g] == sc.primary
+    df["status"] = np.where(complete, "complete", "incomplete")
+    df["n_questions"] = len(sc.inputs.questions)
+    df["n_checks_missing"] = sc.inputs.checks.size - sc.level.n_judged[g]
+    df["n_checks"] = sc.inputs.checks.size
+    for name, est in (("gamut", sc.gamut), *zip(TIER_COLUMNS, sc.tiers, strict=True)):
+        df[name], df[f"{name}_lo"], df[f"{name}_hi"] = est.value[g], est.lo[g], est.hi[g]
+    mix = sc.level.counts[g].sum(axis=(1, 2)).astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mix = mix / mix.sum(axis=1, keepdims=True)
+    mix[~complete] = np.nan
+    for v, name in enumerate(SHARES):
+        df[name] = mix[:, v]
+    chars = sc.inputs.response_chars[sc.groups.sub[g], sc.groups.setting[g]]
+    defined = ~np.isnan(chars)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df["mean_response_chars"] = np.where(defined, chars, 0).sum(1) / defined.sum(1)
+    for name, values in _ranks(sc).items():
+        df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
+    for name, values in _modality_columns(sc).items():
+        df[name] = values[g]
+    for name, col in _meta_columns(sc, sc.groups.sub[g]).items():
+        df[name] = col
+    order = np.lexsort(
+        (
+            df["submission_id"].to_numpy(),
+            df["rank"].fillna(10**9).to_numpy(),
+            sc.groups.judge[g],
+            sc.groups.setting[g],
+        )
+    )
+    return df.iloc[order].reset_index(drop=True)
+
+
+def _modality_columns(sc: Scores) -> dict[str, Floats]:
+    """Per group: the text-only score and the visual-identification gap (text-only minus
+    multimodal, paired CI) of its submission and judge, so both setting rows carry them."""
+    out = {
+        name: np.full(sc.groups.sub.size, np.nan)
+        for name in ("text_only", "gap", "gap_lo", "gap_hi")
+    }
+    mm_all, to_all = modality_pairs(sc, complete_only=False)
+    out["text_only"][mm_all] = out["text_only"][to_all] = sc.gamut.value[to_all]
+    mm, to = modality_pairs(sc)
+    diff = paired(sc.gamut.take(to), sc.gamut.take(mm))
+    for rows in (mm, to):
+        out["gap"][rows], out["gap_lo"][rows], out["gap_hi"][rows] = diff.value, diff.lo, diff.hi
+    return out
+
+
+def _subset_means(values: npt.NDArray[np.float64], member: npt.NDArray[np.float64]) -> Floats:
+    """``[N, Q]`` values -> ``[N, D]`` means over each question subset (NaN entries left out)."""
+    defined = ~np.isnan(values)
+    num = np.where(defined, values, 0.0) @ member
+    den = defined.astype(np.float64) @ member
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def breakdown(sc: Scores, column: str) -> pd.DataFrame:
+    """One row per (complete group, value of ``column``: domain, popularity or egocentric).
+
+    The bootstrap reuses the global resamples, restricted to the group's questions.
+    """
+    raw = [getattr(q, column) for q in sc.inputs.questions]
+    values = [v.value if hasattr(v, "value") else v for v in raw]
+    if column == "popularity":
+        order = [p.value for p in Popularity if p.value in values]
+    else:
+        order = sorted(set(values))
+    position = {v: d for d, v in enumerate(order)}
+    code = np.array([position[v] for v in values], np.int64)
+    member = np.zeros((code.size, len(order)))
+    member[np.arange(code.size), code] = 1.0
+    g = np.flatnonzero(sc.complete)
+    gamut = sc.level.gamut[g]
+    lo, hi = (np.full((g.size, len(order)), np.nan) for _ in range(2))
+    for d in range(len(order)):
+        boot = weighted_means(sc.weights, gamut, np.flatnonzero(code == d)) * 100.0
+        lo[:, d], hi[:, d] = percentile_ci(boot)
+    rows_g = np.repeat(g, len(order))
+    df = pd.DataFrame(_labels(sc, rows_g))
+    df[column] = [order[d] for d in np.tile(np.arange(len(order)), g.size)]
+    df["n_questions"] = np.tile(member.sum(axis=0).astype(np.int64), g.size)
+    df["gamut"] = (_subset_means(gamut, member) * 100.0).ravel()
+    df["gamut_lo"], df["gamut_hi"] = lo.ravel(), hi.ravel()
+    for t, name in enumerate(TIER_COLUMNS):
+        df[name] = (_subset_means(sc.level.tiers[g, :, t], member) * 100.0).ravel()
+    return df
+
+
+def by_kind(sc: Scores) -> pd.DataFrame:
+    """One row per (complete group, check kind, secondary) with the pooled verdict mix and score."""
+    checks = sc.inputs.checks
+    key = checks.kind * 2 + checks.secondary.astype(np.int64)
+    n_keys = len(KIND_ORDER) * 2
+    g = np.flatnonzero(sc.complete)
+    counts = count_verdicts(sc.inputs.verdicts[g], key, n_keys)  # [g, key, verdict]
+    n_checks = np.bincount(key, minlength=n_keys)
+    keys = np.flatnonzero(n_checks)
+    rows_g = np.repeat(np.arange(g.size), keys.size)
+    rows_k = np.tile(keys, g.size)
+    df = pd.DataFrame(_labels(sc, g[rows_g]))
+    df["kind"] = [KIND_ORDER[int(k) // 2].value for k in rows_k]
+    df["secondary"] = (rows_k % 2).astype(np.bool_)
+    df["n_checks"] = n_checks[rows_k]
+    c = counts[rows_g, rows_k].astype(np.float64)
+    total = np.maximum(c.sum(axis=1, keepdims=True), 1.0)
+    for v, name in enumerate(SHARES):
+        df[name] = c[:, v] / total[:, 0]
+    df["score"] = tier_scores(c.reshape(-1, N_VERDICTS), sc.config) * 100.0
+    return df
+
+
+def modality(sc: Scores) -> pd.DataFrame:
+    """One row per (submission, judge) complete in both settings: both scores and the paired gap."""
+    mm, to = modality_pairs(sc)
+    a, b = sc.gamut.take(mm), sc.gamut.take(to)
+    gap = paired(b, a)
+    subs = np.array(sc.inputs.submission_ids, dtype=object)
+    judges = np.array(sc.inputs.judges, dtype=object)
+    return pd.DataFrame(
+        {
+            "submission_id": subs[sc.groups.sub[mm]] if mm.size else np.array([], object),
+            "judge": judges[sc.groups.judge[mm]] if mm.size else np.array([], object),
+            "primary": sc.groups.judge[mm] == sc.primary,
+            "multimodal": a.value,
+            "multimodal_lo": a.lo,
+            "multimodal_hi": a.hi,
+            "text_only": b.value,
+            "text_only_lo": b.lo,
+            "text_only_hi": b.hi,
+            "gap": gap.value,
+            "gap_lo": gap.lo,
+            "gap_hi": gap.hi,
+        }
+    )
+
+
+def incomplete(sc: Scores) -> pd.DataFrame:
+    """One row per incomplete (submission, setting, judge), with how much is missing."""
+    g = np.flatnonzero(sc.level.status == Status.INCOMPLETE)
+    k = sc.inputs.checks.size
+    missing = sc.inputs.verdicts[g] < 0
+    per_q = np.zeros((g.size, len(sc.inputs.questions)), np.int64)
+    for i in range(g.size):  # one bincount per incomplete group, not per row
+        per_q[i] = np.bincount(
+            sc.inputs.checks.question[missing[i]], minlength=len(sc.inputs.questions)
+        )
+    df = pd.DataFrame(_labels(sc, g))
+    df["n_expected"] = k
+    df["n_judged"] = sc.level.n_judged[g]
+    df["n_missing"] = k - sc.level.n_judged[g]
+    df["n_questions_affected"] = (per_q > 0).sum(axis=1)
+    return df
+
+
+def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
+    """Per judge: spread of the gap across models, its correlation with the multimodal score, and
+    Kendall tau-b between the multimodal and text-only orderings."""
+    from scoring.tables.judges import kendall_tau_b
+
+    rows = []
+    for name in sc.inputs.judges:
+        t = table[table["judge"] == name]
+        gap = t["gap"].to_numpy(np.float64)
+        mm = t["multimodal"].to_numpy(np.float64)
+        to = t["text_only"].to_numpy(np.float64)
+        n = int(gap.size)
+        varied = n >= 3 and np.ptp(gap) > 0 and np.ptp(mm) > 0
+        rows.append(
+            {
+                "judge": name,
+                "primary": name == sc.inputs.judges[sc.primary],
+                "n_models": n,
+                "mean_gap": float(gap.mean()) if n else np.nan,
+                "sd_gap": float(gap.std(ddof=1)) if n > 1 else np.nan,
+                "min_gap": float(gap.min()) if n else np.nan,
+                "max_gap": float(gap.max()) if n else np.nan,
+                "corr_gap_multimodal": float(np.corrcoef(gap, mm)[0, 1]) if varied else np.nan,
+                "kendall_tau": kendall_tau_b(mm, to),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "judge",
+            "primary",
+            "n_models",
+            "mean_gap",
+            "sd_gap",
+            "min_gap",
+            "max_gap",
+            "corr_gap_multimodal",
+            "kendall_tau",
+        ],
+    )

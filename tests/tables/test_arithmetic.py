@@ -1,0 +1,134 @@
+"""The pure arithmetic of the score tables: counts, percentiles, bootstrap, ranks, tau, kappa."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+
+from scoring.compiler import compile_rubric
+from scoring.questions import Question
+from scoring.rubric import MetaRubric
+from scoring.scorer import ScoringConfig, score_question
+from scoring.tables.bootstrap import (
+    estimate,
+    nan_percentiles,
+    paired,
+    rank_models,
+    resample_weights,
+    weighted_means,
+)
+from scoring.tables.checks import CheckTable, index_checks
+from scoring.tables.core import Status, count_verdicts, question_level
+from scoring.tables.judges import cohen_kappa, kendall_tau_b
+from scoring.verdicts import VERDICT_ORDER
+from tests.tables.project import QUESTIONS, RUBRICS
+
+
+def test_count_verdicts_matches_a_loop_for_sorted_and_unsorted_keys() -> None:
+    rng = np.random.default_rng(1)
+    verdicts = rng.integers(-1, 4, size=(5, 40)).astype(np.int8)
+    for key in (np.sort(rng.integers(0, 9, 40)), rng.integers(0, 9, 40)):
+        got = count_verdicts(verdicts, key, 10)
+        want = np.zeros((5, 10, 4), np.int64)
+        for g in range(5):
+            for k in range(40):
+                if verdicts[g, k] >= 0:
+                    want[g, key[k], verdicts[g, k]] += 1
+        assert (got == want).all()
+        assert got[:, 9].sum() == 0  # a key with no check counts nothing
+
+
+def test_resample_weights_are_reproducible_resamples() -> None:
+    w = resample_weights(50, 200, seed=3)
+    assert w.shape == (200, 50) and (w.sum(axis=1) == 50).all()
+    assert (w == resample_weights(50, 200, seed=3)).all()
+    assert not (w == resample_weights(50, 200, seed=4)).all()
+
+
+def test_nan_percentiles_match_numpy() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(101, 6))
+    x[rng.random(x.shape) < 0.2] = np.nan
+    x[:, 5] = np.nan
+    lo, hi = nan_percentiles(x, (2.5, 97.5))
+    want_lo = np.nanpercentile(x[:, :5], 2.5, axis=0)
+    want_hi = np.nanpercentile(x[:, :5], 97.5, axis=0)
+    assert lo[:5] == pytest.approx(want_lo) and hi[:5] == pytest.approx(want_hi)
+    assert np.isnan(lo[5]) and np.isnan(hi[5])
+
+
+def test_weighted_means_leave_out_undefined_questions() -> None:
+    values = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [2.0, 4.0, 6.0]])
+    weights = np.array([[1.0, 1.0, 1.0], [0.0, 3.0, 0.0], [2.0, 0.0, 1.0]])
+    got = weighted_means(weights, values)
+    assert got[0] == pytest.approx([2.0, np.nan, 4.0], nan_ok=True)
+    assert np.isnan(got[1, 0]) and got[1, 2] == pytest.approx(4.0)  # no weight on a defined value
+    assert got[2] == pytest.approx([5 / 3, np.nan, 10 / 3], nan_ok=True)
+    sub = weighted_means(np.ones((1, 3)), values, np.array([1, 2]))
+    assert sub[0] == pytest.approx([3.0, np.nan, 5.0], nan_ok=True)
+
+
+def test_paired_difference_uses_the_same_resamples() -> None:
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=200)
+    values = np.vstack([base, base + 0.01])  # a tiny but perfectly consistent difference
+    est = estimate(resample_weights(200, 300, 9), values)
+    d = paired(est.take(np.array([1])), est.take(np.array([0])))
+    assert d.value[0] == pytest.approx(0.01)
+    assert d.lo[0] == pytest.approx(0.01) and d.hi[0] == pytest.approx(0.01)
+    assert est.hi[0] - est.lo[0] > 0.1  # each side alone is far less certain
+
+
+def test_rank_models_ties_and_ranges() -> None:
+    value = np.array([1.0, 1.0, 0.0])
+    boot = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, -1.0]])
+    r = rank_models(value, boot, ["b", "a", "c"])
+    assert list(r.rank) == [1, 1, 3] and list(r.tie_group) == [1, 1, 2]
+    assert list(r.rank_lo) == [1, 1, 3] and list(r.rank_hi) == [1, 1, 3]
+    empty = rank_models(np.zeros(0), np.zeros((2, 0)))
+    assert empty.rank.size == 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_kendall_tau_b_matches_scipy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 5, 12).astype(float)  # with ties
+    y = x + rng.integers(-2, 3, 12)
+    assert kendall_tau_b(x, y) == pytest.approx(kendalltau(x, y, variant="b").statistic)
+    assert np.isnan(kendall_tau_b(np.ones(3), y[:3])) and np.isnan(kendall_tau_b(x[:1], y[:1]))
+
+
+def test_cohen_kappa_on_a_known_table() -> None:
+    confusion = np.zeros((4, 4), np.int64)
+    confusion[:2, :2] = [[20, 5], [10, 15]]  # po 0.7, pe 0.5*0.6 + 0.5*0.4 = 0.5
+    kappa, agreement, n = cohen_kappa(confusion)
+    assert (kappa, agreement, n) == (pytest.approx(0.4), pytest.approx(0.7), 50)
+    assert np.isnan(cohen_kappa(np.diag([5, 0, 0, 0]))[0])  # one verdict only: chance is 1
+    assert cohen_kappa(np.diag([3, 2, 1, 0]))[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_question_level_agrees_with_the_reference_scorer(seed: int) -> None:
+    compiled = {r["question_id"]: compile_rubric(MetaRubric.model_validate(r)) for r in RUBRICS}
+    questions = [
+        Question.model_validate(
+            {**q, "image_id": "i", "image": None, "question": "q?", "text_only_question": "q?"}
+        )
+        for q in QUESTIONS
+    ]
+    index, ids = index_checks(questions, CheckTable.of(compiled, "v"), "rubrics")
+    rng = np.random.default_rng(seed)
+    verdicts = rng.integers(0, 4, size=(6, index.size)).astype(np.int8)
+    verdicts[5, 0] = -1  # one group lacks a verdict
+    config = ScoringConfig(partial_credit=0.25, contradiction_penalty=-1.5)
+    level = question_level(verdicts, index, len(questions), np.ones(6, np.bool_), config)
+    assert list(level.status) == [Status.COMPLETE] * 5 + [Status.INCOMPLETE]
+    assert np.isnan(level.gamut[5]).all()
+    for g in range(5):
+        start = 0
+        for qi, q in enumerate(questions):
+            got = {cid: VERDICT_ORDER[verdicts[g, start + j]] for j, cid in enumerate(ids[qi])}
+            start += len(ids[qi])
+            ref = score_question(compiled[q.question_id], got, config)
+            assert level.gamut[g, qi] == pytest.approx(ref.gamut)
