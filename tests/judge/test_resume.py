@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # the library entry point (what `gamut judge` and `gamut run` call), without the whole CLI
 _CHILD = (
     "import sys\n"
+    "from gamut import pipeline\n"
     "from gamut.config import load_config\n"
-    "from scoring.judge import judge_all\n"
+    "from gamut.project import Project\n"
     "pipeline.judge(Project(load_config(sys.argv[1], require_keys=True)))\n"
 )
 
