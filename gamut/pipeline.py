@@ -38,12 +38,18 @@ def judge(
         ConfigError: no judges, unknown judge names or missing API keys, before any call.
         ProblemsError: unreadable questions, rubrics or responses.
     """
+    from gamut.progress import default_progress
     from scoring.judge import judge_all
 
     built = project.judges(judges, need_keys=not dry_run)
     units = project.units(submissions, settings).units
     return judge_all(
-        units, built, project.cache_path, dry_run, progress=progress, deadline_s=deadline_s
+        units,
+        built,
+        project.cache_path,
+        dry_run,
+        progress=progress or (None if dry_run else default_progress()),
+        deadline_s=deadline_s,
     )
 
 

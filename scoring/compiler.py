@@ -1,4 +1,4 @@
-"""Compiling a meta-rubric into a flat list of checks (SPEC section 4).
+"""Compiling a meta-rubric into a flat list of checks (docs/contract.md §4).
 
 Every check text is a self-contained English sentence: the judge sees one check at a time.
 """
@@ -21,7 +21,7 @@ from scoring.rubric import (
     Tier,
 )
 
-#: Largest flexible list that gets one extra-credit check per member (SPEC section 4).
+#: Largest flexible list that gets one extra-credit check per member (docs/contract.md §4).
 SHORT_LIST_MAX = 7
 
 

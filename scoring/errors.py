@@ -49,7 +49,7 @@ class ProblemsError(GamutError):
 
 
 class RubricError(ProblemsError):
-    """A meta-rubric breaks a rule of SPEC section 3."""
+    """A meta-rubric breaks a rule of docs/contract.md §3."""
 
 
 class ScoringError(GamutError):
@@ -58,3 +58,6 @@ class ScoringError(GamutError):
 
 class ConfigError(ProblemsError):
     """The project configuration (gamut.toml) is invalid."""
+
+
+__all__ = ["ConfigError", "GamutError", "Problem", "ProblemsError", "RubricError", "ScoringError"]

@@ -1,4 +1,4 @@
-"""The public questions file (SPEC section 1): one question a line, JSON Lines."""
+"""The public questions file (docs/contract.md §1): one question a line, JSON Lines."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def load_questions(path: Path) -> list[Question]:
                         str(path),
                         n,
                         f"{field}: {e['msg']}",
-                        "see SPEC section 1 for the question fields",
+                        "see docs/contract.md §1 for the question fields",
                     )
                 )
             continue
@@ -115,3 +115,6 @@ def load_questions(path: Path) -> list[Question]:
     if problems:
         raise ProblemsError(problems, f"invalid questions file {path}")
     return out
+
+
+__all__ = ["Popularity", "Question", "Setting", "load_questions"]

@@ -1,4 +1,4 @@
-"""The meta-rubric (SPEC section 3): a pydantic v2 model with every structural rule enforced.
+"""The meta-rubric (docs/contract.md §3): a pydantic v2 model with every structural rule enforced.
 
 ``MetaRubric.model_validate(obj)`` raises :class:`~scoring.errors.RubricError` listing every broken
 rule at once, each naming the question, the item and the rule.
@@ -220,10 +220,10 @@ def _hint(err_type: str, field: str) -> str:
     if err_type == "missing":
         return f"add the required field '{field.rsplit('.', 1)[-1]}'"
     if err_type == "extra_forbidden":
-        return "remove the field or fix its spelling (SPEC section 3 lists the allowed fields)"
+        return "remove the field or fix its spelling (docs/contract.md §3 lists the allowed fields)"
     if err_type == "union_tag_invalid":
         return "type must be one of: " + ", ".join(t.value for t in ItemType)
-    return "see SPEC section 3 for this field's rule"
+    return "see docs/contract.md §3 for this field's rule"
 
 
 class MetaRubric(_Strict):

@@ -103,7 +103,7 @@ def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Proble
                             str(f),
                             line,
                             "a rubric must be a JSON object",
-                            "see SPEC section 3 for the format",
+                            "see docs/contract.md §3 for the format",
                         )
                     )
                     continue

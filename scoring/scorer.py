@@ -1,4 +1,4 @@
-"""Turning verdicts into tier scores and a Gamut score (SPEC section 6). Pure arithmetic, no I/O."""
+"""Verdicts into tier scores and a Gamut score (docs/contract.md §6). Pure arithmetic, no I/O."""
 
 from __future__ import annotations
 

@@ -41,3 +41,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         tmp.write_bytes(data)
 
     atomic_write(path, write)
+
+
+__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text"]

@@ -61,3 +61,6 @@ class VerdictRow(BaseModel):
     verdict: Verdict
     rationale: str | None = None
     check_text: str | None = None
+
+
+__all__ = ["VERDICT_COLUMNS", "VERDICT_ORDER", "VERDICT_TABLE", "Verdict", "VerdictRow"]

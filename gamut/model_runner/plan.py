@@ -197,7 +197,7 @@ def _holds_answers(folder: Path, files: dict[Setting, ResponseFile]) -> bool:
 
 
 def response_path(folder: Path, setting: Setting) -> Path:
-    """The response file of one setting in a submission folder (SPEC section 7)."""
+    """The response file of one setting in a submission folder (docs/contract.md §7)."""
     return folder / f"{setting.value}.jsonl"
 
 

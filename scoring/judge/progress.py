@@ -1,20 +1,13 @@
-"""Progress display for judge runs: a rich bar on a terminal, plain lines elsewhere (CI)."""
+"""Progress of judge runs: the sink protocol, and plain lines for logs and CI.
+
+The application adds a terminal progress bar (``gamut.progress``); the engine prints no styling.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
 from typing import Protocol, TextIO
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-)
 
 
 class ProgressSink(Protocol):
@@ -43,7 +36,9 @@ class NullProgress:
         """Ignore."""
 
 
-class _Count:
+class ProgressCount:
+    """Counts of one judge's run, for progress displays."""
+
     __slots__ = ("done", "failed", "hits", "last", "t0", "total")
 
     def __init__(self, total: int, hits: int) -> None:
@@ -57,7 +52,7 @@ class PlainProgress:
     def __init__(self, stream: TextIO | None = None, every_s: float = 10.0) -> None:
         self._stream = stream or sys.stderr
         self._every = every_s
-        self._c: dict[str, _Count] = {}
+        self._c: dict[str, ProgressCount] = {}
 
     def _line(self, judge: str) -> None:
         c = self._c[judge]
@@ -71,7 +66,7 @@ class PlainProgress:
 
     def start(self, judge: str, total: int, cache_hits: int) -> None:
         """Print the plan."""
-        self._c[judge] = _Count(total, cache_hits)
+        self._c[judge] = ProgressCount(total, cache_hits)
         print(
             f"judge {judge}: {total} calls to make, {cache_hits} cache hits",
             file=self._stream,
@@ -94,48 +89,4 @@ class PlainProgress:
             self._line(judge)
 
 
-class RichProgress:
-    """A rich progress bar per judge with rate, ETA, cache hits and failures."""
-
-    def __init__(self, console: Console) -> None:
-        self._p = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeRemainingColumn(),
-            TextColumn("hits {task.fields[hits]}  [red]failed {task.fields[failed]}"),
-            console=console,
-            transient=False,
-        )
-        self._tasks: dict[str, TaskID] = {}
-        self._c: dict[str, _Count] = {}
-        self._p.start()
-
-    def start(self, judge: str, total: int, cache_hits: int) -> None:
-        """Add a bar."""
-        self._c[judge] = _Count(total, cache_hits)
-        self._tasks[judge] = self._p.add_task(
-            judge, total=total, hits=cache_hits, failed=0, rate=""
-        )
-
-    def advance(self, judge: str, ok: bool) -> None:
-        """Move the bar."""
-        c = self._c[judge]
-        c.done += 1
-        c.failed += not ok
-        rate = c.done / max(time.monotonic() - c.t0, 1e-9)
-        self._p.update(self._tasks[judge], advance=1, failed=c.failed, rate=f"{rate:.1f}/s")
-
-    def close(self) -> None:
-        """Stop drawing."""
-        self._p.stop()
-
-
-def default_progress(console: Console | None = None) -> ProgressSink:
-    """A rich bar when stderr is a terminal, plain lines otherwise."""
-    console = console or Console(stderr=True)
-    return RichProgress(console) if console.is_terminal else PlainProgress()
-
-
-__all__ = ["NullProgress", "PlainProgress", "ProgressSink", "RichProgress", "default_progress"]
+__all__ = ["NullProgress", "PlainProgress", "ProgressCount", "ProgressSink"]

@@ -1,4 +1,4 @@
-"""The judge prompt (SPEC section 5): a versioned template file, rendered per (response, check).
+"""The judge prompt (docs/contract.md §5): a versioned template, rendered per (response, check).
 
 The template lives in ``scoring/prompts/judge_<version>.txt``; its declared version string and its
 content hash are part of the judge's identity. Shared content (instructions, question, fenced

@@ -18,7 +18,7 @@ from scoring.judge.cache import Ids, VerdictCache
 from scoring.judge.inputs import ResponseUnit
 from scoring.judge.judges import BuiltJudge, check_keys
 from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
-from scoring.judge.progress import ProgressSink, default_progress
+from scoring.judge.progress import PlainProgress, ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.spec import JudgeConfig
 
@@ -241,7 +241,7 @@ def judge_all(
         judges: the judges, built by :func:`scoring.judge.build_judges`.
         cache_path: the verdict cache (SQLite file).
         dry_run: only count the calls and estimate their tokens; call nothing, write nothing.
-        progress: where progress goes (default: a rich bar on a terminal, plain lines otherwise).
+        progress: where progress goes (default: plain lines on stderr).
         deadline_s: a deadline for the whole run, in seconds (a judge's ``deadline_s`` may be
             shorter).
 
@@ -258,7 +258,7 @@ def judge_all(
             plans.append((j, _plan(j, units, cache.keys(j.identity), stats), stats))
             report.judges[j.name] = stats
         if not dry_run:
-            sink = progress or default_progress()
+            sink = progress or PlainProgress()
             for j, items, stats in plans:
                 sink.start(j.name, len(items), stats.cache_hits)
 

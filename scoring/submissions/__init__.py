@@ -1,4 +1,4 @@
-"""Submission validation (SPEC section 7): every problem of a submission folder, at once."""
+"""Submission validation (docs/contract.md §7): every problem of a submission folder, at once."""
 
 from scoring.submissions.report import ERROR, WARNING, Limits, ValidationReport
 from scoring.submissions.scaffold import new_submission, scaffold_text

@@ -1,4 +1,4 @@
-"""Submission files (SPEC section 7): metadata and response lines."""
+"""Submission files (docs/contract.md §7): metadata and response lines."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, HttpUrl, StringConstraints
 
-#: The submission id rule of SPEC section 7, plus: it starts with a letter or digit (no hidden
+#: The submission id rule of docs/contract.md §7, plus: it starts with a letter or digit (no hidden
 #: folders, no ``...``).
 SUBMISSION_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{2,63}$"
 SUBMISSION_ID_RE = re.compile(SUBMISSION_ID_PATTERN)

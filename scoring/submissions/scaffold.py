@@ -65,7 +65,7 @@ def new_submission(subs_root: Path, submission_id: str, display: str | None = No
 
     Args:
         subs_root: the submissions folder.
-        submission_id: the new id (SPEC section 7 rule).
+        submission_id: the new id (docs/contract.md §7 rule).
         display: how to name the folder in the template's comments (default: its path).
 
     Returns:

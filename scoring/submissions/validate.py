@@ -1,4 +1,4 @@
-"""``validate_submissions``: every check of SPEC section 7 on one or more submission folders."""
+"""``validate_submissions``: every rule of docs/contract.md §7 on one or more submission folders."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def validate_submissions(
     base: Path,
     limits: Limits | None = None,
 ) -> ValidationReport:
-    """Validate submission folders against SPEC section 7, collecting every problem at once.
+    """Validate submission folders against docs/contract.md §7, collecting every problem at once.
 
     Args:
         subs_root: the submissions folder.

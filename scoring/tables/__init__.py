@@ -1,4 +1,4 @@
-"""The score tables (SPEC sections 6 and 8): verdicts in, every table the leaderboard shows out.
+"""The score tables (docs/contract.md §6 and §8): verdicts in, every table the leaderboard shows.
 
 ``load_inputs(...)`` reads the submissions and the verdict table against the questions and checks;
 ``build_tables(inputs, ...)`` checks completeness, scores, bootstraps over questions, and writes the

@@ -1,4 +1,4 @@
-"""Question-level scores from the dense verdict matrix (SPEC section 6). Pure arithmetic, no I/O.
+"""Question scores from the dense verdict matrix (docs/contract.md §6). Pure arithmetic, no I/O.
 
 Counts per (group, question, tier, verdict) come from one ``np.bincount``; the tier formula and the
 renormalised weighted average are :func:`scoring.scorer.tier_scores` and

@@ -6,7 +6,8 @@ import io
 
 from rich.console import Console
 
-from scoring.judge.progress import PlainProgress, RichProgress, default_progress
+from gamut.progress import RichProgress, default_progress
+from scoring.judge.progress import PlainProgress
 
 
 def test_plain_lines_for_logs() -> None:

@@ -1,4 +1,4 @@
-"""SPEC section 4: compile rules, check ids, tiers and the boundary cases named in the spec."""
+"""docs/contract.md §4: compile rules, check ids, tiers and the boundary cases named in the spec."""
 
 from __future__ import annotations
 

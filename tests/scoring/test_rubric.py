@@ -1,4 +1,4 @@
-"""SPEC section 3: every structural rule of the meta-rubric, with the error message asserted."""
+"""docs/contract.md §3: every structural rule of the meta-rubric, with its message asserted."""
 
 from __future__ import annotations
 

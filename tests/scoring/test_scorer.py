@@ -1,4 +1,4 @@
-"""SPEC section 6: tier scores, Gamut score, renormalisation and the errors that replace zeros."""
+"""docs/contract.md §6: tier scores, Gamut score, renormalisation, errors instead of zeros."""
 
 from __future__ import annotations
 
