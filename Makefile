@@ -3,42 +3,54 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# The runtime install (what the main job needs) and the development install (tests, lint, types).
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck unit browser-deps bench clean
+.PHONY: demo test quick lint typecheck unit browser-deps bench clean
 
 # Create or reuse the local virtual environment; reinstall when pyproject.toml changes.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
-# Headless Chromium for the browser tests: Debian's package, installed when missing.
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(DEV_STAMP)
+
+# Headless Chromium for the browser tests: Debian's package, installed when missing (with sudo
+# unless already root).
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "installing Debian's chromium for the browser tests"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # The main job on the embedded demo: judge (replay), score, build the site.
 demo: $(STAMP)
 	$(BIN)/gamut run
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(DEV_STAMP)
 	$(BIN)/pytest -n 2 --timeout 600
 
 # The whole test suite: lint, types, unit, integration and browser tests.
-test: $(STAMP) browser-deps lint typecheck unit
+test: $(DEV_STAMP) browser-deps lint typecheck unit
 
-bench: $(STAMP)
+# The fast loop while working: no slow and no browser tests.
+quick: $(DEV_STAMP)
+	$(BIN)/pytest -n 2 --timeout 600 -m "not slow and not browser"
+
+bench: $(DEV_STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:

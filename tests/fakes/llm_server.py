@@ -176,6 +176,9 @@ class FakeLLMServer:
         self.retry_500 = retry_500
         self.fault_fn: FaultFn | None = None
         self.requests: list[RecordedRequest] = []
+        #: Requests being answered now, and the most there ever were at once.
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._queued: deque[str] = deque()
         self._prefixes: set[bytes] = set()
         self._loop = asyncio.new_event_loop()
@@ -356,7 +359,12 @@ class FakeLLMServer:
         )
         self.requests.append(req)
         if self.latency:
-            await asyncio.sleep(self.latency)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            try:
+                await asyncio.sleep(self.latency)
+            finally:
+                self.in_flight -= 1
         fault = req.fault
         if fault == "hang":
             await asyncio.sleep(self.hang_s)

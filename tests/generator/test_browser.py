@@ -26,10 +26,10 @@ ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-net
 ARTIFACTS = REPO / "test-artifacts"
 
 
-def _demo_config(root: Path) -> GamutConfig | None:
-    """The shipped demo with its outputs redirected into ``root``; None if not generated."""
-    if not (REPO / "demo" / "submissions").is_dir() or not (REPO / "demo" / "verdicts").is_dir():
-        return None
+def _demo_config(root: Path) -> GamutConfig:
+    """The shipped demo with its outputs redirected into ``root``."""
+    for part in ("submissions", "verdicts"):
+        assert (REPO / "demo" / part).is_dir(), f"demo/{part} missing: run gamut demo write"
     text = (REPO / "gamut.toml").read_text(encoding="utf-8")
     text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', text)
     (root / "gamut.toml").write_text(text, encoding="utf-8")
@@ -41,15 +41,11 @@ def _with_site(cfg: GamutConfig, url: str, out: Path) -> GamutConfig:
 
 
 def _build_demo(root: Path, url: str, out: Path) -> Path:
-    cfg = _demo_config(root)
-    if cfg is None:  # the demo's synthetic submissions are not generated in this checkout
-        cfg = load_config(write_fixture_config(root, rubrics_public=True))
-        return pipeline.build_site(Project(_with_site(cfg, url, out)))
-
-    pipeline.judge(Project(cfg))
-    pipeline.write_verdicts(Project(cfg))
-    pipeline.score(Project(cfg))
-    return pipeline.build_site(Project(_with_site(cfg, url, out)))
+    project = Project(_with_site(_demo_config(root), url, out))
+    pipeline.judge(project)
+    pipeline.write_verdicts(project)
+    pipeline.score(project)
+    return pipeline.build_site(project)
 
 
 @dataclass
@@ -66,10 +62,10 @@ class Browser:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """The demo site (or, before the demo is generated, the fixture site) at /demo/ and the
+    """The demo site at /demo/ and the
     fixture site with its hostile submission at /hostile/, served on 127.0.0.1."""
     if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (`make browser-deps` installs it)")
+        pytest.fail(f"{CHROMIUM} is missing: `make browser-deps` installs Debian's chromium")
     from playwright.sync_api import sync_playwright
 
     served = tmp_path_factory.mktemp("served")

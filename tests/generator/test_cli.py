@@ -79,8 +79,7 @@ def test_site_serve_serves_the_built_site(tmp_path: Path) -> None:
 def test_gamut_run_on_the_demo_with_held_rubrics(tmp_path: Path) -> None:
     """The main job end to end on the shipped demo (outputs redirected into a temporary folder),
     with the rubrics marked held: no rubric text may reach the built site."""
-    if not (REPO / "demo" / "submissions").is_dir():
-        pytest.skip("the demo submissions are not generated (gamut demo write)")
+    assert (REPO / "demo" / "submissions").is_dir(), "demo data missing: run gamut demo write"
     text = (REPO / "gamut.toml").read_text(encoding="utf-8")
     text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', text)
     text = text.replace("rubrics_public = true", "rubrics_public = false")
@@ -99,8 +98,7 @@ def test_gamut_run_on_the_demo_with_held_rubrics(tmp_path: Path) -> None:
 def test_gamut_run_with_judge_failures_builds_the_site_and_exits_1(tmp_path: Path) -> None:
     """A judge that cannot answer for one submission: that submission is shown as incomplete,
     the site is still built, and the command exits 1 so that a rerun retries."""
-    if not (REPO / "demo" / "submissions").is_dir():
-        pytest.skip("the demo submissions are not generated (gamut demo write)")
+    assert (REPO / "demo" / "submissions").is_dir(), "demo data missing: run gamut demo write"
     import pandas as pd
 
     oracle = pd.read_parquet(REPO / "demo" / "verdicts" / "oracle.parquet")

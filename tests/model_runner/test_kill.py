@@ -97,6 +97,10 @@ def test_resume_after_sigkill_gives_one_line_per_question(tmp_path: Path, provid
 
 
 @pytest.mark.slow
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_saves_what_arrived_and_says_how_to_continue(tmp_path: Path) -> None:
     project = make_project(tmp_path / "proj", n=N)
     env = {**os.environ, "GAMUT_TEST_KEY": "sk-test"}
@@ -108,6 +112,9 @@ def test_ctrl_c_saves_what_arrived_and_says_how_to_continue(tmp_path: Path) -> N
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            # a shell's background job (`make test &`) starts with SIGINT ignored, and a child
+            # inherits that: give the child the default disposition, as a terminal would
+            preexec_fn=_default_sigint,
         )
         _wait_for_lines(proc, out, 6)
         proc.send_signal(signal.SIGINT)

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from gamut.config import load_config
 from gamut.synthetic.demo import generate_demo
@@ -15,10 +14,6 @@ from scoring.rubric_io import compile_all, load_rubrics
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo"
-
-pytestmark = pytest.mark.skipif(
-    not (DEMO / "verdicts" / "oracle.parquet").is_file(), reason="demo data not generated yet"
-)
 
 
 def test_committed_demo_data_is_what_the_generator_writes(tmp_path: Path) -> None:
