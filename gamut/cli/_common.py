@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
 
@@ -60,10 +60,35 @@ def get_project(config_path: Path | None) -> Project:
     return Project(get_config(config_path))
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
-    """Print ``message`` as an error on stderr and exit with ``code``."""
-    err_console.print(styled("error: ", "bold red"), end="")
-    err_console.print(message)
+def emit(text: str) -> None:
+    """Write machine-read output (JSON, GitHub workflow commands, step outputs) to stdout as is."""
+    click.echo(text, nl=False)
+
+
+def fail(
+    message: str,
+    lines: Sequence[str] = (),
+    *,
+    code: int = 1,
+    limit: int | None = None,
+    width: int | None = None,
+) -> NoReturn:
+    """The one way a command ends in failure: ``message`` on stderr, then ``lines`` under it.
+
+    Args:
+        message: what went wrong and what to do.
+        lines: the items (problems, failed checks), one per line, indented.
+        code: the exit status.
+        limit: list at most this many lines, then count the rest.
+        width: cut each line at this many characters.
+    """
+    err_console.print(styled("error: ", "bold red"), message, sep="")
+    shown = lines if limit is None else lines[:limit]
+    for line in shown:
+        cut = line if width is None or len(line) <= width else line[:width] + " ..."
+        err_console.print("  " + cut)
+    if len(shown) < len(lines):
+        err_console.print(f"  ... and {len(lines) - len(shown)} more")
     sys.exit(code)
 
 

@@ -38,4 +38,4 @@ def comment(config_path: Path, submission_id: str, warnings_file: Path | None, o
     cfg = get_config(config_path)
     warnings = read_warnings(warnings_file) if warnings_file else []
     atomic_write_text(out, render_comment(cfg, submission_id, warnings))
-    err_console.print(f"wrote {out}", markup=False)
+    err_console.print(f"wrote {out}")

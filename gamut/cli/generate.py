@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from gamut.cli._common import config_option, err_console, get_config, handle_errors, out_console
+from gamut.cli._common import (
+    config_option,
+    err_console,
+    fail,
+    get_config,
+    handle_errors,
+    out_console,
+)
 from gamut.model_runner.backends import PROVIDERS
 from gamut.model_runner.plan import GenerateOptions, GenerateResult
 from gamut.model_runner.progress import reporter_for
@@ -163,27 +169,24 @@ def generate_cmd(
         with reporter_for(err_console) as reporter:
             result = generate(cfg, options, reporter)
     except KeyboardInterrupt:
-        err_console.print(
+        fail(
             "interrupted: every answer received so far is saved; "
             "rerun the same command to continue",
-            markup=False,
+            code=130,
         )
-        sys.exit(130)
     for s in result.stats.values():
         out_console.print(
             f"{s.setting.value}: {s.done} answered now, {s.skipped} already, "
             f"{s.failed} failed -> {result.files[s.setting]}",
             markup=False,
         )
-    out_console.print(_tokens_line(result) + f" in {result.elapsed_s:.1f}s", markup=False)
+    out_console.print(_tokens_line(result) + f" in {result.elapsed_s:.1f}s")
     if result.failures:
-        err_console.print(
-            f"[bold red]{len(result.failures)} question(s) left unanswered[/] "
-            "(rerun the same command to retry only these):"
+        fail(
+            f"{len(result.failures)} question(s) left unanswered "
+            "(rerun the same command to retry only these):",
+            [f"{f.setting.value} {f.question_id}: {f.reason}" for f in result.failures],
         )
-        for f in result.failures:
-            err_console.print(f"  {f.setting.value} {f.question_id}: {f.reason}", markup=False)
-        sys.exit(1)
     out_console.print(
         "next: replace the TODO values in submission.yaml, then run `gamut submission validate`",
         markup=False,

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from gamut.cli._common import config_option, err_console, handle_errors, out_console
+from gamut.cli._common import config_option, err_console, fail, handle_errors, out_console
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.questions import Setting
@@ -81,7 +80,7 @@ def judge(
         deadline_s=deadline,
     )
     for line in report.summary_lines():
-        out_console.print(line, markup=False)
+        out_console.print(line)
     if dry_run:
         total = sum(s.planned for s in report.judges.values())
         out_console.print(
@@ -89,23 +88,17 @@ def judge(
         )
         return
     path = pipeline.write_verdicts(project)
-    out_console.print(f"verdict table: {path}", markup=False)
+    out_console.print(f"verdict table: {path}")
     failures = report.failures
     unfinished = sum(s.unfinished for s in report.judges.values())
     if failures or unfinished:
-        err_console.print(
+        fail(
             f"{len(failures)} check(s) failed, {unfinished} not attempted; "
             "run `gamut judge` again to retry them:",
-            markup=False,
+            [str(f) for f in failures],  # ids, kind and the provider's message; never the reply
+            limit=MAX_LISTED,
+            width=MAX_CHARS,
         )
-        for f in failures[:MAX_LISTED]:
-            line = str(f)  # ids, kind and the provider's message; never the raw reply
-            err_console.print(
-                "  " + (line[:MAX_CHARS] + " ..." if len(line) > MAX_CHARS else line), markup=False
-            )
-        if len(failures) > MAX_LISTED:
-            err_console.print(f"  ... and {len(failures) - MAX_LISTED} more", markup=False)
-        sys.exit(1)
 
 
 @click.group()
@@ -134,7 +127,7 @@ def export_verdicts_cmd(out: Path, config_path: Path | None) -> None:
 
     project = Project(load_config(config_path))
     n = export_verdicts(pipeline.verdict_table(project, judge_ids=True), out)
-    err_console.print(f"wrote {n} verdict(s) to {out}", markup=False)
+    err_console.print(f"wrote {n} verdict(s) to {out}")
 
 
 __all__ = ["export", "judge"]

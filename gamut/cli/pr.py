@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gamut.cli._common import config_option, err_console, get_config, handle_errors
+from gamut.cli._common import config_option, emit, err_console, get_config, handle_errors
 from gamut.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
 
 _REPORT = click.Path(path_type=Path, dir_okay=False, exists=True)
@@ -33,13 +33,10 @@ def pr() -> None:
 
 @pr.command("annotate")
 @click.argument("report", type=_REPORT)
+@handle_errors
 def annotate_cmd(report: Path) -> None:
     """Turn a validator JSON REPORT into GitHub annotations and a step summary."""
-    try:
-        data = _report(report)
-    except ArtifactError as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(annotate(data), nl=False)
+    emit(annotate(_report(report)))
 
 
 @pr.command("pack")
@@ -72,4 +69,4 @@ def unpack(config_path: Path, artifact: Path) -> None:
     Prints pr_number=, head_sha= and submission_id= lines, ready for $GITHUB_OUTPUT.
     """
     info = unpack_artifact(get_config(config_path), artifact)
-    click.echo(info.as_outputs(), nl=False)
+    emit(info.as_outputs())

@@ -47,7 +47,7 @@ def hf(
         raise HubError("no dataset named: pass --repo ORG/NAME or set publish.hf_dataset")
     if dry_run:
         for f in publish_files(cfg):
-            out_console.print(f"{f.path_in_repo}\t{len(f.data)} bytes", markup=False)
+            out_console.print(f"{f.path_in_repo}\t{len(f.data)} bytes")
         return
     url = publish_results(cfg, repo, token_env=token_env, private=private)
-    out_console.print(f"published to {repo}: {url}", markup=False)
+    out_console.print(f"published to {repo}: {url}")

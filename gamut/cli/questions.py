@@ -63,4 +63,4 @@ def export(setting: str, out: Path, config_path: Path) -> None:
     s = Setting(setting)
     lines = [json.dumps(export_record(q, s, path), ensure_ascii=False) for q in qs]
     atomic_write_text(out, "\n".join(lines) + "\n")
-    err_console.print(f"wrote {len(lines)} {setting} questions to {out}", markup=False)
+    err_console.print(f"wrote {len(lines)} {setting} questions to {out}")

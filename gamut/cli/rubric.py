@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -11,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from gamut.cli._common import err_console, handle_errors, out_console
+from gamut.cli._common import emit, err_console, fail, handle_errors, out_console, styled
 from scoring.compiler import compile_rubric
 from scoring.errors import RubricError
 from scoring.rubric import (
@@ -46,18 +45,15 @@ def lint(paths: tuple[Path, ...]) -> None:
     """
     good, problems = read_rubrics(paths)
     warnings = [w for s in good for w in lint_warnings(s)]
-    for p in problems:
-        err_console.print(f"[red]error[/] {p}", markup=True, highlight=False)
     for w in warnings:
-        err_console.print(f"[yellow]{w}[/]", highlight=False)
+        err_console.print(styled(str(w), "yellow"))
     n_checks = sum(len(compile_rubric(s.rubric)) for s in good)
     summary = (
         f"{len(good)} valid rubric(s), {n_checks} checks; "
         f"{len(problems)} error(s), {len(warnings)} warning(s)"
     )
     if problems:
-        err_console.print(summary)
-        sys.exit(1)
+        fail(summary, [str(p) for p in problems])
     out_console.print(summary)
 
 
@@ -76,7 +72,7 @@ def compile_cmd(path: Path, out: Path | None) -> None:
     lines = [c.model_dump_json() for qid in sorted(rubrics) for c in compile_rubric(rubrics[qid])]
     text = "\n".join(lines) + "\n"
     if out is None:
-        click.echo(text, nl=False)
+        emit(text)
     else:
         atomic_write_text(out, text)
         err_console.print(f"wrote {len(lines)} checks for {len(rubrics)} question(s) to {out}")

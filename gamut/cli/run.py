@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gamut.cli._common import config_option, err_console, get_project, handle_errors, out_console
+from gamut.cli._common import (
+    config_option,
+    err_console,
+    fail,
+    get_project,
+    handle_errors,
+    out_console,
+)
 
 if TYPE_CHECKING:
     from scoring.judge import JudgeReport
@@ -43,14 +50,14 @@ def run(config_path: Path | None, no_site: bool) -> None:
         return
     out = pipeline.build_site(project)
     index = out / "index.html"
-    out_console.print(f"\nThe leaderboard site is in {out}", markup=False)
+    out_console.print(f"\nThe leaderboard site is in {out}")
     config_arg = f" --config {config_path}" if config_path else ""
     out_console.print(
         f"  preview it:  {_gamut_command()} site serve{config_arg}"
         "   (then open http://127.0.0.1:8000/)",
         markup=False,
     )
-    out_console.print(f"  or open:     {index.as_uri()}", markup=False)
+    out_console.print(f"  or open:     {index.as_uri()}")
     _fail_on_judge_failures(report)
 
 
@@ -68,12 +75,14 @@ def _gamut_command() -> str:
 def _fail_on_judge_failures(report: JudgeReport) -> None:
     unfinished = sum(s.unfinished for s in report.judges.values())
     if report.failures or unfinished:
-        err_console.print(f"\n{len(report.failures)} check(s) failed, {unfinished} not attempted; "
-                          "their submissions are incomplete. Run `gamut run` again to retry:",
-                          markup=False)  # fmt: skip
-        for f in report.failures[:MAX_LISTED]:
-            err_console.print(f"  {str(f)[:300]}", markup=False)
-        sys.exit(1)
+        err_console.print()
+        fail(
+            f"{len(report.failures)} check(s) failed, {unfinished} not attempted; "
+            "their submissions are incomplete. Run `gamut run` again to retry:",
+            [str(f) for f in report.failures],
+            limit=MAX_LISTED,
+            width=300,
+        )
 
 
 __all__ = ["run"]

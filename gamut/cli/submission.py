@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
-from gamut.cli._common import config_option, err_console, get_config, get_project, handle_errors
+from gamut.cli._common import (
+    config_option,
+    emit,
+    err_console,
+    fail,
+    get_config,
+    get_project,
+    handle_errors,
+    out_console,
+)
 from scoring.submissions import new_submission
 from scoring.submissions.formats import SUBMISSION_ID_RULE, is_submission_id
 from scoring.submissions.layout import display_path
@@ -39,8 +47,8 @@ def new(submission_id: str, config_path: Path) -> None:
     subs_root = cfg.path(cfg.benchmark.submissions)
     folder = display_path(subs_root / submission_id, Path.cwd())
     path = new_submission(subs_root, submission_id, folder)
-    click.echo(f"created {display_path(path, Path.cwd())}")
-    click.echo(
+    out_console.print(f"created {display_path(path, Path.cwd())}")
+    out_console.print(
         "\nNext steps:\n"
         f"  1. Fill in every TODO in {folder}/submission.yaml.\n"
         f"  2. Write the responses: gamut generate --submission {submission_id} --model MODEL\n"
@@ -81,12 +89,11 @@ def validate(
 
     report = pipeline.validate(get_project(config_path), list(paths) or None, changed_from)
     if fmt == "json":
-        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        emit(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        for p in report.errors:
-            click.echo(str(p))
-        for p in report.warnings:
-            click.echo(str(p))
-        err_console.print(report.summary(), markup=False)
+        for p in [*report.errors, *report.warnings]:
+            out_console.print(str(p))
     if not report.ok:
-        sys.exit(1)
+        fail(report.summary())
+    if fmt != "json":
+        err_console.print(report.summary())
