@@ -69,7 +69,7 @@ def load_questions(path: Path) -> list[Question]:
                     str(path),
                     None,
                     f"cannot read: {exc}",
-                    "check the [benchmark] questions path in gamut.toml",
+                    "check [benchmark] questions in the config",
                 )
             ]
         ) from None

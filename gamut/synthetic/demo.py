@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from gamut.config import GamutConfig
+from gamut.hub import is_hub_uri
 from gamut.synthetic._io import jsonl, write_parquet, write_yaml
 from gamut.synthetic.compose import compose_response, entity_of
 from gamut.synthetic.profiles import (
@@ -54,11 +55,11 @@ def _stable(*parts: str | int) -> list[int]:
 
 
 def _inputs(cfg: GamutConfig) -> tuple[list[Question], dict[str, MetaRubric]]:
-    if cfg.benchmark.rubrics.startswith("hf://"):
+    if is_hub_uri(cfg.benchmark.rubrics):
         raise ConfigError(
             [
                 Problem(
-                    "gamut.toml",
+                    str(cfg.file),
                     None,
                     "the demo generator needs local rubrics",
                     "point [benchmark] rubrics at a local folder",
@@ -201,7 +202,7 @@ def generate_demo(
     """
     problems = [
         Problem(
-            "gamut.toml",
+            str(cfg.file),
             None,
             f"judge {n!r} needs a replay path",
             f'add [judges.{n}] with provider = "replay" and replay = "..."',

@@ -118,9 +118,32 @@ _REGISTRY: dict[str, tuple[str, str, str]] = {
 }
 
 
-def register_backend(provider: str, module: str, cls: str, pip_name: str = "") -> None:
-    """Register a backend class by provider name (imported only when a judge uses it)."""
+#: Providers whose judges need no API key (they call nothing, or only local servers).
+_KEYLESS: set[str] = {"replay"}
+
+
+def register_backend(
+    provider: str, module: str, cls: str, pip_name: str = "", *, needs_key: bool = True
+) -> None:
+    """Register a backend class by provider name (imported only when a judge uses it).
+
+    Args:
+        provider: the name a judge's ``provider`` gives.
+        module: the module holding the class, imported on first use.
+        cls: the class name (a :class:`Backend` subclass).
+        pip_name: what to install when the module's imports are missing.
+        needs_key: its judges need ``api_key_env`` (unless they name a ``base_url``).
+    """
     _REGISTRY[provider] = (module, cls, pip_name)
+    if needs_key:
+        _KEYLESS.discard(provider)
+    else:
+        _KEYLESS.add(provider)
+
+
+def needs_key(provider: str) -> bool:
+    """Whether judges of ``provider`` need an API key."""
+    return provider not in _KEYLESS
 
 
 def registered_providers() -> tuple[str, ...]:
@@ -155,6 +178,7 @@ __all__ = [
     "JudgeRequest",
     "Turn",
     "backend_class",
+    "needs_key",
     "register_backend",
     "registered_providers",
 ]

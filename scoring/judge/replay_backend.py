@@ -39,7 +39,7 @@ class ReplayBackend(Backend):
         except (OSError, ValueError) as exc:
             raise GamutError(
                 f"judge {name!r}: cannot read replay file {path}: {exc} "
-                "(regenerate it, or fix the path in gamut.toml)"
+                "(regenerate it, or fix the judge's replay path in the config)"
             ) from None
         missing = [c for c in REPLAY_COLUMNS if c not in df.columns]
         if missing:

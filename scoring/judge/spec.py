@@ -88,12 +88,18 @@ def judge_key_problems(
     servers need no key), and that environment variable must be set and non-empty. The key itself
     never appears in a message.
     """
+    from scoring.judge.backends import needs_key
+
     env = os.environ if environ is None else environ
     out: list[Problem] = []
     wanted = set(judges) if names is None else set(names)
     for name, j in judges.items():
         d = j.model_dump() if isinstance(j, JudgeConfig) else j
-        if name not in wanted or not isinstance(d, Mapping) or d.get("provider") == "replay":
+        if (
+            name not in wanted
+            or not isinstance(d, Mapping)
+            or not needs_key(str(d.get("provider")))
+        ):
             continue
         var = d.get("api_key_env")
         if not var:

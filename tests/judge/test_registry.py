@@ -1,0 +1,50 @@
+"""The backend registry is the list of providers: a registered backend works end to end from the
+config, and an unregistered name is refused with the registered ones named."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
+from scoring.errors import ConfigError
+from scoring.judge import register_backend, registered_providers
+from scoring.judge.backends import _KEYLESS, _REGISTRY
+from scoring.judge.progress import NullProgress
+from tests.judge.project import TOTAL_CHECKS, write_project
+
+JUDGE = '[judges.kw]\nprovider = "keyword"\nmodel = "words-v1"\nfamily = "none"\nprimary = true\n'
+
+
+@pytest.fixture
+def keyword_backend() -> Iterator[None]:
+    saved = dict(_REGISTRY)
+    register_backend("keyword", "tests.judge.keyword_backend", "KeywordBackend", needs_key=False)
+    yield
+    _REGISTRY.clear()
+    _REGISTRY.update(saved)
+    _KEYLESS.discard("keyword")
+
+
+def test_a_registered_backend_judges_from_the_config(tmp_path: Path, keyword_backend: None) -> None:
+    assert "keyword" in registered_providers()
+    project = Project(load_config(write_project(tmp_path, JUDGE)))
+    report = pipeline.judge(project, progress=NullProgress())
+    assert report.ok and not report.failures
+    df = pd.read_parquet(pipeline.write_verdicts(project))
+    assert len(df) == TOTAL_CHECKS
+    assert set(df["verdict"].astype(str)) <= {"meets", "missing"}
+    assert (df["verdict"] == "meets").any() and (df["verdict"] == "missing").any()
+
+
+def test_an_unregistered_provider_is_refused_with_the_registered_names(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write_project(tmp_path, JUDGE))
+    text = str(err.value)
+    assert "judges.kw.provider" in text and "unknown provider 'keyword'" in text
+    assert all(name in text for name in ("openai", "anthropic", "replay"))
