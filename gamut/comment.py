@@ -9,7 +9,6 @@ close the HTML comment marker or inject markup.
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,9 @@ from typing import Any
 import pandas as pd
 
 from gamut.config import GamutConfig
+from scoring import numbers
 from scoring.errors import GamutError
+from scoring.tables.write import PROVENANCE_FILE
 
 #: The hidden marker the workflow searches for to update one comment instead of adding another.
 MARKER = "<!-- gamut-score -->"
@@ -48,17 +49,11 @@ def code(text: object, limit: int = 80) -> str:
 
 
 def _num(x: Any, signed: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)) or pd.isna(x):
-        return "–"
-    return f"{float(x):+.1f}" if signed else f"{float(x):.1f}"
+    return numbers.signed(x) if signed else numbers.f1(x)
 
 
 def _ci(row: pd.Series, col: str, signed: bool = False) -> str:
-    value = _num(row.get(col), signed)
-    lo, hi = row.get(f"{col}_lo"), row.get(f"{col}_hi")
-    if value == "–" or lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
-        return value
-    return f"{value} [{_num(lo, signed)}, {_num(hi, signed)}]"
+    return numbers.with_ci(row.get(col), row.get(f"{col}_lo"), row.get(f"{col}_hi"), sign=signed)
 
 
 def _read(results: Path, name: str, required: bool = True) -> pd.DataFrame | None:
@@ -207,7 +202,7 @@ def render_comment(
     results = cfg.path(cfg.store.results)
     board = _read(results, "leaderboard")
     assert board is not None
-    prov_file = results / "provenance.json"
+    prov_file = results / PROVENANCE_FILE
     prov: dict[str, Any] = (
         json.loads(prov_file.read_text(encoding="utf-8")) if prov_file.is_file() else {}
     )

@@ -28,7 +28,8 @@ import yaml
 
 from gamut.config import GamutConfig
 from scoring.errors import GamutError
-from scoring.verdicts import VERDICT_COLUMNS
+from scoring.tables.write import PROVENANCE_FILE
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TABLE
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 ENDPOINT_ENV = ("GAMUT_HF_ENDPOINT", "HF_ENDPOINT")
@@ -249,18 +250,18 @@ def publish_files(cfg: GamutConfig) -> list[PublishFile]:
     results = cfg.path(cfg.store.results)
     public = cfg.benchmark.rubrics_public
     lb = results / "leaderboard.parquet"
-    verdict_file = results / "verdicts.parquet"
+    verdict_file = results / VERDICT_TABLE
     for need, cmd in ((lb, "gamut score"), (verdict_file, "gamut judge")):
         if not need.is_file():
             raise HubError(f"{need} does not exist; run `{cmd}` (or `gamut run`) first")
-    prov_file = results / "provenance.json"
+    prov_file = results / PROVENANCE_FILE
     provenance: dict[str, Any] | None = (
         json.loads(prov_file.read_text(encoding="utf-8")) if prov_file.is_file() else None
     )
     files: list[PublishFile] = []
     tables: dict[str, tuple[str, int]] = {}
     for f in sorted(results.glob("*.parquet")):
-        if f.name == "verdicts.parquet":
+        if f.name == VERDICT_TABLE:
             continue
         df = pd.read_parquet(f)
         if not public:
@@ -285,7 +286,7 @@ def publish_files(cfg: GamutConfig) -> list[PublishFile]:
     if provenance is not None:
         files.append(
             PublishFile(
-                "provenance.json",
+                PROVENANCE_FILE,
                 (json.dumps(provenance, indent=2, sort_keys=True) + "\n").encode(),
             )
         )

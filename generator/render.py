@@ -15,54 +15,7 @@ from urllib.parse import urlsplit
 import jinja2
 from markupsafe import Markup, escape
 
-MISSING = "–"
-
-
-def _num(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(f) else f
-
-
-def _no_negative_zero(text: str, sign: str = "") -> str:
-    """'-0.0' reads as a loss; a value that rounds to zero is shown as zero."""
-    if text.startswith("-") and float(text.rstrip("%")) == 0:
-        return sign + text[1:]
-    return text
-
-
-def f1(value: Any) -> str:
-    """One decimal, or a dash for a missing value."""
-    f = _num(value)
-    return MISSING if f is None else _no_negative_zero(f"{f:.1f}")
-
-
-def f2(value: Any) -> str:
-    """Two decimals (for correlation coefficients), or a dash."""
-    f = _num(value)
-    return MISSING if f is None else f"{f:.2f}"
-
-
-def signed(value: Any) -> str:
-    """One decimal with an explicit sign (for gaps and offsets)."""
-    f = _num(value)
-    return MISSING if f is None else _no_negative_zero(f"{f:+.1f}", "+")
-
-
-def pct(value: Any) -> str:
-    """A share in [0, 1] as a percentage with one decimal."""
-    f = _num(value)
-    return MISSING if f is None else _no_negative_zero(f"{100 * f:.1f}%")
-
-
-def integer(value: Any) -> str:
-    """A count without decimals."""
-    f = _num(value)
-    return MISSING if f is None else f"{f:,.0f}"
+from scoring.numbers import MISSING, f1, f2, integer, number, pct, signed
 
 
 def yes_no(value: Any) -> str:
@@ -147,7 +100,7 @@ class Cell:
     @property
     def sort_key(self) -> str:
         """What the browser sorts on: the raw number, or the text."""
-        f = _num(self.value)
+        f = number(self.value)
         if f is not None:
             return repr(f)
         if isinstance(self.value, bool):

@@ -11,6 +11,8 @@ from typing import Any
 import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.tables import PROVENANCE_FILE
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
 
 #: Parquet tables the site needs, with the columns it reads from each.
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -102,19 +104,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 }
 
 #: Columns of the verdict table that never carry rubric text.
-VERDICT_ID_COLUMNS: tuple[str, ...] = (
-    "submission_id",
-    "setting",
-    "judge",
-    "question_id",
-    "check_id",
-    "kind",
-    "tier",
-    "secondary",
-    "verdict",
-)
-#: Columns that carry rubric text or judge rationales: published only with public rubrics.
-VERDICT_TEXT_COLUMNS: tuple[str, ...] = ("rationale", "check_text")
+VERDICT_ID_COLUMNS: tuple[str, ...] = VERDICT_COLUMNS
 
 
 class SiteError(GamutError):
@@ -207,14 +197,14 @@ def load_tables(results: Path) -> ScoreTables:
             if isinstance(df[c].dtype, pd.CategoricalDtype):
                 df[c] = df[c].astype(object)
         frames[name] = df
-    prov_path = results / "provenance.json"
+    prov_path = results / PROVENANCE_FILE
     summary_path = results / "modality_summary.json"
     for p in (prov_path, summary_path):
         if not p.is_file():
             problems.append(Problem(str(p), None, "file not found", _FIX))
     if problems:
         raise ProblemsError(problems, f"cannot build the site from {results}")
-    verdicts = results / "verdicts.parquet"
+    verdicts = results / VERDICT_TABLE
     return ScoreTables(
         results=results,
         frames=frames,

@@ -23,9 +23,15 @@ class RubricSource:
     line: int | None
 
 
-def _rubric_files(path: Path) -> list[Path]:
+#: What counts as a rubric file inside a rubrics folder.
+RUBRIC_SUFFIXES = frozenset({".json", ".jsonl"})
+
+
+def rubric_files(path: Path) -> list[Path]:
+    """The rubric files at ``path``: every ``.json``/``.jsonl`` file under a folder, sorted, or
+    the path itself when it is not a folder."""
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in {".json", ".jsonl"} and p.is_file())
+        return sorted(p for p in path.rglob("*") if p.suffix in RUBRIC_SUFFIXES and p.is_file())
     return [path]
 
 
@@ -92,7 +98,7 @@ def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Proble
                 )
             )
             continue
-        for f in _rubric_files(root):
+        for f in rubric_files(root):
             for line, obj, problem in _raw_objects(f):
                 if problem is not None:
                     problems.append(problem)

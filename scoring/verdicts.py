@@ -44,6 +44,10 @@ VERDICT_COLUMNS: tuple[str, ...] = (
 )
 
 
+#: Columns that carry rubric text or judge rationales: present only when rubrics are public.
+VERDICT_TEXT_COLUMNS: tuple[str, ...] = ("rationale", "check_text")
+
+
 class VerdictRow(BaseModel):
     """One judged (submission, setting, judge, question, check). ``rationale`` and ``check_text``
     appear only when rubrics are public."""
@@ -63,4 +67,11 @@ class VerdictRow(BaseModel):
     check_text: str | None = None
 
 
-__all__ = ["VERDICT_COLUMNS", "VERDICT_ORDER", "VERDICT_TABLE", "Verdict", "VerdictRow"]
+__all__ = [
+    "VERDICT_COLUMNS",
+    "VERDICT_ORDER",
+    "VERDICT_TABLE",
+    "VERDICT_TEXT_COLUMNS",
+    "Verdict",
+    "VerdictRow",
+]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,16 +17,14 @@ from gamut.cli._common import (
     out_console,
     styled,
 )
+from scoring.numbers import f1
 
 if TYPE_CHECKING:  # the report stack (pandas, pyarrow) loads only when the command runs
     from scoring.tables import Tables
 
 
-def _num(x: Any, digits: int = 1) -> str:
-    if x is None or not isinstance(x, int | float) or math.isnan(x):
-        return "-"
-    text = f"{float(x):.{digits}f}"
-    return text.lstrip("-") if float(text) == 0 else text  # no "-0.0"
+def _num(x: Any) -> str:
+    return f1(x)
 
 
 def summary_table(tables: Tables, setting: str = "multimodal") -> Table:

@@ -25,7 +25,7 @@ from scoring.questions import Popularity, Setting
 from scoring.rubric import MetaRubric, Tier
 from scoring.storage import atomic_write_text
 from scoring.submissions.formats import SubmissionMeta
-from scoring.verdicts import VERDICT_COLUMNS, VERDICT_ORDER
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_ORDER, VERDICT_TABLE
 
 DOMAINS: tuple[str, ...] = (
     "plants", "food", "animals", "vehicles", "local places", "everyday objects",
@@ -430,7 +430,7 @@ def write_paper_scale(
         }
     )
     assert tuple(table.column_names) == VERDICT_COLUMNS
-    write_parquet(out_dir / "results" / "verdicts.parquet", table)
+    write_parquet(out_dir / "results" / VERDICT_TABLE, table)
 
     config = out_dir / "gamut.toml"
     atomic_write_text(config, _config_text(judges))

@@ -18,7 +18,7 @@ from scoring.tables import judges as _judges
 from scoring.tables import tables as _tables
 from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.scores import Scores, compute
-from scoring.tables.write import provenance, write_provenance, write_table
+from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_table
 
 #: Tables written as Parquet only (they are large); every other table also gets CSV and JSON.
 PARQUET_ONLY = frozenset({"question_scores"})
@@ -117,4 +117,11 @@ def build_tables(
     return Tables(frames, prov, out_dir, files)
 
 
-__all__ = ["Inputs", "Tables", "build_tables", "load_inputs", "score_frames"]
+__all__ = [
+    "PROVENANCE_FILE",
+    "Inputs",
+    "Tables",
+    "build_tables",
+    "load_inputs",
+    "score_frames",
+]

@@ -21,7 +21,7 @@ from scoring.compiler import Check, CheckKind
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
 from scoring.rubric import MetaRubric
-from scoring.rubric_io import compile_all, load_rubrics, rubric_set_version
+from scoring.rubric_io import compile_all, load_rubrics, rubric_files, rubric_set_version
 from scoring.scorer import TIER_ORDER
 from scoring.storage import atomic_write
 
@@ -82,18 +82,12 @@ class CheckTable:
         )
 
 
-def _files(path: Path) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in {".json", ".jsonl"} and p.is_file())
-    return [path] if path.is_file() else []
-
-
 def cache_key(path: Path) -> str:
     """Content hash of the rubric files at ``path`` and of the compiler that reads them."""
     h = hashlib.sha256()
     for module in (compiler, rubric):
         h.update(Path(module.__file__ or "").read_bytes())
-    for f in _files(path):
+    for f in [f for f in rubric_files(path) if f.is_file()]:
         h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode() + b"\0")
         h.update(f.read_bytes())
         h.update(b"\0")

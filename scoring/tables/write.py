@@ -25,6 +25,8 @@ from scoring.storage import atomic_write_bytes, atomic_write_text
 from scoring.tables.load import Inputs
 
 PROVENANCE_KEY = b"gamut.provenance"
+#: The provenance file's name, inside the results folder.
+PROVENANCE_FILE = "provenance.json"
 
 
 def generated_at() -> str:
@@ -116,6 +118,6 @@ def write_table(
 
 def write_provenance(out_dir: Path, prov: dict[str, Any]) -> Path:
     """Write ``provenance.json``."""
-    path = out_dir / "provenance.json"
+    path = out_dir / PROVENANCE_FILE
     atomic_write_text(path, json.dumps(prov, indent=2, sort_keys=True) + "\n")
     return path

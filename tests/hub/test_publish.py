@@ -14,6 +14,7 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
 from gamut.config import load_config
 from gamut.hub import HubError, build_publish_operations, publish_files, publish_results
+from scoring.verdicts import VERDICT_COLUMNS
 from tests.hub.conftest import write_config
 
 SECRET = "Identifies the dish as pad thai."
@@ -91,17 +92,7 @@ def test_held_rubrics_never_leave(tmp_path: Path) -> None:
         assert SECRET.encode() not in data, name
         assert b"It says pad thai" not in data, name
     v = pd.read_parquet(io.BytesIO(files["data/verdicts/m-one.parquet"]))
-    assert list(v.columns) == [
-        "submission_id",
-        "setting",
-        "judge",
-        "question_id",
-        "check_id",
-        "kind",
-        "tier",
-        "secondary",
-        "verdict",
-    ]
+    assert list(v.columns) == list(VERDICT_COLUMNS)
     assert v["check_id"].tolist() == ["I1", "I2.m1"]
 
 

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, TOTAL_CHECKS, openai_judge, write_project
 
@@ -46,18 +47,10 @@ def test_judge_then_export_every_format(tmp_path: Path, fake_llm: FakeLLMServer)
         )
     for df in frames.values():
         assert list(df.columns) == [
-            "submission_id",
-            "setting",
-            "judge",
+            *VERDICT_COLUMNS[:3],
             "judge_id",
-            "question_id",
-            "check_id",
-            "kind",
-            "tier",
-            "secondary",
-            "verdict",
-            "rationale",
-            "check_text",
+            *VERDICT_COLUMNS[3:],
+            *VERDICT_TEXT_COLUMNS,
         ]
         assert len(df) == TOTAL_CHECKS
         assert set(df.judge_id) == {"openai:judge-model@gamut-judge-v1"}

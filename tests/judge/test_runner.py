@@ -13,6 +13,7 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
+from scoring.verdicts import VERDICT_COLUMNS
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import (
     CHECKS,
@@ -55,17 +56,7 @@ def test_judges_everything_then_rerun_makes_zero_calls(
     assert again.judges["gpt"].cache_hits == TOTAL_CALLS and again.judges["gpt"].calls == 0
 
     df = pd.read_parquet(pipeline.write_verdicts(Project(cfg)))
-    assert list(df.columns[:9]) == [
-        "submission_id",
-        "setting",
-        "judge",
-        "question_id",
-        "check_id",
-        "kind",
-        "tier",
-        "secondary",
-        "verdict",
-    ]
+    assert list(df.columns[:9]) == list(VERDICT_COLUMNS)
     assert len(df) == TOTAL_CHECKS
     empty = df[(df.submission_id == "beta") & (df.question_id == "plants-0001")]
     assert len(empty) == CHECKS["plants-0001"] and set(empty.verdict) == {"missing"}
