@@ -83,6 +83,7 @@ def score(project: Project) -> Tables:
     from scoring.tables import build_tables, load_inputs
 
     cfg = project.cfg
+    cfg.require_judges()
     inputs = load_inputs(
         project.questions,
         project.check_table,
