@@ -25,6 +25,9 @@ Floats = npt.NDArray[np.float64]
 SHARES = ("share_meets", "share_partial", "share_missing", "share_contradicts")
 COUNTS = ("n_meets", "n_partial", "n_missing", "n_contradicts")
 TIER_COLUMNS = ("ac", "v", "c")
+#: Suffix of the question-level score columns of ``question_scores``: raw scores in [-1, 1], where
+#: every published score (``gamut``, ``ac``, ... elsewhere) is 100 x a mean of them.
+RAW = "_raw"
 
 
 def _labels(sc: Scores, g: npt.NDArray[np.int64]) -> dict[str, Any]:
@@ -40,7 +43,8 @@ def _labels(sc: Scores, g: npt.NDArray[np.int64]) -> dict[str, Any]:
 
 
 def question_scores(sc: Scores) -> pd.DataFrame:
-    """One row per (complete group, question): tier scores, Gamut score, counts, response length."""
+    """One row per (complete group, question): raw tier and Gamut scores in [-1, 1] (``ac_raw``,
+    ``v_raw``, ``c_raw``, ``gamut_raw``), verdict counts and the response length."""
     qs = sc.inputs.questions
     g = np.flatnonzero(sc.complete)
     n_q = len(qs)
@@ -67,8 +71,8 @@ def question_scores(sc: Scores) -> pd.DataFrame:
         }
     )
     for t, name in enumerate(TIER_COLUMNS):
-        df[name] = level.tiers[rows_g, rows_q, t]
-    df["gamut"] = level.gamut[rows_g, rows_q]
+        df[f"{name}{RAW}"] = level.tiers[rows_g, rows_q, t]
+    df[f"gamut{RAW}"] = level.gamut[rows_g, rows_q]
     for v, name in enumerate(COUNTS):
         df[name] = counts[:, v]
     chars = sc.inputs.response_chars[sc.groups.sub[rows_g], sc.groups.setting[rows_g], rows_q]

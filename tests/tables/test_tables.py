@@ -50,13 +50,13 @@ def test_question_scores_match_hand_computation_and_reference_scorer(tables: Tab
     qs = tables["question_scores"]
     for qid, expected in ALPHA_MM_QUESTIONS.items():
         r = row(qs, submission_id="alpha", setting="multimodal", judge="j1", question_id=qid)
-        assert r["gamut"] == pytest.approx(expected, abs=ABS)
+        assert r["gamut_raw"] == pytest.approx(expected, abs=ABS)
         rubric = MetaRubric.model_validate(next(x for x in RUBRICS if x["question_id"] == qid))
         checks = compile_rubric(rubric)
         ref = score_question(checks, {c.check_id: ALPHA_MM[(qid, c.check_id)] for c in checks})
-        assert r["gamut"] == pytest.approx(ref.gamut, abs=ABS)
+        assert r["gamut_raw"] == pytest.approx(ref.gamut, abs=ABS)
     food1 = row(qs, submission_id="alpha", setting="multimodal", judge="j1", question_id="food-1")
-    assert (food1["ac"], food1["v"], food1["c"]) == pytest.approx((-1 / 3, 0.5, 0.0))
+    assert (food1["ac_raw"], food1["v_raw"], food1["c_raw"]) == pytest.approx((-1 / 3, 0.5, 0.0))
     assert (food1["n_meets"], food1["n_partial"], food1["n_missing"], food1["n_contradicts"]) == (
         1,
         1,
@@ -70,10 +70,10 @@ def test_question_scores_match_hand_computation_and_reference_scorer(tables: Tab
 def test_renormalised_question_without_context_tier(tables: Tables) -> None:
     qs = tables["question_scores"]
     r = row(qs, submission_id="alpha", setting="multimodal", judge="j1", question_id="food-2")
-    assert math.isnan(r["c"])
-    assert r["gamut"] == pytest.approx(1 / 3, abs=ABS)  # 0.3 / 0.9, not 0.6 * 0.5 = 0.3
+    assert math.isnan(r["c_raw"])
+    assert r["gamut_raw"] == pytest.approx(1 / 3, abs=ABS)  # 0.3 / 0.9, not 0.6 * 0.5 = 0.3
     beta = row(qs, submission_id="beta", setting="text_only", judge="j1", question_id="food-2")
-    assert beta["gamut"] == pytest.approx(2 / 3, abs=ABS)
+    assert beta["gamut_raw"] == pytest.approx(2 / 3, abs=ABS)
 
 
 def test_leaderboard_scores_tiers_mix_and_metadata(tables: Tables) -> None:
