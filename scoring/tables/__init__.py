@@ -17,6 +17,7 @@ from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
 from scoring.tables import tables as _tables
 from scoring.tables.load import Inputs, load_inputs
+from scoring.tables.pairwise import pairwise
 from scoring.tables.scores import Scores, compute
 from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_table
 
@@ -66,6 +67,7 @@ def score_frames(scores: Scores, families: dict[str, str]) -> dict[str, pd.DataF
         "by_egocentric": _tables.breakdown(scores, "egocentric"),
         "by_kind": _tables.by_kind(scores),
         "modality": modality,
+        "pairwise": pairwise(scores),
         "modality_summary": _tables.modality_summary(scores, modality),
         "judge_scores": _judges.judge_scores(leaderboard),
         "judge_tau": _judges.judge_tau(scores),

@@ -14,7 +14,7 @@ import pandas as pd
 
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
-from scoring.tables.bootstrap import paired, percentile_ci, weighted_means
+from scoring.tables.bootstrap import paired, percentile_ci, rank_models, weighted_means
 from scoring.tables.checks import KIND_ORDER
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
 from scoring.tables.matrix import SETTINGS
@@ -192,7 +192,9 @@ def _subset_means(values: npt.NDArray[np.float64], member: npt.NDArray[np.float6
 def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     """One row per (complete group, value of ``column``: domain, popularity or egocentric).
 
-    The bootstrap reuses the global resamples, restricted to the group's questions.
+    The bootstrap reuses the global resamples, restricted to the group's questions; ``rank`` and
+    ``tie_group`` rank the models of each (setting, judge) within the value, as the leaderboard
+    does over all questions.
     """
     raw = [getattr(q, column) for q in sc.inputs.questions]
     values = [v.value if hasattr(v, "value") else v for v in raw]
@@ -206,16 +208,28 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     member[np.arange(code.size), code] = 1.0
     g = np.flatnonzero(sc.complete)
     gamut = sc.level.gamut[g]
+    means = _subset_means(gamut, member) * 100.0
     lo, hi = (np.full((g.size, len(order)), np.nan) for _ in range(2))
+    rank, tie = (np.full((g.size, len(order)), np.nan) for _ in range(2))
+    position_of = {int(x): i for i, x in enumerate(g)}
     for d in range(len(order)):
         boot = weighted_means(sc.weights, gamut, np.flatnonzero(code == d)) * 100.0
         lo[:, d], hi[:, d] = percentile_ci(boot)
+        for idx, _ranking in sc.rankings.values():  # rank within each (setting, judge)
+            rows = np.array([position_of[int(x)] for x in idx], np.int64)
+            if rows.size == 0:
+                continue
+            names = [sc.inputs.submission_ids[int(s)] for s in sc.groups.sub[idx]]
+            r = rank_models(means[rows, d], boot[:, rows], names)
+            rank[rows, d], tie[rows, d] = r.rank, r.tie_group
     rows_g = np.repeat(g, len(order))
     df = pd.DataFrame(_labels(sc, rows_g))
     df[column] = [order[d] for d in np.tile(np.arange(len(order)), g.size)]
     df["n_questions"] = np.tile(member.sum(axis=0).astype(np.int64), g.size)
-    df["gamut"] = (_subset_means(gamut, member) * 100.0).ravel()
+    df["gamut"] = means.ravel()
     df["gamut_lo"], df["gamut_hi"] = lo.ravel(), hi.ravel()
+    df["rank"] = pd.array(rank.ravel(), dtype="Float64").astype("Int64")
+    df["tie_group"] = pd.array(tie.ravel(), dtype="Float64").astype("Int64")
     for t, name in enumerate(TIER_COLUMNS):
         df[name] = (_subset_means(sc.level.tiers[g, :, t], member) * 100.0).ravel()
     return df

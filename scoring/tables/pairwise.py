@@ -1,0 +1,143 @@
+"""Every pair of models compared on the same questions: the paired score difference with its
+bootstrap interval, and on how many questions each scored higher.
+
+The arithmetic reuses the resample matrix of the leaderboard's intervals (``Scores.weights``), so a
+pair is called separable here exactly when the leaderboard's tie groups would separate the two
+models if they were neighbours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from scoring.tables.bootstrap import percentile_ci
+from scoring.tables.matrix import SETTINGS
+from scoring.tables.scores import Scores
+
+Array = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+
+#: Columns of the ``pairwise`` table, in order.
+PAIRWISE_COLUMNS = (
+    "setting",
+    "judge",
+    "submission_a",
+    "submission_b",
+    "diff",
+    "diff_lo",
+    "diff_hi",
+    "significant",
+    "n_questions",
+    "n_a_higher",
+    "n_b_higher",
+    "n_equal",
+)
+
+
+@dataclass(frozen=True)
+class PairedDifferences:
+    """``[n, n]`` matrices over models: entry (a, b) is about a minus b.
+
+    Attributes:
+        diff: point estimate of score(a) - score(b).
+        lo: 2.5 percentile of the resampled differences.
+        hi: 97.5 percentile of the resampled differences.
+        significant: the 95% interval excludes zero (never on the diagonal).
+    """
+
+    diff: Array
+    lo: Array
+    hi: Array
+    significant: npt.NDArray[np.bool_]
+
+
+def paired_differences(value: Array, boot: Array) -> PairedDifferences:
+    """Score differences between every pair of models with paired bootstrap intervals.
+
+    Args:
+        value: ``[n]`` point estimates of the models' scores.
+        boot: ``[B, n]`` the same scores in each resample (the same resamples for every model).
+    """
+    n = value.size
+    diff = value[:, None] - value[None, :]
+    resampled = (boot[:, :, None] - boot[:, None, :]).reshape(boot.shape[0], n * n)
+    lo, hi = (x.reshape(n, n) for x in percentile_ci(resampled))
+    with np.errstate(invalid="ignore"):
+        significant = (lo > 0.0) | (hi < 0.0)
+    np.fill_diagonal(significant, False)
+    return PairedDifferences(diff, lo, hi, significant)
+
+
+def question_wins(scores: Array, atol: float = 1e-12) -> tuple[Ints, Ints]:
+    """For every pair (a, b): on how many questions a scored higher, and on how many equal.
+
+    Args:
+        scores: ``[n, Q]`` question scores; a NaN on either side leaves that question out.
+        atol: scores closer than this count as equal.
+
+    Returns:
+        ``higher[a, b]`` (a above b) and ``equal[a, b]``; ``higher[b, a]`` is b above a.
+    """
+    a, b = scores[:, None, :], scores[None, :, :]
+    defined = ~np.isnan(a) & ~np.isnan(b)
+    with np.errstate(invalid="ignore"):
+        equal = defined & (np.abs(a - b) <= atol)
+        higher = defined & ~equal & (a > b)
+    return higher.sum(axis=2).astype(np.int64), equal.sum(axis=2).astype(np.int64)
+
+
+def pairwise(sc: Scores) -> pd.DataFrame:
+    """One row per ordered pair of complete models in each (setting, judge)."""
+    frames = []
+    for (k, j), (idx, _ranking) in sorted(sc.rankings.items()):
+        n = idx.size
+        if n < 2:
+            continue
+        d = paired_differences(sc.gamut.value[idx], sc.gamut.boot[:, idx])
+        higher, equal = question_wins(sc.level.gamut[idx])
+        a, b = np.divmod(np.arange(n * n, dtype=np.int64), n)
+        keep = a != b
+        a, b = a[keep], b[keep]
+        subs = np.array(sc.inputs.submission_ids, dtype=object)[sc.groups.sub[idx]]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "setting": SETTINGS[k].value,
+                    "judge": sc.inputs.judges[j],
+                    "submission_a": subs[a],
+                    "submission_b": subs[b],
+                    "diff": d.diff[a, b],
+                    "diff_lo": d.lo[a, b],
+                    "diff_hi": d.hi[a, b],
+                    "significant": d.significant[a, b],
+                    "n_questions": higher[a, b] + higher[b, a] + equal[a, b],
+                    "n_a_higher": higher[a, b],
+                    "n_b_higher": higher[b, a],
+                    "n_equal": equal[a, b],
+                }
+            )
+        )
+    if not frames:
+        return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in PAIRWISE_COLUMNS})
+    return pd.concat(frames, ignore_index=True)[list(PAIRWISE_COLUMNS)]
+
+
+def _dtype(column: str) -> str:
+    if column in ("setting", "judge", "submission_a", "submission_b"):
+        return "object"
+    if column == "significant":
+        return "bool"
+    return "int64" if column.startswith("n_") else "float64"
+
+
+__all__ = [
+    "PAIRWISE_COLUMNS",
+    "PairedDifferences",
+    "paired_differences",
+    "pairwise",
+    "question_wins",
+]

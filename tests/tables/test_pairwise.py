@@ -1,0 +1,105 @@
+"""Pairwise model comparison: the arithmetic against loops, and the table against the leaderboard
+built from the same resamples."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project as GamutProject
+from scoring.tables.bootstrap import percentile_ci, rank_models
+from scoring.tables.pairwise import PAIRWISE_COLUMNS, paired_differences, question_wins
+from tests.tables.project import Project
+
+
+def test_paired_differences_match_a_loop_over_pairs() -> None:
+    rng = np.random.default_rng(5)
+    boot = rng.normal(size=(300, 4)) + np.array([0.0, 0.1, 3.0, 3.05])
+    value = boot.mean(axis=0)
+    d = paired_differences(value, boot)
+    for a in range(4):
+        for b in range(4):
+            lo, hi = percentile_ci(boot[:, [a]] - boot[:, [b]])
+            assert d.diff[a, b] == pytest.approx(value[a] - value[b])
+            assert d.lo[a, b] == pytest.approx(lo[0]) and d.hi[a, b] == pytest.approx(hi[0])
+            assert d.significant[a, b] == (a != b and not lo[0] <= 0 <= hi[0])
+    assert (d.diff == -d.diff.T).all()
+    assert (d.significant == d.significant.T).all()
+    assert d.significant[0, 2] and not d.significant[2, 3]
+
+
+def test_significance_of_neighbours_agrees_with_the_tie_groups() -> None:
+    rng = np.random.default_rng(8)
+    boot = rng.normal(size=(500, 5)) * 2 + np.array([10.0, 9.5, 4.0, 3.8, -6.0])
+    value = boot.mean(axis=0)
+    ranking = rank_models(value, boot)
+    d = paired_differences(value, boot)
+    order = list(np.argsort(-value))
+    for prev, cur in itertools.pairwise(order):
+        same_group = ranking.tie_group[prev] == ranking.tie_group[cur]
+        assert same_group == (not d.significant[prev, cur])
+
+
+def test_question_wins_counts_each_side_and_leaves_out_nan() -> None:
+    scores = np.array(
+        [
+            [0.5, 0.2, 1.0, np.nan],
+            [0.5, 0.4, -1.0, 0.3],
+            [0.1, 0.1, 0.1, 0.1],
+        ]
+    )
+    higher, equal = question_wins(scores)
+    assert (higher[0, 1], higher[1, 0], equal[0, 1]) == (1, 1, 1)
+    assert (higher[1, 2], higher[2, 1], equal[1, 2]) == (3, 1, 0)
+    assert (higher[0, 2], higher[2, 0], equal[0, 2]) == (3, 0, 0)
+    assert (np.diag(higher) == 0).all()
+
+
+def test_pairwise_table_matches_the_leaderboard(tmp_path: Path) -> None:
+    def verdict(sub: str, setting: str, judge: str, qid: str, cid: str) -> str:
+        if sub == "gamma":
+            return "contradicts"
+        if sub == "beta" and (qid, cid) == ("food-1", "I4"):
+            return "missing"
+        return "meets"
+
+    project = Project(
+        {"alpha": "a", "beta": "b", "gamma": "c"}, {"j1": "a"}, verdict, resamples=500
+    )
+    t = pipeline.score(GamutProject(load_config(project.write(tmp_path))))
+    pw = t["pairwise"]
+    assert list(pw.columns) == list(PAIRWISE_COLUMNS)
+    mm = pw[(pw["setting"] == "multimodal") & (pw["judge"] == "j1")]
+    assert len(mm) == 3 * 2
+    lb = t.leaderboard[t.leaderboard["setting"] == "multimodal"].set_index("submission_id")
+    for r in mm.itertuples():
+        a, b = lb.loc[r.submission_a], lb.loc[r.submission_b]
+        assert r.diff == pytest.approx(a["gamut"] - b["gamut"])
+        assert r.n_a_higher + r.n_b_higher + r.n_equal == r.n_questions == a["n_questions"]
+        same_group = lb.loc[r.submission_a, "tie_group"] == lb.loc[r.submission_b, "tie_group"]
+        if abs(lb.loc[r.submission_a, "rank"] - lb.loc[r.submission_b, "rank"]) == 1:
+            assert bool(r.significant) == (not same_group)
+    ab = mm[(mm["submission_a"] == "alpha") & (mm["submission_b"] == "beta")].iloc[0]
+    # beta misses one Context check on one question: alpha higher there, equal elsewhere
+    assert (ab["n_a_higher"], ab["n_b_higher"]) == (1, 0) and not ab["significant"]
+    ag = mm[(mm["submission_a"] == "alpha") & (mm["submission_b"] == "gamma")].iloc[0]
+    assert ag["significant"] and ag["diff_lo"] > 0 and ag["n_b_higher"] == 0
+
+
+def test_domain_breakdown_ranks_within_the_domain(tmp_path: Path) -> None:
+    def verdict(sub: str, setting: str, judge: str, qid: str, cid: str) -> str:
+        return "contradicts" if sub == "gamma" else "meets"
+
+    project = Project({"alpha": "a", "beta": "b", "gamma": "c"}, {"j1": "a"}, verdict)
+    t = pipeline.score(GamutProject(load_config(project.write(tmp_path))))
+    bd = t["by_domain"]
+    one = bd[(bd["setting"] == "multimodal") & (bd["domain"] == bd["domain"].iloc[0])]
+    one = one.set_index("submission_id")
+    assert one.loc["gamma", "rank"] == 3 and one.loc["alpha", "rank"] == 1
+    assert one.loc["alpha", "tie_group"] == one.loc["beta", "tie_group"] == 1
+    assert one.loc["gamma", "tie_group"] == 2
