@@ -18,11 +18,14 @@ import plotly
 from markupsafe import Markup
 
 from generator import pages
+from generator.compare import compare_page, write_compare_data
 from generator.downloads import write_downloads
+from generator.explorer import write_explorer_data
+from generator.inputs import load_site_inputs
 from generator.judges import judges_page
-from generator.render import environment, file_id, slug
+from generator.render import environment, file_id, human, slug
 from generator.spec import SiteSpec
-from generator.submissions import submission_page
+from generator.submissions import highlights, submission_page
 from generator.tables import ScoreTables, SiteError, load_tables
 
 ASSETS = Path(__file__).parent / "assets"
@@ -107,8 +110,9 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
     write("domains/index.md", "domains.md.j2", "Domains", ctx=dom_ctx)
     dom_nav: list[Any] = ["domains/index.md"]
     for name, _href in dom_ctx["domains"]:
-        write(f"domains/{slug(name)}.md", "domain.md.j2", name, ctx=pages.domain(tables, name))
-        dom_nav.append({html.escape(name): f"domains/{slug(name)}.md"})
+        title = human(name)
+        write(f"domains/{slug(name)}.md", "domain.md.j2", title, ctx=pages.domain(tables, name))
+        dom_nav.append({html.escape(title): f"domains/{slug(name)}.md"})
     write(
         "multimodal.md", "multimodal.md.j2", "Multimodal vs text-only", ctx=pages.multimodal(tables)
     )
@@ -118,6 +122,19 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
     write("judges.md", "judges.md.j2", "Judges", ctx=judges_page(tables), wide=True)
 
     names = pages.model_names(tables)
+    shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
+    if spec.questions is None or spec.submissions is None:
+        raise SiteError(
+            "the site shows every question and response: give the build the questions file "
+            "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
+        )
+    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
+    explorer = write_explorer_data(tables, inputs, docs, public, shown)
+    write("explorer.md", "explorer.md.j2", "Questions", ctx=explorer, public=public, wide=True)
+    settings = pages.ordered_settings(tables["leaderboard"])
+    compare_data = write_compare_data(tables, docs, settings)
+    write("compare.md", "compare.md.j2", "Compare models",
+          ctx=compare_page(tables, shown, settings, compare_data), wide=True)  # fmt: skip
     lb = tables["leaderboard"]
     orgs = dict(zip(lb["submission_id"].astype(str), lb["organisation"], strict=True))
     per_sub: dict[str, dict[str, str]] = dl["per_submission"]  # type: ignore[assignment]
@@ -130,6 +147,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
             "submission.md.j2",
             names[sid],
             ctx=submission_page(tables, sid, per_sub.get(sid, {})),
+            picks=highlights(tables, inputs, sid),
         )
         sub_nav.append({html.escape(names[sid]): rel})
         items.append((f"{file_id(sid)}.html", names[sid], orgs.get(sid)))
@@ -148,6 +166,8 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
     nav: list[Any] = [
         {"Leaderboard": "index.md"},
         {"Domains": dom_nav},
+        {"Questions": "explorer.md"},
+        {"Compare": "compare.md"},
         {"Multimodal vs text-only": "multimodal.md"},
         {"Popularity": "popularity.md"},
         {"Judges": "judges.md"},
@@ -157,7 +177,16 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
     extra = sorted(
         p.name
         for p in docs.glob("*.md")
-        if p.name not in {"index.md", "multimodal.md", "popularity.md", "judges.md", "downloads.md"}
+        if p.name
+        not in {
+            "index.md",
+            "explorer.md",
+            "compare.md",
+            "multimodal.md",
+            "popularity.md",
+            "judges.md",
+            "downloads.md",
+        }
     )
     order = {"methodology.md": 0, "submit.md": 1, "maintainers.md": 2}
     for name in sorted(extra, key=lambda n: (order.get(n, 9), n)):

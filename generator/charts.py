@@ -65,6 +65,8 @@ def dot_ci(
     *,
     x_title: str = SCORE_AXIS,
     y_title: str = "Model",
+    keys: Sequence[str] | None = None,
+    ids: Sequence[str] | None = None,
 ) -> Figure:
     """Scores as dots with 95% CI whiskers, one row per label, one trace per series.
 
@@ -73,12 +75,20 @@ def dot_ci(
         series: (name, values, lo, hi) per trace.
         x_title: the score axis title, with its unit.
         y_title: the category axis title.
+        keys: a filter value per trace (its ``legendgroup``), so a page's filters can hide it.
+        ids: a row id per label (each point's ``customdata``), for the same purpose.
     """
     y = [chart_text(lbl) for lbl in labels]
     data = []
     for i, (name, values, lo, hi) in enumerate(series):
+        extra: dict[str, Any] = {}
+        if keys is not None:
+            extra["legendgroup"] = keys[i]
+        if ids is not None:
+            extra["customdata"] = list(ids)
         data.append(
             {
+                **extra,
                 "type": "scatter",
                 "mode": "markers",
                 "orientation": "h",
@@ -106,11 +116,13 @@ def heatmap(
     z_title: str = "Gamut (points)",
     decimals: int = 1,
     zrange: tuple[float, float] | None = None,
+    cell: int | None = None,
 ) -> Figure:
     """A labelled heatmap, values printed with ``decimals`` decimals; blue is high.
 
     ``zrange`` fixes the colour range (e.g. -1 to 1 for correlations); otherwise it is
-    centred on zero.
+    centred on zero. ``cell`` (pixels) gives square cells of that size and a fixed plot size
+    instead of the page's full width, for small matrices.
     """
     data = [
         {
@@ -123,7 +135,11 @@ def heatmap(
             "zmid": 0,
             "texttemplate": f"%{{z:.{decimals}f}}",
             "hovertemplate": f"%{{y}} · %{{x}}: %{{z:.{decimals}f}}<extra></extra>",
-            "colorbar": {"title": {"text": chart_text(z_title)}},
+            "colorbar": {
+                "title": {"text": chart_text(z_title), "side": "right"},
+                "thickness": 14,
+                "outlinewidth": 0,
+            },
             "xgap": 1,
             "ygap": 1,
         }
@@ -134,6 +150,10 @@ def heatmap(
     layout = _layout(x_title, y_title, len(y))
     layout["xaxis"]["side"] = "top"
     layout["margin"]["t"] = 80
+    if cell is not None:
+        layout["width"] = 260 + cell * max(len(x), 1)
+        layout["height"] = 130 + cell * max(len(y), 1)
+        layout["autosize"] = False
     return {"data": data, "layout": layout}
 
 

@@ -148,6 +148,7 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                     z_title="Kendall tau-b",
                     decimals=2,
                     zrange=(-1.0, 1.0),
+                    cell=90,
                 ),
                 "tau": Table(tau_cols, tau_rows, caption="Agreement between judges' rankings"),
                 "leniency": Table(
@@ -168,7 +169,7 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                         Column("n", "Checks compared", "integer"),
                     ],
                     kp_rows,
-                    caption="Per-check agreement",
+                    caption="Verdict agreement over all checks (one kappa per judge pair)",
                 ),
             }
         )

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
-from generator.render import Cell, Column, Row, Table, file_id, signed, slug
+from generator.render import Cell, Column, Row, Table, file_id, human, signed, slug
 from generator.tables import ScoreTables
 
 SETTING_LABELS = {"multimodal": "Multimodal", "text_only": "Text-only"}
@@ -62,6 +62,20 @@ def _rank_order(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def ordered_settings(df: pd.DataFrame) -> list[str]:
+    """The settings present in ``df``, multimodal first."""
+    return _settings(df)
+
+
+def ranked_ids(tables: ScoreTables) -> list[str]:
+    """Every submission of the leaderboard, in the primary judge's order of its first setting."""
+    lb = _primary(tables["leaderboard"], tables.primary_judge)
+    out: list[str] = []
+    for setting in _settings(lb):
+        out += [str(s) for s in _rank_order(lb[lb["setting"] == setting])["submission_id"]]
+    return list(dict.fromkeys(out))
+
+
 def model_names(tables: ScoreTables) -> dict[str, str]:
     """Display name of each submission."""
     lb = tables["leaderboard"]
@@ -75,25 +89,20 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     mod = _primary(tables["modality"], judge).set_index("submission_id")
     settings = _settings(lb)
     cols = [
-        Column(
-            "rank",
-            "Rank",
-            "rank",
-            "Rank by the primary judge; in brackets the 95% bootstrap rank range",
-        ),
-        Column("tie", "Tie group", "integer", "Models in one tie group are not separable"),
+        Column("rank", "Rank", "rank", "Rank by the primary judge; in brackets the 95% rank range"),
         Column("model", "Model", "text", numeric=False),
-        Column("organisation", "Organisation", "text", numeric=False),
-        Column("open", "Open weights", "yes_no"),
-        Column("setting", "Setting", "text", numeric=False),
-        Column("gamut", "Gamut [95% CI]", "ci", "Gamut score, 0-100 scale (may be negative)"),
+        Column("gamut", "Gamut [95% CI]", "ci", "Gamut score, 100 x the mean question score"),
+        Column("tie", "Tie group", "integer", "Models in one tie group are not separable"),
         Column("ac", "AC", "f1", "Answer-critical tier score"),
         Column("v", "V", "f1", "Valuable tier score"),
         Column("c", "C", "f1", "Context tier score"),
-        Column("contra", "Contradictions", "pct", "Share of checks the response contradicts"),
+        Column("contra", "Contradicted", "pct", "Share of checks the response contradicts"),
         Column("text_only", "Text-only", "f1", "Gamut score with the entity named in text"),
         Column("gap", "Gap [95% CI]", "signed_ci", "Text-only minus multimodal"),
-        Column("chars", "Mean length (chars)", "integer"),
+        Column("organisation", "Organisation", "text", numeric=False),
+        Column("open", "Open weights", "yes_no"),
+        Column("setting", "Setting", "text", numeric=False),
+        Column("chars", "Length", "integer", "Mean response length in characters"),
         Column("date", "Date", "text", numeric=False),
         Column("status", "Status", "text", numeric=False),
     ]
@@ -130,6 +139,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                         "setting": setting,
                         "organisation": str(r["organisation"]),
                         "open": "yes" if r["open_weights"] else "no",
+                        "sid": sid,
                     },
                 )
             )
@@ -146,12 +156,15 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                 s["gamut_hi"].tolist(),
             )
         )
+    ids = [str(x) for x in order["submission_id"]]
     return {
         "table": Table(cols, rows, caption="Leaderboard", table_id="leaderboard-table"),
         "settings": [(s, setting_label(s)) for s in settings],
         "organisations": sorted({str(o) for o in lb["organisation"]}),
-        "figure": charts.dot_ci(labels, series),
+        "figure": charts.dot_ci(labels, series, keys=settings, ids=ids),
         "n_models": lb["submission_id"].nunique(),
+        "n_questions": int(lb["n_questions"].max()) if len(lb) else 0,
+        "built": str(tables.provenance.get("generated_at") or "unknown")[:16].replace("T", " "),
     }
 
 
@@ -174,7 +187,7 @@ def domains(tables: ScoreTables, root: str = "../") -> dict[str, Any]:
             (
                 setting_label(setting),
                 charts.heatmap(
-                    doms,
+                    [human(d) for d in doms],
                     [names.get(s, s) for s in order],
                     piv.to_numpy().tolist(),
                     x_title="Domain",
@@ -182,7 +195,11 @@ def domains(tables: ScoreTables, root: str = "../") -> dict[str, Any]:
             )
         )
     doms = sorted({str(d) for d in bd["domain"]})
-    return {"heatmaps": heatmaps, "domains": [(d, slug(d) + ".md") for d in doms]}
+    return {
+        "heatmaps": heatmaps,
+        "domains": [(d, slug(d) + ".md") for d in doms],
+        "labels": {d: human(d) for d in doms},
+    }
 
 
 def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
@@ -193,11 +210,12 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
     names = model_names(tables)
     sections = []
     for setting in _settings(bd):
-        sub = bd[bd["setting"] == setting].sort_values("gamut", ascending=False)
+        sub = bd[bd["setting"] == setting].sort_values(["rank", "gamut"], ascending=[True, False])
         cols = [
-            Column("pos", "Position", "integer"),
+            Column("rank", "Rank", "integer", "Rank within this domain"),
             Column("model", "Model", numeric=False),
             Column("gamut", "Gamut [95% CI]", "ci"),
+            Column("tie", "Tie group", "integer", "Models in one tie group are not separable"),
             Column("ac", "AC", "f1"),
             Column("v", "V", "f1"),
             Column("c", "C", "f1"),
@@ -206,19 +224,20 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
         rows = [
             Row(
                 {
-                    "pos": Cell(i),
+                    "rank": Cell(r["rank"]),
                     "model": Cell(
                         names.get(str(r["submission_id"])),
                         href=submission_href(str(r["submission_id"]), root),
                     ),
                     "gamut": Cell(r["gamut"], r["gamut_lo"], r["gamut_hi"]),
+                    "tie": Cell(r["tie_group"]),
                     "ac": Cell(r.get("ac")),
                     "v": Cell(r.get("v")),
                     "c": Cell(r.get("c")),
                     "n": Cell(r["n_questions"]),
                 }
             )
-            for i, r in enumerate(_records(sub), 1)
+            for r in _records(sub)
         ]
         labels = [names.get(str(s), str(s)) for s in sub["submission_id"]]
         fig = charts.dot_ci(
@@ -235,11 +254,13 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
         sections.append(
             (
                 setting_label(setting),
-                Table(cols, rows, caption=f"{name}: {setting_label(setting)}"),
+                Table(cols, rows, caption=f"{human(name)}: {setting_label(setting)}"),
                 fig,
             )
         )
-    return {"name": name, "sections": sections}
+    n_q = int(bd["n_questions"].max()) if len(bd) else 0
+    n_groups = int(pd.to_numeric(bd["tie_group"], errors="coerce").max()) if len(bd) else 0
+    return {"name": human(name), "sections": sections, "n_questions": n_q, "n_groups": n_groups}
 
 
 def tax_sentence(summary: dict[str, Any]) -> str:
@@ -385,6 +406,8 @@ __all__ = [
     "leaderboard",
     "model_names",
     "multimodal",
+    "ordered_settings",
+    "ranked_ids",
     "setting_label",
     "submission_href",
     "tax_sentence",

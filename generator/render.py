@@ -58,6 +58,21 @@ def chart_text(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def human(value: Any) -> str:
+    """A data label for people: ``consumer_products`` -> ``Consumer products``."""
+    text = re.sub(r"[_\s]+", " ", str(value)).strip()
+    return text[:1].upper() + text[1:] if text else str(value)
+
+
+def excerpt(text: Any, limit: int = 700) -> str:
+    """The start of a long text, cut at a word boundary with an ellipsis."""
+    s = "" if text is None else str(text)
+    if len(s) <= limit:
+        return s
+    cut = s[:limit].rsplit(" ", 1)[0]
+    return cut + " …"
+
+
 def slug(value: str) -> str:
     """A file-name-safe slug of a data value (domain names are data, never hard-coded)."""
     s = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
@@ -167,8 +182,10 @@ __all__ = [
     "Table",
     "chart_text",
     "environment",
+    "excerpt",
     "f1",
     "file_id",
+    "human",
     "integer",
     "link",
     "pct",

@@ -8,9 +8,12 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
+from generator.explorer import points
+from generator.inputs import SiteInputs
 from generator.pages import setting_label
-from generator.render import Cell, Column, Row, Table, slug
+from generator.render import Cell, Column, Row, Table, excerpt, human, slug
 from generator.tables import ScoreTables
+from scoring.questions import Setting
 
 #: Optional leaderboard columns describing how responses were produced (shown when present).
 PRODUCTION_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -89,7 +92,7 @@ def submission_page(
     doms = sorted({str(d) for d in bd["domain"]})
     settings = sorted({str(s) for s in bd["setting"]}, key=lambda s: (s != "multimodal", s))
     dcols = [Column("domain", "Domain", numeric=False)]
-    dcells = {d: {"domain": Cell(d, href=f"{root}domains/{slug(d)}.html")} for d in doms}
+    dcells = {d: {"domain": Cell(human(d), href=f"{root}domains/{slug(d)}.html")} for d in doms}
     series = []
     for s in settings:
         sub = bd[bd["setting"] == s].set_index(bd[bd["setting"] == s]["domain"].astype(str))
@@ -149,11 +152,64 @@ def submission_page(
         "production": _production(meta),
         "tiers": tiers,
         "domains": Table(dcols, [Row(dcells[d]) for d in doms], caption="Scores by domain"),
-        "domain_figure": charts.dot_ci(doms, series, y_title="Domain") if doms else None,
+        "domain_figure": charts.dot_ci([human(d) for d in doms], series, y_title="Domain")
+        if doms
+        else None,
         "kinds": kinds,
         "downloads": [(label, root + path) for label, path in downloads.items()],
         "judge": judge,
     }
 
 
-__all__ = ["PRODUCTION_FIELDS", "submission_page"]
+def _explorer_href(root: str, question_id: str, submission_id: str, setting: str) -> str:
+    return f"{root}explorer.html?question={question_id}&model={submission_id}&setting={setting}"
+
+
+def highlights(
+    tables: ScoreTables, inputs: SiteInputs, submission_id: str, root: str = "../", n: int = 5
+) -> dict[str, Any]:
+    """The model's best and worst questions per setting (primary judge), with links into the
+    explorer, and example responses: its best, middle and worst question of the first setting."""
+    qs = tables["question_scores"]
+    qs = qs[(qs["submission_id"].astype(str) == submission_id)
+            & (qs["judge"].astype(str) == tables.primary_judge)]  # fmt: skip
+    text = {q.question_id: q for q in inputs.questions}
+    sections: list[dict[str, Any]] = []
+    examples: list[dict[str, Any]] = []
+    for setting in sorted({str(s) for s in qs["setting"]}, key=lambda s: (s != "multimodal", s)):
+        sub = qs[qs["setting"].astype(str) == setting].sort_values(
+            ["gamut", "question_id"], ascending=[False, True]
+        )
+        recs = [{str(k): v for k, v in r.items()} for r in sub.to_dict(orient="records")]
+
+        def link(r: dict[str, Any], setting: str = setting) -> dict[str, Any]:
+            qid = str(r["question_id"])
+            q = text.get(qid)
+            return {
+                "href": _explorer_href(root, qid, submission_id, setting),
+                "question_id": qid,
+                "question": excerpt(q.prompt(Setting(setting)) if q else qid, 160),
+                "domain": human(r["domain"]),
+                "gamut": points(r["gamut"]),
+            }
+
+        best, worst = recs[:n], recs[::-1][:n]
+        sections.append(
+            {
+                "title": setting_label(setting),
+                "best": [link(r) for r in best],
+                "worst": [link(r) for r in worst],
+            }
+        )
+        if not examples and recs:
+            responses = inputs.responses.get((submission_id, setting), {})
+            picks = {"Best": recs[0], "Middle": recs[len(recs) // 2], "Worst": recs[-1]}
+            for label, r in picks.items():
+                item = link(r)
+                item["label"] = f"{label} question ({setting_label(setting)})"
+                item["response"] = excerpt(responses.get(str(r["question_id"])), 700)
+                examples.append(item)
+    return {"sections": sections, "examples": examples}
+
+
+__all__ = ["PRODUCTION_FIELDS", "highlights", "submission_page"]

@@ -44,9 +44,10 @@
     return isNaN(n) ? null : n;
   }
 
-  function sortBy(table, index, button) {
+  function sortBy(table, index, button, direction) {
     var th = button.closest("th");
-    var ascending = th.getAttribute("aria-sort") !== "ascending";
+    var ascending = direction ? direction === "ascending"
+      : th.getAttribute("aria-sort") !== "ascending";
     var numeric = button.getAttribute("data-type") === "num";
     table.querySelectorAll("thead th").forEach(function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
@@ -62,42 +63,128 @@
     rows.forEach(function (r) { body.appendChild(r); });
   }
 
+  /* The view (filters and sort of a page's main table) lives in the address bar, so a link
+     opens the same view. Only tables inside an element with an id take part. */
+  function setParams(changes) {
+    var params = new URLSearchParams(window.location.search);
+    Object.keys(changes).forEach(function (key) {
+      if (changes[key] === null || changes[key] === "") { params.delete(key); }
+      else { params.set(key, changes[key]); }
+    });
+    var query = params.toString();
+    window.history.replaceState(window.history.state, "",
+      window.location.pathname + (query ? "?" + query : "") + window.location.hash);
+  }
+
+  function stateful(table) {
+    var holder = table.closest(".gamut-table[id]");
+    return holder && holder.getAttribute("data-url-state") !== "off" &&
+      document.querySelector("form.gamut-filters[data-target='" + holder.id + "']");
+  }
+
   function initSorting(root) {
+    var params = new URLSearchParams(window.location.search);
     root.querySelectorAll("table[data-sortable]").forEach(function (table) {
       if (table.getAttribute("data-sort-ready")) { return; }
       table.setAttribute("data-sort-ready", "1");
+      var keep = stateful(table);
       table.querySelectorAll("thead th").forEach(function (th, index) {
         var button = th.querySelector("button.gamut-sort");
-        if (button) {
-          button.addEventListener("click", function () { sortBy(table, index, button); });
+        if (!button) { return; }
+        button.addEventListener("click", function () {
+          sortBy(table, index, button);
+          if (keep) {
+            setParams({ sort: th.getAttribute("data-col"),
+                        dir: th.getAttribute("aria-sort") === "ascending" ? "asc" : "desc" });
+          }
+        });
+        if (keep && params.get("sort") === th.getAttribute("data-col")) {
+          sortBy(table, index, button, params.get("dir") === "asc" ? "ascending" : "descending");
         }
       });
     });
   }
 
-  function applyFilters(form) {
+  function filterChart(form, target) {
+    var holder = form.getAttribute("data-chart") &&
+      document.getElementById(form.getAttribute("data-chart"));
+    var el = holder && holder.querySelector("[data-figure]");
+    if (!el || typeof Plotly === "undefined") { return; }
+    var visible = {};
+    target.querySelectorAll("tbody tr:not([hidden])").forEach(function (row) {
+      visible[row.getAttribute("data-setting") + "|" + row.getAttribute("data-sid")] = true;
+    });
+    var fig = JSON.parse(el.getAttribute("data-figure"));
+    var data = [];
+    fig.data.forEach(function (trace) {
+      var keep = (trace.customdata || []).map(function (sid) {
+        return !!visible[trace.legendgroup + "|" + sid];
+      });
+      if (!keep.some(Boolean)) { return; }
+      var t = JSON.parse(JSON.stringify(trace));
+      ["x", "y", "customdata"].forEach(function (k) {
+        t[k] = trace[k].filter(function (_, i) { return keep[i]; });
+      });
+      ["array", "arrayminus"].forEach(function (k) {
+        t.error_x[k] = trace.error_x[k].filter(function (_, i) { return keep[i]; });
+      });
+      data.push(t);
+    });
+    var rows = {};
+    data.forEach(function (t) { t.y.forEach(function (y) { rows[y] = true; }); });
+    var layout = JSON.parse(JSON.stringify(fig.layout));
+    layout.height = 140 + 26 * Math.max(Object.keys(rows).length, 1);
+    layout.showlegend = data.length > 1;
+    el.setAttribute("data-shown", String(data.length ? Object.keys(rows).length : 0));
+    el.removeAttribute("data-rendered");
+    Plotly.react(el, data, themed(layout), {
+      responsive: true, displayModeBar: false, displaylogo: false
+    }).then(function () { el.setAttribute("data-rendered", "true"); });
+  }
+
+  function applyFilters(form, record) {
     var target = document.getElementById(form.getAttribute("data-target"));
     if (!target) { return; }
-    var wanted = {};
+    var wanted = {}, changes = {};
     form.querySelectorAll("[data-filter]").forEach(function (input) {
       var name = input.getAttribute("data-filter");
       wanted[name] = input.type === "checkbox" ? (input.checked ? input.value : "") : input.value;
+      var first = input.tagName === "SELECT" && input.options.length ? input.options[0].value : "";
+      changes[name] = wanted[name] === first ? null : (wanted[name] || "all");
+      if (input.type === "checkbox") { changes[name] = wanted[name] || null; }
     });
+    var shown = 0;
     target.querySelectorAll("tbody tr").forEach(function (row) {
       var show = Object.keys(wanted).every(function (name) {
         return !wanted[name] || row.getAttribute("data-" + name) === wanted[name];
       });
       row.hidden = !show;
+      if (show) { shown += 1; }
     });
+    target.setAttribute("data-view-setting", wanted.setting || "all");
+    var empty = document.querySelector("[data-empty-for='" + target.id + "']");
+    if (empty) { empty.hidden = shown > 0; }
+    if (record) { setParams(changes); }
+    filterChart(form, target);
   }
 
   function initFilters(root) {
+    var params = new URLSearchParams(window.location.search);
     root.querySelectorAll("form.gamut-filters").forEach(function (form) {
       if (form.getAttribute("data-filter-ready")) { return; }
       form.setAttribute("data-filter-ready", "true");
+      form.querySelectorAll("[data-filter]").forEach(function (input) {
+        var value = params.get(input.getAttribute("data-filter"));
+        if (value === null) { return; }
+        if (input.type === "checkbox") { input.checked = value === input.value; }
+        else if (value === "all") { input.value = ""; }
+        else if ([].some.call(input.options, function (o) { return o.value === value; })) {
+          input.value = value;
+        }
+      });
       form.addEventListener("submit", function (event) { event.preventDefault(); });
-      form.addEventListener("change", function () { applyFilters(form); });
-      applyFilters(form);
+      form.addEventListener("change", function () { applyFilters(form, true); });
+      applyFilters(form, false);
     });
   }
 
@@ -115,7 +202,15 @@
     initFilters(document);
   }
 
-  new MutationObserver(function () { drawCharts(document, true); }).observe(document.body, {
+  /* The page scripts (explorer, comparison) reuse the sorting and the address-bar state. */
+  window.gamut = { initSorting: initSorting, setParams: setParams };
+
+  new MutationObserver(function () {
+    drawCharts(document, true);
+    document.querySelectorAll("form.gamut-filters[data-filter-ready]").forEach(function (form) {
+      applyFilters(form, false);
+    });
+  }).observe(document.body, {
     attributes: true, attributeFilter: ["data-md-color-scheme"]
   });
 

@@ -61,25 +61,33 @@ def found_in(strings: set[str], text: str) -> list[str]:
     return [x for x in strings if x in text and re.search(rf"(?<!\w){re.escape(x)}(?!\w)", text)]
 
 
-def held_strings() -> tuple[set[str], set[str]]:
+def held_strings(public_inputs: tuple[Path, ...] = ()) -> tuple[set[str], set[str]]:
     """Rubric content to search a held build for: (every string, the distinctive ones).
 
     Strings that the hand-written pages or templates contain anyway (the submitter's guide
-    quotes a demo answer) are not data and are left out. Single short words ("file", "egg")
-    occur in any prose, so only distinctive strings (several words, or 8+ characters) are
-    searched in pages; every string is searched in the data files.
+    quotes a demo answer) are not data and are left out, and so are strings that the public
+    inputs hold (a model's response naming "the giant panda" publishes the response, not the
+    rubric). Single short words ("file", "egg") occur in any prose, so only distinctive strings
+    (several words, or 8+ characters) are searched in pages; every string is searched in the
+    data files.
     """
     secrets = rubric_strings()
     static = "\n".join(p.read_text(encoding="utf-8") for p in
                        [*(REPO / "site_src").glob("*.md"),
-                        *(REPO / "generator" / "templates").glob("*")])  # fmt: skip
+                        *(REPO / "generator" / "templates").glob("*"), *public_inputs])  # fmt: skip
     secrets -= set(found_in(secrets, static))
     return secrets, {x for x in secrets if " " in x.strip() or len(x) >= 8}
 
 
-def assert_no_rubric_text(site: Path) -> int:
-    """Fail if any rubric content reaches a published file; returns the files searched."""
-    secrets, distinctive = held_strings()
+def assert_no_rubric_text(site: Path, public_inputs: tuple[Path, ...] = ()) -> int:
+    """Fail if any rubric content reaches a published file; returns the files searched.
+
+    Args:
+        site: the built site.
+        public_inputs: the questions and response files the site was built from; rubric
+            strings that occur in them are public already and not searched for.
+    """
+    secrets, distinctive = held_strings(public_inputs)
     assert len(distinctive) > 200
     checked = 0
     for path, text in site_texts(site):
@@ -90,6 +98,19 @@ def assert_no_rubric_text(site: Path) -> int:
         assert "check_text" not in text, path
         assert not data or "rationale" not in text, path
     return checked
+
+
+def assert_no_check_text(site: Path, public_inputs: tuple[Path, ...] = ()) -> int:
+    """Fail if any compiled check text reaches a published file, every one searched in every
+    file (short words included); returns the number of check texts searched for. Texts that
+    the public inputs hold (the demo's synthetic responses quote some facts) are left out."""
+    texts = {c.text for cs in compile_all(load_rubrics([DEMO_RUBRICS])).values() for c in cs}
+    public = "\n".join(p.read_text(encoding="utf-8") for p in public_inputs)
+    texts -= set(found_in(texts, public))
+    for path, text in site_texts(site):
+        leaks = found_in(texts, text)
+        assert not leaks, f"{path} holds check text: {leaks[:3]}"
+    return len(texts)
 
 
 def inject_rubric_text(results: Path, folder: Path = DEMO_RUBRICS) -> list[str]:

@@ -186,7 +186,13 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
     js["rank"] = js.groupby(["setting", "judge"])["gamut"].rank(ascending=False)
     lb.to_parquet(results / "leaderboard.parquet")
     js.to_parquet(results / "judge_scores.parquet")
-    pd.DataFrame(dom_rows).to_parquet(results / "by_domain.parquet")
+    dom = pd.DataFrame(dom_rows)
+    dom["rank"] = (
+        dom.groupby(["setting", "judge", "domain"])["gamut"].rank(ascending=False).astype("Int64")
+    )
+    dom["tie_group"] = ((dom["rank"] + 1) // 2).astype("Int64")
+    dom.to_parquet(results / "by_domain.parquet")
+    _question_tables(results, lb, rng)
     pd.DataFrame(pop_rows).to_parquet(results / "by_popularity.parquet")
     pd.DataFrame(ego_rows).to_parquet(results / "by_egocentric.parquet")
     pd.DataFrame(kind_rows).to_parquet(results / "by_kind.parquet")
@@ -328,9 +334,102 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
     return results
 
 
+def _question_tables(results: Path, lb: pd.DataFrame, rng: np.random.Generator) -> None:
+    """``question_scores`` and ``pairwise`` for the complete rows of the leaderboard."""
+    qs_rows, pw_rows = [], []
+    complete = lb[lb["status"] == "complete"]
+    for r in complete.itertuples():
+        for q in QUESTIONS:
+            tiers = np.clip(r.gamut / 100 + rng.normal(0, 0.2, 3), -1, 1)
+            qs_rows.append(
+                {
+                    "submission_id": r.submission_id,
+                    "setting": r.setting,
+                    "judge": r.judge,
+                    "question_id": q["question_id"],
+                    "domain": q["domain"],
+                    "popularity": q["popularity"],
+                    "egocentric": q["egocentric"],
+                    "ac": tiers[0],
+                    "v": tiers[1],
+                    "c": np.nan if q["question_id"].endswith("2") else tiers[2],
+                    "gamut": float(tiers[:2].mean()),
+                    "n_meets": 1,
+                    "n_partial": 0,
+                    "n_missing": 1,
+                    "n_contradicts": 1,
+                    "response_chars": 40,
+                }
+            )
+    pd.DataFrame(qs_rows).to_parquet(results / "question_scores.parquet")
+    for (setting, judge), grp in complete.groupby(["setting", "judge"]):
+        for a, b in itertools.permutations(grp.itertuples(), 2):
+            diff = float(a.gamut - b.gamut)
+            pw_rows.append(
+                {
+                    "setting": setting,
+                    "judge": judge,
+                    "submission_a": a.submission_id,
+                    "submission_b": b.submission_id,
+                    "diff": diff,
+                    "diff_lo": diff - 4,
+                    "diff_hi": diff + 4,
+                    "significant": abs(diff) > 4,
+                    "n_questions": len(QUESTIONS),
+                    "n_a_higher": 2 if diff > 0 else 1,
+                    "n_b_higher": 1 if diff > 0 else 2,
+                    "n_equal": 0,
+                }
+            )
+    pd.DataFrame(pw_rows).to_parquet(results / "pairwise.parquet")
+
+
+#: The fixture's public questions (their ids match the verdict table's).
+QUESTIONS = [
+    {
+        "question_id": f"food-{q:04d}",
+        "image_id": f"img-food-{q:04d}",
+        "image": (f"images/img-food-{q:04d}.png", None, "https://example.org/dish.png")[q],
+        "domain": "food",
+        "popularity": POPULARITY[q],
+        "egocentric": q != 1,
+        "question": f"What is this dish number {q} and how is it made?",
+        "text_only_question": f"What is fixture dish {q} and how is it made?",
+    }
+    for q in range(3)
+]
+HOSTILE_RESPONSE = "<script>alert(1)</script><img src=x onerror=alert(1)> is my answer."
+#: A 1 x 1 PNG.
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c63f8cfc0f01f0005000201e2a7b4b10000000049454e44ae426082"
+)
+
+
+def write_fixture_inputs(root: Path) -> None:
+    """The questions file, its image and every fixture model's responses under ``root``."""
+    (root / "images").mkdir(parents=True, exist_ok=True)
+    (root / "images" / "img-food-0000.png").write_bytes(PNG)
+    (root / "questions.jsonl").write_text(
+        "".join(json.dumps(q) + "\n" for q in QUESTIONS), encoding="utf-8"
+    )
+    for sid, *_ in MODELS:
+        folder = root / "submissions" / sid
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "submission.yaml").write_text(f"model_name: {sid}\n", encoding="utf-8")
+        for setting in SETTINGS:
+            lines = []
+            for i, q in enumerate(QUESTIONS):
+                text = HOSTILE_RESPONSE if sid == "hostile" else f"Answer {i} by {sid} ({setting})."
+                lines.append(json.dumps({"question_id": q["question_id"], "response": text}))
+            (folder / f"{setting}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def write_fixture_config(root: Path, *, rubrics_public: bool, demo_notice: bool = True) -> Path:
-    """A gamut.toml in ``root`` whose results folder holds the fixture tables."""
+    """A gamut.toml in ``root`` whose results folder holds the fixture tables, beside the
+    questions and responses they were computed from."""
     write_fixture_results(root / "results")
+    write_fixture_inputs(root)
     cfg = root / "gamut.toml"
     cfg.write_text(
         f"""

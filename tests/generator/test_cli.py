@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from tests.generator.conftest import REPO, assert_no_rubric_text
+from tests.generator.conftest import REPO, assert_no_check_text, assert_no_rubric_text
 from tests.generator.fixture_tables import write_fixture_config
 
 
@@ -91,7 +91,11 @@ def test_gamut_run_on_the_demo_with_held_rubrics(tmp_path: Path) -> None:
     assert str(tmp_path / "site") in out and "gamut site serve" in out
     site = tmp_path / "site"
     assert (site / "index.html").is_file() and (site / "downloads" / "verdicts.csv.gz").is_file()
-    assert assert_no_rubric_text(site) > 20
+    public = (REPO / "demo" / "questions.jsonl", *(REPO / "demo" / "submissions").rglob("*.jsonl"))
+    assert assert_no_rubric_text(site, public) > 20
+    assert assert_no_check_text(site, public) > 200
+    assert len(list((site / "explorer" / "q").glob("*.json"))) == 42
+    assert not list(site.rglob("*.rationales.json"))
 
 
 @pytest.mark.slow

@@ -1,0 +1,151 @@
+"""Comparing models: the compare page's data (each model's question scores per setting, and the
+``pairwise`` table's paired differences) and the significance matrix over every pair.
+
+The differences, intervals and question counts come from the ``pairwise`` score table; nothing is
+computed here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from generator.explorer import DATA, SETTING_LABELS, points
+from generator.render import Cell, Column, Row, Table, human
+from generator.tables import ScoreTables
+
+COMPARE = "compare"
+
+
+def _ordered(tables: ScoreTables, setting: str) -> list[str]:
+    """Complete models of the primary judge in ``setting``, best rank first."""
+    lb = tables["leaderboard"]
+    lb = lb[(lb["judge"] == tables.primary_judge) & (lb["setting"] == setting)]
+    lb = lb[lb["status"] == "complete"].sort_values(["rank", "submission_id"])
+    return [str(s) for s in lb["submission_id"]]
+
+
+def write_compare_data(tables: ScoreTables, site: Path, settings: list[str]) -> dict[str, str]:
+    """Per setting, one file with every complete model's question scores (primary judge).
+
+    Returns:
+        setting -> the data file, relative to the site root.
+    """
+    qs = tables["question_scores"]
+    qs = qs[qs["judge"].astype(str) == tables.primary_judge]
+    out = {}
+    for setting in settings:
+        sub = qs[qs["setting"].astype(str) == setting]
+        piv = sub.pivot_table(index="question_id", columns="submission_id", values="gamut",
+                              aggfunc="first", observed=True)  # fmt: skip
+        models = [m for m in _ordered(tables, setting) if m in piv.columns]
+        domains = sub.drop_duplicates("question_id").set_index("question_id")["domain"]
+        data = {
+            "setting": setting,
+            "questions": [str(q) for q in piv.index],
+            "domains": [human(str(domains[q])) for q in piv.index],
+            "scores": {m: [points(x) for x in piv[m]] for m in models},
+        }
+        rel = f"{COMPARE}/{setting}.json"
+        (site / COMPARE).mkdir(parents=True, exist_ok=True)
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+        (site / rel).write_text(text, encoding="utf-8")
+        out[setting] = rel
+    return out
+
+
+def _pairs(tables: ScoreTables) -> pd.DataFrame:
+    pw = tables["pairwise"]
+    return pw[pw["judge"].astype(str) == tables.primary_judge]
+
+
+def pair_records(tables: ScoreTables) -> list[dict[str, Any]]:
+    """The primary judge's pairwise rows, for the compare page's script."""
+    out = []
+    for r in _pairs(tables).to_dict(orient="records"):
+        out.append(
+            {
+                "s": str(r["setting"]),
+                "a": str(r["submission_a"]),
+                "b": str(r["submission_b"]),
+                "diff": round(float(r["diff"]), 3),
+                "lo": round(float(r["diff_lo"]), 3),
+                "hi": round(float(r["diff_hi"]), 3),
+                "sig": bool(r["significant"]),
+                "n": int(r["n_questions"]),
+                "a_higher": int(r["n_a_higher"]),
+                "b_higher": int(r["n_b_higher"]),
+                "equal": int(r["n_equal"]),
+            }
+        )
+    return out
+
+
+def significance_matrix(
+    tables: ScoreTables, setting: str, names: dict[str, str], root: str = ""
+) -> Table:
+    """Rows and columns are the models by rank; a cell is row minus column with its interval,
+    marked when the interval excludes zero, and links to the pair's comparison."""
+    models = _ordered(tables, setting)
+    pw = _pairs(tables)
+    pw = pw[pw["setting"].astype(str) == setting]
+    lookup: dict[tuple[str, str], dict[str, Any]] = {
+        (str(r["submission_a"]), str(r["submission_b"])): {str(k): v for k, v in r.items()}
+        for r in pw.to_dict(orient="records")
+    }
+    cols = [Column("model", "Model (row minus column)", numeric=False)]
+    cols += [Column(f"m{i}", f"#{i + 1} {names.get(m, m)}", "pair") for i, m in enumerate(models)]
+    rows = []
+    for a in models:
+        cells = {"model": Cell(names.get(a, a))}
+        for i, b in enumerate(models):
+            r = lookup.get((a, b))
+            if r is None:
+                cells[f"m{i}"] = Cell(None)
+                continue
+            sign = "higher" if r["diff"] > 0 else "lower"
+            verdict = sign if r["significant"] else "tie"
+            cells[f"m{i}"] = Cell(
+                r["diff"],
+                r["diff_lo"],
+                r["diff_hi"],
+                href=f"{root}compare.html?setting={setting}&a={a}&b={b}",
+                extra=verdict,
+            )
+        rows.append(Row(cells))
+    label = SETTING_LABELS.get(setting, setting)
+    return Table(
+        cols,
+        rows,
+        caption=f"Pairwise differences ({label})",
+        sortable=False,
+        table_id=f"matrix-{setting}",
+    )
+
+
+def compare_page(
+    tables: ScoreTables, names: dict[str, str], settings: list[str], data: dict[str, str]
+) -> dict[str, Any]:
+    """Context of ``compare.md``."""
+    models = {s: [{"id": m, "name": names.get(m, m)} for m in _ordered(tables, s)]
+              for s in settings}  # fmt: skip
+    return {
+        "settings": [(s, SETTING_LABELS.get(s, s)) for s in settings],
+        "config": {
+            "models": models,
+            "data": data,
+            "pairs": pair_records(tables),
+            "explorer": "explorer.html",
+            "qdata": DATA,
+        },
+        "matrices": [
+            (SETTING_LABELS.get(s, s), significance_matrix(tables, s, names)) for s in settings
+        ],
+        "resamples": tables.provenance.get("scoring", {}).get("bootstrap_resamples"),
+    }
+
+
+__all__ = ["compare_page", "pair_records", "significance_matrix", "write_compare_data"]
