@@ -4,6 +4,7 @@ or critical accessibility problem, and hostile submitter text stays inert."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Iterator
@@ -160,12 +161,12 @@ def test_sorting_by_clicking_a_header(browser: Browser) -> None:
     page = browser.page
     page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
     _wait_for_charts(page)
-    column = "#leaderboard-table th:nth-child(7)"
+    column = "#leaderboard-table th:nth-child(3)"
     assert "Gamut" in page.inner_text(column)  # type: ignore[attr-defined]
 
     def values() -> list[float]:
         raw = page.eval_on_selector_all(  # type: ignore[attr-defined]
-            "#leaderboard-table tbody tr:not([hidden]) td:nth-child(7)",
+            "#leaderboard-table tbody tr:not([hidden]) td:nth-child(3)",
             "els => els.map(e => e.dataset.sort)",
         )
         return [float(v) for v in raw if v not in ("", "nan")]
@@ -228,9 +229,13 @@ def test_no_serious_accessibility_violations(browser: Browser) -> None:
         one_model = sorted(p.name for p in (browser.demo / "submissions").glob("*.html"))[0]
         for name in ("index.html", "domains/index.html", "multimodal.html", "judges.html",
                      "downloads.html", "methodology.html", "popularity.html",
-                     f"domains/{one_domain}", f"submissions/{one_model}"):  # fmt: skip
+                     f"domains/{one_domain}", f"submissions/{one_model}", "explorer.html",
+                     f"explorer.html?question={_first_question()}&model={_first_model()}",
+                     "compare.html"):  # fmt: skip
             page.goto(browser.base + "demo/" + name)  # type: ignore[attr-defined]
             _wait_for_charts(page)
+            if name.startswith(("explorer", "compare")):
+                _wait_loaded(page, "#gamut-" + name.split(".")[0])
             found = axe.run(page).response["violations"]
             bad = [(v["id"], v["nodes"][0]["target"]) for v in found
                    if v["impact"] in ("serious", "critical")]  # fmt: skip
@@ -296,3 +301,234 @@ def test_opened_from_disk_the_charts_render(browser: Browser) -> None:
     page.wait_for_url(re.compile(r"multimodal\.html$"))  # type: ignore[attr-defined]
     _wait_for_charts(page)
     assert not browser.errors, browser.errors
+
+
+def _first_question() -> str:
+    first = (REPO / "demo" / "questions.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    return str(json.loads(first)["question_id"])
+
+
+def _first_model() -> str:
+    return sorted(p.name for p in (REPO / "demo" / "submissions").iterdir() if p.is_dir())[0]
+
+
+def _wait_loaded(page: object, selector: str) -> str:
+    """Wait until the page script has drawn its data; returns what it loaded."""
+    page.wait_for_function(  # type: ignore[attr-defined]
+        f"() => document.querySelector('{selector}')?.getAttribute('data-loaded')",
+        timeout=15_000,
+    )
+    return page.get_attribute(selector, "data-loaded")  # type: ignore[attr-defined,no-any-return]
+
+
+def _shot(page: object, name: str, full: bool = True) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=full)  # type: ignore[attr-defined]
+    assert (ARTIFACTS / name).stat().st_size > 5_000
+
+
+def test_explorer_question_permalink_checklist_and_rationale(browser: Browser) -> None:
+    page, qid, sid = browser.page, _first_question(), _first_model()
+    browser.errors.clear()
+    browser.elsewhere.clear()
+    page.goto(f"{browser.base}demo/explorer.html?question={qid}&model={sid}")  # type: ignore[attr-defined]
+    assert _wait_loaded(page, "#gamut-explorer") == qid
+    data = json.loads((browser.demo / "explorer" / "q" / f"{qid}.json").read_text("utf-8"))
+    article = page.inner_text("article")  # type: ignore[attr-defined]
+    assert data["question"] in article and data["text_only_question"] in article
+    width = page.eval_on_selector("img.gamut-x-image", "e => e.naturalWidth")  # type: ignore[attr-defined]
+    assert width > 0  # the demo image was copied into the site and loads
+    focus = page.locator(f"tr#m-{sid}")  # type: ignore[attr-defined]
+    assert "gamut-x-focus" in (focus.get_attribute("class") or "")
+    assert focus.locator("details").evaluate("d => d.open")
+    top = ".gamut-x-body > .gamut-table > table > tbody > tr"
+    n_rows = page.locator(top).count()  # type: ignore[attr-defined]
+    assert n_rows == len([r for r in data["rows"] if r["s"] == "multimodal"])
+    # sortable by score: the Gamut column ascending
+    page.click(".gamut-x-body th[data-col=gamut] button")  # type: ignore[attr-defined]
+    scores = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        top + " > td:nth-child(2)", "els => els.map(e => parseFloat(e.dataset.sort))"
+    )
+    assert scores == sorted(scores)
+    # the checklist: every check, then only those this model contradicted
+    items = page.locator(".gamut-x-checklist li")  # type: ignore[attr-defined]
+    assert items.count() == len(data["checks"])
+    page.check("text=Checks this model contradicted")  # type: ignore[attr-defined]
+    assert "only=contradicted" in page.url  # type: ignore[attr-defined]
+    row = next(
+        r for r in data["rows"] if r["s"] == "multimodal" and data["models"][r["m"]]["id"] == sid
+    )
+    visible = page.locator(".gamut-x-checklist li:not([hidden])")  # type: ignore[attr-defined]
+    assert visible.count() == row["verdicts"].count("C")
+    page.uncheck("text=Checks this model contradicted")  # type: ignore[attr-defined]
+    page.check("text=Checks most models miss")  # type: ignore[attr-defined]
+    missed = sum(c["most_missed"]["multimodal"] for c in data["checks"])
+    assert visible.count() == missed
+    page.uncheck("text=Checks most models miss")  # type: ignore[attr-defined]
+    chip = page.locator(".gamut-x-checklist li").first.locator("button.gamut-chip").first  # type: ignore[attr-defined]
+    chip.click()
+    why = page.locator(".gamut-x-checklist li").first.locator(".gamut-x-why")  # type: ignore[attr-defined]
+    why.wait_for(state="visible")
+    rationales = json.loads((browser.demo / data["rationales"]).read_text("utf-8"))
+    first_model = data["models"][data["rows"][0]["m"]]["id"]
+    assert rationales["multimodal"][first_model][0] in why.inner_text()
+    # the other setting: the text-only rows
+    page.select_option(".gamut-x-question select[aria-label=Setting]", "text_only")  # type: ignore[attr-defined]
+    assert "setting=text_only" in page.url  # type: ignore[attr-defined]
+    assert "Text-only" in page.inner_text(".gamut-x-body caption")  # type: ignore[attr-defined]
+    _shot(page, "explorer-question.png")
+    assert not browser.errors, browser.errors
+    assert not browser.elsewhere, browser.elsewhere
+
+
+def test_explorer_list_filters_and_links(browser: Browser) -> None:
+    page = browser.page
+    page.goto(browser.base + "demo/explorer.html")  # type: ignore[attr-defined]
+    assert _wait_loaded(page, "#gamut-explorer") == "list"
+    rows = page.locator(".gamut-x-list tbody tr:not([hidden])")  # type: ignore[attr-defined]
+    n = len((REPO / "demo" / "questions.jsonl").read_text("utf-8").splitlines())
+    assert rows.count() == n
+    page.fill(".gamut-x-search", "noodle")  # type: ignore[attr-defined]
+    assert 0 < rows.count() < n and "text=noodle" in page.url  # type: ignore[attr-defined]
+    page.fill(".gamut-x-search", "no such question anywhere")  # type: ignore[attr-defined]
+    assert rows.count() == 0
+    assert "No question matches" in page.inner_text(".gamut-x-list [role=status]")  # type: ignore[attr-defined]
+    page.fill(".gamut-x-search", "")  # type: ignore[attr-defined]
+    _shot(page, "explorer-list.png", full=False)
+    rows.first.locator("a").click()
+    page.wait_for_url(re.compile(r"explorer\.html\?question="))  # type: ignore[attr-defined]
+    assert _wait_loaded(page, "#gamut-explorer") not in ("list", "error")
+
+
+def test_compare_two_models_and_the_matrix(browser: Browser) -> None:
+    page = browser.page
+    page.goto(browser.base + "demo/compare.html")  # type: ignore[attr-defined]
+    first = _wait_loaded(page, "#gamut-compare")
+    setting, a, b = first.split(":")
+    assert setting == "multimodal" and a != b
+    summary = page.inner_text(".gamut-c-summary")  # type: ignore[attr-defined]
+    assert "minus" in summary and "95% paired bootstrap interval" in summary
+    n = len((REPO / "demo" / "questions.jsonl").read_text("utf-8").splitlines())
+    assert page.locator(".gamut-c-questions tbody tr").count() == n  # type: ignore[attr-defined]
+    diffs = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        ".gamut-c-questions tbody tr td:nth-child(5)",
+        "els => els.map(e => parseFloat(e.dataset.sort))",
+    )
+    assert diffs == sorted(diffs, reverse=True)
+    options = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        "select[name=b] option", "els => els.map(e => e.value)"
+    )
+    other = next(o for o in options if o not in (a, b))
+    page.select_option("select[name=b]", other)  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        f"() => document.querySelector('#gamut-compare').dataset.loaded.endsWith(':{other}')"
+    )
+    assert f"b={other}" in page.url  # type: ignore[attr-defined]
+    # the matrix: one row per model, significant cells marked, a cell links to its pair
+    matrix = page.locator("#matrix-multimodal tbody tr")  # type: ignore[attr-defined]
+    assert matrix.count() == len(options)
+    marked = page.locator("#matrix-multimodal .gamut-pair-higher").count()  # type: ignore[attr-defined]
+    cfg = json.loads(page.get_attribute("#gamut-compare", "data-config"))  # type: ignore[attr-defined]
+    sig = [p for p in cfg["pairs"] if p["s"] == "multimodal" and p["sig"] and p["diff"] > 0]
+    assert marked == len(sig)
+    assert marked > 0
+    _shot(page, "compare.png")
+    page.locator("#matrix-multimodal a.gamut-pair").first.click()
+    page.wait_for_url(re.compile(r"compare\.html\?setting=multimodal&a="))  # type: ignore[attr-defined]
+    assert _wait_loaded(page, "#gamut-compare").startswith("multimodal:")
+
+
+def test_leaderboard_view_is_in_the_url_and_the_chart_follows(browser: Browser) -> None:
+    page = browser.page
+    page.goto(browser.base + "demo/index.html?setting=text_only&sort=gamut&dir=asc")  # type: ignore[attr-defined]
+    _wait_for_charts(page)
+    visible = "#leaderboard-table tbody tr:not([hidden])"
+    settings = page.eval_on_selector_all(visible, "els => els.map(e => e.dataset.setting)")  # type: ignore[attr-defined]
+    assert settings and set(settings) == {"text_only"}
+    scores = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        visible + " td.gamut-col-gamut", "els => els.map(e => parseFloat(e.dataset.sort))"
+    )
+    assert scores == sorted(scores)
+    # the text-only view does not repeat its score in a Text-only column
+    assert not page.is_visible("#leaderboard-table th.gamut-col-text_only")  # type: ignore[attr-defined]
+    chart = "#leaderboard-chart [data-figure]"
+    page.wait_for_function(f"() => document.querySelector('{chart}').dataset.shown")  # type: ignore[attr-defined]
+    assert int(page.get_attribute(chart, "data-shown")) == len(settings)  # type: ignore[attr-defined]
+    traces = page.evaluate(f"document.querySelector('{chart}').data.length")  # type: ignore[attr-defined]
+    assert traces == 1
+    # every demo model is closed-weights: this filter leaves nothing, and says so
+    page.check("input[data-filter=open]")  # type: ignore[attr-defined]
+    assert "open=yes" in page.url and "setting=text_only" in page.url  # type: ignore[attr-defined]
+    assert page.locator(visible).count() == 0  # type: ignore[attr-defined]
+    assert page.is_visible("[data-empty-for=leaderboard-table]")  # type: ignore[attr-defined]
+    assert page.get_attribute(chart, "data-shown") == "0"  # type: ignore[attr-defined]
+    page.reload()  # type: ignore[attr-defined]
+    page.wait_for_function(f"() => document.querySelector('{chart}').dataset.shown === '0'")  # type: ignore[attr-defined]
+    assert page.is_checked("input[data-filter=open]")  # type: ignore[attr-defined]
+    assert page.is_visible("[data-empty-for=leaderboard-table]")  # type: ignore[attr-defined]
+    page.uncheck("input[data-filter=open]")  # type: ignore[attr-defined]
+    assert not page.is_visible("[data-empty-for=leaderboard-table]")  # type: ignore[attr-defined]
+    assert "open=" not in page.url  # type: ignore[attr-defined]
+
+
+def test_phone_leaderboard_shows_rank_model_and_score(browser: Browser) -> None:
+    page = browser.page
+    page.set_viewport_size({"width": 390, "height": 844})  # type: ignore[attr-defined]
+    try:
+        page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
+        _wait_for_charts(page)
+        for col in ("rank", "model", "gamut"):
+            box = page.locator(
+                f"#leaderboard-table tbody tr td.gamut-col-{col}"
+            ).first.bounding_box()  # type: ignore[attr-defined]
+            assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, (col, box)
+        _shot(page, "leaderboard-phone.png", full=False)
+        page.goto(browser.base + "demo/domains/index.html")  # type: ignore[attr-defined]
+        _wait_for_charts(page)
+        width = page.eval_on_selector(".gamut-chart-wide", "e => e.getBoundingClientRect().width")  # type: ignore[attr-defined]
+        assert width >= 600  # the heatmap keeps a readable size and scrolls in its box
+        overflow = page.evaluate(  # type: ignore[attr-defined]
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 1
+        _shot(page, "domains-phone.png", full=False)
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
+    _wait_for_charts(page)
+    clipped = page.eval_on_selector(  # type: ignore[attr-defined]
+        "#leaderboard-table table", "t => t.scrollWidth - t.clientWidth"
+    )
+    assert clipped <= 1, "a leaderboard column is clipped at 1280 px"
+
+
+def test_held_explorer_shows_counts_and_keeps_responses_inert(browser: Browser) -> None:
+    page = browser.page
+    page.goto(browser.base + "hostile/explorer.html?question=food-0000&model=hostile")  # type: ignore[attr-defined]
+    assert _wait_loaded(page, "#gamut-explorer") == "food-0000"
+    assert page.locator(".gamut-x-checklist").count() == 0  # type: ignore[attr-defined]
+    assert "The rubrics are held" in page.inner_text("article")  # type: ignore[attr-defined]
+    details = page.locator("tr#m-hostile details")  # type: ignore[attr-defined]
+    assert "<img src=x onerror=alert(1)>" in details.inner_text()
+    assert "Verdicts by tier" in details.inner_text()
+    assert page.locator("img[src=x]").count() == 0  # type: ignore[attr-defined]
+    assert not browser.dialogs
+
+
+def test_serve_answers_a_missing_page_with_the_sites_404(browser: Browser) -> None:
+    import urllib.error
+    import urllib.request
+
+    server = make_server(browser.demo, port=0)  # as `gamut site serve` serves a built site
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/no/such-page.html"
+        with pytest.raises(urllib.error.HTTPError) as info:
+            urllib.request.urlopen(url)
+        assert info.value.code == 404
+        body = info.value.read().decode("utf-8")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert body == (browser.demo / "404.html").read_text(encoding="utf-8")
