@@ -39,7 +39,7 @@ def write_compare_data(tables: ScoreTables, site: Path, settings: list[str]) -> 
     out = {}
     for setting in settings:
         sub = qs[qs["setting"].astype(str) == setting]
-        piv = sub.pivot_table(index="question_id", columns="submission_id", values="gamut",
+        piv = sub.pivot_table(index="question_id", columns="submission_id", values="gamut_raw",
                               aggfunc="first", observed=True)  # fmt: skip
         models = [m for m in _ordered(tables, setting) if m in piv.columns]
         domains = sub.drop_duplicates("question_id").set_index("question_id")["domain"]

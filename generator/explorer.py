@@ -108,7 +108,8 @@ class _Scores:
         qs = qs[qs["judge"].astype(str) == tables.primary_judge]
         keys = zip(qs["submission_id"].astype(str), qs["setting"].astype(str),
                    qs["question_id"].astype(str), strict=True)  # fmt: skip
-        vals = zip(*([points(x) for x in qs[c]] for c in ("gamut", "ac", "v", "c")), strict=True)
+        vals = zip(*([points(x) for x in qs[c]] for c in ("gamut_raw", "ac_raw", "v_raw", "c_raw")),
+                   strict=True)  # fmt: skip
         return cls(dict(zip(keys, vals, strict=True)))
 
 

@@ -178,7 +178,7 @@ def highlights(
     examples: list[dict[str, Any]] = []
     for setting in sorted({str(s) for s in qs["setting"]}, key=lambda s: (s != "multimodal", s)):
         sub = qs[qs["setting"].astype(str) == setting].sort_values(
-            ["gamut", "question_id"], ascending=[False, True]
+            ["gamut_raw", "question_id"], ascending=[False, True]
         )
         recs = [{str(k): v for k, v in r.items()} for r in sub.to_dict(orient="records")]
 
@@ -190,7 +190,7 @@ def highlights(
                 "question_id": qid,
                 "question": excerpt(q.prompt(Setting(setting)) if q else qid, 160),
                 "domain": human(r["domain"]),
-                "gamut": points(r["gamut"]),
+                "gamut": points(r["gamut_raw"]),
             }
 
         best, worst = recs[:n], recs[::-1][:n]
