@@ -48,12 +48,17 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """A provider's reply text and its token counts."""
+    """A provider's reply text, its token counts, and the model snapshot the reply names.
+
+    ``model`` is the reply's ``model`` field (e.g. ``gpt-4o-2024-08-06`` for a request that asked
+    for ``gpt-4o``), recorded with every verdict; "" when the provider names none.
+    """
 
     text: str
     tokens_in: int = 0
     tokens_cached: int = 0
     tokens_out: int = 0
+    model: str = ""
 
 
 class BackendError(Exception):
