@@ -64,8 +64,9 @@ def judge(
     """Judge every (response, check) that has no verdict yet, then write the verdict table.
 
     Verdicts are committed to the working index as they arrive and shipped to the ledger, so an
-    interrupted run loses only its calls in flight. One run at a time per ledger. Exits 1 when any check ended without a verdict (they are listed, and retried by
-    the next run); the verdicts obtained are kept.
+    interrupted run loses only its calls in flight. One run at a time per ledger. Exits 1 when
+    any check ended without a verdict (they are listed, and retried by the next run); the
+    verdicts obtained are kept.
     """
     from gamut import pipeline
 

@@ -21,7 +21,7 @@ from scoring.compiler import Check
 from scoring.judge.backends import JudgeRequest
 from scoring.judge.inputs import ResponseUnit
 from scoring.judge.judges import BuiltJudge
-from scoring.ledger.keys import Keys, KeyScheme, join_keys
+from scoring.ledger.keys import HALF, Keys, KeyScheme, join_keys
 
 IntArray = npt.NDArray[np.int64]
 
@@ -38,6 +38,25 @@ class CheckTable:
     _digests: dict[bool, npt.NDArray[np.uint8]] = field(default_factory=dict)
 
     _codes: dict[str, tuple[IntArray, list[str]]] = field(default_factory=dict)
+    _ids_digest: str = ""
+
+    def ids_digest(self, units: Sequence[ResponseUnit]) -> str:
+        """A digest of every unit's ids and every check's id and attributes."""
+        if not self._ids_digest:
+            h = hashlib.sha256()
+            h.update(
+                "\0".join(
+                    f"{u.submission_id}\0{u.setting.value}\0{u.question_id}" for u in units
+                ).encode()
+            )
+            h.update(
+                "\0".join(
+                    f"{c.check_id}\0{c.kind.value}\0{c.tier.value}\0{c.secondary:d}"
+                    for c in self.checks
+                ).encode()
+            )
+            self._ids_digest = h.hexdigest()
+        return self._ids_digest
 
     def pair_codes(
         self, units: Sequence[ResponseUnit], unit: IntArray, check: IntArray
@@ -120,12 +139,9 @@ class PairPlan:
         j = self.judge
         for s in (j.name, j.label, j.identity):
             h.update(s.encode() + b"\0")
-        h.update(np.ascontiguousarray(self.keys).tobytes())
+        h.update(memoryview(np.ascontiguousarray(self.keys)).cast("B"))
         h.update(self.empty.tobytes())
-        for u in self.units:
-            h.update(f"{u.submission_id}\0{u.setting.value}\0{u.question_id}\0".encode())
-        for c in self.table.checks:
-            h.update(f"{c.check_id}\0{c.kind.value}\0{c.tier.value}\0{c.secondary:d}\0".encode())
+        h.update(self.table.ids_digest(self.units).encode())
         return h.hexdigest()
 
     def id_codes(self) -> dict[str, tuple[IntArray, list[str]]]:
@@ -176,14 +192,22 @@ def pair_plans(
     empty_unit = np.fromiter((not u.response.strip() for u in units), bool, len(units))
     empty = empty_unit[unit]
     out = []
+    base: dict[bool, list[bytes]] = {}
     for j in judges:
         by_ids = j.backend.keyed_by_ids
-        unit_digests = scheme.digests(
-            (j.identity, u.question, u.response, u.submission_id, u.setting.value, u.question_id)
-            if by_ids
-            else (j.identity, u.question, u.response)
-            for u in units
-        )
+        if by_ids not in base:
+            base[by_ids] = (
+                scheme.digests(
+                    (u.question, u.response, u.submission_id, u.setting.value, u.question_id)
+                    if by_ids
+                    else (u.question, u.response)
+                    for u in units
+                )
+                .view(f"S{HALF}")
+                .ravel()
+                .tolist()
+            )
+        unit_digests = scheme.digests((j.identity, b.hex()) for b in base[by_ids])
         keys = join_keys(unit_digests, table.digests(scheme, by_ids), unit, check)
         out.append(PairPlan(j, units, table, unit, check, position, keys, empty))
     return out
