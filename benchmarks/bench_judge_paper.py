@@ -68,7 +68,7 @@ def main() -> None:
         results.append(("first run with replay judges", first))
         for _ in range(3):
             results.append(("every verdict cached", _measure([*GAMUT, "judge"], out, env)))
-        for name, (elapsed, peak, output) in results:
+        for name, (elapsed, peak, _output) in results:
             base_s, base_gb, target_s, target_gb = BASELINES[name]
             print(
                 f"{name:30s} {elapsed:7.2f} s (baseline {base_s:.0f} s, target <= {target_s:.0f}"

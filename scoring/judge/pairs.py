@@ -139,7 +139,7 @@ class PairPlan:
         j = self.judge
         for s in (j.name, j.label, j.identity):
             h.update(s.encode() + b"\0")
-        h.update(memoryview(np.ascontiguousarray(self.keys)).cast("B"))
+        h.update(np.ascontiguousarray(self.keys).data)
         h.update(self.empty.tobytes())
         h.update(self.table.ids_digest(self.units).encode())
         return h.hexdigest()
