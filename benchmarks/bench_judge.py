@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from gamut import pipeline
@@ -108,11 +108,9 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
         while report.failures and reruns < 3:  # what `gamut judge` says to do: run it again
             reruns += 1
             report = pipeline.judge(Project(cfg), progress=NullProgress())
-        with sqlite3.connect(cfg.path(cfg.store.cache)) as db:
-            verdicts = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
-            per_check = db.execute(
-                "SELECT MAX(n) FROM (SELECT COUNT(*) n FROM verdicts GROUP BY key)"
-            ).fetchone()[0]
+        keys = Project(cfg).ledger.verdicts(["key"])["key"].to_pylist()
+        verdicts = len(set(keys))
+        per_check = max(Counter(keys).values(), default=0)
         s = report.judges["bench"]
         stats = srv.stats()
         ideal = concurrency / LATENCY

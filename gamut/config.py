@@ -47,7 +47,24 @@ class BenchmarkConfig(_Section):
 class StoreConfig(_Section):
     """Where the engine keeps its state and writes its outputs."""
 
-    cache: Path = Path(".gamut/verdicts.sqlite")
+    cache: Path = Field(
+        default=Path(".gamut/verdicts.sqlite"),
+        description="The local working index of the ledger (SQLite); rebuilt when lost.",
+    )
+    ledger: Path = Field(
+        default=Path(".gamut/ledger"),
+        description="The verdict ledger, the store of record (a folder of Parquet shards).",
+    )
+    ledger_key_env: str | None = Field(
+        default=None,
+        description="Environment variable holding the ledger secret (required when rubrics "
+        "are held: keys are keyed hashes).",
+    )
+    ledger_hub: str | None = Field(
+        default=None,
+        description="The private Hugging Face dataset (ORG/NAME) that `gamut ledger pull` "
+        "and `push` sync the ledger with.",
+    )
     results: Path = Path("results")
     private: Path = Field(
         default=Path(".gamut/private"),

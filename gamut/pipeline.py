@@ -41,11 +41,10 @@ def judge(
     from gamut.progress import default_progress
     from scoring.judge import judge_all
 
-    built = project.judges(judges, need_keys=not dry_run)
-    units = project.units(submissions, settings).units
+    plans = project.pair_plans(judges, submissions, settings, need_keys=not dry_run)
     return judge_all(
-        units,
-        built,
+        plans,
+        project.ledger,
         project.cache_path,
         dry_run,
         progress=progress or (None if dry_run else default_progress()),
@@ -54,23 +53,30 @@ def judge(
 
 
 def verdict_table(project: Project, *, judge_ids: bool = False) -> pd.DataFrame:
-    """Every cached verdict of the current submissions and rubrics, as one table."""
+    """Every verdict in the ledger of the current submissions and rubrics, as one table."""
     from scoring.judge import verdict_frame
 
     return verdict_frame(
-        project.units().units,
-        project.judges(need_keys=False),
-        project.cache_path,
-        public=project.rubrics_public,
-        judge_ids=judge_ids,
+        project.pair_plans(), project.ledger, public=project.rubrics_public, judge_ids=judge_ids
     )
 
 
 def write_verdicts(project: Project) -> Path:
-    """Write the verdict table into the results folder; returns its path."""
-    from scoring.judge import write_verdict_table
+    """Write the verdict table into the results folder, unless it is current; returns its path.
 
-    return write_verdict_table(verdict_table(project), project.verdict_table)
+    The table's metadata holds a fingerprint of its inputs (the pairs, their keys and the
+    ledger's shards): when nothing changed, the file is left as it is.
+    """
+    from scoring.judge import write_verdict_table
+    from scoring.judge.table import table_fingerprint, table_is_current
+
+    out = project.verdict_table
+    fp = table_fingerprint(
+        project.pair_plans(), project.ledger, public=project.rubrics_public, judge_ids=False
+    )
+    if table_is_current(out, fp):
+        return out
+    return write_verdict_table(verdict_table(project), out, fp)
 
 
 def score(project: Project) -> Tables:

@@ -42,13 +42,13 @@ class RichProgress:
             judge, total=total, hits=cache_hits, failed=0, rate=""
         )
 
-    def advance(self, judge: str, ok: bool) -> None:
+    def advance(self, judge: str, ok: bool, n: int = 1) -> None:
         """Move the bar."""
         c = self._c[judge]
-        c.done += 1
-        c.failed += not ok
+        c.done += n
+        c.failed += 0 if ok else n
         rate = c.done / max(time.monotonic() - c.t0, 1e-9)
-        self._p.update(self._tasks[judge], advance=1, failed=c.failed, rate=f"{rate:.1f}/s")
+        self._p.update(self._tasks[judge], advance=n, failed=c.failed, rate=f"{rate:.1f}/s")
 
     def close(self) -> None:
         """Stop drawing."""

@@ -7,6 +7,7 @@ and kept, so a pipeline run reads each file once however many stages use it.
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gamut.config import GamutConfig, load_config
 from generator.spec import SiteSpec
 from scoring.compiler import Check
+from scoring.errors import ConfigError, Problem
 from scoring.questions import Question, Setting, load_questions
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import compile_all, load_rubrics, rubric_set_version
@@ -21,6 +23,8 @@ from scoring.verdicts import VERDICT_TABLE
 
 if TYPE_CHECKING:
     from scoring.judge import BuiltJudge, JudgeInputs
+    from scoring.judge.pairs import PairPlan
+    from scoring.ledger import KeyScheme, Ledger
     from scoring.tables.checks import CheckTable
 
 #: The folder under the cache's folder where compressed site downloads are kept between builds.
@@ -37,6 +41,7 @@ class Project:
     def __init__(self, cfg: GamutConfig) -> None:
         self.cfg = cfg
         self._units: dict[tuple[tuple[str, ...] | None, tuple[Setting, ...] | None], Any] = {}
+        self._plans: dict[tuple[Any, ...], list[PairPlan]] = {}
 
     @classmethod
     def load(cls, path: Path | str | None = None) -> Project:
@@ -74,8 +79,81 @@ class Project:
 
     @property
     def cache_path(self) -> Path:
-        """The verdict cache (SQLite)."""
+        """The ledger's local working index (SQLite)."""
         return self.path(self.cfg.store.cache)
+
+    @property
+    def ledger_path(self) -> Path:
+        """The verdict ledger folder."""
+        return self.path(self.cfg.store.ledger)
+
+    @cached_property
+    def key_scheme(self) -> KeyScheme:
+        """How verdict keys are hashed: keyed by the ledger secret when rubrics are held.
+
+        Raises:
+            ConfigError: rubrics are held and no ledger secret is configured or set.
+        """
+        from scoring.ledger import KeyScheme
+
+        if self.rubrics_public:
+            return KeyScheme.public()
+        var = self.cfg.store.ledger_key_env
+        secret = os.environ.get(var) if var else None
+        if not secret:
+            problem = (
+                "store.ledger_key_env: not set"
+                if not var
+                else f"store.ledger_key_env: environment variable {var} is not set"
+            )
+            raise ConfigError(
+                [
+                    Problem(
+                        self.config_file,
+                        None,
+                        f"{problem}; rubrics are held, so verdict keys are keyed hashes",
+                        'set [store] ledger_key_env = "GAMUT_LEDGER_KEY" and export that '
+                        "variable (make one with: python -c 'import secrets; "
+                        "print(secrets.token_hex(32))'); keep it with the ledger's other "
+                        "secrets",
+                    )
+                ],
+                "no ledger secret",
+            )
+        return KeyScheme.keyed(secret)
+
+    @cached_property
+    def ledger(self) -> Ledger:
+        """The verdict ledger (created when missing)."""
+        from scoring.ledger import Ledger
+
+        return Ledger.open(self.ledger_path, self.key_scheme, held=not self.rubrics_public)
+
+    def pair_plans(
+        self,
+        judges: list[str] | None = None,
+        submissions: list[str] | None = None,
+        settings: list[Setting] | None = None,
+        *,
+        need_keys: bool = False,
+    ) -> list[PairPlan]:
+        """The named judges' pairs over the selected units, with their keys (computed once)."""
+        from scoring.judge.pairs import pair_plans
+
+        key = (
+            None if judges is None else tuple(judges),
+            None if submissions is None else tuple(submissions),
+            None if settings is None else tuple(settings),
+            need_keys,
+        )
+        with_keys = (*key[:3], True)
+        if not need_keys and with_keys in self._plans:  # the same pairs, judges with API keys
+            return self._plans[with_keys]
+        if key not in self._plans:
+            built = self.judges(judges, need_keys=need_keys)
+            units = self.units(submissions, settings).units
+            self._plans[key] = pair_plans(units, built, self.key_scheme)
+        return self._plans[key]
 
     @property
     def private(self) -> Path:

@@ -63,9 +63,10 @@ def judge(
 ) -> None:
     """Judge every (response, check) that has no verdict yet, then write the verdict table.
 
-    Verdicts are committed to the cache as they arrive, so an interrupted run loses only its calls
-    in flight. Exits 1 when any check ended without a verdict (they are listed, and retried by
-    the next run); the verdicts obtained are kept.
+    Verdicts are committed to the working index as they arrive and shipped to the ledger, so an
+    interrupted run loses only its calls in flight. One run at a time per ledger. Exits 1 when
+    any check ended without a verdict (they are listed, and retried by the next run); the
+    verdicts obtained are kept.
     """
     from gamut import pipeline
 
@@ -79,6 +80,8 @@ def judge(
         dry_run=dry_run,
         deadline_s=deadline,
     )
+    for note in report.notes:
+        err_console.print(f"note: {note}", markup=False)
     for line in report.summary_lines():
         out_console.print(line)
     if dry_run:

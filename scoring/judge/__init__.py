@@ -1,5 +1,5 @@
 """The LLM judge (ARCHITECTURE.md, "The judge"): (response, check) pairs -> verdicts in the
-SQLite cache -> the verdict table."""
+ledger (through its SQLite working index) -> the verdict table."""
 
 from scoring.judge.backends import (
     Backend,
@@ -13,7 +13,8 @@ from scoring.judge.backends import (
 )
 from scoring.judge.cache import VerdictCache
 from scoring.judge.inputs import JudgeInputs, ResponseUnit, list_submissions, response_units
-from scoring.judge.judges import BuiltJudge, build_judges, check_keys, judge_provenance
+from scoring.judge.judges import BuiltJudge, build_judges, judge_provenance
+from scoring.judge.pairs import PairPlan, pair_plans
 from scoring.judge.prompt import JudgeReply, load_template, parse_reply
 from scoring.judge.runner import Failure, JudgeReport, JudgeStats, judge_all
 from scoring.judge.spec import JudgeConfig, judge_key_problems
@@ -31,18 +32,19 @@ __all__ = [
     "JudgeReport",
     "JudgeRequest",
     "JudgeStats",
+    "PairPlan",
     "ResponseUnit",
     "Turn",
     "VerdictCache",
     "backend_class",
     "build_judges",
-    "check_keys",
     "export_verdicts",
     "judge_all",
     "judge_key_problems",
     "judge_provenance",
     "list_submissions",
     "load_template",
+    "pair_plans",
     "parse_reply",
     "register_backend",
     "registered_providers",

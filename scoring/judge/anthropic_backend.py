@@ -13,7 +13,14 @@ from typing import Any
 
 import anthropic
 
-from scoring.judge.backends import Backend, BackendError, Completion, JudgeRequest, Turn
+from scoring.judge.backends import (
+    Backend,
+    BackendError,
+    Completion,
+    JudgeRequest,
+    Turn,
+    read_capped,
+)
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
@@ -70,26 +77,43 @@ class AnthropicBackend(Backend):
         kwargs: dict[str, Any] = {}
         if self.judge.structured_output:
             kwargs["output_config"] = {"format": {"type": "json_schema", "schema": REPLY_SCHEMA}}
+        raw = ""
         try:
-            r = await self._client.messages.create(
+            async with self._client.messages.with_streaming_response.create(
                 model=self.judge.model,
                 system=[{"type": "text", "text": request.system}],
                 messages=messages,  # type: ignore[arg-type]
                 max_tokens=self.judge.max_tokens,
                 **kwargs,
+            ) as resp:
+                raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
+            r = json.loads(raw)
+            text = "".join(
+                b["text"]
+                for b in r["content"]
+                if b.get("type") == "text" and isinstance(b.get("text"), str)
             )
+            u = r["usage"]
+            cached = int(u.get("cache_read_input_tokens") or 0)
+            created = int(u.get("cache_creation_input_tokens") or 0)
+            model = r.get("model")
+            return Completion(
+                text=text,
+                tokens_in=int(u["input_tokens"]) + cached + created,
+                tokens_cached=cached,
+                tokens_out=int(u["output_tokens"]),
+                model=model[:200] if isinstance(model, str) else "",
+            )
+        except json.JSONDecodeError as exc:
+            raise BackendError(
+                "bad_body", self.redact(f"reply body is not JSON: {exc}"), self.redact(raw)
+            ) from None
+        except (KeyError, IndexError, TypeError, AttributeError, OverflowError) as exc:
+            raise BackendError(
+                "bad_body", self.redact(f"reply is not a message ({exc!r})"), self.redact(raw)
+            ) from None
         except (anthropic.AnthropicError, ValueError) as exc:
             raise _classify(exc, self) from None
-        text = "".join(b.text for b in r.content if b.type == "text")
-        u = r.usage
-        cached = u.cache_read_input_tokens or 0
-        created = u.cache_creation_input_tokens or 0
-        return Completion(
-            text=text,
-            tokens_in=u.input_tokens + cached + created,
-            tokens_cached=cached,
-            tokens_out=u.output_tokens,
-        )
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings sent with every call (no sampling parameters in this API)."""

@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
 
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.questions import Setting
 
 if TYPE_CHECKING:
+    from scoring.judge.pairs import PairPlan
     from scoring.judge.spec import JudgeConfig
 
 
@@ -48,12 +53,38 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """A provider's reply text and its token counts."""
+    """A provider's reply text, its token counts, and the model snapshot the reply names.
+
+    ``model`` is the reply's ``model`` field (e.g. ``gpt-4o-2024-08-06`` for a request that asked
+    for ``gpt-4o``), recorded with every verdict; "" when the provider names none.
+    """
 
     text: str
     tokens_in: int = 0
     tokens_cached: int = 0
     tokens_out: int = 0
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class BulkReply:
+    """Verdicts for many pairs at once, from a backend that needs no calls (replay).
+
+    Attributes:
+        codes: each pair's verdict code (:attr:`scoring.verdicts.Verdict.code`).
+        found: whether the pair had a stored verdict (the others are failures).
+        rationales: each pair's rationale, or None.
+        model: the model snapshot to record.
+    """
+
+    codes: npt.NDArray[np.int8]
+    found: npt.NDArray[np.bool_]
+    rationales: npt.NDArray[np.object_] | None = None
+    model: str = ""
+
+
+#: Largest reply body read from a provider, in bytes; a longer reply is a failure that says so.
+MAX_REPLY_BYTES = 256 * 1024
 
 
 class BackendError(Exception):
@@ -70,6 +101,33 @@ class BackendError(Exception):
         super().__init__(message)
         self.kind = kind
         self.raw = raw
+
+
+async def read_capped(
+    chunks: AsyncIterator[bytes], close: Callable[[], Awaitable[None]], judge: str
+) -> str:
+    """A reply body, read up to :data:`MAX_REPLY_BYTES`; a longer one is refused unread.
+
+    Raises:
+        BackendError: ``too_large`` (the provider ignored ``max_tokens``; nothing more is read
+            or stored).
+    """
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > MAX_REPLY_BYTES:
+                raise BackendError(
+                    "too_large",
+                    f"judge {judge!r}: the reply body exceeded {MAX_REPLY_BYTES} bytes (the "
+                    "provider ignored max_tokens?); reading stopped there and nothing of it "
+                    "was stored",
+                )
+            parts.append(chunk)
+    finally:
+        await close()
+    return b"".join(parts).decode("utf-8", "replace")
 
 
 class Backend(ABC):
@@ -89,6 +147,11 @@ class Backend(ABC):
     @abstractmethod
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """Ask the judge once; ``turns`` are earlier unusable replies and their follow-ups."""
+
+    def bulk(self, plan: PairPlan, pairs: npt.NDArray[np.int64]) -> BulkReply | None:
+        """Verdicts for the ``pairs`` of ``plan`` in one go, or None (the default) when this
+        backend answers one request at a time through :meth:`complete`."""
+        return None
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings that can change a reply (part of the judge's identity)."""
@@ -172,13 +235,16 @@ def backend_class(provider: str) -> type[Backend]:
 
 
 __all__ = [
+    "MAX_REPLY_BYTES",
     "Backend",
     "BackendError",
+    "BulkReply",
     "Completion",
     "JudgeRequest",
     "Turn",
     "backend_class",
     "needs_key",
+    "read_capped",
     "register_backend",
     "registered_providers",
 ]

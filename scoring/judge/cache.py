@@ -1,8 +1,14 @@
-"""The verdict cache: a SQLite file (WAL) keyed by a content hash of everything that can change a
-verdict. Each verdict is committed as it arrives, so a killed run loses only its calls in flight.
+"""The local working index: a SQLite file (WAL) beside the ledger, never the store of record.
 
-Failures are kept in their own table with the raw reply; a failure is retried on the next run and
-removed once that (response, check) gets a verdict.
+It holds what a run has not yet shipped to the ledger: each verdict and failure is committed here
+as it arrives (so a killed run loses only its calls in flight) and moved into a ledger shard by
+:meth:`VerdictCache.flush` (every few thousand verdicts and at the end of a run; the next run
+ships what a killed run left). A verdict already stored is never replaced: ``INSERT OR IGNORE``.
+It also remembers which (plan, ledger state) fingerprints were fully judged, so a run with nothing
+to do is recognised without a lookup.
+
+Everything in it can be rebuilt from the ledger: a missing, empty or corrupt file is moved aside
+and started afresh (the run says so), and the verdicts come from the ledger, not from new calls.
 """
 
 from __future__ import annotations
@@ -10,52 +16,53 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import sqlite3
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scoring.errors import GamutError
+from scoring.ledger import FailureRecord, Ledger, VerdictRecord
+from scoring.ledger.keys import KeyIndex, keys_array
+from scoring.verdicts import VERDICT_ORDER
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+#: Largest raw reply kept with a failure (characters); the rest is cut and the cut is said.
+MAX_RAW_CHARS = 4000
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS verdicts (
-    key TEXT PRIMARY KEY,
-    judge_id TEXT NOT NULL,
-    verdict TEXT NOT NULL,
-    rationale TEXT NOT NULL,
-    tokens_in INTEGER NOT NULL,
-    tokens_cached INTEGER NOT NULL,
-    tokens_out INTEGER NOT NULL,
-    latency_s REAL NOT NULL,
-    calls INTEGER NOT NULL,
-    judge TEXT NOT NULL,
-    submission_id TEXT NOT NULL,
-    setting TEXT NOT NULL,
-    question_id TEXT NOT NULL,
-    check_id TEXT NOT NULL,
+    key BLOB PRIMARY KEY,
+    judge_identity TEXT NOT NULL, judge TEXT NOT NULL, submission_id TEXT NOT NULL,
+    setting TEXT NOT NULL, question_id TEXT NOT NULL, check_id TEXT NOT NULL,
+    verdict INTEGER NOT NULL, model TEXT NOT NULL, source TEXT NOT NULL,
+    tokens_in INTEGER NOT NULL, tokens_cached INTEGER NOT NULL, tokens_out INTEGER NOT NULL,
+    calls INTEGER NOT NULL, latency_s REAL NOT NULL, rationale TEXT NOT NULL,
     created_at TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS verdicts_judge ON verdicts (judge_id);
 CREATE TABLE IF NOT EXISTS failures (
-    key TEXT PRIMARY KEY,
-    judge_id TEXT NOT NULL,
-    judge TEXT NOT NULL,
-    submission_id TEXT NOT NULL,
-    setting TEXT NOT NULL,
-    question_id TEXT NOT NULL,
-    check_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    message TEXT NOT NULL,
-    raw TEXT NOT NULL,
-    calls INTEGER NOT NULL,
+    key BLOB PRIMARY KEY,
+    judge_identity TEXT NOT NULL, judge TEXT NOT NULL, submission_id TEXT NOT NULL,
+    setting TEXT NOT NULL, question_id TEXT NOT NULL, check_id TEXT NOT NULL,
+    kind TEXT NOT NULL, calls INTEGER NOT NULL, message TEXT NOT NULL, raw TEXT NOT NULL,
     failed_at TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS failures_judge ON failures (judge_id);
+CREATE TABLE IF NOT EXISTS covered (fingerprint TEXT PRIMARY KEY);
 """
+_V_COLS = (
+    "key, judge_identity, judge, submission_id, setting, question_id, check_id, verdict, model, "
+    "source, tokens_in, tokens_cached, tokens_out, calls, latency_s, rationale, created_at"
+)
+_F_COLS = (
+    "key, judge_identity, judge, submission_id, setting, question_id, check_id, kind, calls, "
+    "message, raw, failed_at"
+)
+
+
+class CacheCorruptError(GamutError):
+    """The working index is corrupt and could not be moved aside."""
 
 
 def digest(*parts: str) -> str:
@@ -85,54 +92,83 @@ class Ids:
     check_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class CachedVerdict:
-    """A stored verdict."""
-
-    verdict: str
-    rationale: str
-
-
-@dataclass(frozen=True, slots=True)
-class StoredFailure:
-    """A stored failure, listed at the end of a run and retried on the next."""
-
-    ids: Ids
-    kind: str
-    message: str
-    raw: str
-    calls: int
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+def _ts(t: dt.datetime) -> str:
+    return t.isoformat()
 
 
 class VerdictCache:
-    """The SQLite verdict cache. Use as a context manager, or call :meth:`close`."""
+    """The SQLite working index of one ledger. Use as a context manager, or call :meth:`close`.
 
-    def __init__(self, path: Path) -> None:
+    Args:
+        path: the SQLite file.
+        ledger: the ledger it indexes (its key scheme is recorded; another scheme starts afresh).
+
+    Attributes:
+        notes: what opening had to do (a corrupt or empty file moved aside), for the run's report.
+    """
+
+    def __init__(self, path: Path, ledger: Ledger) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        try:
-            self._db = sqlite3.connect(path, isolation_level=None, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_DDL)
-            row = self._db.execute("SELECT v FROM meta WHERE k='schema'").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise GamutError(
-                f"cannot open the verdict cache {path}: {exc} (move the file aside "
-                "to start a fresh cache)"
-            ) from None
-        if row is None:
+        self.ledger = ledger
+        self.notes: list[str] = []
+        problem = self._problem()
+        if problem is not None:
+            self._move_aside(problem)
+        self._db = self._connect()
+        if self._db.execute("SELECT v FROM meta WHERE k='schema'").fetchone() is None:
             self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-        elif row[0] != SCHEMA_VERSION:
-            raise GamutError(
-                f"verdict cache {path} has schema {row[0]}, this engine writes "
-                f"{SCHEMA_VERSION} (move the file aside to start a fresh cache)"
-            )
-        self._failed: set[str] = {k for (k,) in self._db.execute("SELECT key FROM failures")}
+            self._db.execute("INSERT INTO meta VALUES ('scheme', ?)", (ledger.scheme.scheme_id,))
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_DDL)
+        return db
+
+    def _problem(self) -> str | None:
+        """Why the file cannot be used as it is (None when it can, or does not exist)."""
+        if not self.path.exists():
+            return None
+        if self.path.stat().st_size == 0:
+            return "the file is empty (0 bytes)"
+        try:
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+            try:
+                ok = db.execute("PRAGMA quick_check").fetchone()[0]
+                meta = dict(db.execute("SELECT k, v FROM meta").fetchall())
+            finally:
+                db.close()
+        except sqlite3.DatabaseError as exc:
+            return f"not a readable SQLite database ({exc})"
+        if ok != "ok":
+            return f"SQLite integrity check failed ({str(ok)[:200]})"
+        if meta.get("schema") != SCHEMA_VERSION:
+            return f"written by another engine version (schema {meta.get('schema')!r})"
+        if meta.get("scheme") != self.ledger.scheme.scheme_id:
+            return "written for a ledger with other keys"
+        return None
+
+    def _move_aside(self, problem: str) -> None:
+        aside = self.path.with_name(self.path.name + ".corrupt")
+        try:
+            os.replace(self.path, aside)
+            for suffix in ("-wal", "-shm"):
+                side = self.path.with_name(self.path.name + suffix)
+                if side.exists():
+                    os.replace(side, aside.with_name(aside.name + suffix))
+        except OSError as exc:
+            raise CacheCorruptError(
+                f"the verdict index {self.path} cannot be used: {problem}; moving it aside "
+                f"failed ({exc}): delete it and rerun, it is rebuilt from the ledger "
+                f"{self.ledger.root}"
+            ) from None
+        self.notes.append(
+            f"the verdict index {self.path} could not be used: {problem}; it was moved to "
+            f"{aside.name} and rebuilt from the ledger {self.ledger.root} (verdicts in the "
+            "ledger are kept; only those of an interrupted run not yet shipped are asked again)"
+        )
 
     def __enter__(self) -> VerdictCache:
         return self
@@ -144,69 +180,62 @@ class VerdictCache:
         """Close the database."""
         self._db.close()
 
-    def verdicts(self, judge_id: str) -> dict[str, CachedVerdict]:
-        """Every stored verdict of one judge identity, by key."""
-        cur = self._db.execute(
-            "SELECT key, verdict, rationale FROM verdicts WHERE judge_id=?", (judge_id,)
-        )
-        return {k: CachedVerdict(v, r) for k, v, r in cur}
+    # -- writing ---------------------------------------------------------------------------
 
-    def keys(self, judge_id: str) -> set[str]:
-        """Keys of every stored verdict of one judge identity."""
-        cur = self._db.execute("SELECT key FROM verdicts WHERE judge_id=?", (judge_id,))
-        return {k for (k,) in cur}
-
-    def get(self, key: str) -> CachedVerdict | None:
-        """One stored verdict, or None."""
-        row = self._db.execute(
-            "SELECT verdict, rationale FROM verdicts WHERE key=?", (key,)
-        ).fetchone()
-        return None if row is None else CachedVerdict(row[0], row[1])
-
-    def put(
-        self,
-        key: str,
-        judge_id: str,
-        ids: Ids,
-        verdict: str,
-        rationale: str,
-        *,
-        tokens_in: int = 0,
-        tokens_cached: int = 0,
-        tokens_out: int = 0,
-        latency_s: float = 0.0,
-        calls: int = 1,
-        commit: bool = True,
-    ) -> None:
-        """Store a verdict (committed at once unless ``commit`` is False) and clear any failure."""
-        clear = key in self._failed
-        if commit and clear:
+    def put(self, r: VerdictRecord, *, commit: bool = True) -> bool:
+        """Store a verdict and clear its failure; False (and nothing changed) when the key
+        already has one."""
+        if commit:
             self._db.execute("BEGIN")
-        self._db.execute(
-            "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        cur = self._db.execute(
+            f"INSERT OR IGNORE INTO verdicts ({_V_COLS}) VALUES "
+            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                key,
-                judge_id,
-                verdict,
-                rationale,
-                tokens_in,
-                tokens_cached,
-                tokens_out,
-                latency_s,
-                calls,
-                ids.judge,
-                ids.submission_id,
-                ids.setting,
-                ids.question_id,
-                ids.check_id,
-                _now(),
+                r.key,
+                r.judge_identity,
+                r.judge,
+                r.submission_id,
+                r.setting,
+                r.question_id,
+                r.check_id,
+                r.verdict.code,
+                r.model,
+                r.source,
+                r.tokens_in,
+                r.tokens_cached,
+                r.tokens_out,
+                r.calls,
+                r.latency_s,
+                "" if self.ledger.held else r.rationale,
+                _ts(r.created_at),
             ),
         )
-        if clear:
-            self._db.execute("DELETE FROM failures WHERE key=?", (key,))
-            self._failed.discard(key)
-            if commit:
-                self._db.execute("COMMIT")
+        self._db.execute("DELETE FROM failures WHERE key=?", (r.key,))
+        if commit:
+            self._db.execute("COMMIT")
+        return cur.rowcount == 1
+
+    def fail(self, r: FailureRecord) -> None:
+        """Record a failure (the latest of a key replaces an earlier one; held: no text)."""
+        held = self.ledger.held
+        raw = r.raw if len(r.raw) <= MAX_RAW_CHARS else r.raw[:MAX_RAW_CHARS] + " [cut]"
+        self._db.execute(
+            f"INSERT OR REPLACE INTO failures ({_F_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                r.key,
+                r.judge_identity,
+                r.judge,
+                r.submission_id,
+                r.setting,
+                r.question_id,
+                r.check_id,
+                r.kind,
+                r.calls,
+                "" if held else r.message,
+                "" if held else raw,
+                _ts(r.failed_at),
+            ),
+        )
 
     def begin(self) -> None:
         """Open a transaction for a batch of ``put(..., commit=False)``."""
@@ -216,52 +245,92 @@ class VerdictCache:
         """Commit a batch opened with :meth:`begin`."""
         self._db.execute("COMMIT")
 
-    def fail(
-        self, key: str, judge_id: str, ids: Ids, kind: str, message: str, raw: str, calls: int
-    ) -> None:
-        """Record a failure (replacing an earlier one for the same key)."""
-        self._failed.add(key)
-        self._db.execute(
-            "INSERT OR REPLACE INTO failures VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                key,
-                judge_id,
-                ids.judge,
-                ids.submission_id,
-                ids.setting,
-                ids.question_id,
-                ids.check_id,
-                kind,
-                message,
-                raw,
-                calls,
-                _now(),
-            ),
-        )
+    def pending(self) -> int:
+        """Verdicts not yet shipped to the ledger."""
+        return int(self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
 
-    def failures(self, judge_ids: Iterable[str] | None = None) -> list[StoredFailure]:
-        """Stored failures (of the given judge identities, or all)."""
-        rows = self._db.execute(
-            "SELECT judge_id, judge, submission_id, setting, question_id, check_id, kind, "
-            "message, raw, calls FROM failures ORDER BY judge, submission_id, setting, "
-            "question_id, check_id"
-        ).fetchall()
-        wanted = None if judge_ids is None else set(judge_ids)
-        return [
-            StoredFailure(Ids(*r[1:6]), r[6], r[7], r[8], r[9])
+    def flush(self) -> list[str]:
+        """Ship every pending verdict and failure into new ledger shards; returns their names.
+
+        Verdicts whose key the ledger already has (shipped by a run killed before it could say
+        so) are dropped, not shipped twice.
+        """
+        rows = self._db.execute(f"SELECT {_V_COLS} FROM verdicts").fetchall()
+        frows = self._db.execute(f"SELECT {_F_COLS} FROM failures").fetchall()
+        if not rows and not frows:
+            return []
+        records = [
+            VerdictRecord(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                r[6],
+                verdict=VERDICT_ORDER[r[7]],
+                model=r[8],
+                source=r[9],
+                tokens_in=r[10],
+                tokens_cached=r[11],
+                tokens_out=r[12],
+                calls=r[13],
+                latency_s=r[14],
+                rationale=r[15],
+                created_at=dt.datetime.fromisoformat(r[16]),
+            )
             for r in rows
-            if wanted is None or r[0] in wanted
         ]
+        if records:
+            index, _ = self.ledger.key_index()
+            new = ~index.contains(keys_array([r.key for r in records]))
+            records = [r for r, keep in zip(records, new, strict=True) if keep]
+        failures = [
+            FailureRecord(
+                f[0],
+                f[1],
+                f[2],
+                f[3],
+                f[4],
+                f[5],
+                f[6],
+                kind=f[7],
+                calls=f[8],
+                message=f[9],
+                raw=f[10],
+                failed_at=dt.datetime.fromisoformat(f[11]),
+            )
+            for f in frows
+        ]
+        names = [self.ledger.append_verdicts(records), self.ledger.append_failures(failures)]
+        self._db.execute("BEGIN")
+        self._db.execute("DELETE FROM verdicts")
+        self._db.execute("DELETE FROM failures")
+        self._db.execute("COMMIT")
+        return [n for n in names if n]
 
-    def usage(self, judge_id: str) -> tuple[int, int, int, int]:
-        """Totals over a judge identity's stored verdicts: calls, tokens in, cached, out."""
-        row = self._db.execute(
-            "SELECT COALESCE(SUM(calls),0), COALESCE(SUM(tokens_in),0), "
-            "COALESCE(SUM(tokens_cached),0), COALESCE(SUM(tokens_out),0) "
-            "FROM verdicts WHERE judge_id=?",
-            (judge_id,),
-        ).fetchone()
-        return int(row[0]), int(row[1]), int(row[2]), int(row[3])
+    def pending_index(self) -> KeyIndex:
+        """The keys of the verdicts not yet shipped."""
+        keys = [k for (k,) in self._db.execute("SELECT key FROM verdicts")]
+        return KeyIndex(keys_array(keys))
+
+    # -- what is known to be done ----------------------------------------------------------
+
+    def covered(self, fingerprint: str) -> bool:
+        """Whether a run with this fingerprint found every pair judged."""
+        row = self._db.execute("SELECT 1 FROM covered WHERE fingerprint=?", (fingerprint,))
+        return row.fetchone() is not None
+
+    def set_covered(self, fingerprint: str) -> None:
+        """Remember that every pair of this fingerprint has a verdict in the ledger."""
+        self._db.execute("INSERT OR IGNORE INTO covered VALUES (?)", (fingerprint,))
 
 
-__all__ = ["CachedVerdict", "Ids", "StoredFailure", "VerdictCache", "digest", "judge_identity"]
+__all__ = [
+    "MAX_RAW_CHARS",
+    "CacheCorruptError",
+    "Ids",
+    "VerdictCache",
+    "digest",
+    "judge_identity",
+]

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scoring.errors import ConfigError, GamutError, Problem
 from scoring.judge.backends import Backend, backend_class
-from scoring.judge.cache import digest, judge_identity
-from scoring.judge.inputs import ResponseUnit
+from scoring.judge.cache import judge_identity
 from scoring.judge.prompt import PromptTemplate, load_template
 from scoring.judge.spec import JudgeConfig, judge_key_problems
 
@@ -31,17 +30,6 @@ class BuiltJudge:
     backend: Backend
     identity: str
     label: str
-
-
-def check_keys(identity: str, by_ids: bool, unit: ResponseUnit) -> Iterator[str]:
-    """The cache key of each check of ``unit``: a hash over the judge identity, the question and
-    response texts and the check's kind and text (plus the ids, for backends keyed by ids)."""
-    shared = digest(unit.question, unit.response)
-    for c in unit.checks:
-        parts = [identity, shared, digest(c.kind.value, c.text)]
-        if by_ids:
-            parts += [unit.submission_id, unit.setting.value, unit.question_id, c.check_id]
-        yield digest(*parts)
 
 
 def build_judges(
@@ -122,4 +110,4 @@ def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
     return out
 
 
-__all__ = ["BuiltJudge", "build_judges", "check_keys", "judge_provenance"]
+__all__ = ["BuiltJudge", "build_judges", "judge_provenance"]

@@ -9,7 +9,14 @@ from typing import Any
 
 import openai
 
-from scoring.judge.backends import Backend, BackendError, Completion, JudgeRequest, Turn
+from scoring.judge.backends import (
+    Backend,
+    BackendError,
+    Completion,
+    JudgeRequest,
+    Turn,
+    read_capped,
+)
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
@@ -86,11 +93,19 @@ class OpenAIBackend(Backend):
             "max_tokens": self.judge.max_tokens,
             **kwargs,
         }
+        raw = ""
         try:
-            raw = await self._client.post("/chat/completions", body=body, cast_to=str)
+            resp = await self._client.post(
+                "/chat/completions",
+                body=body,
+                cast_to=openai.AsyncAPIResponse[str],
+                options={"headers": {"X-Stainless-Raw-Response": "stream"}},
+            )
+            raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
             r = json.loads(raw)
             text = r["choices"][0]["message"].get("content") or ""
             u = r.get("usage") or {}
+            model = r.get("model")
         except json.JSONDecodeError as exc:
             raise BackendError(
                 "bad_body", self.redact(f"reply body is not JSON: {exc}"), self.redact(raw)
@@ -101,13 +116,19 @@ class OpenAIBackend(Backend):
             ) from None
         except (openai.OpenAIError, ValueError) as exc:
             raise classify(exc, self.redact) from None
-        details = u.get("prompt_tokens_details") or {}
-        return Completion(
-            text=text if isinstance(text, str) else "",
-            tokens_in=int(u.get("prompt_tokens") or 0),
-            tokens_cached=int(details.get("cached_tokens") or 0),
-            tokens_out=int(u.get("completion_tokens") or 0),
-        )
+        try:
+            details = u.get("prompt_tokens_details") or {}
+            return Completion(
+                text=text if isinstance(text, str) else "",
+                tokens_in=int(u.get("prompt_tokens") or 0),
+                tokens_cached=int(details.get("cached_tokens") or 0),
+                tokens_out=int(u.get("completion_tokens") or 0),
+                model=model[:200] if isinstance(model, str) else "",
+            )
+        except (AttributeError, TypeError, ValueError, OverflowError) as exc:
+            raise BackendError(
+                "bad_body", self.redact(f"reply has a malformed usage block ({exc!r})"), ""
+            ) from None
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""

@@ -57,6 +57,8 @@ class JudgeReport:
     judges: dict[str, JudgeStats]
     dry_run: bool
     elapsed_s: float = 0.0
+    #: what the run had to repair (a corrupt working index rebuilt, ...), for people
+    notes: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[Failure]:

@@ -16,8 +16,8 @@ class ProgressSink(Protocol):
     def start(self, judge: str, total: int, cache_hits: int) -> None:
         """A judge starts ``total`` calls; ``cache_hits`` checks already had verdicts."""
 
-    def advance(self, judge: str, ok: bool) -> None:
-        """One (response, check) finished, with a verdict (``ok``) or a failure."""
+    def advance(self, judge: str, ok: bool, n: int = 1) -> None:
+        """``n`` (response, check) pairs finished, with a verdict (``ok``) or a failure."""
 
     def close(self) -> None:
         """The run is over."""
@@ -29,7 +29,7 @@ class NullProgress:
     def start(self, judge: str, total: int, cache_hits: int) -> None:
         """Ignore."""
 
-    def advance(self, judge: str, ok: bool) -> None:
+    def advance(self, judge: str, ok: bool, n: int = 1) -> None:
         """Ignore."""
 
     def close(self) -> None:
@@ -73,11 +73,11 @@ class PlainProgress:
             flush=True,
         )
 
-    def advance(self, judge: str, ok: bool) -> None:
+    def advance(self, judge: str, ok: bool, n: int = 1) -> None:
         """Count, and print a line when it is time."""
         c = self._c[judge]
-        c.done += 1
-        c.failed += not ok
+        c.done += n
+        c.failed += 0 if ok else n
         now = time.monotonic()
         if now - c.last >= self._every:
             c.last = now

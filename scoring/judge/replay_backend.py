@@ -9,13 +9,28 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from scoring.errors import GamutError
-from scoring.judge.backends import Backend, BackendError, Completion, JudgeRequest, Turn
+from scoring.judge.backends import (
+    Backend,
+    BackendError,
+    BulkReply,
+    Completion,
+    JudgeRequest,
+    Turn,
+)
 from scoring.judge.spec import JudgeConfig
 from scoring.verdicts import VERDICT_ORDER
+
+if TYPE_CHECKING:
+    from scoring.judge.pairs import PairPlan
 
 REPLAY_COLUMNS = ("submission_id", "setting", "question_id", "check_id", "verdict")
 
@@ -23,7 +38,11 @@ _Key = tuple[str, str, str, str]
 
 
 class ReplayBackend(Backend):
-    """Replays a verdict file keyed by (submission_id, setting, question_id, check_id)."""
+    """Replays a verdict file keyed by (submission_id, setting, question_id, check_id).
+
+    The file is hashed when the judge is built (its digest is part of the judge's identity) and
+    read only when verdicts are asked for: a run with every verdict in the ledger never loads it.
+    """
 
     keyed_by_ids = True
     calls_out = False
@@ -32,43 +51,105 @@ class ReplayBackend(Backend):
         super().__init__(name, judge, api_key, root)
         if judge.replay is None:
             raise GamutError(f"judge {name!r}: provider 'replay' needs a 'replay' file path")
-        path = judge.replay if judge.replay.is_absolute() else root / judge.replay
+        self._path = judge.replay if judge.replay.is_absolute() else root / judge.replay
+        h = hashlib.sha256()
         try:
-            data = path.read_bytes()
-            df = pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            raise GamutError(
-                f"judge {name!r}: cannot read replay file {path}: {exc} "
-                "(regenerate it, or fix the judge's replay path in the config)"
-            ) from None
+            with self._path.open("rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+        except OSError as exc:
+            raise self._unreadable(exc) from None
+        self._digest = h.hexdigest()[:16]
+        self._frame: pd.DataFrame | None = None
+        self._rows: dict[_Key, str] | None = None
+
+    def _unreadable(self, exc: Exception) -> GamutError:
+        return GamutError(
+            f"judge {self.name!r}: cannot read replay file {self._path}: {exc} "
+            "(regenerate it, or fix the judge's replay path in the config)"
+        )
+
+    def _table(self) -> pd.DataFrame:
+        """The replay rows: the four ids as categories, ``code`` and ``rationale``."""
+        if self._frame is not None:
+            return self._frame
+        try:
+            df = pq.read_table(self._path).to_pandas()
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            raise self._unreadable(exc) from None
         missing = [c for c in REPLAY_COLUMNS if c not in df.columns]
         if missing:
             raise GamutError(
-                f"judge {name!r}: replay file {path} lacks column(s) {', '.join(missing)}"
+                f"judge {self.name!r}: replay file {self._path} lacks column(s) "
+                f"{', '.join(missing)}"
             )
-        self._digest = hashlib.sha256(data).hexdigest()[:16]
         verdicts = df["verdict"]
         if pd.api.types.is_integer_dtype(verdicts):
-            words = [VERDICT_ORDER[int(v)].value for v in verdicts]
+            codes = verdicts.to_numpy()
+            bad = (codes < 0) | (codes >= len(VERDICT_ORDER))
         else:
-            words = [str(v) for v in verdicts]
-        rationales = (
-            df["rationale"].astype(str).tolist()
+            cat = pd.Categorical(verdicts.astype(str), categories=[v.value for v in VERDICT_ORDER])
+            codes = cat.codes
+            bad = codes < 0
+        if bad.any():
+            raise GamutError(
+                f"judge {self.name!r}: replay file {self._path} has {int(bad.sum())} unknown "
+                f"verdict(s) (use one of {', '.join(v.value for v in VERDICT_ORDER)})"
+            )
+        out = pd.DataFrame({c: df[c].astype(str).astype("category") for c in REPLAY_COLUMNS[:4]})
+        out["code"] = codes.astype(np.int8)
+        out["rationale"] = (
+            df["rationale"].astype(str).replace("", "replayed")
             if "rationale" in df.columns
-            else ["replayed"] * len(df)
+            else "replayed"
         )
-        cols = [df[c].astype(str).tolist() for c in REPLAY_COLUMNS[:4]]
-        self._rows: dict[_Key, str] = {
-            (s, st, q, c): json.dumps({"verdict": w, "rationale": r or "replayed"})
-            for s, st, q, c, w, r in zip(*cols, words, rationales, strict=True)
-        }
+        self._frame = out
+        return out
 
     def identity_extra(self) -> str:
         """The replay file's content digest: a regenerated file is a different judge."""
         return self._digest
 
+    def bulk(self, plan: PairPlan, pairs: npt.NDArray[np.int64]) -> BulkReply:
+        """Every requested pair's stored verdict, by a columnar join on the four ids."""
+        df = self._table()
+        units, checks = plan.units, plan.table.checks
+        unit, check = plan.unit[pairs], plan.check[pairs]
+        cols = [
+            ([u.submission_id for u in units], unit),
+            ([u.setting.value for u in units], unit),
+            ([u.question_id for u in units], unit),
+            ([c.check_id for c in checks], check),
+        ]
+        stored = np.zeros(len(df), dtype=np.int64)
+        asked = np.zeros(len(pairs), dtype=np.int64)
+        unknown = np.zeros(len(pairs), dtype=bool)
+        for name, (values, idx) in zip(REPLAY_COLUMNS[:4], cols, strict=True):
+            cats = df[name].cat.categories
+            width = len(cats) + 1
+            codes = pd.Categorical(values, categories=cats).codes.astype(np.int64)[idx]
+            unknown |= codes < 0
+            stored = stored * width + df[name].cat.codes.to_numpy().astype(np.int64)
+            asked = asked * width + codes
+        index = pd.Index(stored)
+        first = ~index.duplicated(keep="first")
+        index = pd.Index(stored[first])
+        row = np.where(unknown, -1, index.get_indexer(pd.Index(asked)))
+        found = row >= 0
+        rows = np.flatnonzero(first)[np.where(found, row, 0)]
+        codes = df["code"].to_numpy()[rows]
+        rationales = df["rationale"].to_numpy(dtype=object)[rows]
+        return BulkReply(codes.astype(np.int8), found, rationales)
+
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """The stored reply for the request's ids."""
+        if self._rows is None:
+            df = self._table()
+            cols = [df[c].astype(str).tolist() for c in REPLAY_COLUMNS[:4]]
+            words = [VERDICT_ORDER[int(c)].value for c in df["code"]]
+            self._rows = {}
+            for s, st, q, c, w, r in zip(*cols, words, df["rationale"].tolist(), strict=True):
+                self._rows.setdefault((s, st, q, c), json.dumps({"verdict": w, "rationale": r}))
         key = (request.submission_id, request.setting.value, request.question_id, request.check_id)
         text = self._rows.get(key)
         if text is None:

@@ -1,4 +1,4 @@
-"""Running the judges: plan from the cache, call what has no verdict, commit each verdict.
+"""Running the judges: plan from the ledger, call what has no verdict, commit each verdict.
 
 Per judge, ``max_concurrency`` workers (the judge's one named limiter) pull (response, check) pairs
 from a shared queue. The SDKs retry 429/5xx/timeouts/dropped connections themselves
@@ -13,75 +13,102 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from scoring.judge.backends import BackendError, JudgeRequest, Turn
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from scoring.judge.backends import BackendError, BulkReply, Turn
 from scoring.judge.cache import Ids, VerdictCache
-from scoring.judge.inputs import ResponseUnit
-from scoring.judge.judges import BuiltJudge, check_keys
+from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
+from scoring.judge.pairs import PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.spec import JudgeConfig
+from scoring.ledger import FailureRecord, KeyIndex, Ledger, VerdictRecord, key_bytes
+from scoring.ledger.records import now as now_utc
+from scoring.ledger.records import verdict_schema
 
 #: Re-asks after an unusable reply (so at most 1 + MAX_REASKS replies per check).
 MAX_REASKS = 2
 #: Output tokens assumed per call by ``--dry-run``.
 EST_TOKENS_OUT = 60
 _BATCH = 500  # commit size for backends that never call out
+#: Verdicts kept in the working index before they are shipped to a ledger shard.
+FLUSH_EVERY = 10_000
 
 
 @dataclass(frozen=True, slots=True)
 class _Item:
-    key: str
+    plan: PairPlan
+    pair: int
+    key: bytes
     ids: Ids
-    request: JudgeRequest
+
+
+def ledger_state(ledger: Ledger) -> str:
+    """A digest of the ledger's verdict shards (which only ever grow)."""
+    from scoring.judge.cache import digest
+
+    return digest(*ledger.shard_names("verdicts"))
 
 
 def _plan(
-    j: BuiltJudge, units: list[ResponseUnit], known: set[str], stats: JudgeStats
-) -> list[_Item]:
-    todo: list[_Item] = []
-    t = j.template
-    system = t.system
-    for u in units:
-        if not u.response.strip():
-            stats.checks += len(u.checks)
-            stats.empty += len(u.checks)
-            continue
-        shared: str | None = None
-        for c, key in zip(u.checks, check_keys(j.identity, j.backend.keyed_by_ids, u), strict=True):
-            stats.checks += 1
-            if key in known:
-                stats.cache_hits += 1
-                continue
-            if shared is None:
-                shared = t.render_shared(u.question, u.response)
-            req = JudgeRequest(
-                u.submission_id,
-                u.setting,
-                u.question_id,
-                c.check_id,
-                c.kind,
-                u.question,
-                u.response,
-                c.text,
-                system,
-                shared,
-                t.render_check(c.text, c.kind),
-            )
-            ids = Ids(j.name, u.submission_id, u.setting.value, u.question_id, c.check_id)
-            todo.append(_Item(key, ids, req))
+    plan: PairPlan, known: KeyIndex, pending: KeyIndex, stats: JudgeStats, covered: bool
+) -> npt.NDArray[np.int64]:
+    """The pairs of ``plan`` with no verdict (in the ledger or pending in the index)."""
+    n = len(plan)
+    n_empty = int(plan.empty.sum())
+    stats.checks += n
+    stats.empty += n_empty
+    if covered:
+        stats.cache_hits += n - n_empty
+        return np.empty(0, np.int64)
+    done = known.contains(plan.keys) | pending.contains(plan.keys)
+    todo = np.flatnonzero(~done & ~plan.empty)
+    stats.cache_hits += n - n_empty - len(todo)
     stats.planned = len(todo)
-    for it in todo:
-        r = it.request
-        stats.est_tokens_in += (len(r.system) + len(r.shared) + len(r.check_prompt)) // 4
+    if len(todo):
+        units, checks = plan.units, plan.table.checks
+        unit_chars = np.fromiter((len(u.question) + len(u.response) for u in units), np.int64)
+        check_chars = np.fromiter((len(c.text) for c in checks), np.int64)
+        chars = unit_chars[plan.unit[todo]] + check_chars[plan.check[todo]]
+        stats.est_tokens_in = int(chars.sum()) // 4 + 150 * len(todo)
     stats.est_tokens_out = EST_TOKENS_OUT * len(todo)
     return todo
+
+
+def _items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[_Item]:
+    j = plan.judge
+    units, checks = plan.units, plan.table.checks
+    out = []
+    for i, key in zip(todo.tolist(), key_bytes(plan.keys[todo]), strict=True):
+        u = units[int(plan.unit[i])]
+        c = checks[int(plan.check[i])]
+        ids = Ids(j.name, u.submission_id, u.setting.value, u.question_id, c.check_id)
+        out.append(_Item(plan, i, key, ids))
+    return out
+
+
+def _record(item: _Item, **kw: object) -> VerdictRecord:
+    i = item.ids
+    return VerdictRecord(
+        item.key,
+        item.plan.judge.identity,
+        i.judge,
+        i.submission_id,
+        i.setting,
+        i.question_id,
+        i.check_id,
+        **kw,  # type: ignore[arg-type]
+    )
 
 
 async def _judge_one(
     j: BuiltJudge, item: _Item, cache: VerdictCache, stats: JudgeStats, commit: bool
 ) -> bool:
     """Get one verdict (re-asking for unusable output) and store it, or store the failure."""
+    request = item.plan.request(item.pair)
     turns: tuple[Turn, ...] = ()
     calls = tin = tcached = tout = 0
     last_err, last_raw = "", ""
@@ -90,12 +117,12 @@ async def _judge_one(
     for _ in range(1 + MAX_REASKS):
         calls += 1
         try:
-            comp = await j.backend.complete(item.request, turns)
+            comp = await j.backend.complete(request, turns)
         except BackendError as exc:
             if exc.kind != "bad_body":
                 fail_kind, last_err, last_raw = exc.kind, str(exc), exc.raw
                 break
-            last_err, last_raw = "the provider's reply body was not valid JSON", exc.raw
+            last_err, last_raw = str(exc) or "the provider's reply body was not valid JSON", exc.raw
             continue
         tin, tcached, tout = (
             tin + comp.tokens_in,
@@ -110,16 +137,18 @@ async def _judge_one(
             continue
         latency = time.perf_counter() - t0
         cache.put(
-            item.key,
-            j.identity,
-            item.ids,
-            reply.verdict.value,
-            reply.rationale,
-            tokens_in=tin,
-            tokens_cached=tcached,
-            tokens_out=tout,
-            latency_s=latency,
-            calls=calls,
+            _record(
+                item,
+                verdict=reply.verdict,
+                model=comp.model,
+                source="direct" if j.backend.calls_out else "replay",
+                tokens_in=tin,
+                tokens_cached=tcached,
+                tokens_out=tout,
+                calls=calls,
+                latency_s=latency,
+                rationale=reply.rationale,
+            ),
             commit=commit,
         )
         _count(stats, calls, tin, tcached, tout, latency)
@@ -154,11 +183,79 @@ def _record_failure(
     calls: int,
 ) -> None:
     message, raw = j.backend.redact(message), j.backend.redact(raw)
-    cache.fail(item.key, j.identity, item.ids, kind, message, raw, calls)
     i = item.ids
+    cache.fail(
+        FailureRecord(
+            item.key,
+            j.identity,
+            i.judge,
+            i.submission_id,
+            i.setting,
+            i.question_id,
+            i.check_id,
+            kind,
+            calls,
+            message,
+            raw,
+        )
+    )
     stats.failures.append(
         Failure(j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw)
     )
+
+
+def _judge_bulk(
+    plan: PairPlan,
+    todo: npt.NDArray[np.int64],
+    reply: BulkReply,
+    ledger: Ledger,
+    cache: VerdictCache,
+    stats: JudgeStats,
+    progress: ProgressSink,
+) -> None:
+    """Store a bulk reply (a backend that answers every pair at once) as one ledger shard."""
+    j = plan.judge
+    ok = todo[reply.found]
+    n = len(ok)
+    stamp = np.datetime64(int(now_utc().timestamp() * 1e6), "us")
+    cols: dict[str, pa.Array] = {
+        "key": pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(32), n, [None, pa.py_buffer(np.ascontiguousarray(plan.keys[ok]))]
+        ),
+        "judge_identity": pa.array([j.identity] * n, pa.string()),
+        "judge": pa.array([j.name] * n, pa.string()),
+        **plan.id_columns(ok),
+        "verdict": pa.array(reply.codes[reply.found], pa.int8()),
+        "model": pa.array([reply.model] * n, pa.string()),
+        "source": pa.array(["replay"] * n, pa.string()),
+        "tokens_in": pa.array(np.zeros(n, np.int64)),
+        "tokens_cached": pa.array(np.zeros(n, np.int64)),
+        "tokens_out": pa.array(np.zeros(n, np.int64)),
+        "calls": pa.array(np.ones(n, np.int32)),
+        "latency_s": pa.array(np.zeros(n)),
+        "created_at": pa.array(np.full(n, stamp)).cast(pa.timestamp("us", tz="UTC")),
+    }
+    if not ledger.held:
+        rat = reply.rationales
+        cols["rationale"] = pa.array(
+            np.full(n, "replayed", dtype=object) if rat is None else rat[reply.found],
+            pa.string(),
+        )
+    sch = verdict_schema(ledger.held)
+    ledger.append_verdicts(pa.table([cols[f.name] for f in sch], schema=sch))
+    stats.judged += n
+    stats.calls += n
+    missed = todo[~reply.found]
+    for item in _items(plan, missed):
+        i = item.ids
+        message = (
+            f"no stored verdict for {i.submission_id}/{i.setting}/{i.question_id}/"
+            f"{i.check_id} in the replay file of judge {j.name!r}"
+        )
+        _record_failure(j, item, cache, stats, "rejected", message, "", 1)
+    progress.advance(j.name, True, n)
+    if len(missed):
+        progress.advance(j.name, False, len(missed))
 
 
 async def _run_judge(
@@ -196,6 +293,8 @@ async def _run_judge(
             if not calls_out and started % _BATCH == 0:
                 cache.commit()
                 cache.begin()
+            if calls_out and started % FLUSH_EVERY == 0:
+                cache.flush()
 
     if not calls_out:
         cache.begin()
@@ -226,68 +325,106 @@ def _cost(j: JudgeConfig, s: JudgeStats) -> float | None:
 
 
 def judge_all(
-    units: list[ResponseUnit],
-    judges: list[BuiltJudge],
+    plans: list[PairPlan],
+    ledger: Ledger,
     cache_path: Path,
     dry_run: bool = False,
     *,
     progress: ProgressSink | None = None,
     deadline_s: float | None = None,
 ) -> JudgeReport:
-    """Judge every (response, check) that has no verdict yet, for the named judges.
+    """Judge every (response, check) that has no verdict yet, for the planned judges.
+
+    Holds the ledger's writer lock for the whole run (a second run on the same ledger stops at
+    once with a message). Verdicts are committed to the working index as they arrive and shipped
+    to the ledger every :data:`FLUSH_EVERY` verdicts and at the end.
 
     Args:
-        units: the responses to judge, each with its checks.
-        judges: the judges, built by :func:`scoring.judge.build_judges`.
-        cache_path: the verdict cache (SQLite file).
+        plans: the judges' pairs, from :func:`scoring.judge.pairs.pair_plans`.
+        ledger: the store of record.
+        cache_path: the working index (SQLite file).
         dry_run: only count the calls and estimate their tokens; call nothing, write nothing.
         progress: where progress goes (default: plain lines on stderr).
         deadline_s: a deadline for the whole run, in seconds (a judge's ``deadline_s`` may be
             shorter).
 
     Returns:
-        Per-judge counts, tokens, cost and failures. Verdicts are in the cache.
+        Per-judge counts, tokens, cost and failures; ``notes`` says what the index had to do.
+
+    Raises:
+        LedgerError: another run holds the ledger, or the ledger cannot be read.
     """
     t0 = time.perf_counter()
-    built = judges
     report = JudgeReport({}, dry_run)
-    with VerdictCache(cache_path) as cache:
-        plans: list[tuple[BuiltJudge, list[_Item], JudgeStats]] = []
-        for j in built:
-            stats = JudgeStats(j.name, j.label, j.identity)
-            plans.append((j, _plan(j, units, cache.keys(j.identity), stats), stats))
-            report.judges[j.name] = stats
+    with ledger.lock(), VerdictCache(cache_path, ledger) as cache:
+        report.notes.extend(cache.notes)
         if not dry_run:
-            sink = progress or PlainProgress()
-            for j, items, stats in plans:
-                sink.start(j.name, len(items), stats.cache_hits)
-
-            def deadline(j: BuiltJudge) -> float | None:
-                given = [d for d in (deadline_s, j.config.deadline_s) if d is not None]
-                return min(given, default=None)
-
-            async def run_all() -> None:
-                # judges that never call out run one at a time (each commits in batches); the
-                # others run together, each with its own limiter
-                for j, items, stats in plans:
-                    if not j.backend.calls_out:
-                        await _run_judge(j, items, cache, stats, sink, deadline(j))
-                await asyncio.gather(
-                    *(
-                        _run_judge(j, items, cache, stats, sink, deadline(j))
-                        for j, items, stats in plans
-                        if j.backend.calls_out
-                    )
-                )
-
-            try:
-                asyncio.run(run_all())
-            finally:
-                sink.close()
-            for j, _, stats in plans:
-                stats.cost = _cost(j.config, stats)
+            cache.flush()  # what a killed run left behind
+        state = ledger_state(ledger)
+        work: list[tuple[PairPlan, npt.NDArray[np.int64], JudgeStats]] = []
+        covered = {p.judge.name: cache.covered(p.fingerprint + state) for p in plans}
+        if all(covered.values()):
+            known = pending = KeyIndex(np.empty((0, 32), np.uint8))
+        else:
+            known, _ = ledger.key_index()
+            pending = cache.pending_index()
+        for p in plans:
+            j = p.judge
+            stats = JudgeStats(j.name, j.label, j.identity)
+            work.append((p, _plan(p, known, pending, stats, covered[j.name]), stats))
+            report.judges[j.name] = stats
+        del known, pending
+        if not dry_run:
+            _run(work, ledger, cache, progress, deadline_s)
+            cache.flush()
+            state = ledger_state(ledger)
+            for p, _, stats in work:
+                if not stats.failures and not stats.unfinished:
+                    cache.set_covered(p.fingerprint + state)
+                stats.cost = _cost(p.judge.config, stats)
     report.elapsed_s = time.perf_counter() - t0
     return report
+
+
+def _run(
+    work: list[tuple[PairPlan, npt.NDArray[np.int64], JudgeStats]],
+    ledger: Ledger,
+    cache: VerdictCache,
+    progress: ProgressSink | None,
+    deadline_s: float | None,
+) -> None:
+    sink = progress or PlainProgress()
+    for p, todo, stats in work:
+        sink.start(p.judge.name, len(todo), stats.cache_hits)
+
+    def deadline(j: BuiltJudge) -> float | None:
+        given = [d for d in (deadline_s, j.config.deadline_s) if d is not None]
+        return min(given, default=None)
+
+    async def run_all() -> None:
+        # judges that answer in bulk, then those that never call out, run one at a time; the
+        # others run together, each with its own limiter
+        rest = []
+        for p, todo, stats in work:
+            j = p.judge
+            reply = j.backend.bulk(p, todo) if len(todo) else None
+            if reply is not None:
+                _judge_bulk(p, todo, reply, ledger, cache, stats, sink)
+            elif not j.backend.calls_out:
+                await _run_judge(j, _items(p, todo), cache, stats, sink, deadline(j))
+            else:
+                rest.append((p, _items(p, todo), stats))
+        await asyncio.gather(
+            *(
+                _run_judge(p.judge, items, cache, stats, sink, deadline(p.judge))
+                for p, items, stats in rest
+            )
+        )
+
+    try:
+        asyncio.run(run_all())
+    finally:
+        sink.close()
 
 
 __all__ = [

@@ -1,4 +1,4 @@
-"""The verdict table (ARCHITECTURE.md, "The verdict table"), built from the verdict cache.
+"""The verdict table (ARCHITECTURE.md, "The verdict table"), built from the ledger.
 
 One row per (submission, setting, judge, question, check) of the current submissions and rubrics
 that has a verdict. An empty response has ``missing`` on every check (no call was made). Rationale
@@ -7,112 +7,157 @@ and check text are included only when rubrics are public.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
-from scoring.judge.cache import VerdictCache
-from scoring.judge.inputs import ResponseUnit
-from scoring.judge.judges import BuiltJudge, check_keys
+from scoring.judge.pairs import PairPlan
+from scoring.ledger import Ledger
+from scoring.ledger.store import key_column
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write
 from scoring.verdicts import VERDICT_COLUMNS, Verdict
 
 EMPTY_RATIONALE = "The response is empty."
-_CATEGORICAL = (
-    "submission_id",
-    "setting",
-    "judge",
-    "question_id",
-    "check_id",
-    "kind",
-    "tier",
-    "verdict",
-)
+_FIXED = {
+    "setting": [x.value for x in Setting],
+    "kind": [x.value for x in CheckKind],
+    "tier": [x.value for x in Tier],
+}
+#: Parquet metadata key of the digest of everything a verdict table was built from.
+FINGERPRINT = b"gamut.fingerprint"
+
+
+def table_fingerprint(
+    plans: list[PairPlan], ledger: Ledger, *, public: bool, judge_ids: bool
+) -> str:
+    """A digest of every input of the verdict table: the plans, the ledger's verdict shards and
+    the options. Equal fingerprints give equal tables."""
+    h = hashlib.sha256(f"v1 {public} {judge_ids}".encode())
+    for p in plans:
+        h.update(p.fingerprint.encode())
+    for name in ledger.shard_names("verdicts"):
+        h.update(name.encode())
+    return h.hexdigest()
+
+
+def _categorical(codes: Any, values: list[str], fixed: list[str] | None = None) -> Any:
+    if fixed is not None:
+        remap = np.array([fixed.index(v) for v in values], dtype=np.int64)
+        return pd.Categorical.from_codes(remap[codes], categories=pd.Index(fixed))
+    out = pd.Categorical.from_codes(codes, categories=pd.Index(values))
+    return out.remove_unused_categories()
 
 
 def verdict_frame(
-    units: list[ResponseUnit],
-    judges: list[BuiltJudge],
-    cache_path: Path,
+    plans: list[PairPlan],
+    ledger: Ledger,
     *,
     public: bool,
     judge_ids: bool = False,
 ) -> pd.DataFrame:
-    """Every cached verdict of the given units, as a table.
+    """Every verdict in the ledger of the planned pairs, as a table (columnar throughout).
 
     Args:
-        units: the current responses with their checks.
-        judges: the judges whose verdicts to read.
-        cache_path: the verdict cache.
+        plans: the judges' pairs over the current units (:func:`scoring.judge.pairs.pair_plans`).
+        ledger: the store of record.
         public: rubrics are public: add the ``rationale`` and ``check_text`` columns.
         judge_ids: add a ``judge_id`` column (provider:model@prompt-version) after ``judge``.
     """
-    cols: dict[str, list[Any]] = {c: [] for c in VERDICT_COLUMNS}
-    labels: list[str] = []
-    rationale: list[str] = []
-    check_text: list[str] = []
-    with VerdictCache(cache_path) as cache:
-        for j in judges:
-            stored = cache.verdicts(j.identity)
-            for u in units:
-                empty = not u.response.strip()
-                for c, key in zip(
-                    u.checks, check_keys(j.identity, j.backend.keyed_by_ids, u), strict=True
-                ):
-                    if empty:
-                        verdict, why = Verdict.MISSING.value, EMPTY_RATIONALE
-                    else:
-                        hit = stored.get(key)
-                        if hit is None:
-                            continue
-                        verdict, why = hit.verdict, hit.rationale
-                    for name, value in (
-                        ("submission_id", u.submission_id),
-                        ("setting", u.setting.value),
-                        ("judge", j.name),
-                        ("question_id", u.question_id),
-                        ("check_id", c.check_id),
-                        ("kind", c.kind.value),
-                        ("tier", c.tier.value),
-                        ("secondary", c.secondary),
-                        ("verdict", verdict),
-                    ):
-                        cols[name].append(value)
-                    labels.append(j.label)
-                    if public:
-                        rationale.append(why)
-                        check_text.append(c.text)
-    df = pd.DataFrame(cols, columns=list(VERDICT_COLUMNS))
-    fixed = {
-        "setting": [x.value for x in Setting],
-        "kind": [x.value for x in CheckKind],
-        "tier": [x.value for x in Tier],
-        "verdict": [x.value for x in Verdict],
-    }
-    for name in _CATEGORICAL:
-        df[name] = (
-            pd.Categorical(df[name], categories=fixed[name])
-            if name in fixed
-            else df[name].astype("category")
-        )
+    cols = ["key", "verdict"] + (["rationale"] if public else [])
+    stored = ledger.verdicts(cols)
+    from scoring.ledger import KeyIndex
+
+    index = KeyIndex(key_column(stored["key"]))
+    codes_v = stored["verdict"].to_numpy() if stored.num_rows else np.zeros(1, np.int8)
+    parts: dict[str, list[Any]] = {}
+    judge_codes: list[Any] = []
+    rat_rows: list[Any] = []
+    empties: list[Any] = []
+    for n, p in enumerate(plans):
+        row = index.find(p.keys) if len(index) else np.full(len(p), -1, np.int64)
+        keep = p.empty | (row >= 0)
+        sel = np.flatnonzero(keep)
+        verdict = np.where(p.empty[sel], Verdict.MISSING.code, codes_v[np.maximum(row[sel], 0)])
+        parts.setdefault("verdict", []).append(verdict.astype(np.int64))
+        for name, (codes, _) in p.id_codes().items():
+            parts.setdefault(name, []).append(codes[sel])
+        parts.setdefault("check", []).append(p.check[sel])
+        judge_codes.append(np.full(len(sel), n, np.int64))
+        rat_rows.append(row[sel])
+        empties.append(p.empty[sel])
+    cat = {k: np.concatenate(v) if v else np.empty(0, np.int64) for k, v in parts.items()}
+    data: dict[str, object] = {}
+    codes0 = plans[0].id_codes() if plans else {}
+    for name in VERDICT_COLUMNS:
+        if name == "judge":
+            data[name] = _categorical(
+                np.concatenate(judge_codes) if judge_codes else np.empty(0, np.int64),
+                [p.judge.name for p in plans],
+            )
+        elif name == "verdict":
+            data[name] = pd.Categorical.from_codes(
+                cat["verdict"], categories=pd.Index([x.value for x in Verdict])
+            )
+        elif name == "secondary":
+            sec = np.array([c.secondary for c in plans[0].table.checks], bool) if plans else None
+            data[name] = sec[cat["check"]] if sec is not None else np.empty(0, bool)
+        elif plans:
+            data[name] = _categorical(cat[name], codes0[name][1], _FIXED.get(name))
+        else:
+            data[name] = pd.Categorical([], categories=_FIXED.get(name, []))
+    df = pd.DataFrame(data, columns=list(VERDICT_COLUMNS))
     df["secondary"] = df["secondary"].astype(bool)
     if judge_ids:
-        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels)
+        labels = np.array([p.judge.label for p in plans], dtype=object)
+        jc = np.concatenate(judge_codes) if judge_codes else np.empty(0, np.int64)
+        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels[jc])
     if public:
-        df["rationale"] = rationale
-        df["check_text"] = check_text
+        rat = stored["rationale"].to_numpy(zero_copy_only=False) if stored.num_rows else None
+        rows = np.concatenate(rat_rows) if rat_rows else np.empty(0, np.int64)
+        empty = np.concatenate(empties) if empties else np.empty(0, bool)
+        texts = np.array([c.text for c in plans[0].table.checks], dtype=object) if plans else None
+        why = np.full(len(rows), EMPTY_RATIONALE, dtype=object)
+        if rat is not None:
+            why[~empty] = rat[rows[~empty]]
+        df["rationale"] = why
+        df["check_text"] = texts[cat["check"]] if texts is not None else []
     return df
 
 
-def write_verdict_table(df: pd.DataFrame, out: Path) -> Path:
-    """Write the verdict table ``df`` (from :func:`verdict_frame`) to ``out``; returns ``out``."""
-    atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
+def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> Path:
+    """Write the verdict table ``df`` (from :func:`verdict_frame`) to ``out``; returns ``out``.
+
+    ``fingerprint`` (from :func:`table_fingerprint`) is stored in the file's metadata, so
+    :func:`table_is_current` can tell that a rebuild would write the same table.
+    """
+
+    def write(tmp: Path) -> None:
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        meta = dict(table.schema.metadata or {})
+        if fingerprint:
+            meta[FINGERPRINT] = fingerprint.encode()
+        pq.write_table(table.replace_schema_metadata(meta), tmp)
+
+    atomic_write(out, write)
     return out
+
+
+def table_is_current(out: Path, fingerprint: str) -> bool:
+    """Whether the verdict table at ``out`` was built from inputs with this fingerprint."""
+    try:
+        meta = pq.read_schema(out).metadata or {}
+    except (OSError, pa.ArrowException):
+        return False
+    return meta.get(FINGERPRINT) == fingerprint.encode()
 
 
 def export_verdicts(df: pd.DataFrame, out: Path) -> int:
@@ -137,4 +182,11 @@ def export_verdicts(df: pd.DataFrame, out: Path) -> int:
     return len(df)
 
 
-__all__ = ["EMPTY_RATIONALE", "export_verdicts", "verdict_frame", "write_verdict_table"]
+__all__ = [
+    "EMPTY_RATIONALE",
+    "export_verdicts",
+    "table_fingerprint",
+    "table_is_current",
+    "verdict_frame",
+    "write_verdict_table",
+]

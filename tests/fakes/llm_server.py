@@ -175,6 +175,8 @@ class FakeLLMServer:
         self.hang_s = hang_s
         self.retry_500 = retry_500
         self.fault_fn: FaultFn | None = None
+        #: the model snapshot replies name (default: the model the request asked for)
+        self.snapshot: str | None = None
         self.requests: list[RecordedRequest] = []
         #: Requests being answered now, and the most there ever were at once.
         self.in_flight = 0
@@ -441,7 +443,7 @@ class FakeLLMServer:
             "id": f"chatcmpl-fake{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", "fake"),
+            "model": self.snapshot or body.get("model", "fake"),
             "choices": [
                 {
                     "index": 0,
@@ -464,7 +466,7 @@ class FakeLLMServer:
             "id": f"msg_fake{len(self.requests)}",
             "type": "message",
             "role": "assistant",
-            "model": body.get("model", "fake"),
+            "model": self.snapshot or body.get("model", "fake"),
             "content": [{"type": "text", "text": text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,

@@ -76,14 +76,18 @@ def test_site_serve_serves_the_built_site(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_gamut_run_on_the_demo_with_held_rubrics(tmp_path: Path) -> None:
+def test_gamut_run_on_the_demo_with_held_rubrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The main job end to end on the shipped demo (outputs redirected into a temporary folder),
     with the rubrics marked held: no rubric text may reach the built site."""
     assert (REPO / "demo" / "submissions").is_dir(), "demo data missing: run gamut demo write"
     text = (REPO / "gamut.toml").read_text(encoding="utf-8")
     text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', text)
     text = text.replace("rubrics_public = true", "rubrics_public = false")
-    assert "rubrics_public = false" in text
+    text = text.replace("[store]\n", '[store]\nledger_key_env = "GAMUT_TEST_LEDGER_KEY"\n', 1)
+    assert "rubrics_public = false" in text and "ledger_key_env" in text
+    monkeypatch.setenv("GAMUT_TEST_LEDGER_KEY", "held-demo-ledger-secret-0123456789abcdef")
     (tmp_path / "gamut.toml").write_text(text, encoding="utf-8")
     result = CliRunner().invoke(main, ["run", "--config", str(tmp_path / "gamut.toml")])
     assert result.exit_code == 0, result.output

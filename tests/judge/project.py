@@ -101,6 +101,10 @@ RESPONSES: dict[str, dict[str, dict[str, str]]] = {
     },
 }
 
+#: The environment variable of the ledger secret in test projects (set by the judge tests).
+LEDGER_KEY_ENV = "GAMUT_TEST_LEDGER_KEY"
+LEDGER_KEY = "test-ledger-secret-0123456789abcdef0123456789"
+
 #: Judge calls the whole project needs: all checks minus the empty response's 3.
 TOTAL_CHECKS = 30
 TOTAL_CALLS = 27
@@ -134,7 +138,8 @@ def write_project(
     cfg.write_text(
         '[benchmark]\nquestions = "questions.jsonl"\nrubrics = "rubrics"\n'
         f'rubrics_public = {"true" if public else "false"}\nsubmissions = "submissions"\n\n'
-        '[store]\ncache = ".gamut/verdicts.sqlite"\nresults = "results"\n\n' + judges_toml
+        '[store]\ncache = ".gamut/verdicts.sqlite"\nresults = "results"\n'
+        f'ledger_key_env = "{LEDGER_KEY_ENV}"\n\n' + judges_toml
     )
     return cfg
 

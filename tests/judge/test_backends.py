@@ -145,7 +145,7 @@ def test_replay_backend_replays_and_never_calls(tmp_path: Path, fake_llm: FakeLL
 
 
 def test_anthropic_faults_end_in_one_verdict_each(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
-    import sqlite3
+    from tests.judge.store import failures, verdict_keys
 
     cfg = load_config(
         write_project(
@@ -159,7 +159,6 @@ def test_anthropic_faults_end_in_one_verdict_each(tmp_path: Path, fake_llm: Fake
     report = pipeline.judge(Project(cfg), progress=QUIET)
     assert [f.kind for f in report.failures] == ["rejected"]
     assert report.judges["claude"].reasks == 2
-    with sqlite3.connect(cfg.path(cfg.store.cache)) as db:
-        n_verdicts = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
-        n_failures = db.execute("SELECT COUNT(*) FROM failures").fetchone()[0]
+    n_verdicts = len(verdict_keys(cfg.root))
+    n_failures = len(failures(cfg.root))
     assert (n_verdicts, n_failures) == (TOTAL_CALLS - 1, 1)

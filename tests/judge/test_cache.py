@@ -1,40 +1,71 @@
-"""The SQLite verdict cache."""
+"""The SQLite working index: never overwrites, ships to the ledger, survives its own loss."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 
-import pytest
+from scoring.judge.cache import VerdictCache, digest, judge_identity
+from scoring.ledger import FailureRecord, KeyScheme, Ledger, VerdictRecord
+from scoring.verdicts import Verdict
 
-from scoring.errors import GamutError
-from scoring.judge.cache import Ids, VerdictCache, digest, judge_identity
-
-IDS = Ids("gpt", "alpha", "multimodal", "q1", "I1")
-
-
-def test_put_get_fail_and_clear(tmp_path: Path) -> None:
-    path = tmp_path / "c" / "v.sqlite"
-    with VerdictCache(path) as c:
-        c.fail("k1", "J", IDS, "bad_output", "no JSON", "prose here", 3)
-        assert [f.raw for f in c.failures()] == ["prose here"]
-        c.put("k1", "J", IDS, "meets", "ok", tokens_in=10, tokens_cached=4, tokens_out=2)
-        assert c.get("k1") is not None and c.get("k1").verdict == "meets"  # type: ignore[union-attr]
-        assert c.failures() == [] and c.keys("J") == {"k1"} and c.keys("other") == set()
-        assert c.usage("J") == (1, 10, 4, 2)
-    with sqlite3.connect(path) as db:
-        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    with VerdictCache(path) as c:  # survives reopening
-        assert c.verdicts("J")["k1"].rationale == "ok"
+KEY = b"k" * 32
 
 
-def test_wrong_schema_version_is_refused(tmp_path: Path) -> None:
+def _rec(verdict: Verdict, key: bytes = KEY) -> VerdictRecord:
+    return VerdictRecord(key, "J", "gpt", "alpha", "multimodal", "q1", "I1", verdict, "m-1")
+
+
+def test_put_never_overwrites_and_flush_ships_once(tmp_path: Path) -> None:
+    led = Ledger.open(tmp_path / "ledger", KeyScheme.public(), held=False)
     path = tmp_path / "v.sqlite"
-    VerdictCache(path).close()
-    with sqlite3.connect(path) as db:
-        db.execute("UPDATE meta SET v='0' WHERE k='schema'")
-    with pytest.raises(GamutError, match="move the file aside"):
-        VerdictCache(path)
+    with VerdictCache(path, led) as c:
+        c.fail(FailureRecord(KEY, "J", "gpt", "alpha", "multimodal", "q1", "I1", "bad_output"))
+        assert c.put(_rec(Verdict.MEETS)) is True
+        assert c.put(_rec(Verdict.CONTRADICTS)) is False  # the first verdict stands
+        with sqlite3.connect(path) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert db.execute("SELECT COUNT(*) FROM failures").fetchone()[0] == 0
+        assert c.pending() == 1
+        assert len(c.flush()) == 1
+        assert c.pending() == 0 and c.flush() == []
+    t = led.verdicts()
+    assert t["verdict"].to_pylist() == [Verdict.MEETS.code]
+    assert t["model"].to_pylist() == ["m-1"]
+
+
+def test_flush_drops_what_the_ledger_already_has(tmp_path: Path) -> None:
+    # a run killed after writing its shard but before clearing the index
+    led = Ledger.open(tmp_path / "ledger", KeyScheme.public(), held=False)
+    with VerdictCache(tmp_path / "v.sqlite", led) as c:
+        c.put(_rec(Verdict.MEETS))
+        led.append_verdicts([_rec(Verdict.MEETS)])
+        c.put(_rec(Verdict.MISSING, b"x" * 32))
+        c.flush()
+    assert sorted(led.verdicts()["key"].to_pylist()) == [KEY, b"x" * 32]
+
+
+def test_empty_or_corrupt_index_is_moved_aside_and_named(tmp_path: Path) -> None:
+    led = Ledger.open(tmp_path / "ledger", KeyScheme.public(), held=False)
+    path = tmp_path / "v.sqlite"
+    with VerdictCache(path, led) as c:
+        c.put(_rec(Verdict.MEETS))
+        c.flush()
+        for n in range(200):  # enough pages that overwriting the middle hits data
+            c.put(_rec(Verdict.MEETS, n.to_bytes(32, "big")))
+    data = bytearray(path.read_bytes())
+    mid = len(data) // 2
+    data[mid : mid + 4096] = b"\xff" * 4096
+    path.write_bytes(bytes(data))
+    with VerdictCache(path, led) as c:
+        assert len(c.notes) == 1 and "moved to v.sqlite.corrupt" in c.notes[0]
+        assert "rebuilt from the ledger" in c.notes[0]
+        assert c.pending() == 0
+    assert (tmp_path / "v.sqlite.corrupt").exists()
+    path.write_bytes(b"")
+    with VerdictCache(path, led) as c:
+        assert "empty (0 bytes)" in c.notes[0]
+    assert led.verdicts().num_rows == 1  # the ledger is untouched
 
 
 def test_keys_separate_their_parts() -> None:

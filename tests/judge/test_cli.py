@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +13,7 @@ from gamut.cli import main
 from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, TOTAL_CHECKS, openai_judge, write_project
+from tests.judge.store import verdict_keys
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -85,8 +85,7 @@ def test_deadline_stops_the_run_and_the_next_run_finishes(tmp_path: Path) -> Non
         assert code == 1 and "not attempted" in out and "deadline" in out
         assert "4 check(s) failed" in out  # the calls in flight at the deadline
         sent = len(srv.requests)
-        with sqlite3.connect(tmp_path / ".gamut" / "verdicts.sqlite") as db:
-            stored = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
+        stored = len(verdict_keys(tmp_path))
         code, out = _run("judge", "--config", cfg)
         assert code == 0, out
         assert len(srv.requests) - sent == TOTAL_CALLS - stored

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.conftest import FAKE_KEY
 from tests.judge.project import openai_judge, write_project
+from tests.judge.store import failures
 
 
 def test_unknown_key_missing_env_and_two_primaries_all_reported(
@@ -65,10 +65,9 @@ def test_api_key_never_appears_in_output_errors_or_cache(
     assert any(FAKE_KEY in (r.headers.get("authorization", "")) for r in fake_llm.requests)
     assert "invalid credential" in result.output and "***" in result.output
     assert FAKE_KEY not in result.output
-    for f in (tmp_path / ".gamut").iterdir():
-        assert FAKE_KEY.encode() not in f.read_bytes(), f
-    with sqlite3.connect(tmp_path / ".gamut" / "verdicts.sqlite") as db:
-        kinds = sorted(k for (k,) in db.execute("SELECT kind FROM failures"))
+    for f in (tmp_path / ".gamut").rglob("*"):
+        assert f.is_dir() or FAKE_KEY.encode() not in f.read_bytes(), f
+    kinds = sorted(str(r["kind"]) for r in failures(tmp_path).values())
     assert kinds == ["bad_output", "rejected", "rejected"]
     assert "3 check(s) failed" in result.output
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,16 @@ from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer, verdict_responder
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
+from tests.judge.store import failures as open_failures
+from tests.judge.store import verdict_keys
 
 QUIET = NullProgress()
 
 
-def _keys(cache: Path) -> tuple[set[str], set[str]]:
-    with sqlite3.connect(cache) as db:
-        v = {k for (k,) in db.execute("SELECT key FROM verdicts")}
-        f = {k for (k,) in db.execute("SELECT key FROM failures")}
-    return v, f
+def _keys(root: Path) -> tuple[set[bytes], set[bytes]]:
+    keys = verdict_keys(root)
+    assert len(keys) == len(set(keys)), "a verdict was stored twice"
+    return set(keys), set(open_failures(root))
 
 
 def _setup(tmp_path: Path, srv: FakeLLMServer, **kw: float) -> Path:
@@ -36,7 +36,7 @@ def test_recoverable_fault_still_ends_in_one_verdict(
     fake_llm.queue_faults(fault, fault)  # two faults in a row: within both retry budgets
     report = pipeline.judge(Project(cfg), progress=QUIET)
     assert report.ok, report.failures
-    verdicts, failures = _keys(cfg.path(cfg.store.cache))
+    verdicts, failures = _keys(cfg.root)
     assert len(verdicts) == TOTAL_CALLS and not failures
     assert len(fake_llm.requests) == TOTAL_CALLS + 2
     s = report.judges["gpt"]
@@ -65,12 +65,12 @@ def test_hang_past_timeout_is_a_listed_failure_then_retried(
     report = pipeline.judge(Project(cfg), progress=QUIET)
     assert [f.kind for f in report.failures] == ["api_error"]
     assert "Timeout" in report.failures[0].message
-    verdicts, failures = _keys(cfg.path(cfg.store.cache))
+    verdicts, failures = _keys(cfg.root)
     assert len(verdicts) == TOTAL_CALLS - 1 and len(failures) == 1 and not verdicts & failures
     fake_llm.reset()
     again = pipeline.judge(Project(cfg), progress=QUIET)
     assert again.ok and len(fake_llm.requests) == 1
-    verdicts, failures = _keys(cfg.path(cfg.store.cache))
+    verdicts, failures = _keys(cfg.root)
     assert len(verdicts) == TOTAL_CALLS and not failures
 
 
@@ -84,15 +84,12 @@ def test_unusable_replies_fail_after_two_reasks_with_raw_text(
     assert len(report.failures) == TOTAL_CALLS
     assert {f.kind for f in report.failures} == {"bad_output"}
     assert {f.raw for f in report.failures} == {"Meets, I would say."}
-    verdicts, failures = _keys(cfg.path(cfg.store.cache))
+    verdicts, failures = _keys(cfg.root)
     assert not verdicts and len(failures) == TOTAL_CALLS  # never a default verdict
-    with sqlite3.connect(cfg.path(cfg.store.cache)) as db:
-        assert db.execute("SELECT DISTINCT raw FROM failures").fetchall() == [
-            ("Meets, I would say.",)
-        ]
+    assert {r["raw"] for r in open_failures(cfg.root).values()} == {"Meets, I would say."}
     fake_llm.responder = verdict_responder("contradicts")
     assert pipeline.judge(Project(cfg), progress=QUIET).ok
-    verdicts, failures = _keys(cfg.path(cfg.store.cache))
+    verdicts, failures = _keys(cfg.root)
     assert len(verdicts) == TOTAL_CALLS and not failures
 
 
@@ -111,6 +108,6 @@ def test_random_faults_every_check_gets_exactly_one_outcome(tmp_path: Path) -> N
         srv.fault_fn = random_faults(0.3, seed=7)
         cfg = load_config(_setup(tmp_path, srv, concurrency=16, retries=4))
         report = pipeline.judge(Project(cfg), progress=QUIET)
-    verdicts, failures = _keys(cfg.path(cfg.store.cache))
+    verdicts, failures = _keys(cfg.root)
     assert len(verdicts) + len(failures) == TOTAL_CALLS and not verdicts & failures
     assert len(report.failures) == len(failures)

@@ -1,10 +1,11 @@
-"""Kill a real judge process mid-run with SIGKILL; the next run repeats no finished call."""
+"""Kill a real judge process with SIGKILL mid-run; the next run loses no verdict, stores none
+twice and repeats no finished call. (A kill between writing a ledger shard and clearing the
+working index is covered by tests/judge/test_cache.py.)"""
 
 from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
+from tests.judge.store import verdict_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 # the library entry point (what `gamut judge` and `gamut run` call), without the whole CLI
@@ -30,39 +32,36 @@ _CHILD = (
 )
 
 
-def _stored(cache: Path) -> set[str]:
-    if not cache.exists():
-        return set()
+def _spawn(cfg_path: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(cfg_path)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _kill_when(proc: subprocess.Popen[bytes], ready: object) -> None:
     try:
-        with sqlite3.connect(cache, timeout=5) as db:
-            return {k for (k,) in db.execute("SELECT key FROM verdicts")}
-    except sqlite3.OperationalError:  # tables not created yet
-        return set()
+        deadline = time.monotonic() + 120
+        while not ready():  # type: ignore[operator]
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the judge never got there"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
 
 
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
     with FakeLLMServer(latency=0.25) as srv:
         cfg_path = write_project(tmp_path, openai_judge(srv.openai_base_url, concurrency=2))
-        cache = tmp_path / ".gamut" / "verdicts.sqlite"
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, str(cfg_path)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            deadline = time.monotonic() + 120
-            while len(_stored(cache)) < 6:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                assert time.monotonic() < deadline, "the judge never stored a verdict"
-                time.sleep(0.05)
-            proc.send_signal(signal.SIGKILL)
-        finally:
-            proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
-        before = _stored(cache)
+        proc = _spawn(cfg_path)
+        _kill_when(proc, lambda: len(verdict_keys(tmp_path)) >= 6)
+        before = verdict_keys(tmp_path)
         sent_before = len(srv.requests)
         assert 6 <= len(before) < TOTAL_CALLS
         assert sent_before - len(before) <= 2  # only the calls in flight were lost
@@ -71,5 +70,9 @@ def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
         assert report.ok
         assert report.judges["gpt"].cache_hits == len(before)
         assert len(srv.requests) - sent_before == TOTAL_CALLS - len(before)
-        after = _stored(cache)
-        assert before <= after and len(after) == TOTAL_CALLS
+        after = verdict_keys(tmp_path)
+        assert set(before) <= set(after) and len(after) == TOTAL_CALLS
+        assert len(set(after)) == len(after)  # none stored twice
+        # everything is in the ledger now, nothing left in the working index
+        shards = list((tmp_path / ".gamut" / "ledger" / "verdicts").glob("*.parquet"))
+        assert shards

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -26,11 +25,6 @@ from tests.judge.project import (
 )
 
 QUIET = NullProgress()
-
-
-def _rows(cache: Path, table: str) -> int:
-    with sqlite3.connect(cache) as db:
-        return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
 
 def test_judges_everything_then_rerun_makes_zero_calls(

@@ -259,6 +259,9 @@ rubrics = "hf://datasets/gamut/held-rubrics@{sha}"
 rubrics_public = false
 submissions = "submissions"
 
+[store]
+ledger_key_env = "GAMUT_LEDGER_KEY"
+
 [scoring]
 bootstrap_resamples = 200
 
@@ -287,6 +290,7 @@ primary = true
                 "HF_HUB_DISABLE_XET": "1",
                 "HF_HOME": str(tmp_path / "hf-home"),
                 "OPENAI_API_KEY": "sk-test-key",
+                "GAMUT_LEDGER_KEY": "play-through-ledger-secret-0123456789abcdef",
                 "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
                 "CI": "true",
             }
@@ -369,12 +373,13 @@ def test_a_submission_pull_request_end_to_end(
         str(artifact),
     )
 
-    # score-submission.yml: a checkout of the base only, the verdict cache restored.
+    # score-submission.yml: a checkout of the base only, the ledger pulled.
     base = tmp_path / "base-checkout"
     _git(tmp_path, "clone", "-q", "--branch", "main", str(up), str(base))
     assert not (base / "submissions" / "new-model").exists()
     (base / ".gamut").mkdir()
-    shutil.copy(up / ".gamut" / "verdicts.sqlite", base / ".gamut" / "verdicts.sqlite")
+    # the scoring job pulls the ledger (the store of record), not a cache
+    shutil.copytree(up / ".gamut" / "ledger", base / ".gamut" / "ledger")
     outputs = dict(
         line.split("=", 1)
         for line in _gamut(base, env, "pr", "unpack", "--config", cfg, str(artifact)).splitlines()

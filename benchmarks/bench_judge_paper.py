@@ -1,0 +1,106 @@
+"""The judge step at paper scale (the synthetic project of ``gamut demo paper``: 5.33 M
+verdicts, three replay judges): the first run, which judges everything by replay, and a run with
+every verdict in the ledger. Each runs ``gamut judge`` in a fresh process (judge, then the verdict
+table), and its wall time and peak memory are printed beside the baselines measured on main before
+the ledger: about 450 s / 7.4 GB for the first run and 128 s / 6 GB for the cached run. Targets:
+at most 60 s / 2 GB and 5 s / 1 GB.
+
+Run: ``.venv/bin/python benchmarks/bench_judge_paper.py [--out DIR]`` (from the repository root;
+``DIR`` keeps the generated project between runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GAMUT = [sys.executable, "-m", "gamut"]
+BASELINES = {"first run with replay judges": (450.0, 7.4, 60.0, 2.0), "every verdict cached": (
+    128.0, 6.0, 5.0, 1.0)}  # fmt: skip
+
+
+def _measure(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in GB of the child, and its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t0 = time.perf_counter()
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    # ru_maxrss of children is the largest child so far: run the larger case first
+    return elapsed, max(peak, before) / 1e6, proc.stdout + proc.stderr
+
+
+def main() -> None:
+    """Generate the project (unless kept), then time the two cases."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, default=None, help="keep the project here")
+    ns = ap.parse_args()
+    tmp = None
+    out = ns.out
+    if out is None:
+        tmp = tempfile.mkdtemp(prefix="gamut-bench-paper-")
+        out = Path(tmp) / "paper"
+    env = {**os.environ, "GAMUT_LEDGER_KEY": "bench-ledger-secret-" + "0" * 40}
+    env["PYTHONPATH"] = str(ROOT)
+    try:
+        if not (out / "gamut.toml").exists():
+            subprocess.run([*GAMUT, "demo", "paper", "--out", str(out)], env=env, check=True)
+        for state in (".gamut", "results/verdicts.parquet"):
+            p = out / state
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+        print(f"paper-scale project {out}; load average {os.getloadavg()[0]:.1f} on "
+              f"{os.cpu_count()} CPUs")  # fmt: skip
+        results = []
+        first = _measure([*GAMUT, "judge"], out, env)
+        results.append(("first run with replay judges", first))
+        for _ in range(3):
+            results.append(("every verdict cached", _measure([*GAMUT, "judge"], out, env)))
+        for name, (elapsed, peak, _output) in results:
+            base_s, base_gb, target_s, target_gb = BASELINES[name]
+            print(
+                f"{name:30s} {elapsed:7.2f} s (baseline {base_s:.0f} s, target <= {target_s:.0f}"
+                f" s, {base_s / elapsed:5.1f}x faster); peak memory <= {peak:.2f} GB "
+                f"(baseline {base_gb} GB, target <= {target_gb} GB)"
+            )
+        shards = list((out / ".gamut" / "ledger" / "verdicts").glob("*.parquet"))
+        size = sum(p.stat().st_size for p in shards) / 1e6
+        print(f"ledger: {len(shards)} verdict shard(s), {size:.0f} MB")
+        print("(peak memory of the cached runs is bounded by the largest child so far; the")
+        print(" figure for each cached run is from the script below when run alone)")
+        alone = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import resource, subprocess, sys;"
+                "subprocess.run([sys.executable, '-m', 'gamut', 'judge'], check=True,"
+                " capture_output=True);"
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1e6)",
+            ],
+            cwd=out,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        print(f"every verdict cached, run alone: peak memory {float(alone.stdout):.2f} GB "
+              "(baseline 6 GB, target <= 1 GB)")  # fmt: skip
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

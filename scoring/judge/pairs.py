@@ -1,0 +1,216 @@
+"""Every (response, check) pair of a judge, as arrays: computed once per run, in bulk.
+
+:func:`pair_plans` turns the response units and the judges into one :class:`PairPlan` per judge:
+the unit and check of each pair, its verdict key (:mod:`scoring.ledger.keys`) and whether its
+response is empty. The judge plans its calls from these arrays and the verdict table is built from
+them; neither walks the pairs in Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from scoring.compiler import Check
+from scoring.judge.backends import JudgeRequest
+from scoring.judge.inputs import ResponseUnit
+from scoring.judge.judges import BuiltJudge
+from scoring.ledger.keys import HALF, Keys, KeyScheme, join_keys
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass
+class CheckTable:
+    """The distinct checks of the units (one row per question's check, in question order)."""
+
+    checks: list[Check]
+    question_ids: list[str]
+    #: per unit: offset of its question's first check in ``checks``, and how many it has
+    unit_offset: IntArray
+    unit_count: IntArray
+    _digests: dict[bool, npt.NDArray[np.uint8]] = field(default_factory=dict)
+
+    _codes: dict[str, tuple[IntArray, list[str]]] = field(default_factory=dict)
+    _ids_digest: str = ""
+
+    def ids_digest(self, units: Sequence[ResponseUnit]) -> str:
+        """A digest of every unit's ids and every check's id and attributes."""
+        if not self._ids_digest:
+            h = hashlib.sha256()
+            h.update(
+                "\0".join(
+                    f"{u.submission_id}\0{u.setting.value}\0{u.question_id}" for u in units
+                ).encode()
+            )
+            h.update(
+                "\0".join(
+                    f"{c.check_id}\0{c.kind.value}\0{c.tier.value}\0{c.secondary:d}"
+                    for c in self.checks
+                ).encode()
+            )
+            self._ids_digest = h.hexdigest()
+        return self._ids_digest
+
+    def pair_codes(
+        self, units: Sequence[ResponseUnit], unit: IntArray, check: IntArray
+    ) -> dict[str, tuple[IntArray, list[str]]]:
+        """Per pair: the code of each id and attribute column, and the values the codes name."""
+        if not self._codes:
+            per_unit = {
+                "submission_id": [u.submission_id for u in units],
+                "setting": [u.setting.value for u in units],
+                "question_id": [u.question_id for u in units],
+            }
+            per_check = {
+                "check_id": [c.check_id for c in self.checks],
+                "kind": [c.kind.value for c in self.checks],
+                "tier": [c.tier.value for c in self.checks],
+            }
+            for cols, idx in ((per_unit, unit), (per_check, check)):
+                for name, values in cols.items():
+                    uniq, inv = np.unique(np.array(values, dtype=object), return_inverse=True)
+                    self._codes[name] = (inv.astype(np.int64)[idx], [str(v) for v in uniq])
+        return self._codes
+
+    def digests(self, scheme: KeyScheme, by_ids: bool) -> npt.NDArray[np.uint8]:
+        """The check half of each check's key (with its id, for judges keyed by ids)."""
+        if by_ids not in self._digests:
+            self._digests[by_ids] = scheme.digests(
+                (c.kind.value, c.text, c.check_id) if by_ids else (c.kind.value, c.text)
+                for c in self.checks
+            )
+        return self._digests[by_ids]
+
+
+def check_table(units: Sequence[ResponseUnit]) -> CheckTable:
+    """The distinct checks of ``units`` (units of one question share its checks)."""
+    checks: list[Check] = []
+    qids: list[str] = []
+    where: dict[str, tuple[int, int]] = {}
+    offset = np.empty(len(units), dtype=np.int64)
+    count = np.empty(len(units), dtype=np.int64)
+    for i, u in enumerate(units):
+        got = where.get(u.question_id)
+        if got is None or got[1] != len(u.checks):
+            got = (len(checks), len(u.checks))
+            where[u.question_id] = got
+            checks.extend(u.checks)
+            qids.extend([u.question_id] * len(u.checks))
+        offset[i], count[i] = got
+    return CheckTable(checks, qids, offset, count)
+
+
+@dataclass
+class PairPlan:
+    """One judge's pairs over the units.
+
+    Attributes:
+        unit: index of each pair's unit in ``units``.
+        check: index of each pair's check in ``table.checks``.
+        position: the check's position within its unit's checks.
+        keys: each pair's verdict key, ``(n, 32)``.
+        empty: the pair's response is empty (its verdict is ``missing``; nothing is asked).
+    """
+
+    judge: BuiltJudge
+    units: Sequence[ResponseUnit]
+    table: CheckTable
+    unit: IntArray
+    check: IntArray
+    position: IntArray
+    keys: Keys
+    empty: npt.NDArray[np.bool_]
+
+    def __len__(self) -> int:
+        return len(self.unit)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of everything the judge's part of the verdict table depends on, other than
+        the ledger: the judge, every key, and every pair's ids and check attributes."""
+        h = hashlib.sha256()
+        j = self.judge
+        for s in (j.name, j.label, j.identity):
+            h.update(s.encode() + b"\0")
+        h.update(np.ascontiguousarray(self.keys).data)
+        h.update(self.empty.tobytes())
+        h.update(self.table.ids_digest(self.units).encode())
+        return h.hexdigest()
+
+    def id_codes(self) -> dict[str, tuple[IntArray, list[str]]]:
+        """Per pair, the code of each id and attribute column, with the code's values."""
+        return self.table.pair_codes(self.units, self.unit, self.check)
+
+    def id_columns(self, pairs: IntArray) -> dict[str, pa.Array]:
+        """The ledger's id columns (submission, setting, question, check id) of ``pairs``."""
+        out = {}
+        for name, (codes, values) in self.id_codes().items():
+            if name in ("submission_id", "setting", "question_id", "check_id"):
+                out[name] = pa.DictionaryArray.from_arrays(
+                    pa.array(codes[pairs], pa.int32()), pa.array(values, pa.string())
+                ).cast(pa.string())
+        return out
+
+    def request(self, i: int) -> JudgeRequest:
+        """The request of pair ``i`` (rendered from the judge's prompt template)."""
+        u = self.units[int(self.unit[i])]
+        c = self.table.checks[int(self.check[i])]
+        t = self.judge.template
+        return JudgeRequest(
+            u.submission_id,
+            u.setting,
+            u.question_id,
+            c.check_id,
+            c.kind,
+            u.question,
+            u.response,
+            c.text,
+            t.system,
+            t.render_shared(u.question, u.response),
+            t.render_check(c.text, c.kind),
+        )
+
+
+def pair_plans(
+    units: Sequence[ResponseUnit], judges: Sequence[BuiltJudge], scheme: KeyScheme
+) -> list[PairPlan]:
+    """One :class:`PairPlan` per judge, sharing one check table and its digests."""
+    table = check_table(units)
+    count = table.unit_count
+    n = int(count.sum())
+    unit = np.repeat(np.arange(len(units), dtype=np.int64), count)
+    starts = np.cumsum(count) - count
+    position = np.arange(n, dtype=np.int64) - np.repeat(starts, count)
+    check = np.repeat(table.unit_offset, count) + position
+    empty_unit = np.fromiter((not u.response.strip() for u in units), bool, len(units))
+    empty = empty_unit[unit]
+    out = []
+    base: dict[bool, list[bytes]] = {}
+    for j in judges:
+        by_ids = j.backend.keyed_by_ids
+        if by_ids not in base:
+            base[by_ids] = (
+                scheme.digests(
+                    (u.question, u.response, u.submission_id, u.setting.value, u.question_id)
+                    if by_ids
+                    else (u.question, u.response)
+                    for u in units
+                )
+                .view(f"S{HALF}")
+                .ravel()
+                .tolist()
+            )
+        unit_digests = scheme.digests((j.identity, b.hex()) for b in base[by_ids])
+        keys = join_keys(unit_digests, table.digests(scheme, by_ids), unit, check)
+        out.append(PairPlan(j, units, table, unit, check, position, keys, empty))
+    return out
+
+
+__all__ = ["CheckTable", "PairPlan", "check_table", "pair_plans"]

@@ -1,0 +1,269 @@
+"""What a ledger holds: verdicts, failures and batch states, as rows and as Arrow schemas.
+
+A held ledger (rubrics not public) has no free-text columns: no rationale, no failure message, no
+raw reply. Those can restate held check text, and a ledger is meant to be copied (pushed to a
+private dataset, pulled by jobs). The ids (submission, setting, question, check id) are public.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from scoring.ledger.keys import KEY_BYTES, custom_id
+from scoring.verdicts import VERDICT_ORDER, Verdict
+
+#: Kinds of shard, each in its own folder of the ledger.
+VERDICTS, FAILURES, BATCHES = "verdicts", "failures", "batches"
+KINDS = (VERDICTS, FAILURES, BATCHES)
+
+#: Where a verdict came from.
+SOURCES = ("direct", "batch", "replay", "import")
+
+_KEY = pa.binary(KEY_BYTES)
+_TS = pa.timestamp("us", tz="UTC")
+_IDS = [
+    pa.field("key", _KEY, nullable=False),
+    pa.field("judge_identity", pa.string(), nullable=False),
+    pa.field("judge", pa.string(), nullable=False),
+    pa.field("submission_id", pa.string(), nullable=False),
+    pa.field("setting", pa.string(), nullable=False),
+    pa.field("question_id", pa.string(), nullable=False),
+    pa.field("check_id", pa.string(), nullable=False),
+]
+
+
+def verdict_schema(held: bool) -> pa.Schema:
+    """Columns of a verdict shard (``rationale`` only when rubrics are public)."""
+    fields = [
+        *_IDS,
+        pa.field("verdict", pa.int8(), nullable=False),  # Verdict.code
+        pa.field("model", pa.string(), nullable=False),  # the snapshot the provider reported
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("tokens_in", pa.int64(), nullable=False),
+        pa.field("tokens_cached", pa.int64(), nullable=False),
+        pa.field("tokens_out", pa.int64(), nullable=False),
+        pa.field("calls", pa.int32(), nullable=False),
+        pa.field("latency_s", pa.float64(), nullable=False),
+        pa.field("created_at", _TS, nullable=False),
+    ]
+    if not held:
+        fields.append(pa.field("rationale", pa.string(), nullable=False))
+    return pa.schema(fields)
+
+
+def failure_schema(held: bool) -> pa.Schema:
+    """Columns of a failure shard (``message`` and ``raw`` only when rubrics are public)."""
+    fields = [
+        *_IDS,
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("calls", pa.int32(), nullable=False),
+        pa.field("failed_at", _TS, nullable=False),
+    ]
+    if not held:
+        fields += [
+            pa.field("message", pa.string(), nullable=False),
+            pa.field("raw", pa.string(), nullable=False),
+        ]
+    return pa.schema(fields)
+
+
+BATCH_SCHEMA = pa.schema(
+    [
+        pa.field("batch_id", pa.string(), nullable=False),
+        pa.field("judge", pa.string(), nullable=False),
+        pa.field("judge_identity", pa.string(), nullable=False),
+        pa.field("provider", pa.string(), nullable=False),
+        pa.field("state", pa.string(), nullable=False),
+        pa.field("n_requests", pa.int64(), nullable=False),
+        pa.field("created_at", _TS, nullable=False),
+        pa.field("updated_at", _TS, nullable=False),
+        pa.field("input_file_ids", pa.list_(pa.string()), nullable=False),
+        pa.field("output_file_ids", pa.list_(pa.string()), nullable=False),
+        pa.field("keys", pa.list_(_KEY), nullable=False),
+        pa.field("detail", pa.string(), nullable=False),
+    ]
+)
+"""Columns of a batch-state shard: one row per (batch, state change)."""
+
+
+def schema(kind: str, held: bool) -> pa.Schema:
+    """The schema of a shard of ``kind``."""
+    if kind == VERDICTS:
+        return verdict_schema(held)
+    if kind == FAILURES:
+        return failure_schema(held)
+    if kind == BATCHES:
+        return BATCH_SCHEMA
+    raise ValueError(f"unknown shard kind {kind!r} (one of {', '.join(KINDS)})")
+
+
+def now() -> dt.datetime:
+    """The current time, UTC, to the microsecond."""
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictRecord:
+    """One verdict for the ledger.
+
+    Attributes:
+        key: the verdict key (:mod:`scoring.ledger.keys`).
+        model: the model snapshot the provider reported in its reply ("" when none).
+        source: one of :data:`SOURCES`.
+        rationale: kept only in ledgers of public rubrics.
+    """
+
+    key: bytes
+    judge_identity: str
+    judge: str
+    submission_id: str
+    setting: str
+    question_id: str
+    check_id: str
+    verdict: Verdict
+    model: str = ""
+    source: str = "direct"
+    tokens_in: int = 0
+    tokens_cached: int = 0
+    tokens_out: int = 0
+    calls: int = 1
+    latency_s: float = 0.0
+    rationale: str = ""
+    created_at: dt.datetime = field(default_factory=now)
+
+
+@dataclass(frozen=True, slots=True)
+class FailureRecord:
+    """One (response, check) that ended without a verdict; retried by the next run.
+
+    ``message`` and ``raw`` are kept only in ledgers of public rubrics.
+    """
+
+    key: bytes
+    judge_identity: str
+    judge: str
+    submission_id: str
+    setting: str
+    question_id: str
+    check_id: str
+    kind: str
+    calls: int = 1
+    message: str = ""
+    raw: str = ""
+    failed_at: dt.datetime = field(default_factory=now)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchState:
+    """A provider batch's state at one moment; the ledger keeps every change.
+
+    Attributes:
+        batch_id: the provider's batch id.
+        state: the provider's state word (e.g. ``in_progress``, ``ended``, ``expired``) or this
+            project's (``submitted``, ``collected``).
+        input_file_ids: the uploaded request files (OpenAI) or ``[]``.
+        output_file_ids: result and error files, once known.
+        keys: the verdict keys requested in the batch (usually on the first row only).
+        detail: free JSON for the provider's extra fields; never request or reply text.
+    """
+
+    batch_id: str
+    judge: str
+    judge_identity: str
+    provider: str
+    state: str
+    n_requests: int
+    created_at: dt.datetime
+    updated_at: dt.datetime = field(default_factory=now)
+    input_file_ids: tuple[str, ...] = ()
+    output_file_ids: tuple[str, ...] = ()
+    keys: tuple[bytes, ...] = ()
+    detail: str = ""
+
+    @property
+    def custom_ids(self) -> list[str]:
+        """The batch's request ids (one per key)."""
+        return [custom_id(k) for k in self.keys]
+
+
+def verdict_table(records: Sequence[VerdictRecord], held: bool) -> pa.Table:
+    """Verdict records as a table of :func:`verdict_schema` (held: no rationale)."""
+    cols: dict[str, list[Any]] = {f.name: [] for f in verdict_schema(held)}
+    for r in records:
+        for name, values in cols.items():
+            values.append(r.verdict.code if name == "verdict" else getattr(r, name))
+    return pa.table(cols, schema=verdict_schema(held))
+
+
+def failure_table(records: Sequence[FailureRecord], held: bool) -> pa.Table:
+    """Failure records as a table of :func:`failure_schema` (held: no message or raw)."""
+    cols: dict[str, list[Any]] = {f.name: [] for f in failure_schema(held)}
+    for r in records:
+        for name, values in cols.items():
+            values.append(getattr(r, name))
+    return pa.table(cols, schema=failure_schema(held))
+
+
+def batch_table(states: Sequence[BatchState]) -> pa.Table:
+    """Batch states as a table of :data:`BATCH_SCHEMA`."""
+    cols: dict[str, list[Any]] = {f.name: [] for f in BATCH_SCHEMA}
+    for s in states:
+        for name, values in cols.items():
+            v = getattr(s, name)
+            values.append(list(v) if isinstance(v, tuple) else v)
+    return pa.table(cols, schema=BATCH_SCHEMA)
+
+
+def batch_states(table: pa.Table) -> list[BatchState]:
+    """Rows of a batch-state table as :class:`BatchState` values."""
+    out = []
+    for row in table.to_pylist():
+        out.append(
+            BatchState(
+                batch_id=row["batch_id"],
+                judge=row["judge"],
+                judge_identity=row["judge_identity"],
+                provider=row["provider"],
+                state=row["state"],
+                n_requests=row["n_requests"],
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+                input_file_ids=tuple(row["input_file_ids"]),
+                output_file_ids=tuple(row["output_file_ids"]),
+                keys=tuple(row["keys"]),
+                detail=row["detail"],
+            )
+        )
+    return out
+
+
+def verdict_word(code: int) -> Verdict:
+    """The verdict of an integer code."""
+    return VERDICT_ORDER[code]
+
+
+__all__ = [
+    "BATCHES",
+    "BATCH_SCHEMA",
+    "FAILURES",
+    "KINDS",
+    "SOURCES",
+    "VERDICTS",
+    "BatchState",
+    "FailureRecord",
+    "VerdictRecord",
+    "batch_states",
+    "batch_table",
+    "failure_schema",
+    "failure_table",
+    "now",
+    "schema",
+    "verdict_schema",
+    "verdict_table",
+    "verdict_word",
+]

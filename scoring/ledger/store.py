@@ -1,0 +1,528 @@
+"""The verdict ledger: the store of record, a folder of append-only Parquet shards.
+
+Layout::
+
+    LEDGER.json                  {"format": 1, "scheme": "...", "held": true}
+    verdicts/<sha256>.parquet    verdict rows
+    failures/<sha256>.parquet    failure rows
+    batches/<sha256>.parquet     batch-state rows
+
+Every shard is written once, atomically, and named by the SHA-256 of its bytes, so a shard is
+never rewritten, two ledgers merge by copying the shards one lacks, and :meth:`Ledger.verify`
+checks every byte. Each shard's Parquet metadata names its kind and the key scheme it was written
+under; a shard from a ledger with another scheme is foreign. Files starting with ``.`` (the lock)
+are local and never part of the ledger.
+
+Reading: the first verdict of a key wins (shards in the order they were written); a later,
+different verdict for the same key is a conflict that :meth:`Ledger.verify` and :func:`merge`
+name, never an overwrite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from scoring.errors import GamutError, Problem
+from scoring.ledger.keys import KEY_BYTES, KeyIndex, Keys, KeyScheme
+from scoring.ledger.records import (
+    BATCHES,
+    FAILURES,
+    KINDS,
+    VERDICTS,
+    BatchState,
+    FailureRecord,
+    VerdictRecord,
+    batch_states,
+    batch_table,
+    failure_table,
+    schema,
+    verdict_table,
+    verdict_word,
+)
+from scoring.storage import atomic_write_bytes, atomic_write_text
+
+FORMAT = 1
+MANIFEST = "LEDGER.json"
+_META = b"gamut.ledger"
+_SHARD = re.compile(r"^[0-9a-f]{64}\.parquet$")
+#: Largest shard file read (a hostile or broken file is refused, not loaded).
+MAX_SHARD_BYTES = 2 << 30
+
+
+class LedgerError(GamutError):
+    """A ledger cannot be opened, read or written as asked."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One key with two different verdicts (in one ledger, or across two being merged)."""
+
+    key: bytes
+    judge: str
+    ids: str
+    ours: str
+    theirs: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.judge} {self.ids} (key {self.key.hex()[:16]}...): "
+            f"{self.ours} here, {self.theirs} there"
+        )
+
+
+class LedgerConflict(LedgerError):
+    """A merge found keys with two different verdicts; nothing was merged."""
+
+    def __init__(self, conflicts: list[Conflict], where: str) -> None:
+        self.conflicts = conflicts
+        shown = "\n".join(f"  {c}" for c in conflicts[:20])
+        more = f"\n  ... and {len(conflicts) - 20} more" if len(conflicts) > 20 else ""
+        super().__init__(
+            f"{len(conflicts)} verdict(s) differ between {where}; nothing was merged:\n"
+            f"{shown}{more}\n(decide which judge run stands, and merge the other ledger "
+            "without it)"
+        )
+
+
+@dataclass
+class MergeReport:
+    """What :func:`merge` copied."""
+
+    copied: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def n_copied(self) -> int:
+        """Shards copied."""
+        return sum(len(v) for v in self.copied.values())
+
+
+def shard_bytes(table: pa.Table, kind: str, scheme: KeyScheme, held: bool) -> bytes:
+    """A shard's file content: ``table`` as Parquet, with the ledger's metadata."""
+    want = schema(kind, held)
+    if not table.schema.equals(want, check_metadata=False):
+        raise LedgerError(f"a {kind} shard must have the columns {want.names}")
+    meta = json.dumps({"format": FORMAT, "kind": kind, "scheme": scheme.scheme_id, "held": held})
+    table = table.replace_schema_metadata({_META: meta.encode()})
+    buf = io.BytesIO()
+    pq.write_table(
+        table,
+        buf,
+        compression="zstd",
+        use_dictionary=[
+            c for c in table.column_names if c not in ("key", "keys", "rationale", "raw")
+        ],
+    )
+    return buf.getvalue()
+
+
+class Ledger:
+    """One ledger folder. Open with :meth:`open`.
+
+    Args:
+        root: the folder.
+        scheme: the key scheme (keyed when rubrics are held).
+        held: rubrics are held: shards carry no free text.
+    """
+
+    def __init__(self, root: Path, scheme: KeyScheme, held: bool) -> None:
+        self.root = root
+        self.scheme = scheme
+        self.held = held
+
+    @classmethod
+    def open(cls, root: Path, scheme: KeyScheme, *, held: bool, create: bool = True) -> Ledger:
+        """Open (or create) the ledger at ``root``.
+
+        Raises:
+            LedgerError: held without a keyed scheme, a broken manifest, or a ledger written
+                under another key scheme or held setting.
+        """
+        if held and not scheme.held:
+            raise LedgerError(
+                "rubrics are held, so ledger keys must be keyed hashes: set [store] "
+                "ledger_key_env to an environment variable holding the ledger secret"
+            )
+        path = root / MANIFEST
+        want = {"format": FORMAT, "scheme": scheme.scheme_id, "held": held}
+        if not path.is_file():
+            if not create:
+                raise LedgerError(f"no ledger at {root} (no {MANIFEST})")
+            root.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(want, indent=1) + "\n")
+            return cls(root, scheme, held)
+        try:
+            got = json.loads(path.read_text(encoding="utf-8")[:10_000])
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise LedgerError(f"{path}: not a ledger manifest ({exc})") from None
+        if not isinstance(got, dict) or got.get("format") != FORMAT:
+            raise LedgerError(f"{path}: ledger format {got!r} is not {FORMAT}")
+        if got.get("scheme") != want["scheme"] or got.get("held") != held:
+            raise LedgerError(
+                f"{path}: this ledger was written with keys {got.get('scheme')!r} "
+                f"(held={got.get('held')}), the config gives {want['scheme']!r} (held={held}): "
+                "another ledger secret or rubric setting; use the matching secret, or another "
+                "[store] ledger folder"
+            )
+        return cls(root, scheme, held)
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def write_shard(self, kind: str, table: pa.Table) -> str | None:
+        """Write ``table`` as one new shard of ``kind``; returns its name (None when empty).
+
+        Writing the same rows twice gives the same name and no second file.
+        """
+        if table.num_rows == 0:
+            return None
+        data = shard_bytes(table, kind, self.scheme, self.held)
+        name = hashlib.sha256(data).hexdigest() + ".parquet"
+        path = self.root / kind / name
+        if not path.exists():
+            atomic_write_bytes(path, data)
+        return name
+
+    def append_verdicts(self, records: Sequence[VerdictRecord] | pa.Table) -> str | None:
+        """Append verdicts as one shard (a table must have :func:`verdict_schema`)."""
+        table = records if isinstance(records, pa.Table) else verdict_table(records, self.held)
+        if self.held and "rationale" in table.column_names:
+            table = table.drop_columns(["rationale"])
+        return self.write_shard(VERDICTS, table)
+
+    def append_failures(self, records: Sequence[FailureRecord]) -> str | None:
+        """Append failures as one shard (held: without message or raw reply)."""
+        return self.write_shard(FAILURES, failure_table(records, self.held))
+
+    def append_batch_states(self, states: Sequence[BatchState]) -> str | None:
+        """Append batch state changes as one shard."""
+        return self.write_shard(BATCHES, batch_table(states))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def shard_names(self, kind: str) -> list[str]:
+        """Names of the shards of ``kind``, sorted."""
+        folder = self.root / kind
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if _SHARD.match(p.name))
+
+    def read_shard(self, kind: str, name: str, columns: Sequence[str] | None = None) -> pa.Table:
+        """One shard's rows.
+
+        Raises:
+            LedgerError: unreadable, too large, or not a shard of this ledger.
+        """
+        path = self.root / kind / name
+        try:
+            if path.stat().st_size > MAX_SHARD_BYTES:
+                raise LedgerError(f"{path}: larger than {MAX_SHARD_BYTES} bytes; not a shard")
+            f = pq.ParquetFile(path)
+            meta = _shard_meta(f.schema_arrow)
+            table = f.read(columns=list(columns) if columns is not None else None)
+        except (OSError, pa.ArrowException) as exc:
+            raise LedgerError(
+                f"{path}: cannot read this shard ({exc}); run `gamut ledger verify`"
+            ) from None
+        if meta.get("kind") != kind or meta.get("scheme") != self.scheme.scheme_id:
+            raise LedgerError(f"{path}: a foreign shard ({meta}); run `gamut ledger verify`")
+        return table
+
+    def _read_all(
+        self, kind: str, columns: Sequence[str] | None, identities: Iterable[str] | None
+    ) -> pa.Table:
+        want = None if columns is None else list(columns)
+        if want is not None and identities is not None and "judge_identity" not in want:
+            want.append("judge_identity")
+        parts = [self.read_shard(kind, n, want) for n in self._ordered(kind)]
+        if not parts:
+            table = schema(kind, self.held).empty_table()
+            return table if want is None else table.select(want)
+        table = pa.concat_tables(parts, promote_options="none")
+        if identities is not None:
+            ids = pa.array(sorted(set(identities)), pa.string())
+            table = table.filter(pc.is_in(table["judge_identity"], value_set=ids))
+        if columns is not None:
+            table = table.select(list(columns))
+        return table
+
+    def _ordered(self, kind: str) -> list[str]:
+        """Shard names oldest first (by their earliest row time), so first-written wins."""
+        col = {VERDICTS: "created_at", FAILURES: "failed_at", BATCHES: "updated_at"}[kind]
+        times: list[tuple[int, str]] = []
+        for name in self.shard_names(kind):
+            try:
+                md = pq.ParquetFile(self.root / kind / name).metadata
+                idx = md.schema.to_arrow_schema().get_field_index(col)
+                lo = min(
+                    (
+                        md.row_group(i).column(idx).statistics.min
+                        for i in range(md.num_row_groups)
+                        if md.row_group(i).column(idx).statistics is not None
+                    ),
+                    default=None,
+                )
+            except (OSError, pa.ArrowException):
+                lo = None  # read_shard names the problem
+            times.append((0 if lo is None else int(lo.timestamp() * 1e6), name))
+        return [n for _, n in sorted(times)]
+
+    def verdicts(
+        self, columns: Sequence[str] | None = None, identities: Iterable[str] | None = None
+    ) -> pa.Table:
+        """Every verdict row (of the given judge identities), oldest shard first; a key may
+        appear more than once (the first row of a key is the one that counts)."""
+        return self._read_all(VERDICTS, columns, identities)
+
+    def key_index(self, identities: Iterable[str] | None = None) -> tuple[KeyIndex, pa.Table]:
+        """A :class:`KeyIndex` over every verdict key, and the verdict column it indexes."""
+        t = self.verdicts(["key", "verdict"], identities)
+        return KeyIndex(_key_array(t["key"])), t
+
+    def failures(self, identities: Iterable[str] | None = None) -> list[FailureRecord]:
+        """The latest failure of each key that has no verdict (of the given identities)."""
+        t = self._read_all(FAILURES, None, identities)
+        if t.num_rows == 0:
+            return []
+        index, _ = self.key_index(identities)
+        done = index.contains(_key_array(t["key"]))
+        latest: dict[bytes, FailureRecord] = {}
+        for row, is_done in zip(t.to_pylist(), done, strict=True):
+            if is_done:
+                continue
+            rec = FailureRecord(**{k: v for k, v in row.items()})
+            prev = latest.get(rec.key)
+            if prev is None or rec.failed_at >= prev.failed_at:
+                latest[rec.key] = rec
+        return sorted(
+            latest.values(),
+            key=lambda r: (r.judge, r.submission_id, r.setting, r.question_id, r.check_id),
+        )
+
+    def batch_states(self) -> list[BatchState]:
+        """Every batch-state row, oldest first."""
+        return batch_states(self._read_all(BATCHES, None, None))
+
+    def latest_batch_states(self, identities: Iterable[str] | None = None) -> list[BatchState]:
+        """The latest state of each batch (of the given judge identities), by batch id.
+
+        The latest is the row with the greatest ``updated_at``; at equal times, the later shard.
+        Keys recorded on an earlier row of the batch are carried over when the latest has none.
+        """
+        wanted = None if identities is None else set(identities)
+        latest: dict[str, BatchState] = {}
+        keys: dict[str, tuple[bytes, ...]] = {}
+        for s in self.batch_states():
+            if wanted is not None and s.judge_identity not in wanted:
+                continue
+            if s.keys:
+                keys[s.batch_id] = s.keys
+            prev = latest.get(s.batch_id)
+            if prev is None or s.updated_at >= prev.updated_at:
+                latest[s.batch_id] = s
+        out = []
+        for bid, s in sorted(latest.items()):
+            if not s.keys and bid in keys:
+                s = dataclasses.replace(s, keys=keys[bid])
+            out.append(s)
+        return out
+
+    # -- checking --------------------------------------------------------------------------
+
+    def verify(self) -> list[Problem]:
+        """Every problem in the ledger: files that are not shards, shards whose bytes do not
+        match their name, unreadable or foreign shards, and conflicting verdicts."""
+        problems: list[Problem] = []
+        for path in sorted(self.root.rglob("*")):
+            rel = path.relative_to(self.root)
+            if path.is_dir() or rel.name.startswith(".") or str(rel) == MANIFEST:
+                continue
+            if len(rel.parts) != 2 or rel.parts[0] not in KINDS or not _SHARD.match(rel.name):
+                problems.append(
+                    Problem(str(path), None, "not a ledger shard", "remove it from the ledger")
+                )
+                continue
+            problems.extend(self._verify_shard(rel.parts[0], path))
+        if not problems:
+            problems.extend(
+                Problem(str(self.root / VERDICTS), None, f"conflicting verdicts: {c}", "")
+                for c in self.conflicts()
+            )
+        return problems
+
+    def _verify_shard(self, kind: str, path: Path) -> list[Problem]:
+        fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
+        h = hashlib.sha256()
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        if h.hexdigest() + ".parquet" != path.name:
+            return [Problem(str(path), None, "corrupted: its bytes do not match its name", fix)]
+        try:
+            pf = pq.ParquetFile(path)
+            meta = _shard_meta(pf.schema_arrow)
+            got = pf.schema_arrow.remove_metadata()
+        except (OSError, pa.ArrowException) as exc:
+            return [Problem(str(path), None, f"not a readable Parquet shard ({exc})", fix)]
+        if meta.get("kind") != kind or meta.get("scheme") != self.scheme.scheme_id:
+            return [
+                Problem(
+                    str(path),
+                    None,
+                    f"a foreign shard: written as {meta.get('kind')!r} under keys "
+                    f"{meta.get('scheme')!r}, this ledger holds {kind!r} under "
+                    f"{self.scheme.scheme_id!r}",
+                    "remove it; it belongs to another ledger",
+                )
+            ]
+        if not got.equals(schema(kind, self.held)):
+            return [Problem(str(path), None, f"columns {got.names} are not a {kind} shard's", fix)]
+        return []
+
+    def conflicts(self, other: Ledger | None = None) -> list[Conflict]:
+        """Keys with two different verdicts: within this ledger, or between it and ``other``."""
+        cols = ["key", "verdict", "judge", "submission_id", "setting", "question_id", "check_id"]
+        ours = self.verdicts(cols)
+        theirs = ours if other is None else other.verdicts(cols)
+        a_keys, b_keys = _key_array(ours["key"]), _key_array(theirs["key"])
+        index = KeyIndex(a_keys)
+        row = index.find(b_keys)
+        a_v = ours["verdict"].to_numpy()
+        b_v = theirs["verdict"].to_numpy()
+        hit = row >= 0
+        diff = np.zeros(len(row), dtype=bool)
+        diff[hit] = a_v[row[hit]] != b_v[hit]
+        out = []
+        seen: set[bytes] = set()
+        for i in np.flatnonzero(diff):
+            r = theirs.slice(int(i), 1).to_pylist()[0]
+            if r["key"] in seen:
+                continue
+            seen.add(r["key"])
+            ids = "/".join(r[c] for c in cols[3:])
+            out.append(
+                Conflict(
+                    r["key"],
+                    r["judge"],
+                    ids,
+                    verdict_word(int(a_v[row[i]])).value,
+                    verdict_word(int(b_v[i])).value,
+                )
+            )
+        return out
+
+    @contextlib.contextmanager
+    def lock(self, what: str = "gamut judge") -> Iterator[None]:
+        """Hold the ledger's writer lock (one writer per ledger folder at a time).
+
+        The kernel drops it when the process ends, however it ends.
+
+        Raises:
+            LedgerError: another process holds it.
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise LedgerError(
+                    f"another {what} is writing the ledger {self.root}; wait for it to finish "
+                    "(or stop it), then rerun"
+                ) from None
+            yield
+        finally:
+            os.close(fd)
+
+
+def merge(into: Ledger, other: Ledger) -> MergeReport:
+    """Copy into ``into`` every shard of ``other`` it lacks, after checking both.
+
+    Raises:
+        LedgerError: ``other`` has a corrupted or foreign shard (named), or another key scheme.
+        LedgerConflict: a key has different verdicts in the two ledgers; nothing is copied.
+    """
+    if other.scheme.scheme_id != into.scheme.scheme_id or other.held != into.held:
+        raise LedgerError(
+            f"cannot merge {other.root} into {into.root}: written under keys "
+            f"{other.scheme.scheme_id!r} (held={other.held}), not {into.scheme.scheme_id!r} "
+            f"(held={into.held})"
+        )
+    bad = other.verify()
+    if bad:
+        raise LedgerError(f"cannot merge {other.root}: " + "; ".join(str(p) for p in bad[:10]))
+    conflicts = into.conflicts(other)
+    if conflicts:
+        raise LedgerConflict(conflicts, f"{into.root} and {other.root}")
+    report = MergeReport()
+    for kind in KINDS:
+        have = set(into.shard_names(kind))
+        for name in other.shard_names(kind):
+            if name in have:
+                continue
+            dest = into.root / kind / name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(f".{name}.tmp")
+            shutil.copyfile(other.root / kind / name, tmp)
+            os.replace(tmp, dest)
+            report.copied.setdefault(kind, []).append(name)
+    return report
+
+
+def _shard_meta(s: pa.Schema) -> dict[str, object]:
+    raw = (s.metadata or {}).get(_META)
+    if raw is None:
+        return {}
+    try:
+        out = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:
+    """A key column as an ``(n, KEY_BYTES)`` uint8 array (zero-copy per chunk)."""
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    parts = []
+    for c in chunks:
+        if c.null_count:
+            raise LedgerError("a ledger shard has a null key")
+        buf = c.buffers()[1]
+        start = c.offset * KEY_BYTES
+        arr = np.frombuffer(buf, dtype=np.uint8)[start : start + len(c) * KEY_BYTES]
+        parts.append(arr.reshape(-1, KEY_BYTES))
+    if not parts:
+        return np.empty((0, KEY_BYTES), dtype=np.uint8)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def key_column(col: pa.ChunkedArray | pa.Array) -> Keys:
+    """A ledger ``key`` column as an ``(n, 32)`` uint8 array."""
+    return _key_array(col)
+
+
+__all__ = [
+    "MANIFEST",
+    "Conflict",
+    "Ledger",
+    "LedgerConflict",
+    "LedgerError",
+    "MergeReport",
+    "key_column",
+    "merge",
+    "shard_bytes",
+]

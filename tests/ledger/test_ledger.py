@@ -1,0 +1,282 @@
+"""The verdict ledger on disk: shards, reading, batch states, merge, verify, keys, secrecy."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from scoring.judge.cache import digest as old_digest
+from scoring.ledger import (
+    BatchState,
+    FailureRecord,
+    KeyIndex,
+    KeyScheme,
+    Ledger,
+    LedgerConflict,
+    LedgerError,
+    VerdictRecord,
+    custom_id,
+    join_keys,
+    key_bytes,
+    key_from_custom_id,
+    keys_array,
+    merge,
+)
+from scoring.verdicts import Verdict
+
+SECRET = "s" * 40
+CHECK_TEXT = "Identifies the dish as pad thai."
+RATIONALE = "The response names pad thai and its tamarind sauce."
+
+
+def _key(scheme: KeyScheme, n: int) -> bytes:
+    return scheme.digest("judge", "question", f"response {n}") + scheme.digest("fact", CHECK_TEXT)
+
+
+def _verdict(scheme: KeyScheme, n: int, verdict: Verdict = Verdict.MEETS) -> VerdictRecord:
+    return VerdictRecord(
+        key=_key(scheme, n),
+        judge_identity="jid",
+        judge="j1",
+        submission_id="m-one",
+        setting="multimodal",
+        question_id=f"food-{n:04d}",
+        check_id="I1",
+        verdict=verdict,
+        model="judge-model-2026-01-01",
+        rationale=RATIONALE,
+    )
+
+
+def test_shards_are_content_named_and_written_once(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path / "l", s, held=False)
+    name = led.append_verdicts([_verdict(s, 1), _verdict(s, 2)])
+    assert name is not None
+    path = tmp_path / "l" / "verdicts" / name
+    assert hashlib.sha256(path.read_bytes()).hexdigest() + ".parquet" == name
+    mtime = path.stat().st_mtime_ns
+    assert led.append_verdicts([]) is None
+    t = led.verdicts()
+    assert t.num_rows == 2
+    assert t["model"].to_pylist() == ["judge-model-2026-01-01"] * 2
+    assert t["rationale"].to_pylist() == [RATIONALE] * 2
+    # the same rows again: the same name, the file untouched
+    rec = led.verdicts().to_pylist()
+    assert len(rec) == 2
+    assert path.stat().st_mtime_ns == mtime
+    assert led.verify() == []
+
+
+def test_key_index_finds_keys_and_first_verdict_wins(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path, s, held=False)
+    led.append_verdicts([_verdict(s, n) for n in range(50)])
+    index, table = led.key_index()
+    queries = keys_array([_key(s, 3), _key(s, 99), _key(s, 49)])
+    rows = index.find(queries)
+    assert rows[1] == -1 and rows[0] >= 0 and rows[2] >= 0
+    assert table["key"][int(rows[0])].as_py() == _key(s, 3)
+    assert index.contains(queries).tolist() == [True, False, True]
+
+
+def test_key_index_handles_keys_sharing_a_mix() -> None:
+    # two keys with equal 64-bit mixes still resolve to their own rows
+    a = np.zeros((1, 32), dtype=np.uint8)
+    b = np.zeros((1, 32), dtype=np.uint8)
+    b[0, 0] = b[0, 16] = 1  # words 0 and 2 both change by 1: their XOR is unchanged
+    index = KeyIndex(np.concatenate([a, b, a]))
+    assert index.find(np.concatenate([b, a])).tolist() == [1, 0]
+    assert index.find(np.full((1, 32), 7, dtype=np.uint8)).tolist() == [-1]
+
+
+def test_pair_keys_are_the_two_halves() -> None:
+    s = KeyScheme.public()
+    units = s.digests([("id", "q", "r1"), ("id", "q", "r2")])
+    checks = s.digests([("fact", "a"), ("fact", "b")])
+    keys = join_keys(units, checks, np.array([0, 1, 1]), np.array([1, 0, 1]))
+    assert key_bytes(keys)[2] == s.digest("id", "q", "r2") + s.digest("fact", "b")
+    assert len(set(key_bytes(keys))) == 3
+
+
+def test_custom_id_round_trips_and_fits_anthropic() -> None:
+    k = _key(KeyScheme.public(), 1)
+    cid = custom_id(k)
+    assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", cid)
+    assert key_from_custom_id(cid) == k
+    for bad in ["", "XYZ", cid.upper(), cid[:-1], cid + "0"]:
+        with pytest.raises(ValueError):
+            key_from_custom_id(bad)
+
+
+def test_failures_are_superseded_by_a_verdict(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path, s, held=False)
+    v = _verdict(s, 1)
+    f1 = FailureRecord(v.key, "jid", "j1", "m-one", "multimodal", "food-0001", "I1", "api_error")
+    f2 = FailureRecord(_key(s, 2), "jid", "j1", "m-one", "multimodal", "food-0002", "I1", "x")
+    led.append_failures([f1, f2])
+    assert {f.question_id for f in led.failures()} == {"food-0001", "food-0002"}
+    led.append_verdicts([v])
+    assert [f.question_id for f in led.failures()] == ["food-0002"]
+    assert led.failures(["other-judge"]) == []
+
+
+def test_latest_batch_states(tmp_path: Path) -> None:
+    led = Ledger.open(tmp_path, KeyScheme.public(), held=False)
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    keys = (_key(KeyScheme.public(), 1), _key(KeyScheme.public(), 2))
+
+    def st(bid: str, state: str, minutes: int, **kw: object) -> BatchState:
+        return BatchState(
+            bid, "j1", "jid", "openai", state, 2, t0, t0 + dt.timedelta(minutes=minutes), **kw
+        )  # type: ignore[arg-type]
+
+    led.append_batch_states([st("b1", "submitted", 0, keys=keys, input_file_ids=("file-1",))])
+    led.append_batch_states([st("b1", "in_progress", 5), st("b2", "submitted", 1)])
+    led.append_batch_states([st("b1", "completed", 9, output_file_ids=("file-9",))])
+    latest = {b.batch_id: b for b in led.latest_batch_states()}
+    assert latest["b1"].state == "completed"
+    assert latest["b1"].keys == keys  # carried over from the first row
+    assert latest["b1"].output_file_ids == ("file-9",)
+    assert latest["b1"].custom_ids == [custom_id(k) for k in keys]
+    assert latest["b2"].state == "submitted"
+    assert led.latest_batch_states(["other"]) == []
+    assert len(led.batch_states()) == 4
+
+
+def test_merge_of_diverged_ledgers_loses_nothing(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    a = Ledger.open(tmp_path / "a", s, held=False)
+    b = Ledger.open(tmp_path / "b", s, held=False)
+    a.append_verdicts([_verdict(s, n) for n in (1, 2)])
+    b.append_verdicts([_verdict(s, n) for n in (2, 3)])  # 2 judged on both sides, same verdict
+    b.append_failures([FailureRecord(_key(s, 4), "jid", "j1", "m", "text_only", "q", "I1", "x")])
+    report = merge(a, b)
+    assert report.n_copied == 2
+    keys = set(a.verdicts(["key"])["key"].to_pylist())
+    assert keys == {_key(s, n) for n in (1, 2, 3)}
+    assert [f.key for f in a.failures()] == [_key(s, 4)]
+    assert merge(a, b).n_copied == 0  # idempotent
+    assert a.verify() == []
+
+
+def test_merge_names_a_conflict_and_copies_nothing(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    a = Ledger.open(tmp_path / "a", s, held=False)
+    b = Ledger.open(tmp_path / "b", s, held=False)
+    a.append_verdicts([_verdict(s, 1), _verdict(s, 2)])
+    b.append_verdicts([_verdict(s, 2, Verdict.CONTRADICTS), _verdict(s, 3)])
+    with pytest.raises(LedgerConflict) as err:
+        merge(a, b)
+    assert len(err.value.conflicts) == 1
+    c = err.value.conflicts[0]
+    assert (c.ours, c.theirs) == ("meets", "contradicts")
+    assert "m-one/multimodal/food-0002/I1" in str(err.value)
+    assert a.verdicts().num_rows == 2  # nothing copied
+
+
+def test_merge_refuses_another_key_scheme(tmp_path: Path) -> None:
+    a = Ledger.open(tmp_path / "a", KeyScheme.keyed(SECRET), held=True)
+    b = Ledger.open(tmp_path / "b", KeyScheme.keyed("t" * 40), held=True)
+    with pytest.raises(LedgerError, match="written under keys"):
+        merge(a, b)
+    with pytest.raises(LedgerError, match="another ledger secret"):
+        Ledger.open(tmp_path / "a", KeyScheme.keyed("t" * 40), held=True)
+    with pytest.raises(LedgerError, match="ledger_key_env"):
+        Ledger.open(tmp_path / "c", KeyScheme.public(), held=True)
+
+
+def test_verify_names_a_flipped_byte_a_foreign_shard_and_a_stray_file(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path / "l", s, held=False)
+    name = led.append_verdicts([_verdict(s, n) for n in range(20)])
+    assert name is not None
+    other = Ledger.open(tmp_path / "other", KeyScheme.keyed(SECRET), held=True)
+    foreign = other.append_verdicts([_verdict(KeyScheme.keyed(SECRET), 1)])
+    assert foreign is not None
+    (tmp_path / "l" / "verdicts" / foreign).write_bytes(
+        (tmp_path / "other" / "verdicts" / foreign).read_bytes()
+    )
+    (tmp_path / "l" / "verdicts" / "notes.txt").write_text("hello")
+    path = tmp_path / "l" / "verdicts" / name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    problems = {Path(p.file).name: p.message for p in led.verify()}
+    assert "do not match its name" in problems[name]
+    assert "foreign shard" in problems[foreign]
+    assert problems["notes.txt"] == "not a ledger shard"
+    with pytest.raises(LedgerError, match="cannot merge"):
+        merge(Ledger.open(tmp_path / "fresh", s, held=False), led)
+
+
+def test_verify_names_a_conflict_inside_one_ledger(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path, s, held=False)
+    led.append_verdicts([_verdict(s, 1)])
+    led.append_verdicts([_verdict(s, 1, Verdict.MISSING)])
+    (problem,) = led.verify()
+    assert "conflicting verdicts" in problem.message and "food-0001" in problem.message
+
+
+def test_held_ledger_holds_no_check_text_rationale_or_unkeyed_hash(tmp_path: Path) -> None:
+    s = KeyScheme.keyed(SECRET)
+    led = Ledger.open(tmp_path, s, held=True)
+    v = _verdict(s, 1)
+    led.append_verdicts([v])
+    led.append_failures(
+        [
+            FailureRecord(
+                v.key, "jid", "j1", "m", "text_only", "q", "I1", "rejected",
+                message=f"400: prompt was {CHECK_TEXT}", raw=RATIONALE,
+            )
+        ]
+    )  # fmt: skip
+    assert "rationale" not in led.verdicts().column_names
+    blob = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    public = KeyScheme.public()
+    forbidden = {
+        "check text": CHECK_TEXT.encode(),
+        "rationale": RATIONALE.encode(),
+        "message": b"prompt was",
+        "sha256 of the check": hashlib.sha256(CHECK_TEXT.encode()).digest()[:16],
+        "sha256 hex of the check": hashlib.sha256(CHECK_TEXT.encode()).hexdigest().encode(),
+        "unkeyed check digest": public.digest("fact", CHECK_TEXT),
+        "unkeyed check digest, old scheme": old_digest("fact", CHECK_TEXT).encode(),
+        "the secret": SECRET.encode(),
+    }
+    found = [what for what, needle in forbidden.items() if needle in blob]
+    assert found == []
+    assert v.key[16:] in blob  # the keyed digest is there: the scan can see keys
+
+
+def test_held_key_cannot_be_confirmed_without_the_secret() -> None:
+    keyed, guess = KeyScheme.keyed(SECRET), KeyScheme.public()
+    assert keyed.digest("fact", CHECK_TEXT) != guess.digest("fact", CHECK_TEXT)
+    assert keyed.digest("fact", CHECK_TEXT) != KeyScheme.keyed("u" * 40).digest("fact", CHECK_TEXT)
+    assert SECRET not in keyed.scheme_id and keyed.scheme_id.startswith("hmac-sha256:")
+    with pytest.raises(Exception, match="at least 32"):
+        KeyScheme.keyed("short")
+
+
+def test_shard_metadata_names_kind_and_scheme(tmp_path: Path) -> None:
+    s = KeyScheme.keyed(SECRET)
+    led = Ledger.open(tmp_path, s, held=True)
+    name = led.append_verdicts([_verdict(s, 1)])
+    meta = pq.ParquetFile(tmp_path / "verdicts" / str(name)).schema_arrow.metadata
+    assert s.scheme_id.encode() in meta[b"gamut.ledger"]
+
+
+def test_lock_refuses_a_second_writer(tmp_path: Path) -> None:
+    led = Ledger.open(tmp_path, KeyScheme.public(), held=False)
+    with led.lock(), pytest.raises(LedgerError, match="another gamut judge"), led.lock():
+        pass
+    with led.lock():  # released
+        pass
