@@ -7,18 +7,25 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test quick lint typecheck unit browser-deps bench clean
+.PHONY: demo test quick lint typecheck unit browser-deps vendor bench clean
 
 # Create or reuse the local virtual environment; reinstall when pyproject.toml changes.
+# Set-up also fetches the site's charting bundle (see `vendor`).
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m generator.vendor
 	touch $(STAMP)
 
 $(DEV_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(DEV_STAMP)
+
+# plotly.js's cartesian bundle from the npm registry, by exact version, checked against the
+# checksums in generator/vendor.py, kept in .cache/vendor/ (a no-op when already there).
+vendor: $(STAMP)
+	$(BIN)/python -m generator.vendor
 
 # Headless Chromium for the browser tests: Debian's package, installed when missing (with sudo
 # unless already root).
@@ -30,7 +37,7 @@ browser-deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # The main job on the embedded demo: judge (replay), score, build the site.
-demo: $(STAMP)
+demo: $(STAMP) vendor
 	$(BIN)/gamut run
 
 lint: $(DEV_STAMP)
@@ -40,17 +47,17 @@ lint: $(DEV_STAMP)
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-unit: $(DEV_STAMP)
+unit: $(DEV_STAMP) vendor
 	$(BIN)/pytest -n 2 --timeout 600
 
 # The whole test suite: lint, types, unit, integration and browser tests.
 test: $(DEV_STAMP) browser-deps lint typecheck unit
 
 # The fast loop while working: no slow and no browser tests.
-quick: $(DEV_STAMP)
+quick: $(DEV_STAMP) vendor
 	$(BIN)/pytest -n 2 --timeout 600 -m "not slow and not browser"
 
-bench: $(DEV_STAMP)
+bench: $(DEV_STAMP) vendor
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:

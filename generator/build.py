@@ -14,10 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import plotly
 from markupsafe import Markup
 
-from generator import pages
+from generator import pages, vendor
 from generator.compare import compare_page, write_compare_data
 from generator.downloads import write_downloads
 from generator.explorer import write_explorer_data
@@ -27,6 +26,7 @@ from generator.render import environment, file_id, human, slug
 from generator.spec import SiteSpec
 from generator.submissions import highlights, submission_page
 from generator.tables import ScoreTables, SiteError, load_tables
+from scoring.storage import make_temp_folder
 
 ASSETS = Path(__file__).parent / "assets"
 REPO = Path(__file__).resolve().parents[1]
@@ -96,10 +96,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         path.write_text(text, encoding="utf-8")
 
     (docs / "assets").mkdir(parents=True, exist_ok=True)
-    shutil.copy2(
-        Path(plotly.__file__).parent / "package_data" / "plotly.min.js",
-        docs / "assets" / "plotly.min.js",
-    )
+    shutil.copyfile(vendor.verified(), docs / "assets" / vendor.PLOTLY.asset)
     for asset in ASSETS.iterdir():
         shutil.copy2(asset, docs / "assets" / asset.name)
 
@@ -282,8 +279,8 @@ def build_site(spec: SiteSpec) -> Path:
     out = spec.out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging_parent = project / "site_src" if keep_docs else out.parent
-    docs = Path(tempfile.mkdtemp(prefix=".docs.", dir=staging_parent))
-    built = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    docs = make_temp_folder(staging_parent, ".docs.")
+    built = make_temp_folder(out.parent, f".{out.name}.")
     try:
         nav = generate_pages(spec, docs, tables)
         if keep_docs:

@@ -23,8 +23,35 @@
     return out;
   }
 
+  /* The charting library sits beside this script; it is loaded on the first page that holds a
+     chart, so pages without one load no charting code. */
+  var self = document.currentScript;
+  var PLOTLY_SRC = self ? new URL("plotly-cartesian.min.js", self.src).href : null;
+  var plotlyLoading = null;
+
+  function withPlotly(then) {
+    if (typeof Plotly !== "undefined") { then(); return; }
+    if (!plotlyLoading) {
+      plotlyLoading = new Promise(function (resolve, reject) {
+        var script = document.createElement("script");
+        script.src = PLOTLY_SRC;
+        script.onload = resolve;
+        script.onerror = function () {
+          plotlyLoading = null;
+          reject(new Error("cannot load " + PLOTLY_SRC));
+        };
+        document.head.appendChild(script);
+      });
+    }
+    plotlyLoading.then(then, function (err) { console.error(err.message); });
+  }
+
   function drawCharts(root, force) {
-    if (typeof Plotly === "undefined") { return; }
+    if (!root.querySelector("[data-figure]")) { return; }
+    if (typeof Plotly === "undefined") {
+      withPlotly(function () { drawCharts(root, force); });
+      return;
+    }
     root.querySelectorAll("[data-figure]").forEach(function (el) {
       if (!force && el.hasAttribute("data-drawn")) { return; }
       el.setAttribute("data-drawn", "true");

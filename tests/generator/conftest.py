@@ -17,6 +17,7 @@ import pytest
 from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
+from generator.vendor import PLOTLY
 from scoring.rubric_io import compile_all, load_rubrics
 from tests.generator.fixture_tables import write_fixture_config
 
@@ -138,7 +139,7 @@ def site_texts(site: Path) -> Iterator[tuple[Path, str]]:
             "images",
         }:
             continue
-        if path.name == "plotly.min.js":
+        if path.name == PLOTLY.asset:
             continue
         if path.suffix == ".parquet":
             table = pq.read_table(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from html.parser import HTMLParser
@@ -15,6 +16,7 @@ from gamut import pipeline
 from gamut.config import GamutConfig
 from gamut.project import Project
 from generator import SiteError
+from generator.vendor import PLOTLY
 from scoring.errors import ProblemsError
 from tests.generator.conftest import (
     REPO,
@@ -121,13 +123,18 @@ def test_internal_links_resolve_and_nothing_loads_from_elsewhere(
             assert target.is_file(), f"{page}: broken link {ref}"
 
 
-def test_plotly_is_one_shared_asset(held_site: tuple[GamutConfig, Path]) -> None:
+def test_plotly_is_the_pinned_cartesian_bundle_loaded_on_demand(
+    held_site: tuple[GamutConfig, Path],
+) -> None:
     _, site = held_site
-    assert (site / "assets" / "plotly.min.js").stat().st_size > 1_000_000
-    index = (site / "index.html").read_text(encoding="utf-8")
-    assert len(re.findall(r'<script src="assets/plotly\.min\.js', index)) == 1
+    bundle = (site / "assets" / PLOTLY.asset).read_bytes()
+    assert hashlib.sha256(bundle).hexdigest() == PLOTLY.sha256
+    assert not (site / "assets" / "plotly.min.js").exists()
+    assert f"plotly.js (cartesian - minified) v{PLOTLY.version}" in bundle[:300].decode()
     for page in PAGES:
         text = (site / page).read_text(encoding="utf-8")
+        # no page names the library itself: gamut.js loads it where a chart is
+        assert "plotly" not in text.lower().replace("plotly-cartesian", ""), page
         assert "Plotly.newPlot" not in text and len(text) < 300_000, page
         assert "fonts.googleapis" not in text and "cdn." not in text, page
 

@@ -1,0 +1,166 @@
+"""The charting library: plotly.js's cartesian bundle, fetched once at set-up from the npm registry.
+
+The site draws scatter, bar and heatmap traces only, so it ships plotly.js's cartesian bundle
+(about a third of the full library) of the same plotly.js version as the Python ``plotly``
+package of this release. Set-up (``make``, or ``python -m generator.vendor``) downloads the
+package tarball by exact version, checks it against the npm integrity hash committed here,
+extracts the one script and checks that too; the site build copies the verified file and never
+fetches anything. Pages load the script only when they hold a chart (``assets/gamut.js``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import sys
+import tarfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.tables import SiteError
+from scoring.storage import atomic_write_bytes
+
+REPO = Path(__file__).resolve().parents[1]
+#: Where set-up keeps fetched files: ignored by git, kept by ``make clean``.
+CACHE = REPO / ".cache" / "vendor"
+MAX_TARBALL = 16 << 20
+FIX = "run `make vendor` (or `.venv/bin/python -m generator.vendor`) once, with network access"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """One npm package file, pinned by version and by two checksums."""
+
+    package: str
+    version: str
+    member: str
+    #: The registry's ``dist.integrity`` of the tarball (``npm view PACKAGE@VERSION dist``).
+    integrity: str
+    #: SHA-256 of the extracted ``member``.
+    sha256: str
+    #: The file name the site serves it under (``assets/<name>``).
+    asset: str
+
+    @property
+    def tarball_url(self) -> str:
+        """The tarball's address on the npm registry."""
+        name = self.package.rsplit("/", 1)[-1]
+        return f"https://registry.npmjs.org/{self.package}/-/{name}-{self.version}.tgz"
+
+    @property
+    def cached(self) -> Path:
+        """Where set-up stores the verified file."""
+        return CACHE / f"{self.package}-{self.version}" / Path(self.member).name
+
+
+PLOTLY = Bundle(
+    package="plotly.js-cartesian-dist-min",
+    version="4.1.1",
+    member="package/plotly-cartesian.min.js",
+    integrity="sha512-o8GrFeusncwBIxbBynRJpY4pkgVB6caM+JLpwrLYbbsO7dZ8FJ+SVN2Fr+L7kiG/Z6w4P5O0Jus/Qr5EefHVeg==",
+    sha256="79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a",
+    asset="plotly-cartesian.min.js",
+)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _integrity_ok(data: bytes, integrity: str) -> bool:
+    algo, _, want = integrity.partition("-")
+    if algo not in ("sha512", "sha384", "sha256"):
+        return False
+    return base64.b64encode(hashlib.new(algo, data).digest()).decode() == want
+
+
+def verified(bundle: Bundle = PLOTLY, path: Path | None = None) -> Path:
+    """The fetched bundle, after checking its checksum.
+
+    Raises:
+        SiteError: the file was never fetched or does not match the committed checksum.
+    """
+    path = path or bundle.cached
+    if not path.is_file():
+        raise SiteError(f"{bundle.package}@{bundle.version} is not set up ({path} missing); {FIX}")
+    if _sha256(path.read_bytes()) != bundle.sha256:
+        raise SiteError(
+            f"{path} does not match the checksum committed in generator/vendor.py; delete it "
+            f"and {FIX.removeprefix('run ')}"
+        )
+    return path
+
+
+def _download(url: str, timeout: float) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            data: bytes = resp.read(MAX_TARBALL + 1)
+    except (urllib.error.URLError, OSError) as exc:
+        raise SiteError(f"cannot download {url} ({exc}); check the network and retry") from None
+    if len(data) > MAX_TARBALL:
+        raise SiteError(f"{url} is larger than {MAX_TARBALL >> 20} MB; not a plotly.js bundle")
+    return data
+
+
+def fetch(
+    bundle: Bundle = PLOTLY,
+    *,
+    dest: Path | None = None,
+    url: str | None = None,
+    timeout: float = 60,
+) -> Path:
+    """Make sure the verified bundle is at ``dest``, downloading it when needed.
+
+    Args:
+        bundle: the pinned package.
+        dest: where to store it (default: the set-up cache).
+        url: the tarball's address (default: the npm registry).
+        timeout: seconds for the download.
+
+    Returns:
+        The stored file.
+
+    Raises:
+        SiteError: the download failed or the tarball or file does not match its checksum.
+    """
+    dest = dest or bundle.cached
+    if dest.is_file() and _sha256(dest.read_bytes()) == bundle.sha256:
+        return dest
+    url = url or bundle.tarball_url
+    tarball = _download(url, timeout)
+    if not _integrity_ok(tarball, bundle.integrity):
+        raise SiteError(
+            f"{url} does not match the integrity hash committed in generator/vendor.py "
+            f"({bundle.package}@{bundle.version}); refusing to use it"
+        )
+    try:
+        with tarfile.open(fileobj=io.BytesIO(tarball), mode="r:gz") as tar:
+            info = tar.getmember(bundle.member)
+            handle = tar.extractfile(info) if info.isfile() else None
+            data = handle.read() if handle is not None else b""
+    except (tarfile.TarError, KeyError, OSError) as exc:
+        raise SiteError(f"{url}: cannot read {bundle.member} from the tarball ({exc})") from None
+    if _sha256(data) != bundle.sha256:
+        raise SiteError(f"{bundle.member} in {url} does not match the committed SHA-256")
+    atomic_write_bytes(dest, data)
+    return dest
+
+
+def main() -> int:
+    """``python -m generator.vendor``: fetch and verify the charting bundle."""
+    try:
+        path = fetch()
+    except SiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"{PLOTLY.package}@{PLOTLY.version}: {path} (sha256 verified)")
+    return 0
+
+
+__all__ = ["CACHE", "PLOTLY", "Bundle", "fetch", "verified"]
+
+if __name__ == "__main__":
+    raise SystemExit(main())
