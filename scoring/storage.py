@@ -1,4 +1,9 @@
-"""Small file-writing helpers: every write is to a temporary file, then renamed into place."""
+"""Small file-writing helpers: every write is to a temporary file, then renamed into place.
+
+Files and folders get the modes an ordinary ``open()`` or ``mkdir`` would give them (0o666 and
+0o777 less the process umask), not the private 0o600 / 0o700 of temporary files: results and the
+built site are served by web servers running as other users.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,36 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+
+def _read_umask() -> int:
+    try:  # Linux names the umask without changing it
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """The mode of an ordinary new file: 0o666 less the umask (0o644 with the usual 022)."""
+    return 0o666 & ~_read_umask()
+
+
+def folder_mode() -> int:
+    """The mode of an ordinary new folder: 0o777 less the umask (0o755 with the usual 022)."""
+    return 0o777 & ~_read_umask()
+
+
+def make_temp_folder(parent: Path, prefix: str) -> Path:
+    """A new, uniquely named folder in ``parent`` with an ordinary folder's mode (for a build
+    that is renamed into place when complete)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    path.chmod(folder_mode())
+    return path
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
@@ -19,6 +54,7 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     tmp = Path(tmp_name)
     try:
         write(tmp)
+        tmp.chmod(file_mode())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
