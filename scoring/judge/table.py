@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring.compiler import CheckKind
+from scoring.csvcells import write_frame_csv
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
 from scoring.ledger import Ledger
@@ -174,7 +175,7 @@ def export_verdicts(df: pd.DataFrame, out: Path) -> int:
     if suffix == ".parquet":
         atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
     elif suffix == ".csv":
-        atomic_write(out, lambda tmp: df.to_csv(tmp, index=False))
+        atomic_write(out, lambda tmp: write_frame_csv(df, tmp))
     else:
         atomic_write(
             out, lambda tmp: df.to_json(tmp, orient="records", lines=True, force_ascii=False)

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring import __version__
+from scoring.csvcells import frame_csv
 from scoring.scorer import ScoringConfig
 from scoring.storage import atomic_write_bytes, atomic_write_text
 from scoring.tables.load import Inputs
@@ -111,7 +112,7 @@ def write_table(
     atomic_write_bytes(written[0], parquet_bytes(df, prov))
     if text:
         written += [out_dir / f"{name}.csv", out_dir / f"{name}.json"]
-        atomic_write_text(written[1], df.to_csv(index=False, lineterminator="\n"))
+        atomic_write_text(written[1], frame_csv(df))
         atomic_write_text(written[2], records_json(df))
     return written
 
