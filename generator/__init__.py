@@ -13,6 +13,7 @@ from generator.spec import SiteSpec
 
 if TYPE_CHECKING:
     from generator.build import SiteError, build_site, generate_pages
+    from generator.downloads import downloads_size
     from generator.pages import tax_sentence
     from generator.tables import ScoreTables, load_tables
 
@@ -20,6 +21,7 @@ _LAZY = {
     "ScoreTables": "generator.tables",
     "SiteError": "generator.tables",
     "build_site": "generator.build",
+    "downloads_size": "generator.downloads",
     "generate_pages": "generator.build",
     "load_tables": "generator.tables",
     "tax_sentence": "generator.pages",
@@ -37,6 +39,7 @@ __all__ = [
     "SiteError",
     "SiteSpec",
     "build_site",
+    "downloads_size",
     "generate_pages",
     "load_tables",
     "tax_sentence",

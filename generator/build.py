@@ -26,6 +26,7 @@ from generator.render import environment, file_id, human, slug
 from generator.spec import SiteSpec
 from generator.submissions import highlights, submission_page
 from generator.tables import ScoreTables, SiteError, load_tables
+from scoring.questions import load_questions
 from scoring.storage import make_temp_folder
 
 ASSETS = Path(__file__).parent / "assets"
@@ -100,8 +101,10 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
     for asset in ASSETS.iterdir():
         shutil.copy2(asset, docs / "assets" / asset.name)
 
-    cache = spec.downloads_cache
-    dl = write_downloads(tables, docs, public=public, cache=cache)
+    questions = load_questions(spec.questions) if spec.questions is not None else None
+    dl = write_downloads(
+        tables, docs, public=public, cache=spec.downloads_cache, questions=questions
+    )
     write("index.md", "index.md.j2", "Leaderboard", lb=pages.leaderboard(tables), wide=True)
     dom_ctx = pages.domains(tables)
     write("domains/index.md", "domains.md.j2", "Domains", ctx=dom_ctx)
@@ -154,6 +157,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         "downloads.md.j2",
         "Downloads",
         main=dl["main"],
+        verdicts=dl["verdicts"],
         public=public,
         per_submission=[
             (f"submissions/{file_id(s)}.html", names.get(s, s), list(per_sub[s].items()))

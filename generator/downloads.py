@@ -1,8 +1,12 @@
-"""Downloadable files: the leaderboard and every verdict, with rubric text only when public.
+"""Downloadable files: the questions, every score table and every verdict, each with its column
+dictionary (:mod:`scoring.columns`); rubric text and rationales only when rubrics are public.
 
-Verdict files are a pure function of ``<results>/verdicts.parquet`` and the public flag, so they
-are cached under a key of both: at paper scale (millions of rows) writing them takes longer than
-building every page, and most builds reuse them unchanged.
+Score tables are small: each is published as Parquet (the results file itself) and CSV. Verdicts
+are millions of rows at paper scale, so they are published in Parquet only, twice: one file of
+every verdict (row groups by submission, so ``filters=[("submission_id", "==", ...)]`` reads one
+model) and one file per submission. They are a pure function of ``<results>/verdicts.parquet``,
+the public flag, the judges' identities and the questions' domains, and are cached under a key of
+all four: most builds reuse them unchanged.
 """
 
 from __future__ import annotations
@@ -12,144 +16,249 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
+import pandas as pd
 import pyarrow as pa
-import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from generator.render import file_id
 from generator.tables import VERDICT_ID_COLUMNS, VERDICT_TEXT_COLUMNS, ScoreTables, SiteError
+from scoring.columns import SECONDARY_NOTE, VERDICT_KEY_NOTE, arrow_type, dictionary, undocumented
+from scoring.csvcells import frame_csv, write_frame_csv
+from scoring.questions import Question
+from scoring.storage import make_temp_folder
 
 #: Bump when the layout or content of the derived verdict files changes.
-FORMAT_VERSION = "1"
-GZIP_LEVEL = 3
-
-VERDICT_DICTIONARY: dict[str, str] = {
-    "submission_id": "the submission (folder name under submissions/)",
-    "setting": "multimodal (image + question) or text_only (entity named, no image)",
-    "judge": "the judge's name in the configuration (see the judges page)",
-    "question_id": "the public question",
-    "check_id": "the check within the question's compiled rubric",
-    "kind": "fact, member, baseline, coverage, step, sequence, relation_entity, "
-    "relation_aspect or insight",
-    "tier": "answer_critical, valuable or context",
-    "secondary": "true for extra-credit checks (flexible-list members, coverage, optional steps)",
-    "verdict": "meets, partially_meets, missing or contradicts",
-    "rationale": "the judge's one- or two-sentence reason (public rubrics only)",
-    "check_text": "the check's text (public rubrics only)",
-}
-LEADERBOARD_DICTIONARY: dict[str, str] = {
-    "submission_id, setting, judge": "one row per submission, setting and judge",
-    "primary": "true for the judge that ranks the leaderboard",
-    "status": "complete, or incomplete when some checks have no verdict",
-    "gamut, gamut_lo, gamut_hi": "Gamut score (100 x mean question score) and its 95% CI",
-    "ac, v, c (+ _lo, _hi)": "tier scores: answer-critical, valuable, context",
-    "share_meets ... share_contradicts": "verdict mix over all checks, as shares in [0, 1]",
-    "mean_response_chars": "mean response length in characters",
-    "rank, rank_lo, rank_hi, tie_group": "rank within setting and judge, bootstrap rank range "
-    "and tie group (complete rows only)",
-    "model_name ... demo": "submission metadata from submission.yaml",
-}
+FORMAT_VERSION = "2"
+#: Score tables published beside the leaderboard, in page order, with their labels.
+SCORE_TABLES: tuple[tuple[str, str], ...] = (
+    ("question_scores", "Question scores"),
+    ("by_domain", "Scores by domain"),
+    ("by_popularity", "Scores by popularity bucket"),
+    ("by_egocentric", "Scores for egocentric and other photos"),
+    ("by_kind", "Verdicts by check kind"),
+    ("modality", "Multimodal vs text-only per model"),
+    ("modality_summary", "Multimodal vs text-only summary"),
+    ("pairwise", "Pairwise model differences"),
+    ("judge_scores", "Scores under each judge"),
+    ("judge_tau", "Judge ranking agreement (Kendall tau)"),
+    ("judge_kappa", "Judge verdict agreement (Cohen's kappa)"),
+    ("judge_leniency", "Judge leniency"),
+    ("judge_self_preference", "Judge self-preference"),
+    ("incomplete", "Incomplete submissions"),
+)
+#: Tables whose CSV is gzipped (one row per question and model: too large to serve plain).
+GZIPPED = {"question_scores"}
+_FIX = "describe the column in scoring/columns.py (TABLES) so the downloads can document it"
 
 
 @dataclass(frozen=True)
 class Download:
-    """One downloadable file: where it is (from the site root), its size and how to read it."""
+    """One downloadable table: its files (format -> path from the site root, size), how to read
+    it, its column dictionary and a note."""
 
     label: str
-    path: str
-    size: int
+    name: str
+    rows: int
+    files: list[tuple[str, str, int]]
     reader: str
     columns: dict[str, str]
+    note: str = ""
+
+    @property
+    def path(self) -> str:
+        """The first file's path."""
+        return self.files[0][1]
+
+    @property
+    def size(self) -> int:
+        """The first file's size in bytes."""
+        return self.files[0][2]
 
 
-def _plain(table: pa.Table) -> pa.Table:
-    """Dictionary columns decoded (CSV has no dictionaries)."""
-    fields = [
-        pa.field(f.name, f.type.value_type if pa.types.is_dictionary(f.type) else f.type)
-        for f in table.schema
+def _describe(table: str, columns: list[str]) -> dict[str, str]:
+    missing = undocumented(table, columns)
+    if missing:
+        raise SiteError(f"{table}: undocumented columns {', '.join(missing)}; {_FIX}")
+    return dictionary(table, columns)
+
+
+def _question_frame(questions: list[Question]) -> pd.DataFrame:
+    cols = ("question_id", "image_id", "domain", "popularity", "egocentric", "question",
+            "text_only_question")  # fmt: skip
+    rows = [{c: getattr(q, c) for c in cols} for q in questions]
+    df = pd.DataFrame(rows, columns=list(cols))
+    df["popularity"] = df["popularity"].map(str)
+    df["egocentric"] = df["egocentric"].astype(bool)
+    return df
+
+
+def _typed_parquet(df: pd.DataFrame, table: str, path: Path) -> None:
+    """Write ``df`` with the dictionary's types (so an all-null column is still typed)."""
+    arrays = [pa.array(df[c].tolist(), type=arrow_type(table, c)) for c in df.columns]
+    pq.write_table(pa.Table.from_arrays(arrays, names=list(df.columns)), path, compression="zstd")
+
+
+def _write_csv(df: pd.DataFrame, path: Path) -> None:
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(frame_csv(df).encode("utf-8"), compresslevel=6, mtime=0))
+    else:
+        write_frame_csv(df, path)
+
+
+def _table_download(
+    name: str, label: str, df: pd.DataFrame, out: Path, parquet_source: Path | None
+) -> Download:
+    columns = _describe(name, list(df.columns))
+    parquet = out / f"{name}.parquet"
+    if parquet_source is not None:
+        shutil.copyfile(parquet_source, parquet)  # the results file itself, provenance included
+    else:
+        _typed_parquet(df, name, parquet)
+    csv = out / (f"{name}.csv.gz" if name in GZIPPED else f"{name}.csv")
+    _write_csv(df, csv)
+    files = [
+        (fmt, f"downloads/{p.name}", p.stat().st_size)
+        for fmt, p in (
+            ("CSV" + (", gzip" if csv.suffix == ".gz" else ""), csv),
+            ("Parquet", parquet),
+        )
     ]
-    return table.cast(pa.schema(fields))
+    reader = f'pd.read_csv("{csv.name}")'
+    return Download(label, name, len(df), files, reader, columns)
 
 
-def _gz_csv(table: pa.Table, header: bool) -> bytes:
-    sink = pa.BufferOutputStream()  # native buffer: the CSV writer runs without the GIL
-    pacsv.write_csv(_plain(table), sink, pacsv.WriteOptions(include_header=header))
-    return gzip.compress(memoryview(sink.getvalue()), compresslevel=GZIP_LEVEL, mtime=0)
+# --- verdicts -------------------------------------------------------------------------------------
 
 
-def _by_submission(table: pa.Table) -> dict[str, pa.Table]:
-    """The table split by submission (one reordering, then zero-copy slices)."""
-    col = table.column("submission_id").combine_chunks()
-    if not pa.types.is_dictionary(col.type):
-        col = col.dictionary_encode()
-    codes = np.asarray(col.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    names = [str(v) for v in col.dictionary.to_pylist()]
-    order = np.argsort(codes, kind="stable")
-    ordered = table.take(pa.array(order))
-    sorted_codes = codes[order]
-    out: dict[str, pa.Table] = {}
-    for code in np.unique(sorted_codes):
-        lo, hi = np.searchsorted(sorted_codes, [code, code + 1])
-        out[names[int(code)]] = ordered.slice(int(lo), int(hi - lo))
-    return out
+def _narrow(col: pa.ChunkedArray) -> pa.Array:
+    """One array; dictionary columns keep their dictionary with the narrowest index type."""
+    arr = col.combine_chunks()
+    if not pa.types.is_dictionary(arr.type):
+        return arr
+    enc = cast(pa.DictionaryArray, arr)
+    n = len(enc.dictionary)
+    kind = pa.int8() if n < 127 else pa.int16() if n < 32_000 else pa.int32()
+    values = enc.dictionary
+    if pa.types.is_large_string(values.type):
+        values = values.cast(pa.string())
+    return pa.DictionaryArray.from_arrays(enc.indices.cast(kind), values)
 
 
-def _write_verdict_files(source: Path, out: Path, public: bool) -> list[str]:
-    """Write every verdict file into ``out``; returns the columns published."""
+def _codes(arr: pa.Array) -> tuple[npt.NDArray[np.int64], list[str]]:
+    if not pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_encode()
+    enc = cast(pa.DictionaryArray, arr)
+    idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return idx, [str(v) for v in enc.dictionary.to_pylist()]
+
+
+def _mapped(arr: pa.Array, mapping: dict[str, str], what: str) -> pa.DictionaryArray:
+    """A dictionary column of ``mapping[value]`` for every value of ``arr`` (dictionary-wise)."""
+    idx, values = _codes(arr)
+    unknown = sorted(v for v in values if v not in mapping)
+    if unknown:
+        raise SiteError(f"verdicts.parquet names {what} with no entry: {', '.join(unknown[:5])}")
+    labels = sorted({mapping[v] for v in values})
+    pos = {v: i for i, v in enumerate(labels)}
+    lut = np.array([pos[mapping[v]] for v in values], dtype=np.int32)
+    return pa.DictionaryArray.from_arrays(pa.array(lut[idx] if len(idx) else [], pa.int32()),
+                                          pa.array(labels, pa.string()))  # fmt: skip
+
+
+def verdict_table(
+    source: Path, public: bool, judge_ids: dict[str, str], domains: dict[str, str]
+) -> pa.Table:
+    """The published verdict table: the columns of ``gamut export verdicts`` plus ``domain``,
+    sorted by submission (stable), text columns only when ``public``."""
     names = pq.read_schema(source).names
     keep = [c for c in VERDICT_ID_COLUMNS if c in names]
     if public:
         keep += [c for c in VERDICT_TEXT_COLUMNS if c in names]
-    table = pq.read_table(source, columns=keep).replace_schema_metadata(None)
+    raw = pq.read_table(source, columns=keep)
+    cols = {c: _narrow(raw.column(c)) for c in keep}
+    del raw
+    cols["judge_id"] = _mapped(cols["judge"], judge_ids, "judges")
+    cols["domain"] = _mapped(cols["question_id"], domains, "questions")
+    order = [c for c in ("submission_id", "setting", "judge", "judge_id", "question_id", "domain",
+                         *keep) if c in cols]  # fmt: skip
+    order = list(dict.fromkeys(order))
+    table = pa.table({c: cols[c] for c in order})
+    sub, _ = _codes(cols["submission_id"])
+    if len(sub) and bool((np.diff(sub) < 0).any()):
+        table = table.take(pa.array(np.argsort(sub, kind="stable")))
+    return table
+
+
+def _by_submission(table: pa.Table) -> dict[str, pa.Table]:
+    """Zero-copy slices of a table sorted by submission."""
+    sub, names = _codes(table.column("submission_id").combine_chunks())
+    out: dict[str, pa.Table] = {}
+    if not len(sub):
+        return out
+    starts = np.flatnonzero(np.r_[True, sub[1:] != sub[:-1]])
+    ends = np.r_[starts[1:], len(sub)]
+    for s, e in zip(starts, ends, strict=True):
+        out[names[int(sub[s])]] = table.slice(int(s), int(e - s))
+    return out
+
+
+_PARQUET = {"compression": "zstd", "write_statistics": ["submission_id"]}
+
+
+def _write_verdict_files(table: pa.Table, out: Path) -> list[str]:
+    """Write ``verdicts.parquet`` and ``verdicts/<submission>.parquet`` into ``out``."""
     (out / "verdicts").mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, out / "verdicts.parquet", compression="zstd")
     parts = _by_submission(table)
-    header = _gz_csv(table.slice(0, 0), header=True)
 
-    def one(item: tuple[str, pa.Table]) -> tuple[str, bytes]:
+    def one(item: tuple[str, pa.Table]) -> None:
         sid, part = item
-        pq.write_table(part, out / "verdicts" / f"{file_id(sid)}.parquet", compression="zstd")
-        body = _gz_csv(part, header=False)
-        (out / "verdicts" / f"{file_id(sid)}.csv.gz").write_bytes(header + body)
-        return sid, body
+        pq.write_table(part, out / "verdicts" / f"{file_id(sid)}.parquet", **_PARQUET)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
-        bodies = dict(pool.map(one, sorted(parts.items())))
-    # gzip members concatenate into one valid gzip file: the whole table without recompressing
-    with (out / "verdicts.csv.gz").open("wb") as fh:
-        fh.write(header)
-        for sid in sorted(bodies):
-            fh.write(bodies[sid])
-    (out / "columns.json").write_text(json.dumps(keep), encoding="utf-8")
-    return keep
+    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+        pending = pool.map(one, sorted(parts.items()))
+        with pq.ParquetWriter(out / "verdicts.parquet", table.schema, **_PARQUET) as writer:
+            for sid in sorted(parts):  # one row group per submission
+                writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
+            if not parts:
+                writer.write_table(table)
+        list(pending)
+    names = [str(c) for c in table.column_names]
+    (out / "columns.json").write_text(json.dumps(names), encoding="utf-8")
+    return names
 
 
-def _cache_key(source: Path, public: bool) -> str:
+def _cache_key(
+    source: Path, public: bool, judge_ids: dict[str, str], domains: dict[str, str]
+) -> str:
     h = hashlib.sha256(f"{FORMAT_VERSION}|{public}|".encode())
+    h.update(json.dumps([judge_ids, domains], sort_keys=True).encode())
     with source.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()[:24]
 
 
-def _cached_verdict_files(source: Path, public: bool, cache: Path | None) -> Path:
+def _cached_verdict_files(
+    source: Path,
+    public: bool,
+    judge_ids: dict[str, str],
+    domains: dict[str, str],
+    cache: Path,
+) -> Path:
     """The folder of derived verdict files for ``source``, written on a cache miss."""
-    if cache is None:
-        tmp = Path(tempfile.mkdtemp(prefix="gamut-verdicts-"))
-        _write_verdict_files(source, tmp, public)
-        return tmp
-    entry = cache / _cache_key(source, public)
+    entry = cache / _cache_key(source, public, judge_ids, domains)
     if not (entry / "columns.json").is_file():
         cache.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=cache))
+        tmp = make_temp_folder(cache, ".tmp-")
         try:
-            _write_verdict_files(source, tmp, public)
+            _write_verdict_files(verdict_table(source, public, judge_ids, domains), tmp)
             for old in cache.iterdir():
                 if old != tmp and old.is_dir():
                     shutil.rmtree(old, ignore_errors=True)
@@ -175,8 +284,33 @@ def _link_tree(src: Path, dst: Path) -> None:
             shutil.copy2(path, target)
 
 
+def judge_ids(provenance: dict[str, Any]) -> dict[str, str]:
+    """Judge name -> ``provider:model@prompt-version``, as ``gamut export verdicts`` writes it."""
+    out: dict[str, str] = {}
+    for name, j in (provenance.get("judges") or {}).items():
+        if isinstance(j, dict):
+            version = j.get("prompt_template") or j.get("prompt_version")
+            out[str(name)] = f"{j.get('provider')}:{j.get('model')}@{version}"
+    return out
+
+
+def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
+    if questions is not None:
+        return {q.question_id: q.domain for q in questions}
+    path = tables.results / "question_scores.parquet"
+    if not path.is_file():
+        raise SiteError(f"{path} not found: the verdict downloads need each question's domain")
+    qs = pq.read_table(path, columns=["question_id", "domain"]).to_pandas()
+    return dict(zip(qs["question_id"].astype(str), qs["domain"].astype(str), strict=True))
+
+
 def write_downloads(
-    tables: ScoreTables, docs: Path, *, public: bool, cache: Path | None = None
+    tables: ScoreTables,
+    docs: Path,
+    *,
+    public: bool,
+    cache: Path,
+    questions: list[Question] | None = None,
 ) -> dict[str, object]:
     """Write the download files under ``docs/downloads`` (a fresh build folder).
 
@@ -184,65 +318,102 @@ def write_downloads(
         tables: the score tables.
         docs: the build copy of the docs folder.
         public: whether rubric text and rationales may be published.
-        cache: folder for derived verdict files (reused while the verdict table is unchanged).
+        cache: folder for derived verdict files (reused while their inputs are unchanged).
+        questions: the public questions (published with their metadata when given).
 
     Returns:
-        ``{"main": [Download, ...], "per_submission": {submission_id: {label: path}}}``.
+        ``{"main": [Download, ...], "verdicts": Download | None, "per_submission":
+        {submission_id: {label: path}}, "verdict_columns": [...], "bytes": total size}``.
+
+    Raises:
+        SiteError: a published column has no dictionary entry, or the verdict table is unreadable.
     """
     out = docs / "downloads"
     out.mkdir(parents=True, exist_ok=True)
     lb = tables["leaderboard"]
-    lb.to_csv(out / "leaderboard.csv", index=False)
+    main: list[Download] = []
+    lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
+    write_frame_csv(lb, lb_csv)
     records = json.loads(lb.to_json(orient="records", date_format="iso"))
     payload = {"provenance": tables.provenance, "rows": records}
-    (out / "leaderboard.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
-    main: list[Download] = []
-    for name, fmt in (("leaderboard.csv", "csv"), ("leaderboard.json", "json")):
-        reader = (
-            "pd.read_csv(path)"
-            if fmt == "csv"
-            else "pd.json_normalize(json.load(open(path))['rows'])"
+    lb_json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    main.append(
+        Download(
+            "Leaderboard",
+            "leaderboard",
+            len(lb),
+            [
+                ("CSV", "downloads/leaderboard.csv", lb_csv.stat().st_size),
+                ("JSON", "downloads/leaderboard.json", lb_json.stat().st_size),
+            ],
+            'pd.read_csv("leaderboard.csv")',
+            _describe("leaderboard", list(lb.columns)),
+            "One row per submission, setting and judge; the JSON file also holds the run's "
+            "provenance (rubric version, judges, scoring parameters).",
         )
-        size = (out / name).stat().st_size
-        main.append(Download(f"Leaderboard ({fmt.upper()})", f"downloads/{name}", size, reader,
-                             dict(LEADERBOARD_DICTIONARY)))  # fmt: skip
+    )
+    if questions is not None:
+        main.append(
+            _table_download("questions", "Questions", _question_frame(questions), out, None)
+        )
+    for name, label in SCORE_TABLES:
+        path = tables.results / f"{name}.parquet"
+        if not path.is_file():
+            continue
+        df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
+        main.append(_table_download(name, label, df, out, path))
+
     per_sub: dict[str, dict[str, str]] = {}
     columns: list[str] = []
+    verdicts: Download | None = None
     if tables.verdicts_path is not None:
+        ids = judge_ids(tables.provenance)
+        domains = _domains(tables, questions)
         try:
-            derived = _cached_verdict_files(tables.verdicts_path, public, cache)
+            derived = _cached_verdict_files(tables.verdicts_path, public, ids, domains, cache)
         except (OSError, pa.ArrowException) as exc:
             raise SiteError(
                 f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
                 "`gamut judge` (or `gamut run`)"
             ) from None
-        try:
-            columns = list(json.loads((derived / "columns.json").read_text(encoding="utf-8")))
-            _link_tree(derived, out)
-        finally:
-            if cache is None:
-                shutil.rmtree(derived, ignore_errors=True)
-        cols = {c: VERDICT_DICTIONARY.get(c, "") for c in columns}
-        for name, label, reader in (
-            ("verdicts.parquet", "All verdicts (Parquet)", "pd.read_parquet(path)"),
-            ("verdicts.csv.gz", "All verdicts (CSV, gzip)", "pd.read_csv(path)"),
-        ):
-            size = (out / name).stat().st_size
-            main.append(Download(label, f"downloads/{name}", size, reader, cols))
-        sids = {str(s) for s in tables["leaderboard"]["submission_id"]}
+        columns = list(json.loads((derived / "columns.json").read_text(encoding="utf-8")))
+        _link_tree(derived, out)
+        rows = pq.read_metadata(out / "verdicts.parquet").num_rows
+        verdicts = Download(
+            "Verdicts",
+            "verdicts",
+            rows,
+            [("Parquet", "downloads/verdicts.parquet", (out / "verdicts.parquet").stat().st_size)],
+            'pd.read_parquet("verdicts.parquet", filters=[("submission_id", "==", "ID")])',
+            _describe("verdicts", columns),
+            f"{VERDICT_KEY_NOTE} {SECONDARY_NOTE}",
+        )
+        sids = {str(s) for s in lb["submission_id"]}
         for sid in sorted(sids):
             if (out / "verdicts" / f"{file_id(sid)}.parquet").is_file():
-                per_sub[sid] = {
-                    "Verdicts (Parquet)": f"downloads/verdicts/{file_id(sid)}.parquet",
-                    "Verdicts (CSV, gzip)": f"downloads/verdicts/{file_id(sid)}.csv.gz",
-                }
-    return {"main": main, "per_submission": per_sub, "verdict_columns": columns}
+                per_sub[sid] = {"Verdicts (Parquet)": f"downloads/verdicts/{file_id(sid)}.parquet"}
+    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    return {
+        "main": main,
+        "verdicts": verdicts,
+        "per_submission": per_sub,
+        "verdict_columns": columns,
+        "bytes": total,
+    }
+
+
+def downloads_size(site: Path) -> tuple[int, int]:
+    """(files, bytes) of a built site's ``downloads/`` folder."""
+    files = [p for p in (site / "downloads").rglob("*") if p.is_file()]
+    return len(files), sum(p.stat().st_size for p in files)
 
 
 __all__ = [
     "FORMAT_VERSION",
-    "LEADERBOARD_DICTIONARY",
-    "VERDICT_DICTIONARY",
+    "SCORE_TABLES",
     "Download",
+    "downloads_size",
+    "judge_ids",
+    "verdict_table",
     "write_downloads",
 ]

@@ -24,9 +24,12 @@ def build(config_path: Path | None) -> None:
     Run `gamut score` (or `gamut run`) first. The build starts from scratch each time.
     """
     from gamut import pipeline
+    from generator import downloads_size
 
     out = pipeline.build_site(get_project(config_path))
     out_console.print(f"site built: {out / 'index.html'}")
+    n_files, n_bytes = downloads_size(out)
+    out_console.print(f"downloads: {n_files} files, {n_bytes / 1e6:.1f} MB")
 
 
 @site.command()

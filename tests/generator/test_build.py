@@ -100,8 +100,9 @@ def test_public_rubrics_are_published(public_site: tuple[GamutConfig, Path]) -> 
     assert {"check_text", "rationale"} <= set(df.columns)
     assert df["check_text"].isin(rubric_strings()).all()
     # the leak search of the held build would have seen it
-    csv = dict(site_texts(site))[site / "downloads" / "verdicts.csv.gz"]
-    assert found_in({str(df["check_text"].iloc[0])}, csv)
+    sid = str(df["submission_id"].iloc[0])
+    text = dict(site_texts(site))[site / "downloads" / "verdicts" / f"{sid}.parquet"]
+    assert found_in({str(df["check_text"].iloc[0])}, text)
 
 
 def test_internal_links_resolve_and_nothing_loads_from_elsewhere(
@@ -175,7 +176,8 @@ def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
             df[df["submission_id"].astype(str) != "tiny-lm"].to_parquet(table)
     site = pipeline.build_site(Project(cfg))
     assert not (site / "submissions" / "tiny-lm.html").exists()
-    assert not (site / "downloads" / "verdicts" / "tiny-lm.csv.gz").exists()
+    assert not (site / "downloads" / "verdicts" / "tiny-lm.parquet").exists()
+    assert (site / "downloads" / "verdicts" / "zen-omni.parquet").is_file()
     assert "Tiny LM" not in (site / "index.html").read_text(encoding="utf-8")
     assert not [p for p in tmp_path.glob(".*") if p.name != ".gamut"]
 

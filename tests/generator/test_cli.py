@@ -94,7 +94,7 @@ def test_gamut_run_on_the_demo_with_held_rubrics(
     out = " ".join(result.output.split())
     assert str(tmp_path / "site") in out and "gamut site serve" in out
     site = tmp_path / "site"
-    assert (site / "index.html").is_file() and (site / "downloads" / "verdicts.csv.gz").is_file()
+    assert (site / "index.html").is_file() and (site / "downloads" / "verdicts.parquet").is_file()
     public = (REPO / "demo" / "questions.jsonl", *(REPO / "demo" / "submissions").rglob("*.jsonl"))
     assert assert_no_rubric_text(site, public) > 20
     assert assert_no_check_text(site, public) > 200

@@ -1,0 +1,302 @@
+"""The column dictionary of every published table: each column's type and meaning.
+
+The site's downloads page and the Hugging Face dataset card print these entries, and the
+published files are cast to these types, so a table has the same schema in every release (an
+all-null column is typed, not ``null``). A column with no entry here is an error
+(:func:`undocumented`), never a silent blank in the dictionary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pyarrow as pa
+
+_S, _I, _F, _B = "string", "int64", "double", "bool"
+_GROUP = {
+    "submission_id": (_S, "the submission (its folder name under submissions/)"),
+    "setting": (_S, "multimodal (image + question) or text_only (entity named, no image)"),
+    "judge": (_S, "the judge's name in the configuration (see provenance.json for its model)"),
+}
+_CI = "95% bootstrap confidence interval over questions"
+_SCORE = {
+    "gamut": (_F, "Gamut score: 100 x the mean question score, from -100 to 100"),
+    "gamut_lo": (_F, f"lower end of the {_CI}"),
+    "gamut_hi": (_F, f"upper end of the {_CI}"),
+    "ac": (_F, "answer-critical tier score (100 x mean over the questions that have the tier)"),
+    "v": (_F, "valuable tier score (same scale)"),
+    "c": (_F, "context tier score (same scale)"),
+}
+_SHARES = {
+    "share_meets": (_F, "share of checks judged meets, in [0, 1]"),
+    "share_partial": (_F, "share judged partially_meets"),
+    "share_missing": (_F, "share judged missing"),
+    "share_contradicts": (_F, "share judged contradicts"),
+}
+_PRIMARY = {"primary": (_B, "true for the primary judge, which ranks the leaderboard")}
+_PAIR = {
+    "setting": _GROUP["setting"],
+    "judge_a": (_S, "the first judge of the pair"),
+    "judge_b": (_S, "the second judge of the pair"),
+}
+
+#: table -> column -> (Arrow type name, meaning).
+TABLES: dict[str, dict[str, tuple[str, str]]] = {
+    "questions": {
+        "question_id": (_S, "the question; the key of every per-question row"),
+        "image_id": (_S, "the image the question is about"),
+        "domain": (_S, "the question's domain (plants, food, ...)"),
+        "popularity": (_S, "how well known the entity is: head, torso or tail"),
+        "egocentric": (_B, "true when the photo was taken with smart glasses"),
+        "question": (_S, "the multimodal question (refers to the entity through the image)"),
+        "text_only_question": (_S, "the text-only question (names the entity)"),
+    },
+    "question_scores": {
+        **_GROUP,
+        "question_id": (_S, "the question"),
+        "domain": (_S, "the question's domain"),
+        "popularity": (_S, "head, torso or tail"),
+        "egocentric": (_B, "true for smart-glasses photos"),
+        "ac": (_F, "answer-critical tier score, in [-1, 1]; empty when the question has none"),
+        "v": (_F, "valuable tier score, in [-1, 1]; empty when the question has none"),
+        "c": (_F, "context tier score, in [-1, 1]; empty when the question has none"),
+        "gamut": (
+            _F,
+            "the question's Gamut score in [-1, 1] (tier weights 0.6 / 0.3 / 0.1, "
+            "renormalised over the tiers present)",
+        ),
+        "n_meets": (_I, "checks judged meets"),
+        "n_partial": (_I, "checks judged partially_meets"),
+        "n_missing": (_I, "checks judged missing"),
+        "n_contradicts": (_I, "checks judged contradicts"),
+        "response_chars": (_I, "length of the response in characters"),
+    },
+    "leaderboard": {
+        **_GROUP,
+        **_PRIMARY,
+        "status": (_S, "complete, or incomplete when some checks have no verdict (not ranked)"),
+        "n_questions": (_I, "questions scored"),
+        "n_checks_missing": (_I, "checks without a verdict"),
+        "n_checks": (_I, "checks judged"),
+        **_SCORE,
+        "ac_lo": (_F, f"lower end of the answer-critical score's {_CI}"),
+        "ac_hi": (_F, "upper end of that interval"),
+        "v_lo": (_F, f"lower end of the valuable score's {_CI}"),
+        "v_hi": (_F, "upper end of that interval"),
+        "c_lo": (_F, f"lower end of the context score's {_CI}"),
+        "c_hi": (_F, "upper end of that interval"),
+        **_SHARES,
+        "mean_response_chars": (_F, "mean response length in characters"),
+        "rank": (_I, "rank within setting and judge (complete rows only)"),
+        "rank_lo": (_I, "best rank in the bootstrap resamples (95%)"),
+        "rank_hi": (_I, "worst rank in the bootstrap resamples (95%)"),
+        "tie_group": (_I, "models whose intervals cannot be separated share a tie group"),
+        "text_only": (_F, "the same model's text-only Gamut score (multimodal rows)"),
+        "gap": (_F, "text-only minus multimodal score: the visual-identification gap"),
+        "gap_lo": (_F, "lower end of the gap's paired bootstrap 95% interval"),
+        "gap_hi": (_F, "upper end of that interval"),
+        "model_name": (_S, "model name from submission.yaml"),
+        "organisation": (_S, "who built the model"),
+        "model_family": (_S, "model family (for judge self-preference)"),
+        "open_weights": (_B, "whether the weights are publicly downloadable"),
+        "parameters": (_S, "parameter count as given (e.g. 70B), empty if unknown"),
+        "date": (_S, "when the responses were produced (YYYY-MM-DD)"),
+        "link": (_S, "model card, paper or product page"),
+        "demo": (_B, "true for the synthetic demo models"),
+        "production_decoding": (_S, "decoding settings used to produce the responses"),
+        "production_tools": (_B, "whether the model could call tools"),
+        "production_web_access": (_B, "whether the model could search or browse the web"),
+        "production_system_prompt": (_S, "system prompt text or its hash, if given"),
+        "production_notes": (_S, "anything else about how the responses were produced"),
+    },
+    **{
+        f"by_{group}": {
+            **_GROUP,
+            group: (kind, meaning),
+            "n_questions": (_I, "questions in the group"),
+            **_SCORE,
+            "rank": (_I, "rank within the group, setting and judge"),
+            "tie_group": (_I, "models whose intervals cannot be separated share a tie group"),
+        }
+        for group, kind, meaning in (
+            ("domain", _S, "the domain"),
+            ("popularity", _S, "head, torso or tail"),
+            ("egocentric", _B, "true for smart-glasses photos"),
+        )
+    },
+    "by_kind": {
+        **_GROUP,
+        "kind": (
+            _S,
+            "check kind: fact, member, baseline, coverage, step, sequence, "
+            "relation_entity, relation_aspect or insight",
+        ),
+        "secondary": (_B, "true for extra-credit checks"),
+        "n_checks": (_I, "checks of this kind judged"),
+        **_SHARES,
+        "score": (_F, "the tier formula on these checks' pooled counts, x100 (-100 to 100)"),
+    },
+    "modality": {
+        "submission_id": _GROUP["submission_id"],
+        "judge": _GROUP["judge"],
+        **_PRIMARY,
+        "multimodal": (_F, "multimodal Gamut score"),
+        "multimodal_lo": (_F, f"lower end of its {_CI}"),
+        "multimodal_hi": (_F, "upper end"),
+        "text_only": (_F, "text-only Gamut score"),
+        "text_only_lo": (_F, f"lower end of its {_CI}"),
+        "text_only_hi": (_F, "upper end"),
+        "gap": (
+            _F,
+            "text_only minus multimodal (positive: the model does better when told the entity)",
+        ),
+        "gap_lo": (_F, "lower end of the gap's paired bootstrap 95% interval"),
+        "gap_hi": (_F, "upper end"),
+    },
+    "modality_summary": {
+        "judge": _GROUP["judge"],
+        **_PRIMARY,
+        "n_models": (_I, "models with both settings"),
+        "mean_gap": (_F, "mean gap over models"),
+        "sd_gap": (_F, "standard deviation of the gap"),
+        "min_gap": (_F, "smallest gap"),
+        "max_gap": (_F, "largest gap"),
+        "corr_gap_multimodal": (_F, "Pearson correlation of gap and multimodal score"),
+        "kendall_tau": (_F, "Kendall tau between the multimodal and text-only orderings"),
+    },
+    "judge_scores": {
+        **_GROUP,
+        **_PRIMARY,
+        "gamut": _SCORE["gamut"],
+        "gamut_lo": _SCORE["gamut_lo"],
+        "gamut_hi": _SCORE["gamut_hi"],
+        "rank": (_I, "rank under this judge"),
+    },
+    "judge_tau": {
+        **_PAIR,
+        "n_models": (_I, "models both judges scored"),
+        "tau_b": (_F, "Kendall tau-b between the two judges' rankings"),
+        "max_abs_diff": (_F, "largest absolute per-model score difference"),
+        "max_diff_submission": (_S, "the submission with that difference"),
+    },
+    "judge_leniency": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        **_PRIMARY,
+        "n_models": (_I, "models in the comparison"),
+        "offset": (_F, "mean paired score difference, this judge minus the primary judge"),
+        "offset_lo": (_F, "lower end of its 95% interval"),
+        "offset_hi": (_F, "upper end"),
+    },
+    "judge_self_preference": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "family": (_S, "the judge's model family"),
+        "n_own": (_I, "models of the judge's family"),
+        "n_other": (_I, "models of other families"),
+        "own_score": (_F, "the judge's mean score of its own family's models"),
+        "others_score_of_own": (_F, "the other judges' mean score of those models"),
+        "own_minus_others": (_F, "own_score minus others_score_of_own"),
+        "other_families_diff": (_F, "the same difference over the other families' models"),
+        "self_preference": (_F, "own_minus_others minus other_families_diff"),
+        "self_preference_lo": (_F, "lower end of its 95% interval"),
+        "self_preference_hi": (_F, "upper end"),
+    },
+    "judge_kappa": {
+        **_PAIR,
+        "kappa": (_F, "Cohen's kappa over every check both judges judged"),
+        "n_checks": (_I, "checks both judges judged"),
+        "agreement": (_F, "share of those checks with the same verdict"),
+    },
+    "pairwise": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "submission_a": (_S, "the first model of the pair"),
+        "submission_b": (_S, "the second model of the pair"),
+        "diff": (_F, "Gamut score of a minus that of b"),
+        "diff_lo": (_F, "lower end of the paired bootstrap 95% interval of the difference"),
+        "diff_hi": (_F, "upper end"),
+        "significant": (_B, "true when that interval excludes zero"),
+        "n_questions": (_I, "questions both models answered"),
+        "n_a_higher": (_I, "questions where a scored higher"),
+        "n_b_higher": (_I, "questions where b scored higher"),
+        "n_equal": (_I, "questions where both scored the same"),
+    },
+    "incomplete": {
+        **_GROUP,
+        "n_expected": (_I, "checks that need a verdict"),
+        "n_judged": (_I, "checks with a verdict"),
+        "n_missing": (_I, "checks without one"),
+        "n_questions_affected": (_I, "questions with at least one missing verdict"),
+    },
+    "verdicts": {
+        **_GROUP,
+        "judge_id": (_S, "the judge's identity: provider:model@prompt-version"),
+        "question_id": (_S, "the question"),
+        "domain": (_S, "the question's domain"),
+        "check_id": (_S, "the check, unique only within its question (I1, I3.b1, I4.seq, ...)"),
+        "kind": (
+            _S,
+            "check kind (fact, member, baseline, coverage, step, sequence, "
+            "relation_entity, relation_aspect, insight)",
+        ),
+        "tier": (_S, "answer_critical, valuable or context"),
+        "secondary": (
+            _B,
+            "true for extra-credit checks: flexible-list members and coverage "
+            "thresholds, optional steps, the full-ordering sequence",
+        ),
+        "verdict": (_S, "meets, partially_meets, missing or contradicts"),
+        "rationale": (_S, "the judge's one- or two-sentence reason (public rubrics only)"),
+        "check_text": (_S, "the check's text (public rubrics only)"),
+    },
+}
+
+#: The columns that identify one verdict row.
+VERDICT_KEY: tuple[str, ...] = ("submission_id", "setting", "judge", "question_id", "check_id")
+VERDICT_KEY_NOTE = (
+    "One row per (submission_id, setting, judge, question_id, check_id); check_id is unique "
+    "only within its question, so join on question_id and check_id together."
+)
+SECONDARY_NOTE = (
+    "Secondary (extra-credit) checks count exactly like the other checks of the tier they are "
+    "compiled into, which is one level below their item's (answer-critical to valuable, valuable "
+    "to context, context stays context): in the tier formula a met one adds to M, a missing one "
+    "to S, a contradicted one costs like any contradiction. They carry no separate weight and no "
+    "bonus; their lower tier is what keeps them from outweighing the required content."
+)
+
+
+def undocumented(table: str, columns: Iterable[str]) -> list[str]:
+    """The columns of ``table`` that have no dictionary entry (all of them for an unknown table)."""
+    known = TABLES.get(table, {})
+    return [c for c in columns if c not in known]
+
+
+def dictionary(table: str, columns: Iterable[str]) -> dict[str, str]:
+    """Column -> meaning for the given columns of ``table``, in their order.
+
+    Raises:
+        KeyError: a column has no entry (add it to :data:`TABLES`).
+    """
+    cols = list(columns)
+    missing = undocumented(table, cols)
+    if missing:
+        raise KeyError(f"{table}: no dictionary entry for {', '.join(missing)}")
+    return {c: TABLES[table][c][1] for c in cols}
+
+
+def arrow_type(table: str, column: str) -> pa.DataType:
+    """The published Arrow type of a documented column."""
+    return pa.type_for_alias(TABLES[table][column][0])
+
+
+__all__ = [
+    "SECONDARY_NOTE",
+    "TABLES",
+    "VERDICT_KEY",
+    "VERDICT_KEY_NOTE",
+    "arrow_type",
+    "dictionary",
+    "undocumented",
+]

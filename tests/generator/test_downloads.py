@@ -1,0 +1,169 @@
+"""The site's downloads: every table with its column dictionary, verdict files with the export's
+columns plus the domain, each verdict stored twice, spreadsheet-safe CSV, world-readable files."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import html
+import io
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from generator import SiteError, build_site, downloads_size
+from scoring.columns import TABLES, VERDICT_KEY
+from scoring.config import GamutConfig, load_config
+from scoring.verdicts import VERDICT_COLUMNS
+from tests.generator.fixture_tables import JUDGES, QUESTIONS, write_fixture_config
+
+pytestmark = pytest.mark.slow
+FORMULA = '=HYPERLINK("http://evil.example","open me")'
+#: ``gamut export verdicts`` columns (held rubrics): the verdict table with judge_id after judge.
+EXPORT = [*VERDICT_COLUMNS[:3], "judge_id", *VERDICT_COLUMNS[3:]]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GamutConfig, Path]]:
+    old = os.umask(0o022)
+    try:
+        root = tmp_path_factory.mktemp("dl")
+        cfg = load_config(write_fixture_config(root, rubrics_public=False))
+        lb_path = cfg.path(cfg.store.results) / "leaderboard.parquet"
+        lb = pd.read_parquet(lb_path)
+        lb.loc[lb["submission_id"] == "tiny-lm", "organisation"] = FORMULA
+        lb.to_parquet(lb_path)
+        yield cfg, build_site(cfg)
+    finally:
+        os.umask(old)
+
+
+def test_every_table_is_downloadable_with_its_dictionary(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    dl = site / "downloads"
+    page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
+    names = ["leaderboard", "questions", "by_domain", "by_popularity", "by_egocentric",
+             "by_kind", "modality", "judge_scores", "judge_tau", "judge_kappa",
+             "judge_leniency", "judge_self_preference", "incomplete"]  # fmt: skip
+    for name in names:
+        files = sorted(p.name for p in dl.glob(f"{name}.*"))
+        assert files and any(f.endswith(".csv") for f in files), name
+        df = pd.read_csv(dl / f"{name}.csv")
+        for col in df.columns:
+            assert col in TABLES[name], (name, col)
+            assert f"<code>{col}</code>" in page, (name, col)
+            assert f"{col}</code></td><td>{TABLES[name][col][1]}</td>" in page, (name, col)
+
+
+def test_questions_carry_their_metadata_and_both_texts(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    df = pd.read_parquet(site / "downloads" / "questions.parquet")
+    assert list(df.columns) == list(TABLES["questions"])
+    assert df.to_dict("records") == [{k: q[k] for k in TABLES["questions"]} for q in QUESTIONS]
+    assert df["egocentric"].dtype == bool
+
+
+def test_verdict_files_have_the_export_columns_plus_domain(built: tuple[GamutConfig, Path]) -> None:
+    cfg, site = built
+    df = pd.read_parquet(site / "downloads" / "verdicts.parquet")
+    assert [c for c in df.columns if c != "domain"] == EXPORT
+    assert list(df.columns).index("domain") == list(df.columns).index("question_id") + 1
+    assert set(df["judge_id"].astype(str)) == {f"replay:demo-{j}@v1" for j in JUDGES}
+    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
+    assert (df["domain"].astype(str) == df["question_id"].astype(str).map(domains)).all()
+    assert not df.duplicated(list(VERDICT_KEY)).any()
+    # check ids repeat across questions: the key needs the question
+    assert df.duplicated(["submission_id", "setting", "judge", "check_id"]).any()
+    page = (site / "downloads.html").read_text(encoding="utf-8")
+    assert "(submission_id, setting, judge, question_id, check_id)" in page
+    assert "unique only within its question" in page
+    assert "Secondary (extra-credit) checks count" in page
+    source = pd.read_parquet(cfg.path(cfg.store.results) / "verdicts.parquet")
+    assert len(df) == len(source)
+
+
+def test_one_submission_reads_from_the_all_verdicts_file(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    path = site / "downloads" / "verdicts.parquet"
+    meta = pq.read_metadata(path)
+    assert meta.num_row_groups >= 4  # one per submission
+    one = pd.read_parquet(path, filters=[("submission_id", "==", "zen-omni")])
+    alone = pd.read_parquet(site / "downloads" / "verdicts" / "zen-omni.parquet")
+    assert len(one) == len(alone) > 0
+    assert set(one["submission_id"].astype(str)) == {"zen-omni"}
+
+
+def test_no_verdict_is_stored_more_than_twice(built: tuple[GamutConfig, Path]) -> None:
+    cfg, site = built
+    n = pq.read_metadata(cfg.path(cfg.store.results) / "verdicts.parquet").num_rows
+    stored = 0
+    for path in (site / "downloads").rglob("*"):
+        if path.suffix == ".parquet" and "verdict" in str(path.relative_to(site)):
+            stored += pq.read_metadata(path).num_rows
+        elif path.name.endswith((".csv", ".csv.gz")):
+            assert "verdict" not in path.name, path
+    assert stored == 2 * n
+    files, size = downloads_size(site)
+    assert files > 20 and size == sum(
+        p.stat().st_size for p in (site / "downloads").rglob("*") if p.is_file()
+    )
+
+
+def test_csv_downloads_neutralise_formulas(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    rows = list(csv.DictReader(io.StringIO((site / "downloads" / "leaderboard.csv").read_text())))
+    tiny = [r for r in rows if r["submission_id"] == "tiny-lm"]
+    assert tiny and {r["organisation"] for r in tiny} == {"'" + FORMULA}
+    for path in (site / "downloads").glob("*.csv*"):
+        raw = path.read_bytes()
+        text = gzip.decompress(raw).decode() if path.suffix == ".gz" else raw.decode()
+        for row in csv.reader(io.StringIO(text)):
+            for cell in row:
+                assert not cell.startswith(("=", "+", "@", "\t", "\r")), (path.name, cell)
+
+
+def test_the_built_site_is_world_readable(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    for path in [site, *site.rglob("*")]:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        want = 0o055 if path.is_dir() else 0o044
+        assert mode & want == want, f"{path.relative_to(site)} is {oct(mode)}"
+
+
+def test_an_undocumented_column_stops_the_build_with_its_name(tmp_path: Path) -> None:
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    path = cfg.path(cfg.store.results) / "by_kind.parquet"
+    df = pd.read_parquet(path)
+    df["mystery"] = 1
+    df.to_parquet(path)
+    with pytest.raises(SiteError, match=r"by_kind: undocumented columns mystery.*scoring/columns"):
+        build_site(cfg)
+
+
+def test_verdict_files_are_rebuilt_when_a_judge_changes(tmp_path: Path) -> None:
+    import json
+
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    cache = cfg.path(cfg.store.cache).parent / "site-downloads"
+
+    def entry() -> tuple[str, int]:
+        (folder,) = [p for p in cache.iterdir() if p.is_dir()]
+        return folder.name, (folder / "verdicts.parquet").stat().st_ino
+
+    build_site(cfg)
+    first = entry()
+    build_site(cfg)
+    assert entry() == first  # reused, not rewritten
+    prov_path = cfg.path(cfg.store.results) / "provenance.json"
+    prov = json.loads(prov_path.read_text())
+    prov["judges"]["oracle"]["model"] = "demo-oracle-2"
+    prov_path.write_text(json.dumps(prov))
+    site = build_site(cfg)
+    assert entry()[0] != first[0]  # a new entry replaced the old one
+    df = pd.read_parquet(site / "downloads" / "verdicts.parquet")
+    assert "replay:demo-oracle-2@v1" in set(df["judge_id"].astype(str))
