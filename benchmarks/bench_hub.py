@@ -89,7 +89,7 @@ def bench_publish(root: Path) -> None:
     pd.DataFrame(board).to_parquet(res / "leaderboard.parquet")
     cfg = load_config(_config(root, "rubrics"))
     t = time.perf_counter()
-    files = publish_files(cfg)
+    files = publish_files(cfg, "gamut/bench")
     took = time.perf_counter() - t
     size = sum(len(f.data) for f in files)
     print(f"publish files: {n:,} verdict rows -> {len(files)} files, {size / 1e6:.1f} MB "

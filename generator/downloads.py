@@ -19,18 +19,16 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
-import numpy as np
-import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from generator.render import file_id
-from generator.tables import VERDICT_ID_COLUMNS, VERDICT_TEXT_COLUMNS, ScoreTables, SiteError
+from generator.tables import ScoreTables, SiteError
 from scoring.columns import SECONDARY_NOTE, VERDICT_KEY_NOTE, arrow_type, dictionary, undocumented
-from scoring.csvcells import frame_csv, write_frame_csv
+from scoring.csvcells import write_table_csv
+from scoring.published import judge_ids, submission_slices, verdict_table
 from scoring.questions import Question
 from scoring.storage import make_temp_folder
 
@@ -106,10 +104,15 @@ def _typed_parquet(df: pd.DataFrame, table: str, path: Path) -> None:
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
-    if path.suffix == ".gz":
-        path.write_bytes(gzip.compress(frame_csv(df).encode("utf-8"), compresslevel=6, mtime=0))
-    else:
-        write_frame_csv(df, path)
+    """CSV through Arrow's writer (pandas' float formatting is ten times slower), gzipped
+    when the name says so."""
+    table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+    if path.suffix != ".gz":
+        write_table_csv(table, path)
+        return
+    sink = pa.BufferOutputStream()
+    write_table_csv(table, sink)
+    path.write_bytes(gzip.compress(memoryview(sink.getvalue()), compresslevel=3, mtime=0))
 
 
 def _table_download(
@@ -137,85 +140,13 @@ def _table_download(
 # --- verdicts -------------------------------------------------------------------------------------
 
 
-def _narrow(col: pa.ChunkedArray) -> pa.Array:
-    """One array; dictionary columns keep their dictionary with the narrowest index type."""
-    arr = col.combine_chunks()
-    if not pa.types.is_dictionary(arr.type):
-        return arr
-    enc = cast(pa.DictionaryArray, arr)
-    n = len(enc.dictionary)
-    kind = pa.int8() if n < 127 else pa.int16() if n < 32_000 else pa.int32()
-    values = enc.dictionary
-    if pa.types.is_large_string(values.type):
-        values = values.cast(pa.string())
-    return pa.DictionaryArray.from_arrays(enc.indices.cast(kind), values)
-
-
-def _codes(arr: pa.Array) -> tuple[npt.NDArray[np.int64], list[str]]:
-    if not pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_encode()
-    enc = cast(pa.DictionaryArray, arr)
-    idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    return idx, [str(v) for v in enc.dictionary.to_pylist()]
-
-
-def _mapped(arr: pa.Array, mapping: dict[str, str], what: str) -> pa.DictionaryArray:
-    """A dictionary column of ``mapping[value]`` for every value of ``arr`` (dictionary-wise)."""
-    idx, values = _codes(arr)
-    unknown = sorted(v for v in values if v not in mapping)
-    if unknown:
-        raise SiteError(f"verdicts.parquet names {what} with no entry: {', '.join(unknown[:5])}")
-    labels = sorted({mapping[v] for v in values})
-    pos = {v: i for i, v in enumerate(labels)}
-    lut = np.array([pos[mapping[v]] for v in values], dtype=np.int32)
-    return pa.DictionaryArray.from_arrays(pa.array(lut[idx] if len(idx) else [], pa.int32()),
-                                          pa.array(labels, pa.string()))  # fmt: skip
-
-
-def verdict_table(
-    source: Path, public: bool, judge_ids: dict[str, str], domains: dict[str, str]
-) -> pa.Table:
-    """The published verdict table: the columns of ``gamut export verdicts`` plus ``domain``,
-    sorted by submission (stable), text columns only when ``public``."""
-    names = pq.read_schema(source).names
-    keep = [c for c in VERDICT_ID_COLUMNS if c in names]
-    if public:
-        keep += [c for c in VERDICT_TEXT_COLUMNS if c in names]
-    raw = pq.read_table(source, columns=keep)
-    cols = {c: _narrow(raw.column(c)) for c in keep}
-    del raw
-    cols["judge_id"] = _mapped(cols["judge"], judge_ids, "judges")
-    cols["domain"] = _mapped(cols["question_id"], domains, "questions")
-    order = [c for c in ("submission_id", "setting", "judge", "judge_id", "question_id", "domain",
-                         *keep) if c in cols]  # fmt: skip
-    order = list(dict.fromkeys(order))
-    table = pa.table({c: cols[c] for c in order})
-    sub, _ = _codes(cols["submission_id"])
-    if len(sub) and bool((np.diff(sub) < 0).any()):
-        table = table.take(pa.array(np.argsort(sub, kind="stable")))
-    return table
-
-
-def _by_submission(table: pa.Table) -> dict[str, pa.Table]:
-    """Zero-copy slices of a table sorted by submission."""
-    sub, names = _codes(table.column("submission_id").combine_chunks())
-    out: dict[str, pa.Table] = {}
-    if not len(sub):
-        return out
-    starts = np.flatnonzero(np.r_[True, sub[1:] != sub[:-1]])
-    ends = np.r_[starts[1:], len(sub)]
-    for s, e in zip(starts, ends, strict=True):
-        out[names[int(sub[s])]] = table.slice(int(s), int(e - s))
-    return out
-
-
 _PARQUET = {"compression": "zstd", "write_statistics": ["submission_id"]}
 
 
 def _write_verdict_files(table: pa.Table, out: Path) -> list[str]:
     """Write ``verdicts.parquet`` and ``verdicts/<submission>.parquet`` into ``out``."""
     (out / "verdicts").mkdir(parents=True, exist_ok=True)
-    parts = _by_submission(table)
+    parts = submission_slices(table)
 
     def one(item: tuple[str, pa.Table]) -> None:
         sid, part = item
@@ -284,16 +215,6 @@ def _link_tree(src: Path, dst: Path) -> None:
             shutil.copy2(path, target)
 
 
-def judge_ids(provenance: dict[str, Any]) -> dict[str, str]:
-    """Judge name -> ``provider:model@prompt-version``, as ``gamut export verdicts`` writes it."""
-    out: dict[str, str] = {}
-    for name, j in (provenance.get("judges") or {}).items():
-        if isinstance(j, dict):
-            version = j.get("prompt_template") or j.get("prompt_version")
-            out[str(name)] = f"{j.get('provider')}:{j.get('model')}@{version}"
-    return out
-
-
 def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
     if questions is not None:
         return {q.question_id: q.domain for q in questions}
@@ -333,7 +254,7 @@ def write_downloads(
     lb = tables["leaderboard"]
     main: list[Download] = []
     lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
-    write_frame_csv(lb, lb_csv)
+    _write_csv(lb, lb_csv)
     records = json.loads(lb.to_json(orient="records", date_format="iso"))
     payload = {"provenance": tables.provenance, "rows": records}
     lb_json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
@@ -413,7 +334,5 @@ __all__ = [
     "SCORE_TABLES",
     "Download",
     "downloads_size",
-    "judge_ids",
-    "verdict_table",
     "write_downloads",
 ]

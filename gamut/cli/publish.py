@@ -46,8 +46,8 @@ def hf(
     if not repo:
         raise HubError("no dataset named: pass --repo ORG/NAME or set publish.hf_dataset")
     if dry_run:
-        for f in publish_files(cfg):
-            out_console.print(f"{f.path_in_repo}\t{len(f.data)} bytes")
+        for f in publish_files(cfg, repo):
+            out_console.print(f"{f.path_in_repo}	{len(f.data)} bytes")
         return
     url = publish_results(cfg, repo, token_env=token_env, private=private)
     out_console.print(f"published to {repo}: {url}")

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from scoring.config import load_config
 
 from generator import build_site
 from generator.serve import make_server
 from generator.vendor import PLOTLY
-from scoring.config import load_config
 from tests.generator.fixture_tables import write_fixture_config
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

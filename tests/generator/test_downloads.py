@@ -15,10 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from scoring.config import GamutConfig, load_config
 
 from generator import SiteError, build_site, downloads_size
 from scoring.columns import TABLES, VERDICT_KEY
-from scoring.config import GamutConfig, load_config
 from scoring.verdicts import VERDICT_COLUMNS
 from tests.generator.fixture_tables import JUDGES, QUESTIONS, write_fixture_config
 

@@ -14,10 +14,10 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
 from gamut.config import load_config
 from gamut.hub import HubError, build_publish_operations, publish_files, publish_results
-from scoring.verdicts import VERDICT_COLUMNS
 from tests.hub.conftest import write_config
 
 SECRET = "Identifies the dish as pad thai."
+REPO = "gamut-bench/results"
 
 
 def _results(root: Path) -> None:
@@ -53,14 +53,24 @@ def _results(root: Path) -> None:
     )
     verdicts.to_parquet(res / "verdicts.parquet")
     (res / "provenance.json").write_text(
-        json.dumps({"rubric_version": "abc123", "primary_judge": "j1"})
+        json.dumps(
+            {
+                "rubric_version": "abc123",
+                "primary_judge": "j1",
+                "judges": {"j1": {"provider": "replay", "model": "m1", "prompt_version": "v1"}},
+            }
+        )
     )
+    question = {"question_id": "food-0001", "image_id": "img-1", "image": None, "domain": "food",
+                "popularity": "head", "egocentric": True, "question": "What is this dish?",
+                "text_only_question": "What is pad thai?"}  # fmt: skip
+    (root / "questions.jsonl").write_text(json.dumps(question) + "\n")
 
 
 def _files(tmp_path: Path, public: bool) -> dict[str, bytes]:
     _results(tmp_path)
     cfg = load_config(write_config(tmp_path, "rubrics", public=public))
-    return {f.path_in_repo: f.data for f in publish_files(cfg)}
+    return {f.path_in_repo: f.data for f in publish_files(cfg, REPO)}
 
 
 def test_layout_and_dataset_card(tmp_path: Path) -> None:
@@ -69,6 +79,7 @@ def test_layout_and_dataset_card(tmp_path: Path) -> None:
         "README.md",
         "data/by_domain.parquet",
         "data/leaderboard.parquet",
+        "data/questions.parquet",
         "data/verdicts/m-one.parquet",
         "data/verdicts/m-two.parquet",
         "provenance.json",
@@ -82,7 +93,7 @@ def test_layout_and_dataset_card(tmp_path: Path) -> None:
         {"split": "train", "path": "data/leaderboard.parquet"}
     ]
     assert configs["verdicts"]["data_files"][0]["path"] == "data/verdicts/*.parquet"
-    assert set(configs) == {"leaderboard", "verdicts", "by_domain"}
+    assert set(configs) == {"leaderboard", "verdicts", "by_domain", "questions"}
     assert "held" in card
 
 
@@ -92,7 +103,19 @@ def test_held_rubrics_never_leave(tmp_path: Path) -> None:
         assert SECRET.encode() not in data, name
         assert b"It says pad thai" not in data, name
     v = pd.read_parquet(io.BytesIO(files["data/verdicts/m-one.parquet"]))
-    assert list(v.columns) == list(VERDICT_COLUMNS)
+    assert list(v.columns) == [
+        "submission_id",
+        "setting",
+        "judge",
+        "judge_id",
+        "question_id",
+        "domain",
+        "check_id",
+        "kind",
+        "tier",
+        "secondary",
+        "verdict",
+    ]
     assert v["check_id"].tolist() == ["I1", "I2.m1"]
 
 
@@ -115,7 +138,7 @@ def test_tables_are_plain_typed_and_carry_provenance(tmp_path: Path) -> None:
 
 def test_operations_add_everything_and_delete_only_stale_data(tmp_path: Path) -> None:
     _results(tmp_path)
-    files = publish_files(load_config(write_config(tmp_path, "rubrics")))
+    files = publish_files(load_config(write_config(tmp_path, "rubrics")), REPO)
     existing = [
         "README.md",
         ".gitattributes",
@@ -136,7 +159,7 @@ def test_operations_add_everything_and_delete_only_stale_data(tmp_path: Path) ->
 def test_missing_results_name_the_command(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, "rubrics"))
     with pytest.raises(HubError, match="gamut score"):
-        publish_files(cfg)
+        publish_files(cfg, REPO)
 
 
 def test_publish_needs_a_token_and_a_repo_id(

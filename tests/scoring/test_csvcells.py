@@ -17,8 +17,10 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-
 from scoring.config import load_config
+from scoring.report import build_tables
+from tests.report.conftest import main_project
+
 from scoring.csvcells import (
     FORMULA_START,
     frame_csv,
@@ -27,8 +29,6 @@ from scoring.csvcells import (
     neutralise_table,
     write_table_csv,
 )
-from scoring.report import build_tables
-from tests.report.conftest import main_project
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE = ['=HYPERLINK("http://evil.example","click")', "@SUM(1+1)", "+1+1", "-2+3", "\t=1", "\r=1"]

@@ -1,0 +1,117 @@
+"""The published verdict table: what the site's downloads and the Hugging Face dataset carry.
+
+One row per (submission_id, setting, judge, question_id, check_id), with the columns of ``gamut
+export verdicts`` plus the question's ``domain``. Built column-wise on the dictionary codes, so
+millions of rows cost about a second.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from scoring.errors import GamutError
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
+
+
+def _narrow(col: pa.ChunkedArray) -> pa.Array:
+    """One array; dictionary columns keep their dictionary with the narrowest index type."""
+    arr = col.combine_chunks()
+    if not pa.types.is_dictionary(arr.type):
+        return arr
+    enc = cast(pa.DictionaryArray, arr)
+    n = len(enc.dictionary)
+    kind = pa.int8() if n < 127 else pa.int16() if n < 32_000 else pa.int32()
+    values = enc.dictionary
+    if pa.types.is_large_string(values.type):
+        values = values.cast(pa.string())
+    return pa.DictionaryArray.from_arrays(enc.indices.cast(kind), values)
+
+
+def codes(arr: pa.Array) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """A string column as (int codes, values); nulls get code 0."""
+    if not pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_encode()
+    enc = cast(pa.DictionaryArray, arr)
+    idx = enc.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return idx, [str(v) for v in enc.dictionary.to_pylist()]
+
+
+def _mapped(arr: pa.Array, mapping: dict[str, str], what: str) -> pa.DictionaryArray:
+    """A dictionary column of ``mapping[value]`` for every value of ``arr`` (dictionary-wise)."""
+    idx, values = codes(arr)
+    unknown = sorted(v for v in values if v not in mapping)
+    if unknown:
+        raise GamutError(f"verdicts.parquet names {what} with no entry: {', '.join(unknown[:5])}")
+    labels = sorted({mapping[v] for v in values})
+    pos = {v: i for i, v in enumerate(labels)}
+    lut = np.array([pos[mapping[v]] for v in values], dtype=np.int32)
+    indices = pa.array(lut[idx] if len(idx) else [], pa.int32())
+    return pa.DictionaryArray.from_arrays(indices, pa.array(labels, pa.string()))
+
+
+def verdict_table(
+    source: Path, public: bool, judge_ids: dict[str, str], domains: dict[str, str]
+) -> pa.Table:
+    """The published verdict table, read from ``source`` (``<results>/verdicts.parquet``).
+
+    Columns: those of ``gamut export verdicts`` (``judge_id`` after ``judge``) plus ``domain``
+    after ``question_id``; ``rationale`` and ``check_text`` only when ``public``. Rows are
+    grouped by submission (a stable sort); string columns stay dictionary-encoded.
+
+    Args:
+        source: the verdict table.
+        public: whether rubric text and rationales may be published.
+        judge_ids: judge name -> identity (:func:`judge_ids`).
+        domains: question id -> domain.
+
+    Raises:
+        GamutError: a judge or question of the table has no entry in the mappings.
+    """
+    names = pq.read_schema(source).names
+    keep = [c for c in VERDICT_COLUMNS if c in names]
+    if public:
+        keep += [c for c in VERDICT_TEXT_COLUMNS if c in names]
+    raw = pq.read_table(source, columns=keep)
+    cols = {c: _narrow(raw.column(c)) for c in keep}
+    del raw
+    cols["judge_id"] = _mapped(cols["judge"], judge_ids, "judges")
+    cols["domain"] = _mapped(cols["question_id"], domains, "questions")
+    lead = ("submission_id", "setting", "judge", "judge_id", "question_id", "domain")
+    order = list(dict.fromkeys(c for c in (*lead, *keep) if c in cols))
+    table = pa.table({c: cols[c] for c in order})
+    sub, _ = codes(cols["submission_id"])
+    if len(sub) and bool((np.diff(sub) < 0).any()):
+        table = table.take(pa.array(np.argsort(sub, kind="stable")))
+    return table
+
+
+def judge_ids(provenance: dict[str, Any]) -> dict[str, str]:
+    """Judge name -> ``provider:model@prompt-version``, as ``gamut export verdicts`` writes it."""
+    out: dict[str, str] = {}
+    for name, j in (provenance.get("judges") or {}).items():
+        if isinstance(j, dict):
+            version = j.get("prompt_template") or j.get("prompt_version")
+            out[str(name)] = f"{j.get('provider')}:{j.get('model')}@{version}"
+    return out
+
+
+def submission_slices(table: pa.Table) -> dict[str, pa.Table]:
+    """Zero-copy slices of a table grouped by submission (as :func:`verdict_table` returns)."""
+    sub, names = codes(table.column("submission_id").combine_chunks())
+    out: dict[str, pa.Table] = {}
+    if not len(sub):
+        return out
+    starts = np.flatnonzero(np.r_[True, sub[1:] != sub[:-1]])
+    ends = np.r_[starts[1:], len(sub)]
+    for s, e in zip(starts, ends, strict=True):
+        out[names[int(sub[s])]] = table.slice(int(s), int(e - s))
+    return out
+
+
+__all__ = ["codes", "judge_ids", "submission_slices", "verdict_table"]
