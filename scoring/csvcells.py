@@ -64,7 +64,8 @@ def _neutralise_array(arr: pa.Array) -> pa.Array:
     hit = pc.fill_null(pc.match_substring_regex(arr, _PATTERN), False)
     if not pc.any(hit).as_py():
         return arr
-    return pc.if_else(hit, pc.binary_join_element_wise(PREFIX, arr, ""), arr)
+    prefix, empty = pa.scalar(PREFIX, arr.type), pa.scalar("", arr.type)
+    return pc.if_else(hit, pc.binary_join_element_wise(prefix, arr, empty), arr)
 
 
 def neutralise_table(table: pa.Table) -> pa.Table:

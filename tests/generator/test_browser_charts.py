@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from scoring.config import load_config
 
-from generator import build_site
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
 from generator.serve import make_server
 from generator.vendor import PLOTLY
 from tests.generator.fixture_tables import write_fixture_config
@@ -48,7 +49,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     base = f"http://127.0.0.1:{server.server_address[1]}/site/"
     cfg = load_config(write_fixture_config(tmp_path_factory.mktemp("fx"), rubrics_public=False))
     site_cfg = cfg.site.model_copy(update={"url": base, "out": served / "site"})
-    site = build_site(cfg.model_copy(update={"site": site_cfg}))
+    site = pipeline.build_site(Project(cfg.model_copy(update={"site": site_cfg})))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     with sync_playwright() as pw:

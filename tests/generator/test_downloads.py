@@ -15,9 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from scoring.config import GamutConfig, load_config
 
-from generator import SiteError, build_site, downloads_size
+from gamut import pipeline
+from gamut.config import GamutConfig, load_config
+from gamut.project import Project
+from generator import SiteError, downloads_size
 from scoring.columns import TABLES, VERDICT_KEY
 from scoring.verdicts import VERDICT_COLUMNS
 from tests.generator.fixture_tables import JUDGES, QUESTIONS, write_fixture_config
@@ -38,7 +40,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GamutConfi
         lb = pd.read_parquet(lb_path)
         lb.loc[lb["submission_id"] == "tiny-lm", "organisation"] = FORMULA
         lb.to_parquet(lb_path)
-        yield cfg, build_site(cfg)
+        yield cfg, pipeline.build_site(Project(cfg))
     finally:
         os.umask(old)
 
@@ -142,7 +144,7 @@ def test_an_undocumented_column_stops_the_build_with_its_name(tmp_path: Path) ->
     df["mystery"] = 1
     df.to_parquet(path)
     with pytest.raises(SiteError, match=r"by_kind: undocumented columns mystery.*scoring/columns"):
-        build_site(cfg)
+        pipeline.build_site(Project(cfg))
 
 
 def test_verdict_files_are_rebuilt_when_a_judge_changes(tmp_path: Path) -> None:
@@ -155,15 +157,15 @@ def test_verdict_files_are_rebuilt_when_a_judge_changes(tmp_path: Path) -> None:
         (folder,) = [p for p in cache.iterdir() if p.is_dir()]
         return folder.name, (folder / "verdicts.parquet").stat().st_ino
 
-    build_site(cfg)
+    pipeline.build_site(Project(cfg))
     first = entry()
-    build_site(cfg)
+    pipeline.build_site(Project(cfg))
     assert entry() == first  # reused, not rewritten
     prov_path = cfg.path(cfg.store.results) / "provenance.json"
     prov = json.loads(prov_path.read_text())
     prov["judges"]["oracle"]["model"] = "demo-oracle-2"
     prov_path.write_text(json.dumps(prov))
-    site = build_site(cfg)
+    site = pipeline.build_site(Project(cfg))
     assert entry()[0] != first[0]  # a new entry replaced the old one
     df = pd.read_parquet(site / "downloads" / "verdicts.parquet")
     assert "replay:demo-oracle-2@v1" in set(df["judge_id"].astype(str))

@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 import yaml
-from scoring.config import load_config
-from scoring.hub import publish_files
-from scoring.report import build_tables
 
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.hub import publish_files
+from gamut.project import Project
 from scoring.columns import TABLES
-from tests.report.conftest import main_project
+from tests.tables.conftest import main_project
 
 REPO = "gamut-bench/results"
 #: Loads every config in a fresh interpreter with the Hub switched off (both libraries read the
@@ -39,7 +40,7 @@ pytestmark = pytest.mark.slow
 
 def _write_layout(root: Path) -> tuple[Path, str]:
     cfg = load_config(main_project().write(root / "project"))
-    build_tables(cfg)
+    pipeline.score(Project(cfg))
     out = root / "dataset"
     for f in publish_files(cfg, REPO):
         path = out / f.path_in_repo

@@ -17,10 +17,10 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from scoring.config import load_config
-from scoring.report import build_tables
-from tests.report.conftest import main_project
 
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
 from scoring.csvcells import (
     FORMULA_START,
     frame_csv,
@@ -29,6 +29,7 @@ from scoring.csvcells import (
     neutralise_table,
     write_table_csv,
 )
+from tests.tables.conftest import main_project
 
 REPO = Path(__file__).resolve().parents[2]
 HOSTILE = ['=HYPERLINK("http://evil.example","click")', "@SUM(1+1)", "+1+1", "-2+3", "\t=1", "\r=1"]
@@ -74,6 +75,7 @@ def test_arrow_tables_fix_plain_and_dictionary_columns() -> None:
     table = pa.table(
         {
             "a": ["=1+1", "ok", None],
+            "large": pa.array(["@x", "y", None], pa.large_string()),
             "d": pa.array(["-x", "y", "-x"]).dictionary_encode(),
             "n": [-1, 2, 3],
         }
@@ -82,10 +84,11 @@ def test_arrow_tables_fix_plain_and_dictionary_columns() -> None:
     assert out.column("a").to_pylist() == ["'=1+1", "ok", None]
     assert out.column("d").to_pylist() == ["'-x", "y", "'-x"]
     assert out.column("n").to_pylist() == [-1, 2, 3]
+    assert out.column("large").to_pylist() == ["'@x", "y", None]
     sink = pa.BufferOutputStream()
     write_table_csv(table, sink)
     rows = list(csv.reader(io.StringIO(sink.getvalue().to_pybytes().decode())))
-    assert rows[1] == ["'=1+1", "'-x", "-1"]
+    assert rows[1] == ["'=1+1", "'@x", "'-x", "-1"]
 
 
 def test_every_csv_writer_goes_through_the_shared_helper() -> None:
@@ -118,7 +121,7 @@ def test_score_tables_neutralise_metadata_and_are_world_readable(
     meta = yaml.safe_load(meta_file.read_text())
     meta["model_name"], meta["organisation"] = HOSTILE[0], HOSTILE[1]
     meta_file.write_text(yaml.safe_dump(meta))
-    out = build_tables(load_config(config)).out_dir
+    out = pipeline.score(Project(load_config(config))).out_dir
     rows = list(csv.DictReader((out / "leaderboard.csv").open(encoding="utf-8")))
     alpha = [r for r in rows if r["submission_id"] == "alpha"]
     assert alpha and {r["model_name"] for r in alpha} == {"'" + HOSTILE[0]}
