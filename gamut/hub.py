@@ -27,18 +27,20 @@ import pyarrow.parquet as pq
 import yaml
 
 from gamut.config import GamutConfig
-from scoring.columns import (
+from scoring.errors import GamutError
+from scoring.questions import load_questions
+from scoring.tables import (
+    PROVENANCE_FILE,
     SECONDARY_NOTE,
     TABLES,
     VERDICT_KEY_NOTE,
     arrow_type,
     dictionary,
+    judge_ids,
+    submission_slices,
     undocumented,
+    verdict_table,
 )
-from scoring.errors import GamutError
-from scoring.published import judge_ids, submission_slices, verdict_table
-from scoring.questions import load_questions
-from scoring.tables.write import PROVENANCE_FILE
 from scoring.verdicts import VERDICT_TABLE, VERDICT_TEXT_COLUMNS
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -231,13 +233,13 @@ def _documented(name: str, table: pa.Table) -> pa.Table:
     """``table`` with every column documented and all-null columns given their published type.
 
     Raises:
-        HubError: a column has no entry in :data:`scoring.columns.TABLES`.
+        HubError: a column has no entry in :data:`scoring.tables.columns.TABLES`.
     """
     missing = undocumented(name, table.column_names)
     if missing:
         raise HubError(
             f"{name}: undocumented columns {', '.join(missing)}; describe them in "
-            "scoring/columns.py (TABLES) so the dataset card can document them"
+            "scoring/tables/columns.py (TABLES) so the dataset card can document them"
         )
     for i, field in enumerate(table.schema):
         if pa.types.is_null(field.type):

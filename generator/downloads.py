@@ -1,5 +1,5 @@
 """Downloadable files: the questions, every score table and every verdict, each with its column
-dictionary (:mod:`scoring.columns`); rubric text and rationales only when rubrics are public.
+dictionary (:mod:`scoring.tables.columns`); rubric text and rationales only when rubrics are public.
 
 Score tables are small: each is published as Parquet (the results file itself) and CSV. Verdicts
 are millions of rows at paper scale, so they are published in Parquet only, twice: one file of
@@ -26,11 +26,19 @@ import pyarrow.parquet as pq
 
 from generator.render import file_id
 from generator.tables import ScoreTables, SiteError
-from scoring.columns import SECONDARY_NOTE, VERDICT_KEY_NOTE, arrow_type, dictionary, undocumented
-from scoring.csvcells import write_table_csv
-from scoring.published import judge_ids, submission_slices, verdict_table
 from scoring.questions import Question
 from scoring.storage import make_temp_folder
+from scoring.tables import (
+    SECONDARY_NOTE,
+    VERDICT_KEY_NOTE,
+    arrow_type,
+    dictionary,
+    judge_ids,
+    submission_slices,
+    undocumented,
+    verdict_table,
+    write_table_csv,
+)
 
 #: Bump when the layout or content of the derived verdict files changes.
 FORMAT_VERSION = "2"
@@ -53,7 +61,7 @@ SCORE_TABLES: tuple[tuple[str, str], ...] = (
 )
 #: Tables whose CSV is gzipped (one row per question and model: too large to serve plain).
 GZIPPED = {"question_scores"}
-_FIX = "describe the column in scoring/columns.py (TABLES) so the downloads can document it"
+_FIX = "describe the column in scoring/tables/columns.py (TABLES) so the downloads can document it"
 
 
 @dataclass(frozen=True)

@@ -79,4 +79,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     atomic_write(path, write)
 
 
-__all__ = ["atomic_write", "atomic_write_bytes", "atomic_write_text"]
+__all__ = [
+    "atomic_write",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "file_mode",
+    "folder_mode",
+    "make_temp_folder",
+]

@@ -17,7 +17,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring.compiler import CheckKind
-from scoring.csvcells import write_frame_csv
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
 from scoring.ledger import Ledger
@@ -25,6 +24,7 @@ from scoring.ledger.store import key_column
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write
+from scoring.tables.csvcells import write_frame_csv
 from scoring.verdicts import VERDICT_COLUMNS, Verdict
 
 EMPTY_RATIONALE = "The response is empty."

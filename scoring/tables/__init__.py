@@ -16,8 +16,19 @@ import pandas as pd
 from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
 from scoring.tables import tables as _tables
+from scoring.tables.columns import (
+    SECONDARY_NOTE,
+    TABLES,
+    VERDICT_KEY,
+    VERDICT_KEY_NOTE,
+    arrow_type,
+    dictionary,
+    undocumented,
+)
+from scoring.tables.csvcells import frame_csv, neutralise, write_frame_csv, write_table_csv
 from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.pairwise import pairwise
+from scoring.tables.published import judge_ids, submission_slices, verdict_table
 from scoring.tables.scores import Scores, compute
 from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_table
 
@@ -121,9 +132,23 @@ def build_tables(
 
 __all__ = [
     "PROVENANCE_FILE",
+    "SECONDARY_NOTE",
+    "TABLES",
+    "VERDICT_KEY",
+    "VERDICT_KEY_NOTE",
     "Inputs",
     "Tables",
+    "arrow_type",
     "build_tables",
+    "dictionary",
+    "frame_csv",
+    "judge_ids",
     "load_inputs",
+    "neutralise",
     "score_frames",
+    "submission_slices",
+    "undocumented",
+    "verdict_table",
+    "write_frame_csv",
+    "write_table_csv",
 ]

@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring import __version__
-from scoring.csvcells import frame_csv
 from scoring.scorer import ScoringConfig
 from scoring.storage import atomic_write_bytes, atomic_write_text
+from scoring.tables.csvcells import frame_csv
 from scoring.tables.load import Inputs
 
 PROVENANCE_KEY = b"gamut.provenance"

@@ -20,7 +20,7 @@ from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
 from generator import SiteError, downloads_size
-from scoring.columns import TABLES, VERDICT_KEY
+from scoring.tables.columns import TABLES, VERDICT_KEY
 from scoring.verdicts import VERDICT_COLUMNS
 from tests.generator.fixture_tables import JUDGES, QUESTIONS, write_fixture_config
 
@@ -143,7 +143,7 @@ def test_an_undocumented_column_stops_the_build_with_its_name(tmp_path: Path) ->
     df = pd.read_parquet(path)
     df["mystery"] = 1
     df.to_parquet(path)
-    with pytest.raises(SiteError, match=r"by_kind: undocumented columns mystery.*scoring/columns"):
+    with pytest.raises(SiteError, match=r"by_kind: undocumented columns mystery.*scoring/tables/columns"):
         pipeline.build_site(Project(cfg))
 
 

@@ -17,7 +17,7 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.hub import publish_files
 from gamut.project import Project
-from scoring.columns import TABLES
+from scoring.tables.columns import TABLES
 from tests.tables.conftest import main_project
 
 REPO = "gamut-bench/results"

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.csvcells import (
+from scoring.tables.csvcells import (
     FORMULA_START,
     frame_csv,
     neutralise,
@@ -92,7 +92,7 @@ def test_arrow_tables_fix_plain_and_dictionary_columns() -> None:
 
 
 def test_every_csv_writer_goes_through_the_shared_helper() -> None:
-    """No module but scoring/csvcells.py writes CSV itself."""
+    """No module but scoring/tables/csvcells.py writes CSV itself."""
     writers = re.compile(r"\.to_csv\(|\bwrite_csv\(|csv\.writer\(|csv\.DictWriter\(")
     offenders = []
     for package in ("scoring", "generator", "gamut"):
@@ -101,7 +101,7 @@ def test_every_csv_writer_goes_through_the_shared_helper() -> None:
                 continue
             if writers.search(path.read_text(encoding="utf-8")):
                 offenders.append(str(path.relative_to(REPO)))
-    assert not offenders, f"write CSV with scoring.csvcells instead: {offenders}"
+    assert not offenders, f"write CSV with scoring.tables.csvcells instead: {offenders}"
 
 
 @pytest.fixture
