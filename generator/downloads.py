@@ -315,7 +315,7 @@ def write_downloads(
             [("Parquet", "downloads/verdicts.parquet", (out / "verdicts.parquet").stat().st_size)],
             'pd.read_parquet("verdicts.parquet", filters=[("submission_id", "==", "ID")])',
             _describe("verdicts", columns),
-            f"{VERDICT_KEY_NOTE} {SECONDARY_NOTE}",
+            f"{VERDICT_KEY_NOTE}\n\n{SECONDARY_NOTE}",
         )
         sids = {str(s) for s in lb["submission_id"]}
         for sid in sorted(sids):

@@ -143,7 +143,8 @@ def test_an_undocumented_column_stops_the_build_with_its_name(tmp_path: Path) ->
     df = pd.read_parquet(path)
     df["mystery"] = 1
     df.to_parquet(path)
-    with pytest.raises(SiteError, match=r"by_kind: undocumented columns mystery.*scoring/tables/columns"):
+    want = r"by_kind: undocumented columns mystery.*scoring/tables/columns"
+    with pytest.raises(SiteError, match=want):
         pipeline.build_site(Project(cfg))
 
 
