@@ -57,10 +57,14 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "domain": (_S, "the question's domain"),
         "popularity": (_S, "head, torso or tail"),
         "egocentric": (_B, "true for smart-glasses photos"),
-        "ac": (_F, "answer-critical tier score, in [-1, 1]; empty when the question has none"),
-        "v": (_F, "valuable tier score, in [-1, 1]; empty when the question has none"),
-        "c": (_F, "context tier score, in [-1, 1]; empty when the question has none"),
-        "gamut": (
+        "ac_raw": (
+            _F,
+            "answer-critical tier score of the question, in [-1, 1]; empty when "
+            "the question has none (published scores are 100 x the mean)",
+        ),
+        "v_raw": (_F, "valuable tier score, in [-1, 1]; empty when the question has none"),
+        "c_raw": (_F, "context tier score, in [-1, 1]; empty when the question has none"),
+        "gamut_raw": (
             _F,
             "the question's Gamut score in [-1, 1] (tier weights 0.6 / 0.3 / 0.1, "
             "renormalised over the tiers present)",
