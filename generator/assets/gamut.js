@@ -136,7 +136,11 @@
     var holder = form.getAttribute("data-chart") &&
       document.getElementById(form.getAttribute("data-chart"));
     var el = holder && holder.querySelector("[data-figure]");
-    if (!el || typeof Plotly === "undefined") { return; }
+    if (!el) { return; }
+    if (typeof Plotly === "undefined") {  /* redrawn filtered once the library has loaded */
+      withPlotly(function () { filterChart(form, target); });
+      return;
+    }
     var visible = {};
     target.querySelectorAll("tbody tr:not([hidden])").forEach(function (row) {
       visible[row.getAttribute("data-setting") + "|" + row.getAttribute("data-sid")] = true;
