@@ -127,7 +127,7 @@ class ReplayBackend(Backend):
         for name, (values, idx) in zip(REPLAY_COLUMNS[:4], cols, strict=True):
             cats = df[name].cat.categories
             width = len(cats) + 1
-            codes = pd.Categorical(values, categories=cats).codes.astype(np.int64)[idx]
+            codes = cats.get_indexer(pd.Index(values)).astype(np.int64)[idx]  # -1: unknown
             unknown |= codes < 0
             stored = stored * width + df[name].cat.codes.to_numpy().astype(np.int64)
             asked = asked * width + codes
