@@ -207,6 +207,15 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
     changes (none in CI). They must all lie in one submission's own folder.
     """
     where = f"--changed-from {ref}"
+    if not ref or ref.startswith("-") or any(c.isspace() or not c.isprintable() for c in ref):
+        return [], [
+            Problem(
+                where,
+                None,
+                f"{ref!r} is not a git revision",
+                "pass a branch name or commit sha, e.g. --changed-from origin/main",
+            )
+        ]
     top = _git(subs_root, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
         return [], [
@@ -218,7 +227,11 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
             )
         ]
     toplevel = Path(top.stdout.strip())
-    diff = _git(toplevel, "diff", "--name-only", "--no-renames", "-z", f"{ref}...HEAD", "--")
+    # the revision is never read as an option, whatever it holds
+    diff = _git(
+        toplevel, "diff", "--name-only", "--no-renames", "-z", "--end-of-options",
+        f"{ref}...HEAD", "--",
+    )  # fmt: skip
     if diff.returncode != 0:
         return [], [
             Problem(
