@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from scoring.cli import main
+from gamut.cli import main
 from tests.judge.project import RUBRICS, openai_judge, write_project
 
 SECRET = "THE EASTERN HIMALAYAS"

@@ -6,7 +6,8 @@ import base64
 
 import pytest
 
-from scoring.submissions import validate_submissions
+from gamut import pipeline
+from gamut.project import Project as GamutProject
 from scoring.submissions.gaming import fold, judge_phrase
 from tests.submissions.helpers import RESPONSES, Project, good_lines
 
@@ -80,7 +81,7 @@ def test_the_validator_warns_on_every_disguise_and_still_passes(project: Project
     for qid, case in zip(qids, HOSTILE, strict=False):
         texts[qid] = HOSTILE[case]
     project.write("acme", multimodal=good_lines(texts))
-    report = validate_submissions(project.cfg)
+    report = pipeline.validate(GamutProject(project.cfg))
     assert report.ok  # it stays a warning
     flagged = {w.question_id for w in report.warnings if "address the judge" in w.message}
     assert flagged == set(qids[: len(HOSTILE)])

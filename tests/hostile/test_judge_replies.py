@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from scoring.cli import main
-from scoring.config import load_config
-from scoring.judge import judge_all
+from gamut import pipeline
+from gamut.cli import main
+from gamut.config import load_config
+from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest
 from tests.judge.project import RUBRICS, TOTAL_CALLS, openai_judge, write_project
@@ -60,7 +61,9 @@ def test_openai_bad_body_is_reasked_then_a_recorded_failure(
     hook = OPENAI_BODIES[case]
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
     fake_llm.reply_hook = hook
-    report = judge_all(cfg, progress=QUIET)  # no traceback: every check is accounted for
+    report = pipeline.judge(
+        Project(cfg), progress=QUIET
+    )  # no traceback: every check is accounted for
     s = report.judges["gpt"]
     if case == "details not a mapping":  # harmless: the counts are still there
         assert report.ok
@@ -70,7 +73,7 @@ def test_openai_bad_body_is_reasked_then_a_recorded_failure(
     assert all("unusable" in f.message for f in s.failures)
     # the run goes on: with a sane provider, the next run judges everything
     fake_llm.reply_hook = None
-    again = judge_all(cfg, progress=QUIET)
+    again = pipeline.judge(Project(cfg), progress=QUIET)
     assert again.ok and again.judges["gpt"].judged == TOTAL_CALLS
 
 
@@ -87,7 +90,7 @@ def test_one_bad_body_among_good_ones_is_reasked_and_judged(
         return payload
 
     fake_llm.reply_hook = once
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     assert report.ok and report.judges["gpt"].reasks == 1
 
 
@@ -115,7 +118,7 @@ def test_anthropic_bad_body_is_a_recorded_failure(
     judges = openai_judge(fake_llm.anthropic_base_url, "claude", provider="anthropic")
     cfg = load_config(write_project(tmp_path, judges))
     fake_llm.reply_hook = ANTHROPIC_BODIES[case]
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     s = report.judges["claude"]
     assert s.judged == 0 and len(s.failures) == TOTAL_CALLS
     assert {f.kind for f in s.failures} == {"bad_output"}
@@ -158,5 +161,5 @@ def test_public_rubrics_keep_the_providers_message(tmp_path: Path, fake_llm: Fak
         write_project(tmp_path, openai_judge(fake_llm.openai_base_url, retries=0), public=True)
     )
     fake_llm.queue_faults("400_echo")
-    report = judge_all(cfg, progress=QUIET)
+    report = pipeline.judge(Project(cfg), progress=QUIET)
     assert any("cannot process this prompt" in f.message for f in report.failures)
