@@ -8,6 +8,7 @@ verdict. Everything after this module is arithmetic on those arrays.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -81,13 +82,20 @@ def _response_chars(path: Path, qindex: dict[str, int]) -> npt.NDArray[np.float6
 
 
 def read_submissions(
-    folder: Path, qindex: dict[str, int]
+    folder: Path, qindex: dict[str, int], only: Collection[str] | None = None
 ) -> tuple[
     tuple[str, ...], dict[str, SubmissionMeta], npt.NDArray[np.bool_], npt.NDArray[np.float64]
 ]:
-    """Submission ids, metadata, which settings have responses, and response lengths."""
+    """Submission ids, metadata, which settings have responses, and response lengths.
+
+    ``only``: the submission ids to read (default: every folder with a ``submission.yaml``).
+    """
     dirs = (
-        sorted(p for p in folder.iterdir() if (p / "submission.yaml").is_file())
+        sorted(
+            p
+            for p in folder.iterdir()
+            if (p / "submission.yaml").is_file() and (only is None or p.name in only)
+        )
         if folder.is_dir()
         else []
     )
@@ -112,6 +120,7 @@ def load_inputs(
     verdicts: Path,
     *,
     rubrics_source: str,
+    only: Collection[str] | None = None,
 ) -> Inputs:
     """Read the submissions and the verdict table, and index them against questions and checks.
 
@@ -122,6 +131,8 @@ def load_inputs(
         judges: the configured judge names, in config order.
         verdicts: the verdict table (``verdicts.parquet``).
         rubrics_source: where the rubrics came from, for messages.
+        only: the submission ids to score (default: every submission in the folder); a
+            pipeline leaves out those that fail validation.
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
@@ -130,7 +141,9 @@ def load_inputs(
     table = checks
     index, check_ids = index_checks(questions, table, rubrics_source)
     qids = [q.question_id for q in questions]
-    ids, meta, has, chars = read_submissions(submissions, {q: i for i, q in enumerate(qids)})
+    ids, meta, has, chars = read_submissions(
+        submissions, {q: i for i, q in enumerate(qids)}, only
+    )
     matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids)
     return Inputs(
         questions, index, ids, meta, judges, has, chars, matrix, table.rubric_version, ignored
