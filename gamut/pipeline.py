@@ -195,9 +195,7 @@ def run(project: Project, *, site: bool = True, progress: ProgressSink | None = 
     verdicts = write_verdicts(project, keep)
     tables = score(project, keep)
     out = build_site(project) if site else None
-    return RunResult(
-        report, verdicts, tables, out, validation, tuple(sorted(validation.rejected))
-    )
+    return RunResult(report, verdicts, tables, out, validation, tuple(sorted(validation.rejected)))
 
 
 __all__ = [

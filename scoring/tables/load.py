@@ -141,9 +141,7 @@ def load_inputs(
     table = checks
     index, check_ids = index_checks(questions, table, rubrics_source)
     qids = [q.question_id for q in questions]
-    ids, meta, has, chars = read_submissions(
-        submissions, {q: i for i, q in enumerate(qids)}, only
-    )
+    ids, meta, has, chars = read_submissions(submissions, {q: i for i, q in enumerate(qids)}, only)
     matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids)
     return Inputs(
         questions, index, ids, meta, judges, has, chars, matrix, table.rubric_version, ignored

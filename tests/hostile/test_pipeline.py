@@ -18,7 +18,7 @@ EVIL = "<img src=x onerror=alert(99)>"
 
 
 def _run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, list(args), env={"COLUMNS": "300"})
+    result = CliRunner().invoke(main, list(args))
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result.exit_code, result.output
 
@@ -80,7 +80,12 @@ def test_two_submissions_with_one_display_name_still_build_the_site(
     assert "Alpha VL (alpha)" in index and "Alpha VL (beta)" in index
 
 
-def test_markup_in_a_model_name_prints_as_text(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+def test_markup_in_a_model_name_prints_as_text(
+    tmp_path: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gamut.cli import _common
+
+    monkeypatch.setattr(_common.out_console, "width", 300)  # one table row per line
     cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
     name = "[/bold] [link=https://evil.example]Alpha[/link] [red]VL"
     write_meta(tmp_path / "submissions" / "alpha", name)
