@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -58,13 +58,15 @@ class JsonlFile:
     """What a JSON Lines file holds, and every problem found while reading it.
 
     Attributes:
-        lines: the lines that parsed, in file order.
-        problems: one per unreadable line (or one for the whole file).
+        lines: the lines that parsed, in file order (an iterator, read once, when the file was
+            read with ``report``).
+        problems: one per unreadable line (or one for the whole file); empty when the file was
+            read with ``report``, which receives them instead.
         empty: True when the file holds nothing but whitespace.
         unreadable: True when the file as a whole was refused (too large, UTF-16, unreadable).
     """
 
-    lines: list[JsonlLine] = field(default_factory=list)
+    lines: Iterable[JsonlLine] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     empty: bool = False
     unreadable: bool = False
@@ -112,11 +114,14 @@ def parse_line(raw: bytes, limits: JsonlLimits) -> tuple[Any, str | None]:
 
 def split_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """``(line number, line)`` for each line of ``data``: split at ``\\n``, ``\\r`` dropped."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    for n, raw in enumerate(lines, 1):
-        yield n, raw.removesuffix(b"\r")
+    start, n, end = 0, 0, len(data)
+    while start < end:
+        stop = data.find(b"\n", start)
+        if stop < 0:
+            stop = end
+        n += 1
+        yield n, data[start:stop].removesuffix(b"\r")
+        start = stop + 1
 
 
 def read_jsonl(
@@ -128,6 +133,7 @@ def read_jsonl(
     blank_lines: bool = True,
     what: str = "",
     size_fix: str = "shorten the file",
+    report: Callable[[Problem], None] | None = None,
 ) -> JsonlFile:
     """Read a JSON Lines file within ``limits``, every problem found at once.
 
@@ -139,6 +145,8 @@ def read_jsonl(
         blank_lines: report blank lines as problems (True) or skip them.
         what: what the file is, for the size message (e.g. "a response file").
         size_fix: the fix offered for a file over the size limit.
+        report: receives each problem as it is found; the lines are then parsed as they are
+            iterated, so a file of many lines is never held parsed in memory all at once.
 
     Returns:
         The parsed lines and the problems. A file over the size limit, in UTF-16 or unreadable
@@ -146,9 +154,10 @@ def read_jsonl(
     """
     limits = limits or JsonlLimits()
     out = JsonlFile()
+    sink = report or out.problems.append
 
     def problem(line: int | None, msg: str, fix_: str) -> None:
-        out.problems.append(Problem(display, line, msg, fix_))
+        sink(Problem(display, line, msg, fix_))
 
     try:
         size = path.stat().st_size
@@ -179,16 +188,20 @@ def read_jsonl(
             1, "file starts with a UTF-8 byte order mark (BOM)", "save it as UTF-8 without a BOM"
         )
         data = data[len(codecs.BOM_UTF8) :]
-    for n, raw in split_lines(data):
-        if not raw.strip():
-            if blank_lines:
-                problem(n, "empty line", "remove the empty line")
-            continue
-        value, wrong = parse_line(raw, limits)
-        if wrong is not None:
-            problem(n, wrong, fix)
-            continue
-        out.lines.append(JsonlLine(n, value))
+
+    def parsed() -> Iterator[JsonlLine]:
+        for n, raw in split_lines(data):
+            if not raw.strip():
+                if blank_lines:
+                    problem(n, "empty line", "remove the empty line")
+                continue
+            value, wrong = parse_line(raw, limits)
+            if wrong is not None:
+                problem(n, wrong, fix)
+                continue
+            yield JsonlLine(n, value)
+
+    out.lines = parsed() if report is not None else list(parsed())
     return out
 
 

@@ -20,6 +20,8 @@ from scoring.submissions.formats import (
 #: Files allowed directly in the submissions folder, outside any submission.
 ROOT_FILES = frozenset({"README.md", ".gitkeep"})
 ALLOWED_FILES = frozenset({METADATA_FILE, *RESPONSE_FILES.values()})
+#: Unexpected entries of a submission folder listed one by one; the rest are counted.
+MAX_LISTED_ENTRIES = 50
 _ONLY = "a submission folder holds only " + ", ".join(sorted(ALLOWED_FILES))
 
 
@@ -166,7 +168,13 @@ def check_folder(
         error(shown, "not a folder", f"{_ONLY}; create it with `gamut submission new ID`")
         return {}, problems
     files: dict[str, Path] = {}
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    n_before = len(problems)
+    unlisted = 0
+    for entry in entries:
+        if len(problems) - n_before >= MAX_LISTED_ENTRIES and entry.name not in ALLOWED_FILES:
+            unlisted += 1  # a folder of 20,000 junk files gets 50 lines and a count
+            continue
         path = Path(entry.path)
         where = display_path(path, base)
         mode = os.lstat(path).st_mode
@@ -180,6 +188,8 @@ def check_folder(
             error(where, "not a regular file", "replace it with a regular file")
         else:
             files[entry.name] = path
+    if unlisted:
+        error(shown, f"{unlisted} more unexpected entries are not listed", f"remove them; {_ONLY}")
     for required in REQUIRED_FILES:
         if required not in files and not os.path.lexists(folder / required):
             what = (

@@ -12,6 +12,8 @@ from scoring.errors import Problem
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
 from scoring.submissions.report import ERROR, WARNING, Limits
 
+#: Problems listed per response file; the rest are counted in one more problem.
+MAX_PROBLEMS_PER_FILE = 200
 _LINE_FORMAT = 'write one JSON object per line: {"question_id": "...", "response": "..."}'
 _KEYS = ("question_id", "response")
 # Control characters (Unicode category Cc) other than newline and tab, and unpaired surrogates.
@@ -77,11 +79,18 @@ def read_response_file(
         The responses by question id and the problems found.
     """
     out = ResponseFile()
+    unlisted: list[str] = []  # severities of the problems past the cap
+
+    def report(p: Problem) -> None:
+        if len(out.problems) < MAX_PROBLEMS_PER_FILE:
+            out.problems.append(p)
+        else:
+            unlisted.append(p.severity)
 
     def problem(
         line: int | None, msg: str, fix: str, qid: str | None = None, sev: str = ERROR
     ) -> None:
-        out.problems.append(Problem(display, line, msg, fix, question_id=qid, severity=sev))
+        report(Problem(display, line, msg, fix, question_id=qid, severity=sev))
 
     read = read_jsonl(
         path,
@@ -91,8 +100,8 @@ def read_response_file(
         what="a response file",
         size_fix="shorten the responses; each may hold at most "
         + size_text(limits.max_response_bytes),
+        report=report,
     )
-    out.problems += read.problems
     if read.unreadable:
         return out
     if read.empty:
@@ -177,16 +186,29 @@ def read_response_file(
             )
         out.responses[qid] = Response(n, resp)
 
+    if unlisted:
+        out.problems.append(
+            Problem(
+                display,
+                None,
+                f"{len(unlisted)} more problem(s) in this file are not listed",
+                "fix the ones above and validate again",
+                severity=ERROR if ERROR in unlisted else WARNING,
+            )
+        )
     if question_ids is not None:
         absent = [q for q in question_ids if q not in first_line]
         if absent:
             shown = ", ".join(absent[:10]) + (
                 f" and {len(absent) - 10} more" if len(absent) > 10 else ""
             )
-            problem(
-                None,
-                f"{len(absent)} {setting} question(s) have no response: {shown}",
-                "add one line for each; `gamut generate` resumes where it stopped",
+            out.problems.append(  # past the cap too: it says what the file lacks
+                Problem(
+                    display,
+                    None,
+                    f"{len(absent)} {setting} question(s) have no response: {shown}",
+                    "add one line for each; `gamut generate` resumes where it stopped",
+                )
             )
     return out
 

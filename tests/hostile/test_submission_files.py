@@ -220,3 +220,35 @@ def test_annotations_are_capped_and_the_rest_summarised(
     assert len(lines) == MAX_ANNOTATIONS + 1
     assert "19970 more problem(s) not annotated" in lines[-1]
     assert md.count("\n| error |") == 200 and "... and 19800 more." in md
+
+
+def test_a_flood_of_bad_lines_lists_the_first_problems_and_counts_the_rest(
+    project: Project,
+) -> None:
+    from scoring.submissions.responses import MAX_PROBLEMS_PER_FILE
+
+    body = "".join(
+        json.dumps({"question_id": f"x-{i}", "response": "r"}) + "\n" for i in range(5000)
+    )
+    project.write("acme", multimodal=body)
+    report = pipeline.validate(GamutProject(project.cfg))
+    mine = [p for p in report.problems if p.file == "submissions/acme/multimodal.jsonl"]
+    assert len(mine) == MAX_PROBLEMS_PER_FILE + 2  # the listed ones, the count, the absent ids
+    assert mine[MAX_PROBLEMS_PER_FILE].message == (
+        f"{5000 - MAX_PROBLEMS_PER_FILE} more problem(s) in this file are not listed"
+    )
+    assert "have no response" in mine[-1].message
+
+
+def test_a_folder_of_junk_files_lists_fifty_and_counts_the_rest(project: Project) -> None:
+    from scoring.submissions.layout import MAX_LISTED_ENTRIES
+
+    folder = project.write("acme")
+    for i in range(300):
+        (folder / f"junk{i:03d}.txt").write_bytes(b"")
+    report = pipeline.validate(GamutProject(project.cfg))
+    junk = [p for p in report.errors if "unexpected" in p.message]
+    assert len(junk) == MAX_LISTED_ENTRIES + 1
+    assert junk[-1].message == f"{300 - MAX_LISTED_ENTRIES} more unexpected entries are not listed"
+    assert report.submissions == ["acme"]  # its real files were still read: no "missing" error
+    assert not any("missing" in p.message for p in report.errors)
