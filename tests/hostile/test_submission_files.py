@@ -87,7 +87,7 @@ def test_json_report_of_a_deep_file_is_complete(project: Project) -> None:
                "--format", "json"],
     )  # fmt: skip
     assert result.exit_code == 1
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["n_errors"] >= 1 and "nested" in report["problems"][0]["message"]
 
 
