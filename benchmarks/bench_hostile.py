@@ -38,7 +38,13 @@ import yaml  # noqa: E402
 
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest  # noqa: E402
 from tests.hostile.project import add_submission, pipeline_project, write_meta  # noqa: E402
-from tests.judge.project import RUBRICS, openai_judge, write_project  # noqa: E402
+from tests.judge.project import (  # noqa: E402
+    LEDGER_KEY,
+    LEDGER_KEY_ENV,
+    RUBRICS,
+    openai_judge,
+    write_project,
+)
 from tests.submissions.helpers import CONFIG, FIXTURES, GOOD_META, RESPONSES  # noqa: E402
 
 MAX_SECONDS, MAX_MB = 5.0, 300.0
@@ -89,7 +95,7 @@ def gamut(root: Path, *args: str) -> Outcome:
     """Run ``gamut ARGS`` in ``root`` as a child process; measure its time and peak memory."""
     peak = root / ".peak"
     env = {**os.environ, "GAMUT_TEST_KEY": KEY, "COLUMNS": "200", "PYTHONPATH": str(ROOT),
-           "GAMUT_BENCH_PEAK": str(peak)}  # fmt: skip
+           "GAMUT_BENCH_PEAK": str(peak), LEDGER_KEY_ENV: LEDGER_KEY}  # fmt: skip
     env.pop("GAMUT_CONFIG", None)
     stamps: list[tuple[float, str]] = []
     t0 = time.perf_counter()

@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.llm_server import fake_llm
+from tests.judge.project import LEDGER_KEY, LEDGER_KEY_ENV
 from tests.submissions.helpers import CONFIG, FIXTURES, Project
 
 
 @pytest.fixture(autouse=True)
 def _api_key(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("GAMUT_TEST_KEY", "sk-GAMUTHOSTILE-1234")
+    monkeypatch.setenv(LEDGER_KEY_ENV, LEDGER_KEY)  # held-rubric projects key their ledger
     yield
 
 
