@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test quick lint typecheck unit browser-deps vendor bench clean
+.PHONY: demo test quick lint typecheck unit browser-deps vendor bench clean lock install-locked
 
 # Create or reuse the local virtual environment; reinstall when pyproject.toml changes.
 # Set-up also fetches the site's charting bundle (see `vendor`).
@@ -26,6 +26,21 @@ $(DEV_STAMP): $(STAMP)
 # checksums in generator/vendor.py, kept in .cache/vendor/ (a no-op when already there).
 vendor: $(STAMP)
 	$(BIN)/python -m generator.vendor
+
+# The jobs that hold secrets install the runtime dependencies only, each pinned by hash (and
+# the charting bundle, checked against its checksums).
+LOCK := requirements/runtime.txt
+install-locked:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m generator.vendor
+
+# Refresh the lock after changing [project] dependencies in pyproject.toml (tests/workflows checks
+# that it matches).
+lock: $(DEV_STAMP)
+	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --all-build-deps \
+	  --no-emit-index-url --no-emit-find-links --upgrade --output-file $(LOCK) pyproject.toml
 
 # Headless Chromium for the browser tests: Debian's package, installed when missing (with sudo
 # unless already root).

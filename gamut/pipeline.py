@@ -52,35 +52,46 @@ def judge(
     )
 
 
-def verdict_table(project: Project, *, judge_ids: bool = False) -> pd.DataFrame:
-    """Every verdict in the ledger of the current submissions and rubrics, as one table."""
+def verdict_table(
+    project: Project, *, judge_ids: bool = False, submissions: list[str] | None = None
+) -> pd.DataFrame:
+    """Every verdict in the ledger of the current submissions (or those named) and rubrics."""
     from scoring.judge import verdict_frame
 
     return verdict_frame(
-        project.pair_plans(), project.ledger, public=project.rubrics_public, judge_ids=judge_ids
+        project.pair_plans(submissions=submissions),
+        project.ledger,
+        public=project.rubrics_public,
+        judge_ids=judge_ids,
     )
 
 
-def write_verdicts(project: Project) -> Path:
+def write_verdicts(project: Project, submissions: list[str] | None = None) -> Path:
     """Write the verdict table into the results folder, unless it is current; returns its path.
 
     The table's metadata holds a fingerprint of its inputs (the pairs, their keys and the
-    ledger's shards): when nothing changed, the file is left as it is.
+    ledger's shards): when nothing changed, the file is left as it is. ``submissions``: the ids
+    to include (default: every submission).
     """
     from scoring.judge import write_verdict_table
     from scoring.judge.table import table_fingerprint, table_is_current
 
     out = project.verdict_table
     fp = table_fingerprint(
-        project.pair_plans(), project.ledger, public=project.rubrics_public, judge_ids=False
+        project.pair_plans(submissions=submissions),
+        project.ledger,
+        public=project.rubrics_public,
+        judge_ids=False,
     )
     if table_is_current(out, fp):
         return out
-    return write_verdict_table(verdict_table(project), out, fp)
+    return write_verdict_table(verdict_table(project, submissions=submissions), out, fp)
 
 
-def score(project: Project) -> Tables:
+def score(project: Project, submissions: list[str] | None = None) -> Tables:
     """Compute and write the score tables from the verdict table.
+
+    ``submissions``: the ids to score (default: every submission in the folder).
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
@@ -97,6 +108,7 @@ def score(project: Project) -> Tables:
         tuple(cfg.judges),
         project.verdict_table,
         rubrics_source=cfg.benchmark.rubrics,
+        only=submissions,
     )
     return build_tables(
         inputs,
@@ -141,31 +153,56 @@ def build_site(project: Project) -> Path:
 
 @dataclass(frozen=True)
 class RunResult:
-    """What one run produced."""
+    """What one run produced.
+
+    Attributes:
+        validation: the validator's report on every submission folder.
+        left_out: the submissions that failed validation, so were neither judged nor published.
+    """
 
     report: JudgeReport
     verdicts: Path
     tables: Tables
     site: Path | None
+    validation: ValidationReport | None = None
+    left_out: tuple[str, ...] = ()
+
+
+def publishable(project: Project) -> tuple[list[str], ValidationReport]:
+    """The submissions that pass validation, and the validator's report on all of them.
+
+    A folder the validator rejects (a bad name, metadata or response file) is left out; the
+    others are judged and published as usual.
+    """
+    from scoring.judge import list_submissions
+
+    report = validate(project)
+    rejected = set(report.rejected)
+    keep = [s for s in list_submissions(project.submissions_root) if s not in rejected]
+    return keep, report
 
 
 def run(project: Project, *, site: bool = True, progress: ProgressSink | None = None) -> RunResult:
-    """The main job: judge what has no verdict yet, write the verdict table, score, build the site.
+    """The main job: validate, judge what has no verdict yet, write the verdict table, score,
+    build the site.
 
-    Judge failures do not stop the run: their submissions are incomplete (shown, not ranked), and
-    the report lists them.
+    A submission that fails validation is left out of every later stage (``left_out``; the
+    validation report says why), and the others are published. Judge failures do not stop the
+    run either: their submissions are incomplete (shown, not ranked), and the report lists them.
     """
-    report = judge(project, progress=progress)
-    verdicts = write_verdicts(project)
-    tables = score(project)
+    keep, validation = publishable(project)
+    report = judge(project, submissions=keep, progress=progress)
+    verdicts = write_verdicts(project, keep)
+    tables = score(project, keep)
     out = build_site(project) if site else None
-    return RunResult(report, verdicts, tables, out)
+    return RunResult(report, verdicts, tables, out, validation, tuple(sorted(validation.rejected)))
 
 
 __all__ = [
     "RunResult",
     "build_site",
     "judge",
+    "publishable",
     "run",
     "score",
     "validate",

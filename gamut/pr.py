@@ -30,6 +30,11 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_TOTAL_BYTES = 40 * 1024 * 1024
 MAX_FILES = 8
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+#: Annotations emitted per report (GitHub shows only the first ten of each kind per step); the
+#: rest are counted in one more annotation and listed in the step summary.
+MAX_ANNOTATIONS = 30
+#: Rows of the step summary's problem table.
+MAX_SUMMARY_ROWS = 200
 
 
 class ArtifactError(GamutError):
@@ -76,14 +81,25 @@ def annotate(report: dict[str, Any], base: str = "") -> str:
     """
     import github_action_utils as gha
 
-    problems = report.get("problems", [])
-    for p in problems:
-        kind = gha.error if p.get("severity") == "error" else gha.warning
-        msg = str(p.get("message", "")) + (f" ({p['fix']})" if p.get("fix") else "")
-        file = f"{base}{p['file']}" if p.get("file") else None
-        kind(msg, title="GAMUT submission", file=file, line=p.get("line") or None)
+    raw = report.get("problems", [])
+    problems = [p for p in raw if isinstance(p, dict)] if isinstance(raw, list) else []
     errors = [p for p in problems if p.get("severity") == "error"]
     warns = [p for p in problems if p.get("severity") != "error"]
+    for p in [*errors, *warns][:MAX_ANNOTATIONS]:
+        kind = gha.error if p.get("severity") == "error" else gha.warning
+        msg = str(p.get("message", ""))[:1000] + (f" ({p['fix']})" if p.get("fix") else "")
+        file = f"{base}{p['file']}" if p.get("file") else None
+        line = p.get("line")
+        line = line if isinstance(line, int) and not isinstance(line, bool) else None
+        kind(msg, title="GAMUT submission", file=file, line=line)
+    if len(problems) > MAX_ANNOTATIONS:
+        rest = len(problems) - MAX_ANNOTATIONS
+        (gha.error if errors else gha.warning)(
+            f"{rest} more problem(s) not annotated ({len(errors)} error(s), {len(warns)} "
+            "warning(s) in all); the step summary lists the first "
+            f"{min(len(problems), MAX_SUMMARY_ROWS)}, and `gamut submission validate` all of them",
+            title="GAMUT submission",
+        )
     subs = ", ".join(f"`{s}`" for s in report.get("submissions", [])) or "no submission"
     head = "passed" if report.get("ok") else "failed"
     lines = [
@@ -94,7 +110,7 @@ def annotate(report: dict[str, Any], base: str = "") -> str:
     ]
     if problems:
         lines += ["| severity | where | problem | fix |", "| --- | --- | --- | --- |"]
-        for p in [*errors, *warns][:200]:
+        for p in [*errors, *warns][:MAX_SUMMARY_ROWS]:
             where = str(p.get("file", "")) + (f":{p['line']}" if p.get("line") else "")
             cells = [
                 str(p.get("severity", "")),
@@ -105,6 +121,8 @@ def annotate(report: dict[str, Any], base: str = "") -> str:
             lines.append(
                 "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
             )
+        if len(problems) > MAX_SUMMARY_ROWS:
+            lines += ["", f"... and {len(problems) - MAX_SUMMARY_ROWS} more."]
     md = "\n".join(lines) + "\n"
     if os.environ.get("GITHUB_STEP_SUMMARY"):
         gha.append_job_summary(md)

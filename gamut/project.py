@@ -184,7 +184,7 @@ class Project:
     @cached_property
     def rubrics(self) -> dict[str, MetaRubric]:
         """Every rubric, by question id (validated; raises ``RubricError`` listing problems)."""
-        return load_rubrics([self.rubrics_path])
+        return load_rubrics([self.rubrics_path], held=not self.rubrics_public)
 
     @cached_property
     def checks(self) -> dict[str, list[Check]]:
@@ -202,7 +202,9 @@ class Project:
 
         if "checks" in self.__dict__:
             return CheckTable.of(self.checks, rubric_set_version(self.rubrics))
-        return load_check_table(self.rubrics_path, self.private / "checks")
+        return load_check_table(
+            self.rubrics_path, self.private / "checks", held=not self.rubrics_public
+        )
 
     def units(
         self, submissions: list[str] | None = None, settings: list[Setting] | None = None

@@ -6,6 +6,7 @@ Ordering, grouping and choosing rows happen here; no score is computed (the tabl
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any
 
 import pandas as pd
@@ -77,9 +78,17 @@ def ranked_ids(tables: ScoreTables) -> list[str]:
 
 
 def model_names(tables: ScoreTables) -> dict[str, str]:
-    """Display name of each submission."""
+    """Display name of each submission, unique: a name shared by two submissions gets its id.
+
+    Rows and chart categories are keyed by submission id; this keeps their labels apart too.
+    """
     lb = tables["leaderboard"]
-    return {str(k): str(v) for k, v in zip(lb["submission_id"], lb["model_name"], strict=True)}
+    names = {str(k): str(v) for k, v in zip(lb["submission_id"], lb["model_name"], strict=True)}
+    counts = Counter(" ".join(n.casefold().split()) for n in names.values())
+    return {
+        sid: f"{name} ({sid})" if counts[" ".join(name.casefold().split())] > 1 else name
+        for sid, name in names.items()
+    }
 
 
 def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
@@ -88,6 +97,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     lb = _primary(tables["leaderboard"], judge)
     mod = _primary(tables["modality"], judge).set_index("submission_id")
     settings = _settings(lb)
+    names = model_names(tables)
     cols = [
         Column("rank", "Rank", "rank", "Rank by the primary judge; in brackets the 95% rank range"),
         Column("model", "Model", "text", numeric=False),
@@ -116,7 +126,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                     cells={
                         "rank": Cell(r["rank"], r["rank_lo"], r["rank_hi"]),
                         "tie": Cell(r["tie_group"]),
-                        "model": Cell(r["model_name"], href=submission_href(sid, root)),
+                        "model": Cell(names[sid], href=submission_href(sid, root)),
                         "organisation": Cell(r["organisation"]),
                         "open": Cell(bool(r["open_weights"])),
                         "setting": Cell(setting_label(setting)),
@@ -144,10 +154,11 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                 )
             )
     order = _rank_order(lb[lb["setting"] == settings[0]]) if settings else lb
-    labels = [str(x) for x in order["model_name"]]
+    order_ids = [str(x) for x in order["submission_id"]]
+    labels = [names[sid] for sid in order_ids]
     series = []
     for setting in settings:
-        s = lb[lb["setting"] == setting].set_index("model_name").reindex(labels)
+        s = lb[lb["setting"] == setting].set_index("submission_id").reindex(order_ids)
         series.append(
             (
                 setting_label(setting),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -57,6 +58,8 @@ def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]
                 continue
             try:
                 yield n, json.loads(line), None
+            except RecursionError:
+                yield n, None, Problem(str(path), n, "nested too deeply", "flatten the object")
             except json.JSONDecodeError as exc:
                 yield (
                     n,
@@ -71,6 +74,9 @@ def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]
         return
     try:
         obj = json.loads(text)
+    except RecursionError:
+        yield None, None, Problem(str(path), None, "nested too deeply", "flatten the object")
+        return
     except json.JSONDecodeError as exc:
         yield (
             exc.lineno,
@@ -136,14 +142,38 @@ def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Proble
     return good, problems
 
 
-def load_rubrics(paths: Iterable[Path]) -> dict[str, MetaRubric]:
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_ID_LIKE = re.compile(r"""['"][A-Za-z0-9_.-]{1,40}['"]""")
+
+
+def held_problem(p: Problem) -> Problem:
+    """``p`` with any rubric text left out: the question, item and rule stay.
+
+    Rubric text reaches a message only as a quoted value or after ``repeated:``; ids (short,
+    without spaces) are kept, anything else quoted becomes ``'...'``.
+    """
+    message = p.message.split("; repeated:", 1)[0]
+    if message != p.message:
+        message += " (the repeated values are not shown: the rubrics are held)"
+    message = _QUOTED.sub(lambda m: m[0] if _ID_LIKE.fullmatch(m[0]) else "'...'", message)
+    return replace(p, message=message)
+
+
+def load_rubrics(paths: Iterable[Path], held: bool = False) -> dict[str, MetaRubric]:
     """Load and validate rubrics, keyed by question id.
+
+    Args:
+        paths: rubric files or folders.
+        held: the rubrics are held (not public): problems name the question, item and rule but
+            never quote rubric text (see :func:`held_problem`).
 
     Raises:
         RubricError: listing every problem in every file.
     """
     good, problems = read_rubrics(paths)
     if problems:
+        if held:
+            problems = [held_problem(p) for p in problems]
         raise RubricError(problems, f"{len(problems)} problem(s) in the rubrics")
     return {s.rubric.question_id: s.rubric for s in good}
 
@@ -199,6 +229,7 @@ def rubric_set_version(rubrics: dict[str, MetaRubric]) -> str:
 __all__ = [
     "RubricSource",
     "compile_all",
+    "held_problem",
     "lint_warnings",
     "load_rubrics",
     "read_rubrics",

@@ -15,10 +15,11 @@ from scoring.storage import atomic_write_text
 @click.option("--submission", "submission_id", required=True, help="Submission id to report on.")
 @click.option(
     "--warnings",
-    "warnings_file",
+    "warnings_files",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    default=None,
-    help="Validator report (`gamut submission validate --format json`) whose warnings to list.",
+    multiple=True,
+    help="Validator report (`gamut submission validate --format json`, or `gamut pr take "
+    "--report`) whose warnings to list (repeatable).",
 )
 @click.option(
     "--out",
@@ -27,7 +28,9 @@ from scoring.storage import atomic_write_text
     help="Markdown file to write.",
 )
 @handle_errors
-def comment(config_path: Path, submission_id: str, warnings_file: Path | None, out: Path) -> None:
+def comment(
+    config_path: Path, submission_id: str, warnings_files: tuple[Path, ...], out: Path
+) -> None:
     """Render the PR comment (scores, ranks, per-domain table, warnings) from the score tables.
 
     The comment starts with the hidden marker <!-- gamut-score --> so a workflow can update one
@@ -36,6 +39,6 @@ def comment(config_path: Path, submission_id: str, warnings_file: Path | None, o
     from gamut.comment import read_warnings, render_comment  # pandas: imported when used
 
     cfg = get_config(config_path)
-    warnings = read_warnings(warnings_file) if warnings_file else []
+    warnings = [w for f in warnings_files for w in read_warnings(f)]
     atomic_write_text(out, render_comment(cfg, submission_id, warnings))
     err_console.print(f"wrote {out}")

@@ -17,7 +17,7 @@ _REPORT = click.Path(path_type=Path, dir_okay=False, exists=True)
 def _report(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ArtifactError(f"cannot read validator report {path}: {exc}") from None
     if not isinstance(data, dict):
         raise ArtifactError(
@@ -69,4 +69,40 @@ def unpack(config_path: Path, artifact: Path) -> None:
     Prints pr_number=, head_sha= and submission_id= lines, ready for $GITHUB_OUTPUT.
     """
     info = unpack_artifact(get_config(config_path), artifact)
+    emit(info.as_outputs())
+
+
+@pr.command("take")
+@config_option
+@click.option("--pr", "pr_number", type=int, required=True, help="Pull request number.")
+@click.option(
+    "--head-sha", required=True, help="Full sha of the pull request's head commit (fetched)."
+)
+@click.option("--base", "base", required=True, help="The base branch's commit or ref.")
+@click.option(
+    "--report",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the warnings here as a validator JSON report (for `gamut comment --warnings`).",
+)
+@handle_errors
+def take(config_path: Path, pr_number: int, head_sha: str, base: str, report: Path | None) -> None:
+    """Copy the pull request's submission from its head commit, read as data with git.
+
+    The changes BASE...HEAD must all lie in one submission's folder, which must hold only
+    regular files with the expected names and sizes; that folder replaces any folder of the
+    same id. A change to an existing submission is a warning. Nothing from the commit is
+    checked out or run. Prints pr_number=, head_sha=, submission_id= and submission_path=
+    lines, ready for $GITHUB_OUTPUT.
+    """
+    from gamut.pr_source import take_from_commit
+    from scoring.storage import atomic_write_text
+    from scoring.submissions import ValidationReport
+
+    info, warnings = take_from_commit(get_config(config_path), pr_number, head_sha, base)
+    for w in warnings:
+        err_console.print(f"warning: {w}")
+    if report is not None:
+        data = ValidationReport(problems=warnings, submissions=[info.submission_id]).to_dict()
+        atomic_write_text(report, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     emit(info.as_outputs())

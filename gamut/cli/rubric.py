@@ -147,8 +147,10 @@ def show(path: Path, question_id: str) -> None:
     r = rubrics[question_id]
     out_console.print(
         Panel(
-            f"[bold]{r.question_id}[/]  {len(r.items)} items, "
-            f"{len(compile_rubric(r))} checks ('*' = secondary)"
+            Text.assemble(
+                (r.question_id, "bold"),
+                f"  {len(r.items)} items, {len(compile_rubric(r))} checks ('*' = secondary)",
+            )
         )
     )
     out_console.print(_side_by_side(r))

@@ -20,6 +20,7 @@ from gamut.cli._common import (
 
 if TYPE_CHECKING:
     from scoring.judge import JudgeReport
+    from scoring.submissions import ValidationReport
 
 MAX_LISTED = 20
 
@@ -32,21 +33,27 @@ def run(config_path: Path | None, no_site: bool) -> None:
     """Judge every response/check without a verdict, score, and build the site.
 
     On the shipped gamut.toml this runs the embedded demo offline: its judges replay stored
-    verdicts. Judge failures leave those submissions incomplete (shown, not ranked); the rest of
-    the job still runs, then the command lists them and exits 1 so that a rerun retries them.
+    verdicts. Every submission is validated first; one that fails is left out (its errors are
+    listed) and the others are published. Judge failures leave those submissions incomplete
+    (shown, not ranked). In either case the rest of the job still runs, then the command lists
+    what went wrong and exits 1.
     """
     from gamut import pipeline
 
     project = get_project(config_path)
-    report = pipeline.judge(project)
+    keep, validation = pipeline.publishable(project)
+    left_out = sorted(validation.rejected)
+    if left_out:
+        _list_left_out(left_out, validation)
+    report = pipeline.judge(project, submissions=keep)
     for line in report.summary_lines():
         err_console.print(line)
-    verdicts = pipeline.write_verdicts(project)
+    verdicts = pipeline.write_verdicts(project, keep)
     err_console.print(f"verdict table: {verdicts}")
-    tables = pipeline.score(project)
+    tables = pipeline.score(project, keep)
     err_console.print(f"score tables: {tables.out_dir}")
     if no_site:
-        _fail_on_judge_failures(report)
+        _fail_on_judge_failures(report, left_out)
         return
     out = pipeline.build_site(project)
     index = out / "index.html"
@@ -58,7 +65,7 @@ def run(config_path: Path | None, no_site: bool) -> None:
         markup=False,
     )
     out_console.print(f"  or open:     {index.as_uri()}")
-    _fail_on_judge_failures(report)
+    _fail_on_judge_failures(report, left_out)
 
 
 def _gamut_command() -> str:
@@ -72,8 +79,26 @@ def _gamut_command() -> str:
         return str(script)
 
 
-def _fail_on_judge_failures(report: JudgeReport) -> None:
+def _list_left_out(left_out: list[str], validation: ValidationReport) -> None:
+    err_console.print(
+        f"left out {len(left_out)} submission(s) that fail validation (not judged, not "
+        f"published): {', '.join(repr(s) for s in left_out)}"
+    )
+    errors = validation.errors
+    for p in errors[:MAX_LISTED]:
+        err_console.print(f"  {str(p)[:300]}")
+    if len(errors) > MAX_LISTED:
+        err_console.print(f"  ... and {len(errors) - MAX_LISTED} more")
+    err_console.print("  (`gamut submission validate` lists every problem with its fix)")
+
+
+def _fail_on_judge_failures(report: JudgeReport, left_out: list[str]) -> None:
     unfinished = sum(s.unfinished for s in report.judges.values())
+    if left_out and (report.failures or unfinished):
+        err_console.print(
+            f"\n{len(left_out)} submission(s) were left out for failing validation: "
+            + ", ".join(repr(s) for s in left_out)
+        )
     if report.failures or unfinished:
         err_console.print()
         fail(
@@ -82,6 +107,12 @@ def _fail_on_judge_failures(report: JudgeReport) -> None:
             [str(f) for f in report.failures],
             limit=MAX_LISTED,
             width=300,
+        )
+    if left_out:
+        fail(
+            f"{len(left_out)} submission(s) were left out for failing validation: "
+            + ", ".join(repr(s) for s in left_out)
+            + " (`gamut submission validate` lists every problem with its fix)"
         )
 
 

@@ -7,13 +7,13 @@ appended, so the file only ever holds complete lines and never the same question
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Collection
 from pathlib import Path
 
 from scoring.errors import Problem
+from scoring.submissions.jsonl import JsonlLimits, dumps_line, parse_line, split_lines
 
 
 def _repair_tail(path: Path) -> int:
@@ -81,9 +81,10 @@ class ResponseFile:
         answered: dict[str, int] = {}
         problems: list[Problem] = []
         if path.exists():
-            with path.open(encoding="utf-8", errors="replace") as f:
-                for n, line in enumerate(f, 1):
-                    problems.extend(_check_line(path, n, line, answered, known_ids))
+            # the validator's line splitting and parser, so what is resumed here validates
+            for n, raw in split_lines(path.read_bytes()):
+                if raw.strip():
+                    problems.extend(_check_line(path, n, raw, answered, known_ids))
         if problems:
             return None, problems
         return cls(path, set(answered), repaired), []
@@ -119,7 +120,7 @@ class ResponseFile:
             for qid, response in answers:
                 if qid in self.answered or qid in written_ids:
                     continue
-                line = json.dumps({"question_id": qid, "response": response}, ensure_ascii=False)
+                line = dumps_line({"question_id": qid, "response": response})
                 self._write((line + "\n").encode("utf-8"))
                 written_ids.append(qid)
             if written_ids:
@@ -144,15 +145,12 @@ class ResponseFile:
 
 
 def _check_line(
-    path: Path, n: int, line: str, answered: dict[str, int], known_ids: Collection[str]
+    path: Path, n: int, raw: bytes, answered: dict[str, int], known_ids: Collection[str]
 ) -> list[Problem]:
     file = str(path)
-    if not line.strip():
-        return []
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return [Problem(file, n, f"not valid JSON: {exc.msg}", "delete the line and rerun")]
+    obj, wrong = parse_line(raw, JsonlLimits())
+    if wrong is not None:
+        return [Problem(file, n, wrong, "delete the line and rerun")]
     if (
         not isinstance(obj, dict)
         or not isinstance(obj.get("question_id"), str)

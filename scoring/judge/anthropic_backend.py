@@ -20,6 +20,7 @@ from scoring.judge.backends import (
     JudgeRequest,
     Turn,
     read_capped,
+    token_count,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
@@ -29,12 +30,23 @@ _RETRYABLE = {408, 409, 429}
 
 def _classify(exc: Exception, backend: Backend) -> BackendError:
     msg = backend.redact(f"{type(exc).__name__}: {exc}")
+    cls = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
     if isinstance(exc, json.JSONDecodeError | anthropic.APIResponseValidationError):
-        return BackendError("bad_body", msg, backend.redact(getattr(exc, "doc", "") or ""))
+        return BackendError(
+            "bad_body",
+            msg,
+            error_class=cls,
+            status=status,
+            raw=backend.redact(getattr(exc, "doc", "") or ""),
+        )
     if isinstance(exc, anthropic.APIStatusError):
         transient = exc.status_code in _RETRYABLE or exc.status_code >= 500
-        return BackendError("api_error" if transient else "rejected", msg)
-    return BackendError("api_error", msg)
+        return BackendError(
+            "api_error" if transient else "rejected", msg, error_class=cls, status=status
+        )
+    return BackendError("api_error", msg, error_class=cls, status=status)
 
 
 class AnthropicBackend(Backend):
@@ -87,33 +99,48 @@ class AnthropicBackend(Backend):
                 **kwargs,
             ) as resp:
                 raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
+        except (anthropic.AnthropicError, ValueError) as exc:
+            raise _classify(exc, self) from None
+        return self._read(raw)
+
+    def _read(self, raw: str) -> Completion:
+        """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
+        try:
             r = json.loads(raw)
             text = "".join(
                 b["text"]
                 for b in r["content"]
                 if b.get("type") == "text" and isinstance(b.get("text"), str)
             )
-            u = r["usage"]
-            cached = int(u.get("cache_read_input_tokens") or 0)
-            created = int(u.get("cache_creation_input_tokens") or 0)
+            u = r.get("usage")
+            if u is not None and not isinstance(u, dict):
+                raise TypeError(f"usage is a {type(u).__name__}")
+            cached = token_count(u, "cache_read_input_tokens")
+            created = token_count(u, "cache_creation_input_tokens")
             model = r.get("model")
             return Completion(
                 text=text,
-                tokens_in=int(u["input_tokens"]) + cached + created,
+                tokens_in=token_count(u, "input_tokens") + cached + created,
                 tokens_cached=cached,
-                tokens_out=int(u["output_tokens"]),
+                tokens_out=token_count(u, "output_tokens"),
                 model=model[:200] if isinstance(model, str) else "",
             )
         except json.JSONDecodeError as exc:
             raise BackendError(
                 "bad_body", self.redact(f"reply body is not JSON: {exc}"), self.redact(raw)
             ) from None
-        except (KeyError, IndexError, TypeError, AttributeError, OverflowError) as exc:
+        except RecursionError:
             raise BackendError(
-                "bad_body", self.redact(f"reply is not a message ({exc!r})"), self.redact(raw)
+                "bad_body", "reply body is nested too deeply to read", self.redact(raw[:1000])
             ) from None
-        except (anthropic.AnthropicError, ValueError) as exc:
-            raise _classify(exc, self) from None
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            raise BackendError(
+                "bad_body",
+                self.redact(f"reply is not a message ({type(exc).__name__}: {exc})"),
+                self.redact(raw),
+            ) from None
+        except BackendError as exc:
+            raise BackendError("bad_body", self.redact(str(exc)), self.redact(raw)) from None
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings sent with every call (no sampling parameters in this API)."""

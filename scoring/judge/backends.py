@@ -95,12 +95,58 @@ class BackendError(Exception):
             missing replay row: not retried within the run), or ``"bad_body"`` (the provider's
             HTTP body was not valid JSON; the runner re-asks, as for a bad reply).
         raw: the raw text received, when there was one.
+        error_class: the SDK exception's class name, when there was one.
+        status: the HTTP status of the provider's answer, when there was one.
     """
 
-    def __init__(self, kind: str, message: str, raw: str = "") -> None:
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        raw: str = "",
+        *,
+        error_class: str = "",
+        status: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.raw = raw
+        self.error_class = error_class
+        self.status = status
+
+    def brief(self) -> str:
+        """The error's class and HTTP status only: never the provider's message, which may
+        quote the prompt (and so a held check)."""
+        what = self.error_class or {"bad_body": "unusable reply body"}.get(self.kind, self.kind)
+        return what + (f" (HTTP {self.status})" if self.status is not None else "")
+
+
+def token_count(usage: object, field: str, raw: str = "") -> int:
+    """A token count from a reply's usage block; a missing or null count is 0.
+
+    Raises:
+        BackendError: ``bad_body`` when the usage block is not a mapping or the count is not a
+            non-negative integer (a string, a float, NaN, a boolean): the reply is unusable.
+    """
+    if usage is None:
+        return 0
+    if isinstance(usage, dict):
+        value = usage.get(field)
+    else:
+        value = getattr(usage, field, None)
+        if value is None and not hasattr(usage, "__dict__"):
+            raise BackendError(
+                "bad_body", f"reply usage is a {type(usage).__name__}, not an object", raw
+            )
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BackendError(
+            "bad_body",
+            f"reply usage {field} is {type(value).__name__} {str(value)[:40]!r}, not a token count",
+            raw,
+        )
+    return value
 
 
 async def read_capped(
@@ -247,4 +293,5 @@ __all__ = [
     "read_capped",
     "register_backend",
     "registered_providers",
+    "token_count",
 ]

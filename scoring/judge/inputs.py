@@ -1,12 +1,12 @@
 """What the judge judges: questions, compiled checks and submission responses, joined up.
 
-Submission responses are read with a minimal reader (``<submissions>/<id>/<setting>.jsonl``, lines
-``{"question_id", "response"}``); full validation is ``gamut submission validate``'s job.
+Response files (``<submissions>/<id>/<setting>.jsonl``) are read by the validator's own reader
+(:func:`scoring.submissions.responses.read_responses`), so a file ``gamut submission validate``
+accepts is judged as it was validated, and one it rejects gives the same errors here.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +14,7 @@ from pathlib import Path
 from scoring.compiler import Check
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question, Setting
+from scoring.submissions.responses import read_responses
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,42 +35,6 @@ class JudgeInputs:
 
     units: list[ResponseUnit]
     submissions: list[str]
-
-
-def read_responses(path: Path) -> tuple[dict[str, str], list[Problem]]:
-    """Read one response file: question id -> response text, and every problem found."""
-    out: dict[str, str] = {}
-    problems: list[Problem] = []
-    fix = 'write one JSON object per line: {"question_id": "...", "response": "..."}'
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return out, [Problem(str(path), None, f"cannot read: {exc}", "save it as UTF-8")]
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(str(path), n, f"not valid JSON: {exc.msg}", fix))
-            continue
-        if (
-            not isinstance(obj, dict)
-            or not isinstance(obj.get("question_id"), str)
-            or not isinstance(obj.get("response"), str)
-        ):
-            problems.append(
-                Problem(str(path), n, "needs string fields question_id and response", fix)
-            )
-            continue
-        qid = obj["question_id"]
-        if qid in out:
-            problems.append(
-                Problem(str(path), n, f"second response for {qid!r}", "answer each question once")
-            )
-            continue
-        out[qid] = obj["response"]
-    return out, problems
 
 
 def list_submissions(root: Path) -> list[str]:

@@ -16,6 +16,7 @@ from scoring.judge.backends import (
     JudgeRequest,
     Turn,
     read_capped,
+    token_count,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
@@ -28,12 +29,23 @@ CONNECTIONS_PER_CLIENT = 16
 def classify(exc: Exception, redact: Any) -> BackendError:
     """Map an SDK exception (after the SDK's own retries) to a :class:`BackendError`."""
     msg = redact(f"{type(exc).__name__}: {exc}")
+    cls = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
     if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError):
-        return BackendError("bad_body", msg, redact(getattr(exc, "doc", "") or ""))
+        return BackendError(
+            "bad_body",
+            msg,
+            error_class=cls,
+            status=status,
+            raw=redact(getattr(exc, "doc", "") or ""),
+        )
     if isinstance(exc, openai.APIStatusError):
         transient = exc.status_code in _RETRYABLE or exc.status_code >= 500
-        return BackendError("api_error" if transient else "rejected", msg)
-    return BackendError("api_error", msg)
+        return BackendError(
+            "api_error" if transient else "rejected", msg, error_class=cls, status=status
+        )
+    return BackendError("api_error", msg, error_class=cls, status=status)
 
 
 class OpenAIBackend(Backend):
@@ -102,33 +114,45 @@ class OpenAIBackend(Backend):
                 options={"headers": {"X-Stainless-Raw-Response": "stream"}},
             )
             raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
+        except (openai.OpenAIError, ValueError) as exc:
+            raise classify(exc, self.redact) from None
+        return self._read(raw)
+
+    def _read(self, raw: str) -> Completion:
+        """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
+        try:
             r = json.loads(raw)
             text = r["choices"][0]["message"].get("content") or ""
-            u = r.get("usage") or {}
+            u = r.get("usage")
+            if u is not None and not isinstance(u, dict):
+                raise TypeError(f"usage is a {type(u).__name__}")
+            details = (u or {}).get("prompt_tokens_details")
             model = r.get("model")
+            return Completion(
+                text=text if isinstance(text, str) else "",
+                tokens_in=token_count(u, "prompt_tokens"),
+                tokens_cached=token_count(
+                    details if isinstance(details, dict) else None, "cached_tokens"
+                ),
+                tokens_out=token_count(u, "completion_tokens"),
+                model=model[:200] if isinstance(model, str) else "",
+            )
         except json.JSONDecodeError as exc:
             raise BackendError(
                 "bad_body", self.redact(f"reply body is not JSON: {exc}"), self.redact(raw)
             ) from None
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        except RecursionError:
             raise BackendError(
-                "bad_body", self.redact(f"reply has no message content ({exc!r})"), self.redact(raw)
+                "bad_body", "reply body is nested too deeply to read", self.redact(raw[:1000])
             ) from None
-        except (openai.OpenAIError, ValueError) as exc:
-            raise classify(exc, self.redact) from None
-        try:
-            details = u.get("prompt_tokens_details") or {}
-            return Completion(
-                text=text if isinstance(text, str) else "",
-                tokens_in=int(u.get("prompt_tokens") or 0),
-                tokens_cached=int(details.get("cached_tokens") or 0),
-                tokens_out=int(u.get("completion_tokens") or 0),
-                model=model[:200] if isinstance(model, str) else "",
-            )
-        except (AttributeError, TypeError, ValueError, OverflowError) as exc:
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise BackendError(
-                "bad_body", self.redact(f"reply has a malformed usage block ({exc!r})"), ""
+                "bad_body",
+                self.redact(f"reply has no usable message ({type(exc).__name__}: {exc})"),
+                self.redact(raw),
             ) from None
+        except BackendError as exc:
+            raise BackendError("bad_body", self.redact(str(exc)), self.redact(raw)) from None
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""

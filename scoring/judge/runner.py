@@ -105,9 +105,18 @@ def _record(item: _Item, **kw: object) -> VerdictRecord:
 
 
 async def _judge_one(
-    j: BuiltJudge, item: _Item, cache: VerdictCache, stats: JudgeStats, commit: bool
+    j: BuiltJudge,
+    item: _Item,
+    cache: VerdictCache,
+    stats: JudgeStats,
+    commit: bool,
+    held: bool = False,
 ) -> bool:
-    """Get one verdict (re-asking for unusable output) and store it, or store the failure."""
+    """Get one verdict (re-asking for unusable output) and store it, or store the failure.
+
+    With ``held`` rubrics, a provider error is printed and stored as its class and HTTP status
+    only, and no raw reply is kept: providers quote the prompt (and so the check) back.
+    """
     request = item.plan.request(item.pair)
     turns: tuple[Turn, ...] = ()
     calls = tin = tcached = tout = 0
@@ -119,10 +128,12 @@ async def _judge_one(
         try:
             comp = await j.backend.complete(request, turns)
         except BackendError as exc:
+            said = exc.brief() if held else str(exc)
+            raw = "" if held else exc.raw
             if exc.kind != "bad_body":
-                fail_kind, last_err, last_raw = exc.kind, str(exc), exc.raw
+                fail_kind, last_err, last_raw = exc.kind, said, raw
                 break
-            last_err, last_raw = str(exc) or "the provider's reply body was not valid JSON", exc.raw
+            last_err, last_raw = f"the provider's reply body was unusable: {said}", raw
             continue
         tin, tcached, tout = (
             tin + comp.tokens_in,
@@ -132,7 +143,7 @@ async def _judge_one(
         try:
             reply = parse_reply(comp.text)
         except BadReply as exc:
-            last_err, last_raw = str(exc), comp.text
+            last_err, last_raw = str(exc), "" if held else comp.text
             turns = (*turns, Turn(comp.text, j.template.render_reask(str(exc))))
             continue
         latency = time.perf_counter() - t0
@@ -265,6 +276,7 @@ async def _run_judge(
     stats: JudgeStats,
     progress: ProgressSink,
     deadline_s: float | None,
+    held: bool = False,
 ) -> None:
     queue = iter(items)
     calls_out = j.backend.calls_out
@@ -276,7 +288,7 @@ async def _run_judge(
         for item in queue:
             started += 1
             try:
-                ok = await _judge_one(j, item, cache, stats, commit=calls_out)
+                ok = await _judge_one(j, item, cache, stats, commit=calls_out, held=held)
             except asyncio.CancelledError:
                 _record_failure(
                     j,
@@ -394,6 +406,7 @@ def _run(
     deadline_s: float | None,
 ) -> None:
     sink = progress or PlainProgress()
+    held = ledger.held  # rubrics held: provider errors keep their class and status only
     for p, todo, stats in work:
         sink.start(p.judge.name, len(todo), stats.cache_hits)
 
@@ -411,12 +424,12 @@ def _run(
             if reply is not None:
                 _judge_bulk(p, todo, reply, ledger, cache, stats, sink)
             elif not j.backend.calls_out:
-                await _run_judge(j, _items(p, todo), cache, stats, sink, deadline(j))
+                await _run_judge(j, _items(p, todo), cache, stats, sink, deadline(j), held)
             else:
                 rest.append((p, _items(p, todo), stats))
         await asyncio.gather(
             *(
-                _run_judge(p.judge, items, cache, stats, sink, deadline(p.judge))
+                _run_judge(p.judge, items, cache, stats, sink, deadline(p.judge), held)
                 for p, items, stats in rest
             )
         )

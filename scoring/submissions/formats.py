@@ -26,6 +26,31 @@ RESPONSE_FILES: dict[str, str] = {"multimodal": "multimodal.jsonl", "text_only":
 REQUIRED_FILES = (METADATA_FILE, RESPONSE_FILES["multimodal"])
 
 
+# C0/C1 controls, soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width and
+# bidirectional marks, embeddings, overrides and isolates, line/paragraph separators, invisible
+# operators, the BOM, interlinear annotation marks, unpaired surrogates and tag characters.
+_UNSAFE = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f"
+)
+_UNSAFE_ONE_LINE = re.compile(f"[\t\n{_UNSAFE}]")
+_UNSAFE_MULTILINE = re.compile(f"[{_UNSAFE}]")
+
+
+def unsafe_char(text: str, multiline: bool = False) -> str | None:
+    """Describe the first control, bidirectional or invisible character of ``text``, or None.
+
+    Args:
+        text: a metadata value.
+        multiline: allow newline and tab (for free-text fields).
+    """
+    m = (_UNSAFE_MULTILINE if multiline else _UNSAFE_ONE_LINE).search(text)
+    if m is None:
+        return None
+    code = ord(m.group())
+    return f"the invisible or control character U+{code:04X} (character {m.start() + 1})"
+
+
 def is_submission_id(name: str) -> bool:
     """Whether ``name`` follows the submission id rule."""
     return SUBMISSION_ID_RE.fullmatch(name) is not None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 import statistics
@@ -56,13 +58,98 @@ _JUDGE_PHRASES: list[tuple[tuple[str, ...], str]] = [
     (("meets",), r"\bmeets (?:every|all) (?:check|criteri|rubric)"),
     (("system prompt",), r"\bsystem prompt\b"),
     (("<",), r"</?(?:system|instructions?|judge)>"),
+    # reworded
+    (
+        ("forget", "override", "disregard", "ignore", "skip"),
+        r"\b(?:forget|override|disregard|ignore|skip) (?:all |any |the |your |these |those )*"
+        r"(?:previous |prior |above |earlier |original |grading |scoring )*"
+        r"(?:instructions|directions|rules|guidelines|rubric|criteria|checks?)\b",
+    ),
+    (("new instructions",), r"\bnew instructions\s*:"),
+    (
+        ("output", "return", "respond", "answer", "reply", "say"),
+        r"\b(?:output|return|respond with|answer with|reply with|say) "
+        r"\W{0,2}(?:meets|partially_meets)\b",
+    ),
+    (
+        ("rate", "grade", "score", "evaluate", "judge", "treat", "consider"),
+        r"\b(?:rate|grade|score|evaluate|judge|treat|consider) (?:this|the|my) "
+        r"(?:response|answer|reply) (?:as )?(?:correct|complete|perfect|meets|full marks|10/10)",
+    ),
+    (("meets",), r"\b(?:this|the|my) (?:response|answer) (?:fully )?meets (?:the |every |all )"),
+    # French, Spanish, German
+    (
+        ("ignore", "oublie"),
+        r"\b(?:ignore[rz]?|oublie[rz]?) (?:toutes |tous )?(?:les |vos |tes )?"
+        r"(?:instructions|consignes|regles)(?: precedentes| ci-dessus| anterieures)?",
+    ),
+    (
+        ("note", "evalue", "juge"),
+        r"\b(?:note[rz]?|evalue[rz]?|juge[rz]?) (?:cette|la) reponse comme "
+        r"(?:correcte|complete|parfaite)",
+    ),
+    (
+        ("juge", "evaluateur", "correcteur"),
+        r"\b(?:cher|chere|note au|note pour le|attention|bonjour) "
+        r"(?:juge|evaluateur|correcteur)\b",
+    ),
+    (
+        ("ignora", "olvida"),
+        r"\b(?:ignora|olvida) (?:todas )?(?:las )?instrucciones(?: anteriores| previas)?",
+    ),
+    (
+        ("ignorier", "vergiss"),
+        r"\b(?:ignoriere|ignorieren sie|vergiss) (?:alle )?(?:vorherigen |bisherigen )?"
+        r"(?:anweisungen|regeln)",
+    ),
 ]
 _JUDGE = [(trig, re.compile(rx, re.IGNORECASE)) for trig, rx in _JUDGE_PHRASES]
 
+# Characters that render as nothing (zero-width, joiners, bidirectional controls, variation
+# selectors, tags, soft hyphen, Hangul fillers): removed before matching.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\U000e0000-\U000e0fff]"
+)
+# Look-alike letters (Unicode confusables) from the Cyrillic and Greek blocks, as Latin.
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁɡһӏԛԝАВЕКМНОРСТХІЈЅѴοαειкνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdghlqwABEKMHOPCTXIJSVoaeikvptuxABEZHIKMNOPTYX",
+)
+# Words spelled out letter by letter ("i g n o r e", "i.g.n.o.r.e")
+_SPACED = re.compile(r"\b(?:\w[ .\-_*]){3,}\w\b")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 
-def judge_phrase(text: str) -> str | None:
-    """The first phrase of ``text`` that seems addressed to the judge, or None."""
-    flat = " ".join(text.split())
+
+def fold(text: str) -> str:
+    """``text`` as a reader sees it: NFKC, invisible characters removed, look-alike letters and
+    accents mapped to plain Latin, letter-spaced words joined, spacing collapsed, lower case."""
+    text = unicodedata.normalize("NFKC", text)
+    text = _INVISIBLE.sub("", text).translate(_CONFUSABLES)
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m[0]), text)
+    return " ".join(text.split()).casefold()
+
+
+def _decoded_base64(text: str) -> list[str]:
+    """Readable text hidden in base64 runs of ``text``."""
+    out = []
+    for m in _BASE64.finditer(text):
+        token = m[0]
+        try:
+            raw = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+            decoded = raw.decode("utf-8")
+        except (binascii.Error, ValueError):
+            continue
+        if (
+            decoded.isprintable()
+            and sum(c.isalpha() or c == " " for c in decoded) > len(decoded) * 0.8
+        ):
+            out.append(decoded)
+    return out
+
+
+def _match(flat: str) -> str | None:
     lowered = flat.lower()
     for triggers, rx in _JUDGE:
         if any(t in lowered for t in triggers):
@@ -70,6 +157,24 @@ def judge_phrase(text: str) -> str | None:
             if m is not None:
                 return m.group()
     return None
+
+
+def judge_phrase(text: str) -> str | None:
+    """The first phrase of ``text`` that seems addressed to the judge, or None.
+
+    The text is matched as written, then folded (see :func:`fold`: zero-width characters,
+    look-alike letters, full-width forms, accents and letter spacing do not hide a phrase), then
+    any base64 it holds, decoded. A phrase found only after decoding is marked ``(base64)``.
+    """
+    found = _match(" ".join(text.split()))
+    if found is None and (not text.isascii() or _SPACED.search(text)):
+        found = _match(fold(text))
+    if found is None:
+        for decoded in _decoded_base64(text):
+            hidden = _match(fold(decoded))
+            if hidden is not None:
+                return f"{hidden} (base64)"
+    return found
 
 
 def _punctuation_table() -> dict[int, str]:

@@ -20,6 +20,8 @@ from scoring.submissions.formats import (
 #: Files allowed directly in the submissions folder, outside any submission.
 ROOT_FILES = frozenset({"README.md", ".gitkeep"})
 ALLOWED_FILES = frozenset({METADATA_FILE, *RESPONSE_FILES.values()})
+#: Unexpected entries of a submission folder listed one by one; the rest are counted.
+MAX_LISTED_ENTRIES = 50
 _ONLY = "a submission folder holds only " + ", ".join(sorted(ALLOWED_FILES))
 
 
@@ -166,7 +168,13 @@ def check_folder(
         error(shown, "not a folder", f"{_ONLY}; create it with `gamut submission new ID`")
         return {}, problems
     files: dict[str, Path] = {}
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+    entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    n_before = len(problems)
+    unlisted = 0
+    for entry in entries:
+        if len(problems) - n_before >= MAX_LISTED_ENTRIES and entry.name not in ALLOWED_FILES:
+            unlisted += 1  # a folder of 20,000 junk files gets 50 lines and a count
+            continue
         path = Path(entry.path)
         where = display_path(path, base)
         mode = os.lstat(path).st_mode
@@ -180,6 +188,8 @@ def check_folder(
             error(where, "not a regular file", "replace it with a regular file")
         else:
             files[entry.name] = path
+    if unlisted:
+        error(shown, f"{unlisted} more unexpected entries are not listed", f"remove them; {_ONLY}")
     for required in REQUIRED_FILES:
         if required not in files and not os.path.lexists(folder / required):
             what = (
@@ -207,6 +217,15 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
     changes (none in CI). They must all lie in one submission's own folder.
     """
     where = f"--changed-from {ref}"
+    if not ref or ref.startswith("-") or any(c.isspace() or not c.isprintable() for c in ref):
+        return [], [
+            Problem(
+                where,
+                None,
+                f"{ref!r} is not a git revision",
+                "pass a branch name or commit sha, e.g. --changed-from origin/main",
+            )
+        ]
     top = _git(subs_root, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
         return [], [
@@ -218,7 +237,11 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
             )
         ]
     toplevel = Path(top.stdout.strip())
-    diff = _git(toplevel, "diff", "--name-only", "--no-renames", "-z", f"{ref}...HEAD", "--")
+    # the revision is never read as an option, whatever it holds
+    diff = _git(
+        toplevel, "diff", "--name-only", "--no-renames", "-z", "--end-of-options",
+        f"{ref}...HEAD", "--",
+    )  # fmt: skip
     if diff.returncode != 0:
         return [], [
             Problem(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +10,15 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from scoring.errors import Problem
-from scoring.submissions.formats import SubmissionMeta
+from scoring.submissions.formats import SubmissionMeta, unsafe_char
 
 MAX_METADATA_BYTES = 64 * 1024
+#: Deepest nesting of mappings and sequences in ``submission.yaml`` (the format needs 2).
+MAX_YAML_DEPTH = 8
+#: Most YAML nodes in ``submission.yaml`` (the format needs about 20).
+MAX_YAML_NODES = 2000
+#: Fields whose text may span lines (newline and tab allowed); every other field is one line.
+MULTILINE_FIELDS = frozenset({("production", "notes"), ("production", "system_prompt")})
 _SCHEMA_HINT = "see the comments of `gamut submission new` or the schema of `gamut schema`"
 Loc = tuple[str | int, ...]
 
@@ -25,6 +32,65 @@ def _timestamp_as_text(loader: _Loader, node: yaml.Node) -> str:
 
 
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+
+
+def _structure_problems(text: str, problem: Any) -> list[Problem]:
+    """Anchors, aliases, too deep or too many nodes: found from the parse events, before any
+    node is built, so an alias bomb or a 20,000-deep nesting costs nothing."""
+    out: list[Problem] = []
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        mark = event.start_mark
+        line = int(mark.line) + 1 if mark is not None else None
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            out.append(
+                problem(
+                    line,
+                    "YAML anchors and aliases (&name, *name) are not allowed",
+                    "write each value out in full",
+                )
+            )
+            return out
+        if isinstance(event, yaml.NodeEvent):
+            nodes += 1
+            if nodes > MAX_YAML_NODES:
+                out.append(problem(line, f"more than {MAX_YAML_NODES} YAML values", _SCHEMA_HINT))
+                return out
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                out.append(
+                    problem(
+                        line,
+                        f"nested more than {MAX_YAML_DEPTH} levels deep",
+                        "the metadata is a mapping of fields; see the scaffold",
+                    )
+                )
+                return out
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+    return out
+
+
+def _char_problems(nodes: dict[Loc, yaml.Node], problem: Any) -> list[Problem]:
+    """Control, bidirectional and invisible characters in any value (name spoofing)."""
+    out = []
+    for loc, node in nodes.items():
+        if not isinstance(node, yaml.ScalarNode):
+            continue
+        value = str(node.value)
+        bad = unsafe_char(value, multiline=tuple(map(str, loc)) in MULTILINE_FIELDS)
+        if bad is not None:
+            name = ".".join(map(str, loc)) or "the document"
+            out.append(
+                problem(
+                    int(node.start_mark.line) + 1,
+                    f"{name} contains {bad}",
+                    "remove it: control, bidirectional and zero-width characters are not "
+                    "allowed (they can disguise a name)",
+                )
+            )
+    return out
 
 
 def _walk(node: yaml.Node, loc: Loc, out: dict[Loc, yaml.Node], dup: list[tuple[Loc, int]]) -> None:
@@ -75,6 +141,18 @@ def _is_todo(node: yaml.Node) -> bool:
     )
 
 
+def field_line(path: Path, name: str) -> int | None:
+    """The line of the top-level field ``name`` in a metadata file (1-based), if found."""
+    try:
+        lines = path.read_bytes()[: MAX_METADATA_BYTES + 1].decode("utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+    for n, line in enumerate(lines, 1):
+        if re.match(rf"{re.escape(name)}\s*:", line):
+            return n
+    return None
+
+
 def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, list[Problem]]:
     """Validate ``submission.yaml``, reporting every problem with its line.
 
@@ -96,6 +174,9 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
     except UnicodeDecodeError as exc:
         return None, [problem(None, f"not valid UTF-8 (byte {exc.start + 1})", "save as UTF-8")]
     try:
+        structure = _structure_problems(text, problem)
+        if structure:
+            return None, structure
         root = yaml.compose(text, Loader=_Loader)
         raw: Any = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
@@ -115,6 +196,7 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
         problem(line, f"{'.'.join(map(str, loc))} is given twice", "keep one of them")
         for loc, line in dups
     ]
+    problems += _char_problems(nodes, problem)
     todo = {loc for loc, node in nodes.items() if loc and _is_todo(node)}
     for loc in sorted(todo, key=lambda loc: _line(nodes, loc) or 0):
         hint = _description(loc)

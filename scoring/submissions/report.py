@@ -31,10 +31,12 @@ class ValidationReport:
     Attributes:
         problems: errors and warnings (``Problem.severity`` is ``"error"`` or ``"warning"``).
         submissions: ids of the submission folders that were validated.
+        rejected: the validated ids that have at least one error (the others are valid).
     """
 
     problems: list[Problem] = field(default_factory=list)
     submissions: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Problem]:
@@ -67,6 +69,7 @@ class ValidationReport:
         return {
             "ok": self.ok,
             "submissions": list(self.submissions),
+            "rejected": list(self.rejected),
             "n_errors": len(self.errors),
             "n_warnings": len(self.warnings),
             "problems": [

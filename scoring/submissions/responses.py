@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
 from collections.abc import Collection
@@ -10,8 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scoring.errors import Problem
+from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
 from scoring.submissions.report import ERROR, WARNING, Limits
 
+#: Problems listed per response file; the rest are counted in one more problem.
+MAX_PROBLEMS_PER_FILE = 200
 _LINE_FORMAT = 'write one JSON object per line: {"question_id": "...", "response": "..."}'
 _KEYS = ("question_id", "response")
 # Control characters (Unicode category Cc) other than newline and tab, and unpaired surrogates.
@@ -39,8 +41,12 @@ class ResponseFile:
     problems: list[Problem] = field(default_factory=list)
 
 
-def _size(n: int) -> str:
-    return f"{n / (1024 * 1024):.1f} MB" if n >= 1024 * 1024 else f"{n / 1024:.1f} KB"
+def jsonl_limits(limits: Limits) -> JsonlLimits:
+    """The reader's limits for a response file: a line may hold one response, fully escaped."""
+    return JsonlLimits(
+        max_file_bytes=limits.max_file_bytes,
+        max_line_bytes=max(1024 * 1024, 8 * limits.max_response_bytes),
+    )
 
 
 def _bad_char(text: str) -> str | None:
@@ -51,13 +57,6 @@ def _bad_char(text: str) -> str | None:
     code = ord(m.group())
     kind = "an unpaired surrogate" if 0xD800 <= code <= 0xDFFF else "control character"
     return f"{kind} U+{code:04X} (character {m.start() + 1})"
-
-
-def _read_limited(path: Path, limit: int) -> bytes | None:
-    """The file's bytes, or None when it holds more than ``limit`` (never reads past it)."""
-    with path.open("rb") as f:
-        data = f.read(limit + 1)
-    return None if len(data) > limit else data
 
 
 def read_response_file(
@@ -80,62 +79,43 @@ def read_response_file(
         The responses by question id and the problems found.
     """
     out = ResponseFile()
+    unlisted: list[str] = []  # severities of the problems past the cap
+
+    def report(p: Problem) -> None:
+        if len(out.problems) < MAX_PROBLEMS_PER_FILE:
+            out.problems.append(p)
+        else:
+            unlisted.append(p.severity)
 
     def problem(
         line: int | None, msg: str, fix: str, qid: str | None = None, sev: str = ERROR
     ) -> None:
-        out.problems.append(Problem(display, line, msg, fix, question_id=qid, severity=sev))
+        report(Problem(display, line, msg, fix, question_id=qid, severity=sev))
 
-    size = path.stat().st_size
-    data = None if size > limits.max_file_bytes else _read_limited(path, limits.max_file_bytes)
-    if data is None:
-        problem(
-            None,
-            f"file is {_size(max(size, limits.max_file_bytes + 1))}, over the "
-            f"{_size(limits.max_file_bytes)} limit for a response file",
-            f"shorten the responses; each may hold at most {_size(limits.max_response_bytes)}",
-        )
+    read = read_jsonl(
+        path,
+        display,
+        _LINE_FORMAT,
+        jsonl_limits(limits),
+        what="a response file",
+        size_fix="shorten the responses; each may hold at most "
+        + size_text(limits.max_response_bytes),
+        report=report,
+    )
+    if read.unreadable:
         return out
-    if not data.strip():
+    if read.empty:
         problem(
             None,
             "empty file: it holds no responses",
             f"{_LINE_FORMAT}, one for every public question; `gamut generate` writes this file",
         )
         return out
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        problem(1, "file is UTF-16, not UTF-8", "save the file as UTF-8 without a BOM")
-        return out
-    if data.startswith(codecs.BOM_UTF8):
-        problem(
-            1,
-            "file starts with a UTF-8 byte order mark (BOM)",
-            "save the file as UTF-8 without a BOM",
-        )
-        data = data[len(codecs.BOM_UTF8) :]
 
     known = None if question_ids is None else frozenset(question_ids)
     first_line: dict[str, int] = {}
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    for n, raw in enumerate(lines, 1):
-        raw = raw.removesuffix(b"\r")
-        if not raw.strip():
-            problem(n, "empty line", "remove the empty line")
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problem(
-                n, f"not valid UTF-8 (byte {exc.start + 1} of the line)", "save the file as UTF-8"
-            )
-            continue
-        try:
-            obj = json.loads(text, strict=False)
-        except json.JSONDecodeError as exc:
-            problem(n, f"not valid JSON: {exc.msg} (column {exc.colno})", _LINE_FORMAT)
-            continue
+    for parsed in read.lines:
+        n, obj = parsed.line, parsed.value
         if not isinstance(obj, dict):
             problem(n, f"not a JSON object (found {type(obj).__name__})", _LINE_FORMAT)
             continue
@@ -151,7 +131,7 @@ def read_response_file(
             problem(n, "missing key(s): " + ", ".join(repr(k) for k in missing), _LINE_FORMAT)
         qid, resp = obj.get("question_id"), obj.get("response")
         if "question_id" in obj and not isinstance(qid, str):
-            problem(n, f"question_id must be a string (found {json.dumps(qid)})", _LINE_FORMAT)
+            problem(n, f"question_id must be a string (found {json.dumps(qid)[:60]})", _LINE_FORMAT)
         if "response" in obj and not isinstance(resp, str):
             problem(
                 n,
@@ -191,7 +171,8 @@ def read_response_file(
         if n_bytes > limits.max_response_bytes:
             problem(
                 n,
-                f"response is {_size(n_bytes)}, over the {_size(limits.max_response_bytes)} limit",
+                f"response is {size_text(n_bytes)}, over the "
+                f"{size_text(limits.max_response_bytes)} limit",
                 "shorten it, e.g. by limiting the model's output tokens",
                 qid,
             )
@@ -205,15 +186,49 @@ def read_response_file(
             )
         out.responses[qid] = Response(n, resp)
 
+    if unlisted:
+        out.problems.append(
+            Problem(
+                display,
+                None,
+                f"{len(unlisted)} more problem(s) in this file are not listed",
+                "fix the ones above and validate again",
+                severity=ERROR if ERROR in unlisted else WARNING,
+            )
+        )
     if question_ids is not None:
         absent = [q for q in question_ids if q not in first_line]
         if absent:
             shown = ", ".join(absent[:10]) + (
                 f" and {len(absent) - 10} more" if len(absent) > 10 else ""
             )
-            problem(
-                None,
-                f"{len(absent)} {setting} question(s) have no response: {shown}",
-                "add one line for each; `gamut generate` resumes where it stopped",
+            out.problems.append(  # past the cap too: it says what the file lacks
+                Problem(
+                    display,
+                    None,
+                    f"{len(absent)} {setting} question(s) have no response: {shown}",
+                    "add one line for each; `gamut generate` resumes where it stopped",
+                )
             )
     return out
+
+
+def read_responses(
+    path: Path, display: str | None = None, limits: Limits | None = None
+) -> tuple[dict[str, str], list[Problem]]:
+    """The responses of one file by question id, read exactly as the validator reads them.
+
+    This is the judge's and the scorer's reader: a file the validator accepts reads the same
+    here, and a file it rejects gives the same errors (warnings are left out).
+
+    Args:
+        path: the response file.
+        display: its name in problems (default: the path).
+        limits: the size limits (default :class:`Limits`).
+
+    Returns:
+        Question id -> response text, and every error found.
+    """
+    read = read_response_file(path, display or str(path), "", None, limits or Limits())
+    errors = [p for p in read.problems if p.severity == ERROR]
+    return {qid: r.text for qid, r in read.responses.items()}, errors

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from pathlib import Path
 
 from scoring.errors import Problem
@@ -16,7 +17,7 @@ from scoring.submissions.layout import (
     display_path,
     targets_from_paths,
 )
-from scoring.submissions.metadata import check_metadata
+from scoring.submissions.metadata import check_metadata, field_line
 from scoring.submissions.report import Limits, ValidationReport
 from scoring.submissions.responses import read_response_file
 
@@ -41,6 +42,32 @@ class _Others:
             found = read.responses if read else {}
             self._cache[key] = {q: hash(gaming.normalise(r.text)) for q, r in found.items()}
         return self._cache[key]
+
+
+def display_key(name: str) -> str:
+    """A display name compared the way readers see it: case, width and spacing ignored."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+class _Names:
+    """Other submissions' display names (``model_name``), read lazily, for the duplicate check."""
+
+    def __init__(self, subs_root: Path) -> None:
+        self.subs_root = subs_root
+        self._cache: dict[str, str | None] = {}
+
+    def key(self, sid: str) -> str | None:
+        """The compared form of ``sid``'s model name, or None when its metadata is unreadable."""
+        if sid not in self._cache:
+            path = self.subs_root / sid / METADATA_FILE
+            ok = not (self.subs_root / sid).is_symlink() and not path.is_symlink()
+            meta = check_metadata(path, "")[0] if ok and path.is_file() else None
+            self._cache[sid] = None if meta is None else display_key(meta.model_name)
+        return self._cache[sid]
+
+    def note(self, sid: str, key: str) -> None:
+        """Record a name already read."""
+        self._cache[sid] = key
 
 
 def _question_words(questions: list[Question]) -> dict[str, set[str]]:
@@ -109,15 +136,34 @@ def validate_submissions(
     qids = [q.question_id for q in questions]
     qwords = _question_words(questions)
     others = _Others(subs_root, limits)
+    names = _Names(subs_root)
+    validated = set(ids)
     for sid in ids:
+        n_before = len(report.errors)
         folder = subs_root / sid
         files, problems = check_folder(folder, base, [e for e in entries if e != sid])
         report.problems += problems
         if METADATA_FILE in files:
-            _, problems = check_metadata(
-                files[METADATA_FILE], display_path(files[METADATA_FILE], base)
-            )
+            shown = display_path(files[METADATA_FILE], base)
+            meta, problems = check_metadata(files[METADATA_FILE], shown)
             report.problems += problems
+            if meta is not None:
+                names.note(sid, display_key(meta.model_name))
+                for other in entries:
+                    # with both validated, the later id is the duplicate
+                    if other == sid or (other in validated and other > sid):
+                        continue
+                    if (subs_root / other).is_dir() and names.key(other) == names.key(sid):
+                        report.problems.append(
+                            Problem(
+                                shown,
+                                field_line(files[METADATA_FILE], "model_name"),
+                                f"model_name {meta.model_name!r} is already the name of "
+                                f"submission {other!r}",
+                                "choose a name that tells the two models apart (case and "
+                                "spacing are ignored in this comparison)",
+                            )
+                        )
         for setting in Setting:
             name = RESPONSE_FILES[setting.value]
             if name not in files:
@@ -136,4 +182,6 @@ def validate_submissions(
                 if other != sid and (subs_root / other).is_dir()
             }
             report.problems += gaming.copy_warnings(shown, read.responses, theirs)
+        if len(report.errors) > n_before:
+            report.rejected.append(sid)
     return report

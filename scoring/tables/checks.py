@@ -94,8 +94,10 @@ def cache_key(path: Path) -> str:
     return h.hexdigest()[:24]
 
 
-def load_check_table(path: Path, cache_dir: Path | None) -> CheckTable:
+def load_check_table(path: Path, cache_dir: Path | None, held: bool = False) -> CheckTable:
     """The compiled checks of the rubrics at ``path``, from ``cache_dir`` when they are there.
+
+    ``held``: the rubrics are held, so problems quote no rubric text.
 
     Raises:
         RubricError: a rubric is invalid (every problem listed).
@@ -106,7 +108,7 @@ def load_check_table(path: Path, cache_dir: Path | None) -> CheckTable:
             return CheckTable.from_arrow(pq.read_table(cached))
         except (pa.ArrowInvalid, OSError, KeyError):
             pass  # a damaged cache entry is rebuilt below
-    rubrics = load_rubrics([path])
+    rubrics = load_rubrics([path], held=held)
     table = checks_of(rubrics)
     if cached is not None:
         atomic_write(cached, lambda tmp: pq.write_table(table.to_arrow(), tmp))

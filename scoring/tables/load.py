@@ -8,22 +8,22 @@ verdict. Everything after this module is arithmetic on those arrays.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.json as pj
-import yaml
-from pydantic import ValidationError
 
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
 from scoring.submissions.formats import SubmissionMeta
+from scoring.submissions.metadata import check_metadata
+from scoring.submissions.responses import read_responses
 from scoring.tables.checks import CheckIndex, CheckTable, index_checks
 from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
+
+_VALIDATE = "run `gamut submission validate` for every problem with its fix"
 
 __all__ = ["MISSING", "SETTINGS", "CheckIndex", "Inputs", "load_inputs"]
 
@@ -59,66 +59,43 @@ class Inputs:
     ignored_rows: int
 
 
-# Ids stay strings even when they look like numbers; long responses fit in one block.
-_JSON_PARSE = pj.ParseOptions(
-    explicit_schema=pa.schema([("question_id", pa.string()), ("response", pa.string())]),
-    unexpected_field_behavior="ignore",
-)
-_JSON_READ = pj.ReadOptions(block_size=16 << 20)
-
-
 def _read_meta(path: Path) -> SubmissionMeta:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        return SubmissionMeta.model_validate(raw)
-    except (OSError, yaml.YAMLError, ValidationError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    meta, problems = check_metadata(path, str(path))
+    if meta is None:
         raise ProblemsError(
-            [
-                Problem(
-                    str(path),
-                    None,
-                    f"invalid submission metadata: {msg}",
-                    "run `gamut submission validate` for every problem with its fix",
-                )
-            ]
-        ) from None
+            problems or [Problem(str(path), None, "invalid submission metadata", _VALIDATE)],
+            f"invalid submission metadata in {path}",
+        )
+    return meta
 
 
 def _response_chars(path: Path, qindex: dict[str, int]) -> npt.NDArray[np.float64]:
     out = np.full(len(qindex), np.nan)
-    if path.stat().st_size == 0:
-        return out
-    try:
-        table = pj.read_json(path, read_options=_JSON_READ, parse_options=_JSON_PARSE)
-    except pa.ArrowInvalid as exc:
-        raise ProblemsError(
-            [
-                Problem(
-                    str(path),
-                    None,
-                    f"cannot read responses: {exc}",
-                    "run `gamut submission validate` for every problem with its fix",
-                )
-            ]
-        ) from None
-    qids = table.column("question_id").to_pylist()
-    lengths = pc.utf8_length(table.column("response")).to_numpy(zero_copy_only=False)
-    for qid, n in zip(qids, lengths, strict=True):
+    responses, problems = read_responses(path)
+    if problems:
+        raise ProblemsError(problems, f"cannot read the responses in {path} ({_VALIDATE})")
+    for qid, text in responses.items():
         i = qindex.get(qid)
         if i is not None:
-            out[i] = n
+            out[i] = len(text)
     return out
 
 
 def read_submissions(
-    folder: Path, qindex: dict[str, int]
+    folder: Path, qindex: dict[str, int], only: Collection[str] | None = None
 ) -> tuple[
     tuple[str, ...], dict[str, SubmissionMeta], npt.NDArray[np.bool_], npt.NDArray[np.float64]
 ]:
-    """Submission ids, metadata, which settings have responses, and response lengths."""
+    """Submission ids, metadata, which settings have responses, and response lengths.
+
+    ``only``: the submission ids to read (default: every folder with a ``submission.yaml``).
+    """
     dirs = (
-        sorted(p for p in folder.iterdir() if (p / "submission.yaml").is_file())
+        sorted(
+            p
+            for p in folder.iterdir()
+            if (p / "submission.yaml").is_file() and (only is None or p.name in only)
+        )
         if folder.is_dir()
         else []
     )
@@ -143,6 +120,7 @@ def load_inputs(
     verdicts: Path,
     *,
     rubrics_source: str,
+    only: Collection[str] | None = None,
 ) -> Inputs:
     """Read the submissions and the verdict table, and index them against questions and checks.
 
@@ -153,6 +131,8 @@ def load_inputs(
         judges: the configured judge names, in config order.
         verdicts: the verdict table (``verdicts.parquet``).
         rubrics_source: where the rubrics came from, for messages.
+        only: the submission ids to score (default: every submission in the folder); a
+            pipeline leaves out those that fail validation.
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
@@ -161,7 +141,7 @@ def load_inputs(
     table = checks
     index, check_ids = index_checks(questions, table, rubrics_source)
     qids = [q.question_id for q in questions]
-    ids, meta, has, chars = read_submissions(submissions, {q: i for i, q in enumerate(qids)})
+    ids, meta, has, chars = read_submissions(submissions, {q: i for i, q in enumerate(qids)}, only)
     matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids)
     return Inputs(
         questions, index, ids, meta, judges, has, chars, matrix, table.rubric_version, ignored

@@ -36,7 +36,13 @@ reply until the server stops), ``"drop"`` (connection closed without a reply), `
 (a 200 whose body is not JSON), ``"bad_verdict"`` (a reply whose verdict word is outside the
 schema), ``"prose"`` (a reply that is not JSON at all), ``"400"`` (a request the provider rejects;
 clients must not retry it) and ``"401"`` (an authentication error whose message echoes the
-credential it received, as careless providers do; for testing that keys are redacted).
+credential it received, as careless providers do; for testing that keys are redacted) and
+``"400_echo"`` (a rejected request whose error message quotes the whole prompt back, as some
+providers do; for testing that held text never reaches a log).
+
+``reply_hook(request, payload) -> payload | bytes``, when set, rewrites every successful reply
+before it is sent (a dict is sent as JSON, bytes as they are): malformed usage blocks, deeply
+nested bodies and the like.
 """
 
 from __future__ import annotations
@@ -74,6 +80,9 @@ FAULTS: tuple[str, ...] = (
     "bad_verdict",
     "prose",
 )
+
+#: Faults that are only ever asked for by name (never drawn by :func:`random_faults`).
+NAMED_FAULTS: tuple[str, ...] = ("400_echo",)
 
 Responder = Callable[[dict[str, Any]], str]
 FaultFn = Callable[["RecordedRequest"], "str | None"]
@@ -177,6 +186,9 @@ class FakeLLMServer:
         self.fault_fn: FaultFn | None = None
         #: the model snapshot replies name (default: the model the request asked for)
         self.snapshot: str | None = None
+        self.reply_hook: (
+            Callable[[RecordedRequest, dict[str, Any]], dict[str, Any] | bytes] | None
+        ) = None
         self.requests: list[RecordedRequest] = []
         #: Requests being answered now, and the most there ever were at once.
         self.in_flight = 0
@@ -246,8 +258,8 @@ class FakeLLMServer:
     def queue_faults(self, *kinds: str) -> None:
         """Fault the next ``len(kinds)`` requests, in order (before ``fault_fn`` is asked)."""
         for k in kinds:
-            if k not in FAULTS:
-                raise ValueError(f"unknown fault {k!r}; one of {', '.join(FAULTS)}")
+            if k not in FAULTS + NAMED_FAULTS:
+                raise ValueError(f"unknown fault {k!r}; one of {', '.join(FAULTS + NAMED_FAULTS)}")
         self._queued.extend(kinds)
 
     def reset(self) -> None:
@@ -395,6 +407,15 @@ class FakeLLMServer:
                 "error": {"type": "invalid_request_error", "message": "bad request (fake)"},
             }
             self._write(writer, 400, json.dumps(err).encode())
+        elif fault == "400_echo":
+            err = {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": f"cannot process this prompt: {prompt_text(body)}",
+                },
+            }
+            self._write(writer, 400, json.dumps(err).encode())
         elif fault == "401":
             cred = headers.get("x-api-key") or headers.get("authorization", "")
             err = {
@@ -419,7 +440,8 @@ class FakeLLMServer:
                 if req.protocol == "anthropic"
                 else self._openai_reply(body, text)
             )
-            self._write(writer, 200, json.dumps(payload).encode())
+            out = self.reply_hook(req, payload) if self.reply_hook else payload
+            self._write(writer, 200, out if isinstance(out, bytes) else json.dumps(out).encode())
         await writer.drain()
         return True
 

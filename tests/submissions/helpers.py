@@ -83,10 +83,13 @@ class Project:
         text_only: str | list[dict[str, Any]] | None = None,
         meta: str | dict[str, Any] | None = None,
     ) -> Path:
-        """Write a submission; defaults are clean files (no text_only file)."""
+        """Write a submission; defaults are clean files (no text_only file).
+
+        The default metadata names the model after its id, so that submissions stay distinct.
+        """
         folder = self.subs / sid
         folder.mkdir(parents=True, exist_ok=True)
-        meta = GOOD_META if meta is None else meta
+        meta = {**GOOD_META, "model_name": f"Acme-VL {sid}"} if meta is None else meta
         text = meta if isinstance(meta, str) else yaml.safe_dump(meta, sort_keys=False)
         (folder / "submission.yaml").write_text(text, encoding="utf-8")
         mm = good_lines() if multimodal is None else multimodal

@@ -41,6 +41,26 @@ def test_zizmor_offline_is_clean() -> None:
     assert "No findings to report" in proc.stdout
 
 
+def test_actionlint_is_clean() -> None:
+    files = [str(WORKFLOWS / n) for n in NAMES]
+    proc = subprocess.run([str(BIN / "actionlint"), *files], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_scoring_takes_the_submission_from_the_head_commit_never_a_checkout() -> None:
+    wf = _load("score-submission.yml")
+    steps = [s for _, s in _steps(wf)]
+    checkouts = [s for s in steps if str(s.get("uses", "")).startswith("actions/checkout")]
+    assert all("ref" not in (s.get("with") or {}) for s in checkouts)  # the base, never the PR
+    runs = "\n".join(str(s.get("run", "")) for s in steps)
+    assert "refs/pull/$PR_NUMBER/head" in runs and "gamut pr take" in runs
+    assert (
+        "steps.unpack.outputs.submission_path"
+        not in (WORKFLOWS / "score-submission.yml").read_text()
+    )
+
+
 def test_check_jsonschema_accepts_every_workflow() -> None:
     files = [str(WORKFLOWS / n) for n in NAMES]
     proc = subprocess.run(

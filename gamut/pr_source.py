@@ -1,0 +1,188 @@
+"""The submission of a pull request, taken from its head commit as data.
+
+The scoring workflow never trusts the files of the validation run's artifact (that run executes
+the pull request's code, so it can upload anything). Instead, with the head commit fetched into
+the base checkout (``git fetch``, no checkout), :func:`take_from_commit` reads the commit with
+``git`` plumbing only: the paths it changes against the base, which must all lie in one
+submission's folder, and that folder's blobs, which must be regular files with the expected names
+and sizes. Nothing from the commit is executed or checked out; the blobs are written into the base
+checkout's submissions folder, replacing any folder of that id.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path, PurePosixPath
+
+from gamut.config import GamutConfig
+from gamut.pr import MAX_FILE_BYTES, MAX_TOTAL_BYTES, SUBMISSION_FILES, ArtifactError, PrInfo
+from scoring.errors import Problem, ProblemsError
+from scoring.storage import atomic_write_bytes
+from scoring.submissions.formats import is_submission_id
+
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_REGULAR = {"100644", "100755"}
+_FIX_SCOPE = (
+    "a submission pull request may only add or change files in its own folder "
+    "<submissions>/<id>/; move other changes to a separate pull request"
+)
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, check=False, timeout=120
+    )
+
+
+def _out(proc: subprocess.CompletedProcess[bytes]) -> str:
+    return proc.stdout.decode("utf-8", errors="replace")
+
+
+def _commit(repo: Path, rev: str, what: str) -> str:
+    """The full sha of ``rev`` (a commit already in the repository), never read as an option."""
+    if not rev or rev.startswith("-") or any(c.isspace() or not c.isprintable() for c in rev):
+        raise ArtifactError(f"{what} {rev!r} is not a git revision")
+    proc = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    sha = _out(proc).strip()
+    if proc.returncode != 0 or not _SHA.match(sha):
+        raise ArtifactError(
+            f"{what} {rev!r} is not a commit of this repository; fetch it first "
+            "(e.g. git fetch origin refs/pull/<number>/head)"
+        )
+    return sha
+
+
+def take_from_commit(
+    cfg: GamutConfig, pr_number: int, head: str, base: str
+) -> tuple[PrInfo, list[Problem]]:
+    """Copy the submission a pull request adds or changes from its head commit.
+
+    Args:
+        cfg: the base checkout's config; its submissions folder receives the files.
+        pr_number: the pull request's number (carried into the result).
+        head: the head commit (full sha), already fetched.
+        base: the base branch's commit (sha or ref); the changes are ``base...head``.
+
+    Returns:
+        What was taken, and warnings (a change to an existing submission).
+
+    Raises:
+        ArtifactError: a revision is unknown or malformed.
+        ProblemsError: the commit changes files outside one submission's folder, or that folder
+            holds anything but regular files with the expected names and sizes (all listed).
+    """
+    if not 0 < pr_number < 10**9:
+        raise ArtifactError(f"PR number {pr_number} is out of range")
+    if not _SHA.match(head):
+        raise ArtifactError("the head commit must be given as 40 lowercase hex digits")
+    repo = cfg.root
+    top = _git(repo, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        raise ArtifactError(f"{repo} is not in a git repository")
+    toplevel = Path(_out(top).strip())
+    head_sha = _commit(toplevel, head, "head")
+    base_sha = _commit(toplevel, base, "base")
+    subs_abs = os.path.realpath(cfg.path(cfg.benchmark.submissions))
+    rel = os.path.relpath(subs_abs, os.path.realpath(toplevel))
+    if rel == ".." or rel.startswith(".." + os.sep):
+        raise ArtifactError("the submissions folder is outside the git repository")
+    subs = PurePosixPath(Path(rel).as_posix()) if rel != "." else PurePosixPath()
+
+    diff = _git(
+        toplevel, "diff", "--name-only", "--no-renames", "-z", "--end-of-options",
+        f"{base_sha}...{head_sha}", "--",
+    )  # fmt: skip
+    if diff.returncode != 0:
+        raise ArtifactError(f"cannot compare the head with the base: {_out(diff).strip()[:300]}")
+    names = sorted({n for n in _out(diff).split("\0") if n})
+    problems: list[Problem] = []
+    touched: dict[str, list[str]] = {}
+    for name in names:
+        parts = PurePosixPath(name).parts
+        inner = parts[len(subs.parts) :]
+        if parts[: len(subs.parts)] != subs.parts or len(inner) != 2:
+            problems.append(Problem(name, None, "changed outside a submission folder", _FIX_SCOPE))
+            continue
+        touched.setdefault(inner[0], []).append(name)
+    if len(touched) != 1:
+        found = ", ".join(sorted(touched)) or "none"
+        problems.append(
+            Problem(
+                f"{base_sha[:12]}...{head_sha[:12]}",
+                None,
+                f"the pull request must change exactly one submission (it changes: {found})",
+                "open one pull request per submission",
+            )
+        )
+        raise ProblemsError(problems, "the pull request's changes were not taken")
+    (sid,) = touched
+    folder = (subs / sid).as_posix()
+    if not is_submission_id(sid):
+        problems.append(Problem(folder, None, f"{sid!r} is not a valid submission id", ""))
+
+    listing = _git(toplevel, "ls-tree", "-z", "-l", "--full-tree", head_sha, "--", f"{folder}/")
+    if listing.returncode != 0:
+        raise ArtifactError(f"cannot list {folder} in the head commit")
+    blobs: dict[str, str] = {}
+    total = 0
+    for entry in _out(listing).split("\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        mode, kind, oid, size = [*meta.split(), "", "", "", ""][:4]
+        file = PurePosixPath(path).name
+        if kind != "blob" or mode not in _REGULAR:
+            what = "a symbolic link" if mode == "120000" else f"a {kind or 'entry'} ({mode})"
+            problems.append(Problem(path, None, f"is {what}", "keep only regular files"))
+        elif file not in SUBMISSION_FILES:
+            problems.append(
+                Problem(path, None, "unexpected file", "a submission holds only its three files")
+            )
+        elif not size.isdigit() or int(size) > MAX_FILE_BYTES:
+            problems.append(
+                Problem(path, None, f"{size} bytes (at most {MAX_FILE_BYTES})", "shorten it")
+            )
+        else:
+            total += int(size)
+            blobs[file] = oid
+    if total > MAX_TOTAL_BYTES:
+        problems.append(
+            Problem(folder, None, f"{total} bytes in all", f"at most {MAX_TOTAL_BYTES}")
+        )
+    if problems:
+        raise ProblemsError(problems, f"the submission in {head_sha[:12]} was not taken")
+
+    data = {}
+    for file, oid in sorted(blobs.items()):
+        blob = _git(toplevel, "cat-file", "blob", oid)
+        if blob.returncode != 0 or len(blob.stdout) > MAX_FILE_BYTES:
+            raise ArtifactError(f"cannot read {folder}/{file} from the head commit")
+        data[file] = blob.stdout
+    dest = Path(subs_abs) / sid
+    if dest.is_symlink():
+        dest.unlink()
+    elif dest.exists():
+        shutil.rmtree(dest)
+    for file, content in data.items():
+        atomic_write_bytes(dest / file, content)
+
+    warnings: list[Problem] = []
+    if _git(toplevel, "cat-file", "-e", f"{base_sha}:{folder}").returncode == 0:
+        warnings.append(
+            Problem(
+                touched[sid][0],
+                None,
+                f"changes the existing submission {sid!r}",
+                "maintainers: check that the pull request comes from its submitters",
+                severity="warning",
+            )
+        )
+    shown = os.path.relpath(dest)
+    info = PrInfo(pr_number, head_sha, sid, shown if not shown.startswith("..") else str(dest))
+    return info, warnings
+
+
+__all__ = ["take_from_commit"]
