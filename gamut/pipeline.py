@@ -6,6 +6,7 @@ responses, judges) are not read again by the next. ``gamut run`` is :func:`run`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -182,23 +183,47 @@ def publishable(project: Project) -> tuple[list[str], ValidationReport]:
     return keep, report
 
 
-def run(project: Project, *, site: bool = True, progress: ProgressSink | None = None) -> RunResult:
+#: Stage names :func:`run` reports to its ``notify`` callback, with the stage's result.
+STAGES = ("validated", "judged", "verdicts", "scored", "site")
+
+
+def run(
+    project: Project,
+    *,
+    site: bool = True,
+    progress: ProgressSink | None = None,
+    notify: Callable[[str, object], None] | None = None,
+) -> RunResult:
     """The main job: validate, judge what has no verdict yet, write the verdict table, score,
     build the site.
 
     A submission that fails validation is left out of every later stage (``left_out``; the
     validation report says why), and the others are published. Judge failures do not stop the
     run either: their submissions are incomplete (shown, not ranked), and the report lists them.
+
+    Args:
+        project: the deployment.
+        site: also build the site.
+        progress: where the judge's progress goes.
+        notify: called after each stage with its name (one of :data:`STAGES`) and its result.
     """
+    say = notify or (lambda _stage, _result: None)
     keep, validation = publishable(project)
+    say("validated", validation)
     report = judge(project, submissions=keep, progress=progress)
+    say("judged", report)
     verdicts = write_verdicts(project, keep)
+    say("verdicts", verdicts)
     tables = score(project, keep)
+    say("scored", tables)
     out = build_site(project) if site else None
+    if out is not None:
+        say("site", out)
     return RunResult(report, verdicts, tables, out, validation, tuple(sorted(validation.rejected)))
 
 
 __all__ = [
+    "STAGES",
     "RunResult",
     "build_site",
     "judge",

@@ -41,31 +41,34 @@ def run(config_path: Path | None, no_site: bool) -> None:
     from gamut import pipeline
 
     project = get_project(config_path)
-    keep, validation = pipeline.publishable(project)
-    left_out = sorted(validation.rejected)
-    if left_out:
-        _list_left_out(left_out, validation)
-    report = pipeline.judge(project, submissions=keep)
-    for line in report.summary_lines():
-        err_console.print(line)
-    verdicts = pipeline.write_verdicts(project, keep)
-    err_console.print(f"verdict table: {verdicts}")
-    tables = pipeline.score(project, keep)
-    err_console.print(f"score tables: {tables.out_dir}")
-    if no_site:
-        _fail_on_judge_failures(report, left_out)
-        return
-    out = pipeline.build_site(project)
-    index = out / "index.html"
-    out_console.print(f"\nThe leaderboard site is in {out}")
-    config_arg = f" --config {config_path}" if config_path else ""
-    out_console.print(
-        f"  preview it:  {_gamut_command()} site serve{config_arg}"
-        "   (then open http://127.0.0.1:8000/)",
-        markup=False,
-    )
-    out_console.print(f"  or open:     {index.as_uri()}")
-    _fail_on_judge_failures(report, left_out)
+    result = pipeline.run(project, site=not no_site, notify=_report_stage)
+    if result.site is not None:
+        index = result.site / "index.html"
+        out_console.print(f"\nThe leaderboard site is in {result.site}")
+        config_arg = f" --config {config_path}" if config_path else ""
+        out_console.print(
+            f"  preview it:  {_gamut_command()} site serve{config_arg}"
+            "   (then open http://127.0.0.1:8000/)"
+        )
+        out_console.print(f"  or open:     {index.as_uri()}")
+    _fail_on_problems(result.report, list(result.left_out))
+
+
+def _report_stage(stage: str, result: object) -> None:
+    """Print what a stage of the run produced (progress lines go to stderr)."""
+    from scoring.judge import JudgeReport
+    from scoring.submissions import ValidationReport
+    from scoring.tables import Tables
+
+    if stage == "validated" and isinstance(result, ValidationReport) and result.rejected:
+        _list_left_out(sorted(result.rejected), result)
+    elif stage == "judged" and isinstance(result, JudgeReport):
+        for line in result.summary_lines():
+            err_console.print(line)
+    elif stage == "verdicts":
+        err_console.print(f"verdict table: {result}")
+    elif stage == "scored" and isinstance(result, Tables):
+        err_console.print(f"score tables: {result.out_dir}")
 
 
 def _gamut_command() -> str:
@@ -92,28 +95,27 @@ def _list_left_out(left_out: list[str], validation: ValidationReport) -> None:
     err_console.print("  (`gamut submission validate` lists every problem with its fix)")
 
 
-def _fail_on_judge_failures(report: JudgeReport, left_out: list[str]) -> None:
+def _fail_on_problems(report: JudgeReport, left_out: list[str]) -> None:
+    """Exit 1 when checks failed or submissions were left out, saying what to do."""
     unfinished = sum(s.unfinished for s in report.judges.values())
-    if left_out and (report.failures or unfinished):
-        err_console.print(
-            f"\n{len(left_out)} submission(s) were left out for failing validation: "
-            + ", ".join(repr(s) for s in left_out)
-        )
+    lines = [str(f) for f in report.failures]
     if report.failures or unfinished:
+        if left_out:
+            err_console.print(
+                f"\n{len(left_out)} submission(s) were left out for failing validation: "
+                + ", ".join(repr(s) for s in left_out)
+            )
         err_console.print()
         fail(
             f"{len(report.failures)} check(s) failed, {unfinished} not attempted; "
             "their submissions are incomplete. Run `gamut run` again to retry:",
-            [str(f) for f in report.failures],
+            lines,
             limit=MAX_LISTED,
             width=300,
         )
     if left_out:
         fail(
-            f"{len(left_out)} submission(s) were left out for failing validation: "
-            + ", ".join(repr(s) for s in left_out)
-            + " (`gamut submission validate` lists every problem with its fix)"
+            f"{len(left_out)} submission(s) left out for failing validation (the rest is "
+            "published): " + ", ".join(repr(s) for s in left_out),
+            ["`gamut submission validate` lists every problem with its fix"],
         )
-
-
-__all__ = ["run"]
