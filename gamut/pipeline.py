@@ -129,6 +129,7 @@ def validate(
         changed_from,
         base=project.cfg.root,
         limits=limits,
+        fingerprints=project.fingerprints_path,
     )
 
 

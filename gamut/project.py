@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 #: The folder under the cache's folder where compressed site downloads are kept between builds.
 SITE_DOWNLOADS = "site-downloads"
+#: The file under the cache's folder that keeps submissions' fingerprints for the copy check.
+SUBMISSION_FINGERPRINTS = "submission-fingerprints.json"
 
 
 class Project:
@@ -154,6 +156,11 @@ class Project:
             units = self.units(submissions, settings).units
             self._plans[key] = pair_plans(units, built, self.key_scheme)
         return self._plans[key]
+
+    @property
+    def fingerprints_path(self) -> Path:
+        """The copy check's cache of other submissions' fingerprints (beside the verdict cache)."""
+        return self.cache_path.parent / SUBMISSION_FINGERPRINTS
 
     @property
     def private(self) -> Path:

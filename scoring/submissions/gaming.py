@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import statistics
@@ -87,6 +88,19 @@ def normalise(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     return " ".join(text.casefold().translate(_PUNCTUATION).split())
+
+
+def digest(normalised: str) -> int:
+    """A 64-bit fingerprint of already normalised text, the same in every process (unlike
+    ``hash``), so that other submissions' fingerprints can be cached between runs."""
+    return int.from_bytes(
+        hashlib.blake2b(normalised.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"
+    )
+
+
+def fingerprint(text: str) -> int:
+    """The fingerprint the copy check compares: :func:`digest` of :func:`normalise`."""
+    return digest(normalise(text))
 
 
 def words(text: str) -> list[str]:
@@ -201,10 +215,10 @@ def copy_warnings(
         display: the file name used in problems.
         responses: this file's responses.
         others: other submissions' responses for the same setting, by submission id, each as
-            ``hash(normalise(text))`` by question id (small to keep in memory).
+            :func:`fingerprint` by question id (small to keep in memory).
     """
     mine = {q: normalise(r.text) for q, r in responses.items()}
-    hashed = {q: hash(t) for q, t in mine.items()}
+    hashed = {q: digest(t) for q, t in mine.items()}
     out = []
     for other_id, theirs in sorted(others.items()):
         common = [q for q in mine if mine[q] and q in theirs]
