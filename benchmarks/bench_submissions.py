@@ -1,8 +1,9 @@
 """Validate a paper-scale submission (1,813 questions, both settings) against 20 existing ones.
 
 The first validation computes the other submissions' fingerprints for the copy check and caches
-them in the store (cold); the next ones read them from the cache (warm). Also times the rejection of a 50 MB response file, which must not be read into memory. Prints the
-measured figures; no assertion on time.
+them in the store (cold); the next ones read them from the cache (warm). Also times the rejection
+of a 50 MB response file, which must not be read into memory. Prints the measured figures; no
+assertion on time.
 """
 
 from __future__ import annotations

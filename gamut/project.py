@@ -14,17 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from gamut.config import GamutConfig, load_config
 from generator.spec import SiteSpec
-from scoring.compiler import Check
 from scoring.errors import ConfigError, Problem
 from scoring.questions import Question, Setting, load_questions
-from scoring.rubric import MetaRubric
-from scoring.rubric_io import compile_all, load_rubrics, rubric_set_version
 from scoring.verdicts import VERDICT_TABLE
 
 if TYPE_CHECKING:
+    from scoring.compiler import Check
     from scoring.judge import BuiltJudge, JudgeInputs
     from scoring.judge.pairs import PairPlan
     from scoring.ledger import KeyScheme, Ledger
+    from scoring.rubric import MetaRubric
     from scoring.tables.checks import CheckTable
 
 #: The folder under the cache's folder where compressed site downloads are kept between builds.
@@ -191,11 +190,15 @@ class Project:
     @cached_property
     def rubrics(self) -> dict[str, MetaRubric]:
         """Every rubric, by question id (validated; raises ``RubricError`` listing problems)."""
+        from scoring.rubric_io import load_rubrics
+
         return load_rubrics([self.rubrics_path])
 
     @cached_property
     def checks(self) -> dict[str, list[Check]]:
         """The compiled checks, by question id."""
+        from scoring.rubric_io import compile_all
+
         return compile_all(self.rubrics)
 
     @cached_property
@@ -205,6 +208,7 @@ class Project:
         Taken from the rubrics already loaded in this process, else from the private cache of
         compiled checks (scoring alone never needs the rubric text).
         """
+        from scoring.rubric_io import rubric_set_version
         from scoring.tables.checks import CheckTable, load_check_table
 
         if "checks" in self.__dict__:
