@@ -4,8 +4,8 @@ Library code raises :class:`~scoring.errors.GamutError`; :func:`handle_errors` t
 message on stderr and exit code 1. Everything the CLI prints goes through :data:`out_console`
 (results, stdout) or :data:`err_console` (progress and problems, stderr), both with rich markup
 off: user data (model names, file names, provider messages) is printed as it is, never parsed.
-Styled text is built with :func:`styled`. rich is imported when something is first printed, so a
-command that prints plain lines with ``click.echo`` does not pay for it.
+Styled text is built with :func:`styled`. rich is imported when something is first printed, so
+``gamut --help`` and the commands' start-up do not pay for it.
 """
 
 from __future__ import annotations
