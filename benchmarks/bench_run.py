@@ -17,7 +17,7 @@ Loading is timed by a :class:`~gamut.project.Project` subclass around each input
 around the score stage's loader (submissions and the verdict table). The compiled-check cache of
 the private store is removed before each process, so the score loader's cold path is measured.
 
-    .venv/bin/python benchmarks/bench_run.py [--project DIR] [--keep DIR] [--runs 1]
+    .venv/bin/python benchmarks/bench_run.py [--project DIR] [--keep DIR] [--modes ...]
 """
 
 from __future__ import annotations
@@ -192,6 +192,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--project", type=Path, help="A paper-scale project with a full cache.")
     ap.add_argument("--keep", type=Path, help="Write the project here and keep it.")
+    ap.add_argument(
+        "--modes",
+        nargs="+",
+        choices=["per-stage", "shared", "command"],
+        default=["per-stage", "shared", "command"],
+        help="What to run (default: all three).",
+    )
     ap.add_argument("--child", nargs=2, metavar=("MODE", "CONFIG"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -214,18 +221,21 @@ def main() -> None:
         n = pq.ParquetFile(out / "results" / "verdicts.parquet").metadata.num_rows
         print(f"verdicts: {n:,}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         loading = {}
-        for mode, name in (("per-stage", "per stage (before)"), ("shared", "one project (after)")):
+        names = {"per-stage": "per stage (before)", "shared": "one project (after)"}
+        for mode in (m for m in ("per-stage", "shared") if m in args.modes):
             shutil.rmtree(_private_checks(config), ignore_errors=True)
             cmd = [sys.executable, __file__, "--child", mode, str(config)]
             _, mb, stdout = _run(cmd, ROOT)
-            loading[mode] = _report(name, json.loads(stdout.strip().splitlines()[-1]), mb)
-        print(
-            f"\ninput loading: {loading['per-stage']:.2f} s per stage -> "
-            f"{loading['shared']:.2f} s with one project"
-        )
-        shutil.rmtree(_private_checks(config), ignore_errors=True)
-        wall, mb, _ = _run([gamut, "run", "--config", str(config)], ROOT)
-        print(f"`gamut run`, every verdict cached: {wall:.1f} s wall, {mb:,.0f} MB peak")
+            loading[mode] = _report(names[mode], json.loads(stdout.strip().splitlines()[-1]), mb)
+        if len(loading) == 2:
+            print(
+                f"\ninput loading: {loading['per-stage']:.2f} s per stage -> "
+                f"{loading['shared']:.2f} s with one project"
+            )
+        if "command" in args.modes:
+            shutil.rmtree(_private_checks(config), ignore_errors=True)
+            wall, mb, _ = _run([gamut, "run", "--config", str(config)], ROOT)
+            print(f"\n`gamut run`, every verdict cached: {wall:.1f} s wall, {mb:,.0f} MB peak")
     finally:
         if args.project is None and args.keep is None:
             shutil.rmtree(out, ignore_errors=True)
