@@ -4,7 +4,8 @@ submission, each a fresh process, beside ``python -c pass``.
 Each command runs ``--runs`` times, alternating with the others (and with ``--compare``'s source
 tree, when given, so both see the same machine load); prints the median and best wall time, CPU
 time and peak resident memory, beside the baselines measured before the commands imported only
-what they use. The validation's copy-check cache is warmed by one untimed run first.
+what they use. The validation's copy-check cache is warmed by one untimed run first. On a loaded
+machine wall time is mostly waiting for a core: the CPU time is the figure to compare then.
 
     .venv/bin/python benchmarks/bench_startup.py [--runs 15] [--compare DIR]
 
@@ -101,7 +102,10 @@ def main() -> None:
         base, target = BASELINES[name]
         verdict = ""
         if target is not None:
-            verdict = f"; target {target:.2f} s: {'met' if wall <= target else 'MISSED'}"
+            verdict = (
+                f"; target {target:.2f} s: wall {'met' if wall <= target else 'MISSED'}, "
+                f"CPU {'met' if cpu <= target else 'MISSED'}"
+            )
         heavy = heavy_imports(cmds[name], trees[tree])
         print(
             f"[{tree}] {name}: median {wall:.3f} s wall (best {min(r[0] for r in runs):.3f} s), "
