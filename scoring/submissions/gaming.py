@@ -59,12 +59,16 @@ _JUDGE_PHRASES: list[tuple[tuple[str, ...], str]] = [
     (("<",), r"</?(?:system|instructions?|judge)>"),
 ]
 _JUDGE = [(trig, re.compile(rx, re.IGNORECASE)) for trig, rx in _JUDGE_PHRASES]
+# every trigger word at once: one pass over the triggers rejects an honest response
+_TRIGGERS = tuple(sorted({t for triggers, _ in _JUDGE_PHRASES for t in triggers}))
 
 
 def judge_phrase(text: str) -> str | None:
     """The first phrase of ``text`` that seems addressed to the judge, or None."""
     flat = " ".join(text.split())
     lowered = flat.lower()
+    if not any(t in lowered for t in _TRIGGERS):
+        return None
     for triggers, rx in _JUDGE:
         if any(t in lowered for t in triggers):
             m = rx.search(flat)
