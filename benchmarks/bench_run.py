@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
+LEDGER_KEY_ENV = "GAMUT_LEDGER_KEY"  # named by the config `gamut demo paper` writes
 T = TypeVar("T")
 
 #: Measured on main before inputs were loaded once per run (issue text), in seconds.
@@ -89,7 +90,11 @@ def _project_class(log: list[tuple[str, float]]) -> type:
             with timed("judges built (replay files opened)"):
                 return super().judges(names, need_keys=need_keys)
 
-    for name in ("questions", "rubrics", "checks", "check_table"):
+        def pair_plans(self, *args: Any, **kwargs: Any) -> Any:
+            with timed("pair plans (every check's key)"):
+                return super().pair_plans(*args, **kwargs)
+
+    for name in ("questions", "rubrics", "checks", "check_table", "ledger"):
         setattr(TimedProject, name, wrap(name, Project.__dict__[name]))
     return TimedProject
 
@@ -147,9 +152,11 @@ def child(mode: str, config: Path) -> None:
 
 def _run(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
     """Run ``cmd``; return wall seconds, peak resident MB and its standard output."""
+    # the synthetic rubrics are held, so the ledger's keys are keyed by a secret
+    env = {**os.environ, LEDGER_KEY_ENV: os.environ.get(LEDGER_KEY_ENV, "bench-run-" + "0" * 40)}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err)
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         out.seek(0)
