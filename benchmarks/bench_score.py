@@ -1,10 +1,12 @@
-"""Time the whole ``gamut score`` command at paper scale; targets under 5 s and under 2 GB.
+"""Time the whole ``gamut score`` command at paper scale, beside the figures measured before.
 
 Writes the paper-scale synthetic project (1,813 questions x 14 models x 2 settings x 3 judges,
 about 5.3 million verdicts) into a temporary folder, then runs ``gamut score --config ...`` as a
 subprocess, process start and 1,000 bootstrap resamples included. The first run compiles the
 rubrics (cold); later runs read the compiled-check index from the private cache (warm), as every
-run after the judge step does. Prints wall time, peak memory and verdicts per second of each run.
+run after the judge step does. Prints wall time, CPU time, peak memory and verdicts per second of
+each run, beside the baseline measured before the verdict matrix was streamed (warm 1.64 s and
+521 MB peak) and the targets (warm at most 1.2 s and 400 MB, cold at most 2 s).
 
     .venv/bin/python benchmarks/bench_score.py [--runs 3] [--keep DIR]
 """
@@ -25,7 +27,9 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 
 
-TARGET_S, TARGET_MB = 5.0, 2048.0
+#: Measured before the verdict table was streamed: warm wall seconds and peak resident MB.
+BASELINE_WARM_S, BASELINE_WARM_MB = 1.64, 521.0
+TARGET_WARM_S, TARGET_WARM_MB, TARGET_COLD_S = 1.2, 400.0, 2.0
 
 
 def run_once(config: Path) -> tuple[float, float, float]:
@@ -75,12 +79,19 @@ def main() -> None:
         print(f"load average now: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
         for i in range(args.runs):
             wall, cpu, mb = run_once(config)
-            kind = "cold (compiles rubrics)" if i == 0 else "warm (cached check index)"
-            ok = "meets" if wall < TARGET_S and mb < TARGET_MB else "MISSES"
+            cold = i == 0
+            kind = "cold (compiles rubrics)" if cold else "warm (cached check index)"
+            if cold:
+                ok = wall <= TARGET_COLD_S
+                target = f"target {TARGET_COLD_S:.1f} s"
+                base = ""
+            else:
+                ok = wall <= TARGET_WARM_S and mb <= TARGET_WARM_MB
+                target = f"target {TARGET_WARM_S:.1f} s / {TARGET_WARM_MB:.0f} MB"
+                base = f"; baseline {BASELINE_WARM_S:.2f} s / {BASELINE_WARM_MB:.0f} MB"
             print(
                 f"run {i + 1} {kind}: {wall:.2f} s wall ({cpu:.2f} s CPU), {mb:,.0f} MB peak, "
-                f"{n / wall / 1e6:.2f} M verdicts/s -> {ok} the {TARGET_S:.0f} s / "
-                f"{TARGET_MB / 1024:.0f} GB target"
+                f"{n / wall / 1e6:.2f} M verdicts/s{base}; {target}: {'met' if ok else 'MISSED'}"
             )
     finally:
         if args.keep is None:

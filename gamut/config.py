@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from scoring.errors import ConfigError, Problem
 from scoring.judge.spec import JudgeConfig, judge_key_problems
+from scoring.parameters import ScoringConfig
 from scoring.rubric import Identifier
-from scoring.scorer import ScoringConfig
 
 DEFAULT_CONFIG = "gamut.toml"
 #: The environment variable naming the config file when ``--config`` is not given.

@@ -142,6 +142,7 @@ def validate(
         changed_from,
         base=project.cfg.root,
         limits=limits,
+        fingerprints=project.fingerprints_path,
     )
 
 

@@ -14,21 +14,22 @@ from typing import TYPE_CHECKING, Any
 
 from gamut.config import GamutConfig, load_config
 from generator.spec import SiteSpec
-from scoring.compiler import Check
 from scoring.errors import ConfigError, Problem
 from scoring.questions import Question, Setting, load_questions
-from scoring.rubric import MetaRubric
-from scoring.rubric_io import compile_all, load_rubrics, rubric_set_version
 from scoring.verdicts import VERDICT_TABLE
 
 if TYPE_CHECKING:
+    from scoring.compiler import Check
     from scoring.judge import BuiltJudge, JudgeInputs
     from scoring.judge.pairs import PairPlan
     from scoring.ledger import KeyScheme, Ledger
+    from scoring.rubric import MetaRubric
     from scoring.tables.checks import CheckTable
 
 #: The folder under the cache's folder where compressed site downloads are kept between builds.
 SITE_DOWNLOADS = "site-downloads"
+#: The file under the cache's folder that keeps submissions' fingerprints for the copy check.
+SUBMISSION_FINGERPRINTS = "submission-fingerprints.json"
 
 
 class Project:
@@ -156,6 +157,11 @@ class Project:
         return self._plans[key]
 
     @property
+    def fingerprints_path(self) -> Path:
+        """The copy check's cache of other submissions' fingerprints (beside the verdict cache)."""
+        return self.cache_path.parent / SUBMISSION_FINGERPRINTS
+
+    @property
     def private(self) -> Path:
         """The private store (held rubrics, compiled checks); never inside results or the site."""
         return self.path(self.cfg.store.private)
@@ -184,11 +190,15 @@ class Project:
     @cached_property
     def rubrics(self) -> dict[str, MetaRubric]:
         """Every rubric, by question id (validated; raises ``RubricError`` listing problems)."""
+        from scoring.rubric_io import load_rubrics
+
         return load_rubrics([self.rubrics_path], held=not self.rubrics_public)
 
     @cached_property
     def checks(self) -> dict[str, list[Check]]:
         """The compiled checks, by question id."""
+        from scoring.rubric_io import compile_all
+
         return compile_all(self.rubrics)
 
     @cached_property
@@ -198,6 +208,7 @@ class Project:
         Taken from the rubrics already loaded in this process, else from the private cache of
         compiled checks (scoring alone never needs the rubric text).
         """
+        from scoring.rubric_io import rubric_set_version
         from scoring.tables.checks import CheckTable, load_check_table
 
         if "checks" in self.__dict__:

@@ -1,25 +1,71 @@
-"""GAMUT scoring engine: meta-rubric schema, compiler, judge and scorer."""
+"""GAMUT scoring engine: meta-rubric schema, compiler, judge and scorer.
 
-from scoring.compiler import Check, CheckKind, compile_rubric, default_coverage_thresholds
-from scoring.errors import (
-    ConfigError,
-    GamutError,
-    Problem,
-    ProblemsError,
-    RubricError,
-    ScoringError,
-)
-from scoring.rubric import ItemType, MetaRubric, Tier
-from scoring.scorer import (
-    QuestionScore,
-    ScoringConfig,
-    gamut_scores,
-    score_question,
-    tier_scores,
-)
-from scoring.verdicts import Verdict
+The public names below are imported on first use, so that importing one engine module (or reading
+``__version__``) does not import numpy and every pydantic model of the engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scoring.compiler import Check, CheckKind, compile_rubric, default_coverage_thresholds
+    from scoring.errors import (
+        ConfigError,
+        GamutError,
+        Problem,
+        ProblemsError,
+        RubricError,
+        ScoringError,
+    )
+    from scoring.rubric import ItemType, MetaRubric, Tier
+    from scoring.scorer import (
+        QuestionScore,
+        ScoringConfig,
+        gamut_scores,
+        score_question,
+        tier_scores,
+    )
+    from scoring.verdicts import Verdict
 
 __version__ = "0.1.0"
+
+#: public name -> the module that defines it
+_HOMES = {
+    "Check": "scoring.compiler",
+    "CheckKind": "scoring.compiler",
+    "compile_rubric": "scoring.compiler",
+    "default_coverage_thresholds": "scoring.compiler",
+    "ConfigError": "scoring.errors",
+    "GamutError": "scoring.errors",
+    "Problem": "scoring.errors",
+    "ProblemsError": "scoring.errors",
+    "RubricError": "scoring.errors",
+    "ScoringError": "scoring.errors",
+    "ItemType": "scoring.rubric",
+    "MetaRubric": "scoring.rubric",
+    "Tier": "scoring.rubric",
+    "QuestionScore": "scoring.scorer",
+    "ScoringConfig": "scoring.parameters",
+    "gamut_scores": "scoring.scorer",
+    "score_question": "scoring.scorer",
+    "tier_scores": "scoring.scorer",
+    "Verdict": "scoring.verdicts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_HOMES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])
+
 
 __all__ = [
     "Check",

@@ -42,7 +42,7 @@ class CheckKind(StrEnum):
 class Check(BaseModel):
     """One criterion the judge applies to one response."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     question_id: str
     check_id: str

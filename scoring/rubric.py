@@ -57,7 +57,9 @@ class ItemType(StrEnum):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # validators are built on first use: commands that only need the enums and Identifier (the
+    # config, the questions) do not pay for every rubric model
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Snippet(_Strict):

@@ -4,57 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scoring.compiler import Check
 from scoring.errors import ScoringError
+from scoring.parameters import TIER_ORDER, ScoringConfig
 from scoring.rubric import Tier
 from scoring.verdicts import VERDICT_ORDER, Verdict
-
-TIER_ORDER: tuple[Tier, ...] = tuple(Tier)
-
-
-class ScoringConfig(BaseModel):
-    """Scoring parameters; the defaults are the paper's values. Recorded with every result."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    partial_credit: Annotated[float, Field(gt=0, lt=1)] = 0.5
-    contradiction_penalty: Annotated[float, Field(lt=0)] = -2.0
-    tier_weights: dict[Tier, Annotated[float, Field(gt=0)]] = Field(
-        default_factory=lambda: {
-            Tier.ANSWER_CRITICAL: 0.6,
-            Tier.VALUABLE: 0.3,
-            Tier.CONTEXT: 0.1,
-        }
-    )
-    bootstrap_resamples: Annotated[int, Field(ge=100, le=100_000)] = 1000
-    seed: int = 20260101
-
-    @field_validator("tier_weights")
-    @classmethod
-    def _all_tiers(cls, v: dict[Tier, float]) -> dict[Tier, float]:
-        if set(v) != set(Tier):
-            raise ValueError(
-                "tier_weights needs exactly one weight per tier: "
-                + ", ".join(t.value for t in Tier)
-            )
-        return v
-
-    @model_validator(mode="after")
-    def _weights_sum(self) -> ScoringConfig:
-        total = sum(self.tier_weights.values())
-        if not np.isclose(total, 1.0):
-            raise ValueError(f"tier_weights must sum to 1 (they sum to {total:g})")
-        return self
-
-    def weight_vector(self) -> npt.NDArray[np.float64]:
-        """Tier weights in :data:`TIER_ORDER`."""
-        return np.array([self.tier_weights[t] for t in TIER_ORDER], dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -91,7 +49,8 @@ def tier_scores(
 def gamut_scores(tiers: npt.NDArray[np.float64], config: ScoringConfig) -> npt.NDArray[np.float64]:
     """Weighted average over the last axis (tiers in :data:`TIER_ORDER`), NaN tiers left out and
     the present tiers' weights renormalised to 1. NaN where no tier is present."""
-    w = np.broadcast_to(config.weight_vector(), tiers.shape)
+    weights = np.array([config.tier_weights[t] for t in TIER_ORDER], dtype=np.float64)
+    w = np.broadcast_to(weights, tiers.shape)
     present = ~np.isnan(tiers)
     wsum = np.where(present, w, 0.0).sum(axis=-1)
     total = np.where(present, tiers * w, 0.0).sum(axis=-1)
@@ -151,3 +110,13 @@ def score_question(
     gamut = float(gamut_scores(per_tier, cfg))
     tiers = {t: float(per_tier[i]) for i, t in enumerate(TIER_ORDER) if not np.isnan(per_tier[i])}
     return QuestionScore(question_id=qid, tiers=tiers, gamut=gamut)
+
+
+__all__ = [
+    "TIER_ORDER",
+    "QuestionScore",
+    "ScoringConfig",
+    "gamut_scores",
+    "score_question",
+    "tier_scores",
+]

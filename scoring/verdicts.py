@@ -52,7 +52,7 @@ class VerdictRow(BaseModel):
     """One judged (submission, setting, judge, question, check). ``rationale`` and ``check_text``
     appear only when rubrics are public."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     submission_id: str
     setting: Setting

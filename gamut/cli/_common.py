@@ -4,7 +4,8 @@ Library code raises :class:`~scoring.errors.GamutError`; :func:`handle_errors` t
 message on stderr and exit code 1. Everything the CLI prints goes through :data:`out_console`
 (results, stdout) or :data:`err_console` (progress and problems, stderr), both with rich markup
 off: user data (model names, file names, provider messages) is printed as it is, never parsed.
-Styled text is built with :func:`styled`.
+Styled text is built with :func:`styled`. rich is imported when something is first printed, so
+``gamut --help`` and the commands' start-up do not pay for it.
 """
 
 from __future__ import annotations
@@ -13,24 +14,50 @@ import functools
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
-from rich.console import Console
-from rich.text import Text
 
 from gamut.config import CONFIG_ENV, DEFAULT_CONFIG
 from scoring.errors import GamutError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
     from gamut.config import GamutConfig
     from gamut.project import Project
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-err_console = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
-out_console = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+
+class LazyConsole:
+    """A rich console (markup, highlighting and emoji off) created on first use.
+
+    Args:
+        stderr: print to standard error instead of standard output.
+    """
+
+    def __init__(self, *, stderr: bool) -> None:
+        self.stderr = stderr
+
+    @functools.cached_property
+    def console(self) -> Console:
+        """The rich console itself (for progress displays that take one)."""
+        from rich.console import Console
+
+        return Console(
+            stderr=self.stderr, highlight=False, soft_wrap=True, markup=False, emoji=False
+        )
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """``rich.console.Console.print``."""
+        self.console.print(*objects, **kwargs)
+
+
+err_console = LazyConsole(stderr=True)
+out_console = LazyConsole(stderr=False)
 
 config_option = click.option(
     "--config",
@@ -43,6 +70,8 @@ config_option = click.option(
 
 def styled(text: str, style: str) -> Text:
     """``text`` in a rich style, never interpreted as markup."""
+    from rich.text import Text
+
     return Text(text, style=style)
 
 

@@ -166,7 +166,7 @@ def generate_cmd(
         max_retries=max_retries,
     )
     try:
-        with reporter_for(err_console) as reporter:
+        with reporter_for(err_console.console) as reporter:
             result = generate(cfg, options, reporter)
     except KeyboardInterrupt:
         fail(

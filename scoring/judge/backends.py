@@ -14,14 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.questions import Setting
 
 if TYPE_CHECKING:
+    # annotations only: reading a config checks provider names here, and must not import numpy
+    import numpy as np
+    import numpy.typing as npt
+
     from scoring.judge.pairs import PairPlan
     from scoring.judge.spec import JudgeConfig
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import math
 import re
 import statistics
@@ -104,6 +105,8 @@ _JUDGE_PHRASES: list[tuple[tuple[str, ...], str]] = [
     ),
 ]
 _JUDGE = [(trig, re.compile(rx, re.IGNORECASE)) for trig, rx in _JUDGE_PHRASES]
+# every trigger word at once: one pass over the triggers rejects an honest response
+_TRIGGERS = tuple(sorted({t for triggers, _ in _JUDGE_PHRASES for t in triggers}))
 
 # Characters that render as nothing (zero-width, joiners, bidirectional controls, variation
 # selectors, tags, soft hyphen, Hangul fillers): removed before matching.
@@ -151,6 +154,8 @@ def _decoded_base64(text: str) -> list[str]:
 
 def _match(flat: str) -> str | None:
     lowered = flat.lower()
+    if not any(t in lowered for t in _TRIGGERS):
+        return None
     for triggers, rx in _JUDGE:
         if any(t in lowered for t in triggers):
             m = rx.search(flat)
@@ -192,6 +197,19 @@ def normalise(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     return " ".join(text.casefold().translate(_PUNCTUATION).split())
+
+
+def digest(normalised: str) -> int:
+    """A 64-bit fingerprint of already normalised text, the same in every process (unlike
+    ``hash``), so that other submissions' fingerprints can be cached between runs."""
+    return int.from_bytes(
+        hashlib.blake2b(normalised.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big"
+    )
+
+
+def fingerprint(text: str) -> int:
+    """The fingerprint the copy check compares: :func:`digest` of :func:`normalise`."""
+    return digest(normalise(text))
 
 
 def words(text: str) -> list[str]:
@@ -306,10 +324,10 @@ def copy_warnings(
         display: the file name used in problems.
         responses: this file's responses.
         others: other submissions' responses for the same setting, by submission id, each as
-            ``hash(normalise(text))`` by question id (small to keep in memory).
+            :func:`fingerprint` by question id (small to keep in memory).
     """
     mine = {q: normalise(r.text) for q, r in responses.items()}
-    hashed = {q: hash(t) for q, t in mine.items()}
+    hashed = {q: digest(t) for q, t in mine.items()}
     out = []
     for other_id, theirs in sorted(others.items()):
         common = [q for q in mine if mine[q] and q in theirs]

@@ -9,6 +9,7 @@ from pathlib import Path
 from scoring.errors import Problem
 from scoring.questions import Question, Setting
 from scoring.submissions import gaming
+from scoring.submissions.fingerprints import FingerprintCache, content_hash
 from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES
 from scoring.submissions.layout import (
     all_targets,
@@ -23,25 +24,33 @@ from scoring.submissions.responses import read_response_file
 
 
 class _Others:
-    """Other submissions' responses, read lazily, for the copy check."""
+    """Other submissions' fingerprints for the copy check, read lazily and cached by content."""
 
-    def __init__(self, subs_root: Path, limits: Limits) -> None:
+    def __init__(self, subs_root: Path, limits: Limits, cache: FingerprintCache) -> None:
         self.subs_root = subs_root
         self.limits = limits
-        self._cache: dict[tuple[str, str], dict[str, int]] = {}
+        self.cache = cache
+        self.seen: set[tuple[str, str]] = set()
+        self._by_file: dict[tuple[str, str], dict[str, int]] = {}
 
     def responses(self, sid: str, setting: str) -> dict[str, int]:
-        """Hashes of the normalised responses of ``sid`` in ``setting`` (empty if unreadable)."""
+        """Fingerprints of the responses of ``sid`` in ``setting`` (empty if unreadable)."""
         key = (sid, setting)
-        if key not in self._cache:
+        self.seen.add(key)
+        if key not in self._by_file:
             path = self.subs_root / sid / RESPONSE_FILES[setting]
             ok = (
                 not (self.subs_root / sid).is_symlink() and not path.is_symlink() and path.is_file()
             )
-            read = read_response_file(path, "", setting, None, self.limits) if ok else None
-            found = read.responses if read else {}
-            self._cache[key] = {q: hash(gaming.normalise(r.text)) for q, r in found.items()}
-        return self._cache[key]
+            digest = content_hash(path, self.limits.max_file_bytes) if ok else None
+            self._by_file[key] = (
+                self.cache.get(digest, lambda: self._read(path, setting)) if digest else {}
+            )
+        return self._by_file[key]
+
+    def _read(self, path: Path, setting: str) -> dict[str, int]:
+        found = read_response_file(path, "", setting, None, self.limits).responses
+        return {q: gaming.fingerprint(r.text) for q, r in found.items()}
 
 
 def display_key(name: str) -> str:
@@ -85,6 +94,7 @@ def validate_submissions(
     *,
     base: Path,
     limits: Limits | None = None,
+    fingerprints: Path | None = None,
 ) -> ValidationReport:
     """Validate submission folders against docs/contract.md §7, collecting every problem at once.
 
@@ -97,6 +107,8 @@ def validate_submissions(
             must touch only one submission's folder, and that submission is validated.
         base: the folder that paths in messages are shown relative to (the config's folder).
         limits: size limits (default :class:`Limits`).
+        fingerprints: the cache file of other submissions' fingerprints for the copy check
+            (see :mod:`scoring.submissions.fingerprints`); None computes them every time.
 
     Returns:
         The report: errors and warnings, each with file, line, message and fix.
@@ -135,7 +147,7 @@ def validate_submissions(
 
     qids = [q.question_id for q in questions]
     qwords = _question_words(questions)
-    others = _Others(subs_root, limits)
+    others = _Others(subs_root, limits, FingerprintCache(fingerprints))
     names = _Names(subs_root)
     validated = set(ids)
     for sid in ids:
@@ -184,4 +196,12 @@ def validate_submissions(
             report.problems += gaming.copy_warnings(shown, read.responses, theirs)
         if len(report.errors) > n_before:
             report.rejected.append(sid)
+    # cache entries no longer used are dropped once every current response file was looked up
+    current = {
+        (e, s.value)
+        for e in entries
+        for s in Setting
+        if (subs_root / e / RESPONSE_FILES[s.value]).is_file()
+    }
+    others.cache.save(prune=current <= others.seen)
     return report

@@ -1,12 +1,14 @@
 """The verdict table as a dense matrix: one row per (submission, setting, judge), one column per
 expected check, ``int8`` verdict codes and :data:`MISSING` where a check has no verdict.
 
-The Parquet file is read with its string columns as dictionaries and decoded one record batch at a
-time, so that every step works on small integer arrays that stay in the processor's cache.
+The Parquet file is streamed with its string columns as dictionaries and decoded one record batch
+at a time, so that only the matrix and one batch are in memory and every step works on small
+integer arrays that stay in the processor's cache.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,9 @@ from scoring.verdicts import VERDICT_ORDER
 SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
 MISSING = -1
 KEY_COLUMNS = ("submission_id", "setting", "judge", "question_id", "check_id", "verdict")
+#: Rows decoded at a time: large enough that per-batch work is negligible, small enough that the
+#: batch's arrays stay a few megabytes.
+BATCH_ROWS = 1 << 18
 
 
 class _Decoder:
@@ -87,12 +92,34 @@ def read_verdicts(
     """
     if not path.is_file():
         raise ScoringError(f"no verdict table at {path} (run `gamut judge` first)")
+    fix = "(rewrite it with `gamut judge`)"
     try:
-        table = pq.read_table(path, columns=list(KEY_COLUMNS), read_dictionary=list(KEY_COLUMNS))
-    except (pa.ArrowInvalid, KeyError, OSError) as exc:
-        raise ScoringError(
-            f"cannot read the verdict table {path}: {exc} (rewrite it with `gamut judge`)"
-        ) from None
+        names = pq.read_schema(path).names
+        missing = [c for c in KEY_COLUMNS if c not in names]
+        if missing:
+            raise ScoringError(
+                f"cannot read the verdict table {path}: no column(s) {', '.join(missing)} {fix}"
+            )
+        table = pq.ParquetFile(path, read_dictionary=list(KEY_COLUMNS))
+        # streamed: only one batch of rows is decoded at a time, beside the matrix
+        batches = table.iter_batches(batch_size=BATCH_ROWS, columns=list(KEY_COLUMNS))
+        return _fill(
+            path, batches, table.metadata.num_rows, submission_ids, judges, question_ids, check_ids
+        )
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ScoringError(f"cannot read the verdict table {path}: {exc} {fix}") from None
+
+
+def _fill(
+    path: Path,
+    batches: Iterator[pa.RecordBatch],
+    num_rows: int,
+    submission_ids: tuple[str, ...],
+    judges: tuple[str, ...],
+    question_ids: list[str],
+    check_ids: list[list[str]],
+) -> tuple[npt.NDArray[np.int8], int]:
+    """:func:`read_verdicts` on the table's record batches, one at a time."""
     n_s, n_set, n_j = len(submission_ids), len(SETTINGS), len(judges)
     n_q = len(question_ids)
     cid_codes, dense = check_positions(check_ids)
@@ -113,7 +140,7 @@ def read_verdicts(
     index_type = np.int64 if n_groups * max(n_checks, 1) >= 2**31 else np.int32
     matrix = np.full(n_groups * n_checks, MISSING, np.int8)
     kept = 0
-    for batch in table.to_batches():
+    for batch in batches:
         c = {name: decoders[name](batch.column(name)) for name in KEY_COLUMNS}
         if (c["verdict"] < 0).any():
             used = pc.unique(batch.column("verdict").cast(pa.string())).to_pylist()
@@ -133,4 +160,4 @@ def read_verdicts(
             f"{path}: some (submission, setting, judge, check) has more than one "
             "verdict row (rewrite the table with `gamut judge`)"
         )
-    return matrix.reshape(n_groups, n_checks), table.num_rows - kept
+    return matrix.reshape(n_groups, n_checks), num_rows - kept

@@ -1,0 +1,174 @@
+"""The copy check's cache of other submissions' fingerprints: used when valid, rebuilt when not."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gamut import pipeline
+from gamut.project import Project as GamutProject
+from scoring.submissions import gaming
+from scoring.submissions.fingerprints import VERSION, content_hash
+from tests.submissions.helpers import RESPONSES, Project, good_lines, reordered
+
+COPY = "7 of 12 responses (58%) are identical to submission 'acme'"
+
+
+def _copycat(project: Project) -> Path:
+    """'acme' with the fixture responses, and 'copycat' that copies seven of them."""
+    project.write("acme")
+    copied = dict(reordered(RESPONSES))
+    for q in list(RESPONSES)[:7]:
+        copied[q] = RESPONSES[q]
+    return project.write("copycat", multimodal=good_lines(copied))
+
+
+def _validate(project: Project, *targets: Path) -> list[str]:
+    report = pipeline.validate(GamutProject(project.cfg), list(targets) or None)
+    assert report.ok, report.to_text()
+    return [p.message for p in report.warnings]
+
+
+def _cache_file(project: Project) -> Path:
+    return GamutProject(project.cfg).fingerprints_path
+
+
+def _files(project: Project) -> dict[str, dict[str, object]]:
+    doc = json.loads(_cache_file(project).read_text())
+    assert (doc["format"], doc["version"]) == ("gamut-submission-fingerprints", VERSION)
+    files: dict[str, dict[str, object]] = doc["files"]
+    return files
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_first_validation_caches_the_other_submissions_by_content(project: Project) -> None:
+    target = _copycat(project)
+    assert not _cache_file(project).exists()
+    assert _validate(project, target) == [COPY]
+    acme = project.subs / "acme" / "multimodal.jsonl"
+    entry = _files(project)[_sha(acme)]
+    assert entry["ids"] == list(RESPONSES)
+    assert len(str(entry["fingerprints"])) == 16 * len(RESPONSES)
+    # only the other submission is cached: the validated one is read in full anyway
+    assert set(_files(project)) == {_sha(acme)}
+
+
+def test_a_warm_validation_reads_the_cache_and_gives_the_same_report(project: Project) -> None:
+    target = _copycat(project)
+    cold = _validate(project, target)
+    written = _cache_file(project).read_bytes()
+    assert _validate(project, target) == cold == [COPY]
+    assert _cache_file(project).read_bytes() == written  # nothing changed: not rewritten
+    # the cache is what the copy check uses: planted fingerprints of acme's content change it
+    acme = project.subs / "acme" / "multimodal.jsonl"
+    doc = json.loads(written)
+    doc["files"][_sha(acme)]["fingerprints"] = "00" * 8 * len(RESPONSES)
+    _cache_file(project).write_text(json.dumps(doc))
+    assert _validate(project, target) == []
+
+
+def test_a_changed_file_is_fingerprinted_again(project: Project) -> None:
+    target = _copycat(project)
+    assert _validate(project, target) == [COPY]
+    # acme now holds copycat's responses: a new content hash, so no stale fingerprints
+    acme = project.subs / "acme" / "multimodal.jsonl"
+    acme.write_bytes((target / "multimodal.jsonl").read_bytes())
+    (w,) = _validate(project, target)
+    assert w == "12 of 12 responses (100%) are identical to submission 'acme'"
+    assert _sha(acme) in _files(project)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"\xff\xfe not UTF-8",
+        b'{"format": "gamut-submission-fingerprints", "version": 1, "files": ',
+        b"[" * 100_000,
+        json.dumps({"format": "gamut-submission-fingerprints", "version": 0, "files": {}}).encode(),
+        b"[]",
+    ],
+    ids=["not-utf8", "truncated", "too-deep", "other-version", "not-an-object"],
+)
+def test_a_corrupt_cache_file_is_ignored_and_rebuilt(project: Project, damage: bytes) -> None:
+    target = _copycat(project)
+    path = _cache_file(project)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(damage)
+    assert _validate(project, target) == [COPY]
+    assert set(_files(project)) == {_sha(project.subs / "acme" / "multimodal.jsonl")}
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "not an entry",
+        {"ids": ["a"], "fingerprints": "zz" * 8},
+        {"ids": ["a", "a"], "fingerprints": "00" * 16},
+        {"ids": ["a", 1], "fingerprints": "00" * 16},
+        {"ids": ["a"], "fingerprints": "00" * 4},
+        {"ids": "a", "fingerprints": "00" * 8},
+    ],
+    ids=["not-object", "not-hex", "duplicate-id", "id-not-string", "short", "ids-not-list"],
+)
+def test_a_malformed_entry_is_computed_again(project: Project, entry: object) -> None:
+    target = _copycat(project)
+    acme = project.subs / "acme" / "multimodal.jsonl"
+    path = _cache_file(project)
+    path.parent.mkdir(parents=True)
+    doc = {"format": "gamut-submission-fingerprints", "version": VERSION}
+    path.write_text(json.dumps({**doc, "files": {_sha(acme): entry}}))
+    assert _validate(project, target) == [COPY]
+    assert _files(project)[_sha(acme)]["ids"] == list(RESPONSES)
+
+
+def test_validating_everything_drops_entries_of_files_that_are_gone(project: Project) -> None:
+    target = _copycat(project)
+    project.write("third", multimodal=good_lines(reordered(reordered(RESPONSES))))
+    _validate(project, target)
+    old = _sha(project.subs / "third" / "multimodal.jsonl")
+    assert old in _files(project)
+    # one submission validated: entries of files not looked up are kept
+    project.write(
+        "third", multimodal=good_lines({q: t + " Updated." for q, t in RESPONSES.items()})
+    )
+    _validate(project, target)
+    assert old in _files(project)
+    # every submission validated: every current file was looked up, so the stale entry goes
+    _validate(project)
+    current = {_sha(p) for p in project.subs.glob("*/*.jsonl")}
+    assert set(_files(project)) == current
+
+
+def test_fingerprints_are_the_same_in_every_process() -> None:
+    text = "The Dish, in the image, is PAD THAI \u2014 caf\u00e9 \ud800 style."
+    code = f"from scoring.submissions import gaming; print(gaming.fingerprint({text!r}))"
+    seen = set()
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        seen.add(done.stdout.strip() or done.stderr)
+    assert seen == {str(gaming.fingerprint(text))}
+    assert gaming.fingerprint("the dish is pad thai") == gaming.fingerprint(
+        "The dish is: PAD THAI!"
+    )
+
+
+def test_content_hash_never_reads_past_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "multimodal.jsonl"
+    path.write_bytes(b"x" * 1000)
+    assert content_hash(path, 1000) == hashlib.sha256(b"x" * 1000).hexdigest()
+    assert content_hash(path, 999) is None
