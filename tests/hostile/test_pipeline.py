@@ -85,7 +85,7 @@ def test_markup_in_a_model_name_prints_as_text(
 ) -> None:
     from gamut.cli import _common
 
-    monkeypatch.setattr(_common.out_console, "width", 300)  # one table row per line
+    monkeypatch.setattr(_common.out_console.console, "width", 300)  # one table row per line
     cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
     name = "[/bold] [link=https://evil.example]Alpha[/link] [red]VL"
     write_meta(tmp_path / "submissions" / "alpha", name)
