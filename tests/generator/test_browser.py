@@ -312,11 +312,13 @@ def _first_model() -> str:
     return sorted(p.name for p in (REPO / "demo" / "submissions").iterdir() if p.is_dir())[0]
 
 
-def _wait_loaded(page: object, selector: str) -> str:
-    """Wait until the page script has drawn its data; returns what it loaded."""
+def _wait_loaded(page: object, selector: str, *, other_than: str = "") -> str:
+    """Wait until the page script has drawn its data (something else than ``other_than``, when
+    the previous view is still on screen); returns what it loaded."""
     page.wait_for_function(  # type: ignore[attr-defined]
-        f"() => document.querySelector('{selector}')?.getAttribute('data-loaded')",
-        timeout=15_000,
+        f"() => {{ const v = document.querySelector('{selector}')?.getAttribute('data-loaded');"
+        f" return v && v !== '{other_than}'; }}",
+        timeout=30_000,
     )
     return page.get_attribute(selector, "data-loaded")  # type: ignore[attr-defined,no-any-return]
 
@@ -397,7 +399,7 @@ def test_explorer_list_filters_and_links(browser: Browser) -> None:
     _shot(page, "explorer-list.png", full=False)
     rows.first.locator("a").click()
     page.wait_for_url(re.compile(r"explorer\.html\?question="))  # type: ignore[attr-defined]
-    assert _wait_loaded(page, "#gamut-explorer") not in ("list", "error")
+    assert _wait_loaded(page, "#gamut-explorer", other_than="list") != "error"
 
 
 def test_compare_two_models_and_the_matrix(browser: Browser) -> None:
