@@ -191,14 +191,57 @@ def _warnings_section(warnings: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def read_judging(path: Path, submission_id: str) -> dict[str, int] | None:
+    """One submission's judging progress from a ``gamut judge --status-out`` file (``checks``,
+    ``done``, ``in_flight``, ``failed``), or None when the file does not name it.
+
+    Raises:
+        CommentError: the file is missing or not such a file.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")[:5_000_000])
+        subs = data["submissions"]
+        row = subs.get(submission_id)
+        if row is None:
+            return None
+        out = {k: int(row[k]) for k in ("checks", "done", "in_flight", "failed")}
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CommentError(
+            f"cannot read judging status {path}: {exc!r}; write it with "
+            "`gamut judge --status-out FILE`"
+        ) from None
+    return out
+
+
+def judging_line(judging: dict[str, int]) -> str:
+    """``judging: N of M checks done`` while batches are in flight (counts over every judge)."""
+    line = f"**judging: {judging['done']:,} of {judging['checks']:,} checks done**"
+    if judging["in_flight"]:
+        line += (
+            f" ({judging['in_flight']:,} in provider batches; this comment is updated when "
+            "they are collected)"
+        )
+    if judging["failed"]:
+        line += f"; {judging['failed']:,} failed and will be retried"
+    return line
+
+
 def render_comment(
-    cfg: GamutConfig, submission_id: str, warnings: list[dict[str, Any]] | None = None
+    cfg: GamutConfig,
+    submission_id: str,
+    warnings: list[dict[str, Any]] | None = None,
+    judging: dict[str, int] | None = None,
 ) -> str:
     """The markdown of the sticky comment for ``submission_id``, starting with :data:`MARKER`.
 
+    ``judging`` is the submission's progress (:func:`read_judging`); while checks are in flight
+    the comment says "judging: N of M checks done", and scores are provisional or absent.
+
     Raises:
-        CommentError: no score tables yet, or the submission has no row in the leaderboard.
+        CommentError: no score tables yet, or the submission has no row in the leaderboard
+            (unless it is still being judged).
     """
+    pending = judging is not None and judging["done"] < judging["checks"]
     results = cfg.path(cfg.store.results)
     board = _read(results, "leaderboard")
     assert board is not None
@@ -209,6 +252,21 @@ def render_comment(
     primary = str(prov.get("primary_judge") or cfg.primary_judge)
     mine = board[(board["submission_id"] == submission_id)]
     rows = mine[mine["judge"] == primary].sort_values("setting")
+    if rows.empty and pending and judging is not None:
+        return (
+            "\n".join(
+                [
+                    MARKER,
+                    f"## GAMUT score: {code(submission_id, 64)}",
+                    "",
+                    judging_line(judging),
+                    "",
+                    "Scores appear here once the primary judge's verdicts are in.",
+                    *_warnings_section(warnings or []),
+                ]
+            )
+            + "\n"
+        )
     if rows.empty:
         raise CommentError(
             f"submission {submission_id!r} has no row for judge {primary!r} in "
@@ -233,6 +291,7 @@ def render_comment(
         )
         + ".",
         "",
+        *([judging_line(judging), ""] if pending and judging is not None else []),
         *_scores_section(rows, board),
     ]
     gap = rows[rows["setting"] == "multimodal"]

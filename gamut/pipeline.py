@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from scoring.judge import JudgeReport
+    from scoring.judge.batch.files import ImportReport
     from scoring.judge.progress import ProgressSink
+    from scoring.judge.status import JudgingStatus
     from scoring.submissions import Limits, ValidationReport
     from scoring.tables import Tables
 
@@ -32,8 +34,14 @@ def judge(
     dry_run: bool = False,
     progress: ProgressSink | None = None,
     deadline_s: float | None = None,
+    wait_s: float | None = None,
+    poll_s: float = 60.0,
 ) -> JudgeReport:
     """Judge every (response, check) of the selection that has no verdict yet.
+
+    Batch-mode judges take one step (collect finished batches, submit the rest) or, with
+    ``wait_s``, poll every ``poll_s`` seconds until done; their batches are recorded in the
+    ledger.
 
     Raises:
         ConfigError: no judges, unknown judge names or missing API keys, before any call.
@@ -50,7 +58,44 @@ def judge(
         dry_run,
         progress=progress or (None if dry_run else default_progress()),
         deadline_s=deadline_s,
+        wait_s=wait_s,
+        poll_s=poll_s,
     )
+
+
+def export_batch(
+    project: Project,
+    out_dir: Path,
+    judges: list[str] | None = None,
+    submissions: list[str] | None = None,
+    settings: list[Setting] | None = None,
+) -> dict[str, list[Path]]:
+    """Write the requests of every (response, check) without a verdict as OpenAI batch files
+    (what ``vllm run-batch`` reads); returns judge name -> files."""
+    from scoring.judge.batch.files import export_batch as export
+
+    plans = project.pair_plans(judges, submissions, settings)
+    return export(plans, project.ledger, project.cache_path, out_dir)
+
+
+def import_batch(
+    project: Project, files: list[Path], judges: list[str] | None = None
+) -> ImportReport:
+    """Ingest ``vllm run-batch`` output files (every current submission and setting).
+
+    Raises:
+        ProblemsError: some files were refused (the others are ingested), every problem listed.
+    """
+    from scoring.judge.batch.files import import_batch as ingest
+
+    return ingest(files, project.pair_plans(judges), project.ledger, project.cache_path)
+
+
+def judging_status(project: Project, submissions: list[str] | None = None) -> JudgingStatus:
+    """Per submission: checks to judge, checks with a verdict, requests in flight, failures."""
+    from scoring.judge.status import judging_status as status
+
+    return status(project.pair_plans(None, submissions), project.ledger, project.cache_path)
 
 
 def verdict_table(
@@ -227,7 +272,10 @@ __all__ = [
     "STAGES",
     "RunResult",
     "build_site",
+    "export_batch",
+    "import_batch",
     "judge",
+    "judging_status",
     "publishable",
     "run",
     "score",

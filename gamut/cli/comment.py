@@ -22,6 +22,14 @@ from scoring.storage import atomic_write_text
     "--report`) whose warnings to list (repeatable).",
 )
 @click.option(
+    "--judging",
+    "judging_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="Judging progress (`gamut judge --status-out`): while checks are in flight the "
+    "comment says 'judging: N of M checks done'.",
+)
+@click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
     required=True,
@@ -29,16 +37,21 @@ from scoring.storage import atomic_write_text
 )
 @handle_errors
 def comment(
-    config_path: Path, submission_id: str, warnings_files: tuple[Path, ...], out: Path
+    config_path: Path,
+    submission_id: str,
+    warnings_files: tuple[Path, ...],
+    judging_file: Path | None,
+    out: Path,
 ) -> None:
     """Render the PR comment (scores, ranks, per-domain table, warnings) from the score tables.
 
     The comment starts with the hidden marker <!-- gamut-score --> so a workflow can update one
     comment in place. It holds no rubric or check text.
     """
-    from gamut.comment import read_warnings, render_comment  # pandas: imported when used
+    from gamut.comment import read_judging, read_warnings, render_comment  # pandas: when used
 
     cfg = get_config(config_path)
     warnings = [w for f in warnings_files for w in read_warnings(f)]
-    atomic_write_text(out, render_comment(cfg, submission_id, warnings))
+    judging = read_judging(judging_file, submission_id) if judging_file else None
+    atomic_write_text(out, render_comment(cfg, submission_id, warnings, judging))
     err_console.print(f"wrote {out}")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,9 +12,15 @@ from gamut.cli._common import config_option, err_console, fail, handle_errors, o
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.questions import Setting
+from scoring.storage import atomic_write_text
+
+if TYPE_CHECKING:
+    from scoring.judge import JudgeStats
 
 #: Failures listed one by one before the rest are only counted.
 MAX_LISTED = 50
+#: Exit status while batches are in flight and nothing failed (EX_TEMPFAIL: come back later).
+EXIT_IN_FLIGHT = 75
 #: A listed failure is cut here (a provider error message may quote the request).
 MAX_CHARS = 300
 
@@ -42,15 +50,54 @@ MAX_CHARS = 300
 @click.option(
     "--dry-run",
     is_flag=True,
-    help="Count the calls that would be made and estimate their tokens; call nothing.",
+    help="Count the calls that would be made, estimate their tokens and their cost in direct "
+    "and in batch mode (from the configured prices); call nothing.",
 )
 @click.option(
     "--deadline",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
-    help="Stop starting calls after this long; the rest wait for the next run.",
+    help="Direct mode: stop starting calls after this long; the rest wait for the next run.",
 )
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="SECONDS",
+    help="Batch mode: poll until every batch is collected, for at most this long.",
+)
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Batch mode: seconds between polls with --wait.",
+)
+@click.option(
+    "--export-batch",
+    "export_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    metavar="DIR",
+    help="Write the requests without a verdict as OpenAI batch files (what `vllm run-batch` "
+    "reads) into DIR; call nothing.",
+)
+@click.option(
+    "--import-batch",
+    "import_files",
+    is_flag=True,
+    help="Ingest the result files given as arguments (`vllm run-batch` output).",
+)
+@click.option(
+    "--status-out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="Also write per-submission progress (checks, done, in flight, failed) as JSON.",
+)
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @config_option
 @handle_errors
 def judge(
@@ -59,26 +106,63 @@ def judge(
     settings: tuple[str, ...],
     dry_run: bool,
     deadline: float | None,
+    wait: float | None,
+    poll: float,
+    export_dir: Path | None,
+    import_files: bool,
+    status_out: Path | None,
+    files: tuple[Path, ...],
     config_path: Path | None,
 ) -> None:
     """Judge every (response, check) that has no verdict yet, then write the verdict table.
 
-    Verdicts are committed to the working index as they arrive and shipped to the ledger, so an
-    interrupted run loses only its calls in flight. One run at a time per ledger. Exits 1 when
-    any check ended without a verdict (they are listed, and retried by the next run); the
-    verdicts obtained are kept.
+    Direct-mode judges call once per check; verdicts are committed to the working index as they
+    arrive and shipped to the ledger, so an interrupted run loses only its calls in flight.
+    Batch-mode judges collect every finished batch and submit what has neither a verdict nor a
+    request in flight (their batches are recorded in the ledger); run the command again, or pass
+    --wait, until it exits 0. One run at a time per ledger.
+
+    Exit status: 0 when every check has a verdict; 1 when some check failed (listed; retried by
+    the next run); 75 when batches are still in flight and nothing failed.
     """
     from gamut import pipeline
 
     names = list(judges) or None
-    project = Project(load_config(config_path, require_keys=False if dry_run else (names or True)))
+    if files and not import_files:
+        raise click.UsageError("result files are given only with --import-batch")
+    if import_files and not files:
+        raise click.UsageError("--import-batch needs the result FILE(s) to ingest")
+    if sum(bool(x) for x in (dry_run, export_dir, import_files)) > 1:
+        raise click.UsageError("--dry-run, --export-batch and --import-batch exclude each other")
+    if import_files and (submissions or settings):
+        raise click.UsageError(
+            "--import-batch reads the ids from the files; drop --submission/--setting"
+        )
+    offline = dry_run or export_dir is not None or import_files
+    project = Project(load_config(config_path, require_keys=False if offline else (names or True)))
+    subs = list(submissions) or None
+    sets = [Setting(s) for s in settings] or None
+    if export_dir is not None:
+        written = pipeline.export_batch(project, export_dir, names, subs, sets)
+        for name, paths in written.items():
+            n = sum(1 for p in paths for _ in p.open("rb"))
+            out_console.print(f"{name}: {n} request(s) in {len(paths)} file(s)", markup=False)
+            for path in paths:
+                out_console.print(f"  {path}", markup=False)
+        return
+    if import_files:
+        imported = pipeline.import_batch(project, list(files), names)
+        for s in imported.stats.values():
+            out_console.print(
+                f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
+                f"ask again, {len(s.failures)} failed, {imported.skipped} already ingested",
+                markup=False,
+            )
+        out_console.print(f"verdict table: {pipeline.write_verdicts(project)}", markup=False)
+        _exit(list(imported.stats.values()), status_out, project, subs)
+        return
     report = pipeline.judge(
-        project,
-        names,
-        list(submissions) or None,
-        [Setting(s) for s in settings] or None,
-        dry_run=dry_run,
-        deadline_s=deadline,
+        project, names, subs, sets, dry_run=dry_run, deadline_s=deadline, wait_s=wait, poll_s=poll
     )
     for note in report.notes:
         err_console.print(f"note: {note}", markup=False)
@@ -89,11 +173,25 @@ def judge(
         out_console.print(
             f"dry run: {total} call(s) would be made; nothing was called", markup=False
         )
+        if status_out is not None:
+            atomic_write_text(status_out, pipeline.judging_status(project, subs).to_json())
         return
     path = pipeline.write_verdicts(project)
     out_console.print(f"verdict table: {path}")
-    failures = report.failures
-    unfinished = sum(s.unfinished for s in report.judges.values())
+    _exit(list(report.judges.values()), status_out, project, subs)
+
+
+def _exit(
+    stats: list[JudgeStats], status_out: Path | None, project: Project, subs: list[str] | None
+) -> None:
+    """Write the status file, list failures and exit 1, or exit 75 while batches are in flight."""
+    from gamut import pipeline
+
+    if status_out is not None:
+        atomic_write_text(status_out, pipeline.judging_status(project, subs).to_json())
+    failures = [f for s in stats for f in s.failures]
+    unfinished = sum(s.unfinished for s in stats)
+    in_flight = sum(s.in_flight for s in stats)
     if failures or unfinished:
         fail(
             f"{len(failures)} check(s) failed, {unfinished} not attempted; "
@@ -102,6 +200,13 @@ def judge(
             limit=MAX_LISTED,
             width=MAX_CHARS,
         )
+    if in_flight:
+        err_console.print(
+            f"{in_flight} request(s) still in flight in provider batches; run `gamut judge` "
+            "again later (or pass --wait SECONDS) to collect them",
+            markup=False,
+        )
+        sys.exit(EXIT_IN_FLIGHT)
 
 
 @click.group()

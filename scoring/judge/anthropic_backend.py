@@ -8,6 +8,7 @@ provider's default for structured output.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from scoring.judge.backends import (
     read_capped,
     token_count,
 )
+from scoring.judge.batch.api import BatchAPI
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
@@ -49,6 +51,73 @@ def _classify(exc: Exception, backend: Backend) -> BackendError:
     return BackendError("api_error", msg, error_class=cls, status=status)
 
 
+def message_params(
+    judge: JudgeConfig, request: JudgeRequest, turns: tuple[Turn, ...] = ()
+) -> dict[str, Any]:
+    """The Messages API parameters for one (response, check), in direct and batch mode.
+
+    System instructions, then one user message with the shared part (a cache breakpoint) and the
+    check, then any re-ask turns; native JSON-schema output when the judge asks for it.
+    """
+    messages: list[dict[str, Any]] = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": request.shared, "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": request.check_prompt},
+            ],
+        }
+    ]
+    for t in turns:
+        messages.append({"role": "assistant", "content": t.reply or "(empty reply)"})
+        messages.append({"role": "user", "content": t.followup})
+    params: dict[str, Any] = {
+        "model": judge.model,
+        "system": [{"type": "text", "text": request.system}],
+        "messages": messages,
+        "max_tokens": judge.max_tokens,
+    }
+    if judge.structured_output:
+        params["output_config"] = {"format": {"type": "json_schema", "schema": REPLY_SCHEMA}}
+    return params
+
+
+def parse_message(r: Any, raw: str, redact: Callable[[str], str]) -> Completion:
+    """The completion in a decoded reply body, in direct and batch mode; anything
+    malformed is a ``bad_body`` (re-asked)."""
+    try:
+        text = "".join(
+            b["text"]
+            for b in r["content"]
+            if b.get("type") == "text" and isinstance(b.get("text"), str)
+        )
+        u = r.get("usage")
+        if u is not None and not isinstance(u, dict):
+            raise TypeError(f"usage is a {type(u).__name__}")
+        cached = token_count(u, "cache_read_input_tokens")
+        created = token_count(u, "cache_creation_input_tokens")
+        model = r.get("model")
+        return Completion(
+            text=text,
+            tokens_in=token_count(u, "input_tokens") + cached + created,
+            tokens_cached=cached,
+            tokens_out=token_count(u, "output_tokens"),
+            model=model[:200] if isinstance(model, str) else "",
+        )
+    except RecursionError:
+        raise BackendError(
+            "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
+        ) from None
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        raise BackendError(
+            "bad_body",
+            redact(f"reply is not a message ({type(exc).__name__}: {exc})"),
+            redact(raw),
+        ) from None
+    except BackendError as exc:
+        raise BackendError("bad_body", redact(str(exc)), redact(raw)) from None
+
+
 class AnthropicBackend(Backend):
     """Messages via ``anthropic.AsyncAnthropic``; the shared part carries a cache breakpoint."""
 
@@ -70,34 +139,10 @@ class AnthropicBackend(Backend):
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """One message: system instructions, then the shared part (cached) and the check."""
-        messages: list[dict[str, Any]] = [
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "text",
-                        "text": request.shared,
-                        "cache_control": {"type": "ephemeral"},
-                    },
-                    {"type": "text", "text": request.check_prompt},
-                ],
-            }
-        ]
-        for t in turns:
-            messages.append({"role": "assistant", "content": t.reply or "(empty reply)"})
-            messages.append({"role": "user", "content": t.followup})
-        kwargs: dict[str, Any] = {}
-        if self.judge.structured_output:
-            kwargs["output_config"] = {"format": {"type": "json_schema", "schema": REPLY_SCHEMA}}
+        params = message_params(self.judge, request, turns)
         raw = ""
         try:
-            async with self._client.messages.with_streaming_response.create(
-                model=self.judge.model,
-                system=[{"type": "text", "text": request.system}],
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=self.judge.max_tokens,
-                **kwargs,
-            ) as resp:
+            async with self._client.messages.with_streaming_response.create(**params) as resp:
                 raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
         except (anthropic.AnthropicError, ValueError) as exc:
             raise _classify(exc, self) from None
@@ -107,24 +152,6 @@ class AnthropicBackend(Backend):
         """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
         try:
             r = json.loads(raw)
-            text = "".join(
-                b["text"]
-                for b in r["content"]
-                if b.get("type") == "text" and isinstance(b.get("text"), str)
-            )
-            u = r.get("usage")
-            if u is not None and not isinstance(u, dict):
-                raise TypeError(f"usage is a {type(u).__name__}")
-            cached = token_count(u, "cache_read_input_tokens")
-            created = token_count(u, "cache_creation_input_tokens")
-            model = r.get("model")
-            return Completion(
-                text=text,
-                tokens_in=token_count(u, "input_tokens") + cached + created,
-                tokens_cached=cached,
-                tokens_out=token_count(u, "output_tokens"),
-                model=model[:200] if isinstance(model, str) else "",
-            )
         except json.JSONDecodeError as exc:
             raise BackendError(
                 "bad_body", self.redact(f"reply body is not JSON: {exc}"), self.redact(raw)
@@ -133,14 +160,17 @@ class AnthropicBackend(Backend):
             raise BackendError(
                 "bad_body", "reply body is nested too deeply to read", self.redact(raw[:1000])
             ) from None
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-            raise BackendError(
-                "bad_body",
-                self.redact(f"reply is not a message ({type(exc).__name__}: {exc})"),
-                self.redact(raw),
-            ) from None
-        except BackendError as exc:
-            raise BackendError("bad_body", self.redact(str(exc)), self.redact(raw)) from None
+        return parse_message(r, raw, self.redact)
+
+    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
+        """The parameters :meth:`complete` sends, for a batch request."""
+        return message_params(self.judge, request, turns)
+
+    def batch_api(self) -> BatchAPI:
+        """Message Batches at this judge's base URL."""
+        from scoring.judge.batch.anthropic_batch import AnthropicBatchAPI
+
+        return AnthropicBatchAPI(self.judge, self._api_key, self.redact)
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings sent with every call (no sampling parameters in this API)."""

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from scoring.judge.batch.api import BatchAPI
     from scoring.judge.pairs import PairPlan
     from scoring.judge.spec import JudgeConfig
 
@@ -214,6 +215,22 @@ class Backend(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
+
+    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
+        """The request body a batch line carries: the same one :meth:`complete` sends.
+
+        Raises:
+            GamutError: this backend has no batch mode.
+        """
+        raise GamutError(f"judge {self.name!r}: provider {self.judge.provider!r} has no batch mode")
+
+    def batch_api(self) -> BatchAPI:
+        """The provider's batch API for this judge (SDK client created now).
+
+        Raises:
+            GamutError: this backend has no batch mode.
+        """
+        raise GamutError(f"judge {self.name!r}: provider {self.judge.provider!r} has no batch mode")
 
     def redact(self, text: str) -> str:
         """``text`` with the API key (if any) blanked out."""

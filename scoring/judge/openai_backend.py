@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from scoring.judge.backends import (
     read_capped,
     token_count,
 )
+from scoring.judge.batch.api import BatchAPI
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
@@ -46,6 +48,68 @@ def classify(exc: Exception, redact: Any) -> BackendError:
             "api_error" if transient else "rejected", msg, error_class=cls, status=status
         )
     return BackendError("api_error", msg, error_class=cls, status=status)
+
+
+def chat_body(
+    judge: JudgeConfig, request: JudgeRequest, turns: tuple[Turn, ...] = ()
+) -> dict[str, Any]:
+    """The chat completions request body for one (response, check), in direct and batch mode.
+
+    System instructions first, then one user message with the shared part and the check, then
+    any re-ask turns; JSON-schema structured output when the judge asks for it.
+    """
+    messages: list[dict[str, str]] = [
+        {"role": "system", "content": request.system},
+        {"role": "user", "content": request.shared + "\n\n" + request.check_prompt},
+    ]
+    for t in turns:
+        messages.append({"role": "assistant", "content": t.reply})
+        messages.append({"role": "user", "content": t.followup})
+    body: dict[str, Any] = {
+        "model": judge.model,
+        "messages": messages,
+        "temperature": judge.temperature,
+        "max_tokens": judge.max_tokens,
+    }
+    if judge.structured_output:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "verdict", "strict": True, "schema": REPLY_SCHEMA},
+        }
+    return body
+
+
+def parse_chat_completion(r: Any, raw: str, redact: Callable[[str], str]) -> Completion:
+    """The completion in a decoded reply body, in direct and batch mode; anything
+    malformed is a ``bad_body`` (re-asked)."""
+    try:
+        text = r["choices"][0]["message"].get("content") or ""
+        u = r.get("usage")
+        if u is not None and not isinstance(u, dict):
+            raise TypeError(f"usage is a {type(u).__name__}")
+        details = (u or {}).get("prompt_tokens_details")
+        model = r.get("model")
+        return Completion(
+            text=text if isinstance(text, str) else "",
+            tokens_in=token_count(u, "prompt_tokens"),
+            tokens_cached=token_count(
+                details if isinstance(details, dict) else None, "cached_tokens"
+            ),
+            tokens_out=token_count(u, "completion_tokens"),
+            model=model[:200] if isinstance(model, str) else "",
+        )
+    except RecursionError:
+        raise BackendError(
+            "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
+        ) from None
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        raise BackendError(
+            "bad_body",
+            redact(f"reply has no usable message ({type(exc).__name__}: {exc})"),
+            redact(raw),
+        ) from None
+    except BackendError as exc:
+        raise BackendError("bad_body", redact(str(exc)), redact(raw)) from None
 
 
 class OpenAIBackend(Backend):
@@ -85,26 +149,7 @@ class OpenAIBackend(Backend):
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """One chat completion: system instructions, then the shared part and the check."""
-        messages: list[dict[str, str]] = [
-            {"role": "system", "content": request.system},
-            {"role": "user", "content": request.shared + "\n\n" + request.check_prompt},
-        ]
-        for t in turns:
-            messages.append({"role": "assistant", "content": t.reply})
-            messages.append({"role": "user", "content": t.followup})
-        kwargs: dict[str, Any] = {}
-        if self.judge.structured_output:
-            kwargs["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "verdict", "strict": True, "schema": REPLY_SCHEMA},
-            }
-        body: dict[str, Any] = {
-            "model": self.judge.model,
-            "messages": messages,
-            "temperature": self.judge.temperature,
-            "max_tokens": self.judge.max_tokens,
-            **kwargs,
-        }
+        body = chat_body(self.judge, request, turns)
         raw = ""
         try:
             resp = await self._client.post(
@@ -122,21 +167,6 @@ class OpenAIBackend(Backend):
         """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
         try:
             r = json.loads(raw)
-            text = r["choices"][0]["message"].get("content") or ""
-            u = r.get("usage")
-            if u is not None and not isinstance(u, dict):
-                raise TypeError(f"usage is a {type(u).__name__}")
-            details = (u or {}).get("prompt_tokens_details")
-            model = r.get("model")
-            return Completion(
-                text=text if isinstance(text, str) else "",
-                tokens_in=token_count(u, "prompt_tokens"),
-                tokens_cached=token_count(
-                    details if isinstance(details, dict) else None, "cached_tokens"
-                ),
-                tokens_out=token_count(u, "completion_tokens"),
-                model=model[:200] if isinstance(model, str) else "",
-            )
         except json.JSONDecodeError as exc:
             raise BackendError(
                 "bad_body", self.redact(f"reply body is not JSON: {exc}"), self.redact(raw)
@@ -145,14 +175,17 @@ class OpenAIBackend(Backend):
             raise BackendError(
                 "bad_body", "reply body is nested too deeply to read", self.redact(raw[:1000])
             ) from None
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-            raise BackendError(
-                "bad_body",
-                self.redact(f"reply has no usable message ({type(exc).__name__}: {exc})"),
-                self.redact(raw),
-            ) from None
-        except BackendError as exc:
-            raise BackendError("bad_body", self.redact(str(exc)), self.redact(raw)) from None
+        return parse_chat_completion(r, raw, self.redact)
+
+    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
+        """The body :meth:`complete` sends, for a batch line."""
+        return chat_body(self.judge, request, turns)
+
+    def batch_api(self) -> BatchAPI:
+        """The OpenAI Batch API (Files and Batches) at this judge's base URL."""
+        from scoring.judge.batch.openai_batch import OpenAIBatchAPI
+
+        return OpenAIBatchAPI(self.judge, self._api_key, self.redact)
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""

@@ -45,8 +45,24 @@ class JudgeStats:
     tokens_out: int = 0
     latency_s: float = 0.0
     est_tokens_in: int = 0
+    est_tokens_cached: int = 0
     est_tokens_out: int = 0
     cost: float | None = None
+    #: ``direct`` or ``batch``.
+    mode: str = "direct"
+    #: Estimated cost of the planned calls in each mode (None: no prices configured).
+    est_cost: dict[str, float | None] = field(default_factory=dict)
+    #: Batch mode: requests submitted in this run, in how many batches.
+    submitted: int = 0
+    batches_submitted: int = 0
+    #: Batch mode: batches collected in this run; requests asked again without counting an
+    #: attempt (expired, cancelled, transient errors, no result).
+    batches_collected: int = 0
+    resubmitted: int = 0
+    #: Batch mode: requests still in flight at the end of the run.
+    in_flight: int = 0
+    #: Results that matched no open request (already judged, duplicated or foreign ids).
+    ignored_results: int = 0
     failures: list[Failure] = field(default_factory=list)
 
 
@@ -70,19 +86,38 @@ class JudgeReport:
         """True when every planned call ended with a verdict."""
         return not self.failures and not any(s.unfinished for s in self.judges.values())
 
+    @property
+    def in_flight(self) -> int:
+        """Batch requests still in flight, over every judge."""
+        return sum(s.in_flight for s in self.judges.values())
+
     def summary_lines(self) -> list[str]:
         """One human-readable line per judge (never any rubric or response text)."""
         out = []
         for s in self.judges.values():
             if self.dry_run:
+                flying = f", {s.in_flight} already in flight" if s.in_flight else ""
+                costs = "; ".join(
+                    f"{mode} ${c:,.2f}" if c is not None else f"{mode}: no prices configured"
+                    for mode, c in s.est_cost.items()
+                )
                 out.append(
-                    f"{s.judge} ({s.label}): {s.checks} checks, {s.cache_hits} cached, "
-                    f"{s.empty} empty responses; would make {s.planned} calls, about "
-                    f"{s.est_tokens_in:,} tokens in and {s.est_tokens_out:,} out"
+                    f"{s.judge} ({s.label}, {s.mode} mode): {s.checks} checks, {s.cache_hits} "
+                    f"cached, {s.empty} empty responses{flying}; would make {s.planned} calls, "
+                    f"about {s.est_tokens_in:,} tokens in ({s.est_tokens_cached:,} cacheable) "
+                    f"and {s.est_tokens_out:,} out; estimated cost: {costs}"
                 )
                 continue
             cost = f", cost ${s.cost:.4f}" if s.cost is not None else ""
             extra = f", {s.unfinished} not attempted (deadline)" if s.unfinished else ""
+            if s.mode == "batch":
+                extra += (
+                    f"; batches: {s.batches_collected} collected, {s.batches_submitted} "
+                    f"submitted ({s.submitted} requests, {s.resubmitted} asked again), "
+                    f"{s.in_flight} requests in flight"
+                )
+                if s.ignored_results:
+                    extra += f", {s.ignored_results} results ignored (already judged or foreign)"
             out.append(
                 f"{s.judge} ({s.label}): {s.checks} checks: {s.cache_hits} cache hits, "
                 f"{s.empty} empty, {s.judged} judged with {s.calls} calls "

@@ -321,19 +321,51 @@ async def _run_judge(
         await j.backend.aclose()
 
 
-def _cost(j: JudgeConfig, s: JudgeStats) -> float | None:
-    if j.price_in_per_mtok is None or j.price_out_per_mtok is None:
+def cost(
+    j: JudgeConfig, mode: str, tokens_in: int, tokens_cached: int, tokens_out: int
+) -> float | None:
+    """USD for these tokens at the judge's configured prices in ``mode`` (None: no prices)."""
+    prices = j.prices(mode)
+    if prices is None:
         return None
-    cached_price = (
-        j.price_cached_in_per_mtok
-        if j.price_cached_in_per_mtok is not None
-        else j.price_in_per_mtok
-    )
+    p_in, p_cached, p_out = prices
     return (
-        (s.tokens_in - s.tokens_cached) * j.price_in_per_mtok
-        + s.tokens_cached * cached_price
-        + s.tokens_out * j.price_out_per_mtok
+        (tokens_in - tokens_cached) * p_in + tokens_cached * p_cached + tokens_out * p_out
     ) / 1e6
+
+
+def _estimate(plan: PairPlan, todo: npt.NDArray[np.int64], stats: JudgeStats) -> None:
+    """Cacheable input tokens of the planned calls (the shared part of a response's prompt is
+    cached by the provider after its first check), and the estimated cost in each mode."""
+    if len(todo):
+        units = plan.unit[todo]
+        uniq, counts = np.unique(units, return_counts=True)
+        t = plan.judge.template
+        shared = np.fromiter(
+            (len(t.system) + len(plan.units[int(u)].question) + len(plan.units[int(u)].response)
+             for u in uniq),
+            np.int64,
+            len(uniq),
+        )  # fmt: skip
+        stats.est_tokens_cached = int(((counts - 1) * shared).sum()) // 4
+    for mode in ("direct", "batch"):
+        stats.est_cost[mode] = cost(
+            plan.judge.config,
+            mode,
+            stats.est_tokens_in,
+            stats.est_tokens_cached,
+            stats.est_tokens_out,
+        )
+
+
+def _dry_run_batch(stats: JudgeStats, n_flying: int) -> None:
+    """A batch judge's dry run counts only what it would submit (not what is in flight)."""
+    if not n_flying or not stats.planned:
+        return
+    share = max(stats.planned - n_flying, 0) / stats.planned
+    stats.planned -= min(n_flying, stats.planned)
+    stats.est_tokens_in = round(stats.est_tokens_in * share)
+    stats.est_tokens_out = round(stats.est_tokens_out * share)
 
 
 def judge_all(
@@ -344,8 +376,15 @@ def judge_all(
     *,
     progress: ProgressSink | None = None,
     deadline_s: float | None = None,
+    wait_s: float | None = None,
+    poll_s: float = 60.0,
 ) -> JudgeReport:
     """Judge every (response, check) that has no verdict yet, for the planned judges.
+
+    Direct-mode judges call once per check. Batch-mode judges take one step: collect every
+    finished batch and submit what has neither a verdict nor a request in flight (their batches
+    are recorded in the ledger); with ``wait_s``, they keep stepping every ``poll_s`` seconds
+    until nothing is in flight or ``wait_s`` has passed.
 
     Holds the ledger's writer lock for the whole run (a second run on the same ledger stops at
     once with a message). Verdicts are committed to the working index as they arrive and shipped
@@ -358,7 +397,9 @@ def judge_all(
         dry_run: only count the calls and estimate their tokens; call nothing, write nothing.
         progress: where progress goes (default: plain lines on stderr).
         deadline_s: a deadline for the whole run, in seconds (a judge's ``deadline_s`` may be
-            shorter).
+            shorter); direct mode only.
+        wait_s: batch mode: poll until every batch is collected, at most this long.
+        poll_s: batch mode: seconds between polls while waiting.
 
     Returns:
         Per-judge counts, tokens, cost and failures; ``notes`` says what the index had to do.
@@ -380,20 +421,38 @@ def judge_all(
         else:
             known, _ = ledger.key_index()
             pending = cache.pending_index()
+        book = None
         for p in plans:
             j = p.judge
-            stats = JudgeStats(j.name, j.label, j.identity)
-            work.append((p, _plan(p, known, pending, stats, covered[j.name]), stats))
+            stats = JudgeStats(j.name, j.label, j.identity, mode=j.config.mode)
+            todo = _plan(p, known, pending, stats, covered[j.name])
+            if j.config.mode == "batch":
+                from scoring.judge.batch.book import BatchBook
+
+                book = book or BatchBook(ledger)
+                flying = {k for r in book.open_batches(j.identity) for k in r.keys}
+                stats.in_flight = len(flying)
+                if dry_run and flying:
+                    in_air = sum(1 for k in key_bytes(p.keys[todo]) if k in flying)
+                    _dry_run_batch(stats, in_air)
+            _estimate(p, todo, stats)
+            work.append((p, todo, stats))
             report.judges[j.name] = stats
         del known, pending
         if not dry_run:
-            _run(work, ledger, cache, progress, deadline_s)
+            _run(work, ledger, cache, progress, deadline_s, wait_s, poll_s)
             cache.flush()
             state = ledger_state(ledger)
             for p, _, stats in work:
-                if not stats.failures and not stats.unfinished:
+                if not stats.failures and not stats.unfinished and not stats.in_flight:
                     cache.set_covered(p.fingerprint + state)
-                stats.cost = _cost(p.judge.config, stats)
+                stats.cost = cost(
+                    p.judge.config,
+                    stats.mode,
+                    stats.tokens_in,
+                    stats.tokens_cached,
+                    stats.tokens_out,
+                )
     report.elapsed_s = time.perf_counter() - t0
     return report
 
@@ -404,11 +463,20 @@ def _run(
     cache: VerdictCache,
     progress: ProgressSink | None,
     deadline_s: float | None,
+    wait_s: float | None = None,
+    poll_s: float = 60.0,
 ) -> None:
     sink = progress or PlainProgress()
     held = ledger.held  # rubrics held: provider errors keep their class and status only
     for p, todo, stats in work:
         sink.start(p.judge.name, len(todo), stats.cache_hits)
+    batch = [(p.judge, _items(p, t), s) for p, t, s in work if p.judge.config.mode == "batch"]
+    if batch:
+        from scoring.judge.batch.book import BatchBook
+        from scoring.judge.batch.runner import run_batch_judges
+
+        run_batch_judges(batch, cache, BatchBook(ledger), sink, wait_s=wait_s, poll_s=poll_s)
+        work = [w for w in work if w[0].judge.config.mode != "batch"]
 
     def deadline(j: BuiltJudge) -> float | None:
         given = [d for d in (deadline_s, j.config.deadline_s) if d is not None]

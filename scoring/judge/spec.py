@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -57,6 +57,28 @@ class JudgeConfig(BaseModel):
         default=None, description="Per-run deadline for this judge, in seconds."
     )
 
+    mode: Literal["direct", "batch"] = Field(
+        default="direct",
+        description="'direct': one call per check, max_concurrency at a time; 'batch': the "
+        "provider's batch API (gamut judge submits, collects, and exits 75 while batches are "
+        "in flight). Not part of the judge's identity: a verdict does not depend on the mode.",
+    )
+    batch_max_requests: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description="Batch mode: at most this many requests per batch (smaller batches finish "
+        "sooner); the provider's own limit applies either way.",
+    )
+    batch_price_in_per_mtok: float | None = Field(
+        default=None, description="Batch-mode price of input tokens (USD per million)."
+    )
+    batch_price_out_per_mtok: float | None = Field(
+        default=None, description="Batch-mode price of output tokens (USD per million)."
+    )
+    batch_price_cached_in_per_mtok: float | None = Field(
+        default=None,
+        description="Batch-mode price of cached input tokens; defaults to batch_price_in_per_mtok.",
+    )
+
     @field_validator("provider")
     @classmethod
     def _registered(cls, value: str) -> str:
@@ -73,7 +95,22 @@ class JudgeConfig(BaseModel):
             raise ValueError("provider 'replay' needs replay = \"PATH\" (the stored verdicts)")
         if self.provider != "replay" and self.replay is not None:
             raise ValueError(f"'replay' applies only to provider 'replay', not {self.provider!r}")
+        if self.mode == "batch" and self.provider == "replay":
+            raise ValueError("provider 'replay' never calls out; it has no batch mode")
         return self
+
+    def prices(self, mode: str) -> tuple[float, float, float] | None:
+        """(input, cached input, output) USD per million tokens in ``mode``, or None when the
+        config does not give them."""
+        if mode == "batch":
+            tin, tout = self.batch_price_in_per_mtok, self.batch_price_out_per_mtok
+            cached = self.batch_price_cached_in_per_mtok
+        else:
+            tin, tout = self.price_in_per_mtok, self.price_out_per_mtok
+            cached = self.price_cached_in_per_mtok
+        if tin is None or tout is None:
+            return None
+        return tin, (cached if cached is not None else tin), tout
 
 
 def judge_key_problems(

@@ -49,3 +49,18 @@ def failures(root: Path) -> dict[bytes, dict[str, object]]:
         if key not in done:
             out[key] = r
     return out
+
+
+def verdict_words(root: Path) -> dict[tuple[str, ...], int]:
+    """(judge, submission, setting, question, check) -> verdict code, of every stored verdict
+    (ledger, then index; the first of a key counts)."""
+    out: dict[tuple[str, ...], int] = {}
+    cols = "judge, submission_id, setting, question_id, check_id, verdict"
+    t = _shards(root, "verdicts")
+    rows = (
+        [] if t is None else [tuple(r[c.strip()] for c in cols.split(",")) for r in t.to_pylist()]
+    )
+    rows += _index(root, f"SELECT {cols} FROM verdicts")
+    for r in rows:
+        out.setdefault(tuple(str(x) for x in r[:5]), int(r[5]))  # type: ignore[call-overload]
+    return out

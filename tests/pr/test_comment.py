@@ -127,3 +127,32 @@ def test_cli_writes_the_file(cfg: GamutConfig, tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["comment", "--config", str(tmp_path / "gamut.toml"),
                                   "--submission", "nobody", "--out", str(out)])  # fmt: skip
     assert r.exit_code == 1
+
+
+def test_judging_progress_while_batches_are_in_flight(cfg: GamutConfig, tmp_path: Path) -> None:
+    status = tmp_path / "judging.json"
+    status.write_text(json.dumps({"submissions": {
+        "half-done": {"checks": 700, "done": 250, "in_flight": 450, "failed": 0},
+        "queued": {"checks": 70, "done": 0, "in_flight": 70, "failed": 0},
+        "new-model": {"checks": 70, "done": 70, "in_flight": 0, "failed": 0},
+    }}))  # fmt: skip
+    from gamut.comment import read_judging
+
+    half = render_comment(cfg, "half-done", [], read_judging(status, "half-done"))
+    assert "judging: 250 of 700 checks done" in half and "450 in provider batches" in half
+    assert half.startswith(MARKER) and "incomplete" in half
+    queued = render_comment(cfg, "queued", [], read_judging(status, "queued"))
+    assert queued.startswith(MARKER) and "judging: 0 of 70 checks done" in queued
+    done = render_comment(cfg, "new-model", [], read_judging(status, "new-model"))
+    assert "judging:" not in done  # finished: the plain score comment
+    with pytest.raises(CommentError, match="no row"):
+        render_comment(cfg, "queued", [])  # without progress it is an error, as before
+    out = tmp_path / "c.md"
+    args = ["comment", "--config", str(cfg.file), "--submission", "half-done"]
+    r = CliRunner().invoke(main, [*args, "--judging", str(status), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "judging: 250 of 700 checks done" in out.read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    with pytest.raises(CommentError, match="status-out"):
+        read_judging(bad, "x")

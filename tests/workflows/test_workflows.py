@@ -18,7 +18,13 @@ from gamut.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
 BIN = Path(sys.executable).parent
-NAMES = ["ci.yml", "validate-submission.yml", "score-submission.yml", "publish.yml"]
+NAMES = [
+    "ci.yml",
+    "validate-submission.yml",
+    "score-submission.yml",
+    "publish.yml",
+    "collect-batches.yml",
+]
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -30,7 +36,7 @@ def _steps(wf: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [(job, step) for job, spec in wf["jobs"].items() for step in spec.get("steps", [])]
 
 
-def test_the_four_workflows_exist() -> None:
+def test_the_five_workflows_exist() -> None:
     assert sorted(p.name for p in WORKFLOWS.glob("*.yml")) == sorted(NAMES)
 
 
@@ -136,6 +142,33 @@ def test_scoring_checks_out_the_base_and_gates_secrets() -> None:
     runs = " ".join(step.get("run", "") for _, step in _steps(wf))
     assert "gh api" in runs and "RUN_HEAD_SHA" in runs and "gamut pr unpack" in runs
     assert "<!-- gamut-score -->" in runs
+
+
+def test_collecting_batches_is_scheduled_gated_and_runs_no_pr_code() -> None:
+    wf = _load("collect-batches.yml")
+    assert set(wf[True]) == {"schedule", "workflow_dispatch"}
+    assert wf[True]["schedule"][0]["cron"]
+    assert wf["permissions"] == {}
+    collect, comment = wf["jobs"]["collect"], wf["jobs"]["comment"]
+    assert collect["environment"] == "batch-collection"
+    assert "write" not in " ".join(str(v) for v in collect["permissions"].values())
+    for _, step in _steps(wf):
+        if "actions/checkout" in step.get("uses", ""):
+            assert "ref" not in step.get("with", {}) and "repository" not in step.get("with", {})
+    assert comment["permissions"] == {"pull-requests": "write"}
+    text = yaml.safe_dump(comment)
+    assert "${{ secrets." not in text and "actions/checkout" not in text
+    for job, spec in wf["jobs"].items():
+        if "${{ secrets." in yaml.safe_dump(spec):
+            assert spec.get("environment"), f"{job} uses secrets outside an Environment"
+    runs = " ".join(step.get("run", "") for _, step in _steps(wf))
+    assert "gamut pr unpack" in runs and "gamut judge" in runs and "gamut score" in runs
+    assert "--judging" in runs and "<!-- gamut-score -->" in runs
+
+
+def test_scoring_passes_the_judging_progress_to_the_comment() -> None:
+    runs = " ".join(step.get("run", "") for _, step in _steps(_load("score-submission.yml")))
+    assert "--status-out" in runs and "--judging" in runs and "75)" in runs
 
 
 def test_publish_deploys_pages_and_the_dataset() -> None:

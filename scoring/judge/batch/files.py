@@ -1,0 +1,321 @@
+"""Batch files for self-hosted judges: requests out in the OpenAI batch format (what ``vllm
+run-batch`` reads as they are), its output files back in.
+
+Requests carry the same ``custom_id`` as in batch mode (the verdict key) and the same body (the
+judge backend's one body builder). An output file is checked whole before anything in it is
+ingested: a line that is not a result, an unknown id, an id twice, a reply from another model
+than the judge's, or a truncated last line refuses the file, with file and line. Ids that already
+have a verdict are skipped, so importing a file twice ingests nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.judge.backends import Turn
+from scoring.judge.batch.api import BatchLine, BatchResult, split
+from scoring.judge.batch.openai_batch import OPENAI_LIMITS, parse_result_line, request_line
+from scoring.judge.batch.runner import MAX_ATTEMPTS, Ask, Ingest, lines_of
+from scoring.judge.cache import VerdictCache
+from scoring.judge.judges import BuiltJudge
+from scoring.judge.outcome import JudgeStats
+from scoring.judge.pairs import PairPlan
+from scoring.judge.progress import NullProgress
+from scoring.judge.prompt import BadReply, parse_reply
+from scoring.judge.runner import _Item as Item
+from scoring.judge.runner import _items
+from scoring.ledger import FailureRecord, KeyIndex, Ledger, custom_id, key_bytes
+from scoring.storage import atomic_write_bytes
+
+#: Longest result line read, in bytes (a reply is a few hundred; a longer line is refused).
+MAX_LINE_BYTES = 1 << 20
+#: Largest result file read, in bytes.
+MAX_FILE_BYTES = 2 << 30
+#: Providers whose request bodies are in the OpenAI format.
+OPENAI_FORMAT = ("openai",)
+
+
+def _check_format(j: BuiltJudge) -> None:
+    if j.config.provider not in OPENAI_FORMAT:
+        raise GamutError(
+            f"judge {j.name!r} uses provider {j.config.provider!r}; batch files are in the "
+            "OpenAI batch format, for judges with provider 'openai' (an OpenAI-compatible "
+            "server such as vLLM)"
+        )
+
+
+def _reasks(j: BuiltJudge, ledger: Ledger) -> dict[bytes, tuple[int, tuple[Turn, ...]]]:
+    """Requests whose last reply was unusable and that have re-asks left: their next attempt
+    and its turn (the unusable reply and the follow-up; none when the ledger is held and keeps
+    no reply text)."""
+    out: dict[bytes, tuple[int, tuple[Turn, ...]]] = {}
+    for f in ledger.failures([j.identity]):
+        if f.kind != "bad_output" or f.calls >= MAX_ATTEMPTS:
+            continue
+        turns: tuple[Turn, ...] = ()
+        if f.raw:
+            try:
+                parse_reply(f.raw)
+            except BadReply as exc:
+                turns = (Turn(f.raw, j.template.render_reask(str(exc))),)
+        out[f.key] = (f.calls + 1, turns)
+    return out
+
+
+def _open_items(
+    p: PairPlan, known: KeyIndex, pending: KeyIndex
+) -> tuple[dict[str, Item], set[str]]:
+    """A plan's pairs without a verdict, by custom id; and the custom ids of those with one."""
+    done = known.contains(p.keys) | pending.contains(p.keys)
+    todo = np.flatnonzero(~done & ~p.empty)
+    have = np.flatnonzero(done & ~p.empty)
+    items = {custom_id(it.key): it for it in _items(p, todo)}
+    return items, {custom_id(k) for k in key_bytes(p.keys[have])}
+
+
+def export_batch(
+    plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path, out_dir: Path
+) -> dict[str, list[Path]]:
+    """Write the requests of every (response, check) without a verdict as OpenAI batch files,
+    ``<out_dir>/<judge>-<attempt>-<n>.jsonl``, each within OpenAI's per-file limits.
+
+    Returns:
+        Judge name -> the files written.
+
+    Raises:
+        GamutError: a judge whose requests are not in the OpenAI format.
+    """
+    out: dict[str, list[Path]] = {}
+    for p in plans:
+        _check_format(p.judge)
+    known, _ = ledger.key_index()
+    with VerdictCache(cache_path, ledger) as cache:
+        pending = cache.pending_index()
+    for p in plans:
+        j = p.judge
+        todo, _ = _open_items(p, known, pending)
+        again = _reasks(j, ledger)
+        asks = [Ask(cid, *again.get(it.key, (1, ()))) for cid, it in todo.items()]
+        out[j.name] = []
+
+        def line(cid: str, body: dict[str, object]) -> BatchLine:
+            data = request_line(cid, body)
+            return BatchLine(cid, len(data), data)
+
+        for attempt in sorted({a.attempt for a in asks}):
+            mine = [a for a in asks if a.attempt == attempt]
+            for n, chunk in enumerate(split(lines_of(j, line, todo, mine), OPENAI_LIMITS), 1):
+                path = out_dir / f"{j.name}-{attempt}-{n:04d}.jsonl"
+                atomic_write_bytes(path, b"".join(ln.data + b"\n" for ln in chunk))
+                out[j.name].append(path)
+    return out
+
+
+@dataclass
+class ImportReport:
+    """What :func:`import_batch` did."""
+
+    files: int = 0
+    refused: int = 0
+    skipped: int = 0
+    stats: dict[str, JudgeStats] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _read_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, line, ends with a newline) of a file, with the size limits applied."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise GamutError(f"{path}: {size} bytes is over the {MAX_FILE_BYTES}-byte limit")
+    with path.open("rb") as fh:
+        n = 0
+        while True:
+            raw = fh.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            n += 1
+            yield n, raw.rstrip(b"\r\n"), raw.endswith(b"\n")
+
+
+def _check_file(
+    path: Path,
+    owners: dict[str, tuple[BuiltJudge, Item]],
+    known: set[str],
+) -> tuple[list[tuple[BatchResult, BuiltJudge]], int, list[Problem]]:
+    """Every result of one file and its problems (the file is refused when there are any)."""
+    f = str(path)
+    problems: list[Problem] = []
+    results: list[tuple[BatchResult, BuiltJudge]] = []
+    first: dict[str, int] = {}
+    skipped = 0
+    fix_trunc = "the file was cut short: take the whole output file of the run again"
+    try:
+        lines = list(_read_lines(path))
+    except (OSError, GamutError) as exc:
+        return [], 0, [Problem(f, None, f"cannot read: {exc}", "give an output file of the run")]
+    for n, raw, newline in lines:
+        if not raw.strip():
+            continue
+        last = n == lines[-1][0]
+        if len(raw) > MAX_LINE_BYTES:
+            problems.append(Problem(f, n, f"line longer than {MAX_LINE_BYTES} bytes", fix_trunc))
+            continue
+        try:
+            obj = json.loads(raw)
+            res = parse_result_line(obj, raw.decode("utf-8", "replace"), lambda s: s)
+        except ValueError as exc:
+            if last and not newline:
+                problems.append(
+                    Problem(f, n, "truncated last line (no newline, not JSON)", fix_trunc)
+                )
+            else:
+                problems.append(
+                    Problem(f, n, f"not a batch result line ({exc})", "give the run's output file")
+                )
+            continue
+        cid = res.custom_id
+        if cid in first:
+            problems.append(
+                Problem(
+                    f,
+                    n,
+                    f"custom_id {cid[:16]}... appears twice (first at line {first[cid]})",
+                    "give each result once; the file is not ingested",
+                )
+            )
+            continue
+        first[cid] = n
+        if cid in known:
+            skipped += 1
+            continue
+        owner = owners.get(cid)
+        if owner is None:
+            problems.append(
+                Problem(
+                    f,
+                    n,
+                    f"unknown custom_id {cid[:16]}...: no (response, check) of these judges "
+                    "without a verdict has it",
+                    "import output files of requests exported by `gamut judge --export-batch` "
+                    "for the current submissions and rubrics",
+                )
+            )
+            continue
+        j = owner[0]
+        comp = res.completion
+        if comp is not None and comp.model != j.config.model:
+            problems.append(
+                Problem(
+                    f,
+                    n,
+                    f"reply from model {comp.model[:80]!r}, but judge {j.name!r} is model "
+                    f"{j.config.model!r}",
+                    "import each judge's own output (or fix the judge's model in the config)",
+                )
+            )
+            continue
+        results.append((res, j))
+    if lines and not lines[-1][2] and not any(p.line == lines[-1][0] for p in problems):
+        problems.append(Problem(f, lines[-1][0], "truncated last line (no newline)", fix_trunc))
+    return results, skipped, problems
+
+
+def import_batch(
+    files: Iterable[Path], plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path
+) -> ImportReport:
+    """Ingest ``vllm run-batch`` (OpenAI batch format) output files for the planned judges.
+
+    A file with any problem is refused whole (nothing in it ingested) and the others are still
+    ingested, each in one transaction; the verdicts then go to the ledger (source ``import``).
+    Holds the ledger's writer lock.
+
+    Raises:
+        ProblemsError: after ingesting the good files, listing every problem of the refused
+            ones (file and line).
+    """
+    report = ImportReport()
+    for p in plans:
+        _check_format(p.judge)
+    with ledger.lock("gamut judge --import-batch"), VerdictCache(cache_path, ledger) as cache:
+        cache.flush()
+        known_index, _ = ledger.key_index()
+        owners: dict[str, tuple[BuiltJudge, Item]] = {}
+        known: set[str] = set()
+        ingests: dict[str, Ingest] = {}
+        attempts: dict[str, dict[bytes, int]] = {}
+        pending = cache.pending_index()
+        for p in plans:
+            j = p.judge
+            todo, have = _open_items(p, known_index, pending)
+            known |= have
+            for cid, it in todo.items():
+                owners[cid] = (j, it)
+            stats = JudgeStats(j.name, j.label, j.identity)
+            report.stats[j.name] = stats
+            ing = Ingest(j, todo, cache, stats, NullProgress())
+            ing.source = "import"
+            ingests[j.name] = ing
+            attempts[j.name] = {k: a for k, (a, _) in _reasks(j, ledger).items()}
+        for path in files:
+            report.files += 1
+            results, skipped, problems = _check_file(path, owners, known)
+            if problems:
+                report.refused += 1
+                report.problems.extend(problems)
+                continue
+            report.skipped += skipped
+            cache.begin()
+            try:
+                for res, j in results:
+                    ing = ingests[j.name]
+                    item = ing.todo.get(res.custom_id)
+                    attempt = attempts[j.name].get(item.key, 1) if item is not None else 1
+                    if ing.one(res, attempt) and res.custom_id not in ing.todo:
+                        known.add(res.custom_id)
+                _record_reasks(ingests.values())
+            finally:
+                cache.commit()
+        cache.flush()
+    if report.problems:
+        raise ProblemsError(
+            report.problems,
+            f"{report.refused} of {report.files} result file(s) refused (nothing in them was "
+            "ingested)",
+        )
+    return report
+
+
+def _record_reasks(ingests: Iterable[Ingest]) -> None:
+    """An unusable reply with re-asks left is kept as a failure, so the next export asks again
+    with it (an expired or failed line is simply exported again)."""
+    for ing in ingests:
+        for a in ing.asks:
+            item = ing.todo.get(a.cid)
+            if item is None or not a.turns:
+                continue
+            i = item.ids
+            ing.cache.fail(
+                FailureRecord(
+                    item.key,
+                    ing.j.identity,
+                    i.judge,
+                    i.submission_id,
+                    i.setting,
+                    i.question_id,
+                    i.check_id,
+                    "bad_output",
+                    a.attempt - 1,
+                    "unusable reply; the next --export-batch asks again",
+                    ing.j.backend.redact(a.turns[0].reply),
+                )
+            )
+        ing.asks.clear()
+
+
+__all__ = ["MAX_LINE_BYTES", "ImportReport", "export_batch", "import_batch"]

@@ -1,0 +1,177 @@
+"""The OpenAI Batch API through the official SDK (also Gemini's OpenAI-compatible batch endpoint).
+
+One input file (purpose ``batch``) per batch, endpoint ``/v1/chat/completions``, 24 h window. A
+finished batch's output file holds the replies, its error file the failed lines (also the
+requests an expired or cancelled batch never ran).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+import openai
+
+from scoring.judge.backends import BackendError
+from scoring.judge.batch.api import (
+    BatchAPI,
+    BatchError,
+    BatchLine,
+    BatchResult,
+    BatchStatus,
+    Limits,
+    json_line,
+)
+from scoring.judge.openai_backend import parse_chat_completion
+from scoring.judge.spec import JudgeConfig
+
+#: OpenAI's limits per input file.
+OPENAI_LIMITS = Limits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
+_FINISHED = {"completed", "expired", "cancelled", "failed"}
+_RETRYABLE = {408, 409, 429}
+#: The metadata key that names a batch's chunk (to find a batch whose id was never recorded).
+TAG_KEY = "gamut_chunk"
+
+
+def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
+    """One request line of the OpenAI batch format (what ``vllm run-batch`` reads too)."""
+    return json_line({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body})
+
+
+def parse_result_line(obj: Any, raw: str, redact: Callable[[str], str]) -> BatchResult:
+    """One line of an OpenAI-format output or error file (also ``vllm run-batch`` output).
+
+    Raises:
+        ValueError: the line is not a result object (no string ``custom_id``).
+    """
+    if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
+        raise ValueError("not a batch result line (no custom_id)")
+    cid: str = obj["custom_id"]
+    response = obj.get("response")
+    error = obj.get("error")
+    if isinstance(response, dict) and response.get("status_code") == 200:
+        body = response.get("body")
+        try:
+            return BatchResult(cid, parse_chat_completion(body, raw, redact))
+        except BackendError as exc:
+            return BatchResult(cid, None, "bad_body", str(exc), exc.raw)
+    if isinstance(error, dict):
+        code = str(error.get("code") or "")
+        msg = redact(f"{code}: {error.get('message') or ''}")
+        if code == "batch_expired":
+            return BatchResult(cid, None, "expired", msg)
+        if code == "batch_cancelled":
+            return BatchResult(cid, None, "canceled", msg)
+        return BatchResult(cid, None, "api_error", msg)
+    status = response.get("status_code") if isinstance(response, dict) else None
+    body = response.get("body") if isinstance(response, dict) else None
+    detail = body.get("error", {}).get("message", "") if isinstance(body, dict) else ""
+    msg = redact(f"HTTP {status}: {detail}")
+    if isinstance(status, int) and status not in _RETRYABLE and 400 <= status < 500:
+        return BatchResult(cid, None, "rejected", msg)
+    return BatchResult(cid, None, "api_error", msg)
+
+
+class OpenAIBatchAPI(BatchAPI):
+    """Batches of chat completions through ``openai.OpenAI``."""
+
+    limits = OPENAI_LIMITS
+
+    def __init__(
+        self, judge: JudgeConfig, api_key: str | None, redact: Callable[[str], str]
+    ) -> None:
+        self._client = openai.OpenAI(
+            api_key=api_key or "not-needed",
+            base_url=judge.base_url,
+            timeout=max(judge.timeout_s, 600.0),
+            max_retries=judge.max_retries,
+        )
+        self._redact = redact
+
+    def _fail(self, what: str, exc: Exception) -> BatchError:
+        return BatchError(self._redact(f"{what}: {type(exc).__name__}: {exc}"))
+
+    def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
+        """One request line of the input file."""
+        data = request_line(custom_id, body)
+        return BatchLine(custom_id, len(data), data)
+
+    def submit(self, lines: list[BatchLine], tag: str) -> str:
+        """Upload the input file and create the batch."""
+        try:
+            with tempfile.TemporaryFile() as fh:
+                for ln in lines:
+                    fh.write(ln.data)
+                    fh.write(b"\n")
+                fh.seek(0)
+                f = self._client.files.create(file=(f"{tag}.jsonl", fh), purpose="batch")
+            b = self._client.batches.create(
+                input_file_id=f.id,
+                endpoint=ENDPOINT,
+                completion_window="24h",
+                metadata={TAG_KEY: tag},
+            )
+        except (openai.OpenAIError, OSError) as exc:
+            raise self._fail("cannot create the batch", exc) from None
+        return b.id
+
+    def find(self, tag: str, since: float, n_requests: int) -> str | None:
+        """A batch whose metadata names ``tag``, created at or after ``since``."""
+        try:
+            for b in self._client.batches.list(limit=100):
+                if b.created_at < since - 60:
+                    break
+                if (b.metadata or {}).get(TAG_KEY) == tag:
+                    return b.id
+        except openai.OpenAIError as exc:
+            raise self._fail("cannot list batches", exc) from None
+        return None
+
+    def status(self, batch_id: str) -> BatchStatus:
+        """The batch's status word; ``failed`` batches carry the provider's errors."""
+        try:
+            b = self._client.batches.retrieve(batch_id)
+        except openai.OpenAIError as exc:
+            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
+        msg = ""
+        if b.status == "failed" and b.errors and b.errors.data:
+            msg = "; ".join(
+                f"{e.code}: {e.message}" + (f" (line {e.line})" if e.line else "")
+                for e in b.errors.data[:5]
+            )
+        return BatchStatus(b.status, b.status in _FINISHED, b.status == "failed", msg)
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        """The lines of the output file, then of the error file, streamed."""
+        try:
+            b = self._client.batches.retrieve(batch_id)
+        except openai.OpenAIError as exc:
+            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
+        for fid in (b.output_file_id, b.error_file_id):
+            if not fid:
+                continue
+            try:
+                with self._client.files.with_streaming_response.content(fid) as resp:
+                    for raw in resp.iter_lines():
+                        if not raw.strip():
+                            continue
+                        try:
+                            obj = json.loads(raw)
+                            yield parse_result_line(obj, raw, self._redact)
+                        except ValueError as exc:
+                            raise BatchError(
+                                f"batch {batch_id}: file {fid} has a line that is not a "
+                                f"result ({exc})"
+                            ) from None
+            except openai.OpenAIError as exc:
+                raise self._fail(f"cannot read file {fid} of batch {batch_id}", exc) from None
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()
+
+
+__all__ = ["ENDPOINT", "OPENAI_LIMITS", "OpenAIBatchAPI", "parse_result_line", "request_line"]

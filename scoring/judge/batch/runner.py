@@ -1,0 +1,390 @@
+"""Batch mode: submit what has neither a verdict nor a request in flight, collect every finished
+batch, re-ask unusable replies, and record each batch's id and state in the ledger.
+
+One call of :func:`step` is one idempotent step that any process on any machine can take:
+everything it needs is in the verdict store (verdicts, failures) and the ledger's batch states
+(ids, states, keys). A result is ingested only while its (response, check) has no verdict, so a
+step killed mid-ingest and taken again stores no verdict twice; a batch is marked collected only
+after its results are ingested and its re-asks submitted, so none is lost; a batch is recorded
+(with its keys) before it is created, so a step killed in between finds it again instead of
+submitting it twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from scoring.judge.backends import Turn
+from scoring.judge.batch.api import (
+    RESUBMIT_KINDS,
+    BatchAPI,
+    BatchLine,
+    BatchResult,
+    Limits,
+    split,
+)
+from scoring.judge.batch.book import PENDING, BatchBook, BatchRecord
+from scoring.judge.cache import VerdictCache
+from scoring.judge.judges import BuiltJudge
+from scoring.judge.outcome import Failure, JudgeStats
+from scoring.judge.progress import ProgressSink
+from scoring.judge.prompt import BadReply, parse_reply
+from scoring.judge.runner import _Item as Item
+from scoring.judge.runner import _record
+from scoring.ledger import FailureRecord, custom_id
+from scoring.ledger.records import now
+
+#: Replies per check at most: the first ask and two re-asks (as in direct mode).
+MAX_ATTEMPTS = 3
+#: Verdicts ingested per cache transaction.
+COMMIT_EVERY = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One request to submit: which (response, check) (its custom id), which attempt, and the
+    re-ask turn when it is one."""
+
+    cid: str
+    attempt: int
+    turns: tuple[Turn, ...] = ()
+
+
+class Ingest:
+    """Turns results into verdicts, failures, re-asks and resubmissions for one judge.
+
+    Shared by batch mode and by ``--import-batch`` (self-hosted judges), so a result means the
+    same thing whichever way it came. ``todo`` maps custom ids to the (response, check) pairs
+    that have no verdict; a pair leaves it when it gets one.
+    """
+
+    def __init__(
+        self,
+        j: BuiltJudge,
+        todo: dict[str, Item],
+        cache: VerdictCache,
+        stats: JudgeStats,
+        progress: ProgressSink,
+    ) -> None:
+        self.j, self.todo, self.cache, self.stats, self.progress = j, todo, cache, stats, progress
+        self.asks: list[Ask] = []
+        self.failed: set[str] = set()
+        #: where the verdicts come from, as the ledger records it
+        self.source = "batch"
+
+    def one(self, res: BatchResult, attempt: int) -> bool:
+        """Ingest one result of ``attempt``; False when its id is not an open request."""
+        item = self.todo.get(res.custom_id)
+        if item is None:
+            self.stats.ignored_results += 1
+            return False
+        cid = res.custom_id
+        comp = res.completion
+        s = self.stats
+        if comp is not None:
+            s.calls += 1
+            s.tokens_in += comp.tokens_in
+            s.tokens_cached += comp.tokens_cached
+            s.tokens_out += comp.tokens_out
+            try:
+                reply = parse_reply(comp.text)
+            except BadReply as exc:
+                turn = Turn(comp.text, self.j.template.render_reask(str(exc)))
+                self._unusable(cid, attempt, str(exc), comp.text, (turn,))
+                return True
+            self.cache.put(
+                _record(
+                    item,
+                    verdict=reply.verdict,
+                    model=comp.model,
+                    source=self.source,
+                    tokens_in=comp.tokens_in,
+                    tokens_cached=comp.tokens_cached,
+                    tokens_out=comp.tokens_out,
+                    calls=attempt,
+                    latency_s=0.0,
+                    rationale=reply.rationale,
+                ),
+                commit=False,
+            )
+            del self.todo[cid]
+            s.judged += 1
+            self.progress.advance(self.j.name, True)
+        elif res.error_kind == "bad_body":
+            s.calls += 1
+            self._unusable(cid, attempt, res.message, res.raw, ())
+        elif res.error_kind in RESUBMIT_KINDS:
+            s.resubmitted += 1
+            self.asks.append(Ask(cid, attempt))
+        else:
+            self.fail(cid, res.error_kind or "rejected", res.message, res.raw, attempt)
+        return True
+
+    def _unusable(
+        self, cid: str, attempt: int, error: str, raw: str, turns: tuple[Turn, ...]
+    ) -> None:
+        if attempt < MAX_ATTEMPTS:
+            self.stats.reasks += 1
+            self.asks.append(Ask(cid, attempt + 1, turns))
+        else:
+            msg = f"no valid verdict after {attempt} replies; last: {error}"
+            self.fail(cid, "bad_output", msg, raw, attempt)
+
+    def fail(self, cid: str, kind: str, message: str, raw: str, calls: int) -> None:
+        """Record that the request ``cid`` failed for good (in this run)."""
+        item = self.todo[cid]
+        message, raw = self.j.backend.redact(message), self.j.backend.redact(raw)
+        i = item.ids
+        self.cache.fail(
+            FailureRecord(
+                item.key,
+                self.j.identity,
+                i.judge,
+                i.submission_id,
+                i.setting,
+                i.question_id,
+                i.check_id,
+                kind,
+                calls,
+                message,
+                raw,
+            )
+        )
+        self.stats.failures.append(
+            Failure(
+                self.j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message
+            )
+        )
+        self.failed.add(cid)
+        self.progress.advance(self.j.name, False)
+
+
+def _tag(lines: list[BatchLine]) -> str:
+    h = hashlib.sha256()
+    for ln in lines:
+        h.update(ln.custom_id.encode())
+    return h.hexdigest()[:32]
+
+
+def limits_of(j: BuiltJudge, api: BatchAPI) -> Limits:
+    """The provider's per-batch limits, lowered by the judge's ``batch_max_requests``."""
+    lim = api.limits
+    if j.config.batch_max_requests is not None:
+        lim = Limits(min(lim.max_requests, j.config.batch_max_requests), lim.max_bytes)
+    return lim
+
+
+def lines_of(
+    j: BuiltJudge,
+    line: Callable[[str, dict[str, object]], BatchLine],
+    todo: dict[str, Item],
+    asks: list[Ask],
+) -> Iterator[BatchLine]:
+    """Each ask as a batch line, its body from the judge backend's one body builder."""
+    for a in asks:
+        it = todo[a.cid]
+        yield line(a.cid, j.backend.batch_body(it.plan.request(it.pair), a.turns))
+
+
+def submit(
+    j: BuiltJudge,
+    api: BatchAPI,
+    book: BatchBook,
+    todo: dict[str, Item],
+    asks: list[Ask],
+    stats: JudgeStats,
+) -> list[BatchRecord]:
+    """Submit ``asks`` in batches within the provider's limits, one attempt per batch; each
+    batch is recorded (with its keys) before it is created, and again with the provider's id.
+
+    One upload runs in a background thread while the next chunk is built (at most two chunks
+    in memory)."""
+    out: list[BatchRecord] = []
+
+    def done(fut: Future[str], rec: BatchRecord, n: int) -> None:
+        made = rec.moved("submitted", fut.result())
+        book.record(rec.moved("created"), made, with_keys=True)
+        out.append(made)
+        stats.batches_submitted += 1
+        stats.submitted += n
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-upload") as pool:
+        prev: tuple[Future[str], BatchRecord, int] | None = None
+        for attempt in sorted({a.attempt for a in asks}):
+            mine = [a for a in asks if a.attempt == attempt]
+            for chunk in split(lines_of(j, api.line, todo, mine), limits_of(j, api)):
+                tag = _tag(chunk)
+                items = [todo[ln.custom_id] for ln in chunk]
+                rec = BatchRecord(
+                    tag,
+                    PENDING + tag,
+                    j.name,
+                    j.identity,
+                    j.config.provider,
+                    "submitting",
+                    tuple(it.key for it in items),
+                    attempt,
+                    tuple(sorted({it.ids.submission_id for it in items})),
+                    now(),
+                )
+                book.record(rec, with_keys=True)
+                fut = pool.submit(api.submit, chunk, tag)
+                del chunk, items
+                if prev is not None:
+                    done(*prev)
+                prev = (fut, rec, rec.n_requests)
+        if prev is not None:
+            done(*prev)
+    return out
+
+
+def step(
+    j: BuiltJudge,
+    api: BatchAPI,
+    book: BatchBook,
+    cache: VerdictCache,
+    todo: dict[str, Item],
+    stats: JudgeStats,
+    progress: ProgressSink,
+    skip: set[str],
+) -> int:
+    """One collect-and-submit step for one judge; returns the requests still in flight.
+
+    ``skip`` holds the requests that failed for good earlier in this run (not submitted again
+    until the next run); it grows with this step's failures.
+    """
+    ingest = Ingest(j, todo, cache, stats, progress)
+    collected: list[BatchRecord] = []
+    still: list[BatchRecord] = []
+    for rec in book.open_batches(j.identity):
+        if rec.state == "submitting":
+            found = api.find(rec.tag, rec.created_at.timestamp(), rec.n_requests)
+            if found is None:
+                book.record(rec.moved("lost"))
+                continue
+            made = rec.moved("submitted", found)
+            book.record(rec.moved("created"), made, with_keys=True)
+            rec = made
+        st = api.status(rec.batch_id)
+        if not st.finished:
+            if st.state != rec.state:
+                rec = rec.moved(st.state)
+                book.record(rec)
+            still.append(rec)
+            continue
+        _collect(api, rec, st.failed, st.message, ingest, cache, stats)
+        stats.batches_collected += 1
+        collected.append(rec.moved("collected"))
+    skip |= ingest.failed
+    in_flight = {cid for rec in still for cid in rec.custom_ids}
+    asks = [a for a in ingest.asks if a.cid in todo and a.cid not in ingest.failed]
+    queued = {a.cid for a in asks}
+    asks += [Ask(c, 1) for c in todo if c not in queued and c not in skip]
+    asks = [a for a in asks if a.cid not in in_flight]
+    new = submit(j, api, book, todo, asks, stats)
+    if collected:
+        book.record(*collected)
+    return sum(r.n_requests for r in still) + sum(r.n_requests for r in new)
+
+
+def _collect(
+    api: BatchAPI,
+    rec: BatchRecord,
+    failed: bool,
+    message: str,
+    ingest: Ingest,
+    cache: VerdictCache,
+    stats: JudgeStats,
+) -> None:
+    """Ingest every result of a finished batch; a request without a result is asked again."""
+    seen: set[str] = set()
+    todo = ingest.todo
+    cache.begin()
+    try:
+        if failed:
+            for cid in rec.custom_ids:
+                if cid in todo:
+                    seen.add(cid)
+                    why = f"batch {rec.batch_id} failed: {message}"
+                    ingest.fail(cid, "rejected", why, "", rec.attempt)
+            return
+        n = 0
+        for res in api.results(rec.batch_id):
+            if res.custom_id in seen:
+                stats.ignored_results += 1
+                continue
+            seen.add(res.custom_id)
+            ingest.one(res, rec.attempt)
+            n += 1
+            if n % COMMIT_EVERY == 0:
+                cache.commit()
+                cache.begin()
+    finally:
+        cache.commit()
+    for cid in rec.custom_ids:
+        if cid not in seen and cid in todo:
+            stats.resubmitted += 1
+            ingest.asks.append(Ask(cid, rec.attempt))
+
+
+def pending_items(items: list[Item]) -> dict[str, Item]:
+    """The planner's items by custom id."""
+    return {custom_id(it.key): it for it in items}
+
+
+def run_batch_judges(
+    plans: list[tuple[BuiltJudge, list[Item], JudgeStats]],
+    cache: VerdictCache,
+    book: BatchBook,
+    progress: ProgressSink,
+    *,
+    wait_s: float | None = None,
+    poll_s: float = 60.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Take one step for every batch-mode judge; with ``wait_s``, keep polling every ``poll_s``
+    seconds until nothing is in flight or ``wait_s`` has passed. Sets each judge's
+    ``in_flight``."""
+    apis: dict[str, BatchAPI] = {}
+    try:
+        for j, _, _ in plans:
+            apis[j.name] = j.backend.batch_api()
+        todos = {j.name: pending_items(items) for j, items, _ in plans}
+        skips: dict[str, set[str]] = {j.name: set() for j, _, _ in plans}
+        end = None if wait_s is None else time.monotonic() + wait_s
+        while True:
+            for j, _, stats in plans:
+                stats.in_flight = step(
+                    j, apis[j.name], book, cache, todos[j.name], stats, progress, skips[j.name]
+                )
+            busy = sum(s.in_flight for _, _, s in plans)
+            if end is None or not busy or time.monotonic() + poll_s > end:
+                return
+            sleep(poll_s)
+    finally:
+        for api in apis.values():
+            api.close()
+
+
+def in_flight_ids(book: BatchBook, judge_id: str) -> set[str]:
+    """Custom ids of the requests in a judge's open batches (read from the records only)."""
+    return {cid for rec in book.open_batches(judge_id) for cid in rec.custom_ids}
+
+
+__all__ = [
+    "COMMIT_EVERY",
+    "MAX_ATTEMPTS",
+    "Ask",
+    "Ingest",
+    "in_flight_ids",
+    "limits_of",
+    "lines_of",
+    "pending_items",
+    "run_batch_judges",
+    "step",
+    "submit",
+]
