@@ -16,7 +16,6 @@ import gc
 import json
 import os
 import resource
-import sqlite3
 import sys
 import tempfile
 import time
@@ -168,9 +167,9 @@ def main() -> None:
             f"peak memory: {peak:.2f} GB (after submitting {rss_submit:.2f} GB; target <= "
             f"{TARGET_RSS_GB} GB): {'ok' if peak <= TARGET_RSS_GB else 'MISSED'}"
         )
-        with sqlite3.connect(Path(tmp) / ".gamut" / "verdicts.sqlite") as db:
-            stored = db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0]
-        print(f"verdicts stored: {stored:,} of {n:,} requested")
+        keys = Project(load_config(cfg)).ledger.verdicts(["key"])["key"]
+        unique = len(set(keys.to_pylist()))
+        print(f"verdicts in the ledger: {len(keys):,} ({unique:,} distinct) of {n:,} requested")
 
 
 if __name__ == "__main__":
