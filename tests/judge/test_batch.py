@@ -195,3 +195,33 @@ def test_a_batch_created_but_never_recorded_is_found_not_submitted_twice(
     first = _judge(cfg).judges["gpt"]
     assert first.submitted == 0 and first.judged == TOTAL_CALLS  # found, collected
     assert len(batch_srv.created) == 1
+
+
+def test_held_rubrics_leave_no_check_text_in_the_batch_records(
+    tmp_path: Path, batch_srv: FakeBatchServer
+) -> None:
+    from tests.judge.project import RUBRICS
+
+    cfg = write_project(tmp_path, batch_judge(batch_srv), public=False)
+    _judge(cfg)
+    status = tmp_path / "status.json"
+    from click.testing import CliRunner
+
+    from gamut.cli import main
+
+    r = CliRunner().invoke(main, ["judge", "--config", str(cfg), "--status-out", str(status)])
+    assert r.exit_code == 0, r.output
+    assert _rows(tmp_path) == TOTAL_CALLS
+    texts = [i["text"] for rb in RUBRICS for i in rb["items"] if "text" in i]
+    texts += [m for rb in RUBRICS for i in rb["items"] for m in i.get("members", [])]
+    ledger = tmp_path / ".gamut" / "ledger"
+    assert list((ledger / "batches").glob("*.parquet"))
+    import pyarrow.parquet as pq
+
+    # the shards are compressed: read them back, every column of every row
+    blobs = [str(pq.read_table(f).to_pylist()) for f in ledger.rglob("*.parquet")]
+    blobs.append(status.read_text())
+    assert any("submitting" in b for b in blobs)  # the batch records were read
+    for text in texts:
+        assert all(text not in b for b in blobs), text
+    assert all("Reason " not in b for b in blobs)  # no rationale either
