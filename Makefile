@@ -51,9 +51,12 @@ browser-deps:
 	  $$SUDO apt-get update -qq && \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-# The main job on the embedded demo: judge (replay), score, build the site.
+# The main job on the embedded demo (demo/gamut.toml): judge (replay), score, build the site into
+# site/. The root gamut.toml is the live leaderboard's config, run by the workflows.
+DEMO_CONFIG := demo/gamut.toml
+
 demo: $(STAMP) vendor
-	$(BIN)/gamut run
+	$(BIN)/gamut run --config $(DEMO_CONFIG)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
@@ -63,14 +66,14 @@ typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
 unit: $(DEV_STAMP) vendor
-	$(BIN)/pytest -n 2 --timeout 600
+	GAMUT_CONFIG=$(DEMO_CONFIG) $(BIN)/pytest -n 2 --timeout 600
 
 # The whole test suite: lint, types, unit, integration and browser tests.
 test: $(DEV_STAMP) browser-deps lint typecheck unit
 
 # The fast loop while working: no slow and no browser tests.
 quick: $(DEV_STAMP) vendor
-	$(BIN)/pytest -n 2 --timeout 600 -m "not slow and not browser"
+	GAMUT_CONFIG=$(DEMO_CONFIG) $(BIN)/pytest -n 2 --timeout 600 -m "not slow and not browser"
 
 bench: $(DEV_STAMP) vendor
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -56,8 +56,33 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
 
+#: The marker that stands in for the GAMUT datasets' ids until the maintainers publish them.
+PLACEHOLDER = "UNPUBLISHED"
+
+
 class HubError(GamutError):
     """The Hub could not be reached, refused access, or the reference is malformed."""
+
+
+class PlaceholderError(HubError):
+    """A dataset id in the config is still the :data:`PLACEHOLDER` of an unpublished dataset."""
+
+
+def check_published(key: str, value: str, config_file: Path | str) -> None:
+    """Refuse a config value that still holds :data:`PLACEHOLDER`, naming it and the fix.
+
+    Raises:
+        PlaceholderError: ``value`` contains the placeholder.
+    """
+    if PLACEHOLDER not in value:
+        return
+    raise PlaceholderError(
+        f"{config_file}: {key} = {value!r} is a placeholder ({PLACEHOLDER}): the GAMUT "
+        "datasets are not published on the Hugging Face Hub yet. Maintainers: replace "
+        f"{PLACEHOLDER}/<name>@{PLACEHOLDER} with the dataset's ORG/NAME and the full commit sha "
+        "to pin (site_src/maintainers.md, 'Publishing the datasets'). To try the tools now, use "
+        "the offline demo: --config demo/gamut.toml"
+    )
 
 
 @dataclass(frozen=True)
@@ -80,8 +105,12 @@ def is_hub_uri(value: str) -> bool:
     return value.startswith("hf://")
 
 
-def parse_hub_uri(uri: str) -> HubRef:
-    """Parse a held-rubrics reference; the revision must be a full commit sha.
+def parse_hub_uri(uri: str, key: str = "benchmark.rubrics") -> HubRef:
+    """Parse a dataset reference; the revision must be a full commit sha.
+
+    Args:
+        uri: ``hf://datasets/ORG/NAME@<sha>[/path]``.
+        key: the config key holding it, for messages.
 
     Raises:
         HubError: the reference is malformed or not pinned to a commit.
@@ -89,18 +118,18 @@ def parse_hub_uri(uri: str) -> HubRef:
     m = _HF_URI.match(uri.strip())
     if m is None:
         raise HubError(
-            f"benchmark.rubrics = {uri!r} is not a Hub reference; "
-            "write it as hf://datasets/ORG/NAME@<40-hex commit sha>[/folder]"
+            f"{key} = {uri!r} is not a Hub reference; "
+            "write it as hf://datasets/ORG/NAME@<40-hex commit sha>[/path]"
         )
     rev = m["rev"]
     if not _SHA.match(rev):
         raise HubError(
-            f"benchmark.rubrics revision {rev!r} is not a full commit sha; pin the held rubrics to "
-            "one commit (40 lowercase hex digits) so every score names the rubrics it used"
+            f"{key} revision {rev!r} is not a full commit sha; pin the dataset to one commit "
+            "(40 lowercase hex digits) so every score names the data it used"
         )
     sub = (m["sub"] or "").strip("/")
     if any(part in {"", ".", ".."} for part in sub.split("/")) and sub:
-        raise HubError(f"benchmark.rubrics folder {sub!r} must be a plain relative path")
+        raise HubError(f"{key} path {sub!r} must be a plain relative path")
     return HubRef(repo_id=m["repo"], revision=rev, subfolder=sub)
 
 
@@ -144,6 +173,7 @@ def resolve_rubrics_path(cfg: GamutConfig) -> Path:
             unreachable Hub with nothing cached.
     """
     value = cfg.benchmark.rubrics
+    check_published("benchmark.rubrics", value, cfg.file)
     if not is_hub_uri(value):
         return cfg.path(Path(value))
     ref = parse_hub_uri(value)

@@ -243,7 +243,9 @@ def prepare(
                 "without keys), or name another with --api-key-env",
             )
         )
-    questions_file = cfg.path(cfg.benchmark.questions)
+    from gamut.public_set import questions_file as public_questions
+
+    questions_file = public_questions(cfg)
     try:
         all_questions = load_questions(questions_file)
     except ProblemsError as exc:

@@ -24,10 +24,14 @@ primary = true
 """
 
 
-def test_shipped_config_loads() -> None:
-    cfg = load_config(REPO / "gamut.toml")
+def test_demo_config_loads_and_writes_at_the_repository_root() -> None:
+    cfg = load_config(REPO / "demo" / "gamut.toml")
     assert cfg.primary_judge == "oracle"
     assert cfg.path(cfg.benchmark.questions) == REPO / "demo" / "questions.jsonl"
+    assert cfg.path(cfg.benchmark.submissions) == REPO / "demo" / "submissions"
+    for out, name in ((cfg.site.out, "site"), (cfg.store.results, "results")):
+        assert cfg.path(out).resolve() == REPO / name
+    assert cfg.path(cfg.store.cache).resolve() == REPO / ".gamut" / "verdicts.sqlite"
 
 
 def test_relative_paths_and_defaults(tmp_path: Path) -> None:
