@@ -167,7 +167,7 @@ def _tree(ref: HubRef, where: str) -> list[_Entry]:
     return entries
 
 
-class _hub_errors:  # noqa: N801 - used as a context manager, reads like one
+class _hub_errors:
     """Turn ``huggingface_hub`` errors into one :class:`HubError` naming the set and the fix."""
 
     def __init__(self, where: str) -> None:
@@ -176,7 +176,9 @@ class _hub_errors:  # noqa: N801 - used as a context manager, reads like one
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> bool:
         from huggingface_hub.errors import (
             GatedRepoError,
             HfHubHTTPError,
