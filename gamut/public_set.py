@@ -3,7 +3,8 @@
 ``[benchmark] questions`` is a local JSON Lines file or ``hf://datasets/ORG/NAME@<commit
 sha>[/FILE]``: a public dataset holding the questions file (``FILE``, default
 ``questions.jsonl``) and the images it names. :func:`pull` downloads that exact commit into
-``[store] questions`` (resumable: an interrupted download continues where it stopped), checks every
+``[store] questions`` (resumable: a dropped connection continues where it stopped, and a rerun keeps the files already
+downloaded), checks every
 file against the Hub's own hashes (git blob sha1, or sha256 for LFS files) and writes a manifest
 last; :func:`questions_file` then gives the local file, never touching the network, and says how
 to fill the cache while it is empty.
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from gamut.config import GamutConfig
 from gamut.hub import (
@@ -167,51 +169,40 @@ def _tree(ref: HubRef, where: str) -> list[_Entry]:
     return entries
 
 
-class _hub_errors:
+@contextmanager
+def _hub_errors(where: str) -> Iterator[None]:
     """Turn ``huggingface_hub`` errors into one :class:`HubError` naming the set and the fix."""
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
-    ) -> bool:
-        from huggingface_hub.errors import (
-            GatedRepoError,
-            HfHubHTTPError,
-            LocalEntryNotFoundError,
-            RepositoryNotFoundError,
-            RevisionNotFoundError,
-        )
-
-        if exc is None or not isinstance(exc, Exception):
-            return False
-        where = self.where
-        if isinstance(exc, RevisionNotFoundError):
-            raise HubError(
-                f"public questions: no revision {where}; check the commit sha in "
-                "benchmark.questions"
-            ) from None
-        if isinstance(exc, RepositoryNotFoundError | GatedRepoError):
-            raise HubError(
-                f"public questions: {where} not found or not accessible; check the name in "
-                f"benchmark.questions (a private copy needs {TOKEN_ENV})"
-            ) from None
-        if isinstance(exc, HfHubHTTPError):
-            status = exc.response.status_code if exc.response is not None else "?"
-            raise HubError(
-                f"public questions: the Hub answered HTTP {status} for {where}; try again later"
-            ) from None
-        if isinstance(exc, LocalEntryNotFoundError | OSError):
-            raise HubError(
-                f"public questions: the download of {where} stopped ({type(exc).__name__}: "
-                f"{str(exc)[:200]}); run `{PULL_COMMAND}` again: it continues where it stopped "
-                "(check the network and GAMUT_HF_ENDPOINT if it keeps failing)"
-            ) from None
-        return False
+    try:
+        yield
+    except RevisionNotFoundError:
+        raise HubError(
+            f"public questions: no revision {where}; check the commit sha in benchmark.questions"
+        ) from None
+    except (RepositoryNotFoundError, GatedRepoError):
+        raise HubError(
+            f"public questions: {where} not found or not accessible; check the name in "
+            f"benchmark.questions (a private copy needs {TOKEN_ENV})"
+        ) from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        raise HubError(
+            f"public questions: the Hub answered HTTP {status} for {where}; run "
+            f"`{PULL_COMMAND}` again later: files already downloaded are kept"
+        ) from None
+    except (LocalEntryNotFoundError, OSError) as exc:
+        raise HubError(
+            f"public questions: the download of {where} stopped ({type(exc).__name__}: "
+            f"{str(exc)[:200]}); run `{PULL_COMMAND}` again: files already downloaded are kept "
+            "(check the network and GAMUT_HF_ENDPOINT if it keeps failing)"
+        ) from None
 
 
 def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
