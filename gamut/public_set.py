@@ -4,9 +4,9 @@
 sha>[/FILE]``: a public dataset holding the questions file (``FILE``, default
 ``questions.jsonl``) and the images it names. :func:`pull` downloads that exact commit into
 ``[store] questions`` (resumable: a dropped connection continues where it stopped, and a rerun
-keeps the files already downloaded), checks every file against the Hub's own hashes (git blob sha1, or sha256 for LFS files) and writes a manifest
-last; :func:`questions_file` then gives the local file, never touching the network, and says how
-to fill the cache while it is empty.
+keeps the files already downloaded), checks every file against the Hub's own hashes (git blob
+sha1, or sha256 for LFS files) and writes a manifest last; :func:`questions_file` then gives the
+local file, never touching the network, and says how to fill the cache while it is empty.
 """
 
 from __future__ import annotations
