@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "submission": (
         "gamut.cli.submission",
         "submission",
-        "Submitters' tools: scaffold and validate a submission.",
+        "Submitters' tools: scaffold, validate and check a submission.",
     ),
     "generate": (
         "gamut.cli.generate",

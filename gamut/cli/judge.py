@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+<<<<<<< HEAD
+=======
+import sys
+from collections import Counter
+>>>>>>> 1d8fe01 (gamut submission check: validation, the response statistics the warnings use, and the judging job size and cost, calling nothing; a replay judge that lacks a submission's verdicts says so in one line)
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,6 +16,9 @@ from gamut.cli._common import config_option, err_console, fail, handle_errors, o
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.questions import Setting
+
+if TYPE_CHECKING:
+    from scoring.judge.outcome import Failure
 
 #: Failures listed one by one before the rest are only counted.
 MAX_LISTED = 50
@@ -102,6 +111,56 @@ def judge(
             limit=MAX_LISTED,
             width=MAX_CHARS,
         )
+<<<<<<< HEAD
+=======
+        for line in replay_gaps(project, failures):
+            err_console.print("  " + line, markup=False)
+        failures = [f for f in failures if not _replay_miss(project, f)]
+        for f in failures[:MAX_LISTED]:
+            line = str(f)  # ids, kind and the provider's message; never the raw reply
+            err_console.print(
+                "  " + (line[:MAX_CHARS] + " ..." if len(line) > MAX_CHARS else line), markup=False
+            )
+        if len(failures) > MAX_LISTED:
+            err_console.print(f"  ... and {len(failures) - MAX_LISTED} more", markup=False)
+        sys.exit(1)
+>>>>>>> 1d8fe01 (gamut submission check: validation, the response statistics the warnings use, and the judging job size and cost, calling nothing; a replay judge that lacks a submission's verdicts says so in one line)
+
+
+def _replay_miss(project: Project, f: Failure) -> bool:
+    judge = project.cfg.judges.get(f.judge)
+    return judge is not None and judge.provider == "replay" and f.kind == "rejected"
+
+
+def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:
+    """One line per (replay judge, submission) whose replay file lacks verdicts, not one per check.
+
+    A replay judge only knows the submissions its replay file was made for (the demo's synthetic
+    models); a new submission needs a real judge.
+    """
+    missed = Counter((f.judge, f.submission_id) for f in failures if _replay_miss(project, f))
+    if not missed:
+        return []
+    total = Counter(
+        (name, u.submission_id)
+        for u in project.units([sid for _, sid in missed]).units
+        if u.response.strip()  # an empty response is scored without the judge
+        for name in {n for n, _ in missed}
+        for _ in u.checks
+    )
+    lines = []
+    for (name, sid), n in sorted(missed.items()):
+        judge = project.cfg.judges[name]
+        if n >= total[(name, sid)]:
+            what = f"knows none of the {n:,} checks of submission {sid!r}"
+        else:
+            what = f"has no stored verdict for {n:,} checks of submission {sid!r}"
+        lines.append(
+            f"replay judge {name!r} ({judge.replay}) {what}: a replay judge only repeats the "
+            "verdicts stored for the submissions it was made for; judge a new submission with "
+            "a real judge (the live gamut.toml) or regenerate the replay file"
+        )
+    return lines
 
 
 @click.group()
