@@ -46,6 +46,8 @@ class GenerateOptions:
     timeout_s: float = 120.0
     max_retries: int = 6
     reply_retries: int = 2
+    #: The name to show on the leaderboard, when a person gave one; else model_name stays TODO.
+    model_name: str | None = None
 
     @property
     def sampling_temperature(self) -> float | None:
