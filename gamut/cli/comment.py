@@ -36,9 +36,14 @@ def comment(
     The comment starts with the hidden marker <!-- gamut-score --> so a workflow can update one
     comment in place. It holds no rubric or check text.
     """
-    from gamut.comment import read_warnings, render_comment  # pandas: imported when used
+    from gamut.comment import failure_causes, read_warnings, render_comment  # pandas: when used
+    from gamut.project import Project
 
-    cfg = get_config(config_path)
+    project = Project(get_config(config_path))
     warnings = [w for f in warnings_files for w in read_warnings(f)]
-    atomic_write_text(out, render_comment(cfg, submission_id, warnings))
+    causes = {}
+    if project.cache_path.is_file():  # failures are recorded there by `gamut judge`
+        identities = {j.name: j.identity for j in project.judges(need_keys=False)}
+        causes = failure_causes(project.cache_path, identities, submission_id)
+    atomic_write_text(out, render_comment(project.cfg, submission_id, warnings, causes))
     err_console.print(f"wrote {out}")

@@ -11,8 +11,17 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.comment import MARKER, CommentError, escape, read_warnings, render_comment
+from gamut.comment import (
+    MARKER,
+    CommentError,
+    escape,
+    failure_causes,
+    read_warnings,
+    render_comment,
+    submission_url,
+)
 from gamut.config import GamutConfig, load_config
+from scoring.judge.cache import Ids, VerdictCache
 from tests.hub.conftest import write_config
 
 
@@ -127,3 +136,35 @@ def test_cli_writes_the_file(cfg: GamutConfig, tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["comment", "--config", str(tmp_path / "gamut.toml"),
                                   "--submission", "nobody", "--out", str(out)])  # fmt: skip
     assert r.exit_code == 1
+
+
+def test_an_incomplete_row_says_which_judge_how_many_and_why(
+    cfg: GamutConfig, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache.sqlite"
+    with VerdictCache(cache) as vc:
+        for i, kind in enumerate(["api_error"] * 4 + ["rejected"]):
+            ids = Ids("j1", "half-done", "multimodal", f"q{i}", "I1")
+            vc.fail(f"k{i}", "j1-identity", ids, kind, "secret message", "raw reply", 1)
+        vc.fail("old", "j1-old-identity", Ids("j1", "half-done", "multimodal", "q9", "I1"),
+                "deadline", "m", "", 0)  # fmt: skip
+        vc.fail("other", "j1-identity", Ids("j1", "new-model", "multimodal", "q1", "I1"),
+                "deadline", "m", "", 0)  # fmt: skip
+
+    causes = failure_causes(cache, {"j1": "j1-identity"}, "half-done")
+    assert causes == {("j1", "multimodal"): {"api_error": 4, "rejected": 1}}
+    md = render_comment(cfg, "half-done", causes=causes)
+    line = next(ln for ln in md.splitlines() if ln.startswith("- judge `j1`, multimodal"))
+    assert "7 check(s) without a verdict" in line
+    assert "4 provider errors after retries" in line and "1 requests the provider refused" in line
+    assert "2 not judged yet" in line
+    assert "secret message" not in md and "raw reply" not in md
+    assert "### Why incomplete" not in render_comment(cfg, "new-model")
+
+
+def test_the_comment_links_the_submissions_page_on_the_site(tmp_path: Path) -> None:
+    assert submission_url("https://x.example/gamut/", "new-model") == (
+        "https://x.example/gamut/submissions/new-model.html"
+    )
+    assert submission_url(None, "new-model") is None
+    assert submission_url("https://x.example/", "Bad Id") is None
