@@ -207,3 +207,9 @@ def test_judging_steps_get_every_live_judge_key(name: str) -> None:
     for step in judging:
         for key in keys:
             assert step["env"][key] == f"${{{{ secrets.{key} }}}}", (name, key)
+
+
+@pytest.mark.parametrize("name", ["validate-submission.yml", "score-submission.yml", "publish.yml"])
+def test_the_public_questions_are_pulled_before_any_command_reads_them(name: str) -> None:
+    runs = [s.get("run", "") for _, s in _steps(_load(name)) if "gamut " in s.get("run", "")]
+    assert "gamut questions pull" in runs[0], runs[0]
