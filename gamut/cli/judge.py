@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-<<<<<<< HEAD
-=======
-import sys
 from collections import Counter
->>>>>>> 1d8fe01 (gamut submission check: validation, the response statistics the warnings use, and the judging job size and cost, calling nothing; a replay judge that lacks a submission's verdicts says so in one line)
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -104,27 +100,16 @@ def judge(
     failures = report.failures
     unfinished = sum(s.unfinished for s in report.judges.values())
     if failures or unfinished:
+        listed = [f for f in failures if not _replay_miss(project, f)]
         fail(
             f"{len(failures)} check(s) failed, {unfinished} not attempted; "
             "run `gamut judge` again to retry them:",
-            [str(f) for f in failures],  # ids, kind and the provider's message; never the reply
+            # One line per replay judge and submission it lacks; then each other failure (ids,
+            # kind and the provider's message; never the reply).
+            [*replay_gaps(project, failures), *(str(f) for f in listed)],
             limit=MAX_LISTED,
-            width=MAX_CHARS,
+            width=None if not listed else MAX_CHARS,
         )
-<<<<<<< HEAD
-=======
-        for line in replay_gaps(project, failures):
-            err_console.print("  " + line, markup=False)
-        failures = [f for f in failures if not _replay_miss(project, f)]
-        for f in failures[:MAX_LISTED]:
-            line = str(f)  # ids, kind and the provider's message; never the raw reply
-            err_console.print(
-                "  " + (line[:MAX_CHARS] + " ..." if len(line) > MAX_CHARS else line), markup=False
-            )
-        if len(failures) > MAX_LISTED:
-            err_console.print(f"  ... and {len(failures) - MAX_LISTED} more", markup=False)
-        sys.exit(1)
->>>>>>> 1d8fe01 (gamut submission check: validation, the response statistics the warnings use, and the judging job size and cost, calling nothing; a replay judge that lacks a submission's verdicts says so in one line)
 
 
 def _replay_miss(project: Project, f: Failure) -> bool:
