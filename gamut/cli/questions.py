@@ -49,8 +49,16 @@ def pull(config_path: Path | None) -> None:
     continues where it stopped when run again; every file is checked against the Hub's hashes.
     """
     from gamut.public_set import pull as pull_set
+    from gamut.public_set import question_set
 
-    result = pull_set(get_config(config_path))
+    cfg = get_config(config_path)
+    if question_set(cfg) is None:
+        out_console.print(
+            f"nothing to pull: {cfg.file} reads the local questions file "
+            f"{cfg.path(cfg.benchmark.questions)}"
+        )
+        return
+    result = pull_set(cfg)
     what = "already in the cache" if result.already else "downloaded and verified"
     out_console.print(
         f"{result.files} file(s), {result.bytes:,} bytes {what}: {result.questions}", markup=False

@@ -212,3 +212,10 @@ def test_the_live_config_names_the_placeholder_and_the_fix(tmp_path: Path) -> No
         assert r.exit_code == 1, (args, r.output)
         assert "is a placeholder (UNPUBLISHED)" in text, (args, text)
         assert "--config demo/gamut.toml" in text and "commit sha" in text
+
+
+def test_a_local_questions_file_needs_no_pull() -> None:
+    demo = Path(__file__).resolve().parents[2] / "demo" / "gamut.toml"
+    r = _gamut("questions", "pull", "--config", str(demo))
+    assert r.exit_code == 0 and "nothing to pull" in r.output
+    assert "demo/questions.jsonl" in r.output
