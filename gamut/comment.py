@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from gamut.config import GamutConfig
 from scoring import numbers
 from scoring.errors import GamutError
+
+if TYPE_CHECKING:
+    from scoring.ledger import FailureRecord
 from scoring.tables.write import PROVENANCE_FILE
 
 #: The hidden marker the workflow searches for to update one comment instead of adding another.
@@ -27,7 +31,7 @@ MAX_TEXT = 300
 TIERS = (("ac", "answer-critical"), ("v", "valuable"), ("c", "context"))
 
 
-#: Why a check has no verdict, by the judge's failure kind (the verdict cache records it).
+#: Why a check has no verdict, by the judge's failure kind (the ledger records it).
 CAUSES = {
     "api_error": "provider errors after retries (rate limits, server errors, timeouts)",
     "rejected": "requests the provider refused (or, for a replay judge, no stored verdict)",
@@ -45,29 +49,22 @@ class CommentError(GamutError):
     """The score tables or the warnings file cannot make a comment."""
 
 
-def failure_causes(cache_path: Path, judge_ids: dict[str, str], submission_id: str) -> Causes:
+def failure_causes(failures: Iterable[FailureRecord], submission_id: str) -> Causes:
     """The recorded failures of one submission, counted by judge, setting and kind.
 
-    Only ids and kinds are read from the verdict cache (never a message or a reply), and only the
-    failures of the judges' current identities.
+    Only ids and kinds are used (never a message or a reply).
 
     Args:
-        cache_path: the verdict cache (SQLite); absent means no failures recorded.
-        judge_ids: judge name -> its current identity.
+        failures: the ledger's failures of the current judges (``Ledger.failures(identities)``:
+            the latest of each check still without a verdict).
         submission_id: the submission.
     """
-    if not cache_path.is_file():
-        return {}
-    from scoring.judge.cache import VerdictCache
-
-    wanted = {v: k for k, v in judge_ids.items()}
     out: Causes = {}
-    with VerdictCache(cache_path) as cache:
-        for f in cache.failures(wanted):
-            if f.ids.submission_id != submission_id:
-                continue
-            by_kind = out.setdefault((f.ids.judge, f.ids.setting), {})
-            by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
+    for f in failures:
+        if f.submission_id != submission_id:
+            continue
+        by_kind = out.setdefault((f.judge, f.setting), {})
+        by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
     return out
 
 

@@ -42,8 +42,8 @@ def comment(
     project = Project(get_config(config_path))
     warnings = [w for f in warnings_files for w in read_warnings(f)]
     causes = {}
-    if project.cache_path.is_file():  # failures are recorded there by `gamut judge`
-        identities = {j.name: j.identity for j in project.judges(need_keys=False)}
-        causes = failure_causes(project.cache_path, identities, submission_id)
+    if project.ledger_path.is_dir():  # `gamut judge` records failures there (ids and kinds)
+        identities = [j.identity for j in project.judges(need_keys=False)]
+        causes = failure_causes(project.ledger.failures(identities), submission_id)
     atomic_write_text(out, render_comment(project.cfg, submission_id, warnings, causes))
     err_console.print(f"wrote {out}")

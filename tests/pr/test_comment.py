@@ -21,7 +21,7 @@ from gamut.comment import (
     submission_url,
 )
 from gamut.config import GamutConfig, load_config
-from scoring.judge.cache import Ids, VerdictCache
+from scoring.ledger import FailureRecord, KeyScheme, Ledger
 from tests.hub.conftest import write_config
 
 
@@ -141,17 +141,17 @@ def test_cli_writes_the_file(cfg: GamutConfig, tmp_path: Path) -> None:
 def test_an_incomplete_row_says_which_judge_how_many_and_why(
     cfg: GamutConfig, tmp_path: Path
 ) -> None:
-    cache = tmp_path / "cache.sqlite"
-    with VerdictCache(cache) as vc:
-        for i, kind in enumerate(["api_error"] * 4 + ["rejected"]):
-            ids = Ids("j1", "half-done", "multimodal", f"q{i}", "I1")
-            vc.fail(f"k{i}", "j1-identity", ids, kind, "secret message", "raw reply", 1)
-        vc.fail("old", "j1-old-identity", Ids("j1", "half-done", "multimodal", "q9", "I1"),
-                "deadline", "m", "", 0)  # fmt: skip
-        vc.fail("other", "j1-identity", Ids("j1", "new-model", "multimodal", "q1", "I1"),
-                "deadline", "m", "", 0)  # fmt: skip
+    ledger = Ledger.open(tmp_path / "ledger", KeyScheme.keyed("s" * 32), held=True)
 
-    causes = failure_causes(cache, {"j1": "j1-identity"}, "half-done")
+    def failure(i: int, kind: str, sid: str = "half-done", who: str = "j1-id") -> FailureRecord:
+        return FailureRecord(bytes([i]) * 32, who, "j1", sid, "multimodal", f"q{i}", "I1", kind,
+                             message="secret message", raw="raw reply")  # fmt: skip
+
+    ledger.append_failures(
+        [failure(i, k) for i, k in enumerate(["api_error"] * 4 + ["rejected"])]
+        + [failure(9, "deadline", who="j1-old-id"), failure(10, "deadline", sid="new-model")]
+    )
+    causes = failure_causes(ledger.failures(["j1-id"]), "half-done")
     assert causes == {("j1", "multimodal"): {"api_error": 4, "rejected": 1}}
     md = render_comment(cfg, "half-done", causes=causes)
     line = next(ln for ln in md.splitlines() if ln.startswith("- judge `j1`, multimodal"))

@@ -253,6 +253,7 @@ def world(tmp_path: Path) -> Iterator[dict[str, Any]]:
             "GEMINI_API_KEY": "gm-test",
             "ANTHROPIC_API_KEY": "sk-ant-test",
             "QWEN_JUDGE_API_KEY": "qw-test",
+            "GAMUT_LEDGER_KEY": "submit-page-ledger-secret-0123456789abcdef",
             "CI": "true",
             "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
         }
@@ -371,11 +372,10 @@ def test_the_submit_page_played_through_then_the_workflows(world: dict[str, Any]
     _run(pr, unsafe, [gamut, "pr", "pack", *cfg, str(report), "--pr", "7", "--head-sha",
                       head_sha, "--out", str(artifact)])  # fmt: skip
 
-    # score-submission.yml: a checkout of the base only, the verdict cache restored.
+    # score-submission.yml: a checkout of the base only, the ledger (store of record) pulled.
     base = tmp / "base-checkout"
     _git(tmp, "clone", "-q", "--branch", "main", str(world["up"]), str(base))
-    (base / ".gamut").mkdir()
-    shutil.copy(world["up"] / ".gamut" / "verdicts.sqlite", base / ".gamut" / "verdicts.sqlite")
+    shutil.copytree(world["up"] / ".gamut" / "ledger", base / ".gamut" / "ledger")
     unpacked = subprocess.run(
         [gamut, "pr", "unpack", *cfg, str(artifact)],
         cwd=base,

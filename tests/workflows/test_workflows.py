@@ -199,8 +199,10 @@ def test_the_validation_trigger_matches_the_live_submissions_folder() -> None:
 
 @pytest.mark.parametrize("name", ["score-submission.yml", "publish.yml"])
 def test_judging_steps_get_every_live_judge_key(name: str) -> None:
-    keys = {j["api_key_env"] for j in _live_config()["judges"].values() if "api_key_env" in j}
+    live = _live_config()
+    keys = {j["api_key_env"] for j in live["judges"].values() if "api_key_env" in j}
     assert keys == {"GEMINI_API_KEY", "ANTHROPIC_API_KEY", "QWEN_JUDGE_API_KEY"}
+    keys.add(live["store"]["ledger_key_env"])
     judging = [s for _, s in _steps(_load(name)) if "gamut judge" in s.get("run", "")
                or "gamut run" in s.get("run", "")]  # fmt: skip
     assert judging
