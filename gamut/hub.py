@@ -309,7 +309,9 @@ class PublishedTable:
 
 def _question_table(cfg: GamutConfig) -> pa.Table:
     """The public questions with their metadata and both forms of the question."""
-    questions = load_questions(cfg.path(cfg.benchmark.questions))
+    from gamut.public_set import questions_file  # it imports this module
+
+    questions = load_questions(questions_file(cfg))
     columns = {}
     for c in TABLES["questions"]:
         values = [getattr(q, c) for q in questions]
