@@ -5,8 +5,8 @@ order, as written, in a clone of a fork of an upstream repository whose ``gamut.
 repository's own live config with only its placeholder dataset ids (and the judges' endpoints)
 pointed at fakes on 127.0.0.1: a fake Hub holding the public question set and the held rubrics,
 a fake model API, a fake judge API. Then the workflows' commands (``pr annotate``, ``pack``,
-``unpack``, ``judge``, ``score``, ``comment``) run as the workflows run them, and the comment
-holds a rank.
+``unpack``, ``take``, ``judge``, ``score``, ``comment``) run as the workflows run them, and the
+comment holds a rank.
 """
 
 from __future__ import annotations
@@ -387,9 +387,18 @@ def test_the_submit_page_played_through_then_the_workflows(world: dict[str, Any]
     out = dict(line.split("=", 1) for line in unpacked.splitlines())
     assert out["submission_id"] == SID and out["head_sha"] == head_sha
     _run(base, secrets, [gamut, "questions", "pull", *cfg])
+    # The submission's files come from the pull request's head commit, fetched as data.
+    _git(base, "fetch", "-q", str(world["fork"]), "+refs/heads/add-my-model:refs/gamut/pr-head")
+    take = runner / "take.json"
+    taken = subprocess.run(
+        [gamut, "pr", "take", *cfg, "--pr", out["pr_number"], "--head-sha", head_sha,
+         "--base", "HEAD", "--report", str(take)],
+        cwd=base, env=secrets, capture_output=True, text=True, check=True).stdout  # fmt: skip
+    took = dict(line.split("=", 1) for line in taken.splitlines())
+    assert took["submission_id"] == SID
     rescored = runner / "rescored.json"
     rescored.write_text(subprocess.run(
-        [gamut, "submission", "validate", *cfg, out["submission_path"], "--format", "json"],
+        [gamut, "submission", "validate", *cfg, took["submission_path"], "--format", "json"],
         cwd=base, env=secrets, capture_output=True, text=True, check=True).stdout)  # fmt: skip
     judge: FakeLLMServer = world["judge"]
     before = len(judge.requests)
@@ -399,8 +408,8 @@ def test_the_submit_page_played_through_then_the_workflows(world: dict[str, Any]
     assert {r.protocol for r in judge.requests} == {"openai", "anthropic"}
     _run(base, secrets, [gamut, "score", *cfg])
     comment = runner / "comment" / "comment.md"
-    _run(base, secrets, [gamut, "comment", *cfg, "--submission", SID, "--warnings",
-                         str(rescored), "--out", str(comment)])  # fmt: skip
+    _run(base, secrets, [gamut, "comment", *cfg, "--submission", SID, "--warnings", str(take),
+                         "--warnings", str(rescored), "--out", str(comment)])  # fmt: skip
 
     md = comment.read_text()
     assert md.startswith("<!-- gamut-score -->\n") and f"## GAMUT score: `{SID}`" in md
