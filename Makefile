@@ -66,14 +66,14 @@ typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
 unit: $(DEV_STAMP) vendor
-	GAMUT_CONFIG=$(DEMO_CONFIG) $(BIN)/pytest -n 2 --timeout 600
+	$(BIN)/pytest -n 2 --timeout 600
 
 # The whole test suite: lint, types, unit, integration and browser tests.
 test: $(DEV_STAMP) browser-deps lint typecheck unit
 
 # The fast loop while working: no slow and no browser tests.
 quick: $(DEV_STAMP) vendor
-	GAMUT_CONFIG=$(DEMO_CONFIG) $(BIN)/pytest -n 2 --timeout 600 -m "not slow and not browser"
+	$(BIN)/pytest -n 2 --timeout 600 -m "not slow and not browser"
 
 bench: $(DEV_STAMP) vendor
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

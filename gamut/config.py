@@ -23,6 +23,8 @@ from scoring.rubric import Identifier
 DEFAULT_CONFIG = "gamut.toml"
 #: The environment variable naming the config file when ``--config`` is not given.
 CONFIG_ENV = "GAMUT_CONFIG"
+#: The marker that stands in for the GAMUT datasets' ids until the maintainers publish them.
+PLACEHOLDER = "UNPUBLISHED"
 
 
 def config_path(given: Path | str | None, environ: Mapping[str, str] | None = None) -> Path:

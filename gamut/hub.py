@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from gamut.config import GamutConfig
+from gamut.config import PLACEHOLDER, GamutConfig
 from scoring.errors import GamutError
 from scoring.questions import load_questions
 from scoring.tables import (
@@ -54,10 +54,6 @@ _HF_URI = re.compile(
 )
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
-
-
-#: The marker that stands in for the GAMUT datasets' ids until the maintainers publish them.
-PLACEHOLDER = "UNPUBLISHED"
 
 
 class HubError(GamutError):

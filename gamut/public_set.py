@@ -17,19 +17,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from gamut.config import GamutConfig
-from gamut.hub import (
-    TOKEN_ENV,
-    HubError,
-    HubRef,
-    check_published,
-    hub_endpoint,
-    hub_token,
-    is_hub_uri,
-    parse_hub_uri,
-)
+from gamut.config import PLACEHOLDER, GamutConfig
+from scoring.errors import GamutError
 from scoring.storage import atomic_write_text
+
+if TYPE_CHECKING:
+    from gamut.hub import HubRef
+
+# gamut.hub (pandas, pyarrow) is imported only when the config names a Hub dataset: a local
+# questions file keeps the light commands light.
 
 DEFAULT_FILE = "questions.jsonl"
 #: Written last, once every file is downloaded and verified: its presence means "complete".
@@ -41,7 +39,7 @@ MAX_BYTES = 20 * 1024**3
 _CHUNK = 1 << 20
 
 
-class QuestionsNotPulled(HubError):
+class QuestionsNotPulled(GamutError):
     """The config names a Hub question set that is not (completely) in the local cache."""
 
 
@@ -79,9 +77,11 @@ def question_set(cfg: GamutConfig) -> QuestionSet | None:
         HubError: the reference is malformed or not pinned to a commit.
     """
     value = cfg.benchmark.questions
-    check_published("benchmark.questions", value, cfg.file)
-    if not is_hub_uri(value):
+    if not value.startswith("hf://") and PLACEHOLDER not in value:
         return None
+    from gamut.hub import HubRef, check_published, parse_hub_uri
+
+    check_published("benchmark.questions", value, cfg.file)
     ref = parse_hub_uri(value, key="benchmark.questions")
     file = ref.subfolder or DEFAULT_FILE
     org, name = ref.repo_id.split("/")
@@ -142,6 +142,8 @@ def _tree(ref: HubRef, where: str) -> list[_Entry]:
     from huggingface_hub import HfApi
     from huggingface_hub.hf_api import RepoFile
 
+    from gamut.hub import HubError, hub_endpoint, hub_token
+
     api = HfApi(endpoint=hub_endpoint(), token=hub_token() or False)
     with _hub_errors(where):
         items = list(
@@ -178,6 +180,8 @@ def _hub_errors(where: str) -> Iterator[None]:
         RepositoryNotFoundError,
         RevisionNotFoundError,
     )
+
+    from gamut.hub import TOKEN_ENV, HubError
 
     try:
         yield
@@ -234,6 +238,8 @@ def pull(cfg: GamutConfig) -> PullResult:
         ProblemsError: the downloaded questions file is invalid.
     """
     from huggingface_hub import snapshot_download
+
+    from gamut.hub import HubError, hub_endpoint, hub_token
 
     qs = question_set(cfg)
     if qs is None:
