@@ -51,9 +51,12 @@ browser-deps:
 	  $$SUDO apt-get update -qq && \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-# The main job on the embedded demo: judge (replay), score, build the site.
+# The main job on the embedded demo (demo/gamut.toml): judge (replay), score, build the site into
+# site/. The root gamut.toml is the live leaderboard's config, run by the workflows.
+DEMO_CONFIG := demo/gamut.toml
+
 demo: $(STAMP) vendor
-	$(BIN)/gamut run
+	$(BIN)/gamut run --config $(DEMO_CONFIG)
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from gamut.config import GamutConfig
 from scoring import numbers
 from scoring.errors import GamutError
+
+if TYPE_CHECKING:
+    from scoring.ledger import FailureRecord
 from scoring.tables.write import PROVENANCE_FILE
 
 #: The hidden marker the workflow searches for to update one comment instead of adding another.
@@ -27,8 +31,48 @@ MAX_TEXT = 300
 TIERS = (("ac", "answer-critical"), ("v", "valuable"), ("c", "context"))
 
 
+#: Why a check has no verdict, by the judge's failure kind (the ledger records it).
+CAUSES = {
+    "api_error": "provider errors after retries (rate limits, server errors, timeouts)",
+    "rejected": "requests the provider refused (or, for a replay judge, no stored verdict)",
+    "bad_body": "replies that were not a valid verdict",
+    "bad_output": "replies that were not a valid verdict",
+    "deadline": "not attempted before the run's deadline",
+}
+NOT_JUDGED = "not judged yet"
+
+#: (judge, setting) -> failure kind -> number of checks.
+Causes = dict[tuple[str, str], dict[str, int]]
+
+
 class CommentError(GamutError):
     """The score tables or the warnings file cannot make a comment."""
+
+
+def failure_causes(failures: Iterable[FailureRecord], submission_id: str) -> Causes:
+    """The recorded failures of one submission, counted by judge, setting and kind.
+
+    Only ids and kinds are used (never a message or a reply).
+
+    Args:
+        failures: the ledger's failures of the current judges (``Ledger.failures(identities)``:
+            the latest of each check still without a verdict).
+        submission_id: the submission.
+    """
+    out: Causes = {}
+    for f in failures:
+        if f.submission_id != submission_id:
+            continue
+        by_kind = out.setdefault((f.judge, f.setting), {})
+        by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
+    return out
+
+
+def submission_url(site_url: str | None, submission_id: str) -> str | None:
+    """The submission's page on the deployed site (``submissions/<id>.html``), if it has one."""
+    if not site_url or not re.fullmatch(r"[a-z0-9][a-z0-9._-]{2,63}", submission_id):
+        return None
+    return f"{site_url.rstrip('/')}/submissions/{submission_id}.html"
 
 
 def escape(text: object, limit: int = MAX_TEXT) -> str:
@@ -168,6 +212,32 @@ def _judges_section(board: pd.DataFrame, sid: str, primary: str) -> list[str]:
     return out
 
 
+def _incomplete_section(board: pd.DataFrame, sid: str, causes: Causes) -> list[str]:
+    rows = board[(board["submission_id"] == sid) & (board["status"] != "complete")]
+    if rows.empty:
+        return []
+    out = [
+        "",
+        "### Why incomplete",
+        "",
+        "An incomplete row has checks without a verdict; it is shown but not ranked. The next "
+        "scoring run retries them.",
+        "",
+    ]
+    for _, r in rows.sort_values(["judge", "setting"]).iterrows():
+        n = int(r.get("n_checks_missing", 0) or 0)
+        found = causes.get((str(r["judge"]), str(r["setting"])), {})
+        parts = [f"{k} {CAUSES.get(kind, kind)}" for kind, k in sorted(found.items())]
+        rest = n - sum(found.values())
+        if rest > 0:
+            parts.append(f"{rest} {NOT_JUDGED}")
+        out.append(
+            f"- judge {code(r['judge'], 60)}, {r['setting']}: {n} check(s) without a verdict"
+            + (f": {'; '.join(parts)}" if parts else "")
+        )
+    return out
+
+
 def _warnings_section(warnings: list[dict[str, Any]]) -> list[str]:
     if not warnings:
         return ["", "The validator raised no warnings."]
@@ -230,12 +300,18 @@ def render_comment(
     cfg: GamutConfig,
     submission_id: str,
     warnings: list[dict[str, Any]] | None = None,
+    causes: Causes | None = None,
     judging: dict[str, int] | None = None,
 ) -> str:
     """The markdown of the sticky comment for ``submission_id``, starting with :data:`MARKER`.
 
-    ``judging`` is the submission's progress (:func:`read_judging`); while checks are in flight
-    the comment says "judging: N of M checks done", and scores are provisional or absent.
+    Args:
+        cfg: the config (results folder, primary judge, the site's URL).
+        submission_id: the submission.
+        warnings: the validator's warnings to list.
+        causes: why checks have no verdict (:func:`failure_causes`), for incomplete rows.
+        judging: the submission's progress (:func:`read_judging`); while checks are in flight
+            the comment says "judging: N of M checks done", and scores are provisional or absent.
 
     Raises:
         CommentError: no score tables yet, or the submission has no row in the leaderboard
@@ -304,7 +380,14 @@ def render_comment(
     lines += _mix_section(rows)
     lines += _domain_section(_read(results, "by_domain", required=False), submission_id, primary)
     lines += _judges_section(board, submission_id, primary)
+    lines += _incomplete_section(board, submission_id, causes or {})
     lines += _warnings_section(warnings or [])
+    page = submission_url(cfg.site.url, submission_id)
+    if page:
+        lines += [
+            "",
+            f"The submission's page on the leaderboard, once merged and published: <{page}>",
+        ]
     lines += [
         "",
         "<sub>Scores are 100 × the mean question score (range −100 to 100) with 95% "

@@ -23,6 +23,8 @@ from scoring.rubric import Identifier
 DEFAULT_CONFIG = "gamut.toml"
 #: The environment variable naming the config file when ``--config`` is not given.
 CONFIG_ENV = "GAMUT_CONFIG"
+#: The marker that stands in for the GAMUT datasets' ids until the maintainers publish them.
+PLACEHOLDER = "UNPUBLISHED"
 
 
 def config_path(given: Path | str | None, environ: Mapping[str, str] | None = None) -> Path:
@@ -38,7 +40,10 @@ class _Section(BaseModel):
 class BenchmarkConfig(_Section):
     """Where the benchmark's inputs are."""
 
-    questions: Path
+    questions: str = Field(
+        description="Local JSON Lines file, or hf://datasets/ORG/NAME@REVISION[/FILE] (pulled "
+        "into store.questions by `gamut questions pull`)."
+    )
     rubrics: str = Field(description="Local file/folder, or hf://datasets/ORG/NAME@REVISION.")
     rubrics_public: bool = False
     submissions: Path = Path("submissions")
@@ -69,6 +74,10 @@ class StoreConfig(_Section):
     private: Path = Field(
         default=Path(".gamut/private"),
         description="Cache for held rubrics fetched from the Hub; never inside the site.",
+    )
+    questions: Path = Field(
+        default=Path(".gamut/questions"),
+        description="Cache for the public question set pulled from the Hub.",
     )
 
 
@@ -141,9 +150,10 @@ class GamutConfig(_Section):
                 f"invalid config {self.file}",
             )
 
-    def path(self, p: Path) -> Path:
-        """Resolve a path from the config against the config file's folder."""
-        return p if p.is_absolute() else (self.root / p)
+    def path(self, p: Path | str) -> Path:
+        """Resolve a path from the config against the config file's folder (``..`` folded)."""
+        p = Path(p)
+        return p if p.is_absolute() else Path(os.path.normpath(self.root / p))
 
 
 def _primary_problem(raw: dict[str, Any], file: str) -> Problem | None:

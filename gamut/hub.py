@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from gamut.config import GamutConfig
+from gamut.config import PLACEHOLDER, GamutConfig
 from scoring.errors import GamutError
 from scoring.questions import load_questions
 from scoring.tables import (
@@ -60,6 +60,27 @@ class HubError(GamutError):
     """The Hub could not be reached, refused access, or the reference is malformed."""
 
 
+class PlaceholderError(HubError):
+    """A dataset id in the config is still the :data:`PLACEHOLDER` of an unpublished dataset."""
+
+
+def check_published(key: str, value: str, config_file: Path | str) -> None:
+    """Refuse a config value that still holds :data:`PLACEHOLDER`, naming it and the fix.
+
+    Raises:
+        PlaceholderError: ``value`` contains the placeholder.
+    """
+    if PLACEHOLDER not in value:
+        return
+    raise PlaceholderError(
+        f"{config_file}: {key} = {value!r} is a placeholder ({PLACEHOLDER}): the GAMUT "
+        "datasets are not published on the Hugging Face Hub yet. Maintainers: replace "
+        f"{PLACEHOLDER}/<name>@{PLACEHOLDER} with the dataset's ORG/NAME and the full commit sha "
+        "to pin (site_src/maintainers.md, 'Publishing the datasets'). To try the tools now, use "
+        "the offline demo: --config demo/gamut.toml"
+    )
+
+
 @dataclass(frozen=True)
 class HubRef:
     """A parsed ``hf://datasets/ORG/NAME@REVISION[/folder]`` reference."""
@@ -80,8 +101,12 @@ def is_hub_uri(value: str) -> bool:
     return value.startswith("hf://")
 
 
-def parse_hub_uri(uri: str) -> HubRef:
-    """Parse a held-rubrics reference; the revision must be a full commit sha.
+def parse_hub_uri(uri: str, key: str = "benchmark.rubrics") -> HubRef:
+    """Parse a dataset reference; the revision must be a full commit sha.
+
+    Args:
+        uri: ``hf://datasets/ORG/NAME@<sha>[/path]``.
+        key: the config key holding it, for messages.
 
     Raises:
         HubError: the reference is malformed or not pinned to a commit.
@@ -89,18 +114,18 @@ def parse_hub_uri(uri: str) -> HubRef:
     m = _HF_URI.match(uri.strip())
     if m is None:
         raise HubError(
-            f"benchmark.rubrics = {uri!r} is not a Hub reference; "
-            "write it as hf://datasets/ORG/NAME@<40-hex commit sha>[/folder]"
+            f"{key} = {uri!r} is not a Hub reference; "
+            "write it as hf://datasets/ORG/NAME@<40-hex commit sha>[/path]"
         )
     rev = m["rev"]
     if not _SHA.match(rev):
         raise HubError(
-            f"benchmark.rubrics revision {rev!r} is not a full commit sha; pin the held rubrics to "
-            "one commit (40 lowercase hex digits) so every score names the rubrics it used"
+            f"{key} revision {rev!r} is not a full commit sha; pin the dataset to one commit "
+            "(40 lowercase hex digits) so every score names the data it used"
         )
     sub = (m["sub"] or "").strip("/")
     if any(part in {"", ".", ".."} for part in sub.split("/")) and sub:
-        raise HubError(f"benchmark.rubrics folder {sub!r} must be a plain relative path")
+        raise HubError(f"{key} path {sub!r} must be a plain relative path")
     return HubRef(repo_id=m["repo"], revision=rev, subfolder=sub)
 
 
@@ -144,6 +169,7 @@ def resolve_rubrics_path(cfg: GamutConfig) -> Path:
             unreachable Hub with nothing cached.
     """
     value = cfg.benchmark.rubrics
+    check_published("benchmark.rubrics", value, cfg.file)
     if not is_hub_uri(value):
         return cfg.path(Path(value))
     ref = parse_hub_uri(value)
@@ -279,7 +305,9 @@ class PublishedTable:
 
 def _question_table(cfg: GamutConfig) -> pa.Table:
     """The public questions with their metadata and both forms of the question."""
-    questions = load_questions(cfg.path(cfg.benchmark.questions))
+    from gamut.public_set import questions_file  # it imports this module
+
+    questions = load_questions(questions_file(cfg))
     columns = {}
     for c in TABLES["questions"]:
         values = [getattr(q, c) for q in questions]

@@ -60,8 +60,14 @@ class Project:
 
     @property
     def questions_path(self) -> Path:
-        """The public questions file."""
-        return self.path(self.cfg.benchmark.questions)
+        """The public questions file (the pulled copy when the config names a Hub dataset).
+
+        Raises:
+            gamut.public_set.QuestionsNotPulled: a Hub question set not pulled yet.
+        """
+        from gamut.public_set import questions_file
+
+        return questions_file(self.cfg)
 
     @property
     def submissions_root(self) -> Path:

@@ -8,6 +8,7 @@ built site are served by web servers running as other users.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,10 +44,19 @@ def make_temp_folder(parent: Path, prefix: str) -> Path:
     return path
 
 
+def _mode_for(path: Path) -> int:
+    """The mode ``path`` already has (as rewriting it with ``open()`` keeps), else a new file's."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return file_mode()
+
+
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
 
-    A crash or error leaves ``path`` as it was and no temporary file behind.
+    A crash or error leaves ``path`` as it was and no temporary file behind. An existing file
+    keeps its mode; a new one gets :func:`file_mode`.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -54,7 +64,7 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     tmp = Path(tmp_name)
     try:
         write(tmp)
-        tmp.chmod(file_mode())
+        tmp.chmod(_mode_for(path))
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -17,11 +17,15 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("gamut.cli.run", "run", "The main job: judge, score and build the site."),
     "rubric": ("gamut.cli.rubric", "rubric", "Maintainers' rubric tools: lint, compile, show."),
     "schema": ("gamut.cli.schema", "schema", "Write the JSON Schemas of every file format."),
-    "questions": ("gamut.cli.questions", "questions", "The public question list for submitters."),
+    "questions": (
+        "gamut.cli.questions",
+        "questions",
+        "The public questions: pull them from the Hub, export them.",
+    ),
     "submission": (
         "gamut.cli.submission",
         "submission",
-        "Submitters' tools: scaffold and validate a submission.",
+        "Submitters' tools: scaffold, validate and check a submission.",
     ),
     "generate": (
         "gamut.cli.generate",

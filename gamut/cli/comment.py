@@ -48,10 +48,22 @@ def comment(
     The comment starts with the hidden marker <!-- gamut-score --> so a workflow can update one
     comment in place. It holds no rubric or check text.
     """
-    from gamut.comment import read_judging, read_warnings, render_comment  # pandas: when used
+    from gamut.comment import (  # pandas: when used
+        failure_causes,
+        read_judging,
+        read_warnings,
+        render_comment,
+    )
+    from gamut.project import Project
 
-    cfg = get_config(config_path)
+    project = Project(get_config(config_path))
     warnings = [w for f in warnings_files for w in read_warnings(f)]
     judging = read_judging(judging_file, submission_id) if judging_file else None
-    atomic_write_text(out, render_comment(cfg, submission_id, warnings, judging))
+    causes = {}
+    if project.ledger_path.is_dir():  # `gamut judge` records failures there (ids and kinds)
+        identities = [j.identity for j in project.judges(need_keys=False)]
+        causes = failure_causes(project.ledger.failures(identities), submission_id)
+    atomic_write_text(
+        out, render_comment(project.cfg, submission_id, warnings, causes=causes, judging=judging)
+    )
     err_console.print(f"wrote {out}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import click
@@ -26,6 +28,30 @@ def _tokens_line(result: GenerateResult) -> str:
     tin = sum(s.input_tokens for s in result.stats.values())
     tout = sum(s.output_tokens for s in result.stats.values())
     return f"tokens used: {tin:,} in, {tout:,} out ({tin + tout:,} total)"
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get("CI")
+
+
+def _ask_model_name(folder: Path) -> str | None:
+    """On a terminal, ask for the leaderboard name while submission.yaml has none; else None."""
+    if not _interactive():
+        return None
+    from gamut.model_runner.provenance import read_metadata
+    from scoring.submissions.formats import METADATA_FILE
+
+    data, _ = read_metadata(folder / METADATA_FILE)
+    current = (data or {}).get("model_name")
+    if isinstance(current, str) and current.strip() and not current.upper().startswith("TODO"):
+        return None
+    answer: str = click.prompt(
+        "Name to show on the leaderboard (model_name in submission.yaml; "
+        "press Enter to fill it in later)",
+        default="",
+        show_default=False,
+    )
+    return answer.strip() or None
 
 
 @click.command("generate")
@@ -143,6 +169,7 @@ def generate_cmd(
     in submission.yaml. Exits 1 if any question is left unanswered (listed at the end).
     """
     cfg = get_config(config_path)
+    model_name = _ask_model_name(cfg.path(cfg.benchmark.submissions) / submission_id)
     prompt = None
     if system_prompt is not None:
         try:
@@ -164,6 +191,7 @@ def generate_cmd(
         deadline_s=deadline_s,
         timeout_s=timeout_s,
         max_retries=max_retries,
+        model_name=model_name,
     )
     try:
         with reporter_for(err_console.console) as reporter:
@@ -188,6 +216,6 @@ def generate_cmd(
             [f"{f.setting.value} {f.question_id}: {f.reason}" for f in result.failures],
         )
     out_console.print(
-        "next: replace the TODO values in submission.yaml, then run `gamut submission validate`",
-        markup=False,
+        "next: replace the TODO values in submission.yaml (model_name is the name people know "
+        "the model by, not the API's id), then run `gamut submission validate`"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from scoring.storage import atomic_write_text
 
 if TYPE_CHECKING:
     from scoring.judge import JudgeStats
+    from scoring.judge.outcome import Failure
 
 #: Failures listed one by one before the rest are only counted.
 MAX_LISTED = 50
@@ -193,12 +195,15 @@ def _exit(
     unfinished = sum(s.unfinished for s in stats)
     in_flight = sum(s.in_flight for s in stats)
     if failures or unfinished:
+        listed = [f for f in failures if not _replay_miss(project, f)]
         fail(
             f"{len(failures)} check(s) failed, {unfinished} not attempted; "
             "run `gamut judge` again to retry them:",
-            [str(f) for f in failures],  # ids, kind and the provider's message; never the reply
+            # One line per replay judge and submission it lacks; then each other failure (ids,
+            # kind and the provider's message; never the reply).
+            [*replay_gaps(project, failures), *(str(f) for f in listed)],
             limit=MAX_LISTED,
-            width=MAX_CHARS,
+            width=None if not listed else MAX_CHARS,
         )
     if in_flight:
         err_console.print(
@@ -207,6 +212,42 @@ def _exit(
             markup=False,
         )
         sys.exit(EXIT_IN_FLIGHT)
+
+
+def _replay_miss(project: Project, f: Failure) -> bool:
+    judge = project.cfg.judges.get(f.judge)
+    return judge is not None and judge.provider == "replay" and f.kind == "rejected"
+
+
+def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:
+    """One line per (replay judge, submission) whose replay file lacks verdicts, not one per check.
+
+    A replay judge only knows the submissions its replay file was made for (the demo's synthetic
+    models); a new submission needs a real judge.
+    """
+    missed = Counter((f.judge, f.submission_id) for f in failures if _replay_miss(project, f))
+    if not missed:
+        return []
+    total = Counter(
+        (name, u.submission_id)
+        for u in project.units([sid for _, sid in missed]).units
+        if u.response.strip()  # an empty response is scored without the judge
+        for name in {n for n, _ in missed}
+        for _ in u.checks
+    )
+    lines = []
+    for (name, sid), n in sorted(missed.items()):
+        judge = project.cfg.judges[name]
+        if n >= total[(name, sid)]:
+            what = f"knows none of the {n:,} checks of submission {sid!r}"
+        else:
+            what = f"has no stored verdict for {n:,} checks of submission {sid!r}"
+        lines.append(
+            f"replay judge {name!r} ({judge.replay}) {what}: a replay judge only repeats the "
+            "verdicts stored for the submissions it was made for; judge a new submission with "
+            "a real judge (the live gamut.toml) or regenerate the replay file"
+        )
+    return lines
 
 
 @click.group()

@@ -1,4 +1,4 @@
-"""``gamut questions export``: the public question list a submitter runs a model on."""
+"""``gamut questions pull | export``: the public question set a submitter runs a model on."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gamut.cli._common import config_option, err_console, get_config, handle_errors
+from gamut.cli._common import config_option, err_console, get_config, handle_errors, out_console
 from scoring.questions import Question, Setting, load_questions
 from scoring.storage import atomic_write_text
 
@@ -36,7 +36,33 @@ def export_record(q: Question, setting: Setting, questions_file: Path) -> dict[s
 
 @click.group()
 def questions() -> None:
-    """The public questions."""
+    """The public questions: pull them from the Hub once, export them for your own pipeline."""
+
+
+@questions.command()
+@config_option
+@handle_errors
+def pull(config_path: Path | None) -> None:
+    """Download the public questions and images at the config's pinned revision, once.
+
+    Into [store] questions (default .gamut/questions, ignored by git). An interrupted download
+    continues where it stopped when run again; every file is checked against the Hub's hashes.
+    """
+    from gamut.public_set import pull as pull_set
+    from gamut.public_set import question_set
+
+    cfg = get_config(config_path)
+    if question_set(cfg) is None:
+        out_console.print(
+            f"nothing to pull: {cfg.file} reads the local questions file "
+            f"{cfg.path(cfg.benchmark.questions)}"
+        )
+        return
+    result = pull_set(cfg)
+    what = "already in the cache" if result.already else "downloaded and verified"
+    out_console.print(
+        f"{result.files} file(s), {result.bytes:,} bytes {what}: {result.questions}", markup=False
+    )
 
 
 @questions.command()
@@ -55,10 +81,15 @@ def questions() -> None:
 )
 @config_option
 @handle_errors
-def export(setting: str, out: Path, config_path: Path) -> None:
-    """Write the public question list of one setting as JSON Lines, one question a line."""
+def export(setting: str, out: Path, config_path: Path | None) -> None:
+    """Write the public question list of one setting as JSON Lines, one question a line.
+
+    Write it outside your submission folder, e.g. under .gamut/ or /tmp (git ignores .gamut/).
+    """
+    from gamut.public_set import questions_file
+
     cfg = get_config(config_path)
-    path = cfg.path(cfg.benchmark.questions)
+    path = questions_file(cfg)
     qs = load_questions(path)
     s = Setting(setting)
     lines = [json.dumps(export_record(q, s, path), ensure_ascii=False) for q in qs]

@@ -1,8 +1,9 @@
-"""``gamut submission new | validate``: submitters' tools."""
+"""``gamut submission new | validate | check``: submitters' tools."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -30,7 +31,7 @@ def _check_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 @click.group()
 def submission() -> None:
-    """Submitters' tools: scaffold a submission folder and validate it before a pull request."""
+    """Submitters' tools: scaffold, validate and check a submission before a pull request."""
 
 
 @submission.command()
@@ -55,6 +56,7 @@ def new(submission_id: str, config_path: Path) -> None:
         "     (or run your own model over `gamut questions export` and write\n"
         f"     {folder}/multimodal.jsonl and, optionally, text_only.jsonl).\n"
         f"  3. Check everything: gamut submission validate {folder}\n"
+        f"     and see what the scoring will do: gamut submission check {submission_id}\n"
         f"  4. Commit only the files in {folder}/ and open a pull request."
     )
 
@@ -97,3 +99,24 @@ def validate(
         fail(report.summary())
     if fmt != "json":
         err_console.print(report.summary())
+
+
+@submission.command()
+@click.argument("submission_id", metavar="ID", callback=_check_id)
+@config_option
+@handle_errors
+def check(submission_id: str, config_path: Path | None) -> None:
+    """See what the scoring will do with submission ID, before the pull request.
+
+    Validates it, prints the response statistics the validator's warnings look at (length
+    distribution, empty, refused and duplicated answers) and sizes the judging job: checks per
+    judge, calls, estimated tokens and cost at the configured prices. Nothing is called. Exits 1
+    when validation finds an error.
+    """
+    from gamut.submission_check import check_submission
+
+    result = check_submission(get_project(config_path), submission_id)
+    for line in result.lines():
+        out_console.print(line)
+    if not result.ok:
+        sys.exit(1)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import socket
+import ssl
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -111,6 +113,57 @@ def _status_error(exc: Exception, provider: str, settings: BackendSettings) -> E
     return CallFailed(f"{reason} ({detail})" if detail else reason)
 
 
+def _connection_cause(exc: BaseException) -> str:
+    """The class of a connection failure: refused, timeout, DNS, TLS, or dropped."""
+    seen: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and len(seen) < 10:
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    names = " ".join(type(x).__name__ for x in seen)
+    text = " ".join(str(x) for x in seen).lower()
+    if any(isinstance(x, ssl.SSLError) for x in seen) or "ssl" in text or "certificate" in text:
+        return "TLS"
+    if any(isinstance(x, socket.gaierror) for x in seen) or "name or service not known" in text:
+        return "DNS"
+    if "nodename nor servname" in text or "temporary failure in name resolution" in text:
+        return "DNS"
+    if any(isinstance(x, ConnectionRefusedError) for x in seen) or "refused" in text:
+        return "refused"
+    if "Timeout" in names or "timed out" in text:
+        return "timeout"
+    return "dropped"
+
+
+_CAUSE_HELP = {
+    "refused": "connection refused: nothing listens there; is the server running, and is "
+    "--base-url right?",
+    "DNS": "DNS: the host name does not resolve; check --base-url",
+    "TLS": "TLS: the secure connection failed (certificate or protocol); check --base-url "
+    "(http:// or https://)",
+    "timeout": "timeout: no answer in time; raise --request-timeout or lower --concurrency",
+    "dropped": "the connection dropped",
+}
+
+
+def _connection_error(exc: Exception, provider: str, host: str) -> Exception:
+    """A connection failure naming the host and its cause; fatal when no call could succeed."""
+    cause = _connection_cause(exc)
+    message = f"{provider} API at {host}: {_CAUSE_HELP[cause]}"
+    if cause in {"refused", "DNS", "TLS"}:
+        return FatalCallError(message)
+    return CallFailed(message)
+
+
+def _host(client: Any) -> str:
+    url = getattr(client, "base_url", None)
+    host = getattr(url, "host", None)
+    port = getattr(url, "port", None)
+    if not host:
+        return str(url) if url is not None else "the API"
+    return f"{host}:{port}" if port else str(host)
+
+
 def _api_message(exc: Exception, settings: BackendSettings) -> str:
     """The provider's own error message, short, on one line, with the key masked."""
     body = getattr(exc, "body", None)
@@ -181,6 +234,8 @@ class OpenAIBackend:
             )
         except self._sdk.APIStatusError as exc:
             raise _status_error(exc, "OpenAI-compatible", self._s) from None
+        except self._sdk.APIConnectionError as exc:
+            raise _connection_error(exc, "OpenAI-compatible", _host(self._client)) from None
         except self._sdk.APIError as exc:
             raise CallFailed(type(exc).__name__) from None
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -236,6 +291,8 @@ class AnthropicBackend:
             )
         except self._sdk.APIStatusError as exc:
             raise _status_error(exc, "Anthropic", self._s) from None
+        except self._sdk.APIConnectionError as exc:
+            raise _connection_error(exc, "Anthropic", _host(self._client)) from None
         except self._sdk.APIError as exc:
             raise CallFailed(type(exc).__name__) from None
         except (ValueError, TypeError, AttributeError) as exc:  # a 2xx body off the protocol

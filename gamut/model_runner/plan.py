@@ -46,6 +46,8 @@ class GenerateOptions:
     timeout_s: float = 120.0
     max_retries: int = 6
     reply_retries: int = 2
+    #: The name to show on the leaderboard, when a person gave one; else model_name stays TODO.
+    model_name: str | None = None
 
     @property
     def sampling_temperature(self) -> float | None:
@@ -243,7 +245,9 @@ def prepare(
                 "without keys), or name another with --api-key-env",
             )
         )
-    questions_file = cfg.path(cfg.benchmark.questions)
+    from gamut.public_set import questions_file as public_questions
+
+    questions_file = public_questions(cfg)
     try:
         all_questions = load_questions(questions_file)
     except ProblemsError as exc:

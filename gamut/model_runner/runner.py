@@ -209,7 +209,7 @@ def generate(
         record = production_record(
             o.signature, o.sampling_temperature, o.max_tokens, o.system_prompt, day
         )
-        record_production(plan.folder / METADATA_FILE, plan.metadata, record, o.model, day)
+        record_production(plan.folder / METADATA_FILE, plan.metadata, record, o.model_name, day)
         backend = make_backend(o.provider, backend_settings(plan))
         return asyncio.run(run(plan, backend, reporter))
     finally:

@@ -61,7 +61,7 @@ def _inputs(cfg: GamutConfig) -> tuple[list[Question], dict[str, MetaRubric]]:
                 Problem(
                     str(cfg.file),
                     None,
-                    "the demo generator needs local rubrics",
+                    "the demo generator needs local rubrics (use --config demo/gamut.toml)",
                     "point [benchmark] rubrics at a local folder",
                 )
             ]
@@ -189,7 +189,7 @@ def generate_demo(
 
     Args:
         cfg: a config whose judges include ``oracle``, ``lenient`` and ``partisan`` with a
-            ``replay`` path each (the shipped ``gamut.toml``).
+            ``replay`` path each (``demo/gamut.toml``).
         seed: random seed; the same seed and inputs give byte-identical files.
         models: the fictional models to write.
 
@@ -205,7 +205,8 @@ def generate_demo(
             str(cfg.file),
             None,
             f"judge {n!r} needs a replay path",
-            f'add [judges.{n}] with provider = "replay" and replay = "..."',
+            "run it with the demo's config: --config demo/gamut.toml (or add "
+            f'[judges.{n}] with provider = "replay" and replay = "...")',
         )
         for n in DEMO_JUDGES
         if n not in cfg.judges or cfg.judges[n].replay is None

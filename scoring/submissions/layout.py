@@ -210,6 +210,38 @@ def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _outside_problem(toplevel: Path, ref: str, name: str, how: str, own: str) -> Problem:
+    """A file changed outside the submission folder ``own``, with the command that cleans it up."""
+    scope = f"a submission pull request may only add or change files in its own folder {own}"
+    if how == "untracked":
+        return Problem(
+            name,
+            None,
+            "untracked file outside a submission folder (git sees it, though it is not committed)",
+            f"{scope}: delete it (`git clean -n -- {name}` shows, `git clean -f -- {name}` "
+            "deletes), or keep such files under .gamut/, which git ignores",
+        )
+    if how == "uncommitted":
+        return Problem(
+            name,
+            None,
+            "changed outside a submission folder (not committed)",
+            f"{scope}: undo the change with `git restore -- {name}`",
+        )
+    at_base = _git(toplevel, "cat-file", "-e", f"{ref}:{name}").returncode == 0
+    undo = (
+        f"`git checkout {ref} -- {name}` then commit"
+        if at_base
+        else f"`git rm -- {name}` then commit"
+    )
+    return Problem(
+        name,
+        None,
+        "changed outside a submission folder (committed on this branch)",
+        f"{scope}: undo it with {undo}, or move the change to a separate pull request",
+    )
+
+
 def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], list[Problem]]:
     """The submission touched by the changes since ``ref``; every file outside it is a problem.
 
@@ -253,8 +285,15 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
         ]
     untracked = _git(toplevel, "ls-files", "--others", "--exclude-standard", "-z")
     uncommitted = _git(toplevel, "diff", "--name-only", "--no-renames", "-z", "HEAD", "--")
-    found = diff.stdout + "\0" + untracked.stdout + "\0" + uncommitted.stdout
-    names = sorted({n for n in found.split("\0") if n})
+    # How each file differs: committed on the branch, changed but not committed, or untracked.
+    how: dict[str, str] = {}
+    for kind, out in (
+        ("untracked", untracked.stdout),
+        ("uncommitted", uncommitted.stdout),
+        ("committed", diff.stdout),
+    ):
+        how.update({n: kind for n in out.split("\0") if n})
+    names = sorted(how)
     subs_rel = _inside(os.path.realpath(subs_root), os.path.realpath(toplevel))
     if subs_rel is None:
         return [], [
@@ -267,23 +306,19 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
         ]
     subs_parts = Path(subs_rel).parts if subs_rel != "." else ()
     touched: dict[str, list[str]] = {}
-    problems: list[Problem] = []
+    outside: list[str] = []
     for name in names:
         parts = Path(name).parts
         inner = parts[len(subs_parts) :]
         if parts[: len(subs_parts)] != subs_parts or len(inner) < 2:
-            problems.append(
-                Problem(
-                    name,
-                    None,
-                    "changed outside a submission folder",
-                    "a submission pull request may only add or change files in "
-                    "its own folder <submissions>/<id>/; move other changes to "
-                    "a separate pull request",
-                )
-            )
+            outside.append(name)
             continue
         touched.setdefault(inner[0], []).append(name)
+    subs_shown = Path(*subs_parts).as_posix() if subs_parts else "."
+    own = f"{subs_shown}/{next(iter(touched))}/" if len(touched) == 1 else f"{subs_shown}/<id>/"
+    problems: list[Problem] = [
+        _outside_problem(toplevel, ref, name, how[name], own) for name in outside
+    ]
     if len(touched) > 1:
         ids = ", ".join(sorted(touched))
         for sid in sorted(touched)[1:]:
@@ -301,7 +336,7 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
                 where,
                 None,
                 "the change touches no submission",
-                "add your folder under the submissions folder",
+                f"add your folder under {subs_shown}/ (`gamut submission new ID`)",
             )
         )
     for sid, names_in in sorted(touched.items()):

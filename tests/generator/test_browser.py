@@ -17,6 +17,7 @@ from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
 from generator.serve import make_server
+from tests.demo_config import write_demo_config
 from tests.generator.conftest import REPO
 from tests.generator.fixture_tables import write_fixture_config
 
@@ -31,10 +32,7 @@ def _demo_config(root: Path) -> GamutConfig:
     """The shipped demo with its outputs redirected into ``root``."""
     for part in ("submissions", "verdicts"):
         assert (REPO / "demo" / part).is_dir(), f"demo/{part} missing: run gamut demo write"
-    text = (REPO / "gamut.toml").read_text(encoding="utf-8")
-    text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', text)
-    (root / "gamut.toml").write_text(text, encoding="utf-8")
-    return load_config(root / "gamut.toml")
+    return load_config(write_demo_config(root))
 
 
 def _with_site(cfg: GamutConfig, url: str, out: Path) -> GamutConfig:

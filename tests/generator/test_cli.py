@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
+from tests.demo_config import demo_config_text
 from tests.generator.conftest import REPO, assert_no_check_text, assert_no_rubric_text
 from tests.generator.fixture_tables import write_fixture_config
 
@@ -82,9 +83,7 @@ def test_gamut_run_on_the_demo_with_held_rubrics(
     """The main job end to end on the shipped demo (outputs redirected into a temporary folder),
     with the rubrics marked held: no rubric text may reach the built site."""
     assert (REPO / "demo" / "submissions").is_dir(), "demo data missing: run gamut demo write"
-    text = (REPO / "gamut.toml").read_text(encoding="utf-8")
-    text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', text)
-    text = text.replace("rubrics_public = true", "rubrics_public = false")
+    text = demo_config_text().replace("rubrics_public = true", "rubrics_public = false")
     text = text.replace("[store]\n", '[store]\nledger_key_env = "GAMUT_TEST_LEDGER_KEY"\n', 1)
     assert "rubrics_public = false" in text and "ledger_key_env" in text
     monkeypatch.setenv("GAMUT_TEST_LEDGER_KEY", "held-demo-ledger-secret-0123456789abcdef")
@@ -112,7 +111,7 @@ def test_gamut_run_with_judge_failures_builds_the_site_and_exits_1(tmp_path: Pat
     oracle = pd.read_parquet(REPO / "demo" / "verdicts" / "oracle.parquet")
     dropped = str(oracle["submission_id"].iloc[0])
     oracle[oracle["submission_id"] != dropped].to_parquet(tmp_path / "oracle.parquet")
-    text = re.sub(r'= "demo/', f'= "{REPO / "demo"}/', (REPO / "gamut.toml").read_text())
+    text = demo_config_text()
     text = text.replace(f'"{REPO / "demo"}/verdicts/oracle.parquet"', '"oracle.parquet"')
     assert '"oracle.parquet"' in text
     (tmp_path / "gamut.toml").write_text(text, encoding="utf-8")

@@ -3,7 +3,10 @@
 Routes (datasets only): ``GET /api/datasets/{repo}/revision/{rev}``, ``GET
 /api/datasets/{repo}/tree/{rev}[/{path}]``, ``HEAD``/``GET /datasets/{repo}/resolve/{rev}/{path}``.
 Private repos need ``Authorization: Bearer <token>`` (401 otherwise); unknown repos, revisions and
-files answer 404 with the Hub's ``X-Error-Code``. Every request is recorded.
+files answer 404 with the Hub's ``X-Error-Code``. The tree lists each file's git blob id, and for
+files stored with LFS (images) its sha256, as the Hub does; downloads honour ``Range``. Faults on
+demand: a download cut after some bytes, an outage of a file after that cut, bytes that differ
+from the listed hashes. Every request is recorded.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +30,7 @@ class FakeRepo:
     commits: dict[str, dict[str, bytes]]
     branches: dict[str, str] = field(default_factory=dict)
     private: bool = True
+    lfs_suffixes: tuple[str, ...] = (".jpg", ".jpeg", ".png", ".webp")
 
 
 @dataclass
@@ -35,6 +40,7 @@ class Request:
     method: str
     path: str
     authorization: str | None
+    range: str | None = None
 
 
 @dataclass
@@ -45,6 +51,18 @@ class FakeHub:
     token: str
     requests: list[Request] = field(default_factory=list)
     url: str = ""
+    #: file path -> bytes sent before the connection drops, on the next GET of that file (once).
+    cut: dict[str, int] = field(default_factory=dict)
+    #: after a cut, the file answers 503 until this set is cleared.
+    outage_after_cut: bool = False
+    unavailable: set[str] = field(default_factory=set)
+    #: file path -> the bytes served instead of the real ones (hashes still list the real ones).
+    corrupt: dict[str, bytes] = field(default_factory=dict)
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """The git blob id of ``data``: what the Hub lists as a file's ``oid``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def commit_sha(files: dict[str, bytes]) -> str:
@@ -108,9 +126,28 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 return "", {}
             return sha, repo.commits[sha]
 
+        def _cut(self, sent: bytes, length: int, headers: dict[str, str], status: int) -> None:
+            """Promise ``length`` bytes, send ``sent``, then drop the connection."""
+            self.send_response(status)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(length))
+            self.end_headers()
+            self.wfile.write(sent)
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+
         def _serve(self, head: bool) -> None:
             path = unquote(urlsplit(self.path).path)
-            hub.requests.append(Request(self.command, path, self.headers.get("Authorization")))
+            hub.requests.append(
+                Request(
+                    self.command,
+                    path,
+                    self.headers.get("Authorization"),
+                    self.headers.get("Range"),
+                )
+            )
             if m := _API.match(path):
                 repo_id, kind, rev, sub = m.groups()
                 repo = self._repo(repo_id, head)
@@ -133,7 +170,18 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                             "type": "file",
                             "path": n,
                             "size": len(b),
-                            "oid": hashlib.sha1(b).hexdigest(),
+                            "oid": git_blob_sha1(b),
+                            **(
+                                {
+                                    "lfs": {
+                                        "oid": hashlib.sha256(b).hexdigest(),
+                                        "size": len(b),
+                                        "pointerSize": 134,
+                                    }
+                                }
+                                if n.lower().endswith(repo.lfs_suffixes)
+                                else {}
+                            ),
                         }
                         for n, b in sorted(files.items())
                         if n.startswith(prefix)
@@ -152,13 +200,27 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 if name not in files:
                     self._error(404, "EntryNotFound", head)
                     return
-                data = files[name]
+                if name in hub.unavailable:
+                    self._error(503, "ServiceUnavailable", head)
+                    return
+                data = hub.corrupt.get(name, files[name])
                 headers = {
                     "X-Repo-Commit": sha,
-                    "ETag": f'"{hashlib.sha1(data).hexdigest()}"',
+                    "ETag": f'"{git_blob_sha1(files[name])}"',
                     "Content-Type": "application/octet-stream",
+                    "Accept-Ranges": "bytes",
                 }
-                self._send(200, data, headers, head)
+                status = 200
+                if m := re.fullmatch(r"bytes=(\d+)-", self.headers.get("Range") or ""):
+                    start = min(int(m[1]), len(data))
+                    headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
+                    data, status = data[start:], 206
+                if not head and name in hub.cut:
+                    self._cut(data[: hub.cut.pop(name)], len(data), headers, status)
+                    if hub.outage_after_cut:
+                        hub.unavailable.add(name)
+                    return
+                self._send(status, data, headers, head)
             else:
                 self._error(404, "NotFound", head)
 

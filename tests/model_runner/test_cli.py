@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import select
+import subprocess
+import sys
+from pathlib import Path
+
 import click
+import yaml
 from click.testing import CliRunner
 
 from gamut.cli import main
@@ -81,3 +88,51 @@ def test_input_problems_exit_1_and_usage_errors_exit_2(
     assert res.exit_code == 2
     res = CliRunner().invoke(main, [*_args(project, server), "--setting", "audio"])
     assert res.exit_code == 2
+
+
+def test_on_a_terminal_the_leaderboard_name_is_asked_for(
+    project: Project, server: FakeLLMServer
+) -> None:
+    """A real pseudo-terminal: the prompt appears, the answer lands in submission.yaml."""
+    master, slave = os.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["GAMUT_TEST_KEY"] = KEY
+    gamut = str(Path(sys.executable).parent / "gamut")
+    proc = subprocess.Popen(
+        [gamut, *_args(project, server, "--limit", "1", "--setting", "text_only")],
+        stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    try:
+        while b"Name to show on the leaderboard" not in seen:
+            ready, _, _ = select.select([master], [], [], 60)
+            assert ready, f"no prompt: {seen!r}"
+            seen += os.read(master, 4096)
+        os.write(master, b"Fake Model One\n")
+        while proc.poll() is None:
+            if select.select([master], [], [], 1)[0]:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    break
+        assert proc.wait(timeout=60) == 0, seen.decode(errors="replace")
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    meta = yaml.safe_load((project.folder("cli-model") / "submission.yaml").read_text())
+    assert meta["model_name"] == "Fake Model One"
+
+
+def test_without_a_terminal_model_name_is_left_for_a_person(
+    project: Project, server: FakeLLMServer
+) -> None:
+    res = CliRunner().invoke(
+        main, _args(project, server, "--limit", "1"), env={"GAMUT_TEST_KEY": KEY}
+    )
+    assert res.exit_code == 0, res.output
+    assert "Name to show" not in res.output
+    meta = yaml.safe_load((project.folder("cli-model") / "submission.yaml").read_text())
+    assert meta["model_name"] == "TODO"
+    assert "model_name is the name people know the model by" in " ".join(res.output.split())

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import socket
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -203,3 +207,75 @@ def test_answers_from_elsewhere_are_not_described_as_ours(
         generate(project.cfg, opts, environ=env)
     assert server.requests == []
     assert not (folder / "submission.yaml").exists()
+
+
+@contextlib.contextmanager
+def _plain_http_port() -> Iterator[int]:
+    """A port that answers every connection with plain HTTP bytes at once (no TLS)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield srv.getsockname()[1]
+    finally:
+        srv.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    ("url", "cause"),
+    [
+        ("http://127.0.0.1:{port}/v1", "connection refused"),
+        ("http://no-such-host.invalid/v1", "DNS: the host name does not resolve"),
+        ("https://127.0.0.1:{http_port}/v1", "TLS: the secure connection failed"),
+    ],
+)
+def test_a_connection_that_cannot_succeed_names_host_and_cause(
+    project: Project,
+    server: FakeLLMServer,
+    env: dict[str, str],
+    provider: str,
+    url: str,
+    cause: str,
+) -> None:
+    with _plain_http_port() as http_port:
+        url = url.format(port=_free_port(), http_port=http_port)
+        host = url.split("//", 1)[1].split("/", 1)[0]
+        opts = _options(server, provider, url=url, max_retries=0, concurrency=1, limit=2)
+        with pytest.raises(FatalCallError) as info:
+            generate(project.cfg, opts, environ=env)
+    message = str(info.value)
+    assert f"at {host}:" in message and cause in message, message
+    assert project.lines("test-model", "multimodal") == []
+
+
+def test_a_timeout_names_host_and_cause(
+    project: Project, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        host = f"127.0.0.1:{silent.getsockname()[1]}"
+        opts = _options(server, url=f"http://{host}/v1", max_retries=0, timeout_s=0.3, limit=1,
+                        settings=(Setting.TEXT_ONLY,), reply_retries=0)  # fmt: skip
+        result = generate(project.cfg, opts, environ=env)
+    (failure,) = result.failures
+    assert f"at {host}: timeout: no answer in time" in failure.reason, failure.reason

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import stat
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from gamut.model_runner import GenerateOptions, generate
 from gamut.model_runner.provenance import MARK
 from gamut.project import Project as GamutProject
 from scoring.errors import ProblemsError
+from scoring.questions import Setting
 from tests.fakes.llm_server import FakeLLMServer
 from tests.model_runner.project import Project
 
@@ -35,6 +38,16 @@ def _meta(project: Project) -> tuple[str, dict[str, Any]]:
     return text, yaml.safe_load(text)
 
 
+def test_a_model_name_given_by_a_person_is_written(
+    project: Project, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    _run(project, server, env, model_name="Fake Model One")
+    _, meta = _meta(project)
+    assert meta["model_name"] == "Fake Model One"
+    _run(project, server, env, model_name="Another Name")
+    assert _meta(project)[1]["model_name"] == "Fake Model One", "never overwritten"
+
+
 def test_a_new_submission_is_scaffolded_with_production_filled(
     project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
@@ -42,7 +55,8 @@ def test_a_new_submission_is_scaffolded_with_production_filled(
     text, meta = _meta(project)
     assert text.startswith("# submission.yaml")  # the scaffold's comments are kept
     assert "# true if the model could call tools" in text
-    assert meta["model_name"] == "fake-model-1" and meta["date"] == DAY
+    assert meta["model_name"] == "TODO", "the API id is left for a person to replace"
+    assert meta["date"] == DAY
     prod = meta["production"]
     assert prod["decoding"] == "temperature 0.2, max 999 tokens"
     assert prod["tools"] is False and prod["web_access"] is False
@@ -54,10 +68,8 @@ def test_a_new_submission_is_scaffolded_with_production_filled(
     # The validator passes the responses and flags only the human-only fields.
     report = pipeline.validate(GamutProject(project.cfg), [project.folder("test-model")])
     flagged = sorted(p.message for p in report.errors)
-    assert flagged == sorted(
-        f"{k} is still TODO"
-        for k in ("organisation", "model_family", "link", "open_weights", "contact")
-    )
+    human = ("model_name", "organisation", "model_family", "link", "open_weights", "contact")
+    assert flagged == sorted(f"{k} is still TODO" for k in human)
 
 
 def test_human_fields_and_comments_survive_and_reruns_are_idempotent(
@@ -120,3 +132,20 @@ def test_a_file_people_broke_is_reported_before_any_call(
     with pytest.raises(ProblemsError, match="not readable YAML"):
         generate(project.cfg, opts, environ=env)
     assert server.requests == []
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640)])
+def test_files_written_keep_the_users_umask(
+    project: Project, server: FakeLLMServer, env: dict[str, str], umask: int, mode: int
+) -> None:
+    old = os.umask(umask)
+    try:
+        _run(project, server, env, settings=(Setting.TEXT_ONLY,))
+    finally:
+        os.umask(old)
+    folder = project.folder("test-model")
+    for name in ("submission.yaml", "text_only.jsonl"):
+        assert stat.S_IMODE((folder / name).stat().st_mode) == mode, name
+    (folder / "submission.yaml").chmod(0o600)
+    _run(project, server, env, settings=(Setting.TEXT_ONLY,), limit=1)
+    assert stat.S_IMODE((folder / "submission.yaml").stat().st_mode) == 0o600, "mode kept"

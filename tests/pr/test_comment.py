@@ -11,8 +11,17 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.comment import MARKER, CommentError, escape, read_warnings, render_comment
+from gamut.comment import (
+    MARKER,
+    CommentError,
+    escape,
+    failure_causes,
+    read_warnings,
+    render_comment,
+    submission_url,
+)
 from gamut.config import GamutConfig, load_config
+from scoring.ledger import FailureRecord, KeyScheme, Ledger
 from tests.hub.conftest import write_config
 
 
@@ -138,12 +147,12 @@ def test_judging_progress_while_batches_are_in_flight(cfg: GamutConfig, tmp_path
     }}))  # fmt: skip
     from gamut.comment import read_judging
 
-    half = render_comment(cfg, "half-done", [], read_judging(status, "half-done"))
+    half = render_comment(cfg, "half-done", [], judging=read_judging(status, "half-done"))
     assert "judging: 250 of 700 checks done" in half and "450 in provider batches" in half
     assert half.startswith(MARKER) and "incomplete" in half
-    queued = render_comment(cfg, "queued", [], read_judging(status, "queued"))
+    queued = render_comment(cfg, "queued", [], judging=read_judging(status, "queued"))
     assert queued.startswith(MARKER) and "judging: 0 of 70 checks done" in queued
-    done = render_comment(cfg, "new-model", [], read_judging(status, "new-model"))
+    done = render_comment(cfg, "new-model", [], judging=read_judging(status, "new-model"))
     assert "judging:" not in done  # finished: the plain score comment
     with pytest.raises(CommentError, match="no row"):
         render_comment(cfg, "queued", [])  # without progress it is an error, as before
@@ -156,3 +165,35 @@ def test_judging_progress_while_batches_are_in_flight(cfg: GamutConfig, tmp_path
     bad.write_text("[1, 2]")
     with pytest.raises(CommentError, match="status-out"):
         read_judging(bad, "x")
+
+
+def test_an_incomplete_row_says_which_judge_how_many_and_why(
+    cfg: GamutConfig, tmp_path: Path
+) -> None:
+    ledger = Ledger.open(tmp_path / "ledger", KeyScheme.keyed("s" * 32), held=True)
+
+    def failure(i: int, kind: str, sid: str = "half-done", who: str = "j1-id") -> FailureRecord:
+        return FailureRecord(bytes([i]) * 32, who, "j1", sid, "multimodal", f"q{i}", "I1", kind,
+                             message="secret message", raw="raw reply")  # fmt: skip
+
+    ledger.append_failures(
+        [failure(i, k) for i, k in enumerate(["api_error"] * 4 + ["rejected"])]
+        + [failure(9, "deadline", who="j1-old-id"), failure(10, "deadline", sid="new-model")]
+    )
+    causes = failure_causes(ledger.failures(["j1-id"]), "half-done")
+    assert causes == {("j1", "multimodal"): {"api_error": 4, "rejected": 1}}
+    md = render_comment(cfg, "half-done", causes=causes)
+    line = next(ln for ln in md.splitlines() if ln.startswith("- judge `j1`, multimodal"))
+    assert "7 check(s) without a verdict" in line
+    assert "4 provider errors after retries" in line and "1 requests the provider refused" in line
+    assert "2 not judged yet" in line
+    assert "secret message" not in md and "raw reply" not in md
+    assert "### Why incomplete" not in render_comment(cfg, "new-model")
+
+
+def test_the_comment_links_the_submissions_page_on_the_site(tmp_path: Path) -> None:
+    assert submission_url("https://x.example/gamut/", "new-model") == (
+        "https://x.example/gamut/submissions/new-model.html"
+    )
+    assert submission_url(None, "new-model") is None
+    assert submission_url("https://x.example/", "Bad Id") is None

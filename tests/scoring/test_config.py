@@ -24,10 +24,18 @@ primary = true
 """
 
 
-def test_shipped_config_loads() -> None:
-    cfg = load_config(REPO / "gamut.toml")
+def test_demo_config_loads_and_writes_at_the_repository_root() -> None:
+    cfg = load_config(REPO / "demo" / "gamut.toml")
     assert cfg.primary_judge == "oracle"
     assert cfg.path(cfg.benchmark.questions) == REPO / "demo" / "questions.jsonl"
+    assert cfg.path(cfg.benchmark.submissions) == REPO / "demo" / "submissions"
+    for out, name in ((cfg.site.out, "site"), (cfg.store.results, "results")):
+        assert cfg.path(out).resolve() == REPO / name
+    assert cfg.path(cfg.store.cache).resolve() == REPO / ".gamut" / "verdicts.sqlite"
+    for key, value in cfg.store.model_dump().items():  # every store path, present and future
+        if isinstance(value, Path):
+            where = cfg.path(value).resolve()
+            assert where.parent in {REPO, REPO / ".gamut"}, f"store.{key} = {value} -> {where}"
 
 
 def test_relative_paths_and_defaults(tmp_path: Path) -> None:

@@ -142,11 +142,39 @@ def test_changed_from_touching_other_files(repo: Project) -> None:
     git(repo.root, "add", ".")
     git(repo.root, "commit", "-q", "-m", "sneaky")
     report = pipeline.validate(GamutProject(repo.cfg), changed_from="main")
-    assert ("gamut.toml", "changed outside a submission folder") in found(report.errors)
+    assert (
+        "gamut.toml",
+        "changed outside a submission folder (committed on this branch)",
+    ) in found(report.errors)
+    (problem,) = [p for p in report.errors if p.file == "gamut.toml"]
+    assert "<submissions>" not in problem.fix and "submissions/<id>/" in problem.fix
+    assert "`git checkout main -- gamut.toml` then commit" in problem.fix
     assert any(
         p.message.startswith("the change touches several submissions (acme, existing)")
         for p in report.errors
     )
+
+
+def test_changed_from_names_untracked_files_and_the_real_folder(repo: Project) -> None:
+    repo.write("acme")
+    git(repo.root, "add", "submissions/acme")
+    git(repo.root, "commit", "-q", "-m", "add acme")
+    (repo.root / "questions-multimodal.jsonl").write_text("{}\n")
+    (repo.root / "notes.txt").write_text("x\n")
+    git(repo.root, "add", "notes.txt")
+    git(repo.root, "commit", "-q", "-m", "notes")
+    (repo.root / "gamut.toml").write_text((repo.root / "gamut.toml").read_text() + "\n# local\n")
+    report = pipeline.validate(GamutProject(repo.cfg), changed_from="main")
+    by_file = {p.file: p for p in report.errors}
+    untracked = by_file["questions-multimodal.jsonl"]
+    assert untracked.message.startswith("untracked file outside a submission folder")
+    assert "its own folder submissions/acme/" in untracked.fix
+    assert "git clean -f -- questions-multimodal.jsonl" in untracked.fix
+    assert ".gamut/" in untracked.fix
+    assert by_file["gamut.toml"].message.endswith("(not committed)")
+    assert "git restore -- gamut.toml" in by_file["gamut.toml"].fix
+    assert "`git rm -- notes.txt` then commit" in by_file["notes.txt"].fix
+    assert all("<submissions>" not in p.fix for p in report.errors)
 
 
 def test_changed_from_nothing_and_bad_ref(repo: Project) -> None:

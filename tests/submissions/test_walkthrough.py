@@ -23,6 +23,7 @@ from tests.submissions.helpers import FIXTURES, RESPONSES, Project
 QUESTIONS = [json.loads(x) for x in (FIXTURES / "questions.jsonl").read_text().splitlines()]
 
 FILLED = {
+    "model_name": "Acme VL",
     "organisation": "Acme AI",
     "model_family": "acme",
     "link": "https://example.org/acme-vl",

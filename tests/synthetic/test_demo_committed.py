@@ -17,11 +17,11 @@ DEMO = ROOT / "demo"
 
 
 def test_committed_demo_data_is_what_the_generator_writes(tmp_path: Path) -> None:
-    shutil.copy(ROOT / "gamut.toml", tmp_path / "gamut.toml")
     (tmp_path / "demo").mkdir()
+    shutil.copy(DEMO / "gamut.toml", tmp_path / "demo" / "gamut.toml")
     shutil.copy(DEMO / "questions.jsonl", tmp_path / "demo" / "questions.jsonl")
     shutil.copytree(DEMO / "rubrics", tmp_path / "demo" / "rubrics")
-    written = generate_demo(load_config(tmp_path / "gamut.toml"))
+    written = generate_demo(load_config(tmp_path / "demo" / "gamut.toml"))
     for path in written:
         committed = ROOT / path.relative_to(tmp_path)
         assert committed.is_file(), f"{committed} is missing: run gamut demo write"
@@ -31,7 +31,7 @@ def test_committed_demo_data_is_what_the_generator_writes(tmp_path: Path) -> Non
 
 
 def test_profiles_hold_on_the_demo_rubrics() -> None:
-    cfg = load_config(ROOT / "gamut.toml")
+    cfg = load_config(DEMO / "gamut.toml")
     checks = compile_all(load_rubrics([cfg.path(Path(cfg.benchmark.rubrics))]))
     labels = pd.read_parquet(DEMO / "verdicts" / "oracle.parquet")
     rows = []

@@ -162,7 +162,13 @@ def test_collecting_batches_is_scheduled_gated_and_runs_no_pr_code() -> None:
         if "${{ secrets." in yaml.safe_dump(spec):
             assert spec.get("environment"), f"{job} uses secrets outside an Environment"
     runs = " ".join(step.get("run", "") for _, step in _steps(wf))
-    assert "gamut pr unpack" in runs and "gamut judge" in runs and "gamut score" in runs
+    assert "gamut pr take" in runs and "gamut pr unpack" not in runs  # head commits, as data
+    assert "gamut judge" in runs and "gamut score" in runs
+    assert (
+        runs.index("gamut ledger pull")
+        < runs.index("gamut judge")
+        < runs.index("gamut ledger push")
+    )
     assert "--judging" in runs and "<!-- gamut-score -->" in runs
 
 
@@ -206,3 +212,45 @@ def test_every_gamut_call_in_a_workflow_exists(name: str, argv: list[str]) -> No
     for w in words:
         if w.startswith("--"):
             assert w.split("=")[0] in known, f"{name}: {argv}: unknown option {w}"
+
+
+def _live_config() -> dict[str, Any]:
+    import tomllib
+
+    data: dict[str, Any] = tomllib.loads((ROOT / "gamut.toml").read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize("name", ["validate-submission.yml", "score-submission.yml", "publish.yml"])
+def test_workflows_run_the_live_config_named_explicitly(name: str) -> None:
+    wf = _load(name)
+    assert wf["env"]["GAMUT_CONFIG"] == "gamut.toml", "no repository-variable fallback"
+    assert "vars.GAMUT_CONFIG" not in (WORKFLOWS / name).read_text(encoding="utf-8")
+    for _, step in _steps(wf):
+        if "gamut " in step.get("run", "") and "pr annotate" not in step["run"]:
+            assert '--config "$GAMUT_CONFIG"' in step["run"], step["run"]
+
+
+def test_the_validation_trigger_matches_the_live_submissions_folder() -> None:
+    paths = _load("validate-submission.yml")[True]["pull_request"]["paths"]
+    assert paths == [f"{_live_config()['benchmark']['submissions']}/**"]
+
+
+@pytest.mark.parametrize("name", ["score-submission.yml", "publish.yml"])
+def test_judging_steps_get_every_live_judge_key(name: str) -> None:
+    live = _live_config()
+    keys = {j["api_key_env"] for j in live["judges"].values() if "api_key_env" in j}
+    assert keys == {"GEMINI_API_KEY", "ANTHROPIC_API_KEY", "QWEN_JUDGE_API_KEY"}
+    keys.add(live["store"]["ledger_key_env"])
+    judging = [s for _, s in _steps(_load(name)) if "gamut judge" in s.get("run", "")
+               or "gamut run" in s.get("run", "")]  # fmt: skip
+    assert judging
+    for step in judging:
+        for key in keys:
+            assert step["env"][key] == f"${{{{ secrets.{key} }}}}", (name, key)
+
+
+@pytest.mark.parametrize("name", ["validate-submission.yml", "score-submission.yml", "publish.yml"])
+def test_the_public_questions_are_pulled_before_any_command_reads_them(name: str) -> None:
+    runs = [s.get("run", "") for _, s in _steps(_load(name)) if "gamut " in s.get("run", "")]
+    assert "gamut questions pull" in runs[0], runs[0]

@@ -1,0 +1,306 @@
+"""The public question set on the Hugging Face Hub, pulled once into a local cache.
+
+``[benchmark] questions`` is a local JSON Lines file or ``hf://datasets/ORG/NAME@<commit
+sha>[/FILE]``: a public dataset holding the questions file (``FILE``, default
+``questions.jsonl``) and the images it names. :func:`pull` downloads that exact commit into
+``[store] questions`` (resumable: a dropped connection continues where it stopped, and a rerun
+keeps the files already downloaded), checks every file against the Hub's own hashes (git blob
+sha1, or sha256 for LFS files) and writes a manifest last; :func:`questions_file` then gives the
+local file, never touching the network, and says how to fill the cache while it is empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from gamut.config import PLACEHOLDER, GamutConfig
+from scoring.errors import GamutError
+from scoring.storage import atomic_write_text
+
+if TYPE_CHECKING:
+    from gamut.hub import HubRef
+
+# gamut.hub (pandas, pyarrow) is imported only when the config names a Hub dataset: a local
+# questions file keeps the light commands light.
+
+DEFAULT_FILE = "questions.jsonl"
+#: Written last, once every file is downloaded and verified: its presence means "complete".
+MANIFEST = "gamut-manifest.json"
+PULL_COMMAND = "gamut questions pull"
+#: Limits on what a dataset may hold (the real set: 1,813 questions and their images).
+MAX_FILES = 50_000
+MAX_BYTES = 20 * 1024**3
+_CHUNK = 1 << 20
+
+
+class QuestionsNotPulled(GamutError):
+    """The config names a Hub question set that is not (completely) in the local cache."""
+
+
+@dataclass(frozen=True)
+class QuestionSet:
+    """Where a Hub question set comes from and where its local copy lives."""
+
+    ref: HubRef
+    file: str
+    folder: Path
+
+    @property
+    def uri(self) -> str:
+        """The reference as written in the config (without the file when it is the default)."""
+        tail = "" if self.file == DEFAULT_FILE else f"/{self.file}"
+        return f"hf://datasets/{self.ref.repo_id}@{self.ref.revision}{tail}"
+
+
+@dataclass(frozen=True)
+class PullResult:
+    """What :func:`pull` did."""
+
+    folder: Path
+    questions: Path
+    files: int
+    bytes: int
+    already: bool
+
+
+def question_set(cfg: GamutConfig) -> QuestionSet | None:
+    """The Hub question set named by the config, or None for a local questions file.
+
+    Raises:
+        PlaceholderError: the id is still the placeholder of an unpublished dataset.
+        HubError: the reference is malformed or not pinned to a commit.
+    """
+    value = cfg.benchmark.questions
+    if not value.startswith("hf://") and PLACEHOLDER not in value:
+        return None
+    from gamut.hub import HubRef, check_published, parse_hub_uri
+
+    check_published("benchmark.questions", value, cfg.file)
+    ref = parse_hub_uri(value, key="benchmark.questions")
+    file = ref.subfolder or DEFAULT_FILE
+    org, name = ref.repo_id.split("/")
+    folder = cfg.path(cfg.store.questions) / f"{org}--{name}" / ref.revision
+    return QuestionSet(HubRef(ref.repo_id, ref.revision), file, folder)
+
+
+def questions_file(cfg: GamutConfig) -> Path:
+    """The local questions file: the configured path, or the pulled copy of a Hub question set.
+
+    Raises:
+        QuestionsNotPulled: a Hub question set that has not been pulled (completely) yet.
+        PlaceholderError: the id is still the placeholder of an unpublished dataset.
+    """
+    qs = question_set(cfg)
+    if qs is None:
+        return cfg.path(cfg.benchmark.questions)
+    if not (qs.folder / MANIFEST).is_file():
+        raise QuestionsNotPulled(
+            f"the public questions {qs.uri} are not in the local cache ({qs.folder}); fill it "
+            f"once with `{PULL_COMMAND}` (it downloads them at the pinned revision)"
+        )
+    return qs.folder / qs.file
+
+
+def git_blob_sha1(path: Path) -> str:
+    """The git blob id of a file (what the Hub reports as a non-LFS file's ``oid``)."""
+    h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def sha256(path: Path) -> str:
+    """The sha256 of a file (what the Hub reports for an LFS file)."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Entry:
+    path: str
+    size: int
+    algorithm: str  # "git-sha1" or "sha256"
+    digest: str
+
+
+def _safe_repo_path(name: str) -> bool:
+    p = PurePosixPath(name)
+    return not p.is_absolute() and ".." not in p.parts and "\\" not in name and bool(p.parts)
+
+
+def _tree(ref: HubRef, where: str) -> list[_Entry]:
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import RepoFile
+
+    from gamut.hub import HubError, hub_endpoint, hub_token
+
+    api = HfApi(endpoint=hub_endpoint(), token=hub_token() or False)
+    with _hub_errors(where):
+        items = list(
+            api.list_repo_tree(
+                ref.repo_id, repo_type="dataset", revision=ref.revision, recursive=True
+            )
+        )
+    entries: list[_Entry] = []
+    for item in items:
+        if not isinstance(item, RepoFile):
+            continue
+        if not _safe_repo_path(item.path):
+            raise HubError(f"public questions: {where} lists an unsafe file name {item.path!r}")
+        if item.lfs is not None:
+            entries.append(_Entry(item.path, item.lfs.size, "sha256", item.lfs.sha256))
+        else:
+            entries.append(_Entry(item.path, item.size, "git-sha1", item.blob_id))
+    if len(entries) > MAX_FILES or sum(e.size for e in entries) > MAX_BYTES:
+        raise HubError(
+            f"public questions: {where} holds {len(entries)} files of "
+            f"{sum(e.size for e in entries):,} bytes, more than this tool accepts "
+            f"({MAX_FILES} files, {MAX_BYTES:,} bytes); check benchmark.questions"
+        )
+    return entries
+
+
+@contextmanager
+def _hub_errors(where: str) -> Iterator[None]:
+    """Turn ``huggingface_hub`` errors into one :class:`HubError` naming the set and the fix."""
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HfHubHTTPError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    from gamut.hub import TOKEN_ENV, HubError
+
+    try:
+        yield
+    except RevisionNotFoundError:
+        raise HubError(
+            f"public questions: no revision {where}; check the commit sha in benchmark.questions"
+        ) from None
+    except (RepositoryNotFoundError, GatedRepoError):
+        raise HubError(
+            f"public questions: {where} not found or not accessible; check the name in "
+            f"benchmark.questions (a private copy needs {TOKEN_ENV})"
+        ) from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        raise HubError(
+            f"public questions: the Hub answered HTTP {status} for {where}; run "
+            f"`{PULL_COMMAND}` again later: files already downloaded are kept"
+        ) from None
+    except (LocalEntryNotFoundError, OSError) as exc:
+        raise HubError(
+            f"public questions: the download of {where} stopped ({type(exc).__name__}: "
+            f"{str(exc)[:200]}); run `{PULL_COMMAND}` again: files already downloaded are kept "
+            "(check the network and GAMUT_HF_ENDPOINT if it keeps failing)"
+        ) from None
+
+
+def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
+    """Files whose bytes differ from the Hub's hash; each is removed, to be fetched again."""
+    bad: list[str] = []
+    for e in entries:
+        path = folder / e.path
+        if not path.is_file():
+            bad.append(f"{e.path} (missing)")
+            continue
+        digest = sha256(path) if e.algorithm == "sha256" else git_blob_sha1(path)
+        if digest != e.digest:
+            bad.append(f"{e.path} ({e.algorithm} {digest[:12]}, expected {e.digest[:12]})")
+            path.unlink()
+    return bad
+
+
+def pull(cfg: GamutConfig) -> PullResult:
+    """Download the configured Hub question set once into ``[store] questions``, checksummed.
+
+    A complete, verified copy is not downloaded again. An interrupted download leaves partial
+    files that the next call continues; a file whose hash does not match the Hub's is deleted and
+    reported (the next call fetches it again). The manifest, written last, records every file's
+    hash; the questions file is then parsed to check it.
+
+    Raises:
+        HubError: a local questions file is configured, the reference is malformed, unknown or
+            unreachable, or files failed their checksum.
+        PlaceholderError: the id is still the placeholder of an unpublished dataset.
+        ProblemsError: the downloaded questions file is invalid.
+    """
+    from huggingface_hub import snapshot_download
+
+    from gamut.hub import HubError, hub_endpoint, hub_token
+
+    qs = question_set(cfg)
+    if qs is None:
+        raise HubError(
+            f"{cfg.file}: benchmark.questions is the local file {cfg.benchmark.questions!r}; "
+            "there is nothing to pull (it is read directly)"
+        )
+    manifest = qs.folder / MANIFEST
+    if manifest.is_file():
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        files = data.get("files", {})
+        total = sum(int(f.get("size", 0)) for f in files.values())
+        return PullResult(qs.folder, qs.folder / qs.file, len(files), total, already=True)
+    where = f"{qs.ref.repo_id}@{qs.ref.revision[:12]} on {hub_endpoint()}"
+    entries = _tree(qs.ref, where)
+    if qs.file not in {e.path for e in entries}:
+        raise HubError(
+            f"public questions: {where} has no file {qs.file!r}; check the path in "
+            "benchmark.questions"
+        )
+    qs.folder.mkdir(parents=True, exist_ok=True)
+    token = hub_token()
+    with _hub_errors(where):
+        snapshot_download(
+            qs.ref.repo_id,
+            repo_type="dataset",
+            revision=qs.ref.revision,
+            local_dir=qs.folder,
+            token=token if token else False,
+            endpoint=hub_endpoint(),
+        )
+    bad = _verify(qs.folder, entries)
+    if bad:
+        listed = "; ".join(bad[:20]) + (f"; and {len(bad) - 20} more" if len(bad) > 20 else "")
+        raise HubError(
+            f"public questions: {len(bad)} file(s) of {where} do not match the Hub's checksums "
+            f"and were removed: {listed}. Run `{PULL_COMMAND}` again to fetch them"
+        )
+    from scoring.questions import load_questions
+
+    questions = load_questions(qs.folder / qs.file)
+    record = {
+        "repo_id": qs.ref.repo_id,
+        "revision": qs.ref.revision,
+        "file": qs.file,
+        "questions": len(questions),
+        "files": {e.path: {"size": e.size, e.algorithm: e.digest} for e in entries},
+    }
+    atomic_write_text(manifest, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return PullResult(
+        qs.folder, qs.folder / qs.file, len(entries), sum(e.size for e in entries), already=False
+    )
+
+
+__all__ = [
+    "DEFAULT_FILE",
+    "MANIFEST",
+    "PullResult",
+    "QuestionSet",
+    "QuestionsNotPulled",
+    "pull",
+    "question_set",
+    "questions_file",
+]

@@ -1,0 +1,135 @@
+"""What the scoring will do with one submission, seen before the pull request; nothing is called.
+
+:func:`check_submission` validates the submission, computes the response statistics that the
+gaming warnings look at, and sizes the judging job (checks per judge, calls, estimated tokens and
+cost at the configured prices) with the judge's dry run. Counting checks needs the rubrics: with
+held rubrics that only the maintainers can read, the job size says so instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gamut.project import Project
+from scoring.errors import GamutError
+from scoring.judge.spec import JudgeConfig
+from scoring.questions import Setting
+from scoring.submissions.formats import RESPONSE_FILES
+from scoring.submissions.layout import display_path
+from scoring.submissions.stats import ResponseStats, response_stats
+
+if TYPE_CHECKING:
+    from scoring.judge import JudgeReport
+    from scoring.submissions import ValidationReport
+
+
+@dataclass
+class SubmissionCheck:
+    """The validation report, the statistics per setting and the judging job (or why not)."""
+
+    submission_id: str
+    validation: ValidationReport
+    stats: dict[Setting, ResponseStats] = field(default_factory=dict)
+    job: JudgeReport | None = None
+    job_unavailable: str = ""
+    judges: dict[str, JudgeConfig] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when validation found no error."""
+        return self.validation.ok
+
+    def lines(self) -> list[str]:
+        """The report for the terminal (ids and numbers only; never rubric text)."""
+        out = [str(p) for p in self.validation.errors + self.validation.warnings]
+        out.append(self.validation.summary())
+        out += ["", "Responses (the numbers the validator's warnings look at):"]
+        for setting in Setting:
+            numbers = self.stats.get(setting)
+            out.append(f"  {setting.value}: {numbers.line() if numbers else 'no response file'}")
+        out += ["", "Judging job (estimated; nothing was called):"]
+        if self.job is None:
+            out.append(f"  not sized: {self.job_unavailable}")
+            return out
+        total = 0.0
+        priced = False
+        for name, s in self.job.judges.items():
+            cfg = self.judges.get(name)
+            cost = _cost(cfg, s.est_tokens_in, s.est_tokens_out) if cfg else None
+            if cost is not None:
+                total += cost
+                priced = True
+            price = (
+                f"about ${cost:,.2f} at ${cfg.price_in_per_mtok:g} in / "
+                f"${cfg.price_out_per_mtok:g} out per million tokens"
+                if cost is not None and cfg is not None
+                else "no price configured"
+            )
+            primary = ", primary" if cfg is not None and cfg.primary else ""
+            out.append(
+                f"  {name} ({s.label}{primary}): {s.checks:,} checks, {s.cache_hits:,} already "
+                f"judged, {s.empty:,} of empty responses (scored without a call); "
+                f"{s.planned:,} calls, about {s.est_tokens_in:,} tokens in and "
+                f"{s.est_tokens_out:,} out; {price}"
+            )
+        if priced:
+            out.append(
+                f"  total: about ${total:,.2f} at the uncached input price (providers' prompt "
+                "caching makes it less); the maintainers pay for judging, not you"
+            )
+        return out
+
+
+def _cost(cfg: JudgeConfig, tokens_in: int, tokens_out: int) -> float | None:
+    if cfg.price_in_per_mtok is None or cfg.price_out_per_mtok is None:
+        return None
+    return (tokens_in * cfg.price_in_per_mtok + tokens_out * cfg.price_out_per_mtok) / 1e6
+
+
+def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
+    """Validate one submission, compute its response statistics and size its judging job.
+
+    Raises:
+        ProblemsError: the questions file itself is invalid (a deployment problem).
+        QuestionsNotPulled: the public question set is not in the local cache.
+    """
+    from gamut import pipeline
+    from scoring.submissions import Limits
+    from scoring.submissions.responses import read_response_file
+
+    folder = project.submissions_root / submission_id
+    report = pipeline.validate(project, [Path(display_path(folder, Path.cwd()))])
+    result = SubmissionCheck(submission_id, report, judges=dict(project.cfg.judges))
+    limits = Limits()
+    qids = [q.question_id for q in project.questions]
+    for setting in Setting:
+        path = folder / RESPONSE_FILES[setting.value]
+        if not path.is_file() or path.is_symlink():
+            continue
+        read = read_response_file(
+            path, display_path(path, project.cfg.root), setting.value, qids, limits
+        )
+        if read.responses:
+            result.stats[setting] = response_stats({q: r.text for q, r in read.responses.items()})
+    if not report.ok:
+        result.job_unavailable = "fix the errors above first"
+        return result
+    if not project.cfg.judges:
+        result.job_unavailable = f"{project.config_file} defines no judges"
+        return result
+    try:
+        result.job = pipeline.judge(project, None, [submission_id], dry_run=True)
+    except GamutError as exc:
+        held = (
+            ""
+            if project.rubrics_public
+            else " (the rubrics are held: only the maintainers can count the checks; the pull "
+            "request's comment shows the result)"
+        )
+        result.job_unavailable = f"{exc}{held}"
+    return result
+
+
+__all__ = ["SubmissionCheck", "check_submission"]

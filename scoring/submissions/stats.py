@@ -1,0 +1,94 @@
+"""Response statistics of one response file: what the gaming warnings look at, as numbers.
+
+Pure functions over response texts: length distribution (characters), empty answers, answers that
+open with a refusal or an apology, and duplicated answers (the same text after the normalisation
+the template warning uses).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from scoring.submissions.gaming import LONG_FACTOR, LONG_MIN_CHARS, normalise
+
+#: An answer that opens like this is counted as a refusal (a heuristic: it is only reported).
+_REFUSAL = re.compile(
+    r"^\W*(?:i'?m sorry|i am sorry|sorry, |i apologi[sz]e|i can(?:no|')t (?:help|assist|"
+    r"identify|determine|provide|answer|tell|see)|i (?:am|'m) (?:not able|unable) to|"
+    r"i'?m not able to|i do not feel comfortable|as an ai\b|unable to (?:identify|determine))",
+    re.IGNORECASE,
+)
+
+
+def is_refusal(text: str) -> bool:
+    """True when an answer opens with a refusal or an apology."""
+    return _REFUSAL.match(text.strip().replace("\u2019", "'")) is not None
+
+
+@dataclass(frozen=True)
+class ResponseStats:
+    """The numbers of one response file."""
+
+    n: int
+    empty: int
+    refused: int
+    duplicated: int
+    largest_duplicate_group: int
+    long: int
+    length_min: int
+    length_p10: int
+    length_median: int
+    length_p90: int
+    length_max: int
+
+    def line(self) -> str:
+        """One line for the terminal."""
+        lengths = (
+            f"length in characters: min {self.length_min:,}, 10% {self.length_p10:,}, "
+            f"median {self.length_median:,}, 90% {self.length_p90:,}, max {self.length_max:,}"
+        )
+        dup = (
+            f"{self.duplicated} in duplicate groups (largest {self.largest_duplicate_group})"
+            if self.duplicated
+            else "no duplicates"
+        )
+        return (
+            f"{self.n:,} responses; {lengths}; {self.empty} empty, {self.refused} refused, "
+            f"{dup}, {self.long} longer than {LONG_FACTOR:g}x the median"
+        )
+
+
+def _percentile(sorted_values: list[int], q: float) -> int:
+    """The nearest-rank percentile of already sorted values."""
+    if not sorted_values:
+        return 0
+    k = max(0, min(len(sorted_values) - 1, round(q * (len(sorted_values) - 1))))
+    return sorted_values[k]
+
+
+def response_stats(texts: Mapping[str, str]) -> ResponseStats:
+    """The statistics of one setting's responses, by question id."""
+    lengths = sorted(len(t) for t in texts.values())
+    groups = Counter(normalise(t) for t in texts.values() if t.strip())
+    dup_groups = [n for n in groups.values() if n > 1]
+    median = _percentile(lengths, 0.5)
+    threshold = max(LONG_FACTOR * median, LONG_MIN_CHARS)
+    return ResponseStats(
+        n=len(lengths),
+        empty=sum(1 for t in texts.values() if not t.strip()),
+        refused=sum(1 for t in texts.values() if is_refusal(t)),
+        duplicated=sum(dup_groups),
+        largest_duplicate_group=max(dup_groups, default=0),
+        long=sum(1 for n in lengths if n > threshold),
+        length_min=lengths[0] if lengths else 0,
+        length_p10=_percentile(lengths, 0.1),
+        length_median=median,
+        length_p90=_percentile(lengths, 0.9),
+        length_max=lengths[-1] if lengths else 0,
+    )
+
+
+__all__ = ["ResponseStats", "is_refusal", "response_stats"]
