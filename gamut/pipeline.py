@@ -39,11 +39,18 @@ def judge(
         ConfigError: no judges, unknown judge names or missing API keys, before any call.
         ProblemsError: unreadable questions, rubrics or responses.
     """
+    from gamut import runs
     from gamut.progress import default_progress
     from scoring.judge import judge_all
 
+    if not dry_run:
+        project.judges(judges, need_keys=True)  # missing API keys are named, as on a full run
+        fp = runs.fingerprint(project, "judge", judges, submissions, settings)
+        done = runs.recorded_report(project, fp, judges, submissions, settings)
+        if done is not None:
+            return done
     plans = project.pair_plans(judges, submissions, settings, need_keys=not dry_run)
-    return judge_all(
+    report = judge_all(
         plans,
         project.ledger,
         project.cache_path,
@@ -51,6 +58,10 @@ def judge(
         progress=progress or (None if dry_run else default_progress()),
         deadline_s=deadline_s,
     )
+    if not dry_run:
+        after = runs.fingerprint(project, "judge", judges, submissions, settings)
+        runs.record_report(project, after, report, judges, submissions, settings)
+    return report
 
 
 def verdict_table(
@@ -71,22 +82,34 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
     """Write the verdict table into the results folder, unless it is current; returns its path.
 
     The table's metadata holds a fingerprint of its inputs (the pairs, their keys and the
-    ledger's shards): when nothing changed, the file is left as it is. ``submissions``: the ids
-    to include (default: every submission).
+    ledger's shards): when nothing changed, the file is left as it is. When a run fingerprint
+    (:mod:`gamut.runs`) proves that no input file, ledger shard or index changed since the table
+    was written, not even the pairs are planned. ``submissions``: the ids to include (default:
+    every submission).
     """
-    from scoring.judge import write_verdict_table
-    from scoring.judge.table import table_fingerprint, table_is_current
+    from gamut import runs
+    from scoring.judge.table import table_fingerprint, table_is_current, write_verdict_parts
 
     out = project.verdict_table
+    run_fp = runs.fingerprint(project, "table", submissions=submissions)
+    if runs.table_is_recorded(project, run_fp, out, submissions):
+        return out
     fp = table_fingerprint(
         project.pair_plans(submissions=submissions),
         project.ledger,
         public=project.rubrics_public,
         judge_ids=False,
     )
-    if table_is_current(out, fp):
-        return out
-    return write_verdict_table(verdict_table(project, submissions=submissions), out, fp)
+    if not table_is_current(out, fp):
+        write_verdict_parts(
+            project.pair_plans(submissions=submissions),
+            project.ledger,
+            out,
+            public=project.rubrics_public,
+            fingerprint=fp,
+        )
+    runs.record_table(project, run_fp, fp, submissions)
+    return out
 
 
 def score(project: Project, submissions: list[str] | None = None) -> Tables:
