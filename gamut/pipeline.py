@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from scoring.judge import JudgeReport
+    from scoring.judge.pairs import PairPlan
     from scoring.judge.progress import ProgressSink
     from scoring.submissions import Limits, ValidationReport
     from scoring.tables import Tables
@@ -59,9 +60,54 @@ def judge(
         deadline_s=deadline_s,
     )
     if not dry_run:
+        _snapshot_drift(project, plans, report)
         after = runs.fingerprint(project, "judge", judges, submissions, settings)
         runs.record_report(project, after, report, judges, submissions, settings)
     return report
+
+
+def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport) -> None:
+    """Say when a judge's provider reports a new model snapshot, judge the calibration subset
+    under it, and write the ``judge_drift`` table comparing the two snapshots."""
+    import json
+
+    from scoring.judge import drift as dr
+    from scoring.judge import judge_all
+    from scoring.judge.progress import PlainProgress
+    from scoring.storage import atomic_write, atomic_write_text
+
+    judged = [p for p in plans if report.judges[p.judge.name].judged and p.judge.backend.calls_out]
+    if not judged:
+        return
+    seen_path = project.private / "runs" / "snapshots.json"
+    try:
+        seen = json.loads(seen_path.read_text(encoding="utf-8")) if seen_path.is_file() else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        seen = {}
+    seen = seen if isinstance(seen, dict) else {}
+    rows = []
+    for p in judged:
+        change = dr.snapshot_change(project.ledger, p.judge)
+        if change is None:
+            continue
+        if seen.get(change.identity) != change.new:
+            report.notes.append(str(change))
+            seen[change.identity] = change.new
+        cal, pairs = dr.calibration_plan(p, project.ledger, change, project.key_scheme)
+        cal_report = judge_all([cal], project.ledger, project.cache_path, progress=PlainProgress())
+        report.notes.extend(cal_report.notes)
+        report.judges[p.judge.name].failures.extend(cal_report.failures)
+        sc = project.cfg.scoring
+        rows.append(
+            dr.drift_row(
+                p, cal, pairs, project.ledger, change, sc.partial_credit, sc.contradiction_penalty
+            )
+        )
+    atomic_write_text(seen_path, json.dumps(seen, indent=1) + "\n")
+    if rows:
+        out = project.results / "judge_drift.parquet"
+        frame = dr.drift_frame(rows)
+        atomic_write(out, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
 def verdict_table(

@@ -260,6 +260,10 @@ class Ledger:
             table = table.select(list(columns))
         return table
 
+    def shards_oldest_first(self, kind: str) -> list[str]:
+        """Names of the shards of ``kind``, oldest first (the order in which verdicts count)."""
+        return self._ordered(kind)
+
     def _ordered(self, kind: str) -> list[str]:
         """Shard names oldest first (by their earliest row time), so first-written wins."""
         col = {VERDICTS: "created_at", FAILURES: "failed_at", BATCHES: "updated_at"}[kind]
