@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 FORMAT = "1"
 _ENGINE = Path(scoring.__file__).resolve().parent
+_APP = Path(__file__).resolve().parent
 #: Largest record read back (a damaged or hostile file is ignored, not parsed).
 MAX_RECORD_BYTES = 1 << 20
 _COUNTS = ("judge", "label", "identity", "checks", "empty")
@@ -65,6 +66,7 @@ def _inputs(project: Project, h: Any) -> None:
     groups: list[tuple[str, list[Path]]] = [
         ("config", [project.cfg.file.resolve()]),
         ("engine", _files(_ENGINE, ["*.py", "prompts/*"])),
+        ("application", _files(_APP, ["*.py"])),
         ("questions", [project.questions_path]),
         ("rubrics", _files(project.rubrics_path, ["*.json", "*.jsonl"])),
     ]
