@@ -82,8 +82,9 @@ def make_project(root: Path, n_checks: int, base_url: str, concurrency: int) -> 
             )
     cfg = root / "gamut.toml"
     cfg.write_text(
-        '[benchmark]\nquestions = "questions.jsonl"\nrubrics = "rubrics"\nrubrics_public = true\n'
-        'submissions = "submissions"\n\n[judges.bench]\nprovider = "openai"\n'
+        '[benchmark]\nquestions = "questions.jsonl"\nrubrics = "rubrics"\n'
+        'rubrics_public = true\nsubmissions = "submissions"\n\n'
+        '[judges.bench]\nprovider = "openai"\n'
         f'model = "bench"\nbase_url = "{base_url}"\napi_key_env = "GAMUT_BENCH_KEY"\n'
         f'family = "bench"\nmax_concurrency = {concurrency}\nprimary = true\nmax_retries = 6\n'
         "timeout_s = 30\n"

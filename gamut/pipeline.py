@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from scoring.judge import JudgeReport
     from scoring.judge.batch.files import ImportReport
+    from scoring.judge.pairs import PairPlan
     from scoring.judge.progress import ProgressSink
     from scoring.judge.status import JudgingStatus
     from scoring.submissions import Limits, ValidationReport
@@ -47,11 +48,18 @@ def judge(
         ConfigError: no judges, unknown judge names or missing API keys, before any call.
         ProblemsError: unreadable questions, rubrics or responses.
     """
+    from gamut import runs
     from gamut.progress import default_progress
     from scoring.judge import judge_all
 
+    if not dry_run:
+        project.judges(judges, need_keys=True)  # missing API keys are named, as on a full run
+        fp = runs.fingerprint(project, "judge", judges, submissions, settings)
+        done = runs.recorded_report(project, fp, judges, submissions, settings)
+        if done is not None:
+            return done
     plans = project.pair_plans(judges, submissions, settings, need_keys=not dry_run)
-    return judge_all(
+    report = judge_all(
         plans,
         project.ledger,
         project.cache_path,
@@ -61,6 +69,55 @@ def judge(
         wait_s=wait_s,
         poll_s=poll_s,
     )
+    if not dry_run:
+        _snapshot_drift(project, plans, report)
+        after = runs.fingerprint(project, "judge", judges, submissions, settings)
+        runs.record_report(project, after, report, judges, submissions, settings)
+    return report
+
+
+def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport) -> None:
+    """Say when a judge's provider reports a new model snapshot, judge the calibration subset
+    under it, and write the ``judge_drift`` table comparing the two snapshots."""
+    import json
+
+    from scoring.judge import drift as dr
+    from scoring.judge import judge_all
+    from scoring.judge.progress import PlainProgress
+    from scoring.storage import atomic_write, atomic_write_text
+
+    judged = [p for p in plans if report.judges[p.judge.name].judged and p.judge.backend.calls_out]
+    if not judged:
+        return
+    seen_path = project.private / "runs" / "snapshots.json"
+    try:
+        seen = json.loads(seen_path.read_text(encoding="utf-8")) if seen_path.is_file() else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        seen = {}
+    seen = seen if isinstance(seen, dict) else {}
+    rows = []
+    for p in judged:
+        change = dr.snapshot_change(project.ledger, p.judge)
+        if change is None:
+            continue
+        if seen.get(change.identity) != change.new:
+            report.notes.append(str(change))
+            seen[change.identity] = change.new
+        cal, pairs = dr.calibration_plan(p, project.ledger, change, project.key_scheme)
+        cal_report = judge_all([cal], project.ledger, project.cache_path, progress=PlainProgress())
+        report.notes.extend(cal_report.notes)
+        report.judges[p.judge.name].failures.extend(cal_report.failures)
+        sc = project.cfg.scoring
+        rows.append(
+            dr.drift_row(
+                p, cal, pairs, project.ledger, change, sc.partial_credit, sc.contradiction_penalty
+            )
+        )
+    atomic_write_text(seen_path, json.dumps(seen, indent=1) + "\n")
+    if rows:
+        out = project.results / "judge_drift.parquet"
+        frame = dr.drift_frame(rows)
+        atomic_write(out, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
 def export_batch(
@@ -116,22 +173,34 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
     """Write the verdict table into the results folder, unless it is current; returns its path.
 
     The table's metadata holds a fingerprint of its inputs (the pairs, their keys and the
-    ledger's shards): when nothing changed, the file is left as it is. ``submissions``: the ids
-    to include (default: every submission).
+    ledger's shards): when nothing changed, the file is left as it is. When a run fingerprint
+    (:mod:`gamut.runs`) proves that no input file, ledger shard or index changed since the table
+    was written, not even the pairs are planned. ``submissions``: the ids to include (default:
+    every submission).
     """
-    from scoring.judge import write_verdict_table
-    from scoring.judge.table import table_fingerprint, table_is_current
+    from gamut import runs
+    from scoring.judge.table import table_fingerprint, table_is_current, write_verdict_parts
 
     out = project.verdict_table
+    run_fp = runs.fingerprint(project, "table", submissions=submissions)
+    if runs.table_is_recorded(project, run_fp, out, submissions):
+        return out
     fp = table_fingerprint(
         project.pair_plans(submissions=submissions),
         project.ledger,
         public=project.rubrics_public,
         judge_ids=False,
     )
-    if table_is_current(out, fp):
-        return out
-    return write_verdict_table(verdict_table(project, submissions=submissions), out, fp)
+    if not table_is_current(out, fp):
+        write_verdict_parts(
+            project.pair_plans(submissions=submissions),
+            project.ledger,
+            out,
+            public=project.rubrics_public,
+            fingerprint=fp,
+        )
+    runs.record_table(project, run_fp, fp, submissions)
+    return out
 
 
 def score(project: Project, submissions: list[str] | None = None) -> Tables:

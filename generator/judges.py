@@ -201,7 +201,41 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         caption="Judges",
         sortable=False,
     )
-    return {"sections": sections, "info": info, "n_judges": len(judges)}
+    return {"sections": sections, "info": info, "n_judges": len(judges), "drift": _drift(tables)}
+
+
+def _drift(tables: ScoreTables) -> Table | None:
+    """The snapshot drift table, when some judge's provider changed its model snapshot."""
+    df = tables.frames.get("judge_drift")
+    if df is None or df.empty:
+        return None
+    rows = [
+        Row(
+            {
+                "judge": Cell(r["judge"]),
+                "old": Cell(r["old_snapshot"]),
+                "new": Cell(r["new_snapshot"]),
+                "n": Cell(r["n_pairs"]),
+                "agree": Cell(r["agreement"]),
+                "kappa": Cell(r["kappa"]),
+                "diff": Cell(r["score_diff"]),
+            }
+        )
+        for r in df.to_dict(orient="records")
+    ]
+    return Table(
+        [
+            Column("judge", "Judge", numeric=False),
+            Column("old", "Earlier snapshot", numeric=False),
+            Column("new", "New snapshot", numeric=False),
+            Column("n", "Calibration pairs", "integer"),
+            Column("agree", "Exact agreement", "pct"),
+            Column("kappa", "Cohen's kappa", "f2"),
+            Column("diff", "Score difference (new - earlier)", "signed"),
+        ],
+        rows,
+        caption="Snapshot drift on the calibration pairs",
+    )
 
 
 __all__ = ["judges_page"]

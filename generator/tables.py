@@ -130,6 +130,19 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "judge_kappa": ("setting", "judge_a", "judge_b", "kappa", "n_checks", "agreement"),
 }
 
+#: Tables shown when present (written only when something happened: a judge's snapshot changed).
+OPTIONAL: dict[str, tuple[str, ...]] = {
+    "judge_drift": (
+        "judge",
+        "old_snapshot",
+        "new_snapshot",
+        "n_pairs",
+        "agreement",
+        "kappa",
+        "score_diff",
+    ),
+}
+
 #: Columns of the verdict table that never carry rubric text.
 VERDICT_ID_COLUMNS: tuple[str, ...] = VERDICT_COLUMNS
 
@@ -223,6 +236,21 @@ def load_tables(results: Path) -> ScoreTables:
         for c in df.columns:
             if isinstance(df[c].dtype, pd.CategoricalDtype):
                 df[c] = df[c].astype(object)
+        frames[name] = df
+    for name, cols in OPTIONAL.items():
+        path = results / f"{name}.parquet"
+        if not path.is_file():
+            continue
+        try:
+            df = pd.read_parquet(path)
+        except (OSError, ValueError) as exc:
+            problems.append(Problem(str(path), None, f"unreadable: {exc}", _FIX))
+            continue
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            problems.append(Problem(str(path), None, f"missing columns: {', '.join(missing)}",
+                                    "rerun `gamut judge` with this version"))  # fmt: skip
+            continue
         frames[name] = df
     prov_path = results / PROVENANCE_FILE
     summary_path = results / "modality_summary.json"

@@ -34,6 +34,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     ),
     "judge": ("gamut.cli.judge", "judge", "Judge every (response, check) without a verdict."),
     "export": ("gamut.cli.judge", "export", "Export engine data for analysis."),
+    "ledger": (
+        "gamut.cli.ledger",
+        "ledger",
+        "The verdict ledger: pull, push, merge, verify.",
+    ),
     "score": ("gamut.cli.score", "score", "Write the score tables from the verdict table."),
     "site": ("gamut.cli.site", "site", "Build or preview the static leaderboard site."),
     "comment": ("gamut.cli.comment", "comment", "Render the pull-request comment."),

@@ -37,6 +37,15 @@ REPLAY_COLUMNS = ("submission_id", "setting", "question_id", "check_id", "verdic
 _Key = tuple[str, str, str, str]
 
 
+def _category(col: pd.Series) -> pd.Series:
+    """An id column as a categorical of strings (as read, when Parquet gave one)."""
+    if isinstance(col.dtype, pd.CategoricalDtype) and pd.api.types.is_string_dtype(
+        col.cat.categories
+    ):
+        return col.cat.rename_categories([str(c) for c in col.cat.categories])
+    return col.astype(str).astype("category")
+
+
 class ReplayBackend(Backend):
     """Replays a verdict file keyed by (submission_id, setting, question_id, check_id).
 
@@ -74,7 +83,10 @@ class ReplayBackend(Backend):
         if self._frame is not None:
             return self._frame
         try:
-            df = pq.read_table(self._path).to_pandas()
+            names = pq.read_schema(self._path).names
+            ids = [c for c in REPLAY_COLUMNS[:4] if c in names]
+            # the ids read as categories straight from Parquet: no Python string per row
+            df = pq.read_table(self._path, read_dictionary=ids).to_pandas()
         except (OSError, ValueError, pa.ArrowException) as exc:
             raise self._unreadable(exc) from None
         missing = [c for c in REPLAY_COLUMNS if c not in df.columns]
@@ -96,7 +108,7 @@ class ReplayBackend(Backend):
                 f"judge {self.name!r}: replay file {self._path} has {int(bad.sum())} unknown "
                 f"verdict(s) (use one of {', '.join(v.value for v in VERDICT_ORDER)})"
             )
-        out = pd.DataFrame({c: df[c].astype(str).astype("category") for c in REPLAY_COLUMNS[:4]})
+        out = pd.DataFrame({c: _category(df[c]) for c in REPLAY_COLUMNS[:4]})
         out["code"] = codes.astype(np.int8)
         out["rationale"] = (
             df["rationale"].astype(str).replace("", "replayed")
@@ -139,6 +151,8 @@ class ReplayBackend(Backend):
         rows = np.flatnonzero(first)[np.where(found, row, 0)]
         codes = df["code"].to_numpy()[rows]
         rationales = df["rationale"].to_numpy(dtype=object)[rows]
+        # a bulk request is this judge's whole plan: the rows are not needed again this run
+        self._frame = None
         return BulkReply(codes.astype(np.int8), found, rationales)
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:

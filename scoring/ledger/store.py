@@ -10,8 +10,8 @@ Layout::
 Every shard is written once, atomically, and named by the SHA-256 of its bytes, so a shard is
 never rewritten, two ledgers merge by copying the shards one lacks, and :meth:`Ledger.verify`
 checks every byte. Each shard's Parquet metadata names its kind and the key scheme it was written
-under; a shard from a ledger with another scheme is foreign. Files starting with ``.`` (the lock)
-are local and never part of the ledger.
+under; a shard from a ledger with another scheme is foreign. Files and folders starting with ``.``
+(the lock, a pull's staging folder) are local and never part of the ledger.
 
 Reading: the first verdict of a key wins (shards in the order they were written); a later,
 different verdict for the same key is a conflict that :meth:`Ledger.verify` and :func:`merge`
@@ -260,6 +260,10 @@ class Ledger:
             table = table.select(list(columns))
         return table
 
+    def shards_oldest_first(self, kind: str) -> list[str]:
+        """Names of the shards of ``kind``, oldest first (the order in which verdicts count)."""
+        return self._ordered(kind)
+
     def _ordered(self, kind: str) -> list[str]:
         """Shard names oldest first (by their earliest row time), so first-written wins."""
         col = {VERDICTS: "created_at", FAILURES: "failed_at", BATCHES: "updated_at"}[kind]
@@ -349,14 +353,14 @@ class Ledger:
         problems: list[Problem] = []
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
-            if path.is_dir() or rel.name.startswith(".") or str(rel) == MANIFEST:
+            if path.is_dir() or any(p.startswith(".") for p in rel.parts) or str(rel) == MANIFEST:
                 continue
             if len(rel.parts) != 2 or rel.parts[0] not in KINDS or not _SHARD.match(rel.name):
                 problems.append(
                     Problem(str(path), None, "not a ledger shard", "remove it from the ledger")
                 )
                 continue
-            problems.extend(self._verify_shard(rel.parts[0], path))
+            problems.extend(self.verify_shard(rel.parts[0], path))
         if not problems:
             problems.extend(
                 Problem(str(self.root / VERDICTS), None, f"conflicting verdicts: {c}", "")
@@ -364,7 +368,9 @@ class Ledger:
             )
         return problems
 
-    def _verify_shard(self, kind: str, path: Path) -> list[Problem]:
+    def verify_shard(self, kind: str, path: Path) -> list[Problem]:
+        """The problems of one shard file of ``kind`` (its bytes against its name, readable,
+        this ledger's kind, key scheme and columns); empty when it is sound."""
         fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
         h = hashlib.sha256()
         with path.open("rb") as f:

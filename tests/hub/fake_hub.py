@@ -1,16 +1,23 @@
-"""A small Hugging Face Hub speaking the download protocol, served on 127.0.0.1 for tests.
+"""A small Hugging Face Hub speaking the download and commit protocols, on 127.0.0.1 for tests.
 
 Routes (datasets only): ``GET /api/datasets/{repo}/revision/{rev}``, ``GET
-/api/datasets/{repo}/tree/{rev}[/{path}]``, ``HEAD``/``GET /datasets/{repo}/resolve/{rev}/{path}``.
-Private repos need ``Authorization: Bearer <token>`` (401 otherwise); unknown repos, revisions and
-files answer 404 with the Hub's ``X-Error-Code``. The tree lists each file's git blob id, and for
-files stored with LFS (images) its sha256, as the Hub does; downloads honour ``Range``. Faults on
-demand: a download cut after some bytes, an outage of a file after that cut, bytes that differ
-from the listed hashes. Every request is recorded.
+/api/datasets/{repo}/tree/{rev}[/{path}]``, ``HEAD``/``GET /datasets/{repo}/resolve/{rev}/{path}``,
+and the two ``huggingface_hub.HfApi.create_commit`` uses: ``POST
+/api/datasets/{repo}/preupload/{rev}`` (every file is uploaded inline, as a "regular" file) and
+``POST /api/datasets/{repo}/commit/{rev}`` (the NDJSON commit: a header, then ``file`` and
+``deletedFile`` lines). A commit needs the token whatever the repo's visibility, and is refused
+with 412 when its ``parentCommit`` is not the branch head. Private repos need ``Authorization:
+Bearer <token>`` to read (401 otherwise); unknown repos, revisions and files answer 404 with the
+Hub's ``X-Error-Code``. Every request is recorded.
+
+The tree lists each file's git blob id, and for files stored with LFS (images) its sha256, as the
+Hub does; downloads honour ``Range``. Faults on demand: a download cut after some bytes, an outage
+of a file after that cut, bytes that differ from the listed hashes.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -31,6 +38,9 @@ class FakeRepo:
     branches: dict[str, str] = field(default_factory=dict)
     private: bool = True
     lfs_suffixes: tuple[str, ...] = (".jpg", ".jpeg", ".png", ".webp")
+    #: commits made through the commit endpoint, oldest first: (sha, summary, paths added,
+    #: paths deleted)
+    log: list[tuple[str, str, list[str], list[str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -65,9 +75,9 @@ def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def commit_sha(files: dict[str, bytes]) -> str:
-    """A deterministic 40-hex commit id for a set of files."""
-    h = hashlib.sha1()
+def commit_sha(files: dict[str, bytes], parent: str = "") -> str:
+    """A deterministic 40-hex commit id for a set of files (and the parent commit)."""
+    h = hashlib.sha1(parent.encode())
     for name in sorted(files):
         h.update(name.encode() + b"\0" + files[name])
     return h.hexdigest()
@@ -75,6 +85,7 @@ def commit_sha(files: dict[str, bytes]) -> str:
 
 _API = re.compile(r"^/api/datasets/([^/]+/[^/]+)/(revision|tree)/([^/]+)(?:/(.*))?$")
 _RESOLVE = re.compile(r"^/datasets/([^/]+/[^/]+)/resolve/([^/]+)/(.+)$")
+_WRITE = re.compile(r"^/api/datasets/([^/]+/[^/]+)/(preupload|commit)/([^/]+)$")
 
 
 def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
@@ -226,6 +237,68 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             self._serve(head=False)
+
+        def do_POST(self) -> None:
+            path = unquote(urlsplit(self.path).path)
+            hub.requests.append(Request("POST", path, self.headers.get("Authorization")))
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            m = _WRITE.match(path)
+            if m is None:
+                self._error(404, "NotFound")
+                return
+            repo_id, kind, rev = m.groups()
+            repo = hub.repos.get(repo_id)
+            if repo is None:
+                self._error(404, "RepoNotFound")
+                return
+            if self.headers.get("Authorization") != f"Bearer {hub.token}":
+                self._send(401, b'{"error": "Invalid credentials"}')
+                return
+            head = repo.branches.get(rev)
+            if head is None:
+                self._error(404, "RevisionNotFound")
+                return
+            if kind == "preupload":
+                files = json.loads(body)["files"]
+                out = {
+                    "files": [
+                        {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                        for f in files
+                    ]
+                }
+                self._send(200, json.dumps(out).encode(), {"Content-Type": "application/json"})
+                return
+            self._commit_ndjson(repo_id, repo, rev, head, body)
+
+        def _commit_ndjson(
+            self, repo_id: str, repo: FakeRepo, rev: str, head: str, body: bytes
+        ) -> None:
+            files = dict(repo.commits[head])
+            summary, added, deleted = "", [], []
+            for line in body.splitlines():
+                item = json.loads(line)
+                value = item["value"]
+                if item["key"] == "header":
+                    summary = value.get("summary", "")
+                    parent = value.get("parentCommit")
+                    if parent is not None and parent != head:
+                        self._error(412, "ParentCommitMismatch")
+                        return
+                elif item["key"] == "file":
+                    files[value["path"]] = base64.b64decode(value["content"])
+                    added.append(value["path"])
+                elif item["key"] == "deletedFile":
+                    files.pop(value["path"], None)
+                    deleted.append(value["path"])
+                else:  # lfsFile, deletedFolder: not spoken by this hub
+                    self._error(400, "UnsupportedOperation")
+                    return
+            sha = commit_sha(files, head)
+            repo.commits[sha] = files
+            repo.branches[rev] = sha
+            repo.log.append((sha, summary, added, deleted))
+            out = {"commitUrl": f"{hub.url}/datasets/{repo_id}/commit/{sha}", "commitOid": sha}
+            self._send(200, json.dumps(out).encode(), {"Content-Type": "application/json"})
 
         def do_HEAD(self) -> None:
             self._serve(head=True)

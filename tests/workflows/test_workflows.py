@@ -254,3 +254,56 @@ def test_judging_steps_get_every_live_judge_key(name: str) -> None:
 def test_the_public_questions_are_pulled_before_any_command_reads_them(name: str) -> None:
     runs = [s.get("run", "") for _, s in _steps(_load(name)) if "gamut " in s.get("run", "")]
     assert "gamut questions pull" in runs[0], runs[0]
+
+
+def _gamut_steps(wf: dict[str, Any], job: str) -> list[tuple[str, dict[str, Any]]]:
+    """(the gamut command words, the step) of each step of ``job`` that runs gamut."""
+    out = []
+    for step in wf["jobs"][job]["steps"]:
+        run = step.get("run", "")
+        if ".venv/bin/gamut " in run:
+            out.append((" ".join(run.split(".venv/bin/gamut ", 1)[1].split()[:2]), step))
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_actions_cache_holds_verdicts_or_anything_of_the_rubrics(name: str) -> None:
+    for job, step in _steps(_load(name)):
+        uses = step.get("uses", "")
+        if "actions/cache" in uses:
+            path = str(step.get("with", {}).get("path", ""))
+            assert not any(w in path for w in (".gamut", "verdict", "results", "ledger")), (
+                f"{name}:{job}: the Actions cache is readable by pull-request runs; the ledger "
+                "lives in its private dataset"
+            )
+
+
+@pytest.mark.parametrize(
+    ("name", "job"), [("publish.yml", "build"), ("score-submission.yml", "score")]
+)
+def test_judging_jobs_pull_the_ledger_first_and_push_it_after(name: str, job: str) -> None:
+    wf = _load(name)
+    assert wf["jobs"][job].get("environment"), "the ledger's secrets live in an Environment"
+    steps = _gamut_steps(wf, job)
+    words = [w for w, _ in steps]
+    judging = [i for i, w in enumerate(words) if w.startswith(("judge", "run"))]
+    assert judging, words
+    pulls = [i for i, w in enumerate(words) if w.startswith("ledger pull")]
+    pushes = [i for i, w in enumerate(words) if w.startswith("ledger push")]
+    assert pulls and pulls[0] < judging[0], words
+    assert pushes and pushes[-1] > judging[-1], words
+    push_step = steps[pushes[-1]][1]
+    assert "!cancelled()" in push_step["if"], "push what was judged even when a step failed"
+    for w, step in steps:
+        if w.startswith(("judge", "run", "ledger")):
+            env = step.get("env", {})
+            assert env.get("GAMUT_LEDGER_KEY") == "${{ secrets.GAMUT_LEDGER_KEY }}", (job, w)
+        if w.startswith("ledger"):
+            assert step["env"].get("HF_TOKEN") == "${{ secrets.HF_TOKEN }}", (job, w)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_secrets_are_used_only_in_environment_gated_jobs(name: str) -> None:
+    for job, spec in _load(name)["jobs"].items():
+        if "${{ secrets." in yaml.safe_dump(spec):
+            assert spec.get("environment"), f"{name}:{job} uses secrets outside an Environment"

@@ -1,0 +1,161 @@
+"""``gamut ledger pull | push | merge | verify``: the verdict ledger, the store of record.
+
+The ledger is a local folder (``[store] ledger``); a deployment keeps its copy of record in a
+private Hugging Face dataset (``[store] ledger_hub``), pulled before judging and pushed after.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gamut.cli._common import config_option, err_console, fail, get_project, handle_errors
+
+if TYPE_CHECKING:
+    from gamut.project import Project
+
+#: Problems listed one by one before the rest are only counted.
+MAX_LISTED = 50
+
+repo_option = click.option(
+    "--repo",
+    "repo",
+    default=None,
+    metavar="ORG/NAME",
+    help="The private ledger dataset [default: [store] ledger_hub of the config].",
+)
+
+
+def _repo(project: Project, given: str | None, verb: str) -> str | None:
+    repo = given or project.cfg.store.ledger_hub
+    if not repo:
+        err_console.print(
+            f"no [store] ledger_hub in {project.config_file}: the ledger is the local folder "
+            f"{project.ledger_path}; nothing to {verb}",
+            markup=False,
+        )
+    return repo or None
+
+
+@click.group()
+def ledger() -> None:
+    """The verdict ledger: sync it with its private dataset, merge another, verify it."""
+
+
+@ledger.command()
+@repo_option
+@config_option
+@handle_errors
+def pull(repo: str | None, config_path: Path | None) -> None:
+    """Download the shards the local ledger lacks and ingest those that check out.
+
+    A corrupted or foreign shard is named and not ingested (exit 1); a pulled verdict that
+    differs from a local one is a named conflict, and then nothing is ingested.
+    """
+    from gamut.ledger_hub import pull as pull_shards
+
+    project = get_project(config_path)
+    repo_id = _repo(project, repo, "pull")
+    if repo_id is None:
+        return
+    led = project.ledger
+    with led.lock("gamut ledger pull"):
+        report = pull_shards(led, repo_id)
+    err_console.print(
+        f"pulled {len(report.ingested)} new shard(s) of {report.remote_shards} from {repo_id}"
+        f"@{report.revision[:12]} into {led.root}",
+        markup=False,
+    )
+    if report.refused:
+        fail(
+            f"{len(report.refused)} remote file(s) were not ingested:",
+            [str(p) for p in report.refused],
+            limit=MAX_LISTED,
+        )
+
+
+@ledger.command()
+@repo_option
+@config_option
+@handle_errors
+def push(repo: str | None, config_path: Path | None) -> None:
+    """Send the shards the dataset lacks, as one commit (none when it lacks none).
+
+    Verdicts still in the working index (a run stopped before shipping them) are shipped into
+    a shard first. Remote shards are never rewritten or deleted.
+    """
+    from gamut.ledger_hub import push as push_shards
+    from scoring.judge.cache import VerdictCache
+
+    project = get_project(config_path)
+    repo_id = _repo(project, repo, "push")
+    if repo_id is None:
+        return
+    led = project.ledger
+    if project.cache_path.is_file():
+        with led.lock("gamut ledger push"), VerdictCache(project.cache_path, led) as cache:
+            shipped = cache.flush()
+        if shipped:
+            err_console.print(f"shipped {len(shipped)} shard(s) from the working index")
+    report = push_shards(led, repo_id)
+    if report.commit_url is None:
+        err_console.print(
+            f"{repo_id} has every shard of {led.root} ({report.remote_shards}); no commit",
+            markup=False,
+        )
+    else:
+        err_console.print(
+            f"pushed {len(report.sent)} new shard(s) to {repo_id}: {report.commit_url}",
+            markup=False,
+        )
+
+
+@ledger.command()
+@click.argument(
+    "directory", type=click.Path(path_type=Path, file_okay=False, exists=True), metavar="DIR"
+)
+@config_option
+@handle_errors
+def merge(directory: Path, config_path: Path | None) -> None:
+    """Merge the ledger folder DIR into this one (the shards this one lacks).
+
+    Both must be written under the same key scheme. A corrupted or foreign shard in DIR, or a
+    key with different verdicts in the two, is named and nothing is merged.
+    """
+    from scoring.ledger import Ledger
+    from scoring.ledger import merge as merge_ledgers
+
+    project = get_project(config_path)
+    led = project.ledger
+    other = Ledger.open(directory, led.scheme, held=led.held, create=False)
+    with led.lock("gamut ledger merge"):
+        report = merge_ledgers(led, other)
+    err_console.print(
+        f"merged {report.n_copied} shard(s) from {directory} into {led.root}", markup=False
+    )
+
+
+@ledger.command()
+@config_option
+@handle_errors
+def verify(config_path: Path | None) -> None:
+    """Check every shard of the ledger: its bytes against its name, its kind and key scheme,
+    and that no key has two different verdicts. Exits 1 naming each problem."""
+    from scoring.ledger import KINDS
+
+    project = get_project(config_path)
+    led = project.ledger
+    problems = led.verify()
+    if problems:
+        fail(
+            f"the ledger {led.root} has {len(problems)} problem(s):",
+            [str(p) for p in problems],
+            limit=MAX_LISTED,
+        )
+    n = sum(len(led.shard_names(k)) for k in KINDS)
+    err_console.print(f"{led.root}: {n} shard(s), every one sound", markup=False)
+
+
+__all__ = ["ledger"]

@@ -1,0 +1,215 @@
+"""Run fingerprints: proof that a judge run, or a verdict table, has nothing new to do.
+
+A run's fingerprint is a digest of every input that can change what it judges or writes: the
+config file, the engine's code and prompt templates, the questions, rubric and response files
+(by content), the selection, the key scheme, the ledger's shard names and the working index's
+state. After a run that left every selected pair judged, the fingerprint is recorded in the
+private store with the run's counts; a later run with the same fingerprint has provably nothing
+to judge and returns those counts without reading, compiling or hashing anything else. Likewise
+the verdict table records the fingerprint it was built from.
+
+One record per selection is kept (``<private>/runs/``), overwritten by the next complete run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import scoring
+from scoring.judge.outcome import JudgeReport, JudgeStats
+from scoring.questions import Setting
+from scoring.storage import atomic_write_text
+
+if TYPE_CHECKING:
+    from gamut.project import Project
+
+FORMAT = "1"
+_ENGINE = Path(scoring.__file__).resolve().parent
+_APP = Path(__file__).resolve().parent
+#: Largest record read back (a damaged or hostile file is ignored, not parsed).
+MAX_RECORD_BYTES = 1 << 20
+_COUNTS = ("judge", "label", "identity", "checks", "empty")
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _files(root: Path, patterns: Iterable[str]) -> list[Path]:
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    return sorted({p for pat in patterns for p in root.rglob(pat) if p.is_file()})
+
+
+def _update(h: Any, *parts: str) -> None:
+    for p in parts:
+        b = p.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little") + b)
+
+
+def _inputs(project: Project, h: Any) -> None:
+    """Every input file of the project, by content, in a fixed order."""
+    from scoring.judge.inputs import list_submissions
+
+    groups: list[tuple[str, list[Path]]] = [
+        ("config", [project.cfg.file.resolve()]),
+        ("engine", _files(_ENGINE, ["*.py", "prompts/*"])),
+        ("application", _files(_APP, ["*.py"])),
+        ("questions", [project.questions_path]),
+        ("rubrics", _files(project.rubrics_path, ["*.json", "*.jsonl"])),
+    ]
+    root = project.submissions_root
+    subs = [
+        p
+        for sid in list_submissions(root)
+        for s in Setting
+        if (p := root / sid / f"{s.value}.jsonl").is_file()
+    ]
+    groups.append(("submissions", subs))
+    for name, paths in groups:
+        _update(h, name, str(len(paths)))
+        for p in paths:
+            _update(h, str(p), file_digest(p) if p.is_file() else "absent")
+
+
+def _state(project: Project, h: Any) -> None:
+    """The ledger's shards and the working index's file state (changed by every write)."""
+    from scoring.ledger import KINDS
+
+    led = project.ledger
+    _update(h, led.scheme.scheme_id, str(led.held))
+    for kind in KINDS:
+        names = led.shard_names(kind)
+        _update(h, kind, str(len(names)), *names)
+    for p in (project.cache_path, project.cache_path.with_name(project.cache_path.name + "-wal")):
+        st = p.stat() if p.exists() else None
+        _update(h, p.name, "absent" if st is None else f"{st.st_size} {st.st_mtime_ns}")
+
+
+def fingerprint(
+    project: Project,
+    what: str,
+    judges: list[str] | None = None,
+    submissions: list[str] | None = None,
+    settings: list[Setting] | None = None,
+) -> str:
+    """The fingerprint of a run of ``what`` (``judge``, ``table``) over the selection."""
+    h = hashlib.sha256()
+    _update(h, FORMAT, scoring.__version__, what, str(project.rubrics_public))
+    _update(h, *_selection(judges, submissions, settings))
+    _inputs(project, h)
+    _state(project, h)
+    return h.hexdigest()
+
+
+def _selection(
+    judges: list[str] | None, submissions: list[str] | None, settings: list[Setting] | None
+) -> list[str]:
+    return [
+        "judges",
+        *(judges if judges is not None else ["*"]),
+        "submissions",
+        *(submissions if submissions is not None else ["*"]),
+        "settings",
+        *([s.value for s in settings] if settings is not None else ["*"]),
+    ]
+
+
+def _record_path(project: Project, what: str, selection: list[str]) -> Path:
+    tag = hashlib.sha256("\0".join(selection).encode()).hexdigest()[:24]
+    return project.private / "runs" / f"{what}-{tag}.json"
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            return None
+        got = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None  # no usable record: the run does its full work, which is always correct
+    return got if isinstance(got, dict) else None
+
+
+def recorded_report(
+    project: Project,
+    fp: str,
+    judges: list[str] | None,
+    submissions: list[str] | None,
+    settings: list[Setting] | None,
+) -> JudgeReport | None:
+    """The counts of the last complete judge run of this selection, if its fingerprint is
+    ``fp`` (so nothing changed since); else None."""
+    got = _read(_record_path(project, "judge", _selection(judges, submissions, settings)))
+    if got is None or got.get("fingerprint") != fp or not isinstance(got.get("judges"), list):
+        return None
+    report = JudgeReport({}, dry_run=False)
+    try:
+        for s in got["judges"]:
+            stats = JudgeStats(**{k: s[k] for k in _COUNTS})
+            stats.cache_hits = stats.checks - stats.empty  # every verdict is in the ledger now
+            report.judges[stats.judge] = stats
+    except (KeyError, TypeError):
+        return None
+    report.notes.append(
+        "nothing changed since the last complete run (same inputs, ledger and index): "
+        "every pair has its verdict"
+    )
+    return report
+
+
+def record_report(
+    project: Project,
+    fp: str,
+    report: JudgeReport,
+    judges: list[str] | None,
+    submissions: list[str] | None,
+    settings: list[Setting] | None,
+) -> None:
+    """Record a complete run's fingerprint and counts (a run with failures is not recorded)."""
+    if not report.ok or report.dry_run:
+        return
+    counts = [{k: asdict(s)[k] for k in _COUNTS} for s in report.judges.values()]
+    path = _record_path(project, "judge", _selection(judges, submissions, settings))
+    atomic_write_text(path, json.dumps({"fingerprint": fp, "judges": counts}) + "\n")
+
+
+def table_is_recorded(
+    project: Project, fp: str, out: Path, submissions: list[str] | None = None
+) -> bool:
+    """Whether the verdict table at ``out`` was written from inputs with fingerprint ``fp``."""
+    from scoring.judge.table import table_is_current
+
+    got = _read(_record_path(project, "table", _selection(None, submissions, None)))
+    if got is None or got.get("fingerprint") != fp or not isinstance(got.get("table"), str):
+        return False
+    return table_is_current(out, got["table"])
+
+
+def record_table(
+    project: Project, fp: str, table_fp: str, submissions: list[str] | None = None
+) -> None:
+    """Record that the verdict table with fingerprint ``table_fp`` was built from ``fp``."""
+    path = _record_path(project, "table", _selection(None, submissions, None))
+    atomic_write_text(path, json.dumps({"fingerprint": fp, "table": table_fp}) + "\n")
+
+
+__all__ = [
+    "file_digest",
+    "fingerprint",
+    "record_report",
+    "record_table",
+    "recorded_report",
+    "table_is_recorded",
+]

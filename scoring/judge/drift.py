@@ -1,0 +1,184 @@
+"""Snapshot drift: a judge whose provider moved its model to a new snapshot.
+
+Every verdict records the snapshot the provider reported. A judge's identity is its configured
+model, not the snapshot, so verdicts of two snapshots stand side by side in the ledger. To see
+whether the new snapshot judges differently, a fixed calibration subset of the judge's pairs
+(the :data:`CALIBRATION_PAIRS` judged pairs with the smallest keys) is judged again under a
+calibration identity (the judge's identity plus the new snapshot, so its keys differ from the
+judge's own), and the two snapshots' verdicts on it are compared: agreement, Cohen's kappa and
+the difference of the mean check score (the tier formula's credit per verdict, x100).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow.compute as pc
+
+from scoring.judge.judges import BuiltJudge
+from scoring.judge.pairs import PairPlan, pair_plans
+from scoring.ledger import KeyIndex, KeyScheme, Ledger, key_column
+from scoring.verdicts import Verdict
+
+#: Pairs in the calibration subset of a judge.
+CALIBRATION_PAIRS = 200
+#: Columns of the ``judge_drift`` table.
+DRIFT_COLUMNS = (
+    "judge",
+    "old_snapshot",
+    "new_snapshot",
+    "n_pairs",
+    "agreement",
+    "kappa",
+    "old_score",
+    "new_score",
+    "score_diff",
+)
+
+
+@dataclass(frozen=True)
+class SnapshotChange:
+    """A judge whose verdicts name more than one snapshot: the first and the latest seen."""
+
+    judge: str
+    identity: str
+    old: str
+    new: str
+
+    def __str__(self) -> str:
+        return (
+            f"judge {self.judge}: the provider now reports model snapshot {self.new!r} "
+            f"(earlier verdicts: {self.old!r}); see the judge_drift table"
+        )
+
+
+def snapshots(ledger: Ledger, identity: str) -> list[str]:
+    """The snapshots named by the verdicts of ``identity``, in the order first seen."""
+    seen: dict[str, None] = {}
+    for name in ledger.shards_oldest_first("verdicts"):
+        t = ledger.read_shard("verdicts", name, ["judge_identity", "model"])
+        t = t.filter(pc.equal(t["judge_identity"], identity))
+        for m in pc.unique(t["model"]).to_pylist():
+            if m:
+                seen.setdefault(m, None)
+    return list(seen)
+
+
+def snapshot_change(ledger: Ledger, judge: BuiltJudge) -> SnapshotChange | None:
+    """The judge's first and latest snapshot, when its verdicts name more than one."""
+    seen = snapshots(ledger, judge.identity)
+    if len(seen) < 2:
+        return None
+    return SnapshotChange(judge.name, judge.identity, seen[0], seen[-1])
+
+
+def calibration_judge(judge: BuiltJudge, snapshot: str) -> BuiltJudge:
+    """The judge under its calibration identity for ``snapshot`` (its keys are its own)."""
+    return dataclasses.replace(judge, identity=f"{judge.identity}#snapshot:{snapshot}")
+
+
+def calibration_plan(
+    plan: PairPlan, ledger: Ledger, change: SnapshotChange, scheme: KeyScheme
+) -> tuple[PairPlan, npt.NDArray[np.int64]]:
+    """The calibration subset of ``plan``: a plan of the calibration judge over the pairs that
+    have a verdict of the old snapshot (the smallest keys first), and those pairs' rows in
+    ``plan``."""
+    t = ledger.verdicts(["key", "model"], [change.identity])
+    old = t.filter(pc.equal(t["model"], change.old))
+    found = KeyIndex(key_column(old["key"])).contains(plan.keys) & ~plan.empty
+    rows = np.flatnonzero(found)
+    order = np.lexsort(np.ascontiguousarray(plan.keys[rows]).T[::-1])
+    rows = np.sort(rows[order[:CALIBRATION_PAIRS]])
+    units = sorted({int(u) for u in plan.unit[rows]})
+    cal = calibration_judge(plan.judge, change.new)
+    sub = pair_plans([plan.units[u] for u in units], [cal], scheme)[0]
+    where = {u: i for i, u in enumerate(units)}
+    # a pair is (unit, the check's position among its unit's checks) in both plans
+    pos = {(int(u), int(k)): i for i, (u, k) in enumerate(zip(sub.unit, sub.position, strict=True))}
+    pick = np.array(
+        [pos[(where[int(plan.unit[r])], int(plan.position[r]))] for r in rows], dtype=np.int64
+    )
+    return (
+        dataclasses.replace(
+            sub,
+            unit=sub.unit[pick],
+            check=sub.check[pick],
+            position=sub.position[pick],
+            keys=sub.keys[pick],
+            empty=sub.empty[pick],
+        ),
+        rows,
+    )
+
+
+def compare(
+    old: npt.NDArray[np.integer],
+    new: npt.NDArray[np.integer],
+    partial_credit: float,
+    contradiction_penalty: float,
+) -> dict[str, float | int]:
+    """Agreement, Cohen's kappa and mean check scores (x100) of two verdict code arrays."""
+    from scoring.tables.judges import cohen_kappa
+
+    n = len(Verdict)
+    confusion = np.bincount(
+        old.astype(np.int64) * n + new.astype(np.int64), minlength=n * n
+    ).reshape(n, n)
+    kappa, agreement, count = cohen_kappa(confusion)
+    credit = np.zeros(n)
+    credit[Verdict.MEETS.code] = 1.0
+    credit[Verdict.PARTIALLY_MEETS.code] = partial_credit
+    credit[Verdict.CONTRADICTS.code] = contradiction_penalty
+    old_score = 100 * float(credit[old].mean()) if count else float("nan")
+    new_score = 100 * float(credit[new].mean()) if count else float("nan")
+    return {
+        "n_pairs": count,
+        "agreement": agreement,
+        "kappa": kappa,
+        "old_score": old_score,
+        "new_score": new_score,
+        "score_diff": new_score - old_score,
+    }
+
+
+def drift_row(
+    plan: PairPlan,
+    cal: PairPlan,
+    rows: npt.NDArray[np.int64],
+    ledger: Ledger,
+    change: SnapshotChange,
+    partial_credit: float,
+    contradiction_penalty: float,
+) -> dict[str, object]:
+    """One row of the ``judge_drift`` table: the two snapshots on the calibration pairs that
+    both judged."""
+    t = ledger.verdicts(["key", "verdict"], [change.identity, cal.judge.identity])
+    index = KeyIndex(key_column(t["key"]))
+    codes = t["verdict"].to_numpy()
+    a, b = index.find(plan.keys[rows]), index.find(cal.keys)
+    both = (a >= 0) & (b >= 0)
+    stats = compare(codes[a[both]], codes[b[both]], partial_credit, contradiction_penalty)
+    return {"judge": change.judge, "old_snapshot": change.old, "new_snapshot": change.new, **stats}
+
+
+def drift_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
+    """The ``judge_drift`` table (one row per judge whose snapshot changed)."""
+    return pd.DataFrame(rows, columns=list(DRIFT_COLUMNS))
+
+
+__all__ = [
+    "CALIBRATION_PAIRS",
+    "DRIFT_COLUMNS",
+    "SnapshotChange",
+    "calibration_judge",
+    "calibration_plan",
+    "compare",
+    "drift_frame",
+    "drift_row",
+    "snapshot_change",
+    "snapshots",
+]

@@ -1,0 +1,247 @@
+"""`gamut ledger pull | push | merge | verify` through the fake hub, over real HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gamut.cli import main
+from gamut.ledger_hub import pull, push
+from scoring.ledger import KeyScheme, Ledger, LedgerConflict, VerdictRecord
+from scoring.verdicts import Verdict
+from tests.hub.conftest import TOKEN, write_config
+from tests.hub.fake_hub import FakeHub, FakeRepo, commit_sha, serve_hub
+
+REPO = "gamut/ledger"
+SECRET = "ledger-secret-for-tests-" + "0" * 20
+CHECK_TEXT = "Identifies the dish as pad thai."
+
+
+@pytest.fixture
+def ledger_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """A fake hub with an empty private dataset ``gamut/ledger``; the env points at it."""
+    sha = commit_sha({})
+    repo = FakeRepo(commits={sha: {}}, branches={"main": sha}, private=True)
+    with serve_hub(FakeHub(repos={REPO: repo}, token=TOKEN)) as h:
+        monkeypatch.setenv("GAMUT_HF_ENDPOINT", h.url)
+        monkeypatch.setenv("HF_TOKEN", TOKEN)
+        monkeypatch.setenv("GAMUT_LEDGER_KEY", SECRET)
+        yield h
+
+
+def _records(scheme: KeyScheme, start: int, n: int, verdict: Verdict = Verdict.MEETS) -> list:
+    return [
+        VerdictRecord(
+            key=scheme.digest("jid", "q", f"response {i}") + scheme.digest("fact", CHECK_TEXT),
+            judge_identity="jid",
+            judge="j1",
+            submission_id="m-one",
+            setting="multimodal",
+            question_id=f"food-{i:04d}",
+            check_id="I1",
+            verdict=verdict,
+            model="judge-2026-01-01",
+        )
+        for i in range(start, start + n)
+    ]
+
+
+def _ledger(root: Path, held: bool = True) -> Ledger:
+    scheme = KeyScheme.keyed(SECRET) if held else KeyScheme.public()
+    return Ledger.open(root, scheme, held=held)
+
+
+def _files(led: Ledger) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(led.root)): p.read_bytes()
+        for p in sorted(led.root.rglob("*.parquet"))
+        if not any(part.startswith(".") for part in p.relative_to(led.root).parts)
+    }
+
+
+def _commits(hub: FakeHub) -> int:
+    return sum(1 for r in hub.requests if r.method == "POST" and "/commit/" in r.path)
+
+
+def test_push_then_pull_into_an_empty_ledger_gives_identical_shards(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a = _ledger(tmp_path / "a")
+    a.append_verdicts(_records(a.scheme, 0, 20))
+    a.append_verdicts(_records(a.scheme, 20, 5, Verdict.MISSING))
+    report = push(a, REPO)
+    assert len(report.sent) == 2 and report.commit_url is not None
+    assert _commits(ledger_hub) == 1
+    repo = ledger_hub.repos[REPO]
+    assert repo.log[-1][3] == [], "a push deletes nothing"
+    assert "LEDGER.json" in repo.commits[repo.branches["main"]]
+
+    b = _ledger(tmp_path / "b")
+    got = pull(b, REPO)
+    assert sorted(got.ingested) == sorted(_files(a)) and not got.refused
+    assert _files(b) == _files(a)
+    assert b.verify() == []
+    assert b.verdicts().num_rows == 25
+    # nothing new on either side: a second push makes no commit, a second pull ingests nothing
+    assert push(a, REPO).commit_url is None
+    assert push(b, REPO).sent == []
+    assert _commits(ledger_hub) == 1
+    assert pull(b, REPO).ingested == []
+
+
+def test_push_sends_only_missing_shards_and_keeps_remote_ones(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a, b = _ledger(tmp_path / "a"), _ledger(tmp_path / "b")
+    a.append_verdicts(_records(a.scheme, 0, 3))
+    push(a, REPO)
+    b.append_verdicts(_records(b.scheme, 100, 3))
+    report = push(b, REPO)
+    assert len(report.sent) == 1
+    repo = ledger_hub.repos[REPO]
+    head = repo.commits[repo.branches["main"]]
+    assert set(_files(a)) | set(_files(b)) <= set(head)
+    _, _, added, deleted = repo.log[-1]
+    assert added == report.sent and deleted == []
+    # a pull into a brings b's shard; the two ledgers are now the same
+    pull(a, REPO)
+    assert _files(a) == {**_files(a), **_files(b)} and set(_files(a)) == set(head) - {"LEDGER.json"}
+
+
+def test_pull_names_and_skips_a_corrupted_or_foreign_shard(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    src = _ledger(tmp_path / "src")
+    good = src.append_verdicts(_records(src.scheme, 0, 4))
+    other = _ledger(tmp_path / "other", held=False)  # another key scheme
+    foreign = other.append_verdicts(_records(other.scheme, 0, 4))
+    assert good is not None and foreign is not None
+    push(src, REPO)
+    repo = ledger_hub.repos[REPO]
+    files = dict(repo.commits[repo.branches["main"]])
+    broken = bytearray((src.root / "verdicts" / good).read_bytes())
+    broken[len(broken) // 2] ^= 0xFF
+    bad_name = "0" * 64 + ".parquet"
+    files[f"verdicts/{bad_name}"] = bytes(broken)
+    files[f"verdicts/{foreign}"] = (other.root / "verdicts" / foreign).read_bytes()
+    files["notes.txt"] = b"not a shard"
+    sha = commit_sha(files, "x")
+    repo.commits[sha] = files
+    repo.branches["main"] = sha
+
+    dest = _ledger(tmp_path / "dest")
+    report = pull(dest, REPO)
+    assert report.ingested == [f"verdicts/{good}"]
+    refused = "\n".join(str(p) for p in report.refused)
+    assert bad_name in refused and "do not match its name" in refused
+    assert foreign in refused and "foreign" in refused
+    assert "notes.txt" in refused
+    assert sorted(_files(dest)) == [f"verdicts/{good}"]
+    assert dest.verify() == []
+
+
+def test_pull_refuses_a_conflicting_verdict_and_ingests_nothing(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a, b = _ledger(tmp_path / "a"), _ledger(tmp_path / "b")
+    a.append_verdicts(_records(a.scheme, 0, 3, Verdict.MEETS))
+    a.append_verdicts(_records(a.scheme, 10, 3))
+    push(a, REPO)
+    b.append_verdicts(_records(b.scheme, 0, 1, Verdict.CONTRADICTS))
+    with pytest.raises(LedgerConflict, match="food-0000"):
+        pull(b, REPO)
+    assert len(_files(b)) == 1
+
+
+def test_a_public_dataset_or_another_ledger_is_refused(ledger_hub: FakeHub, tmp_path: Path) -> None:
+    a = _ledger(tmp_path / "a")
+    a.append_verdicts(_records(a.scheme, 0, 2))
+    push(a, REPO)
+    public = _ledger(tmp_path / "p", held=False)
+    public.append_verdicts(_records(public.scheme, 0, 2))
+    from gamut.hub import HubError
+
+    with pytest.raises(HubError, match="another ledger"):
+        push(public, REPO)
+    with pytest.raises(HubError, match="another ledger"):
+        pull(public, REPO)
+    ledger_hub.repos[REPO].private = False
+    with pytest.raises(HubError, match="not private"):
+        push(a, REPO)
+    assert _commits(ledger_hub) == 1
+
+
+def _config(root: Path, extra: str = f'ledger_hub = "{REPO}"') -> Path:
+    return write_config(
+        root,
+        "rubrics",
+        extra=f'\n[store]\nledger_key_env = "GAMUT_LEDGER_KEY"\n{extra}\n',
+    )
+
+
+def _cli(args: list[str]) -> tuple[int, str]:
+    result = CliRunner().invoke(main, args)
+    return result.exit_code, result.output
+
+
+def test_cli_push_pull_verify_and_a_flipped_byte(ledger_hub: FakeHub, tmp_path: Path) -> None:
+    up = _config(tmp_path / "up")
+    led = _ledger(tmp_path / "up" / ".gamut" / "ledger")
+    led.append_verdicts(_records(led.scheme, 0, 6))
+    code, out = _cli(["ledger", "push", "--config", str(up)])
+    assert code == 0, out
+    assert "pushed 1 new shard(s)" in out
+    code, out = _cli(["ledger", "push", "--config", str(up)])
+    assert code == 0 and "no commit" in out
+    assert _commits(ledger_hub) == 1
+
+    down = _config(tmp_path / "down")
+    code, out = _cli(["ledger", "pull", "--config", str(down)])
+    assert code == 0 and "pulled 1 new shard(s)" in out, out
+    code, out = _cli(["ledger", "verify", "--config", str(down)])
+    assert code == 0 and "every one sound" in out, out
+    shard = next((tmp_path / "down" / ".gamut" / "ledger" / "verdicts").glob("*.parquet"))
+    data = bytearray(shard.read_bytes())
+    data[100] ^= 0x01
+    shard.write_bytes(bytes(data))
+    code, out = _cli(["ledger", "verify", "--config", str(down)])
+    assert code == 1
+    assert shard.name in out and "corrupted" in out
+    assert TOKEN not in out
+
+
+def test_cli_merge_names_a_conflict(ledger_hub: FakeHub, tmp_path: Path) -> None:
+    cfg = _config(tmp_path / "p")
+    here = _ledger(tmp_path / "p" / ".gamut" / "ledger")
+    here.append_verdicts(_records(here.scheme, 0, 2, Verdict.MEETS))
+    there = _ledger(tmp_path / "there")
+    there.append_verdicts(_records(there.scheme, 5, 2))
+    code, out = _cli(["ledger", "merge", str(tmp_path / "there"), "--config", str(cfg)])
+    assert code == 0 and "merged 1 shard(s)" in out, out
+    clash = _ledger(tmp_path / "clash")
+    clash.append_verdicts(_records(clash.scheme, 0, 1, Verdict.CONTRADICTS))
+    code, out = _cli(["ledger", "merge", str(tmp_path / "clash"), "--config", str(cfg)])
+    assert code == 1
+    assert "food-0000" in out and "meets here, contradicts there" in out
+
+
+def test_cli_without_a_ledger_dataset_or_a_valid_token(
+    ledger_hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local = _config(tmp_path / "local", extra="")
+    code, out = _cli(["ledger", "push", "--config", str(local)])
+    assert code == 0 and "no [store] ledger_hub" in out and "nothing to push" in out
+    cfg = _config(tmp_path / "p")
+    led = _ledger(tmp_path / "p" / ".gamut" / "ledger")
+    led.append_verdicts(_records(led.scheme, 0, 2))
+    monkeypatch.setenv("HF_TOKEN", "hf_wrong_token_value")
+    code, out = _cli(["ledger", "push", "--config", str(cfg)])
+    assert code == 1 and "HTTP 401" in out and "HF_TOKEN" in out
+    assert "hf_wrong_token_value" not in out
+    monkeypatch.delenv("HF_TOKEN")
+    code, out = _cli(["ledger", "pull", "--config", str(cfg)])
+    assert code == 1 and "no Hub token" in out
+    assert _commits(ledger_hub) == 0
