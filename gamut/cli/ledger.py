@@ -30,6 +30,10 @@ repo_option = click.option(
 
 def _repo(project: Project, given: str | None, verb: str) -> str | None:
     repo = given or project.cfg.store.ledger_hub
+    if repo:
+        from gamut.hub import check_published
+
+        check_published("[store] ledger_hub", repo, project.config_file)
     if not repo:
         err_console.print(
             f"no [store] ledger_hub in {project.config_file}: the ledger is the local folder "

@@ -245,3 +245,15 @@ def test_cli_without_a_ledger_dataset_or_a_valid_token(
     code, out = _cli(["ledger", "pull", "--config", str(cfg)])
     assert code == 1 and "no Hub token" in out
     assert _commits(ledger_hub) == 0
+
+
+def test_the_live_configs_placeholder_ledger_is_named_not_contacted() -> None:
+    from click.testing import CliRunner
+
+    from gamut.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    for verb in ("pull", "push"):
+        result = CliRunner().invoke(main, ["ledger", verb, "--config", str(root / "gamut.toml")])
+        assert result.exit_code == 1, result.output
+        assert "UNPUBLISHED/gamut-ledger" in result.output and "placeholder" in result.output

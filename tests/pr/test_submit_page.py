@@ -183,6 +183,8 @@ def _live_config(qsha: str, rsha: str, judge: FakeLLMServer) -> str:
     # the live judges use the providers' batch APIs (tests/judge/test_batch*.py cover that path);
     # this play-through talks to a direct-mode fake
     text = text.replace('mode = "batch"', 'mode = "direct"')
+    # a fork keeps its ledger local: no private ledger dataset to sync with
+    text = _replace_once(text, 'ledger_hub = "UNPUBLISHED/gamut-ledger"', "")
     assert not re.search(r'^[a-z_]+ = "[^"]*UNPUBLISHED', text, re.M)
     return text
 
