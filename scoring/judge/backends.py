@@ -8,6 +8,7 @@ validating the reply and re-asking is the runner's.
 from __future__ import annotations
 
 import importlib
+import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -178,6 +179,25 @@ async def read_capped(
     return b"".join(parts).decode("utf-8", "replace")
 
 
+def decode_body(raw: str, redact: Callable[[str], str]) -> Any:
+    """A provider's reply body as JSON; a body that is not JSON, or is nested too deeply to read,
+    is a ``bad_body`` (the runner re-asks, as for an unusable reply).
+
+    Raises:
+        BackendError: kind ``bad_body``, with the key redacted from message and raw text.
+    """
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BackendError(
+            "bad_body", redact(f"reply body is not JSON: {exc}"), redact(raw)
+        ) from None
+    except RecursionError:
+        raise BackendError(
+            "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
+        ) from None
+
+
 class Backend(ABC):
     """A way to get a verdict reply for one request."""
 
@@ -307,6 +327,7 @@ __all__ = [
     "JudgeRequest",
     "Turn",
     "backend_class",
+    "decode_body",
     "needs_key",
     "read_capped",
     "register_backend",

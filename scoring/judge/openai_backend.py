@@ -16,6 +16,7 @@ from scoring.judge.backends import (
     Completion,
     JudgeRequest,
     Turn,
+    decode_body,
     read_capped,
     token_count,
 )
@@ -165,17 +166,7 @@ class OpenAIBackend(Backend):
 
     def _read(self, raw: str) -> Completion:
         """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
-        try:
-            r = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise BackendError(
-                "bad_body", self.redact(f"reply body is not JSON: {exc}"), self.redact(raw)
-            ) from None
-        except RecursionError:
-            raise BackendError(
-                "bad_body", "reply body is nested too deeply to read", self.redact(raw[:1000])
-            ) from None
-        return parse_chat_completion(r, raw, self.redact)
+        return parse_chat_completion(decode_body(raw, self.redact), raw, self.redact)
 
     def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
         """The body :meth:`complete` sends, for a batch line."""
