@@ -205,6 +205,22 @@ def _summary_by_judge(raw: Any) -> dict[str, dict[str, Any]]:
     return {}
 
 
+def _read_table(
+    path: Path, cols: tuple[str, ...], fix: str, problems: list[Problem]
+) -> pd.DataFrame | None:
+    """One score table, or None with its problem (unreadable, or lacking ``cols``) noted."""
+    try:
+        df = pd.read_parquet(path)
+    except (OSError, ValueError) as exc:
+        problems.append(Problem(str(path), None, f"unreadable: {exc}", _FIX))
+        return None
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        problems.append(Problem(str(path), None, f"missing columns: {', '.join(missing)}", fix))
+        return None
+    return df
+
+
 def load_tables(results: Path) -> ScoreTables:
     """Read the score tables from ``results``.
 
@@ -218,40 +234,20 @@ def load_tables(results: Path) -> ScoreTables:
         if not path.is_file():
             problems.append(Problem(str(path), None, "score table not found", _FIX))
             continue
-        try:
-            df = pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            problems.append(Problem(str(path), None, f"unreadable: {exc}", _FIX))
-            continue
-        missing = [c for c in cols if c not in df.columns]
-        if missing:
-            problems.append(
-                Problem(
-                    str(path),
-                    None,
-                    f"missing columns: {', '.join(missing)}",
-                    "rebuild the tables with this version of `gamut score`",
-                )
-            )
-        for c in df.columns:
-            if isinstance(df[c].dtype, pd.CategoricalDtype):
-                df[c] = df[c].astype(object)
-        frames[name] = df
+        df = _read_table(
+            path, cols, "rebuild the tables with this version of `gamut score`", problems
+        )
+        if df is not None:
+            for c in df.columns:
+                if isinstance(df[c].dtype, pd.CategoricalDtype):
+                    df[c] = df[c].astype(object)
+            frames[name] = df
     for name, cols in OPTIONAL.items():
         path = results / f"{name}.parquet"
-        if not path.is_file():
-            continue
-        try:
-            df = pd.read_parquet(path)
-        except (OSError, ValueError) as exc:
-            problems.append(Problem(str(path), None, f"unreadable: {exc}", _FIX))
-            continue
-        missing = [c for c in cols if c not in df.columns]
-        if missing:
-            problems.append(Problem(str(path), None, f"missing columns: {', '.join(missing)}",
-                                    "rerun `gamut judge` with this version"))  # fmt: skip
-            continue
-        frames[name] = df
+        if path.is_file():
+            df = _read_table(path, cols, "rerun `gamut judge` with this version", problems)
+            if df is not None:
+                frames[name] = df
     prov_path = results / PROVENANCE_FILE
     summary_path = results / "modality_summary.json"
     for p in (prov_path, summary_path):
