@@ -21,8 +21,11 @@ from scoring.judge.backends import (
     JudgeRequest,
     Turn,
     decode_body,
+    model_of,
     read_capped,
+    reading_reply,
     token_count,
+    usage_of,
 )
 from scoring.judge.batch.api import BatchAPI
 from scoring.judge.prompt import REPLY_SCHEMA
@@ -86,37 +89,22 @@ def message_params(
 def parse_message(r: Any, raw: str, redact: Callable[[str], str]) -> Completion:
     """The completion in a decoded reply body, in direct and batch mode; anything
     malformed is a ``bad_body`` (re-asked)."""
-    try:
+    with reading_reply(raw, redact, "is not a message"):
         text = "".join(
             b["text"]
             for b in r["content"]
             if b.get("type") == "text" and isinstance(b.get("text"), str)
         )
-        u = r.get("usage")
-        if u is not None and not isinstance(u, dict):
-            raise TypeError(f"usage is a {type(u).__name__}")
+        u = usage_of(r)
         cached = token_count(u, "cache_read_input_tokens")
         created = token_count(u, "cache_creation_input_tokens")
-        model = r.get("model")
         return Completion(
             text=text,
             tokens_in=token_count(u, "input_tokens") + cached + created,
             tokens_cached=cached,
             tokens_out=token_count(u, "output_tokens"),
-            model=model[:200] if isinstance(model, str) else "",
+            model=model_of(r),
         )
-    except RecursionError:
-        raise BackendError(
-            "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
-        ) from None
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-        raise BackendError(
-            "bad_body",
-            redact(f"reply is not a message ({type(exc).__name__}: {exc})"),
-            redact(raw),
-        ) from None
-    except BackendError as exc:
-        raise BackendError("bad_body", redact(str(exc)), redact(raw)) from None
 
 
 class AnthropicBackend(Backend):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -198,6 +199,47 @@ def decode_body(raw: str, redact: Callable[[str], str]) -> Any:
         ) from None
 
 
+@contextmanager
+def reading_reply(raw: str, redact: Callable[[str], str], what: str) -> Iterator[None]:
+    """Read a decoded reply body inside this block: anything malformed met there (a missing
+    field, a wrong type, a count that is not a count, nesting too deep) becomes a ``bad_body``,
+    ``reply <what> (...)``, with the key redacted.
+
+    Raises:
+        BackendError: kind ``bad_body``.
+    """
+    try:
+        yield
+    except RecursionError:
+        raise BackendError(
+            "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
+        ) from None
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        raise BackendError(
+            "bad_body", redact(f"reply {what} ({type(exc).__name__}: {exc})"), redact(raw)
+        ) from None
+    except BackendError as exc:
+        raise BackendError("bad_body", redact(str(exc)), redact(raw)) from None
+
+
+def usage_of(reply: Any) -> dict[str, Any] | None:
+    """A reply's ``usage`` block (None when absent).
+
+    Raises:
+        TypeError: ``usage`` is there but not an object.
+    """
+    u = reply.get("usage")
+    if u is not None and not isinstance(u, dict):
+        raise TypeError(f"usage is a {type(u).__name__}")
+    return u
+
+
+def model_of(reply: Any) -> str:
+    """The model snapshot a reply names (at most 200 characters; empty when it names none)."""
+    model = reply.get("model")
+    return model[:200] if isinstance(model, str) else ""
+
+
 class Backend(ABC):
     """A way to get a verdict reply for one request."""
 
@@ -328,9 +370,12 @@ __all__ = [
     "Turn",
     "backend_class",
     "decode_body",
+    "model_of",
     "needs_key",
     "read_capped",
+    "reading_reply",
     "register_backend",
     "registered_providers",
     "token_count",
+    "usage_of",
 ]

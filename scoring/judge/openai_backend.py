@@ -17,8 +17,11 @@ from scoring.judge.backends import (
     JudgeRequest,
     Turn,
     decode_body,
+    model_of,
     read_capped,
+    reading_reply,
     token_count,
+    usage_of,
 )
 from scoring.judge.batch.api import BatchAPI
 from scoring.judge.prompt import REPLY_SCHEMA
@@ -83,13 +86,10 @@ def chat_body(
 def parse_chat_completion(r: Any, raw: str, redact: Callable[[str], str]) -> Completion:
     """The completion in a decoded reply body, in direct and batch mode; anything
     malformed is a ``bad_body`` (re-asked)."""
-    try:
+    with reading_reply(raw, redact, "has no usable message"):
         text = r["choices"][0]["message"].get("content") or ""
-        u = r.get("usage")
-        if u is not None and not isinstance(u, dict):
-            raise TypeError(f"usage is a {type(u).__name__}")
+        u = usage_of(r)
         details = (u or {}).get("prompt_tokens_details")
-        model = r.get("model")
         return Completion(
             text=text if isinstance(text, str) else "",
             tokens_in=token_count(u, "prompt_tokens"),
@@ -97,20 +97,8 @@ def parse_chat_completion(r: Any, raw: str, redact: Callable[[str], str]) -> Com
                 details if isinstance(details, dict) else None, "cached_tokens"
             ),
             tokens_out=token_count(u, "completion_tokens"),
-            model=model[:200] if isinstance(model, str) else "",
+            model=model_of(r),
         )
-    except RecursionError:
-        raise BackendError(
-            "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
-        ) from None
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-        raise BackendError(
-            "bad_body",
-            redact(f"reply has no usable message ({type(exc).__name__}: {exc})"),
-            redact(raw),
-        ) from None
-    except BackendError as exc:
-        raise BackendError("bad_body", redact(str(exc)), redact(raw)) from None
 
 
 class OpenAIBackend(Backend):
