@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,9 +74,20 @@ class BatchError(GamutError):
 
 
 class BatchAPI(ABC):
-    """A provider's batch API for one judge."""
+    """A provider's batch API for one judge.
+
+    Args:
+        redact: blanks the API key out of any text it is given (the backend's ``redact``).
+    """
 
     limits: Limits
+
+    def __init__(self, redact: Callable[[str], str]) -> None:
+        self._redact = redact
+
+    def _fail(self, what: str, exc: Exception) -> BatchError:
+        """A provider error as a :class:`BatchError`, with the key redacted."""
+        return BatchError(self._redact(f"{what}: {type(exc).__name__}: {exc}"))
 
     @abstractmethod
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:

@@ -89,10 +89,7 @@ class OpenAIBatchAPI(BatchAPI):
             timeout=max(judge.timeout_s, 600.0),
             max_retries=judge.max_retries,
         )
-        self._redact = redact
-
-    def _fail(self, what: str, exc: Exception) -> BatchError:
-        return BatchError(self._redact(f"{what}: {type(exc).__name__}: {exc}"))
+        super().__init__(redact)
 
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
         """One request line of the input file."""
