@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
-from scoring.tables import PROVENANCE_FILE
+from scoring.tables import PAIRWISE_COLUMNS, PROVENANCE_FILE
 from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
 
 #: Parquet tables the site needs, with the columns it reads from each.
@@ -70,20 +70,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "c_raw",
         "gamut_raw",
     ),
-    "pairwise": (
-        "setting",
-        "judge",
-        "submission_a",
-        "submission_b",
-        "diff",
-        "diff_lo",
-        "diff_hi",
-        "significant",
-        "n_questions",
-        "n_a_higher",
-        "n_b_higher",
-        "n_equal",
-    ),
+    "pairwise": PAIRWISE_COLUMNS,
     "by_popularity": (
         "submission_id",
         "setting",

@@ -27,7 +27,7 @@ from scoring.tables.columns import (
 )
 from scoring.tables.csvcells import frame_csv, neutralise, write_frame_csv, write_table_csv
 from scoring.tables.load import Inputs, load_inputs
-from scoring.tables.pairwise import pairwise
+from scoring.tables.pairwise import PAIRWISE_COLUMNS, pairwise
 from scoring.tables.published import judge_ids, submission_slices, verdict_table
 from scoring.tables.scores import Scores, compute
 from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_table
@@ -131,6 +131,7 @@ def build_tables(
 
 
 __all__ = [
+    "PAIRWISE_COLUMNS",
     "PROVENANCE_FILE",
     "SECONDARY_NOTE",
     "TABLES",
