@@ -6,10 +6,10 @@ import.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from generator.spec import SiteSpec
+from scoring.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from generator.build import SiteError, build_site, generate_pages
@@ -28,10 +28,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'generator' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -6,8 +6,9 @@ The public names below are imported on first use, so that importing one engine m
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scoring.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from scoring.compiler import Check, CheckKind, compile_rubric, default_coverage_thresholds
@@ -55,16 +56,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOMES[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
 
 
 __all__ = [

@@ -22,6 +22,7 @@ ENGINE_FORBIDDEN = ("gamut", "generator", "click", "rich", "huggingface_hub")
 SITE_ALLOWED = (
     "scoring",
     "scoring.errors",
+    "scoring.lazy",
     "scoring.numbers",
     "scoring.questions",
     "scoring.storage",
