@@ -36,7 +36,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -46,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.llm_server import FakeLLMServer, Responder
+from tests.fakes.llm_server import ChildServer, FakeLLMServer, Responder
 
 LineFaultFn = Callable[[str, dict[str, Any]], "str | None"]
 LINE_FAULTS = ("bad_verdict", "prose", "malformed", "400", "500", "drop")
@@ -544,45 +543,11 @@ def run_batch_file(src: Path, dest: Path, responder: Responder, model: str | Non
     return len(out)
 
 
-class FakeBatchProcess:
+class FakeBatchProcess(ChildServer):
     """The fake batch server in a child process (for benchmarks); ``url`` as the server's."""
 
     def __init__(self) -> None:
-        self._proc: subprocess.Popen[str] | None = None
-        self.port = 0
-
-    def __enter__(self) -> FakeBatchProcess:
-        root = str(Path(__file__).resolve().parents[2])
-        env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.batch_server"],
-            stdout=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        assert self._proc.stdout is not None
-        self.port = int(self._proc.stdout.readline().strip())
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._proc is not None:
-            self._proc.terminate()
-            self._proc.wait(timeout=30)
-
-    @property
-    def url(self) -> str:
-        """``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def openai_base_url(self) -> str:
-        """The ``base_url`` for ``openai.OpenAI``."""
-        return self.url + "/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        """The ``base_url`` for ``anthropic.Anthropic``."""
-        return self.url
+        super().__init__("tests.fakes.batch_server", [], stop_timeout=30)
 
     def cpu_s(self) -> float:
         """CPU seconds the service process has used so far (Linux ``/proc``)."""

@@ -64,7 +64,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -501,26 +501,26 @@ class FakeLLMServer:
         }
 
 
-class FakeLLMProcess:
-    """The fake server in a child process (default responder), so that in benchmarks it never
-    competes with the client for the interpreter lock. ``stats()`` reads its counters over HTTP.
+class ChildServer:
+    """A fake server module run as ``python -m MODULE ARGS`` in a child process, which prints its
+    port on its first line; the addresses as the in-process servers give them.
 
     Args:
-        latency: seconds per request.
-        fault_rate: share of requests given a random fault (see :func:`random_faults`).
-        seed: the fault generator's seed.
+        module: the server's module.
+        args: its command-line arguments.
+        stop_timeout: seconds to wait for it to exit after ``terminate``.
     """
 
-    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, seed: int = 0) -> None:
-        self._args = [f"--latency={latency}", f"--fault-rate={fault_rate}", f"--seed={seed}"]
+    def __init__(self, module: str, args: list[str], stop_timeout: float) -> None:
+        self._module, self._args, self._stop_timeout = module, args, stop_timeout
         self._proc: subprocess.Popen[str] | None = None
         self.port = 0
 
-    def __enter__(self) -> FakeLLMProcess:
+    def __enter__(self) -> Self:
         root = str(Path(__file__).resolve().parents[2])
         env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.fakes.llm_server", *self._args],
+            [sys.executable, "-m", self._module, *self._args],
             stdout=subprocess.PIPE,
             text=True,
             env=env,
@@ -532,7 +532,7 @@ class FakeLLMProcess:
     def __exit__(self, *exc: object) -> None:
         if self._proc is not None:
             self._proc.terminate()
-            self._proc.wait(timeout=10)
+            self._proc.wait(timeout=self._stop_timeout)
 
     @property
     def url(self) -> str:
@@ -541,13 +541,28 @@ class FakeLLMProcess:
 
     @property
     def openai_base_url(self) -> str:
-        """The ``base_url`` for ``openai.AsyncOpenAI``."""
+        """The ``base_url`` for the OpenAI SDK's clients."""
         return self.url + "/v1"
 
     @property
     def anthropic_base_url(self) -> str:
-        """The ``base_url`` for ``anthropic.AsyncAnthropic``."""
+        """The ``base_url`` for the Anthropic SDK's clients."""
         return self.url
+
+
+class FakeLLMProcess(ChildServer):
+    """The fake server in a child process (default responder), so that in benchmarks it never
+    competes with the client for the interpreter lock. ``stats()`` reads its counters over HTTP.
+
+    Args:
+        latency: seconds per request.
+        fault_rate: share of requests given a random fault (see :func:`random_faults`).
+        seed: the fault generator's seed.
+    """
+
+    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, seed: int = 0) -> None:
+        args = [f"--latency={latency}", f"--fault-rate={fault_rate}", f"--seed={seed}"]
+        super().__init__("tests.fakes.llm_server", args, stop_timeout=10)
 
     def stats(self) -> dict[str, Any]:
         """``{"requests": n, "faults": {kind: n}}`` so far."""
