@@ -20,6 +20,7 @@ from scoring.judge.backends import (
     Completion,
     JudgeRequest,
     Turn,
+    client_options,
     decode_body,
     model_of,
     read_capped,
@@ -118,12 +119,7 @@ class AnthropicBackend(Backend):
     def _client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, created on first use (so planning never opens connections)."""
         if self._client_obj is None:
-            self._client_obj = anthropic.AsyncAnthropic(
-                api_key=self._api_key or "not-needed",
-                base_url=self.judge.base_url,
-                timeout=self.judge.timeout_s,
-                max_retries=self.judge.max_retries,
-            )
+            self._client_obj = anthropic.AsyncAnthropic(**client_options(self.judge, self._api_key))
         return self._client_obj
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:

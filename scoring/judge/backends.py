@@ -180,6 +180,24 @@ async def read_capped(
     return b"".join(parts).decode("utf-8", "replace")
 
 
+#: Timeout of a batch API call (uploads and result downloads are large), at the least.
+BATCH_MIN_TIMEOUT_S = 600.0
+
+
+def client_options(
+    judge: JudgeConfig, api_key: str | None, *, batch: bool = False
+) -> dict[str, Any]:
+    """The keyword arguments of a provider SDK's client for ``judge``: key (a placeholder for
+    local servers that need none), endpoint, timeout and the SDK's own retries."""
+    timeout = max(judge.timeout_s, BATCH_MIN_TIMEOUT_S) if batch else judge.timeout_s
+    return {
+        "api_key": api_key or "not-needed",
+        "base_url": judge.base_url,
+        "timeout": timeout,
+        "max_retries": judge.max_retries,
+    }
+
+
 def decode_body(raw: str, redact: Callable[[str], str]) -> Any:
     """A provider's reply body as JSON; a body that is not JSON, or is nested too deeply to read,
     is a ``bad_body`` (the runner re-asks, as for an unusable reply).
@@ -369,6 +387,7 @@ __all__ = [
     "JudgeRequest",
     "Turn",
     "backend_class",
+    "client_options",
     "decode_body",
     "model_of",
     "needs_key",

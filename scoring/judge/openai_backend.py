@@ -16,6 +16,7 @@ from scoring.judge.backends import (
     Completion,
     JudgeRequest,
     Turn,
+    client_options,
     decode_body,
     model_of,
     read_capped,
@@ -125,13 +126,7 @@ class OpenAIBackend(Backend):
         if not self._clients:
             n = math.ceil(self.judge.max_concurrency / CONNECTIONS_PER_CLIENT)
             self._clients = [
-                openai.AsyncOpenAI(
-                    api_key=self._api_key or "not-needed",
-                    base_url=self.judge.base_url,
-                    timeout=self.judge.timeout_s,
-                    max_retries=self.judge.max_retries,
-                )
-                for _ in range(n)
+                openai.AsyncOpenAI(**client_options(self.judge, self._api_key)) for _ in range(n)
             ]
         self._turn = (self._turn + 1) % len(self._clients)
         return self._clients[self._turn]

@@ -11,7 +11,7 @@ import anthropic
 from anthropic.types.messages import MessageBatch
 
 from scoring.judge.anthropic_backend import parse_message
-from scoring.judge.backends import BackendError
+from scoring.judge.backends import BackendError, client_options
 from scoring.judge.batch.api import (
     BatchAPI,
     BatchError,
@@ -36,12 +36,7 @@ class AnthropicBatchAPI(BatchAPI):
     def __init__(
         self, judge: JudgeConfig, api_key: str | None, redact: Callable[[str], str]
     ) -> None:
-        self._client = anthropic.Anthropic(
-            api_key=api_key or "not-needed",
-            base_url=judge.base_url,
-            timeout=max(judge.timeout_s, 600.0),
-            max_retries=judge.max_retries,
-        )
+        self._client = anthropic.Anthropic(**client_options(judge, api_key, batch=True))
         super().__init__(redact)
 
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:

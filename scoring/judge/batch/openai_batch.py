@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import openai
 
-from scoring.judge.backends import BackendError
+from scoring.judge.backends import BackendError, client_options
 from scoring.judge.batch.api import (
     BatchAPI,
     BatchError,
@@ -83,12 +83,7 @@ class OpenAIBatchAPI(BatchAPI):
     def __init__(
         self, judge: JudgeConfig, api_key: str | None, redact: Callable[[str], str]
     ) -> None:
-        self._client = openai.OpenAI(
-            api_key=api_key or "not-needed",
-            base_url=judge.base_url,
-            timeout=max(judge.timeout_s, 600.0),
-            max_retries=judge.max_retries,
-        )
+        self._client = openai.OpenAI(**client_options(judge, api_key, batch=True))
         super().__init__(redact)
 
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
