@@ -168,7 +168,7 @@ async def _judge_one(
     else:
         last_err = f"no valid verdict after {calls} replies; last: {last_err}"
     _count(stats, calls, tin, tcached, tout, time.perf_counter() - t0)
-    _record_failure(j, item, cache, stats, fail_kind, last_err, last_raw, calls)
+    record_failure(j, item, cache, stats, fail_kind, last_err, last_raw, calls)
     return False
 
 
@@ -183,7 +183,7 @@ def _count(
     stats.latency_s += latency
 
 
-def _record_failure(
+def record_failure(
     j: BuiltJudge,
     item: _Item,
     cache: VerdictCache,
@@ -193,6 +193,7 @@ def _record_failure(
     raw: str,
     calls: int,
 ) -> None:
+    """Record that ``item`` failed for good in this run (key redacted), in direct or batch mode."""
     message, raw = j.backend.redact(message), j.backend.redact(raw)
     i = item.ids
     cache.fail(
@@ -263,7 +264,7 @@ def _judge_bulk(
             f"no stored verdict for {i.submission_id}/{i.setting}/{i.question_id}/"
             f"{i.check_id} in the replay file of judge {j.name!r}"
         )
-        _record_failure(j, item, cache, stats, "rejected", message, "", 1)
+        record_failure(j, item, cache, stats, "rejected", message, "", 1)
     progress.advance(j.name, True, n)
     if len(missed):
         progress.advance(j.name, False, len(missed))
@@ -290,7 +291,7 @@ async def _run_judge(
             try:
                 ok = await _judge_one(j, item, cache, stats, commit=calls_out, held=held)
             except asyncio.CancelledError:
-                _record_failure(
+                record_failure(
                     j,
                     item,
                     cache,

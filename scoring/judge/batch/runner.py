@@ -30,12 +30,12 @@ from scoring.judge.batch.api import (
 from scoring.judge.batch.book import PENDING, BatchBook, BatchRecord
 from scoring.judge.cache import VerdictCache
 from scoring.judge.judges import BuiltJudge
-from scoring.judge.outcome import Failure, JudgeStats
+from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.runner import _Item as Item
-from scoring.judge.runner import _record
-from scoring.ledger import FailureRecord, custom_id
+from scoring.judge.runner import _record, record_failure
+from scoring.ledger import custom_id
 from scoring.ledger.records import now
 
 #: Replies per check at most: the first ask and two re-asks (as in direct mode).
@@ -136,29 +136,7 @@ class Ingest:
 
     def fail(self, cid: str, kind: str, message: str, raw: str, calls: int) -> None:
         """Record that the request ``cid`` failed for good (in this run)."""
-        item = self.todo[cid]
-        message, raw = self.j.backend.redact(message), self.j.backend.redact(raw)
-        i = item.ids
-        self.cache.fail(
-            FailureRecord(
-                item.key,
-                self.j.identity,
-                i.judge,
-                i.submission_id,
-                i.setting,
-                i.question_id,
-                i.check_id,
-                kind,
-                calls,
-                message,
-                raw,
-            )
-        )
-        self.stats.failures.append(
-            Failure(
-                self.j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message
-            )
-        )
+        record_failure(self.j, self.todo[cid], self.cache, self.stats, kind, message, raw, calls)
         self.failed.add(cid)
         self.progress.advance(self.j.name, False)
 
