@@ -234,6 +234,7 @@ def test_no_serious_accessibility_violations(browser: Browser) -> None:
             _wait_for_charts(page)
             if name.startswith(("explorer", "compare")):
                 _wait_loaded(page, "#gamut-" + name.split(".")[0])
+            _settle(page)
             found = axe.run(page).response["violations"]
             bad = [(v["id"], v["nodes"][0]["target"]) for v in found
                    if v["impact"] in ("serious", "critical")]  # fmt: skip
@@ -310,15 +311,29 @@ def _first_model() -> str:
     return sorted(p.name for p in (REPO / "demo" / "submissions").iterdir() if p.is_dir())[0]
 
 
-def _wait_loaded(page: object, selector: str, *, other_than: str = "") -> str:
+def _wait_loaded(page: object, selector: str, *, other_than: str = "", expect: str = "") -> str:
     """Wait until the page script has drawn its data (something else than ``other_than``, when
-    the previous view is still on screen); returns what it loaded."""
-    page.wait_for_function(  # type: ignore[attr-defined]
+    the previous view is still on screen, or exactly ``expect``); returns what it loaded."""
+    # The value comes from the same evaluation that saw it: a second read could land on another
+    # page. Under the theme's instant navigation the address changes before the content is
+    # swapped, so after a click only the expected view proves that the new page is drawn.
+    wanted = f"v === {json.dumps(expect)}" if expect else f"v !== {json.dumps(other_than)}"
+    found = page.wait_for_function(  # type: ignore[attr-defined]
         f"() => {{ const v = document.querySelector('{selector}')?.getAttribute('data-loaded');"
-        f" return v && v !== '{other_than}'; }}",
+        f" return v && {wanted} ? v : null; }}",
         timeout=30_000,
     )
-    return page.get_attribute(selector, "data-loaded")  # type: ignore[attr-defined,no-any-return]
+    return found.json_value()  # type: ignore[no-any-return]
+
+
+def _settle(page: object) -> None:
+    """Wait until no finite CSS transition or animation is running (the theme fades the tabs out
+    when a permalink scrolls the page), so that an accessibility check sees the final colours."""
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => document.getAnimations().every(a => a.playState !== 'running'"
+        " || a.effect?.getTiming().iterations === Infinity)",
+        timeout=10_000,
+    )
 
 
 def _shot(page: object, name: str, full: bool = True) -> None:
@@ -433,9 +448,16 @@ def test_compare_two_models_and_the_matrix(browser: Browser) -> None:
     assert marked == len(sig)
     assert marked > 0
     _shot(page, "compare.png")
-    page.locator("#matrix-multimodal a.gamut-pair").first.click()
-    page.wait_for_url(re.compile(r"compare\.html\?setting=multimodal&a="))  # type: ignore[attr-defined]
-    assert _wait_loaded(page, "#gamut-compare").startswith("multimodal:")
+    # the page already shows a view of this form in its URL: wait for the navigation itself,
+    # or the old page's state is read before the new one loads
+    link = page.locator("#matrix-multimodal a.gamut-pair").first  # type: ignore[attr-defined]
+    href = link.get_attribute("href")
+    query = href.partition("compare.html?")[2] if href else ""
+    pair = dict(part.split("=", 1) for part in query.split("&"))
+    assert pair["setting"] == "multimodal" and pair["a"] != pair["b"]
+    link.click()
+    page.wait_for_url(re.compile(re.escape("compare.html?" + query) + "$"))  # type: ignore[attr-defined]
+    _wait_loaded(page, "#gamut-compare", expect=f"multimodal:{pair['a']}:{pair['b']}")
 
 
 def test_leaderboard_view_is_in_the_url_and_the_chart_follows(browser: Browser) -> None:
