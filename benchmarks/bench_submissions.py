@@ -80,7 +80,7 @@ def main() -> None:
         target = root / "submissions" / "model-00"
         size = (target / "multimodal.jsonl").stat().st_size
         project = Project(cfg)
-        project.fingerprints_path.unlink(missing_ok=True)
+        project.digests_path.unlink(missing_ok=True)
         start, cpu = time.perf_counter(), time.process_time()
         report = pipeline.validate(project, [target])
         cold, cold_cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -108,7 +108,7 @@ def main() -> None:
             f"(baseline {BASELINE_ONE_S:.2f} s, {BASELINE_ONE_S / one:.1f}x faster; "
             f"target {TARGET_ONE_S} s: {'met' if one <= TARGET_ONE_S else 'MISSED'}), "
             f"peak traced memory {peak / 1e6:.0f} MB; cache file "
-            f"{project.fingerprints_path.stat().st_size / 1e6:.1f} MB"
+            f"{project.digests_path.stat().st_size / 1e6:.1f} MB"
         )
 
         start, cpu = time.perf_counter(), time.process_time()

@@ -224,6 +224,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         project.verdict_table,
         rubrics_source=cfg.benchmark.rubrics,
         only=submissions,
+        digests=project.digests_path,
     )
     return build_tables(
         inputs,
@@ -256,7 +257,7 @@ def validate(
         changed_from,
         base=project.cfg.root,
         limits=limits,
-        fingerprints=project.fingerprints_path,
+        digests=project.digests_path,
     )
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 #: The folder under the cache's folder where compressed site downloads are kept between builds.
 SITE_DOWNLOADS = "site-downloads"
 #: The file under the cache's folder that keeps submissions' fingerprints for the copy check.
-SUBMISSION_FINGERPRINTS = "submission-fingerprints.json"
+RESPONSE_DIGESTS = "response-digests.json"
 
 
 class Project:
@@ -163,9 +163,10 @@ class Project:
         return self._plans[key]
 
     @property
-    def fingerprints_path(self) -> Path:
-        """The copy check's cache of other submissions' fingerprints (beside the verdict cache)."""
-        return self.cache_path.parent / SUBMISSION_FINGERPRINTS
+    def digests_path(self) -> Path:
+        """The cache of response file digests (copy-check fingerprints and response lengths, by
+        content hash), beside the verdict cache."""
+        return self.cache_path.parent / RESPONSE_DIGESTS
 
     @property
     def private(self) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 from scoring.errors import Problem
 from scoring.questions import Question, Setting
 from scoring.submissions import gaming
-from scoring.submissions.fingerprints import FingerprintCache, content_hash
+from scoring.submissions.digests import DigestCache
 from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES
 from scoring.submissions.layout import (
     all_targets,
@@ -26,9 +26,8 @@ from scoring.submissions.responses import read_response_file
 class _Others:
     """Other submissions' fingerprints for the copy check, read lazily and cached by content."""
 
-    def __init__(self, subs_root: Path, limits: Limits, cache: FingerprintCache) -> None:
+    def __init__(self, subs_root: Path, cache: DigestCache) -> None:
         self.subs_root = subs_root
-        self.limits = limits
         self.cache = cache
         self.seen: set[tuple[str, str]] = set()
         self._by_file: dict[tuple[str, str], dict[str, int]] = {}
@@ -42,15 +41,9 @@ class _Others:
             ok = (
                 not (self.subs_root / sid).is_symlink() and not path.is_symlink() and path.is_file()
             )
-            digest = content_hash(path, self.limits.max_file_bytes) if ok else None
-            self._by_file[key] = (
-                self.cache.get(digest, lambda: self._read(path, setting)) if digest else {}
-            )
+            digest = self.cache.of(path) if ok else None
+            self._by_file[key] = digest.fingerprints if digest is not None else {}
         return self._by_file[key]
-
-    def _read(self, path: Path, setting: str) -> dict[str, int]:
-        found = read_response_file(path, "", setting, None, self.limits).responses
-        return {q: gaming.fingerprint(r.text) for q, r in found.items()}
 
 
 def display_key(name: str) -> str:
@@ -94,7 +87,7 @@ def validate_submissions(
     *,
     base: Path,
     limits: Limits | None = None,
-    fingerprints: Path | None = None,
+    digests: Path | None = None,
 ) -> ValidationReport:
     """Validate submission folders against docs/contract.md §7, collecting every problem at once.
 
@@ -107,8 +100,9 @@ def validate_submissions(
             must touch only one submission's folder, and that submission is validated.
         base: the folder that paths in messages are shown relative to (the config's folder).
         limits: size limits (default :class:`Limits`).
-        fingerprints: the cache file of other submissions' fingerprints for the copy check
-            (see :mod:`scoring.submissions.fingerprints`); None computes them every time.
+        digests: the cache file of response file digests, which holds the other submissions'
+            fingerprints for the copy check (see :mod:`scoring.submissions.digests`); None
+            computes them every time.
 
     Returns:
         The report: errors and warnings, each with file, line, message and fix.
@@ -147,7 +141,7 @@ def validate_submissions(
 
     qids = [q.question_id for q in questions]
     qwords = _question_words(questions)
-    others = _Others(subs_root, limits, FingerprintCache(fingerprints))
+    others = _Others(subs_root, DigestCache(digests, limits))
     names = _Names(subs_root)
     validated = set(ids)
     for sid in ids:

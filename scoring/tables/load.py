@@ -19,6 +19,8 @@ from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import check_metadata
+from scoring.submissions.digests import DigestCache
+from scoring.submissions.report import Limits
 from scoring.submissions.responses import read_responses
 from scoring.tables.checks import CheckIndex, CheckTable, index_checks
 from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
@@ -69,26 +71,35 @@ def _read_meta(path: Path) -> SubmissionMeta:
     return meta
 
 
-def _response_chars(path: Path, qindex: dict[str, int]) -> npt.NDArray[np.float64]:
+def _response_chars(
+    path: Path, qindex: dict[str, int], digests: DigestCache
+) -> npt.NDArray[np.float64]:
     out = np.full(len(qindex), np.nan)
-    responses, problems = read_responses(path)
-    if problems:
+    digest = digests.of(path)
+    if digest is None or not digest.clean:
+        # the digest only says that the file is bad: the reader says what is wrong with it
+        _, problems = read_responses(path, limits=digests.limits)
         raise ProblemsError(problems, f"cannot read the responses in {path} ({_VALIDATE})")
-    for qid, text in responses.items():
+    for qid, n in digest.chars.items():
         i = qindex.get(qid)
         if i is not None:
-            out[i] = len(text)
+            out[i] = n
     return out
 
 
 def read_submissions(
-    folder: Path, qindex: dict[str, int], only: Collection[str] | None = None
+    folder: Path,
+    qindex: dict[str, int],
+    only: Collection[str] | None = None,
+    digests: Path | None = None,
 ) -> tuple[
     tuple[str, ...], dict[str, SubmissionMeta], npt.NDArray[np.bool_], npt.NDArray[np.float64]
 ]:
     """Submission ids, metadata, which settings have responses, and response lengths.
 
     ``only``: the submission ids to read (default: every folder with a ``submission.yaml``).
+    ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`);
+    None reads every file in full.
     """
     dirs = (
         sorted(
@@ -103,12 +114,16 @@ def read_submissions(
     meta = {p.name: _read_meta(p / "submission.yaml") for p in dirs}
     has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
-    for si, p in enumerate(dirs):
-        for k, setting in enumerate(SETTINGS):
-            f = p / f"{setting.value}.jsonl"
-            if f.is_file():
-                has[si, k] = True
-                chars[si, k] = _response_chars(f, qindex)
+    cache = DigestCache(digests, Limits())
+    try:
+        for si, p in enumerate(dirs):
+            for k, setting in enumerate(SETTINGS):
+                f = p / f"{setting.value}.jsonl"
+                if f.is_file():
+                    has[si, k] = True
+                    chars[si, k] = _response_chars(f, qindex, cache)
+    finally:  # the digests read before a bad file are kept for the next run
+        cache.save(prune=False)
     return ids, meta, has, chars
 
 
@@ -121,6 +136,7 @@ def load_inputs(
     *,
     rubrics_source: str,
     only: Collection[str] | None = None,
+    digests: Path | None = None,
 ) -> Inputs:
     """Read the submissions and the verdict table, and index them against questions and checks.
 
@@ -133,6 +149,7 @@ def load_inputs(
         rubrics_source: where the rubrics came from, for messages.
         only: the submission ids to score (default: every submission in the folder); a
             pipeline leaves out those that fail validation.
+        digests: the cache file of response file digests (None: read every response file).
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
@@ -141,7 +158,9 @@ def load_inputs(
     table = checks
     index, check_ids = index_checks(questions, table, rubrics_source)
     qids = [q.question_id for q in questions]
-    ids, meta, has, chars = read_submissions(submissions, {q: i for i, q in enumerate(qids)}, only)
+    ids, meta, has, chars = read_submissions(
+        submissions, {q: i for i, q in enumerate(qids)}, only, digests
+    )
     matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids)
     return Inputs(
         questions, index, ids, meta, judges, has, chars, matrix, table.rubric_version, ignored

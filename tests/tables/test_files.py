@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -126,3 +127,42 @@ def test_response_length_counts_characters_not_bytes(tmp_path: Path) -> None:
     assert sorted(qs.loc[mask & (qs["judge"] == "j1"), "response_chars"]) == [10, 10, 13]
     lb = t.leaderboard.set_index(["submission_id", "setting", "judge"])
     assert lb.loc[("alpha", "multimodal", "j1"), "mean_response_chars"] == 11
+
+
+def _digest_files(project: Project) -> dict[str, dict[str, object]]:
+    files: dict[str, dict[str, object]] = json.loads(project.digests_path.read_text())["files"]
+    return files
+
+
+def test_response_lengths_come_from_the_digests_of_the_files(tmp_path: Path) -> None:
+    project = Project(load_config(main_project().write(tmp_path)))
+    cold = pipeline.score(project)["question_scores"]
+    files = _digest_files(project)
+    contents = {p.read_bytes() for p in (tmp_path / "submissions").glob("*/*.jsonl")}
+    assert {k.split(":")[0] for k in files} == {hashlib.sha256(c).hexdigest() for c in contents}
+    assert all(e["clean"] is True for e in files.values())
+    written = project.digests_path.read_bytes()
+    warm = pipeline.score(Project(project.cfg))["question_scores"]
+    assert warm["response_chars"].tolist() == cold["response_chars"].tolist()
+    assert project.digests_path.read_bytes() == written  # nothing new: not rewritten
+    # the digests are what the scorer reads: a planted length shows up in the tables
+    for entry in files.values():
+        entry["chars"] = [7] * len(entry["chars"])  # type: ignore[arg-type]
+    doc = json.loads(written)
+    project.digests_path.write_text(json.dumps({**doc, "files": files}))
+    planted = pipeline.score(Project(project.cfg))["question_scores"]
+    assert set(planted["response_chars"]) == {7}
+
+
+def test_a_bad_response_file_is_reported_even_with_a_cached_digest(tmp_path: Path) -> None:
+    project = Project(load_config(main_project().write(tmp_path)))
+    pipeline.score(project)
+    path = tmp_path / "submissions" / "alpha" / "multimodal.jsonl"
+    lines = path.read_text("utf-8").splitlines()
+    path.write_text("\n".join([*lines, "{not json"]) + "\n", "utf-8")
+    for _ in range(2):  # the second time, the file's digest is cached and says it is not clean
+        with pytest.raises(ProblemsError, match="cannot read the responses") as err:
+            pipeline.score(Project(project.cfg))
+        assert [p.line for p in err.value.problems] == [len(lines) + 1]
+    key = next(k for k in _digest_files(project) if not _digest_files(project)[k]["clean"])
+    assert key.split(":")[0] == hashlib.sha256(path.read_bytes()).hexdigest()

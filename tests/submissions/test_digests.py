@@ -1,4 +1,5 @@
-"""The copy check's cache of other submissions' fingerprints: used when valid, rebuilt when not."""
+"""The cache of response file digests (copy-check fingerprints, response lengths): used when valid,
+rebuilt when not, and never a stand-in for a bad file's problems."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from gamut import pipeline
 from gamut.project import Project as GamutProject
 from scoring.submissions import gaming
-from scoring.submissions.fingerprints import VERSION, content_hash
+from scoring.submissions.digests import VERSION, content_hash
 from tests.submissions.helpers import RESPONSES, Project, good_lines, reordered
 
 COPY = "7 of 12 responses (58%) are identical to submission 'acme'"
@@ -36,18 +37,19 @@ def _validate(project: Project, *targets: Path) -> list[str]:
 
 
 def _cache_file(project: Project) -> Path:
-    return GamutProject(project.cfg).fingerprints_path
+    return GamutProject(project.cfg).digests_path
 
 
 def _files(project: Project) -> dict[str, dict[str, object]]:
     doc = json.loads(_cache_file(project).read_text())
-    assert (doc["format"], doc["version"]) == ("gamut-submission-fingerprints", VERSION)
+    assert (doc["format"], doc["version"]) == ("gamut-response-digests", VERSION)
     files: dict[str, dict[str, object]] = doc["files"]
     return files
 
 
 def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The entry key of a file read under the default limits."""
+    return hashlib.sha256(path.read_bytes()).hexdigest() + ":32768:8388608"
 
 
 def test_the_first_validation_caches_the_other_submissions_by_content(project: Project) -> None:
@@ -58,6 +60,7 @@ def test_the_first_validation_caches_the_other_submissions_by_content(project: P
     entry = _files(project)[_sha(acme)]
     assert entry["ids"] == list(RESPONSES)
     assert len(str(entry["fingerprints"])) == 16 * len(RESPONSES)
+    assert entry["chars"] == [len(t) for t in RESPONSES.values()] and entry["clean"] is True
     # only the other submission is cached: the validated one is read in full anyway
     assert set(_files(project)) == {_sha(acme)}
 
@@ -91,9 +94,9 @@ def test_a_changed_file_is_fingerprinted_again(project: Project) -> None:
     "damage",
     [
         b"\xff\xfe not UTF-8",
-        b'{"format": "gamut-submission-fingerprints", "version": 1, "files": ',
+        b'{"format": "gamut-response-digests", "version": 1, "files": ',
         b"[" * 100_000,
-        json.dumps({"format": "gamut-submission-fingerprints", "version": 0, "files": {}}).encode(),
+        json.dumps({"format": "gamut-response-digests", "version": 0, "files": {}}).encode(),
         b"[]",
     ],
     ids=["not-utf8", "truncated", "too-deep", "other-version", "not-an-object"],
@@ -107,24 +110,33 @@ def test_a_corrupt_cache_file_is_ignored_and_rebuilt(project: Project, damage: b
     assert set(_files(project)) == {_sha(project.subs / "acme" / "multimodal.jsonl")}
 
 
+_GOOD = {"ids": ["a"], "fingerprints": "00" * 8, "chars": [3], "clean": True}
+
+
 @pytest.mark.parametrize(
     "entry",
     [
         "not an entry",
-        {"ids": ["a"], "fingerprints": "zz" * 8},
-        {"ids": ["a", "a"], "fingerprints": "00" * 16},
-        {"ids": ["a", 1], "fingerprints": "00" * 16},
-        {"ids": ["a"], "fingerprints": "00" * 4},
-        {"ids": "a", "fingerprints": "00" * 8},
+        {**_GOOD, "fingerprints": "zz" * 8},
+        {**_GOOD, "ids": ["a", "a"], "fingerprints": "00" * 16, "chars": [1, 1]},
+        {**_GOOD, "ids": ["a", 1], "fingerprints": "00" * 16, "chars": [1, 1]},
+        {**_GOOD, "fingerprints": "00" * 4},
+        {**_GOOD, "ids": "a"},
+        {**_GOOD, "chars": [3, 4]},
+        {**_GOOD, "chars": [-1]},
+        {**_GOOD, "chars": [True]},
+        {**_GOOD, "clean": "yes"},
+        {k: v for k, v in _GOOD.items() if k != "chars"},
     ],
-    ids=["not-object", "not-hex", "duplicate-id", "id-not-string", "short", "ids-not-list"],
+    ids=["not-object", "not-hex", "duplicate-id", "id-not-string", "short", "ids-not-list",
+         "chars-too-many", "chars-negative", "chars-bool", "clean-not-bool", "no-chars"],  # fmt: skip
 )
 def test_a_malformed_entry_is_computed_again(project: Project, entry: object) -> None:
     target = _copycat(project)
     acme = project.subs / "acme" / "multimodal.jsonl"
     path = _cache_file(project)
     path.parent.mkdir(parents=True)
-    doc = {"format": "gamut-submission-fingerprints", "version": VERSION}
+    doc = {"format": "gamut-response-digests", "version": VERSION}
     path.write_text(json.dumps({**doc, "files": {_sha(acme): entry}}))
     assert _validate(project, target) == [COPY]
     assert _files(project)[_sha(acme)]["ids"] == list(RESPONSES)

@@ -1,0 +1,199 @@
+"""What the pipeline keeps of each response file between runs, cached by content hash.
+
+Two readers need a little of every response file, every run: the copy check compares each response
+of the validated file with the response to the same question in every other submission (one
+fingerprint per response), and the scorer needs each response's length. Reading and checking the
+files line by line is most of a validation's time and half a warm score's, and the files rarely
+change between two runs, so one digest per file is kept in one JSON file in the store, keyed by the
+SHA-256 of the file's bytes and the size limits it was read under:
+
+- ``ids``: the question ids of the responses, in file order;
+- ``fingerprints``: the copy check's fingerprint of each response (8 bytes each, hex);
+- ``chars``: each response's length in characters;
+- ``clean``: whether the reader found no error in the file (a reader that must reject a bad file
+  reads it again for the problems; a digest never stands in for them).
+
+An entry that is missing, malformed or from another version is computed again; the file is
+rewritten (atomically) only when an entry was added or dropped. The digests hold no response text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scoring.storage import atomic_write_text
+from scoring.submissions import gaming
+from scoring.submissions.report import ERROR, Limits
+from scoring.submissions.responses import read_response_file
+
+#: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
+#: response reader keeps of a file or what a digest holds changes: entries of another version are
+#: never used.
+VERSION = 2
+#: A cache file larger than this is ignored (and rebuilt): about 500 files of 2,000 responses.
+MAX_CACHE_BYTES = 64 * 1024 * 1024
+_FORMAT = "gamut-response-digests"
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileDigest:
+    """What is kept of one response file.
+
+    Attributes:
+        fingerprints: question id -> the copy check's fingerprint of the response.
+        chars: question id -> the response's length in characters.
+        clean: the reader found no error in the file.
+    """
+
+    fingerprints: dict[str, int]
+    chars: dict[str, int]
+    clean: bool
+
+
+def content_hash(path: Path, limit: int) -> str | None:
+    """The SHA-256 of the file's bytes (hex), or None when it holds more than ``limit`` bytes.
+
+    Never reads more than ``limit + 1`` bytes.
+    """
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as f:
+        while chunk := f.read(min(_CHUNK, limit + 1 - size)):
+            size += len(chunk)
+            if size > limit:
+                return None
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _entry(value: Any) -> FileDigest | None:
+    """A cached entry, or None when it is malformed."""
+    if not isinstance(value, dict):
+        return None
+    ids, prints, chars, clean = (value.get(k) for k in ("ids", "fingerprints", "chars", "clean"))
+    if not (isinstance(ids, list) and isinstance(prints, str) and len(prints) == 16 * len(ids)):
+        return None
+    if not all(isinstance(q, str) for q in ids) or len(set(ids)) != len(ids):
+        return None
+    if not (isinstance(chars, list) and len(chars) == len(ids) and isinstance(clean, bool)):
+        return None
+    if not all(type(n) is int and n >= 0 for n in chars):
+        return None
+    try:
+        raw = bytes.fromhex(prints)
+    except ValueError:
+        return None
+    return FileDigest(
+        {q: int.from_bytes(raw[8 * i : 8 * i + 8], "big") for i, q in enumerate(ids)},
+        dict(zip(ids, chars, strict=True)),
+        clean,
+    )
+
+
+def _encode(digest: FileDigest) -> dict[str, Any]:
+    ids = list(digest.fingerprints)
+    raw = b"".join(digest.fingerprints[q].to_bytes(8, "big") for q in ids)
+    return {
+        "ids": ids,
+        "fingerprints": raw.hex(),
+        "chars": [digest.chars[q] for q in ids],
+        "clean": digest.clean,
+    }
+
+
+def read_digest(path: Path, limits: Limits) -> FileDigest:
+    """Read one response file with the shared reader and digest it (no cache)."""
+    read = read_response_file(path, "", "", None, limits)
+    return FileDigest(
+        {q: gaming.fingerprint(r.text) for q, r in read.responses.items()},
+        {q: len(r.text) for q, r in read.responses.items()},
+        not any(p.severity == ERROR for p in read.problems),
+    )
+
+
+class DigestCache:
+    """Digests of response files by content hash, read from and written back to one file.
+
+    Args:
+        path: the cache file (None: keep nothing between runs).
+        limits: the size limits the files are read under (part of each entry's key).
+    """
+
+    def __init__(self, path: Path | None, limits: Limits) -> None:
+        self.path = path
+        self.limits = limits
+        self._tag = f"{limits.max_response_bytes}:{limits.max_file_bytes}"
+        self._raw: dict[str, Any] = self._read() if path is not None else {}
+        self._used: dict[str, FileDigest] = {}
+        self._changed = False
+
+    def _read(self) -> dict[str, Any]:
+        """The entries of the cache file, unchecked; empty when it is absent or unusable."""
+        assert self.path is not None
+        try:
+            if self.path.stat().st_size > MAX_CACHE_BYTES:
+                return {}
+            doc = json.loads(self.path.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (ValueError, RecursionError):
+            # a corrupt cache (not UTF-8, not JSON, nested too deep) is rebuilt, never trusted
+            return {}
+        if not (
+            isinstance(doc, dict)
+            and doc.get("format") == _FORMAT
+            and doc.get("version") == VERSION
+            and isinstance(doc.get("files"), dict)
+        ):
+            return {}
+        files: dict[str, Any] = doc["files"]
+        return files
+
+    def of(self, path: Path) -> FileDigest | None:
+        """The digest of the response file at ``path``; None when it is larger than the limit
+        (such a file is rejected unread)."""
+        digest = content_hash(path, self.limits.max_file_bytes)
+        if digest is None:
+            return None
+        key = f"{digest}:{self._tag}"
+        if key in self._used:
+            return self._used[key]
+        found = _entry(self._raw.get(key))
+        if found is None:
+            found = read_digest(path, self.limits)
+            self._changed = True
+        self._used[key] = found
+        return found
+
+    def save(self, *, prune: bool) -> None:
+        """Write the cache file when something changed.
+
+        Args:
+            prune: drop the entries not used since this cache was read (pass True only when every
+                current response file was looked up, so that nothing still needed is lost).
+        """
+        if self.path is None:
+            return
+        kept = {k: _encode(d) for k, d in self._used.items()}
+        if not prune:
+            # entries not used this time stay as they were (a later run checks them)
+            kept = {**{k: v for k, v in self._raw.items() if k not in kept}, **kept}
+        if not self._changed and kept.keys() == self._raw.keys():
+            return
+        doc = {"format": _FORMAT, "version": VERSION, "files": kept}
+        atomic_write_text(self.path, json.dumps(doc, separators=(",", ":")))
+
+
+__all__ = [
+    "MAX_CACHE_BYTES",
+    "VERSION",
+    "DigestCache",
+    "FileDigest",
+    "content_hash",
+    "read_digest",
+]
