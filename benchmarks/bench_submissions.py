@@ -61,7 +61,9 @@ def write_project(root: Path, rng: random.Random) -> list[str]:
     for s in range(N_OTHERS + 1):
         folder = root / "submissions" / f"model-{s:02d}"
         folder.mkdir(parents=True)
-        (folder / "submission.yaml").write_text(yaml.safe_dump(META))
+        # display names are unique across submissions (the validator rejects a duplicate)
+        meta = {**META, "model_name": f"Bench {s:02d}"}
+        (folder / "submission.yaml").write_text(yaml.safe_dump(meta))
         for setting in ("multimodal", "text_only"):
             with (folder / f"{setting}.jsonl").open("w") as f:
                 for q in qids:

@@ -8,7 +8,6 @@ and a mean over any subset of questions is a matrix product.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,12 +158,11 @@ def rank_models(value: Array, boot: Array, tiebreak: list[str] | None = None) ->
     keys = tiebreak if tiebreak is not None else [f"{i:09d}" for i in range(n)]
     order = sorted(range(n), key=lambda i: (-value[i], keys[i]))
     group = np.zeros(n, np.int64)
-    current = 1
-    for prev, cur in itertools.pairwise(order):
-        group[prev] = current
-        d_lo, d_hi = percentile_ci(boot[:, [prev]] - boot[:, [cur]])
-        if not (d_lo[0] <= 0.0 <= d_hi[0]):
-            current += 1
     if order:
-        group[order[-1]] = current
+        # every neighbour pair's paired difference at once: a new group starts after each pair
+        # whose 95% CI excludes 0
+        ahead, behind = np.array(order[:-1], np.int64), np.array(order[1:], np.int64)
+        d_lo, d_hi = percentile_ci(boot[:, ahead] - boot[:, behind])
+        separated = ~((d_lo <= 0.0) & (d_hi >= 0.0))
+        group[order] = 1 + np.concatenate([[0], np.cumsum(separated)])
     return Ranking(rank, lo.astype(np.int64), hi.astype(np.int64), group)
