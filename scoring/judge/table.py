@@ -20,7 +20,6 @@ from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
 from scoring.ledger import Ledger
-from scoring.ledger.store import key_column
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write
@@ -60,11 +59,7 @@ def _categorical(codes: Any, values: list[str], fixed: list[str] | None = None) 
 
 def _stored(ledger: Ledger, public: bool) -> tuple[pa.Table, Any, Any]:
     """The ledger's verdicts (key, code, rationale when public), a key index and the codes."""
-    from scoring.ledger import KeyIndex
-
-    cols = ["key", "verdict"] + (["rationale"] if public else [])
-    stored = ledger.verdicts(cols)
-    index = KeyIndex(key_column(stored["key"]))
+    index, stored = ledger.key_index(columns=["verdict"] + (["rationale"] if public else []))
     codes_v = stored["verdict"].to_numpy() if stored.num_rows else np.zeros(1, np.int8)
     return stored, index, codes_v
 

@@ -163,26 +163,52 @@ def _hash64(keys: Keys) -> npt.NDArray[np.uint64]:
 class KeyIndex:
     """A sorted index over a key array, for bulk membership and lookup.
 
+    The keys are kept in the order of their 64-bit mix, and a lookup sorts its queries the same
+    way, so that both the binary search and the comparison of whole keys walk memory in order: at
+    paper scale (1.8 M queries into 5.3 M keys) that is about 10 times faster than searching in
+    the queries' own order, whose every probe is a cache miss.
+
     Args:
         keys: ``(n, KEY_BYTES)`` keys (duplicates allowed; the first row of a key wins).
     """
 
     def __init__(self, keys: Keys) -> None:
-        self.keys = np.ascontiguousarray(keys, dtype=np.uint8).reshape(-1, KEY_BYTES)
-        h = _hash64(self.keys)
-        self._order = np.argsort(h, kind="stable")
+        keys = np.ascontiguousarray(keys, dtype=np.uint8).reshape(-1, KEY_BYTES)
+        h = _hash64(keys)
+        self._order = np.argsort(h, kind="stable")  # equal mixes keep row order: first row wins
         self._sorted = h[self._order]
+        # the keys as four 64-bit words each, in mix order
+        self._words = np.ascontiguousarray(keys.view(np.uint64)[self._order])
+        # answers to read-only query arrays (a plan's keys, asked again by the verdict table)
+        self._answers: dict[int, tuple[Keys, npt.NDArray[np.int64]]] = {}
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self._order)
 
     def find(self, queries: Keys) -> npt.NDArray[np.int64]:
-        """For each query key, the row of the index's key array holding it, or -1."""
+        """For each query key, the row of the index's key array holding it, or -1.
+
+        The answer to a read-only array is remembered (the array is kept, so its id is not
+        reused, and it cannot change): asking again for the same plan's keys costs nothing.
+        """
+        if not queries.flags.writeable:
+            seen = self._answers.get(id(queries))
+            if seen is not None and seen[0] is queries:
+                return seen[1].copy()
+            rows = self._find(queries)
+            self._answers[id(queries)] = (queries, rows)
+            return rows.copy()
+        return self._find(queries)
+
+    def _find(self, queries: Keys) -> npt.NDArray[np.int64]:
         q = np.ascontiguousarray(queries, dtype=np.uint8).reshape(-1, KEY_BYTES)
         out = np.full(len(q), -1, dtype=np.int64)
-        if not len(self.keys) or not len(q):
+        if not len(self) or not len(q):
             return out
         qh = _hash64(q)
+        by_mix = np.argsort(qh, kind="stable")
+        qh = qh[by_mix]
+        qw = np.ascontiguousarray(q.view(np.uint64)[by_mix])
         pos = np.searchsorted(self._sorted, qh)
         n = len(self._sorted)
         # rows sharing a 64-bit mix are next to each other: walk forward while the mix matches
@@ -193,9 +219,8 @@ class KeyIndex:
             pending, p = pending[ok], p[ok]
             same = self._sorted[p] == qh[pending]
             pending, p = pending[same], p[same]
-            rows = self._order[p]
-            hit = (self.keys[rows] == q[pending]).all(axis=1)
-            out[pending[hit]] = rows[hit]
+            hit = (self._words[p] == qw[pending]).all(axis=1)
+            out[by_mix[pending[hit]]] = self._order[p[hit]]
             pending = pending[~hit]
             pos[pending] += 1
         return out

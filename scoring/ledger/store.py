@@ -144,6 +144,8 @@ class Ledger:
         self.root = root
         self.scheme = scheme
         self.held = held
+        # (verdict shard names, identities) -> the key index and the table it indexes
+        self._index: tuple[tuple[object, ...], KeyIndex, pa.Table] | None = None
 
     @classmethod
     def open(cls, root: Path, scheme: KeyScheme, *, held: bool, create: bool = True) -> Ledger:
@@ -292,10 +294,30 @@ class Ledger:
         appear more than once (the first row of a key is the one that counts)."""
         return self._read_all(VERDICTS, columns, identities)
 
-    def key_index(self, identities: Iterable[str] | None = None) -> tuple[KeyIndex, pa.Table]:
-        """A :class:`KeyIndex` over every verdict key, and the verdict column it indexes."""
-        t = self.verdicts(["key", "verdict"], identities)
-        return KeyIndex(_key_array(t["key"])), t
+    def key_index(
+        self, identities: Iterable[str] | None = None, columns: Sequence[str] = ("verdict",)
+    ) -> tuple[KeyIndex, pa.Table]:
+        """A :class:`KeyIndex` over every verdict key (of the given judge identities), and the
+        verdict rows it indexes: the ``key`` column and ``columns``, in the index's row order.
+
+        The index is kept while the set of verdict shards stays the same (a shard is never
+        rewritten; a new verdict is a new shard), so the steps of one run (planning the judge
+        calls, writing the verdict table) share one index instead of building one each.
+        """
+        want = list(dict.fromkeys(["key", *columns]))
+        ident = None if identities is None else tuple(sorted(set(identities)))
+        state = (tuple(self.shard_names(VERDICTS)), ident)
+        if self._index is not None and self._index[0] == state:
+            _, index, table = self._index
+            if set(want) <= set(table.column_names):
+                return index, table.select(want)
+            # the same rows in the same order (shards are read oldest first), more columns
+            table = self.verdicts(want, identities)
+        else:
+            table = self.verdicts(want, identities)
+            index = KeyIndex(_key_array(table["key"]))
+        self._index = (state, index, table)
+        return index, table
 
     def failures(self, identities: Iterable[str] | None = None) -> list[FailureRecord]:
         """The latest failure of each key that has no verdict (of the given identities)."""

@@ -17,9 +17,9 @@ import numpy.typing as npt
 
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
+from scoring.submissions.digests import DigestCache
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import check_metadata
-from scoring.submissions.digests import DigestCache
 from scoring.submissions.report import Limits
 from scoring.submissions.responses import read_responses
 from scoring.tables.checks import CheckIndex, CheckTable, index_checks

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoring.judge.cache import digest as old_digest
 from scoring.ledger import (
@@ -94,6 +96,53 @@ def test_key_index_handles_keys_sharing_a_mix() -> None:
     index = KeyIndex(np.concatenate([a, b, a]))
     assert index.find(np.concatenate([b, a])).tolist() == [1, 0]
     assert index.find(np.full((1, 32), 7, dtype=np.uint8)).tolist() == [-1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 40), max_size=60),
+    st.lists(st.integers(0, 50), max_size=60),
+)
+def test_key_index_answers_like_a_dictionary(stored: list[int], asked: list[int]) -> None:
+    # few distinct keys (so duplicates are common), some with equal 64-bit mixes
+    def key(n: int) -> bytes:
+        raw = bytearray(32)
+        raw[0] = raw[16] = n % 7  # words 0 and 2 change together: the mix often collides
+        raw[8] = n
+        return bytes(raw)
+
+    first: dict[bytes, int] = {}
+    for row, n in enumerate(stored):
+        first.setdefault(key(n), row)
+    keys = keys_array([key(n) for n in stored]) if stored else np.empty((0, 32), np.uint8)
+    queries = keys_array([key(n) for n in asked]) if asked else np.empty((0, 32), np.uint8)
+    index = KeyIndex(keys)
+    want = [first.get(key(n), -1) for n in asked]
+    assert index.find(queries).tolist() == want
+    queries.flags.writeable = False  # remembered from here on, with the same answers
+    assert index.find(queries).tolist() == want
+    again = index.find(queries)
+    again[:] = 99  # the caller's copy: the remembered answer is untouched
+    assert index.find(queries).tolist() == want
+
+
+def test_a_ledger_keeps_its_key_index_until_a_shard_is_added(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path, s, held=False)
+    led.append_verdicts([_verdict(s, n) for n in range(5)])
+    index, table = led.key_index()
+    assert table.column_names == ["key", "verdict"]
+    again, _ = led.key_index()
+    assert again is index  # the steps of one run share it
+    wider, rows = led.key_index(columns=["verdict", "rationale"])
+    assert wider is index and rows.column_names == ["key", "verdict", "rationale"]
+    assert rows["key"].to_pylist() == table["key"].to_pylist()  # the same rows, in order
+    led.append_verdicts([_verdict(s, 7)])
+    fresh, table = led.key_index()
+    assert fresh is not index and table.num_rows == 6
+    assert fresh.contains(keys_array([_key(s, 7)])).tolist() == [True]
+    other, _ = led.key_index(identities=["another"])
+    assert len(other) == 0
 
 
 def test_pair_keys_are_the_two_halves() -> None:

@@ -128,8 +128,19 @@ _GOOD = {"ids": ["a"], "fingerprints": "00" * 8, "chars": [3], "clean": True}
         {**_GOOD, "clean": "yes"},
         {k: v for k, v in _GOOD.items() if k != "chars"},
     ],
-    ids=["not-object", "not-hex", "duplicate-id", "id-not-string", "short", "ids-not-list",
-         "chars-too-many", "chars-negative", "chars-bool", "clean-not-bool", "no-chars"],  # fmt: skip
+    ids=[
+        "not-object",
+        "not-hex",
+        "duplicate-id",
+        "id-not-string",
+        "short",
+        "ids-not-list",
+        "chars-too-many",
+        "chars-negative",
+        "chars-bool",
+        "clean-not-bool",
+        "no-chars",
+    ],
 )
 def test_a_malformed_entry_is_computed_again(project: Project, entry: object) -> None:
     target = _copycat(project)
