@@ -4,9 +4,10 @@
 The dataset mirrors the ledger's layout (``LEDGER.json``, ``verdicts/``, ``failures/``,
 ``batches/``). Shards are content-named and never rewritten, so syncing is copying names one side
 lacks: :func:`push` sends, in one commit, only the shards the dataset lacks (no commit when it
-lacks none) and never deletes or rewrites a remote file; :func:`pull` downloads the shards the
-local ledger lacks, checks each one (its bytes against its name, its kind and key scheme) and
-ingests only those that pass, naming the others.
+lacks none; when another push lands first, it reads the dataset again and retries) and never
+deletes or rewrites a remote file; :func:`pull` downloads the shards the local ledger lacks,
+checks each one (its bytes against its name, its kind and key scheme) and ingests only those that
+pass, naming the others.
 
 The dataset must exist and be private (a held ledger's keys are keyed hashes and it has no free
 text, but its ids and verdicts are still the maintainers'). The token is ``HF_TOKEN``, read at call
@@ -19,6 +20,8 @@ import json
 import re
 import shutil
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,16 +37,24 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 _SHARD_PATH = re.compile(r"^(verdicts|failures|batches)/[0-9a-f]{64}\.parquet$")
 #: Largest manifest read from the Hub.
 MAX_MANIFEST_BYTES = 10_000
+#: Commit attempts of one push, and the wait before the k-th retry (k times this, in seconds).
+PUSH_ATTEMPTS = 3
+PUSH_BACKOFF_S = 0.5
 
 
 @dataclass
 class PushReport:
-    """What :func:`push` sent: the shard paths, and the commit (None: nothing was new)."""
+    """What :func:`push` sent: the shard paths, and the commit (None: nothing was new).
+
+    ``attempts`` counts the reads of the dataset: more than 1 when another push landed between
+    a read and its commit; ``sent`` and ``remote_shards`` are those of the last attempt.
+    """
 
     repo_id: str
     sent: list[str] = field(default_factory=list)
     commit_url: str | None = None
     remote_shards: int = 0
+    attempts: int = 1
 
 
 @dataclass
@@ -103,16 +114,14 @@ def _remote(api: HfApi, repo_id: str, token_env: str) -> tuple[str, set[str]]:
     return str(info.sha), {s.rfilename for s in siblings}
 
 
+def _status(exc: Any) -> int | str:
+    return exc.response.status_code if getattr(exc, "response", None) is not None else "?"
+
+
 def _http_error(exc: Any, repo_id: str, token_env: str, what: str) -> HubError:
-    status = exc.response.status_code if getattr(exc, "response", None) is not None else "?"
-    if status == 412:
-        return HubError(
-            f"the ledger dataset {repo_id} changed while pushing (another push); run "
-            "`gamut ledger push` again"
-        )
     return HubError(
-        f"the Hub answered HTTP {status} to the {what} of the ledger dataset {repo_id}; check "
-        f"that {token_env} holds a token with {what} access"
+        f"the Hub answered HTTP {_status(exc)} to the {what} of the ledger dataset {repo_id}; "
+        f"check that {token_env} holds a token with {what} access"
     )
 
 
@@ -140,17 +149,53 @@ def _local_shards(ledger: Ledger) -> list[str]:
     return [f"{kind}/{name}" for kind in KINDS for name in ledger.shard_names(kind)]
 
 
-def push(ledger: Ledger, repo_id: str, *, token_env: str = TOKEN_ENV) -> PushReport:
+def _plan(
+    api: HfApi, ledger: Ledger, repo_id: str, token_env: str, attempt: int
+) -> tuple[str, list[Any], PushReport]:
+    """Read the dataset's head and files; the operations adding what it lacks, against that head.
+
+    The manifest is checked (or added, when the dataset has none) at every read, as another push
+    may have added it since the last one.
+    """
+    from huggingface_hub import CommitOperationAdd
+
+    head, files = _remote(api, repo_id, token_env)
+    report = PushReport(
+        repo_id, remote_shards=sum(1 for f in files if _SHARD_PATH.match(f)), attempts=attempt
+    )
+    ops = []
+    if MANIFEST in files:
+        _same_manifest(_download(api, repo_id, head, MANIFEST, token_env), ledger, repo_id)
+    else:
+        ops.append(CommitOperationAdd(path_in_repo=MANIFEST, path_or_fileobj=_manifest(ledger)))
+    for path in _local_shards(ledger):
+        if path not in files:
+            ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=ledger.root / path))
+            report.sent.append(path)
+    return head, ops, report
+
+
+def push(
+    ledger: Ledger,
+    repo_id: str,
+    *,
+    token_env: str = TOKEN_ENV,
+    attempts: int = PUSH_ATTEMPTS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> PushReport:
     """Send the shards the dataset ``repo_id`` lacks, as one commit (none when it lacks none).
 
     The local ledger is verified first; a ledger with a problem is not pushed. Remote files are
-    never deleted or rewritten.
+    never deleted or rewritten. The commit names the head it was computed against; when another
+    push lands first (the Hub answers 412), the dataset is read again and what it still lacks is
+    committed, up to ``attempts`` times in all, waiting ``k * PUSH_BACKOFF_S`` seconds before the
+    k-th retry. Shards are content-named and append-only, so nothing is sent twice or dropped.
 
     Raises:
         HubError: no token, a missing or public dataset, a dataset holding another ledger, the
-            Hub refused the commit, or the local ledger has problems (listed).
+            Hub refused the commit, another push landed first at every attempt, or the local
+            ledger has problems (listed).
     """
-    from huggingface_hub import CommitOperationAdd
     from huggingface_hub.errors import HfHubHTTPError
 
     _check_repo_id(repo_id)
@@ -161,32 +206,32 @@ def push(ledger: Ledger, repo_id: str, *, token_env: str = TOKEN_ENV) -> PushRep
             "(run `gamut ledger verify`):\n" + "\n".join(f"  {p}" for p in problems[:20])
         )
     api, _ = _api(token_env)
-    head, files = _remote(api, repo_id, token_env)
-    report = PushReport(repo_id, remote_shards=sum(1 for f in files if _SHARD_PATH.match(f)))
-    if MANIFEST in files:
-        _same_manifest(_download(api, repo_id, head, MANIFEST, token_env), ledger, repo_id)
-    ops = []
-    if MANIFEST not in files:
-        ops.append(CommitOperationAdd(path_in_repo=MANIFEST, path_or_fileobj=_manifest(ledger)))
-    for path in _local_shards(ledger):
-        if path not in files:
-            ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=ledger.root / path))
-            report.sent.append(path)
-    if not report.sent:
+    for attempt in range(1, attempts + 1):
+        if attempt > 1:
+            sleep(PUSH_BACKOFF_S * (attempt - 1))
+        head, ops, report = _plan(api, ledger, repo_id, token_env, attempt)
+        if not report.sent:
+            return report
+        try:
+            info = api.create_commit(
+                repo_id,
+                ops,
+                commit_message=f"Ledger: {len(report.sent)} new shard(s)",
+                repo_type="dataset",
+                revision="main",
+                parent_commit=head,
+            )
+        except HfHubHTTPError as exc:
+            if _status(exc) == 412:  # another push landed since the read: read again
+                continue
+            raise _http_error(exc, repo_id, token_env, "write") from None
+        report.commit_url = str(info.commit_url)
         return report
-    try:
-        info = api.create_commit(
-            repo_id,
-            ops,
-            commit_message=f"Ledger: {len(report.sent)} new shard(s)",
-            repo_type="dataset",
-            revision="main",
-            parent_commit=head,
-        )
-    except HfHubHTTPError as exc:
-        raise _http_error(exc, repo_id, token_env, "write") from None
-    report.commit_url = str(info.commit_url)
-    return report
+    raise HubError(
+        f"the ledger dataset {repo_id} changed before each of {attempts} commit attempts (other "
+        "pushes landing first); nothing was pushed: run `gamut ledger push` again once the other "
+        "pushes are done"
+    )
 
 
 def _download(api: HfApi, repo_id: str, revision: str, path: str, token_env: str) -> bytes:

@@ -110,8 +110,13 @@ def push(repo: str | None, config_path: Path | None) -> None:
             markup=False,
         )
     else:
+        retried = (
+            f" (attempt {report.attempts}: another push landed first)"
+            if report.attempts > 1
+            else ""
+        )
         err_console.print(
-            f"pushed {len(report.sent)} new shard(s) to {repo_id}: {report.commit_url}",
+            f"pushed {len(report.sent)} new shard(s) to {repo_id}: {report.commit_url}{retried}",
             markup=False,
         )
 

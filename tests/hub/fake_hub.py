@@ -5,10 +5,12 @@ Routes (datasets only): ``GET /api/datasets/{repo}/revision/{rev}``, ``GET
 and the two ``huggingface_hub.HfApi.create_commit`` uses: ``POST
 /api/datasets/{repo}/preupload/{rev}`` (every file is uploaded inline, as a "regular" file) and
 ``POST /api/datasets/{repo}/commit/{rev}`` (the NDJSON commit: a header, then ``file`` and
-``deletedFile`` lines). A commit needs the token whatever the repo's visibility, and is refused
-with 412 when its ``parentCommit`` is not the branch head. Private repos need ``Authorization:
-Bearer <token>`` to read (401 otherwise); unknown repos, revisions and files answer 404 with the
-Hub's ``X-Error-Code``. Every request is recorded.
+``deletedFile`` lines; its additions are applied, then its deletions). A commit needs the token
+whatever the repo's visibility, and is refused with 412 when its ``parentCommit`` is not the
+branch head; ``FakeHub.before_commit`` can land another commit just before a commit request is
+answered, as a concurrent push would. Private repos need ``Authorization: Bearer <token>`` to
+read (401 otherwise); unknown repos, revisions and files answer 404 with the Hub's
+``X-Error-Code``. Every request is recorded.
 
 The tree lists each file's git blob id, and for files stored with LFS (images) its sha256, as the
 Hub does; downloads honour ``Range``. Faults on demand: a download cut after some bytes, an outage
@@ -23,7 +25,7 @@ import json
 import re
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -41,6 +43,24 @@ class FakeRepo:
     #: commits made through the commit endpoint, oldest first: (sha, summary, paths added,
     #: paths deleted)
     log: list[tuple[str, str, list[str], list[str]]] = field(default_factory=list)
+
+    def land(
+        self,
+        rev: str,
+        added: dict[str, bytes],
+        deleted: list[str] | tuple[str, ...] = (),
+        summary: str = "",
+    ) -> str:
+        """Commit ``added`` (and drop ``deleted``) on top of branch ``rev``; the new head."""
+        head = self.branches[rev]
+        files = {**self.commits[head], **added}
+        for path in deleted:
+            files.pop(path, None)
+        sha = commit_sha(files, head)
+        self.commits[sha] = files
+        self.branches[rev] = sha
+        self.log.append((sha, summary, list(added), list(deleted)))
+        return sha
 
 
 @dataclass
@@ -68,6 +88,9 @@ class FakeHub:
     unavailable: set[str] = field(default_factory=set)
     #: file path -> the bytes served instead of the real ones (hashes still list the real ones).
     corrupt: dict[str, bytes] = field(default_factory=dict)
+    #: called with (repo id, repo) when a commit request arrives, before its ``parentCommit`` is
+    #: checked: a hook that lands a commit here makes the request's parent stale (412).
+    before_commit: Callable[[str, FakeRepo], None] | None = None
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -268,13 +291,15 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 }
                 self._send(200, json.dumps(out).encode(), {"Content-Type": "application/json"})
                 return
+            if hub.before_commit is not None:
+                hub.before_commit(repo_id, repo)
+                head = repo.branches[rev]
             self._commit_ndjson(repo_id, repo, rev, head, body)
 
         def _commit_ndjson(
             self, repo_id: str, repo: FakeRepo, rev: str, head: str, body: bytes
         ) -> None:
-            files = dict(repo.commits[head])
-            summary, added, deleted = "", [], []
+            summary, added, deleted = "", {}, []
             for line in body.splitlines():
                 item = json.loads(line)
                 value = item["value"]
@@ -285,18 +310,13 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                         self._error(412, "ParentCommitMismatch")
                         return
                 elif item["key"] == "file":
-                    files[value["path"]] = base64.b64decode(value["content"])
-                    added.append(value["path"])
+                    added[value["path"]] = base64.b64decode(value["content"])
                 elif item["key"] == "deletedFile":
-                    files.pop(value["path"], None)
                     deleted.append(value["path"])
                 else:  # lfsFile, deletedFolder: not spoken by this hub
                     self._error(400, "UnsupportedOperation")
                     return
-            sha = commit_sha(files, head)
-            repo.commits[sha] = files
-            repo.branches[rev] = sha
-            repo.log.append((sha, summary, added, deleted))
+            sha = repo.land(rev, added, deleted, summary)
             out = {"commitUrl": f"{hub.url}/datasets/{repo_id}/commit/{sha}", "commitOid": sha}
             self._send(200, json.dumps(out).encode(), {"Content-Type": "application/json"})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,11 +10,14 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.ledger_hub import pull, push
+from gamut.hub import HubError
+from gamut.ledger_hub import PUSH_BACKOFF_S, pull, push
 from scoring.ledger import KeyScheme, Ledger, LedgerConflict, VerdictRecord
 from scoring.verdicts import Verdict
 from tests.hub.conftest import TOKEN, write_config
 from tests.hub.fake_hub import FakeHub, FakeRepo, commit_sha, serve_hub
+
+MANIFEST = "LEDGER.json"
 
 REPO = "gamut/ledger"
 SECRET = "ledger-secret-for-tests-" + "0" * 20
@@ -111,6 +115,119 @@ def test_push_sends_only_missing_shards_and_keeps_remote_ones(
     assert _files(a) == {**_files(a), **_files(b)} and set(_files(a)) == set(head) - {"LEDGER.json"}
 
 
+def _upload(led: Ledger, *names: str, manifest: bool = True) -> dict[str, bytes]:
+    """What another push of ``led`` lands: the shards ``names`` (none named: all), and its
+    manifest unless the dataset has it already."""
+    shards = {k: v for k, v in _files(led).items() if not names or k.split("/")[1] in names}
+    return {MANIFEST: (led.root / MANIFEST).read_bytes(), **shards} if manifest else shards
+
+
+def _lands_first(hub: FakeHub, *pushes: dict[str, bytes]) -> None:
+    """Before each of the next commit requests, another push lands ``pushes[i]`` (in order)."""
+    queue = list(pushes)
+
+    def land(repo_id: str, repo: FakeRepo) -> None:
+        if queue:
+            repo.land("main", queue.pop(0), summary="another push")
+
+    hub.before_commit = land
+
+
+def _added(hub: FakeHub) -> Counter[str]:
+    """How many commits added each path."""
+    return Counter(p for _, _, added, _ in hub.repos[REPO].log for p in added)
+
+
+def _head(hub: FakeHub) -> dict[str, bytes]:
+    repo = hub.repos[REPO]
+    return repo.commits[repo.branches["main"]]
+
+
+def test_a_push_that_meets_another_push_reads_again_and_commits_only_its_own_shards(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a, b = _ledger(tmp_path / "a"), _ledger(tmp_path / "b")
+    a.append_verdicts(_records(a.scheme, 0, 3))
+    b.append_verdicts(_records(b.scheme, 100, 3))
+    _lands_first(ledger_hub, _upload(b))
+    waits: list[float] = []
+    report = push(a, REPO, sleep=waits.append)
+    assert report.attempts == 2 and report.commit_url is not None
+    assert report.sent == sorted(_files(a)) and report.remote_shards == 1
+    assert waits == [PUSH_BACKOFF_S]
+    assert _commits(ledger_hub) == 2, "one commit refused with 412, one accepted"
+    log = ledger_hub.repos[REPO].log
+    assert log[0][1] == "another push" and log[0][2] == list(_upload(b))
+    assert log[-1][2] == report.sent, "the retry adds no manifest: the other push added it"
+    want = {MANIFEST, *_files(a), *_files(b)}
+    assert set(_head(ledger_hub)) == want
+    assert set(_added(ledger_hub)) == want and set(_added(ledger_hub).values()) == {1}
+
+
+def test_a_head_that_moves_at_every_attempt_fails_naming_the_attempts_and_writes_nothing(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a, b = _ledger(tmp_path / "a"), _ledger(tmp_path / "b")
+    a.append_verdicts(_records(a.scheme, 0, 3))
+    names = [b.append_verdicts(_records(b.scheme, 100 * i, 2)) for i in (1, 2, 3)]
+    assert None not in names
+    _lands_first(
+        ledger_hub,
+        *(_upload(b, n, manifest=i == 0) for i, n in enumerate(names) if n is not None),
+    )
+    waits: list[float] = []
+    with pytest.raises(HubError, match="before each of 3 commit attempts") as err:
+        push(a, REPO, sleep=waits.append)
+    assert "nothing was pushed" in str(err.value) and "`gamut ledger push` again" in str(err.value)
+    assert waits == [PUSH_BACKOFF_S, 2 * PUSH_BACKOFF_S]
+    assert _commits(ledger_hub) == 3
+    log = ledger_hub.repos[REPO].log
+    assert [summary for _, summary, _, _ in log] == ["another push"] * 3
+    assert not set(_files(a)) & set(_head(ledger_hub)), "none of a's shards reached the dataset"
+    assert set(_added(ledger_hub).values()) == {1}
+    # the other pushes are done: the next push goes through at its first attempt
+    again = push(a, REPO, sleep=waits.append)
+    assert again.attempts == 1 and again.sent == sorted(_files(a))
+    assert set(_head(ledger_hub)) == {MANIFEST, *_files(a), *_files(b)}
+
+
+def test_a_retry_sends_only_the_shards_the_other_push_did_not(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a = _ledger(tmp_path / "a")
+    first = [a.append_verdicts(_records(a.scheme, 10 * i, 2)) for i in range(3)]
+    assert None not in first
+    # another holder of the same verdicts pushed two of the three shards first
+    _lands_first(ledger_hub, _upload(a, *(n for n in first[:2] if n is not None)))
+    report = push(a, REPO, sleep=lambda s: None)
+    assert report.attempts == 2 and report.sent == [f"verdicts/{first[2]}"]
+    assert ledger_hub.repos[REPO].log[-1][2] == report.sent
+    assert set(_added(ledger_hub).values()) == {1}, "no shard sent twice"
+    assert set(_head(ledger_hub)) == {MANIFEST, *_files(a)}
+    # ... or every shard this push lacks: the retry finds nothing to send and makes no commit
+    last = a.append_verdicts(_records(a.scheme, 50, 2))
+    assert last is not None
+    _lands_first(ledger_hub, _upload(a, last, manifest=False))
+    commits = _commits(ledger_hub)
+    report = push(a, REPO, sleep=lambda s: None)
+    assert report.attempts == 2 and report.sent == [] and report.commit_url is None
+    assert _commits(ledger_hub) == commits + 1, "only the refused commit"
+    assert set(_added(ledger_hub).values()) == {1}
+
+
+def test_a_retry_checks_the_manifest_another_push_added(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a = _ledger(tmp_path / "a")
+    a.append_verdicts(_records(a.scheme, 0, 2))
+    other = _ledger(tmp_path / "other", held=False)  # another key scheme
+    other.append_verdicts(_records(other.scheme, 0, 2))
+    _lands_first(ledger_hub, _upload(other))
+    with pytest.raises(HubError, match="another ledger"):
+        push(a, REPO, sleep=lambda s: None)
+    assert set(_head(ledger_hub)) == set(_upload(other))
+
+
 def test_pull_names_and_skips_a_corrupted_or_foreign_shard(
     ledger_hub: FakeHub, tmp_path: Path
 ) -> None:
@@ -162,8 +279,6 @@ def test_a_public_dataset_or_another_ledger_is_refused(ledger_hub: FakeHub, tmp_
     push(a, REPO)
     public = _ledger(tmp_path / "p", held=False)
     public.append_verdicts(_records(public.scheme, 0, 2))
-    from gamut.hub import HubError
-
     with pytest.raises(HubError, match="another ledger"):
         push(public, REPO)
     with pytest.raises(HubError, match="another ledger"):
