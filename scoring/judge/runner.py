@@ -39,7 +39,13 @@ FLUSH_EVERY = 10_000
 
 
 @dataclass(frozen=True, slots=True)
-class _Item:
+class PairItem:
+    """One pair to judge: its plan, its position in the plan, its verdict key and its ids.
+
+    Direct and batch mode build the same items (:func:`pair_items`) and store what they get
+    through :func:`verdict_record` and :func:`record_failure`.
+    """
+
     plan: PairPlan
     pair: int
     key: bytes
@@ -78,7 +84,8 @@ def _plan(
     return todo
 
 
-def _items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[_Item]:
+def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
+    """The items of the pairs ``todo`` of ``plan``."""
     j = plan.judge
     units, checks = plan.units, plan.table.checks
     out = []
@@ -86,11 +93,12 @@ def _items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[_Item]:
         u = units[int(plan.unit[i])]
         c = checks[int(plan.check[i])]
         ids = Ids(j.name, u.submission_id, u.setting.value, u.question_id, c.check_id)
-        out.append(_Item(plan, i, key, ids))
+        out.append(PairItem(plan, i, key, ids))
     return out
 
 
-def _record(item: _Item, **kw: object) -> VerdictRecord:
+def verdict_record(item: PairItem, **kw: object) -> VerdictRecord:
+    """The ledger record of ``item``'s verdict (``kw``: the verdict and what came with it)."""
     i = item.ids
     return VerdictRecord(
         item.key,
@@ -106,7 +114,7 @@ def _record(item: _Item, **kw: object) -> VerdictRecord:
 
 async def _judge_one(
     j: BuiltJudge,
-    item: _Item,
+    item: PairItem,
     cache: VerdictCache,
     stats: JudgeStats,
     commit: bool,
@@ -148,7 +156,7 @@ async def _judge_one(
             continue
         latency = time.perf_counter() - t0
         cache.put(
-            _record(
+            verdict_record(
                 item,
                 verdict=reply.verdict,
                 model=comp.model,
@@ -185,7 +193,7 @@ def _count(
 
 def record_failure(
     j: BuiltJudge,
-    item: _Item,
+    item: PairItem,
     cache: VerdictCache,
     stats: JudgeStats,
     kind: str,
@@ -258,7 +266,7 @@ def _judge_bulk(
     stats.judged += n
     stats.calls += n
     missed = todo[~reply.found]
-    for item in _items(plan, missed):
+    for item in pair_items(plan, missed):
         i = item.ids
         message = (
             f"no stored verdict for {i.submission_id}/{i.setting}/{i.question_id}/"
@@ -272,7 +280,7 @@ def _judge_bulk(
 
 async def _run_judge(
     j: BuiltJudge,
-    items: list[_Item],
+    items: list[PairItem],
     cache: VerdictCache,
     stats: JudgeStats,
     progress: ProgressSink,
@@ -471,7 +479,7 @@ def _run(
     held = ledger.held  # rubrics held: provider errors keep their class and status only
     for p, todo, stats in work:
         sink.start(p.judge.name, len(todo), stats.cache_hits)
-    batch = [(p.judge, _items(p, t), s) for p, t, s in work if p.judge.config.mode == "batch"]
+    batch = [(p.judge, pair_items(p, t), s) for p, t, s in work if p.judge.config.mode == "batch"]
     if batch:
         from scoring.judge.batch.book import BatchBook
         from scoring.judge.batch.runner import run_batch_judges
@@ -493,9 +501,9 @@ def _run(
             if reply is not None:
                 _judge_bulk(p, todo, reply, ledger, cache, stats, sink)
             elif not j.backend.calls_out:
-                await _run_judge(j, _items(p, todo), cache, stats, sink, deadline(j), held)
+                await _run_judge(j, pair_items(p, todo), cache, stats, sink, deadline(j), held)
             else:
-                rest.append((p, _items(p, todo), stats))
+                rest.append((p, pair_items(p, todo), stats))
         await asyncio.gather(
             *(
                 _run_judge(p.judge, items, cache, stats, sink, deadline(p.judge), held)
@@ -515,5 +523,9 @@ __all__ = [
     "Failure",
     "JudgeReport",
     "JudgeStats",
+    "PairItem",
     "judge_all",
+    "pair_items",
+    "record_failure",
+    "verdict_record",
 ]

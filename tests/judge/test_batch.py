@@ -174,14 +174,14 @@ def test_a_batch_created_but_never_recorded_is_found_not_submitted_twice(
 
     from scoring.judge.batch.book import PENDING, BatchRecord
     from scoring.judge.batch.runner import Ask, _tag, lines_of, pending_items
-    from scoring.judge.runner import _items
+    from scoring.judge.runner import pair_items
     from scoring.ledger.records import now
 
     cfg = write_project(tmp_path, batch_judge(batch_srv))
     project = Project(load_config(cfg))
     (plan,) = project.pair_plans(need_keys=True)
     j = plan.judge
-    todo = pending_items(_items(plan, np.flatnonzero(~plan.empty)))
+    todo = pending_items(pair_items(plan, np.flatnonzero(~plan.empty)))
     api = j.backend.batch_api()
     chunk = list(lines_of(j, api.line, todo, [Ask(c, 1) for c in todo]))
     tag = _tag(chunk)

@@ -28,8 +28,7 @@ from scoring.judge.outcome import JudgeStats
 from scoring.judge.pairs import PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.judge.runner import _Item as Item
-from scoring.judge.runner import _items
+from scoring.judge.runner import PairItem, pair_items
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, custom_id, key_bytes
 from scoring.storage import atomic_write_bytes
 
@@ -70,12 +69,12 @@ def _reasks(j: BuiltJudge, ledger: Ledger) -> dict[bytes, tuple[int, tuple[Turn,
 
 def _open_items(
     p: PairPlan, known: KeyIndex, pending: KeyIndex
-) -> tuple[dict[str, Item], set[str]]:
+) -> tuple[dict[str, PairItem], set[str]]:
     """A plan's pairs without a verdict, by custom id; and the custom ids of those with one."""
     done = known.contains(p.keys) | pending.contains(p.keys)
     todo = np.flatnonzero(~done & ~p.empty)
     have = np.flatnonzero(done & ~p.empty)
-    items = {custom_id(it.key): it for it in _items(p, todo)}
+    items = {custom_id(it.key): it for it in pair_items(p, todo)}
     return items, {custom_id(k) for k in key_bytes(p.keys[have])}
 
 
@@ -145,7 +144,7 @@ def _read_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
 
 def _check_file(
     path: Path,
-    owners: dict[str, tuple[BuiltJudge, Item]],
+    owners: dict[str, tuple[BuiltJudge, PairItem]],
     known: set[str],
 ) -> tuple[list[tuple[BatchResult, BuiltJudge]], int, list[Problem]]:
     """Every result of one file and its problems (the file is refused when there are any)."""
@@ -245,7 +244,7 @@ def import_batch(
     with ledger.lock("gamut judge --import-batch"), VerdictCache(cache_path, ledger) as cache:
         cache.flush()
         known_index, _ = ledger.key_index()
-        owners: dict[str, tuple[BuiltJudge, Item]] = {}
+        owners: dict[str, tuple[BuiltJudge, PairItem]] = {}
         known: set[str] = set()
         ingests: dict[str, Ingest] = {}
         attempts: dict[str, dict[bytes, int]] = {}

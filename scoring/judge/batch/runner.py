@@ -33,8 +33,7 @@ from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.judge.runner import _Item as Item
-from scoring.judge.runner import _record, record_failure
+from scoring.judge.runner import PairItem, record_failure, verdict_record
 from scoring.ledger import custom_id
 from scoring.ledger.records import now
 
@@ -65,7 +64,7 @@ class Ingest:
     def __init__(
         self,
         j: BuiltJudge,
-        todo: dict[str, Item],
+        todo: dict[str, PairItem],
         cache: VerdictCache,
         stats: JudgeStats,
         progress: ProgressSink,
@@ -97,7 +96,7 @@ class Ingest:
                 self._unusable(cid, attempt, str(exc), comp.text, (turn,))
                 return True
             self.cache.put(
-                _record(
+                verdict_record(
                     item,
                     verdict=reply.verdict,
                     model=comp.model,
@@ -159,7 +158,7 @@ def limits_of(j: BuiltJudge, api: BatchAPI) -> Limits:
 def lines_of(
     j: BuiltJudge,
     line: Callable[[str, dict[str, object]], BatchLine],
-    todo: dict[str, Item],
+    todo: dict[str, PairItem],
     asks: list[Ask],
 ) -> Iterator[BatchLine]:
     """Each ask as a batch line, its body from the judge backend's one body builder."""
@@ -172,7 +171,7 @@ def submit(
     j: BuiltJudge,
     api: BatchAPI,
     book: BatchBook,
-    todo: dict[str, Item],
+    todo: dict[str, PairItem],
     asks: list[Ask],
     stats: JudgeStats,
 ) -> list[BatchRecord]:
@@ -225,7 +224,7 @@ def step(
     api: BatchAPI,
     book: BatchBook,
     cache: VerdictCache,
-    todo: dict[str, Item],
+    todo: dict[str, PairItem],
     stats: JudgeStats,
     progress: ProgressSink,
     skip: set[str],
@@ -309,13 +308,13 @@ def _collect(
             ingest.asks.append(Ask(cid, rec.attempt))
 
 
-def pending_items(items: list[Item]) -> dict[str, Item]:
+def pending_items(items: list[PairItem]) -> dict[str, PairItem]:
     """The planner's items by custom id."""
     return {custom_id(it.key): it for it in items}
 
 
 def run_batch_judges(
-    plans: list[tuple[BuiltJudge, list[Item], JudgeStats]],
+    plans: list[tuple[BuiltJudge, list[PairItem], JudgeStats]],
     cache: VerdictCache,
     book: BatchBook,
     progress: ProgressSink,
