@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import math
 import re
@@ -121,7 +122,24 @@ _CONFUSABLES = str.maketrans(
 )
 # Words spelled out letter by letter ("i g n o r e", "i.g.n.o.r.e")
 _SPACED = re.compile(r"\b(?:\w[ .\-_*]){3,}\w\b")
+# What every match of _SPACED holds (its last three letters, each after a separator): a search
+# that starts with a character class is several times faster, and rules out most texts
+_SPACED_HINT = re.compile(r"[ .\-_*]\w[ .\-_*]\w[ .\-_*]\w")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+
+
+def _spaced(text: str) -> re.Match[str] | None:
+    """The first letter-spaced word of ``text`` (see ``_SPACED``), or None."""
+    return _SPACED.search(text) if _SPACED_HINT.search(text) else None
+
+
+@functools.cache
+def _marks() -> dict[int, None]:
+    """A ``str.translate`` table deleting every character with a non-zero canonical combining
+    class (accents and other marks), built on first use (about 10 ms). Unicode assigns such
+    characters in planes 0 and 1 only (a test checks every code point); plane 14 is scanned too."""
+    ranges = (range(0x20000), range(0xE0000, 0xE1000))
+    return dict.fromkeys(c for r in ranges for c in r if unicodedata.combining(chr(c)))
 
 
 def fold(text: str) -> str:
@@ -129,8 +147,9 @@ def fold(text: str) -> str:
     accents mapped to plain Latin, letter-spaced words joined, spacing collapsed, lower case."""
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text).translate(_CONFUSABLES)
-    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    text = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m[0]), text)
+    text = unicodedata.normalize("NFKD", text).translate(_marks())
+    if _SPACED_HINT.search(text):
+        text = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m[0]), text)
     return " ".join(text.split()).casefold()
 
 
@@ -172,7 +191,7 @@ def judge_phrase(text: str) -> str | None:
     any base64 it holds, decoded. A phrase found only after decoding is marked ``(base64)``.
     """
     found = _match(" ".join(text.split()))
-    if found is None and (not text.isascii() or _SPACED.search(text)):
+    if found is None and (not text.isascii() or _spaced(text)):
         found = _match(fold(text))
     if found is None:
         for decoded in _decoded_base64(text):

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gamut import pipeline
 from gamut.project import Project as GamutProject
+from scoring.submissions import gaming
+from scoring.submissions.gaming import _marks
 from tests.submissions.helpers import FIXTURES, RESPONSES, Project, good_lines, reordered
 
 NAMES = {
@@ -81,3 +88,16 @@ def test_copy_of_another_submission(project: Project) -> None:
     assert w.file == "submissions/copycat/multimodal.jsonl"
     assert w.message == "7 of 12 responses (58%) are identical to submission 'acme'"
     assert report.ok
+
+
+def test_the_mark_filter_removes_exactly_the_combining_characters() -> None:
+    # the table is built from planes 0, 1 and 14: no other code point may have a combining class
+    every = {c for c in range(sys.maxunicode + 1) if unicodedata.combining(chr(c))}
+    assert set(_marks()) == every
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab1é_ .-*\u0301\u00a0xI")), max_size=40))
+def test_the_spacing_hint_never_hides_a_spaced_word(text: str) -> None:
+    assert bool(gaming._spaced(text)) == bool(gaming._SPACED.search(text))
+    assert text.translate(_marks()) == "".join(c for c in text if not unicodedata.combining(c))
