@@ -106,8 +106,10 @@ _JUDGE_PHRASES: list[tuple[tuple[str, ...], str]] = [
     ),
 ]
 _JUDGE = [(trig, re.compile(rx, re.IGNORECASE)) for trig, rx in _JUDGE_PHRASES]
-# every trigger word at once: one pass over the triggers rejects an honest response
+# every trigger word at once: one search rejects an honest response (as fast as testing a few
+# of them one by one, and a regex alternation of literals finds one exactly when one occurs)
 _TRIGGERS = tuple(sorted({t for triggers, _ in _JUDGE_PHRASES for t in triggers}))
+_ANY_TRIGGER = re.compile("|".join(re.escape(t) for t in _TRIGGERS))
 
 # Characters that render as nothing (zero-width, joiners, bidirectional controls, variation
 # selectors, tags, soft hyphen, Hangul fillers): removed before matching.
@@ -125,7 +127,8 @@ _SPACED = re.compile(r"\b(?:\w[ .\-_*]){3,}\w\b")
 # What every match of _SPACED holds (its last three letters, each after a separator): a search
 # that starts with a character class is several times faster, and rules out most texts
 _SPACED_HINT = re.compile(r"[ .\-_*]\w[ .\-_*]\w[ .\-_*]\w")
-_BASE64 = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+_BASE64_MIN = 16
+_BASE64 = re.compile(rf"[A-Za-z0-9+/]{{{_BASE64_MIN},}}={{0,2}}")
 
 
 def _spaced(text: str) -> re.Match[str] | None:
@@ -173,7 +176,7 @@ def _decoded_base64(text: str) -> list[str]:
 
 def _match(flat: str) -> str | None:
     lowered = flat.lower()
-    if not any(t in lowered for t in _TRIGGERS):
+    if not _ANY_TRIGGER.search(lowered):
         return None
     for triggers, rx in _JUDGE:
         if any(t in lowered for t in triggers):
@@ -190,10 +193,12 @@ def judge_phrase(text: str) -> str | None:
     look-alike letters, full-width forms, accents and letter spacing do not hide a phrase), then
     any base64 it holds, decoded. A phrase found only after decoding is marked ``(base64)``.
     """
-    found = _match(" ".join(text.split()))
+    tokens = text.split()
+    found = _match(" ".join(tokens))
     if found is None and (not text.isascii() or _spaced(text)):
         found = _match(fold(text))
-    if found is None:
+    # a base64 run holds no space: only a text with a token of its length can hold one
+    if found is None and max(map(len, tokens), default=0) >= _BASE64_MIN:
         for decoded in _decoded_base64(text):
             hidden = _match(fold(decoded))
             if hidden is not None:

@@ -96,8 +96,14 @@ def test_the_mark_filter_removes_exactly_the_combining_characters() -> None:
     assert set(_marks()) == every
 
 
+_PIECES = [*"ab1é_ .-*\u0301\u00a0xI<", "mark", "note", "say", "judge"]
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("ab1é_ .-*\u0301\u00a0xI")), max_size=40))
-def test_the_spacing_hint_never_hides_a_spaced_word(text: str) -> None:
+@given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
+def test_the_injection_scans_shortcuts_agree_with_the_full_checks(text: str) -> None:
     assert bool(gaming._spaced(text)) == bool(gaming._SPACED.search(text))
+    lowered = text.lower()
+    some = any(t in lowered for t in gaming._TRIGGERS)
+    assert bool(gaming._ANY_TRIGGER.search(lowered)) == some
     assert text.translate(_marks()) == "".join(c for c in text if not unicodedata.combining(c))
