@@ -136,16 +136,21 @@ def export_batch(
 
 
 def import_batch(
-    project: Project, files: list[Path], judges: list[str] | None = None
+    project: Project,
+    files: list[Path],
+    judges: list[str] | None = None,
+    submissions: list[str] | None = None,
 ) -> ImportReport:
-    """Ingest ``vllm run-batch`` output files (every current submission and setting).
+    """Ingest ``vllm run-batch`` output files for every setting of the submissions given
+    (default: every current submission).
 
     Raises:
         ProblemsError: some files were refused (the others are ingested), every problem listed.
     """
     from scoring.judge.batch.files import import_batch as ingest
 
-    return ingest(files, project.pair_plans(judges), project.ledger, project.cache_path)
+    plans = project.pair_plans(judges, submissions)
+    return ingest(files, plans, project.ledger, project.cache_path)
 
 
 def judging_status(project: Project, submissions: list[str] | None = None) -> JudgingStatus:
@@ -299,6 +304,58 @@ def publishable(project: Project) -> tuple[list[str], ValidationReport]:
     return keep, report
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The submissions a command works on, chosen after validating every submission.
+
+    Attributes:
+        ids: the submissions to work on: the ones named, else every valid one.
+        valid: every submission that passes validation (what the verdict table holds).
+        validation: the validator's report on every submission folder.
+    """
+
+    ids: list[str]
+    valid: list[str]
+    validation: ValidationReport
+
+    @property
+    def left_out(self) -> tuple[str, ...]:
+        """The submissions that fail validation, so are neither judged nor scored."""
+        return tuple(sorted(self.validation.rejected))
+
+
+def select(project: Project, named: list[str] | None = None) -> Selection:
+    """Validate every submission (:func:`publishable`), then choose the ones to work on.
+
+    With no ``named`` ids, every valid submission is chosen and the rejected ones are left out,
+    as in :func:`run`. Named ids are taken as they are (an unknown one is refused later, by the
+    stage that reads it), unless the validator rejects one: then nothing is chosen.
+
+    Raises:
+        ProblemsError: a named submission fails validation; the errors in its folder listed.
+    """
+    from scoring.errors import ProblemsError
+    from scoring.submissions.layout import display_path
+
+    valid, report = publishable(project)
+    if named is None:
+        return Selection(valid, valid, report)
+    bad = [s for s in dict.fromkeys(named) if s in report.rejected]
+    if bad:
+        folders = [display_path(project.submissions_root / s, project.cfg.root) for s in bad]
+        errors = [
+            p
+            for p in report.errors
+            if any(p.file == f or p.file.startswith(f + "/") for f in folders)
+        ]
+        raise ProblemsError(
+            errors,
+            f"submission(s) {', '.join(repr(s) for s in bad)} fail validation, so they are not "
+            "judged (`gamut submission validate` lists every problem with its fix)",
+        )
+    return Selection(list(named), valid, report)
+
+
 #: Stage names :func:`run` reports to its ``notify`` callback, with the stage's result.
 STAGES = ("validated", "judged", "verdicts", "scored", "site")
 
@@ -341,6 +398,7 @@ def run(
 __all__ = [
     "STAGES",
     "RunResult",
+    "Selection",
     "build_site",
     "export_batch",
     "import_batch",
@@ -349,6 +407,7 @@ __all__ = [
     "publishable",
     "run",
     "score",
+    "select",
     "validate",
     "verdict_table",
     "write_verdicts",

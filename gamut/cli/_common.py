@@ -27,9 +27,17 @@ if TYPE_CHECKING:
 
     from gamut.config import GamutConfig
     from gamut.project import Project
+    from scoring.submissions import ValidationReport
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+#: Validation problems listed one by one when submissions are left out, before the rest are only
+#: counted; each is cut at :data:`PROBLEM_CHARS` characters.
+MAX_PROBLEMS = 20
+PROBLEM_CHARS = 300
+#: Where the whole list of a rejected submission's problems is.
+VALIDATE_HINT = "`gamut submission validate` lists every problem with its fix"
 
 
 class LazyConsole:
@@ -119,6 +127,58 @@ def fail(
     if len(shown) < len(lines):
         err_console.print(f"  ... and {len(lines) - len(shown)} more")
     sys.exit(code)
+
+
+def _ids(ids: Sequence[str]) -> str:
+    return ", ".join(repr(s) for s in ids)
+
+
+def list_left_out(validation: ValidationReport, skipped: str) -> None:
+    """Print the submissions that validation leaves out, with the validator's errors.
+
+    ``gamut run``, ``gamut judge`` and ``gamut score`` print this before they work on the
+    others; each error is the validator's ``file:line: problem (fix)``.
+
+    Args:
+        validation: the validator's report on every submission.
+        skipped: what happens to them instead ("not judged, not published").
+    """
+    left_out = sorted(validation.rejected)
+    if not left_out:
+        return
+    err_console.print(
+        f"left out {len(left_out)} submission(s) that fail validation ({skipped}): "
+        + _ids(left_out)
+    )
+    errors = validation.errors
+    for p in errors[:MAX_PROBLEMS]:
+        err_console.print(f"  {str(p)[:PROBLEM_CHARS]}")
+    if len(errors) > MAX_PROBLEMS:
+        err_console.print(f"  ... and {len(errors) - MAX_PROBLEMS} more")
+    err_console.print(f"  ({VALIDATE_HINT})")
+
+
+def note_left_out(left_out: Sequence[str]) -> None:
+    """Remind, before a command fails for another reason, which submissions were left out."""
+    if left_out:
+        err_console.print(
+            f"\n{len(left_out)} submission(s) were left out for failing validation: "
+            + _ids(left_out)
+        )
+
+
+def fail_left_out(left_out: Sequence[str], rest: str) -> NoReturn:
+    """End a command that worked on the other submissions: exit 1 naming the ones left out.
+
+    Args:
+        left_out: the submissions that fail validation.
+        rest: what was done with the others ("the rest is published").
+    """
+    fail(
+        f"{len(left_out)} submission(s) left out for failing validation ({rest}): "
+        + _ids(left_out),
+        [VALIDATE_HINT],
+    )
 
 
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:

@@ -9,13 +9,23 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gamut.cli._common import config_option, err_console, fail, handle_errors, out_console
+from gamut.cli._common import (
+    config_option,
+    err_console,
+    fail,
+    fail_left_out,
+    handle_errors,
+    list_left_out,
+    note_left_out,
+    out_console,
+)
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.questions import Setting
 from scoring.storage import atomic_write_text
 
 if TYPE_CHECKING:
+    from gamut.pipeline import Selection
     from scoring.judge import JudgeStats
     from scoring.judge.outcome import Failure
 
@@ -40,7 +50,8 @@ MAX_CHARS = 300
     "submissions",
     multiple=True,
     metavar="ID",
-    help="Submission to judge (repeatable; default: every submission).",
+    help="Submission to judge (repeatable; default: every submission that passes validation). "
+    "One that fails validation stops the command, nothing judged.",
 )
 @click.option(
     "--setting",
@@ -118,6 +129,10 @@ def judge(
 ) -> None:
     """Judge every (response, check) that has no verdict yet, then write the verdict table.
 
+    Every submission is validated first, as in `gamut run`: one that fails is left out (its
+    errors are listed; it is neither judged nor in the verdict table) and the others are judged.
+    A --submission that fails validation stops the command before anything is judged.
+
     Direct-mode judges call once per check; verdicts are committed to the working index as they
     arrive and shipped to the ledger, so an interrupted run loses only its calls in flight.
     Batch-mode judges collect every finished batch and submit what has neither a verdict nor a
@@ -125,7 +140,9 @@ def judge(
     --wait, until it exits 0. One run at a time per ledger.
 
     Exit status: 0 when every check has a verdict; 1 when some check failed (listed; retried by
-    the next run); 75 when batches are still in flight and nothing failed.
+    the next run) or a submission was left out for failing validation (after the others are
+    judged and the verdict table written; this wins over 75, and the requests in flight are
+    still counted); 75 when batches are still in flight and nothing else is wrong.
     """
     from gamut import pipeline
 
@@ -142,29 +159,39 @@ def judge(
         )
     offline = dry_run or export_dir is not None or import_files
     project = Project(load_config(config_path, require_keys=False if offline else (names or True)))
-    subs = list(submissions) or None
+    chosen = pipeline.select(project, list(submissions) or None)
+    list_left_out(chosen.validation, "not judged")
     sets = [Setting(s) for s in settings] or None
     if export_dir is not None:
-        written = pipeline.export_batch(project, export_dir, names, subs, sets)
+        written = pipeline.export_batch(project, export_dir, names, chosen.ids, sets)
         for name, paths in written.items():
             n = sum(1 for p in paths for _ in p.open("rb"))
             out_console.print(f"{name}: {n} request(s) in {len(paths)} file(s)", markup=False)
             for path in paths:
                 out_console.print(f"  {path}", markup=False)
+        _exit([], None, project, chosen)
         return
     if import_files:
-        imported = pipeline.import_batch(project, list(files), names)
+        imported = pipeline.import_batch(project, list(files), names, chosen.ids)
         for s in imported.stats.values():
             out_console.print(
                 f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
                 f"ask again, {len(s.failures)} failed, {imported.skipped} already ingested",
                 markup=False,
             )
-        out_console.print(f"verdict table: {pipeline.write_verdicts(project)}", markup=False)
-        _exit(list(imported.stats.values()), status_out, project, subs)
+        verdicts = pipeline.write_verdicts(project, chosen.valid)
+        out_console.print(f"verdict table: {verdicts}", markup=False)
+        _exit(list(imported.stats.values()), status_out, project, chosen)
         return
     report = pipeline.judge(
-        project, names, subs, sets, dry_run=dry_run, deadline_s=deadline, wait_s=wait, poll_s=poll
+        project,
+        names,
+        chosen.ids,
+        sets,
+        dry_run=dry_run,
+        deadline_s=deadline,
+        wait_s=wait,
+        poll_s=poll,
     )
     for note in report.notes:
         err_console.print(f"note: {note}", markup=False)
@@ -175,27 +202,28 @@ def judge(
         out_console.print(
             f"dry run: {total} call(s) would be made; nothing was called", markup=False
         )
-        if status_out is not None:
-            atomic_write_text(status_out, pipeline.judging_status(project, subs).to_json())
+        _exit([], status_out, project, chosen)
         return
-    path = pipeline.write_verdicts(project)
+    path = pipeline.write_verdicts(project, chosen.valid)
     out_console.print(f"verdict table: {path}")
-    _exit(list(report.judges.values()), status_out, project, subs)
+    _exit(list(report.judges.values()), status_out, project, chosen)
 
 
 def _exit(
-    stats: list[JudgeStats], status_out: Path | None, project: Project, subs: list[str] | None
+    stats: list[JudgeStats], status_out: Path | None, project: Project, chosen: Selection
 ) -> None:
-    """Write the status file, list failures and exit 1, or exit 75 while batches are in flight."""
+    """Write the status file, then exit 1 when checks failed or submissions were left out, or
+    75 while batches are in flight and nothing else is wrong."""
     from gamut import pipeline
 
     if status_out is not None:
-        atomic_write_text(status_out, pipeline.judging_status(project, subs).to_json())
+        atomic_write_text(status_out, pipeline.judging_status(project, chosen.ids).to_json())
     failures = [f for s in stats for f in s.failures]
     unfinished = sum(s.unfinished for s in stats)
     in_flight = sum(s.in_flight for s in stats)
     if failures or unfinished:
         listed = [f for f in failures if not _replay_miss(project, f)]
+        note_left_out(chosen.left_out)
         fail(
             f"{len(failures)} check(s) failed, {unfinished} not attempted; "
             "run `gamut judge` again to retry them:",
@@ -211,6 +239,10 @@ def _exit(
             "again later (or pass --wait SECONDS) to collect them",
             markup=False,
         )
+    if chosen.left_out:
+        # a submission that fails validation does not pass by waiting: 1, not 75
+        fail_left_out(chosen.left_out, "the rest is judged")
+    if in_flight:
         sys.exit(EXIT_IN_FLIGHT)
 
 

@@ -13,14 +13,16 @@ from gamut.cli._common import (
     config_option,
     err_console,
     fail,
+    fail_left_out,
     get_project,
     handle_errors,
+    list_left_out,
+    note_left_out,
     out_console,
 )
 
 if TYPE_CHECKING:
     from scoring.judge import JudgeReport
-    from scoring.submissions import ValidationReport
 
 MAX_LISTED = 20
 
@@ -61,7 +63,7 @@ def _report_stage(stage: str, result: object) -> None:
     from scoring.tables import Tables
 
     if stage == "validated" and isinstance(result, ValidationReport) and result.rejected:
-        _list_left_out(sorted(result.rejected), result)
+        list_left_out(result, "not judged, not published")
     elif stage == "judged" and isinstance(result, JudgeReport):
         for line in result.summary_lines():
             err_console.print(line)
@@ -82,29 +84,12 @@ def _gamut_command() -> str:
         return str(script)
 
 
-def _list_left_out(left_out: list[str], validation: ValidationReport) -> None:
-    err_console.print(
-        f"left out {len(left_out)} submission(s) that fail validation (not judged, not "
-        f"published): {', '.join(repr(s) for s in left_out)}"
-    )
-    errors = validation.errors
-    for p in errors[:MAX_LISTED]:
-        err_console.print(f"  {str(p)[:300]}")
-    if len(errors) > MAX_LISTED:
-        err_console.print(f"  ... and {len(errors) - MAX_LISTED} more")
-    err_console.print("  (`gamut submission validate` lists every problem with its fix)")
-
-
 def _fail_on_problems(report: JudgeReport, left_out: list[str]) -> None:
     """Exit 1 when checks failed or submissions were left out, saying what to do."""
     unfinished = sum(s.unfinished for s in report.judges.values())
     lines = [str(f) for f in report.failures]
     if report.failures or unfinished:
-        if left_out:
-            err_console.print(
-                f"\n{len(left_out)} submission(s) were left out for failing validation: "
-                + ", ".join(repr(s) for s in left_out)
-            )
+        note_left_out(left_out)
         err_console.print()
         fail(
             f"{len(report.failures)} check(s) failed, {unfinished} not attempted; "
@@ -114,8 +99,4 @@ def _fail_on_problems(report: JudgeReport, left_out: list[str]) -> None:
             width=300,
         )
     if left_out:
-        fail(
-            f"{len(left_out)} submission(s) left out for failing validation (the rest is "
-            "published): " + ", ".join(repr(s) for s in left_out),
-            ["`gamut submission validate` lists every problem with its fix"],
-        )
+        fail_left_out(left_out, "the rest is published")

@@ -12,8 +12,10 @@ from rich.table import Table
 from gamut.cli._common import (
     config_option,
     err_console,
+    fail_left_out,
     get_project,
     handle_errors,
+    list_left_out,
     out_console,
     styled,
 )
@@ -59,16 +61,24 @@ def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
 @config_option
 @handle_errors
 def score(config_path: Path | None) -> None:
-    """Score every submission from the verdict table and write the score tables.
+    """Score every valid submission from the verdict table and write the score tables.
 
     Reads <results>/verdicts.parquet (written by `gamut judge`) and writes the leaderboard,
     per-domain, per-popularity, egocentric, check-kind, modality and judge-agreement tables
     under <results>/ as Parquet, CSV and JSON, with provenance.json. A submission with any check
     lacking a verdict is listed as incomplete and left out of the ranking.
+
+    Every submission is validated first, as in `gamut run`: one that fails is left out of the
+    tables (its errors are listed), the others are scored, and the command exits 1 after
+    writing the tables.
     """
     from gamut import pipeline
 
-    tables = pipeline.score(get_project(config_path))
+    project = get_project(config_path)
+    project.cfg.require_judges()  # a config without judges is named before anything is read
+    chosen = pipeline.select(project)
+    list_left_out(chosen.validation, "not scored")
+    tables = pipeline.score(project, chosen.ids)
     out_console.print(summary_table(tables))
     incomplete = tables["incomplete"]
     for r in incomplete.itertuples(index=False):
@@ -85,3 +95,5 @@ def score(config_path: Path | None) -> None:
             "questions or checks (stale: rewrite with `gamut judge`)"
         )
     err_console.print(f"wrote {len(tables.files)} files to {tables.out_dir}")
+    if chosen.left_out:
+        fail_left_out(chosen.left_out, "the rest is scored")

@@ -4,35 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-import yaml
+from tests.judge.project import openai_judge, write_meta, write_project
 
-from tests.judge.project import openai_judge, write_project
-
-META: dict[str, Any] = {
-    "organisation": "Acme AI",
-    "model_family": "acme",
-    "link": "https://example.org/model",
-    "open_weights": False,
-    "parameters": None,
-    "date": "2026-01-01",
-    "contact": "someone@example.org",
-    "production": {"decoding": "temperature 0", "tools": False, "web_access": False},
-}
 GOOD = {
     "multimodal": {
         "food-0001": "Pad thai, with rice noodles and shrimp.",
         "plants-0001": "A Monstera deliciosa.",
     }
 }
-
-
-def write_meta(folder: Path, model_name: str) -> None:
-    """A valid ``submission.yaml`` naming the model ``model_name``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump({"model_name": model_name, **META}, sort_keys=False, allow_unicode=True)
-    (folder / "submission.yaml").write_text(text, encoding="utf-8")
 
 
 def add_submission(

@@ -1,5 +1,6 @@
-"""One bad submission never stops the pipeline: it is left out with a named error, the rest
-published. Duplicate display names and markup in names never break a table or the terminal."""
+"""One bad submission never stops the pipeline (`gamut run`, `gamut judge`, `gamut score`): it
+is left out with a named error, the rest published. Duplicate display names and markup in names
+never break a table or the terminal."""
 
 from __future__ import annotations
 
@@ -53,6 +54,100 @@ def test_run_with_only_valid_submissions_exits_0(tmp_path: Path, fake_llm: FakeL
     assert "left out" not in out
 
 
+#: A merged file that fails validation (a newer metadata rule, a response file the shared
+#: reader refuses), and the validator's problem naming its file and line.
+BROKEN = [
+    ("submission.yaml", "submissions/beta/submission.yaml:5: open_weights: Input should be"),
+    ("multimodal.jsonl", "submissions/beta/multimodal.jsonl:2: not valid JSON"),
+]
+#: In beta's first response only: its text never reaches the judge while beta is left out.
+BETA_TEXT = "likely pad thai"
+
+
+def _break(folder: Path, name: str) -> None:
+    path = folder / name
+    if name == "submission.yaml":
+        path.write_text(path.read_text().replace("open_weights: false", "open_weights: maybe"))
+    else:
+        first = path.read_text().splitlines()[0]
+        path.write_text(first + "\nnot json\n")
+
+
+@pytest.mark.parametrize(("name", "problem"), BROKEN)
+def test_score_leaves_out_an_invalid_merged_submission_and_scores_the_rest(
+    tmp_path: Path, fake_llm: FakeLLMServer, name: str, problem: str
+) -> None:
+    cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
+    assert _run("judge", "--config", str(cfg))[0] == 0  # both judged while valid
+    _break(tmp_path / "submissions" / "beta", name)
+    code, out = _run("score", "--config", str(cfg))
+    assert code == 1, out
+    assert "left out 1 submission(s) that fail validation (not scored): 'beta'" in out
+    assert problem in out
+    assert "1 submission(s) left out for failing validation (the rest is scored): 'beta'" in out
+    lb = pd.read_parquet(tmp_path / "results" / "leaderboard.parquet")
+    assert set(lb["submission_id"]) == {"alpha"}
+    assert set(lb["status"]) == {"complete"}
+    assert "GAMUT leaderboard" in out  # the rest is printed as usual
+
+
+@pytest.mark.parametrize(("name", "problem"), BROKEN)
+def test_judge_leaves_out_an_invalid_submission_and_judges_the_rest(
+    tmp_path: Path, fake_llm: FakeLLMServer, name: str, problem: str
+) -> None:
+    cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
+    _break(tmp_path / "submissions" / "beta", name)
+    status = tmp_path / "status.json"
+    code, out = _run("judge", "--config", str(cfg), "--status-out", str(status))
+    assert code == 1, out
+    assert "left out 1 submission(s) that fail validation (not judged): 'beta'" in out
+    assert problem in out
+    assert "1 submission(s) left out for failing validation (the rest is judged): 'beta'" in out
+    assert fake_llm.requests and not any(BETA_TEXT in r.text for r in fake_llm.requests)
+    table = pd.read_parquet(tmp_path / "results" / "verdicts.parquet")
+    assert set(table["submission_id"]) == {"alpha"}
+    assert set(json.loads(status.read_text())["submissions"]) == {"alpha"}
+
+
+def test_judge_refuses_a_named_submission_that_fails_validation(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
+    _break(tmp_path / "submissions" / "beta", "submission.yaml")
+    _break(tmp_path / "submissions" / "alpha", "multimodal.jsonl")
+    code, out = _run("judge", "--config", str(cfg), "--submission", "beta")
+    assert code == 1, out
+    assert "submission(s) 'beta' fail validation, so they are not judged" in out
+    assert BROKEN[0][1] in out
+    assert "submissions/alpha/" not in out.split("not judged")[1]  # only beta's problems
+    assert fake_llm.requests == []
+    assert not (tmp_path / "results" / "verdicts.parquet").exists()
+
+
+def test_judge_of_a_named_valid_submission_leaves_the_invalid_ones_out_of_the_table(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
+    _break(tmp_path / "submissions" / "beta", "multimodal.jsonl")
+    code, out = _run("judge", "--config", str(cfg), "--submission", "alpha")
+    assert code == 1, out
+    assert "(the rest is judged): 'beta'" in out
+    table = pd.read_parquet(tmp_path / "results" / "verdicts.parquet")
+    assert set(table["submission_id"]) == {"alpha"}
+
+
+def test_judge_and_score_with_only_valid_submissions_exit_0(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
+    for command in ("judge", "score"):
+        code, out = _run(command, "--config", str(cfg))
+        assert code == 0, out
+        assert "left out" not in out
+    lb = pd.read_parquet(tmp_path / "results" / "leaderboard.parquet")
+    assert sorted(set(lb["submission_id"])) == ["alpha", "beta"]
+
+
 def test_the_validator_rejects_a_display_name_taken_case_and_space_insensitively(
     tmp_path: Path,
 ) -> None:
@@ -70,10 +165,19 @@ def test_the_validator_rejects_a_display_name_taken_case_and_space_insensitively
 def test_two_submissions_with_one_display_name_still_build_the_site(
     tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
+    from gamut import pipeline
+    from gamut.config import load_config
+    from gamut.project import Project
+
     cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
     write_meta(tmp_path / "submissions" / "beta", "Alpha VL")  # merged without validation
-    assert _run("judge", "--config", str(cfg))[0] == 0
-    assert _run("score", "--config", str(cfg))[0] == 0
+    # the commands leave beta out (the validator refuses the name); the library, given both
+    # ids, judges and scores them as they are, so the tables hold the two same names
+    project = Project(load_config(cfg))
+    both = ["alpha", "beta"]
+    pipeline.judge(project, submissions=both)
+    pipeline.write_verdicts(project, both)
+    pipeline.score(project, both)
     code, out = _run("site", "build", "--config", str(cfg))
     assert code == 0, out
     index = next(tmp_path.rglob("index.html")).read_text(encoding="utf-8")

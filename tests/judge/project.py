@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tests.fakes.llm_server import prompt_text
 
 QUESTIONS = [
@@ -101,6 +103,26 @@ RESPONSES: dict[str, dict[str, dict[str, str]]] = {
     },
 }
 
+#: Valid submission metadata but the model's name (``gamut judge`` validates every submission).
+META: dict[str, Any] = {
+    "organisation": "Acme AI",
+    "model_family": "acme",
+    "link": "https://example.org/model",
+    "open_weights": False,
+    "parameters": None,
+    "date": "2026-01-01",
+    "contact": "someone@example.org",
+    "production": {"decoding": "temperature 0", "tools": False, "web_access": False},
+}
+
+
+def write_meta(folder: Path, model_name: str) -> None:
+    """A valid ``submission.yaml`` naming the model ``model_name``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump({"model_name": model_name, **META}, sort_keys=False, allow_unicode=True)
+    (folder / "submission.yaml").write_text(text, encoding="utf-8")
+
+
 #: The environment variable of the ledger secret in test projects (set by the judge tests).
 LEDGER_KEY_ENV = "GAMUT_TEST_LEDGER_KEY"
 LEDGER_KEY = "test-ledger-secret-0123456789abcdef0123456789"
@@ -118,7 +140,10 @@ def write_project(
     responses: dict[str, dict[str, dict[str, str]]] | None = None,
     rubrics: list[dict[str, Any]] | None = None,
 ) -> Path:
-    """Write the project under ``root``; returns the config path."""
+    """Write the project under ``root``; returns the config path.
+
+    Each submission gets valid metadata, so only its responses decide whether it validates.
+    """
     root.mkdir(parents=True, exist_ok=True)
     (root / "questions.jsonl").write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
     rdir = root / "rubrics"
@@ -127,7 +152,7 @@ def write_project(
         (rdir / f"{r['question_id']}.json").write_text(json.dumps(r))
     for sid, settings in (responses or RESPONSES).items():
         d = root / "submissions" / sid
-        d.mkdir(parents=True, exist_ok=True)
+        write_meta(d, f"{sid.title()} VL")
         for setting, answers in settings.items():
             (d / f"{setting}.jsonl").write_text(
                 "".join(

@@ -158,3 +158,53 @@ def test_an_unusable_imported_reply_is_asked_again_in_the_next_export(tmp_path: 
     body = json.loads(again.read_text().splitlines()[0])["body"]
     assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
     assert body["messages"][2]["content"] == "not json at all"
+
+
+#: The calls of alpha alone (beta's are those of a submission left out).
+ALPHA_CALLS = 20
+
+
+def _leave_out_beta(root: Path) -> None:
+    """Make beta fail validation: a merged folder that lacks its metadata."""
+    (root / "submissions" / "beta" / "submission.yaml").unlink()
+
+
+def test_a_submission_left_out_exits_1_even_with_batches_in_flight(
+    tmp_path: Path, srv: FakeBatchServer
+) -> None:
+    cfg = str(write_project(tmp_path, batch_judge(srv)))
+    _leave_out_beta(tmp_path)
+    srv.hold = True
+    status = tmp_path / "status.json"
+    code, out = _run("judge", "--config", cfg, "--status-out", str(status))
+    assert code == 1, out  # 75 only when nothing else is wrong
+    assert f"{ALPHA_CALLS} request(s) still in flight" in out  # still said
+    assert "submissions/beta/submission.yaml: missing submission.yaml" in out
+    assert "(the rest is judged): 'beta'" in out
+    assert set(json.loads(status.read_text())["submissions"]) == {"alpha"}
+    srv.release()
+    code, out = _run("judge", "--config", cfg)
+    assert code == 1 and "still in flight" not in out, out
+    assert _rows(tmp_path) == ALPHA_CALLS
+
+
+def test_dry_run_export_and_import_leave_out_a_submission_that_fails_validation(
+    tmp_path: Path,
+) -> None:
+    cfg = str(write_project(tmp_path, openai_judge("http://127.0.0.1:9/v1", "local")))
+    _leave_out_beta(tmp_path)
+    status = tmp_path / "status.json"
+    code, out = _run("judge", "--config", cfg, "--dry-run", "--status-out", str(status))
+    assert code == 1 and f"would make {ALPHA_CALLS} calls" in out, out
+    assert "(the rest is judged): 'beta'" in out
+    assert set(json.loads(status.read_text())["submissions"]) == {"alpha"}
+    out_dir = tmp_path / "requests"
+    code, out = _run("judge", "--config", cfg, "--export-batch", str(out_dir))
+    assert code == 1 and f"local: {ALPHA_CALLS} request(s) in 1 file(s)" in out, out
+    (req,) = out_dir.glob("*.jsonl")
+    res = tmp_path / "res.jsonl"
+    run_batch_file(req, res, verdict_responder("meets"))
+    code, out = _run("judge", "--config", cfg, "--import-batch", str(res))
+    assert code == 1 and f"{ALPHA_CALLS} verdict(s) ingested" in out, out
+    assert "(the rest is judged): 'beta'" in out
+    assert _rows(tmp_path) == ALPHA_CALLS

@@ -177,6 +177,25 @@ def test_scoring_passes_the_judging_progress_to_the_comment() -> None:
     assert "--status-out" in runs and "--judging" in runs and "75)" in runs
 
 
+@pytest.mark.parametrize("name", ["score-submission.yml", "collect-batches.yml"])
+def test_scoring_goes_on_when_only_invalid_merged_submissions_are_left_out(name: str) -> None:
+    from scoring.tables.write import PROVENANCE_FILE
+
+    runs = " ".join(step.get("run", "") for _, step in _steps(_load(name)))
+    # `gamut score` exits 1 both on an error and after writing the tables without the
+    # submissions that fail validation; the tables' last file tells the two apart
+    assert '.venv/bin/gamut score --config "$GAMUT_CONFIG" || code=$?' in runs
+    results = _live_config()["store"]["results"]
+    assert f'[ "$code" -eq 1 ] && [ -f {results}/{PROVENANCE_FILE} ]' in runs
+    assert 'elif [ "$code" -ne 0 ]; then' in runs
+
+
+def test_collecting_batches_goes_on_when_the_dry_run_leaves_a_submission_out() -> None:
+    runs = " ".join(step.get("run", "") for _, step in _steps(_load("collect-batches.yml")))
+    assert '--status-out "$RUNNER_TEMP/before.json" > /dev/null || code=$?' in runs
+    assert '[ ! -f "$RUNNER_TEMP/before.json" ]' in runs  # 1 without the status: an error
+
+
 def test_publish_deploys_pages_and_the_dataset() -> None:
     wf = _load("publish.yml")
     assert wf[True]["push"] == {"branches": ["main"]}
