@@ -247,8 +247,12 @@ def validate(
     changed_from: str | None = None,
     *,
     limits: Limits | None = None,
+    errors_only: bool = False,
 ) -> ValidationReport:
     """Validate submission folders of the project (every submission by default).
+
+    ``errors_only``: report the errors only, not the gaming checks' warnings (see
+    :func:`scoring.submissions.validate_submissions`).
 
     Raises:
         ProblemsError: the questions file itself is invalid (a deployment problem).
@@ -263,6 +267,7 @@ def validate(
         base=project.cfg.root,
         limits=limits,
         digests=project.digests_path,
+        errors_only=errors_only,
     )
 
 
@@ -291,14 +296,14 @@ class RunResult:
 
 
 def publishable(project: Project) -> tuple[list[str], ValidationReport]:
-    """The submissions that pass validation, and the validator's report on all of them.
+    """The submissions that pass validation, and the validator's errors on all of them.
 
     A folder the validator rejects (a bad name, metadata or response file) is left out; the
     others are judged and published as usual.
     """
     from scoring.judge import list_submissions
 
-    report = validate(project)
+    report = validate(project, errors_only=True)  # warnings leave nothing out
     rejected = set(report.rejected)
     keep = [s for s in list_submissions(project.submissions_root) if s not in rejected]
     return keep, report

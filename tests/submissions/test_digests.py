@@ -195,3 +195,25 @@ def test_content_hash_never_reads_past_the_limit(tmp_path: Path) -> None:
     path.write_bytes(b"x" * 1000)
     assert content_hash(path, 1000) == hashlib.sha256(b"x" * 1000).hexdigest()
     assert content_hash(path, 999) is None
+
+
+def test_errors_only_validation_trusts_a_clean_digest_and_reads_the_rest(project: Project) -> None:
+    target = _copycat(project)
+    assert COPY in _validate(project)  # every digest computed
+    quick = pipeline.validate(GamutProject(project.cfg), errors_only=True)
+    assert quick.ok and quick.warnings == [] and quick.submissions == ["acme", "copycat"]
+    # a file that answers too few questions is read in full: its error is the reader's own
+    lines = (target / "multimodal.jsonl").read_text("utf-8").splitlines()
+    (target / "multimodal.jsonl").write_text("\n".join(lines[1:]) + "\n", "utf-8")
+    quick = pipeline.validate(GamutProject(project.cfg), errors_only=True)
+    full = pipeline.validate(GamutProject(project.cfg))
+    assert quick.rejected == full.rejected == ["copycat"]
+    assert [p.message for p in quick.errors] == [p.message for p in full.errors]
+    assert "have no response" in quick.errors[0].message
+    # the digest is what decides: one planted as clean and complete stands for the file
+    key = _sha(target / "multimodal.jsonl")
+    doc = json.loads(_cache_file(project).read_text())
+    doc["files"][key] = {**doc["files"][key], "ids": list(RESPONSES), "chars": [1] * 12}
+    doc["files"][key]["fingerprints"] = "00" * 8 * len(RESPONSES)
+    _cache_file(project).write_text(json.dumps(doc))
+    assert pipeline.validate(GamutProject(project.cfg), errors_only=True).ok
