@@ -55,6 +55,7 @@ SCORE_TABLES: tuple[tuple[str, str], ...] = (
     ("judge_scores", "Scores under each judge"),
     ("judge_tau", "Judge ranking agreement (Kendall tau)"),
     ("judge_kappa", "Judge verdict agreement (Cohen's kappa)"),
+    ("judge_kappa_by_kind", "Judge verdict agreement by check kind (Cohen's kappa)"),
     ("judge_leniency", "Judge leniency"),
     ("judge_self_preference", "Judge self-preference"),
     ("incomplete", "Incomplete submissions"),

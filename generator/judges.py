@@ -1,4 +1,5 @@
-"""The judges page: per-judge scores, Kendall tau, leniency, self-preference and kappa."""
+"""The judges page: per-judge scores, Kendall tau, leniency, self-preference and kappa (over all
+checks and per check kind)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from generator import charts
 from generator.pages import model_names, setting_label, submission_href
 from generator.render import Cell, Column, Row, Table
 from generator.tables import ScoreTables
+from scoring.numbers import f2, number
+from scoring.tables import MIN_KIND_CHECKS
 
 
 def _settings(df: pd.DataFrame) -> list[str]:
@@ -21,6 +24,102 @@ def _tau_matrix(tau: pd.DataFrame, judges: list[str]) -> list[list[float | None]
     for a, b, t in zip(tau["judge_a"], tau["judge_b"], tau["tau_b"], strict=True):
         lookup[(str(a), str(b))] = lookup[(str(b), str(a))] = float(t)
     return [[1.0 if a == b else lookup.get((a, b)) for b in judges] for a in judges]
+
+
+def kind_label(kind: Any, secondary: Any) -> str:
+    """A check kind in prose, by the names of the kind tables: ``member``, ``secondary member``."""
+    return f"secondary {kind}" if bool(secondary) else str(kind)
+
+
+def _kind_kappa(kp: pd.DataFrame) -> tuple[Table, str] | None:
+    """One setting's kappa per check kind: a table with one row per (kind, secondary) and a kappa
+    and a count column per judge pair, and the sentence naming the least-agreed kinds.
+
+    None when there is no judge pair (a single judge).
+    """
+    if kp.empty:
+        return None
+    pairs = list(
+        dict.fromkeys(zip(kp["judge_a"].astype(str), kp["judge_b"].astype(str), strict=True))
+    )
+    kinds = list(
+        dict.fromkeys(zip(kp["kind"].astype(str), kp["secondary"].astype(bool), strict=True))
+    )
+    cols = [
+        Column("kind", "Check kind", numeric=False),
+        Column("secondary", "Secondary", "yes_no"),
+    ]
+    for i, (a, b) in enumerate(pairs):
+        cols.append(
+            Column(
+                f"k{i}",
+                f"{a} / {b} kappa",
+                "f2",
+                title=f"Cohen's kappa between {a} and {b} on this kind's checks",
+            )
+        )
+        cols.append(Column(f"n{i}", f"{a} / {b} checks", "integer"))
+    cells: dict[tuple[str, bool], dict[str, Cell]] = {
+        k: {"kind": Cell(k[0]), "secondary": Cell(k[1])}
+        | {f"{c}{i}": Cell(None) for i in range(len(pairs)) for c in "kn"}
+        for k in kinds
+    }
+    # each kind's least-agreeing pair: (kappa, pair) with the lowest defined kappa
+    worst: dict[tuple[str, bool], tuple[float, tuple[str, str]]] = {}
+    for r in kp.to_dict(orient="records"):
+        k, pair = (str(r["kind"]), bool(r["secondary"])), (str(r["judge_a"]), str(r["judge_b"]))
+        i = pairs.index(pair)
+        cells[k][f"k{i}"], cells[k][f"n{i}"] = Cell(r["kappa"]), Cell(r["n_checks"])
+        kappa = number(r["kappa"])
+        if kappa is not None and (k not in worst or kappa < worst[k][0]):
+            worst[k] = (kappa, pair)
+    table = Table(
+        cols,
+        [Row(cells[k]) for k in kinds],
+        caption="Verdict agreement by check kind (Cohen's kappa per judge pair)",
+    )
+    return table, least_agreed_sentence(
+        [(kind_label(*k), *worst[k]) for k in kinds if k in worst], len(pairs)
+    )
+
+
+def least_agreed_sentence(kinds: list[tuple[str, float, tuple[str, str]]], n_pairs: int) -> str:
+    """The sentence naming the check kinds the judges agree on least, worded by rule.
+
+    Args:
+        kinds: per kind with a defined kappa for some pair: its label, its lowest kappa over
+            the pairs and that pair. Kinds are ranked by that lowest kappa (ties in the given
+            order), so every number the sentence prints is one of the table's.
+        n_pairs: the number of judge pairs.
+    """
+    if not kinds:
+        return (
+            f"No check kind has a kappa: each has fewer than {MIN_KIND_CHECKS} checks judged by "
+            "both judges of a pair, or a single verdict throughout."
+        )
+    ranked = sorted(kinds, key=lambda k: k[1])  # stable: ties keep the table's order
+
+    def said(k: tuple[str, float, tuple[str, str]], first: bool) -> str:
+        value = f"kappa {f2(k[1])}" if first else f2(k[1])
+        pair = f", {k[2][0]} and {k[2][1]}" if n_pairs > 1 else ""
+        return f"{k[0]} checks ({value}{pair})"
+
+    lead = (
+        "Taking each kind's lowest kappa over the judge pairs, the judges"
+        if n_pairs > 1
+        else "The judges"
+    )
+    if len(ranked) == 1:
+        only = said(ranked[0], True)
+        return f"Only one kind has enough checks judged by two judges for a kappa: {only}."
+    if len(ranked) == 2:
+        return f"{lead} agree less on {said(ranked[0], True)} than on {said(ranked[1], False)}."
+    top = ranked[-1]
+    most = f"no pair below {f2(top[1])}" if n_pairs > 1 else f2(top[1])
+    return (
+        f"{lead} agree least on {said(ranked[0], True)} and {said(ranked[1], False)}, "
+        f"and most on {top[0]} checks ({most})."
+    )
 
 
 def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
@@ -130,6 +229,8 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
             )
             for r in kp.to_dict(orient="records")
         ]
+        kk = tables["judge_kappa_by_kind"]
+        by_kind = _kind_kappa(kk[kk["setting"] == setting])
         sections.append(
             {
                 "title": setting_label(setting),
@@ -171,6 +272,8 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                     kp_rows,
                     caption="Verdict agreement over all checks (one kappa per judge pair)",
                 ),
+                "kappa_kinds": by_kind[0] if by_kind else None,
+                "least_agreed": by_kind[1] if by_kind else "",
             }
         )
     judge_info = tables.provenance.get("judges", {}) or {}
@@ -201,7 +304,13 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         caption="Judges",
         sortable=False,
     )
-    return {"sections": sections, "info": info, "n_judges": len(judges), "drift": _drift(tables)}
+    return {
+        "sections": sections,
+        "info": info,
+        "n_judges": len(judges),
+        "drift": _drift(tables),
+        "min_kind_checks": MIN_KIND_CHECKS,
+    }
 
 
 def _drift(tables: ScoreTables) -> Table | None:
@@ -238,4 +347,4 @@ def _drift(tables: ScoreTables) -> Table | None:
     )
 
 
-__all__ = ["judges_page"]
+__all__ = ["judges_page", "kind_label", "least_agreed_sentence"]

@@ -115,6 +115,15 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "own_minus_others",
     ),
     "judge_kappa": ("setting", "judge_a", "judge_b", "kappa", "n_checks", "agreement"),
+    "judge_kappa_by_kind": (
+        "setting",
+        "judge_a",
+        "judge_b",
+        "kind",
+        "secondary",
+        "kappa",
+        "n_checks",
+    ),
 }
 
 #: Tables shown when present (written only when something happened: a judge's snapshot changed).

@@ -26,6 +26,7 @@ from scoring.tables.columns import (
     undocumented,
 )
 from scoring.tables.csvcells import frame_csv, neutralise, write_frame_csv, write_table_csv
+from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.pairwise import PAIRWISE_COLUMNS, pairwise
 from scoring.tables.published import judge_ids, submission_slices, verdict_table
@@ -85,6 +86,7 @@ def score_frames(scores: Scores, families: dict[str, str]) -> dict[str, pd.DataF
         "judge_leniency": _judges.judge_leniency(scores),
         "judge_self_preference": _judges.judge_self_preference(scores, families),
         "judge_kappa": _judges.judge_kappa(scores),
+        "judge_kappa_by_kind": _judges.judge_kappa_by_kind(scores),
         "incomplete": _tables.incomplete(scores),
     }
 
@@ -131,6 +133,7 @@ def build_tables(
 
 
 __all__ = [
+    "MIN_KIND_CHECKS",
     "PAIRWISE_COLUMNS",
     "PROVENANCE_FILE",
     "SECONDARY_NOTE",

@@ -26,6 +26,8 @@ from scoring.scorer import TIER_ORDER
 from scoring.storage import atomic_write
 
 KIND_ORDER: tuple[CheckKind, ...] = tuple(CheckKind)
+#: Number of (kind, secondary) codes of :attr:`CheckIndex.kind_key`.
+N_KIND_KEYS = len(KIND_ORDER) * 2
 _VERSION_KEY = b"gamut.rubric_version"
 
 
@@ -136,6 +138,17 @@ class CheckIndex:
     def size(self) -> int:
         """Number of expected checks per (submission, setting, judge)."""
         return int(self.question.size)
+
+    @property
+    def kind_key(self) -> npt.NDArray[np.int64]:
+        """``[K]`` each check's (kind, secondary) code, ``kind * 2 + secondary``, in
+        ``range(N_KIND_KEYS)``: the split of the per-kind tables (decoded by :func:`kind_of`)."""
+        return np.asarray(self.kind * 2 + self.secondary.astype(np.int64), np.int64)
+
+
+def kind_of(key: int) -> tuple[CheckKind, bool]:
+    """The (kind, secondary) of a :attr:`CheckIndex.kind_key` code."""
+    return KIND_ORDER[key // 2], bool(key % 2)
 
 
 def index_checks(

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
+from scoring.tables.judges import MIN_KIND_CHECKS
+
 _S, _I, _F, _B = "string", "int64", "double", "bool"
 _GROUP = {
     "submission_id": (_S, "the submission (its folder name under submissions/)"),
@@ -34,6 +36,14 @@ _SHARES = {
     "share_contradicts": (_F, "share judged contradicts"),
 }
 _PRIMARY = {"primary": (_B, "true for the primary judge, which ranks the leaderboard")}
+_KIND = {
+    "kind": (
+        _S,
+        "check kind: fact, member, baseline, coverage, step, sequence, "
+        "relation_entity, relation_aspect or insight",
+    ),
+    "secondary": (_B, "true for extra-credit checks"),
+}
 _PAIR = {
     "setting": _GROUP["setting"],
     "judge_a": (_S, "the first judge of the pair"),
@@ -130,12 +140,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
     },
     "by_kind": {
         **_GROUP,
-        "kind": (
-            _S,
-            "check kind: fact, member, baseline, coverage, step, sequence, "
-            "relation_entity, relation_aspect or insight",
-        ),
-        "secondary": (_B, "true for extra-credit checks"),
+        **_KIND,
         "n_checks": (_I, "checks of this kind judged"),
         **_SHARES,
         "score": (_F, "the tier formula on these checks' pooled counts, x100 (-100 to 100)"),
@@ -210,6 +215,17 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         **_PAIR,
         "kappa": (_F, "Cohen's kappa over every check both judges judged"),
         "n_checks": (_I, "checks both judges judged"),
+        "agreement": (_F, "share of those checks with the same verdict"),
+    },
+    "judge_kappa_by_kind": {
+        **_PAIR,
+        **_KIND,
+        "kappa": (
+            _F,
+            "Cohen's kappa over the checks of this kind both judges judged; empty when "
+            f"fewer than {MIN_KIND_CHECKS} were",
+        ),
+        "n_checks": (_I, "checks of this kind both judges judged (one per response and check)"),
         "agreement": (_F, "share of those checks with the same verdict"),
     },
     "pairwise": {

@@ -15,7 +15,7 @@ import pandas as pd
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
 from scoring.tables.bootstrap import paired, percentile_ci, rank_models, weighted_means
-from scoring.tables.checks import KIND_ORDER
+from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
@@ -237,18 +237,16 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
 
 def by_kind(sc: Scores) -> pd.DataFrame:
     """One row per (complete group, check kind, secondary) with the pooled verdict mix and score."""
-    checks = sc.inputs.checks
-    key = checks.kind * 2 + checks.secondary.astype(np.int64)
-    n_keys = len(KIND_ORDER) * 2
+    key = sc.inputs.checks.kind_key
     g = np.flatnonzero(sc.complete)
-    counts = count_verdicts(sc.inputs.verdicts[g], key, n_keys)  # [g, key, verdict]
-    n_checks = np.bincount(key, minlength=n_keys)
+    counts = count_verdicts(sc.inputs.verdicts[g], key, N_KIND_KEYS)  # [g, key, verdict]
+    n_checks = np.bincount(key, minlength=N_KIND_KEYS)
     keys = np.flatnonzero(n_checks)
     rows_g = np.repeat(np.arange(g.size), keys.size)
     rows_k = np.tile(keys, g.size)
     df = pd.DataFrame(_labels(sc, g[rows_g]))
-    df["kind"] = [KIND_ORDER[int(k) // 2].value for k in rows_k]
-    df["secondary"] = (rows_k % 2).astype(np.bool_)
+    df["kind"] = [kind_of(int(k))[0].value for k in rows_k]
+    df["secondary"] = np.array([kind_of(int(k))[1] for k in rows_k], np.bool_)
     df["n_checks"] = n_checks[rows_k]
     c = counts[rows_g, rows_k].astype(np.float64)
     total = np.maximum(c.sum(axis=1, keepdims=True), 1.0)

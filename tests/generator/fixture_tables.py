@@ -15,6 +15,9 @@ JUDGES = ("oracle", "lenient", "partisan")
 DOMAINS = ("food", "plants", "local places")
 POPULARITY = ("head", "torso", "tail")
 KINDS = ("fact", "member", "baseline", "step", "sequence")
+#: Kappa per kind of the first judge pair; each later pair is 0.05 lower. Text-only sequence
+#: checks were judged by no two judges (no kappa). So multimodal: least sequence, then step.
+KIND_KAPPA = {"fact": 0.82, "member": 0.64, "baseline": 0.77, "step": 0.55, "sequence": 0.41}
 HOSTILE_NAME = "<img src=x onerror=alert(1)>"
 HOSTILE_LINK = "javascript:alert(1)"
 #: Rubric text that the verdict table carries when it was written with public rubrics.
@@ -233,9 +236,23 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
         }
     (results / "modality_summary.json").write_text(json.dumps(summary), encoding="utf-8")
 
-    tau, kappa, len_rows, self_rows = [], [], [], []
+    tau, kappa, kind_kappa, len_rows, self_rows = [], [], [], [], []
     for setting in SETTINGS:
-        for a, b in itertools.combinations(JUDGES, 2):
+        for p, (a, b) in enumerate(itertools.combinations(JUDGES, 2)):
+            for k in KINDS:
+                none = setting == "text_only" and k == "sequence"
+                kind_kappa.append(
+                    {
+                        "setting": setting,
+                        "judge_a": a,
+                        "judge_b": b,
+                        "kind": k,
+                        "secondary": k == "member",
+                        "kappa": np.nan if none else KIND_KAPPA[k] - 0.05 * p,
+                        "n_checks": 0 if none else 160,
+                        "agreement": np.nan if none else 0.9 - 0.05 * p,
+                    }
+                )
             tau.append(
                 {
                     "setting": setting,
@@ -281,6 +298,7 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
             )
     pd.DataFrame(tau).to_parquet(results / "judge_tau.parquet")
     pd.DataFrame(kappa).to_parquet(results / "judge_kappa.parquet")
+    pd.DataFrame(kind_kappa).to_parquet(results / "judge_kappa_by_kind.parquet")
     pd.DataFrame(len_rows).to_parquet(results / "judge_leniency.parquet")
     pd.DataFrame(self_rows).to_parquet(results / "judge_self_preference.parquet")
     pd.DataFrame(

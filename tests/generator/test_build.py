@@ -162,6 +162,21 @@ def test_numbers_are_shown_with_one_decimal(held_site: tuple[GamutConfig, Path])
     assert "Demo data" in text and "oracle" in text and "rv-test-0001" in text
 
 
+def test_judges_page_shows_kappa_per_kind(held_site: tuple[GamutConfig, Path]) -> None:
+    _, site = held_site
+    text = (site / "judges.html").read_text(encoding="utf-8")
+    mm, to = text.split('id="text-only"')
+    least = "agree least on sequence checks (kappa 0.31, lenient and partisan)"
+    assert least in mm.split('id="verdict-agreement-by-check-kind"')[1]
+    kinds = to.split('id="verdict-agreement-by-check-kind_1"')[1].split("</table>")[0]
+    assert "<caption>Verdict agreement by check kind" in kinds and 'scope="col"' in kinds
+    # text-only sequence checks were judged by no two judges: dashes and zero counts
+    row = next(r for r in kinds.split("<tr>") if '"gamut-col-kind">sequence<' in r)
+    cells = re.findall(r'class="gamut-col-(k|n)\d gamut-num">([^<]*)<', row)
+    assert cells == [("k", "–"), ("n", "0")] * 3
+    assert "least on step checks" in to and "least on sequence" not in to
+
+
 def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
     from gamut.config import load_config
     from tests.generator.fixture_tables import write_fixture_config

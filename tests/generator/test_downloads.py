@@ -51,7 +51,8 @@ def test_every_table_is_downloadable_with_its_dictionary(built: tuple[GamutConfi
     page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
     names = ["leaderboard", "questions", "by_domain", "by_popularity", "by_egocentric",
              "by_kind", "modality", "judge_scores", "judge_tau", "judge_kappa",
-             "judge_leniency", "judge_self_preference", "incomplete"]  # fmt: skip
+             "judge_kappa_by_kind", "judge_leniency", "judge_self_preference",
+             "incomplete"]  # fmt: skip
     for name in names:
         files = sorted(p.name for p in dl.glob(f"{name}.*"))
         assert files and any(f.endswith(".csv") for f in files), name

@@ -66,7 +66,8 @@ def test_every_config_loads_with_datasets_offline(tmp_path: Path) -> None:
     header = yaml.safe_load(card.split("---\n")[1])
     names = [c["config_name"] for c in header["configs"]]
     assert {"leaderboard", "verdicts", "questions", "question_scores", "by_domain", "by_kind",
-            "modality", "judge_kappa", "judge_tau", "judge_leniency"} <= set(names)  # fmt: skip
+            "modality", "judge_kappa", "judge_kappa_by_kind", "judge_tau",
+            "judge_leniency"} <= set(names)  # fmt: skip
     loaded = _load_all(folder, tmp_path / "hf-cache", names)
     assert sorted(loaded) == sorted(names)
     for name, got in loaded.items():

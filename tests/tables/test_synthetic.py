@@ -27,3 +27,8 @@ def test_planted_family_bias_and_leniency_are_recovered(tmp_path: Path) -> None:
     tau = t["judge_tau"]
     assert (tau["tau_b"] > 0.5).all()  # the judges broadly agree on the ordering
     assert (t["judge_kappa"]["kappa"] > 0.5).all()
+    kinds = t["judge_kappa_by_kind"]
+    assert len(kinds) == 2 * 3 * 12 and (kinds["kappa"] > 0.5).all()  # every kind, secondary apart
+    per_pair = kinds.groupby(["setting", "judge_a", "judge_b"])["n_checks"].sum()
+    overall = t["judge_kappa"].set_index(["setting", "judge_a", "judge_b"])["n_checks"]
+    assert per_pair.sort_index().tolist() == overall.sort_index().tolist()

@@ -1,0 +1,123 @@
+"""The judges page's agreement per check kind: its table and the sentence naming the kinds the
+judges agree on least, from the fixture score tables (no site build)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from generator.judges import judges_page, least_agreed_sentence
+from generator.render import Table, fmt
+from generator.tables import ScoreTables, load_tables
+from scoring.tables import MIN_KIND_CHECKS
+from tests.generator.fixture_tables import KIND_KAPPA, write_fixture_results
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return write_fixture_results(tmp_path / "results")
+
+
+def _section(tables: ScoreTables, title: str) -> dict[str, Any]:
+    sections: list[dict[str, Any]] = judges_page(tables)["sections"]
+    return next(s for s in sections if s["title"] == title)
+
+
+def _shown(table: Table) -> dict[str, dict[str, str]]:
+    """Row label ("kind", or "kind (secondary)") -> column label -> the cell as displayed."""
+    out = {}
+    for r in table.rows:
+        kind = str(r.cells["kind"].value)
+        label = f"{kind} (secondary)" if r.cells["secondary"].value else kind
+        values = {c.label: (c.fmt, r.cells[c.key].value) for c in table.columns}
+        out[label] = {k: str(v) if f == "text" else fmt(f, v) for k, (f, v) in values.items()}
+    return out
+
+
+def test_the_table_has_a_kappa_and_a_count_per_pair(results: Path) -> None:
+    s = _section(load_tables(results), "Multimodal")
+    table = s["kappa_kinds"]
+    assert isinstance(table, Table) and table.caption
+    shown = _shown(table)
+    assert list(shown) == ["fact", "member (secondary)", "baseline", "step", "sequence"]
+    assert shown["sequence"]["oracle / lenient kappa"] == f"{KIND_KAPPA['sequence']:.2f}"
+    assert shown["sequence"]["lenient / partisan kappa"] == f"{KIND_KAPPA['sequence'] - 0.1:.2f}"
+    assert shown["fact"]["oracle / partisan checks"] == "160"
+    assert len(table.columns) == 2 + 2 * 3  # kind, secondary, then kappa and checks per pair
+
+
+def test_a_kind_with_no_joint_checks_shows_the_missing_mark(results: Path) -> None:
+    shown = _shown(_section(load_tables(results), "Text-only")["kappa_kinds"])
+    for a, b in (("oracle", "lenient"), ("oracle", "partisan"), ("lenient", "partisan")):
+        assert shown["sequence"][f"{a} / {b} kappa"] == "–"
+        assert shown["sequence"][f"{a} / {b} checks"] == "0"
+    assert shown["step"]["oracle / lenient kappa"] == "0.55"
+
+
+def test_the_sentence_names_the_least_agreed_kinds(results: Path) -> None:
+    tables = load_tables(results)
+    mm = str(_section(tables, "Multimodal")["least_agreed"])
+    assert "agree least on sequence checks (kappa 0.31, lenient and partisan)" in mm
+    assert "and step checks (0.45, lenient and partisan)" in mm
+    assert mm.endswith("and most on fact checks (no pair below 0.72).")
+    # text-only sequence checks have no kappa: the next two are named instead
+    to = str(_section(tables, "Text-only")["least_agreed"])
+    assert "least on step checks (kappa 0.45" in to and "secondary member checks (0.54" in to
+    assert "sequence" not in to
+
+
+def test_the_sentence_follows_the_data(results: Path) -> None:
+    path = results / "judge_kappa_by_kind.parquet"
+    df = pd.read_parquet(path)
+    worst = (df["setting"] == "multimodal") & (df["kind"] == "baseline")
+    df.loc[worst & (df["judge_a"] == "oracle") & (df["judge_b"] == "partisan"), "kappa"] = 0.05
+    df.to_parquet(path)
+    mm = str(_section(load_tables(results), "Multimodal")["least_agreed"])
+    assert "least on baseline checks (kappa 0.05, oracle and partisan)" in mm
+    assert "and sequence checks (0.31, lenient and partisan)" in mm
+
+
+def test_one_judge_pair_and_few_kinds_are_worded_plainly() -> None:
+    pair = ("a", "b")
+    three = [("fact", 0.8, pair), ("step", 0.2, pair), ("insight", 0.5, pair)]
+    assert least_agreed_sentence(three, 1) == (
+        "The judges agree least on step checks (kappa 0.20) and insight checks (0.50), "
+        "and most on fact checks (0.80)."
+    )
+    assert least_agreed_sentence(three[:2], 1) == (
+        "The judges agree less on step checks (kappa 0.20) than on fact checks (0.80)."
+    )
+    assert least_agreed_sentence(three[:1], 1) == (
+        "Only one kind has enough checks judged by two judges for a kappa: fact checks "
+        "(kappa 0.80)."
+    )
+    none = least_agreed_sentence([], 1)
+    assert none.startswith("No check kind has a kappa") and str(MIN_KIND_CHECKS) in none
+
+
+def test_ties_keep_the_table_order() -> None:
+    pair = ("a", "b")
+    kinds = [("fact", 0.5, pair), ("member", 0.5, pair), ("step", 0.9, pair)]
+    assert "least on fact checks (kappa 0.50) and member checks" in least_agreed_sentence(kinds, 1)
+
+
+def test_no_kind_has_a_kappa(results: Path) -> None:
+    path = results / "judge_kappa_by_kind.parquet"
+    df = pd.read_parquet(path)
+    df["kappa"] = np.nan
+    df.to_parquet(path)
+    s = _section(load_tables(results), "Multimodal")
+    assert str(s["least_agreed"]).startswith("No check kind has a kappa")
+    for row in _shown(s["kappa_kinds"]).values():
+        assert [v for k, v in row.items() if k.endswith("kappa")] == ["–"] * 3
+
+
+def test_a_single_judge_has_no_kind_table(results: Path) -> None:
+    path = results / "judge_kappa_by_kind.parquet"
+    pd.read_parquet(path).iloc[0:0].to_parquet(path)
+    for s in judges_page(load_tables(results))["sections"]:
+        assert s["kappa_kinds"] is None and s["least_agreed"] == ""
