@@ -230,6 +230,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         rubrics_source=cfg.benchmark.rubrics,
         only=submissions,
         digests=project.digests_path,
+        matrix_cache=project.private / "matrix",
     )
     return build_tables(
         inputs,

@@ -137,6 +137,7 @@ def load_inputs(
     rubrics_source: str,
     only: Collection[str] | None = None,
     digests: Path | None = None,
+    matrix_cache: Path | None = None,
 ) -> Inputs:
     """Read the submissions and the verdict table, and index them against questions and checks.
 
@@ -150,6 +151,8 @@ def load_inputs(
         only: the submission ids to score (default: every submission in the folder); a
             pipeline leaves out those that fail validation.
         digests: the cache file of response file digests (None: read every response file).
+        matrix_cache: the folder keeping the decoded verdict matrix of the last unchanged table
+            (None: decode the table every time).
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
@@ -161,7 +164,7 @@ def load_inputs(
     ids, meta, has, chars = read_submissions(
         submissions, {q: i for i, q in enumerate(qids)}, only, digests
     )
-    matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids)
+    matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids, matrix_cache)
     return Inputs(
         questions, index, ids, meta, judges, has, chars, matrix, table.rubric_version, ignored
     )

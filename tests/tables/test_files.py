@@ -6,6 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -166,3 +167,31 @@ def test_a_bad_response_file_is_reported_even_with_a_cached_digest(tmp_path: Pat
         assert [p.line for p in err.value.problems] == [len(lines) + 1]
     key = next(k for k in _digest_files(project) if not _digest_files(project)[k]["clean"])
     assert key.split(":")[0] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_decoded_verdict_matrix_is_kept_while_the_table_is_unchanged(tmp_path: Path) -> None:
+    project = Project(load_config(main_project().write(tmp_path)))
+    first = pipeline.score(project)["question_scores"]
+    (entry,) = (project.private / "matrix").glob("verdicts-*.npz")
+    assert pipeline.score(Project(project.cfg))["question_scores"].equals(first)
+    # the kept matrix is what a later run reads: planted verdicts show up in the tables
+    with np.load(entry) as f:
+        matrix, ignored = f["matrix"], f["ignored"]
+    with entry.open("wb") as out:
+        np.savez(out, matrix=np.full_like(matrix, 0), ignored=ignored)  # 0: every check meets
+    planted = pipeline.score(Project(project.cfg))["question_scores"]
+    assert set(planted["n_meets"]) != set(first["n_meets"])
+    # a damaged entry is decoded again from the table
+    entry.write_bytes(b"not an npz file")
+    assert pipeline.score(Project(project.cfg))["question_scores"].equals(first)
+    # a changed table gets a new entry (the old one goes), and its errors are never cached
+    path = tmp_path / "results" / "verdicts.parquet"
+    table = pq.read_table(path)
+    pq.write_table(pa.concat_tables([table, table.slice(0, 1)]), path)
+    with pytest.raises(ScoringError, match="more than one"):
+        pipeline.score(Project(project.cfg))
+    pq.write_table(table.slice(1), path)
+    t = pipeline.score(Project(project.cfg))
+    assert set(t.leaderboard["status"]) == {"complete", "incomplete"}
+    (again,) = (project.private / "matrix").glob("verdicts-*.npz")
+    assert again != entry
