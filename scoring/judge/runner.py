@@ -9,7 +9,9 @@ output (at most two), a per-run deadline, and no retry of other 4xx. A verdict i
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +84,16 @@ def _plan(
         stats.est_tokens_in = int(chars.sum()) // 4 + 150 * len(todo)
     stats.est_tokens_out = EST_TOKENS_OUT * len(todo)
     return todo
+
+
+def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
+    """Look every plan's keys up in ``index`` at once, one thread per core: the index remembers
+    each answer, and numpy's sorts and searches release the interpreter lock."""
+    if len(plans) < 2 or not len(index):
+        return
+    with ThreadPoolExecutor(min(len(plans), os.cpu_count() or 1)) as pool:
+        for _ in pool.map(lambda p: index.find(p.keys), plans):
+            pass
 
 
 def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
@@ -430,6 +442,7 @@ def judge_all(
         else:
             known, _ = ledger.key_index()
             pending = cache.pending_index()
+            _look_up(known, [p for p in plans if not covered[p.judge.name]])
         book = None
         for p in plans:
             j = p.judge

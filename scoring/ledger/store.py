@@ -30,6 +30,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,6 +147,7 @@ class Ledger:
         self.held = held
         # (verdict shard names, identities) -> the key index and the table it indexes
         self._index: tuple[tuple[object, ...], KeyIndex, pa.Table] | None = None
+        self._prefetched: Future[tuple[KeyIndex, pa.Table]] | None = None
 
     @classmethod
     def open(cls, root: Path, scheme: KeyScheme, *, held: bool, create: bool = True) -> Ledger:
@@ -294,6 +296,17 @@ class Ledger:
         appear more than once (the first row of a key is the one that counts)."""
         return self._read_all(VERDICTS, columns, identities)
 
+    def prefetch_key_index(self) -> None:
+        """Start building :meth:`key_index` (every judge, the verdict column) in a background
+        thread, for a caller that has Python work to do first (compiling checks, hashing
+        responses): Arrow's reads and numpy's sorts release the interpreter lock, so the two
+        overlap on a second core. The next :meth:`key_index` waits for it (and raises its error).
+        """
+        if self._prefetched is None and self._index is None:
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamut-key-index")
+            self._prefetched = pool.submit(self._key_index, None, ("verdict",))
+            pool.shutdown(wait=False)
+
     def key_index(
         self, identities: Iterable[str] | None = None, columns: Sequence[str] = ("verdict",)
     ) -> tuple[KeyIndex, pa.Table]:
@@ -304,6 +317,14 @@ class Ledger:
         rewritten; a new verdict is a new shard), so the steps of one run (planning the judge
         calls, writing the verdict table) share one index instead of building one each.
         """
+        if self._prefetched is not None:
+            pending, self._prefetched = self._prefetched, None
+            pending.result()  # it kept its index below; a shard it could not read is named here
+        return self._key_index(identities, columns)
+
+    def _key_index(
+        self, identities: Iterable[str] | None, columns: Sequence[str]
+    ) -> tuple[KeyIndex, pa.Table]:
         want = list(dict.fromkeys(["key", *columns]))
         ident = None if identities is None else tuple(sorted(set(identities)))
         state = (tuple(self.shard_names(VERDICTS)), ident)

@@ -145,6 +145,30 @@ def test_a_ledger_keeps_its_key_index_until_a_shard_is_added(tmp_path: Path) -> 
     assert len(other) == 0
 
 
+def test_a_prefetched_key_index_is_the_one_key_index_returns(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path, s, held=False)
+    led.append_verdicts([_verdict(s, n) for n in range(20)])
+    led.prefetch_key_index()
+    index, table = led.key_index()
+    assert table.num_rows == 20 and index.contains(keys_array([_key(s, 3)])).tolist() == [True]
+    led.prefetch_key_index()  # an index is kept already: nothing to build
+    assert led.key_index()[0] is index
+
+
+def test_a_prefetch_that_meets_a_broken_shard_names_it_when_the_index_is_asked_for(
+    tmp_path: Path,
+) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path, s, held=False)
+    name = led.append_verdicts([_verdict(s, 1)])
+    assert name is not None
+    (tmp_path / "verdicts" / name).write_bytes(b"PAR1 not a shard")
+    led.prefetch_key_index()
+    with pytest.raises(LedgerError, match=re.escape(name)):
+        led.key_index()
+
+
 def test_pair_keys_are_the_two_halves() -> None:
     s = KeyScheme.public()
     units = s.digests([("id", "q", "r1"), ("id", "q", "r2")])
