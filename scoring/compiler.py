@@ -5,10 +5,12 @@ Every check text is a self-contained English sentence: the judge sees one check 
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, TypeAdapter
 
 from scoring.rubric import (
     Fact,
@@ -39,10 +41,13 @@ class CheckKind(StrEnum):
     INSIGHT = "insight"
 
 
-class Check(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Check:
     """One criterion the judge applies to one response."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    # a plain dataclass: 63,000 of them are built per compile at the benchmark's scale, 4 times
+    # faster than a model; pydantic still gives its schema and JSON (see check_adapter)
+    __pydantic_config__ = ConfigDict(extra="forbid")
 
     question_id: str
     check_id: str
@@ -52,6 +57,12 @@ class Check(BaseModel):
     secondary: bool
     text: str
     cites: tuple[str, ...] = ()
+
+
+@functools.cache
+def check_adapter() -> TypeAdapter[Check]:
+    """Pydantic's view of :class:`Check`: its JSON Schema and JSON (built on first use)."""
+    return TypeAdapter(Check)
 
 
 def default_coverage_thresholds(n: int, baselines: list[int]) -> list[int]:
@@ -116,19 +127,8 @@ def compile_rubric(rubric: MetaRubric) -> list[Check]:
         text: str,
         cites: list[str],
     ) -> None:
-        # Fields come from a validated rubric: construct without re-validating (5x faster).
-        out.append(
-            Check.model_construct(
-                question_id=qid,
-                check_id=item_id + suffix,
-                item_id=item_id,
-                kind=kind,
-                tier=tier,
-                secondary=secondary,
-                text=text,
-                cites=tuple(cites),
-            )
-        )
+        # fields come from a validated rubric
+        out.append(Check(qid, item_id + suffix, item_id, kind, tier, secondary, text, tuple(cites)))
 
     for item in rubric.items:
         iid, tier, cites = item.id, item.tier, item.cites

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gamut.cli._common import emit, err_console, fail, handle_errors, out_console, styled
-from scoring.compiler import compile_rubric
+from scoring.compiler import check_adapter, compile_rubric
 from scoring.errors import RubricError
 from scoring.rubric import (
     FlexibleList,
@@ -69,7 +69,12 @@ def lint(paths: tuple[Path, ...]) -> None:
 def compile_cmd(path: Path, out: Path | None) -> None:
     """Compile the rubrics at PATH into checks, one JSON object per line."""
     rubrics = load_rubrics([path])
-    lines = [c.model_dump_json() for qid in sorted(rubrics) for c in compile_rubric(rubrics[qid])]
+    adapter = check_adapter()
+    lines = [
+        adapter.dump_json(c).decode()
+        for qid in sorted(rubrics)
+        for c in compile_rubric(rubrics[qid])
+    ]
     text = "\n".join(lines) + "\n"
     if out is None:
         emit(text)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-from pydantic import BaseModel
+from pydantic import TypeAdapter
 
 from gamut.cli._common import err_console, handle_errors
 from scoring.compiler import Check
@@ -17,7 +17,8 @@ from scoring.storage import atomic_write_text
 from scoring.submissions.formats import ResponseLine, SubmissionMeta
 from scoring.verdicts import VerdictRow
 
-SCHEMAS: dict[str, type[BaseModel]] = {
+#: Each format's type: a pydantic model, or a dataclass that pydantic reads (``Check``).
+SCHEMAS: dict[str, type[Any]] = {
     "meta-rubric.schema.json": MetaRubric,
     "check.schema.json": Check,
     "verdict-row.schema.json": VerdictRow,
@@ -31,7 +32,7 @@ def json_schemas() -> dict[str, dict[str, Any]]:
     """Every published schema, by file name."""
     out = {}
     for name, model in SCHEMAS.items():
-        s = model.model_json_schema()
+        s = TypeAdapter(model).json_schema()
         s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         out[name] = s
     return out
