@@ -33,6 +33,9 @@ MIN_SECRET_BYTES = 32
 #: ``^[a-zA-Z0-9_-]{1,64}$`` and OpenAI's limits).
 _CUSTOM_ID = re.compile(r"^[0-9a-f]{64}$")
 
+#: Queries compared at a time by :meth:`KeyIndex.find`.
+_FIND_CHUNK = 1 << 18
+
 Keys = npt.NDArray[np.uint8]
 """An ``(n, KEY_BYTES)`` uint8 array of keys."""
 
@@ -208,11 +211,29 @@ class KeyIndex:
         qh = _hash64(q)
         by_mix = np.argsort(qh, kind="stable")
         qh = qh[by_mix]
-        qw = np.ascontiguousarray(q.view(np.uint64)[by_mix])
         pos = np.searchsorted(self._sorted, qh)
+        words = q.view(np.uint64)
+        # the whole keys are compared a slice of the sorted queries at a time: a few megabytes
+        # of temporaries, however many queries
+        for start in range(0, len(q), _FIND_CHUNK):
+            part = slice(start, start + _FIND_CHUNK)
+            self._resolve(qh[part], pos[part], words[by_mix[part]], by_mix[part], out)
+        return out
+
+    def _resolve(
+        self,
+        qh: npt.NDArray[np.uint64],
+        pos: npt.NDArray[np.int64],
+        qw: npt.NDArray[np.uint64],
+        rows_out: npt.NDArray[np.int64],
+        out: npt.NDArray[np.int64],
+    ) -> None:
+        """Set ``out[rows_out[i]]`` to the index row of query ``i`` (mix ``qh[i]``, words
+        ``qw[i]``, first candidate position ``pos[i]``) when the index holds it."""
         n = len(self._sorted)
+        pos = pos.copy()
         # rows sharing a 64-bit mix are next to each other: walk forward while the mix matches
-        pending = np.arange(len(q))
+        pending = np.arange(len(qh))
         while len(pending):
             p = pos[pending]
             ok = p < n
@@ -220,10 +241,9 @@ class KeyIndex:
             same = self._sorted[p] == qh[pending]
             pending, p = pending[same], p[same]
             hit = (self._words[p] == qw[pending]).all(axis=1)
-            out[by_mix[pending[hit]]] = self._order[p[hit]]
+            out[rows_out[pending[hit]]] = self._order[p[hit]]
             pending = pending[~hit]
             pos[pending] += 1
-        return out
 
     def contains(self, queries: Keys) -> npt.NDArray[np.bool_]:
         """For each query key, whether the index holds it."""

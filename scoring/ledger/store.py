@@ -311,7 +311,8 @@ class Ledger:
         self, identities: Iterable[str] | None = None, columns: Sequence[str] = ("verdict",)
     ) -> tuple[KeyIndex, pa.Table]:
         """A :class:`KeyIndex` over every verdict key (of the given judge identities), and the
-        verdict rows it indexes: the ``key`` column and ``columns``, in the index's row order.
+        verdict rows it indexes: their ``columns``, in the index's row order (the keys themselves
+        are in the index, not kept twice).
 
         The index is kept while the set of verdict shards stays the same (a shard is never
         rewritten; a new verdict is a new shard), so the steps of one run (planning the judge
@@ -325,7 +326,7 @@ class Ledger:
     def _key_index(
         self, identities: Iterable[str] | None, columns: Sequence[str]
     ) -> tuple[KeyIndex, pa.Table]:
-        want = list(dict.fromkeys(["key", *columns]))
+        want = [c for c in dict.fromkeys(columns) if c != "key"]
         ident = None if identities is None else tuple(sorted(set(identities)))
         state = (tuple(self.shard_names(VERDICTS)), ident)
         if self._index is not None and self._index[0] == state:
@@ -335,8 +336,9 @@ class Ledger:
             # the same rows in the same order (shards are read oldest first), more columns
             table = self.verdicts(want, identities)
         else:
-            table = self.verdicts(want, identities)
+            table = self.verdicts(["key", *want], identities)
             index = KeyIndex(_key_array(table["key"]))
+            table = table.drop_columns(["key"])
         self._index = (state, index, table)
         return index, table
 

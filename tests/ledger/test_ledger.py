@@ -84,7 +84,9 @@ def test_key_index_finds_keys_and_first_verdict_wins(tmp_path: Path) -> None:
     queries = keys_array([_key(s, 3), _key(s, 99), _key(s, 49)])
     rows = index.find(queries)
     assert rows[1] == -1 and rows[0] >= 0 and rows[2] >= 0
-    assert table["key"][int(rows[0])].as_py() == _key(s, 3)
+    assert table.column_names == ["verdict"]  # the keys are in the index
+    stored = led.verdicts(["key"])["key"]  # the index's rows are the ledger's rows, in order
+    assert stored[int(rows[0])].as_py() == _key(s, 3)
     assert index.contains(queries).tolist() == [True, False, True]
 
 
@@ -126,17 +128,32 @@ def test_key_index_answers_like_a_dictionary(stored: list[int], asked: list[int]
     assert index.find(queries).tolist() == want
 
 
+def test_key_index_answers_across_comparison_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    import scoring.ledger.keys as keys_module
+
+    monkeypatch.setattr(keys_module, "_FIND_CHUNK", 3)  # many slices, some holding collisions
+    rng = np.random.default_rng(5)
+    stored = rng.integers(0, 256, size=(40, 32), dtype=np.uint8)
+    stored[10:20, 0] = stored[10:20, 16] = 9  # equal mixes for some pairs of rows
+    stored[30] = stored[3]  # a duplicate: the first row wins
+    index = KeyIndex(stored)
+    queries = np.concatenate([stored[::-1], rng.integers(0, 256, size=(9, 32), dtype=np.uint8)])
+    first = {bytes(k): i for i, k in reversed(list(enumerate(stored)))}
+    assert index.find(queries).tolist() == [first.get(bytes(k), -1) for k in queries]
+
+
 def test_a_ledger_keeps_its_key_index_until_a_shard_is_added(tmp_path: Path) -> None:
     s = KeyScheme.public()
     led = Ledger.open(tmp_path, s, held=False)
     led.append_verdicts([_verdict(s, n) for n in range(5)])
     index, table = led.key_index()
-    assert table.column_names == ["key", "verdict"]
+    assert table.column_names == ["verdict"]
     again, _ = led.key_index()
     assert again is index  # the steps of one run share it
     wider, rows = led.key_index(columns=["verdict", "rationale"])
-    assert wider is index and rows.column_names == ["key", "verdict", "rationale"]
-    assert rows["key"].to_pylist() == table["key"].to_pylist()  # the same rows, in order
+    assert wider is index and rows.column_names == ["verdict", "rationale"]
+    keys = key_bytes(keys_array(led.verdicts(["key"])["key"].to_pylist()))
+    assert index.find(keys_array(keys)).tolist() == list(range(5))  # the same rows, in order
     led.append_verdicts([_verdict(s, 7)])
     fresh, table = led.key_index()
     assert fresh is not index and table.num_rows == 6
