@@ -13,6 +13,10 @@ SHA-256 of the file's bytes and the size limits it was read under:
 - ``clean``: whether the reader found no error in the file (a reader that must reject a bad file
   reads it again for the problems; a digest never stands in for them).
 
+The metadata files (``submission.yaml``) are kept the same way: what the metadata check makes of
+each file, by the SHA-256 of its bytes, so that the other submissions' model names (the duplicate
+name check) and the scorer's metadata are not parsed again.
+
 An entry that is missing, malformed or from another version is computed again; the file is
 rewritten (atomically) only when an entry was added or dropped. The digests hold no response text.
 """
@@ -25,18 +29,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from scoring.storage import atomic_write_text
 from scoring.submissions import gaming
+from scoring.submissions.formats import SubmissionMeta
+from scoring.submissions.metadata import MAX_METADATA_BYTES, check_metadata
 from scoring.submissions.report import ERROR, Limits
 from scoring.submissions.responses import read_response_file
 
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
 #: response reader keeps of a file or what a digest holds changes: entries of another version are
 #: never used.
-VERSION = 2
+VERSION = 3
 #: A cache file larger than this is ignored (and rebuilt): about 500 files of 2,000 responses.
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 _FORMAT = "gamut-response-digests"
+_ABSENT = object()
 _CHUNK = 1024 * 1024
 
 
@@ -128,12 +137,16 @@ class DigestCache:
         self.path = path
         self.limits = limits
         self._tag = f"{limits.max_response_bytes}:{limits.max_file_bytes}"
-        self._raw: dict[str, Any] = self._read() if path is not None else {}
+        doc = self._read() if path is not None else {}
+        self._raw: dict[str, Any] = doc.get("files", {})
         self._used: dict[str, FileDigest] = {}
+        self._meta_raw: dict[str, Any] = doc.get("metadata", {})
+        self._meta_used: dict[str, SubmissionMeta | None] = {}
         self._changed = False
 
     def _read(self) -> dict[str, Any]:
-        """The entries of the cache file, unchecked; empty when it is absent or unusable."""
+        """The cache file's sections (``files``, ``metadata``), their entries unchecked; empty
+        when it is absent or unusable."""
         assert self.path is not None
         try:
             if self.path.stat().st_size > MAX_CACHE_BYTES:
@@ -149,10 +162,10 @@ class DigestCache:
             and doc.get("format") == _FORMAT
             and doc.get("version") == VERSION
             and isinstance(doc.get("files"), dict)
+            and isinstance(doc.get("metadata"), dict)
         ):
             return {}
-        files: dict[str, Any] = doc["files"]
-        return files
+        return {"files": doc["files"], "metadata": doc["metadata"]}
 
     def of(self, path: Path) -> FileDigest | None:
         """The digest of the response file at ``path``; None when it is larger than the limit
@@ -170,6 +183,27 @@ class DigestCache:
         self._used[key] = found
         return found
 
+    def metadata(self, path: Path) -> SubmissionMeta | None:
+        """What :func:`~scoring.submissions.metadata.check_metadata` makes of the metadata file
+        at ``path``, by content: None when it gives no metadata (a caller that reports the
+        problems runs the check itself)."""
+        digest = content_hash(path, MAX_METADATA_BYTES)
+        if digest is None:
+            return None  # over the size limit: the check refuses it unread
+        if digest in self._meta_used:
+            return self._meta_used[digest]
+        found: SubmissionMeta | None
+        entry = self._meta_raw.get(digest, _ABSENT)
+        try:
+            found = None if entry is None else SubmissionMeta.model_validate(entry)
+        except ValidationError:
+            entry = _ABSENT  # a malformed entry is computed again
+        if entry is _ABSENT:
+            found = check_metadata(path, "")[0]
+            self._changed = True
+        self._meta_used[digest] = found
+        return found
+
     def save(self, *, prune: bool) -> None:
         """Write the cache file when something changed.
 
@@ -180,12 +214,17 @@ class DigestCache:
         if self.path is None:
             return
         kept = {k: _encode(d) for k, d in self._used.items()}
+        meta = {
+            k: None if m is None else m.model_dump(mode="json") for k, m in self._meta_used.items()
+        }
         if not prune:
             # entries not used this time stay as they were (a later run checks them)
             kept = {**{k: v for k, v in self._raw.items() if k not in kept}, **kept}
-        if not self._changed and kept.keys() == self._raw.keys():
+            meta = {**{k: v for k, v in self._meta_raw.items() if k not in meta}, **meta}
+        same = kept.keys() == self._raw.keys() and meta.keys() == self._meta_raw.keys()
+        if not self._changed and same:
             return
-        doc = {"format": _FORMAT, "version": VERSION, "files": kept}
+        doc = {"format": _FORMAT, "version": VERSION, "files": kept, "metadata": meta}
         atomic_write_text(self.path, json.dumps(doc, separators=(",", ":")))
 
 

@@ -52,10 +52,12 @@ def display_key(name: str) -> str:
 
 
 class _Names:
-    """Other submissions' display names (``model_name``), read lazily, for the duplicate check."""
+    """Other submissions' display names (``model_name``), read lazily (by content, through the
+    digests), for the duplicate check."""
 
-    def __init__(self, subs_root: Path) -> None:
+    def __init__(self, subs_root: Path, digests: DigestCache) -> None:
         self.subs_root = subs_root
+        self.digests = digests
         self._cache: dict[str, str | None] = {}
 
     def key(self, sid: str) -> str | None:
@@ -63,7 +65,7 @@ class _Names:
         if sid not in self._cache:
             path = self.subs_root / sid / METADATA_FILE
             ok = not (self.subs_root / sid).is_symlink() and not path.is_symlink()
-            meta = check_metadata(path, "")[0] if ok and path.is_file() else None
+            meta = self.digests.metadata(path) if ok and path.is_file() else None
             self._cache[sid] = None if meta is None else display_key(meta.model_name)
         return self._cache[sid]
 
@@ -147,7 +149,7 @@ def validate_submissions(
     qid_set = set(qids)
     qwords = _question_words(questions)
     others = _Others(subs_root, DigestCache(digests, limits))
-    names = _Names(subs_root)
+    names = _Names(subs_root, others.cache)
     validated = set(ids)
     for sid in ids:
         n_before = len(report.errors)

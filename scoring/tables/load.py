@@ -61,8 +61,11 @@ class Inputs:
     ignored_rows: int
 
 
-def _read_meta(path: Path) -> SubmissionMeta:
-    meta, problems = check_metadata(path, str(path))
+def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
+    found = digests.metadata(path)
+    if found is not None:
+        return found
+    meta, problems = check_metadata(path, str(path))  # for the problems, with the file's name
     if meta is None:
         raise ProblemsError(
             problems or [Problem(str(path), None, "invalid submission metadata", _VALIDATE)],
@@ -111,11 +114,11 @@ def read_submissions(
         else []
     )
     ids = tuple(p.name for p in dirs)
-    meta = {p.name: _read_meta(p / "submission.yaml") for p in dirs}
     has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
     cache = DigestCache(digests, Limits())
     try:
+        meta = {p.name: _read_meta(p / "submission.yaml", cache) for p in dirs}
         for si, p in enumerate(dirs):
             for k, setting in enumerate(SETTINGS):
                 f = p / f"{setting.value}.jsonl"

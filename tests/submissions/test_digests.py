@@ -11,13 +11,17 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gamut import pipeline
 from gamut.project import Project as GamutProject
 from scoring.submissions import gaming
-from scoring.submissions.digests import VERSION, content_hash
+from scoring.submissions.digests import VERSION, DigestCache, content_hash
+from scoring.submissions.metadata import check_metadata
+from scoring.submissions.report import Limits
 from tests.submissions.helpers import RESPONSES, Project, good_lines, reordered
 
+REPO = Path(__file__).resolve().parents[2]
 COPY = "7 of 12 responses (58%) are identical to submission 'acme'"
 
 
@@ -217,3 +221,51 @@ def test_errors_only_validation_trusts_a_clean_digest_and_reads_the_rest(project
     doc["files"][key]["fingerprints"] = "00" * 8 * len(RESPONSES)
     _cache_file(project).write_text(json.dumps(doc))
     assert pipeline.validate(GamutProject(project.cfg), errors_only=True).ok
+
+
+def test_metadata_is_kept_by_content_and_reads_back_the_same(tmp_path: Path) -> None:
+    cache_file = tmp_path / "digests.json"
+    demo = sorted((REPO / "demo" / "submissions").glob("*/submission.yaml"))
+    assert demo
+    first = DigestCache(cache_file, Limits())
+    fresh = [check_metadata(p, "")[0] for p in demo]
+    assert [first.metadata(p) for p in demo] == fresh
+    first.save(prune=False)
+    again = DigestCache(cache_file, Limits())
+    assert [again.metadata(p) for p in demo] == fresh  # from the file, validated back
+    doc = json.loads(cache_file.read_text())
+    assert len(doc["metadata"]) == len({p.read_bytes() for p in demo})
+
+
+def test_the_duplicate_name_check_reads_other_names_through_the_digests(project: Project) -> None:
+    project.write("acme")
+    target = project.write("other", multimodal=good_lines(reordered(RESPONSES)))
+    assert _validate(project, target) == []
+    acme_yaml = project.subs / "acme" / "submission.yaml"
+    doc = json.loads(_cache_file(project).read_text())
+    key = hashlib.sha256(acme_yaml.read_bytes()).hexdigest()
+    mine = yaml.safe_load((target / "submission.yaml").read_text())["model_name"]
+    doc["metadata"][key] = {**doc["metadata"][key], "model_name": mine}
+    _cache_file(project).write_text(json.dumps(doc))
+    report = pipeline.validate(GamutProject(project.cfg), [target])
+    assert [p.message for p in report.errors] == [
+        f"model_name {mine!r} is already the name of submission 'acme'"
+    ]
+    # an edited file has another content hash: its own name counts again
+    acme_yaml.write_text(acme_yaml.read_text() + "\n")
+    assert _validate(project, target) == []
+
+
+def test_invalid_metadata_is_reported_by_the_scorer_even_when_kept(tmp_path: Path) -> None:
+    from gamut.config import load_config
+    from scoring.errors import ProblemsError
+    from tests.tables.conftest import main_project
+
+    project = GamutProject(load_config(main_project().write(tmp_path)))
+    pipeline.score(project)
+    meta = tmp_path / "submissions" / "alpha" / "submission.yaml"
+    meta.write_text(meta.read_text() + "open_weights: maybe\n")
+    for _ in range(2):  # the second time the digest says "no metadata": the check still runs
+        with pytest.raises(ProblemsError, match="invalid submission metadata") as err:
+            pipeline.score(GamutProject(project.cfg))
+        assert err.value.problems and err.value.problems[0].file == str(meta)
