@@ -11,6 +11,7 @@ Styled text is built with :func:`styled`. rich is imported when something is fir
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -167,6 +168,24 @@ def note_left_out(left_out: Sequence[str]) -> None:
         )
 
 
+def left_out_message(left_out: Sequence[str], rest: str) -> str:
+    """One line naming the submissions that validation left out, and what became of the rest."""
+    return f"{len(left_out)} submission(s) left out for failing validation ({rest}): " + _ids(
+        left_out
+    )
+
+
+def warn_left_out(left_out: Sequence[str], rest: str) -> None:
+    """Say, without failing, which submissions were left out: on stderr and, on GitHub Actions,
+    as a warning annotation on the run."""
+    message = left_out_message(left_out, rest)
+    err_console.print(f"warning: {message} ({VALIDATE_HINT})", markup=False)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        import github_action_utils as gha
+
+        gha.warning(f"{message} ({VALIDATE_HINT})", title="GAMUT publish")
+
+
 def fail_left_out(left_out: Sequence[str], rest: str) -> NoReturn:
     """End a command that worked on the other submissions: exit 1 naming the ones left out.
 
@@ -174,11 +193,7 @@ def fail_left_out(left_out: Sequence[str], rest: str) -> NoReturn:
         left_out: the submissions that fail validation.
         rest: what was done with the others ("the rest is published").
     """
-    fail(
-        f"{len(left_out)} submission(s) left out for failing validation ({rest}): "
-        + _ids(left_out),
-        [VALIDATE_HINT],
-    )
+    fail(left_out_message(left_out, rest), [VALIDATE_HINT])
 
 
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:

@@ -19,6 +19,7 @@ from gamut.cli._common import (
     list_left_out,
     note_left_out,
     out_console,
+    warn_left_out,
 )
 
 if TYPE_CHECKING:
@@ -30,15 +31,23 @@ MAX_LISTED = 20
 @click.command("run")
 @config_option
 @click.option("--no-site", is_flag=True, help="Stop after scoring; do not build the site.")
+@click.option(
+    "--left-out-ok",
+    is_flag=True,
+    help="Exit 0 when the only problem is submissions left out for failing validation (they "
+    "are still listed, and on GitHub Actions also given as a warning annotation), so that a "
+    "publish job deploys the others. Judge failures still exit 1.",
+)
 @handle_errors
-def run(config_path: Path | None, no_site: bool) -> None:
+def run(config_path: Path | None, no_site: bool, left_out_ok: bool) -> None:
     """Judge every response/check without a verdict, score, and build the site.
 
     On the shipped gamut.toml this runs the embedded demo offline: its judges replay stored
     verdicts. Every submission is validated first; one that fails is left out (its errors are
     listed) and the others are published. Judge failures leave those submissions incomplete
     (shown, not ranked). In either case the rest of the job still runs, then the command lists
-    what went wrong and exits 1.
+    what went wrong and exits 1 (with --left-out-ok, 0 when nothing but left-out submissions
+    went wrong).
     """
     from gamut import pipeline
 
@@ -53,7 +62,7 @@ def run(config_path: Path | None, no_site: bool) -> None:
             "   (then open http://127.0.0.1:8000/)"
         )
         out_console.print(f"  or open:     {index.as_uri()}")
-    _fail_on_problems(result.report, list(result.left_out))
+    _fail_on_problems(result.report, list(result.left_out), left_out_ok)
 
 
 def _report_stage(stage: str, result: object) -> None:
@@ -84,8 +93,9 @@ def _gamut_command() -> str:
         return str(script)
 
 
-def _fail_on_problems(report: JudgeReport, left_out: list[str]) -> None:
-    """Exit 1 when checks failed or submissions were left out, saying what to do."""
+def _fail_on_problems(report: JudgeReport, left_out: list[str], left_out_ok: bool) -> None:
+    """Exit 1 when checks failed or submissions were left out (unless ``left_out_ok``), saying
+    what to do."""
     unfinished = sum(s.unfinished for s in report.judges.values())
     lines = [str(f) for f in report.failures]
     if report.failures or unfinished:
@@ -98,5 +108,7 @@ def _fail_on_problems(report: JudgeReport, left_out: list[str]) -> None:
             limit=MAX_LISTED,
             width=300,
         )
-    if left_out:
+    if left_out and left_out_ok:
+        warn_left_out(left_out, "the rest is published")
+    elif left_out:
         fail_left_out(left_out, "the rest is published")

@@ -47,6 +47,24 @@ def test_run_leaves_out_an_invalid_folder_and_publishes_the_rest(
     assert not any("EVIL-" in r.text for r in fake_llm.requests)  # never even judged
 
 
+def test_run_with_left_out_ok_publishes_the_rest_and_warns(
+    tmp_path: Path, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
+    bad = add_submission(tmp_path, "gamma", "Gamma VL")
+    (bad / "multimodal.jsonl").write_text('{"question_id": "food-0001", "response": "x"}\nno\n')
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    code, out = _run("run", "--no-site", "--config", str(cfg), "--left-out-ok")
+    assert code == 0, out
+    assert "warning: 1 submission(s) left out for failing validation" in out and "gamma" in out
+    assert "::warning title=GAMUT publish::1 submission(s) left out" in out
+    lb = pd.read_parquet(tmp_path / "results" / "leaderboard.parquet")
+    assert sorted(set(lb["submission_id"])) == ["alpha", "beta"]
+    # without the flag the same run exits 1
+    code, _ = _run("run", "--no-site", "--config", str(cfg))
+    assert code == 1
+
+
 def test_run_with_only_valid_submissions_exits_0(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
     cfg = pipeline_project(tmp_path, fake_llm.openai_base_url)
     code, out = _run("run", "--no-site", "--config", str(cfg))

@@ -205,6 +205,8 @@ def test_publish_deploys_pages_and_the_dataset() -> None:
     assert wf["jobs"]["build"]["environment"] == "publish"
     runs = " ".join(step.get("run", "") for _, step in _steps(wf))
     assert "gamut run" in runs and "gamut publish hf" in runs
+    # a merged submission that no longer validates is left out; the others are still deployed
+    assert "--left-out-ok" in runs
 
 
 def _gamut_calls() -> list[tuple[str, list[str]]]:
