@@ -12,7 +12,7 @@ import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.tables import PAIRWISE_COLUMNS, PROVENANCE_FILE
-from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
+from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
 
 #: Parquet tables the site needs, with the columns it reads from each.
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -128,15 +128,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 
 #: Tables shown when present (written only when something happened: a judge's snapshot changed).
 OPTIONAL: dict[str, tuple[str, ...]] = {
-    "judge_drift": (
-        "judge",
-        "old_snapshot",
-        "new_snapshot",
-        "n_pairs",
-        "agreement",
-        "kappa",
-        "score_diff",
-    ),
+    "judge_drift": DRIFT_COLUMNS,
 }
 
 #: Columns of the verdict table that never carry rubric text.

@@ -67,7 +67,23 @@ class VerdictRow(BaseModel):
     check_text: str | None = None
 
 
+#: Columns of the ``judge_drift`` table (written by the judge step when a judge's reported model
+#: snapshot changes, read by the site's judges page).
+DRIFT_COLUMNS: tuple[str, ...] = (
+    "judge",
+    "old_snapshot",
+    "new_snapshot",
+    "n_pairs",
+    "agreement",
+    "kappa",
+    "old_score",
+    "new_score",
+    "score_diff",
+)
+
+
 __all__ = [
+    "DRIFT_COLUMNS",
     "VERDICT_COLUMNS",
     "VERDICT_ORDER",
     "VERDICT_TABLE",

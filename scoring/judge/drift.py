@@ -22,22 +22,10 @@ import pyarrow.compute as pc
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.pairs import PairPlan, pair_plans
 from scoring.ledger import KeyIndex, KeyScheme, Ledger, key_column
-from scoring.verdicts import Verdict
+from scoring.verdicts import DRIFT_COLUMNS, Verdict
 
 #: Pairs in the calibration subset of a judge.
 CALIBRATION_PAIRS = 200
-#: Columns of the ``judge_drift`` table.
-DRIFT_COLUMNS = (
-    "judge",
-    "old_snapshot",
-    "new_snapshot",
-    "n_pairs",
-    "agreement",
-    "kappa",
-    "old_score",
-    "new_score",
-    "score_diff",
-)
 
 
 @dataclass(frozen=True)
