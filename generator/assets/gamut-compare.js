@@ -3,25 +3,8 @@
 (function () {
   "use strict";
 
-  function h(tag, attrs, children) {
-    var el = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (attrs[k] === null || attrs[k] === undefined || attrs[k] === false) { return; }
-      if (k === "text") { el.textContent = attrs[k]; } else { el.setAttribute(k, attrs[k]); }
-    });
-    (children || []).forEach(function (c) {
-      if (c === null || c === undefined) { return; }
-      el.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
-    });
-    return el;
-  }
-
-  function fmt(x, signed) {
-    if (x === null || x === undefined) { return "–"; }
-    var s = x.toFixed(1);
-    if (s === "-0.0") { s = "0.0"; }
-    return signed && x >= 0 && s.charAt(0) !== "-" ? "+" + s : s;
-  }
+  var h = window.gamut.h;
+  var fmt = window.gamut.fmt;
 
   function init() {
     var root = document.getElementById("gamut-compare");

@@ -10,24 +10,9 @@
   var LETTER = { M: 0, P: 1, S: 2, C: 3 };
   var TIERS = { answer_critical: "Answer-critical", valuable: "Valuable", context: "Context" };
 
-  function h(tag, attrs, children) {
-    var el = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (attrs[k] === null || attrs[k] === undefined || attrs[k] === false) { return; }
-      if (k === "text") { el.textContent = attrs[k]; } else { el.setAttribute(k, attrs[k]); }
-    });
-    (children || []).forEach(function (c) {
-      if (c === null || c === undefined) { return; }
-      el.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
-    });
-    return el;
-  }
+  var h = window.gamut.h;
 
-  function f1(x) {
-    if (x === null || x === undefined) { return "–"; }
-    var s = x.toFixed(1);
-    return s === "-0.0" ? "0.0" : s;
-  }
+  function f1(x) { return window.gamut.fmt(x, false); }
 
   function getJSON(url) {
     return fetch(url, { credentials: "same-origin" }).then(function (r) {

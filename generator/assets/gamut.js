@@ -233,8 +233,32 @@
     initFilters(document);
   }
 
-  /* The page scripts (explorer, comparison) reuse the sorting and the address-bar state. */
-  window.gamut = { initSorting: initSorting, setParams: setParams };
+  /* An element with attributes (``text`` sets its text) and children (strings become text
+     nodes): data is placed as text, never parsed as HTML. Null, undefined and false are left out. */
+  function h(tag, attrs, children) {
+    var el = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (attrs[k] === null || attrs[k] === undefined || attrs[k] === false) { return; }
+      if (k === "text") { el.textContent = attrs[k]; } else { el.setAttribute(k, attrs[k]); }
+    });
+    (children || []).forEach(function (c) {
+      if (c === null || c === undefined) { return; }
+      el.appendChild(typeof c === "string" ? document.createTextNode(c) : c);
+    });
+    return el;
+  }
+
+  /* A score with one decimal ("–" when absent, never "-0.0"); ``signed`` adds "+" to a gain. */
+  function fmt(x, signed) {
+    if (x === null || x === undefined) { return "–"; }
+    var s = x.toFixed(1);
+    if (s === "-0.0") { s = "0.0"; }
+    return signed && x >= 0 && s.charAt(0) !== "-" ? "+" + s : s;
+  }
+
+  /* The page scripts (explorer, comparison) reuse the sorting, the address-bar state, the
+     element builder and the number format. */
+  window.gamut = { initSorting: initSorting, setParams: setParams, h: h, fmt: fmt };
 
   new MutationObserver(function () {
     drawCharts(document, true);
