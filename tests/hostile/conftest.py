@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import pytest
 
 from tests.fakes.llm_server import fake_llm
 from tests.judge.project import LEDGER_KEY, LEDGER_KEY_ENV
-from tests.submissions.helpers import CONFIG, FIXTURES, Project
+from tests.submissions.helpers import Project
 
 
 @pytest.fixture(autouse=True)
@@ -23,12 +22,7 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     """A fresh submissions project (the submission tests' fixture questions)."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    shutil.copy(FIXTURES / "questions.jsonl", root / "questions.jsonl")
-    (root / "gamut.toml").write_text(CONFIG, encoding="utf-8")
-    (root / "submissions").mkdir()
-    return Project(root)
+    return Project.fresh(tmp_path)
 
 
 __all__ = ["fake_llm", "project"]

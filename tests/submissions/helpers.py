@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,16 @@ class Project:
     """A project folder with a config, the fixture questions and an empty submissions folder."""
 
     root: Path
+
+    @classmethod
+    def fresh(cls, folder: Path) -> Project:
+        """A new project in ``folder/repo``."""
+        root = folder / "repo"
+        root.mkdir()
+        shutil.copy(FIXTURES / "questions.jsonl", root / "questions.jsonl")
+        (root / "gamut.toml").write_text(CONFIG, encoding="utf-8")
+        (root / "submissions").mkdir()
+        return cls(root)
 
     @property
     def cfg(self) -> GamutConfig:
