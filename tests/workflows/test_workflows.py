@@ -122,14 +122,9 @@ def test_validation_is_read_only_without_secrets() -> None:
     assert "--changed-from" in runs and "gamut pr annotate" in runs and "gamut pr pack" in runs
 
 
-def test_scoring_checks_out_the_base_and_gates_secrets() -> None:
-    wf = _load("score-submission.yml")
-    trigger = wf[True]["workflow_run"]
-    assert trigger == {"workflows": ["Validate submission"], "types": ["completed"]}
-    assert wf["permissions"] == {}
-    score, comment = wf["jobs"]["score"], wf["jobs"]["comment"]
-    assert "conclusion == 'success'" in score["if"] and "event == 'pull_request'" in score["if"]
-    assert score["environment"] == "submission-scoring"
+def _assert_base_only_and_comment_without_secrets(wf: Any, comment: Any) -> None:
+    """Every checkout is of the base (no ref, no repository), the comment job may only write
+    pull-request comments and sees no secret nor checkout, and secrets stay in Environments."""
     for _, step in _steps(wf):
         if "actions/checkout" in step.get("uses", ""):
             assert "ref" not in step.get("with", {}) and "repository" not in step.get("with", {})
@@ -139,6 +134,17 @@ def test_scoring_checks_out_the_base_and_gates_secrets() -> None:
     for job, spec in wf["jobs"].items():
         if "${{ secrets." in yaml.safe_dump(spec):
             assert spec.get("environment"), f"{job} uses secrets outside an Environment"
+
+
+def test_scoring_checks_out_the_base_and_gates_secrets() -> None:
+    wf = _load("score-submission.yml")
+    trigger = wf[True]["workflow_run"]
+    assert trigger == {"workflows": ["Validate submission"], "types": ["completed"]}
+    assert wf["permissions"] == {}
+    score, comment = wf["jobs"]["score"], wf["jobs"]["comment"]
+    assert "conclusion == 'success'" in score["if"] and "event == 'pull_request'" in score["if"]
+    assert score["environment"] == "submission-scoring"
+    _assert_base_only_and_comment_without_secrets(wf, comment)
     runs = " ".join(step.get("run", "") for _, step in _steps(wf))
     assert "gh api" in runs and "RUN_HEAD_SHA" in runs and "gamut pr unpack" in runs
     assert "<!-- gamut-score -->" in runs
@@ -152,15 +158,7 @@ def test_collecting_batches_is_scheduled_gated_and_runs_no_pr_code() -> None:
     collect, comment = wf["jobs"]["collect"], wf["jobs"]["comment"]
     assert collect["environment"] == "batch-collection"
     assert "write" not in " ".join(str(v) for v in collect["permissions"].values())
-    for _, step in _steps(wf):
-        if "actions/checkout" in step.get("uses", ""):
-            assert "ref" not in step.get("with", {}) and "repository" not in step.get("with", {})
-    assert comment["permissions"] == {"pull-requests": "write"}
-    text = yaml.safe_dump(comment)
-    assert "${{ secrets." not in text and "actions/checkout" not in text
-    for job, spec in wf["jobs"].items():
-        if "${{ secrets." in yaml.safe_dump(spec):
-            assert spec.get("environment"), f"{job} uses secrets outside an Environment"
+    _assert_base_only_and_comment_without_secrets(wf, comment)
     runs = " ".join(step.get("run", "") for _, step in _steps(wf))
     assert "gamut pr take" in runs and "gamut pr unpack" not in runs  # head commits, as data
     assert "gamut judge" in runs and "gamut score" in runs
