@@ -37,17 +37,22 @@ def _path_without_chromium(tmp: Path) -> Path:
     return bin_dir
 
 
-def test_browser_deps_installs_chromium_when_it_is_absent(tmp_path: Path) -> None:
-    bin_dir = _path_without_chromium(tmp_path)
-    log = tmp_path / "calls.log"
-    env = {"PATH": str(bin_dir), "HOME": str(tmp_path), "STUB_LOG": str(log)}
-    result = subprocess.run(
+def _browser_deps(bin_dir: Path, home: Path, log: Path) -> subprocess.CompletedProcess[str]:
+    """``make browser-deps`` with only ``bin_dir`` on PATH; the stand-ins log their calls."""
+    env = {"PATH": str(bin_dir), "HOME": str(home), "STUB_LOG": str(log)}
+    return subprocess.run(
         ["make", "-s", "-C", str(ROOT), "browser-deps"],
         env=env,
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_browser_deps_installs_chromium_when_it_is_absent(tmp_path: Path) -> None:
+    bin_dir = _path_without_chromium(tmp_path)
+    log = tmp_path / "calls.log"
+    result = _browser_deps(bin_dir, tmp_path, log)
     assert result.returncode == 0, result.stdout + result.stderr
     calls = log.read_text().splitlines()
     root = os.getuid() == 0
@@ -65,13 +70,6 @@ def test_browser_deps_does_nothing_when_chromium_is_on_path(tmp_path: Path) -> N
     (bin_dir / "chromium").write_text("#!/bin/sh\n")
     (bin_dir / "chromium").chmod(0o755)
     log = tmp_path / "calls.log"
-    env = {"PATH": str(bin_dir), "HOME": str(tmp_path), "STUB_LOG": str(log)}
-    result = subprocess.run(
-        ["make", "-s", "-C", str(ROOT), "browser-deps"],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = _browser_deps(bin_dir, tmp_path, log)
     assert result.returncode == 0, result.stderr
     assert not log.exists()
