@@ -125,27 +125,16 @@ def child(mode: str, config: Path) -> None:
     cfg = load_config(config)
     stages: dict[str, float] = {}
     start = time.perf_counter()
-    if mode == "shared":
-        project = cls(cfg)
-        for name, stage in (
-            ("judge", pipeline.judge),
-            ("verdict table", pipeline.write_verdicts),
-            ("score tables", pipeline.score),
-            ("site", pipeline.build_site),
-        ):
-            t = time.perf_counter()
-            stage(project)
-            stages[name] = time.perf_counter() - t
-    else:
-        for name, stage in (
-            ("judge", pipeline.judge),
-            ("verdict table", pipeline.write_verdicts),
-            ("score tables", pipeline.score),
-            ("site", pipeline.build_site),
-        ):
-            t = time.perf_counter()
-            stage(cls(cfg))
-            stages[name] = time.perf_counter() - t
+    shared = cls(cfg) if mode == "shared" else None
+    for name, stage in (
+        ("judge", pipeline.judge),
+        ("verdict table", pipeline.write_verdicts),
+        ("score tables", pipeline.score),
+        ("site", pipeline.build_site),
+    ):
+        t = time.perf_counter()
+        stage(shared or cls(cfg))  # one project for every stage, or a new one per stage
+        stages[name] = time.perf_counter() - t
     total = time.perf_counter() - start
     print(json.dumps({"log": log, "stages": stages, "total": total}))
 
