@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +210,18 @@ def check_of(body: dict[str, Any]) -> str:
     m = re.search(r"CHECK \(kind: [a-z_]+\):\n(.*)\n", text)
     assert m, "no check in the prompt"
     return m[1]
+
+
+def kill_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool], what: str) -> None:
+    """SIGKILL the child ``proc`` as soon as ``ready()`` holds; it must not end first, and
+    ``what`` names the point it never reached within 120 s."""
+    try:
+        deadline = time.monotonic() + 120
+        while not ready():
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, what
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL

@@ -4,10 +4,8 @@ none stored twice, no batch submitted twice."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.batch_server import FakeBatchServer
-from tests.judge.project import TOTAL_CALLS, write_project
+from tests.judge.project import TOTAL_CALLS, kill_when, write_project
 from tests.judge.store import verdict_keys
 from tests.judge.test_batch import batch_judge, hashed_verdict
 
@@ -49,16 +47,9 @@ def test_sigkill_mid_ingest_then_collect_again(tmp_path: Path, provider: str) ->
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        try:
-            deadline = time.monotonic() + 120
-            while len(verdict_keys(tmp_path)) < 5:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                assert time.monotonic() < deadline, "the collector never stored a verdict"
-                time.sleep(0.02)
-            proc.send_signal(signal.SIGKILL)
-        finally:
-            proc.wait(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
+        kill_when(
+            proc, lambda: len(verdict_keys(tmp_path)) >= 5, "the collector never stored a verdict"
+        )
         before = set(verdict_keys(tmp_path))
         assert 5 <= len(before) < TOTAL_CALLS  # killed mid-ingest
         srv.stream_delay = 0.0

@@ -5,10 +5,8 @@ working index is covered by tests/judge/test_cache.py.)"""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,7 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer
-from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
+from tests.judge.project import TOTAL_CALLS, kill_when, openai_judge, write_project
 from tests.judge.store import verdict_keys
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,25 +40,12 @@ def _spawn(cfg_path: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def _kill_when(proc: subprocess.Popen[bytes], ready: object) -> None:
-    try:
-        deadline = time.monotonic() + 120
-        while not ready():  # type: ignore[operator]
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "the judge never got there"
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
-
-
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume(tmp_path: Path) -> None:
     with FakeLLMServer(latency=0.25) as srv:
         cfg_path = write_project(tmp_path, openai_judge(srv.openai_base_url, concurrency=2))
         proc = _spawn(cfg_path)
-        _kill_when(proc, lambda: len(verdict_keys(tmp_path)) >= 6)
+        kill_when(proc, lambda: len(verdict_keys(tmp_path)) >= 6, "the judge never got there")
         before = verdict_keys(tmp_path)
         sent_before = len(srv.requests)
         assert 6 <= len(before) < TOTAL_CALLS
