@@ -40,8 +40,8 @@ from scoring.submissions.report import ERROR, Limits
 from scoring.submissions.responses import read_response_file
 
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
-#: response reader keeps of a file or what a digest holds changes: entries of another version are
-#: never used.
+#: response reader keeps of a file, what the metadata check accepts or what a digest holds
+#: changes: entries of another version are never used.
 VERSION = 3
 #: A cache file larger than this is ignored (and rebuilt): about 500 files of 2,000 responses.
 MAX_CACHE_BYTES = 64 * 1024 * 1024
@@ -214,6 +214,14 @@ class DigestCache:
         """
         if self.path is None:
             return
+        if not self._changed and (
+            not prune
+            or (
+                self._used.keys() == self._raw.keys()
+                and self._meta_used.keys() == self._meta_raw.keys()
+            )
+        ):
+            return  # every entry used came from the file, and none is dropped
         kept = {k: _encode(d) for k, d in self._used.items()}
         meta = {
             k: None if m is None else m.model_dump(mode="json") for k, m in self._meta_used.items()
@@ -222,9 +230,6 @@ class DigestCache:
             # entries not used this time stay as they were (a later run checks them)
             kept = {**{k: v for k, v in self._raw.items() if k not in kept}, **kept}
             meta = {**{k: v for k, v in self._meta_raw.items() if k not in meta}, **meta}
-        same = kept.keys() == self._raw.keys() and meta.keys() == self._meta_raw.keys()
-        if not self._changed and same:
-            return
         doc = {"format": _FORMAT, "version": VERSION, "files": kept, "metadata": meta}
         atomic_write_text(self.path, json.dumps(doc, separators=(",", ":")))
 

@@ -31,7 +31,7 @@ from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.pairwise import PAIRWISE_COLUMNS, pairwise
 from scoring.tables.published import judge_ids, submission_slices, verdict_table
 from scoring.tables.scores import Scores, compute
-from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_table
+from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_tables
 
 #: Tables written as Parquet only (they are large); every other table also gets CSV and JSON.
 PARQUET_ONLY = frozenset({"question_scores"})
@@ -125,9 +125,7 @@ def build_tables(
         scoring=scoring,
         rubrics_public=rubrics_public,
     )
-    files: list[Path] = []
-    for name, df in frames.items():
-        files += write_table(out_dir, name, df, prov, text=name not in PARQUET_ONLY)
+    files = write_tables(out_dir, frames, prov, PARQUET_ONLY)
     files.append(write_provenance(out_dir, prov))
     return Tables(frames, prov, out_dir, files)
 

@@ -147,22 +147,47 @@ def rank_models(value: Array, boot: Array, tiebreak: list[str] | None = None) ->
         boot: ``[B, n]`` resampled estimates (same resamples for every model).
         tiebreak: optional names fixing the order of equal scores.
     """
-    n = value.size
-    rank = _min_ranks(value)
-    boot_ranks = _min_ranks(boot).astype(np.float64)
-    if n:
-        lo = np.percentile(boot_ranks, _TAILS[0], axis=0, method="inverted_cdf")
-        hi = np.percentile(boot_ranks, _TAILS[1], axis=0, method="inverted_cdf")
+    return rank_many([(value, boot, tiebreak)])[0]
+
+
+def rank_many(rankings: list[tuple[Array, Array, list[str] | None]]) -> list[Ranking]:
+    """:func:`rank_models` of each ``(value, boot, tiebreak)``, with the percentiles of all of
+    them taken in one pass (each is still over its own columns, so the results are the same)."""
+    if not rankings:
+        return []
+    ranks, boot_ranks, orders, diffs = [], [], [], []
+    for value, boot, tiebreak in rankings:
+        n = value.size
+        ranks.append(_min_ranks(value))
+        boot_ranks.append(_min_ranks(boot).astype(np.float64))
+        keys = tiebreak if tiebreak is not None else [f"{i:09d}" for i in range(n)]
+        order = sorted(range(n), key=lambda i: (-value[i], keys[i]))
+        orders.append(order)
+        # every neighbour pair's paired difference: a new group starts after each pair whose
+        # 95% CI excludes 0
+        diffs.append(boot[:, order[:-1]] - boot[:, order[1:]])
+    cut = np.cumsum([r.size for r in ranks])[:-1]
+    every = np.concatenate(boot_ranks, axis=1)
+    if every.size:
+        lo_all = np.percentile(every, _TAILS[0], axis=0, method="inverted_cdf")
+        hi_all = np.percentile(every, _TAILS[1], axis=0, method="inverted_cdf")
     else:
-        lo = hi = np.zeros(0)
-    keys = tiebreak if tiebreak is not None else [f"{i:09d}" for i in range(n)]
-    order = sorted(range(n), key=lambda i: (-value[i], keys[i]))
-    group = np.zeros(n, np.int64)
-    if order:
-        # every neighbour pair's paired difference at once: a new group starts after each pair
-        # whose 95% CI excludes 0
-        ahead, behind = np.array(order[:-1], np.int64), np.array(order[1:], np.int64)
-        d_lo, d_hi = percentile_ci(boot[:, ahead] - boot[:, behind])
-        separated = ~((d_lo <= 0.0) & (d_hi >= 0.0))
-        group[order] = 1 + np.concatenate([[0], np.cumsum(separated)])
-    return Ranking(rank, lo.astype(np.int64), hi.astype(np.int64), group)
+        lo_all = hi_all = np.zeros(every.shape[1])
+    pair_cut = np.cumsum([d.shape[1] for d in diffs])[:-1]
+    d_lo, d_hi = percentile_ci(np.concatenate(diffs, axis=1))
+    out = []
+    for rank, order, lo, hi, pair_lo, pair_hi in zip(
+        ranks,
+        orders,
+        np.split(lo_all, cut),
+        np.split(hi_all, cut),
+        np.split(d_lo, pair_cut),
+        np.split(d_hi, pair_cut),
+        strict=True,
+    ):
+        group = np.zeros(rank.size, np.int64)
+        if order:
+            separated = ~((pair_lo <= 0.0) & (pair_hi >= 0.0))
+            group[order] = 1 + np.concatenate([[0], np.cumsum(separated)])
+        out.append(Ranking(rank, lo.astype(np.int64), hi.astype(np.int64), group))
+    return out

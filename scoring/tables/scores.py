@@ -11,7 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.scorer import TIER_ORDER, ScoringConfig
-from scoring.tables.bootstrap import Estimate, Ranking, estimate, rank_models, resample_weights
+from scoring.tables.bootstrap import Estimate, Ranking, estimate, rank_many, resample_weights
 from scoring.tables.core import QuestionLevel, Status, question_level
 from scoring.tables.load import SETTINGS, Inputs
 
@@ -82,12 +82,24 @@ def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores
         estimate(weights, level.tiers[:, :, t], scale=100.0) for t in range(len(TIER_ORDER))
     )
     complete = level.status == Status.COMPLETE
-    rankings: dict[tuple[int, int], tuple[Ints, Ranking]] = {}
-    for k in range(len(SETTINGS)):
-        for j in range(n_j):
-            idx = np.flatnonzero(complete & (groups.setting == k) & (groups.judge == j))
-            names = [inputs.submission_ids[int(s)] for s in groups.sub[idx]]
-            rankings[(k, j)] = (idx, rank_models(gamut.value[idx], gamut.boot[:, idx], names))
+    members = {
+        (k, j): np.flatnonzero(complete & (groups.setting == k) & (groups.judge == j))
+        for k in range(len(SETTINGS))
+        for j in range(n_j)
+    }
+    ranked = rank_many(
+        [
+            (
+                gamut.value[idx],
+                gamut.boot[:, idx],
+                [inputs.submission_ids[int(s)] for s in groups.sub[idx]],
+            )
+            for idx in members.values()
+        ]
+    )
+    rankings: dict[tuple[int, int], tuple[Ints, Ranking]] = {
+        key: (idx, r) for (key, idx), r in zip(members.items(), ranked, strict=True)
+    }
     return Scores(
         inputs,
         config,

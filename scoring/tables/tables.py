@@ -14,7 +14,7 @@ import pandas as pd
 
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
-from scoring.tables.bootstrap import paired, percentile_ci, rank_models, weighted_means
+from scoring.tables.bootstrap import paired, percentile_ci, rank_many, weighted_means
 from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
 from scoring.tables.matrix import SETTINGS
@@ -209,19 +209,25 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     g = np.flatnonzero(sc.complete)
     gamut = sc.level.gamut[g]
     means = _subset_means(gamut, member) * 100.0
-    lo, hi = (np.full((g.size, len(order)), np.nan) for _ in range(2))
     rank, tie = (np.full((g.size, len(order)), np.nan) for _ in range(2))
     position_of = {int(x): i for i, x in enumerate(g)}
-    for d in range(len(order)):
-        boot = weighted_means(sc.weights, gamut, np.flatnonzero(code == d)) * 100.0
-        lo[:, d], hi[:, d] = percentile_ci(boot)
+    boots = [
+        weighted_means(sc.weights, gamut, np.flatnonzero(code == d)) * 100.0
+        for d in range(len(order))
+    ]
+    # one pass of percentiles over every value's resamples: [B, g * values], value-major
+    lo, hi = (x.reshape(len(order), g.size).T for x in percentile_ci(np.concatenate(boots, axis=1)))
+    asked, where = [], []
+    for d, boot in enumerate(boots):
         for idx, _ranking in sc.rankings.values():  # rank within each (setting, judge)
             rows = np.array([position_of[int(x)] for x in idx], np.int64)
             if rows.size == 0:
                 continue
             names = [sc.inputs.submission_ids[int(s)] for s in sc.groups.sub[idx]]
-            r = rank_models(means[rows, d], boot[:, rows], names)
-            rank[rows, d], tie[rows, d] = r.rank, r.tie_group
+            asked.append((means[rows, d], boot[:, rows], names))
+            where.append((rows, d))
+    for (rows, d), r in zip(where, rank_many(asked), strict=True):
+        rank[rows, d], tie[rows, d] = r.rank, r.tie_group
     rows_g = np.repeat(g, len(order))
     df = pd.DataFrame(_labels(sc, rows_g))
     df[column] = [order[d] for d in np.tile(np.arange(len(order)), g.size)]

@@ -9,14 +9,15 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import math
 import os
+from collections.abc import Set
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from scoring import __version__
@@ -74,29 +75,34 @@ def provenance(
     }
 
 
-def _json_value(x: Any) -> Any:
-    if isinstance(x, np.generic):
-        x = x.item()
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if x is pd.NA or x is pd.NaT:
-        return None
-    return x
+#: One encoder for every row (``json.dumps`` with options builds a new one per call).
+_ROW_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
-def records_json(df: pd.DataFrame) -> str:
-    """A table as a JSON array of objects, one per line; NaN and missing values become null."""
-    cols = list(df.columns)
-    lines = []
-    for row in df.itertuples(index=False, name=None):
-        rec = {c: _json_value(v) for c, v in zip(cols, row, strict=True)}
-        lines.append(json.dumps(rec, ensure_ascii=False, allow_nan=False))
+def _finite(table: pa.Table) -> pa.Table:
+    """``table`` with every infinite float replaced by null (JSON has no infinity)."""
+    columns = []
+    for col in table.columns:
+        if pa.types.is_floating(col.type) and pc.any(pc.is_inf(col)).as_py():
+            col = pc.if_else(pc.is_inf(col), pa.scalar(None, col.type), col)
+        columns.append(col)
+    return pa.Table.from_arrays(columns, schema=table.schema)
+
+
+def records_json(table: pa.Table) -> str:
+    """A table as a JSON array of objects, one per line; NaN, infinite and missing values become
+    null (the Arrow table already holds NaN as null, as :func:`arrow_table` makes it)."""
+    lines = [_ROW_JSON.encode(row) for row in _finite(table).to_pylist()]
     return "[\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
 
 
-def parquet_bytes(df: pd.DataFrame, prov: dict[str, Any]) -> bytes:
+def arrow_table(df: pd.DataFrame) -> pa.Table:
+    """A score table as Arrow (no index; NaN becomes null, as in every file written)."""
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:
     """A table as zstd Parquet bytes with the provenance in the file metadata."""
-    table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[PROVENANCE_KEY] = json.dumps(prov, sort_keys=True).encode()
     buf = io.BytesIO()
@@ -104,17 +110,35 @@ def parquet_bytes(df: pd.DataFrame, prov: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
-def write_table(
-    out_dir: Path, name: str, df: pd.DataFrame, prov: dict[str, Any], text: bool = True
+def write_tables(
+    out_dir: Path, frames: dict[str, pd.DataFrame], prov: dict[str, Any], parquet_only: Set[str]
 ) -> list[Path]:
-    """Write ``name.parquet`` and, when ``text``, ``name.csv`` and ``name.json``."""
-    written = [out_dir / f"{name}.parquet"]
-    atomic_write_bytes(written[0], parquet_bytes(df, prov))
-    if text:
-        written += [out_dir / f"{name}.csv", out_dir / f"{name}.json"]
-        atomic_write_text(written[1], frame_csv(df))
-        atomic_write_text(written[2], records_json(df))
+    """Write every table as ``name.parquet`` and, unless its name is in ``parquet_only``, as
+    ``name.csv`` and ``name.json``; returns the files written.
+
+    The Parquet files are encoded and written on a second thread (Arrow does that work without
+    holding the interpreter), while this one writes the CSV and JSON text.
+    """
+    written: list[Path] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        parquet: list[Future[None]] = []
+        for name, df in frames.items():
+            table = arrow_table(df)
+            path = out_dir / f"{name}.parquet"
+            parquet.append(pool.submit(_write_parquet, path, table, prov))
+            written.append(path)
+            if name in parquet_only:
+                continue
+            written += [out_dir / f"{name}.csv", out_dir / f"{name}.json"]
+            atomic_write_text(written[-2], frame_csv(df))
+            atomic_write_text(written[-1], records_json(table))
+        for done in parquet:
+            done.result()  # raises the first write's error, if any
     return written
+
+
+def _write_parquet(path: Path, table: pa.Table, prov: dict[str, Any]) -> None:
+    atomic_write_bytes(path, parquet_bytes(table, prov))
 
 
 def write_provenance(out_dir: Path, prov: dict[str, Any]) -> Path:
