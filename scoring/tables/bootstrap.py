@@ -8,6 +8,7 @@ and a mean over any subset of questions is a matrix product.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,7 +151,7 @@ def rank_models(value: Array, boot: Array, tiebreak: list[str] | None = None) ->
     return rank_many([(value, boot, tiebreak)])[0]
 
 
-def rank_many(rankings: list[tuple[Array, Array, list[str] | None]]) -> list[Ranking]:
+def rank_many(rankings: Sequence[tuple[Array, Array, Sequence[str] | None]]) -> list[Ranking]:
     """:func:`rank_models` of each ``(value, boot, tiebreak)``, with the percentiles of all of
     them taken in one pass (each is still over its own columns, so the results are the same)."""
     if not rankings:

@@ -96,6 +96,11 @@ def cache_key(path: Path) -> str:
     return h.hexdigest()[:24]
 
 
+def cached_checks_path(path: Path, cache_dir: Path) -> Path:
+    """Where :func:`load_check_table` keeps the compiled checks of the rubrics at ``path``."""
+    return cache_dir / f"checks-{cache_key(path)}.parquet"
+
+
 def load_check_table(path: Path, cache_dir: Path | None, held: bool = False) -> CheckTable:
     """The compiled checks of the rubrics at ``path``, from ``cache_dir`` when they are there.
 
@@ -104,7 +109,7 @@ def load_check_table(path: Path, cache_dir: Path | None, held: bool = False) -> 
     Raises:
         RubricError: a rubric is invalid (every problem listed).
     """
-    cached = cache_dir / f"checks-{cache_key(path)}.parquet" if cache_dir else None
+    cached = cached_checks_path(path, cache_dir) if cache_dir else None
     if cached is not None and cached.is_file():
         try:
             return CheckTable.from_arrow(pq.read_table(cached))

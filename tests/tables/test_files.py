@@ -51,6 +51,37 @@ def test_check_cache_follows_the_rubric_files(tmp_path: Path) -> None:
     assert changed.rubric_version != first.rubric_version
 
 
+def test_checks_compiled_in_a_second_process_are_the_ones_compiled_here(tmp_path: Path) -> None:
+    cfg = load_config(main_project().write(tmp_path))
+    here = Project(cfg).check_table  # compiled in this process (and cached)
+    for entry in (Project(cfg).private / "checks").iterdir():
+        entry.unlink()
+    project = Project(cfg)
+    project.prefetch_check_table()
+    child = project._compiling
+    assert child is not None  # nothing cached: a second process compiles
+    table = project.check_table
+    assert child.exitcode == 0 and project._compiling is None
+    assert table.check_id == here.check_id and table.rubric_version == here.rubric_version
+    assert (table.kind == here.kind).all() and (table.tier == here.tier).all()
+    again = Project(cfg)
+    again.prefetch_check_table()
+    assert again._compiling is None  # cached now: nothing to start
+
+
+def test_a_rubric_error_in_the_second_process_is_reported_here(tmp_path: Path) -> None:
+    cfg = load_config(main_project().write(tmp_path))
+    rubric = tmp_path / "rubrics" / "food-2.json"
+    rubric.write_text(rubric.read_text()[:-5])  # truncated JSON
+    project = Project(cfg)
+    project.prefetch_check_table()
+    assert project._compiling is not None
+    with pytest.raises(ProblemsError) as err:
+        _ = project.check_table
+    assert "food-2.json" in str(err.value.problems[0].file)
+    assert not list((project.private / "checks").glob("*"))  # nothing cached from a bad set
+
+
 def test_new_rubric_check_without_verdict_makes_submissions_incomplete(tmp_path: Path) -> None:
     config = main_project().write(tmp_path)
     pipeline.score(Project(load_config(config)))
