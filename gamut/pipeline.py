@@ -232,7 +232,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         project.verdict_table,
         rubrics_source=cfg.benchmark.rubrics,
         only=submissions,
-        digests=project.digests_path,
+        digests=project.digests,
         matrix_cache=project.private / "matrix",
     )
     return build_tables(
@@ -270,7 +270,7 @@ def validate(
         changed_from,
         base=project.cfg.root,
         limits=limits,
-        digests=project.digests_path,
+        digests=project.digests,
         errors_only=errors_only,
     )
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from scoring.judge.pairs import PairPlan
     from scoring.ledger import KeyScheme, Ledger
     from scoring.rubric import MetaRubric
+    from scoring.submissions.digests import DigestCache
     from scoring.tables.checks import CheckTable
 
 #: The folder under the cache's folder where compressed site downloads are kept between builds.
@@ -170,6 +171,15 @@ class Project:
         """The cache of response file digests (copy-check fingerprints and response lengths, by
         content hash), beside the verdict cache."""
         return self.cache_path.parent / RESPONSE_DIGESTS
+
+    @cached_property
+    def digests(self) -> DigestCache:
+        """The digests cache at :attr:`digests_path`, open for this project's commands: the
+        validation and the scoring of one run share it, so each file is hashed once."""
+        from scoring.submissions import Limits
+        from scoring.submissions.digests import DigestCache
+
+        return DigestCache(self.digests_path, Limits())
 
     @property
     def private(self) -> Path:

@@ -144,6 +144,27 @@ class DigestCache:
         self._meta_raw: dict[str, Any] = doc.get("metadata", {})
         self._meta_used: dict[str, SubmissionMeta | None] = {}
         self._changed = False
+        self._hashes: dict[tuple[str, int, int, int, int, int], str | None] = {}
+        # the entries looked up since the file was read or last saved (what a pruning save keeps)
+        self._seen: set[str] = set()
+        self._meta_seen: set[str] = set()
+
+    @classmethod
+    def open(cls, digests: Path | DigestCache | None, limits: Limits) -> DigestCache:
+        """``digests`` itself when it is a cache read under ``limits`` (one run's validation and
+        scoring share it, so each file is hashed once), else the cache of that file."""
+        if isinstance(digests, DigestCache):
+            return digests if digests.limits == limits else cls(digests.path, limits)
+        return cls(digests, limits)
+
+    def _content_hash(self, path: Path, limit: int) -> str | None:
+        """:func:`content_hash`, not computed again for a file this cache hashed before whose
+        size, inode and change times are still the same."""
+        st = path.stat()
+        seen = (str(path), limit, st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+        if seen not in self._hashes:
+            self._hashes[seen] = content_hash(path, limit)
+        return self._hashes[seen]
 
     def _read(self) -> dict[str, Any]:
         """The cache file's sections (``files``, ``metadata``), their entries unchecked; empty
@@ -171,27 +192,28 @@ class DigestCache:
     def of(self, path: Path) -> FileDigest | None:
         """The digest of the response file at ``path``; None when it is larger than the limit
         (such a file is rejected unread)."""
-        digest = content_hash(path, self.limits.max_file_bytes)
+        digest = self._content_hash(path, self.limits.max_file_bytes)
         if digest is None:
             return None
         key = f"{digest}:{self._tag}"
-        if key in self._used:
-            return self._used[key]
-        found = _entry(self._raw.get(key))
-        if found is None:
-            found = read_digest(path, self.limits)
-            self._changed = True
-        self._used[key] = found
-        return found
+        if key not in self._used:
+            found = _entry(self._raw.get(key))
+            if found is None:
+                found = read_digest(path, self.limits)
+                self._changed = True
+            self._used[key] = found
+        self._seen.add(key)
+        return self._used[key]
 
     def metadata(self, path: Path) -> SubmissionMeta | None:
         """What :func:`~scoring.submissions.metadata.check_metadata` makes of the metadata file
         at ``path``, by content: None when it gives no metadata (a caller that reports the
         problems runs the check itself)."""
-        digest = content_hash(path, MAX_METADATA_BYTES)
+        digest = self._content_hash(path, MAX_METADATA_BYTES)
         if digest is None:
             return None  # over the size limit: the check refuses it unread
         if digest in self._meta_used:
+            self._meta_seen.add(digest)
             return self._meta_used[digest]
         found: SubmissionMeta | None
         entry = self._meta_raw.get(digest, _ABSENT)
@@ -203,35 +225,40 @@ class DigestCache:
             found = check_metadata(path, "")[0]
             self._changed = True
         self._meta_used[digest] = found
+        self._meta_seen.add(digest)
         return found
 
     def save(self, *, prune: bool) -> None:
         """Write the cache file when something changed.
 
         Args:
-            prune: drop the entries not used since this cache was read (pass True only when every
-                current response file was looked up, so that nothing still needed is lost).
+            prune: drop the entries not looked up since this cache was read or last saved (pass
+                True only when every current response file was looked up, so that nothing still
+                needed is lost).
         """
         if self.path is None:
             return
         if not self._changed and (
             not prune
-            or (
-                self._used.keys() == self._raw.keys()
-                and self._meta_used.keys() == self._meta_raw.keys()
-            )
+            or (self._seen == self._raw.keys() and self._meta_seen == self._meta_raw.keys())
         ):
             return  # every entry used came from the file, and none is dropped
-        kept = {k: _encode(d) for k, d in self._used.items()}
-        meta = {
-            k: None if m is None else m.model_dump(mode="json") for k, m in self._meta_used.items()
-        }
-        if not prune:
+        if prune:
+            kept = {k: _encode(self._used[k]) for k in self._seen}
+            meta = {k: _dump(self._meta_used[k]) for k in self._meta_seen}
+        else:
             # entries not used this time stay as they were (a later run checks them)
-            kept = {**{k: v for k, v in self._raw.items() if k not in kept}, **kept}
-            meta = {**{k: v for k, v in self._meta_raw.items() if k not in meta}, **meta}
+            kept = {**self._raw, **{k: _encode(self._used[k]) for k in self._seen}}
+            meta = {**self._meta_raw, **{k: _dump(self._meta_used[k]) for k in self._meta_seen}}
         doc = {"format": _FORMAT, "version": VERSION, "files": kept, "metadata": meta}
         atomic_write_text(self.path, json.dumps(doc, separators=(",", ":")))
+        # what the file holds now: a later save of this cache starts from it
+        self._raw, self._meta_raw, self._changed = kept, meta, False
+        self._seen, self._meta_seen = set(), set()
+
+
+def _dump(meta: SubmissionMeta | None) -> Any:
+    return None if meta is None else meta.model_dump(mode="json")
 
 
 __all__ = [

@@ -89,7 +89,7 @@ def validate_submissions(
     *,
     base: Path,
     limits: Limits | None = None,
-    digests: Path | None = None,
+    digests: Path | DigestCache | None = None,
     errors_only: bool = False,
 ) -> ValidationReport:
     """Validate submission folders against docs/contract.md §7, collecting every problem at once.
@@ -104,8 +104,8 @@ def validate_submissions(
         base: the folder that paths in messages are shown relative to (the config's folder).
         limits: size limits (default :class:`Limits`).
         digests: the cache file of response file digests, which holds the other submissions'
-            fingerprints for the copy check (see :mod:`scoring.submissions.digests`); None
-            computes them every time.
+            fingerprints for the copy check (see :mod:`scoring.submissions.digests`), or that
+            cache already open; None computes them every time.
         errors_only: find the errors only (what decides whether a submission is left out), not
             the warnings of the gaming checks; a response file whose digest says it reads clean
             and answers exactly the public questions is not read again (it has no error).
@@ -148,7 +148,7 @@ def validate_submissions(
     qids = [q.question_id for q in questions]
     qid_set = set(qids)
     qwords = _question_words(questions)
-    others = _Others(subs_root, DigestCache(digests, limits))
+    others = _Others(subs_root, DigestCache.open(digests, limits))
     names = _Names(subs_root, others.cache)
     validated = set(ids)
     for sid in ids:

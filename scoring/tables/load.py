@@ -94,15 +94,15 @@ def read_submissions(
     folder: Path,
     qindex: dict[str, int],
     only: Collection[str] | None = None,
-    digests: Path | None = None,
+    digests: Path | DigestCache | None = None,
 ) -> tuple[
     tuple[str, ...], dict[str, SubmissionMeta], npt.NDArray[np.bool_], npt.NDArray[np.float64]
 ]:
     """Submission ids, metadata, which settings have responses, and response lengths.
 
     ``only``: the submission ids to read (default: every folder with a ``submission.yaml``).
-    ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`);
-    None reads every file in full.
+    ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`)
+    or that cache already open; None reads every file in full.
     """
     dirs = (
         sorted(
@@ -116,7 +116,7 @@ def read_submissions(
     ids = tuple(p.name for p in dirs)
     has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
-    cache = DigestCache(digests, Limits())
+    cache = DigestCache.open(digests, Limits())
     try:
         meta = {p.name: _read_meta(p / "submission.yaml", cache) for p in dirs}
         for si, p in enumerate(dirs):
@@ -139,7 +139,7 @@ def load_inputs(
     *,
     rubrics_source: str,
     only: Collection[str] | None = None,
-    digests: Path | None = None,
+    digests: Path | DigestCache | None = None,
     matrix_cache: Path | None = None,
 ) -> Inputs:
     """Read the submissions and the verdict table, and index them against questions and checks.
@@ -153,7 +153,8 @@ def load_inputs(
         rubrics_source: where the rubrics came from, for messages.
         only: the submission ids to score (default: every submission in the folder); a
             pipeline leaves out those that fail validation.
-        digests: the cache file of response file digests (None: read every response file).
+        digests: the cache file of response file digests, or that cache already open (None:
+            read every response file).
         matrix_cache: the folder keeping the decoded verdict matrix of the last unchanged table
             (None: decode the table every time).
 

@@ -269,3 +269,40 @@ def test_invalid_metadata_is_reported_by_the_scorer_even_when_kept(tmp_path: Pat
         with pytest.raises(ProblemsError, match="invalid submission metadata") as err:
             pipeline.score(GamutProject(project.cfg))
         assert err.value.problems and err.value.problems[0].file == str(meta)
+
+
+def test_one_project_shares_its_cache_and_hashes_a_file_again_only_when_it_changed(
+    project: Project,
+) -> None:
+    target = _copycat(project)
+    gp = GamutProject(project.cfg)
+    assert DigestCache.open(gp.digests, Limits()) is gp.digests  # validation and scoring share it
+    assert DigestCache.open(gp.digests, Limits(max_file_bytes=1 << 20)) is not gp.digests
+    assert pipeline.validate(gp, [target]).ok
+    acme = project.subs / "acme" / "multimodal.jsonl"
+    before = gp.digests.of(acme)
+    assert before is not None and _sha(acme) in _files(project)
+    # the same cache, after the file changed: its new content is digested, not the old hash's
+    acme.write_bytes((target / "multimodal.jsonl").read_bytes())
+    after = gp.digests.of(acme)
+    assert after is not None and after.fingerprints != before.fingerprints
+    assert after.fingerprints == gp.digests.of(target / "multimodal.jsonl").fingerprints
+
+
+def test_a_pruning_save_is_what_a_later_save_of_the_same_cache_starts_from(
+    project: Project,
+) -> None:
+    target = _copycat(project)
+    project.write("third", multimodal=good_lines(reordered(reordered(RESPONSES))))
+    gp = GamutProject(project.cfg)
+    assert pipeline.validate(gp, [target]).ok
+    third = project.subs / "third" / "multimodal.jsonl"
+    old = _sha(third)
+    assert old in _files(project)
+    project.write(
+        "third", multimodal=good_lines({q: t + " Updated." for q, t in RESPONSES.items()})
+    )
+    assert pipeline.validate(gp).ok  # every file looked up: the stale entry is dropped
+    assert old not in _files(project)
+    gp.digests.save(prune=False)  # as the scorer does after: the dropped entry stays dropped
+    assert set(_files(project)) == {_sha(p) for p in project.subs.glob("*/*.jsonl")}
