@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,12 +87,10 @@ def _plan(
 
 def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
     """Look every plan's keys up in ``index`` at once, one thread per core: the index remembers
-    each answer, and numpy's sorts and searches release the interpreter lock."""
-    if len(plans) < 2 or not len(index):
-        return
-    with ThreadPoolExecutor(min(len(plans), os.cpu_count() or 1)) as pool:
-        for _ in pool.map(lambda p: index.find(p.keys), plans):
-            pass
+    each answer, and numpy's sorts and searches release the interpreter lock. (The keys of a
+    plan cut from another, which may change, are looked up when they are asked for.)"""
+    fixed = [p.keys for p in plans if not p.keys.flags.writeable]
+    index.remember(fixed, threads=os.cpu_count() or 1)
 
 
 def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:

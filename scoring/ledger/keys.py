@@ -17,7 +17,9 @@ import hashlib
 import hmac
 import re
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -156,34 +158,62 @@ def keys_array(keys: Sequence[bytes]) -> Keys:
     return np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(-1, KEY_BYTES).copy()
 
 
-def _hash64(keys: Keys) -> npt.NDArray[np.uint64]:
-    """A 64-bit mix of each key (both halves), for sorting and searching."""
+#: A key as one NumPy value (a ``V32`` row): rows are gathered and compared whole, not by word.
+_ROW = np.dtype((np.void, KEY_BYTES))
+
+
+def _mix32(keys: Keys) -> npt.NDArray[np.uint32]:
+    """A 32-bit mix of each key (both halves), for sorting and searching."""
     w = np.ascontiguousarray(keys).view(np.uint64)  # (n, 4)
-    out: npt.NDArray[np.uint64] = w[:, 0] ^ w[:, 2] ^ (w[:, 1] >> np.uint64(1)) ^ w[:, 3]
-    return out
+    h = w[:, 0] ^ w[:, 2]
+    h ^= w[:, 1] >> np.uint64(1)
+    h ^= w[:, 3]
+    h >>= np.uint64(32)
+    return h.astype(np.uint32)
+
+
+def _mix_order(mix: npt.NDArray[np.uint32]) -> npt.NDArray[np.int64]:
+    """The stable sorting order of ``mix``: two passes over its 16-bit halves, which NumPy's
+    stable sort orders by radix, in linear time (half a comparison sort's time at paper scale);
+    equal mixes keep their row order."""
+    low = np.argsort(mix.astype(np.uint16), kind="stable")
+    high = (mix >> np.uint32(16)).astype(np.uint16)[low]
+    order: npt.NDArray[np.int64] = low[np.argsort(high, kind="stable")]
+    return order
 
 
 class KeyIndex:
     """A sorted index over a key array, for bulk membership and lookup.
 
-    The keys are kept in the order of their 64-bit mix, and a lookup sorts its queries the same
-    way, so that both the binary search and the comparison of whole keys walk memory in order: at
-    paper scale (1.8 M queries into 5.3 M keys) that is about 10 times faster than searching in
-    the queries' own order, whose every probe is a cache miss.
+    The index holds the keys' 32-bit mixes in sorted order (and the row of each), and a lookup
+    sorts its queries the same way, so that the binary search walks memory in order: at paper
+    scale (1.8 M queries into 5.3 M keys) that is about 10 times faster than searching in the
+    queries' own order, whose every probe is a cache miss. Both sorts are linear-time radix
+    sorts. Rows sharing a mix are next to each other, and whole keys are compared.
 
     Args:
-        keys: ``(n, KEY_BYTES)`` keys (duplicates allowed; the first row of a key wins).
+        keys: ``(n, KEY_BYTES)`` keys (duplicates allowed; the first row of a key wins). The
+            index keeps the array (a read-only one as it is, a writeable one copied).
     """
 
     def __init__(self, keys: Keys) -> None:
         keys = np.ascontiguousarray(keys, dtype=np.uint8).reshape(-1, KEY_BYTES)
-        h = _hash64(keys)
-        self._order = np.argsort(h, kind="stable")  # equal mixes keep row order: first row wins
-        self._sorted = h[self._order]
-        # the keys as four 64-bit words each, in mix order
-        self._words = np.ascontiguousarray(keys.view(np.uint64)[self._order])
+        if keys.flags.writeable:
+            keys = keys.copy()
+            keys.flags.writeable = False
+        # every row number of an index of fewer than 2**31 keys fits 32 bits: half the memory
+        self._row_type: type[np.signedinteger] = (
+            np.int32 if len(keys) < np.iinfo(np.int32).max else np.int64
+        )
+        mix = _mix32(keys)
+        order = _mix_order(mix)  # equal mixes keep row order: the first row wins
+        self._sorted = mix[order]
+        del mix
+        self._order = order.astype(self._row_type)
+        del order
+        self._rows = keys.view(_ROW).ravel()  # the keys, in their own row order
         # answers to read-only query arrays (a plan's keys, asked again by the verdict table)
-        self._answers: dict[int, tuple[Keys, npt.NDArray[np.int64]]] = {}
+        self._answers: dict[int, tuple[Keys, npt.NDArray[np.signedinteger]]] = {}
 
     def __len__(self) -> int:
         return len(self._order)
@@ -195,59 +225,100 @@ class KeyIndex:
         reused, and it cannot change): asking again for the same plan's keys costs nothing.
         """
         if not queries.flags.writeable:
-            seen = self._answers.get(id(queries))
-            if seen is not None and seen[0] is queries:
-                return seen[1].copy()
-            rows = self._find(queries)
-            self._answers[id(queries)] = (queries, rows)
-            return rows.copy()
-        return self._find(queries)
+            return self._remembered(queries).astype(np.int64)  # a copy: the caller may change it
+        return self._find(queries, np.int64)
 
-    def _find(self, queries: Keys) -> npt.NDArray[np.int64]:
+    def remember(self, arrays: Sequence[Keys], threads: int = 1) -> None:
+        """Find the rows of each read-only key array now, so that a later :meth:`find` or
+        :meth:`contains` of it costs nothing: a slice of queries at a time on ``threads``
+        threads (numpy's sorts and searches release the interpreter lock), so that the threads
+        share the work evenly however many arrays there are.
+
+        Raises:
+            ValueError: an array is writeable (only answers to read-only arrays are kept).
+        """
+        if any(q.flags.writeable for q in arrays):
+            raise ValueError("only the answer to a read-only key array is remembered")
+        todo = list({id(q): q for q in arrays if not self._known(q)}.values())
+        if not todo:
+            return
+        answers = [np.full(len(q), -1, dtype=self._row_type) for q in todo]
+        if len(self):
+            slices = [
+                (np.ascontiguousarray(q, dtype=np.uint8).reshape(-1, KEY_BYTES), out, start)
+                for q, out in zip(todo, answers, strict=True)
+                for start in range(0, len(q), _FIND_CHUNK)
+            ]
+            if threads > 1 and len(slices) > 1:
+                with ThreadPoolExecutor(min(threads, len(slices))) as pool:
+                    for _ in pool.map(lambda s: self._find_slice(*s), slices):
+                        pass
+            else:
+                for q, out, start in slices:
+                    self._find_slice(q, out, start)
+        for q, out in zip(todo, answers, strict=True):
+            self._answers[id(q)] = (q, out)
+
+    def _known(self, queries: Keys) -> bool:
+        seen = self._answers.get(id(queries))
+        return seen is not None and seen[0] is queries
+
+    def _remembered(self, queries: Keys) -> npt.NDArray[np.signedinteger]:
+        if not self._known(queries):
+            self.remember([queries])
+        return self._answers[id(queries)][1]
+
+    def _find(self, queries: Keys, row_type: type[np.signedinteger]) -> npt.NDArray[Any]:
         q = np.ascontiguousarray(queries, dtype=np.uint8).reshape(-1, KEY_BYTES)
-        out = np.full(len(q), -1, dtype=np.int64)
-        if not len(self) or not len(q):
-            return out
-        qh = _hash64(q)
-        by_mix = np.argsort(qh, kind="stable")
-        qh = qh[by_mix]
-        pos = np.searchsorted(self._sorted, qh)
-        words = q.view(np.uint64)
-        # the whole keys are compared a slice of the sorted queries at a time: a few megabytes
-        # of temporaries, however many queries
-        for start in range(0, len(q), _FIND_CHUNK):
-            part = slice(start, start + _FIND_CHUNK)
-            self._resolve(qh[part], pos[part], words[by_mix[part]], by_mix[part], out)
+        out = np.full(len(q), -1, dtype=row_type)
+        if len(self):
+            for start in range(0, len(q), _FIND_CHUNK):
+                self._find_slice(q, out, start)
         return out
+
+    def _find_slice(self, q: Keys, out: npt.NDArray[np.signedinteger], start: int) -> None:
+        """Set ``out`` for the queries ``q[start : start + _FIND_CHUNK]``: a slice at a time,
+        each sorted by mix (so that its search still walks the index in order), for a few
+        megabytes of temporaries however many queries."""
+        part = q[start : start + _FIND_CHUNK]
+        mix = _mix32(part)
+        by_mix = _mix_order(mix)
+        mix = mix[by_mix]
+        pos = np.searchsorted(self._sorted, mix)
+        self._resolve(mix, pos, part.view(_ROW).ravel()[by_mix], by_mix + start, out)
 
     def _resolve(
         self,
-        qh: npt.NDArray[np.uint64],
+        mix: npt.NDArray[np.uint32],
         pos: npt.NDArray[np.int64],
-        qw: npt.NDArray[np.uint64],
+        asked: npt.NDArray[np.void],
         rows_out: npt.NDArray[np.int64],
-        out: npt.NDArray[np.int64],
+        out: npt.NDArray[np.signedinteger],
     ) -> None:
-        """Set ``out[rows_out[i]]`` to the index row of query ``i`` (mix ``qh[i]``, words
-        ``qw[i]``, first candidate position ``pos[i]``) when the index holds it."""
+        """Set ``out[rows_out[i]]`` to the index row of query ``i`` (mix ``mix[i]``, key
+        ``asked[i]``, first candidate position ``pos[i]``) when the index holds it."""
         n = len(self._sorted)
         pos = pos.copy()
-        # rows sharing a 64-bit mix are next to each other: walk forward while the mix matches
-        pending = np.arange(len(qh))
+        # rows sharing a mix are next to each other: walk forward while the mix matches
+        pending = np.arange(len(mix))
         while len(pending):
             p = pos[pending]
             ok = p < n
             pending, p = pending[ok], p[ok]
-            same = self._sorted[p] == qh[pending]
+            same = self._sorted[p] == mix[pending]
             pending, p = pending[same], p[same]
-            hit = (self._words[p] == qw[pending]).all(axis=1)
-            out[rows_out[pending[hit]]] = self._order[p[hit]]
+            row = self._order[p]
+            hit = self._rows[row] == asked[pending]
+            out[rows_out[pending[hit]]] = row[hit]
             pending = pending[~hit]
             pos[pending] += 1
 
     def contains(self, queries: Keys) -> npt.NDArray[np.bool_]:
-        """For each query key, whether the index holds it."""
-        found: npt.NDArray[np.bool_] = self.find(queries) >= 0
+        """For each query key, whether the index holds it (remembered as :meth:`find` is)."""
+        if not queries.flags.writeable:
+            held: npt.NDArray[np.bool_] = self._remembered(queries) >= 0
+            return held
+        found: npt.NDArray[np.bool_] = self._find(queries, self._row_type) >= 0
         return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import re
@@ -171,6 +172,52 @@ def test_a_prefetched_key_index_is_the_one_key_index_returns(tmp_path: Path) -> 
     assert table.num_rows == 20 and index.contains(keys_array([_key(s, 3)])).tolist() == [True]
     led.prefetch_key_index()  # an index is kept already: nothing to build
     assert led.key_index()[0] is index
+
+
+def test_remembered_answers_are_those_find_gives_on_two_threads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import scoring.ledger.keys as keys_module
+
+    monkeypatch.setattr(keys_module, "_FIND_CHUNK", 4)  # many slices for the two threads
+    rng = np.random.default_rng(9)
+    stored = rng.integers(0, 256, size=(60, 32), dtype=np.uint8)
+    stored[10:20, 0] = stored[10:20, 16] = 3  # equal mixes for some pairs of rows
+    stored[40] = stored[5]  # a duplicate: the first row wins
+    first = {bytes(k): i for i, k in reversed(list(enumerate(stored)))}
+    asked = [
+        np.concatenate([stored[::-2], rng.integers(0, 256, size=(7, 32), dtype=np.uint8)]),
+        stored[::3].copy(),
+        np.empty((0, 32), dtype=np.uint8),
+    ]
+    for a in asked:
+        a.flags.writeable = False
+    index = KeyIndex(stored)
+    index.remember([*asked, asked[0]], threads=2)
+    for a in asked:
+        want = [first.get(bytes(k), -1) for k in a]
+        assert index.find(a).tolist() == want
+        assert index.contains(a).tolist() == [w >= 0 for w in want]
+    with pytest.raises(ValueError, match="read-only"):
+        index.remember([stored[:3].copy()])  # a writeable array may change: nothing is kept
+
+
+def test_a_key_index_over_several_shards_has_their_rows_in_order(tmp_path: Path) -> None:
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path, s, held=False)
+    for part in range(4):  # one shard each; the first ones of the other identity
+        rows = [_verdict(s, n) for n in range(part * 10, part * 10 + 10)]
+        if part < 2:
+            rows = [dataclasses.replace(r, judge_identity="other") for r in rows]
+        led.append_verdicts(rows)
+    assert len(led.shard_names("verdicts")) == 4
+    for identities in (None, ["jid"], ["other"], ["nobody"]):
+        index, table = led.key_index(identities, columns=["verdict", "question_id"])
+        stored = led.verdicts(["key", "question_id"], identities)
+        assert len(index) == table.num_rows == stored.num_rows
+        assert table["question_id"].to_pylist() == stored["question_id"].to_pylist()
+        keys = keys_array(stored["key"].to_pylist()) if stored.num_rows else np.empty((0, 32))
+        assert index.find(keys.astype(np.uint8)).tolist() == list(range(stored.num_rows))
 
 
 def test_a_prefetch_that_meets_a_broken_shard_names_it_when_the_index_is_asked_for(
