@@ -207,7 +207,7 @@ def pair_plans(
                 .ravel()
                 .tolist()
             )
-        unit_digests = scheme.digests((j.identity, b.hex()) for b in base[by_ids])
+        unit_digests = scheme.digests(((b.hex(),) for b in base[by_ids]), lead=(j.identity,))
         keys = join_keys(unit_digests, table.digests(scheme, by_ids), unit, check)
         keys.flags.writeable = False  # fixed for the plan's life (key indexes remember answers)
         out.append(PairPlan(j, units, table, unit, check, position, keys, empty))

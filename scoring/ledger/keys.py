@@ -60,9 +60,21 @@ def key_from_custom_id(value: str) -> bytes:
     return bytes.fromhex(value)
 
 
+#: SHA-256's block size, and HMAC's inner and outer pads of a key (RFC 2104) as byte maps.
+_BLOCK = 64
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
+
+
 def _frame(parts: Iterable[str]) -> bytes:
-    enc = [p.encode("utf-8", "surrogatepass") for p in parts]
-    return b"".join(len(b).to_bytes(8, "little") + b for b in enc)
+    """The parts as bytes, each after its length (8 bytes), so that no two lists of parts give
+    the same bytes."""
+    out = bytearray()
+    for p in parts:
+        b = p.encode("utf-8", "surrogatepass")
+        out += len(b).to_bytes(8, "little")
+        out += b
+    return bytes(out)
 
 
 @dataclass(frozen=True)
@@ -115,21 +127,40 @@ class KeyScheme:
             return hashlib.sha256(msg).digest()[:HALF]
         return hmac.new(self.secret, msg, hashlib.sha256).digest()[:HALF]
 
-    def digests(self, rows: Iterable[Sequence[str]]) -> npt.NDArray[np.uint8]:
-        """An ``(n, 16)`` array: :meth:`digest` of each row of parts (the same values, with the
-        keyed hash's set-up done once)."""
+    def digests(
+        self, rows: Iterable[Sequence[str]], lead: Sequence[str] = ()
+    ) -> npt.NDArray[np.uint8]:
+        """An ``(n, 16)`` array: :meth:`digest` of ``(*lead, *row)`` for each row of parts (the
+        same values, with the keyed hash's set-up and the ``lead`` parts every row shares hashed
+        once)."""
+        inner = hashlib.sha256()
+        out = []
         if self.secret is None:
-            sha = hashlib.sha256
-            buf = b"".join(sha(_frame(r)).digest()[:HALF] for r in rows)
-        else:
-            base = hmac.new(self.secret, digestmod=hashlib.sha256)
-            out = []
+            inner.update(_frame(lead))
+            start = inner.copy
             for r in rows:
-                h = base.copy()
+                h = start()
                 h.update(_frame(r))
                 out.append(h.digest()[:HALF])
-            buf = b"".join(out)
-        return np.frombuffer(buf, dtype=np.uint8).reshape(-1, HALF).copy()
+        else:
+            # HMAC-SHA256 as RFC 2104 (and the standard library's hmac module) computes it, with
+            # both padded keys hashed once: per row, two copies of a SHA-256 state, a third of
+            # the time hmac's objects take at paper scale (tests check it against hmac)
+            key = self.secret
+            if len(key) > _BLOCK:
+                key = hashlib.sha256(key).digest()
+            key = key.ljust(_BLOCK, b"\0")
+            inner.update(key.translate(_IPAD))
+            inner.update(_frame(lead))
+            outer = hashlib.sha256(key.translate(_OPAD))
+            start, finish = inner.copy, outer.copy
+            for r in rows:
+                h = start()
+                h.update(_frame(r))
+                o = finish()
+                o.update(h.digest())
+                out.append(o.digest()[:HALF])
+        return np.frombuffer(b"".join(out), dtype=np.uint8).reshape(-1, HALF).copy()
 
 
 def join_keys(

@@ -233,6 +233,30 @@ def test_a_prefetch_that_meets_a_broken_shard_names_it_when_the_index_is_asked_f
         led.key_index()
 
 
+@pytest.mark.parametrize("secret_bytes", [32, 63, 64, 65, 200])
+def test_bulk_digests_are_the_keyed_hash_of_each_row(secret_bytes: int) -> None:
+    # the bulk path computes HMAC-SHA256 from two SHA-256 states: it must give hmac's digests,
+    # for a secret shorter than, as long as and longer than SHA-256's 64-byte block
+    import hmac
+
+    def framed(parts: tuple[str, ...]) -> bytes:  # each part after its length, as keys.py does
+        enc = [p.encode("utf-8", "surrogatepass") for p in parts]
+        return b"".join(len(b).to_bytes(8, "little") + b for b in enc)
+
+    secret = bytes(range(secret_bytes))
+    rows = [("fact", "Names pad thai."), ("", "\u00e9t\u00e9 \ud800"), (), ("x" * 200,)]
+    for scheme in (KeyScheme.keyed(secret), KeyScheme.public()):
+        for lead in ((), ("identity",), ("a", "b")):
+            got = [bytes(d) for d in scheme.digests(rows, lead)]
+            assert got == [scheme.digest(*lead, *r) for r in rows]
+            msgs = [framed((*lead, *r)) for r in rows]
+            if scheme.held:
+                want = [hmac.new(secret, m, hashlib.sha256).digest()[:16] for m in msgs]
+            else:
+                want = [hashlib.sha256(m).digest()[:16] for m in msgs]
+            assert got == want
+
+
 def test_pair_keys_are_the_two_halves() -> None:
     s = KeyScheme.public()
     units = s.digests([("id", "q", "r1"), ("id", "q", "r2")])
