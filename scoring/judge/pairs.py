@@ -24,6 +24,7 @@ from scoring.judge.judges import BuiltJudge
 from scoring.ledger.keys import HALF, Keys, KeyScheme, join_keys
 
 IntArray = npt.NDArray[np.int64]
+CodeArray = npt.NDArray[np.signedinteger]
 
 
 @dataclass
@@ -37,7 +38,8 @@ class CheckTable:
     unit_count: IntArray
     _digests: dict[bool, npt.NDArray[np.uint8]] = field(default_factory=dict)
 
-    _codes: dict[str, tuple[IntArray, list[str]]] = field(default_factory=dict)
+    #: per pair, the code of each id column (the smallest integer type that holds its codes)
+    _codes: dict[str, tuple[CodeArray, list[str]]] = field(default_factory=dict)
     _ids_digest: str = ""
 
     def ids_digest(self, units: Sequence[ResponseUnit]) -> str:
@@ -60,8 +62,9 @@ class CheckTable:
 
     def pair_codes(
         self, units: Sequence[ResponseUnit], unit: IntArray, check: IntArray
-    ) -> dict[str, tuple[IntArray, list[str]]]:
-        """Per pair: the code of each id and attribute column, and the values the codes name."""
+    ) -> dict[str, tuple[CodeArray, list[str]]]:
+        """Per pair: the code of each id and attribute column, and the values the codes name
+        (sorted)."""
         if not self._codes:
             per_unit = {
                 "submission_id": [u.submission_id for u in units],
@@ -75,8 +78,11 @@ class CheckTable:
             }
             for cols, idx in ((per_unit, unit), (per_check, check)):
                 for name, values in cols.items():
-                    uniq, inv = np.unique(np.array(values, dtype=object), return_inverse=True)
-                    self._codes[name] = (inv.astype(np.int64)[idx], [str(v) for v in uniq])
+                    uniq = sorted(set(values))
+                    code_of = {v: i for i, v in enumerate(uniq)}
+                    dtype = np.int16 if len(uniq) <= np.iinfo(np.int16).max else np.int32
+                    codes: CodeArray = np.fromiter((code_of[v] for v in values), dtype, len(values))
+                    self._codes[name] = (codes[idx], uniq)
         return self._codes
 
     def digests(self, scheme: KeyScheme, by_ids: bool) -> npt.NDArray[np.uint8]:
@@ -144,7 +150,7 @@ class PairPlan:
         h.update(self.table.ids_digest(self.units).encode())
         return h.hexdigest()
 
-    def id_codes(self) -> dict[str, tuple[IntArray, list[str]]]:
+    def id_codes(self) -> dict[str, tuple[CodeArray, list[str]]]:
         """Per pair, the code of each id and attribute column, with the code's values."""
         return self.table.pair_codes(self.units, self.unit, self.check)
 

@@ -1,0 +1,88 @@
+"""The verdict table: a fresh store (what a workflow job has after ``gamut ledger pull``) writes
+the table a warm one wrote, and the table written one judge at a time is the verdict frame."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gamut import pipeline
+from gamut.cli import main
+from gamut.config import load_config
+from gamut.project import Project
+from scoring.judge.progress import NullProgress
+from scoring.judge.table import _categorical
+from tests.fakes.llm_server import FakeLLMServer
+from tests.judge.project import CHECKS, openai_judge, write_project
+
+
+def _two_judges(url: str) -> str:
+    return openai_judge(url) + openai_judge(url, "other", primary=False)
+
+
+def _run(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_a_fresh_store_writes_the_table_a_warm_one_wrote(
+    tmp_path: Path, fake_llm: FakeLLMServer, public: bool
+) -> None:
+    cfg = str(write_project(tmp_path, _two_judges(fake_llm.openai_base_url), public=public))
+    code, out = _run("judge", "--config", cfg)
+    assert code == 0, out
+    table = tmp_path / "results" / "verdicts.parquet"
+    warm = table.read_bytes()
+    ledger = tmp_path / ".gamut" / "ledger"
+    shards = {p: p.read_bytes() for p in ledger.rglob("*.parquet")}
+    calls = len(fake_llm.requests)
+    # a workflow job after `gamut ledger pull`: the ledger and nothing else (no working index,
+    # no compiled checks, no run records, no response digests, no verdict table)
+    for p in (tmp_path / ".gamut").iterdir():
+        if p != ledger:
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    table.unlink()
+    code, out = _run("judge", "--config", cfg)
+    assert code == 0, out
+    assert len(fake_llm.requests) == calls, "every verdict comes from the ledger"
+    assert pq.read_table(table).equals(pq.read_table(pa.BufferReader(warm)), check_metadata=True)
+    assert table.read_bytes() == warm
+    assert {p: p.read_bytes() for p in ledger.rglob("*.parquet")} == shards  # never rewritten
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_the_table_written_one_judge_at_a_time_is_the_verdict_frame(
+    tmp_path: Path, fake_llm: FakeLLMServer, public: bool
+) -> None:
+    cfg = load_config(write_project(tmp_path, _two_judges(fake_llm.openai_base_url), public=public))
+    project = Project(cfg)
+    # beta is not judged: of its pairs, only those of its empty response have a row (missing)
+    pipeline.judge(project, submissions=["alpha"], progress=NullProgress())
+    written = pq.read_table(pipeline.write_verdicts(project))
+    frame = pipeline.verdict_table(project)
+    assert written.to_pylist() == pa.Table.from_pandas(frame, preserve_index=False).to_pylist()
+    beta = frame[frame.submission_id == "beta"]
+    assert set(beta.question_id) == {"plants-0001"} and set(beta.verdict) == {"missing"}
+    assert len(beta) == 2 * CHECKS["plants-0001"]  # one row per judge and check
+    assert written.column_names[-2:] == (["rationale", "check_text"] if public else
+                                         ["secondary", "verdict"])  # fmt: skip
+
+
+@given(st.lists(st.integers(0, 5), max_size=40), st.integers(6, 9))
+def test_a_verdict_column_keeps_the_values_it_uses_in_their_order(codes: list[int], n: int) -> None:
+    values = [f"v{i}" for i in range(n)][::-1]  # not sorted: the order kept is theirs
+    got = _categorical(np.array(codes, dtype=np.int16), values)
+    want = pd.Categorical.from_codes(codes, categories=pd.Index(values)).remove_unused_categories()
+    assert got.equals(want) and got.codes.dtype == want.codes.dtype
+    assert got.categories.equals(want.categories)
+    assert got.categories.dtype == want.categories.dtype
