@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from scoring.bulk import gc_paused
 from scoring.compiler import Check
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question, Setting
@@ -86,21 +87,23 @@ def response_units(
             "unknown submission id(s)",
         )
     setting_list = list(Setting) if settings is None else list(dict.fromkeys(settings))
+    shared = {qid: tuple(cs) for qid, cs in checks.items() if cs}  # one tuple per question
     units: list[ResponseUnit] = []
     problems: list[Problem] = []
-    for sid in wanted:
-        for setting in setting_list:
-            path = root / sid / f"{setting.value}.jsonl"
-            if not path.is_file():
-                continue
-            responses, bad = read_responses(path)
-            problems.extend(bad)
-            for qid, text in responses.items():
-                q = by_id.get(qid)
-                cs = checks.get(qid)
-                if q is None or not cs:
+    with gc_paused():  # tens of thousands of units, none of them garbage
+        for sid in wanted:
+            for setting in setting_list:
+                path = root / sid / f"{setting.value}.jsonl"
+                if not path.is_file():
                     continue
-                units.append(ResponseUnit(sid, setting, qid, q.prompt(setting), text, tuple(cs)))
+                responses, bad = read_responses(path)
+                problems.extend(bad)
+                for qid, text in responses.items():
+                    q = by_id.get(qid)
+                    cs = shared.get(qid)
+                    if q is None or cs is None:
+                        continue
+                    units.append(ResponseUnit(sid, setting, qid, q.prompt(setting), text, cs))
     if problems:
         raise ProblemsError(problems, f"{len(problems)} problem(s) in the response files")
     return JudgeInputs(units, wanted)

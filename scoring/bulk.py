@@ -1,0 +1,31 @@
+"""Building many long-lived objects at once, with the cyclic garbage collector paused.
+
+A bulk build (1,813 rubrics validated and compiled into 63,000 checks, 50,000 responses read
+into units) allocates objects that all live on: every collection it triggers traverses them and
+frees nothing, and the full collections their number sets off traverse every object of the
+process. At paper scale that is a third of such a build's time. Reference counting still frees
+everything that is not in a cycle; a cycle made meanwhile waits for the next collection.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for the block, then restore it as it was (a nested
+    or already paused block leaves it alone)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+__all__ = ["gc_paused"]
