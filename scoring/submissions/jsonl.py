@@ -79,8 +79,9 @@ def size_text(n: int) -> str:
 
 def json_depth(raw: bytes) -> int:
     """The deepest nesting of arrays and objects in one JSON text (brackets in strings ignored)."""
-    if raw.count(b"[") + raw.count(b"{") <= 1:
-        return raw.count(b"[") + raw.count(b"{")
+    opened = raw.count(b"[") + raw.count(b"{")
+    if opened <= 1:
+        return opened
     brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
     if not brackets:
         return 0
@@ -89,6 +90,10 @@ def json_depth(raw: bytes) -> int:
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
+
+
+#: One decoder for every line (``json.loads`` with options builds a new one per call).
+_DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
 
 
 def parse_line(raw: bytes, limits: JsonlLimits) -> tuple[Any, str | None]:
@@ -105,7 +110,9 @@ def parse_line(raw: bytes, limits: JsonlLimits) -> tuple[Any, str | None]:
     if depth > limits.max_depth:
         return None, f"nested {depth} levels deep (at most {limits.max_depth})"
     try:
-        return json.loads(text, strict=False, parse_constant=_reject_constant), None
+        if text.startswith("\ufeff"):  # json.loads names a byte order mark; the decoder does not
+            return json.loads(text, strict=False, parse_constant=_reject_constant), None
+        return _DECODER.decode(text), None
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON: {exc.msg} (column {exc.colno})"
     except (ValueError, RecursionError) as exc:  # NaN/Infinity, an integer of 4,300+ digits
@@ -191,7 +198,7 @@ def read_jsonl(
 
     def parsed() -> Iterator[JsonlLine]:
         for n, raw in split_lines(data):
-            if not raw.strip():
+            if not raw or raw.isspace():  # blank (what strip() would empty), without the copy
                 if blank_lines:
                     problem(n, "empty line", "remove the empty line")
                 continue

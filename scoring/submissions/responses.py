@@ -16,6 +16,7 @@ from scoring.submissions.report import ERROR, WARNING, Limits
 MAX_PROBLEMS_PER_FILE = 200
 _LINE_FORMAT = 'write one JSON object per line: {"question_id": "...", "response": "..."}'
 _KEYS = ("question_id", "response")
+_KEY_SET = frozenset(_KEYS)
 # Control characters (Unicode category Cc) other than newline and tab, and unpaired surrogates.
 _BAD_CHAR = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
@@ -113,22 +114,26 @@ def read_response_file(
         return out
 
     known = None if question_ids is None else frozenset(question_ids)
+    # a response of at most this many characters is within the byte limit however encoded (a
+    # character is at most 4 bytes): only longer ones are encoded to be measured
+    short = limits.max_response_bytes // 4
     first_line: dict[str, int] = {}
     for parsed in read.lines:
         n, obj = parsed.line, parsed.value
         if not isinstance(obj, dict):
             problem(n, f"not a JSON object (found {type(obj).__name__})", _LINE_FORMAT)
             continue
-        extra = sorted(set(obj) - set(_KEYS))
-        if extra:
-            problem(
-                n,
-                "unexpected key(s): " + ", ".join(repr(k) for k in extra),
-                "keep only question_id and response",
-            )
-        missing = [k for k in _KEYS if k not in obj]
-        if missing:
-            problem(n, "missing key(s): " + ", ".join(repr(k) for k in missing), _LINE_FORMAT)
+        if obj.keys() != _KEY_SET:  # the keys are checked one by one only when they are wrong
+            extra = sorted(set(obj) - _KEY_SET)
+            if extra:
+                problem(
+                    n,
+                    "unexpected key(s): " + ", ".join(repr(k) for k in extra),
+                    "keep only question_id and response",
+                )
+            missing = [k for k in _KEYS if k not in obj]
+            if missing:
+                problem(n, "missing key(s): " + ", ".join(repr(k) for k in missing), _LINE_FORMAT)
         qid, resp = obj.get("question_id"), obj.get("response")
         if "question_id" in obj and not isinstance(qid, str):
             problem(n, f"question_id must be a string (found {json.dumps(qid)[:60]})", _LINE_FORMAT)
@@ -167,7 +172,7 @@ def read_response_file(
                 "remove it; the only control characters allowed are newline and tab",
                 qid,
             )
-        n_bytes = len(resp.encode("utf-8", errors="surrogatepass"))
+        n_bytes = 0 if len(resp) <= short else len(resp.encode("utf-8", "surrogatepass"))
         if n_bytes > limits.max_response_bytes:
             problem(
                 n,
@@ -176,7 +181,7 @@ def read_response_file(
                 "shorten it, e.g. by limiting the model's output tokens",
                 qid,
             )
-        if not resp.strip():
+        if not resp or resp.isspace():  # what strip() would empty, without the copy
             problem(
                 n,
                 "empty response: it scores 'missing' on every check",

@@ -83,6 +83,16 @@ def test_per_response_size_limit(project: Project) -> None:
     assert err.message == "response is 35.2 KB, over the 32.0 KB limit"
 
 
+def test_the_size_limit_counts_bytes_not_characters(project: Project) -> None:
+    # a 4-byte character: 8,192 of them fill the 32 KB limit exactly, one more is over it
+    lines = good_lines()
+    lines[0]["response"] = "\U0001f35c" * 8192
+    lines[1]["response"] = "\U0001f35c" * 8193
+    project.write("acme", multimodal=lines)
+    (err,) = errors_in(only(project))
+    assert (err.line, err.message) == (2, "response is 32.0 KB, over the 32.0 KB limit")
+
+
 def test_limits_are_configurable(project: Project) -> None:
     project.write("acme")
     report = pipeline.validate(GamutProject(project.cfg), limits=Limits(max_response_bytes=100))
@@ -148,6 +158,32 @@ def test_raw_control_character_in_the_file(project: Project) -> None:
     project.write("acme", multimodal=text)
     (err,) = errors_in(only(project))
     assert err.line == 1 and "U+0007" in err.message
+
+
+def test_a_line_starting_with_a_byte_order_mark_is_named(project: Project) -> None:
+    lines = jsonl(good_lines()).encode().split(b"\n")
+    lines[2] = b"\xef\xbb\xbf" + lines[2]  # mid-file: the file's own BOM check does not see it
+    folder = project.write("acme")
+    (folder / "multimodal.jsonl").write_bytes(b"\n".join(lines))
+    problems = errors_in(only(project))
+    assert (problems[0].line, problems[0].message) == (
+        3,
+        "not valid JSON: Unexpected UTF-8 BOM (decode using utf-8-sig) (column 1)",
+    )
+
+
+def test_lines_and_responses_of_whitespace_only(project: Project) -> None:
+    text = jsonl(good_lines()).split("\n")
+    text.insert(1, " \t\x0c")  # blank: spaces, a tab, a form feed
+    project.write("acme", multimodal="\n".join(text))
+    (err,) = errors_in(only(project))
+    assert (err.line, err.message) == (2, "empty line")
+    lines = good_lines()
+    lines[0]["response"] = "\u2028 \u3000"  # line and ideographic spaces: empty too
+    lines[1]["response"] = "\u200b"  # a zero-width space is not white space: a response
+    project.write("acme", multimodal=lines)
+    report = pipeline.validate(GamutProject(project.cfg))
+    assert [(w.line, w.message.split(":")[0]) for w in report.warnings] == [(1, "empty response")]
 
 
 def test_blank_line_and_crlf(project: Project) -> None:
