@@ -389,10 +389,13 @@ def run(
         progress: where the judge's progress goes.
         notify: called after each stage with its name (one of :data:`STAGES`) and its result.
     """
+    from scoring.submissions.responses import shared_reads
+
     say = notify or (lambda _stage, _result: None)
-    keep, validation = publishable(project)
-    say("validated", validation)
-    report = judge(project, submissions=keep, progress=progress)
+    with shared_reads():  # the validator reads every response file; the judge's reads reuse them
+        keep, validation = publishable(project)
+        say("validated", validation)
+        report = judge(project, submissions=keep, progress=progress)
     say("judged", report)
     verdicts = write_verdicts(project, keep)
     say("verdicts", verdicts)

@@ -23,6 +23,7 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.questions import Setting
 from scoring.storage import atomic_write_text
+from scoring.submissions.responses import shared_reads
 
 if TYPE_CHECKING:
     from gamut.pipeline import Selection
@@ -159,40 +160,41 @@ def judge(
         )
     offline = dry_run or export_dir is not None or import_files
     project = Project(load_config(config_path, require_keys=False if offline else (names or True)))
-    chosen = pipeline.select(project, list(submissions) or None)
-    list_left_out(chosen.validation, "not judged")
-    sets = [Setting(s) for s in settings] or None
-    if export_dir is not None:
-        written = pipeline.export_batch(project, export_dir, names, chosen.ids, sets)
-        for name, paths in written.items():
-            n = sum(1 for p in paths for _ in p.open("rb"))
-            out_console.print(f"{name}: {n} request(s) in {len(paths)} file(s)", markup=False)
-            for path in paths:
-                out_console.print(f"  {path}", markup=False)
-        _exit([], None, project, chosen)
-        return
-    if import_files:
-        imported = pipeline.import_batch(project, list(files), names, chosen.ids)
-        for s in imported.stats.values():
-            out_console.print(
-                f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
-                f"ask again, {len(s.failures)} failed, {imported.skipped} already ingested",
-                markup=False,
-            )
-        verdicts = pipeline.write_verdicts(project, chosen.valid)
-        out_console.print(f"verdict table: {verdicts}", markup=False)
-        _exit(list(imported.stats.values()), status_out, project, chosen)
-        return
-    report = pipeline.judge(
-        project,
-        names,
-        chosen.ids,
-        sets,
-        dry_run=dry_run,
-        deadline_s=deadline,
-        wait_s=wait,
-        poll_s=poll,
-    )
+    with shared_reads():  # the validator reads every response file; the judge's reads reuse them
+        chosen = pipeline.select(project, list(submissions) or None)
+        list_left_out(chosen.validation, "not judged")
+        sets = [Setting(s) for s in settings] or None
+        if export_dir is not None:
+            written = pipeline.export_batch(project, export_dir, names, chosen.ids, sets)
+            for name, paths in written.items():
+                n = sum(1 for p in paths for _ in p.open("rb"))
+                out_console.print(f"{name}: {n} request(s) in {len(paths)} file(s)", markup=False)
+                for path in paths:
+                    out_console.print(f"  {path}", markup=False)
+            _exit([], None, project, chosen)
+            return
+        if import_files:
+            imported = pipeline.import_batch(project, list(files), names, chosen.ids)
+            for s in imported.stats.values():
+                out_console.print(
+                    f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
+                    f"ask again, {len(s.failures)} failed, {imported.skipped} already ingested",
+                    markup=False,
+                )
+            verdicts = pipeline.write_verdicts(project, chosen.valid)
+            out_console.print(f"verdict table: {verdicts}", markup=False)
+            _exit(list(imported.stats.values()), status_out, project, chosen)
+            return
+        report = pipeline.judge(
+            project,
+            names,
+            chosen.ids,
+            sets,
+            dry_run=dry_run,
+            deadline_s=deadline,
+            wait_s=wait,
+            poll_s=poll,
+        )
     for note in report.notes:
         err_console.print(f"note: {note}", markup=False)
     for line in report.summary_lines():

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Collection
+import threading
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +63,53 @@ def _bad_char(text: str) -> str | None:
     return f"{kind} U+{code:04X} (character {m.start() + 1})"
 
 
+#: Clean response files read inside a :func:`shared_reads` block, by content and limits, each
+#: with its size; None outside such a block.
+_shared: dict[tuple[bytes, Limits], tuple[int, dict[str, Response]]] | None = None
+_shared_lock = threading.Lock()
+#: Most bytes of files kept at once in a :func:`shared_reads` block (more are parsed again).
+SHARED_MAX_BYTES = 256 * 1024 * 1024
+
+
+@contextmanager
+def shared_reads() -> Iterator[None]:
+    """Within the block, a response file read again with the same bytes and limits is not
+    parsed again: the responses of its first read are handed to the second.
+
+    A command that validates every submission and then reads the responses it judges parses
+    each file once instead of twice (without a cached digest, the validator reads every file).
+    Only reads that found no problem at all and checked no question ids are kept, each serves
+    one later read, and everything kept is dropped when the block ends. A nested block is part
+    of the outer one.
+    """
+    global _shared
+    with _shared_lock:
+        outer = _shared is not None
+        if not outer:
+            _shared = {}
+    try:
+        yield
+    finally:
+        if not outer:
+            with _shared_lock:
+                _shared = None
+
+
+def _shared_key(path: Path, limits: Limits) -> tuple[tuple[bytes, Limits], int] | None:
+    """The key of ``path``'s content in the :func:`shared_reads` block, and its size (None
+    outside a block, or when the file cannot be read within the limit: the reader names that)."""
+    if _shared is None:
+        return None
+    try:
+        with path.open("rb") as f:
+            data = f.read(limits.max_file_bytes + 1)
+    except OSError:
+        return None
+    if len(data) > limits.max_file_bytes:
+        return None
+    return (hashlib.sha256(data).digest(), limits), len(data)
+
+
 def read_response_file(
     path: Path,
     display: str,
@@ -79,6 +129,33 @@ def read_response_file(
     Returns:
         The responses by question id and the problems found.
     """
+    shared = _shared_key(path, limits) if question_ids is None else None
+    if shared is not None:
+        with _shared_lock:
+            kept = _shared.pop(shared[0], None) if _shared is not None else None
+        if kept is not None:  # a file without problems: its responses are all there is
+            return ResponseFile(dict(kept[1]))
+    out = _read_response_file(path, display, setting, question_ids, limits)
+    if shared is not None and not out.problems:
+        _keep(*shared, out.responses)
+    return out
+
+
+def _keep(key: tuple[bytes, Limits], size: int, responses: dict[str, Response]) -> None:
+    """Keep a clean file's responses for the next read of it in the block, within the cap."""
+    with _shared_lock:
+        if _shared is None or size + sum(n for n, _ in _shared.values()) > SHARED_MAX_BYTES:
+            return
+        _shared[key] = (size, dict(responses))
+
+
+def _read_response_file(
+    path: Path,
+    display: str,
+    setting: str,
+    question_ids: Collection[str] | None,
+    limits: Limits,
+) -> ResponseFile:
     out = ResponseFile()
     unlisted: list[str] = []  # severities of the problems past the cap
 
