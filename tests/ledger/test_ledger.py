@@ -235,8 +235,9 @@ def test_a_prefetch_that_meets_a_broken_shard_names_it_when_the_index_is_asked_f
 
 @pytest.mark.parametrize("secret_bytes", [32, 63, 64, 65, 200])
 def test_bulk_digests_are_the_keyed_hash_of_each_row(secret_bytes: int) -> None:
-    # the bulk path computes HMAC-SHA256 from two SHA-256 states: it must give hmac's digests,
-    # for a secret shorter than, as long as and longer than SHA-256's 64-byte block
+    # the bulk path hashes the shared parts once and copies that state per row: it must give
+    # the digests of whole messages, for a secret shorter than, as long as and longer than
+    # SHA-256's 64-byte block
     import hmac
 
     def framed(parts: tuple[str, ...]) -> bytes:  # each part after its length, as keys.py does
