@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -51,35 +55,77 @@ def test_check_cache_follows_the_rubric_files(tmp_path: Path) -> None:
     assert changed.rubric_version != first.rubric_version
 
 
-def test_checks_compiled_in_a_second_process_are_the_ones_compiled_here(tmp_path: Path) -> None:
-    cfg = load_config(main_project().write(tmp_path))
-    here = Project(cfg).check_table  # compiled in this process (and cached)
-    for entry in (Project(cfg).private / "checks").iterdir():
-        entry.unlink()
-    project = Project(cfg)
-    project.prefetch_check_table()
-    child = project._compiling
-    assert child is not None  # nothing cached: a second process compiles
+#: Run in a fresh process (no thread of another test running, as in a command): prefetch the
+#: check table of the config in argv[1] and print what happened.
+_PREFETCH = """
+import json, sys
+from gamut.config import load_config
+from gamut.project import Project
+from scoring.errors import ProblemsError
+project = Project(load_config(sys.argv[1]))
+project.prefetch_check_table()
+child = project._compiling
+out = {"started": child is not None}
+try:
     table = project.check_table
-    assert child.exitcode == 0 and project._compiling is None
-    assert table.check_id == here.check_id and table.rubric_version == here.rubric_version
-    assert (table.kind == here.kind).all() and (table.tier == here.tier).all()
-    again = Project(cfg)
-    again.prefetch_check_table()
-    assert again._compiling is None  # cached now: nothing to start
+    out.update(ids=table.check_id, version=table.rubric_version, kinds=table.kind.tolist())
+except ProblemsError as exc:
+    out["problem_files"] = [str(p.file) for p in exc.problems]
+out["exitcode"] = None if child is None else child.exitcode
+print(json.dumps(out))
+"""
+
+
+def _prefetched(config: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PREFETCH, str(config)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.stderr == ""  # the second process says nothing, even when it fails
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_checks_compiled_in_a_second_process_are_the_ones_compiled_here(tmp_path: Path) -> None:
+    config = main_project().write(tmp_path)
+    here = Project(load_config(config)).check_table  # compiled in this process (and cached)
+    cache = Project(load_config(config)).private / "checks"
+    for entry in cache.iterdir():
+        entry.unlink()
+    got = _prefetched(config)
+    assert got["started"] and got["exitcode"] == 0  # nothing cached: a second process compiled
+    assert got["ids"] == here.check_id and got["version"] == here.rubric_version
+    assert got["kinds"] == here.kind.tolist()
+    assert len(list(cache.iterdir())) == 1
+    assert _prefetched(config)["started"] is False  # cached now: nothing to start
 
 
 def test_a_rubric_error_in_the_second_process_is_reported_here(tmp_path: Path) -> None:
-    cfg = load_config(main_project().write(tmp_path))
+    config = main_project().write(tmp_path)
     rubric = tmp_path / "rubrics" / "food-2.json"
     rubric.write_text(rubric.read_text()[:-5])  # truncated JSON
-    project = Project(cfg)
-    project.prefetch_check_table()
-    assert project._compiling is not None
-    with pytest.raises(ProblemsError) as err:
-        _ = project.check_table
-    assert "food-2.json" in str(err.value.problems[0].file)
-    assert not list((project.private / "checks").glob("*"))  # nothing cached from a bad set
+    got = _prefetched(config)
+    assert got["started"] and got["exitcode"] == 1
+    assert any("food-2.json" in f for f in got["problem_files"])
+    cache = Project(load_config(config)).private / "checks"
+    assert not list(cache.glob("*"))  # nothing cached from a bad set
+
+
+def test_no_fork_while_another_thread_runs(tmp_path: Path) -> None:
+    project = Project(load_config(main_project().write(tmp_path)))
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        project.prefetch_check_table()  # a fork would copy this thread only
+        assert project._compiling is None
+    finally:
+        release.set()
+        other.join()
+    assert len(project.check_table.check_id) > 0  # compiled here instead
 
 
 def test_new_rubric_check_without_verdict_makes_submissions_incomplete(tmp_path: Path) -> None:
