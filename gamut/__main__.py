@@ -1,5 +1,5 @@
 """``python -m gamut``: the command line."""
 
-from gamut.cli import main
+from gamut.cli import run
 
-main()
+run()

@@ -98,3 +98,26 @@ def test_the_probe_sees_heavy_imports(project: Path) -> None:
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["exit"] == 1  # no verdict table yet
     assert {"pandas", "numpy"} <= set(report["modules"])
+
+
+@pytest.mark.parametrize(("args", "code"), [(["--version"], 0), (["no-such-command"], 2)])
+def test_the_program_exits_with_the_commands_code_and_its_output(
+    project: Path, args: list[str], code: int
+) -> None:
+    # `python -m gamut` is the installed program's entry point (`run`): the command, then an
+    # exit that skips the last collection; the code and the output are the command's
+    done = subprocess.run(
+        [sys.executable, "-m", "gamut", *args], cwd=project, capture_output=True, text=True
+    )
+    assert done.returncode == code
+    if code == 0:
+        assert done.stdout.startswith("gamut, version ")
+    else:
+        assert "No such command 'no-such-command'" in done.stderr
+
+
+def test_the_installed_program_is_run() -> None:
+    import tomllib
+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"gamut": "gamut.cli:run"}  # as `python -m gamut`, tested above
