@@ -1,15 +1,18 @@
 """The verdict table as a dense matrix: one row per (submission, setting, judge), one column per
 expected check, ``int8`` verdict codes and :data:`MISSING` where a check has no verdict.
 
-The Parquet file is streamed with its string columns as dictionaries and decoded one record batch
-at a time, so that only the matrix and one batch are in memory and every step works on small
-integer arrays that stay in the processor's cache.
+The Parquet file is streamed with its string columns as dictionaries and decoded a record batch
+at a time on each of two threads, so that only the matrix and a few batches are in memory and
+every step works on small integer arrays that stay in the processor's cache.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +32,8 @@ KEY_COLUMNS = ("submission_id", "setting", "judge", "question_id", "check_id", "
 #: Rows decoded at a time: large enough that per-batch work is negligible, small enough that the
 #: batch's arrays stay a few megabytes.
 BATCH_ROWS = 1 << 18
+#: Batches read ahead of the two decoding threads.
+_IN_FLIGHT = 3
 #: Changes whenever what the matrix holds or how it is keyed changes (older entries are unused).
 _MATRIX_VERSION = 1
 
@@ -196,22 +201,23 @@ def _fill(
     width = len(cid_codes) + 1
     n_checks = sum(len(ids) for ids in check_ids)
     n_groups = n_s * n_set * n_j
-    decoders = {
-        name: _Decoder(*spec)
-        for name, spec in {
-            "submission_id": ({s: i for i, s in enumerate(submission_ids)}, n_s),
-            "setting": ({s.value: i for i, s in enumerate(SETTINGS)}, n_set),
-            "judge": ({j: i for i, j in enumerate(judges)}, n_j),
-            "question_id": ({q: i for i, q in enumerate(question_ids)}, n_q),
-            "check_id": (cid_codes, len(cid_codes)),
-            "verdict": ({v.value: i for i, v in enumerate(VERDICT_ORDER)}, -1),
-        }.items()
+    specs: dict[str, tuple[dict[str, int], int]] = {
+        "submission_id": ({s: i for i, s in enumerate(submission_ids)}, n_s),
+        "setting": ({s.value: i for i, s in enumerate(SETTINGS)}, n_set),
+        "judge": ({j: i for i, j in enumerate(judges)}, n_j),
+        "question_id": ({q: i for i, q in enumerate(question_ids)}, n_q),
+        "check_id": (cid_codes, len(cid_codes)),
+        "verdict": ({v.value: i for i, v in enumerate(VERDICT_ORDER)}, -1),
     }
     index_type = np.int64 if n_groups * max(n_checks, 1) >= 2**31 else np.int32
     matrix = np.full(n_groups * n_checks, MISSING, np.int8)
-    kept = 0
-    for batch in batches:
-        c = {name: decoders[name](batch.column(name)) for name in KEY_COLUMNS}
+    local = threading.local()
+
+    def put(batch: pa.RecordBatch) -> int:
+        """Write one batch's verdicts into the matrix; the number of rows kept."""
+        if not hasattr(local, "decoders"):  # each thread keeps its own lookup tables
+            local.decoders = {name: _Decoder(*spec) for name, spec in specs.items()}
+        c = {name: local.decoders[name](batch.column(name)) for name in KEY_COLUMNS}
         if (c["verdict"] < 0).any():
             used = pc.unique(batch.column("verdict").cast(pa.string())).to_pylist()
             bad = sorted({str(v) for v in used} - {v.value for v in VERDICT_ORDER})
@@ -224,7 +230,19 @@ def _fill(
         g = (c["submission_id"] * n_set + c["setting"]) * n_j + c["judge"]
         flat = g.astype(index_type) * n_checks + k
         matrix[flat[ok]] = c["verdict"][ok]
-        kept += int(ok.sum())
+        return int(ok.sum())
+
+    # Two threads decode batches at once (numpy and Arrow do that work without holding the
+    # interpreter); at most _IN_FLIGHT batches are read ahead, so memory stays a few batches.
+    kept = 0
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending: deque[Future[int]] = deque()
+        for batch in batches:
+            pending.append(pool.submit(put, batch))
+            if len(pending) >= _IN_FLIGHT:
+                kept += pending.popleft().result()
+        while pending:
+            kept += pending.popleft().result()
     if int(np.count_nonzero(matrix != MISSING)) != kept:
         raise ScoringError(
             f"{path}: some (submission, setting, judge, check) has more than one "
