@@ -246,19 +246,30 @@ def _lines(rs: list[Response], limit: int = 8) -> str:
     return shown + (f" and {len(rs) - limit} more" if len(rs) > limit else "")
 
 
+def normalised(responses: Mapping[str, Response]) -> dict[str, str]:
+    """:func:`normalise` of each response's text, by question id (the template and copy checks
+    take it, so that a file's responses are normalised once)."""
+    return {q: normalise(r.text) for q, r in responses.items()}
+
+
 def template_warnings(
-    display: str, responses: Mapping[str, Response], question_words: Mapping[str, set[str]]
+    display: str,
+    responses: Mapping[str, Response],
+    question_words: Mapping[str, set[str]],
+    texts: Mapping[str, str] | None = None,
 ) -> list[Problem]:
     """Warn about groups of identical or templated responses.
 
     Two responses are "templated" when they are identical once case, punctuation, and the words of
     their own questions are removed ("The dish in the image is pad thai" and "The dish in the
     image is ramen" for questions naming them). Skeletons shorter than three words are ignored.
+    ``texts``: :func:`normalised` of ``responses``, when already computed.
     """
+    texts = normalised(responses) if texts is None else texts
     groups: dict[str, list[Response]] = defaultdict(list)
     for qid, r in responses.items():
         own = question_words.get(qid, set())
-        skeleton = [w for w in words(r.text) if w not in own]
+        skeleton = [w for w in texts[qid].split() if w not in own]
         if len(skeleton) >= 3:
             groups[" ".join(skeleton)].append(r)
     n = len(responses)
@@ -341,6 +352,7 @@ def copy_warnings(
     display: str,
     responses: Mapping[str, Response],
     others: Mapping[str, Mapping[str, int]],
+    texts: Mapping[str, str] | None = None,
 ) -> list[Problem]:
     """Warn when a high share of responses is identical to another submission's (same setting).
 
@@ -349,8 +361,9 @@ def copy_warnings(
         responses: this file's responses.
         others: other submissions' responses for the same setting, by submission id, each as
             :func:`fingerprint` by question id (small to keep in memory).
+        texts: :func:`normalised` of ``responses``, when already computed.
     """
-    mine = {q: normalise(r.text) for q, r in responses.items()}
+    mine = normalised(responses) if texts is None else texts
     hashed = {q: digest(t) for q, t in mine.items()}
     out = []
     for other_id, theirs in sorted(others.items()):

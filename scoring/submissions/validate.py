@@ -197,7 +197,8 @@ def validate_submissions(
             report.problems += read.problems
             if errors_only or not read.responses:
                 continue
-            report.problems += gaming.template_warnings(shown, read.responses, qwords)
+            texts = gaming.normalised(read.responses)  # once, for the template and copy checks
+            report.problems += gaming.template_warnings(shown, read.responses, qwords, texts)
             report.problems += gaming.long_warnings(shown, read.responses)
             report.problems += gaming.judge_warnings(shown, read.responses)
             theirs = {
@@ -205,7 +206,7 @@ def validate_submissions(
                 for other in entries
                 if other != sid and (subs_root / other).is_dir()
             }
-            report.problems += gaming.copy_warnings(shown, read.responses, theirs)
+            report.problems += gaming.copy_warnings(shown, read.responses, theirs, texts)
         if len(report.errors) > n_before:
             report.rejected.append(sid)
     # cache entries no longer used are dropped once every current response file was looked up
