@@ -60,7 +60,6 @@ def key_from_custom_id(value: str) -> bytes:
     return bytes.fromhex(value)
 
 
-
 def _frame(parts: Iterable[str]) -> bytes:
     """The parts as bytes, each after its length (8 bytes), so that no two lists of parts give
     the same bytes."""
