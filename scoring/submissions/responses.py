@@ -110,6 +110,14 @@ def _shared_key(path: Path, limits: Limits) -> tuple[tuple[bytes, Limits], int] 
     return (hashlib.sha256(data).digest(), limits), len(data)
 
 
+def _keep(key: tuple[bytes, Limits], size: int, responses: dict[str, Response]) -> None:
+    """Keep a clean file's responses for the next read of it in the block, within the cap."""
+    with _shared_lock:
+        if _shared is None or size + sum(n for n, _ in _shared.values()) > SHARED_MAX_BYTES:
+            return
+        _shared[key] = (size, dict(responses))
+
+
 def read_response_file(
     path: Path,
     display: str,
@@ -135,28 +143,8 @@ def read_response_file(
             kept = _shared.pop(shared[0], None) if _shared is not None else None
         if kept is not None:  # a file without problems: its responses are all there is
             return ResponseFile(dict(kept[1]))
-    out = _read_response_file(path, display, setting, question_ids, limits)
-    if shared is not None and not out.problems:
-        _keep(*shared, out.responses)
-    return out
-
-
-def _keep(key: tuple[bytes, Limits], size: int, responses: dict[str, Response]) -> None:
-    """Keep a clean file's responses for the next read of it in the block, within the cap."""
-    with _shared_lock:
-        if _shared is None or size + sum(n for n, _ in _shared.values()) > SHARED_MAX_BYTES:
-            return
-        _shared[key] = (size, dict(responses))
-
-
-def _read_response_file(
-    path: Path,
-    display: str,
-    setting: str,
-    question_ids: Collection[str] | None,
-    limits: Limits,
-) -> ResponseFile:
     out = ResponseFile()
+
     unlisted: list[str] = []  # severities of the problems past the cap
 
     def report(p: Problem) -> None:
@@ -292,6 +280,8 @@ def _read_response_file(
                     "add one line for each; `gamut generate` resumes where it stopped",
                 )
             )
+    if shared is not None and not out.problems:
+        _keep(*shared, out.responses)
     return out
 
 
