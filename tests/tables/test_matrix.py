@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from scoring.errors import ScoringError
+from scoring.tables import matrix as matrix_module
 from scoring.tables.matrix import KEY_COLUMNS, MISSING, SETTINGS, read_verdicts
 from scoring.verdicts import VERDICT_ORDER
 
@@ -84,7 +85,16 @@ def _expected(rows: list[dict[str, str]]) -> tuple[np.ndarray, int]:
     return m, stale
 
 
+@pytest.fixture(params=["one batch", "batches of 5"])
+def batch_rows(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table decoded in one batch, or in many small ones, which the two decoding threads
+    take in turns (each with its own lookup tables, while rows of another batch are written)."""
+    if request.param == "batches of 5":
+        monkeypatch.setattr(matrix_module, "BATCH_ROWS", 5)
+
+
 @pytest.mark.parametrize("groups", [1, 7])
+@pytest.mark.usefixtures("batch_rows")
 def test_streamed_matrix_equals_the_row_by_row_one(tmp_path: Path, groups: int) -> None:
     rows = _rows(random.Random(groups))
     path = tmp_path / "verdicts.parquet"
@@ -96,6 +106,7 @@ def test_streamed_matrix_equals_the_row_by_row_one(tmp_path: Path, groups: int) 
     np.testing.assert_array_equal(matrix, want)
 
 
+@pytest.mark.usefixtures("batch_rows")
 def test_an_unknown_verdict_in_a_later_row_group_is_refused(tmp_path: Path) -> None:
     rows = _rows(random.Random(0))
     rows[-1]["verdict"] = "excellent"
@@ -105,6 +116,7 @@ def test_an_unknown_verdict_in_a_later_row_group_is_refused(tmp_path: Path) -> N
         read_verdicts(path, SUBMISSIONS, JUDGES, QUESTIONS, CHECKS)
 
 
+@pytest.mark.usefixtures("batch_rows")
 def test_two_verdicts_for_one_check_are_refused(tmp_path: Path) -> None:
     rows = _rows(random.Random(0))
     path = tmp_path / "verdicts.parquet"
