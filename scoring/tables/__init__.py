@@ -71,6 +71,7 @@ def score_frames(scores: Scores, families: dict[str, str]) -> dict[str, pd.DataF
     """
     leaderboard = _tables.leaderboard(scores)
     modality = _tables.modality(scores)
+    confusions = _judges.kind_confusions(scores)  # both kappa tables read them
     return {
         "question_scores": _tables.question_scores(scores),
         "leaderboard": leaderboard,
@@ -85,8 +86,8 @@ def score_frames(scores: Scores, families: dict[str, str]) -> dict[str, pd.DataF
         "judge_tau": _judges.judge_tau(scores),
         "judge_leniency": _judges.judge_leniency(scores),
         "judge_self_preference": _judges.judge_self_preference(scores, families),
-        "judge_kappa": _judges.judge_kappa(scores),
-        "judge_kappa_by_kind": _judges.judge_kappa_by_kind(scores),
+        "judge_kappa": _judges.judge_kappa(scores, confusions),
+        "judge_kappa_by_kind": _judges.judge_kappa_by_kind(scores, confusions),
         "incomplete": _tables.incomplete(scores),
     }
 

@@ -227,36 +227,50 @@ def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
     )
 
 
-def subset_kappas(
-    va: npt.NDArray[np.int8],
-    vb: npt.NDArray[np.int8],
-    key: Ints,
-    n_keys: int,
-    min_checks: int = 1,
-) -> list[tuple[float, float, int]]:
-    """Cohen's kappa, raw agreement and the number of cells both judges judged, per check subset.
-
-    One confusion table per subset comes from one ``np.bincount`` over the cells (submission,
-    check) where both judges gave a verdict; :func:`cohen_kappa` reads each.
+def subset_confusions(
+    va: npt.NDArray[np.int8], vb: npt.NDArray[np.int8], key: Ints, n_keys: int
+) -> npt.NDArray[np.int64]:
+    """One confusion table per check subset, ``[n_keys, verdicts, verdicts]``, from one
+    ``np.bincount`` over the cells (submission, check) where both judges gave a verdict.
 
     Args:
         va: ``[S, K]`` verdict codes of the first judge, negative where none.
         vb: the second judge's, same shape and rows.
         key: ``[K]`` the subset of each check (column), in ``range(n_keys)``.
         n_keys: number of subsets.
-        min_checks: a subset with fewer shared cells gets NaN kappa.
-
-    Returns:
-        ``(kappa, agreement, n)`` per subset, in key order.
     """
     shared = (va >= 0) & (vb >= 0)
     cell = (key[None, :] * N_VERDICTS + va) * N_VERDICTS + vb  # int64, as key is: no overflow
     confusion = np.bincount(cell[shared], minlength=n_keys * N_VERDICTS**2)
+    return confusion.reshape(n_keys, N_VERDICTS, N_VERDICTS)
+
+
+def subset_kappas(
+    confusions: npt.NDArray[np.int64], min_checks: int = 1
+) -> list[tuple[float, float, int]]:
+    """Cohen's kappa, raw agreement and the number of cells both judges judged, per confusion
+    table of :func:`subset_confusions`; a subset with fewer than ``min_checks`` shared cells
+    gets NaN kappa."""
     out = []
-    for table in confusion.reshape(n_keys, N_VERDICTS, N_VERDICTS):
+    for table in confusions:
         kappa, agreement, n = cohen_kappa(table)
         out.append((kappa if n >= min_checks else float("nan"), agreement, n))
     return out
+
+
+#: (setting, judge a, judge b) -> the pair's confusion table per check kind key.
+KindConfusions = dict[tuple[int, int, int], npt.NDArray[np.int64]]
+
+
+def kind_confusions(sc: Scores) -> KindConfusions:
+    """Per setting and pair of judges, the confusion table of each check kind key (summed, the
+    table over every check): what both kappa tables read."""
+    key = sc.inputs.checks.kind_key
+    return {
+        (k, a, b): subset_confusions(*_pair_verdicts(sc, k, a, b), key, N_KIND_KEYS)
+        for k in range(len(SETTINGS))
+        for a, b in combinations(range(len(sc.inputs.judges)), 2)
+    }
 
 
 def _pair_verdicts(
@@ -269,29 +283,31 @@ def _pair_verdicts(
     return v[Groups.index(s, setting, a, n_j)], v[Groups.index(s, setting, b, n_j)]
 
 
-def judge_kappa(sc: Scores) -> pd.DataFrame:
-    """Per setting and pair of judges: Cohen's kappa over every check both judged."""
-    every = np.zeros(sc.inputs.checks.size, np.int64)  # one subset: all checks
+def judge_kappa(sc: Scores, confusions: KindConfusions | None = None) -> pd.DataFrame:
+    """Per setting and pair of judges: Cohen's kappa over every check both judged.
+
+    ``confusions``: :func:`kind_confusions` of ``sc``, when already computed.
+    """
+    confusions = kind_confusions(sc) if confusions is None else confusions
     rows: list[dict[str, Any]] = []
-    for k, setting in enumerate(SETTINGS):
-        for a, b in combinations(range(len(sc.inputs.judges)), 2):
-            [(kappa, agreement, n)] = subset_kappas(*_pair_verdicts(sc, k, a, b), every, 1)
-            rows.append(
-                {
-                    "setting": setting.value,
-                    "judge_a": sc.inputs.judges[a],
-                    "judge_b": sc.inputs.judges[b],
-                    "kappa": kappa,
-                    "n_checks": n,
-                    "agreement": agreement,
-                }
-            )
+    for (k, a, b), per_kind in confusions.items():
+        [(kappa, agreement, n)] = subset_kappas(per_kind.sum(axis=0, keepdims=True))
+        rows.append(
+            {
+                "setting": SETTINGS[k].value,
+                "judge_a": sc.inputs.judges[a],
+                "judge_b": sc.inputs.judges[b],
+                "kappa": kappa,
+                "n_checks": n,
+                "agreement": agreement,
+            }
+        )
     return pd.DataFrame(
         rows, columns=["setting", "judge_a", "judge_b", "kappa", "n_checks", "agreement"]
     )
 
 
-def judge_kappa_by_kind(sc: Scores) -> pd.DataFrame:
+def judge_kappa_by_kind(sc: Scores, confusions: KindConfusions | None = None) -> pd.DataFrame:
     """Per setting, pair of judges, check kind and secondary flag: Cohen's kappa over the checks
     of that kind both judged, to show where the judges disagree.
 
@@ -302,27 +318,26 @@ def judge_kappa_by_kind(sc: Scores) -> pd.DataFrame:
     no question has gets no row; one with fewer than :data:`MIN_KIND_CHECKS` shared checks gets
     NaN kappa.
     """
-    key = sc.inputs.checks.kind_key
-    present = np.flatnonzero(np.bincount(key, minlength=N_KIND_KEYS))
+    confusions = kind_confusions(sc) if confusions is None else confusions
+    present = np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
     labels = [kind_of(int(p)) for p in present]
     rows: list[dict[str, Any]] = []
-    for k, setting in enumerate(SETTINGS):
-        for a, b in combinations(range(len(sc.inputs.judges)), 2):
-            stats = subset_kappas(*_pair_verdicts(sc, k, a, b), key, N_KIND_KEYS, MIN_KIND_CHECKS)
-            for p, (kind, secondary) in zip(present, labels, strict=True):
-                kappa, agreement, n = stats[int(p)]
-                rows.append(
-                    {
-                        "setting": setting.value,
-                        "judge_a": sc.inputs.judges[a],
-                        "judge_b": sc.inputs.judges[b],
-                        "kind": kind.value,
-                        "secondary": secondary,
-                        "kappa": kappa,
-                        "n_checks": n,
-                        "agreement": agreement,
-                    }
-                )
+    for (k, a, b), per_kind in confusions.items():
+        stats = subset_kappas(per_kind, MIN_KIND_CHECKS)
+        for p, (kind, secondary) in zip(present, labels, strict=True):
+            kappa, agreement, n = stats[int(p)]
+            rows.append(
+                {
+                    "setting": SETTINGS[k].value,
+                    "judge_a": sc.inputs.judges[a],
+                    "judge_b": sc.inputs.judges[b],
+                    "kind": kind.value,
+                    "secondary": secondary,
+                    "kappa": kappa,
+                    "n_checks": n,
+                    "agreement": agreement,
+                }
+            )
     keys = ["setting", "judge_a", "judge_b", "kind", "secondary"]
     df = pd.DataFrame(rows, columns=[*keys, "kappa", "n_checks", "agreement"])
     return df.astype(
