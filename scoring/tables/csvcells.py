@@ -10,6 +10,8 @@ every value as it is.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from pathlib import Path
 from typing import cast
@@ -78,9 +80,32 @@ def neutralise_table(table: pa.Table) -> pa.Table:
 
 
 def frame_csv(df: pd.DataFrame) -> str:
-    """``df`` as CSV text (no index, ``\\n`` line ends), formula-like cells neutralised."""
-    text: str = neutralise_frame(df).to_csv(index=False, lineterminator="\n")
-    return text
+    """``df`` as CSV text (no index, ``\\n`` line ends), formula-like cells neutralised: the
+    text pandas writes, from the frame's Arrow table (see :func:`table_text_csv`)."""
+    return table_text_csv(pa.Table.from_pandas(df, preserve_index=False))
+
+
+def table_text_csv(table: pa.Table) -> str:
+    """A small table as CSV text, the way pandas writes a frame: minimal quoting, ``\\n`` line
+    ends, an empty cell for null or NaN, Python's shortest form of each number, ``True`` and
+    ``False``; formula-like text cells neutralised.
+
+    The rows go through the standard library's CSV writer as Python values, which for the score
+    tables is twice as fast as pandas' writer (tests compare the two on generated frames).
+    """
+    buf = io.StringIO()
+    out = csv.writer(buf, lineterminator="\n")
+    out.writerow(table.column_names)
+    out.writerows([_csv_cell(v) for v in row.values()] for row in table.to_pylist())
+    return buf.getvalue()
+
+
+def _csv_cell(value: object) -> object:
+    if isinstance(value, str):
+        return neutralise(value)
+    if isinstance(value, float) and value != value:  # NaN, as pandas writes it
+        return None
+    return value
 
 
 def write_frame_csv(df: pd.DataFrame, path: Path) -> None:
@@ -107,6 +132,7 @@ __all__ = [
     "neutralise",
     "neutralise_frame",
     "neutralise_table",
+    "table_text_csv",
     "write_frame_csv",
     "write_table_csv",
 ]

@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from scoring import __version__
 from scoring.scorer import ScoringConfig
 from scoring.storage import atomic_write_bytes, atomic_write_text
-from scoring.tables.csvcells import frame_csv
+from scoring.tables.csvcells import table_text_csv
 from scoring.tables.load import Inputs
 
 PROVENANCE_KEY = b"gamut.provenance"
@@ -130,7 +130,7 @@ def write_tables(
             if name in parquet_only:
                 continue
             written += [out_dir / f"{name}.csv", out_dir / f"{name}.json"]
-            atomic_write_text(written[-2], frame_csv(df))
+            atomic_write_text(written[-2], table_text_csv(table))
             atomic_write_text(written[-1], records_json(table))
         for done in parquet:
             done.result()  # raises the first write's error, if any
