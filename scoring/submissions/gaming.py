@@ -214,12 +214,17 @@ def _punctuation_table() -> dict[int, str]:
 
 
 _PUNCTUATION = _punctuation_table()
+#: The same map for ASCII bytes, as a byte table (``bytes.translate`` reads it without a lookup
+#: per character).
+_ASCII_PUNCTUATION = bytes(32 if chr(b) in string.punctuation else b for b in range(256))
 
 
 def normalise(text: str) -> str:
     """Text with case, punctuation and spacing differences removed (NFKC for non-ASCII)."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
+    if text.isascii():  # the same result, from byte tables (most responses are ASCII)
+        plain = text.lower().encode("ascii").translate(_ASCII_PUNCTUATION).decode("ascii")
+        return " ".join(plain.split())
+    text = unicodedata.normalize("NFKC", text)
     return " ".join(text.casefold().translate(_PUNCTUATION).split())
 
 

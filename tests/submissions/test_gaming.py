@@ -107,3 +107,20 @@ def test_the_injection_scans_shortcuts_agree_with_the_full_checks(text: str) -> 
     some = any(t in lowered for t in gaming._TRIGGERS)
     assert bool(gaming._ANY_TRIGGER.search(lowered)) == some
     assert text.translate(_marks()) == "".join(c for c in text if not unicodedata.combining(c))
+
+
+def _normalise_per_character(text: str) -> str:
+    """:func:`gaming.normalise` as it reads, one character map for every text."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return " ".join(text.casefold().translate(gaming._PUNCTUATION).split())
+
+
+@given(
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+    | st.text(max_size=30)
+    | st.sampled_from(["A, b!", "x\x1cy\x1fz", "Straße", "ﬁne", "a\u00a0b", "TAB\there"])
+)
+def test_the_byte_table_shortcut_normalises_as_the_character_map_does(text: str) -> None:
+    # ASCII responses take the byte-table path: the copy check's fingerprints must not change
+    assert gaming.normalise(text) == _normalise_per_character(text)
