@@ -212,21 +212,19 @@ class DigestCache:
         digest = self._content_hash(path, MAX_METADATA_BYTES)
         if digest is None:
             return None  # over the size limit: the check refuses it unread
-        if digest in self._meta_used:
-            self._meta_seen.add(digest)
-            return self._meta_used[digest]
-        found: SubmissionMeta | None
-        entry = self._meta_raw.get(digest, _ABSENT)
-        try:
-            found = None if entry is None else SubmissionMeta.model_validate(entry)
-        except ValidationError:
-            entry = _ABSENT  # a malformed entry is computed again
-        if entry is _ABSENT:
-            found = check_metadata(path, "")[0]
-            self._changed = True
-        self._meta_used[digest] = found
+        if digest not in self._meta_used:
+            found: SubmissionMeta | None
+            entry = self._meta_raw.get(digest, _ABSENT)
+            try:
+                found = None if entry is None else SubmissionMeta.model_validate(entry)
+            except ValidationError:
+                entry = _ABSENT  # a malformed entry is computed again
+            if entry is _ABSENT:
+                found = check_metadata(path, "")[0]
+                self._changed = True
+            self._meta_used[digest] = found
         self._meta_seen.add(digest)
-        return found
+        return self._meta_used[digest]
 
     def save(self, *, prune: bool) -> None:
         """Write the cache file when something changed.
