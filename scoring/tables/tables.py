@@ -217,13 +217,17 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     ]
     # one pass of percentiles over every value's resamples: [B, g * values], value-major
     lo, hi = (x.reshape(len(order), g.size).T for x in percentile_ci(np.concatenate(boots, axis=1)))
+    ranked = [  # rank within each (setting, judge): its rows here and its models' names
+        (
+            np.array([position_of[int(x)] for x in idx], np.int64),
+            [sc.inputs.submission_ids[int(s)] for s in sc.groups.sub[idx]],
+        )
+        for idx, _ranking in sc.rankings.values()
+        if idx.size
+    ]
     asked, where = [], []
     for d, boot in enumerate(boots):
-        for idx, _ranking in sc.rankings.values():  # rank within each (setting, judge)
-            rows = np.array([position_of[int(x)] for x in idx], np.int64)
-            if rows.size == 0:
-                continue
-            names = [sc.inputs.submission_ids[int(s)] for s in sc.groups.sub[idx]]
+        for rows, names in ranked:
             asked.append((means[rows, d], boot[:, rows], names))
             where.append((rows, d))
     for (rows, d), r in zip(where, rank_many(asked), strict=True):
