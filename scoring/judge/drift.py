@@ -110,12 +110,11 @@ def compare(
     contradiction_penalty: float,
 ) -> dict[str, float | int]:
     """Agreement, Cohen's kappa and mean check scores (x100) of two verdict code arrays."""
-    from scoring.tables.judges import cohen_kappa
+    from scoring.tables.judges import cohen_kappa, subset_confusions
 
     n = len(Verdict)
-    confusion = np.bincount(
-        old.astype(np.int64) * n + new.astype(np.int64), minlength=n * n
-    ).reshape(n, n)
+    every = np.zeros(len(old), np.int64)  # one subset: every pair
+    confusion = subset_confusions(old[None, :], new[None, :], every, 1)[0]
     kappa, agreement, count = cohen_kappa(confusion)
     credit = np.zeros(n)
     credit[Verdict.MEETS.code] = 1.0

@@ -228,7 +228,7 @@ def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
 
 
 def subset_confusions(
-    va: npt.NDArray[np.int8], vb: npt.NDArray[np.int8], key: Ints, n_keys: int
+    va: npt.NDArray[np.integer[Any]], vb: npt.NDArray[np.integer[Any]], key: Ints, n_keys: int
 ) -> npt.NDArray[np.int64]:
     """One confusion table per check subset, ``[n_keys, verdicts, verdicts]``, from one
     ``np.bincount`` over the cells (submission, check) where both judges gave a verdict.
