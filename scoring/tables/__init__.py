@@ -25,7 +25,7 @@ from scoring.tables.columns import (
     dictionary,
     undocumented,
 )
-from scoring.tables.csvcells import frame_csv, neutralise, write_frame_csv, write_table_csv
+from scoring.tables.csvcells import neutralise, write_frame_csv, write_table_csv
 from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.pairwise import PAIRWISE_COLUMNS, pairwise
@@ -144,7 +144,6 @@ __all__ = [
     "arrow_type",
     "build_tables",
     "dictionary",
-    "frame_csv",
     "judge_ids",
     "load_inputs",
     "neutralise",

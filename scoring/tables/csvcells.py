@@ -79,12 +79,6 @@ def neutralise_table(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=table.schema)
 
 
-def frame_csv(df: pd.DataFrame) -> str:
-    """``df`` as CSV text (no index, ``\\n`` line ends), formula-like cells neutralised: the
-    text pandas writes, from the frame's Arrow table (see :func:`table_text_csv`)."""
-    return table_text_csv(pa.Table.from_pandas(df, preserve_index=False))
-
-
 def table_text_csv(table: pa.Table) -> str:
     """A small table as CSV text, the way pandas writes a frame: minimal quoting, ``\\n`` line
     ends, an empty cell for null or NaN, Python's shortest form of each number, ``True`` and
@@ -128,7 +122,6 @@ def write_table_csv(table: pa.Table, sink: pa.NativeFile | Path, *, header: bool
 __all__ = [
     "FORMULA_START",
     "PREFIX",
-    "frame_csv",
     "neutralise",
     "neutralise_frame",
     "neutralise_table",
