@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 
 import pytest
 
@@ -30,3 +31,21 @@ def test_a_collector_paused_by_the_caller_stays_paused() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_what_the_block_made_goes_to_the_oldest_generation_and_cycles_are_still_freed() -> None:
+    class Node:
+        def __init__(self) -> None:
+            self.other: Node | None = None
+
+    with gc_paused():
+        kept = [Node() for _ in range(5000)]  # many more than a young collection's threshold
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # a cycle that is garbage once the names are gone
+        cycle = weakref.ref(a)
+        del a, b
+    assert gc.get_count()[0] < 100  # no young backlog left to traverse
+    assert any(o is kept[-1] for o in gc.get_objects(generation=2))  # moved, not traversed
+    assert cycle() is not None  # no collection has run yet
+    gc.collect()
+    assert cycle() is None  # the next full collection frees the cycle
