@@ -7,6 +7,7 @@ imports none of them): the table below is the command list, with each command's 
 from __future__ import annotations
 
 import importlib
+import os
 
 import click
 
@@ -77,16 +78,30 @@ def main() -> None:
     """
 
 
+#: Threads of the BLAS library that numpy loads, unless the environment says otherwise. Its
+#: matrix products here are small (a thousand resamples by a few thousand questions), and the
+#: second core already has work of ours (a Parquet encoder, a compile process, a decoding
+#: thread): a second BLAS thread saved no time and spun on that core, costing a fifth of a
+#: paper-scale `gamut score`'s CPU time. One thread also makes the score tables the same bytes
+#: whatever the machine's core count: a product split over threads is summed in another order,
+#: which moves scores in their 14th digit.
+BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def run() -> None:
     """The ``gamut`` program (``python -m gamut`` too): :func:`main`, then a quick exit.
 
-    Once the command is done, every object is moved out of the garbage collector's sight
-    (``gc.freeze``), so that the interpreter's last collection at exit does not walk the
-    questions, checks and tables the command loaded: a tenth of a second at paper scale. Python
-    never promises to finalise objects still alive at exit, and every file is closed before.
+    Before numpy loads, its BLAS is held to one thread (:data:`BLAS_THREADS`; a value in the
+    environment wins). Once the command is done, every object is moved out of the garbage
+    collector's sight (``gc.freeze``), so that the interpreter's last collection at exit does not
+    walk the questions, checks and tables the command loaded: a tenth of a second at paper
+    scale. Python never promises to finalise objects still alive at exit, and every file is
+    closed before.
     """
     import gc
 
+    for name, value in BLAS_THREADS.items():
+        os.environ.setdefault(name, value)
     try:
         main()
     finally:

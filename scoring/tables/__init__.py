@@ -7,6 +7,7 @@ tables of ARCHITECTURE.md "The score tables" into a folder. No table holds rubri
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,34 +63,37 @@ class Tables:
         return self.frames["leaderboard"]
 
 
-def score_frames(scores: Scores, families: dict[str, str]) -> dict[str, pd.DataFrame]:
-    """Every table from computed scores (no I/O).
+def iter_frames(scores: Scores, families: dict[str, str]) -> Iterator[tuple[str, pd.DataFrame]]:
+    """Every table from computed scores (no I/O), each as soon as it is built, the largest
+    first (so that a writer encodes it while the others are built).
 
     Args:
         scores: from :func:`scoring.tables.scores.compute`.
         families: judge name -> the model family the judge belongs to.
     """
+    yield "question_scores", _tables.question_scores(scores)
     leaderboard = _tables.leaderboard(scores)
+    yield "leaderboard", leaderboard
+    for column in ("domain", "popularity", "egocentric"):
+        yield f"by_{column}", _tables.breakdown(scores, column)
+    yield "by_kind", _tables.by_kind(scores)
     modality = _tables.modality(scores)
+    yield "modality", modality
+    yield "pairwise", pairwise(scores)
+    yield "modality_summary", _tables.modality_summary(scores, modality)
+    yield "judge_scores", _judges.judge_scores(leaderboard)
+    yield "judge_tau", _judges.judge_tau(scores)
+    yield "judge_leniency", _judges.judge_leniency(scores)
+    yield "judge_self_preference", _judges.judge_self_preference(scores, families)
     confusions = _judges.kind_confusions(scores)  # both kappa tables read them
-    return {
-        "question_scores": _tables.question_scores(scores),
-        "leaderboard": leaderboard,
-        "by_domain": _tables.breakdown(scores, "domain"),
-        "by_popularity": _tables.breakdown(scores, "popularity"),
-        "by_egocentric": _tables.breakdown(scores, "egocentric"),
-        "by_kind": _tables.by_kind(scores),
-        "modality": modality,
-        "pairwise": pairwise(scores),
-        "modality_summary": _tables.modality_summary(scores, modality),
-        "judge_scores": _judges.judge_scores(leaderboard),
-        "judge_tau": _judges.judge_tau(scores),
-        "judge_leniency": _judges.judge_leniency(scores),
-        "judge_self_preference": _judges.judge_self_preference(scores, families),
-        "judge_kappa": _judges.judge_kappa(scores, confusions),
-        "judge_kappa_by_kind": _judges.judge_kappa_by_kind(scores, confusions),
-        "incomplete": _tables.incomplete(scores),
-    }
+    yield "judge_kappa", _judges.judge_kappa(scores, confusions)
+    yield "judge_kappa_by_kind", _judges.judge_kappa_by_kind(scores, confusions)
+    yield "incomplete", _tables.incomplete(scores)
+
+
+def score_frames(scores: Scores, families: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Every table from computed scores, by name (see :func:`iter_frames`)."""
+    return dict(iter_frames(scores, families))
 
 
 def build_tables(
@@ -118,7 +122,6 @@ def build_tables(
         ScoringError: the verdicts are inconsistent.
     """
     scores = compute(inputs, scoring, primary_judge)
-    frames = score_frames(scores, {n: str(j["family"]) for n, j in judges.items()})
     prov = provenance(
         inputs,
         judges=judges,
@@ -126,7 +129,14 @@ def build_tables(
         scoring=scoring,
         rubrics_public=rubrics_public,
     )
-    files = write_tables(out_dir, frames, prov, PARQUET_ONLY)
+    frames: dict[str, pd.DataFrame] = {}
+
+    def kept() -> Iterator[tuple[str, pd.DataFrame]]:  # each table written is also returned
+        for name, df in iter_frames(scores, {n: str(j["family"]) for n, j in judges.items()}):
+            frames[name] = df
+            yield name, df
+
+    files = write_tables(out_dir, kept(), prov, PARQUET_ONLY)
     files.append(write_provenance(out_dir, prov))
     return Tables(frames, prov, out_dir, files)
 
@@ -144,6 +154,7 @@ __all__ = [
     "arrow_type",
     "build_tables",
     "dictionary",
+    "iter_frames",
     "judge_ids",
     "load_inputs",
     "neutralise",

@@ -1,7 +1,7 @@
 """Question scores from the dense verdict matrix (docs/contract.md §6). Pure arithmetic, no I/O.
 
-Counts per (group, question, tier, verdict) come from one ``np.bincount`` per group; the tier formula and the
-renormalised weighted average are :func:`scoring.scorer.tier_scores` and
+Counts per (group, question, tier, verdict) come from one ``np.bincount`` per group; the tier
+formula and the renormalised weighted average are :func:`scoring.scorer.tier_scores` and
 :func:`scoring.scorer.gamut_scores`.
 """
 

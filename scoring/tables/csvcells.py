@@ -84,22 +84,20 @@ def table_text_csv(table: pa.Table) -> str:
     ends, an empty cell for null or NaN, Python's shortest form of each number, ``True`` and
     ``False``; formula-like text cells neutralised.
 
-    The rows go through the standard library's CSV writer as Python values, which for the score
-    tables is twice as fast as pandas' writer (tests compare the two on generated frames).
+    The cells are fixed a column at a time in Arrow (text neutralised, NaN made null), and the
+    rows go through the standard library's CSV writer as Python values: for the score tables
+    that is several times faster than pandas' writer (tests compare the two on generated frames).
     """
+    columns = []
+    for col in neutralise_table(table).columns:
+        if pa.types.is_floating(col.type) and pc.any(pc.is_nan(col)).as_py():
+            col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)  # written empty
+        columns.append(col.to_pylist())
     buf = io.StringIO()
     out = csv.writer(buf, lineterminator="\n")
     out.writerow(table.column_names)
-    out.writerows([_csv_cell(v) for v in row.values()] for row in table.to_pylist())
+    out.writerows(zip(*columns, strict=True))
     return buf.getvalue()
-
-
-def _csv_cell(value: object) -> object:
-    if isinstance(value, str):
-        return neutralise(value)
-    if isinstance(value, float) and value != value:  # NaN, as pandas writes it
-        return None
-    return value
 
 
 def write_frame_csv(df: pd.DataFrame, path: Path) -> None:

@@ -10,7 +10,7 @@ import datetime as dt
 import io
 import json
 import os
-from collections.abc import Set
+from collections.abc import Iterable, Set
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -111,34 +111,36 @@ def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:
 
 
 def write_tables(
-    out_dir: Path, frames: dict[str, pd.DataFrame], prov: dict[str, Any], parquet_only: Set[str]
+    out_dir: Path,
+    frames: Iterable[tuple[str, pd.DataFrame]],
+    prov: dict[str, Any],
+    parquet_only: Set[str],
 ) -> list[Path]:
-    """Write every table as ``name.parquet`` and, unless its name is in ``parquet_only``, as
-    ``name.csv`` and ``name.json``; returns the files written.
+    """Write every ``(name, table)`` as ``name.parquet`` and, unless the name is in
+    ``parquet_only``, as ``name.csv`` and ``name.json``; returns the files written.
 
-    The Parquet files are encoded and written on a second thread (Arrow does that work without
-    holding the interpreter), while this one writes the CSV and JSON text.
+    Each table is encoded as it arrives: Parquet on a second thread (Arrow does that work
+    without holding the interpreter), CSV and JSON text on this one. So when ``frames`` builds
+    the tables one at a time, encoding the first (the largest) overlaps building the others. No
+    file is written before every table is encoded: a table that fails to build leaves the folder
+    as it was.
     """
-    written: list[Path] = []
+    files: list[tuple[Path, Future[bytes] | str]] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
-        parquet: list[Future[None]] = []
-        for name, df in frames.items():
+        for name, df in frames:
             table = arrow_table(df)
-            path = out_dir / f"{name}.parquet"
-            parquet.append(pool.submit(_write_parquet, path, table, prov))
-            written.append(path)
-            if name in parquet_only:
-                continue
-            written += [out_dir / f"{name}.csv", out_dir / f"{name}.json"]
-            atomic_write_text(written[-2], table_text_csv(table))
-            atomic_write_text(written[-1], records_json(table))
-        for done in parquet:
-            done.result()  # raises the first write's error, if any
-    return written
-
-
-def _write_parquet(path: Path, table: pa.Table, prov: dict[str, Any]) -> None:
-    atomic_write_bytes(path, parquet_bytes(table, prov))
+            files.append((out_dir / f"{name}.parquet", pool.submit(parquet_bytes, table, prov)))
+            if name not in parquet_only:
+                files.append((out_dir / f"{name}.csv", table_text_csv(table)))
+                files.append((out_dir / f"{name}.json", records_json(table)))
+    # every encoding is done (the pool has shut down): raise the first error, else write
+    encoded = [(path, body if isinstance(body, str) else body.result()) for path, body in files]
+    for path, body in encoded:
+        if isinstance(body, str):
+            atomic_write_text(path, body)
+        else:
+            atomic_write_bytes(path, body)
+    return [path for path, _ in encoded]
 
 
 def write_provenance(out_dir: Path, prov: dict[str, Any]) -> Path:

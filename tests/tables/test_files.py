@@ -19,6 +19,8 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.errors import ProblemsError, ScoringError
+from scoring.tables import tables as tables_module
+from scoring.tables import write as write_module
 from scoring.tables.checks import load_check_table
 from tests.tables.conftest import main_project, main_verdict
 
@@ -35,6 +37,32 @@ def test_two_runs_write_identical_files(tmp_path: Path, monkeypatch: pytest.Monk
     pipeline.score(Project(cfg))  # the second run reads the compiled checks from the cache
     assert _snapshot(first.out_dir) == before
     assert json.loads(before["provenance.json"])["generated_at"] == "2026-01-01T00:00:00Z"
+
+
+def test_a_table_that_fails_to_build_leaves_the_results_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = main_project().write(tmp_path)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    out = pipeline.score(Project(load_config(config))).out_dir
+    before = _snapshot(out)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767229200")  # a file written again would differ
+    encoded: list[str] = []
+    real = write_module.parquet_bytes
+
+    def counting(table: pa.Table, prov: dict[str, Any]) -> bytes:
+        encoded.append(table.schema.names[0])
+        return real(table, prov)
+
+    def broken(_scores: Any) -> Any:
+        raise ScoringError("the last table cannot be built")
+
+    monkeypatch.setattr(write_module, "parquet_bytes", counting)
+    monkeypatch.setattr(tables_module, "incomplete", broken)  # the last table built
+    with pytest.raises(ScoringError, match="cannot be built"):
+        pipeline.score(Project(load_config(config)))
+    assert len(encoded) == 15  # the tables before it were encoded as they came ...
+    assert _snapshot(out) == before  # ... and none was written
 
 
 def test_check_cache_follows_the_rubric_files(tmp_path: Path) -> None:
