@@ -26,8 +26,9 @@ def resample_weights(n_questions: int, n_resamples: int, seed: int) -> Array:
     """
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_questions, size=(n_resamples, n_questions), dtype=np.int64)
-    flat = draws + np.arange(n_resamples, dtype=np.int64)[:, None] * n_questions
-    counts = np.bincount(flat.ravel(), minlength=n_resamples * n_questions)
+    draws += np.arange(n_resamples, dtype=np.int64)[:, None] * n_questions  # a cell per row
+    counts = np.bincount(draws.ravel(), minlength=n_resamples * n_questions)
+    del draws
     return counts.reshape(n_resamples, n_questions).astype(np.float64)
 
 
@@ -62,11 +63,18 @@ def weighted_means(
     return out
 
 
-def nan_percentiles(x: Array, qs: tuple[float, ...]) -> list[Array]:
+def nan_percentiles(x: Array, qs: tuple[float, ...], *, overwrite: bool = False) -> list[Array]:
     """Percentiles (linear interpolation) over the first axis, NaN entries left out; NaN for a
-    column with no finite entry. Vectorised equivalent of ``np.nanpercentile(x, q, axis=0)``."""
-    s = np.sort(x, axis=0)  # NaN sorts last
+    column with no finite entry. Vectorised equivalent of ``np.nanpercentile(x, q, axis=0)``.
+
+    ``overwrite``: sort ``x`` itself (an array nothing else reads) instead of a copy.
+    """
     n = (~np.isnan(x)).sum(axis=0)
+    if overwrite:
+        x.sort(axis=0)  # NaN sorts last
+        s = x
+    else:
+        s = np.sort(x, axis=0)
     out = []
     for q in qs:
         pos = np.maximum(n - 1, 0) * (q / 100.0)
@@ -95,9 +103,12 @@ class Estimate:
         return Estimate(self.value[idx], self.lo[idx], self.hi[idx], self.boot[:, idx])
 
 
-def percentile_ci(boot: Array) -> tuple[Array, Array]:
-    """The 2.5 and 97.5 percentiles over the first axis (NaN resamples left out)."""
-    lo, hi = nan_percentiles(boot, _TAILS)
+def percentile_ci(boot: Array, *, overwrite: bool = False) -> tuple[Array, Array]:
+    """The 2.5 and 97.5 percentiles over the first axis (NaN resamples left out).
+
+    ``overwrite``: ``boot`` is a temporary that may be sorted in place.
+    """
+    lo, hi = nan_percentiles(boot, _TAILS, overwrite=overwrite)
     return lo, hi
 
 
@@ -153,29 +164,44 @@ def rank_models(value: Array, boot: Array, tiebreak: list[str] | None = None) ->
 
 def rank_many(rankings: Sequence[tuple[Array, Array, Sequence[str] | None]]) -> list[Ranking]:
     """:func:`rank_models` of each ``(value, boot, tiebreak)``, with the percentiles of all of
-    them taken in one pass (each is still over its own columns, so the results are the same)."""
+    them taken in one pass (each is still over its own columns, so the results are the same).
+
+    The resampled ranks of every ranking share one array, and so do the neighbours' paired
+    differences, each sorted in place and let go before the next is made.
+    """
     if not rankings:
         return []
-    ranks, boot_ranks, orders, diffs = [], [], [], []
+    sizes = [value.size for value, _, _ in rankings]
+    n_boot = rankings[0][1].shape[0]
+    ranks, orders = [], []
+    every = np.empty((n_boot, sum(sizes)))  # the resampled ranks, ranking after ranking
+    start = 0
     for value, boot, tiebreak in rankings:
         n = value.size
         ranks.append(_min_ranks(value))
-        boot_ranks.append(_min_ranks(boot).astype(np.float64))
+        every[:, start : start + n] = _min_ranks(boot)
+        start += n
         keys = tiebreak if tiebreak is not None else [f"{i:09d}" for i in range(n)]
-        order = sorted(range(n), key=lambda i: (-value[i], keys[i]))
-        orders.append(order)
-        # every neighbour pair's paired difference: a new group starts after each pair whose
-        # 95% CI excludes 0
-        diffs.append(boot[:, order[:-1]] - boot[:, order[1:]])
-    cut = np.cumsum([r.size for r in ranks])[:-1]
-    every = np.concatenate(boot_ranks, axis=1)
-    if every.size:
-        lo_all = np.percentile(every, _TAILS[0], axis=0, method="inverted_cdf")
-        hi_all = np.percentile(every, _TAILS[1], axis=0, method="inverted_cdf")
+        orders.append(sorted(range(n), key=lambda i: (-value[i], keys[i])))
+    cut = np.cumsum(sizes)[:-1]
+    if every.size:  # both tails from one partition of the array, which nothing else reads
+        lo_all, hi_all = np.percentile(
+            every, _TAILS, axis=0, method="inverted_cdf", overwrite_input=True
+        )
     else:
         lo_all = hi_all = np.zeros(every.shape[1])
-    pair_cut = np.cumsum([d.shape[1] for d in diffs])[:-1]
-    d_lo, d_hi = percentile_ci(np.concatenate(diffs, axis=1))
+    del every
+    # every neighbour pair's paired difference: a new group starts after each pair whose 95% CI
+    # excludes 0
+    pairs = [max(n - 1, 0) for n in sizes]
+    diffs = np.empty((n_boot, sum(pairs)))
+    start = 0
+    for (_, boot, _), order, n in zip(rankings, orders, pairs, strict=True):
+        diffs[:, start : start + n] = boot[:, order[:-1]] - boot[:, order[1:]]
+        start += n
+    d_lo, d_hi = percentile_ci(diffs, overwrite=True)
+    del diffs
+    pair_cut = np.cumsum(pairs)[:-1]
     out = []
     for rank, order, lo, hi, pair_lo, pair_hi in zip(
         ranks,

@@ -65,7 +65,7 @@ def paired_differences(value: Array, boot: Array) -> PairedDifferences:
     n = value.size
     diff = value[:, None] - value[None, :]
     resampled = (boot[:, :, None] - boot[:, None, :]).reshape(boot.shape[0], n * n)
-    lo, hi = (x.reshape(n, n) for x in percentile_ci(resampled))
+    lo, hi = (x.reshape(n, n) for x in percentile_ci(resampled, overwrite=True))
     with np.errstate(invalid="ignore"):
         significant = (lo > 0.0) | (hi < 0.0)
     np.fill_diagonal(significant, False)

@@ -58,7 +58,7 @@ def question_scores(sc: Scores) -> pd.DataFrame:
         return pd.Categorical.from_codes(lut[codes], categories=pd.Index(uniq))
 
     level = sc.level
-    counts = level.counts[rows_g, rows_q].sum(axis=1)
+    counts = level.counts.sum(axis=2)[rows_g, rows_q]  # summed over tiers before the rows repeat
     df = pd.DataFrame(
         {
             "submission_id": cat(list(sc.inputs.submission_ids), sc.groups.sub[rows_g]),
@@ -137,7 +137,7 @@ def leaderboard(sc: Scores) -> pd.DataFrame:
     df["n_checks"] = sc.inputs.checks.size
     for name, est in (("gamut", sc.gamut), *zip(TIER_COLUMNS, sc.tiers, strict=True)):
         df[name], df[f"{name}_lo"], df[f"{name}_hi"] = est.value[g], est.lo[g], est.hi[g]
-    mix = sc.level.counts[g].sum(axis=(1, 2)).astype(np.float64)
+    mix = sc.level.counts.sum(axis=(1, 2))[g].astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         mix = mix / mix.sum(axis=1, keepdims=True)
     mix[~complete] = np.nan
@@ -216,7 +216,9 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
         for d in range(len(order))
     ]
     # one pass of percentiles over every value's resamples: [B, g * values], value-major
-    lo, hi = (x.reshape(len(order), g.size).T for x in percentile_ci(np.concatenate(boots, axis=1)))
+    every = np.concatenate(boots, axis=1)
+    lo, hi = (x.reshape(len(order), g.size).T for x in percentile_ci(every, overwrite=True))
+    del every
     ranked = [  # rank within each (setting, judge): its rows here and its models' names
         (
             np.array([position_of[int(x)] for x in idx], np.int64),

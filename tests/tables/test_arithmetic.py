@@ -14,6 +14,7 @@ from scoring.tables.bootstrap import (
     estimate,
     nan_percentiles,
     paired,
+    rank_many,
     rank_models,
     resample_weights,
     weighted_means,
@@ -56,6 +57,25 @@ def test_nan_percentiles_match_numpy() -> None:
     want_hi = np.nanpercentile(x[:, :5], 97.5, axis=0)
     assert lo[:5] == pytest.approx(want_lo) and hi[:5] == pytest.approx(want_hi)
     assert np.isnan(lo[5]) and np.isnan(hi[5])
+    scratch = x.copy()  # in place: the same percentiles, and the array is left sorted
+    in_lo, in_hi = nan_percentiles(scratch, (2.5, 97.5), overwrite=True)
+    assert np.array_equal(in_lo, lo, equal_nan=True) and np.array_equal(in_hi, hi, equal_nan=True)
+    assert np.array_equal(scratch, np.sort(x, axis=0), equal_nan=True)
+
+
+def test_rankings_taken_together_are_each_ranking_taken_alone() -> None:
+    rng = np.random.default_rng(5)
+    rankings = []
+    for n in (5, 0, 1, 2, 7):  # with an empty ranking and a single model among them
+        value = np.round(rng.normal(size=n), 1)  # rounded: some equal scores
+        boot = value + rng.normal(scale=0.3, size=(400, n))
+        rankings.append((value, boot, [f"m{i}" for i in range(n)]))
+    together = rank_many(rankings)
+    for (value, boot, names), got in zip(rankings, together, strict=True):
+        alone = rank_models(value, boot.copy(), names)
+        for field in ("rank", "rank_lo", "rank_hi", "tie_group"):
+            assert np.array_equal(getattr(got, field), getattr(alone, field)), field
+    assert [r.rank.size for r in together] == [5, 0, 1, 2, 7]
 
 
 def test_weighted_means_leave_out_undefined_questions() -> None:
