@@ -147,7 +147,7 @@ def validate_submissions(
 
     qids = [q.question_id for q in questions]
     qid_set = set(qids)
-    qwords = _question_words(questions)
+    qwords: dict[str, set[str]] | None = None  # the template check's, made when first needed
     others = _Others(subs_root, DigestCache.open(digests, limits))
     names = _Names(subs_root, others.cache)
     validated = set(ids)
@@ -198,6 +198,8 @@ def validate_submissions(
             if errors_only or not read.responses:
                 continue
             texts = gaming.normalised(read.responses)  # once, for the template and copy checks
+            if qwords is None:
+                qwords = _question_words(questions)
             report.problems += gaming.template_warnings(shown, read.responses, qwords, texts)
             report.problems += gaming.long_warnings(shown, read.responses)
             report.problems += gaming.judge_warnings(shown, read.responses)
