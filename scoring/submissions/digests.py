@@ -8,7 +8,9 @@ change between two runs, so one digest per file is kept in one JSON file in the 
 SHA-256 of the file's bytes and the size limits it was read under:
 
 - ``ids``: the question ids of the responses, in file order;
-- ``fingerprints``: the copy check's fingerprint of each response (8 bytes each, hex);
+- ``fingerprints``: the copy check's fingerprint of each response (8 bytes each, hex), once a
+  copy check has asked for them (an entry made for the scorer, or for a validation that finds
+  errors only, does without: normalising every response is half the time of a first read);
 - ``chars``: each response's length in characters;
 - ``clean``: whether the reader found no error in the file (a reader that must reject a bad file
   reads it again for the problems; a digest never stands in for them).
@@ -42,7 +44,7 @@ from scoring.submissions.responses import read_response_file
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
 #: response reader keeps of a file, what the metadata check accepts or what a digest holds
 #: changes: entries of another version are never used.
-VERSION = 3
+VERSION = 4
 #: A cache file larger than this is ignored (and rebuilt): about 500 files of 2,000 responses.
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 _FORMAT = "gamut-response-digests"
@@ -55,12 +57,13 @@ class FileDigest:
     """What is kept of one response file.
 
     Attributes:
-        fingerprints: question id -> the copy check's fingerprint of the response.
+        fingerprints: question id -> the copy check's fingerprint of the response; None when
+            they were not asked for.
         chars: question id -> the response's length in characters.
         clean: the reader found no error in the file.
     """
 
-    fingerprints: dict[str, int]
+    fingerprints: dict[str, int] | None
     chars: dict[str, int]
     clean: bool
 
@@ -86,7 +89,9 @@ def _entry(value: Any) -> FileDigest | None:
     if not isinstance(value, dict):
         return None
     ids, prints, chars, clean = (value.get(k) for k in ("ids", "fingerprints", "chars", "clean"))
-    if not (isinstance(ids, list) and isinstance(prints, str) and len(prints) == 16 * len(ids)):
+    if not isinstance(ids, list):
+        return None
+    if prints is not None and not (isinstance(prints, str) and len(prints) == 16 * len(ids)):
         return None
     # set(map(type, ...)): one pass in C over the thousands of values of an entry
     if not set(map(type, ids)) <= {str} or len(set(ids)) != len(ids):
@@ -95,32 +100,37 @@ def _entry(value: Any) -> FileDigest | None:
         return None
     if not set(map(type, chars)) <= {int} or min(chars, default=0) < 0:
         return None
-    try:
-        raw = bytes.fromhex(prints)
-    except ValueError:
-        return None
-    prints_of = struct.unpack(f">{len(ids)}Q", raw)  # 8 bytes each, big-endian
-    return FileDigest(
-        dict(zip(ids, prints_of, strict=True)), dict(zip(ids, chars, strict=True)), clean
-    )
+    fingerprints = None
+    if prints is not None:
+        try:
+            raw = bytes.fromhex(prints)
+        except ValueError:
+            return None
+        prints_of = struct.unpack(f">{len(ids)}Q", raw)  # 8 bytes each, big-endian
+        fingerprints = dict(zip(ids, prints_of, strict=True))
+    return FileDigest(fingerprints, dict(zip(ids, chars, strict=True)), clean)
 
 
 def _encode(digest: FileDigest) -> dict[str, Any]:
-    ids = list(digest.fingerprints)
-    raw = b"".join(digest.fingerprints[q].to_bytes(8, "big") for q in ids)
-    return {
-        "ids": ids,
-        "fingerprints": raw.hex(),
-        "chars": [digest.chars[q] for q in ids],
-        "clean": digest.clean,
-    }
+    ids = list(digest.chars)
+    out: dict[str, Any] = {"ids": ids, "chars": list(digest.chars.values())}
+    if digest.fingerprints is not None:
+        prints = digest.fingerprints
+        out["fingerprints"] = b"".join(prints[q].to_bytes(8, "big") for q in ids).hex()
+    out["clean"] = digest.clean
+    return out
 
 
-def read_digest(path: Path, limits: Limits) -> FileDigest:
-    """Read one response file with the shared reader and digest it (no cache)."""
+def read_digest(path: Path, limits: Limits, *, fingerprints: bool) -> FileDigest:
+    """Read one response file with the shared reader and digest it (no cache).
+
+    ``fingerprints``: also fingerprint each response for the copy check.
+    """
     read = read_response_file(path, "", "", None, limits)
     return FileDigest(
-        {q: gaming.fingerprint(r.text) for q, r in read.responses.items()},
+        {q: gaming.fingerprint(r.text) for q, r in read.responses.items()}
+        if fingerprints
+        else None,
         {q: len(r.text) for q, r in read.responses.items()},
         not any(p.severity == ERROR for p in read.problems),
     )
@@ -189,21 +199,24 @@ class DigestCache:
             return {}
         return {"files": doc["files"], "metadata": doc["metadata"]}
 
-    def of(self, path: Path) -> FileDigest | None:
+    def of(self, path: Path, *, fingerprints: bool = False) -> FileDigest | None:
         """The digest of the response file at ``path``; None when it is larger than the limit
-        (such a file is rejected unread)."""
+        (such a file is rejected unread).
+
+        ``fingerprints``: the digest must hold the copy check's fingerprints (an entry made
+        without them is made again, with them).
+        """
         digest = self._content_hash(path, self.limits.max_file_bytes)
         if digest is None:
             return None
         key = f"{digest}:{self._tag}"
-        if key not in self._used:
-            found = _entry(self._raw.get(key))
-            if found is None:
-                found = read_digest(path, self.limits)
-                self._changed = True
-            self._used[key] = found
+        found = self._used.get(key) or _entry(self._raw.get(key))
+        if found is None or (fingerprints and found.fingerprints is None):
+            found = read_digest(path, self.limits, fingerprints=fingerprints)
+            self._changed = True
+        self._used[key] = found
         self._seen.add(key)
-        return self._used[key]
+        return found
 
     def metadata(self, path: Path) -> SubmissionMeta | None:
         """What :func:`~scoring.submissions.metadata.check_metadata` makes of the metadata file

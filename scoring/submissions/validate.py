@@ -41,8 +41,9 @@ class _Others:
             ok = (
                 not (self.subs_root / sid).is_symlink() and not path.is_symlink() and path.is_file()
             )
-            digest = self.cache.of(path) if ok else None
-            self._by_file[key] = digest.fingerprints if digest is not None else {}
+            digest = self.cache.of(path, fingerprints=True) if ok else None
+            prints = digest.fingerprints if digest is not None else None
+            self._by_file[key] = prints if prints is not None else {}
         return self._by_file[key]
 
 

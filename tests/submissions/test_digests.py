@@ -223,6 +223,20 @@ def test_errors_only_validation_trusts_a_clean_digest_and_reads_the_rest(project
     assert pipeline.validate(GamutProject(project.cfg), errors_only=True).ok
 
 
+def test_fingerprints_are_made_only_once_a_copy_check_asks_for_them(project: Project) -> None:
+    target = _copycat(project)
+    acme = project.subs / "acme" / "multimodal.jsonl"
+    assert pipeline.validate(GamutProject(project.cfg), errors_only=True).ok
+    entry = _files(project)[_sha(acme)]  # what the scorer and the errors need, no fingerprints
+    assert "fingerprints" not in entry and entry["chars"] == [len(t) for t in RESPONSES.values()]
+    assert _validate(project, target) == [COPY]  # the copy check makes them, from the file
+    assert len(str(_files(project)[_sha(acme)]["fingerprints"])) == 16 * len(RESPONSES)
+    cache = DigestCache(_cache_file(project), Limits())
+    digest = cache.of(acme)
+    assert digest is not None and digest.fingerprints is not None  # kept, and read back
+    assert digest.fingerprints == {q: gaming.fingerprint(t) for q, t in RESPONSES.items()}
+
+
 def test_metadata_is_kept_by_content_and_reads_back_the_same(tmp_path: Path) -> None:
     cache_file = tmp_path / "digests.json"
     demo = sorted((REPO / "demo" / "submissions").glob("*/submission.yaml"))
