@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,12 +76,17 @@ def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores
     n_s, n_j, n_q = len(inputs.submission_ids), len(inputs.judges), len(inputs.questions)
     groups = Groups.of(n_s, n_j)
     expected = inputs.has_responses[groups.sub, groups.setting]
-    level = question_level(inputs.verdicts, inputs.checks, n_q, expected, config)
-    weights = resample_weights(n_q, config.bootstrap_resamples, config.seed)
-    gamut = estimate(weights, level.gamut, scale=100.0)
-    tiers = tuple(
-        estimate(weights, level.tiers[:, :, t], scale=100.0) for t in range(len(TIER_ORDER))
-    )
+    # on two threads: numpy's draws, counts and matrix products run without the interpreter lock
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        drawn = pool.submit(resample_weights, n_q, config.bootstrap_resamples, config.seed)
+        level = question_level(inputs.verdicts, inputs.checks, n_q, expected, config)
+        weights = drawn.result()
+        tiers_soon = [
+            pool.submit(estimate, weights, level.tiers[:, :, t], None, 100.0)
+            for t in range(len(TIER_ORDER))
+        ]
+        gamut = estimate(weights, level.gamut, scale=100.0)
+        tiers = tuple(t.result() for t in tiers_soon)
     complete = level.status == Status.COMPLETE
     members = {
         (k, j): np.flatnonzero(complete & (groups.setting == k) & (groups.judge == j))
