@@ -21,7 +21,8 @@ os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 from gamut.config import load_config
-from gamut.hub import publish_files, resolve_rubrics_path
+from gamut.hub import resolve_rubrics_path
+from gamut.publish import publish_files
 from tests.hub.fake_hub import FakeHub, FakeRepo, commit_sha, serve_hub
 
 N_RUBRICS = 2000

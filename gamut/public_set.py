@@ -26,8 +26,8 @@ from scoring.storage import atomic_write_text
 if TYPE_CHECKING:
     from gamut.hub import HubRef
 
-# gamut.hub (pandas, pyarrow) is imported only when the config names a Hub dataset: a local
-# questions file keeps the light commands light.
+# gamut.hub (huggingface_hub when it downloads) is imported only when the config names a Hub
+# dataset: a local questions file keeps the light commands light.
 
 DEFAULT_FILE = "questions.jsonl"
 #: Written last, once every file is downloaded and verified: its presence means "complete".

@@ -15,8 +15,8 @@ import yaml
 
 from gamut import pipeline
 from gamut.config import load_config
-from gamut.hub import publish_files
 from gamut.project import Project
+from gamut.publish import publish_files
 from scoring.tables.columns import TABLES
 from tests.tables.conftest import main_project
 

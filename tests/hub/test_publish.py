@@ -13,7 +13,8 @@ import yaml
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
 from gamut.config import load_config
-from gamut.hub import HubError, build_publish_operations, publish_files, publish_results
+from gamut.hub import HubError
+from gamut.publish import build_publish_operations, publish_files, publish_results
 from tests.hub.conftest import write_config
 
 SECRET = "Identifies the dish as pad thai."
