@@ -21,13 +21,13 @@ from scoring.verdicts import VERDICT_TABLE
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
+    from scoring.check_table import CheckTable
     from scoring.compiler import Check
     from scoring.judge import BuiltJudge, JudgeInputs
     from scoring.judge.pairs import PairPlan
     from scoring.ledger import KeyScheme, Ledger
     from scoring.rubric import MetaRubric
     from scoring.submissions.digests import DigestCache
-    from scoring.tables.checks import CheckTable
 
 #: The folder under the cache's folder where compressed site downloads are kept between builds.
 SITE_DOWNLOADS = "site-downloads"
@@ -228,8 +228,8 @@ class Project:
         Taken from the rubrics already loaded in this process, else from the private cache of
         compiled checks (scoring alone never needs the rubric text).
         """
+        from scoring.check_table import CheckTable, load_check_table
         from scoring.rubric_io import rubric_set_version
-        from scoring.tables.checks import CheckTable, load_check_table
 
         if "checks" in self.__dict__:
             return CheckTable.of(self.checks, rubric_set_version(self.rubrics))
@@ -255,7 +255,7 @@ class Project:
         import threading
 
         from gamut.hub import is_hub_uri
-        from scoring.tables.checks import cached_checks_path
+        from scoring.check_table import cached_checks_path
 
         if (
             self._compiling is not None
@@ -337,7 +337,7 @@ __all__ = ["Project"]
 def _compile_checks(rubrics: Path, cache_dir: Path, held: bool) -> None:
     """The forked process of :meth:`Project.prefetch_check_table`: fill the cache entry, and
     exit quietly on any error (the parent compiles again and reports the problems)."""
-    from scoring.tables.checks import load_check_table
+    from scoring.check_table import load_check_table
 
     try:
         load_check_table(rubrics, cache_dir, held=held)

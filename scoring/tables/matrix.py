@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import zipfile
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -107,8 +108,8 @@ def _cached_matrix(cached: Path, shape: tuple[int, int]) -> tuple[npt.NDArray[np
             if matrix.dtype != np.int8 or matrix.shape != shape or ignored.shape != ():
                 return None
             return np.array(matrix), int(ignored)
-    except (OSError, ValueError, KeyError, EOFError):
-        return None  # a damaged entry is computed again
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None  # a damaged entry (a truncated one is a bad zip file) is computed again
 
 
 def read_verdicts(

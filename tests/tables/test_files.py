@@ -21,7 +21,7 @@ from gamut.project import Project
 from scoring.errors import ProblemsError, ScoringError
 from scoring.tables import tables as tables_module
 from scoring.tables import write as write_module
-from scoring.tables.checks import load_check_table
+from scoring.tables.checks import CheckTable, load_check_table
 from tests.tables.conftest import main_project, main_verdict
 
 
@@ -81,6 +81,42 @@ def test_check_cache_follows_the_rubric_files(tmp_path: Path) -> None:
     assert len(list(cache.iterdir())) == 1  # the stale entry is gone
     assert len(changed.check_id) == len(first.check_id) + 1
     assert changed.rubric_version != first.rubric_version
+    # a damaged entry is compiled again: garbage, a truncated file, or another layout
+    (entry,) = cache.iterdir()
+    whole = entry.read_bytes()
+    with entry.open("wb") as f:
+        np.savez(f, tier=np.zeros(2, np.int8))
+    other = entry.read_bytes()
+    for damaged in (b"not an npz file", whole[: len(whole) // 2], other):
+        entry.write_bytes(damaged)
+        rebuilt = load_check_table(tmp_path / "rubrics", cache)
+        assert rebuilt.check_id == changed.check_id
+        assert CheckTable.load(entry).check_id == changed.check_id  # written again, whole
+
+
+def test_compiling_and_caching_the_checks_loads_no_table_library(tmp_path: Path) -> None:
+    # what lets `gamut score` fork the compile before it loads pandas: neither the fork's
+    # decision, nor the compile and its cache entry, loads pyarrow or pandas
+    config = main_project().write(tmp_path)
+    code = (
+        "import sys\n"
+        "from gamut.config import load_config\n"
+        "from gamut.project import Project\n"
+        "from scoring.check_table import cached_checks_path, load_check_table\n"
+        "p = Project(load_config(sys.argv[1]))\n"
+        "entry = cached_checks_path(p.rubrics_path, p.private / 'checks')\n"
+        "table = load_check_table(p.rubrics_path, p.private / 'checks', held=True)\n"
+        "assert entry.is_file() and len(table.check_id) > 0\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(config)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.stdout.strip() == "[]"
 
 
 #: Run in a fresh process (no thread of another test running, as in a command): prefetch the
@@ -286,9 +322,11 @@ def test_the_decoded_verdict_matrix_is_kept_while_the_table_is_unchanged(tmp_pat
         np.savez(out, matrix=np.full_like(matrix, 0), ignored=ignored)  # 0: every check meets
     planted = pipeline.score(Project(project.cfg))["question_scores"]
     assert set(planted["n_meets"]) != set(first["n_meets"])
-    # a damaged entry is decoded again from the table
-    entry.write_bytes(b"not an npz file")
-    assert pipeline.score(Project(project.cfg))["question_scores"].equals(first)
+    # a damaged entry is decoded again from the table, a truncated one too
+    whole = entry.read_bytes()
+    for damaged in (b"not an npz file", whole[: len(whole) // 2]):
+        entry.write_bytes(damaged)
+        assert pipeline.score(Project(project.cfg))["question_scores"].equals(first)
     # a changed table gets a new entry (the old one goes), and its errors are never cached
     path = tmp_path / "results" / "verdicts.parquet"
     table = pq.read_table(path)
