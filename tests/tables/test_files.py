@@ -109,14 +109,7 @@ def test_compiling_and_caching_the_checks_loads_no_table_library(tmp_path: Path)
         "assert entry.is_file() and len(table.check_id) > 0\n"
         "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(config)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert done.stdout.strip() == "[]"
+    assert _fresh_process(code, config).stdout.strip() == "[]"
 
 
 #: Run in a fresh process (no thread of another test running, as in a command): prefetch the
@@ -140,14 +133,19 @@ print(json.dumps(out))
 """
 
 
-def _prefetched(config: Path) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", _PREFETCH, str(config)],
+def _fresh_process(code: str, config: Path) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter with the config path as its argument."""
+    return subprocess.run(
+        [sys.executable, "-c", code, str(config)],
         capture_output=True,
         text=True,
         check=True,
         cwd=Path(__file__).resolve().parents[2],
     )
+
+
+def _prefetched(config: Path) -> dict[str, Any]:
+    done = _fresh_process(_PREFETCH, config)
     assert done.stderr == ""  # the second process says nothing, even when it fails
     result: dict[str, Any] = json.loads(done.stdout)
     return result
