@@ -10,7 +10,9 @@ Pausing alone only defers the work: the first allocation after the pause would s
 collections that traverse everything the build made (a quarter of a second of a paper-scale
 compile). So the pause ends by moving every tracked object into the oldest generation without
 traversing it (``gc.freeze()`` then ``gc.unfreeze()``: two list splices), where only the rare
-full collections look at them, as they would have once the objects had aged.
+full collections look at them, as they would have once the objects had aged. (Objects frozen
+before the block would be unfrozen with them: the project freezes only at exit, in
+``gamut.cli.run``, after every block.)
 """
 
 from __future__ import annotations
