@@ -249,20 +249,43 @@ class Ledger:
     def _read_all(
         self, kind: str, columns: Sequence[str] | None, identities: Iterable[str] | None
     ) -> pa.Table:
-        want = None if columns is None else list(columns)
-        if want is not None and identities is not None and "judge_identity" not in want:
-            want.append("judge_identity")
-        parts = [self.read_shard(kind, n, want) for n in self._ordered(kind)]
+        parts = [part for _, _, _, part in self._parts(kind, columns, identities)]
+        return self._joined(kind, parts, columns)
+
+    def _joined(self, kind: str, parts: list[pa.Table], columns: Sequence[str] | None) -> pa.Table:
+        """The parts as one table; with none, an empty table of ``kind`` with ``columns``."""
         if not parts:
             table = schema(kind, self.held).empty_table()
-            return table if want is None else table.select(want)
-        table = pa.concat_tables(parts, promote_options="none")
-        if identities is not None:
-            ids = pa.array(sorted(set(identities)), pa.string())
-            table = table.filter(pc.is_in(table["judge_identity"], value_set=ids))
-        if columns is not None:
-            table = table.select(list(columns))
-        return table
+            return table if columns is None else table.select(list(columns))
+        return pa.concat_tables(parts, promote_options="none")
+
+    def _parts(
+        self,
+        kind: str,
+        columns: Sequence[str] | None,
+        identities: Iterable[str] | None,
+        shards: list[tuple[str, int]] | None = None,
+    ) -> Iterator[tuple[str, int, int, pa.Table]]:
+        """Each shard of ``kind`` (of ``shards``, default :meth:`_ordered_rows`), oldest first:
+        its name, the rows its metadata counts, the rows read, and its rows of the given judge
+        identities with ``columns`` (every column when None).
+
+        The generator keeps no shard once it has handed it on: a caller that lets go of each
+        part before asking for the next holds one shard at a time.
+        """
+        want = None if columns is None else list(columns)
+        ids = None if identities is None else pa.array(sorted(set(identities)), pa.string())
+        if want is not None and ids is not None and "judge_identity" not in want:
+            want.append("judge_identity")
+        for name, counted in self._ordered_rows(kind) if shards is None else shards:
+            shard = self.read_shard(kind, name, want)
+            read = shard.num_rows
+            if ids is not None:
+                shard = shard.filter(pc.is_in(shard["judge_identity"], value_set=ids))
+            if columns is not None:
+                shard = shard.select(list(columns))
+            yield name, counted, read, shard
+            del shard
 
     def shards_oldest_first(self, kind: str) -> list[str]:
         """Names of the shards of ``kind``, oldest first (the order in which verdicts count)."""
@@ -362,22 +385,15 @@ class Ledger:
             LedgerError: a shard cannot be read, or holds more rows than its metadata counts.
         """
         shards = self._ordered_rows(VERDICTS)
-        ids = None if identities is None else pa.array(sorted(set(identities)), pa.string())
-        cols = ["key", *want]
-        if ids is not None and "judge_identity" not in cols:
-            cols.append("judge_identity")
         keys = np.empty((sum(rows for _, rows in shards), KEY_BYTES), dtype=np.uint8)
         parts = []
         at = 0
-        for name, rows in shards:
-            shard = self.read_shard(VERDICTS, name, cols)
-            if shard.num_rows > rows:
+        for name, counted, read, shard in self._parts(VERDICTS, ["key", *want], identities, shards):
+            if read > counted:
                 raise LedgerError(
-                    f"{self.root / VERDICTS / name}: holds {shard.num_rows} rows, its metadata "
-                    f"counts {rows}; run `gamut ledger verify`, and restore it from another copy"
+                    f"{self.root / VERDICTS / name}: holds {read} rows, its metadata "
+                    f"counts {counted}; run `gamut ledger verify`, and restore it from another copy"
                 )
-            if ids is not None:
-                shard = shard.filter(pc.is_in(shard["judge_identity"], value_set=ids))
             got = _key_array(shard["key"])
             keys[at : at + len(got)] = got
             at += len(got)
@@ -385,9 +401,7 @@ class Ledger:
             del shard, got
         keys = keys[:at]
         keys.flags.writeable = False  # the index keeps it as it is: nobody changes it
-        if not parts:
-            return keys, schema(VERDICTS, self.held).empty_table().select(want)
-        return keys, pa.concat_tables(parts, promote_options="none")
+        return keys, self._joined(VERDICTS, parts, want)
 
     def failures(self, identities: Iterable[str] | None = None) -> list[FailureRecord]:
         """The latest failure of each key that has no verdict (of the given identities)."""
