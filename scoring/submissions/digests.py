@@ -25,7 +25,6 @@ rewritten (atomically) only when an entry was added or dropped. The digests hold
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from scoring.submissions import gaming
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import MAX_METADATA_BYTES, check_metadata
 from scoring.submissions.report import ERROR, Limits
-from scoring.submissions.responses import read_response_file
+from scoring.submissions.responses import content_hash, read_response_file
 
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
 #: response reader keeps of a file, what the metadata check accepts or what a digest holds
@@ -49,7 +48,6 @@ VERSION = 4
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 _FORMAT = "gamut-response-digests"
 _ABSENT = object()
-_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -66,22 +64,6 @@ class FileDigest:
     fingerprints: dict[str, int] | None
     chars: dict[str, int]
     clean: bool
-
-
-def content_hash(path: Path, limit: int) -> str | None:
-    """The SHA-256 of the file's bytes (hex), or None when it holds more than ``limit`` bytes.
-
-    Never reads more than ``limit + 1`` bytes.
-    """
-    digest = hashlib.sha256()
-    size = 0
-    with path.open("rb") as f:
-        while chunk := f.read(min(_CHUNK, limit + 1 - size)):
-            size += len(chunk)
-            if size > limit:
-                return None
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _entry(value: Any) -> FileDigest | None:

@@ -65,10 +65,12 @@ def _bad_char(text: str) -> str | None:
 
 #: Clean response files read inside a :func:`shared_reads` block, by content and limits, each
 #: with its size; None outside such a block.
-_shared: dict[tuple[bytes, Limits], tuple[int, dict[str, Response]]] | None = None
+_shared: dict[tuple[str, Limits], tuple[int, dict[str, Response]]] | None = None
 _shared_lock = threading.Lock()
 #: Most bytes of files kept at once in a :func:`shared_reads` block (more are parsed again).
 SHARED_MAX_BYTES = 256 * 1024 * 1024
+#: Bytes read at a time to hash a file.
+_CHUNK = 1024 * 1024
 
 
 @contextmanager
@@ -95,22 +97,36 @@ def shared_reads() -> Iterator[None]:
                 _shared = None
 
 
-def _shared_key(path: Path, limits: Limits) -> tuple[tuple[bytes, Limits], int] | None:
+def content_hash(path: Path, limit: int) -> str | None:
+    """The SHA-256 of the file's bytes (hex), or None when it holds more than ``limit`` bytes.
+
+    Never reads more than ``limit + 1`` bytes.
+    """
+    digest = hashlib.sha256()
+    size = 0
+    with path.open("rb") as f:
+        while chunk := f.read(min(_CHUNK, limit + 1 - size)):
+            size += len(chunk)
+            if size > limit:
+                return None
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _shared_key(path: Path, limits: Limits) -> tuple[tuple[str, Limits], int] | None:
     """The key of ``path``'s content in the :func:`shared_reads` block, and its size (None
     outside a block, or when the file cannot be read within the limit: the reader names that)."""
     if _shared is None:
         return None
     try:
-        with path.open("rb") as f:
-            data = f.read(limits.max_file_bytes + 1)
+        digest = content_hash(path, limits.max_file_bytes)
+        size = path.stat().st_size
     except OSError:
         return None
-    if len(data) > limits.max_file_bytes:
-        return None
-    return (hashlib.sha256(data).digest(), limits), len(data)
+    return None if digest is None else ((digest, limits), size)
 
 
-def _keep(key: tuple[bytes, Limits], size: int, responses: dict[str, Response]) -> None:
+def _keep(key: tuple[str, Limits], size: int, responses: dict[str, Response]) -> None:
     """Keep a clean file's responses for the next read of it in the block, within the cap."""
     with _shared_lock:
         if _shared is None or size + sum(n for n, _ in _shared.values()) > SHARED_MAX_BYTES:
