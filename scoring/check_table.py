@@ -10,7 +10,6 @@ table library.
 from __future__ import annotations
 
 import hashlib
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,13 +21,11 @@ from scoring.compiler import CheckKind
 from scoring.parameters import TIER_ORDER
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import compile_all, load_rubrics, rubric_files, rubric_set_version
-from scoring.storage import atomic_write
+from scoring.storage import UNREADABLE_NPZ, atomic_write
 
 KIND_ORDER: tuple[CheckKind, ...] = tuple(CheckKind)
 #: Joins the ids of an entry: never in one (an id is letters, digits, ``.``, ``_`` and ``-``).
 _SEP = "\n"
-#: What a damaged or foreign entry raises when read (it is compiled again).
-_UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
 @dataclass(frozen=True)
@@ -75,8 +72,8 @@ class CheckTable:
         """Inverse of :meth:`save`.
 
         Raises:
-            OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile: the file is not such a
-                table (damaged, truncated, or of another layout).
+            Any of :data:`~scoring.storage.UNREADABLE_NPZ`: the file is not such a table
+                (damaged, truncated, or of another layout).
         """
         with np.load(path, allow_pickle=False) as f:
             tier, kind, secondary = f["tier"], f["kind"], f["secondary"]
@@ -138,7 +135,7 @@ def load_check_table(path: Path, cache_dir: Path | None, held: bool = False) -> 
     if cached is not None and cached.is_file():
         try:
             return CheckTable.load(cached)
-        except _UNREADABLE:
+        except UNREADABLE_NPZ:
             pass  # a damaged cache entry is rebuilt below
     rubrics = load_rubrics([path], held=held)
     table = checks_of(rubrics)

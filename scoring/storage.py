@@ -1,4 +1,5 @@
-"""Small file-writing helpers: every write is to a temporary file, then renamed into place.
+"""Small file-writing helpers: every write is to a temporary file, then renamed into place
+(and :data:`UNREADABLE_NPZ`, what reading back a damaged ``.npz`` entry raises).
 
 Files and folders get the modes an ordinary ``open()`` or ``mkdir`` would give them (0o666 and
 0o777 less the process umask), not the private 0o600 / 0o700 of temporary files: results and the
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -89,7 +91,20 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     atomic_write(path, write)
 
 
+#: What numpy raises reading a cache entry written by :func:`atomic_write` as ``.npz`` that is
+#: damaged, truncated (a bad zip file) or of another layout: the caches compute such an entry
+#: again.
+UNREADABLE_NPZ: tuple[type[Exception], ...] = (
+    OSError,
+    ValueError,
+    KeyError,
+    EOFError,
+    zipfile.BadZipFile,
+)
+
+
 __all__ = [
+    "UNREADABLE_NPZ",
     "atomic_write",
     "atomic_write_bytes",
     "atomic_write_text",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import zipfile
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,7 +23,7 @@ import pyarrow.parquet as pq
 
 from scoring.errors import ScoringError
 from scoring.questions import Setting
-from scoring.storage import atomic_write
+from scoring.storage import UNREADABLE_NPZ, atomic_write
 from scoring.verdicts import VERDICT_ORDER
 
 SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
@@ -108,7 +107,7 @@ def _cached_matrix(cached: Path, shape: tuple[int, int]) -> tuple[npt.NDArray[np
             if matrix.dtype != np.int8 or matrix.shape != shape or ignored.shape != ():
                 return None
             return np.array(matrix), int(ignored)
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+    except UNREADABLE_NPZ:
         return None  # a damaged entry (a truncated one is a bad zip file) is computed again
 
 
