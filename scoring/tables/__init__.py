@@ -100,11 +100,6 @@ def iter_frames(scores: Scores, families: dict[str, str]) -> Iterator[tuple[str,
         yield "incomplete", _tables.incomplete(scores)
 
 
-def score_frames(scores: Scores, families: dict[str, str]) -> dict[str, pd.DataFrame]:
-    """Every table from computed scores, by name (see :func:`iter_frames`)."""
-    return dict(iter_frames(scores, families))
-
-
 def build_tables(
     inputs: Inputs,
     scoring: ScoringConfig,
@@ -167,7 +162,6 @@ __all__ = [
     "judge_ids",
     "load_inputs",
     "neutralise",
-    "score_frames",
     "submission_slices",
     "undocumented",
     "verdict_table",
