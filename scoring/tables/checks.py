@@ -1,7 +1,7 @@
 """The expected checks: every check of every question, as integer-coded arrays.
 
-The compiled checks of the rubric set and their private cache are :mod:`scoring.check_table`'s
-(re-exported here); this module indexes them against the questions.
+The compiled checks of the rubric set and their private cache are :mod:`scoring.check_table`'s;
+this module indexes them against the questions.
 """
 
 from __future__ import annotations
@@ -11,14 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from scoring.check_table import (
-    KIND_ORDER,
-    CheckTable,
-    cache_key,
-    cached_checks_path,
-    checks_of,
-    load_check_table,
-)
+from scoring.check_table import KIND_ORDER, CheckTable
 from scoring.compiler import CheckKind
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
@@ -90,15 +83,4 @@ def index_checks(
     return index, check_ids
 
 
-__all__ = [
-    "KIND_ORDER",
-    "N_KIND_KEYS",
-    "CheckIndex",
-    "CheckTable",
-    "cache_key",
-    "cached_checks_path",
-    "checks_of",
-    "index_checks",
-    "kind_of",
-    "load_check_table",
-]
+__all__ = ["N_KIND_KEYS", "CheckIndex", "index_checks", "kind_of"]

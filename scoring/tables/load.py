@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from scoring.check_table import CheckTable
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
 from scoring.submissions.digests import DigestCache
@@ -22,7 +23,7 @@ from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import check_metadata
 from scoring.submissions.report import Limits
 from scoring.submissions.responses import read_responses
-from scoring.tables.checks import CheckIndex, CheckTable, index_checks
+from scoring.tables.checks import CheckIndex, index_checks
 from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
 
 _VALIDATE = "run `gamut submission validate` for every problem with its fix"

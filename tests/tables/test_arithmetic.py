@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
+from scoring.check_table import CheckTable
 from scoring.compiler import compile_rubric
 from scoring.questions import Question
 from scoring.rubric import MetaRubric
@@ -19,7 +20,7 @@ from scoring.tables.bootstrap import (
     resample_weights,
     weighted_means,
 )
-from scoring.tables.checks import CheckTable, index_checks
+from scoring.tables.checks import index_checks
 from scoring.tables.core import Status, count_verdicts, question_level
 from scoring.tables.judges import cohen_kappa, kendall_tau_b
 from scoring.verdicts import VERDICT_ORDER

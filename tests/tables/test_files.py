@@ -18,10 +18,10 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
+from scoring.check_table import CheckTable, load_check_table
 from scoring.errors import ProblemsError, ScoringError
 from scoring.tables import tables as tables_module
 from scoring.tables import write as write_module
-from scoring.tables.checks import CheckTable, load_check_table
 from tests.tables.conftest import main_project, main_verdict
 
 
