@@ -37,12 +37,14 @@ def judge(
     deadline_s: float | None = None,
     wait_s: float | None = None,
     poll_s: float = 60.0,
+    collect_only: bool = False,
 ) -> JudgeReport:
     """Judge every (response, check) of the selection that has no verdict yet.
 
     Batch-mode judges take one step (collect finished batches, submit the rest) or, with
     ``wait_s``, poll every ``poll_s`` seconds until done; their batches are recorded in the
-    ledger.
+    ledger. ``collect_only``: collect what is in flight and ask again only what collecting
+    asks again; no first ask, no direct call (the unattended collector's mode).
 
     Raises:
         ConfigError: no judges, unknown judge names or missing API keys, before any call.
@@ -71,6 +73,7 @@ def judge(
         deadline_s=deadline_s,
         wait_s=wait_s,
         poll_s=poll_s,
+        collect_only=collect_only,
     )
     if not dry_run:
         _snapshot_drift(project, plans, report)

@@ -179,7 +179,7 @@ def record_report(
 ) -> None:
     """Record a complete run's fingerprint and counts (a run with failures, or with batch
     requests still in flight, is not recorded: the next run has work to do)."""
-    if not report.ok or report.dry_run or report.in_flight:
+    if not report.ok or report.dry_run or report.in_flight or report.waiting:
         return
     counts = [{k: asdict(s)[k] for k in _COUNTS} for s in report.judges.values()]
     path = _record_path(project, "judge", _selection(judges, submissions, settings))

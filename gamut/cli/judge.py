@@ -90,6 +90,13 @@ MAX_CHARS = 300
     help="Batch mode: seconds between polls with --wait.",
 )
 @click.option(
+    "--collect-only",
+    is_flag=True,
+    help="Batch mode: collect the batches in flight and ask again only what they ask again "
+    "(unusable replies, expired or missing results); submit no first ask and make no direct "
+    "call. What an unattended collector runs: it finishes what an approved run started.",
+)
+@click.option(
     "--export-batch",
     "export_dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -122,6 +129,7 @@ def judge(
     deadline: float | None,
     wait: float | None,
     poll: float,
+    collect_only: bool,
     export_dir: Path | None,
     import_files: bool,
     status_out: Path | None,
@@ -154,6 +162,8 @@ def judge(
         raise click.UsageError("--import-batch needs the result FILE(s) to ingest")
     if sum(bool(x) for x in (dry_run, export_dir, import_files)) > 1:
         raise click.UsageError("--dry-run, --export-batch and --import-batch exclude each other")
+    if collect_only and (export_dir or import_files):
+        raise click.UsageError("--collect-only works on provider batches: drop it here")
     if import_files and (submissions or settings):
         raise click.UsageError(
             "--import-batch reads the ids from the files; drop --submission/--setting"
@@ -194,6 +204,7 @@ def judge(
             deadline_s=deadline,
             wait_s=wait,
             poll_s=poll,
+            collect_only=collect_only,
         )
     for note in report.notes:
         err_console.print(f"note: {note}", markup=False)

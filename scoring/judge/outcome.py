@@ -63,6 +63,14 @@ class JudgeStats:
     in_flight: int = 0
     #: Results that matched no open request (already judged, duplicated or foreign ids).
     ignored_results: int = 0
+    #: Batch mode: results of other runs' requests (submissions this run does not plan) found
+    #: in the batches it collected: stored as verdicts, or recorded as failed for that run to
+    #: ask again (never listed among this run's failures).
+    judged_for_others: int = 0
+    failed_for_others: int = 0
+    #: ``--collect-only``: pairs without a verdict or a request in flight, left unasked for an
+    #: approved run to submit.
+    waiting: int = 0
     failures: list[Failure] = field(default_factory=list)
 
 
@@ -85,6 +93,11 @@ class JudgeReport:
     def ok(self) -> bool:
         """True when every planned call ended with a verdict."""
         return not self.failures and not any(s.unfinished for s in self.judges.values())
+
+    @property
+    def waiting(self) -> int:
+        """Pairs a ``--collect-only`` run left unasked, over every judge."""
+        return sum(s.waiting for s in self.judges.values())
 
     @property
     def in_flight(self) -> int:
@@ -110,12 +123,19 @@ class JudgeReport:
                 continue
             cost = f", cost ${s.cost:.4f}" if s.cost is not None else ""
             extra = f", {s.unfinished} not attempted (deadline)" if s.unfinished else ""
+            if s.waiting:
+                extra += f", {s.waiting} not asked (collect only: an approved run asks them)"
             if s.mode == "batch":
                 extra += (
                     f"; batches: {s.batches_collected} collected, {s.batches_submitted} "
                     f"submitted ({s.submitted} requests, {s.resubmitted} asked again), "
                     f"{s.in_flight} requests in flight"
                 )
+                if s.judged_for_others or s.failed_for_others:
+                    extra += (
+                        f", {s.judged_for_others} verdicts stored for other submissions' "
+                        f"requests ({s.failed_for_others} failed, left to their runs)"
+                    )
                 if s.ignored_results:
                     extra += f", {s.ignored_results} results ignored (already judged or foreign)"
             out.append(

@@ -52,6 +52,22 @@ class PairItem:
     key: bytes
     ids: Ids
 
+    @property
+    def identity(self) -> str:
+        """The judge identity its verdict is stored under."""
+        return self.plan.judge.identity
+
+
+@dataclass(frozen=True, slots=True)
+class Requested:
+    """A request that a batch record names but this run does not plan (another run's
+    submission): its key, judge identity and the public ids the record gives it. Its verdict
+    and failure are stored like a :class:`PairItem`'s; it cannot be asked again from here."""
+
+    key: bytes
+    identity: str
+    ids: Ids
+
 
 def ledger_state(ledger: Ledger) -> str:
     """A digest of the ledger's verdict shards (which only ever grow)."""
@@ -106,12 +122,12 @@ def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
     return out
 
 
-def verdict_record(item: PairItem, **kw: object) -> VerdictRecord:
+def verdict_record(item: PairItem | Requested, **kw: object) -> VerdictRecord:
     """The ledger record of ``item``'s verdict (``kw``: the verdict and what came with it)."""
     i = item.ids
     return VerdictRecord(
         item.key,
-        item.plan.judge.identity,
+        item.identity,
         i.judge,
         i.submission_id,
         i.setting,
@@ -202,15 +218,16 @@ def _count(
 
 def record_failure(
     j: BuiltJudge,
-    item: PairItem,
+    item: PairItem | Requested,
     cache: VerdictCache,
-    stats: JudgeStats,
+    stats: JudgeStats | None,
     kind: str,
     message: str,
     raw: str,
     calls: int,
 ) -> None:
-    """Record that ``item`` failed for good in this run (key redacted), in direct or batch mode."""
+    """Record that ``item`` failed for good in this run (key redacted), in direct or batch mode;
+    listed in ``stats`` unless None (another run's request, recorded for the ledger only)."""
     message, raw = j.backend.redact(message), j.backend.redact(raw)
     i = item.ids
     cache.fail(
@@ -228,9 +245,12 @@ def record_failure(
             raw,
         )
     )
-    stats.failures.append(
-        Failure(j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw)
-    )
+    if stats is not None:
+        stats.failures.append(
+            Failure(
+                j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw
+            )
+        )
 
 
 def _judge_bulk(
@@ -396,6 +416,7 @@ def judge_all(
     deadline_s: float | None = None,
     wait_s: float | None = None,
     poll_s: float = 60.0,
+    collect_only: bool = False,
 ) -> JudgeReport:
     """Judge every (response, check) that has no verdict yet, for the planned judges.
 
@@ -418,6 +439,9 @@ def judge_all(
             shorter); direct mode only.
         wait_s: batch mode: poll until every batch is collected, at most this long.
         poll_s: batch mode: seconds between polls while waiting.
+        collect_only: collect the batches in flight and submit only what collecting asks
+            again; no first ask in batch mode, no call in direct mode (what an unattended
+            collector may do: finish what an approved run paid for, start nothing).
 
     Returns:
         Per-judge counts, tokens, cost and failures; ``notes`` says what the index had to do.
@@ -450,20 +474,28 @@ def judge_all(
 
                 book = book or BatchBook(ledger)
                 flying = {k for r in book.open_batches(j.identity) for k in r.keys}
-                stats.in_flight = len(flying)
-                if dry_run and flying:
-                    in_air = sum(1 for k in key_bytes(p.keys[todo]) if k in flying)
+                # this plan's requests in flight, by key (not another submission's)
+                in_air = sum(1 for k in key_bytes(p.keys[todo]) if k in flying) if flying else 0
+                stats.in_flight = in_air
+                if dry_run:
                     _dry_run_batch(stats, in_air)
+                    if collect_only:
+                        stats.planned = 0
+            elif collect_only:
+                stats.waiting = 0 if dry_run else len(todo)
+                todo = todo[:0]
+                stats.planned = 0
             _estimate(p, todo, stats)
             work.append((p, todo, stats))
             report.judges[j.name] = stats
         del known, pending
         if not dry_run:
-            _run(work, ledger, cache, progress, deadline_s, wait_s, poll_s)
+            _run(work, ledger, cache, progress, deadline_s, wait_s, poll_s, collect_only)
             cache.flush()
             state = ledger_state(ledger)
             for p, _, stats in work:
-                if not stats.failures and not stats.unfinished and not stats.in_flight:
+                done = not (stats.failures or stats.unfinished or stats.in_flight)
+                if done and not stats.waiting:
                     cache.set_covered(p.fingerprint + state)
                 stats.cost = cost(
                     p.judge.config,
@@ -484,6 +516,7 @@ def _run(
     deadline_s: float | None,
     wait_s: float | None = None,
     poll_s: float = 60.0,
+    collect_only: bool = False,
 ) -> None:
     sink = progress or PlainProgress()
     held = ledger.held  # rubrics held: provider errors keep their class and status only
@@ -494,7 +527,15 @@ def _run(
         from scoring.judge.batch.book import BatchBook
         from scoring.judge.batch.runner import run_batch_judges
 
-        run_batch_judges(batch, cache, BatchBook(ledger), sink, wait_s=wait_s, poll_s=poll_s)
+        run_batch_judges(
+            batch,
+            cache,
+            BatchBook(ledger),
+            sink,
+            wait_s=wait_s,
+            poll_s=poll_s,
+            collect_only=collect_only,
+        )
         work = [w for w in work if w[0].judge.config.mode != "batch"]
 
     def deadline(j: BuiltJudge) -> float | None:
@@ -534,6 +575,7 @@ __all__ = [
     "JudgeReport",
     "JudgeStats",
     "PairItem",
+    "Requested",
     "judge_all",
     "pair_items",
     "record_failure",

@@ -72,6 +72,10 @@ def failure_schema(held: bool) -> pa.Schema:
     return pa.schema(fields)
 
 
+#: The public ids of one batch request: (submission_id, setting, question_id, check_id).
+REQUEST_IDS = ("submission_id", "setting", "question_id", "check_id")
+_REQUEST = pa.struct([pa.field(n, pa.string(), nullable=False) for n in REQUEST_IDS])
+
 BATCH_SCHEMA = pa.schema(
     [
         pa.field("batch_id", pa.string(), nullable=False),
@@ -85,10 +89,13 @@ BATCH_SCHEMA = pa.schema(
         pa.field("input_file_ids", pa.list_(pa.string()), nullable=False),
         pa.field("output_file_ids", pa.list_(pa.string()), nullable=False),
         pa.field("keys", pa.list_(_KEY), nullable=False),
+        pa.field("requests", pa.list_(_REQUEST), nullable=False),
         pa.field("detail", pa.string(), nullable=False),
     ]
 )
-"""Columns of a batch-state shard: one row per (batch, state change)."""
+"""Columns of a batch-state shard: one row per (batch, state change). ``requests`` holds the
+public ids of each key's (response, check), in the order of ``keys`` (on the rows that carry the
+keys), so that any run can ingest a batch's results, whichever submissions it plans."""
 
 
 def schema(kind: str, held: bool) -> pa.Schema:
@@ -169,6 +176,7 @@ class BatchState:
         input_file_ids: the uploaded request files (OpenAI) or ``[]``.
         output_file_ids: result and error files, once known.
         keys: the verdict keys requested in the batch (usually on the first row only).
+        requests: each key's public ids (:data:`REQUEST_IDS`), in the order of ``keys``.
         detail: free JSON for the provider's extra fields; never request or reply text.
     """
 
@@ -183,6 +191,7 @@ class BatchState:
     input_file_ids: tuple[str, ...] = ()
     output_file_ids: tuple[str, ...] = ()
     keys: tuple[bytes, ...] = ()
+    requests: tuple[tuple[str, str, str, str], ...] = ()
     detail: str = ""
 
     @property
@@ -215,6 +224,8 @@ def batch_table(states: Sequence[BatchState]) -> pa.Table:
     for s in states:
         for name, values in cols.items():
             v = getattr(s, name)
+            if name == "requests":
+                v = [dict(zip(REQUEST_IDS, r, strict=True)) for r in v]
             values.append(list(v) if isinstance(v, tuple) else v)
     return pa.table(cols, schema=BATCH_SCHEMA)
 
@@ -236,6 +247,10 @@ def batch_states(table: pa.Table) -> list[BatchState]:
                 input_file_ids=tuple(row["input_file_ids"]),
                 output_file_ids=tuple(row["output_file_ids"]),
                 keys=tuple(row["keys"]),
+                requests=tuple(
+                    (r["submission_id"], r["setting"], r["question_id"], r["check_id"])
+                    for r in row["requests"]
+                ),
                 detail=row["detail"],
             )
         )
@@ -252,6 +267,7 @@ __all__ = [
     "BATCH_SCHEMA",
     "FAILURES",
     "KINDS",
+    "REQUEST_IDS",
     "SOURCES",
     "VERDICTS",
     "BatchState",

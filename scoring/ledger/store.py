@@ -435,19 +435,19 @@ class Ledger:
         """
         wanted = None if identities is None else set(identities)
         latest: dict[str, BatchState] = {}
-        keys: dict[str, tuple[bytes, ...]] = {}
+        keys: dict[str, tuple[tuple[bytes, ...], tuple[tuple[str, str, str, str], ...]]] = {}
         for s in self.batch_states():
             if wanted is not None and s.judge_identity not in wanted:
                 continue
             if s.keys:
-                keys[s.batch_id] = s.keys
+                keys[s.batch_id] = s.keys, s.requests
             prev = latest.get(s.batch_id)
             if prev is None or s.updated_at >= prev.updated_at:
                 latest[s.batch_id] = s
         out = []
         for bid, s in sorted(latest.items()):
             if not s.keys and bid in keys:
-                s = dataclasses.replace(s, keys=keys[bid])
+                s = dataclasses.replace(s, keys=keys[bid][0], requests=keys[bid][1])
             out.append(s)
         return out
 

@@ -127,6 +127,11 @@ class FakeBatchServer(FakeLLMServer):
         self.batches: dict[str, FakeBatch] = {}
         self.created: list[str] = []
         self.fast_usage = False
+        #: seconds the provider's clock is ahead of ours (negative: behind), for its timestamps
+        self.clock_skew_s = 0.0
+        #: seconds a batch create waits, after the batch exists, before it answers (a client
+        #: killed meanwhile never learns the id)
+        self.create_delay = 0.0
         self._lock = threading.Lock()
         self._n = 0
 
@@ -273,7 +278,7 @@ class FakeBatchServer(FakeLLMServer):
             self._next("batch_"),
             "openai",
             [],
-            time.time(),
+            time.time() + self.clock_skew_s,
             input_file_id=str(body["input_file_id"]),
             metadata=dict(body.get("metadata") or {}),
             raw=data,
@@ -326,7 +331,14 @@ class FakeBatchServer(FakeLLMServer):
         bad = [c for c in ids if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", c)]
         if bad or len(set(ids)) != len(ids) or not raw.startswith(b'{"requests":'):
             return 400, _dumps(self._error(f"bad or duplicate custom_id {bad[:1]}")), None
-        b = FakeBatch(self._next("msgbatch_"), "anthropic", [], time.time(), raw=raw, n=len(ids))
+        b = FakeBatch(
+            self._next("msgbatch_"),
+            "anthropic",
+            [],
+            time.time() + self.clock_skew_s,
+            raw=raw,
+            n=len(ids),
+        )
         self._register(b)
         return 200, _dumps(self._anthropic_batch(b)), None
 
@@ -359,6 +371,8 @@ class FakeBatchServer(FakeLLMServer):
         b.status = "validating" if b.protocol == "openai" else "in_progress"
         self.batches[b.id] = b
         self.created.append(b.id)
+        if self.create_delay:
+            time.sleep(self.create_delay)
 
     def _advance(self, b: FakeBatch) -> None:
         b.retrieves += 1

@@ -13,6 +13,7 @@ from anthropic.types.messages import MessageBatch
 from scoring.judge.anthropic_backend import parse_message
 from scoring.judge.backends import BackendError, client_options
 from scoring.judge.batch.api import (
+    FIND_SKEW_S,
     BatchAPI,
     BatchError,
     BatchLine,
@@ -70,21 +71,29 @@ class AnthropicBatchAPI(BatchAPI):
             raise self._fail("cannot create the batch", exc) from None
         return b.id
 
-    def find(self, tag: str, since: float, n_requests: int) -> str | None:
-        """A batch created at or after ``since`` with ``n_requests`` requests (Message Batches
-        carry no metadata; a wrong match is harmless: results with foreign custom ids are
-        ignored and requests without a result are submitted again)."""
+    def find(
+        self, tag: str, since: float, n_requests: int, known: frozenset[str] = frozenset()
+    ) -> str | None:
+        """Of the batches created from :data:`FIND_SKEW_S` before ``since`` on (by the
+        provider's clock) with ``n_requests`` requests that the ledger does not already record,
+        the one created nearest ``since`` (Message Batches carry no metadata; a wrong match
+        loses nothing: its results are ingested by their keys, and requests of this record
+        without a result are asked again)."""
+        found, gap = None, float("inf")
         try:
             for b in self._client.messages.batches.list(limit=100):
-                if b.created_at.timestamp() < since - 60:
+                if b.created_at.timestamp() < since - FIND_SKEW_S:
                     break
+                if b.id in known:
+                    continue
                 c = b.request_counts
                 total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
-                if total == n_requests:
-                    return b.id
+                off = abs(b.created_at.timestamp() - since)
+                if total == n_requests and off < gap:
+                    found, gap = b.id, off
         except anthropic.AnthropicError as exc:
             raise self._fail("cannot list message batches", exc) from None
-        return None
+        return found
 
     def status(self, batch_id: str) -> BatchStatus:
         """``in_progress``, ``canceling`` or ``ended``."""

@@ -16,6 +16,13 @@ from typing import Any
 from scoring.errors import GamutError
 from scoring.judge.backends import Completion
 
+#: How far back (seconds, by either clock) a batch whose id was never recorded is looked for: a
+#: batch runs at most 24 h, and clocks may differ by minutes.
+FIND_WINDOW_S = 26 * 3600
+#: Where the provider keeps no metadata (the batch is matched by its request count), how far
+#: the provider's clock may be behind this machine's.
+FIND_SKEW_S = 3600
+
 #: Result kinds other than a reply: ``rejected`` (the provider refused the request: not
 #: resubmitted in this run), ``api_error`` (a transient error), ``expired`` and ``canceled``
 #: (never processed; resubmitted without counting an attempt).
@@ -99,9 +106,13 @@ class BatchAPI(ABC):
         the chunk, so that a batch created by a run killed before recording it can be found."""
 
     @abstractmethod
-    def find(self, tag: str, since: float, n_requests: int) -> str | None:
-        """The id of a batch created at or after ``since`` (epoch seconds) for the chunk ``tag``,
-        if the provider has one; None when it has none."""
+    def find(
+        self, tag: str, since: float, n_requests: int, known: frozenset[str] = frozenset()
+    ) -> str | None:
+        """The id of the batch created for the chunk ``tag`` (recorded at ``since``, epoch
+        seconds by this machine's clock, which may differ from the provider's by minutes), if
+        the provider has one; None when it has none. ``known``: batch ids the ledger already
+        records, never the answer."""
 
     @abstractmethod
     def status(self, batch_id: str) -> BatchStatus:
@@ -141,6 +152,8 @@ def split(
 
 
 __all__ = [
+    "FIND_SKEW_S",
+    "FIND_WINDOW_S",
     "RESUBMIT_KINDS",
     "BatchAPI",
     "BatchError",

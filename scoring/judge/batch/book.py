@@ -7,9 +7,13 @@ before the provider has an id), the provider's own words while it runs (``valida
 ingested), ``created`` (a ``submitting`` row whose batch now has its own rows) and ``lost`` (a
 ``submitting`` row whose batch the provider does not have).
 
-The row's ``detail`` holds ``{"tag", "attempt", "submissions"}``: the chunk's tag (a digest of its
-keys), which attempt its requests are (1 = first ask, 2 and 3 = re-asks), and the public ids of
-the submissions it covers. Never request or reply text.
+The row's ``detail`` holds ``{"tag", "run", "attempt", "submissions"}``: the chunk's tag (a digest
+of its keys), the submitting run's random id (sent with the batch as metadata where the provider
+keeps metadata, so a batch created by a run killed before recording its id is found by what it
+carries, whatever the clocks say), which attempt its requests are (1 = first ask, 2 and 3 =
+re-asks), and the public ids of the submissions it covers. The rows that carry the keys also carry
+each key's public ids (``requests``), so a run that plans other submissions still ingests every
+result of the batch. Never request or reply text.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class BatchRecord:
         attempt: 1 for first asks, 2 or 3 for re-asks.
         submissions: the submission ids its requests belong to (for progress reports).
         created_at: when the batch was (about to be) created.
+        requests: each key's public ids (submission, setting, question, check), in key order.
+        run: the submitting run's random id (also the batch's metadata where kept).
     """
 
     tag: str
@@ -48,6 +54,8 @@ class BatchRecord:
     attempt: int
     submissions: tuple[str, ...]
     created_at: dt.datetime
+    requests: tuple[tuple[str, str, str, str], ...] = ()
+    run: str = ""
 
     @property
     def open(self) -> bool:
@@ -92,8 +100,14 @@ class BatchBook:
                     n_requests=r.n_requests,
                     created_at=r.created_at,
                     keys=r.keys if with_keys else (),
+                    requests=r.requests if with_keys else (),
                     detail=json.dumps(
-                        {"tag": r.tag, "attempt": r.attempt, "submissions": list(r.submissions)}
+                        {
+                            "tag": r.tag,
+                            "run": r.run,
+                            "attempt": r.attempt,
+                            "submissions": list(r.submissions),
+                        }
                     ),
                 )
                 for r in recs
@@ -104,7 +118,9 @@ class BatchBook:
             if known is None:
                 continue
             old = known.get(r.batch_id)
-            keep = r if with_keys or old is None else replace(r, keys=old.keys)
+            keep = (
+                r if with_keys or old is None else replace(r, keys=old.keys, requests=old.requests)
+            )
             known[r.batch_id] = keep
 
     def latest(self, judge_id: str) -> list[BatchRecord]:
@@ -132,6 +148,8 @@ class BatchBook:
                     attempt=int(d.get("attempt", 1)),
                     submissions=tuple(d.get("submissions", ())),
                     created_at=s.created_at,
+                    requests=s.requests,
+                    run=str(d.get("run", "")),
                 )
             )
         return out

@@ -16,6 +16,7 @@ import openai
 
 from scoring.judge.backends import BackendError, client_options
 from scoring.judge.batch.api import (
+    FIND_WINDOW_S,
     BatchAPI,
     BatchError,
     BatchLine,
@@ -110,13 +111,18 @@ class OpenAIBatchAPI(BatchAPI):
             raise self._fail("cannot create the batch", exc) from None
         return b.id
 
-    def find(self, tag: str, since: float, n_requests: int) -> str | None:
-        """A batch whose metadata names ``tag``, created at or after ``since``."""
+    def find(
+        self, tag: str, since: float, n_requests: int, known: frozenset[str] = frozenset()
+    ) -> str | None:
+        """The batch whose metadata names ``tag`` (the tag carries the submitting run's random
+        id, so it names one batch); the listing, newest first, is read back to
+        :data:`FIND_WINDOW_S` before ``since``, so a provider clock minutes off does not hide
+        it."""
         try:
             for b in self._client.batches.list(limit=100):
-                if b.created_at < since - 60:
+                if b.created_at < since - FIND_WINDOW_S:
                     break
-                if (b.metadata or {}).get(TAG_KEY) == tag:
+                if (b.metadata or {}).get(TAG_KEY) == tag and b.id not in known:
                     return b.id
         except openai.OpenAIError as exc:
             raise self._fail("cannot list batches", exc) from None

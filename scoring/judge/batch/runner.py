@@ -3,16 +3,20 @@ batch, re-ask unusable replies, and record each batch's id and state in the ledg
 
 One call of :func:`step` is one idempotent step that any process on any machine can take:
 everything it needs is in the verdict store (verdicts, failures) and the ledger's batch states
-(ids, states, keys). A result is ingested only while its (response, check) has no verdict, so a
-step killed mid-ingest and taken again stores no verdict twice; a batch is marked collected only
-after its results are ingested and its re-asks submitted, so none is lost; a batch is recorded
-(with its keys) before it is created, so a step killed in between finds it again instead of
-submitting it twice.
+(ids, states, keys and each key's public ids). A step collects every finished batch of the judge,
+whichever run submitted it and whichever submissions it covers: a result whose key the batch
+record names is a paid verdict and is ingested, for this run's pairs and for others' alike (the
+record's ids say where it belongs). A result is ingested only while its (response, check) has no
+verdict, so a step killed mid-ingest and taken again stores no verdict twice; a batch is marked
+collected only after every line of it is ingested, asked again or recorded as failed, so none is
+lost; a batch is recorded (with its keys and a random run id in its tag) before it is created, so
+a step killed in between finds it again by what it carries instead of submitting it twice.
 """
 
 from __future__ import annotations
 
 import hashlib
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -28,13 +32,13 @@ from scoring.judge.batch.api import (
     split,
 )
 from scoring.judge.batch.book import PENDING, BatchBook, BatchRecord
-from scoring.judge.cache import VerdictCache
+from scoring.judge.cache import Ids, VerdictCache
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.judge.runner import PairItem, record_failure, verdict_record
-from scoring.ledger import custom_id
+from scoring.judge.runner import PairItem, Requested, record_failure, verdict_record
+from scoring.ledger import custom_id, keys_array
 from scoring.ledger.records import now
 
 #: Replies per check at most: the first ask and two re-asks (as in direct mode).
@@ -58,7 +62,10 @@ class Ingest:
 
     Shared by batch mode and by ``--import-batch`` (self-hosted judges), so a result means the
     same thing whichever way it came. ``todo`` maps custom ids to the (response, check) pairs
-    that have no verdict; a pair leaves it when it gets one.
+    that have no verdict; a pair leaves it when it gets one. ``others`` maps the custom ids of
+    the batch being collected that this run does not plan (another run's submissions) to their
+    recorded ids: their verdicts are stored too, and what cannot be asked again from here (no
+    prompt: the run that plans them asks again) is recorded as a failure, not listed.
     """
 
     def __init__(
@@ -70,18 +77,21 @@ class Ingest:
         progress: ProgressSink,
     ) -> None:
         self.j, self.todo, self.cache, self.stats, self.progress = j, todo, cache, stats, progress
+        self.others: dict[str, Requested] = {}
         self.asks: list[Ask] = []
         self.failed: set[str] = set()
         #: where the verdicts come from, as the ledger records it
         self.source = "batch"
 
     def one(self, res: BatchResult, attempt: int) -> bool:
-        """Ingest one result of ``attempt``; False when its id is not an open request."""
-        item = self.todo.get(res.custom_id)
+        """Ingest one result of ``attempt``; False when its id is neither an open request of this
+        run nor a request of the batch being collected that has no verdict yet."""
+        cid = res.custom_id
+        own = self.todo.get(cid)
+        item: PairItem | Requested | None = own if own is not None else self.others.get(cid)
         if item is None:
             self.stats.ignored_results += 1
             return False
-        cid = res.custom_id
         comp = res.completion
         s = self.stats
         if comp is not None:
@@ -110,23 +120,36 @@ class Ingest:
                 ),
                 commit=False,
             )
-            del self.todo[cid]
-            s.judged += 1
-            self.progress.advance(self.j.name, True)
+            if own is not None:
+                del self.todo[cid]
+                s.judged += 1
+                self.progress.advance(self.j.name, True)
+            else:
+                del self.others[cid]
+                s.judged_for_others += 1
         elif res.error_kind == "bad_body":
             s.calls += 1
             self._unusable(cid, attempt, res.message, res.raw, ())
         elif res.error_kind in RESUBMIT_KINDS:
-            s.resubmitted += 1
-            self.asks.append(Ask(cid, attempt))
+            self.again(cid, attempt, res.message)
         else:
             self.fail(cid, res.error_kind or "rejected", res.message, res.raw, attempt)
         return True
 
+    def again(self, cid: str, attempt: int, message: str = "no result") -> None:
+        """Ask ``cid`` again without counting an attempt (expired, cancelled, transient, no
+        result); another run's request is recorded as failed (``api_error``) instead: the run
+        that plans it asks again."""
+        if cid in self.todo:
+            self.stats.resubmitted += 1
+            self.asks.append(Ask(cid, attempt))
+        elif cid in self.others:
+            self.fail(cid, "api_error", message, "", attempt)
+
     def _unusable(
         self, cid: str, attempt: int, error: str, raw: str, turns: tuple[Turn, ...]
     ) -> None:
-        if attempt < MAX_ATTEMPTS:
+        if attempt < MAX_ATTEMPTS and cid in self.todo:
             self.stats.reasks += 1
             self.asks.append(Ask(cid, attempt + 1, turns))
         else:
@@ -134,14 +157,46 @@ class Ingest:
             self.fail(cid, "bad_output", msg, raw, attempt)
 
     def fail(self, cid: str, kind: str, message: str, raw: str, calls: int) -> None:
-        """Record that the request ``cid`` failed for good (in this run)."""
-        record_failure(self.j, self.todo[cid], self.cache, self.stats, kind, message, raw, calls)
+        """Record that the request ``cid`` failed for good (in this run); another run's request
+        is recorded in the ledger without being listed as this run's failure."""
+        own = self.todo.get(cid)
+        if own is None:
+            other = self.others.pop(cid)
+            record_failure(self.j, other, self.cache, None, kind, message, raw, calls)
+            self.stats.failed_for_others += 1
+            return
+        record_failure(self.j, own, self.cache, self.stats, kind, message, raw, calls)
         self.failed.add(cid)
         self.progress.advance(self.j.name, False)
 
 
-def _tag(lines: list[BatchLine]) -> str:
-    h = hashlib.sha256()
+def others_of(
+    j: BuiltJudge, rec: BatchRecord, todo: dict[str, PairItem], cache: VerdictCache
+) -> dict[str, Requested]:
+    """The requests of ``rec`` that this run does not plan and that have no verdict yet (in the
+    ledger or the working index), with the ids the record gives them (none for a record written
+    before records carried ids)."""
+    if len(rec.requests) != len(rec.keys):
+        return {}
+    rows = [i for i, k in enumerate(rec.keys) if custom_id(k) not in todo]
+    if not rows:
+        return {}
+    keys = keys_array([rec.keys[i] for i in rows])
+    done = cache.ledger.key_index()[0].contains(keys) | cache.pending_index().contains(keys)
+    out = {}
+    for i, judged in zip(rows, done.tolist(), strict=True):
+        if not judged:
+            key = rec.keys[i]
+            sid, setting, qid, check_id = rec.requests[i]
+            ids = Ids(j.name, sid, setting, qid, check_id)
+            out[custom_id(key)] = Requested(key, j.identity, ids)
+    return out
+
+
+def _tag(lines: list[BatchLine], run: str = "") -> str:
+    """The chunk's name: a digest of its custom ids and the submitting run's random id, so the
+    same requests submitted again (after a batch was lost) carry another tag."""
+    h = hashlib.sha256(run.encode())
     for ln in lines:
         h.update(ln.custom_id.encode())
     return h.hexdigest()[:32]
@@ -181,6 +236,7 @@ def submit(
     One upload runs in a background thread while the next chunk is built (at most two chunks
     in memory)."""
     out: list[BatchRecord] = []
+    run = secrets.token_hex(8)
 
     def done(fut: Future[str], rec: BatchRecord, n: int) -> None:
         made = rec.moved("submitted", fut.result())
@@ -194,7 +250,7 @@ def submit(
         for attempt in sorted({a.attempt for a in asks}):
             mine = [a for a in asks if a.attempt == attempt]
             for chunk in split(lines_of(j, api.line, todo, mine), limits_of(j, api)):
-                tag = _tag(chunk)
+                tag = _tag(chunk, run)
                 items = [todo[ln.custom_id] for ln in chunk]
                 rec = BatchRecord(
                     tag,
@@ -207,6 +263,11 @@ def submit(
                     attempt,
                     tuple(sorted({it.ids.submission_id for it in items})),
                     now(),
+                    tuple(
+                        (it.ids.submission_id, it.ids.setting, it.ids.question_id, it.ids.check_id)
+                        for it in items
+                    ),
+                    run,
                 )
                 book.record(rec, with_keys=True)
                 fut = pool.submit(api.submit, chunk, tag)
@@ -228,18 +289,24 @@ def step(
     stats: JudgeStats,
     progress: ProgressSink,
     skip: set[str],
+    collect_only: bool = False,
 ) -> int:
-    """One collect-and-submit step for one judge; returns the requests still in flight.
+    """One collect-and-submit step for one judge; returns this run's requests still in flight
+    (those of ``todo``: another run's requests in flight are theirs to count).
 
-    ``skip`` holds the requests that failed for good earlier in this run (not submitted again
-    until the next run); it grows with this step's failures.
+    Every finished batch of the judge is collected, whichever run submitted it. ``skip`` holds
+    the requests that failed for good earlier in this run (not submitted again until the next
+    run); it grows with this step's failures. ``collect_only``: submit only what collecting
+    asks again (re-asks, expired or missing results), never a first ask.
     """
     ingest = Ingest(j, todo, cache, stats, progress)
     collected: list[BatchRecord] = []
     still: list[BatchRecord] = []
-    for rec in book.open_batches(j.identity):
+    opened = book.open_batches(j.identity)
+    known = frozenset(r.batch_id for r in book.latest(j.identity))
+    for rec in opened:
         if rec.state == "submitting":
-            found = api.find(rec.tag, rec.created_at.timestamp(), rec.n_requests)
+            found = api.find(rec.tag, rec.created_at.timestamp(), rec.n_requests, known)
             if found is None:
                 book.record(rec.moved("lost"))
                 continue
@@ -253,19 +320,25 @@ def step(
                 book.record(rec)
             still.append(rec)
             continue
+        ingest.others = others_of(j, rec, todo, cache)
         _collect(api, rec, st.failed, st.message, ingest, cache, stats)
+        ingest.others = {}
         stats.batches_collected += 1
         collected.append(rec.moved("collected"))
     skip |= ingest.failed
     in_flight = {cid for rec in still for cid in rec.custom_ids}
     asks = [a for a in ingest.asks if a.cid in todo and a.cid not in ingest.failed]
-    queued = {a.cid for a in asks}
-    asks += [Ask(c, 1) for c in todo if c not in queued and c not in skip]
+    if not collect_only:
+        queued = {a.cid for a in asks}
+        asks += [Ask(c, 1) for c in todo if c not in queued and c not in skip]
     asks = [a for a in asks if a.cid not in in_flight]
     new = submit(j, api, book, todo, asks, stats)
     if collected:
         book.record(*collected)
-    return sum(r.n_requests for r in still) + sum(r.n_requests for r in new)
+    if collect_only:
+        asked = {a.cid for a in asks}
+        stats.waiting = sum(1 for c in todo if c not in in_flight and c not in asked)
+    return sum(1 for c in in_flight if c in todo) + sum(r.n_requests for r in new)
 
 
 def _collect(
@@ -277,14 +350,14 @@ def _collect(
     cache: VerdictCache,
     stats: JudgeStats,
 ) -> None:
-    """Ingest every result of a finished batch; a request without a result is asked again."""
+    """Ingest every result of a finished batch; a request without a result is asked again (or,
+    another run's, recorded as failed), so every line of the batch is accounted for."""
     seen: set[str] = set()
-    todo = ingest.todo
     cache.begin()
     try:
         if failed:
             for cid in rec.custom_ids:
-                if cid in todo:
+                if cid in ingest.todo or cid in ingest.others:
                     seen.add(cid)
                     why = f"batch {rec.batch_id} failed: {message}"
                     ingest.fail(cid, "rejected", why, "", rec.attempt)
@@ -300,12 +373,11 @@ def _collect(
             if n % COMMIT_EVERY == 0:
                 cache.commit()
                 cache.begin()
+        for cid in rec.custom_ids:
+            if cid not in seen:
+                ingest.again(cid, rec.attempt)
     finally:
         cache.commit()
-    for cid in rec.custom_ids:
-        if cid not in seen and cid in todo:
-            stats.resubmitted += 1
-            ingest.asks.append(Ask(cid, rec.attempt))
 
 
 def pending_items(items: list[PairItem]) -> dict[str, PairItem]:
@@ -322,10 +394,11 @@ def run_batch_judges(
     wait_s: float | None = None,
     poll_s: float = 60.0,
     sleep: Callable[[float], None] = time.sleep,
+    collect_only: bool = False,
 ) -> None:
     """Take one step for every batch-mode judge; with ``wait_s``, keep polling every ``poll_s``
     seconds until nothing is in flight or ``wait_s`` has passed. Sets each judge's
-    ``in_flight``."""
+    ``in_flight``. ``collect_only``: no first asks (see :func:`step`)."""
     apis: dict[str, BatchAPI] = {}
     try:
         for j, _, _ in plans:
@@ -336,7 +409,15 @@ def run_batch_judges(
         while True:
             for j, _, stats in plans:
                 stats.in_flight = step(
-                    j, apis[j.name], book, cache, todos[j.name], stats, progress, skips[j.name]
+                    j,
+                    apis[j.name],
+                    book,
+                    cache,
+                    todos[j.name],
+                    stats,
+                    progress,
+                    skips[j.name],
+                    collect_only,
                 )
             busy = sum(s.in_flight for _, _, s in plans)
             if end is None or not busy or time.monotonic() + poll_s > end:
@@ -360,6 +441,7 @@ __all__ = [
     "in_flight_ids",
     "limits_of",
     "lines_of",
+    "others_of",
     "pending_items",
     "run_batch_judges",
     "step",
