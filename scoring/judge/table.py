@@ -203,7 +203,7 @@ def write_verdict_parts(
                         if fingerprint:
                             meta[FINGERPRINT] = fingerprint.encode()
                         writer = pq.ParquetWriter(
-                            tmp, table.schema.with_metadata(meta), write_batch_size=WRITE_BATCH
+                            tmp, _part_schema(table.schema, meta), write_batch_size=WRITE_BATCH
                         )
                     if writing is not None:
                         writing.result()  # one judge's rows in flight at a time, in order
@@ -219,6 +219,22 @@ def write_verdict_parts(
 
     atomic_write(out, write)
     return out
+
+
+def _part_schema(first: pa.Schema, meta: dict[bytes, bytes]) -> pa.Schema:
+    """The file schema of the verdict table, from its first judge's part: a column that part
+    leaves untyped (no rows: Arrow's null type) is a string column, and every categorical has
+    32-bit codes, so that each later judge's part casts to it whatever its rows."""
+    fields = []
+    for f in first:
+        t = f.type
+        if pa.types.is_null(t):
+            t = pa.string()
+        elif pa.types.is_dictionary(t):
+            values = pa.string() if pa.types.is_null(t.value_type) else t.value_type
+            t = pa.dictionary(pa.int32(), values)
+        fields.append(f.with_type(t))
+    return pa.schema(fields, metadata=meta)
 
 
 def table_is_current(out: Path, fingerprint: str) -> bool:

@@ -86,3 +86,19 @@ def test_a_verdict_column_keeps_the_values_it_uses_in_their_order(codes: list[in
     assert got.equals(want) and got.codes.dtype == want.codes.dtype
     assert got.categories.equals(want.categories)
     assert got.categories.dtype == want.categories.dtype
+
+
+@pytest.mark.parametrize("judge", ["lenient", "partisan"])
+def test_a_fresh_store_judged_by_a_judge_not_first_in_the_config(
+    tmp_path: Path, judge: str
+) -> None:
+    """The verdict table's column types do not come from a judge with no rows yet (the first
+    judge of the config has none: its text columns would be Arrow's null type)."""
+    from tests.demo_config import write_demo_config
+
+    cfg = write_demo_config(tmp_path)
+    r = CliRunner().invoke(main, ["judge", "--config", str(cfg), "--judge", judge])
+    assert r.exit_code == 0, r.output
+    table = pq.read_table(tmp_path / "results" / "verdicts.parquet")
+    assert table.num_rows > 0 and table.column("judge").unique().to_pylist() == [judge]
+    assert pa.types.is_string(table.schema.field("rationale").type)
