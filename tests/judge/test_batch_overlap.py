@@ -174,3 +174,36 @@ def test_killed_between_create_and_record_with_skewed_clocks_one_batch(
         assert again.ok and s.submitted == 0 and s.judged == TOTAL_CALLS, s
         assert len(srv.created) == 1  # found by what it carries, not submitted twice
         assert _rows(tmp_path) == TOTAL_CALLS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_killed_while_creating_a_reask_batch_after_collecting(
+    tmp_path: Path, provider: str
+) -> None:
+    """The step collects a batch, then creates the re-ask batch, then marks the first one
+    collected: killed at the create, the next run collects the first batch again (storing
+    nothing twice) and finds the re-ask batch instead of creating another."""
+    with FakeBatchServer(responder=hashed_verdict) as srv:
+        cfg = write_project(tmp_path, batch_judge(srv, provider=provider))
+        first = pipeline.judge(Project(load_config(cfg)), progress=QUIET)
+        assert first.judges["gpt"].submitted == TOTAL_CALLS
+        bad = srv.batches[srv.created[0]].parsed()[0][0]
+        srv.line_fault_fn = lambda cid, body: "prose" if cid == bad else None
+        srv.create_delay = 2.0
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, str(cfg)],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        kill_when(proc, lambda: len(srv.created) == 2, "the run never created its re-ask batch")
+        srv.create_delay = 0.0
+        srv.line_fault_fn = None
+        again = pipeline.judge(Project(load_config(cfg)), progress=QUIET)
+        s = again.judges["gpt"]
+        assert s.submitted == 0, s  # the re-ask batch was found, not created again
+        done = pipeline.judge(Project(load_config(cfg)), progress=QUIET)
+        assert done.ok and done.in_flight == 0
+        assert len(srv.created) == 2 and srv.batch_sizes() == [TOTAL_CALLS, 1]
+        assert _rows(tmp_path) == TOTAL_CALLS
