@@ -64,6 +64,8 @@ class JudgeStats:
     #: Results that matched no open request (already judged, duplicated or foreign ids).
     ignored_results: int = 0
     failures: list[Failure] = field(default_factory=list)
+    #: what the run had to skip (a provider's result line that names no request), for people
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
