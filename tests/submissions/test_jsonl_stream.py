@@ -31,7 +31,7 @@ def test_a_streamed_read_is_a_whole_read(
     for _ in range(300):
         data = b"\n".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         path.write_bytes(data + rng.choice([b"", b"\n", b"\r\n"]))
-        if blank_lines and data.isspace() or not data:
+        if (blank_lines and data.isspace()) or not data:
             continue  # a file of nothing but blank lines: a whole read calls it empty only
         limits = JsonlLimits(max_depth=4)
         whole = _read(path, False, limits=limits, blank_lines=blank_lines)
