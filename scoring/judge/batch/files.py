@@ -11,6 +11,8 @@ have a verdict are skipped, so importing a file twice ingests nothing twice.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -80,21 +82,51 @@ def _open_items(
     return items, {custom_id(k) for k in key_bytes(p.keys[have])}
 
 
+def _private_dir(out_dir: Path) -> None:
+    """Make ``out_dir`` a folder only its owner can enter (0700); an existing one must be so.
+
+    Raises:
+        GamutError: an existing folder others can read or enter.
+    """
+    try:
+        out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = out_dir.stat()
+    except OSError as exc:
+        raise GamutError(f"--export-batch {out_dir}: cannot make the folder: {exc}") from None
+    if stat.S_IMODE(st.st_mode) & 0o077 or st.st_uid != os.getuid():
+        raise GamutError(
+            f"--export-batch {out_dir}: the request files hold the check text of held rubrics, "
+            f"and this folder is open to others (mode {stat.S_IMODE(st.st_mode):o}, or not "
+            "yours); give a new folder (it is made 0700), or `chmod 700` this one"
+        )
+
+
 def export_batch(
-    plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path, out_dir: Path
+    plans: Sequence[PairPlan],
+    ledger: Ledger,
+    cache_path: Path,
+    out_dir: Path,
+    *,
+    private: bool = False,
 ) -> dict[str, list[Path]]:
     """Write the requests of every (response, check) without a verdict as OpenAI batch files,
     ``<out_dir>/<judge>-<attempt>-<n>.jsonl``, each within OpenAI's per-file limits.
+
+    With ``private`` (held rubrics: the files hold check text) the files are 0600 in a 0700
+    folder; where the folder may be is the caller's rule (``gamut.pipeline.private_folder``).
 
     Returns:
         Judge name -> the files written.
 
     Raises:
-        GamutError: a judge whose requests are not in the OpenAI format.
+        GamutError: a judge whose requests are not in the OpenAI format; with ``private``, an
+            existing folder open to others.
     """
     out: dict[str, list[Path]] = {}
     for p in plans:
         _check_format(p.judge)
+    if private:
+        _private_dir(out_dir)
     known, _ = ledger.key_index()
     with VerdictCache(cache_path, ledger) as cache:
         pending = cache.pending_index()
@@ -113,7 +145,8 @@ def export_batch(
             mine = [a for a in asks if a.attempt == attempt]
             for n, chunk in enumerate(split(lines_of(j, line, todo, mine), OPENAI_LIMITS), 1):
                 path = out_dir / f"{j.name}-{attempt}-{n:04d}.jsonl"
-                atomic_write_bytes(path, b"".join(ln.data + b"\n" for ln in chunk))
+                data = b"".join(ln.data + b"\n" for ln in chunk)
+                atomic_write_bytes(path, data, 0o600 if private else None)
                 out[j.name].append(path)
     return out
 
