@@ -131,7 +131,9 @@ def parse_line(raw: bytes, limits: JsonlLimits) -> tuple[Any, str | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start + 1} of the line)"
-    depth = json_depth(raw)
+    # no deeper than the brackets it opens: only a line of many is measured
+    opened = raw.count(b"[") + raw.count(b"{")
+    depth = json_depth(raw) if opened > limits.max_depth else 0
     if depth > limits.max_depth:
         return None, f"nested {depth} levels deep (at most {limits.max_depth})"
     try:
