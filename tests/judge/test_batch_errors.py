@@ -144,3 +144,17 @@ def test_a_line_nested_too_deep_is_a_bad_line_not_a_traceback(
         "custom_id: skipped"
     ]
     json.dumps(notes)
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_a_failed_batch_names_its_error_code_only_when_rubrics_are_held(
+    tmp_path: Path, srv: FakeBatchServer, public: bool
+) -> None:
+    srv.openai_max_requests = 5  # the fake fails the whole batch, as OpenAI does
+    cfg = str(write_project(tmp_path, batch_judge(srv), public=public))
+    assert _run("judge", "--config", cfg)[0] == 75
+    code, out = _run("judge", "--config", cfg)
+    assert code == 1 and f"{TOTAL_CALLS} check(s) failed" in out, out
+    assert "rejected: batch batch_000002 failed: invalid_file" in out
+    assert ("too many requests: 27" in out) is public
+    assert ("the provider's message is not shown" in out) is not public
