@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gamut.project import Project
+from scoring.errors import GamutError
 from scoring.questions import Setting
 
 if TYPE_CHECKING:
@@ -126,6 +127,50 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
         atomic_write(out, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
+class PublishedFolderError(GamutError):
+    """Held check text would be written where it is published or committed."""
+
+
+def _in_work_tree(path: Path) -> Path | None:
+    """The git work tree ``path`` is in (a folder holding ``.git``, a folder or a worktree's
+    file), if any."""
+    for d in (path, *path.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def private_folder(project: Project, out_dir: Path) -> None:
+    """Refuse ``out_dir`` for files holding held check text when it is in anything published or
+    committed: the results, the site, the submissions, ``site_src`` or a git work tree (the
+    private store ``[store] private`` excepted, which is never published).
+
+    Raises:
+        PublishedFolderError: naming the folder and the fix.
+    """
+    out = out_dir.resolve()
+    private = project.private.resolve()
+    published = {
+        "the results folder": project.results,
+        "the site folder": project.path(project.cfg.site.out),
+        "the submissions folder": project.submissions_root,
+        "site_src": project.cfg.root / "site_src",
+    }
+    where = next(
+        (f"{what} ({p})" for what, p in published.items() if out.is_relative_to(p.resolve())),
+        None,
+    )
+    if where is None and not out.is_relative_to(private):
+        tree = _in_work_tree(out)
+        where = None if tree is None else f"the git work tree {tree}"
+    if where is not None:
+        raise PublishedFolderError(
+            f"--export-batch {out_dir}: the request files hold the check text of held rubrics, "
+            f"and this folder is inside {where}, which is published or committed; give a folder "
+            f"outside the repository, or under the private store, e.g. {private / 'batch'}"
+        )
+
+
 def export_batch(
     project: Project,
     out_dir: Path,
@@ -134,11 +179,21 @@ def export_batch(
     settings: list[Setting] | None = None,
 ) -> dict[str, list[Path]]:
     """Write the requests of every (response, check) without a verdict as OpenAI batch files
-    (what ``vllm run-batch`` reads); returns judge name -> files."""
+    (what ``vllm run-batch`` reads); returns judge name -> files.
+
+    With held rubrics the folder must be private (:func:`private_folder`), and the files are
+    written 0600 in a 0700 folder.
+
+    Raises:
+        PublishedFolderError: held rubrics, and ``out_dir`` is published or committed.
+    """
     from scoring.judge.batch.files import export_batch as export
 
+    held = not project.rubrics_public
+    if held:
+        private_folder(project, out_dir)
     plans = project.pair_plans(judges, submissions, settings)
-    return export(plans, project.ledger, project.cache_path, out_dir)
+    return export(plans, project.ledger, project.cache_path, out_dir, private=held)
 
 
 def import_batch(
@@ -412,6 +467,7 @@ def run(
 
 __all__ = [
     "STAGES",
+    "PublishedFolderError",
     "RunResult",
     "Selection",
     "build_site",
@@ -419,6 +475,7 @@ __all__ = [
     "import_batch",
     "judge",
     "judging_status",
+    "private_folder",
     "publishable",
     "run",
     "score",

@@ -54,11 +54,12 @@ def _mode_for(path: Path) -> int:
         return file_mode()
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+def atomic_write(path: Path, write: Callable[[Path], None], mode: int | None = None) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
 
     A crash or error leaves ``path`` as it was and no temporary file behind. An existing file
-    keeps its mode; a new one gets :func:`file_mode`.
+    keeps its mode; a new one gets :func:`file_mode`; with ``mode``, either gets ``mode`` (a
+    private file: 0o600; the temporary file is 0o600 from its creation).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -66,7 +67,7 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     tmp = Path(tmp_name)
     try:
         write(tmp)
-        tmp.chmod(_mode_for(path))
+        tmp.chmod(_mode_for(path) if mode is None else mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -82,13 +83,13 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, write)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write bytes atomically."""
+def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write bytes atomically (with ``mode``, as :func:`atomic_write`)."""
 
     def write(tmp: Path) -> None:
         tmp.write_bytes(data)
 
-    atomic_write(path, write)
+    atomic_write(path, write, mode)
 
 
 #: What numpy raises reading a cache entry written by :func:`atomic_write` as ``.npz`` that is

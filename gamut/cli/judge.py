@@ -188,12 +188,17 @@ def judge(
             for s in imported.stats.values():
                 out_console.print(
                     f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
-                    f"ask again, {len(s.failures)} failed, {imported.skipped} already ingested",
+                    f"ask again, {s.resubmitted} server error(s) to ask again, "
+                    f"{len(s.failures)} failed, {imported.skipped} already ingested",
                     markup=False,
                 )
             verdicts = pipeline.write_verdicts(project, chosen.valid)
             out_console.print(f"verdict table: {verdicts}", markup=False)
+            for p in imported.fruitless:  # a file that gave nothing is an error, whatever else
+                err_console.print(f"error: {p}", markup=False)
             _exit(list(imported.stats.values()), status_out, project, chosen)
+            if imported.fruitless:
+                sys.exit(1)
             return
         report = pipeline.judge(
             project,

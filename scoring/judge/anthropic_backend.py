@@ -141,11 +141,11 @@ class AnthropicBackend(Backend):
         """The parameters :meth:`complete` sends, for a batch request."""
         return message_params(self.judge, request, turns)
 
-    def batch_api(self) -> BatchAPI:
+    def batch_api(self, held: bool = False) -> BatchAPI:
         """Message Batches at this judge's base URL."""
         from scoring.judge.batch.anthropic_batch import AnthropicBatchAPI
 
-        return AnthropicBatchAPI(self.judge, self._api_key, self.redact)
+        return AnthropicBatchAPI(self.judge, self._api_key, self.redact, held)
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings sent with every call (no sampling parameters in this API)."""

@@ -304,8 +304,9 @@ class Backend(ABC):
         """
         raise GamutError(f"judge {self.name!r}: provider {self.judge.provider!r} has no batch mode")
 
-    def batch_api(self) -> BatchAPI:
-        """The provider's batch API for this judge (SDK client created now).
+    def batch_api(self, held: bool = False) -> BatchAPI:
+        """The provider's batch API for this judge (SDK client created now); with ``held``
+        rubrics its errors keep their class and HTTP status only.
 
         Raises:
             GamutError: this backend has no batch mode.

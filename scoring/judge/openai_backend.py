@@ -155,11 +155,11 @@ class OpenAIBackend(Backend):
         """The body :meth:`complete` sends, for a batch line."""
         return chat_body(self.judge, request, turns)
 
-    def batch_api(self) -> BatchAPI:
+    def batch_api(self, held: bool = False) -> BatchAPI:
         """The OpenAI Batch API (Files and Batches) at this judge's base URL."""
         from scoring.judge.batch.openai_batch import OpenAIBatchAPI
 
-        return OpenAIBatchAPI(self.judge, self._api_key, self.redact)
+        return OpenAIBatchAPI(self.judge, self._api_key, self.redact, held)
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""

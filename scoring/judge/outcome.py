@@ -72,6 +72,8 @@ class JudgeStats:
     #: approved run to submit.
     waiting: int = 0
     failures: list[Failure] = field(default_factory=list)
+    #: what the run had to skip (a provider's result line that names no request), for people
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -504,6 +504,7 @@ def judge_all(
                     stats.tokens_cached,
                     stats.tokens_out,
                 )
+                report.notes.extend(stats.notes)
     report.elapsed_s = time.perf_counter() - t0
     return report
 

@@ -8,7 +8,11 @@ is read here, so the validator, the judge, the scorer and the generator agree on
 - each line is strict UTF-8 and one JSON value; raw control characters inside strings are
   accepted by the parser (the response checks report them), ``NaN`` and ``Infinity`` are not;
 - the file, each line and the nesting depth have limits, checked before anything is parsed, so a
-  hostile file costs at most its size in memory and never a ``RecursionError``.
+  hostile file costs at most its size in memory and never a ``RecursionError``;
+- a file larger than memory should hold (``gamut judge --import-batch``'s result files) is read
+  with ``stream=True``: in blocks, a line at a time, so it costs at most a line and a block,
+  and a run of blank lines is skipped without a step per line. ``max_problems`` stops the
+  reading of a file that has that many.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Protocol
 
 from scoring.errors import Problem
 
@@ -28,6 +32,14 @@ from scoring.errors import Problem
 MAX_DEPTH = 32
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
+#: What :meth:`bytes.isspace` calls whitespace: a line of nothing else is blank.
+_BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+#: Bytes read at a time by a streaming read.
+BLOCK_BYTES = 1 << 20
+
+
+class _Reader(Protocol):
+    def read(self, n: int, /) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -38,11 +50,14 @@ class JsonlLimits:
         max_file_bytes: largest file; a larger one is rejected unread.
         max_line_bytes: largest line (UTF-8 bytes).
         max_depth: deepest nesting of arrays and objects in a line.
+        max_problems: the reading stops after reporting this many problems (None: it reads
+            every line); the file's ``stopped_at`` says where.
     """
 
     max_file_bytes: int = 8 * 1024 * 1024
     max_line_bytes: int = 1024 * 1024
     max_depth: int = MAX_DEPTH
+    max_problems: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +79,22 @@ class JsonlFile:
             read with ``report``, which receives them instead.
         empty: True when the file holds nothing but whitespace.
         unreadable: True when the file as a whole was refused (too large, UTF-16, unreadable).
+        unterminated: the number of the last line when it does not end with a newline (a file
+            cut short?), else None.
+        stopped_at: the line at which the reading stopped after ``max_problems`` problems,
+            else None.
+
+    A streamed file (``stream=True``) knows ``empty``, ``unterminated`` and ``stopped_at`` only
+    once its ``lines`` are read to the end; one of nothing but blank lines is ``empty`` and, with
+    ``blank_lines``, has them reported too (a whole read reports only that it is empty).
     """
 
     lines: Iterable[JsonlLine] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     empty: bool = False
     unreadable: bool = False
+    unterminated: int | None = None
+    stopped_at: int | None = None
 
 
 def size_text(n: int) -> str:
@@ -106,7 +131,9 @@ def parse_line(raw: bytes, limits: JsonlLimits) -> tuple[Any, str | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start + 1} of the line)"
-    depth = json_depth(raw)
+    # no deeper than the brackets it opens: only a line of many is measured
+    opened = raw.count(b"[") + raw.count(b"{")
+    depth = json_depth(raw) if opened > limits.max_depth else 0
     if depth > limits.max_depth:
         return None, f"nested {depth} levels deep (at most {limits.max_depth})"
     try:
@@ -131,6 +158,60 @@ def split_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         start = stop + 1
 
 
+def stream_lines(
+    f: _Reader, first: bytes, max_line: int, skip_blank: bool
+) -> Iterator[tuple[int, bytes | None, int, bool]]:
+    """``(line number, line, its length, ends with a newline)`` for each line of an open file
+    whose first bytes ``first`` were already read, split at ``\\n`` with ``\\r`` dropped, read
+    a block at a time. A line longer than ``max_line`` is ``None`` (skipped unread: at most a
+    block of it is in memory). With ``skip_blank``, blank lines are skipped, a run of them in
+    one step, and are never yielded."""
+    buf, pos, n, eof = first, 0, 0, False
+    while True:
+        if skip_blank:
+            m = _BLANK.match(buf, pos)
+            end = m.end() if m else pos
+            last_nl = buf.rfind(b"\n", pos, end)
+            if last_nl >= 0:
+                n += buf.count(b"\n", pos, last_nl + 1)
+                pos = last_nl + 1
+        nl = buf.find(b"\n", pos)
+        if nl >= 0:
+            n += 1
+            size = nl - pos
+            yield n, buf[pos:nl].removesuffix(b"\r") if size <= max_line + 1 else None, size, True
+            pos = nl + 1
+            continue
+        if eof:
+            if pos < len(buf) and not (skip_blank and buf[pos:].isspace()):
+                n += 1
+                size = len(buf) - pos
+                yield (
+                    n,
+                    buf[pos:].removesuffix(b"\r") if size <= max_line + 1 else None,
+                    size,
+                    False,
+                )
+            return
+        if len(buf) - pos > max_line:  # a line over the limit: read to its end, keep none of it
+            size = len(buf) - pos
+            while True:
+                more = f.read(BLOCK_BYTES)
+                k = more.find(b"\n")
+                if not more or k >= 0:
+                    break
+                size += len(more)
+            n += 1
+            yield n, None, size + max(k, 0), bool(more)
+            if not more:
+                return
+            buf, pos = more[k + 1 :], 0
+            continue
+        more = f.read(BLOCK_BYTES)
+        eof = not more
+        buf, pos = buf[pos:] + more, 0
+
+
 def read_jsonl(
     path: Path,
     display: str,
@@ -141,6 +222,7 @@ def read_jsonl(
     what: str = "",
     size_fix: str = "shorten the file",
     report: Callable[[Problem], None] | None = None,
+    stream: bool = False,
 ) -> JsonlFile:
     """Read a JSON Lines file within ``limits``, every problem found at once.
 
@@ -154,49 +236,80 @@ def read_jsonl(
         size_fix: the fix offered for a file over the size limit.
         report: receives each problem as it is found; the lines are then parsed as they are
             iterated, so a file of many lines is never held parsed in memory all at once.
+        stream: read the file a block at a time as the lines are iterated, never whole (needs
+            ``report``): for files larger than memory should hold.
 
     Returns:
         The parsed lines and the problems. A file over the size limit, in UTF-16 or unreadable
         gives one problem and no lines; a UTF-8 byte order mark is reported and skipped.
     """
     limits = limits or JsonlLimits()
+    if stream and report is None:
+        raise ValueError("a streamed read needs report")
     out = JsonlFile()
     sink = report or out.problems.append
+    count = 0
 
     def problem(line: int | None, msg: str, fix_: str) -> None:
+        nonlocal count
+        count += 1
         sink(Problem(display, line, msg, fix_))
 
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as f:
-            data = b"" if size > limits.max_file_bytes else f.read(limits.max_file_bytes + 1)
-    except OSError as exc:
-        problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
-        out.unreadable = True
-        return out
-    if size > limits.max_file_bytes or len(data) > limits.max_file_bytes:
+    def stop(n: int) -> bool:
+        if limits.max_problems is None or count < limits.max_problems:
+            return False
+        out.stopped_at = n
+        return True
+
+    def too_large(size: int) -> JsonlFile:
         problem(
             None,
-            f"file is {size_text(max(size, len(data)))}, over the "
-            f"{size_text(limits.max_file_bytes)} limit" + (f" for {what}" if what else ""),
+            f"file is {size_text(size)}, over the {size_text(limits.max_file_bytes)} limit"
+            + (f" for {what}" if what else ""),
             size_fix,
         )
         out.unreadable = True
         return out
-    if not data.strip():
-        out.empty = True
-        return out
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        problem(1, "file is UTF-16, not UTF-8", "save the file as UTF-8 without a BOM")
+
+    try:
+        size = path.stat().st_size
+        f = path.open("rb")
+    except OSError as exc:
+        problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
         out.unreadable = True
         return out
-    if data.startswith(codecs.BOM_UTF8):
-        problem(
-            1, "file starts with a UTF-8 byte order mark (BOM)", "save it as UTF-8 without a BOM"
-        )
-        data = data[len(codecs.BOM_UTF8) :]
+    keep_open = False
+    try:
+        if size > limits.max_file_bytes:
+            return too_large(size)
+        data = f.read(BLOCK_BYTES if stream else limits.max_file_bytes + 1)
+        if len(data) > limits.max_file_bytes:
+            return too_large(len(data))
+        if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            problem(1, "file is UTF-16, not UTF-8", "save the file as UTF-8 without a BOM")
+            out.unreadable = True
+            return out
+        if not stream and not data.strip():
+            out.empty = True
+            return out
+        if data.startswith(codecs.BOM_UTF8):
+            problem(
+                1,
+                "file starts with a UTF-8 byte order mark (BOM)",
+                "save it as UTF-8 without a BOM",
+            )
+            data = data[len(codecs.BOM_UTF8) :]
+        keep_open = stream
+    except OSError as exc:
+        problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
+        out.unreadable = True
+        return out
+    finally:
+        if not keep_open:
+            f.close()
 
     def parsed() -> Iterator[JsonlLine]:
+        n = 0
         for n, raw in split_lines(data):
             if not raw or raw.isspace():  # blank (what strip() would empty), without the copy
                 if blank_lines:
@@ -205,11 +318,74 @@ def read_jsonl(
             value, wrong = parse_line(raw, limits)
             if wrong is not None:
                 problem(n, wrong, fix)
+                if stop(n):
+                    return
                 continue
             yield JsonlLine(n, value)
+        if not data.endswith(b"\n"):
+            out.unterminated = n
 
-    out.lines = parsed() if report is not None else list(parsed())
+    def streamed() -> Iterator[JsonlLine]:
+        blank = True
+        capped = _Capped(f, limits.max_file_bytes - len(data))
+        try:
+            for n, raw, length, newline in stream_lines(
+                capped, data, limits.max_line_bytes, not blank_lines
+            ):
+                if not newline:
+                    out.unterminated = n
+                if raw is not None and (not raw or raw.isspace()):
+                    if not blank_lines:
+                        continue
+                    problem(n, "empty line", "remove the empty line")
+                elif raw is None:
+                    blank = False
+                    problem(
+                        n,
+                        f"line is {size_text(length)}, over the "
+                        f"{size_text(limits.max_line_bytes)} limit",
+                        fix,
+                    )
+                else:
+                    blank = False
+                    value, wrong = parse_line(raw, limits)
+                    if wrong is None:
+                        yield JsonlLine(n, value)
+                        continue
+                    problem(n, wrong, fix)
+                if stop(n):
+                    return
+            if capped.over:
+                too_large(limits.max_file_bytes + 1)
+            out.empty = blank and not capped.over
+        except OSError as exc:
+            problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
+            out.unreadable = True
+        finally:
+            f.close()
+
+    if stream:
+        out.lines = streamed()
+    else:
+        out.lines = parsed() if report is not None else list(parsed())
     return out
+
+
+class _Capped:
+    """A file read a block at a time that reads nothing past ``left`` more bytes (a file that
+    grows while it is read, or a device, stays within the size limit); ``over`` says it would
+    have."""
+
+    def __init__(self, f: BinaryIO, left: int) -> None:
+        self._f, self._left, self.over = f, left, False
+
+    def read(self, n: int) -> bytes:
+        if self._left <= 0:
+            self.over = self.over or bool(self._f.read(1))
+            return b""
+        data = self._f.read(min(n, self._left))
+        self._left -= len(data)
+        return data
 
 
 def dumps_line(obj: Any) -> str:
@@ -233,4 +409,5 @@ __all__ = [
     "read_jsonl",
     "size_text",
     "split_lines",
+    "stream_lines",
 ]

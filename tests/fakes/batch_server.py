@@ -21,7 +21,11 @@ Per-request faults (``line_fault_fn(custom_id, body) -> kind | None``): ``"bad_v
 ``"prose"`` (unusable replies), ``"malformed"`` (a 200 line whose body has no message),
 ``"400"`` (the provider refuses the request: an error-file line, or an ``errored`` result with
 ``invalid_request_error``), ``"500"`` (a transient failure of that line), ``"drop"`` (no result
-line at all). Limits are the providers' own by default (``openai_max_requests``,
+line at all), ``"garbled"`` (a result line cut short: not JSON, but its custom_id readable) and
+``"garbled_noid"`` (a line of garbage naming no id). A refusal's message quotes the request
+from its check on, as real providers quote the prompt. ``refuse_create = True`` refuses every
+upload (OpenAI ``POST /v1/files``, Anthropic ``POST /v1/messages/batches``) with a 400 that
+quotes the request too. Limits are the providers' own by default (``openai_max_requests``,
 ``openai_max_bytes``, ``anthropic_max_requests``, ``anthropic_max_bytes``); a request over them is
 refused as the provider would. ``stream_delay`` slows result downloads (seconds per
 ``stream_chunk`` lines), so a test can kill a client mid-ingest.
@@ -45,10 +49,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.llm_server import ChildServer, FakeLLMServer, Responder
+from tests.fakes.llm_server import ChildServer, FakeLLMServer, Responder, prompt_text
 
 LineFaultFn = Callable[[str, dict[str, Any]], "str | None"]
-LINE_FAULTS = ("bad_verdict", "prose", "malformed", "400", "500", "drop")
+LINE_FAULTS = (
+    "bad_verdict",
+    "prose",
+    "malformed",
+    "400",
+    "500",
+    "drop",
+    "garbled",
+    "garbled_noid",
+)
 _CID = re.compile(rb'"custom_id":\s*"([^"]*)"')
 
 
@@ -83,6 +96,19 @@ class FakeBatch:
                     self.requests.append((r["custom_id"], r["params"]))
             self.raw = b""
         return self.requests
+
+
+def _quoted(text: str) -> str:
+    """What a provider's refusal quotes of a request: its text from the check on."""
+    i = text.find("CHECK (kind:")
+    return repr(text[max(i, 0) : max(i, 0) + 200])
+
+
+def _garbled(cid: str, fault: str) -> bytes:
+    """A result line that is not a result: cut short (its id readable), or garbage."""
+    if fault == "garbled_noid":
+        return b"\x00\x01 this is not a result line }"
+    return _dumps({"custom_id": cid, "response": {"status_code": 200}})[:-3]
 
 
 def _iso(t: float) -> str:
@@ -132,6 +158,7 @@ class FakeBatchServer(FakeLLMServer):
         #: seconds a batch create waits, after the batch exists, before it answers (a client
         #: killed meanwhile never learns the id)
         self.create_delay = 0.0
+        self.refuse_create = False
         self._lock = threading.Lock()
         self._n = 0
 
@@ -255,6 +282,9 @@ class FakeBatchServer(FakeLLMServer):
         if form.get("purpose") != b"batch" or "file" not in form:
             return 400, _dumps(self._error("need purpose=batch and a file")), None
         data = form["file"]
+        if self.refuse_create:
+            msg = f"content rejected: {_quoted(data.decode('utf-8', 'replace'))}"
+            return 400, _dumps(self._error(msg)), None
         if len(data) > self.openai_max_bytes:
             return 400, _dumps(self._error(f"file of {len(data)} bytes is over the limit")), None
         fid = self._next("file-")
@@ -323,6 +353,9 @@ class FakeBatchServer(FakeLLMServer):
     # -- Anthropic ---------------------------------------------------------------------------
 
     def _create_anthropic(self, raw: bytes) -> tuple[int, bytes, None]:
+        if self.refuse_create:
+            msg = f"content rejected: {_quoted(raw.decode('utf-8', 'replace'))}"
+            return 400, _dumps(self._error(msg)), None
         if len(raw) > self.anthropic_max_bytes:
             return 413, _dumps(self._error("request too large", "request_too_large")), None
         ids = [c.decode() for c in _CID.findall(raw)]
@@ -429,10 +462,16 @@ class FakeBatchServer(FakeLLMServer):
         fault = self.line_fault_fn(cid, body) if self.line_fault_fn else None
         if fault == "drop":
             return
+        if fault in ("garbled", "garbled_noid"):
+            (b.output if fault == "garbled_noid" or b.protocol == "anthropic" else b.errors).append(
+                _garbled(cid, fault)
+            )
+            return
+        said = f"fake {fault}: content rejected: {_quoted(prompt_text(body))}"
         if b.protocol == "openai":
             if fault in ("400", "500"):
                 status = int(fault)
-                err = {"error": {"message": f"fake {status}", "type": "invalid_request_error"}}
+                err = {"error": {"message": said, "type": "invalid_request_error"}}
                 b.errors.append(
                     _dumps(
                         {
@@ -487,7 +526,7 @@ class FakeBatchServer(FakeLLMServer):
                 _dumps(
                     {
                         "custom_id": cid,
-                        "result": {"type": "errored", "error": self._error(f"fake {fault}", kind)},
+                        "result": {"type": "errored", "error": self._error(said, kind)},
                     }
                 )
             )

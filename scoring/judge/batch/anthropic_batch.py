@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -15,12 +14,13 @@ from scoring.judge.backends import BackendError, client_options
 from scoring.judge.batch.api import (
     FIND_SKEW_S,
     BatchAPI,
-    BatchError,
     BatchLine,
     BatchResult,
     BatchStatus,
     Limits,
+    error_text,
     json_line,
+    read_result_line,
 )
 from scoring.judge.spec import JudgeConfig
 
@@ -35,10 +35,14 @@ class AnthropicBatchAPI(BatchAPI):
     limits = ANTHROPIC_LIMITS
 
     def __init__(
-        self, judge: JudgeConfig, api_key: str | None, redact: Callable[[str], str]
+        self,
+        judge: JudgeConfig,
+        api_key: str | None,
+        redact: Callable[[str], str],
+        held: bool = False,
     ) -> None:
         self._client = anthropic.Anthropic(**client_options(judge, api_key, batch=True))
-        super().__init__(redact)
+        super().__init__(redact, held)
 
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
         """One request of the batch: ``{"custom_id", "params"}``."""
@@ -107,34 +111,49 @@ class AnthropicBatchAPI(BatchAPI):
         """Every result (succeeded, errored, canceled or expired), streamed line by line."""
         try:
             with self._client.messages.batches.with_streaming_response.results(batch_id) as resp:
-                for raw in resp.iter_lines():
-                    if raw.strip():
-                        yield self._result(batch_id, raw)
+                for n, raw in enumerate(resp.iter_lines(), 1):
+                    if not raw.strip():
+                        continue
+                    where = f"message batch {batch_id}: results line {n}"
+                    res = read_result_line(raw, where, self._result, self.notes)
+                    if res is not None:
+                        yield res
         except anthropic.AnthropicError as exc:
             raise self._fail(f"cannot read the results of message batch {batch_id}", exc) from None
 
-    def _result(self, batch_id: str, raw: str) -> BatchResult:
-        try:
-            obj = json.loads(raw)
-            cid = obj["custom_id"]
-            res = obj["result"]
-            kind = res["type"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise BatchError(
-                f"message batch {batch_id}: a result line is not a result ({exc!r})"
-            ) from None
+    def _result(self, obj: Any, raw: str) -> BatchResult:
+        """One parsed result line.
+
+        Raises:
+            ValueError, KeyError, TypeError: the line is not a result.
+        """
+        cid = obj["custom_id"]
+        res = obj["result"]
+        kind = res["type"]
         if not isinstance(cid, str):
-            raise BatchError(f"message batch {batch_id}: a result has no string custom_id")
+            raise ValueError("no string custom_id")
         if kind == "succeeded":
             try:
                 return BatchResult(cid, parse_message(res["message"], raw, self._redact))
             except (BackendError, KeyError) as exc:
-                return BatchResult(cid, None, "bad_body", str(exc), self._redact(raw))
+                said = str(exc)
+                if isinstance(exc, BackendError) and self.held:
+                    said = exc.brief()
+                elif self.held:
+                    said = "unusable reply body"
+                return BatchResult(cid, None, "bad_body", said, self._redact(raw))
         if kind == "errored":
             err = (res.get("error") or {}).get("error") or {}
             etype = str(err.get("type") or "")
             retry = etype in _RETRYABLE_ERRORS
-            msg = self._redact(f"{etype}: {err.get('message') or ''}")
+            message = err.get("message")
+            msg = error_text(
+                None,
+                etype,
+                message if isinstance(message, str) else "",
+                held=self.held,
+                redact=self._redact,
+            )
             return BatchResult(cid, None, "api_error" if retry else "rejected", msg)
         if kind == "expired":
             return BatchResult(cid, None, "expired", "the batch expired")

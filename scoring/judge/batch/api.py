@@ -8,13 +8,15 @@ streams its results. Each request carries a ``custom_id`` derived from its cache
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from scoring.errors import GamutError
-from scoring.judge.backends import Completion
+from scoring.judge.backends import BackendError, Completion
+from scoring.submissions.jsonl import JsonlLimits, parse_line
 
 #: How far back (seconds, by either clock) a batch whose id was never recorded is looked for: a
 #: batch runs at most 24 h, and clocks may differ by minutes.
@@ -26,6 +28,7 @@ FIND_SKEW_S = 3600
 #: Result kinds other than a reply: ``rejected`` (the provider refused the request: not
 #: resubmitted in this run), ``api_error`` (a transient error), ``expired`` and ``canceled``
 #: (never processed; resubmitted without counting an attempt).
+#: ``bad_line`` (a result line that is not a result, but names its id) is a failure too.
 RESUBMIT_KINDS = frozenset({"api_error", "expired", "canceled"})
 
 
@@ -80,20 +83,104 @@ class BatchError(GamutError):
     records are unchanged, so the next run takes the same step again."""
 
 
+#: A provider's word for an error (a type or code such as ``invalid_request_error``): kept
+#: when rubrics are held; anything else in its place is dropped.
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
+#: A provider's message in a failure is cut here (it may quote the whole request).
+MAX_MESSAGE_CHARS = 500
+
+
+def error_text(
+    status: int | None,
+    word: str,
+    message: str,
+    *,
+    held: bool,
+    redact: Callable[[str], str],
+) -> str:
+    """What a failed request's result says, as printed and stored: ``HTTP 400: word: message``.
+
+    With ``held`` rubrics only the HTTP status and the provider's error word (its type or
+    code, when it looks like one) are kept, never the message: providers quote the prompt, and
+    so the check, back.
+    """
+    word = word if _WORD.fullmatch(word) else ""
+    head = ": ".join(x for x in (f"HTTP {status}" if status is not None else "", word) if x)
+    if held:
+        return (head or "error") + " (the provider's message is not shown: rubrics are held)"
+    text = redact(message)
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS] + " [cut]"
+    return ": ".join(x for x in (head, text) if x) or "error (no message)"
+
+
+#: Longest result line read from a provider, in bytes (a reply is capped at 256 KB).
+MAX_RESULT_LINE_BYTES = 1 << 20
+_RESULT_LIMITS = JsonlLimits(max_line_bytes=MAX_RESULT_LINE_BYTES)
+_CUSTOM_ID = re.compile(rb'"custom_id"\s*:\s*"([0-9a-f]{64})"')
+
+
+def read_result_line(
+    raw: str | bytes,
+    where: str,
+    parse: Callable[[Any, str], BatchResult],
+    notes: list[str],
+) -> BatchResult | None:
+    """One line of a provider's result file, parsed within limits (depth, size) by ``parse``.
+
+    A line that is not a result does not stop the others: when its ``custom_id`` can still be
+    read it is a ``bad_line`` result for that id (a failure, asked again by the next run);
+    otherwise it is skipped with a note naming ``where`` (file and line), and its request,
+    having no result, is asked again.
+    """
+    data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
+    value, wrong = parse_line(data, _RESULT_LIMITS)
+    if wrong is None:
+        try:
+            return parse(value, data.decode("utf-8", "replace"))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            wrong = f"{type(exc).__name__}: {exc}"[:200]
+    m = _CUSTOM_ID.search(data[:4096])
+    if m is None:
+        notes.append(f"{where} is not a result ({wrong}) and names no custom_id: skipped")
+        return None
+    return BatchResult(m[1].decode(), None, "bad_line", f"{where} is not a result ({wrong})")
+
+
 class BatchAPI(ABC):
     """A provider's batch API for one judge.
 
     Args:
         redact: blanks the API key out of any text it is given (the backend's ``redact``).
+        held: rubrics are held: a provider error is reported by its class, HTTP status and
+            error word only, never its message (as :meth:`BackendError.brief` in direct mode).
+
+    Attributes:
+        notes: what the reading of results had to skip (a result line whose id cannot be
+            read), for people; never request or reply text.
     """
 
     limits: Limits
 
-    def __init__(self, redact: Callable[[str], str]) -> None:
+    def __init__(self, redact: Callable[[str], str], held: bool = False) -> None:
         self._redact = redact
+        self.held = held
+        self.notes: list[str] = []
 
     def _fail(self, what: str, exc: Exception) -> BatchError:
-        """A provider error as a :class:`BatchError`, with the key redacted."""
+        """A provider error as a :class:`BatchError`, with the key redacted; with held rubrics,
+        its class and HTTP status only."""
+        if self.held:
+            status = getattr(exc, "status_code", None)
+            brief = BackendError(
+                "api_error",
+                "",
+                error_class=type(exc).__name__,
+                status=status if isinstance(status, int) else None,
+            ).brief()
+            return BatchError(
+                f"{what}: {brief} (the provider's message is not shown: rubrics are held)"
+            )
         return BatchError(self._redact(f"{what}: {type(exc).__name__}: {exc}"))
 
     @abstractmethod
@@ -154,6 +241,7 @@ def split(
 __all__ = [
     "FIND_SKEW_S",
     "FIND_WINDOW_S",
+    "MAX_MESSAGE_CHARS",
     "RESUBMIT_KINDS",
     "BatchAPI",
     "BatchError",
@@ -161,6 +249,8 @@ __all__ = [
     "BatchResult",
     "BatchStatus",
     "Limits",
+    "error_text",
     "json_line",
+    "read_result_line",
     "split",
 ]

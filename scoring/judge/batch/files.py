@@ -11,8 +11,11 @@ have a verdict are skipped, so importing a file twice ingests nothing twice.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +34,7 @@ from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.runner import PairItem, pair_items
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, custom_id, key_bytes
 from scoring.storage import atomic_write_bytes
+from scoring.submissions.jsonl import JsonlLimits, read_jsonl
 
 #: Longest result line read, in bytes (a reply is a few hundred; a longer line is refused).
 MAX_LINE_BYTES = 1 << 20
@@ -78,21 +82,51 @@ def _open_items(
     return items, {custom_id(k) for k in key_bytes(p.keys[have])}
 
 
+def _private_dir(out_dir: Path) -> None:
+    """Make ``out_dir`` a folder only its owner can enter (0700); an existing one must be so.
+
+    Raises:
+        GamutError: an existing folder others can read or enter.
+    """
+    try:
+        out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = out_dir.stat()
+    except OSError as exc:
+        raise GamutError(f"--export-batch {out_dir}: cannot make the folder: {exc}") from None
+    if stat.S_IMODE(st.st_mode) & 0o077 or st.st_uid != os.getuid():
+        raise GamutError(
+            f"--export-batch {out_dir}: the request files hold the check text of held rubrics, "
+            f"and this folder is open to others (mode {stat.S_IMODE(st.st_mode):o}, or not "
+            "yours); give a new folder (it is made 0700), or `chmod 700` this one"
+        )
+
+
 def export_batch(
-    plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path, out_dir: Path
+    plans: Sequence[PairPlan],
+    ledger: Ledger,
+    cache_path: Path,
+    out_dir: Path,
+    *,
+    private: bool = False,
 ) -> dict[str, list[Path]]:
     """Write the requests of every (response, check) without a verdict as OpenAI batch files,
     ``<out_dir>/<judge>-<attempt>-<n>.jsonl``, each within OpenAI's per-file limits.
+
+    With ``private`` (held rubrics: the files hold check text) the files are 0600 in a 0700
+    folder; where the folder may be is the caller's rule (``gamut.pipeline.private_folder``).
 
     Returns:
         Judge name -> the files written.
 
     Raises:
-        GamutError: a judge whose requests are not in the OpenAI format.
+        GamutError: a judge whose requests are not in the OpenAI format; with ``private``, an
+            existing folder open to others.
     """
     out: dict[str, list[Path]] = {}
     for p in plans:
         _check_format(p.judge)
+    if private:
+        _private_dir(out_dir)
     known, _ = ledger.key_index()
     with VerdictCache(cache_path, ledger) as cache:
         pending = cache.pending_index()
@@ -111,82 +145,88 @@ def export_batch(
             mine = [a for a in asks if a.attempt == attempt]
             for n, chunk in enumerate(split(lines_of(j, line, todo, mine), OPENAI_LIMITS), 1):
                 path = out_dir / f"{j.name}-{attempt}-{n:04d}.jsonl"
-                atomic_write_bytes(path, b"".join(ln.data + b"\n" for ln in chunk))
+                data = b"".join(ln.data + b"\n" for ln in chunk)
+                atomic_write_bytes(path, data, 0o600 if private else None)
                 out[j.name].append(path)
     return out
 
 
 @dataclass
 class ImportReport:
-    """What :func:`import_batch` did."""
+    """What :func:`import_batch` did.
+
+    Attributes:
+        fruitless: one problem per file that was read but gave nothing (no verdict, no reply to
+            ask again, nothing already ingested): every line in it failed, or it had none.
+    """
 
     files: int = 0
     refused: int = 0
     skipped: int = 0
     stats: dict[str, JudgeStats] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    fruitless: list[Problem] = field(default_factory=list)
 
 
-def _read_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, line, ends with a newline) of a file, with the size limits applied."""
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise GamutError(f"{path}: {size} bytes is over the {MAX_FILE_BYTES}-byte limit")
-    with path.open("rb") as fh:
-        n = 0
-        while True:
-            raw = fh.readline(MAX_LINE_BYTES + 1)
-            if not raw:
-                return
-            n += 1
-            yield n, raw.rstrip(b"\r\n"), raw.endswith(b"\n")
+#: Problems listed per result file; the reading of a file stops there.
+MAX_PROBLEMS = 200
+_LIMITS = JsonlLimits(
+    max_file_bytes=MAX_FILE_BYTES, max_line_bytes=MAX_LINE_BYTES, max_problems=MAX_PROBLEMS
+)
+_FIX_LINE = "give the run's output file (one result object per line)"
+_FIX_TRUNC = "the file was cut short: take the whole output file of the run again"
 
 
 def _check_file(
     path: Path,
     owners: dict[str, tuple[BuiltJudge, PairItem]],
     known: set[str],
+    held: bool,
 ) -> tuple[list[tuple[BatchResult, BuiltJudge]], int, list[Problem]]:
-    """Every result of one file and its problems (the file is refused when there are any)."""
+    """Every result of one file and its problems (the file is refused when there are any).
+
+    The file is read by the one JSON Lines reader, streamed (within :data:`MAX_FILE_BYTES`,
+    :data:`MAX_LINE_BYTES` per line, nesting at most 32 deep); the reading stops at
+    :data:`MAX_PROBLEMS` problems."""
     f = str(path)
     problems: list[Problem] = []
     results: list[tuple[BatchResult, BuiltJudge]] = []
     first: dict[str, int] = {}
     skipped = 0
-    fix_trunc = "the file was cut short: take the whole output file of the run again"
-    try:
-        lines = list(_read_lines(path))
-    except (OSError, GamutError) as exc:
-        return [], 0, [Problem(f, None, f"cannot read: {exc}", "give an output file of the run")]
-    for n, raw, newline in lines:
-        if not raw.strip():
-            continue
-        last = n == lines[-1][0]
-        if len(raw) > MAX_LINE_BYTES:
-            problems.append(Problem(f, n, f"line longer than {MAX_LINE_BYTES} bytes", fix_trunc))
-            continue
+
+    def problem(n: int, message: str, fix: str) -> None:
+        problems.append(Problem(f, n, message, fix))
+
+    read = read_jsonl(
+        path,
+        f,
+        _FIX_LINE,
+        _LIMITS,
+        blank_lines=False,
+        what="a result file",
+        size_fix=f"split the run's input into files under {MAX_FILE_BYTES >> 30} GB of results",
+        report=problems.append,
+        stream=True,
+    )
+    stopped = None
+    for line in read.lines:
+        if len(problems) >= MAX_PROBLEMS:
+            stopped = problems[-1].line
+            break
+        n, obj = line.line, line.value
         try:
-            obj = json.loads(raw)
-            res = parse_result_line(obj, raw.decode("utf-8", "replace"), lambda s: s)
+            res = parse_result_line(obj, "", _same, held=held)
         except ValueError as exc:
-            if last and not newline:
-                problems.append(
-                    Problem(f, n, "truncated last line (no newline, not JSON)", fix_trunc)
-                )
-            else:
-                problems.append(
-                    Problem(f, n, f"not a batch result line ({exc})", "give the run's output file")
-                )
+            problem(n, str(exc), _FIX_LINE)
             continue
+        if res.error_kind == "bad_body" and not held:  # keep the raw reply (capped when stored)
+            res = replace(res, raw=json.dumps(obj)[: 64 * 1024])
         cid = res.custom_id
         if cid in first:
-            problems.append(
-                Problem(
-                    f,
-                    n,
-                    f"custom_id {cid[:16]}... appears twice (first at line {first[cid]})",
-                    "give each result once; the file is not ingested",
-                )
+            problem(
+                n,
+                f"custom_id {cid[:16]}... appears twice (first at line {first[cid]})",
+                "give each result once; the file is not ingested",
             )
             continue
         first[cid] = n
@@ -195,34 +235,75 @@ def _check_file(
             continue
         owner = owners.get(cid)
         if owner is None:
-            problems.append(
-                Problem(
-                    f,
-                    n,
-                    f"unknown custom_id {cid[:16]}...: no (response, check) of these judges "
-                    "without a verdict has it",
-                    "import output files of requests exported by `gamut judge --export-batch` "
-                    "for the current submissions and rubrics",
-                )
+            problem(
+                n,
+                f"unknown custom_id {cid[:16]}...: no (response, check) of these judges "
+                "without a verdict has it",
+                "import output files of requests exported by `gamut judge --export-batch` "
+                "for the current submissions and rubrics",
             )
             continue
         j = owner[0]
         comp = res.completion
         if comp is not None and comp.model != j.config.model:
-            problems.append(
-                Problem(
-                    f,
-                    n,
-                    f"reply from model {comp.model[:80]!r}, but judge {j.name!r} is model "
-                    f"{j.config.model!r}",
-                    "import each judge's own output (or fix the judge's model in the config)",
-                )
+            problem(
+                n,
+                f"reply from model {comp.model[:80]!r}, but judge {j.name!r} is model "
+                f"{j.config.model!r}",
+                "import each judge's own output (or fix the judge's model in the config)",
             )
             continue
         results.append((res, j))
-    if lines and not lines[-1][2] and not any(p.line == lines[-1][0] for p in problems):
-        problems.append(Problem(f, lines[-1][0], "truncated last line (no newline)", fix_trunc))
+    stopped = read.stopped_at or stopped
+    if stopped is not None:
+        problem(
+            stopped,
+            f"{len(problems)} problems: the rest of the file was not read",
+            "fix these (is it the run's output file?) and import the file again",
+        )
+    cut = read.unterminated
+    if cut is not None and stopped is None:
+        at = [i for i, p in enumerate(problems) if p.line == cut]
+        if at:
+            problems[at[0]] = Problem(
+                f, cut, "truncated last line (no newline, not JSON)", _FIX_TRUNC
+            )
+        else:
+            problem(cut, "truncated last line (no newline)", _FIX_TRUNC)
     return results, skipped, problems
+
+
+def _same(text: str) -> str:
+    return text
+
+
+_KIND_WORDS = {
+    "rejected": "refused (HTTP 4xx: final)",
+    "api_error": "server error (asked again by the next export)",
+    "expired": "expired",
+    "canceled": "cancelled",
+}
+
+
+def _fruitless(path: Path, results: list[tuple[BatchResult, BuiltJudge]]) -> Problem:
+    """The problem of a file that gave nothing: what its lines were."""
+    if not results:
+        return Problem(
+            str(path),
+            None,
+            "holds no result lines: nothing was ingested",
+            "give the output file of a `vllm run-batch` run of the exported requests",
+        )
+    kinds = Counter(res.error_kind for res, _ in results)
+    said = ", ".join(f"{n} {_KIND_WORDS.get(k, k)}" for k, n in sorted(kinds.items()))
+    return Problem(
+        str(path),
+        None,
+        f"nothing ingested: each of its {len(results)} result(s) is an error ({said})",
+        "see the failed checks listed and the run's log (a 404 names a model the server does "
+        "not serve: serve the judge's `model`; a 400 may be a prompt over the context length); "
+        "fix the run and import its new output",
+    )
 
 
 def import_batch(
@@ -263,12 +344,13 @@ def import_batch(
             attempts[j.name] = {k: a for k, (a, _) in _reasks(j, ledger).items()}
         for path in files:
             report.files += 1
-            results, skipped, problems = _check_file(path, owners, known)
+            results, skipped, problems = _check_file(path, owners, known, ledger.held)
             if problems:
                 report.refused += 1
                 report.problems.extend(problems)
                 continue
             report.skipped += skipped
+            gave = sum(s.judged + s.reasks for s in report.stats.values())
             cache.begin()
             try:
                 for res, j in results:
@@ -280,6 +362,8 @@ def import_batch(
                 _record_reasks(ingests.values())
             finally:
                 cache.commit()
+            if not skipped and sum(s.judged + s.reasks for s in report.stats.values()) == gave:
+                report.fruitless.append(_fruitless(path, results))
         cache.flush()
     if report.problems:
         raise ProblemsError(

@@ -7,7 +7,6 @@ requests an expired or cancelled batch never ran).
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
@@ -18,12 +17,13 @@ from scoring.judge.backends import BackendError, client_options
 from scoring.judge.batch.api import (
     FIND_WINDOW_S,
     BatchAPI,
-    BatchError,
     BatchLine,
     BatchResult,
     BatchStatus,
     Limits,
+    error_text,
     json_line,
+    read_result_line,
 )
 from scoring.judge.openai_backend import parse_chat_completion
 from scoring.judge.spec import JudgeConfig
@@ -42,8 +42,49 @@ def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
     return json_line({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body})
 
 
-def parse_result_line(obj: Any, raw: str, redact: Callable[[str], str]) -> BatchResult:
-    """One line of an OpenAI-format output or error file (also ``vllm run-batch`` output).
+def _error_parts(response: Any, error: Any) -> tuple[int | None, str, str]:
+    """(HTTP status, error word, message) of a failed result line, in any of the shapes an
+    OpenAI-format file uses for one:
+
+    - OpenAI, a refused request: ``"response": {"status_code": 400, "body": {"error":
+      {"message", "type", "code"}}}, "error": null``;
+    - OpenAI, a request never run: ``"response": null, "error": {"code": "batch_expired",
+      "message"}``;
+    - ``vllm run-batch``, a request the server answered with an error: ``"response":
+      {"status_code": 400, "body": null}, "error": {"error": {"message", "type", "param",
+      "code": 400}}`` (older releases: the same fields without the outer ``error``);
+    - ``vllm run-batch``, a request that raised: ``"response": {"status_code": 400, "body":
+      null}, "error": "the exception's text"``.
+    """
+    status = response.get("status_code") if isinstance(response, dict) else None
+    if isinstance(status, bool) or not isinstance(status, int):
+        status = None
+    body = response.get("body") if isinstance(response, dict) else None
+    if isinstance(error, str):
+        return status, "", error
+    inner: Any = None
+    if isinstance(error, dict):
+        inner = error.get("error") if isinstance(error.get("error"), dict) else error
+    elif isinstance(body, dict) and isinstance(body.get("error"), dict):
+        inner = body["error"]
+    if not isinstance(inner, dict):
+        return status, "", ""
+    code, kind, message = inner.get("code"), inner.get("type"), inner.get("message")
+    if status is None and isinstance(code, int) and not isinstance(code, bool):
+        status = code
+    word = code if isinstance(code, str) and code else kind if isinstance(kind, str) else ""
+    return status, word, message if isinstance(message, str) else ""
+
+
+def parse_result_line(
+    obj: Any, raw: str, redact: Callable[[str], str], *, held: bool = False
+) -> BatchResult:
+    """One line of an OpenAI-format output or error file (also ``vllm run-batch`` output, both
+    of its error shapes).
+
+    A 4xx other than 408, 409 and 429 is ``rejected`` (final); any other error (a 5xx, a
+    retryable 4xx, no status) is ``api_error`` (asked again). With ``held`` rubrics, an error
+    keeps its HTTP status and error word only (:func:`error_text`).
 
     Raises:
         ValueError: the line is not a result object (no string ``custom_id``).
@@ -53,25 +94,19 @@ def parse_result_line(obj: Any, raw: str, redact: Callable[[str], str]) -> Batch
     cid: str = obj["custom_id"]
     response = obj.get("response")
     error = obj.get("error")
-    if isinstance(response, dict) and response.get("status_code") == 200:
+    if isinstance(response, dict) and response.get("status_code") == 200 and not error:
         body = response.get("body")
         try:
             return BatchResult(cid, parse_chat_completion(body, raw, redact))
         except BackendError as exc:
-            return BatchResult(cid, None, "bad_body", str(exc), exc.raw)
-    if isinstance(error, dict):
-        code = str(error.get("code") or "")
-        msg = redact(f"{code}: {error.get('message') or ''}")
-        if code == "batch_expired":
-            return BatchResult(cid, None, "expired", msg)
-        if code == "batch_cancelled":
-            return BatchResult(cid, None, "canceled", msg)
-        return BatchResult(cid, None, "api_error", msg)
-    status = response.get("status_code") if isinstance(response, dict) else None
-    body = response.get("body") if isinstance(response, dict) else None
-    detail = body.get("error", {}).get("message", "") if isinstance(body, dict) else ""
-    msg = redact(f"HTTP {status}: {detail}")
-    if isinstance(status, int) and status not in _RETRYABLE and 400 <= status < 500:
+            return BatchResult(cid, None, "bad_body", exc.brief() if held else str(exc), exc.raw)
+    status, word, message = _error_parts(response, error)
+    msg = error_text(status, word, message, held=held, redact=redact)
+    if status is None and word == "batch_expired":
+        return BatchResult(cid, None, "expired", msg)
+    if status is None and word == "batch_cancelled":
+        return BatchResult(cid, None, "canceled", msg)
+    if status is not None and status not in _RETRYABLE and 400 <= status < 500:
         return BatchResult(cid, None, "rejected", msg)
     return BatchResult(cid, None, "api_error", msg)
 
@@ -82,10 +117,14 @@ class OpenAIBatchAPI(BatchAPI):
     limits = OPENAI_LIMITS
 
     def __init__(
-        self, judge: JudgeConfig, api_key: str | None, redact: Callable[[str], str]
+        self,
+        judge: JudgeConfig,
+        api_key: str | None,
+        redact: Callable[[str], str],
+        held: bool = False,
     ) -> None:
         self._client = openai.OpenAI(**client_options(judge, api_key, batch=True))
-        super().__init__(redact)
+        super().__init__(redact, held)
 
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
         """One request line of the input file."""
@@ -137,7 +176,8 @@ class OpenAIBatchAPI(BatchAPI):
         msg = ""
         if b.status == "failed" and b.errors and b.errors.data:
             msg = "; ".join(
-                f"{e.code}: {e.message}" + (f" (line {e.line})" if e.line else "")
+                error_text(None, e.code or "", e.message or "", held=self.held, redact=self._redact)
+                + (f" (line {e.line})" if e.line else "")
                 for e in b.errors.data[:5]
             )
         return BatchStatus(b.status, b.status in _FINISHED, b.status == "failed", msg)
@@ -148,22 +188,22 @@ class OpenAIBatchAPI(BatchAPI):
             b = self._client.batches.retrieve(batch_id)
         except openai.OpenAIError as exc:
             raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
+
+        def parse(obj: Any, raw: str) -> BatchResult:
+            return parse_result_line(obj, raw, self._redact, held=self.held)
+
         for fid in (b.output_file_id, b.error_file_id):
             if not fid:
                 continue
             try:
                 with self._client.files.with_streaming_response.content(fid) as resp:
-                    for raw in resp.iter_lines():
+                    for n, raw in enumerate(resp.iter_lines(), 1):
                         if not raw.strip():
                             continue
-                        try:
-                            obj = json.loads(raw)
-                            yield parse_result_line(obj, raw, self._redact)
-                        except ValueError as exc:
-                            raise BatchError(
-                                f"batch {batch_id}: file {fid} has a line that is not a "
-                                f"result ({exc})"
-                            ) from None
+                        where = f"batch {batch_id}: file {fid} line {n}"
+                        res = read_result_line(raw, where, parse, self.notes)
+                        if res is not None:
+                            yield res
             except openai.OpenAIError as exc:
                 raise self._fail(f"cannot read file {fid} of batch {batch_id}", exc) from None
 

@@ -402,7 +402,7 @@ def run_batch_judges(
     apis: dict[str, BatchAPI] = {}
     try:
         for j, _, _ in plans:
-            apis[j.name] = j.backend.batch_api()
+            apis[j.name] = j.backend.batch_api(held=cache.ledger.held)
         todos = {j.name: pending_items(items) for j, items, _ in plans}
         skips: dict[str, set[str]] = {j.name: set() for j, _, _ in plans}
         end = None if wait_s is None else time.monotonic() + wait_s
@@ -424,6 +424,8 @@ def run_batch_judges(
                 return
             sleep(poll_s)
     finally:
+        for j, _, stats in plans:
+            stats.notes += apis[j.name].notes if j.name in apis else []
         for api in apis.values():
             api.close()
 

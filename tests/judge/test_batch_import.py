@@ -1,0 +1,140 @@
+"""``gamut judge --import-batch``: vLLM's own error lines (tests/judge/fixtures/vllm/) and
+hostile result files, through click's runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gamut.cli import main
+from tests.fakes.batch_server import run_batch_file
+from tests.fakes.llm_server import verdict_responder
+from tests.judge.project import TOTAL_CALLS, check_of, openai_judge, write_project
+from tests.judge.store import verdict_keys
+from tests.judge.test_batch_errors import stored_text
+
+VLLM_ERRORS = Path(__file__).parent / "fixtures" / "vllm" / "errors.jsonl"
+
+
+def _run(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.output
+
+
+def _export(tmp_path: Path, public: bool = True) -> tuple[str, Path]:
+    cfg = str(
+        write_project(tmp_path, openai_judge("http://127.0.0.1:9/v1", "local"), public=public)
+    )
+    out = tmp_path.parent / f"{tmp_path.name}-requests"
+    code, text = _run("judge", "--config", cfg, "--export-batch", str(out))
+    assert code == 0, text
+    (req,) = out.glob("*.jsonl")
+    return cfg, req
+
+
+def _vllm_errors(requests: list[dict[str, object]]) -> list[bytes]:
+    """vLLM's error lines for the first requests, one each, in the order of the data file."""
+    out = []
+    for line, req in zip(VLLM_ERRORS.read_text().splitlines(), requests, strict=False):
+        quoted = json.dumps(check_of(req["body"]))[1:-1]  # type: ignore[arg-type]
+        line = line.replace("CUSTOM_ID", str(req["custom_id"])).replace("QUOTED", quoted)
+        out.append(line.encode())
+    return out
+
+
+@pytest.mark.parametrize("public", [True, False])
+def test_vllm_error_lines_are_counted_kept_and_final_or_retried(
+    tmp_path: Path, public: bool
+) -> None:
+    cfg, req = _export(tmp_path / "p", public)
+    requests = [json.loads(x) for x in req.read_text().splitlines()]
+    good = tmp_path / "good.jsonl"
+    run_batch_file(req, good, verdict_responder("meets"))
+    errors = _vllm_errors(requests)
+    res = tmp_path / "res.jsonl"
+    res.write_bytes(b"".join(x + b"\n" for x in errors + good.read_bytes().splitlines()[5:]))
+    code, out = _run("judge", "--config", cfg, "--import-batch", str(res))
+    assert code == 1, out  # four 4xx lines are failures
+    ingested = TOTAL_CALLS - 5
+    assert (
+        f"local: {ingested} verdict(s) ingested, 0 unusable repl(ies) to ask again, "
+        "1 server error(s) to ask again, 4 failed, 0 already ingested"
+    ) in out
+    assert "4 check(s) failed" in out
+    assert out.count(": rejected: HTTP 400") == 3 and ": rejected: HTTP 404" in out
+    quoted = check_of(requests[2]["body"])
+    if public:
+        assert "maximum context length is 4096 tokens" in out  # the message is kept
+        assert "1 validation error for ChatCompletionRequest" in out  # so is a string error
+        assert quoted[:30] in out
+    else:
+        assert "HTTP 400: BadRequestError (the provider's message is not shown" in out
+        assert "HTTP 404: NotFoundError" in out
+        assert "maximum context" not in out and "validation error" not in out
+        stored = stored_text(tmp_path / "p")
+        for r in requests:
+            assert check_of(r["body"]) not in out, check_of(r["body"])
+            assert check_of(r["body"]) not in stored
+        assert "maximum context" not in stored
+    assert len(verdict_keys(tmp_path / "p")) == ingested
+    # the 500 is asked again, and so are the failed ones (as direct mode retries a failure)
+    again = tmp_path / "again"
+    code, out = _run("judge", "--config", cfg, "--export-batch", str(again))
+    assert code == 0 and "local: 5 request(s) in 1 file(s)" in out, out
+    (req2,) = again.glob("*.jsonl")
+    assert req2.name.startswith("local-1-")  # first attempts: an error is no unusable reply
+
+
+def test_a_file_whose_every_line_is_an_error_exits_1(tmp_path: Path) -> None:
+    cfg, req = _export(tmp_path / "p")
+    requests = [json.loads(x) for x in req.read_text().splitlines()]
+    not_served = VLLM_ERRORS.read_text().splitlines()[3]
+    res = tmp_path / "404.jsonl"
+    res.write_text(
+        "".join(not_served.replace("CUSTOM_ID", str(r["custom_id"])) + "\n" for r in requests)
+    )
+    code, out = _run("judge", "--config", cfg, "--import-batch", str(res))
+    assert code == 1, out
+    assert f"{res}: nothing ingested: each of its {TOTAL_CALLS} result(s) is an error" in out
+    assert f"{TOTAL_CALLS} refused (HTTP 4xx: final)" in out
+    assert "The model `judge-model` does not exist." in out
+    five = tmp_path / "500.jsonl"
+    engine = VLLM_ERRORS.read_text().splitlines()[1]
+    five.write_text(engine.replace("CUSTOM_ID", str(requests[0]["custom_id"])) + "\n")
+    code, out = _run("judge", "--config", cfg, "--import-batch", str(five))
+    assert code == 1 and "1 server error (asked again by the next export)" in out, out
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    code, out = _run("judge", "--config", cfg, "--import-batch", str(empty))
+    assert code == 1 and "holds no result lines" in out, out
+    assert len(verdict_keys(tmp_path / "p")) == 0
+
+
+def test_hostile_import_files_are_answered_with_problems(tmp_path: Path) -> None:
+    cfg, req = _export(tmp_path / "p")
+    good = tmp_path / "good.jsonl"
+    run_batch_file(req, good, verdict_responder("meets"))
+    lines = good.read_bytes().splitlines(keepends=True)
+    deep = tmp_path / "deep.jsonl"
+    deep.write_bytes(lines[0] + b"[" * 100_000 + b"]" * 100_000 + b"\n" + b"".join(lines[1:]))
+    blank = tmp_path / "blank.jsonl"
+    blank.write_bytes(b"".join(lines[:3]) + b"\n" * 2_000_000 + b"{x\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"not json\n" * 100_000)
+    long = tmp_path / "long.jsonl"
+    long.write_bytes(b'{"a": "' + b"x" * (3 << 20) + b'"}\n' + b"".join(lines))
+    code, out = _run(
+        "judge", "--config", cfg, "--import-batch", *map(str, (deep, blank, bad, long))
+    )
+    assert code == 1 and "Traceback" not in out, out
+    assert f"{deep}:2: nested 100000 levels deep (at most 32)" in out
+    assert f"{blank}:2000004: not valid JSON" in out  # the line numbers count the blank lines
+    assert f"{bad}:1: not valid JSON" in out and f"{bad}:200: not valid JSON" in out
+    assert f"{bad}:201" not in out and "200 problems: the rest of the file was not read" in out
+    assert out.count(str(bad)) == 201
+    assert f"{long}:1: line is 3.0 MB, over the 1.0 MB limit" in out
+    assert "4 of 4 result file(s) refused" in out
+    assert len(verdict_keys(tmp_path / "p")) == 0
