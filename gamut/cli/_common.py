@@ -181,9 +181,9 @@ def warn_left_out(left_out: Sequence[str], rest: str) -> None:
     message = left_out_message(left_out, rest)
     err_console.print(f"warning: {message} ({VALIDATE_HINT})", markup=False)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        import github_action_utils as gha
+        from gamut.workflow_commands import annotation
 
-        gha.warning(f"{message} ({VALIDATE_HINT})", title="GAMUT publish")
+        emit(annotation("warning", f"{message} ({VALIDATE_HINT})", title="GAMUT publish") + "\n")
 
 
 def fail_left_out(left_out: Sequence[str], rest: str) -> NoReturn:

@@ -35,8 +35,17 @@ def pr() -> None:
 @click.argument("report", type=_REPORT)
 @handle_errors
 def annotate_cmd(report: Path) -> None:
-    """Turn a validator JSON REPORT into GitHub annotations and a step summary."""
-    emit(annotate(_report(report)))
+    """Turn a validator JSON REPORT into GitHub annotations and a step summary.
+
+    The annotations (workflow commands) go to stdout, where the runner reads them; the summary
+    is appended to $GITHUB_STEP_SUMMARY, or printed after them when that is not set.
+    """
+    from gamut.workflow_commands import append_step_summary
+
+    result = annotate(_report(report))
+    emit("".join(f"{c}\n" for c in result.commands))
+    if not append_step_summary(result.summary):
+        emit(result.summary)
 
 
 @pr.command("pack")
