@@ -427,3 +427,32 @@ def render_comment(
         "leaderboard. This comment is updated on every push to the pull request.</sub>",
     ]
     return "\n".join(lines) + "\n"
+
+
+def render_refusal(submission_id: str, holder: int, submissions: str = "submissions") -> str:
+    """The sticky comment of a pull request refused because open pull request ``holder`` (opened
+    first) already adds ``submission_id``: nothing was judged or scored.
+
+    Args:
+        submission_id: the id both pull requests use (a valid id: letters, digits, ``._-``).
+        holder: the number of the pull request that holds it.
+        submissions: the submissions folder, repository-relative.
+    """
+    folder = f"{submissions.rstrip('/')}/{submission_id}/" if submissions != "." else submission_id
+    return (
+        "\n".join(
+            [
+                MARKER,
+                f"## GAMUT score: {code(submission_id, 64)}",
+                "",
+                f"**Not scored**: the submission id {code(submission_id, 64)} is already used by "
+                f"pull request #{int(holder)}, which was opened first; two pull requests cannot "
+                "share a submission folder, so nothing was judged.",
+                "",
+                f"Rename the folder {code(folder, 120)} to an id of your own (lowercase letters, "
+                "digits, `.`, `_`, `-`) and push again. If both pull requests are yours, close "
+                "one of them.",
+            ]
+        )
+        + "\n"
+    )

@@ -105,6 +105,12 @@ MAX_CHARS = 300
     help="Ingest the result files given as arguments (`vllm run-batch` output).",
 )
 @click.option(
+    "--collect-only",
+    is_flag=True,
+    help="Batch mode: collect the open batches and submit only re-asks of requests already in "
+    "flight, never a first ask (what the scheduled collector may do without an approval).",
+)
+@click.option(
     "--status-out",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
@@ -124,6 +130,7 @@ def judge(
     poll: float,
     export_dir: Path | None,
     import_files: bool,
+    collect_only: bool,
     status_out: Path | None,
     files: tuple[Path, ...],
     config_path: Path | None,
@@ -147,6 +154,8 @@ def judge(
     """
     from gamut import pipeline
 
+    if collect_only:  # the option only: its behaviour comes with the judge's batch changes
+        raise click.UsageError("--collect-only is not implemented yet; nothing was judged")
     names = list(judges) or None
     if files and not import_files:
         raise click.UsageError("result files are given only with --import-batch")
