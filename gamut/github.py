@@ -7,7 +7,9 @@ checked, never trusted for more than it says.
   takes a pull request only when a run of ``score-submission.yml`` for the PR's *current* head
   commit was approved by a maintainer for the ``submission-scoring`` Environment (the approval
   that every scoring run needs): ``GET .../actions/workflows/score-submission.yml/runs?head_sha=``
-  then ``GET .../actions/runs/{id}/approvals``.
+  (and, since a run started by ``workflow_run`` carries the default branch's sha, the runs
+  titled with that head commit since its validation), then ``GET
+  .../actions/runs/{id}/approvals``.
 - :func:`claimed_by`: a submission id belongs to the open pull request that changed it first
   (the lowest number); another pull request with the same id is refused, so that two pull
   requests never share one folder.
@@ -30,6 +32,10 @@ from scoring.errors import GamutError
 
 SCORE_WORKFLOW = "score-submission.yml"
 SCORE_ENVIRONMENT = "submission-scoring"
+VALIDATE_WORKFLOW = "validate-submission.yml"
+#: ``score-submission.yml``'s ``run-name``: a run started by ``workflow_run`` has the default
+#: branch's commit as its ``head_sha``, so the validated head commit is named in its title.
+SCORE_RUN_NAME = "Score submission {sha}"
 DEFAULT_API = "https://api.github.com"
 #: Pages read of one listing (100 items each) before giving up: a bound, not a expected size.
 MAX_PAGES = 30
@@ -159,27 +165,62 @@ def _approval(run_id: int, entries: Any) -> Approval | None:
     return None
 
 
+def score_run_title(head_sha: str) -> str:
+    """The title (``display_title``) of the scoring run of ``head_sha``."""
+    return SCORE_RUN_NAME.format(sha=head_sha)
+
+
+def _score_runs(gh: GitHub, head_sha: str) -> Iterator[dict[str, Any]]:
+    """The runs of ``score-submission.yml`` that may be the scoring of ``head_sha``: those GitHub
+    lists for that head sha, and those started by ``workflow_run`` since the first validation
+    run of that commit (a scoring run follows one)."""
+    workflows = "actions/workflows"
+    yield from gh.pages(f"{workflows}/{SCORE_WORKFLOW}/runs", "workflow_runs", head_sha=head_sha)
+    validated = [
+        str(r.get("created_at"))
+        for r in gh.pages(
+            f"{workflows}/{VALIDATE_WORKFLOW}/runs",
+            "workflow_runs",
+            head_sha=head_sha,
+            event="pull_request",
+        )
+        if isinstance(r, dict) and r.get("head_sha") == head_sha and r.get("created_at")
+    ]
+    if validated:
+        yield from gh.pages(
+            f"{workflows}/{SCORE_WORKFLOW}/runs",
+            "workflow_runs",
+            event="workflow_run",
+            created=f">={min(validated)}",
+        )
+
+
 def approved_score_run(gh: GitHub, head_sha: str) -> Approval | None:
     """The approved run of ``score-submission.yml`` for ``head_sha``, if there is one.
 
-    A run counts when it is of that workflow, for exactly that head commit, started by
-    ``workflow_run`` (the validation run's completion), and one of its approvals has state
-    ``approved`` and names the ``submission-scoring`` Environment.
+    A run counts when it is of that workflow, started by ``workflow_run`` (the validation run's
+    completion: only the default branch's workflow file runs so), for exactly that head commit
+    (its ``head_sha``, or its title :func:`score_run_title`, which the workflow's ``run-name``
+    sets from the validated run), and one of its approvals has state ``approved`` and names the
+    ``submission-scoring`` Environment.
 
     Raises:
         GitHubError: the sha is malformed, or GitHub cannot be asked or answers oddly.
     """
     if not _SHA.match(head_sha):
         raise GitHubError("the head commit must be given as 40 lowercase hex digits")
-    runs = gh.pages(f"actions/workflows/{SCORE_WORKFLOW}/runs", "workflow_runs", head_sha=head_sha)
-    for run in runs:
-        if not isinstance(run, dict) or run.get("head_sha") != head_sha:
-            continue  # the filter is GitHub's; the check is ours
-        if run.get("event") != "workflow_run":
-            continue
+    seen: set[int] = set()
+    for run in _score_runs(gh, head_sha):
+        if not isinstance(run, dict) or run.get("event") != "workflow_run":
+            continue  # a pull request's own copy of the workflow runs on pull_request
+        if run.get("head_sha") != head_sha and run.get("display_title") != score_run_title(
+            head_sha
+        ):
+            continue  # the filters are GitHub's; the check is ours
         run_id = run.get("id")
-        if not isinstance(run_id, int) or isinstance(run_id, bool):
+        if not isinstance(run_id, int) or isinstance(run_id, bool) or run_id in seen:
             continue
+        seen.add(run_id)
         found = _approval(run_id, gh.get(f"actions/runs/{run_id}/approvals"))
         if found is not None:
             return found
@@ -228,12 +269,15 @@ def claimed_by(gh: GitHub, number: int, submission_id: str, submissions: str) ->
 
 __all__ = [
     "SCORE_ENVIRONMENT",
+    "SCORE_RUN_NAME",
     "SCORE_WORKFLOW",
+    "VALIDATE_WORKFLOW",
     "Approval",
     "GitHub",
     "GitHubError",
     "approved_score_run",
     "claimed_by",
     "open_pulls",
+    "score_run_title",
     "submission_ids",
 ]

@@ -3,7 +3,8 @@
 Routes (``/repos/{owner}/{name}/...``): ``pulls?state=open`` (paginated, 100 a page unless
 ``page_size`` says less, with GitHub's ``Link: <...>; rel="next"`` header), ``pulls/{n}/files``,
 ``actions/workflows/{file}/runs?head_sha=`` (``{"total_count", "workflow_runs"}``) and
-``actions/runs/{id}/approvals``. Requests need ``Authorization: Bearer <token>`` (401 otherwise);
+``actions/runs/{id}/approvals``; runs are filtered by ``head_sha``, ``event`` and ``created=>=``
+as GitHub does. Requests need ``Authorization: Bearer <token>`` (401 otherwise);
 ``fail_with`` answers every request with that status. ``ignore_sha_filter`` returns every run of
 the workflow whatever ``head_sha`` asks, as a careless or changed API could. Requests are recorded.
 """
@@ -38,12 +39,42 @@ class FakeGitHub:
     requests: list[str] = field(default_factory=list)
     url: str = ""
 
+    #: The default branch's head: what a run started by ``workflow_run`` has as its head_sha.
+    main_sha: str = "0" * 40
+    clock: int = 0
+
+    def _now(self) -> str:
+        self.clock += 1
+        minutes, seconds = divmod(self.clock, 60)
+        return f"2026-12-01T{minutes // 60:02d}:{minutes % 60:02d}:{seconds:02d}Z"
+
     def add_run(
-        self, run_id: int, head_sha: str, approved_for: list[str] | None = None, **extra: Any
+        self,
+        run_id: int,
+        pr_sha: str,
+        approved_for: list[str] | None = None,
+        *,
+        validated: bool = True,
+        title: str | None = None,
+        **extra: Any,
     ) -> None:
-        """A score-submission.yml run of ``head_sha``; ``approved_for`` lists the Environments a
-        maintainer approved it for (None: no approval at all)."""
-        run = {"id": run_id, "head_sha": head_sha, "event": "workflow_run", **extra}
+        """The validation run of ``pr_sha`` (event pull_request), then the score-submission.yml
+        run it started, as GitHub lists them: event workflow_run, the default branch's head_sha
+        (``extra`` may say otherwise), titled by the workflow's ``run-name`` (``title``).
+        ``approved_for`` lists the Environments a maintainer approved it for (None: none)."""
+        if validated:
+            self.runs.setdefault("validate-submission.yml", []).append(
+                {"id": run_id + 10_000, "head_sha": pr_sha, "event": "pull_request",
+                 "created_at": self._now(), "display_title": "Add a submission"}
+            )  # fmt: skip
+        run = {
+            "id": run_id,
+            "head_sha": self.main_sha,
+            "event": "workflow_run",
+            "created_at": self._now(),
+            "display_title": f"Score submission {pr_sha}" if title is None else title,
+            **extra,
+        }
         self.runs.setdefault("score-submission.yml", []).append(run)
         self.approvals[run_id] = (
             [
@@ -78,6 +109,13 @@ class FakeGitHub:
             sha = query.get("head_sha", [None])[0]
             if sha is not None and not self.ignore_sha_filter:
                 runs = [r for r in runs if r["head_sha"] == sha]
+            if "event" in query:
+                runs = [r for r in runs if r["event"] == query["event"][0]]
+            since = query.get("created", [""])[0]
+            if since:
+                assert since.startswith(">="), since
+                runs = [r for r in runs if r["created_at"] >= since[2:]]
+            runs = sorted(runs, key=lambda r: r["created_at"], reverse=True)  # newest first
             return 200, {"total_count": len(runs), "workflow_runs": runs}, None
         if len(parts) == 4 and parts[:2] == ["actions", "runs"] and parts[3] == "approvals":
             found = self.approvals.get(int(parts[2]))

@@ -32,11 +32,23 @@ def _client(fake: FakeGitHub) -> GitHub:
 
 
 def test_a_run_approved_for_the_scoring_environment_counts(fake: FakeGitHub) -> None:
+    fake.add_run(10, B, approved_for=["submission-scoring"])  # another pull request's, before
     fake.add_run(11, A, approved_for=["submission-scoring"])
+    fake.add_run(12, C, approved_for=["submission-scoring"])  # and after
     found = approved_score_run(_client(fake), A)
     assert found is not None and (found.run_id, found.approver) == (11, "maintainer")
-    assert any("score-submission.yml/runs" in r and f"head_sha={A}" in r for r in fake.requests)
+    # GitHub gives a run started by workflow_run the default branch's sha: the head commit is
+    # found by the run's title, among the runs since that commit's validation
+    assert any("validate-submission.yml/runs" in r and f"head_sha={A}" in r for r in fake.requests)
+    assert any("score-submission.yml/runs" in r and "created=%3E%3D" in r for r in fake.requests)
     assert any(r.endswith("/actions/runs/11/approvals") for r in fake.requests)
+    assert not any(r.endswith("/actions/runs/10/approvals") for r in fake.requests)
+
+
+def test_a_run_whose_head_sha_is_the_pull_requests_counts_too(fake: FakeGitHub) -> None:
+    fake.add_run(13, A, approved_for=["submission-scoring"], head_sha=A, title="Score")
+    found = approved_score_run(_client(fake), A)
+    assert found is not None and found.run_id == 13
 
 
 @pytest.mark.parametrize(
@@ -48,6 +60,8 @@ def test_a_run_approved_for_the_scoring_environment_counts(fake: FakeGitHub) -> 
         ("an approved run of an older head", lambda f: f.add_run(14, B, ["submission-scoring"])),
         ("approved, but not started by workflow_run",
          lambda f: f.add_run(15, A, ["submission-scoring"], event="workflow_dispatch")),
+        ("a pull request's own copy of the workflow, titled with the sha",
+         lambda f: f.add_run(19, A, ["submission-scoring"], event="pull_request", head_sha=A)),
     ],
 )  # fmt: skip
 def test_anything_else_is_not_an_approval(fake: FakeGitHub, case: str, setup: object) -> None:
@@ -63,7 +77,7 @@ def test_a_rejection_is_not_an_approval(fake: FakeGitHub) -> None:
 
 def test_the_head_sha_is_checked_even_when_the_api_does_not_filter(fake: FakeGitHub) -> None:
     fake.ignore_sha_filter = True
-    fake.add_run(17, B, approved_for=["submission-scoring"])  # another commit's approval
+    fake.add_run(17, B, approved_for=["submission-scoring"], head_sha=B)  # another commit's
     assert approved_score_run(_client(fake), A) is None
     fake.add_run(18, A, approved_for=["submission-scoring"])
     found = approved_score_run(_client(fake), A)

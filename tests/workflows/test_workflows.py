@@ -368,3 +368,13 @@ def test_scoring_refuses_an_id_an_earlier_pull_request_holds_before_judging() ->
     comment = wf["jobs"]["comment"]
     assert "needs.score.outputs.refused_by != ''" in comment["if"]
     assert wf["jobs"]["score"]["outputs"]["refused_by"] == "${{ steps.claim.outputs.claimed_by }}"
+
+
+def test_the_scoring_runs_title_names_the_validated_head_commit() -> None:
+    from gamut.github import SCORE_RUN_NAME, SCORE_WORKFLOW, VALIDATE_WORKFLOW
+
+    assert SCORE_WORKFLOW in NAMES and VALIDATE_WORKFLOW in NAMES
+    wf = _load(SCORE_WORKFLOW)
+    expected = SCORE_RUN_NAME.format(sha="${{ github.event.workflow_run.head_sha }}")
+    assert wf["run-name"] == expected
+    assert wf[True]["workflow_run"]["workflows"] == [_load(VALIDATE_WORKFLOW)["name"]]
