@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,14 +75,46 @@ def submission_url(site_url: str | None, submission_id: str) -> str | None:
     return f"{site_url.rstrip('/')}/submissions/{submission_id}.html"
 
 
+#: A zero-width space: invisible, not part of any URL, domain, name or number, so GitHub's
+#: autolinks do not form across it.
+ZWSP = "\u200b"
+
+
+def _split_hex(match: re.Match[str]) -> str:
+    run = match[0]
+    return ZWSP.join(run[i : i + 4] for i in range(0, len(run), 4))
+
+
+#: Every autolink GitHub makes in a comment, and what breaks it. GFM's autolink extension (at
+#: parse time): ``www.`` + a domain; ``http://`` / ``https://`` (any ``scheme://`` here);
+#: ``mailto:`` and ``xmpp:``; e-mail addresses ``local@domain.tld``. GitHub's own references
+#: (after rendering, so a backslash escape may not stop them): ``@user`` and ``@org/team``,
+#: ``#123``, ``GH-123``, ``owner/repo#123``, ``user@sha``, ``owner/repo@sha`` and bare commit
+#: shas (7 to 40 hex digits). The breaks leave the text as it reads.
+_AUTOLINKS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"(?i)(www)(?=\.)"), rf"\1{ZWSP}"),
+    (re.compile(r":(?=//)"), f":{ZWSP}"),
+    (re.compile(r"(?i)(mailto|xmpp)(?=:)"), rf"\1{ZWSP}"),
+    (re.compile(r"@"), f"@{ZWSP}"),
+    (re.compile(r"#"), f"#{ZWSP}"),
+    (re.compile(r"(?i)\b(gh-)(?=\d)"), rf"\1{ZWSP}"),
+    (re.compile(r"\b[0-9a-fA-F]{7,}\b"), _split_hex),
+)
+
+
 def escape(text: object, limit: int = MAX_TEXT) -> str:
-    """Make untrusted text inert in GitHub markdown: no HTML, mentions, links or table breaks."""
+    """Make untrusted text inert in GitHub markdown: no HTML, mentions, links or table breaks.
+
+    Markdown and HTML syntax is escaped; each autolink form GitHub recognises (:data:`_AUTOLINKS`)
+    is broken by a zero-width space, so the text reads the same but links nowhere.
+    """
     s = " ".join(str(text).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = re.sub(r"([\\`*_\[\]|#!~])", r"\\\1", s)
-    s = s.replace("@", "@\u200b").replace("://", ":\u200b//")
+    for pattern, repl in _AUTOLINKS:
+        s = pattern.sub(repl, s)
     return s
 
 
@@ -395,3 +427,32 @@ def render_comment(
         "leaderboard. This comment is updated on every push to the pull request.</sub>",
     ]
     return "\n".join(lines) + "\n"
+
+
+def render_refusal(submission_id: str, holder: int, submissions: str = "submissions") -> str:
+    """The sticky comment of a pull request refused because open pull request ``holder`` (opened
+    first) already adds ``submission_id``: nothing was judged or scored.
+
+    Args:
+        submission_id: the id both pull requests use (a valid id: letters, digits, ``._-``).
+        holder: the number of the pull request that holds it.
+        submissions: the submissions folder, repository-relative.
+    """
+    folder = f"{submissions.rstrip('/')}/{submission_id}/" if submissions != "." else submission_id
+    return (
+        "\n".join(
+            [
+                MARKER,
+                f"## GAMUT score: {code(submission_id, 64)}",
+                "",
+                f"**Not scored**: the submission id {code(submission_id, 64)} is already used by "
+                f"pull request #{int(holder)}, which was opened first; two pull requests cannot "
+                "share a submission folder, so nothing was judged.",
+                "",
+                f"Rename the folder {code(folder, 120)} to an id of your own (lowercase letters, "
+                "digits, `.`, `_`, `-`) and push again. If both pull requests are yours, close "
+                "one of them.",
+            ]
+        )
+        + "\n"
+    )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gamut.config import GamutConfig
+from gamut.workflow_commands import Level, annotation
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.storage import atomic_write_bytes, atomic_write_text
 from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES, is_submission_id
@@ -72,33 +73,46 @@ def _check_pr(pr_number: int, head_sha: str) -> None:
 # --- the validation side ------------------------------------------------------------------------
 
 
-def annotate(report: dict[str, Any], base: str = "") -> str:
-    """Emit one GitHub annotation per problem and the step summary; return the summary markdown.
+@dataclass(frozen=True)
+class Annotations:
+    """What ``gamut pr annotate`` makes of a validator report."""
+
+    #: Workflow command lines (``::error file=...,line=...::message``), for the step's stdout.
+    commands: list[str]
+    #: The step summary (markdown).
+    summary: str
+
+
+def annotate(report: dict[str, Any], base: str = "") -> Annotations:
+    """One GitHub annotation per problem (at most :data:`MAX_ANNOTATIONS`) and the step summary.
 
     Args:
         report: the validator's JSON report (``gamut submission validate --format json``).
         base: a prefix that makes the report's file paths repository-relative, if needed.
     """
-    import github_action_utils as gha
-
     raw = report.get("problems", [])
     problems = [p for p in raw if isinstance(p, dict)] if isinstance(raw, list) else []
     errors = [p for p in problems if p.get("severity") == "error"]
     warns = [p for p in problems if p.get("severity") != "error"]
+    commands = []
     for p in [*errors, *warns][:MAX_ANNOTATIONS]:
-        kind = gha.error if p.get("severity") == "error" else gha.warning
+        level: Level = "error" if p.get("severity") == "error" else "warning"
         msg = str(p.get("message", ""))[:1000] + (f" ({p['fix']})" if p.get("fix") else "")
         file = f"{base}{p['file']}" if p.get("file") else None
         line = p.get("line")
         line = line if isinstance(line, int) and not isinstance(line, bool) else None
-        kind(msg, title="GAMUT submission", file=file, line=line)
+        commands.append(annotation(level, msg, title="GAMUT submission", file=file, line=line))
     if len(problems) > MAX_ANNOTATIONS:
         rest = len(problems) - MAX_ANNOTATIONS
-        (gha.error if errors else gha.warning)(
-            f"{rest} more problem(s) not annotated ({len(errors)} error(s), {len(warns)} "
-            "warning(s) in all); the step summary lists the first "
-            f"{min(len(problems), MAX_SUMMARY_ROWS)}, and `gamut submission validate` all of them",
-            title="GAMUT submission",
+        commands.append(
+            annotation(
+                "error" if errors else "warning",
+                f"{rest} more problem(s) not annotated ({len(errors)} error(s), {len(warns)} "
+                "warning(s) in all); the step summary lists the first "
+                f"{min(len(problems), MAX_SUMMARY_ROWS)}, and `gamut submission validate` all "
+                "of them",
+                title="GAMUT submission",
+            )
         )
     subs = ", ".join(f"`{s}`" for s in report.get("submissions", [])) or "no submission"
     head = "passed" if report.get("ok") else "failed"
@@ -123,10 +137,7 @@ def annotate(report: dict[str, Any], base: str = "") -> str:
             )
         if len(problems) > MAX_SUMMARY_ROWS:
             lines += ["", f"... and {len(problems) - MAX_SUMMARY_ROWS} more."]
-    md = "\n".join(lines) + "\n"
-    if os.environ.get("GITHUB_STEP_SUMMARY"):
-        gha.append_job_summary(md)
-    return md
+    return Annotations(commands, "\n".join(lines) + "\n")
 
 
 def pack_artifact(

@@ -55,6 +55,28 @@ def _commit(repo: Path, rev: str, what: str) -> str:
     return sha
 
 
+def _locate(cfg: GamutConfig) -> tuple[Path, PurePosixPath]:
+    """The git repository's top folder and the submissions folder relative to it."""
+    top = _git(cfg.root, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        raise ArtifactError(f"{cfg.root} is not in a git repository")
+    toplevel = Path(_out(top).strip())
+    subs_abs = os.path.realpath(cfg.path(cfg.benchmark.submissions))
+    rel = os.path.relpath(subs_abs, os.path.realpath(toplevel))
+    if rel == ".." or rel.startswith(".." + os.sep):
+        raise ArtifactError("the submissions folder is outside the git repository")
+    return toplevel, PurePosixPath(Path(rel).as_posix()) if rel != "." else PurePosixPath()
+
+
+def submissions_in_repo(cfg: GamutConfig) -> str:
+    """The submissions folder as a repository-relative POSIX path (``.`` for the top).
+
+    Raises:
+        ArtifactError: the config is not in a git repository, or the folder is outside it.
+    """
+    return _locate(cfg)[1].as_posix()
+
+
 def take_from_commit(
     cfg: GamutConfig, pr_number: int, head: str, base: str
 ) -> tuple[PrInfo, list[Problem]]:
@@ -78,18 +100,10 @@ def take_from_commit(
         raise ArtifactError(f"PR number {pr_number} is out of range")
     if not _SHA.match(head):
         raise ArtifactError("the head commit must be given as 40 lowercase hex digits")
-    repo = cfg.root
-    top = _git(repo, "rev-parse", "--show-toplevel")
-    if top.returncode != 0:
-        raise ArtifactError(f"{repo} is not in a git repository")
-    toplevel = Path(_out(top).strip())
+    toplevel, subs = _locate(cfg)
     head_sha = _commit(toplevel, head, "head")
     base_sha = _commit(toplevel, base, "base")
     subs_abs = os.path.realpath(cfg.path(cfg.benchmark.submissions))
-    rel = os.path.relpath(subs_abs, os.path.realpath(toplevel))
-    if rel == ".." or rel.startswith(".." + os.sep):
-        raise ArtifactError("the submissions folder is outside the git repository")
-    subs = PurePosixPath(Path(rel).as_posix()) if rel != "." else PurePosixPath()
 
     diff = _git(
         toplevel, "diff", "--name-only", "--no-renames", "-z", "--end-of-options",
@@ -185,4 +199,4 @@ def take_from_commit(
     return info, warnings
 
 
-__all__ = ["take_from_commit"]
+__all__ = ["submissions_in_repo", "take_from_commit"]

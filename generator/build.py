@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +26,7 @@ from generator.spec import SiteSpec
 from generator.submissions import highlights, submission_page
 from generator.tables import ScoreTables, SiteError, load_tables
 from scoring.questions import load_questions
-from scoring.storage import make_temp_folder
+from scoring.storage import make_staging_folder, remove_stale_staging
 
 ASSETS = Path(__file__).parent / "assets"
 REPO = Path(__file__).resolve().parents[1]
@@ -225,7 +224,7 @@ def _swap_in(new: Path, target: Path) -> None:
     """Replace ``target`` by ``new`` (both folders on one filesystem)."""
     old = None
     if target.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+        old = make_staging_folder(target.parent, f".{target.name}.old.")
         os.replace(target, old / target.name)
     os.replace(new, target)
     if old is not None:
@@ -270,6 +269,9 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
 def build_site(spec: SiteSpec) -> Path:
     """Generate every page from the score tables and build the static site.
 
+    The pages and the site are built in staging folders beside their targets and swapped in when
+    complete; staging folders a killed build left behind are removed first.
+
     Returns:
         The built site folder (``spec.out``), holding ``index.html``.
 
@@ -283,8 +285,13 @@ def build_site(spec: SiteSpec) -> Path:
     out = spec.out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging_parent = project / "site_src" if keep_docs else out.parent
-    docs = make_temp_folder(staging_parent, ".docs.")
-    built = make_temp_folder(out.parent, f".{out.name}.")
+    # a build killed outright (SIGKILL, out of memory) left its staging folders, with response
+    # text in them: a later build removes those no running process is filling
+    remove_stale_staging(out.parent, (".docs.", f".{out.name}.", f".{out.name}.old."))
+    if keep_docs:
+        remove_stale_staging(staging_parent, (".docs.", f".{GENERATED.name}.old."))
+    docs = make_staging_folder(staging_parent, ".docs.")
+    built = make_staging_folder(out.parent, f".{out.name}.")
     try:
         nav = generate_pages(spec, docs, tables)
         if keep_docs:

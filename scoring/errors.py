@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import sys
 from dataclasses import dataclass
 
 
@@ -60,4 +62,78 @@ class ConfigError(ProblemsError):
     """The project configuration (gamut.toml) is invalid."""
 
 
-__all__ = ["ConfigError", "GamutError", "Problem", "ProblemsError", "RubricError", "ScoringError"]
+#: The errnos of a write that found no room: the disk is full, a quota is used up, or the file
+#: would pass a size limit (of the filesystem, or the process's RLIMIT_FSIZE).
+NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+#: How the libraries that write for us say so when they give no errno: SQLite
+#: (SQLITE_FULL), Arrow, and the C library's own words for the errnos above.
+_NO_ROOM_WORDS = (
+    "database or disk is full",
+    "no space left on device",
+    "disk quota exceeded",
+    "file too large",
+)
+
+
+class DiskFullError(GamutError):
+    """A write found no room: the disk or a quota is full, or a file-size limit was reached.
+
+    Every file is written atomically and the verdicts are journalled as they arrive, so after
+    making room the same command goes on from where this one stopped.
+    """
+
+    def __init__(self, detail: str, where: str | None = None) -> None:
+        self.detail = detail
+        self.where = where
+        at = f" writing {where}" if where else ""
+        super().__init__(
+            f"no room left on disk{at} ({detail}): free space (or raise the quota or file-size "
+            "limit) on the filesystem that holds it, then run the same command again; nothing "
+            "was left half-written, and what was finished (verdicts, ledger shards, tables "
+            "already in place) is kept and not redone"
+        )
+
+    @classmethod
+    def find(cls, exc: BaseException) -> DiskFullError | None:
+        """The disk-full error that ``exc``, or an exception it was raised from, amounts to.
+
+        Recognises an ``OSError`` with an errno of :data:`NO_ROOM`, and an ``OSError`` (Arrow's
+        I/O errors) or ``sqlite3.OperationalError`` whose message says so.
+        """
+        seen: set[int] = set()
+        current: BaseException | None = exc
+        sqlite = sys.modules.get("sqlite3")  # never imported: no SQLite error can be here
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            if isinstance(current, DiskFullError):
+                return current
+            text = str(current)
+            if isinstance(current, OSError):
+                name = current.filename if isinstance(current.filename, str) else None
+                if current.errno in NO_ROOM:
+                    return cls(current.strerror or errno.errorcode[current.errno], name)
+                if any(w in text.lower() for w in _NO_ROOM_WORDS):
+                    return cls(text[:300], name)
+            elif (
+                sqlite is not None
+                and isinstance(current, sqlite.OperationalError)
+                and "database or disk is full" in text.lower()
+            ):
+                return cls(f"SQLite: {text[:300]}")
+            # the chain a traceback shows: the cause, else the context unless `from None`
+            current = current.__cause__ or (
+                None if current.__suppress_context__ else current.__context__
+            )
+        return None
+
+
+__all__ = [
+    "NO_ROOM",
+    "ConfigError",
+    "DiskFullError",
+    "GamutError",
+    "Problem",
+    "ProblemsError",
+    "RubricError",
+    "ScoringError",
+]

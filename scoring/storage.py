@@ -9,11 +9,15 @@ built site are served by web servers running as other users.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import stat
 import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+
+from scoring.errors import DiskFullError
 
 
 def _read_umask() -> int:
@@ -46,6 +50,57 @@ def make_temp_folder(parent: Path, prefix: str) -> Path:
     return path
 
 
+#: A staging folder's name: its prefix, the id of the process that made it, then mkdtemp's
+#: random part.
+_STAGING = re.compile(r"(?P<pid>\d+)\.[a-z0-9_]{8}")
+
+
+def make_staging_folder(parent: Path, prefix: str) -> Path:
+    """A :func:`make_temp_folder` whose name also holds this process's id
+    (``<prefix><pid>.<random>``), so that a later build can tell a folder left by a killed process
+    (see :func:`remove_stale_staging`) from one a running build is filling."""
+    return make_temp_folder(parent, f"{prefix}{os.getpid()}.")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # gone, or a number no process can have
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def remove_stale_staging(parent: Path, prefixes: tuple[str, ...]) -> list[Path]:
+    """Delete the staging folders in ``parent`` that no running process is filling.
+
+    A folder counts when it is a real folder (not a link) named ``<prefix><pid>.<random>``
+    (:func:`make_staging_folder`) for one of ``prefixes`` and that process is gone. A SIGKILL
+    skips every ``finally``, so the build after one calls this first.
+
+    Returns:
+        The folders removed.
+    """
+    removed = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return []
+    for entry in entries:
+        for prefix in prefixes:
+            found = _STAGING.fullmatch(entry.name[len(prefix) :])
+            if not entry.name.startswith(prefix) or not found or _alive(int(found["pid"])):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
+            break
+    return removed
+
+
 def _mode_for(path: Path) -> int:
     """The mode ``path`` already has (as rewriting it with ``open()`` keeps), else a new file's."""
     try:
@@ -60,6 +115,9 @@ def atomic_write(path: Path, write: Callable[[Path], None], mode: int | None = N
     A crash or error leaves ``path`` as it was and no temporary file behind. An existing file
     keeps its mode; a new one gets :func:`file_mode`; with ``mode``, either gets ``mode`` (a
     private file: 0o600; the temporary file is 0o600 from its creation).
+
+    Raises:
+        DiskFullError: the write found no room (naming ``path``).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -69,8 +127,11 @@ def atomic_write(path: Path, write: Callable[[Path], None], mode: int | None = N
         write(tmp)
         tmp.chmod(_mode_for(path) if mode is None else mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        full = DiskFullError.find(exc) if isinstance(exc, Exception) else None
+        if full is not None and full.where is None:
+            raise DiskFullError(full.detail, str(path)) from exc
         raise
 
 
@@ -111,5 +172,7 @@ __all__ = [
     "atomic_write_text",
     "file_mode",
     "folder_mode",
+    "make_staging_folder",
     "make_temp_folder",
+    "remove_stale_staging",
 ]

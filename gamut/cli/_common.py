@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 import click
 
 from gamut.config import CONFIG_ENV, DEFAULT_CONFIG
-from scoring.errors import GamutError
+from scoring.errors import DiskFullError, GamutError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -181,9 +181,9 @@ def warn_left_out(left_out: Sequence[str], rest: str) -> None:
     message = left_out_message(left_out, rest)
     err_console.print(f"warning: {message} ({VALIDATE_HINT})", markup=False)
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        import github_action_utils as gha
+        from gamut.workflow_commands import annotation
 
-        gha.warning(f"{message} ({VALIDATE_HINT})", title="GAMUT publish")
+        emit(annotation("warning", f"{message} ({VALIDATE_HINT})", title="GAMUT publish") + "\n")
 
 
 def fail_left_out(left_out: Sequence[str], rest: str) -> NoReturn:
@@ -197,7 +197,11 @@ def fail_left_out(left_out: Sequence[str], rest: str) -> NoReturn:
 
 
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Turn library errors into one clean message on stderr and exit code 1."""
+    """Turn library errors into one clean message on stderr and exit code 1.
+
+    A write that found no room on disk (``OSError`` ENOSPC, EDQUOT or EFBIG, SQLite's "database
+    or disk is full", wherever it was raised) is a :class:`~scoring.errors.DiskFullError` too.
+    """
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -205,5 +209,10 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
             return fn(*args, **kwargs)
         except GamutError as exc:
             fail(str(exc))
+        except Exception as exc:
+            full = DiskFullError.find(exc)
+            if full is None:
+                raise
+            fail(str(full))
 
     return wrapper

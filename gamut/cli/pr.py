@@ -10,6 +10,7 @@ import click
 
 from gamut.cli._common import config_option, emit, err_console, get_config, handle_errors
 from gamut.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
+from scoring.submissions.formats import is_submission_id
 
 _REPORT = click.Path(path_type=Path, dir_okay=False, exists=True)
 
@@ -35,8 +36,17 @@ def pr() -> None:
 @click.argument("report", type=_REPORT)
 @handle_errors
 def annotate_cmd(report: Path) -> None:
-    """Turn a validator JSON REPORT into GitHub annotations and a step summary."""
-    emit(annotate(_report(report)))
+    """Turn a validator JSON REPORT into GitHub annotations and a step summary.
+
+    The annotations (workflow commands) go to stdout, where the runner reads them; the summary
+    is appended to $GITHUB_STEP_SUMMARY, or printed after them when that is not set.
+    """
+    from gamut.workflow_commands import append_step_summary
+
+    result = annotate(_report(report))
+    emit("".join(f"{c}\n" for c in result.commands))
+    if not append_step_summary(result.summary):
+        emit(result.summary)
 
 
 @pr.command("pack")
@@ -106,3 +116,82 @@ def take(config_path: Path, pr_number: int, head_sha: str, base: str, report: Pa
         data = ValidationReport(problems=warnings, submissions=[info.submission_id]).to_dict()
         atomic_write_text(report, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     emit(info.as_outputs())
+
+
+@pr.command("approved")
+@click.option("--sha", "head_sha", required=True, help="Full sha of the pull request's head.")
+@click.option("--repo", default=None, metavar="OWNER/NAME", help="[default: $GITHUB_REPOSITORY]")
+@handle_errors
+def approved(head_sha: str, repo: str | None) -> None:
+    """Say whether a maintainer approved scoring HEAD_SHA, asking GitHub's API.
+
+    Approved means: a run of score-submission.yml for exactly that head commit has an approval
+    in state "approved" for the submission-scoring Environment. Prints approved=true, run_id=
+    and approver= lines, or approved=false; exits 1 when GitHub cannot be asked. Reads
+    $GH_TOKEN (or $GITHUB_TOKEN) and $GITHUB_API_URL.
+    """
+    from gamut.github import GitHub, approved_score_run
+
+    found = approved_score_run(GitHub.from_env(repo), head_sha)
+    emit(found.as_outputs() if found is not None else "approved=false\n")
+
+
+@pr.command("claimed")
+@config_option
+@click.option("--pr", "pr_number", type=int, required=True, help="Pull request number.")
+@click.option(
+    "--submission",
+    "submission_id",
+    default=None,
+    help="The submission id the pull request adds [default: the one folder its files change, "
+    "from GitHub's API].",
+)
+@click.option("--repo", default=None, metavar="OWNER/NAME", help="[default: $GITHUB_REPOSITORY]")
+@click.option(
+    "--comment-out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="When another pull request holds the id, write the refusal comment (markdown) here.",
+)
+@handle_errors
+def claimed(
+    config_path: Path | None,
+    pr_number: int,
+    submission_id: str | None,
+    repo: str | None,
+    comment_out: Path | None,
+) -> None:
+    """Say whether an open pull request with a lower number already holds the submission id.
+
+    A submission id belongs to the first open pull request that changes its folder; the
+    others are refused, so two pull requests never share a folder. Prints submission_id= and
+    claimed_by= (the holder's number, empty when the id is free) lines. Reads $GH_TOKEN (or
+    $GITHUB_TOKEN) and $GITHUB_API_URL.
+    """
+    from gamut.github import GitHub, claimed_by, submission_ids
+    from gamut.pr_source import submissions_in_repo
+    from scoring.storage import atomic_write_text
+
+    cfg = get_config(config_path)
+    gh = GitHub.from_env(repo)
+    folder = submissions_in_repo(cfg)
+    if submission_id is None:
+        ids = sorted(submission_ids(gh, pr_number, folder))
+        if len(ids) != 1:
+            raise ArtifactError(
+                f"PR #{pr_number} changes {len(ids)} submission folders ({', '.join(ids)}); "
+                "a pull request adds exactly one submission"
+            )
+        submission_id = ids[0]
+    if not is_submission_id(submission_id):
+        raise ArtifactError(f"{submission_id!r} is not a valid submission id")
+    holder = claimed_by(gh, pr_number, submission_id, folder)
+    if holder is not None:
+        err_console.print(
+            f"submission id {submission_id!r} is already held by open PR #{holder}", markup=False
+        )
+        if comment_out is not None:
+            from gamut.comment import render_refusal
+
+            atomic_write_text(comment_out, render_refusal(submission_id, holder, folder))
+    emit(f"submission_id={submission_id}\nclaimed_by={'' if holder is None else holder}\n")

@@ -221,3 +221,78 @@ def test_a_failed_build_leaves_no_temporary_folders(tmp_path: Path) -> None:
         pipeline.build_site(Project(cfg))
     assert not [p for p in tmp_path.iterdir() if p.name.startswith((".docs.", ".site."))]
     assert not (tmp_path / "site").exists()
+
+
+def _staging(root: Path) -> list[Path]:
+    return sorted(p for p in root.iterdir() if p.name.startswith((".docs.", ".site.")))
+
+
+def test_a_build_killed_outright_is_cleaned_up_by_the_next(tmp_path: Path) -> None:
+    """A real SIGKILL of `gamut site build` once its staging folders hold pages; the next build
+    removes them (not one a live process still fills) and builds the site."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.generator.fixture_tables import write_fixture_config
+
+    cfg = write_fixture_config(tmp_path, rubrics_public=False)
+    gamut = str(Path(sys.executable).parent / "gamut")
+    for _ in range(5):  # the build may win the race; it takes about 1.5 s
+        proc = subprocess.Popen([gamut, "site", "build", "--config", str(cfg)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            docs = [p for p in _staging(tmp_path) if p.name.startswith(".docs.")]
+            if docs and any(p.is_file() for p in docs[0].rglob("*.md")):
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+            time.sleep(0.005)
+        proc.wait(timeout=60)
+        if proc.returncode == -signal.SIGKILL:
+            break
+    assert proc.returncode == -signal.SIGKILL, "the build always finished before the kill"
+    left = _staging(tmp_path)
+    assert {p.name.split(".")[1] for p in left} == {"docs", "site"}, left
+    assert all(p.name.split(".")[2] == str(proc.pid) for p in left)
+    # a staging folder of a build still running (this process) is not touched
+    live = tmp_path / f".site.{os.getpid()}.abcdefgh"
+    live.mkdir()
+
+    done = subprocess.run([gamut, "site", "build", "--config", str(cfg)], capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert _staging(tmp_path) == [live]
+    assert (tmp_path / "site" / "index.html").is_file()
+    names = [".docs.1.abcdefgh/", ".site.1.abcdefgh/", "site_src/.docs.1.abcdefgh/",
+             "site_src/.generated.old.1.abcdefgh/"]  # fmt: skip
+    ignored = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index", *names],
+                             capture_output=True, text=True)  # fmt: skip
+    assert ignored.stdout.split() == names, "staging folders are in .gitignore"
+
+
+def test_only_staging_folders_of_dead_processes_are_removed(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from scoring.storage import make_staging_folder, remove_stale_staging
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    mine = make_staging_folder(tmp_path, ".site.")
+    assert mine.name.startswith(f".site.{os.getpid()}.")
+    stale = tmp_path / f".site.{dead.pid}.abcdefgh"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "sub" / "page.md").write_text("response text")
+    other = tmp_path / ".site.backup01"  # not a staging name: someone's folder
+    other.mkdir()
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "keep.txt").write_text("x")
+    link = tmp_path / f".site.{dead.pid}.linklink"
+    link.symlink_to(target)
+    removed = remove_stale_staging(tmp_path, (".docs.", ".site."))
+    assert removed == [stale] and not stale.exists()
+    assert mine.is_dir() and other.is_dir() and link.is_symlink() and (target / "keep.txt").exists()

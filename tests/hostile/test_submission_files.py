@@ -201,9 +201,7 @@ def test_changed_from_is_never_an_option_to_git(project: Project, ref: str) -> N
     assert report.errors[0].file.startswith("--changed-from")
 
 
-def test_annotations_are_capped_and_the_rest_summarised(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_annotations_are_capped_and_the_rest_summarised() -> None:
     from gamut.pr import MAX_ANNOTATIONS, annotate
 
     report = {
@@ -215,9 +213,9 @@ def test_annotations_are_capped_and_the_rest_summarised(
             for i in range(20_000)
         ],
     }  # fmt: skip
-    md = annotate(report)
-    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("::")]
-    assert len(lines) == MAX_ANNOTATIONS + 1
+    result = annotate(report)
+    lines, md = result.commands, result.summary
+    assert len(lines) == MAX_ANNOTATIONS + 1 and all(x.startswith("::error ") for x in lines)
     assert "19970 more problem(s) not annotated" in lines[-1]
     assert md.count("\n| error |") == 200 and "... and 19800 more." in md
 

@@ -131,23 +131,26 @@ def test_unpack_replaces_an_existing_folder_of_that_id(tmp_path: Path) -> None:
     assert sorted(p.name for p in old.iterdir()) == ["multimodal.jsonl", "submission.yaml"]
 
 
-def test_annotations_and_step_summary(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_annotations_and_step_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     report = {**REPORT, "ok": False, "problems": [
         {"file": "submissions/my-model/multimodal.jsonl", "line": 7, "severity": "error",
          "message": "unknown question id q9", "fix": "remove the line"}, *REPORT["problems"]]}  # type: ignore[list-item]  # fmt: skip
-    md = annotate(report)
-    out = capsys.readouterr().out
-    assert (
+    result = annotate(report)
+    assert result.commands[0] == (
         "::error title=GAMUT submission,file=submissions/my-model/multimodal.jsonl,line=7::"
-        "unknown question id q9 (remove the line)" in out
+        "unknown question id q9 (remove the line)"
     )
-    assert "::warning " in out and "line=3" in out
-    assert summary.read_text(encoding="utf-8") == md + "\n"
+    assert result.commands[1].startswith("::warning ") and "line=3" in result.commands[1]
+    md = result.summary
     assert "## Submission validation failed" in md and "1 error(s), 1 warning(s)" in md
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(report))
+    r = CliRunner().invoke(main, ["pr", "annotate", str(path)])
+    assert r.exit_code == 0, r.output
+    assert r.stdout == "".join(c + "\n" for c in result.commands)  # the runner reads stdout
+    assert summary.read_text(encoding="utf-8") == md + "\n"
 
 
 def test_cli_pack_and_unpack(tmp_path: Path) -> None:

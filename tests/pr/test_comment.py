@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -197,3 +198,88 @@ def test_the_comment_links_the_submissions_page_on_the_site(tmp_path: Path) -> N
     )
     assert submission_url(None, "new-model") is None
     assert submission_url("https://x.example/", "Bad Id") is None
+
+
+#: Every autolink form GitHub makes in a comment (GFM's autolink extension, then GitHub's own
+#: references), as user-supplied text would carry it.
+AUTOLINKS = [
+    ("www", "Alpha VL see www.evil-example.com"),
+    ("www, upper case", "Alpha (WWW.Evil-Example.com/path?x=1)"),
+    ("www after a delimiter", "*www.evil-example.com*"),
+    ("http", "Alpha http://evil.example/x"),
+    ("https", "Alpha https://evil.example"),
+    ("scheme, upper case", "HTTPS://evil.example"),
+    ("ftp", "ftp://evil.example/file"),
+    ("e-mail", "mail me: someone.else+tag@evil-example.com"),
+    ("mailto", "mailto:someone@evil-example.com"),
+    ("xmpp", "xmpp:someone@evil-example.com/res"),
+    ("mention", "thanks @maintainer"),
+    ("team mention", "cc @some-org/some-team"),
+    ("everyone", "@everyone"),
+    ("issue", "fixes #123"),
+    ("issue, parenthesised", "(#7)"),
+    ("GH- reference", "see GH-42 and gh-43"),
+    ("repository issue", "owner/repo#1"),
+    ("commit", "built at 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b"),
+    ("short commit", "built at deadbee"),
+    ("user commit", "octocat@1a2b3c4"),
+    ("repository commit", "owner/repo@1a2b3c4d"),
+]
+
+#: What GitHub turns into a link or a reference, by the rules of GFM's autolink extension and
+#: GitHub's references; in escaped text, none may match.
+_LINKABLE = [
+    re.compile(r"(?i)(?:^|[\s*_~(\[\]])www\.[\w-]+(?:\.[\w-]+)+"),
+    re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://[^\s<]"),
+    re.compile(r"(?i)\b(?:mailto|xmpp):[\w.+-]+@"),
+    re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    re.compile(r"(?:^|[^\w`])@[A-Za-z0-9]"),
+    re.compile(r"#\d"),
+    re.compile(r"(?i)\bgh-\d"),
+    re.compile(r"(?i)(?<![\w\u200b])[0-9a-f]{7,40}(?![\w\u200b])"),
+]
+
+
+def _visible(md: str) -> str:
+    """The text a reader sees: backslash escapes and entities resolved, zero-width spaces gone."""
+    import html
+
+    return html.unescape(re.sub(r"\\(.)", r"\1", md)).replace("\u200b", "")
+
+
+@pytest.mark.parametrize(("form", "text"), AUTOLINKS, ids=[f for f, _ in AUTOLINKS])
+def test_no_autolink_survives_the_escape_and_the_text_reads_the_same(form: str, text: str) -> None:
+    out = escape(text)
+    hits = [p.pattern for p in _LINKABLE if p.search(out)]
+    assert not hits, (form, out, hits)
+    assert _visible(out) == text
+    # the same through a real Markdown parser with GitHub-style autolinks (pymdownx.magiclink:
+    # URLs, www., e-mail, mentions, issues and commits of a GitHub repository)
+    import markdown
+
+    magic = {"repo_url_shorthand": True, "social_url_shorthand": True, "provider": "github",
+             "user": "owner", "repo": "repo"}  # fmt: skip
+    html_out = markdown.markdown(
+        f"x {out} x",
+        extensions=["pymdownx.magiclink"],
+        extension_configs={"pymdownx.magiclink": magic},
+    )
+    assert "<a " not in html_out, (form, html_out)
+
+
+def test_the_autolink_check_catches_each_form_unescaped() -> None:
+    for form, text in AUTOLINKS:
+        assert any(p.search(text) for p in _LINKABLE), form
+
+
+def test_a_model_name_with_a_www_link_renders_as_text(tmp_path: Path) -> None:
+    res = tmp_path / "results"
+    res.mkdir()
+    row = _row("new-model", "multimodal", "j1", 41.0, 1)
+    row["model_name"] = "Alpha VL see www.evil-example.com"
+    row["organisation"] = "Lab (@lab-admin, #12)"
+    pd.DataFrame([row]).to_parquet(res / "leaderboard.parquet")
+    (res / "provenance.json").write_text(json.dumps({"primary_judge": "j1"}))
+    md = render_comment(load_config(write_config(tmp_path, "rubrics")), "new-model")
+    assert "www.evil" not in md and "@lab" not in md and "#12" not in md
+    assert "Alpha VL see www\u200b.evil-example.com" in md

@@ -88,3 +88,54 @@ def test_the_jobs_with_secrets_install_from_the_lock_only(name: str) -> None:
     target = makefile.split("install-locked:", 1)[1].split("\n\n", 1)[0]
     assert "--require-hashes --no-deps -r $(LOCK)" in target
     assert "--no-deps --no-build-isolation -e ." in target
+
+
+#: The project's own packages, whose third-party imports must all be runtime dependencies.
+PACKAGES = ("scoring", "gamut", "generator")
+
+
+def _third_party_imports() -> dict[str, list[str]]:
+    """Top-level module -> where it is imported, for every import statement of the packages
+    (function-level and ``TYPE_CHECKING`` ones too) that is neither stdlib nor our own."""
+    import ast
+    import sys
+
+    found: dict[str, list[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top in sys.stdlib_module_names or top in {*PACKAGES, "__future__"}:
+                        continue
+                    found.setdefault(top, []).append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_every_third_party_import_is_a_locked_runtime_dependency() -> None:
+    from importlib.metadata import packages_distributions
+
+    imports = _third_party_imports()
+    assert {"numpy", "click", "yaml"} <= set(imports)  # the walk sees the code
+    dists = packages_distributions()
+    runtime = {canonicalize_name(r.name) for r in _requirements("runtime")}
+    lock = _lock()
+    bad = []
+    for module, where in sorted(imports.items()):
+        names = {canonicalize_name(d) for d in dists.get(module, [])}
+        if not names:
+            bad.append(f"{module} ({where[0]}): no installed distribution provides it")
+        elif not names & runtime:
+            bad.append(
+                f"{module} ({where[0]}): {', '.join(sorted(names))} is not in pyproject.toml's "
+                "[project] dependencies (the jobs with secrets install those only)"
+            )
+        elif not names & set(lock):
+            bad.append(f"{module} ({where[0]}): not pinned in {LOCK.name}; run `make lock`")
+    assert not bad, "\n".join(bad)

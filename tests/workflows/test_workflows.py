@@ -326,3 +326,55 @@ def test_secrets_are_used_only_in_environment_gated_jobs(name: str) -> None:
     for job, spec in _load(name)["jobs"].items():
         if "${{ secrets." in yaml.safe_dump(spec):
             assert spec.get("environment"), f"{name}:{job} uses secrets outside an Environment"
+
+
+def test_the_collector_takes_only_heads_a_maintainer_approved_and_never_asks_first() -> None:
+    wf = _load("collect-batches.yml")
+    text = (WORKFLOWS / "collect-batches.yml").read_text(encoding="utf-8")
+    steps = [s for _, s in _steps(wf)]
+    take = next(s for s in steps if "gamut pr take" in s.get("run", ""))
+    run = take["run"]
+    # the approval is asked before anything of the pull request is fetched or taken
+    assert run.index("gamut pr approved") < run.index("git fetch") < run.index("gamut pr take")
+    assert "grep -qx 'approved=true'" in run and "continue" in run.split("approved=true", 1)[1]
+    assert "validate-submission.yml/runs" not in text  # passing validation approves nothing
+    # an id held by an earlier open pull request is refused before the take, in this run too
+    assert run.index("gamut pr claimed") < run.index("git fetch")
+    assert "sort -n" in run and "taken[$sid]" in run
+    judging = [s["run"] for s in steps if ".venv/bin/gamut judge" in s.get("run", "")]
+    calls = [c for r in judging for c in r.replace("\\\n", " ").split(".venv/bin/gamut judge")[1:]]
+    assert calls
+    for call in calls:  # every call either calls nothing or collects only
+        first = call.split("||")[0]
+        assert "--dry-run" in first or "--collect-only" in first, first
+    assert "submission-scoring" in text and "--collect-only" in text.split("name:", 1)[0]
+
+
+def test_scoring_refuses_an_id_an_earlier_pull_request_holds_before_judging() -> None:
+    wf = _load("score-submission.yml")
+    steps = wf["jobs"]["score"]["steps"]
+    names = [s.get("id", "") or s.get("name", "") for s in steps]
+    claim = names.index("claim")
+    assert names.index("take") < claim < names.index("judge")
+    assert "gamut pr claimed" in steps[claim]["run"] and "--comment-out" in steps[claim]["run"]
+    for step in steps[claim + 1 :]:
+        run = step.get("run", "")
+        if any(w in run for w in ("gamut judge", "gamut ledger pull", "gamut comment",
+                                  "submission validate")):  # fmt: skip
+            assert step["if"] == "steps.claim.outputs.claimed_by == ''", step["name"]
+    assert (
+        steps[-1]["if"] == "steps.claim.outputs.claimed_by != ''" and "exit 1" in steps[-1]["run"]
+    )
+    comment = wf["jobs"]["comment"]
+    assert "needs.score.outputs.refused_by != ''" in comment["if"]
+    assert wf["jobs"]["score"]["outputs"]["refused_by"] == "${{ steps.claim.outputs.claimed_by }}"
+
+
+def test_the_scoring_runs_title_names_the_validated_head_commit() -> None:
+    from gamut.github import SCORE_RUN_NAME, SCORE_WORKFLOW, VALIDATE_WORKFLOW
+
+    assert SCORE_WORKFLOW in NAMES and VALIDATE_WORKFLOW in NAMES
+    wf = _load(SCORE_WORKFLOW)
+    expected = SCORE_RUN_NAME.format(sha="${{ github.event.workflow_run.head_sha }}")
+    assert wf["run-name"] == expected
+    assert wf[True]["workflow_run"]["workflows"] == [_load(VALIDATE_WORKFLOW)["name"]]
