@@ -435,7 +435,7 @@ class Ledger:
         """
         wanted = None if identities is None else set(identities)
         latest: dict[str, BatchState] = {}
-        keys: dict[str, tuple[tuple[bytes, ...], tuple[tuple[str, str, str, str], ...]]] = {}
+        keys: dict[str, tuple[tuple[bytes, ...], pa.StructArray]] = {}
         for s in self.batch_states():
             if wanted is not None and s.judge_identity not in wanted:
                 continue

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+import pyarrow as pa
 
 from scoring.ledger import BatchState, Ledger, custom_id
+from scoring.ledger.records import NO_REQUESTS
 
 #: States after which a batch needs nothing more.
 FINAL_STATES = frozenset({"collected", "created", "lost"})
@@ -54,7 +57,7 @@ class BatchRecord:
     attempt: int
     submissions: tuple[str, ...]
     created_at: dt.datetime
-    requests: tuple[tuple[str, str, str, str], ...] = ()
+    requests: pa.StructArray = field(default_factory=lambda: NO_REQUESTS, compare=False)
     run: str = ""
 
     @property
@@ -100,7 +103,7 @@ class BatchBook:
                     n_requests=r.n_requests,
                     created_at=r.created_at,
                     keys=r.keys if with_keys else (),
-                    requests=r.requests if with_keys else (),
+                    requests=r.requests if with_keys else NO_REQUESTS,
                     detail=json.dumps(
                         {
                             "tag": r.tag,

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
+import pyarrow as pa
+
 from scoring.judge.backends import Turn
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
@@ -39,7 +41,7 @@ from scoring.judge.progress import ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.runner import PairItem, Requested, record_failure, verdict_record
 from scoring.ledger import custom_id, keys_array
-from scoring.ledger.records import now
+from scoring.ledger.records import now, request_ids
 
 #: Replies per check at most: the first ask and two re-asks (as in direct mode).
 MAX_ATTEMPTS = 3
@@ -183,13 +185,12 @@ def others_of(
         return {}
     keys = keys_array([rec.keys[i] for i in rows])
     done = cache.ledger.key_index()[0].contains(keys) | cache.pending_index().contains(keys)
+    rows = [i for i, judged in zip(rows, done.tolist(), strict=True) if not judged]
+    ids = rec.requests.take(pa.array(rows, pa.int64())).flatten()
     out = {}
-    for i, judged in zip(rows, done.tolist(), strict=True):
-        if not judged:
-            key = rec.keys[i]
-            sid, setting, qid, check_id = rec.requests[i]
-            ids = Ids(j.name, sid, setting, qid, check_id)
-            out[custom_id(key)] = Requested(key, j.identity, ids)
+    for i, sid, setting, qid, check_id in zip(rows, *(c.to_pylist() for c in ids), strict=True):
+        key = rec.keys[i]
+        out[custom_id(key)] = Requested(key, j.identity, Ids(j.name, sid, setting, qid, check_id))
     return out
 
 
@@ -263,9 +264,11 @@ def submit(
                     attempt,
                     tuple(sorted({it.ids.submission_id for it in items})),
                     now(),
-                    tuple(
-                        (it.ids.submission_id, it.ids.setting, it.ids.question_id, it.ids.check_id)
-                        for it in items
+                    request_ids(
+                        [it.ids.submission_id for it in items],
+                        [it.ids.setting for it in items],
+                        [it.ids.question_id for it in items],
+                        [it.ids.check_id for it in items],
                     ),
                     run,
                 )
