@@ -423,9 +423,9 @@ class Ledger:
             key=lambda r: (r.judge, r.submission_id, r.setting, r.question_id, r.check_id),
         )
 
-    def batch_states(self) -> list[BatchState]:
-        """Every batch-state row, oldest first."""
-        return batch_states(self._read_all(BATCHES, None, None))
+    def batch_states(self, identities: Iterable[str] | None = None) -> list[BatchState]:
+        """Every batch-state row (of the given judge identities), oldest first."""
+        return batch_states(self._read_all(BATCHES, None, identities))
 
     def latest_batch_states(self, identities: Iterable[str] | None = None) -> list[BatchState]:
         """The latest state of each batch (of the given judge identities), by batch id.
@@ -436,9 +436,7 @@ class Ledger:
         wanted = None if identities is None else set(identities)
         latest: dict[str, BatchState] = {}
         keys: dict[str, tuple[tuple[bytes, ...], pa.StructArray]] = {}
-        for s in self.batch_states():
-            if wanted is not None and s.judge_identity not in wanted:
-                continue
+        for s in self.batch_states(wanted):
             if s.keys:
                 keys[s.batch_id] = s.keys, s.requests
             prev = latest.get(s.batch_id)
