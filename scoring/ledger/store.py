@@ -40,7 +40,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from scoring.errors import GamutError, Problem
-from scoring.ledger.keys import KEY_BYTES, KeyIndex, Keys, KeyScheme
+from scoring.ledger.keys import (
+    KEY_BYTES,
+    KEYED_V1_PREFIX,
+    KEYED_VERSION,
+    KeyIndex,
+    Keys,
+    KeyScheme,
+)
 from scoring.ledger.records import (
     BATCHES,
     FAILURES,
@@ -176,6 +183,14 @@ class Ledger:
             raise LedgerError(f"{path}: not a ledger manifest ({exc})") from None
         if not isinstance(got, dict) or got.get("format") != FORMAT:
             raise LedgerError(f"{path}: ledger format {got!r} is not {FORMAT}")
+        if str(got.get("scheme")).startswith(KEYED_V1_PREFIX) and got.get("held") is True:
+            raise LedgerError(
+                f"{path}: this ledger was written under held key scheme 1 "
+                f"({got.get('scheme')!r}), whose check keys leave out the question id; this "
+                f"version reads scheme {KEYED_VERSION} only and cannot convert it (the keys "
+                "hash text it does not keep): start a new [store] ledger folder (and a new "
+                "[store] ledger_hub dataset), and judge into it"
+            )
         if got.get("scheme") != want["scheme"] or got.get("held") != held:
             raise LedgerError(
                 f"{path}: this ledger was written with keys {got.get('scheme')!r} "

@@ -251,8 +251,10 @@ def test_bulk_digests_are_the_keyed_hash_of_each_row(secret_bytes: int) -> None:
             got = [bytes(d) for d in scheme.digests(rows, lead)]
             assert got == [scheme.digest(*lead, *r) for r in rows]
             msgs = [framed((*lead, *r)) for r in rows]
-            if scheme.held:
-                want = [hmac.new(secret, m, hashlib.sha256).digest()[:16] for m in msgs]
+            if scheme.held:  # under the key derived for verdict keys, not the secret itself
+                k = hmac.new(secret, b"gamut ledger v2 verdict keys", hashlib.sha256).digest()
+                want = [hmac.new(k, m, hashlib.sha256).digest()[:16] for m in msgs]
+                assert got != [hmac.new(secret, m, hashlib.sha256).digest()[:16] for m in msgs]
             else:
                 want = [hashlib.sha256(m).digest()[:16] for m in msgs]
             assert got == want
@@ -423,7 +425,7 @@ def test_held_key_cannot_be_confirmed_without_the_secret() -> None:
     keyed, guess = KeyScheme.keyed(SECRET), KeyScheme.public()
     assert keyed.digest("fact", CHECK_TEXT) != guess.digest("fact", CHECK_TEXT)
     assert keyed.digest("fact", CHECK_TEXT) != KeyScheme.keyed("u" * 40).digest("fact", CHECK_TEXT)
-    assert SECRET not in keyed.scheme_id and keyed.scheme_id.startswith("hmac-sha256:")
+    assert SECRET not in keyed.scheme_id and keyed.scheme_id.startswith("hmac-sha256-v2:")
     with pytest.raises(Exception, match="at least 32"):
         KeyScheme.keyed("short")
 
@@ -442,3 +444,38 @@ def test_lock_refuses_a_second_writer(tmp_path: Path) -> None:
         pass
     with led.lock():  # released
         pass
+
+
+def test_held_check_digests_of_one_text_differ_across_questions() -> None:
+    from scoring.compiler import Check, CheckKind
+    from scoring.judge.pairs import CheckTable
+    from scoring.rubric import Tier
+
+    def check(qid: str) -> Check:
+        return Check(qid, "I1", "I1", CheckKind.FACT, Tier.ANSWER_CRITICAL, False, CHECK_TEXT)
+
+    def table() -> CheckTable:
+        return CheckTable(
+            [check("food-0001"), check("food-0002")],
+            ["food-0001", "food-0002"],
+            np.zeros(1, np.int64),
+            np.zeros(1, np.int64),
+        )
+
+    keyed, public = KeyScheme.keyed(SECRET), KeyScheme.public()
+    for by_ids in (False, True):
+        held = table().digests(keyed, by_ids)
+        assert bytes(held[0]) != bytes(held[1]), "a held ledger links equal check texts"
+        assert bytes(held[0]) == keyed.digest("food-0001", "fact", CHECK_TEXT, *["I1"][:by_ids])
+        shown = table().digests(public, by_ids)  # public keys are unchanged: texts are public
+        assert bytes(shown[0]) == bytes(shown[1])
+        assert bytes(shown[0]) == public.digest("fact", CHECK_TEXT, *["I1"][:by_ids])
+
+
+def test_a_ledger_of_the_first_held_key_scheme_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "LEDGER.json").write_text(
+        '{"format": 1, "scheme": "hmac-sha256:0123456789abcdef", "held": true}\n'
+    )
+    with pytest.raises(LedgerError, match="held key scheme 1") as err:
+        Ledger.open(tmp_path, KeyScheme.keyed(SECRET), held=True)
+    assert "question id" in str(err.value) and "new [store] ledger folder" in str(err.value)
