@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import secrets
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -210,14 +211,26 @@ def keys_array(keys: Sequence[bytes]) -> Keys:
 _ROW = np.dtype((np.void, KEY_BYTES))
 
 
+#: The multipliers of :func:`_mix32`: odd, drawn afresh by each process, so that nobody can
+#: choose keys that share a mix (a run of equal mixes is walked key by key: chosen keys would make
+#: a lookup quadratic). Mixes are never stored.
+_MIX = np.array([secrets.randbits(64) | 1 for _ in range(KEY_BYTES // 8)], dtype=np.uint64)
+
+
 def _mix32(keys: Keys) -> npt.NDArray[np.uint32]:
-    """A 32-bit mix of each key (both halves), for sorting and searching."""
+    """A 32-bit mix of each key (both halves), for sorting and searching: the high half of the
+    sum of the key's four words times this process's multipliers (:data:`_MIX`), a universal
+    hash, so that two different keys share a mix with chance about 2**-32 whatever the keys."""
     w = np.ascontiguousarray(keys).view(np.uint64)  # (n, 4)
-    h = w[:, 0] ^ w[:, 2]
-    h ^= w[:, 1] >> np.uint64(1)
-    h ^= w[:, 3]
+    h = w[:, 0] * _MIX[0]
+    term = np.empty_like(h)
+    for i in range(1, w.shape[1]):
+        np.multiply(w[:, i], _MIX[i], out=term)
+        h += term
+    del term
     h >>= np.uint64(32)
-    return h.astype(np.uint32)
+    mix: npt.NDArray[np.uint32] = h.astype(np.uint32)
+    return mix
 
 
 def _mix_order(mix: npt.NDArray[np.uint32]) -> npt.NDArray[np.int64]:

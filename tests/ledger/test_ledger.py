@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -31,6 +32,7 @@ from scoring.ledger import (
     keys_array,
     merge,
 )
+from scoring.ledger.keys import _mix32
 from scoring.verdicts import Verdict
 
 SECRET = "s" * 40
@@ -91,11 +93,25 @@ def test_key_index_finds_keys_and_first_verdict_wins(tmp_path: Path) -> None:
     assert index.contains(queries).tolist() == [True, False, True]
 
 
+@functools.cache
+def _sharing_a_mix() -> np.ndarray:
+    """Distinct keys, each pair of rows (0 and 1, 2 and 3, ...) sharing this process's 32-bit
+    mix: found by a birthday search (300,000 random keys hold a few such pairs)."""
+    rng = np.random.default_rng(11)
+    keys = rng.integers(0, 256, size=(300_000, 32), dtype=np.uint8)
+    mix = _mix32(keys)
+    order = np.argsort(mix, kind="stable")
+    same = np.flatnonzero(mix[order][1:] == mix[order][:-1])
+    assert len(same), "no two of 300,000 random keys share a mix: the mix is not 32 bits"
+    pairs = keys[np.stack([order[same], order[same + 1]], axis=1).ravel()]
+    assert len({bytes(k) for k in pairs}) == len(pairs)
+    return pairs
+
+
 def test_key_index_handles_keys_sharing_a_mix() -> None:
-    # two keys with equal 64-bit mixes still resolve to their own rows
-    a = np.zeros((1, 32), dtype=np.uint8)
-    b = np.zeros((1, 32), dtype=np.uint8)
-    b[0, 0] = b[0, 16] = 1  # words 0 and 2 both change by 1: their XOR is unchanged
+    # two keys with equal mixes still resolve to their own rows
+    a, b = _sharing_a_mix()[0:1], _sharing_a_mix()[1:2]
+    assert _mix32(a) == _mix32(b)
     index = KeyIndex(np.concatenate([a, b, a]))
     assert index.find(np.concatenate([b, a])).tolist() == [1, 0]
     assert index.find(np.full((1, 32), 7, dtype=np.uint8)).tolist() == [-1]
@@ -107,10 +123,12 @@ def test_key_index_handles_keys_sharing_a_mix() -> None:
     st.lists(st.integers(0, 50), max_size=60),
 )
 def test_key_index_answers_like_a_dictionary(stored: list[int], asked: list[int]) -> None:
-    # few distinct keys (so duplicates are common), some with equal 64-bit mixes
+    # few distinct keys (so duplicates are common), some with equal mixes
     def key(n: int) -> bytes:
+        if n % 3 == 0:
+            pool = _sharing_a_mix()
+            return bytes(pool[(n // 3) % len(pool)])
         raw = bytearray(32)
-        raw[0] = raw[16] = n % 7  # words 0 and 2 change together: the mix often collides
         raw[8] = n
         return bytes(raw)
 
@@ -135,7 +153,8 @@ def test_key_index_answers_across_comparison_slices(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(keys_module, "_FIND_CHUNK", 3)  # many slices, some holding collisions
     rng = np.random.default_rng(5)
     stored = rng.integers(0, 256, size=(40, 32), dtype=np.uint8)
-    stored[10:20, 0] = stored[10:20, 16] = 9  # equal mixes for some pairs of rows
+    shared = _sharing_a_mix()[:10]
+    stored[10 : 10 + len(shared)] = shared  # equal mixes for some pairs of rows
     stored[30] = stored[3]  # a duplicate: the first row wins
     index = KeyIndex(stored)
     queries = np.concatenate([stored[::-1], rng.integers(0, 256, size=(9, 32), dtype=np.uint8)])
@@ -182,7 +201,8 @@ def test_remembered_answers_are_those_find_gives_on_two_threads(
     monkeypatch.setattr(keys_module, "_FIND_CHUNK", 4)  # many slices for the two threads
     rng = np.random.default_rng(9)
     stored = rng.integers(0, 256, size=(60, 32), dtype=np.uint8)
-    stored[10:20, 0] = stored[10:20, 16] = 3  # equal mixes for some pairs of rows
+    shared = _sharing_a_mix()[:10]
+    stored[10 : 10 + len(shared)] = shared  # equal mixes for some pairs of rows
     stored[40] = stored[5]  # a duplicate: the first row wins
     first = {bytes(k): i for i, k in reversed(list(enumerate(stored)))}
     asked = [
