@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import hashlib
 import io
 import json
 import os
@@ -40,6 +39,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from scoring.errors import GamutError, Problem
+from scoring.ledger.checks import (
+    code_problem,
+    contents_problem,
+    metadata_problem,
+    name_problem,
+    shard_name,
+    size_problem,
+    write_parts,
+)
 from scoring.ledger.keys import (
     KEY_BYTES,
     KEYED_V1_PREFIX,
@@ -69,8 +77,6 @@ FORMAT = 1
 MANIFEST = "LEDGER.json"
 _META = b"gamut.ledger"
 _SHARD = re.compile(r"^[0-9a-f]{64}\.parquet$")
-#: Largest shard file read (a hostile or broken file is refused, not loaded).
-MAX_SHARD_BYTES = 2 << 30
 
 
 class LedgerError(GamutError):
@@ -203,17 +209,20 @@ class Ledger:
     # -- writing ---------------------------------------------------------------------------
 
     def write_shard(self, kind: str, table: pa.Table) -> str | None:
-        """Write ``table`` as one new shard of ``kind``; returns its name (None when empty).
+        """Write ``table`` as a new shard of ``kind``; returns its name (None when empty).
 
-        Writing the same rows twice gives the same name and no second file.
+        The name is the SHA-256 of the shard's bytes, or their MAC under the ledger secret in a
+        held ledger (:mod:`scoring.ledger.checks`). A table too large for one shard is written
+        as several, in row order (:func:`~scoring.ledger.checks.write_parts`); the name is the
+        last one's. Writing the same rows twice gives the same names and no second file.
         """
-        if table.num_rows == 0:
-            return None
-        data = shard_bytes(table, kind, self.scheme, self.held)
-        name = hashlib.sha256(data).hexdigest() + ".parquet"
-        path = self.root / kind / name
-        if not path.exists():
-            atomic_write_bytes(path, data)
+        name = None
+        for part in write_parts(table) if table.num_rows else []:
+            data = shard_bytes(part, kind, self.scheme, self.held)
+            name = shard_name(data, self.scheme)
+            path = self.root / kind / name
+            if not path.exists():
+                atomic_write_bytes(path, data)
         return name
 
     def append_verdicts(self, records: Sequence[VerdictRecord] | pa.Table) -> str | None:
@@ -247,18 +256,22 @@ class Ledger:
             LedgerError: unreadable, too large, or not a shard of this ledger.
         """
         path = self.root / kind / name
+        fix = "run `gamut ledger verify`, and restore it from another copy (or remove it)"
         try:
-            if path.stat().st_size > MAX_SHARD_BYTES:
-                raise LedgerError(f"{path}: larger than {MAX_SHARD_BYTES} bytes; not a shard")
-            f = pq.ParquetFile(path)
+            bad = size_problem(path)
+            f = None if bad else pq.ParquetFile(path)
+            bad = bad or metadata_problem(f.metadata)  # type: ignore[union-attr]
+            if bad or f is None:
+                raise LedgerError(f"{path}: not read: {bad}; {fix}")
             meta = _shard_meta(f.schema_arrow)
             table = f.read(columns=list(columns) if columns is not None else None)
         except (OSError, pa.ArrowException) as exc:
-            raise LedgerError(
-                f"{path}: cannot read this shard ({exc}); run `gamut ledger verify`"
-            ) from None
+            raise LedgerError(f"{path}: cannot read this shard ({exc}); {fix}") from None
         if meta.get("kind") != kind or meta.get("scheme") != self.scheme.scheme_id:
             raise LedgerError(f"{path}: a foreign shard ({meta}); run `gamut ledger verify`")
+        bad = code_problem(table["verdict"]) if "verdict" in table.column_names else None
+        if bad:
+            raise LedgerError(f"{path}: not read: {bad}; {fix}")
         return table
 
     def _read_all(
@@ -490,17 +503,23 @@ class Ledger:
         return problems
 
     def verify_shard(self, kind: str, path: Path) -> list[Problem]:
-        """The problems of one shard file of ``kind`` (its bytes against its name, readable,
-        this ledger's kind, key scheme and columns); empty when it is sound."""
+        """The problems of one shard file of ``kind`` (its size, its bytes against its name,
+        its metadata's counts, this ledger's kind, key scheme and columns, and its values: see
+        :mod:`scoring.ledger.checks`); empty when it is sound. Nothing is decoded before the
+        name and the metadata check out."""
         fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
-        h = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        if h.hexdigest() + ".parquet" != path.name:
-            return [Problem(str(path), None, "corrupted: its bytes do not match its name", fix)]
+        try:
+            bad = size_problem(path) or name_problem(path, self.scheme)
+        except OSError as exc:
+            bad = f"cannot be read ({type(exc).__name__})"
+        if bad:
+            foreign = None if bad.startswith("not a Parquet") else self._foreign(path)
+            return [foreign or Problem(str(path), None, bad, fix)]
         try:
             pf = pq.ParquetFile(path)
+            bad = metadata_problem(pf.metadata)
+            if bad:
+                return [Problem(str(path), None, f"refused before decoding: {bad}", fix)]
             meta = _shard_meta(pf.schema_arrow)
             got = pf.schema_arrow.remove_metadata()
         except (OSError, pa.ArrowException) as exc:
@@ -518,7 +537,28 @@ class Ledger:
             ]
         if not got.equals(schema(kind, self.held)):
             return [Problem(str(path), None, f"columns {got.names} are not a {kind} shard's", fix)]
-        return []
+        try:
+            bad = contents_problem(path, kind, pf)
+        except (OSError, pa.ArrowException) as exc:
+            bad = f"its rows cannot be read ({exc})"
+        return [Problem(str(path), None, bad, fix)] if bad else []
+
+    def _foreign(self, path: Path) -> Problem | None:
+        """The problem of a shard whose (size-checked) footer names another key scheme, which is
+        why its name is not this ledger's; None when it names this one or cannot be read."""
+        try:
+            meta = _shard_meta(pq.ParquetFile(path).schema_arrow)
+        except (OSError, pa.ArrowException):
+            return None
+        if not meta or meta.get("scheme") == self.scheme.scheme_id:
+            return None
+        return Problem(
+            str(path),
+            None,
+            f"a foreign shard: written under keys {meta.get('scheme')!r}, this ledger's are "
+            f"{self.scheme.scheme_id!r}",
+            "remove it; it belongs to another ledger",
+        )
 
     def conflicts(self, other: Ledger | None = None) -> list[Conflict]:
         """Keys with two different verdicts: within this ledger, or between it and ``other``."""

@@ -253,7 +253,7 @@ def test_pull_names_and_skips_a_corrupted_or_foreign_shard(
     report = pull(dest, REPO)
     assert report.ingested == [f"verdicts/{good}"]
     refused = "\n".join(str(p) for p in report.refused)
-    assert bad_name in refused and "do not match its name" in refused
+    assert bad_name in refused and "not authenticated" in refused
     assert foreign in refused and "foreign" in refused
     assert "notes.txt" in refused
     assert sorted(_files(dest)) == [f"verdicts/{good}"]
