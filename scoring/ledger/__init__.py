@@ -19,6 +19,7 @@ from scoring.ledger.keys import (
     key_from_custom_id,
     keys_array,
 )
+from scoring.ledger.order import PUSHES, PushRecord
 from scoring.ledger.records import (
     BATCH_SCHEMA,
     BATCHES,
@@ -37,7 +38,6 @@ from scoring.ledger.store import (
     MANIFEST,
     Conflict,
     Ledger,
-    LedgerConflict,
     LedgerError,
     MergeReport,
     key_column,
@@ -51,6 +51,7 @@ __all__ = [
     "KEY_BYTES",
     "KINDS",
     "MANIFEST",
+    "PUSHES",
     "SOURCES",
     "VERDICTS",
     "BatchState",
@@ -60,9 +61,9 @@ __all__ = [
     "KeyScheme",
     "Keys",
     "Ledger",
-    "LedgerConflict",
     "LedgerError",
     "MergeReport",
+    "PushRecord",
     "VerdictRecord",
     "custom_id",
     "failure_schema",

@@ -60,13 +60,14 @@ def shard_name(data: bytes, scheme: KeyScheme) -> str:
 
 
 def name_problem(path: Path, scheme: KeyScheme) -> str | None:
-    """Why ``path`` does not hold the bytes its name names (None when it does)."""
+    """Why ``path`` does not hold the bytes its name (before the suffix) names: their SHA-256,
+    or their MAC when the scheme is keyed (None when it does)."""
     key = scheme.mac_key
     h: Any = hashlib.sha256() if key is None else hmac.new(key, b"", hashlib.sha256)
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
-    if hmac.compare_digest(h.hexdigest() + ".parquet", path.name):
+    if hmac.compare_digest(h.hexdigest(), path.name.partition(".")[0]):
         return None
     if key is None:
         return "corrupted: its bytes do not match its name"

@@ -3,19 +3,22 @@
 Layout::
 
     LEDGER.json                  {"format": 1, "scheme": "...", "held": true}
-    verdicts/<sha256>.parquet    verdict rows
-    failures/<sha256>.parquet    failure rows
-    batches/<sha256>.parquet     batch-state rows
+    verdicts/<name>.parquet      verdict rows
+    failures/<name>.parquet      failure rows
+    batches/<name>.parquet       batch-state rows
+    pushes/<name>.json           push records: the order in which pushed shards count
 
-Every shard is written once, atomically, and named by the SHA-256 of its bytes, so a shard is
-never rewritten, two ledgers merge by copying the shards one lacks, and :meth:`Ledger.verify`
-checks every byte. Each shard's Parquet metadata names its kind and the key scheme it was written
-under; a shard from a ledger with another scheme is foreign. Files and folders starting with ``.``
-(the lock, a pull's staging folder) are local and never part of the ledger.
+Every shard is written once, atomically, and named by the SHA-256 of its bytes (held: their HMAC
+under the ledger secret, :mod:`scoring.ledger.checks`), so a shard is never rewritten, two
+ledgers merge by copying the files one lacks, and :meth:`Ledger.verify` checks every byte. Each
+shard's Parquet metadata names its kind and the key scheme it was written under; a shard from a
+ledger with another scheme is foreign. Files and folders starting with ``.`` (the lock, a pull's
+staging folder) are local and never part of the ledger.
 
-Reading: the first verdict of a key wins (shards in the order they were written); a later,
-different verdict for the same key is a conflict that :meth:`Ledger.verify` and :func:`merge`
-name, never an overwrite.
+Reading: the first verdict of a key wins, shards in the order of :mod:`scoring.ledger.order`
+(pushed ones in the remote's commit order, then local ones by their first row's time); a later,
+different verdict for the same key is a duplicate, kept in its shard, counted by
+:meth:`Ledger.duplicates` and never scored: never an overwrite, never an error.
 """
 
 from __future__ import annotations
@@ -56,6 +59,16 @@ from scoring.ledger.keys import (
     Keys,
     KeyScheme,
 )
+from scoring.ledger.order import (
+    PUSHES,
+    RECORD,
+    PushRecord,
+    ranks,
+    read_records,
+    record_bytes,
+    record_name,
+    record_problem,
+)
 from scoring.ledger.records import (
     BATCHES,
     FAILURES,
@@ -85,7 +98,8 @@ class LedgerError(GamutError):
 
 @dataclass(frozen=True)
 class Conflict:
-    """One key with two different verdicts (in one ledger, or across two being merged)."""
+    """One key judged twice with different verdicts: ``ours`` counts, ``theirs`` is the
+    duplicate kept aside."""
 
     key: bytes
     judge: str
@@ -96,29 +110,18 @@ class Conflict:
     def __str__(self) -> str:
         return (
             f"{self.judge} {self.ids} (key {self.key.hex()[:16]}...): "
-            f"{self.ours} here, {self.theirs} there"
-        )
-
-
-class LedgerConflict(LedgerError):
-    """A merge found keys with two different verdicts; nothing was merged."""
-
-    def __init__(self, conflicts: list[Conflict], where: str) -> None:
-        self.conflicts = conflicts
-        shown = "\n".join(f"  {c}" for c in conflicts[:20])
-        more = f"\n  ... and {len(conflicts) - 20} more" if len(conflicts) > 20 else ""
-        super().__init__(
-            f"{len(conflicts)} verdict(s) differ between {where}; nothing was merged:\n"
-            f"{shown}{more}\n(decide which judge run stands, and merge the other ledger "
-            "without it)"
+            f"{self.ours} counts, {self.theirs} kept aside"
         )
 
 
 @dataclass
 class MergeReport:
-    """What :func:`merge` copied."""
+    """What :func:`merge` copied, and the duplicates the merged ledger holds (verdicts of keys
+    judged twice that do not count: :meth:`Ledger.duplicates`), with a few of them."""
 
     copied: dict[str, list[str]] = field(default_factory=dict)
+    duplicates: int = 0
+    examples: list[Conflict] = field(default_factory=list)
 
     @property
     def n_copied(self) -> int:
@@ -323,11 +326,39 @@ class Ledger:
         """Shard names oldest first (by their earliest row time), so first-written wins."""
         return [name for name, _ in self._ordered_rows(kind)]
 
+    def ordered_paths(self) -> list[str]:
+        """Every shard's path (``kind/name``), each kind in the order its rows count."""
+        return [f"{kind}/{name}" for kind in KINDS for name in self._ordered(kind)]
+
+    def record_names(self) -> list[str]:
+        """Names of the push records, sorted (they change the order of the shards)."""
+        folder = self.root / PUSHES
+        if not folder.is_dir():
+            return []
+        return sorted(p.name for p in folder.iterdir() if RECORD.match(p.name))
+
+    def push_records(self) -> list[PushRecord]:
+        """The push records, in the remote's commit order (:mod:`scoring.ledger.order`)."""
+        return read_records(self.root)
+
+    def add_push_record(self, after: str | None, shards: list[str]) -> str:
+        """Write the record of a push that landed (its shard paths, after the record ``after``);
+        returns its name."""
+        data = record_bytes(after, shards)
+        name = record_name(data, self.scheme)
+        path = self.root / PUSHES / name
+        if not path.exists():
+            atomic_write_bytes(path, data)
+        return name
+
     def _ordered_rows(self, kind: str) -> list[tuple[str, int]]:
-        """Shard names oldest first, each with the rows its metadata counts (0 when it cannot
-        be read: :meth:`read_shard` names the problem)."""
+        """Shard names in the order their rows count, each with the rows its metadata counts
+        (0 when it cannot be read: :meth:`read_shard` names the problem): pushed shards in the
+        remote's commit order, then the others by their first row's time, then by name."""
         col = {VERDICTS: "created_at", FAILURES: "failed_at", BATCHES: "updated_at"}[kind]
-        times: list[tuple[int, str, int]] = []
+        rank = ranks(self.push_records())
+        unpushed = len(rank)
+        times: list[tuple[int, int, str, int]] = []
         for name in self.shard_names(kind):
             try:
                 md = pq.ParquetFile(self.root / kind / name).metadata
@@ -343,8 +374,9 @@ class Ledger:
                 rows = md.num_rows
             except (OSError, pa.ArrowException):
                 lo, rows = None, 0  # read_shard names the problem
-            times.append((0 if lo is None else int(lo.timestamp() * 1e6), name, rows))
-        return [(name, rows) for _, name, rows in sorted(times)]
+            t = 0 if lo is None else int(lo.timestamp() * 1e6)
+            times.append((rank.get(f"{kind}/{name}", unpushed), t, name, rows))
+        return [(name, rows) for _, _, name, rows in sorted(times)]
 
     def verdicts(
         self, columns: Sequence[str] | None = None, identities: Iterable[str] | None = None
@@ -385,7 +417,7 @@ class Ledger:
     ) -> tuple[KeyIndex, pa.Table]:
         want = [c for c in dict.fromkeys(columns) if c != "key"]
         ident = None if identities is None else tuple(sorted(set(identities)))
-        state = (tuple(self.shard_names(VERDICTS)), ident)
+        state = (tuple(self.shard_names(VERDICTS)), tuple(self.record_names()), ident)
         if self._index is not None and self._index[0] == state:
             _, index, table = self._index
             if set(want) <= set(table.column_names):
@@ -482,12 +514,16 @@ class Ledger:
     # -- checking --------------------------------------------------------------------------
 
     def verify(self) -> list[Problem]:
-        """Every problem in the ledger: files that are not shards, shards whose bytes do not
-        match their name, unreadable or foreign shards, and conflicting verdicts."""
+        """Every problem in the ledger: files that are not shards or push records, and shards
+        or records that are not sound (:meth:`verify_shard`, :meth:`verify_record`). A key
+        judged twice is no problem: :meth:`duplicates` counts those."""
         problems: list[Problem] = []
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
             if path.is_dir() or any(p.startswith(".") for p in rel.parts) or str(rel) == MANIFEST:
+                continue
+            if len(rel.parts) == 2 and rel.parts[0] == PUSHES:
+                problems.extend(self.verify_record(path))
                 continue
             if len(rel.parts) != 2 or rel.parts[0] not in KINDS or not _SHARD.match(rel.name):
                 problems.append(
@@ -495,12 +531,16 @@ class Ledger:
                 )
                 continue
             problems.extend(self.verify_shard(rel.parts[0], path))
-        if not problems:
-            problems.extend(
-                Problem(str(self.root / VERDICTS), None, f"conflicting verdicts: {c}", "")
-                for c in self.conflicts()
-            )
         return problems
+
+    def verify_record(self, path: Path) -> list[Problem]:
+        """The problems of one push record file (its name against its bytes, its form)."""
+        try:
+            bad = record_problem(path, self.scheme)
+        except OSError as exc:
+            bad = f"cannot be read ({type(exc).__name__})"
+        fix = "restore it from another copy of the ledger (gamut ledger pull), or remove it"
+        return [Problem(str(path), None, f"push record {bad}", fix)] if bad else []
 
     def verify_shard(self, kind: str, path: Path) -> list[Problem]:
         """The problems of one shard file of ``kind`` (its size, its bytes against its name,
@@ -560,37 +600,23 @@ class Ledger:
             "remove it; it belongs to another ledger",
         )
 
-    def conflicts(self, other: Ledger | None = None) -> list[Conflict]:
-        """Keys with two different verdicts: within this ledger, or between it and ``other``."""
+    def duplicates(self, limit: int = 20) -> tuple[int, list[Conflict]]:
+        """The verdicts kept aside: rows whose key has an earlier row (in the order verdicts
+        count) with another verdict. Their count, and up to ``limit`` of them (one per key)."""
         cols = ["key", "verdict", "judge", "submission_id", "setting", "question_id", "check_id"]
-        ours = self.verdicts(cols)
-        theirs = ours if other is None else other.verdicts(cols)
-        a_keys, b_keys = _key_array(ours["key"]), _key_array(theirs["key"])
-        index = KeyIndex(a_keys)
-        row = index.find(b_keys)
-        a_v = ours["verdict"].to_numpy()
-        b_v = theirs["verdict"].to_numpy()
-        hit = row >= 0
-        diff = np.zeros(len(row), dtype=bool)
-        diff[hit] = a_v[row[hit]] != b_v[hit]
+        t = self.verdicts(cols)
+        keys = _key_array(t["key"])
+        first = KeyIndex(keys).find(keys)  # the first row of each row's key
+        v = t["verdict"].to_numpy()
+        rows = np.flatnonzero(v[first] != v)
+        _, pick = np.unique(first[rows], return_index=True)
         out = []
-        seen: set[bytes] = set()
-        for i in np.flatnonzero(diff):
-            r = theirs.slice(int(i), 1).to_pylist()[0]
-            if r["key"] in seen:
-                continue
-            seen.add(r["key"])
+        for i in rows[np.sort(pick)][:limit]:
+            r = t.slice(int(i), 1).to_pylist()[0]
             ids = "/".join(r[c] for c in cols[3:])
-            out.append(
-                Conflict(
-                    r["key"],
-                    r["judge"],
-                    ids,
-                    verdict_word(int(a_v[row[i]])).value,
-                    verdict_word(int(b_v[i])).value,
-                )
-            )
-        return out
+            won, lost = verdict_word(int(v[first[i]])), verdict_word(int(v[i]))
+            out.append(Conflict(r["key"], r["judge"], ids, won.value, lost.value))
+        return len(rows), out
 
     @contextlib.contextmanager
     def lock(self, what: str = "gamut judge") -> Iterator[None]:
@@ -617,11 +643,14 @@ class Ledger:
 
 
 def merge(into: Ledger, other: Ledger) -> MergeReport:
-    """Copy into ``into`` every shard of ``other`` it lacks, after checking both.
+    """Copy into ``into`` every shard and push record of ``other`` it lacks, after checking
+    ``other``. A key judged in both with different verdicts is no error: the order of
+    :mod:`scoring.ledger.order` decides which counts, the same on every machine, and the other
+    is a duplicate kept aside (counted in the report).
 
     Raises:
-        LedgerError: ``other`` has a corrupted or foreign shard (named), or another key scheme.
-        LedgerConflict: a key has different verdicts in the two ledgers; nothing is copied.
+        LedgerError: ``other`` has a corrupted, forged or foreign file (named), or another key
+            scheme.
     """
     if other.scheme.scheme_id != into.scheme.scheme_id or other.held != into.held:
         raise LedgerError(
@@ -632,13 +661,11 @@ def merge(into: Ledger, other: Ledger) -> MergeReport:
     bad = other.verify()
     if bad:
         raise LedgerError(f"cannot merge {other.root}: " + "; ".join(str(p) for p in bad[:10]))
-    conflicts = into.conflicts(other)
-    if conflicts:
-        raise LedgerConflict(conflicts, f"{into.root} and {other.root}")
     report = MergeReport()
-    for kind in KINDS:
-        have = set(into.shard_names(kind))
-        for name in other.shard_names(kind):
+    for kind in (*KINDS, PUSHES):
+        have = set(into.shard_names(kind) if kind != PUSHES else into.record_names())
+        names = other.shard_names(kind) if kind != PUSHES else other.record_names()
+        for name in names:
             if name in have:
                 continue
             dest = into.root / kind / name
@@ -647,6 +674,7 @@ def merge(into: Ledger, other: Ledger) -> MergeReport:
             shutil.copyfile(other.root / kind / name, tmp)
             os.replace(tmp, dest)
             report.copied.setdefault(kind, []).append(name)
+    report.duplicates, report.examples = into.duplicates()
     return report
 
 
@@ -686,7 +714,6 @@ __all__ = [
     "MANIFEST",
     "Conflict",
     "Ledger",
-    "LedgerConflict",
     "LedgerError",
     "MergeReport",
     "key_column",

@@ -22,7 +22,6 @@ from scoring.ledger import (
     KeyIndex,
     KeyScheme,
     Ledger,
-    LedgerConflict,
     LedgerError,
     VerdictRecord,
     custom_id,
@@ -351,19 +350,26 @@ def test_merge_of_diverged_ledgers_loses_nothing(tmp_path: Path) -> None:
     assert a.verify() == []
 
 
-def test_merge_names_a_conflict_and_copies_nothing(tmp_path: Path) -> None:
+def test_merge_keeps_a_conflicting_verdict_aside_and_the_first_counts(tmp_path: Path) -> None:
     s = KeyScheme.public()
     a = Ledger.open(tmp_path / "a", s, held=False)
     b = Ledger.open(tmp_path / "b", s, held=False)
     a.append_verdicts([_verdict(s, 1), _verdict(s, 2)])
-    b.append_verdicts([_verdict(s, 2, Verdict.CONTRADICTS), _verdict(s, 3)])
-    with pytest.raises(LedgerConflict) as err:
-        merge(a, b)
-    assert len(err.value.conflicts) == 1
-    c = err.value.conflicts[0]
+    late = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5)
+    b.append_verdicts(
+        [dataclasses.replace(_verdict(s, n, v), created_at=late) for n, v in
+         ((2, Verdict.CONTRADICTS), (3, Verdict.MEETS))]
+    )  # fmt: skip
+    report = merge(a, b)
+    assert report.n_copied == 1 and report.duplicates == 1
+    (c,) = report.examples
     assert (c.ours, c.theirs) == ("meets", "contradicts")
-    assert "m-one/multimodal/food-0002/I1" in str(err.value)
-    assert a.verdicts().num_rows == 2  # nothing copied
+    assert "m-one/multimodal/food-0002/I1" in str(c) and "contradicts kept aside" in str(c)
+    assert a.verdicts().num_rows == 4  # the duplicate is kept, in its shard
+    index, table = a.key_index()
+    row = int(index.find(keys_array([_key(s, 2)]))[0])
+    assert table["verdict"][row].as_py() == Verdict.MEETS.code  # the older counts
+    assert a.verify() == [] and a.duplicates()[0] == 1
 
 
 def test_merge_refuses_another_key_scheme(tmp_path: Path) -> None:
@@ -401,13 +407,15 @@ def test_verify_names_a_flipped_byte_a_foreign_shard_and_a_stray_file(tmp_path: 
         merge(Ledger.open(tmp_path / "fresh", s, held=False), led)
 
 
-def test_verify_names_a_conflict_inside_one_ledger(tmp_path: Path) -> None:
+def test_a_key_judged_twice_in_one_ledger_is_a_duplicate_not_a_problem(tmp_path: Path) -> None:
     s = KeyScheme.public()
     led = Ledger.open(tmp_path, s, held=False)
     led.append_verdicts([_verdict(s, 1)])
-    led.append_verdicts([_verdict(s, 1, Verdict.MISSING)])
-    (problem,) = led.verify()
-    assert "conflicting verdicts" in problem.message and "food-0001" in problem.message
+    led.append_verdicts([_verdict(s, 1, Verdict.MISSING), _verdict(s, 2)])
+    led.append_verdicts([_verdict(s, 1)])  # the same verdict again: no duplicate kept aside
+    assert led.verify() == []
+    n, (c,) = led.duplicates()
+    assert n == 1 and "food-0001" in str(c) and (c.ours, c.theirs) == ("meets", "missing")
 
 
 def test_held_ledger_holds_no_check_text_rationale_or_unkeyed_hash(tmp_path: Path) -> None:
