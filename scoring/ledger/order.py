@@ -86,16 +86,18 @@ def _parse(name: str, data: bytes) -> PushRecord | None:
     return PushRecord(name, after, tuple(shards))
 
 
-def read_records(root: Path) -> list[PushRecord]:
-    """The push records under ``root`` (a ledger folder) that parse, in chain order; checking
-    their names is :func:`record_problem`'s (``Ledger.verify``, pull)."""
+def read_records(root: Path, scheme: KeyScheme) -> list[PushRecord]:
+    """The sound push records under ``root`` (a ledger folder), in chain order: a record whose
+    name is not its bytes' (held: their MAC) or that does not parse orders nothing
+    (``Ledger.verify`` names it)."""
     folder = root / PUSHES
     if not folder.is_dir():
         return []
     out = []
     for p in sorted(folder.iterdir()):
         if RECORD.match(p.name) and p.stat().st_size <= MAX_RECORD_BYTES:
-            rec = _parse(p.name, p.read_bytes())
+            data = p.read_bytes()
+            rec = _parse(p.name, data) if record_name(data, scheme) == p.name else None
             if rec is not None:
                 out.append(rec)
     return chain(out)

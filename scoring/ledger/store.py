@@ -339,7 +339,7 @@ class Ledger:
 
     def push_records(self) -> list[PushRecord]:
         """The push records, in the remote's commit order (:mod:`scoring.ledger.order`)."""
-        return read_records(self.root)
+        return read_records(self.root, self.scheme)
 
     def add_push_record(self, after: str | None, shards: list[str]) -> str:
         """Write the record of a push that landed (its shard paths, after the record ``after``);

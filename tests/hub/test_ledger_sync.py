@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -311,6 +312,31 @@ def test_pull_names_and_drops_a_held_shard_rewritten_and_renamed_by_its_sha256(
     assert refused.file.endswith(path) and "not authenticated" in refused.message
     assert sorted(_files(dest)) == [f"verdicts/{good}"] and dest.verify() == []
     assert set(dest.verdicts()["verdict"].to_pylist()) == {Verdict.MEETS.code}
+
+
+def test_a_forged_push_record_is_named_and_dropped_and_orders_nothing(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a, b = _ledger(tmp_path / "a"), _ledger(tmp_path / "b")
+    a.append_verdicts(_records(a.scheme, 0, 2, Verdict.MEETS))
+    clash = b.append_verdicts(_records(b.scheme, 0, 2, Verdict.CONTRADICTS))
+    push(a, REPO)
+    push(b, REPO)  # a's verdicts count: pushed first
+    # a forger with write access (no secret) adds a record ordering b's shard first
+    forged = json.dumps({"format": 1, "after": None, "shards": [f"verdicts/{clash}"]}).encode()
+    path = f"pushes/{hashlib.sha256(forged).hexdigest()}.json"
+    ledger_hub.repos[REPO].land("main", {path: forged}, summary="a forger")
+    c = _ledger(tmp_path / "c")
+    report = pull(c, REPO)
+    (refused,) = report.refused
+    assert refused.file.endswith(path) and "push record not authenticated" in refused.message
+    key = _records(c.scheme, 0, 1)[0].key
+    assert _verdict_of(c, key) == Verdict.MEETS.code
+    # dropped into a ledger by hand, it is named by verify and still orders nothing
+    (c.root / path).write_bytes(forged)
+    (problem,) = c.verify()
+    assert problem.file == str(c.root / path) and "not authenticated" in problem.message
+    assert _verdict_of(c, key) == Verdict.MEETS.code
 
 
 def _verdict_of(led: Ledger, key: bytes) -> int:

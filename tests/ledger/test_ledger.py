@@ -507,3 +507,23 @@ def test_a_ledger_of_the_first_held_key_scheme_is_refused_by_name(tmp_path: Path
     with pytest.raises(LedgerError, match="held key scheme 1") as err:
         Ledger.open(tmp_path, KeyScheme.keyed(SECRET), held=True)
     assert "question id" in str(err.value) and "new [store] ledger folder" in str(err.value)
+
+
+def test_push_records_chain_in_commit_order_the_same_whatever_the_listing() -> None:
+    from scoring.ledger.order import PushRecord, chain, ranks
+
+    def rec(name: str, after: str | None, *shards: str) -> PushRecord:
+        return PushRecord(name, after, tuple(f"verdicts/{s}" for s in shards))
+
+    r1 = rec("c", None, "s1", "s2")
+    r2 = rec("a", "c", "s3")
+    r3 = rec("b", "a", "s2", "s4")  # s2 is ordered by r1 already: the first record counts
+    fork = rec("0", "c", "s5")  # two records after one: only a forger makes this; name decides
+    dangling = rec("d", "z" * 64, "s6")  # after a record this ledger lacks: starts a chain
+    records = [r3, fork, r1, dangling, r2]
+    for listing in (records, records[::-1], sorted(records, key=lambda r: r.name)):
+        assert [r.name for r in chain(listing)] == ["c", "d", "0", "a", "b"]
+    rank = ranks(chain(records))
+    assert sorted(rank, key=rank.__getitem__) == [
+        f"verdicts/{s}" for s in ("s1", "s2", "s6", "s5", "s3", "s4")
+    ]
