@@ -279,6 +279,11 @@ class KeyIndex:
     def __len__(self) -> int:
         return len(self._order)
 
+    def first_rows(self) -> npt.NDArray[np.int64]:
+        """For each row of the index's key array, the first row holding the same key."""
+        keys = self._rows.view(np.uint8).reshape(-1, KEY_BYTES)
+        return self._find(keys, np.int64)
+
     def find(self, queries: Keys) -> npt.NDArray[np.int64]:
         """For each query key, the row of the index's key array holding it, or -1.
 

@@ -603,17 +603,19 @@ class Ledger:
     def duplicates(self, limit: int = 20) -> tuple[int, list[Conflict]]:
         """The verdicts kept aside: rows whose key has an earlier row (in the order verdicts
         count) with another verdict. Their count, and up to ``limit`` of them (one per key)."""
-        cols = ["key", "verdict", "judge", "submission_id", "setting", "question_id", "check_id"]
-        t = self.verdicts(cols)
-        keys = _key_array(t["key"])
-        first = KeyIndex(keys).find(keys)  # the first row of each row's key
-        v = t["verdict"].to_numpy()
+        index, table = self.key_index()  # the index of this state of the ledger, kept
+        first = index.first_rows()
+        v = table["verdict"].to_numpy()
         rows = np.flatnonzero(v[first] != v)
+        if not len(rows):
+            return 0, []
+        cols = ["key", "judge", "submission_id", "setting", "question_id", "check_id"]
+        t = self.verdicts(cols)  # the same rows in the same order; read only when needed
         _, pick = np.unique(first[rows], return_index=True)
         out = []
         for i in rows[np.sort(pick)][:limit]:
             r = t.slice(int(i), 1).to_pylist()[0]
-            ids = "/".join(r[c] for c in cols[3:])
+            ids = "/".join(r[c] for c in cols[2:])
             won, lost = verdict_word(int(v[first[i]])), verdict_word(int(v[i]))
             out.append(Conflict(r["key"], r["judge"], ids, won.value, lost.value))
         return len(rows), out
