@@ -22,20 +22,23 @@ time and never printed; the endpoint is ``GAMUT_HF_ENDPOINT`` or ``HF_ENDPOINT``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut.hub import TOKEN_ENV, HubError, hub_endpoint, hub_token
 from scoring.errors import Problem
-from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger, merge
+from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.order import ranks, record_bytes, record_name
+from scoring.ledger.store import copy_checked
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -45,6 +48,8 @@ _SHARD_PATH = re.compile(r"^(verdicts|failures|batches)/[0-9a-f]{64}\.parquet$")
 _RECORD_PATH = re.compile(r"^pushes/[0-9a-f]{64}\.json$")
 #: Largest manifest read from the Hub.
 MAX_MANIFEST_BYTES = 10_000
+#: Files downloaded at a time by a pull.
+DOWNLOAD_THREADS = 8
 #: Commit attempts of one push, and the wait before the k-th retry (k times this, in seconds).
 PUSH_ATTEMPTS = 3
 PUSH_BACKOFF_S = 0.5
@@ -278,6 +283,26 @@ def _download(api: HfApi, repo_id: str, revision: str, path: str, token_env: str
         return Path(got).read_bytes()
 
 
+def _download_each(
+    api: HfApi, repo_id: str, head: str, paths: list[str], stage: Path, token_env: str
+) -> None:
+    """Download exactly ``paths`` at ``head`` into ``stage``, :data:`DOWNLOAD_THREADS` at a
+    time: one request per file, none matching patterns (whose cost grows with files times
+    patterns). A file the Hub does not have is left out (the caller names it)."""
+    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
+
+    def one(path: str) -> None:
+        with contextlib.suppress(EntryNotFoundError):  # named by the caller: not downloaded
+            api.hf_hub_download(repo_id, path, repo_type="dataset", revision=head, local_dir=stage)
+
+    with ThreadPoolExecutor(DOWNLOAD_THREADS, thread_name_prefix="gamut-ledger-pull") as pool:
+        try:
+            for _ in pool.map(one, paths):
+                pass
+        except HfHubHTTPError as exc:
+            raise _http_error(exc, repo_id, token_env, "read") from None
+
+
 def pull(ledger: Ledger, repo_id: str, *, token_env: str = TOKEN_ENV) -> PullReport:
     """Download the files the local ledger lacks from ``repo_id``; ingest those that check out.
 
@@ -313,7 +338,6 @@ def _fetch(
     """Download the shards and push records at ``head`` the local ledger lacks into a staging
     folder, check each one, and merge those that pass (into ``report``: what was ingested, what
     was refused)."""
-    from huggingface_hub.errors import HfHubHTTPError
 
     have = set(_local_files(ledger))
     ours = [f for f in files if _SHARD_PATH.match(f) or _RECORD_PATH.match(f)]
@@ -327,16 +351,7 @@ def _fetch(
         return
     stage = Path(tempfile.mkdtemp(prefix=".pull-", dir=ledger.root))
     try:
-        try:
-            api.snapshot_download(
-                repo_id,
-                repo_type="dataset",
-                revision=head,
-                allow_patterns=missing,
-                local_dir=stage,
-            )
-        except HfHubHTTPError as exc:
-            raise _http_error(exc, repo_id, token_env, "read") from None
+        _download_each(api, repo_id, head, missing, stage, token_env)
         staged = Ledger(stage, ledger.scheme, ledger.held)
         for path in missing:
             kind, name = path.split("/")
@@ -351,7 +366,7 @@ def _fetch(
             if bad:
                 report.refused.extend(Problem(where, None, p.message, p.fix) for p in bad)
                 src.unlink(missing_ok=True)
-        merged = merge(ledger, staged)
+        merged = copy_checked(ledger, staged)  # each file was checked above
         report.ingested = sorted(f"{k}/{n}" for k, names in merged.copied.items() for n in names)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
