@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 from gamut.hub import TOKEN_ENV, HubError, hub_endpoint, hub_token
 from scoring.errors import Problem
 from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
-from scoring.ledger.order import ranks, record_bytes, record_name
+from scoring.ledger.compact import COMPACT_AT, compact, small_shards
+from scoring.ledger.order import COMPACTIONS, ranks, read_compactions, record_bytes, record_name
 from scoring.ledger.store import copy_checked
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 _SHARD_PATH = re.compile(r"^(verdicts|failures|batches)/[0-9a-f]{64}\.parquet$")
-_RECORD_PATH = re.compile(r"^pushes/[0-9a-f]{64}\.json$")
+_RECORD_PATH = re.compile(r"^(pushes|compactions)/[0-9a-f]{64}\.json$")
 #: Largest manifest read from the Hub.
 MAX_MANIFEST_BYTES = 10_000
 #: Files downloaded at a time by a pull.
@@ -80,6 +81,7 @@ class PushReport(PullReport):
     sent: list[str] = field(default_factory=list)
     commit_url: str | None = None
     attempts: int = 1
+    compacted: int = 0
 
 
 def _check_repo_id(repo_id: str) -> None:
@@ -161,7 +163,8 @@ def _same_manifest(remote: bytes, ledger: Ledger, repo_id: str) -> None:
 
 def _local_files(ledger: Ledger) -> list[str]:
     shards = [f"{kind}/{name}" for kind in KINDS for name in ledger.shard_names(kind)]
-    return shards + [f"{PUSHES}/{name}" for name in ledger.record_names()]
+    records = [f"{d}/{n}" for d in (PUSHES, COMPACTIONS) for n in ledger.record_names(d)]
+    return shards + records
 
 
 def _plan(
@@ -173,7 +176,10 @@ def _plan(
 
     The manifest is checked (or added, when the dataset has none) at every read, as another push
     may have added it since the last one. The record lists first the remote's shards that no
-    record names yet (the dataset's own order then counts for them too), then the shards sent.
+    record names yet (the dataset's own order then counts for them too), then the shards sent;
+    not a compaction's shards, which count where the shards they replace did. When the ledger
+    has more than ``COMPACT_AT`` small pushed shards, they are compacted first, and the
+    compaction is sent with the rest.
     """
     from huggingface_hub import CommitOperationAdd
 
@@ -187,14 +193,22 @@ def _plan(
     else:
         ops.append(CommitOperationAdd(path_in_repo=MANIFEST, path_or_fileobj=_manifest(ledger)))
     _fetch(api, ledger, repo_id, head, files, token_env, report)
+    if small_shards(ledger) > COMPACT_AT:
+        report.compacted = compact(ledger).n_replaced
     remote = [r for r in ledger.push_records() if f"{PUSHES}/{r.name}" in files]
     named = ranks(remote)
+    compacted = {s for c in read_compactions(ledger.root, ledger.scheme) for s in c.shards}
     order = ledger.ordered_paths()
-    adopted = [p for p in order if p in files and p not in named]
-    report.sent = [p for p in order if p not in files]
+    adopted = [p for p in order if p in files and p not in named and p not in compacted]
+    shards = [p for p in order if p not in files]
+    records = [f"{COMPACTIONS}/{n}" for n in ledger.record_names(COMPACTIONS)]
+    report.sent = shards + [p for p in records if p not in files]
     for path in report.sent:
         ops.append(CommitOperationAdd(path_in_repo=path, path_or_fileobj=ledger.root / path))
-    record = (remote[-1].name if remote else None, adopted + report.sent)
+    record = (
+        remote[-1].name if remote else None,
+        adopted + [p for p in shards if p not in compacted],
+    )
     return head, ops, report, record
 
 
@@ -347,19 +361,49 @@ def _fetch(
         Problem(f"hf://datasets/{repo_id}/{f}", None, "not a ledger file; not pulled", "")
         for f in stray
     )
-    if not missing:
+    # the records first: a compaction whose shards are there spares the shards it replaces
+    records = [f for f in missing if _RECORD_PATH.match(f)]
+    _ingest(api, ledger, repo_id, head, records, token_env, report)
+    there = files | set(_local_files(ledger))
+    spared = {
+        p
+        for c in read_compactions(ledger.root, ledger.scheme)
+        if set(c.shards) <= there
+        for p in c.replaces
+    }
+    shards = [f for f in missing if _SHARD_PATH.match(f)]
+    _ingest(api, ledger, repo_id, head, [f for f in shards if f not in spared], token_env, report)
+    # a compaction that does not count after all (a shard refused): the shards it replaces
+    _, _, replaced = ledger.reading_order()
+    rest = [f for f in shards if f in spared and f not in replaced]
+    _ingest(api, ledger, repo_id, head, rest, token_env, report)
+    report.ingested.sort()
+
+
+def _ingest(
+    api: HfApi,
+    ledger: Ledger,
+    repo_id: str,
+    head: str,
+    paths: list[str],
+    token_env: str,
+    report: PullReport,
+) -> None:
+    """Download ``paths`` into a staging folder, check each one, and copy those that pass into
+    the ledger (into ``report``: what was ingested, what was refused)."""
+    if not paths:
         return
     stage = Path(tempfile.mkdtemp(prefix=".pull-", dir=ledger.root))
     try:
-        _download_each(api, repo_id, head, missing, stage, token_env)
+        _download_each(api, repo_id, head, paths, stage, token_env)
         staged = Ledger(stage, ledger.scheme, ledger.held)
-        for path in missing:
+        for path in paths:
             kind, name = path.split("/")
             src = stage / kind / name
             where = f"hf://datasets/{repo_id}/{path}"
             if not src.is_file():
                 bad = [Problem(where, None, "not downloaded", "run `gamut ledger pull` again")]
-            elif kind == PUSHES:
+            elif kind in (PUSHES, COMPACTIONS):
                 bad = staged.verify_record(src)
             else:
                 bad = staged.verify_shard(kind, src)
@@ -367,7 +411,7 @@ def _fetch(
                 report.refused.extend(Problem(where, None, p.message, p.fix) for p in bad)
                 src.unlink(missing_ok=True)
         merged = copy_checked(ledger, staged)  # each file was checked above
-        report.ingested = sorted(f"{k}/{n}" for k, names in merged.copied.items() for n in names)
+        report.ingested += [f"{k}/{n}" for k, names in merged.copied.items() for n in names]
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

@@ -93,7 +93,7 @@ def _state(project: Project, h: Any) -> None:
     for kind in KINDS:
         names = led.shard_names(kind)
         _update(h, kind, str(len(names)), *names)
-    pushes = led.record_names()  # they decide which verdict of a key judged twice counts
+    pushes = led.order_state()  # they decide which verdict of a key judged twice counts
     if pushes:
         _update(h, "pushes", *pushes)
     for p in (project.cache_path, project.cache_path.with_name(project.cache_path.name + "-wal")):

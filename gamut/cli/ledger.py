@@ -1,4 +1,4 @@
-"""``gamut ledger pull | push | merge | verify``: the verdict ledger, the store of record.
+"""``gamut ledger pull | push | merge | compact | verify``: the verdict ledger, the store of record.
 
 The ledger is a local folder (``[store] ledger``); a deployment keeps its copy of record in a
 private Hugging Face dataset (``[store] ledger_hub``), pulled before judging and pushed after.
@@ -117,6 +117,8 @@ def push(repo: str | None, config_path: Path | None) -> None:
             if shipped:
                 err_console.print(f"shipped {len(shipped)} shard(s) from the working index")
         report = push_shards(led, repo_id)
+    if report.compacted:
+        err_console.print(f"compacted {report.compacted} small shard(s) first", markup=False)
     for p in report.refused[:MAX_LISTED]:
         err_console.print(f"not pulled: {p}", markup=False)
     if report.ingested:
@@ -166,6 +168,31 @@ def merge(directory: Path, config_path: Path | None) -> None:
     for c in report.examples[:5]:
         err_console.print(f"  duplicate: {c}", markup=False)
     _duplicates(report.duplicates)
+
+
+@ledger.command()
+@config_option
+@handle_errors
+def compact(config_path: Path | None) -> None:
+    """Rewrite runs of small pushed shards as few shards, every row (duplicates too) counting
+    where it did. The small shards stay on the dataset and are removed here; the next push
+    sends the new shards (push also compacts when the small shards pass a threshold)."""
+    from scoring.ledger.compact import compact as compact_shards
+
+    project = get_project(config_path)
+    led = project.ledger
+    with led.lock("gamut ledger compact"):
+        report = compact_shards(led)
+    if not report.n_replaced:
+        err_console.print(
+            f"{led.root}: no run of small pushed shards to compact (only pushed shards are)",
+            markup=False,
+        )
+        return
+    err_console.print(
+        f"compacted {report.n_replaced} shard(s) into {report.n_written} in {led.root}",
+        markup=False,
+    )
 
 
 @ledger.command()

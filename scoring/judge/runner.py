@@ -58,7 +58,7 @@ def ledger_state(ledger: Ledger) -> str:
     (which decide which verdict of a key judged twice counts)."""
     from scoring.judge.cache import digest
 
-    return digest(*ledger.shard_names("verdicts"), *ledger.record_names())
+    return digest(*ledger.shard_names("verdicts"), *ledger.order_state())
 
 
 def _plan(

@@ -60,14 +60,19 @@ from scoring.ledger.keys import (
     KeyScheme,
 )
 from scoring.ledger.order import (
+    COMPACTIONS,
     PUSHES,
     RECORD,
+    Compaction,
     PushRecord,
+    honoured,
     ranks,
+    read_compactions,
     read_records,
     record_bytes,
     record_name,
     record_problem,
+    sort_keys,
 )
 from scoring.ledger.records import (
     BATCHES,
@@ -330,12 +335,26 @@ class Ledger:
         """Every shard's path (``kind/name``), each kind in the order its rows count."""
         return [f"{kind}/{name}" for kind in KINDS for name in self._ordered(kind)]
 
-    def record_names(self) -> list[str]:
-        """Names of the push records, sorted (they change the order of the shards)."""
-        folder = self.root / PUSHES
-        if not folder.is_dir():
+    def record_names(self, folder: str = PUSHES) -> list[str]:
+        """Names of the push records (or of the compaction records), sorted."""
+        path = self.root / folder
+        if not path.is_dir():
             return []
-        return sorted(p.name for p in folder.iterdir() if RECORD.match(p.name))
+        return sorted(p.name for p in path.iterdir() if RECORD.match(p.name))
+
+    def order_state(self) -> list[str]:
+        """The names of every record that orders the shards (push and compaction records): a
+        state of the ledger changes with them as with its shards."""
+        return [*self.record_names(PUSHES), *(f"c/{n}" for n in self.record_names(COMPACTIONS))]
+
+    def reading_order(self) -> tuple[dict[str, int], list[Compaction], set[str]]:
+        """The pushed shards' ranks, the compactions that count, and the paths they replace
+        (present or not: never read), as :mod:`scoring.ledger.order` gives them."""
+        rank = ranks(self.push_records())
+        present = {f"{k}/{n}" for k in KINDS for n in self.shard_names(k)}
+        done = honoured(read_compactions(self.root, self.scheme), rank, present)
+        _, replaced = sort_keys(rank, done)
+        return rank, done, replaced
 
     def push_records(self) -> list[PushRecord]:
         """The push records, in the remote's commit order (:mod:`scoring.ledger.order`)."""
@@ -356,10 +375,13 @@ class Ledger:
         (0 when it cannot be read: :meth:`read_shard` names the problem): pushed shards in the
         remote's commit order, then the others by their first row's time, then by name."""
         col = {VERDICTS: "created_at", FAILURES: "failed_at", BATCHES: "updated_at"}[kind]
-        rank = ranks(self.push_records())
-        unpushed = len(rank)
-        times: list[tuple[int, int, str, int]] = []
+        rank, done, _ = self.reading_order()
+        where, replaced = sort_keys(rank, done)
+        unpushed = (len(rank), 2, "", 0)
+        times: list[tuple[tuple[int, int, str, int], int, str, int]] = []
         for name in self.shard_names(kind):
+            if f"{kind}/{name}" in replaced:
+                continue  # its rows are in a compaction's shards, which count in its place
             try:
                 md = pq.ParquetFile(self.root / kind / name).metadata
                 idx = md.schema.to_arrow_schema().get_field_index(col)
@@ -375,7 +397,7 @@ class Ledger:
             except (OSError, pa.ArrowException):
                 lo, rows = None, 0  # read_shard names the problem
             t = 0 if lo is None else int(lo.timestamp() * 1e6)
-            times.append((rank.get(f"{kind}/{name}", unpushed), t, name, rows))
+            times.append((where.get(f"{kind}/{name}", unpushed), t, name, rows))
         return [(name, rows) for _, _, name, rows in sorted(times)]
 
     def verdicts(
@@ -417,7 +439,7 @@ class Ledger:
     ) -> tuple[KeyIndex, pa.Table]:
         want = [c for c in dict.fromkeys(columns) if c != "key"]
         ident = None if identities is None else tuple(sorted(set(identities)))
-        state = (tuple(self.shard_names(VERDICTS)), tuple(self.record_names()), ident)
+        state = (tuple(self.shard_names(VERDICTS)), tuple(self.order_state()), ident)
         if self._index is not None and self._index[0] == state:
             _, index, table = self._index
             if set(want) <= set(table.column_names):
@@ -522,7 +544,7 @@ class Ledger:
             rel = path.relative_to(self.root)
             if path.is_dir() or any(p.startswith(".") for p in rel.parts) or str(rel) == MANIFEST:
                 continue
-            if len(rel.parts) == 2 and rel.parts[0] == PUSHES:
+            if len(rel.parts) == 2 and rel.parts[0] in (PUSHES, COMPACTIONS):
                 problems.extend(self.verify_record(path))
                 continue
             if len(rel.parts) != 2 or rel.parts[0] not in KINDS or not _SHARD.match(rel.name):
@@ -540,7 +562,8 @@ class Ledger:
         except OSError as exc:
             bad = f"cannot be read ({type(exc).__name__})"
         fix = "restore it from another copy of the ledger (gamut ledger pull), or remove it"
-        return [Problem(str(path), None, f"push record {bad}", fix)] if bad else []
+        what = "compaction record" if path.parent.name == COMPACTIONS else "push record"
+        return [Problem(str(path), None, f"{what} {bad}", fix)] if bad else []
 
     def verify_shard(self, kind: str, path: Path) -> list[Problem]:
         """The problems of one shard file of ``kind`` (its size, its bytes against its name,
@@ -670,9 +693,10 @@ def copy_checked(into: Ledger, other: Ledger) -> MergeReport:
     """:func:`merge` without checking ``other``, for a caller that checked every one of its
     files already (a pull's staging folder); the same report."""
     report = MergeReport()
-    for kind in (*KINDS, PUSHES):
-        have = set(into.shard_names(kind) if kind != PUSHES else into.record_names())
-        names = other.shard_names(kind) if kind != PUSHES else other.record_names()
+    for kind in (*KINDS, PUSHES, COMPACTIONS):
+        records = kind in (PUSHES, COMPACTIONS)
+        have = set(into.record_names(kind) if records else into.shard_names(kind))
+        names = other.record_names(kind) if records else other.shard_names(kind)
         for name in names:
             if name in have:
                 continue

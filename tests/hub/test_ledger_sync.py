@@ -451,6 +451,52 @@ def test_a_public_dataset_or_another_ledger_is_refused(ledger_hub: FakeHub, tmp_
     assert _commits(ledger_hub) == 1
 
 
+def test_a_pushed_compaction_spares_a_fresh_pull_the_small_shards(
+    ledger_hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gamut.ledger_hub as ledger_hub_module
+
+    a = _ledger(tmp_path / "a")
+    small = [a.append_verdicts(_records(a.scheme, 10 * i, 2)) for i in range(6)]
+    a.append_verdicts(_records(a.scheme, 0, 1, Verdict.CONTRADICTS))  # a duplicate of key 0
+    push(a, REPO)
+    b = _ledger(tmp_path / "b")
+    pull(b, REPO)  # b holds the small shards
+    monkeypatch.setattr(ledger_hub_module, "COMPACT_AT", 3)  # push compacts past 3 small shards
+    a.append_verdicts(_records(a.scheme, 100, 2))
+    report = push(a, REPO)
+    assert report.compacted == 7 and report.commit_url is not None
+    _, _, added, deleted = ledger_hub.repos[REPO].log[-1]
+    assert deleted == [] and sum(p.startswith("compactions/") for p in added) == 1
+    assert all(f"verdicts/{n}" in _head(ledger_hub) for n in small), "remote files stay"
+    c = _ledger(tmp_path / "c")
+    seen = len(ledger_hub.requests)
+    fresh = pull(c, REPO)
+    fetched = {r.path for r in ledger_hub.requests[seen:] if "/resolve/" in r.path}
+    assert not any(str(n) in p for n in small for p in fetched), "small shards downloaded"
+    again = pull(b, REPO)  # b's small shards are replaced by the compaction it pulls
+    keys = [r.key for r in _records(a.scheme, 0, 1)] + [r.key for r in _records(a.scheme, 50, 2)]
+    for led, got in ((a, report), (b, again), (c, fresh)):
+        assert got.duplicates == 1, led.root
+        assert [_verdict_of(led, k) for k in keys] == [Verdict.MEETS.code] * 3
+        assert led.verify() == []
+    assert c.verdicts().num_rows == 6 * 2 + 1 + 2
+    assert len(c.shard_names("verdicts")) == 2, "the compacted shard and the last one"
+    # the compacted shard damaged on the dataset: refused, and the small shards pulled instead
+    from scoring.ledger.order import read_compactions
+
+    ((compacted,),) = [r.shards for r in read_compactions(c.root, c.scheme)]
+    broken = bytearray(_head(ledger_hub)[compacted])
+    broken[len(broken) // 2] ^= 0xFF
+    _head(ledger_hub)[compacted] = bytes(broken)
+    d = _ledger(tmp_path / "d")
+    damaged = pull(d, REPO)
+    assert [p.file for p in damaged.refused] == [f"hf://datasets/{REPO}/{compacted}"]
+    assert all(f"verdicts/{n}" in _files(d) for n in small)
+    assert [_verdict_of(d, k) for k in keys] == [Verdict.MEETS.code] * 3
+    assert damaged.duplicates == 1 and d.verdicts().num_rows == 6 * 2 + 1 + 2
+
+
 def _config(root: Path, extra: str = f'ledger_hub = "{REPO}"') -> Path:
     return write_config(
         root,
