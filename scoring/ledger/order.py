@@ -169,10 +169,12 @@ def chain(records: list[PushRecord]) -> list[PushRecord]:
     by_name = {r.name: r for r in records}
     depth: dict[str, int] = {}
     for r in records:
-        path = []
+        path: list[str] = []
+        walked: set[str] = set()  # a cycle (only a forger's) ends the walk
         cur: PushRecord | None = r
-        while cur is not None and cur.name not in depth and cur.name not in path:
+        while cur is not None and cur.name not in depth and cur.name not in walked:
             path.append(cur.name)
+            walked.add(cur.name)
             cur = by_name.get(cur.after) if cur.after else None
         base = depth[cur.name] + 1 if cur is not None and cur.name in depth else 0
         for i, name in enumerate(reversed(path)):

@@ -169,6 +169,9 @@ class Ledger:
         # (verdict shard names, identities) -> the key index and the table it indexes
         self._index: tuple[tuple[object, ...], KeyIndex, pa.Table] | None = None
         self._prefetched: Future[tuple[KeyIndex, pa.Table]] | None = None
+        # (record names, the records they hold): read again when the names change
+        self._records: tuple[tuple[str, ...], list[PushRecord]] | None = None
+        self._compactions: tuple[tuple[str, ...], list[Compaction]] | None = None
 
     @classmethod
     def open(cls, root: Path, scheme: KeyScheme, *, held: bool, create: bool = True) -> Ledger:
@@ -352,13 +355,20 @@ class Ledger:
         (present or not: never read), as :mod:`scoring.ledger.order` gives them."""
         rank = ranks(self.push_records())
         present = {f"{k}/{n}" for k in KINDS for n in self.shard_names(k)}
-        done = honoured(read_compactions(self.root, self.scheme), rank, present)
+        names = tuple(self.record_names(COMPACTIONS))
+        if self._compactions is None or self._compactions[0] != names:
+            self._compactions = (names, read_compactions(self.root, self.scheme))
+        done = honoured(self._compactions[1], rank, present)
         _, replaced = sort_keys(rank, done)
         return rank, done, replaced
 
     def push_records(self) -> list[PushRecord]:
-        """The push records, in the remote's commit order (:mod:`scoring.ledger.order`)."""
-        return read_records(self.root, self.scheme)
+        """The push records, in the remote's commit order (:mod:`scoring.ledger.order`); read
+        again only when the set of records changed (a record is never rewritten)."""
+        names = tuple(self.record_names(PUSHES))
+        if self._records is None or self._records[0] != names:
+            self._records = (names, read_records(self.root, self.scheme))
+        return self._records[1]
 
     def add_push_record(self, after: str | None, shards: list[str]) -> str:
         """Write the record of a push that landed (its shard paths, after the record ``after``);
