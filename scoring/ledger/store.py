@@ -582,12 +582,14 @@ class Ledger:
         name and the metadata check out."""
         fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
         try:
-            bad = size_problem(path) or name_problem(path, self.scheme)
+            bad = size_problem(path)
+            if bad:  # nothing more is read of a file too large (or with too large a footer)
+                return [Problem(str(path), None, bad, fix)]
+            bad = name_problem(path, self.scheme)
         except OSError as exc:
             bad = f"cannot be read ({type(exc).__name__})"
-        if bad:
-            foreign = None if bad.startswith("not a Parquet") else self._foreign(path)
-            return [foreign or Problem(str(path), None, bad, fix)]
+        if bad:  # its footer (size-checked) may say why: another ledger's
+            return [self._foreign(path) or Problem(str(path), None, bad, fix)]
         try:
             pf = pq.ParquetFile(path)
             bad = metadata_problem(pf.metadata)
