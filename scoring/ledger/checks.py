@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import math
 import re
 from pathlib import Path
@@ -27,10 +28,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from scoring.errors import Problem
 from scoring.ledger.keys import KeyScheme
-from scoring.ledger.records import BATCHES, FAILURES, SOURCES, VERDICTS
+from scoring.ledger.records import BATCHES, FAILURES, SOURCES, VERDICTS, schema
 from scoring.verdicts import VERDICT_ORDER
 
+#: The key of a shard's metadata in its Parquet schema.
+META_KEY = b"gamut.ledger"
 #: Largest shard file read.
 MAX_SHARD_BYTES = 256 << 20
 #: Largest Parquet footer (metadata) read.
@@ -156,6 +160,80 @@ def code_problem(col: pa.ChunkedArray | pa.Array) -> str | None:
     return None
 
 
+def shard_problems(path: Path, kind: str, scheme: KeyScheme, held: bool) -> list[Problem]:
+    """The problems of one shard file of ``kind`` in a ledger under ``scheme`` (held: without
+    free text), in the order of this module's docstring; empty when it is sound. Nothing is
+    decoded before the name and the metadata check out."""
+    fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
+    try:
+        bad = size_problem(path)
+        if bad:  # nothing more is read of a file too large (or with too large a footer)
+            return [Problem(str(path), None, bad, fix)]
+        bad = name_problem(path, scheme)
+    except OSError as exc:
+        bad = f"cannot be read ({type(exc).__name__})"
+    if bad:  # its footer (size-checked) may say why: another ledger's
+        return [_foreign(path, scheme) or Problem(str(path), None, bad, fix)]
+    try:
+        pf = pq.ParquetFile(path)
+        bad = metadata_problem(pf.metadata)
+        if bad:
+            return [Problem(str(path), None, f"refused before decoding: {bad}", fix)]
+        meta = shard_meta(pf.schema_arrow)
+        got = pf.schema_arrow.remove_metadata()
+    except (OSError, pa.ArrowException) as exc:
+        return [Problem(str(path), None, f"not a readable Parquet shard ({exc})", fix)]
+    if meta.get("kind") != kind or meta.get("scheme") != scheme.scheme_id:
+        return [
+            Problem(
+                str(path),
+                None,
+                f"a foreign shard: written as {meta.get('kind')!r} under keys "
+                f"{meta.get('scheme')!r}, this ledger holds {kind!r} under "
+                f"{scheme.scheme_id!r}",
+                "remove it; it belongs to another ledger",
+            )
+        ]
+    if not got.equals(schema(kind, held)):
+        return [Problem(str(path), None, f"columns {got.names} are not a {kind} shard's", fix)]
+    try:
+        bad = contents_problem(path, kind, pf)
+    except (OSError, pa.ArrowException) as exc:
+        bad = f"its rows cannot be read ({exc})"
+    return [Problem(str(path), None, bad, fix)] if bad else []
+
+
+def _foreign(path: Path, scheme: KeyScheme) -> Problem | None:
+    """The problem of a shard whose (size-checked) footer names another key scheme, which is
+    why its name is not this ledger's; None when it names this one or cannot be read."""
+    try:
+        meta = shard_meta(pq.ParquetFile(path).schema_arrow)
+    except (OSError, pa.ArrowException):
+        return None
+    if not meta or meta.get("scheme") == scheme.scheme_id:
+        return None
+    return Problem(
+        str(path),
+        None,
+        f"a foreign shard: written under keys {meta.get('scheme')!r}, this ledger's are "
+        f"{scheme.scheme_id!r}",
+        "remove it; it belongs to another ledger",
+    )
+
+
+def shard_meta(s: pa.Schema) -> dict[str, object]:
+    """The ledger's metadata of a shard (kind, key scheme, held), from its schema; empty when
+    it has none."""
+    raw = (s.metadata or {}).get(META_KEY)
+    if raw is None:
+        return {}
+    try:
+        out = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
 def write_parts(table: pa.Table) -> list[pa.Table]:
     """``table`` as the row slices a writer puts in one shard each (one when it is small):
     at most :data:`WRITE_ROWS` rows and half :data:`MAX_DECODED_BYTES` each."""
@@ -211,12 +289,15 @@ __all__ = [
     "MAX_DECODED_BYTES",
     "MAX_SHARD_BYTES",
     "MAX_SHARD_ROWS",
+    "META_KEY",
     "WRITE_ROWS",
     "code_problem",
     "contents_problem",
     "metadata_problem",
     "name_problem",
+    "shard_meta",
     "shard_name",
+    "shard_problems",
     "size_problem",
     "write_parts",
 ]

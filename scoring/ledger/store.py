@@ -43,11 +43,12 @@ import pyarrow.parquet as pq
 
 from scoring.errors import GamutError, Problem
 from scoring.ledger.checks import (
+    META_KEY,
     code_problem,
-    contents_problem,
     metadata_problem,
-    name_problem,
+    shard_meta,
     shard_name,
+    shard_problems,
     size_problem,
     write_parts,
 )
@@ -93,7 +94,6 @@ from scoring.storage import atomic_write_bytes, atomic_write_text
 
 FORMAT = 1
 MANIFEST = "LEDGER.json"
-_META = b"gamut.ledger"
 _SHARD = re.compile(r"^[0-9a-f]{64}\.parquet$")
 
 
@@ -140,7 +140,7 @@ def shard_bytes(table: pa.Table, kind: str, scheme: KeyScheme, held: bool) -> by
     if not table.schema.equals(want, check_metadata=False):
         raise LedgerError(f"a {kind} shard must have the columns {want.names}")
     meta = json.dumps({"format": FORMAT, "kind": kind, "scheme": scheme.scheme_id, "held": held})
-    table = table.replace_schema_metadata({_META: meta.encode()})
+    table = table.replace_schema_metadata({META_KEY: meta.encode()})
     buf = io.BytesIO()
     pq.write_table(
         table,
@@ -274,7 +274,7 @@ class Ledger:
             bad = bad or metadata_problem(f.metadata)  # type: ignore[union-attr]
             if bad or f is None:
                 raise LedgerError(f"{path}: not read: {bad}; {fix}")
-            meta = _shard_meta(f.schema_arrow)
+            meta = shard_meta(f.schema_arrow)
             table = f.read(columns=list(columns) if columns is not None else None)
         except (OSError, pa.ArrowException) as exc:
             raise LedgerError(f"{path}: cannot read this shard ({exc}); {fix}") from None
@@ -576,64 +576,10 @@ class Ledger:
         return [Problem(str(path), None, f"{what} {bad}", fix)] if bad else []
 
     def verify_shard(self, kind: str, path: Path) -> list[Problem]:
-        """The problems of one shard file of ``kind`` (its size, its bytes against its name,
-        its metadata's counts, this ledger's kind, key scheme and columns, and its values: see
-        :mod:`scoring.ledger.checks`); empty when it is sound. Nothing is decoded before the
-        name and the metadata check out."""
-        fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
-        try:
-            bad = size_problem(path)
-            if bad:  # nothing more is read of a file too large (or with too large a footer)
-                return [Problem(str(path), None, bad, fix)]
-            bad = name_problem(path, self.scheme)
-        except OSError as exc:
-            bad = f"cannot be read ({type(exc).__name__})"
-        if bad:  # its footer (size-checked) may say why: another ledger's
-            return [self._foreign(path) or Problem(str(path), None, bad, fix)]
-        try:
-            pf = pq.ParquetFile(path)
-            bad = metadata_problem(pf.metadata)
-            if bad:
-                return [Problem(str(path), None, f"refused before decoding: {bad}", fix)]
-            meta = _shard_meta(pf.schema_arrow)
-            got = pf.schema_arrow.remove_metadata()
-        except (OSError, pa.ArrowException) as exc:
-            return [Problem(str(path), None, f"not a readable Parquet shard ({exc})", fix)]
-        if meta.get("kind") != kind or meta.get("scheme") != self.scheme.scheme_id:
-            return [
-                Problem(
-                    str(path),
-                    None,
-                    f"a foreign shard: written as {meta.get('kind')!r} under keys "
-                    f"{meta.get('scheme')!r}, this ledger holds {kind!r} under "
-                    f"{self.scheme.scheme_id!r}",
-                    "remove it; it belongs to another ledger",
-                )
-            ]
-        if not got.equals(schema(kind, self.held)):
-            return [Problem(str(path), None, f"columns {got.names} are not a {kind} shard's", fix)]
-        try:
-            bad = contents_problem(path, kind, pf)
-        except (OSError, pa.ArrowException) as exc:
-            bad = f"its rows cannot be read ({exc})"
-        return [Problem(str(path), None, bad, fix)] if bad else []
-
-    def _foreign(self, path: Path) -> Problem | None:
-        """The problem of a shard whose (size-checked) footer names another key scheme, which is
-        why its name is not this ledger's; None when it names this one or cannot be read."""
-        try:
-            meta = _shard_meta(pq.ParquetFile(path).schema_arrow)
-        except (OSError, pa.ArrowException):
-            return None
-        if not meta or meta.get("scheme") == self.scheme.scheme_id:
-            return None
-        return Problem(
-            str(path),
-            None,
-            f"a foreign shard: written under keys {meta.get('scheme')!r}, this ledger's are "
-            f"{self.scheme.scheme_id!r}",
-            "remove it; it belongs to another ledger",
-        )
+        """The problems of one shard file of ``kind``: :func:`~scoring.ledger.checks.shard_problems`
+        (its size, its bytes against its name, its metadata's counts, this ledger's kind, key
+        scheme and columns, and its values); empty when it is sound."""
+        return shard_problems(path, kind, self.scheme, self.held)
 
     def duplicates(self, limit: int = 20) -> tuple[int, list[Conflict]]:
         """The verdicts kept aside: rows whose key has an earlier row (in the order verdicts
@@ -720,17 +666,6 @@ def copy_checked(into: Ledger, other: Ledger) -> MergeReport:
             report.copied.setdefault(kind, []).append(name)
     report.duplicates, report.examples = into.duplicates()
     return report
-
-
-def _shard_meta(s: pa.Schema) -> dict[str, object]:
-    raw = (s.metadata or {}).get(_META)
-    if raw is None:
-        return {}
-    try:
-        out = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    return out if isinstance(out, dict) else {}
 
 
 def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:
