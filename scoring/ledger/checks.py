@@ -236,10 +236,11 @@ def shard_meta(s: pa.Schema) -> dict[str, object]:
 
 def write_parts(table: pa.Table) -> list[pa.Table]:
     """``table`` as the row slices a writer puts in one shard each (one when it is small):
-    at most :data:`WRITE_ROWS` rows and half :data:`MAX_DECODED_BYTES` each."""
+    at most :data:`WRITE_ROWS` rows and a quarter of :data:`MAX_DECODED_BYTES` each (so that a
+    list column of keys, 32 bytes a value, stays well under :data:`MAX_COLUMN_VALUES` too)."""
     n = table.num_rows
     per_row = table.nbytes / max(n, 1)
-    rows = max(1, min(WRITE_ROWS, math.floor(MAX_DECODED_BYTES / 2 / max(per_row, 1))))
+    rows = max(1, min(WRITE_ROWS, math.floor(MAX_DECODED_BYTES / 4 / max(per_row, 1))))
     return [table.slice(i, rows) for i in range(0, n, rows)] if n > rows else [table]
 
 
