@@ -1,5 +1,8 @@
 """The verdict ledger (ARCHITECTURE.md, "The verdict ledger"): the store of record of every
-verdict, failure and batch state, as append-only, content-addressed Parquet shards.
+verdict, failure and batch state, as append-only Parquet shards named by their bytes (their MAC
+under the ledger secret when rubrics are held: :mod:`scoring.ledger.checks`), counted in the order
+of :mod:`scoring.ledger.order` (pushed first, in commit order) and compacted by
+:mod:`scoring.ledger.compact`.
 
 The judge computes keys with :class:`KeyScheme` (keyed hashes when rubrics are held), finds what
 is already judged with :meth:`Ledger.key_index`, and appends what it gets with
