@@ -1,4 +1,4 @@
-"""``gamut ledger pull | push | merge | verify``: the verdict ledger, the store of record.
+"""``gamut ledger pull | push | merge | compact | verify``: the verdict ledger, the store of record.
 
 The ledger is a local folder (``[store] ledger``); a deployment keeps its copy of record in a
 private Hugging Face dataset (``[store] ledger_hub``), pulled before judging and pushed after.
@@ -28,6 +28,15 @@ repo_option = click.option(
 )
 
 
+def _duplicates(n: int) -> None:
+    if n:
+        err_console.print(
+            f"{n} duplicate verdict(s) kept aside: keys judged twice with different verdicts; "
+            "the one pushed first counts (the others are kept, never scored)",
+            markup=False,
+        )
+
+
 def _repo(project: Project, given: str | None, verb: str) -> str | None:
     repo = given or project.cfg.store.ledger_hub
     if repo:
@@ -55,8 +64,9 @@ def ledger() -> None:
 def pull(repo: str | None, config_path: Path | None) -> None:
     """Download the shards the local ledger lacks and ingest those that check out.
 
-    A corrupted or foreign shard is named and not ingested (exit 1); a pulled verdict that
-    differs from a local one is a named conflict, and then nothing is ingested.
+    A corrupted, forged or foreign file is named and not ingested (exit 1). A key judged twice
+    with different verdicts is no error: the verdict pushed first counts, the others are
+    counted as duplicates kept aside.
     """
     from gamut.ledger_hub import pull as pull_shards
 
@@ -68,10 +78,11 @@ def pull(repo: str | None, config_path: Path | None) -> None:
     with led.lock("gamut ledger pull"):
         report = pull_shards(led, repo_id)
     err_console.print(
-        f"pulled {len(report.ingested)} new shard(s) of {report.remote_shards} from {repo_id}"
-        f"@{report.revision[:12]} into {led.root}",
+        f"pulled {len(report.ingested)} new file(s) ({report.remote_shards} remote shard(s)) "
+        f"from {repo_id}@{report.revision[:12]} into {led.root}",
         markup=False,
     )
+    _duplicates(report.duplicates)
     if report.refused:
         fail(
             f"{len(report.refused)} remote file(s) were not ingested:",
@@ -88,7 +99,8 @@ def push(repo: str | None, config_path: Path | None) -> None:
     """Send the shards the dataset lacks, as one commit (none when it lacks none).
 
     Verdicts still in the working index (a run stopped before shipping them) are shipped into
-    a shard first. Remote shards are never rewritten or deleted.
+    a shard first, and what the dataset has that this ledger lacks is pulled (checked), so that
+    the verdicts pushed first count. Remote shards are never rewritten or deleted.
     """
     from gamut.ledger_hub import push as push_shards
     from scoring.judge.cache import VerdictCache
@@ -98,12 +110,20 @@ def push(repo: str | None, config_path: Path | None) -> None:
     if repo_id is None:
         return
     led = project.ledger
-    if project.cache_path.is_file():
-        with led.lock("gamut ledger push"), VerdictCache(project.cache_path, led) as cache:
-            shipped = cache.flush()
-        if shipped:
-            err_console.print(f"shipped {len(shipped)} shard(s) from the working index")
-    report = push_shards(led, repo_id)
+    with led.lock("gamut ledger push"):
+        if project.cache_path.is_file():
+            with VerdictCache(project.cache_path, led) as cache:
+                shipped = cache.flush()
+            if shipped:
+                err_console.print(f"shipped {len(shipped)} shard(s) from the working index")
+        report = push_shards(led, repo_id)
+    if report.compacted:
+        err_console.print(f"compacted {report.compacted} small shard(s) first", markup=False)
+    for p in report.refused[:MAX_LISTED]:
+        err_console.print(f"not pulled: {p}", markup=False)
+    if report.ingested:
+        err_console.print(f"pulled {len(report.ingested)} new file(s) first", markup=False)
+    _duplicates(report.duplicates)
     if report.commit_url is None:
         err_console.print(
             f"{repo_id} has every shard of {led.root} ({report.remote_shards}); no commit",
@@ -130,8 +150,9 @@ def push(repo: str | None, config_path: Path | None) -> None:
 def merge(directory: Path, config_path: Path | None) -> None:
     """Merge the ledger folder DIR into this one (the shards this one lacks).
 
-    Both must be written under the same key scheme. A corrupted or foreign shard in DIR, or a
-    key with different verdicts in the two, is named and nothing is merged.
+    Both must be written under the same key scheme. A corrupted, forged or foreign file in DIR
+    is named and nothing is merged. A key with different verdicts in the two is no error: the
+    one pushed first counts (then the older), the other is counted as a duplicate kept aside.
     """
     from scoring.ledger import Ledger
     from scoring.ledger import merge as merge_ledgers
@@ -144,14 +165,43 @@ def merge(directory: Path, config_path: Path | None) -> None:
     err_console.print(
         f"merged {report.n_copied} shard(s) from {directory} into {led.root}", markup=False
     )
+    for c in report.examples[:5]:
+        err_console.print(f"  duplicate: {c}", markup=False)
+    _duplicates(report.duplicates)
+
+
+@ledger.command()
+@config_option
+@handle_errors
+def compact(config_path: Path | None) -> None:
+    """Rewrite runs of small pushed shards as few shards, every row (duplicates too) counting
+    where it did. The small shards stay on the dataset and are removed here; the next push
+    sends the new shards (push also compacts when the small shards pass a threshold)."""
+    from scoring.ledger.compact import compact as compact_shards
+
+    project = get_project(config_path)
+    led = project.ledger
+    with led.lock("gamut ledger compact"):
+        report = compact_shards(led)
+    if not report.n_replaced:
+        err_console.print(
+            f"{led.root}: no run of small pushed shards to compact (only pushed shards are)",
+            markup=False,
+        )
+        return
+    err_console.print(
+        f"compacted {report.n_replaced} shard(s) into {report.n_written} in {led.root}",
+        markup=False,
+    )
 
 
 @ledger.command()
 @config_option
 @handle_errors
 def verify(config_path: Path | None) -> None:
-    """Check every shard of the ledger: its bytes against its name, its kind and key scheme,
-    and that no key has two different verdicts. Exits 1 naming each problem."""
+    """Check every shard and push record of the ledger: its bytes against its name (held: its
+    MAC under the ledger secret), its size, kind, key scheme and values. Exits 1 naming each
+    problem; counts the duplicate verdicts kept aside (keys judged twice)."""
     from scoring.ledger import KINDS
 
     project = get_project(config_path)
@@ -165,6 +215,7 @@ def verify(config_path: Path | None) -> None:
         )
     n = sum(len(led.shard_names(k)) for k in KINDS)
     err_console.print(f"{led.root}: {n} shard(s), every one sound", markup=False)
+    _duplicates(led.duplicates()[0])
 
 
 __all__ = ["ledger"]

@@ -86,11 +86,12 @@ class CheckTable:
         return self._codes
 
     def digests(self, scheme: KeyScheme, by_ids: bool) -> npt.NDArray[np.uint8]:
-        """The check half of each check's key (with its id, for judges keyed by ids)."""
+        """The check half of each check's key (with its id, for judges keyed by ids; with its
+        question's id, for keyed schemes: :meth:`KeyScheme.check_parts`)."""
         if by_ids not in self._digests:
             self._digests[by_ids] = scheme.digests(
-                (c.kind.value, c.text, c.check_id) if by_ids else (c.kind.value, c.text)
-                for c in self.checks
+                scheme.check_parts(c.kind.value, c.text, q, c.check_id if by_ids else None)
+                for c, q in zip(self.checks, self.question_ids, strict=True)
             )
         return self._digests[by_ids]
 

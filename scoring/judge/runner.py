@@ -70,10 +70,11 @@ class Requested:
 
 
 def ledger_state(ledger: Ledger) -> str:
-    """A digest of the ledger's verdict shards (which only ever grow)."""
+    """A digest of the ledger's verdict shards (which only ever grow) and of its push records
+    (which decide which verdict of a key judged twice counts)."""
     from scoring.judge.cache import digest
 
-    return digest(*ledger.shard_names("verdicts"))
+    return digest(*ledger.shard_names("verdicts"), *ledger.order_state())
 
 
 def _plan(

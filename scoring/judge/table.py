@@ -48,7 +48,7 @@ def table_fingerprint(
     h = hashlib.sha256(f"v1 {public} {judge_ids}".encode())
     for p in plans:
         h.update(p.fingerprint.encode())
-    for name in ledger.shard_names("verdicts"):
+    for name in [*ledger.shard_names("verdicts"), *ledger.order_state()]:
         h.update(name.encode())
     return h.hexdigest()
 

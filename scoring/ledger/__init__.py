@@ -1,5 +1,8 @@
 """The verdict ledger (ARCHITECTURE.md, "The verdict ledger"): the store of record of every
-verdict, failure and batch state, as append-only, content-addressed Parquet shards.
+verdict, failure and batch state, as append-only Parquet shards named by their bytes (their MAC
+under the ledger secret when rubrics are held: :mod:`scoring.ledger.checks`), counted in the order
+of :mod:`scoring.ledger.order` (pushed first, in commit order) and compacted by
+:mod:`scoring.ledger.compact`.
 
 The judge computes keys with :class:`KeyScheme` (keyed hashes when rubrics are held), finds what
 is already judged with :meth:`Ledger.key_index`, and appends what it gets with
@@ -19,6 +22,7 @@ from scoring.ledger.keys import (
     key_from_custom_id,
     keys_array,
 )
+from scoring.ledger.order import PUSHES, PushRecord
 from scoring.ledger.records import (
     BATCH_SCHEMA,
     BATCHES,
@@ -37,7 +41,6 @@ from scoring.ledger.store import (
     MANIFEST,
     Conflict,
     Ledger,
-    LedgerConflict,
     LedgerError,
     MergeReport,
     key_column,
@@ -51,6 +54,7 @@ __all__ = [
     "KEY_BYTES",
     "KINDS",
     "MANIFEST",
+    "PUSHES",
     "SOURCES",
     "VERDICTS",
     "BatchState",
@@ -60,9 +64,9 @@ __all__ = [
     "KeyScheme",
     "Keys",
     "Ledger",
-    "LedgerConflict",
     "LedgerError",
     "MergeReport",
+    "PushRecord",
     "VerdictRecord",
     "custom_id",
     "failure_schema",

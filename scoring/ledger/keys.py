@@ -2,9 +2,12 @@
 
 A key is 32 bytes: a 16-byte *unit digest* (judge identity, question text, response text, plus the
 ids for judges keyed by ids) followed by a 16-byte *check digest* (check kind and text, plus the
-check id for judges keyed by ids). Each half is a truncated SHA-256 when rubrics are public and a
-truncated HMAC-SHA256 under the ledger secret when they are held, so a copy of a held ledger
-without the secret cannot confirm a guess of a check's text (nor of a response's).
+check id for judges keyed by ids, plus the question id when rubrics are held). Each half is a
+truncated SHA-256 when rubrics are public and a truncated HMAC-SHA256 under a key derived from the
+ledger secret when they are held, so a copy of a held ledger without the secret cannot confirm a
+guess of a check's text (nor of a response's), nor tell that two questions share a check text
+(:meth:`KeyScheme.check_parts`). The shard MAC key (:attr:`KeyScheme.mac_key`) is derived from the
+same secret under another label, so no key digest is ever a valid shard MAC.
 
 Splitting the key this way makes keys cheap at scale: one digest per (judge, response) and one per
 check, and every pair's key is the concatenation of two rows of two arrays (numpy, no per-pair
@@ -16,9 +19,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+import secrets
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,6 +35,12 @@ KEY_BYTES = 32
 HALF = KEY_BYTES // 2
 #: The smallest ledger secret accepted, in bytes.
 MIN_SECRET_BYTES = 32
+#: The keyed scheme's version: 2 puts the question id in the check digest and derives the key
+#: and MAC keys from the secret (version 1 keyed with the secret itself and no question id).
+KEYED_VERSION = 2
+#: The prefix of a keyed scheme's id, and version 1's (refused by name).
+KEYED_PREFIX = f"hmac-sha256-v{KEYED_VERSION}:"
+KEYED_V1_PREFIX = "hmac-sha256:"
 #: ``custom_id`` of a batch request: the key as 64 lowercase hex digits (fits Anthropic's
 #: ``^[a-zA-Z0-9_-]{1,64}$`` and OpenAI's limits).
 _CUSTOM_ID = re.compile(r"^[0-9a-f]{64}$")
@@ -79,6 +89,13 @@ class KeyScheme:
     """
 
     secret: bytes | None = None
+    _keys_key: bytes = field(default=b"", init=False, repr=False, compare=False)
+    _mac_key: bytes = field(default=b"", init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.secret is not None:  # the two keys, each under its own label
+            object.__setattr__(self, "_keys_key", _derive(self.secret, b"verdict keys"))
+            object.__setattr__(self, "_mac_key", _derive(self.secret, b"shard mac"))
 
     @classmethod
     def public(cls) -> KeyScheme:
@@ -107,19 +124,41 @@ class KeyScheme:
 
     @property
     def scheme_id(self) -> str:
-        """``sha256``, or ``hmac-sha256:`` and a fingerprint of the secret (which reveals nothing
-        about it): shards written under another scheme are foreign to a ledger."""
+        """``sha256``, or :data:`KEYED_PREFIX` and a fingerprint of the secret (which reveals
+        nothing about it): shards written under another scheme are foreign to a ledger."""
         if self.secret is None:
             return "sha256"
         tag = hmac.new(self.secret, b"gamut ledger key fingerprint", hashlib.sha256).hexdigest()
-        return f"hmac-sha256:{tag[:16]}"
+        return f"{KEYED_PREFIX}{tag[:16]}"
+
+    @property
+    def mac_key(self) -> bytes | None:
+        """The key of the shards' MACs (None for a public scheme): derived from the secret
+        under its own label, apart from the key of the verdict keys' digests."""
+        if self.secret is None:
+            return None
+        return self._mac_key
+
+    def check_parts(
+        self, kind: str, text: str, question_id: str, check_id: str | None = None
+    ) -> tuple[str, ...]:
+        """The parts of a check digest: kind and text (and the check id for judges keyed by ids);
+        for a keyed scheme, the question id first, so that equal check texts of two questions
+        have unrelated digests (a public scheme keeps its keys: its check texts are public)."""
+        tail = (kind, text) if check_id is None else (kind, text, check_id)
+        return (question_id, *tail) if self.secret is not None else tail
+
+    def _keyed(self) -> Any:
+        return hmac.new(self._keys_key, b"", hashlib.sha256)
 
     def digest(self, *parts: str) -> bytes:
         """A 16-byte digest of the parts, unambiguously framed."""
         msg = _frame(parts)
         if self.secret is None:
             return hashlib.sha256(msg).digest()[:HALF]
-        return hmac.new(self.secret, msg, hashlib.sha256).digest()[:HALF]
+        h = self._keyed()
+        h.update(msg)
+        return bytes(h.digest()[:HALF])
 
     def digests(
         self, rows: Iterable[Sequence[str]], lead: Sequence[str] = ()
@@ -127,17 +166,19 @@ class KeyScheme:
         """An ``(n, 16)`` array: :meth:`digest` of ``(*lead, *row)`` for each row of parts (the
         same values, with the keyed hash's set-up and the ``lead`` parts every row shares hashed
         once)."""
-        base: Any = (
-            hashlib.sha256(_frame(lead))
-            if self.secret is None
-            else hmac.new(self.secret, _frame(lead), hashlib.sha256)
-        )
+        base: Any = hashlib.sha256() if self.secret is None else self._keyed()
+        base.update(_frame(lead))
         out = []
         for r in rows:
             h = base.copy()  # the state after the shared parts (and the keyed hash's set-up)
             h.update(_frame(r))
             out.append(h.digest()[:HALF])
         return np.frombuffer(b"".join(out), dtype=np.uint8).reshape(-1, HALF).copy()
+
+
+def _derive(secret: bytes, label: bytes) -> bytes:
+    """A key for one use of the ledger secret: HMAC-SHA256 of a label naming the use."""
+    return hmac.new(secret, b"gamut ledger v2 " + label, hashlib.sha256).digest()
 
 
 def join_keys(
@@ -170,14 +211,26 @@ def keys_array(keys: Sequence[bytes]) -> Keys:
 _ROW = np.dtype((np.void, KEY_BYTES))
 
 
+#: The multipliers of :func:`_mix32`: odd, drawn afresh by each process, so that nobody can
+#: choose keys that share a mix (a run of equal mixes is walked key by key: chosen keys would make
+#: a lookup quadratic). Mixes are never stored.
+_MIX = np.array([secrets.randbits(64) | 1 for _ in range(KEY_BYTES // 8)], dtype=np.uint64)
+
+
 def _mix32(keys: Keys) -> npt.NDArray[np.uint32]:
-    """A 32-bit mix of each key (both halves), for sorting and searching."""
+    """A 32-bit mix of each key (both halves), for sorting and searching: the high half of the
+    sum of the key's four words times this process's multipliers (:data:`_MIX`), a universal
+    hash, so that two different keys share a mix with chance about 2**-32 whatever the keys."""
     w = np.ascontiguousarray(keys).view(np.uint64)  # (n, 4)
-    h = w[:, 0] ^ w[:, 2]
-    h ^= w[:, 1] >> np.uint64(1)
-    h ^= w[:, 3]
+    h = w[:, 0] * _MIX[0]
+    term = np.empty_like(h)
+    for i in range(1, w.shape[1]):
+        np.multiply(w[:, i], _MIX[i], out=term)
+        h += term
+    del term
     h >>= np.uint64(32)
-    return h.astype(np.uint32)
+    mix: npt.NDArray[np.uint32] = h.astype(np.uint32)
+    return mix
 
 
 def _mix_order(mix: npt.NDArray[np.uint32]) -> npt.NDArray[np.int64]:
@@ -225,6 +278,11 @@ class KeyIndex:
 
     def __len__(self) -> int:
         return len(self._order)
+
+    def first_rows(self) -> npt.NDArray[np.int64]:
+        """For each row of the index's key array, the first row holding the same key."""
+        keys = self._rows.view(np.uint8).reshape(-1, KEY_BYTES)
+        return self._find(keys, np.int64)
 
     def find(self, queries: Keys) -> npt.NDArray[np.int64]:
         """For each query key, the row of the index's key array holding it, or -1.

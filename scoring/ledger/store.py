@@ -3,19 +3,22 @@
 Layout::
 
     LEDGER.json                  {"format": 1, "scheme": "...", "held": true}
-    verdicts/<sha256>.parquet    verdict rows
-    failures/<sha256>.parquet    failure rows
-    batches/<sha256>.parquet     batch-state rows
+    verdicts/<name>.parquet      verdict rows
+    failures/<name>.parquet      failure rows
+    batches/<name>.parquet       batch-state rows
+    pushes/<name>.json           push records: the order in which pushed shards count
 
-Every shard is written once, atomically, and named by the SHA-256 of its bytes, so a shard is
-never rewritten, two ledgers merge by copying the shards one lacks, and :meth:`Ledger.verify`
-checks every byte. Each shard's Parquet metadata names its kind and the key scheme it was written
-under; a shard from a ledger with another scheme is foreign. Files and folders starting with ``.``
-(the lock, a pull's staging folder) are local and never part of the ledger.
+Every shard is written once, atomically, and named by the SHA-256 of its bytes (held: their HMAC
+under the ledger secret, :mod:`scoring.ledger.checks`), so a shard is never rewritten, two
+ledgers merge by copying the files one lacks, and :meth:`Ledger.verify` checks every byte. Each
+shard's Parquet metadata names its kind and the key scheme it was written under; a shard from a
+ledger with another scheme is foreign. Files and folders starting with ``.`` (the lock, a pull's
+staging folder) are local and never part of the ledger.
 
-Reading: the first verdict of a key wins (shards in the order they were written); a later,
-different verdict for the same key is a conflict that :meth:`Ledger.verify` and :func:`merge`
-name, never an overwrite.
+Reading: the first verdict of a key wins, shards in the order of :mod:`scoring.ledger.order`
+(pushed ones in the remote's commit order, then local ones by their first row's time); a later,
+different verdict for the same key is a duplicate, kept in its shard, counted by
+:meth:`Ledger.duplicates` and never scored: never an overwrite, never an error.
 """
 
 from __future__ import annotations
@@ -23,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import hashlib
 import io
 import json
 import os
@@ -40,7 +42,39 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from scoring.errors import GamutError, Problem
-from scoring.ledger.keys import KEY_BYTES, KeyIndex, Keys, KeyScheme
+from scoring.ledger.checks import (
+    META_KEY,
+    code_problem,
+    metadata_problem,
+    shard_meta,
+    shard_name,
+    shard_problems,
+    size_problem,
+    write_parts,
+)
+from scoring.ledger.keys import (
+    KEY_BYTES,
+    KEYED_V1_PREFIX,
+    KEYED_VERSION,
+    KeyIndex,
+    Keys,
+    KeyScheme,
+)
+from scoring.ledger.order import (
+    COMPACTIONS,
+    PUSHES,
+    RECORD,
+    Compaction,
+    PushRecord,
+    honoured,
+    ranks,
+    read_compactions,
+    read_records,
+    record_bytes,
+    record_name,
+    record_problem,
+    sort_keys,
+)
 from scoring.ledger.records import (
     BATCHES,
     FAILURES,
@@ -60,10 +94,7 @@ from scoring.storage import atomic_write_bytes, atomic_write_text
 
 FORMAT = 1
 MANIFEST = "LEDGER.json"
-_META = b"gamut.ledger"
 _SHARD = re.compile(r"^[0-9a-f]{64}\.parquet$")
-#: Largest shard file read (a hostile or broken file is refused, not loaded).
-MAX_SHARD_BYTES = 2 << 30
 
 
 class LedgerError(GamutError):
@@ -72,7 +103,8 @@ class LedgerError(GamutError):
 
 @dataclass(frozen=True)
 class Conflict:
-    """One key with two different verdicts (in one ledger, or across two being merged)."""
+    """One key judged twice with different verdicts: ``ours`` counts, ``theirs`` is the
+    duplicate kept aside."""
 
     key: bytes
     judge: str
@@ -83,29 +115,18 @@ class Conflict:
     def __str__(self) -> str:
         return (
             f"{self.judge} {self.ids} (key {self.key.hex()[:16]}...): "
-            f"{self.ours} here, {self.theirs} there"
-        )
-
-
-class LedgerConflict(LedgerError):
-    """A merge found keys with two different verdicts; nothing was merged."""
-
-    def __init__(self, conflicts: list[Conflict], where: str) -> None:
-        self.conflicts = conflicts
-        shown = "\n".join(f"  {c}" for c in conflicts[:20])
-        more = f"\n  ... and {len(conflicts) - 20} more" if len(conflicts) > 20 else ""
-        super().__init__(
-            f"{len(conflicts)} verdict(s) differ between {where}; nothing was merged:\n"
-            f"{shown}{more}\n(decide which judge run stands, and merge the other ledger "
-            "without it)"
+            f"{self.ours} counts, {self.theirs} kept aside"
         )
 
 
 @dataclass
 class MergeReport:
-    """What :func:`merge` copied."""
+    """What :func:`merge` copied, and the duplicates the merged ledger holds (verdicts of keys
+    judged twice that do not count: :meth:`Ledger.duplicates`), with a few of them."""
 
     copied: dict[str, list[str]] = field(default_factory=dict)
+    duplicates: int = 0
+    examples: list[Conflict] = field(default_factory=list)
 
     @property
     def n_copied(self) -> int:
@@ -119,7 +140,7 @@ def shard_bytes(table: pa.Table, kind: str, scheme: KeyScheme, held: bool) -> by
     if not table.schema.equals(want, check_metadata=False):
         raise LedgerError(f"a {kind} shard must have the columns {want.names}")
     meta = json.dumps({"format": FORMAT, "kind": kind, "scheme": scheme.scheme_id, "held": held})
-    table = table.replace_schema_metadata({_META: meta.encode()})
+    table = table.replace_schema_metadata({META_KEY: meta.encode()})
     buf = io.BytesIO()
     pq.write_table(
         table,
@@ -148,6 +169,9 @@ class Ledger:
         # (verdict shard names, identities) -> the key index and the table it indexes
         self._index: tuple[tuple[object, ...], KeyIndex, pa.Table] | None = None
         self._prefetched: Future[tuple[KeyIndex, pa.Table]] | None = None
+        # (record names, the records they hold): read again when the names change
+        self._records: tuple[tuple[str, ...], list[PushRecord]] | None = None
+        self._compactions: tuple[tuple[str, ...], list[Compaction]] | None = None
 
     @classmethod
     def open(cls, root: Path, scheme: KeyScheme, *, held: bool, create: bool = True) -> Ledger:
@@ -176,6 +200,14 @@ class Ledger:
             raise LedgerError(f"{path}: not a ledger manifest ({exc})") from None
         if not isinstance(got, dict) or got.get("format") != FORMAT:
             raise LedgerError(f"{path}: ledger format {got!r} is not {FORMAT}")
+        if str(got.get("scheme")).startswith(KEYED_V1_PREFIX) and got.get("held") is True:
+            raise LedgerError(
+                f"{path}: this ledger was written under held key scheme 1 "
+                f"({got.get('scheme')!r}), whose check keys leave out the question id; this "
+                f"version reads scheme {KEYED_VERSION} only and cannot convert it (the keys "
+                "hash text it does not keep): start a new [store] ledger folder (and a new "
+                "[store] ledger_hub dataset), and judge into it"
+            )
         if got.get("scheme") != want["scheme"] or got.get("held") != held:
             raise LedgerError(
                 f"{path}: this ledger was written with keys {got.get('scheme')!r} "
@@ -188,17 +220,20 @@ class Ledger:
     # -- writing ---------------------------------------------------------------------------
 
     def write_shard(self, kind: str, table: pa.Table) -> str | None:
-        """Write ``table`` as one new shard of ``kind``; returns its name (None when empty).
+        """Write ``table`` as a new shard of ``kind``; returns its name (None when empty).
 
-        Writing the same rows twice gives the same name and no second file.
+        The name is the SHA-256 of the shard's bytes, or their MAC under the ledger secret in a
+        held ledger (:mod:`scoring.ledger.checks`). A table too large for one shard is written
+        as several, in row order (:func:`~scoring.ledger.checks.write_parts`); the name is the
+        last one's. Writing the same rows twice gives the same names and no second file.
         """
-        if table.num_rows == 0:
-            return None
-        data = shard_bytes(table, kind, self.scheme, self.held)
-        name = hashlib.sha256(data).hexdigest() + ".parquet"
-        path = self.root / kind / name
-        if not path.exists():
-            atomic_write_bytes(path, data)
+        name = None
+        for part in write_parts(table) if table.num_rows else []:
+            data = shard_bytes(part, kind, self.scheme, self.held)
+            name = shard_name(data, self.scheme)
+            path = self.root / kind / name
+            if not path.exists():
+                atomic_write_bytes(path, data)
         return name
 
     def append_verdicts(self, records: Sequence[VerdictRecord] | pa.Table) -> str | None:
@@ -232,18 +267,22 @@ class Ledger:
             LedgerError: unreadable, too large, or not a shard of this ledger.
         """
         path = self.root / kind / name
+        fix = "run `gamut ledger verify`, and restore it from another copy (or remove it)"
         try:
-            if path.stat().st_size > MAX_SHARD_BYTES:
-                raise LedgerError(f"{path}: larger than {MAX_SHARD_BYTES} bytes; not a shard")
-            f = pq.ParquetFile(path)
-            meta = _shard_meta(f.schema_arrow)
+            bad = size_problem(path)
+            f = None if bad else pq.ParquetFile(path)
+            bad = bad or metadata_problem(f.metadata)  # type: ignore[union-attr]
+            if bad or f is None:
+                raise LedgerError(f"{path}: not read: {bad}; {fix}")
+            meta = shard_meta(f.schema_arrow)
             table = f.read(columns=list(columns) if columns is not None else None)
         except (OSError, pa.ArrowException) as exc:
-            raise LedgerError(
-                f"{path}: cannot read this shard ({exc}); run `gamut ledger verify`"
-            ) from None
+            raise LedgerError(f"{path}: cannot read this shard ({exc}); {fix}") from None
         if meta.get("kind") != kind or meta.get("scheme") != self.scheme.scheme_id:
             raise LedgerError(f"{path}: a foreign shard ({meta}); run `gamut ledger verify`")
+        bad = code_problem(table["verdict"]) if "verdict" in table.column_names else None
+        if bad:
+            raise LedgerError(f"{path}: not read: {bad}; {fix}")
         return table
 
     def _read_all(
@@ -295,12 +334,64 @@ class Ledger:
         """Shard names oldest first (by their earliest row time), so first-written wins."""
         return [name for name, _ in self._ordered_rows(kind)]
 
+    def ordered_paths(self) -> list[str]:
+        """Every shard's path (``kind/name``), each kind in the order its rows count."""
+        return [f"{kind}/{name}" for kind in KINDS for name in self._ordered(kind)]
+
+    def record_names(self, folder: str = PUSHES) -> list[str]:
+        """Names of the push records (or of the compaction records), sorted."""
+        path = self.root / folder
+        if not path.is_dir():
+            return []
+        return sorted(p.name for p in path.iterdir() if RECORD.match(p.name))
+
+    def order_state(self) -> list[str]:
+        """The names of every record that orders the shards (push and compaction records): a
+        state of the ledger changes with them as with its shards."""
+        return [*self.record_names(PUSHES), *(f"c/{n}" for n in self.record_names(COMPACTIONS))]
+
+    def reading_order(self) -> tuple[dict[str, int], list[Compaction], set[str]]:
+        """The pushed shards' ranks, the compactions that count, and the paths they replace
+        (present or not: never read), as :mod:`scoring.ledger.order` gives them."""
+        rank = ranks(self.push_records())
+        present = {f"{k}/{n}" for k in KINDS for n in self.shard_names(k)}
+        names = tuple(self.record_names(COMPACTIONS))
+        if self._compactions is None or self._compactions[0] != names:
+            self._compactions = (names, read_compactions(self.root, self.scheme))
+        done = honoured(self._compactions[1], rank, present)
+        _, replaced = sort_keys(rank, done)
+        return rank, done, replaced
+
+    def push_records(self) -> list[PushRecord]:
+        """The push records, in the remote's commit order (:mod:`scoring.ledger.order`); read
+        again only when the set of records changed (a record is never rewritten)."""
+        names = tuple(self.record_names(PUSHES))
+        if self._records is None or self._records[0] != names:
+            self._records = (names, read_records(self.root, self.scheme))
+        return self._records[1]
+
+    def add_push_record(self, after: str | None, shards: list[str]) -> str:
+        """Write the record of a push that landed (its shard paths, after the record ``after``);
+        returns its name."""
+        data = record_bytes(after, shards)
+        name = record_name(data, self.scheme)
+        path = self.root / PUSHES / name
+        if not path.exists():
+            atomic_write_bytes(path, data)
+        return name
+
     def _ordered_rows(self, kind: str) -> list[tuple[str, int]]:
-        """Shard names oldest first, each with the rows its metadata counts (0 when it cannot
-        be read: :meth:`read_shard` names the problem)."""
+        """Shard names in the order their rows count, each with the rows its metadata counts
+        (0 when it cannot be read: :meth:`read_shard` names the problem): pushed shards in the
+        remote's commit order, then the others by their first row's time, then by name."""
         col = {VERDICTS: "created_at", FAILURES: "failed_at", BATCHES: "updated_at"}[kind]
-        times: list[tuple[int, str, int]] = []
+        rank, done, _ = self.reading_order()
+        where, replaced = sort_keys(rank, done)
+        unpushed = (len(rank), 2, "", 0)
+        times: list[tuple[tuple[int, int, str, int], int, str, int]] = []
         for name in self.shard_names(kind):
+            if f"{kind}/{name}" in replaced:
+                continue  # its rows are in a compaction's shards, which count in its place
             try:
                 md = pq.ParquetFile(self.root / kind / name).metadata
                 idx = md.schema.to_arrow_schema().get_field_index(col)
@@ -315,8 +406,9 @@ class Ledger:
                 rows = md.num_rows
             except (OSError, pa.ArrowException):
                 lo, rows = None, 0  # read_shard names the problem
-            times.append((0 if lo is None else int(lo.timestamp() * 1e6), name, rows))
-        return [(name, rows) for _, name, rows in sorted(times)]
+            t = 0 if lo is None else int(lo.timestamp() * 1e6)
+            times.append((where.get(f"{kind}/{name}", unpushed), t, name, rows))
+        return [(name, rows) for _, _, name, rows in sorted(times)]
 
     def verdicts(
         self, columns: Sequence[str] | None = None, identities: Iterable[str] | None = None
@@ -357,7 +449,7 @@ class Ledger:
     ) -> tuple[KeyIndex, pa.Table]:
         want = [c for c in dict.fromkeys(columns) if c != "key"]
         ident = None if identities is None else tuple(sorted(set(identities)))
-        state = (tuple(self.shard_names(VERDICTS)), ident)
+        state = (tuple(self.shard_names(VERDICTS)), tuple(self.order_state()), ident)
         if self._index is not None and self._index[0] == state:
             _, index, table = self._index
             if set(want) <= set(table.column_names):
@@ -452,12 +544,16 @@ class Ledger:
     # -- checking --------------------------------------------------------------------------
 
     def verify(self) -> list[Problem]:
-        """Every problem in the ledger: files that are not shards, shards whose bytes do not
-        match their name, unreadable or foreign shards, and conflicting verdicts."""
+        """Every problem in the ledger: files that are not shards or push records, and shards
+        or records that are not sound (:meth:`verify_shard`, :meth:`verify_record`). A key
+        judged twice is no problem: :meth:`duplicates` counts those."""
         problems: list[Problem] = []
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
             if path.is_dir() or any(p.startswith(".") for p in rel.parts) or str(rel) == MANIFEST:
+                continue
+            if len(rel.parts) == 2 and rel.parts[0] in (PUSHES, COMPACTIONS):
+                problems.extend(self.verify_record(path))
                 continue
             if len(rel.parts) != 2 or rel.parts[0] not in KINDS or not _SHARD.match(rel.name):
                 problems.append(
@@ -465,75 +561,43 @@ class Ledger:
                 )
                 continue
             problems.extend(self.verify_shard(rel.parts[0], path))
-        if not problems:
-            problems.extend(
-                Problem(str(self.root / VERDICTS), None, f"conflicting verdicts: {c}", "")
-                for c in self.conflicts()
-            )
         return problems
 
-    def verify_shard(self, kind: str, path: Path) -> list[Problem]:
-        """The problems of one shard file of ``kind`` (its bytes against its name, readable,
-        this ledger's kind, key scheme and columns); empty when it is sound."""
-        fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
-        h = hashlib.sha256()
-        with path.open("rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                h.update(block)
-        if h.hexdigest() + ".parquet" != path.name:
-            return [Problem(str(path), None, "corrupted: its bytes do not match its name", fix)]
+    def verify_record(self, path: Path) -> list[Problem]:
+        """The problems of one push record file (its name against its bytes, its form)."""
         try:
-            pf = pq.ParquetFile(path)
-            meta = _shard_meta(pf.schema_arrow)
-            got = pf.schema_arrow.remove_metadata()
-        except (OSError, pa.ArrowException) as exc:
-            return [Problem(str(path), None, f"not a readable Parquet shard ({exc})", fix)]
-        if meta.get("kind") != kind or meta.get("scheme") != self.scheme.scheme_id:
-            return [
-                Problem(
-                    str(path),
-                    None,
-                    f"a foreign shard: written as {meta.get('kind')!r} under keys "
-                    f"{meta.get('scheme')!r}, this ledger holds {kind!r} under "
-                    f"{self.scheme.scheme_id!r}",
-                    "remove it; it belongs to another ledger",
-                )
-            ]
-        if not got.equals(schema(kind, self.held)):
-            return [Problem(str(path), None, f"columns {got.names} are not a {kind} shard's", fix)]
-        return []
+            bad = record_problem(path, self.scheme)
+        except OSError as exc:
+            bad = f"cannot be read ({type(exc).__name__})"
+        fix = "restore it from another copy of the ledger (gamut ledger pull), or remove it"
+        what = "compaction record" if path.parent.name == COMPACTIONS else "push record"
+        return [Problem(str(path), None, f"{what} {bad}", fix)] if bad else []
 
-    def conflicts(self, other: Ledger | None = None) -> list[Conflict]:
-        """Keys with two different verdicts: within this ledger, or between it and ``other``."""
-        cols = ["key", "verdict", "judge", "submission_id", "setting", "question_id", "check_id"]
-        ours = self.verdicts(cols)
-        theirs = ours if other is None else other.verdicts(cols)
-        a_keys, b_keys = _key_array(ours["key"]), _key_array(theirs["key"])
-        index = KeyIndex(a_keys)
-        row = index.find(b_keys)
-        a_v = ours["verdict"].to_numpy()
-        b_v = theirs["verdict"].to_numpy()
-        hit = row >= 0
-        diff = np.zeros(len(row), dtype=bool)
-        diff[hit] = a_v[row[hit]] != b_v[hit]
+    def verify_shard(self, kind: str, path: Path) -> list[Problem]:
+        """The problems of one shard file of ``kind``: :func:`~scoring.ledger.checks.shard_problems`
+        (its size, its bytes against its name, its metadata's counts, this ledger's kind, key
+        scheme and columns, and its values); empty when it is sound."""
+        return shard_problems(path, kind, self.scheme, self.held)
+
+    def duplicates(self, limit: int = 20) -> tuple[int, list[Conflict]]:
+        """The verdicts kept aside: rows whose key has an earlier row (in the order verdicts
+        count) with another verdict. Their count, and up to ``limit`` of them (one per key)."""
+        index, table = self.key_index()  # the index of this state of the ledger, kept
+        first = index.first_rows()
+        v = table["verdict"].to_numpy()
+        rows = np.flatnonzero(v[first] != v)
+        if not len(rows):
+            return 0, []
+        cols = ["key", "judge", "submission_id", "setting", "question_id", "check_id"]
+        t = self.verdicts(cols)  # the same rows in the same order; read only when needed
+        _, pick = np.unique(first[rows], return_index=True)
         out = []
-        seen: set[bytes] = set()
-        for i in np.flatnonzero(diff):
-            r = theirs.slice(int(i), 1).to_pylist()[0]
-            if r["key"] in seen:
-                continue
-            seen.add(r["key"])
-            ids = "/".join(r[c] for c in cols[3:])
-            out.append(
-                Conflict(
-                    r["key"],
-                    r["judge"],
-                    ids,
-                    verdict_word(int(a_v[row[i]])).value,
-                    verdict_word(int(b_v[i])).value,
-                )
-            )
-        return out
+        for i in rows[np.sort(pick)][:limit]:
+            r = t.slice(int(i), 1).to_pylist()[0]
+            ids = "/".join(r[c] for c in cols[2:])
+            won, lost = verdict_word(int(v[first[i]])), verdict_word(int(v[i]))
+            out.append(Conflict(r["key"], r["judge"], ids, won.value, lost.value))
+        return len(rows), out
 
     @contextlib.contextmanager
     def lock(self, what: str = "gamut judge") -> Iterator[None]:
@@ -560,11 +624,14 @@ class Ledger:
 
 
 def merge(into: Ledger, other: Ledger) -> MergeReport:
-    """Copy into ``into`` every shard of ``other`` it lacks, after checking both.
+    """Copy into ``into`` every shard and push record of ``other`` it lacks, after checking
+    ``other``. A key judged in both with different verdicts is no error: the order of
+    :mod:`scoring.ledger.order` decides which counts, the same on every machine, and the other
+    is a duplicate kept aside (counted in the report).
 
     Raises:
-        LedgerError: ``other`` has a corrupted or foreign shard (named), or another key scheme.
-        LedgerConflict: a key has different verdicts in the two ledgers; nothing is copied.
+        LedgerError: ``other`` has a corrupted, forged or foreign file (named), or another key
+            scheme.
     """
     if other.scheme.scheme_id != into.scheme.scheme_id or other.held != into.held:
         raise LedgerError(
@@ -575,13 +642,18 @@ def merge(into: Ledger, other: Ledger) -> MergeReport:
     bad = other.verify()
     if bad:
         raise LedgerError(f"cannot merge {other.root}: " + "; ".join(str(p) for p in bad[:10]))
-    conflicts = into.conflicts(other)
-    if conflicts:
-        raise LedgerConflict(conflicts, f"{into.root} and {other.root}")
+    return copy_checked(into, other)
+
+
+def copy_checked(into: Ledger, other: Ledger) -> MergeReport:
+    """:func:`merge` without checking ``other``, for a caller that checked every one of its
+    files already (a pull's staging folder); the same report."""
     report = MergeReport()
-    for kind in KINDS:
-        have = set(into.shard_names(kind))
-        for name in other.shard_names(kind):
+    for kind in (*KINDS, PUSHES, COMPACTIONS):
+        records = kind in (PUSHES, COMPACTIONS)
+        have = set(into.record_names(kind) if records else into.shard_names(kind))
+        names = other.record_names(kind) if records else other.shard_names(kind)
+        for name in names:
             if name in have:
                 continue
             dest = into.root / kind / name
@@ -590,18 +662,8 @@ def merge(into: Ledger, other: Ledger) -> MergeReport:
             shutil.copyfile(other.root / kind / name, tmp)
             os.replace(tmp, dest)
             report.copied.setdefault(kind, []).append(name)
+    report.duplicates, report.examples = into.duplicates()
     return report
-
-
-def _shard_meta(s: pa.Schema) -> dict[str, object]:
-    raw = (s.metadata or {}).get(_META)
-    if raw is None:
-        return {}
-    try:
-        out = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    return out if isinstance(out, dict) else {}
 
 
 def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:
@@ -629,9 +691,9 @@ __all__ = [
     "MANIFEST",
     "Conflict",
     "Ledger",
-    "LedgerConflict",
     "LedgerError",
     "MergeReport",
+    "copy_checked",
     "key_column",
     "merge",
     "shard_bytes",

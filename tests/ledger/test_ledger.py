@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -21,7 +22,6 @@ from scoring.ledger import (
     KeyIndex,
     KeyScheme,
     Ledger,
-    LedgerConflict,
     LedgerError,
     VerdictRecord,
     custom_id,
@@ -31,6 +31,7 @@ from scoring.ledger import (
     keys_array,
     merge,
 )
+from scoring.ledger.keys import _mix32
 from scoring.verdicts import Verdict
 
 SECRET = "s" * 40
@@ -91,11 +92,25 @@ def test_key_index_finds_keys_and_first_verdict_wins(tmp_path: Path) -> None:
     assert index.contains(queries).tolist() == [True, False, True]
 
 
+@functools.cache
+def _sharing_a_mix() -> np.ndarray:
+    """Distinct keys, each pair of rows (0 and 1, 2 and 3, ...) sharing this process's 32-bit
+    mix: found by a birthday search (300,000 random keys hold a few such pairs)."""
+    rng = np.random.default_rng(11)
+    keys = rng.integers(0, 256, size=(300_000, 32), dtype=np.uint8)
+    mix = _mix32(keys)
+    order = np.argsort(mix, kind="stable")
+    same = np.flatnonzero(mix[order][1:] == mix[order][:-1])
+    assert len(same), "no two of 300,000 random keys share a mix: the mix is not 32 bits"
+    pairs = keys[np.stack([order[same], order[same + 1]], axis=1).ravel()]
+    assert len({bytes(k) for k in pairs}) == len(pairs)
+    return pairs
+
+
 def test_key_index_handles_keys_sharing_a_mix() -> None:
-    # two keys with equal 64-bit mixes still resolve to their own rows
-    a = np.zeros((1, 32), dtype=np.uint8)
-    b = np.zeros((1, 32), dtype=np.uint8)
-    b[0, 0] = b[0, 16] = 1  # words 0 and 2 both change by 1: their XOR is unchanged
+    # two keys with equal mixes still resolve to their own rows
+    a, b = _sharing_a_mix()[0:1], _sharing_a_mix()[1:2]
+    assert _mix32(a) == _mix32(b)
     index = KeyIndex(np.concatenate([a, b, a]))
     assert index.find(np.concatenate([b, a])).tolist() == [1, 0]
     assert index.find(np.full((1, 32), 7, dtype=np.uint8)).tolist() == [-1]
@@ -107,10 +122,12 @@ def test_key_index_handles_keys_sharing_a_mix() -> None:
     st.lists(st.integers(0, 50), max_size=60),
 )
 def test_key_index_answers_like_a_dictionary(stored: list[int], asked: list[int]) -> None:
-    # few distinct keys (so duplicates are common), some with equal 64-bit mixes
+    # few distinct keys (so duplicates are common), some with equal mixes
     def key(n: int) -> bytes:
+        if n % 3 == 0:
+            pool = _sharing_a_mix()
+            return bytes(pool[(n // 3) % len(pool)])
         raw = bytearray(32)
-        raw[0] = raw[16] = n % 7  # words 0 and 2 change together: the mix often collides
         raw[8] = n
         return bytes(raw)
 
@@ -135,7 +152,8 @@ def test_key_index_answers_across_comparison_slices(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(keys_module, "_FIND_CHUNK", 3)  # many slices, some holding collisions
     rng = np.random.default_rng(5)
     stored = rng.integers(0, 256, size=(40, 32), dtype=np.uint8)
-    stored[10:20, 0] = stored[10:20, 16] = 9  # equal mixes for some pairs of rows
+    shared = _sharing_a_mix()[:10]
+    stored[10 : 10 + len(shared)] = shared  # equal mixes for some pairs of rows
     stored[30] = stored[3]  # a duplicate: the first row wins
     index = KeyIndex(stored)
     queries = np.concatenate([stored[::-1], rng.integers(0, 256, size=(9, 32), dtype=np.uint8)])
@@ -182,7 +200,8 @@ def test_remembered_answers_are_those_find_gives_on_two_threads(
     monkeypatch.setattr(keys_module, "_FIND_CHUNK", 4)  # many slices for the two threads
     rng = np.random.default_rng(9)
     stored = rng.integers(0, 256, size=(60, 32), dtype=np.uint8)
-    stored[10:20, 0] = stored[10:20, 16] = 3  # equal mixes for some pairs of rows
+    shared = _sharing_a_mix()[:10]
+    stored[10 : 10 + len(shared)] = shared  # equal mixes for some pairs of rows
     stored[40] = stored[5]  # a duplicate: the first row wins
     first = {bytes(k): i for i, k in reversed(list(enumerate(stored)))}
     asked = [
@@ -251,8 +270,10 @@ def test_bulk_digests_are_the_keyed_hash_of_each_row(secret_bytes: int) -> None:
             got = [bytes(d) for d in scheme.digests(rows, lead)]
             assert got == [scheme.digest(*lead, *r) for r in rows]
             msgs = [framed((*lead, *r)) for r in rows]
-            if scheme.held:
-                want = [hmac.new(secret, m, hashlib.sha256).digest()[:16] for m in msgs]
+            if scheme.held:  # under the key derived for verdict keys, not the secret itself
+                k = hmac.new(secret, b"gamut ledger v2 verdict keys", hashlib.sha256).digest()
+                want = [hmac.new(k, m, hashlib.sha256).digest()[:16] for m in msgs]
+                assert got != [hmac.new(secret, m, hashlib.sha256).digest()[:16] for m in msgs]
             else:
                 want = [hashlib.sha256(m).digest()[:16] for m in msgs]
             assert got == want
@@ -311,6 +332,7 @@ def test_latest_batch_states(tmp_path: Path) -> None:
     assert latest["b2"].state == "submitted"
     assert led.latest_batch_states(["other"]) == []
     assert len(led.batch_states()) == 4
+    assert led.verify() == []  # batch shards pass every check (their lists read as dictionaries)
 
 
 def test_merge_of_diverged_ledgers_loses_nothing(tmp_path: Path) -> None:
@@ -329,19 +351,26 @@ def test_merge_of_diverged_ledgers_loses_nothing(tmp_path: Path) -> None:
     assert a.verify() == []
 
 
-def test_merge_names_a_conflict_and_copies_nothing(tmp_path: Path) -> None:
+def test_merge_keeps_a_conflicting_verdict_aside_and_the_first_counts(tmp_path: Path) -> None:
     s = KeyScheme.public()
     a = Ledger.open(tmp_path / "a", s, held=False)
     b = Ledger.open(tmp_path / "b", s, held=False)
     a.append_verdicts([_verdict(s, 1), _verdict(s, 2)])
-    b.append_verdicts([_verdict(s, 2, Verdict.CONTRADICTS), _verdict(s, 3)])
-    with pytest.raises(LedgerConflict) as err:
-        merge(a, b)
-    assert len(err.value.conflicts) == 1
-    c = err.value.conflicts[0]
+    late = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5)
+    b.append_verdicts(
+        [dataclasses.replace(_verdict(s, n, v), created_at=late) for n, v in
+         ((2, Verdict.CONTRADICTS), (3, Verdict.MEETS))]
+    )  # fmt: skip
+    report = merge(a, b)
+    assert report.n_copied == 1 and report.duplicates == 1
+    (c,) = report.examples
     assert (c.ours, c.theirs) == ("meets", "contradicts")
-    assert "m-one/multimodal/food-0002/I1" in str(err.value)
-    assert a.verdicts().num_rows == 2  # nothing copied
+    assert "m-one/multimodal/food-0002/I1" in str(c) and "contradicts kept aside" in str(c)
+    assert a.verdicts().num_rows == 4  # the duplicate is kept, in its shard
+    index, table = a.key_index()
+    row = int(index.find(keys_array([_key(s, 2)]))[0])
+    assert table["verdict"][row].as_py() == Verdict.MEETS.code  # the older counts
+    assert a.verify() == [] and a.duplicates()[0] == 1
 
 
 def test_merge_refuses_another_key_scheme(tmp_path: Path) -> None:
@@ -379,13 +408,15 @@ def test_verify_names_a_flipped_byte_a_foreign_shard_and_a_stray_file(tmp_path: 
         merge(Ledger.open(tmp_path / "fresh", s, held=False), led)
 
 
-def test_verify_names_a_conflict_inside_one_ledger(tmp_path: Path) -> None:
+def test_a_key_judged_twice_in_one_ledger_is_a_duplicate_not_a_problem(tmp_path: Path) -> None:
     s = KeyScheme.public()
     led = Ledger.open(tmp_path, s, held=False)
     led.append_verdicts([_verdict(s, 1)])
-    led.append_verdicts([_verdict(s, 1, Verdict.MISSING)])
-    (problem,) = led.verify()
-    assert "conflicting verdicts" in problem.message and "food-0001" in problem.message
+    led.append_verdicts([_verdict(s, 1, Verdict.MISSING), _verdict(s, 2)])
+    led.append_verdicts([_verdict(s, 1)])  # the same verdict again: no duplicate kept aside
+    assert led.verify() == []
+    n, (c,) = led.duplicates()
+    assert n == 1 and "food-0001" in str(c) and (c.ours, c.theirs) == ("meets", "missing")
 
 
 def test_held_ledger_holds_no_check_text_rationale_or_unkeyed_hash(tmp_path: Path) -> None:
@@ -423,7 +454,7 @@ def test_held_key_cannot_be_confirmed_without_the_secret() -> None:
     keyed, guess = KeyScheme.keyed(SECRET), KeyScheme.public()
     assert keyed.digest("fact", CHECK_TEXT) != guess.digest("fact", CHECK_TEXT)
     assert keyed.digest("fact", CHECK_TEXT) != KeyScheme.keyed("u" * 40).digest("fact", CHECK_TEXT)
-    assert SECRET not in keyed.scheme_id and keyed.scheme_id.startswith("hmac-sha256:")
+    assert SECRET not in keyed.scheme_id and keyed.scheme_id.startswith("hmac-sha256-v2:")
     with pytest.raises(Exception, match="at least 32"):
         KeyScheme.keyed("short")
 
@@ -442,3 +473,58 @@ def test_lock_refuses_a_second_writer(tmp_path: Path) -> None:
         pass
     with led.lock():  # released
         pass
+
+
+def test_held_check_digests_of_one_text_differ_across_questions() -> None:
+    from scoring.compiler import Check, CheckKind
+    from scoring.judge.pairs import CheckTable
+    from scoring.rubric import Tier
+
+    def check(qid: str) -> Check:
+        return Check(qid, "I1", "I1", CheckKind.FACT, Tier.ANSWER_CRITICAL, False, CHECK_TEXT)
+
+    def table() -> CheckTable:
+        return CheckTable(
+            [check("food-0001"), check("food-0002")],
+            ["food-0001", "food-0002"],
+            np.zeros(1, np.int64),
+            np.zeros(1, np.int64),
+        )
+
+    keyed, public = KeyScheme.keyed(SECRET), KeyScheme.public()
+    for by_ids in (False, True):
+        held = table().digests(keyed, by_ids)
+        assert bytes(held[0]) != bytes(held[1]), "a held ledger links equal check texts"
+        assert bytes(held[0]) == keyed.digest("food-0001", "fact", CHECK_TEXT, *["I1"][:by_ids])
+        shown = table().digests(public, by_ids)  # public keys are unchanged: texts are public
+        assert bytes(shown[0]) == bytes(shown[1])
+        assert bytes(shown[0]) == public.digest("fact", CHECK_TEXT, *["I1"][:by_ids])
+
+
+def test_a_ledger_of_the_first_held_key_scheme_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "LEDGER.json").write_text(
+        '{"format": 1, "scheme": "hmac-sha256:0123456789abcdef", "held": true}\n'
+    )
+    with pytest.raises(LedgerError, match="held key scheme 1") as err:
+        Ledger.open(tmp_path, KeyScheme.keyed(SECRET), held=True)
+    assert "question id" in str(err.value) and "new [store] ledger folder" in str(err.value)
+
+
+def test_push_records_chain_in_commit_order_the_same_whatever_the_listing() -> None:
+    from scoring.ledger.order import PushRecord, chain, ranks
+
+    def rec(name: str, after: str | None, *shards: str) -> PushRecord:
+        return PushRecord(name, after, tuple(f"verdicts/{s}" for s in shards))
+
+    r1 = rec("c", None, "s1", "s2")
+    r2 = rec("a", "c", "s3")
+    r3 = rec("b", "a", "s2", "s4")  # s2 is ordered by r1 already: the first record counts
+    fork = rec("0", "c", "s5")  # two records after one: only a forger makes this; name decides
+    dangling = rec("d", "z" * 64, "s6")  # after a record this ledger lacks: starts a chain
+    records = [r3, fork, r1, dangling, r2]
+    for listing in (records, records[::-1], sorted(records, key=lambda r: r.name)):
+        assert [r.name for r in chain(listing)] == ["c", "d", "0", "a", "b"]
+    rank = ranks(chain(records))
+    assert sorted(rank, key=rank.__getitem__) == [
+        f"verdicts/{s}" for s in ("s1", "s2", "s6", "s5", "s3", "s4")
+    ]

@@ -1,0 +1,304 @@
+"""What a shard must be before the ledger trusts it: its name, its size, and its contents.
+
+A shard is named by the SHA-256 of its bytes in a public ledger and by their HMAC-SHA256 under the
+shard MAC key (:attr:`KeyScheme.mac_key`, derived from the ledger secret) in a held one, so a
+held shard whose bytes were rewritten, and renamed by their new SHA-256, is not sound: without
+the secret nobody can name a shard. The name is the manifest of the shard's MAC: it travels with
+the file through push, pull and merge, and, like the shard, is never rewritten.
+
+A shard is checked in the order that costs least against a hostile file: its file size, its
+name (streamed), then its Parquet metadata (rows, values per column, uncompressed bytes) before
+anything is decoded, then its contents read with every string column as a dictionary (so a small
+dictionary repeated over many rows is counted, not expanded): the decoded size, and every value
+in range (verdict codes, counts, sources, failure kinds, batch states).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from scoring.errors import Problem
+from scoring.ledger.keys import KeyScheme
+from scoring.ledger.records import BATCHES, FAILURES, SOURCES, VERDICTS, schema
+from scoring.verdicts import VERDICT_ORDER
+
+#: The key of a shard's metadata in its Parquet schema.
+META_KEY = b"gamut.ledger"
+#: Largest shard file read.
+MAX_SHARD_BYTES = 256 << 20
+#: Largest Parquet footer (metadata) read.
+MAX_FOOTER_BYTES = 1 << 20
+#: Most rows in one shard, and most values of one column (list columns hold several per row).
+MAX_SHARD_ROWS = 1_000_000
+MAX_COLUMN_VALUES = 4_000_000
+#: Most bytes a shard may decode to (its columns as Arrow arrays, strings expanded).
+MAX_DECODED_BYTES = 256 << 20
+#: Rows a writer puts in one shard (a larger table is written as several shards).
+WRITE_ROWS = 500_000
+#: A failure kind or batch state: a short word (never free text).
+_WORD = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+_COUNTS = {
+    VERDICTS: ("tokens_in", "tokens_cached", "tokens_out", "calls"),
+    FAILURES: ("calls",),
+    BATCHES: ("n_requests",),
+}
+_WORDS = {VERDICTS: (), FAILURES: ("kind",), BATCHES: ("state",)}
+
+
+def shard_name(data: bytes, scheme: KeyScheme) -> str:
+    """The file name of a shard whose bytes are ``data``: their MAC (held) or SHA-256."""
+    key = scheme.mac_key
+    h = hashlib.sha256(data) if key is None else hmac.new(key, data, hashlib.sha256)
+    return h.hexdigest() + ".parquet"
+
+
+def name_problem(path: Path, scheme: KeyScheme) -> str | None:
+    """Why ``path`` does not hold the bytes its name (before the suffix) names: their SHA-256,
+    or their MAC when the scheme is keyed (None when it does)."""
+    key = scheme.mac_key
+    h: Any = hashlib.sha256() if key is None else hmac.new(key, b"", hashlib.sha256)
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if hmac.compare_digest(h.hexdigest(), path.name.partition(".")[0]):
+        return None
+    if key is None:
+        return "corrupted: its bytes do not match its name"
+    return (
+        "not authenticated: its name is not the MAC of its bytes under the ledger secret "
+        "(corrupted, rewritten without the secret, or written under another secret)"
+    )
+
+
+def size_problem(path: Path) -> str | None:
+    """Why ``path`` is too large to be a shard, or its Parquet footer too large to read (None
+    when neither): read from the file's size and its last 8 bytes."""
+    size = path.stat().st_size
+    if size > MAX_SHARD_BYTES:
+        return f"{size} bytes, more than a shard's {MAX_SHARD_BYTES}"
+    with path.open("rb") as f:
+        f.seek(max(size - 8, 0))
+        tail = f.read(8)
+    if len(tail) < 8 or tail[4:] != b"PAR1":
+        return "not a Parquet file (no PAR1 footer)"
+    footer = int.from_bytes(tail[:4], "little")
+    if footer > MAX_FOOTER_BYTES:
+        return f"a Parquet footer of {footer} bytes, more than a shard's {MAX_FOOTER_BYTES}"
+    return None
+
+
+def metadata_problem(md: pq.FileMetaData) -> str | None:
+    """Why a shard's Parquet metadata promises more than a shard holds (None when it does not):
+    read before anything is decoded."""
+    if md.num_rows > MAX_SHARD_ROWS:
+        return f"{md.num_rows} rows, more than a shard's {MAX_SHARD_ROWS}"
+    total = 0
+    values: dict[str, int] = {}
+    for g in range(md.num_row_groups):
+        rg = md.row_group(g)
+        for c in range(rg.num_columns):
+            col = rg.column(c)
+            values[col.path_in_schema] = values.get(col.path_in_schema, 0) + col.num_values
+            total += max(col.total_uncompressed_size, 0)
+    if total > MAX_DECODED_BYTES:
+        return f"{total} uncompressed bytes, more than a shard's {MAX_DECODED_BYTES}"
+    for name, n in values.items():
+        if n > MAX_COLUMN_VALUES:
+            return f"{n} values in column {name}, more than a shard's {MAX_COLUMN_VALUES}"
+    return None
+
+
+def contents_problem(path: Path, kind: str, pf: pq.ParquetFile) -> str | None:
+    """Why a shard's contents are not a ledger's (None when they are): read with every string
+    column as a dictionary, so that the decoded size is counted before anything is expanded."""
+    strings = _string_paths(pf.schema_arrow)
+    table = pq.ParquetFile(path, read_dictionary=strings).read()
+    if table.num_rows > MAX_SHARD_ROWS or table.num_rows != pf.metadata.num_rows:
+        return f"holds {table.num_rows} rows, its metadata counts {pf.metadata.num_rows}"
+    decoded = sum(_decoded_bytes(table[name]) for name in table.column_names)
+    if decoded > MAX_DECODED_BYTES:
+        return f"decodes to {decoded} bytes, more than a shard's {MAX_DECODED_BYTES}"
+    if kind == VERDICTS:
+        bad = code_problem(table["verdict"])
+        if bad:
+            return bad
+        lat = table["latency_s"].to_numpy()
+        if len(lat) and not (np.isfinite(lat).all() and (lat >= 0).all()):
+            return "a latency is negative or not a number"
+        src = _values(table["source"])
+        if not src <= set(SOURCES):
+            return f"unknown source(s) {sorted(src - set(SOURCES))[:5]} (known: {SOURCES})"
+    for name in _COUNTS[kind]:
+        low = pc.min(table[name]).as_py()
+        if low is not None and low < 0:
+            return f"a negative count in {name} ({low})"
+    for name in _WORDS[kind]:
+        odd = sorted(w for w in _values(table[name]) if not _WORD.match(w))
+        if odd:
+            return f"{name} {odd[0][:40]!r} is not a short word (letters, digits, _.:-)"
+    return None
+
+
+def code_problem(col: pa.ChunkedArray | pa.Array) -> str | None:
+    """Why a verdict column holds a code no verdict has (None when it holds none)."""
+    got = pc.min_max(col).as_py()
+    lo, hi = got["min"], got["max"]
+    if lo is not None and (lo < 0 or hi >= len(VERDICT_ORDER)):
+        bad = lo if lo < 0 else hi
+        return f"verdict code {bad} is not one of 0..{len(VERDICT_ORDER) - 1}"
+    return None
+
+
+def shard_problems(path: Path, kind: str, scheme: KeyScheme, held: bool) -> list[Problem]:
+    """The problems of one shard file of ``kind`` in a ledger under ``scheme`` (held: without
+    free text), in the order of this module's docstring; empty when it is sound. Nothing is
+    decoded before the name and the metadata check out."""
+    fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
+    try:
+        bad = size_problem(path)
+        if bad:  # nothing more is read of a file too large (or with too large a footer)
+            return [Problem(str(path), None, bad, fix)]
+        bad = name_problem(path, scheme)
+    except OSError as exc:
+        bad = f"cannot be read ({type(exc).__name__})"
+    if bad:  # its footer (size-checked) may say why: another ledger's
+        return [_foreign(path, scheme) or Problem(str(path), None, bad, fix)]
+    try:
+        pf = pq.ParquetFile(path)
+        bad = metadata_problem(pf.metadata)
+        if bad:
+            return [Problem(str(path), None, f"refused before decoding: {bad}", fix)]
+        meta = shard_meta(pf.schema_arrow)
+        got = pf.schema_arrow.remove_metadata()
+    except (OSError, pa.ArrowException) as exc:
+        return [Problem(str(path), None, f"not a readable Parquet shard ({exc})", fix)]
+    if meta.get("kind") != kind or meta.get("scheme") != scheme.scheme_id:
+        return [
+            Problem(
+                str(path),
+                None,
+                f"a foreign shard: written as {meta.get('kind')!r} under keys "
+                f"{meta.get('scheme')!r}, this ledger holds {kind!r} under "
+                f"{scheme.scheme_id!r}",
+                "remove it; it belongs to another ledger",
+            )
+        ]
+    if not got.equals(schema(kind, held)):
+        return [Problem(str(path), None, f"columns {got.names} are not a {kind} shard's", fix)]
+    try:
+        bad = contents_problem(path, kind, pf)
+    except (OSError, pa.ArrowException) as exc:
+        bad = f"its rows cannot be read ({exc})"
+    return [Problem(str(path), None, bad, fix)] if bad else []
+
+
+def _foreign(path: Path, scheme: KeyScheme) -> Problem | None:
+    """The problem of a shard whose (size-checked) footer names another key scheme, which is
+    why its name is not this ledger's; None when it names this one or cannot be read."""
+    try:
+        meta = shard_meta(pq.ParquetFile(path).schema_arrow)
+    except (OSError, pa.ArrowException):
+        return None
+    if not meta or meta.get("scheme") == scheme.scheme_id:
+        return None
+    return Problem(
+        str(path),
+        None,
+        f"a foreign shard: written under keys {meta.get('scheme')!r}, this ledger's are "
+        f"{scheme.scheme_id!r}",
+        "remove it; it belongs to another ledger",
+    )
+
+
+def shard_meta(s: pa.Schema) -> dict[str, object]:
+    """The ledger's metadata of a shard (kind, key scheme, held), from its schema; empty when
+    it has none."""
+    raw = (s.metadata or {}).get(META_KEY)
+    if raw is None:
+        return {}
+    try:
+        out = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def write_parts(table: pa.Table) -> list[pa.Table]:
+    """``table`` as the row slices a writer puts in one shard each (one when it is small):
+    at most :data:`WRITE_ROWS` rows and a quarter of :data:`MAX_DECODED_BYTES` each (so that a
+    list column of keys, 32 bytes a value, stays well under :data:`MAX_COLUMN_VALUES` too)."""
+    n = table.num_rows
+    per_row = table.nbytes / max(n, 1)
+    rows = max(1, min(WRITE_ROWS, math.floor(MAX_DECODED_BYTES / 4 / max(per_row, 1))))
+    return [table.slice(i, rows) for i in range(0, n, rows)] if n > rows else [table]
+
+
+def _string_paths(s: pa.Schema) -> list[str]:
+    out = []
+    for f in s:
+        t = f.type
+        if pa.types.is_string(t) or pa.types.is_binary(t):
+            out.append(f.name)
+        elif pa.types.is_list(t) and (
+            pa.types.is_string(t.value_type) or pa.types.is_binary(t.value_type)
+        ):
+            out.append(f"{f.name}.list.element")
+    return out
+
+
+def _decoded_bytes(col: pa.ChunkedArray) -> int:
+    """The bytes ``col`` takes once its dictionaries are expanded."""
+    total = 0
+    for chunk in col.chunks:
+        arr = chunk
+        if isinstance(chunk, pa.ListArray):
+            arr = chunk.values
+            total += chunk.offsets.nbytes
+        if isinstance(arr, pa.DictionaryArray):
+            lengths = pc.binary_length(arr.dictionary).to_numpy(zero_copy_only=False)
+            idx = arr.indices.to_numpy(zero_copy_only=False)
+            total += 4 * len(arr) + (int(lengths[idx].sum()) if len(idx) else 0)
+        else:
+            total += arr.nbytes
+    return total
+
+
+def _values(col: pa.ChunkedArray) -> set[str]:
+    """The distinct values of a (dictionary) string column, or of the lists of one."""
+    out: set[str] = set()
+    for chunk in col.chunks:
+        arr = chunk.values if isinstance(chunk, pa.ListArray) else chunk
+        if isinstance(arr, pa.DictionaryArray):
+            arr = arr.dictionary.take(pc.unique(arr.indices))
+        out.update(v for v in pc.unique(arr).to_pylist() if v is not None)
+    return out
+
+
+__all__ = [
+    "MAX_COLUMN_VALUES",
+    "MAX_DECODED_BYTES",
+    "MAX_SHARD_BYTES",
+    "MAX_SHARD_ROWS",
+    "META_KEY",
+    "WRITE_ROWS",
+    "code_problem",
+    "contents_problem",
+    "metadata_problem",
+    "name_problem",
+    "shard_meta",
+    "shard_name",
+    "shard_problems",
+    "size_problem",
+    "write_parts",
+]

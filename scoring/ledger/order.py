@@ -1,0 +1,249 @@
+"""The order in which shards count: pushed shards in the remote dataset's commit order, then the
+local shards not pushed yet.
+
+Every push adds one *push record* with its shards: ``pushes/<name>.json``, naming the record
+that was the remote's last when the push read it (``after``) and the shards that push brought
+(and, first, any shard the remote held that no record named yet). A push commits against the
+head it read (the Hub refuses it when another push landed first, and it reads again), so the
+records form one chain in commit order. A record is named like a shard (the SHA-256 of its bytes,
+or their HMAC under the ledger secret in a held ledger), travels with the shards through push,
+pull and merge, and is never rewritten.
+
+Every machine holding the same records ranks the same shards the same way: records by their depth
+in the chain (ties, which only a forged record could make, by name), a record's shards in its
+order; a shard no record names ranks after every pushed one.
+
+A *compaction record* (``compactions/<name>.json``, named the same way) says that its shards hold
+the rows of a run of pushed shards, in their order (:mod:`scoring.ledger.compact`). It counts
+only when the run is contiguous in the pushed order of its kind and every one of its shards is
+present; then its shards take the run's place and the run's shards are not read (nor pulled):
+every row, duplicates included, counts where it did. :class:`~scoring.ledger.Ledger`
+reads shards in that rank (then by their first row's time, then name), and the first verdict of
+a key counts: a later, different one is a *duplicate*, kept in its shard and never scored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scoring.ledger.checks import name_problem, shard_name
+from scoring.ledger.keys import KeyScheme
+
+#: The folders of push records and of compaction records, and a record's file name.
+PUSHES = "pushes"
+COMPACTIONS = "compactions"
+RECORD = re.compile(r"^[0-9a-f]{64}\.json$")
+_SHARD_PATH = re.compile(r"^(verdicts|failures|batches)/[0-9a-f]{64}\.parquet$")
+#: Largest push record read (a push of 20,000 shards takes 1.5 MB).
+MAX_RECORD_BYTES = 4 << 20
+_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class PushRecord:
+    """One push: its record's name, the record before it (None: the first), its shard paths."""
+
+    name: str
+    after: str | None
+    shards: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """One compaction: its record's name, its kind, its shards, and the run they replace."""
+
+    name: str
+    kind: str
+    shards: tuple[str, ...]
+    replaces: tuple[str, ...]
+
+
+def compaction_bytes(kind: str, shards: list[str], replaces: list[str]) -> bytes:
+    """The content of a compaction record (canonical JSON)."""
+    return json.dumps(
+        {"format": _FORMAT, "kind": kind, "shards": shards, "replaces": replaces},
+        separators=(",", ":"),
+    ).encode()
+
+
+def record_bytes(after: str | None, shards: list[str]) -> bytes:
+    """The content of a push record (canonical JSON)."""
+    return json.dumps(
+        {"format": _FORMAT, "after": after, "shards": shards}, separators=(",", ":")
+    ).encode()
+
+
+def record_name(data: bytes, scheme: KeyScheme) -> str:
+    """The file name of a push record: named as a shard is (:func:`shard_name`)."""
+    return shard_name(data, scheme).removesuffix(".parquet") + ".json"
+
+
+def record_problem(path: Path, scheme: KeyScheme) -> str | None:
+    """Why ``path`` is not a sound push record of a ledger under ``scheme`` (None when it is)."""
+    if not RECORD.match(path.name):
+        return "not a push record's name"
+    size = path.stat().st_size
+    if size > MAX_RECORD_BYTES:
+        return f"{size} bytes, more than a push record's {MAX_RECORD_BYTES}"
+    bad = name_problem(path, scheme)
+    if bad:
+        return bad
+    parse = _parse_compaction if path.parent.name == COMPACTIONS else _parse
+    return None if parse(path.name, path.read_bytes()) else "not a record (its JSON)"
+
+
+def _paths(value: object, kind: str | None = None) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(s, str) and _SHARD_PATH.match(s) and (kind is None or s.startswith(kind + "/"))
+        for s in value
+    )
+
+
+def _json(data: bytes) -> dict[str, object] | None:
+    try:
+        got = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return got if isinstance(got, dict) and got.get("format") == _FORMAT else None
+
+
+def _parse_compaction(name: str, data: bytes) -> Compaction | None:
+    got = _json(data)
+    if got is None or got.get("kind") not in ("verdicts", "failures", "batches"):
+        return None
+    kind, shards, replaces = str(got["kind"]), got.get("shards"), got.get("replaces")
+    if not (_paths(shards, kind) and _paths(replaces, kind)) or not shards or not replaces:
+        return None
+    assert isinstance(shards, list) and isinstance(replaces, list)
+    if set(shards) & set(replaces):
+        return None
+    return Compaction(name, kind, tuple(shards), tuple(replaces))
+
+
+def _parse(name: str, data: bytes) -> PushRecord | None:
+    got = _json(data)
+    if got is None:
+        return None
+    after, shards = got.get("after"), got.get("shards")
+    if not (after is None or (isinstance(after, str) and RECORD.match(after))):
+        return None
+    if not _paths(shards):
+        return None
+    assert isinstance(shards, list)
+    return PushRecord(name, after, tuple(shards))
+
+
+def read_records(root: Path, scheme: KeyScheme) -> list[PushRecord]:
+    """The sound push records under ``root`` (a ledger folder), in chain order: a record whose
+    name is not its bytes' (held: their MAC) or that does not parse orders nothing
+    (``Ledger.verify`` names it)."""
+    return chain([r for r in _read(root / PUSHES, scheme, _parse) if isinstance(r, PushRecord)])
+
+
+def read_compactions(root: Path, scheme: KeyScheme) -> list[Compaction]:
+    """The sound compaction records under ``root``, by name."""
+    got = _read(root / COMPACTIONS, scheme, _parse_compaction)
+    return [c for c in got if isinstance(c, Compaction)]
+
+
+def _read(folder: Path, scheme: KeyScheme, parse: Any) -> list[object]:
+    if not folder.is_dir():
+        return []
+    out = []
+    for p in sorted(folder.iterdir()):
+        if RECORD.match(p.name) and p.stat().st_size <= MAX_RECORD_BYTES:
+            data = p.read_bytes()
+            rec = parse(p.name, data) if record_name(data, scheme) == p.name else None
+            if rec is not None:
+                out.append(rec)
+    return out
+
+
+def chain(records: list[PushRecord]) -> list[PushRecord]:
+    """``records`` in commit order: by depth in the chain of ``after`` (a record whose ``after``
+    is absent starts a chain), ties by name."""
+    by_name = {r.name: r for r in records}
+    depth: dict[str, int] = {}
+    for r in records:
+        path: list[str] = []
+        walked: set[str] = set()  # a cycle (only a forger's) ends the walk
+        cur: PushRecord | None = r
+        while cur is not None and cur.name not in depth and cur.name not in walked:
+            path.append(cur.name)
+            walked.add(cur.name)
+            cur = by_name.get(cur.after) if cur.after else None
+        base = depth[cur.name] + 1 if cur is not None and cur.name in depth else 0
+        for i, name in enumerate(reversed(path)):
+            depth[name] = base + i
+    return sorted(records, key=lambda r: (depth[r.name], r.name))
+
+
+def ranks(records: list[PushRecord]) -> dict[str, int]:
+    """Each pushed shard path's rank (records in chain order, a record's shards in order)."""
+    out: dict[str, int] = {}
+    for r in records:
+        for s in r.shards:
+            out.setdefault(s, len(out))
+    return out
+
+
+def pushed_order(rank: dict[str, int], kind: str) -> list[str]:
+    """The pushed shard paths of ``kind``, in rank order."""
+    return sorted((p for p in rank if p.startswith(kind + "/")), key=rank.__getitem__)
+
+
+def honoured(
+    compactions: list[Compaction], rank: dict[str, int], present: set[str]
+) -> list[Compaction]:
+    """The compactions that count: every shard present, and the run they replace contiguous,
+    in order, in the pushed order of their kind."""
+    where: dict[str, dict[str, int]] = {}
+    out = []
+    for c in compactions:
+        if c.kind not in where:
+            where[c.kind] = {p: i for i, p in enumerate(pushed_order(rank, c.kind))}
+        at = [where[c.kind].get(p, -1) for p in c.replaces]
+        if at[0] >= 0 and at == list(range(at[0], at[0] + len(at))) and set(c.shards) <= present:
+            out.append(c)
+    return out
+
+
+def sort_keys(
+    rank: dict[str, int], compactions: list[Compaction]
+) -> tuple[dict[str, tuple[int, int, str, int]], set[str]]:
+    """Where each pushed or compacted shard path counts (a sort key; a path without one is not
+    pushed and counts after all of them), and the paths the (honoured) ``compactions`` replace,
+    which are not read."""
+    keys = {p: (r, 1, "", 0) for p, r in rank.items()}
+    replaced: set[str] = set()
+    for c in compactions:
+        start = rank[c.replaces[0]]
+        for j, s in enumerate(c.shards):  # before the run's first shard, in the record's order
+            keys[s] = (start, 0, c.name, j)
+        replaced.update(c.replaces)
+    return keys, replaced
+
+
+__all__ = [
+    "COMPACTIONS",
+    "MAX_RECORD_BYTES",
+    "PUSHES",
+    "RECORD",
+    "Compaction",
+    "PushRecord",
+    "chain",
+    "compaction_bytes",
+    "honoured",
+    "pushed_order",
+    "ranks",
+    "read_compactions",
+    "read_records",
+    "record_bytes",
+    "record_name",
+    "record_problem",
+    "sort_keys",
+]

@@ -1,0 +1,249 @@
+"""Forged and hostile shards: each is named and refused (verify, merge, reading) in bounded time
+and memory, never trusted and never a traceback. The hostile files are built here, small."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from gamut.cli import main
+from scoring.ledger import KeyScheme, Ledger, LedgerError, VerdictRecord, verdict_schema
+from scoring.ledger.keys import _mix32
+from scoring.ledger.store import shard_bytes
+from scoring.verdicts import Verdict
+from tests.hub.conftest import write_config
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "ledger-secret-for-tests-" + "0" * 20
+#: What a hostile shard may cost to refuse (the brief of issue 21: 5 s and 300 MB).
+LIMIT_S, LIMIT_MB = 5.0, 300
+
+
+def _records(scheme: KeyScheme, n: int, verdict: Verdict = Verdict.MEETS) -> list[VerdictRecord]:
+    return [
+        VerdictRecord(
+            key=scheme.digest("jid", "q", f"response {i}") + scheme.digest("q", "fact", "text"),
+            judge_identity="jid",
+            judge="j1",
+            submission_id="m-one",
+            setting="multimodal",
+            question_id=f"food-{i:04d}",
+            check_id="I1",
+            verdict=verdict,
+            model="judge-2026-01-01",
+        )
+        for i in range(n)
+    ]
+
+
+def _project(root: Path, monkeypatch: pytest.MonkeyPatch, held: bool) -> tuple[Path, Ledger]:
+    """A project's config and its (empty) ledger, held (keyed) or public."""
+    monkeypatch.setenv("GAMUT_LEDGER_KEY", SECRET)
+    extra = '\n[store]\nledger_key_env = "GAMUT_LEDGER_KEY"\n' if held else ""
+    cfg = write_config(root, "rubrics", public=not held, extra=extra)
+    scheme = KeyScheme.keyed(SECRET) if held else KeyScheme.public()
+    return cfg, Ledger.open(root / ".gamut" / "ledger", scheme, held=held)
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def _rewritten(led: Ledger, name: str, **columns: pa.Array) -> pa.Table:
+    """The rows of shard ``name`` with ``columns`` replaced."""
+    t = led.read_shard("verdicts", name)
+    for col, values in columns.items():
+        t = t.set_column(t.schema.get_field_index(col), t.schema.field(col), values)
+    return t
+
+
+def _plant(led: Ledger, data: bytes, name: str | None = None) -> Path:
+    """``data`` as a verdict shard of ``led``, named by its SHA-256 unless ``name`` is given."""
+    path = led.root / "verdicts" / (name or hashlib.sha256(data).hexdigest() + ".parquet")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def test_a_held_shard_rewritten_and_renamed_by_its_sha256_is_refused_by_verify(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg, led = _project(tmp_path / "p", monkeypatch, held=True)
+    name = led.append_verdicts(_records(led.scheme, 30))
+    assert name is not None
+    code, out = _cli("ledger", "verify", "--config", str(cfg))
+    assert code == 0 and "every one sound" in out, out
+    # every verdict rewritten to "contradicts", the shard renamed by its new SHA-256: the
+    # forger has the ledger's files, not its secret
+    forged = _rewritten(led, name, verdict=pa.array([Verdict.CONTRADICTS.code] * 30, pa.int8()))
+    path = _plant(led, shard_bytes(forged, "verdicts", led.scheme, held=True))
+    (led.root / "verdicts" / name).unlink()
+    code, out = _cli("ledger", "verify", "--config", str(cfg))
+    assert code == 1
+    assert path.name in out and "not authenticated" in out
+    assert SECRET not in out
+
+
+@pytest.mark.parametrize("held", [True, False])
+def test_values_out_of_range_are_refused_by_verify_and_by_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: bool
+) -> None:
+    cfg, led = _project(tmp_path / "p", monkeypatch, held=held)
+    name = led.append_verdicts(_records(led.scheme, 5))
+    assert name is not None
+    bad = {
+        "verdict code 9": {"verdict": pa.array([0, 1, 9, 2, 3], pa.int8())},
+        "negative count in tokens_out": {"tokens_out": pa.array([0, 0, -5, 0, 0], pa.int64())},
+        "unknown source": {"source": pa.array(["direct"] * 4 + ["forged"], pa.string())},
+    }
+    for cols in bad.values():
+        # written like any shard, under the right name (a held one by the secret's holder: a
+        # bug, not a forger), so only the values are wrong
+        led.write_shard("verdicts", _rewritten(led, name, **cols))
+    code, out = _cli("ledger", "verify", "--config", str(cfg))
+    assert code == 1 and "3 problem(s)" in out, out
+    for what in bad:
+        assert what in out
+    # `gamut judge` reads the verdicts through the key index: a named error, not a traceback
+    with pytest.raises(LedgerError, match=r"verdict code 9 is not one of 0\.\.3"):
+        led.key_index()
+
+
+def _run(*args: str) -> tuple[int, str, float, float]:
+    """``gamut ARGS`` in a process of its own: exit code, output, seconds and peak MB."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "gamut", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert p.stdout is not None
+    out = p.stdout.read().decode()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, out, time.perf_counter() - t0, usage.ru_maxrss / 1024
+
+
+def _raw_shard(table: pa.Table, meta: dict[str, object], store_schema: bool = True) -> bytes:
+    """``table`` as Parquet with the ledger's metadata, written as a hostile writer would."""
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, table.schema, compression="zstd", store_schema=store_schema) as w:
+        w.write_table(table)
+        w.add_key_value_metadata({"gamut.ledger": json.dumps(meta)})
+    return bytes(sink.getvalue())
+
+
+def _public_meta() -> dict[str, object]:
+    return {"format": 1, "kind": "verdicts", "scheme": "sha256", "held": False}
+
+
+def _merge_hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> tuple:
+    cfg, _ = _project(tmp_path / "p", monkeypatch, held=False)
+    other = Ledger.open(tmp_path / "hostile", KeyScheme.public(), held=False)
+    path = _plant(other, data)
+    return (path, *_run("ledger", "merge", str(other.root), "--config", str(cfg)))
+
+
+def test_a_small_shard_of_40_million_rows_is_refused_before_decoding(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = 40_000_000
+    table = pa.table({"verdict": pa.array(np.zeros(rows, np.int8))})
+    data = _raw_shard(table, _public_meta())
+    del table
+    assert len(data) < 3_000_000
+    path, code, out, seconds, mb = _merge_hostile(tmp_path, monkeypatch, data)
+    assert code == 1, out
+    assert path.name in out and f"{rows} rows, more than a shard's" in out
+    assert "Traceback" not in out and "MemoryError" not in out
+    assert seconds < LIMIT_S and mb < LIMIT_MB, (seconds, mb)
+
+
+def test_a_dictionary_that_expands_past_the_decoded_cap_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 200,000 rows (under the row cap) whose judge is one 2,000-character string: a few
+    # hundred kilobytes on disk, 400 MB once decoded
+    rows, sch = 200_000, verdict_schema(False)
+    zeros = pa.array(np.zeros(rows, np.int32))
+    cols: list[pa.Array] = []
+    for f in sch:
+        if f.name == "key":
+            cols.append(pa.array([b"\0" * 32] * rows, f.type))
+        elif pa.types.is_string(f.type):
+            word = {"judge": "j" * 2000, "source": "direct"}.get(f.name, "a")
+            cols.append(pa.DictionaryArray.from_arrays(zeros, pa.array([word])))
+        elif pa.types.is_timestamp(f.type):
+            cols.append(pa.array(np.zeros(rows, "datetime64[us]")).cast(f.type))
+        else:
+            cols.append(pa.array(np.zeros(rows, f.type.to_pandas_dtype())))
+    fields = [pa.field(f.name, c.type, nullable=False) for f, c in zip(sch, cols, strict=True)]
+    # without Arrow's schema, the file's columns read back as plain strings: a verdict shard's
+    data = _raw_shard(pa.table(cols, schema=pa.schema(fields)), _public_meta(), store_schema=False)
+    assert len(data) < 3_000_000
+    path, code, out, seconds, mb = _merge_hostile(tmp_path, monkeypatch, data)
+    assert code == 1, out
+    assert path.name in out and "decodes to" in out and "more than a shard's" in out
+    assert seconds < LIMIT_S and mb < LIMIT_MB, (seconds, mb)
+
+
+def test_a_footer_too_large_to_read_is_refused(tmp_path: Path) -> None:
+    led = Ledger.open(tmp_path, KeyScheme.public(), held=False)
+    path = _plant(led, b"PAR1" + b"\0" * 64 + (1 << 30).to_bytes(4, "little") + b"PAR1")
+    (problem,) = led.verify()
+    assert problem.file == str(path) and "Parquet footer of 1073741824 bytes" in problem.message
+    with pytest.raises(LedgerError, match="footer"):
+        led.verdicts()
+
+
+def _colliding_keys(n: int) -> np.ndarray:
+    """Distinct keys whose words were chosen so that the key index's former mix (the XOR of
+    the four words' high halves, the second shifted) is 0 for every one."""
+    rng = np.random.default_rng(3)
+    w = np.empty((n, 4), dtype=np.uint64)
+    w[:, 0] = w[:, 2] = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+    w[:, 1] = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+    w[:, 3] = w[:, 1] >> np.uint64(1)
+    old = (w[:, 0] ^ w[:, 2] ^ (w[:, 1] >> np.uint64(1)) ^ w[:, 3]) >> np.uint64(32)
+    assert not old.any()
+    return w.view(np.uint8).reshape(n, 32)
+
+
+def test_keys_chosen_to_share_a_mix_do_not_slow_a_merge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    n = 40_000
+    keys = _colliding_keys(n)
+    assert len(np.unique(_mix32(keys))) > n - 10, "this process's mix does not collide"
+    recs = _records(KeyScheme.public(), 1)[0]
+    table = pa.table(
+        {
+            f.name: (
+                pa.FixedSizeBinaryArray.from_buffers(f.type, n, [None, pa.py_buffer(keys)])
+                if f.name == "key"
+                else pa.array([getattr(recs, f.name)] * n, f.type)
+                if f.name not in ("verdict",)
+                else pa.array(np.zeros(n, np.int8))
+            )
+            for f in verdict_schema(False)
+        },
+        schema=verdict_schema(False),
+    )
+    data = shard_bytes(table, "verdicts", KeyScheme.public(), held=False)
+    assert 900_000 < len(data) < 2_000_000
+    _, code, out, seconds, mb = _merge_hostile(tmp_path, monkeypatch, data)
+    assert code == 0 and "merged 1 shard(s)" in out, out
+    assert seconds < LIMIT_S and mb < LIMIT_MB, (seconds, mb)
