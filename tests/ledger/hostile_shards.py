@@ -1,0 +1,92 @@
+"""Hostile verdict shards, built small in memory: the cases of ``tests/ledger/test_hostile.py``
+and of ``benchmarks/bench_hostile_shards.py`` (which measures what each costs to refuse)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from scoring.ledger import KeyScheme, verdict_schema
+from scoring.ledger.store import shard_bytes
+
+#: Rows of the shard that claims more rows than a shard may hold.
+MANY_ROWS = 40_000_000
+#: Keys of the shard whose keys share the key index's former mix.
+COLLIDING = 40_000
+
+
+def raw_shard(table: pa.Table, meta: dict[str, object], store_schema: bool = True) -> bytes:
+    """``table`` as Parquet with the ledger's metadata, written as a hostile writer would."""
+    sink = pa.BufferOutputStream()
+    with pq.ParquetWriter(sink, table.schema, compression="zstd", store_schema=store_schema) as w:
+        w.write_table(table)
+        w.add_key_value_metadata({"gamut.ledger": json.dumps(meta)})
+    return bytes(sink.getvalue())
+
+
+def public_meta() -> dict[str, object]:
+    """The metadata of a public ledger's verdict shard."""
+    return {"format": 1, "kind": "verdicts", "scheme": "sha256", "held": False}
+
+
+def many_rows() -> bytes:
+    """About 2.3 MB on disk that decode to :data:`MANY_ROWS` rows."""
+    table = pa.table({"verdict": pa.array(np.zeros(MANY_ROWS, np.int8))})
+    return raw_shard(table, public_meta())
+
+
+def dictionary_bomb() -> bytes:
+    """200,000 rows (under the row cap) whose judge is one 2,000-character string: a few
+    hundred kilobytes on disk, 400 MB once decoded."""
+    rows, sch = 200_000, verdict_schema(False)
+    zeros = pa.array(np.zeros(rows, np.int32))
+    cols: list[pa.Array] = []
+    for f in sch:
+        if f.name == "key":
+            cols.append(pa.array([b"\0" * 32] * rows, f.type))
+        elif pa.types.is_string(f.type):
+            word = {"judge": "j" * 2000, "source": "direct"}.get(f.name, "a")
+            cols.append(pa.DictionaryArray.from_arrays(zeros, pa.array([word])))
+        elif pa.types.is_timestamp(f.type):
+            cols.append(pa.array(np.zeros(rows, "datetime64[us]")).cast(f.type))
+        else:
+            cols.append(pa.array(np.zeros(rows, f.type.to_pandas_dtype())))
+    fields = [pa.field(f.name, c.type, nullable=False) for f, c in zip(sch, cols, strict=True)]
+    # without Arrow's schema, the file's columns read back as plain strings: a verdict shard's
+    return raw_shard(pa.table(cols, schema=pa.schema(fields)), public_meta(), store_schema=False)
+
+
+def colliding_keys(n: int = COLLIDING) -> np.ndarray:
+    """Distinct keys whose words were chosen so that the key index's former mix (the XOR of
+    the four words' high halves, the second shifted) is 0 for every one."""
+    rng = np.random.default_rng(3)
+    w = np.empty((n, 4), dtype=np.uint64)
+    w[:, 0] = w[:, 2] = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+    w[:, 1] = rng.integers(0, 2**63, size=n, dtype=np.uint64)
+    w[:, 3] = w[:, 1] >> np.uint64(1)
+    old = (w[:, 0] ^ w[:, 2] ^ (w[:, 1] >> np.uint64(1)) ^ w[:, 3]) >> np.uint64(32)
+    assert not old.any()
+    return w.view(np.uint8).reshape(n, 32)
+
+
+def colliding_shard(keys: np.ndarray, record: dict[str, object]) -> bytes:
+    """A valid public verdict shard of ``keys`` (about 1 MB for :data:`COLLIDING`), every other
+    column taken from ``record``."""
+    n = len(keys)
+    table = pa.table(
+        {
+            f.name: (
+                pa.FixedSizeBinaryArray.from_buffers(f.type, n, [None, pa.py_buffer(keys)])
+                if f.name == "key"
+                else pa.array(np.zeros(n, np.int8))
+                if f.name == "verdict"
+                else pa.array([record[f.name]] * n, f.type)
+            )
+            for f in verdict_schema(False)
+        },
+        schema=verdict_schema(False),
+    )
+    return shard_bytes(table, "verdicts", KeyScheme.public(), held=False)
