@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -67,19 +65,7 @@ def run_case(root: Path, data: bytes) -> tuple[int, str, float, float, float]:
     other = Ledger.open(root / "hostile", KeyScheme.public(), held=False)
     (other.root / "verdicts").mkdir(parents=True, exist_ok=True)
     (other.root / "verdicts" / (hashlib.sha256(data).hexdigest() + ".parquet")).write_bytes(data)
-    t0 = time.perf_counter()
-    p = subprocess.Popen(
-        [sys.executable, "-m", "gamut", "ledger", "merge", str(other.root), "--config", str(cfg)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert p.stdout is not None
-    out = p.stdout.read().decode()
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    cpu = usage.ru_utime + usage.ru_stime
-    return os.waitstatus_to_exitcode(status), out, wall, cpu, usage.ru_maxrss / 1024
+    return hs.run_gamut("ledger", "merge", str(other.root), "--config", str(cfg))
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.fakes.batch_server import FakeBatchServer
 from tests.fakes.llm_server import fake_llm
 from tests.judge.project import LEDGER_KEY, LEDGER_KEY_ENV
 
@@ -17,6 +18,21 @@ def _api_key(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("GAMUT_TEST_KEY", FAKE_KEY)
     monkeypatch.setenv(LEDGER_KEY_ENV, LEDGER_KEY)
     yield
+
+
+@pytest.fixture
+def batch_srv() -> Iterator[FakeBatchServer]:
+    """The fake batch provider, answering with :func:`tests.judge.test_batch.hashed_verdict`."""
+    from tests.judge.test_batch import hashed_verdict
+
+    with FakeBatchServer(responder=hashed_verdict) as s:
+        yield s
+
+
+@pytest.fixture
+def srv(batch_srv: FakeBatchServer) -> FakeBatchServer:
+    """The same fake batch provider, under its shorter name."""
+    return batch_srv
 
 
 __all__ = ["FAKE_KEY", "fake_llm"]

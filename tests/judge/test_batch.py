@@ -37,12 +37,6 @@ def batch_judge(
     return openai_judge(base, name, provider=provider, extra=extra)
 
 
-@pytest.fixture
-def batch_srv() -> Any:
-    with FakeBatchServer(responder=hashed_verdict) as srv:
-        yield srv
-
-
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_a_verdict_does_not_depend_on_the_mode(
     tmp_path: Path, batch_srv: FakeBatchServer, provider: str

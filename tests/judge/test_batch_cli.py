@@ -14,7 +14,7 @@ from tests.fakes.batch_server import FakeBatchServer, run_batch_file
 from tests.fakes.llm_server import verdict_responder
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
 from tests.judge.store import verdict_keys
-from tests.judge.test_batch import batch_judge, hashed_verdict
+from tests.judge.test_batch import batch_judge
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -26,12 +26,6 @@ def _rows(root: Path) -> int:
     keys = verdict_keys(root)
     assert len(keys) == len(set(keys)), "a verdict stored twice"
     return len(keys)
-
-
-@pytest.fixture
-def srv() -> FakeBatchServer:
-    with FakeBatchServer(responder=hashed_verdict) as s:
-        yield s
 
 
 def test_exit_75_while_in_flight_then_0(tmp_path: Path, srv: FakeBatchServer) -> None:

@@ -15,7 +15,7 @@ from gamut.cli import main
 from tests.fakes.batch_server import FakeBatchServer
 from tests.judge.project import TOTAL_CALLS, check_of, write_project
 from tests.judge.store import verdict_keys
-from tests.judge.test_batch import batch_judge, hashed_verdict
+from tests.judge.test_batch import batch_judge
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -30,12 +30,6 @@ def stored_text(root: Path) -> str:
     for f in (root / ".gamut").glob("verdicts.sqlite*"):
         parts.append(f.read_bytes().decode("utf-8", "replace"))
     return "\n".join(parts)
-
-
-@pytest.fixture
-def srv() -> Any:
-    with FakeBatchServer(responder=hashed_verdict) as s:
-        yield s
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])

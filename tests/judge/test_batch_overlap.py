@@ -12,43 +12,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from gamut import pipeline
-from gamut.cli import main
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from tests.fakes.batch_server import FakeBatchServer
 from tests.judge.project import TOTAL_CALLS, kill_when, write_project
-from tests.judge.store import failures, verdict_keys
+from tests.judge.store import failures
 from tests.judge.test_batch import batch_judge, hashed_verdict
+from tests.judge.test_batch_cli import _rows
+from tests.judge.test_batch_cli import _run as _cli
 
 ROOT = Path(__file__).resolve().parents[2]
 ALPHA, BETA = 20, 7  # requests of each test submission (beta has one empty response)
 QUIET = NullProgress()
 
 
-def _cli(*args: str) -> tuple[int, str]:
-    r = CliRunner().invoke(main, list(args))
-    return r.exit_code, r.output
-
-
-def _rows(root: Path) -> int:
-    keys = verdict_keys(root)
-    assert len(keys) == len(set(keys)), "a verdict stored twice"
-    return len(keys)
-
-
 def _dry(cfg: Path, sid: str) -> Any:
     report = pipeline.judge(Project(load_config(cfg)), None, [sid], dry_run=True)
     return report.judges["gpt"]
-
-
-@pytest.fixture
-def srv() -> Any:
-    with FakeBatchServer(responder=hashed_verdict) as s:
-        yield s
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
@@ -151,6 +134,16 @@ _CHILD = (
 )
 
 
+def _judge_in_a_child(cfg: Path) -> subprocess.Popen[bytes]:
+    """``gamut judge`` of ``cfg`` in a process of its own (to be killed)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(cfg)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 @pytest.mark.parametrize("skew", [-90.0, 90.0])
@@ -161,12 +154,7 @@ def test_killed_between_create_and_record_with_skewed_clocks_one_batch(
         cfg = write_project(tmp_path, batch_judge(srv, provider=provider))
         srv.clock_skew_s = skew  # the provider's clock, this far off ours
         srv.create_delay = 2.0  # the batch exists; its id is not yet answered
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, str(cfg)],
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        proc = _judge_in_a_child(cfg)
         kill_when(proc, lambda: len(srv.created) == 1, "the run never created its batch")
         srv.create_delay = 0.0
         again = pipeline.judge(Project(load_config(cfg)), progress=QUIET)
@@ -191,12 +179,7 @@ def test_killed_while_creating_a_reask_batch_after_collecting(
         bad = srv.batches[srv.created[0]].parsed()[0][0]
         srv.line_fault_fn = lambda cid, body: "prose" if cid == bad else None
         srv.create_delay = 2.0
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, str(cfg)],
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        proc = _judge_in_a_child(cfg)
         kill_when(proc, lambda: len(srv.created) == 2, "the run never created its re-ask batch")
         srv.create_delay = 0.0
         srv.line_fault_fn = None

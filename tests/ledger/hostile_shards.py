@@ -4,6 +4,11 @@ and of ``benchmarks/bench_hostile_shards.py`` (which measures what each costs to
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -11,6 +16,8 @@ import pyarrow.parquet as pq
 
 from scoring.ledger import KeyScheme, verdict_schema
 from scoring.ledger.store import shard_bytes
+
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Rows of the shard that claims more rows than a shard may hold.
 MANY_ROWS = 40_000_000
@@ -90,3 +97,21 @@ def colliding_shard(keys: np.ndarray, record: dict[str, object]) -> bytes:
         schema=verdict_schema(False),
     )
     return shard_bytes(table, "verdicts", KeyScheme.public(), held=False)
+
+
+def run_gamut(*args: str) -> tuple[int, str, float, float, float]:
+    """``gamut ARGS`` in a process of its own: exit code, output, wall and CPU seconds, and
+    peak MB."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(
+        [sys.executable, "-m", "gamut", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert p.stdout is not None
+    out = p.stdout.read().decode()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    cpu = usage.ru_utime + usage.ru_stime
+    return os.waitstatus_to_exitcode(status), out, wall, cpu, usage.ru_maxrss / 1024

@@ -6,10 +6,6 @@ measured by ``benchmarks/bench_hostile_shards.py``, not here."""
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -120,27 +116,12 @@ def test_values_out_of_range_are_refused_by_verify_and_by_reading(
         led.key_index()
 
 
-def _run(*args: str) -> tuple[int, str, float, float]:
-    """``gamut ARGS`` in a process of its own: exit code, output, seconds and peak MB."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(
-        [sys.executable, "-m", "gamut", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert p.stdout is not None
-    out = p.stdout.read().decode()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, out, time.perf_counter() - t0, usage.ru_maxrss / 1024
-
-
 def _merge_hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> tuple:
     cfg, _ = _project(tmp_path / "p", monkeypatch, held=False)
     other = Ledger.open(tmp_path / "hostile", KeyScheme.public(), held=False)
     path = _plant(other, data)
-    return (path, *_run("ledger", "merge", str(other.root), "--config", str(cfg)))
+    code, out, *_ = hs.run_gamut("ledger", "merge", str(other.root), "--config", str(cfg))
+    return path, code, out
 
 
 def test_a_small_shard_of_40_million_rows_is_refused_before_decoding(
@@ -149,7 +130,7 @@ def test_a_small_shard_of_40_million_rows_is_refused_before_decoding(
     rows = hs.MANY_ROWS
     data = hs.many_rows()
     assert len(data) < 3_000_000
-    path, code, out, _, _ = _merge_hostile(tmp_path, monkeypatch, data)
+    path, code, out = _merge_hostile(tmp_path, monkeypatch, data)
     assert code == 1, out
     assert path.name in out and f"{rows} rows, more than a shard's" in out
     assert "Traceback" not in out and "MemoryError" not in out
@@ -160,7 +141,7 @@ def test_a_dictionary_that_expands_past_the_decoded_cap_is_refused(
 ) -> None:
     data = hs.dictionary_bomb()
     assert len(data) < 3_000_000
-    path, code, out, _, _ = _merge_hostile(tmp_path, monkeypatch, data)
+    path, code, out = _merge_hostile(tmp_path, monkeypatch, data)
     assert code == 1, out
     assert path.name in out and "decodes to" in out and "more than a shard's" in out
 
@@ -183,5 +164,5 @@ def test_keys_chosen_to_share_a_mix_do_not_slow_a_merge(
     rec = _records(KeyScheme.public(), 1)[0]
     data = hs.colliding_shard(keys, {f: getattr(rec, f) for f in rec.__slots__})
     assert 900_000 < len(data) < 2_000_000
-    _, code, out, _, _ = _merge_hostile(tmp_path, monkeypatch, data)
+    _, code, out = _merge_hostile(tmp_path, monkeypatch, data)
     assert code == 0 and "merged 1 shard(s)" in out, out
