@@ -429,30 +429,39 @@ def render_comment(
     return "\n".join(lines) + "\n"
 
 
-def render_refusal(submission_id: str, holder: int, submissions: str = "submissions") -> str:
-    """The sticky comment of a pull request refused because open pull request ``holder`` (opened
-    first) already adds ``submission_id``: nothing was judged or scored.
+def render_refusal(submission_id: str, holder: int | str, submissions: str = "submissions") -> str:
+    """The sticky comment of a pull request refused because ``holder`` already holds
+    ``submission_id``: ``"main"`` (a merged submission, never replaced by a pull request), or
+    the number of the open pull request that was opened first. Nothing was judged or scored.
 
     Args:
-        submission_id: the id both pull requests use (a valid id: letters, digits, ``._-``).
-        holder: the number of the pull request that holds it.
+        submission_id: the id (a valid id: letters, digits, ``._-``).
+        holder: ``"main"`` or the number of the pull request that holds it.
         submissions: the submissions folder, repository-relative.
     """
     folder = f"{submissions.rstrip('/')}/{submission_id}/" if submissions != "." else submission_id
-    return (
-        "\n".join(
-            [
-                MARKER,
-                f"## GAMUT score: {code(submission_id, 64)}",
-                "",
-                f"**Not scored**: the submission id {code(submission_id, 64)} is already used by "
-                f"pull request #{int(holder)}, which was opened first; two pull requests cannot "
-                "share a submission folder, so nothing was judged.",
-                "",
-                f"Rename the folder {code(folder, 120)} to an id of your own (lowercase letters, "
-                "digits, `.`, `_`, `-`) and push again. If both pull requests are yours, close "
-                "one of them.",
-            ]
+    if holder == "main":
+        why = (
+            f"**Not scored**: the submission {code(submission_id, 64)} is already on `main`, "
+            "and a merged submission is never replaced by a pull request (its scores and paid "
+            "verdicts stay what was published), so nothing was judged."
         )
-        + "\n"
+        fix = (
+            f"Submit the new responses under a new id: rename the folder {code(folder, 120)} "
+            "(for example with a `-v2` suffix; lowercase letters, digits, `.`, `_`, `-`) and "
+            "push again. To withdraw or correct the merged one, ask the maintainers."
+        )
+    else:
+        why = (
+            f"**Not scored**: the submission id {code(submission_id, 64)} is already used by "
+            f"pull request #{int(holder)}, which was opened first; two pull requests cannot "
+            "share a submission folder, so nothing was judged."
+        )
+        fix = (
+            f"Rename the folder {code(folder, 120)} to an id of your own (lowercase letters, "
+            "digits, `.`, `_`, `-`) and push again. If both pull requests are yours, close "
+            "one of them."
+        )
+    return (
+        "\n".join([MARKER, f"## GAMUT score: {code(submission_id, 64)}", "", why, "", fix]) + "\n"
     )

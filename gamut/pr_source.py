@@ -77,6 +77,18 @@ def submissions_in_repo(cfg: GamutConfig) -> str:
     return _locate(cfg)[1].as_posix()
 
 
+def on_base(cfg: GamutConfig, submission_id: str, base: str = "HEAD") -> bool:
+    """Whether the base commit (default: the checkout's ``HEAD``, never its work tree, which
+    ``gamut pr take`` may have written into) already holds the submission ``submission_id``.
+
+    Raises:
+        ArtifactError: the config is not in a git repository, or the folder is outside it.
+    """
+    toplevel, rel = _locate(cfg)
+    folder = (rel / submission_id).as_posix()
+    return _git(toplevel, "cat-file", "-e", f"{base}:{folder}").returncode == 0
+
+
 def take_from_commit(
     cfg: GamutConfig, pr_number: int, head: str, base: str
 ) -> tuple[PrInfo, list[Problem]]:
@@ -190,7 +202,8 @@ def take_from_commit(
                 touched[sid][0],
                 None,
                 f"changes the existing submission {sid!r}",
-                "maintainers: check that the pull request comes from its submitters",
+                "a merged submission is never replaced by a pull request (the scoring run "
+                "refuses it): submit the new responses under a new id, such as ID-v2",
                 severity="warning",
             )
         )
@@ -199,4 +212,4 @@ def take_from_commit(
     return info, warnings
 
 
-__all__ = ["submissions_in_repo", "take_from_commit"]
+__all__ = ["on_base", "submissions_in_repo", "take_from_commit"]

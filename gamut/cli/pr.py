@@ -161,15 +161,17 @@ def claimed(
     repo: str | None,
     comment_out: Path | None,
 ) -> None:
-    """Say whether an open pull request with a lower number already holds the submission id.
+    """Say whether `main` or an open pull request with a lower number already holds the
+    submission id.
 
-    A submission id belongs to the first open pull request that changes its folder; the
-    others are refused, so two pull requests never share a folder. Prints submission_id= and
-    claimed_by= (the holder's number, empty when the id is free) lines. Reads $GH_TOKEN (or
-    $GITHUB_TOKEN) and $GITHUB_API_URL.
+    A submission on `main` is never replaced by a pull request (new responses come under a new
+    id), and an id belongs to the first open pull request that changes its folder; the others
+    are refused, so two pull requests never share a folder. Prints submission_id= and
+    claimed_by= (`main`, or the holder's number; empty when the id is free) lines. Reads
+    $GH_TOKEN (or $GITHUB_TOKEN) and $GITHUB_API_URL.
     """
     from gamut.github import GitHub, claimed_by, submission_ids
-    from gamut.pr_source import submissions_in_repo
+    from gamut.pr_source import on_base, submissions_in_repo
     from scoring.storage import atomic_write_text
 
     cfg = get_config(config_path)
@@ -185,10 +187,13 @@ def claimed(
         submission_id = ids[0]
     if not is_submission_id(submission_id):
         raise ArtifactError(f"{submission_id!r} is not a valid submission id")
-    holder = claimed_by(gh, pr_number, submission_id, folder)
+    holder: int | str | None = "main" if on_base(cfg, submission_id) else None
+    if holder is None:
+        holder = claimed_by(gh, pr_number, submission_id, folder)
     if holder is not None:
+        held = "main" if holder == "main" else f"open PR #{holder}"
         err_console.print(
-            f"submission id {submission_id!r} is already held by open PR #{holder}", markup=False
+            f"submission id {submission_id!r} is already held by {held}", markup=False
         )
         if comment_out is not None:
             from gamut.comment import render_refusal

@@ -176,3 +176,38 @@ def test_claimed_refuses_ids_it_cannot_vouch_for(
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     r = CliRunner().invoke(main, [*base, "--pr", "4"])
     assert r.exit_code == 1 and "set GH_TOKEN" in r.stderr
+
+
+def test_an_id_already_on_main_is_refused_with_a_comment(
+    fake: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A merged submission is never replaced by a pull request: its id is held by `main` (the
+    base commit, not the work tree `gamut pr take` writes into)."""
+    monkeypatch.setenv("GITHUB_API_URL", fake.url)
+    monkeypatch.setenv("GH_TOKEN", fake.token)
+    cfg = _git_config(tmp_path)
+    repo = cfg.parent
+    merged = repo / "submissions" / "old-model"
+    merged.mkdir(parents=True)
+    (merged / "submission.yaml").write_text("model_name: Old\n", encoding="utf-8")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "merged"], check=True)
+    # a new id that only the work tree has (as after `gamut pr take`) is not held by main
+    (repo / "submissions" / "new-model").mkdir()
+    (repo / "submissions" / "new-model" / "submission.yaml").write_text("x: 1\n")
+    fake.pulls = {7: (A, ["submissions/old-model/multimodal.jsonl"]),
+                  8: (B, ["submissions/new-model/submission.yaml"])}  # fmt: skip
+    out = tmp_path / "refusal.md"
+    base = ["pr", "claimed", "--config", str(cfg), "--repo", fake.repo, "--comment-out", str(out)]
+    r = CliRunner().invoke(main, [*base, "--pr", "7"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout == "submission_id=old-model\nclaimed_by=main\n"
+    assert "already held by main" in r.stderr
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith(MARKER + "\n") and "already on `main`" in text
+    assert "new id" in text and "nothing was judged" in text
+    out.unlink()
+    r = CliRunner().invoke(main, [*base, "--pr", "8"])
+    assert r.exit_code == 0 and r.stdout == "submission_id=new-model\nclaimed_by=\n"
+    assert not out.exists()
