@@ -20,7 +20,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from scoring.errors import GamutError
 from scoring.ledger import FailureRecord, Ledger, VerdictRecord
@@ -90,6 +90,23 @@ class Ids:
     setting: str
     question_id: str
     check_id: str
+
+
+class VerdictSink(Protocol):
+    """Where verdicts and failures go as they arrive: the working index (:class:`VerdictCache`),
+    or the columns of an imported file's ledger shard
+    (:class:`scoring.judge.batch.shard.ShardSink`)."""
+
+    def put(self, r: VerdictRecord, *, commit: bool = True) -> bool:
+        """Store a verdict; False when the key already has one."""
+
+    def fail(self, r: FailureRecord) -> None:
+        """Record a failure."""
+
+
+def cap_raw(raw: str) -> str:
+    """A raw reply as kept with a failure: at most :data:`MAX_RAW_CHARS`, the cut said."""
+    return raw if len(raw) <= MAX_RAW_CHARS else raw[:MAX_RAW_CHARS] + " [cut]"
 
 
 def _ts(t: dt.datetime) -> str:
@@ -218,7 +235,7 @@ class VerdictCache:
     def fail(self, r: FailureRecord) -> None:
         """Record a failure (the latest of a key replaces an earlier one; held: no text)."""
         held = self.ledger.held
-        raw = r.raw if len(r.raw) <= MAX_RAW_CHARS else r.raw[:MAX_RAW_CHARS] + " [cut]"
+        raw = cap_raw(r.raw)
         self._db.execute(
             f"INSERT OR REPLACE INTO failures ({_F_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -331,6 +348,8 @@ __all__ = [
     "CacheCorruptError",
     "Ids",
     "VerdictCache",
+    "VerdictSink",
+    "cap_raw",
     "digest",
     "judge_identity",
 ]

@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from scoring.judge.backends import BackendError, BulkReply, Turn
-from scoring.judge.cache import Ids, VerdictCache
+from scoring.judge.cache import Ids, VerdictCache, VerdictSink
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
 from scoring.judge.pairs import PairPlan
@@ -219,7 +219,7 @@ def _count(
 def record_failure(
     j: BuiltJudge,
     item: PairItem | Requested,
-    cache: VerdictCache,
+    cache: VerdictSink,
     stats: JudgeStats | None,
     kind: str,
     message: str,

@@ -25,6 +25,7 @@ from scoring.judge.backends import Turn
 from scoring.judge.batch.api import BatchLine, BatchResult, split
 from scoring.judge.batch.openai_batch import OPENAI_LIMITS, parse_result_line, request_line
 from scoring.judge.batch.runner import MAX_ATTEMPTS, Ask, Ingest, lines_of
+from scoring.judge.batch.shard import ShardSink
 from scoring.judge.cache import VerdictCache
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
@@ -32,7 +33,7 @@ from scoring.judge.pairs import PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.runner import PairItem, pair_items
-from scoring.ledger import FailureRecord, KeyIndex, Ledger, custom_id, key_bytes
+from scoring.ledger import FailureRecord, KeyIndex, Ledger, custom_id, key_bytes, keys_array
 from scoring.storage import atomic_write_bytes
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl
 
@@ -322,23 +323,25 @@ def import_batch(
     report = ImportReport()
     for p in plans:
         _check_format(p.judge)
-    with ledger.lock("gamut judge --import-batch"), VerdictCache(cache_path, ledger) as cache:
-        cache.flush()
+    with ledger.lock("gamut judge --import-batch"):
+        with VerdictCache(cache_path, ledger) as cache:
+            cache.flush()  # what an interrupted run left: the ledger then knows every verdict
         known_index, _ = ledger.key_index()
+        empty = KeyIndex(keys_array([]))
+        sink = ShardSink(ledger.held)
         owners: dict[str, tuple[BuiltJudge, PairItem]] = {}
         known: set[str] = set()
         ingests: dict[str, Ingest] = {}
         attempts: dict[str, dict[bytes, int]] = {}
-        pending = cache.pending_index()
         for p in plans:
             j = p.judge
-            todo, have = _open_items(p, known_index, pending)
+            todo, have = _open_items(p, known_index, empty)
             known |= have
             for cid, it in todo.items():
                 owners[cid] = (j, it)
             stats = JudgeStats(j.name, j.label, j.identity)
             report.stats[j.name] = stats
-            ing = Ingest(j, todo, cache, stats, NullProgress())
+            ing = Ingest(j, todo, sink, stats, NullProgress())
             ing.source = "import"
             ingests[j.name] = ing
             attempts[j.name] = {k: a for k, (a, _) in _reasks(j, ledger).items()}
@@ -351,20 +354,16 @@ def import_batch(
                 continue
             report.skipped += skipped
             gave = sum(s.judged + s.reasks for s in report.stats.values())
-            cache.begin()
-            try:
-                for res, j in results:
-                    ing = ingests[j.name]
-                    item = ing.todo.get(res.custom_id)
-                    attempt = attempts[j.name].get(item.key, 1) if item is not None else 1
-                    if ing.one(res, attempt) and res.custom_id not in ing.todo:
-                        known.add(res.custom_id)
-                _record_reasks(ingests.values())
-            finally:
-                cache.commit()
+            for res, j in results:
+                ing = ingests[j.name]
+                item = ing.todo.get(res.custom_id)
+                attempt = attempts[j.name].get(item.key, 1) if item is not None else 1
+                if ing.one(res, attempt) and res.custom_id not in ing.todo:
+                    known.add(res.custom_id)
+            _record_reasks(ingests.values())
+            sink.write(ledger)  # the file's journal: one verdict shard, one failure shard
             if not skipped and sum(s.judged + s.reasks for s in report.stats.values()) == gave:
                 report.fruitless.append(_fruitless(path, results))
-        cache.flush()
     if report.problems:
         raise ProblemsError(
             report.problems,

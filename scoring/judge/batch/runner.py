@@ -34,7 +34,7 @@ from scoring.judge.batch.api import (
     split,
 )
 from scoring.judge.batch.book import PENDING, BatchBook, BatchRecord
-from scoring.judge.cache import Ids, VerdictCache
+from scoring.judge.cache import Ids, VerdictCache, VerdictSink
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
@@ -74,7 +74,7 @@ class Ingest:
         self,
         j: BuiltJudge,
         todo: dict[str, PairItem],
-        cache: VerdictCache,
+        cache: VerdictSink,
         stats: JudgeStats,
         progress: ProgressSink,
     ) -> None:
