@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from scoring import fastjson
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.verdicts import Verdict
@@ -26,13 +27,21 @@ _SECTIONS = ("version", "system", "shared", "check", "reask")
 _KIND_LABEL = {CheckKind.BASELINE: "threshold", CheckKind.COVERAGE: "threshold"}
 
 
+#: Longest rationale accepted in a reply.
+MAX_RATIONALE_CHARS = 4000
+
+
 class JudgeReply(BaseModel):
     """The judge's reply: one verdict and a short rationale."""
 
     model_config = ConfigDict(extra="forbid")
 
     verdict: Verdict
-    rationale: str = Field(min_length=1, max_length=4000)
+    rationale: str = Field(min_length=1, max_length=MAX_RATIONALE_CHARS)
+
+
+#: A valid reply's verdict words.
+_VERDICTS = {v.value: v for v in Verdict}
 
 
 #: JSON Schema sent to providers that support structured output.
@@ -164,12 +173,23 @@ def parse_reply(text: str) -> JudgeReply:
     """
     m = _FENCED.match(text)
     body = m[1] if m else text.strip()
-    try:
-        obj = json.loads(body)
-    except json.JSONDecodeError:
-        raise BadReply("it is not a JSON object") from None
+    obj = fastjson.loads(body)
+    if obj is fastjson.MISS:
+        try:
+            obj = json.loads(body)
+        except json.JSONDecodeError:
+            raise BadReply("it is not a JSON object") from None
     if not isinstance(obj, dict):
         raise BadReply("it is not a JSON object")
+    word, rationale = obj.get("verdict"), obj.get("rationale")
+    verdict = _VERDICTS.get(word) if type(word) is str else None
+    if (
+        len(obj) == 2
+        and verdict is not None
+        and type(rationale) is str
+        and 1 <= len(rationale) <= MAX_RATIONALE_CHARS
+    ):  # what the model's validation would accept, without building its error machinery
+        return JudgeReply.model_construct(verdict=verdict, rationale=rationale)
     try:
         return JudgeReply.model_validate(obj)
     except ValidationError as exc:
