@@ -16,16 +16,21 @@ import orjson
 
 #: What :func:`loads` returns for a text it leaves to the standard library.
 MISS: Final = object()
-_LONG_INT_B = re.compile(rb"\d{19}")
-_LONG_INT_S = re.compile(r"\d{19}")
+#: Every digit as ``0``, every other byte as ``x``: a run of 19 digits is then a plain substring
+#: search, several times faster than a regular expression over a line.
+_DIGITS = bytes(0x30 if 0x30 <= b <= 0x39 else 0x78 for b in range(256))
+_RUN = b"0" * 19
+_LONG_INT = re.compile(r"\d{19}")
 
 
 def loads(data: bytes | str) -> Any:
     """The value of ``data`` as the standard library reads it, or :data:`MISS` when orjson
     cannot say (the text is not JSON to orjson, or holds a long digit run): the caller then
     parses it with the standard library, with its own limits and messages."""
-    long_int = _LONG_INT_B if isinstance(data, bytes) else _LONG_INT_S
-    if long_int.search(data) is not None:  # type: ignore[arg-type]
+    if isinstance(data, bytes):
+        if _RUN in data.translate(_DIGITS):
+            return MISS
+    elif _LONG_INT.search(data) is not None:
         return MISS
     try:
         return orjson.loads(data)

@@ -111,14 +111,20 @@ def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
 
 def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
     """The items of the pairs ``todo`` of ``plan``."""
-    j = plan.judge
-    units, checks = plan.units, plan.table.checks
+    name = plan.judge.name
+    # each unit's and check's ids once, then the pairs' as plain list lookups
+    unit_ids = [(u.submission_id, u.setting.value, u.question_id) for u in plan.units]
+    check_ids = [c.check_id for c in plan.table.checks]
     out = []
-    for i, key in zip(todo.tolist(), key_bytes(plan.keys[todo]), strict=True):
-        u = units[int(plan.unit[i])]
-        c = checks[int(plan.check[i])]
-        ids = Ids(j.name, u.submission_id, u.setting.value, u.question_id, c.check_id)
-        out.append(PairItem(plan, i, key, ids))
+    for i, u, c, key in zip(
+        todo.tolist(),
+        plan.unit[todo].tolist(),
+        plan.check[todo].tolist(),
+        key_bytes(plan.keys[todo]),
+        strict=True,
+    ):
+        sid, setting, qid = unit_ids[u]
+        out.append(PairItem(plan, i, key, Ids(name, sid, setting, qid, check_ids[c])))
     return out
 
 

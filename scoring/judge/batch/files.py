@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from scoring.bulk import gc_paused
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.judge.backends import Turn
 from scoring.judge.batch.api import BatchLine, BatchResult, split
@@ -33,7 +34,7 @@ from scoring.judge.pairs import PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.runner import PairItem, pair_items
-from scoring.ledger import FailureRecord, KeyIndex, Ledger, custom_id, key_bytes, keys_array
+from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
 from scoring.storage import atomic_write_bytes
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl
 
@@ -79,8 +80,8 @@ def _open_items(
     done = known.contains(p.keys) | pending.contains(p.keys)
     todo = np.flatnonzero(~done & ~p.empty)
     have = np.flatnonzero(done & ~p.empty)
-    items = {custom_id(it.key): it for it in pair_items(p, todo)}
-    return items, {custom_id(k) for k in key_bytes(p.keys[have])}
+    items = {it.key.hex(): it for it in pair_items(p, todo)}  # custom_id, without its check
+    return items, {k.hex() for k in key_bytes(p.keys[have])}
 
 
 def _private_dir(out_dir: Path) -> None:
@@ -323,7 +324,9 @@ def import_batch(
     report = ImportReport()
     for p in plans:
         _check_format(p.judge)
-    with ledger.lock("gamut judge --import-batch"):
+    # every result is kept until its file is ingested, beside the items of every open pair:
+    # collections would traverse them all and free nothing (the parsed lines are trees)
+    with ledger.lock("gamut judge --import-batch"), gc_paused():
         with VerdictCache(cache_path, ledger) as cache:
             cache.flush()  # what an interrupted run left: the ledger then knows every verdict
         known_index, _ = ledger.key_index()

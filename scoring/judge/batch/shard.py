@@ -32,18 +32,17 @@ class ShardSink:
     def __init__(self, held: bool) -> None:
         self.held = held
         self._schema = verdict_schema(held)
-        self._cols: dict[str, list[Any]] = {name: [] for name in self._schema.names}
+        self._verdicts: list[VerdictRecord] = []
         self._failures: list[FailureRecord] = []
 
     def __len__(self) -> int:
-        return len(self._cols["key"])
+        return len(self._verdicts)
 
     def put(self, r: VerdictRecord, *, commit: bool = True) -> bool:
         """Keep a verdict (``commit`` is meaningless here: :meth:`write` writes them all).
 
         The caller offers each key once (a verdict leaves the keys it still asks for)."""
-        for name, values in self._cols.items():
-            values.append(r.verdict.code if name == "verdict" else getattr(r, name))
+        self._verdicts.append(r)
         return True
 
     def fail(self, r: FailureRecord) -> None:
@@ -53,10 +52,14 @@ class ShardSink:
     def write(self, ledger: Ledger) -> list[str]:
         """Write the verdicts as one shard, then the failures as another; returns the names of
         the shards written (none for nothing) and starts afresh."""
-        table = pa.table(self._cols, schema=self._schema)
+        rs = self._verdicts
+        cols: dict[str, list[Any]] = {
+            name: [getattr(r, name) for r in rs] for name in self._schema.names if name != "verdict"
+        }
+        cols["verdict"] = [r.verdict.code for r in rs]
+        table = pa.table(cols, schema=self._schema)
         names = [ledger.append_verdicts(table), ledger.append_failures(self._failures)]
-        self._cols = {name: [] for name in self._schema.names}
-        self._failures = []
+        self._verdicts, self._failures = [], []
         return [n for n in names if n]
 
 
