@@ -27,21 +27,13 @@ _SECTIONS = ("version", "system", "shared", "check", "reask")
 _KIND_LABEL = {CheckKind.BASELINE: "threshold", CheckKind.COVERAGE: "threshold"}
 
 
-#: Longest rationale accepted in a reply.
-MAX_RATIONALE_CHARS = 4000
-
-
 class JudgeReply(BaseModel):
     """The judge's reply: one verdict and a short rationale."""
 
     model_config = ConfigDict(extra="forbid")
 
     verdict: Verdict
-    rationale: str = Field(min_length=1, max_length=MAX_RATIONALE_CHARS)
-
-
-#: A valid reply's verdict words.
-_VERDICTS = {v.value: v for v in Verdict}
+    rationale: str = Field(min_length=1, max_length=4000)
 
 
 #: JSON Schema sent to providers that support structured output.
@@ -181,15 +173,6 @@ def parse_reply(text: str) -> JudgeReply:
             raise BadReply("it is not a JSON object") from None
     if not isinstance(obj, dict):
         raise BadReply("it is not a JSON object")
-    word, rationale = obj.get("verdict"), obj.get("rationale")
-    verdict = _VERDICTS.get(word) if type(word) is str else None
-    if (
-        len(obj) == 2
-        and verdict is not None
-        and type(rationale) is str
-        and 1 <= len(rationale) <= MAX_RATIONALE_CHARS
-    ):  # what the model's validation would accept, without building its error machinery
-        return JudgeReply.model_construct(verdict=verdict, rationale=rationale)
     try:
         return JudgeReply.model_validate(obj)
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from scoring.bulk import gc_paused
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.judge.backends import Turn
 from scoring.judge.batch.api import BatchLine, BatchResult, split
-from scoring.judge.batch.openai_batch import OPENAI_LIMITS, parse_result_line, request_line
+from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
 from scoring.judge.batch.runner import MAX_ATTEMPTS, Ask, Ingest, lines_of
 from scoring.judge.batch.shard import ShardSink
 from scoring.judge.cache import VerdictCache
