@@ -26,7 +26,7 @@ from scoring.judge.backends import Turn
 from scoring.judge.batch.api import BatchLine, BatchResult, split
 from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
 from scoring.judge.batch.runner import MAX_ATTEMPTS, Ask, Ingest, lines_of
-from scoring.judge.batch.shard import ShardSink
+from scoring.judge.batch.shard import ImportIngest, ShardSink
 from scoring.judge.cache import VerdictCache
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
@@ -334,7 +334,7 @@ def import_batch(
         sink = ShardSink(ledger.held)
         owners: dict[str, tuple[BuiltJudge, PairItem]] = {}
         known: set[str] = set()
-        ingests: dict[str, Ingest] = {}
+        ingests: dict[str, ImportIngest] = {}
         attempts: dict[str, dict[bytes, int]] = {}
         for p in plans:
             j = p.judge
@@ -344,9 +344,7 @@ def import_batch(
                 owners[cid] = (j, it)
             stats = JudgeStats(j.name, j.label, j.identity)
             report.stats[j.name] = stats
-            ing = Ingest(j, todo, sink, stats, NullProgress())
-            ing.source = "import"
-            ingests[j.name] = ing
+            ingests[j.name] = ImportIngest(j, todo, sink, stats, NullProgress())
             attempts[j.name] = {k: a for k, (a, _) in _reasks(j, ledger).items()}
         for path in files:
             report.files += 1
