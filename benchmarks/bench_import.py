@@ -5,8 +5,9 @@ One submission (1,813 questions x 2 settings x 35 checks) for three self-hosted 
 ``vllm run-batch`` (``tests.fakes.batch_server.run_batch_file``) answers them, and then, each in
 a process of its own:
 
-- **ours**: ``gamut judge --import-batch FILES`` (the whole command: project, plans, ingest into
-  the ledger, verdict table);
+- **ours**: ``gamut judge --import-batch FILES`` (the whole command: project, validation, plans,
+  ingest into the ledger, verdict table), with the local store as the export left it (and once
+  more with no local store at all);
 - **minimal**: the yardstick, no product code: orjson and pyarrow read the output lines, join
   them on ``custom_id`` to the exported requests' keys, build the verdict column and write one
   Parquet shard.
@@ -135,9 +136,15 @@ def setup(root: Path, env: dict[str, str]) -> None:
         run_batch_file(p, res / p.name, _responder)
 
 
-def _fresh(project: Path) -> None:
-    """The project's store as before any import: no ledger, no index, no verdict table."""
-    shutil.rmtree(project / ".gamut", ignore_errors=True)
+def _fresh(project: Path, cold: bool = False) -> None:
+    """The project's store as the export left it, before any import: no ledger, no working
+    index, no verdict table (``cold``: no store at all, as on a machine that did not export)."""
+    store = project / ".gamut"
+    for p in [store] if cold else [store / "ledger", store / "verdicts.sqlite"]:
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink(missing_ok=True)
     (project / "results" / "verdicts.parquet").unlink(missing_ok=True)
 
 
@@ -204,6 +211,12 @@ def main() -> None:
         again = _measure([*gamut, "--import-batch", *map(str, files)], ROOT, env)
         print(f"the same files again: wall {again[0]:.2f} s")
         print("\n".join("    " + ln for ln in again[3].splitlines() if "ingested" in ln))
+        _fresh(project, cold=True)
+        cold = _measure([*gamut, "--import-batch", *map(str, files)], ROOT, env)
+        print(
+            f"ours with no local store at all (no response digests or run records of the export): "
+            f"wall {cold[0]:.2f} s, CPU {cold[1]:.2f} s, peak RSS {cold[2] * 1000:.0f} MB"
+        )
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
