@@ -314,8 +314,9 @@ def import_batch(
     """Ingest ``vllm run-batch`` (OpenAI batch format) output files for the planned judges.
 
     A file with any problem is refused whole (nothing in it ingested) and the others are still
-    ingested, each in one transaction; the verdicts then go to the ledger (source ``import``).
-    Holds the ledger's writer lock.
+    ingested, each as one ledger shard of its verdicts (source ``import``) and one of its
+    failures (:mod:`scoring.judge.batch.shard`), after what an interrupted run left in the
+    working index is shipped. Holds the ledger's writer lock.
 
     Raises:
         ProblemsError: after ingesting the good files, listing every problem of the refused
