@@ -363,7 +363,7 @@ def import_batch(
                 if ing.one(res, attempt) and res.custom_id not in ing.todo:
                     known.add(res.custom_id)
             _record_reasks(ingests.values())
-            sink.write(ledger)  # the file's journal: one verdict shard, one failure shard
+            sink.write(ledger, known_index)  # the file's journal: a verdict shard, a failure shard
             if not skipped and sum(s.judged + s.reasks for s in report.stats.values()) == gave:
                 report.fruitless.append(_fruitless(path, results))
     if report.problems:

@@ -24,7 +24,7 @@ from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
 from scoring.judge.runner import PairItem, Requested
-from scoring.ledger import FailureRecord, Ledger, VerdictRecord
+from scoring.ledger import FailureRecord, KeyIndex, Ledger, VerdictRecord, keys_array
 from scoring.ledger.records import now, verdict_schema
 from scoring.verdicts import Verdict
 
@@ -129,9 +129,15 @@ class ShardSink:
         """Keep a failure (its raw reply capped as the working index caps it)."""
         self._failures.append(replace(r, raw=cap_raw(r.raw)) if len(r.raw) > MAX_RAW_CHARS else r)
 
-    def write(self, ledger: Ledger) -> list[str]:
+    def write(self, ledger: Ledger, known: KeyIndex | None = None) -> list[str]:
         """Write the verdicts as one shard (stamped with this moment), then the failures as
-        another; returns the names of the shards written (none for nothing) and starts afresh."""
+        another; returns the names of the shards written (none for nothing) and starts afresh.
+
+        ``known``: the keys the ledger has (as an index); a verdict of one of them is dropped,
+        not written twice (the first verdict of a key wins)."""
+        if known is not None and self._rows:
+            new = ~known.contains(keys_array([r[0] for r in self._rows]))
+            self._rows = [r for r, keep in zip(self._rows, new.tolist(), strict=True) if keep]
         n = len(self._rows)
         cols: list[Any] = list(zip(*self._rows, strict=True)) or [()] * len(_ROW)
         data = dict(zip(_ROW, cols, strict=True))
