@@ -15,7 +15,7 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -222,7 +222,7 @@ def _check_file(
             problem(n, str(exc), _FIX_LINE)
             continue
         if res.error_kind == "bad_body" and not held:  # keep the raw reply (capped when stored)
-            res = replace(res, raw=json.dumps(obj)[: 64 * 1024])
+            res = res._replace(raw=json.dumps(obj)[: 64 * 1024])
         cid = res.custom_id
         if cid in first:
             problem(
