@@ -44,8 +44,22 @@ ANSWER = (
 ) * 4
 
 
-def make_project(root: Path, openai_url: str, anthropic_url: str) -> Path:
-    """Questions, rubrics of 35 checks each, one submission in both settings, three judges."""
+#: The three judges: name, provider, which of the two URLs, primary.
+JUDGES = (
+    ("gpt", "openai", 0, True),
+    ("claude", "anthropic", 1, False),
+    ("gemini", "openai", 0, False),
+)
+
+
+def make_project(
+    root: Path,
+    openai_url: str,
+    anthropic_url: str,
+    judge_specs: tuple[tuple[str, str, int, bool], ...] = JUDGES,
+) -> Path:
+    """Questions, rubrics of 35 checks each, one submission in both settings, three judges
+    (``judge_specs``: name, provider, 0 for ``openai_url`` or 1 for ``anthropic_url``, primary)."""
     (root / "rubrics").mkdir(parents=True)
     sub = root / "submissions" / "paper-model"
     sub.mkdir(parents=True)
@@ -71,11 +85,8 @@ def make_project(root: Path, openai_url: str, anthropic_url: str) -> Path:
                  "topic": "core ingredients", "members": members}]}  # fmt: skip
             (root / "rubrics" / f"{qid}.json").write_text(json.dumps(rubric))
     judges = ""
-    for name, provider, url, primary in (
-        ("gpt", "openai", openai_url, True),
-        ("claude", "anthropic", anthropic_url, False),
-        ("gemini", "openai", openai_url, False),
-    ):
+    for name, provider, which, primary in judge_specs:
+        url = (openai_url, anthropic_url)[which]
         judges += (
             f'[judges.{name}]\nprovider = "{provider}"\nmodel = "{name}-judge"\n'
             f'base_url = "{url}"\napi_key_env = "GAMUT_BENCH_KEY"\nfamily = "{name}"\n'

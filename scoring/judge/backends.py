@@ -10,11 +10,10 @@ from __future__ import annotations
 import importlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
@@ -55,9 +54,9 @@ class Turn:
     followup: str
 
 
-@dataclass(frozen=True, slots=True)
-class Completion:
-    """A provider's reply text, its token counts, and the model snapshot the reply names.
+class Completion(NamedTuple):
+    """A provider's reply text, its token counts, and the model snapshot the reply names (a
+    tuple: an import makes one per result line, and a frozen dataclass costs a microsecond more).
 
     ``model`` is the reply's ``model`` field (e.g. ``gpt-4o-2024-08-06`` for a request that asked
     for ``gpt-4o``), recorded with every verdict; "" when the provider names none.
@@ -217,27 +216,40 @@ def decode_body(raw: str, redact: Callable[[str], str]) -> Any:
         ) from None
 
 
-@contextmanager
-def reading_reply(raw: str, redact: Callable[[str], str], what: str) -> Iterator[None]:
+class reading_reply:
     """Read a decoded reply body inside this block: anything malformed met there (a missing
     field, a wrong type, a count that is not a count, nesting too deep) becomes a ``bad_body``,
-    ``reply <what> (...)``, with the key redacted.
+    ``reply <what> (...)``, with the key redacted. (A class, not a generator: it is entered once
+    per reply, hundreds of thousands of times in an import.)
 
     Raises:
         BackendError: kind ``bad_body``.
     """
-    try:
-        yield
-    except RecursionError:
-        raise BackendError(
-            "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
-        ) from None
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
-        raise BackendError(
-            "bad_body", redact(f"reply {what} ({type(exc).__name__}: {exc})"), redact(raw)
-        ) from None
-    except BackendError as exc:
-        raise BackendError("bad_body", redact(str(exc)), redact(raw)) from None
+
+    __slots__ = ("raw", "redact", "what")
+
+    def __init__(self, raw: str, redact: Callable[[str], str], what: str) -> None:
+        self.raw, self.redact, self.what = raw, redact, what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: object
+    ) -> None:
+        if exc is None:
+            return
+        raw, redact = self.raw, self.redact
+        if isinstance(exc, RecursionError):
+            raise BackendError(
+                "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
+            ) from None
+        if isinstance(exc, (KeyError, IndexError, TypeError, AttributeError, ValueError)):
+            raise BackendError(
+                "bad_body", redact(f"reply {self.what} ({type(exc).__name__}: {exc})"), redact(raw)
+            ) from None
+        if isinstance(exc, BackendError):
+            raise BackendError("bad_body", redact(str(exc)), redact(raw)) from None
 
 
 def usage_of(reply: Any) -> dict[str, Any] | None:

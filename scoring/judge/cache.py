@@ -18,9 +18,8 @@ import hashlib
 import json
 import os
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from scoring.errors import GamutError
 from scoring.ledger import FailureRecord, Ledger, VerdictRecord
@@ -81,15 +80,32 @@ def judge_identity(fields: dict[str, Any]) -> str:
     return digest(json.dumps(fields, sort_keys=True, default=str))[:32]
 
 
-@dataclass(frozen=True, slots=True)
-class Ids:
-    """Where a verdict belongs (for failure listings and auditing; not part of the key)."""
+class Ids(NamedTuple):
+    """Where a verdict belongs (for failure listings and auditing; not part of the key; a
+    tuple: one is made per pair planned, and a frozen dataclass costs a microsecond more)."""
 
     judge: str
     submission_id: str
     setting: str
     question_id: str
     check_id: str
+
+
+class VerdictSink(Protocol):
+    """Where verdicts and failures go as they arrive: the working index (:class:`VerdictCache`),
+    or the columns of an imported file's ledger shard
+    (:class:`scoring.judge.batch.shard.ShardSink`)."""
+
+    def put(self, r: VerdictRecord, *, commit: bool = True) -> bool:
+        """Store a verdict; False when the key already has one."""
+
+    def fail(self, r: FailureRecord) -> None:
+        """Record a failure."""
+
+
+def cap_raw(raw: str) -> str:
+    """A raw reply as kept with a failure: at most :data:`MAX_RAW_CHARS`, the cut said."""
+    return raw if len(raw) <= MAX_RAW_CHARS else raw[:MAX_RAW_CHARS] + " [cut]"
 
 
 def _ts(t: dt.datetime) -> str:
@@ -218,7 +234,7 @@ class VerdictCache:
     def fail(self, r: FailureRecord) -> None:
         """Record a failure (the latest of a key replaces an earlier one; held: no text)."""
         held = self.ledger.held
-        raw = r.raw if len(r.raw) <= MAX_RAW_CHARS else r.raw[:MAX_RAW_CHARS] + " [cut]"
+        raw = cap_raw(r.raw)
         self._db.execute(
             f"INSERT OR REPLACE INTO failures ({_F_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             (
@@ -331,6 +347,8 @@ __all__ = [
     "CacheCorruptError",
     "Ids",
     "VerdictCache",
+    "VerdictSink",
+    "cap_raw",
     "digest",
     "judge_identity",
 ]

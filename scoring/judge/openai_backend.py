@@ -6,9 +6,7 @@ import json
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from scoring.judge.backends import (
     Backend,
@@ -28,6 +26,9 @@ from scoring.judge.batch.api import BatchAPI
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
+if TYPE_CHECKING:  # the SDK is imported when a call is made: reading replies needs none of it
+    import openai
+
 _RETRYABLE = {408, 409, 429}
 #: Concurrent calls per SDK client (see ``OpenAIBackend._client``).
 CONNECTIONS_PER_CLIENT = 16
@@ -35,6 +36,8 @@ CONNECTIONS_PER_CLIENT = 16
 
 def classify(exc: Exception, redact: Any) -> BackendError:
     """Map an SDK exception (after the SDK's own retries) to a :class:`BackendError`."""
+    import openai
+
     msg = redact(f"{type(exc).__name__}: {exc}")
     cls = type(exc).__name__
     status = getattr(exc, "status_code", None)
@@ -124,6 +127,8 @@ class OpenAIBackend(Backend):
         connection pool scans all its connections on every request, so smaller pools cost less.
         """
         if not self._clients:
+            import openai
+
             n = math.ceil(self.judge.max_concurrency / CONNECTIONS_PER_CLIENT)
             self._clients = [
                 openai.AsyncOpenAI(**client_options(self.judge, self._api_key)) for _ in range(n)
@@ -133,6 +138,8 @@ class OpenAIBackend(Backend):
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """One chat completion: system instructions, then the shared part and the check."""
+        import openai
+
         body = chat_body(self.judge, request, turns)
         raw = ""
         try:

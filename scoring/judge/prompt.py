@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from scoring import fastjson
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.verdicts import Verdict
@@ -164,10 +165,12 @@ def parse_reply(text: str) -> JudgeReply:
     """
     m = _FENCED.match(text)
     body = m[1] if m else text.strip()
-    try:
-        obj = json.loads(body)
-    except json.JSONDecodeError:
-        raise BadReply("it is not a JSON object") from None
+    obj = fastjson.loads(body)
+    if obj is fastjson.MISS:
+        try:
+            obj = json.loads(body)
+        except json.JSONDecodeError:
+            raise BadReply("it is not a JSON object") from None
     if not isinstance(obj, dict):
         raise BadReply("it is not a JSON object")
     try:

@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from scoring.judge.backends import BackendError, BulkReply, Turn
-from scoring.judge.cache import Ids, VerdictCache
+from scoring.judge.cache import Ids, VerdictCache, VerdictSink
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
 from scoring.judge.pairs import PairPlan
@@ -112,14 +112,20 @@ def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
 
 def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
     """The items of the pairs ``todo`` of ``plan``."""
-    j = plan.judge
-    units, checks = plan.units, plan.table.checks
+    name = plan.judge.name
+    # each unit's and check's ids once, then the pairs' as plain list lookups
+    unit_ids = [(u.submission_id, u.setting.value, u.question_id) for u in plan.units]
+    check_ids = [c.check_id for c in plan.table.checks]
     out = []
-    for i, key in zip(todo.tolist(), key_bytes(plan.keys[todo]), strict=True):
-        u = units[int(plan.unit[i])]
-        c = checks[int(plan.check[i])]
-        ids = Ids(j.name, u.submission_id, u.setting.value, u.question_id, c.check_id)
-        out.append(PairItem(plan, i, key, ids))
+    for i, u, c, key in zip(
+        todo.tolist(),
+        plan.unit[todo].tolist(),
+        plan.check[todo].tolist(),
+        key_bytes(plan.keys[todo]),
+        strict=True,
+    ):
+        sid, setting, qid = unit_ids[u]
+        out.append(PairItem(plan, i, key, Ids(name, sid, setting, qid, check_ids[c])))
     return out
 
 
@@ -220,7 +226,7 @@ def _count(
 def record_failure(
     j: BuiltJudge,
     item: PairItem | Requested,
-    cache: VerdictCache,
+    cache: VerdictSink,
     stats: JudgeStats | None,
     kind: str,
     message: str,

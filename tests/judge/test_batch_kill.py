@@ -1,21 +1,26 @@
 """Kill the collecting process with SIGKILL mid-ingest, then collect again: no verdict lost,
-none stored twice, no batch submitted twice."""
+none stored twice, no batch submitted twice. The same for ``gamut judge --import-batch``,
+killed between two files and inside the second."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from gamut import pipeline
+from gamut.cli import main
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
-from tests.fakes.batch_server import FakeBatchServer
-from tests.judge.project import TOTAL_CALLS, kill_when, write_project
+from scoring.submissions.jsonl import BLOCK_BYTES
+from tests.fakes.batch_server import FakeBatchServer, run_batch_file
+from tests.judge.project import TOTAL_CALLS, kill_when, openai_judge, write_project
 from tests.judge.store import verdict_keys
 from tests.judge.test_batch import batch_judge, hashed_verdict
 
@@ -63,3 +68,60 @@ def test_sigkill_mid_ingest_then_collect_again(tmp_path: Path, provider: str) ->
         assert len(srv.created) == 1  # no batch submitted twice
         final = pipeline.judge(Project(load_config(cfg)), progress=quiet)
         assert final.judges["gpt"].cache_hits == TOTAL_CALLS and len(srv.created) == 1
+
+
+def _import(cfg: Path, *files: Path) -> str:
+    args = ["judge", "--config", str(cfg), "--import-batch", *map(str, files)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+@pytest.mark.slow
+def test_sigkill_mid_import_then_import_again(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    cfg = write_project(root, openai_judge("http://127.0.0.1:9/v1", "local"))
+    out = tmp_path / "requests"
+    r = CliRunner().invoke(main, ["judge", "--config", str(cfg), "--export-batch", str(out)])
+    assert r.exit_code == 0, r.output
+    (req,) = out.glob("*.jsonl")
+    results = tmp_path / "results.jsonl"
+    run_batch_file(req, results, hashed_verdict)
+    lines = results.read_bytes().splitlines(keepends=True)
+    first, rest = tmp_path / "first.jsonl", tmp_path / "rest.jsonl"
+    first.write_bytes(b"".join(lines[:10]))
+    fifo = tmp_path / "second.jsonl"  # the second file arrives while the import reads it
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gamut", "judge", "--config", str(cfg), "--import-batch",
+         str(first), str(fifo)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    writer = -1
+
+    def reading_the_second_file() -> bool:
+        nonlocal writer
+        if len(verdict_keys(root)) < 10:
+            return False
+        writer = os.open(fifo, os.O_WRONLY)  # waits for the import to open it
+        # ten results, then blank lines (skipped) past the reader's first block: the write
+        # returns once the import has read that block, lines and all; the file has no end yet
+        os.write(writer, b"".join(lines[10:20]) + b"\n" * (BLOCK_BYTES + (256 << 10)))
+        time.sleep(0.2)  # let it parse them
+        return True
+
+    try:
+        kill_when(proc, reading_the_second_file, "the import never ingested its first file")
+    finally:
+        if writer >= 0:
+            os.close(writer)
+    after_kill = verdict_keys(root)
+    assert len(after_kill) == 10  # the first file, whole; nothing of the second
+    rest.write_bytes(b"".join(lines[10:]))
+    text = _import(cfg, first, rest)
+    assert f"{TOTAL_CALLS - 10} verdict(s) ingested" in text and "10 already ingested" in text
+    keys = verdict_keys(root)
+    assert len(keys) == len(set(keys)) == TOTAL_CALLS and set(after_kill) <= set(keys)
+    assert "0 verdict(s) ingested" in _import(cfg, results)
+    assert len(verdict_keys(root)) == TOTAL_CALLS

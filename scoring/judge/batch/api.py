@@ -12,7 +12,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from scoring.errors import GamutError
 from scoring.judge.backends import BackendError, Completion
@@ -42,9 +42,9 @@ class BatchLine:
     data: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class BatchResult:
-    """One result line: a completion, or an error of one of the kinds above."""
+class BatchResult(NamedTuple):
+    """One result line: a completion, or an error of one of the kinds above (a tuple: one is
+    made per result line, and a frozen dataclass costs a microsecond more to make)."""
 
     custom_id: str
     completion: Completion | None = None

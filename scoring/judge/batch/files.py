@@ -15,16 +15,18 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from scoring.bulk import gc_paused
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.judge.backends import Turn
 from scoring.judge.batch.api import BatchLine, BatchResult, split
-from scoring.judge.batch.openai_batch import OPENAI_LIMITS, parse_result_line, request_line
+from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
 from scoring.judge.batch.runner import MAX_ATTEMPTS, Ask, Ingest, lines_of
+from scoring.judge.batch.shard import ImportIngest, ShardSink
 from scoring.judge.cache import VerdictCache
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
@@ -32,7 +34,7 @@ from scoring.judge.pairs import PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.runner import PairItem, pair_items
-from scoring.ledger import FailureRecord, KeyIndex, Ledger, custom_id, key_bytes
+from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
 from scoring.storage import atomic_write_bytes
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl
 
@@ -78,8 +80,8 @@ def _open_items(
     done = known.contains(p.keys) | pending.contains(p.keys)
     todo = np.flatnonzero(~done & ~p.empty)
     have = np.flatnonzero(done & ~p.empty)
-    items = {custom_id(it.key): it for it in pair_items(p, todo)}
-    return items, {custom_id(k) for k in key_bytes(p.keys[have])}
+    items = {it.key.hex(): it for it in pair_items(p, todo)}  # custom_id, without its check
+    return items, {k.hex() for k in key_bytes(p.keys[have])}
 
 
 def _private_dir(out_dir: Path) -> None:
@@ -220,7 +222,7 @@ def _check_file(
             problem(n, str(exc), _FIX_LINE)
             continue
         if res.error_kind == "bad_body" and not held:  # keep the raw reply (capped when stored)
-            res = replace(res, raw=json.dumps(obj)[: 64 * 1024])
+            res = res._replace(raw=json.dumps(obj)[: 64 * 1024])
         cid = res.custom_id
         if cid in first:
             problem(
@@ -312,8 +314,9 @@ def import_batch(
     """Ingest ``vllm run-batch`` (OpenAI batch format) output files for the planned judges.
 
     A file with any problem is refused whole (nothing in it ingested) and the others are still
-    ingested, each in one transaction; the verdicts then go to the ledger (source ``import``).
-    Holds the ledger's writer lock.
+    ingested, each as one ledger shard of its verdicts (source ``import``) and one of its
+    failures (:mod:`scoring.judge.batch.shard`), after what an interrupted run left in the
+    working index is shipped. Holds the ledger's writer lock.
 
     Raises:
         ProblemsError: after ingesting the good files, listing every problem of the refused
@@ -322,25 +325,27 @@ def import_batch(
     report = ImportReport()
     for p in plans:
         _check_format(p.judge)
-    with ledger.lock("gamut judge --import-batch"), VerdictCache(cache_path, ledger) as cache:
-        cache.flush()
+    # every result is kept until its file is ingested, beside the items of every open pair:
+    # collections would traverse them all and free nothing (the parsed lines are trees)
+    with ledger.lock("gamut judge --import-batch"), gc_paused():
+        with VerdictCache(cache_path, ledger) as cache:
+            cache.flush()  # what an interrupted run left: the ledger then knows every verdict
         known_index, _ = ledger.key_index()
+        empty = KeyIndex(keys_array([]))
+        sink = ShardSink(ledger.held)
         owners: dict[str, tuple[BuiltJudge, PairItem]] = {}
         known: set[str] = set()
-        ingests: dict[str, Ingest] = {}
+        ingests: dict[str, ImportIngest] = {}
         attempts: dict[str, dict[bytes, int]] = {}
-        pending = cache.pending_index()
         for p in plans:
             j = p.judge
-            todo, have = _open_items(p, known_index, pending)
+            todo, have = _open_items(p, known_index, empty)
             known |= have
             for cid, it in todo.items():
                 owners[cid] = (j, it)
             stats = JudgeStats(j.name, j.label, j.identity)
             report.stats[j.name] = stats
-            ing = Ingest(j, todo, cache, stats, NullProgress())
-            ing.source = "import"
-            ingests[j.name] = ing
+            ingests[j.name] = ImportIngest(j, todo, sink, stats, NullProgress())
             attempts[j.name] = {k: a for k, (a, _) in _reasks(j, ledger).items()}
         for path in files:
             report.files += 1
@@ -351,20 +356,16 @@ def import_batch(
                 continue
             report.skipped += skipped
             gave = sum(s.judged + s.reasks for s in report.stats.values())
-            cache.begin()
-            try:
-                for res, j in results:
-                    ing = ingests[j.name]
-                    item = ing.todo.get(res.custom_id)
-                    attempt = attempts[j.name].get(item.key, 1) if item is not None else 1
-                    if ing.one(res, attempt) and res.custom_id not in ing.todo:
-                        known.add(res.custom_id)
-                _record_reasks(ingests.values())
-            finally:
-                cache.commit()
+            for res, j in results:
+                ing = ingests[j.name]
+                item = ing.todo.get(res.custom_id)
+                attempt = attempts[j.name].get(item.key, 1) if item is not None else 1
+                if ing.one(res, attempt) and res.custom_id not in ing.todo:
+                    known.add(res.custom_id)
+            _record_reasks(ingests.values())
+            sink.write(ledger, known_index)  # the file's journal: a verdict shard, a failure shard
             if not skipped and sum(s.judged + s.reasks for s in report.stats.values()) == gave:
                 report.fruitless.append(_fruitless(path, results))
-        cache.flush()
     if report.problems:
         raise ProblemsError(
             report.problems,

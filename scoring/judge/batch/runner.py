@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from scoring.judge.backends import Turn
+from scoring.judge.backends import Completion, Turn
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
     BatchAPI,
@@ -34,7 +34,7 @@ from scoring.judge.batch.api import (
     split,
 )
 from scoring.judge.batch.book import PENDING, BatchBook, BatchRecord
-from scoring.judge.cache import Ids, VerdictCache
+from scoring.judge.cache import Ids, VerdictCache, VerdictSink
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
@@ -42,6 +42,7 @@ from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.runner import PairItem, Requested, record_failure, verdict_record
 from scoring.ledger import custom_id, keys_array
 from scoring.ledger.records import now, request_ids
+from scoring.verdicts import Verdict
 
 #: Replies per check at most: the first ask and two re-asks (as in direct mode).
 MAX_ATTEMPTS = 3
@@ -74,7 +75,7 @@ class Ingest:
         self,
         j: BuiltJudge,
         todo: dict[str, PairItem],
-        cache: VerdictCache,
+        cache: VerdictSink,
         stats: JudgeStats,
         progress: ProgressSink,
     ) -> None:
@@ -107,21 +108,7 @@ class Ingest:
                 turn = Turn(comp.text, self.j.template.render_reask(str(exc)))
                 self._unusable(cid, attempt, str(exc), comp.text, (turn,))
                 return True
-            self.cache.put(
-                verdict_record(
-                    item,
-                    verdict=reply.verdict,
-                    model=comp.model,
-                    source=self.source,
-                    tokens_in=comp.tokens_in,
-                    tokens_cached=comp.tokens_cached,
-                    tokens_out=comp.tokens_out,
-                    calls=attempt,
-                    latency_s=0.0,
-                    rationale=reply.rationale,
-                ),
-                commit=False,
-            )
+            self.verdict(item, reply.verdict, comp, attempt, reply.rationale)
             if own is not None:
                 del self.todo[cid]
                 s.judged += 1
@@ -137,6 +124,31 @@ class Ingest:
         else:
             self.fail(cid, res.error_kind or "rejected", res.message, res.raw, attempt)
         return True
+
+    def verdict(
+        self,
+        item: PairItem | Requested,
+        verdict: Verdict,
+        comp: Completion,
+        attempt: int,
+        rationale: str,
+    ) -> None:
+        """Store the verdict of ``item`` (the ``attempt``-th reply, ``comp``) in the sink."""
+        self.cache.put(
+            verdict_record(
+                item,
+                verdict=verdict,
+                model=comp.model,
+                source=self.source,
+                tokens_in=comp.tokens_in,
+                tokens_cached=comp.tokens_cached,
+                tokens_out=comp.tokens_out,
+                calls=attempt,
+                latency_s=0.0,
+                rationale=rationale,
+            ),
+            commit=False,
+        )
 
     def again(self, cid: str, attempt: int, message: str = "no result") -> None:
         """Ask ``cid`` again without counting an attempt (expired, cancelled, transient, no

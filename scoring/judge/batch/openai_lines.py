@@ -1,0 +1,95 @@
+"""Lines of the OpenAI batch format, without the SDK: a request line (what ``vllm run-batch``
+reads too) and a result line in any of the shapes OpenAI and vLLM write (read by batch mode and
+by ``gamut judge --import-batch``, which needs no SDK and so does not import it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from scoring.judge.backends import BackendError
+from scoring.judge.batch.api import BatchResult, Limits, error_text, json_line
+from scoring.judge.openai_backend import parse_chat_completion
+
+#: OpenAI's limits per input file.
+OPENAI_LIMITS = Limits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
+_RETRYABLE = {408, 409, 429}
+
+
+def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
+    """One request line of the OpenAI batch format (what ``vllm run-batch`` reads too)."""
+    return json_line({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body})
+
+
+def _error_parts(response: Any, error: Any) -> tuple[int | None, str, str]:
+    """(HTTP status, error word, message) of a failed result line, in any of the shapes an
+    OpenAI-format file uses for one:
+
+    - OpenAI, a refused request: ``"response": {"status_code": 400, "body": {"error":
+      {"message", "type", "code"}}}, "error": null``;
+    - OpenAI, a request never run: ``"response": null, "error": {"code": "batch_expired",
+      "message"}``;
+    - ``vllm run-batch``, a request the server answered with an error: ``"response":
+      {"status_code": 400, "body": null}, "error": {"error": {"message", "type", "param",
+      "code": 400}}`` (older releases: the same fields without the outer ``error``);
+    - ``vllm run-batch``, a request that raised: ``"response": {"status_code": 400, "body":
+      null}, "error": "the exception's text"``.
+    """
+    status = response.get("status_code") if isinstance(response, dict) else None
+    if isinstance(status, bool) or not isinstance(status, int):
+        status = None
+    body = response.get("body") if isinstance(response, dict) else None
+    if isinstance(error, str):
+        return status, "", error
+    inner: Any = None
+    if isinstance(error, dict):
+        inner = error.get("error") if isinstance(error.get("error"), dict) else error
+    elif isinstance(body, dict) and isinstance(body.get("error"), dict):
+        inner = body["error"]
+    if not isinstance(inner, dict):
+        return status, "", ""
+    code, kind, message = inner.get("code"), inner.get("type"), inner.get("message")
+    if status is None and isinstance(code, int) and not isinstance(code, bool):
+        status = code
+    word = code if isinstance(code, str) and code else kind if isinstance(kind, str) else ""
+    return status, word, message if isinstance(message, str) else ""
+
+
+def parse_result_line(
+    obj: Any, raw: str, redact: Callable[[str], str], *, held: bool = False
+) -> BatchResult:
+    """One line of an OpenAI-format output or error file (also ``vllm run-batch`` output, both
+    of its error shapes).
+
+    A 4xx other than 408, 409 and 429 is ``rejected`` (final); any other error (a 5xx, a
+    retryable 4xx, no status) is ``api_error`` (asked again). With ``held`` rubrics, an error
+    keeps its HTTP status and error word only (:func:`error_text`).
+
+    Raises:
+        ValueError: the line is not a result object (no string ``custom_id``).
+    """
+    if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
+        raise ValueError("not a batch result line (no custom_id)")
+    cid: str = obj["custom_id"]
+    response = obj.get("response")
+    error = obj.get("error")
+    if isinstance(response, dict) and response.get("status_code") == 200 and not error:
+        body = response.get("body")
+        try:
+            return BatchResult(cid, parse_chat_completion(body, raw, redact))
+        except BackendError as exc:
+            return BatchResult(cid, None, "bad_body", exc.brief() if held else str(exc), exc.raw)
+    status, word, message = _error_parts(response, error)
+    msg = error_text(status, word, message, held=held, redact=redact)
+    if status is None and word == "batch_expired":
+        return BatchResult(cid, None, "expired", msg)
+    if status is None and word == "batch_cancelled":
+        return BatchResult(cid, None, "canceled", msg)
+    if status is not None and status not in _RETRYABLE and 400 <= status < 500:
+        return BatchResult(cid, None, "rejected", msg)
+    return BatchResult(cid, None, "api_error", msg)
+
+
+__all__ = ["ENDPOINT", "OPENAI_LIMITS", "parse_result_line", "request_line"]
