@@ -25,7 +25,7 @@ from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write
 from scoring.tables.csvcells import write_frame_csv
-from scoring.verdicts import VERDICT_COLUMNS, Verdict
+from scoring.verdicts import VERDICT_COLUMNS, Verdict, verdict_column_order
 
 EMPTY_RATIONALE = "The response is empty."
 _FIXED = {
@@ -249,14 +249,22 @@ def table_is_current(out: Path, fingerprint: str) -> bool:
 def export_verdicts(df: pd.DataFrame, out: Path) -> int:
     """Export the verdict table ``df`` (with ``judge_id``) to ``out``; returns the rows.
 
-    The format follows the extension: ``.parquet``, ``.csv`` or ``.jsonl``.
+    The format follows the extension: ``.parquet``, ``.csv`` or ``.jsonl``. The columns are
+    those of :class:`~scoring.verdicts.VerdictRow`, in its order, so every row validates against
+    ``verdict-row.schema.json`` (``gamut schema``).
 
     Raises:
-        GamutError: for any other extension.
+        GamutError: for any other extension, or a column the row definition does not have.
     """
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".csv", ".jsonl"):
         raise GamutError(f"cannot export to {out.name!r}: use a .parquet, .csv or .jsonl file")
+    try:
+        order = verdict_column_order(df.columns)
+    except ValueError as exc:
+        raise GamutError(f"cannot export the verdicts: {exc}") from None
+    if list(df.columns) != order:
+        df = df[order]
     if suffix == ".parquet":
         atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
     elif suffix == ".csv":
