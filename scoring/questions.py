@@ -5,14 +5,11 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from scoring.errors import Problem, ProblemsError
-from scoring.rubric import Identifier
-
-NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+from scoring.rubric import Identifier, NonEmpty
 
 
 class Setting(StrEnum):
@@ -42,7 +39,7 @@ class Question(BaseModel):
     )
     domain: NonEmpty
     popularity: Popularity
-    egocentric: bool
+    egocentric: StrictBool
     question: NonEmpty
     text_only_question: NonEmpty
 
