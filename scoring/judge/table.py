@@ -23,7 +23,7 @@ from scoring.judge.pairs import PairPlan
 from scoring.ledger import Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
-from scoring.storage import atomic_write
+from scoring.storage import atomic_write, atomic_write_text
 from scoring.tables.csvcells import write_frame_csv
 from scoring.verdicts import VERDICT_COLUMNS, Verdict, verdict_column_order
 
@@ -270,9 +270,9 @@ def export_verdicts(df: pd.DataFrame, out: Path) -> int:
     elif suffix == ".csv":
         atomic_write(out, lambda tmp: write_frame_csv(df, tmp))
     else:
-        atomic_write(
-            out, lambda tmp: df.to_json(tmp, orient="records", lines=True, force_ascii=False)
-        )
+        # U+2028/U+2029 escaped, as dumps_line writes them: no line splitter breaks a row
+        text = df.to_json(orient="records", lines=True, force_ascii=False) or ""
+        atomic_write_text(out, text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
     return len(df)
 
 

@@ -88,3 +88,25 @@ def test_the_schema_refuses_a_row_with_a_column_no_table_has() -> None:
     assert errors(SCHEMA, {**row, "judge_id": "openai:m@v1", "domain": "food"}) == []
     assert errors(SCHEMA, {**row, "score": 1})
     assert errors(SCHEMA, {**row, "secondary": "false"})
+
+
+def test_exported_json_lines_escape_line_separators_in_rationales(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.responder = lambda body: json.dumps(
+        {"verdict": "meets", "rationale": "One\u2028two\u2029three."}, ensure_ascii=False
+    )
+    cfg = str(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
+    runner = CliRunner()
+    assert runner.invoke(main, ["judge", "--config", cfg]).exit_code == 0
+    out = tmp_path / "v.jsonl"
+    assert (
+        runner.invoke(main, ["export", "verdicts", "--out", str(out), "--config", cfg]).exit_code
+        == 0
+    )
+    text = out.read_text(encoding="utf-8")
+    assert "\u2028" not in text and "\u2029" not in text
+    assert len(text.splitlines()) == TOTAL_CHECKS  # any line splitter reads one row a line
+    rows = [json.loads(line) for line in text.splitlines()]
+    assert "One\u2028two\u2029three." in {r["rationale"] for r in rows}  # and empty responses
+    validate_file(SCHEMA, str(out), rows)

@@ -75,3 +75,31 @@ def test_a_rubric_line_nested_too_deeply_is_a_problem_not_a_crash(tmp_path: Path
         load_rubrics([path])
     (p,) = exc.value.problems
     assert p.line == 1 and "nested" in p.message
+
+
+def test_questions_export_escapes_line_separators(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from gamut.cli import main
+    from tests.judge.project import openai_judge, write_project
+
+    cfg = write_project(tmp_path, openai_judge("http://127.0.0.1:9"))
+    qs = tmp_path / "questions.jsonl"
+    first = {**QUESTIONS[0], "question": "What\u2028is this?"}
+    qs.write_text(_line(first) + _line(QUESTIONS[1]), encoding="utf-8")
+    out = tmp_path / "export.jsonl"
+    args = [
+        "questions",
+        "export",
+        "--setting",
+        "multimodal",
+        "--out",
+        str(out),
+        "--config",
+        str(cfg),
+    ]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    text = out.read_text(encoding="utf-8")
+    assert "\u2028" not in text and len(text.splitlines()) == 2
+    assert json.loads(text.splitlines()[0])["question"] == "What\u2028is this?"
