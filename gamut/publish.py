@@ -208,12 +208,26 @@ def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishF
     return files
 
 
+#: The Hub's ``size_categories`` buckets above ``n<1K`` (``datasets``'
+#: ``utils/resources/size_categories.json``), each with its exclusive upper bound.
+SIZE_CATEGORIES: tuple[tuple[int, str], ...] = (
+    (10**3, "n<1K"),
+    (10**4, "1K<n<10K"),
+    (10**5, "10K<n<100K"),
+    (10**6, "100K<n<1M"),
+    (10**7, "1M<n<10M"),
+    (10**8, "10M<n<100M"),
+    (10**9, "100M<n<1B"),
+    (10**10, "1B<n<10B"),
+    (10**11, "10B<n<100B"),
+    (10**12, "100B<n<1T"),
+)
+
+
 def size_category(rows: int) -> str:
-    """The Hub's ``size_categories`` bucket for a dataset of ``rows`` rows."""
-    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-              (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"),
-              (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]  # fmt: skip
-    for bound, label in bounds:
+    """The Hub's ``size_categories`` bucket for a dataset of ``rows`` rows (a row count equal
+    to a bound is in the bucket above it, as ``datasets`` counts)."""
+    for bound, label in SIZE_CATEGORIES:
         if rows < bound:
             return label
     return "n>1T"

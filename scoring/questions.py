@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from scoring.errors import Problem, ProblemsError
-from scoring.rubric import Identifier
+from scoring.rubric import Identifier, NonEmpty
 
-NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+#: What a questions file may hold (bytes): read like every JSON Lines file (ARCHITECTURE.md,
+#: "Hostile input"), with room for a large public set.
+MAX_QUESTIONS_FILE_BYTES = 64 * 1024 * 1024
+MAX_QUESTION_LINE_BYTES = 1024 * 1024
 
 
 class Setting(StrEnum):
@@ -42,7 +43,7 @@ class Question(BaseModel):
     )
     domain: NonEmpty
     popularity: Popularity
-    egocentric: bool
+    egocentric: StrictBool
     question: NonEmpty
     text_only_question: NonEmpty
 
@@ -54,37 +55,32 @@ class Question(BaseModel):
 def load_questions(path: Path) -> list[Question]:
     """Read and validate a questions file, reporting every bad line at once.
 
+    The file is read by the one JSON Lines reader (:func:`scoring.submissions.jsonl.read_jsonl`):
+    lines end at ``\\n`` only, so a U+2028 inside a string is text; blank lines are skipped.
+
     Raises:
         ProblemsError: with file, line and fix for each problem (including duplicate ids).
     """
+    # imported here: scoring.submissions imports this module
+    from scoring.submissions.jsonl import JsonlLimits, read_jsonl
+
     problems: list[Problem] = []
     out: list[Question] = []
     seen: dict[str, int] = {}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProblemsError(
-            [
-                Problem(
-                    str(path),
-                    None,
-                    f"cannot read: {exc}",
-                    "check [benchmark] questions in the config",
-                )
-            ]
-        ) from None
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    read = read_jsonl(
+        path,
+        str(path),
+        "write one JSON object per line",
+        JsonlLimits(MAX_QUESTIONS_FILE_BYTES, MAX_QUESTION_LINE_BYTES),
+        blank_lines=False,
+        what="a questions file",
+        size_fix="split the questions or check [benchmark] questions in the config",
+    )
+    problems += read.problems
+    for line in read.lines:
+        n = line.line
         try:
-            q = Question.model_validate(json.loads(line))
-        except json.JSONDecodeError as exc:
-            problems.append(
-                Problem(
-                    str(path), n, f"not valid JSON: {exc.msg}", "write one JSON object per line"
-                )
-            )
-            continue
+            q = Question.model_validate(line.value)
         except ValidationError as exc:
             for e in exc.errors(include_url=False):
                 field = ".".join(str(p) for p in e["loc"])
@@ -92,7 +88,7 @@ def load_questions(path: Path) -> list[Question]:
                     Problem(
                         str(path),
                         n,
-                        f"{field}: {e['msg']}",
+                        f"{field}: {e['msg']}" if field else e["msg"],
                         "see docs/contract.md §1 for the question fields",
                     )
                 )
@@ -110,7 +106,7 @@ def load_questions(path: Path) -> list[Question]:
             continue
         seen[q.question_id] = n
         out.append(q)
-    if not out and not problems:
+    if not out and not problems:  # an empty file, or one of blank lines
         problems.append(Problem(str(path), None, "no questions", "add one JSON object per line"))
     if problems:
         raise ProblemsError(problems, f"invalid questions file {path}")

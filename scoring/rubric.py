@@ -13,9 +13,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ModelWrapValidatorHandler,
+    StrictBool,
     StringConstraints,
     ValidationError,
     field_validator,
@@ -24,7 +26,24 @@ from pydantic import (
 
 from scoring.errors import Problem, RubricError
 
-NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+#: Text that is not blank (the pattern says so to a JSON Schema validator: one non-space).
+NonEmpty = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1),
+    Field(json_schema_extra={"pattern": r"\S"}),
+]
+
+
+def _json_integer(value: Any) -> Any:
+    """A JSON integer only: ``true`` and ``"2"`` are not counts (pydantic's lax mode would
+    take them; JSON Schema's ``integer`` does not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a whole number")
+    return value
+
+
+#: A whole number as JSON Schema means it (``2`` or ``2.0``; never ``true`` or ``"2"``).
+Count = Annotated[int, BeforeValidator(_json_integer)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 
 
@@ -82,7 +101,7 @@ class Step(_Strict):
     """One step of a process."""
 
     text: NonEmpty
-    required: bool
+    required: StrictBool
 
 
 class _Item(_Strict):
@@ -111,7 +130,7 @@ class StrictList(_Item):
 
     type: Literal["strict_list"]
     topic: NonEmpty
-    members: list[NonEmpty] = Field(min_length=1)
+    members: list[NonEmpty] = Field(min_length=1, description="Distinct (compared case-folded).")
     insight: Insight | None = None
 
     @field_validator("members")
@@ -125,9 +144,18 @@ class FlexibleList(_Item):
 
     type: Literal["flexible_list"]
     topic: NonEmpty
-    members: list[NonEmpty] = Field(min_length=2)
-    baselines: list[int] = Field(min_length=1, max_length=2)
-    coverage_thresholds: list[int] | None = None
+    members: list[NonEmpty] = Field(min_length=2, description="Distinct (compared case-folded).")
+    baselines: list[Count] = Field(
+        min_length=1,
+        max_length=2,
+        description="1 or 2 strictly increasing counts, each at least 1 and below the number of "
+        "members.",
+    )
+    coverage_thresholds: list[Count] | None = Field(
+        default=None,
+        description="When given, not empty: strictly increasing counts, each above the largest "
+        "baseline and at most the number of members.",
+    )
     insight: Insight | None = None
 
     @field_validator("members")
@@ -165,7 +193,7 @@ class Process(_Item):
 
     type: Literal["process"]
     topic: NonEmpty
-    steps: list[Step] = Field(min_length=1)
+    steps: list[Step] = Field(min_length=1, description="At least one of them required.")
     insight: Insight | None = None
 
     @model_validator(mode="after")
@@ -229,11 +257,22 @@ def _hint(err_type: str, field: str) -> str:
 
 
 class MetaRubric(_Strict):
-    """One question's meta-rubric: evidence snippets and typed items."""
+    """One question's meta-rubric: evidence snippets and typed items (docs/contract.md §3).
+
+    Rules across values, which the JSON Schema cannot state and the validator enforces: snippet
+    ids and item ids are each unique within the rubric, every cited id names a snippet, list
+    members are distinct, and a flexible list's baselines and coverage thresholds are bounded by
+    its member count.
+    """
 
     question_id: Identifier
-    snippets: list[Snippet] = Field(default_factory=list)
-    items: list[Item] = Field(min_length=1)
+    snippets: list[Snippet] = Field(
+        default_factory=list, description="Each with an id unique within the rubric."
+    )
+    items: list[Item] = Field(
+        min_length=1,
+        description="Each with an id unique within the rubric; its cites name snippet ids.",
+    )
 
     @model_validator(mode="wrap")
     @classmethod

@@ -37,8 +37,41 @@ def rubric_files(path: Path) -> list[Path]:
     return [path]
 
 
+#: What a rubric ``.jsonl`` file may hold (bytes): read like every JSON Lines file
+#: (ARCHITECTURE.md, "Hostile input"), with room for a whole rubric set in one file.
+MAX_RUBRIC_FILE_BYTES = 256 * 1024 * 1024
+MAX_RUBRIC_LINE_BYTES = 8 * 1024 * 1024
+
+
+def _jsonl_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]:
+    """(line, object, problem) for each line of a rubric ``.jsonl`` file, by the one JSON Lines
+    reader: lines end at ``\\n`` only (a U+2028 inside a string is text), blank lines skipped."""
+    # imported here: scoring.submissions imports the rubric models
+    from scoring.submissions.jsonl import JsonlLimits, read_jsonl
+
+    pending: list[Problem] = []
+    read = read_jsonl(
+        path,
+        str(path),
+        "write one rubric object per line",
+        JsonlLimits(MAX_RUBRIC_FILE_BYTES, MAX_RUBRIC_LINE_BYTES),
+        blank_lines=False,
+        what="a rubric file",
+        size_fix="split the rubrics into several files",
+        report=pending.append,
+    )
+    for line in read.lines:  # parsed as iterated: problems and objects come in line order
+        yield from ((p.line, None, p) for p in pending)
+        pending.clear()
+        yield line.line, line.value, None
+    yield from ((p.line, None, p) for p in pending)
+
+
 def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]:
     """Yield (line, object, problem) for each rubric object in one file."""
+    if path.suffix == ".jsonl":
+        yield from _jsonl_objects(path)
+        return
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -52,26 +85,6 @@ def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]
                 "pass a readable UTF-8 .json or .jsonl file or a folder",
             ),
         )
-        return
-    if path.suffix == ".jsonl":
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                yield n, json.loads(line), None
-            except RecursionError:
-                yield n, None, Problem(str(path), n, "nested too deeply", "flatten the object")
-            except json.JSONDecodeError as exc:
-                yield (
-                    n,
-                    None,
-                    Problem(
-                        str(path),
-                        n,
-                        f"not valid JSON: {exc.msg}",
-                        "write one rubric object per line",
-                    ),
-                )
         return
     try:
         obj = json.loads(text)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from scoring.compiler import CheckKind
 from scoring.questions import Setting
@@ -30,41 +31,63 @@ VERDICT_ORDER: tuple[Verdict, ...] = tuple(Verdict)
 #: The verdict table's file name, inside the results folder.
 VERDICT_TABLE = "verdicts.parquet"
 
-#: Columns of every verdict table (``results/verdicts.parquet`` and exports), in order.
-VERDICT_COLUMNS: tuple[str, ...] = (
-    "submission_id",
-    "setting",
-    "judge",
-    "question_id",
-    "check_id",
-    "kind",
-    "tier",
-    "secondary",
-    "verdict",
-)
-
-
-#: Columns that carry rubric text or judge rationales: present only when rubrics are public.
-VERDICT_TEXT_COLUMNS: tuple[str, ...] = ("rationale", "check_text")
-
 
 class VerdictRow(BaseModel):
-    """One judged (submission, setting, judge, question, check). ``rationale`` and ``check_text``
-    appear only when rubrics are public."""
+    """One row of every verdict table: ``<results>/verdicts.parquet``, ``gamut export verdicts``
+    (which adds ``judge_id``) and the published verdict table (which also adds ``domain``).
+
+    The one definition of those rows: its fields in column order, the required ones being the
+    columns every verdict table has (:data:`VERDICT_COLUMNS`); ``gamut schema`` writes its JSON
+    Schema. ``rationale`` and ``check_text`` appear only when rubrics are public.
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     submission_id: str
     setting: Setting
     judge: str
+    judge_id: str | None = Field(
+        default=None,
+        description="The judge's identity, provider:model@prompt-version (exports and the "
+        "published table only).",
+    )
     question_id: str
-    check_id: str
+    domain: str | None = Field(
+        default=None, description="The question's domain (the published table only)."
+    )
+    check_id: str = Field(description="Unique only within its question.")
     kind: CheckKind
     tier: Tier
     secondary: bool
     verdict: Verdict
-    rationale: str | None = None
-    check_text: str | None = None
+    rationale: str | None = Field(default=None, description="Public rubrics only.")
+    check_text: str | None = Field(default=None, description="Public rubrics only.")
+
+
+#: Every column a verdict table may have, in the order they are written.
+VERDICT_ROW_COLUMNS: tuple[str, ...] = tuple(VerdictRow.model_fields)
+
+#: Columns of every verdict table (``results/verdicts.parquet`` and exports), in order.
+VERDICT_COLUMNS: tuple[str, ...] = tuple(
+    name for name, f in VerdictRow.model_fields.items() if f.is_required()
+)
+
+#: Columns that carry rubric text or judge rationales: present only when rubrics are public.
+VERDICT_TEXT_COLUMNS: tuple[str, ...] = ("rationale", "check_text")
+
+
+def verdict_column_order(columns: Iterable[str]) -> list[str]:
+    """``columns`` in the order of :class:`VerdictRow`.
+
+    Raises:
+        ValueError: a column that is not a field of :class:`VerdictRow` (its schema would refuse
+            every row).
+    """
+    given = set(columns)
+    unknown = sorted(given - set(VERDICT_ROW_COLUMNS))
+    if unknown:
+        raise ValueError(f"not verdict row columns: {', '.join(unknown)}")
+    return [c for c in VERDICT_ROW_COLUMNS if c in given]
 
 
 #: Columns of the ``judge_drift`` table (written by the judge step when a judge's reported model
@@ -86,8 +109,10 @@ __all__ = [
     "DRIFT_COLUMNS",
     "VERDICT_COLUMNS",
     "VERDICT_ORDER",
+    "VERDICT_ROW_COLUMNS",
     "VERDICT_TABLE",
     "VERDICT_TEXT_COLUMNS",
     "Verdict",
     "VerdictRow",
+    "verdict_column_order",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import click
 from gamut.cli._common import config_option, err_console, get_config, handle_errors, out_console
 from scoring.questions import Question, Setting, load_questions
 from scoring.storage import atomic_write_text
+from scoring.submissions.jsonl import dumps_line
 
 
 def export_record(q: Question, setting: Setting, questions_file: Path) -> dict[str, Any]:
@@ -92,6 +92,6 @@ def export(setting: str, out: Path, config_path: Path | None) -> None:
     path = questions_file(cfg)
     qs = load_questions(path)
     s = Setting(setting)
-    lines = [json.dumps(export_record(q, s, path), ensure_ascii=False) for q in qs]
+    lines = [dumps_line(export_record(q, s, path)) for q in qs]
     atomic_write_text(out, "\n".join(lines) + "\n")
     err_console.print(f"wrote {len(lines)} {setting} questions to {out}")

@@ -64,7 +64,8 @@ def chat_body(
     """The chat completions request body for one (response, check), in direct and batch mode.
 
     System instructions first, then one user message with the shared part and the check, then
-    any re-ask turns; JSON-schema structured output when the judge asks for it.
+    any re-ask turns; JSON-schema structured output when the judge asks for it. The output-token
+    limit goes under the judge's ``max_tokens_param`` (default ``max_completion_tokens``).
     """
     messages: list[dict[str, str]] = [
         {"role": "system", "content": request.system},
@@ -77,7 +78,7 @@ def chat_body(
         "model": judge.model,
         "messages": messages,
         "temperature": judge.temperature,
-        "max_tokens": judge.max_tokens,
+        judge.token_limit_key: judge.max_tokens,
     }
     if judge.structured_output:
         body["response_format"] = {

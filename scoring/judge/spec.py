@@ -34,6 +34,14 @@ class JudgeConfig(BaseModel):
     primary: bool = False
     temperature: float = 0.0
     max_tokens: Annotated[int, Field(ge=16)] = 400
+    max_tokens_param: Literal["max_completion_tokens", "max_tokens"] | None = Field(
+        default=None,
+        description="OpenAI-compatible providers: the request key that carries max_tokens. "
+        "Default max_completion_tokens (OpenAI's current name; its reasoning models refuse "
+        "max_tokens, which openai-python marks deprecated); vLLM reads both; 'max_tokens' for a "
+        "server that knows only the old name. Not part of the judge's identity: the limit is "
+        "the same under either name.",
+    )
     timeout_s: Annotated[float, Field(gt=0)] = 120.0
     prompt_version: str = "v1"
     replay: Path | None = Field(
@@ -97,7 +105,17 @@ class JudgeConfig(BaseModel):
             raise ValueError(f"'replay' applies only to provider 'replay', not {self.provider!r}")
         if self.mode == "batch" and self.provider == "replay":
             raise ValueError("provider 'replay' never calls out; it has no batch mode")
+        if self.max_tokens_param is not None and self.provider in ("anthropic", "replay"):
+            raise ValueError(
+                f"'max_tokens_param' applies to OpenAI-compatible providers, not "
+                f"{self.provider!r} (Anthropic's API names it max_tokens): remove it"
+            )
         return self
+
+    @property
+    def token_limit_key(self) -> str:
+        """The chat completions body key of the output-token limit (``max_tokens_param``)."""
+        return self.max_tokens_param or "max_completion_tokens"
 
     def prices(self, mode: str) -> tuple[float, float, float] | None:
         """(input, cached input, output) USD per million tokens in ``mode``, or None when the

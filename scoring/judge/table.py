@@ -23,9 +23,9 @@ from scoring.judge.pairs import PairPlan
 from scoring.ledger import Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
-from scoring.storage import atomic_write
+from scoring.storage import atomic_write, atomic_write_text
 from scoring.tables.csvcells import write_frame_csv
-from scoring.verdicts import VERDICT_COLUMNS, Verdict
+from scoring.verdicts import VERDICT_COLUMNS, Verdict, verdict_column_order
 
 EMPTY_RATIONALE = "The response is empty."
 _FIXED = {
@@ -249,22 +249,30 @@ def table_is_current(out: Path, fingerprint: str) -> bool:
 def export_verdicts(df: pd.DataFrame, out: Path) -> int:
     """Export the verdict table ``df`` (with ``judge_id``) to ``out``; returns the rows.
 
-    The format follows the extension: ``.parquet``, ``.csv`` or ``.jsonl``.
+    The format follows the extension: ``.parquet``, ``.csv`` or ``.jsonl``. The columns are
+    those of :class:`~scoring.verdicts.VerdictRow`, in its order, so every row validates against
+    ``verdict-row.schema.json`` (``gamut schema``).
 
     Raises:
-        GamutError: for any other extension.
+        GamutError: for any other extension, or a column the row definition does not have.
     """
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".csv", ".jsonl"):
         raise GamutError(f"cannot export to {out.name!r}: use a .parquet, .csv or .jsonl file")
+    try:
+        order = verdict_column_order(df.columns)
+    except ValueError as exc:
+        raise GamutError(f"cannot export the verdicts: {exc}") from None
+    if list(df.columns) != order:
+        df = df[order]
     if suffix == ".parquet":
         atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
     elif suffix == ".csv":
         atomic_write(out, lambda tmp: write_frame_csv(df, tmp))
     else:
-        atomic_write(
-            out, lambda tmp: df.to_json(tmp, orient="records", lines=True, force_ascii=False)
-        )
+        # U+2028/U+2029 escaped, as dumps_line writes them: no line splitter breaks a row
+        text = df.to_json(orient="records", lines=True, force_ascii=False) or ""
+        atomic_write_text(out, text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
     return len(df)
 
 

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, HttpUrl, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    StrictBool,
+    StringConstraints,
+)
 
 #: The submission id rule of docs/contract.md §7, plus: it starts with a letter or digit (no hidden
 #: folders, no ``...``).
@@ -18,7 +27,6 @@ SUBMISSION_ID_RULE = (
 )
 
 SubmissionId = Annotated[str, StringConstraints(pattern=SUBMISSION_ID_PATTERN)]
-NonEmpty = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 
 #: The files a submission folder may hold. ``multimodal.jsonl`` is required.
 METADATA_FILE = "submission.yaml"
@@ -29,9 +37,31 @@ REQUIRED_FILES = (METADATA_FILE, RESPONSE_FILES["multimodal"])
 # C0/C1 controls, soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width and
 # bidirectional marks, embeddings, overrides and isolates, line/paragraph separators, invisible
 # operators, the BOM, interlinear annotation marks, unpaired surrogates and tag characters.
-_UNSAFE = (
-    "\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f"
+_UNSAFE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x00, 0x08),
+    (0x0B, 0x1F),
+    (0x7F, 0x9F),
+    (0xAD, 0xAD),
+    (0x61C, 0x61C),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x2028, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0xD800, 0xDFFF),
+    (0xE0000, 0xE007F),
+)
+_UNSAFE = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in _UNSAFE_RANGES)
+#: The same characters written with ``\\uXXXX`` escapes, which JSON Schema's regular
+#: expressions (ECMA-262) and Python's read alike; without the unpaired surrogates and the tag
+#: characters (an ECMA-262 pattern without the ``u`` flag cannot name a character beyond U+FFFF,
+#: nor a surrogate without splitting every emoji): the schemas say so, the validator refuses them.
+_UNSAFE_ESCAPED = "".join(
+    f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}"
+    for a, b in _UNSAFE_RANGES
+    if b < 0xD800 or 0xDFFF < a <= 0xFFFF
 )
 _UNSAFE_ONE_LINE = re.compile(f"[\t\n{_UNSAFE}]")
 _UNSAFE_MULTILINE = re.compile(f"[{_UNSAFE}]")
@@ -51,6 +81,68 @@ def unsafe_char(text: str, multiline: bool = False) -> str | None:
     return f"the invisible or control character U+{code:04X} (character {m.start() + 1})"
 
 
+#: The JSON Schema patterns of the metadata's text, from the same characters as
+#: :func:`unsafe_char`: a one-line value has no tab, newline or unsafe character and is not
+#: blank; a free-text value may hold newlines and tabs.
+ONE_LINE_PATTERN = (
+    f"^[^\\t\\n{_UNSAFE_ESCAPED}]*[^\\s{_UNSAFE_ESCAPED}][^\\t\\n{_UNSAFE_ESCAPED}]*$"
+)
+MULTILINE_PATTERN = f"^[^{_UNSAFE_ESCAPED}]*$"
+#: Links: http(s) only, a host, no space or unsafe character (then a valid URL, which a pattern
+#: cannot say: the validator also parses it).
+LINK_PATTERN = f"^https?://[^\\s/?#{_UNSAFE_ESCAPED}]+[^\\s{_UNSAFE_ESCAPED}]*$"
+LINK_RE = re.compile(LINK_PATTERN)
+#: A date is written YYYY-MM-DD (then a real date: the schema's ``format: date``).
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+_DATE_RE = re.compile(DATE_PATTERN, re.ASCII)
+
+
+def _safe(multiline: bool) -> AfterValidator:
+    def check(text: str) -> str:
+        bad = unsafe_char(text, multiline=multiline)
+        if bad is not None:
+            raise ValueError(f"contains {bad}")
+        return text
+
+    return AfterValidator(check)
+
+
+def _link_text(value: Any) -> Any:
+    if isinstance(value, str) and (LINK_RE.fullmatch(value) is None or unsafe_char(value)):
+        raise ValueError("must be an http:// or https:// link with no spaces")
+    return value
+
+
+def _date_text(value: Any) -> Any:
+    if isinstance(value, dt.datetime) or (
+        isinstance(value, str) and _DATE_RE.fullmatch(value) is None
+    ):
+        raise ValueError("must be a date written YYYY-MM-DD, with no time")
+    if not isinstance(value, str | dt.date):
+        raise ValueError("must be a date written YYYY-MM-DD")
+    return value
+
+
+#: One line of text: stripped, 1 to 200 characters, no control, bidirectional or zero-width
+#: character.
+NonEmpty = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    _safe(multiline=False),
+    Field(json_schema_extra={"pattern": ONE_LINE_PATTERN}),
+]
+#: Free text: newlines and tabs allowed, no other control, bidirectional or zero-width character.
+FreeText = Annotated[
+    str, _safe(multiline=True), Field(json_schema_extra={"pattern": MULTILINE_PATTERN})
+]
+Link = Annotated[
+    HttpUrl, BeforeValidator(_link_text), Field(json_schema_extra={"pattern": LINK_PATTERN})
+]
+Date = Annotated[
+    dt.date, BeforeValidator(_date_text), Field(json_schema_extra={"pattern": DATE_PATTERN})
+]
+
+
 def is_submission_id(name: str) -> bool:
     """Whether ``name`` follows the submission id rule."""
     return SUBMISSION_ID_RE.fullmatch(name) is not None
@@ -64,10 +156,12 @@ class Production(BaseModel):
     decoding: NonEmpty = Field(
         description="Decoding settings, e.g. 'temperature 0, max 2048 tokens'."
     )
-    tools: bool = Field(description="Whether the model could call tools.")
-    web_access: bool = Field(description="Whether the model could search or browse the web.")
-    system_prompt: str | None = Field(default=None, description="System prompt text or its hash.")
-    notes: str | None = Field(
+    tools: StrictBool = Field(description="Whether the model could call tools.")
+    web_access: StrictBool = Field(description="Whether the model could search or browse the web.")
+    system_prompt: FreeText | None = Field(
+        default=None, description="System prompt text or its hash."
+    )
+    notes: FreeText | None = Field(
         default=None,
         max_length=2000,
         description="Anything else a reader needs to reproduce the responses.",
@@ -75,22 +169,30 @@ class Production(BaseModel):
 
 
 class SubmissionMeta(BaseModel):
-    """``submission.yaml``: who made the model and how the responses were produced."""
+    """``submission.yaml``: who made the model and how the responses were produced.
+
+    Every text value is one line (``production.notes`` and ``system_prompt`` may span lines)
+    with no control, bidirectional or zero-width character, U+E0000-U+E007F included (which the
+    patterns cannot name); ``model_name`` is not used by another submission (compared after
+    NFKC, case and spacing folding); the link is a valid http(s) URL; the date a real date.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     model_name: NonEmpty = Field(description="Name shown on the leaderboard, e.g. 'Acme-VL 2'.")
     organisation: NonEmpty = Field(description="Who built the model.")
     model_family: NonEmpty = Field(description="For judge self-preference analysis, e.g. 'gpt'.")
-    link: HttpUrl = Field(description="Model card, paper or product page.")
-    open_weights: bool = Field(description="Whether the weights are publicly downloadable.")
+    link: Link = Field(description="Model card, paper or product page: an http(s) URL.")
+    open_weights: StrictBool = Field(
+        description="Whether the weights are publicly downloadable (true or false)."
+    )
     parameters: NonEmpty | None = Field(default=None, description="e.g. '70B', or null if unknown.")
-    date: dt.date = Field(description="When the responses were produced (YYYY-MM-DD).")
+    date: Date = Field(description="When the responses were produced (YYYY-MM-DD).")
     contact: NonEmpty = Field(
         description="E-mail address or GitHub handle of a responsible person."
     )
     production: Production = Field(description="How the responses were produced.")
-    demo: bool = Field(default=False, description="True for the synthetic demo models only.")
+    demo: StrictBool = Field(default=False, description="True for the synthetic demo models only.")
 
 
 class ResponseLine(BaseModel):

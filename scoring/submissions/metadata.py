@@ -72,9 +72,10 @@ def _structure_problems(text: str, problem: Any) -> list[Problem]:
     return out
 
 
-def _char_problems(nodes: dict[Loc, yaml.Node], problem: Any) -> list[Problem]:
-    """Control, bidirectional and invisible characters in any value (name spoofing)."""
-    out = []
+def _char_problems(nodes: dict[Loc, yaml.Node], problem: Any) -> dict[Loc, Problem]:
+    """Control, bidirectional and invisible characters in any value (name spoofing), by the
+    value's location (the model refuses them too: its error there is the same problem)."""
+    out: dict[Loc, Problem] = {}
     for loc, node in nodes.items():
         if not isinstance(node, yaml.ScalarNode):
             continue
@@ -82,13 +83,11 @@ def _char_problems(nodes: dict[Loc, yaml.Node], problem: Any) -> list[Problem]:
         bad = unsafe_char(value, multiline=tuple(map(str, loc)) in MULTILINE_FIELDS)
         if bad is not None:
             name = ".".join(map(str, loc)) or "the document"
-            out.append(
-                problem(
-                    int(node.start_mark.line) + 1,
-                    f"{name} contains {bad}",
-                    "remove it: control, bidirectional and zero-width characters are not "
-                    "allowed (they can disguise a name)",
-                )
+            out[loc] = problem(
+                int(node.start_mark.line) + 1,
+                f"{name} contains {bad}",
+                "remove it: control, bidirectional and zero-width characters are not "
+                "allowed (they can disguise a name)",
             )
     return out
 
@@ -196,7 +195,8 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
         problem(line, f"{'.'.join(map(str, loc))} is given twice", "keep one of them")
         for loc, line in dups
     ]
-    problems += _char_problems(nodes, problem)
+    chars = _char_problems(nodes, problem)
+    problems += chars.values()
     todo = {loc for loc, node in nodes.items() if loc and _is_todo(node)}
     for loc in sorted(todo, key=lambda loc: _line(nodes, loc) or 0):
         hint = _description(loc)
@@ -212,7 +212,7 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
     except ValidationError as exc:
         for e in exc.errors(include_url=False):
             loc = tuple(e["loc"])
-            if any(loc[: len(t)] == t for t in todo):
+            if loc in chars or any(loc[: len(t)] == t for t in todo):
                 continue
             name = ".".join(map(str, loc))
             if e["type"] == "missing":

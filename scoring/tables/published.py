@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring.errors import GamutError
-from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS, verdict_column_order
 
 
 def _narrow(col: pa.ChunkedArray) -> pa.Array:
@@ -61,8 +61,9 @@ def verdict_table(
     """The published verdict table, read from ``source`` (``<results>/verdicts.parquet``).
 
     Columns: those of ``gamut export verdicts`` (``judge_id`` after ``judge``) plus ``domain``
-    after ``question_id``; ``rationale`` and ``check_text`` only when ``public``. Rows are
-    grouped by submission (a stable sort); string columns stay dictionary-encoded.
+    after ``question_id``, in the order of :class:`~scoring.verdicts.VerdictRow`; ``rationale``
+    and ``check_text`` only when ``public``. Rows are grouped by submission (a stable sort);
+    string columns stay dictionary-encoded.
 
     Args:
         source: the verdict table.
@@ -82,9 +83,7 @@ def verdict_table(
     del raw
     cols["judge_id"] = _mapped(cols["judge"], judge_ids, "judges")
     cols["domain"] = _mapped(cols["question_id"], domains, "questions")
-    lead = ("submission_id", "setting", "judge", "judge_id", "question_id", "domain")
-    order = list(dict.fromkeys(c for c in (*lead, *keep) if c in cols))
-    table = pa.table({c: cols[c] for c in order})
+    table = pa.table({c: cols[c] for c in verdict_column_order(cols)})
     sub, _ = codes(cols["submission_id"])
     if len(sub) and bool((np.diff(sub) < 0).any()):
         table = table.take(pa.array(np.argsort(sub, kind="stable")))

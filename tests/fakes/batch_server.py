@@ -146,9 +146,9 @@ class FakeBatchServer(FakeLLMServer):
         self.stream_delay = 0.0
         self.stream_chunk = 1
         self.openai_max_requests = 50_000
-        self.openai_max_bytes = 200 * 1024 * 1024
+        self.openai_max_bytes = 200_000_000  # the providers state decimal megabytes
         self.anthropic_max_requests = 100_000
-        self.anthropic_max_bytes = 256 * 1024 * 1024
+        self.anthropic_max_bytes = 256_000_000
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, FakeBatch] = {}
         self.created: list[str] = []

@@ -117,6 +117,26 @@ class RecordedRequest:
         """Every text part of the prompt (system and messages), joined by newlines."""
         return prompt_text(self.body)
 
+    @property
+    def token_limit(self) -> int | None:
+        """The output-token limit the request asked for, under either OpenAI name
+        (``max_completion_tokens``, or the deprecated ``max_tokens``) or Anthropic's."""
+        return token_limit(self.body)
+
+
+#: The names of the output-token limit in an OpenAI chat completions body: the current one and
+#: the deprecated one (which OpenAI's reasoning models refuse; vLLM reads both).
+TOKEN_PARAMS = ("max_completion_tokens", "max_tokens")
+
+
+def token_limit(body: dict[str, Any]) -> int | None:
+    """A request body's output-token limit, whichever name carries it."""
+    for name in TOKEN_PARAMS:
+        value = body.get(name)
+        if isinstance(value, int):
+            return value
+    return None
+
 
 def _content_text(content: Any) -> list[str]:
     if isinstance(content, str):
@@ -190,6 +210,10 @@ class FakeLLMServer:
             Callable[[RecordedRequest, dict[str, Any]], dict[str, Any] | bytes] | None
         ) = None
         self.requests: list[RecordedRequest] = []
+        #: The output-token limit names an OpenAI request may use (both, like vLLM; set it to
+        #: ``("max_completion_tokens",)`` to answer like OpenAI's reasoning models, which refuse
+        #: ``max_tokens`` with a 400).
+        self.token_params: tuple[str, ...] = TOKEN_PARAMS
         #: Requests being answered now, and the most there ever were at once.
         self.in_flight = 0
         self.max_in_flight = 0
@@ -380,6 +404,24 @@ class FakeLLMServer:
             finally:
                 self.in_flight -= 1
         fault = req.fault
+        refused = (
+            [n for n in TOKEN_PARAMS if n in body and n not in self.token_params]
+            if req.protocol == "openai"
+            else []
+        )
+        if refused and fault is None:
+            err = {
+                "error": {
+                    "type": "invalid_request_error",
+                    "param": refused[0],
+                    "code": "unsupported_parameter",
+                    "message": f"Unsupported parameter: '{refused[0]}' is not supported with "
+                    f"this model. Use '{self.token_params[0]}' instead.",
+                }
+            }
+            self._write(writer, 400, json.dumps(err).encode())
+            await writer.drain()
+            return True
         if fault == "hang":
             await asyncio.sleep(self.hang_s)
             return False

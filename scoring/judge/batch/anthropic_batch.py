@@ -21,11 +21,12 @@ from scoring.judge.batch.api import (
     error_text,
     json_line,
     read_result_line,
+    stated_megabytes,
 )
 from scoring.judge.spec import JudgeConfig
 
-#: Anthropic's limits per batch.
-ANTHROPIC_LIMITS = Limits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
+#: Anthropic's limits per batch: 100,000 requests, 256 MB.
+ANTHROPIC_LIMITS = Limits(max_requests=100_000, max_bytes=stated_megabytes(256))
 _RETRYABLE_ERRORS = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
 
 

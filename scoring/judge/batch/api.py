@@ -78,6 +78,17 @@ class Limits:
     max_bytes: int
 
 
+#: The share of a provider's stated byte limit a batch fills: room for what is not counted per
+#: line (the multipart envelope of an upload, the JSON array around Anthropic's requests).
+BYTE_LIMIT_MARGIN = 0.95
+
+
+def stated_megabytes(mb: int) -> int:
+    """The bytes a batch may hold under a provider's limit of ``mb`` MB: decimal megabytes, as
+    the providers state them (200 MB is 200,000,000 bytes, not 200 MiB), less the margin."""
+    return int(mb * 1_000_000 * BYTE_LIMIT_MARGIN)
+
+
 class BatchError(GamutError):
     """A batch API call failed (after the SDK's retries); ``str(exc)`` is redacted. The batch
     records are unchanged, so the next run takes the same step again."""
@@ -239,6 +250,7 @@ def split(
 
 
 __all__ = [
+    "BYTE_LIMIT_MARGIN",
     "FIND_SKEW_S",
     "FIND_WINDOW_S",
     "MAX_MESSAGE_CHARS",
@@ -253,4 +265,5 @@ __all__ = [
     "json_line",
     "read_result_line",
     "split",
+    "stated_megabytes",
 ]

@@ -9,11 +9,12 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from scoring.judge.backends import BackendError
-from scoring.judge.batch.api import BatchResult, Limits, error_text, json_line
+from scoring.judge.batch.api import BatchResult, Limits, error_text, json_line, stated_megabytes
 from scoring.judge.openai_backend import parse_chat_completion
 
 #: OpenAI's limits per input file.
-OPENAI_LIMITS = Limits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
+#: OpenAI's limits per input file: 50,000 requests, 200 MB.
+OPENAI_LIMITS = Limits(max_requests=50_000, max_bytes=stated_megabytes(200))
 ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
 _RETRYABLE = {408, 409, 429}
 

@@ -1,0 +1,19 @@
+"""Session-wide hooks: the schema tests' counts, one line in the terminal summary."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.schema_tally import TALLY
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line: files written, files (and rows) validated against their schemas, edge cases on
+    which schema and validator agree; only when a schema test ran."""
+    if not TALLY:
+        return
+    terminalreporter.write_line(
+        f"schemas: {TALLY['files written']} files written, {TALLY['files validated']} files "
+        f"({TALLY['rows validated']} rows) validated against their schemas, "
+        f"{TALLY['edge cases agreed']} edge cases on which schema and validator agree"
+    )
