@@ -419,9 +419,18 @@ class KeyIndex:
         """Set ``out[rows_out[i]]`` to the index row of query ``i`` (mix ``mix[i]``, key
         ``asked[i]``, first candidate position ``pos[i]``) when the index holds it."""
         n = len(self._sorted)
-        pos = pos.copy()
+        # the first candidate of every query at once (the usual answer: a hit, or a miss with no
+        # row of its mix), without the bookkeeping of the walk below
+        first = np.minimum(pos, n - 1)
+        row = self._order[first]
+        same = self._sorted[first] == mix
+        same &= pos < n
+        hit = _same(self._rows[row], asked)
+        hit &= same
+        out[rows_out[hit]] = row[hit]
         # rows sharing a mix are next to each other: walk forward while the mix matches
-        pending = np.arange(len(mix))
+        pending = np.flatnonzero(same & ~hit)
+        pos = pos + 1
         while len(pending):
             p = pos[pending]
             ok = p < n
