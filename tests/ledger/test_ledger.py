@@ -139,6 +139,8 @@ def test_key_index_answers_like_a_dictionary(stored: list[int], asked: list[int]
     index = KeyIndex(keys)
     want = [first.get(key(n), -1) for n in asked]
     assert index.find(queries).tolist() == want
+    # each stored row's first row of its key, runs of equal mixes shared by two keys included
+    assert index.first_rows().tolist() == [first[key(n)] for n in stored]
     queries.flags.writeable = False  # remembered from here on, with the same answers
     assert index.find(queries).tolist() == want
     again = index.find(queries)
