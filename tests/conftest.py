@@ -7,6 +7,19 @@ import pytest
 from tests.schema_tally import TALLY
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand this worker's counts to the controller."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["schema_tally"] = dict(TALLY)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """In the pytest-xdist controller: add up each worker's counts as it finishes."""
+    TALLY.update(getattr(node, "workeroutput", {}).get("schema_tally", {}))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """One line: files written, files (and rows) validated against their schemas, edge cases on
     which schema and validator agree; only when a schema test ran."""

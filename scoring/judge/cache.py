@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, Protocol
 from scoring.errors import GamutError
 from scoring.ledger import FailureRecord, Ledger, VerdictRecord
 from scoring.ledger.keys import KeyIndex, keys_array
+from scoring.ledger.records import verdict_values
 from scoring.verdicts import VERDICT_ORDER
 
 SCHEMA_VERSION = "2"
@@ -207,21 +208,7 @@ class VerdictCache:
             f"INSERT OR IGNORE INTO verdicts ({_V_COLS}) VALUES "
             "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
-                r.key,
-                r.judge_identity,
-                r.judge,
-                r.submission_id,
-                r.setting,
-                r.question_id,
-                r.check_id,
-                r.verdict.code,
-                r.model,
-                r.source,
-                r.tokens_in,
-                r.tokens_cached,
-                r.tokens_out,
-                r.calls,
-                r.latency_s,
+                *verdict_values(r)[:-1],
                 "" if self.ledger.held else r.rationale,
                 _ts(r.created_at),
             ),

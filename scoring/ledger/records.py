@@ -163,6 +163,29 @@ class VerdictRecord:
     created_at: dt.datetime = field(default_factory=now)
 
 
+def verdict_values(r: VerdictRecord) -> tuple[Any, ...]:
+    """A verdict's values in the order of :func:`verdict_schema`'s columns, up to ``rationale``
+    (the verdict as its code; no ``created_at``): what each store of verdicts writes."""
+    return (
+        r.key,
+        r.judge_identity,
+        r.judge,
+        r.submission_id,
+        r.setting,
+        r.question_id,
+        r.check_id,
+        r.verdict.code,
+        r.model,
+        r.source,
+        r.tokens_in,
+        r.tokens_cached,
+        r.tokens_out,
+        r.calls,
+        r.latency_s,
+        r.rationale,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class FailureRecord:
     """One (response, check) that ended without a verdict; retried by the next run.
@@ -301,5 +324,6 @@ __all__ = [
     "schema",
     "verdict_schema",
     "verdict_table",
+    "verdict_values",
     "verdict_word",
 ]

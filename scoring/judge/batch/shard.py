@@ -25,7 +25,7 @@ from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
 from scoring.judge.runner import PairItem, Requested
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, VerdictRecord, keys_array
-from scoring.ledger.records import now, verdict_schema
+from scoring.ledger.records import now, verdict_schema, verdict_values
 from scoring.verdicts import Verdict
 
 #: The verdict columns a row holds, in order (``created_at`` is the shard's write time).
@@ -70,26 +70,7 @@ class ShardSink:
         """Keep a verdict (``commit`` is meaningless here: :meth:`write` writes them all).
 
         The caller offers each key once (a verdict leaves the keys it still asks for)."""
-        self._rows.append(
-            (
-                r.key,
-                r.judge_identity,
-                r.judge,
-                r.submission_id,
-                r.setting,
-                r.question_id,
-                r.check_id,
-                r.verdict.code,
-                r.model,
-                r.source,
-                r.tokens_in,
-                r.tokens_cached,
-                r.tokens_out,
-                r.calls,
-                r.latency_s,
-                r.rationale,
-            )
-        )
+        self._rows.append(verdict_values(r))
         return True
 
     def add(
