@@ -479,13 +479,13 @@ def judge_all(
             if j.config.mode == "batch":
                 from scoring.judge.batch.book import BatchBook
 
-                book = book or BatchBook(ledger)
-                flying = {k for r in book.open_batches(j.identity) for k in r.keys}
-                # this plan's requests in flight, by key (not another submission's)
-                in_air = sum(1 for k in key_bytes(p.keys[todo]) if k in flying) if flying else 0
-                stats.in_flight = in_air
-                if dry_run:
-                    _dry_run_batch(stats, in_air)
+                if dry_run:  # a real run's step counts what is in flight as it collects
+                    book = book or BatchBook(ledger)
+                    flying = {k for r in book.open_batches(j.identity) for k in r.keys}
+                    # this plan's requests in flight, by key (not another submission's)
+                    keys = key_bytes(p.keys[todo]) if flying else []
+                    stats.in_flight = sum(1 for k in keys if k in flying)
+                    _dry_run_batch(stats, stats.in_flight)
                     if collect_only:
                         stats.planned = 0
             elif collect_only:
