@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.schema_tally import TALLY
+
+# One Hypothesis profile for the whole suite. A property is about values, never about time: on a
+# loaded two-core machine an example may take seconds, so no deadline and no "too slow" health
+# check. CI (CI=true) also prints the reproducing blob of any failure. HYPOTHESIS_PROFILE picks
+# another registered profile.
+settings.register_profile(
+    "gamut",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("ci", parent=settings.get_profile("gamut"), print_blob=True)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "gamut")
+)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

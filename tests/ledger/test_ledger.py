@@ -116,7 +116,7 @@ def test_key_index_handles_keys_sharing_a_mix() -> None:
     assert index.find(np.full((1, 32), 7, dtype=np.uint8)).tolist() == [-1]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.lists(st.integers(0, 40), max_size=60),
     st.lists(st.integers(0, 50), max_size=60),

@@ -58,7 +58,7 @@ def test_a_torn_last_line_is_cut_away(tmp_path: Path) -> None:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(n=st.integers(1, 8), cut=st.integers(0, 10_000), text=st.text(min_size=1, max_size=40))
 def test_any_kill_point_leaves_a_prefix_of_complete_lines(
     tmp_path_factory: pytest.TempPathFactory, n: int, cut: int, text: str

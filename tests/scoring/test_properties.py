@@ -105,7 +105,7 @@ def judged(draw: st.DrawFn) -> tuple[list[Check], dict[str, Verdict]]:
     return checks, {c.check_id: draw(verdict_values) for c in checks}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(rubrics())
 def test_check_ids_unique_and_tiers_follow_the_rules(r: MetaRubric) -> None:
     checks = compile_rubric(r)
@@ -124,7 +124,7 @@ def test_check_ids_unique_and_tiers_follow_the_rules(r: MetaRubric) -> None:
     assert Tier.CONTEXT.lower() is Tier.CONTEXT
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(judged())
 def test_scores_bounded_and_monotone_in_contradictions(
     case: tuple[list[Check], dict[str, Verdict]],
@@ -139,7 +139,7 @@ def test_scores_bounded_and_monotone_in_contradictions(
         assert worse.gamut <= s.gamut + 1e-12
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(rubrics())
 def test_all_meets_is_one_and_all_contradicts_is_minus_one(r: MetaRubric) -> None:
     checks = compile_rubric(r)
@@ -149,7 +149,7 @@ def test_all_meets_is_one_and_all_contradicts_is_minus_one(r: MetaRubric) -> Non
     assert worst.gamut == pytest.approx(-1.0) and all(v == -1.0 for v in worst.tiers.values())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(judged())
 def test_present_tier_weights_renormalise_to_one(
     case: tuple[list[Check], dict[str, Verdict]],

@@ -99,7 +99,7 @@ def test_the_mark_filter_removes_exactly_the_combining_characters() -> None:
 _PIECES = [*"ab1é_ .-*\u0301\u00a0xI<", "mark", "note", "say", "judge"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
 def test_the_injection_scans_shortcuts_agree_with_the_full_checks(text: str) -> None:
     assert bool(gaming._spaced(text)) == bool(gaming._SPACED.search(text))
