@@ -230,13 +230,13 @@ def keys_array(keys: Sequence[bytes]) -> Keys:
 _ROW = np.dtype((np.void, KEY_BYTES))
 
 
-#: The multipliers of :func:`_mix32`: odd, drawn afresh by each process, so that nobody can
+#: The multipliers of :func:`mix32`: odd, drawn afresh by each process, so that nobody can
 #: choose keys that share a mix (a run of equal mixes is walked key by key: chosen keys would make
 #: a lookup quadratic). Mixes are never stored.
 _MIX = np.array([secrets.randbits(64) | 1 for _ in range(KEY_BYTES // 8)], dtype=np.uint64)
 
 
-def _mix32(keys: Keys) -> npt.NDArray[np.uint32]:
+def mix32(keys: Keys) -> npt.NDArray[np.uint32]:
     """A 32-bit mix of each key (both halves), for sorting and searching: the high half of the
     sum of the key's four words times this process's multipliers (:data:`_MIX`), a universal
     hash, so that two different keys share a mix with chance about 2**-32 whatever the keys."""
@@ -308,7 +308,7 @@ class KeyIndex:
             np.int32 if len(keys) < np.iinfo(np.int32).max else np.int64
         )
         # equal mixes keep row order: the first row wins
-        self._sorted, self._order = _by_mix(_mix32(keys), self._row_type)
+        self._sorted, self._order = _by_mix(mix32(keys), self._row_type)
         self._rows = keys.view(_ROW).ravel()  # the keys, in their own row order
         # answers to read-only query arrays (a plan's keys, asked again by the verdict table)
         self._answers: dict[int, tuple[Keys, npt.NDArray[np.signedinteger]]] = {}
@@ -404,7 +404,7 @@ class KeyIndex:
         each sorted by mix (so that its search still walks the index in order), for a few
         megabytes of temporaries however many queries."""
         part = q[start : start + _FIND_CHUNK]
-        mix, by_mix = _by_mix(_mix32(part))
+        mix, by_mix = _by_mix(mix32(part))
         pos = np.searchsorted(self._sorted, mix)
         self._resolve(mix, pos, part.view(_ROW).ravel()[by_mix], by_mix + start, out)
 

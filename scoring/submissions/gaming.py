@@ -137,7 +137,7 @@ def _spaced(text: str) -> re.Match[str] | None:
 
 
 @functools.cache
-def _marks() -> dict[int, None]:
+def combining_marks() -> dict[int, None]:
     """A ``str.translate`` table deleting every character with a non-zero canonical combining
     class (accents and other marks), built on first use (about 10 ms). Unicode assigns such
     characters in planes 0 and 1 only (a test checks every code point); plane 14 is scanned too."""
@@ -150,7 +150,7 @@ def fold(text: str) -> str:
     accents mapped to plain Latin, letter-spaced words joined, spacing collapsed, lower case."""
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text).translate(_CONFUSABLES)
-    text = unicodedata.normalize("NFKD", text).translate(_marks())
+    text = unicodedata.normalize("NFKD", text).translate(combining_marks())
     if _SPACED_HINT.search(text):
         text = _SPACED.sub(lambda m: re.sub(r"[ .\-_*]", "", m[0]), text)
     return " ".join(text.split()).casefold()

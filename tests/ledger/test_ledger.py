@@ -31,7 +31,7 @@ from scoring.ledger import (
     keys_array,
     merge,
 )
-from scoring.ledger.keys import _mix32
+from scoring.ledger.keys import mix32
 from scoring.verdicts import Verdict
 
 SECRET = "s" * 40
@@ -98,7 +98,7 @@ def _sharing_a_mix() -> np.ndarray:
     mix: found by a birthday search (300,000 random keys hold a few such pairs)."""
     rng = np.random.default_rng(11)
     keys = rng.integers(0, 256, size=(300_000, 32), dtype=np.uint8)
-    mix = _mix32(keys)
+    mix = mix32(keys)
     order = np.argsort(mix, kind="stable")
     same = np.flatnonzero(mix[order][1:] == mix[order][:-1])
     assert len(same), "no two of 300,000 random keys share a mix: the mix is not 32 bits"
@@ -110,7 +110,7 @@ def _sharing_a_mix() -> np.ndarray:
 def test_key_index_handles_keys_sharing_a_mix() -> None:
     # two keys with equal mixes still resolve to their own rows
     a, b = _sharing_a_mix()[0:1], _sharing_a_mix()[1:2]
-    assert _mix32(a) == _mix32(b)
+    assert mix32(a) == mix32(b)
     index = KeyIndex(np.concatenate([a, b, a]))
     assert index.find(np.concatenate([b, a])).tolist() == [1, 0]
     assert index.find(np.full((1, 32), 7, dtype=np.uint8)).tolist() == [-1]

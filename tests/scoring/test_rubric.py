@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from scoring import MetaRubric, RubricError
+from scoring.compiler import Check, CheckKind, compile_rubric
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pad_thai.json"
 
@@ -75,9 +76,16 @@ def test_flexible_list_baselines(raw: dict[str, Any], baselines: list[int], frag
     assert fragment in _error(raw)
 
 
+def _checks_of(rubric: MetaRubric, item_id: str, kind: CheckKind) -> list[Check]:
+    return [c for c in compile_rubric(rubric) if c.item_id == item_id and c.kind is kind]
+
+
 def test_baseline_boundary_just_below_pool_size_is_valid(raw: dict[str, Any]) -> None:
     _item(raw, "I3")["baselines"] = [1, 6]
-    MetaRubric.model_validate(raw)
+    r = MetaRubric.model_validate(raw)
+    # one baseline check per baseline, the largest asking for 6 of the 7 members
+    texts = [c.text for c in _checks_of(r, "I3", CheckKind.BASELINE)]
+    assert len(texts) == 2 and "at least 6" in texts[1]
 
 
 @pytest.mark.parametrize(
@@ -96,7 +104,10 @@ def test_coverage_thresholds(raw: dict[str, Any], thresholds: list[int], fragmen
 
 def test_coverage_threshold_equal_to_pool_size_is_valid(raw: dict[str, Any]) -> None:
     _item(raw, "I3")["coverage_thresholds"] = [3, 7]
-    MetaRubric.model_validate(raw)
+    _item(raw, "I3")["tier"] = "context"  # a context list is checked by coverage, not per member
+    r = MetaRubric.model_validate(raw)
+    texts = [c.text for c in _checks_of(r, "I3", CheckKind.COVERAGE)]
+    assert len(texts) == 2 and "at least 7" in texts[1]
 
 
 def test_flexible_list_needs_two_members(raw: dict[str, Any]) -> None:
@@ -121,7 +132,9 @@ def test_process_needs_a_required_step(raw: dict[str, Any]) -> None:
 
 def test_relationship_may_have_no_aspects(raw: dict[str, Any]) -> None:
     _item(raw, "I5")["aspects"] = []
-    MetaRubric.model_validate(raw)
+    r = MetaRubric.model_validate(raw)
+    assert _checks_of(r, "I5", CheckKind.RELATION_ASPECT) == []
+    assert _checks_of(r, "I5", CheckKind.RELATION_ENTITY)  # the entities are still checked
 
 
 def test_duplicate_item_and_snippet_ids(raw: dict[str, Any]) -> None:

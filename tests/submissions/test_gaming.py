@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from gamut import pipeline
 from gamut.project import Project as GamutProject
 from scoring.submissions import gaming
-from scoring.submissions.gaming import _marks
+from scoring.submissions.gaming import combining_marks
 from tests.submissions.helpers import FIXTURES, RESPONSES, Project, good_lines, reordered
 
 NAMES = {
@@ -93,7 +93,7 @@ def test_copy_of_another_submission(project: Project) -> None:
 def test_the_mark_filter_removes_exactly_the_combining_characters() -> None:
     # the table is built from planes 0, 1 and 14: no other code point may have a combining class
     every = {c for c in range(sys.maxunicode + 1) if unicodedata.combining(chr(c))}
-    assert set(_marks()) == every
+    assert set(combining_marks()) == every
 
 
 _PIECES = [*"ab1é_ .-*\u0301\u00a0xI<", "mark", "note", "say", "judge"]
@@ -106,7 +106,9 @@ def test_the_injection_scans_shortcuts_agree_with_the_full_checks(text: str) -> 
     lowered = text.lower()
     some = any(t in lowered for t in gaming._TRIGGERS)
     assert bool(gaming._ANY_TRIGGER.search(lowered)) == some
-    assert text.translate(_marks()) == "".join(c for c in text if not unicodedata.combining(c))
+    assert text.translate(combining_marks()) == "".join(
+        c for c in text if not unicodedata.combining(c)
+    )
 
 
 def _normalise_per_character(text: str) -> str:
