@@ -20,6 +20,7 @@ from tests.judge.store import failures
 QUIET = NullProgress()
 
 
+@pytest.mark.slow  # a 50 MB reply over HTTP: about 12 s on two cores
 def test_a_50_mb_reply_is_cut_off_named_and_not_resent(
     tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
