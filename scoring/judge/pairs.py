@@ -21,7 +21,7 @@ from scoring.compiler import Check
 from scoring.judge.backends import JudgeRequest
 from scoring.judge.inputs import ResponseUnit
 from scoring.judge.judges import BuiltJudge
-from scoring.ledger.keys import HALF, Keys, KeyScheme, join_keys
+from scoring.ledger.keys import Keys, KeyScheme, join_keys
 
 IntArray = npt.NDArray[np.int64]
 CodeArray = npt.NDArray[np.signedinteger]
@@ -199,22 +199,17 @@ def pair_plans(
     empty_unit = np.fromiter((not u.response.strip() for u in units), bool, len(units))
     empty = empty_unit[unit]
     out = []
-    base: dict[bool, list[bytes]] = {}
+    base: dict[bool, npt.NDArray[np.uint8]] = {}
     for j in judges:
         by_ids = j.backend.keyed_by_ids
         if by_ids not in base:
-            base[by_ids] = (
-                scheme.digests(
-                    (u.question, u.response, u.submission_id, u.setting.value, u.question_id)
-                    if by_ids
-                    else (u.question, u.response)
-                    for u in units
-                )
-                .view(f"S{HALF}")
-                .ravel()
-                .tolist()
+            base[by_ids] = scheme.digests(
+                (u.question, u.response, u.submission_id, u.setting.value, u.question_id)
+                if by_ids
+                else (u.question, u.response)
+                for u in units
             )
-        unit_digests = scheme.digests(((b.hex(),) for b in base[by_ids]), lead=(j.identity,))
+        unit_digests = scheme.digests_of_hex(base[by_ids], lead=(j.identity,))
         keys = join_keys(unit_digests, table.digests(scheme, by_ids), unit, check)
         keys.flags.writeable = False  # fixed for the plan's life (key indexes remember answers)
         out.append(PairPlan(j, units, table, unit, check, position, keys, empty))
