@@ -16,6 +16,7 @@ from typing import Any
 from markupsafe import Markup
 
 from generator import pages, vendor
+from generator.badges import write_badges
 from generator.compare import compare_page, write_compare_data
 from generator.downloads import write_downloads
 from generator.explorer import write_explorer_data
@@ -52,6 +53,17 @@ def project_dir(spec: SiteSpec) -> Path:
 def _title(text: str) -> Markup:
     """A front-matter title: HTML-escaped (the theme prints titles raw), YAML-quoted."""
     return Markup(json.dumps(html.escape(text, quote=True)))
+
+
+def _badge_embed(spec: SiteSpec, path: str | None, name: str) -> dict[str, str] | None:
+    """The model page's badge: its path from the page, and the Markdown a model card embeds
+    (with the site's address when it is configured, else with ``SITE_URL`` to replace)."""
+    if path is None:
+        return None
+    site = spec.url.rstrip("/") if spec.url else "SITE_URL"
+    alt = f"GAMUT score of {name}".replace("[", "(").replace("]", ")")
+    embed = f"[![{alt}]({site}/{path})]({site}/)"
+    return {"src": f"../{path}", "markdown": embed, "needs_url": "" if spec.url else "yes"}
 
 
 def _copy_handwritten(src: Path, docs: Path) -> None:
@@ -134,6 +146,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
     compare_data = write_compare_data(tables, docs, settings)
     write("compare.md", "compare.md.j2", "Compare models",
           ctx=compare_page(tables, shown, settings, compare_data), wide=True)  # fmt: skip
+    badge_paths = write_badges(tables, docs)
     lb = tables["leaderboard"]
     orgs = dict(zip(lb["submission_id"].astype(str), lb["organisation"], strict=True))
     per_sub: dict[str, dict[str, str]] = dl["per_submission"]  # type: ignore[assignment]
@@ -147,6 +160,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
             names[sid],
             ctx=submission_page(tables, sid, per_sub.get(sid, {})),
             picks=highlights(tables, inputs, sid),
+            badge=_badge_embed(spec, badge_paths.get(sid), names[sid]),
         )
         sub_nav.append({html.escape(names[sid]): rel})
         items.append((f"{file_id(sid)}.html", names[sid], orgs.get(sid)))
