@@ -90,6 +90,8 @@ class SiteConfig(_Section):
     repo_url: str | None = None
     out: Path = Path("site")
     demo_notice: bool = False
+    #: The benchmark paper's BibTeX entry, shown on the site's Cite page (None: its title only).
+    citation: str | None = Field(default=None, max_length=10_000)
 
 
 class PublishConfig(_Section):

@@ -17,6 +17,7 @@ from markupsafe import Markup
 
 from generator import pages, vendor
 from generator.badges import write_badges
+from generator.cite import cite_page
 from generator.compare import compare_page, write_compare_data
 from generator.downloads import write_downloads
 from generator.explorer import write_explorer_data
@@ -177,6 +178,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
             for s in sorted(per_sub)
         ],
     )
+    write("cite.md", "cite.md.j2", "Cite", ctx=cite_page(spec, tables))
     nav: list[Any] = [
         {"Leaderboard": "index.md"},
         {"Domains": dom_nav},
@@ -202,7 +204,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
             "downloads.md",
         }
     )
-    order = {"methodology.md": 0, "submit.md": 1, "maintainers.md": 2}
+    order = {"methodology.md": 0, "submit.md": 1, "maintainers.md": 2, "cite.md": 3}
     for name in sorted(extra, key=lambda n: (order.get(n, 9), n)):
         nav.append(name)
     return nav

@@ -24,6 +24,7 @@ class SiteSpec:
         url: the deployed site's address (None: previewed locally).
         repo_url: the repository's address, linked from every page.
         demo_notice: show the demo banner even when no submission is marked demo.
+        citation: the benchmark paper's BibTeX entry, shown on the Cite page.
     """
 
     root: Path
@@ -38,6 +39,7 @@ class SiteSpec:
     url: str | None = None
     repo_url: str | None = None
     demo_notice: bool = False
+    citation: str | None = None
 
 
 __all__ = ["SiteSpec"]
