@@ -109,12 +109,25 @@ def _mode_for(path: Path) -> int:
         return file_mode()
 
 
-def atomic_write(path: Path, write: Callable[[Path], None], mode: int | None = None) -> None:
+def _sync(path: Path, flags: int = os.O_RDONLY) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(
+    path: Path, write: Callable[[Path], None], mode: int | None = None, *, durable: bool = False
+) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
 
     A crash or error leaves ``path`` as it was and no temporary file behind. An existing file
     keeps its mode; a new one gets :func:`file_mode`; with ``mode``, either gets ``mode`` (a
-    private file: 0o600; the temporary file is 0o600 from its creation).
+    private file: 0o600; the temporary file is 0o600 from its creation). With ``durable``, the
+    file's bytes reach the disk before the rename and the rename before the return (``fsync``
+    of the file, then of its folder: about 5 ms), so that a power cut cannot leave an empty
+    file under the name: what the ledger writes (paid verdicts), never a site page.
 
     Raises:
         DiskFullError: the write found no room (naming ``path``).
@@ -126,7 +139,11 @@ def atomic_write(path: Path, write: Callable[[Path], None], mode: int | None = N
     try:
         write(tmp)
         tmp.chmod(_mode_for(path) if mode is None else mode)
+        if durable:
+            _sync(tmp)
         os.replace(tmp, path)
+        if durable:
+            _sync(path.parent)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
         full = DiskFullError.find(exc) if isinstance(exc, Exception) else None
@@ -135,22 +152,24 @@ def atomic_write(path: Path, write: Callable[[Path], None], mode: int | None = N
         raise
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write UTF-8 text atomically."""
+def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
+    """Write UTF-8 text atomically (``durable`` as :func:`atomic_write`)."""
 
     def write(tmp: Path) -> None:
         tmp.write_text(text, encoding="utf-8")
 
-    atomic_write(path, write)
+    atomic_write(path, write, durable=durable)
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write bytes atomically (with ``mode``, as :func:`atomic_write`)."""
+def atomic_write_bytes(
+    path: Path, data: bytes, mode: int | None = None, *, durable: bool = False
+) -> None:
+    """Write bytes atomically (``mode`` and ``durable`` as :func:`atomic_write`)."""
 
     def write(tmp: Path) -> None:
         tmp.write_bytes(data)
 
-    atomic_write(path, write, mode)
+    atomic_write(path, write, mode, durable=durable)
 
 
 #: What numpy raises reading a cache entry written by :func:`atomic_write` as ``.npz`` that is

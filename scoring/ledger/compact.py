@@ -86,10 +86,10 @@ def compact(ledger: Ledger) -> CompactReport:
             written = [shard_name(data, ledger.scheme) for data in parts]
             record = compaction_bytes(kind, [f"{kind}/{n}" for n in written], run)
             path = ledger.root / COMPACTIONS / record_name(record, ledger.scheme)
-            atomic_write_bytes(path, record)
+            atomic_write_bytes(path, record, durable=True)
             for name, data in zip(written, parts, strict=True):
                 if not (ledger.root / kind / name).exists():
-                    atomic_write_bytes(ledger.root / kind / name, data)
+                    atomic_write_bytes(ledger.root / kind / name, data, durable=True)
             del parts
             _, _, replaced = ledger.reading_order()
             if not set(run) <= replaced:  # cannot happen: the record counts once written

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import functools
 import io
 import json
 import os
@@ -90,7 +91,7 @@ from scoring.ledger.records import (
     verdict_table,
     verdict_word,
 )
-from scoring.storage import atomic_write_bytes, atomic_write_text
+from scoring.storage import atomic_write, atomic_write_bytes, atomic_write_text
 
 FORMAT = 1
 MANIFEST = "LEDGER.json"
@@ -192,7 +193,7 @@ class Ledger:
             if not create:
                 raise LedgerError(f"no ledger at {root} (no {MANIFEST})")
             root.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, json.dumps(want, indent=1) + "\n")
+            atomic_write_text(path, json.dumps(want, indent=1) + "\n", durable=True)
             return cls(root, scheme, held)
         try:
             got = json.loads(path.read_text(encoding="utf-8")[:10_000])
@@ -233,7 +234,7 @@ class Ledger:
             name = shard_name(data, self.scheme)
             path = self.root / kind / name
             if not path.exists():
-                atomic_write_bytes(path, data)
+                atomic_write_bytes(path, data, durable=True)
         return name
 
     def append_verdicts(self, records: Sequence[VerdictRecord] | pa.Table) -> str | None:
@@ -377,7 +378,7 @@ class Ledger:
         name = record_name(data, self.scheme)
         path = self.root / PUSHES / name
         if not path.exists():
-            atomic_write_bytes(path, data)
+            atomic_write_bytes(path, data, durable=True)
         return name
 
     def _ordered_rows(self, kind: str) -> list[tuple[str, int]]:
@@ -656,14 +657,18 @@ def copy_checked(into: Ledger, other: Ledger) -> MergeReport:
         for name in names:
             if name in have:
                 continue
-            dest = into.root / kind / name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(f".{name}.tmp")
-            shutil.copyfile(other.root / kind / name, tmp)
-            os.replace(tmp, dest)
+            atomic_write(
+                into.root / kind / name,
+                functools.partial(_copy_to, other.root / kind / name),
+                durable=True,
+            )
             report.copied.setdefault(kind, []).append(name)
     report.duplicates, report.examples = into.duplicates()
     return report
+
+
+def _copy_to(src: Path, tmp: Path) -> None:
+    shutil.copyfile(src, tmp)
 
 
 def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:
