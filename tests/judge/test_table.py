@@ -20,7 +20,7 @@ from gamut.cli import main
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
-from scoring.judge.table import _categorical
+from scoring.judge.table import STATS_COLUMNS, _categorical
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import CHECKS, openai_judge, write_project
 
@@ -76,6 +76,12 @@ def test_the_table_written_one_judge_at_a_time_is_the_verdict_frame(
     assert len(beta) == 2 * CHECKS["plants-0001"]  # one row per judge and check
     assert written.column_names[-2:] == (["rationale", "check_text"] if public else
                                          ["secondary", "verdict"])  # fmt: skip
+    md = pq.read_metadata(tmp_path / "results" / "verdicts.parquet")
+    stats = {
+        md.schema.column(i).name: md.row_group(0).column(i).statistics is not None
+        for i in range(md.num_columns)
+    }
+    assert {c for c, has in stats.items() if has} == set(STATS_COLUMNS)  # what readers filter by
 
 
 @given(st.lists(st.integers(0, 5), max_size=40), st.integers(6, 9))
