@@ -314,6 +314,8 @@ class Project:
 
     def site_spec(self) -> SiteSpec:
         """What the site build reads and writes."""
+        from gamut.history import read_history
+
         site = self.cfg.site
         return SiteSpec(
             root=self.cfg.root,
@@ -329,6 +331,7 @@ class Project:
             repo_url=site.repo_url,
             demo_notice=site.demo_notice,
             citation=site.citation,
+            history=read_history(self.cfg.root / self.cfg.file.name, self.submissions_root),
         )
 
 

@@ -21,10 +21,11 @@ from generator.cite import cite_page
 from generator.compare import compare_page, write_compare_data
 from generator.downloads import write_downloads
 from generator.explorer import write_explorer_data
+from generator.feed import write_feed
 from generator.inputs import load_site_inputs
 from generator.judges import judges_page
 from generator.render import environment, file_id, human, slug
-from generator.spec import SiteSpec
+from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
 from generator.tables import ScoreTables, SiteError, load_tables
 from scoring.questions import load_questions
@@ -165,7 +166,18 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         )
         sub_nav.append({html.escape(names[sid]): rel})
         items.append((f"{file_id(sid)}.html", names[sid], orgs.get(sid)))
-    write("submissions/index.md", "submissions.md.j2", "Submissions", items=items)
+    history = spec.history or History(unavailable="the build was given no history")
+    built = str(tables.provenance.get("generated_at", "1970-01-01T00:00:00Z"))
+    feed = write_feed(docs, history, names, title=spec.title, url=spec.url, updated=built)
+    write(
+        "submissions/index.md",
+        "submissions.md.j2",
+        "Submissions",
+        items=items,
+        feed=f"../{feed}",
+        changes=len(history.changes),
+        unavailable=history.unavailable,
+    )
     write(
         "downloads.md",
         "downloads.md.j2",

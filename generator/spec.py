@@ -3,7 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+
+
+class ChangeKind(StrEnum):
+    """What a change is."""
+
+    SUBMISSION = "submission"
+    RESPONSES = "responses"
+    BENCHMARK = "benchmark"
+    JUDGES = "judges"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change: its kind, the commit and its time (ISO 8601), and what it concerns."""
+
+    kind: ChangeKind
+    commit: str
+    when: str
+    submission_id: str | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class History:
+    """The changes, newest first, or why there are none to tell (``unavailable``)."""
+
+    changes: tuple[Change, ...] = ()
+    unavailable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -25,6 +54,7 @@ class SiteSpec:
         repo_url: the repository's address, linked from every page.
         demo_notice: show the demo banner even when no submission is marked demo.
         citation: the benchmark paper's BibTeX entry, shown on the Cite page.
+        history: what changed (the change feed's entries; None: a feed that says it has none).
     """
 
     root: Path
@@ -40,6 +70,7 @@ class SiteSpec:
     repo_url: str | None = None
     demo_notice: bool = False
     citation: str | None = None
+    history: History | None = None
 
 
-__all__ = ["SiteSpec"]
+__all__ = ["Change", "ChangeKind", "History", "SiteSpec"]
