@@ -40,6 +40,7 @@ from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
 from scoring.ledger.order import COMPACTIONS, ranks, read_compactions, record_bytes, record_name
 from scoring.ledger.store import copy_checked
+from scoring.storage import make_staging_folder, remove_stale_staging
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -54,6 +55,8 @@ DOWNLOAD_THREADS = 8
 #: Commit attempts of one push, and the wait before the k-th retry (k times this, in seconds).
 PUSH_ATTEMPTS = 3
 PUSH_BACKOFF_S = 0.5
+#: The prefix of a pull's staging folder in the ledger (its process id follows).
+PULL_STAGING = ".pull-"
 
 
 @dataclass
@@ -330,6 +333,7 @@ def pull(ledger: Ledger, repo_id: str, *, token_env: str = TOKEN_ENV) -> PullRep
             Hub refused a download.
     """
     _check_repo_id(repo_id)
+    remove_stale_staging(ledger.root, (PULL_STAGING,))  # what a killed pull left
     api, _ = _api(token_env)
     head, files = _remote(api, repo_id, token_env)
     report = PullReport(repo_id, head, remote_shards=sum(1 for f in files if _SHARD_PATH.match(f)))
@@ -393,7 +397,8 @@ def _ingest(
     the ledger (into ``report``: what was ingested, what was refused)."""
     if not paths:
         return
-    stage = Path(tempfile.mkdtemp(prefix=".pull-", dir=ledger.root))
+    stage = make_staging_folder(ledger.root, PULL_STAGING)
+    stage.chmod(0o700)  # downloads of a held ledger: nobody else's to read
     try:
         _download_each(api, repo_id, head, paths, stage, token_env)
         staged = Ledger(stage, ledger.scheme, ledger.held)

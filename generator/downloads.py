@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 from generator.render import file_id
 from generator.tables import ScoreTables, SiteError
 from scoring.questions import Question
-from scoring.storage import make_temp_folder
+from scoring.storage import make_staging_folder, remove_stale_staging
 from scoring.tables import (
     SECONDARY_NOTE,
     VERDICT_KEY_NOTE,
@@ -149,6 +149,8 @@ def _table_download(
 # --- verdicts -------------------------------------------------------------------------------------
 
 
+#: The prefix of a cache entry being written (its process id follows).
+CACHE_STAGING = ".tmp-"
 _PARQUET = {"compression": "zstd", "write_statistics": ["submission_id"]}
 
 
@@ -196,11 +198,12 @@ def _cached_verdict_files(
     entry = cache / _cache_key(source, public, judge_ids, domains)
     if not (entry / "columns.json").is_file():
         cache.mkdir(parents=True, exist_ok=True)
-        tmp = make_temp_folder(cache, ".tmp-")
+        remove_stale_staging(cache, (CACHE_STAGING,))  # what a killed build left
+        tmp = make_staging_folder(cache, CACHE_STAGING)
         try:
             _write_verdict_files(verdict_table(source, public, judge_ids, domains), tmp)
-            for old in cache.iterdir():
-                if old != tmp and old.is_dir():
+            for old in cache.iterdir():  # older entries; never another build's staging folder
+                if old != tmp and old.is_dir() and not old.name.startswith(CACHE_STAGING):
                     shutil.rmtree(old, ignore_errors=True)
             os.replace(tmp, entry)
         finally:

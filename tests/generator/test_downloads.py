@@ -171,3 +171,25 @@ def test_verdict_files_are_rebuilt_when_a_judge_changes(tmp_path: Path) -> None:
     assert entry()[0] != first[0]  # a new entry replaced the old one
     df = pd.read_parquet(site / "downloads" / "verdicts.parquet")
     assert "replay:demo-oracle-2@v1" in set(df["judge_id"].astype(str))
+
+
+def test_a_cache_entry_a_killed_build_left_half_written_is_removed_and_a_running_ones_kept(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    cache = cfg.path(cfg.store.cache).parent / "site-downloads"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    killed = cache / f".tmp-{dead.pid}.abcd_123"
+    running = cache / f".tmp-{os.getpid()}.live_456"  # another build of a live process
+    for folder in (killed, running):
+        folder.mkdir(parents=True)
+        (folder / "verdicts.parquet").write_bytes(b"half")
+    pipeline.build_site(Project(cfg))
+    left = sorted(p.name for p in cache.iterdir())
+    assert not killed.exists() and running.is_dir()
+    assert left[0] == running.name and len(left) == 2  # the live one, and the new entry

@@ -583,3 +583,28 @@ def test_the_live_configs_placeholder_ledger_is_named_not_contacted() -> None:
         result = CliRunner().invoke(main, ["ledger", verb, "--config", str(root / "gamut.toml")])
         assert result.exit_code == 1, result.output
         assert "UNPUBLISHED/gamut-ledger" in result.output and "placeholder" in result.output
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_pull_removes_what_a_killed_pull_left_and_spares_a_running_ones(
+    ledger_hub: FakeHub, tmp_path: Path
+) -> None:
+    a = _ledger(tmp_path / "a")
+    a.append_verdicts(_records(a.scheme, 0, 2))
+    push(a, REPO)
+    b = _ledger(tmp_path / "b")
+    killed = b.root / f".pull-{_dead_pid()}.abcd_123"  # SIGKILL skips every finally
+    (killed / "verdicts").mkdir(parents=True)
+    (killed / "verdicts" / "x.parquet").write_bytes(b"half")
+    running = b.root / f".pull-{os.getpid()}.live_456"  # a pull of a process still running
+    running.mkdir()
+    report = pull(b, REPO)
+    assert report.ingested and not killed.exists() and running.is_dir()
+    assert b.verify() == []
+    left = sorted(p.name for p in b.root.iterdir() if p.name.startswith(".pull-"))
+    assert left == [running.name]  # the pull's own staging folder is gone too
