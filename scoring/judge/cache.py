@@ -21,7 +21,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from scoring.errors import GamutError
+from scoring.errors import DiskFullError, GamutError
 from scoring.ledger import FailureRecord, Ledger, VerdictRecord
 from scoring.ledger.keys import KeyIndex, keys_array
 from scoring.ledger.records import verdict_values
@@ -61,8 +61,20 @@ _F_COLS = (
 )
 
 
+#: Seconds a connection waits for another's lock before it gives up.
+OPEN_TIMEOUT_S = 30.0
+#: SQLite's names for a file that is not a usable database (moved aside and rebuilt); any other
+#: error opening it (locked by another process, an I/O error, no room) leaves it where it is.
+_UNUSABLE = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
+
+
 class CacheCorruptError(GamutError):
     """The working index is corrupt and could not be moved aside."""
+
+
+class CacheBusyError(GamutError):
+    """The working index could not be opened, for a reason that moving it aside would not mend
+    (another process holds it, or the disk failed a read): it is left as it is."""
 
 
 def digest(*parts: str) -> str:
@@ -138,7 +150,7 @@ class VerdictCache:
             self._db.execute("INSERT INTO meta VALUES ('scheme', ?)", (ledger.scheme.scheme_id,))
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
+        db = sqlite3.connect(self.path, isolation_level=None, timeout=OPEN_TIMEOUT_S)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_DDL)
@@ -151,13 +163,23 @@ class VerdictCache:
         if self.path.stat().st_size == 0:
             return "the file is empty (0 bytes)"
         try:
-            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=OPEN_TIMEOUT_S)
             try:
                 ok = db.execute("PRAGMA quick_check").fetchone()[0]
                 meta = dict(db.execute("SELECT k, v FROM meta").fetchall())
             finally:
                 db.close()
         except sqlite3.DatabaseError as exc:
+            full = DiskFullError.find(exc)
+            if full is not None:
+                raise DiskFullError(full.detail, str(self.path)) from exc
+            name = getattr(exc, "sqlite_errorname", None)
+            if isinstance(exc, sqlite3.OperationalError) and name not in _UNUSABLE:
+                raise CacheBusyError(
+                    f"the verdict index {self.path} cannot be opened ({exc}; {name}): another "
+                    "gamut command may be using it (wait for it to finish), or the disk failed "
+                    "a read; it was left as it is"
+                ) from None
             return f"not a readable SQLite database ({exc})"
         if ok != "ok":
             return f"SQLite integrity check failed ({str(ok)[:200]})"

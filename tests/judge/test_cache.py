@@ -5,7 +5,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from scoring.judge.cache import VerdictCache, digest, judge_identity
+import pytest
+
+from scoring.judge.cache import CacheBusyError, VerdictCache, digest, judge_identity
 from scoring.ledger import FailureRecord, KeyScheme, Ledger, VerdictRecord
 from scoring.verdicts import Verdict
 
@@ -73,3 +75,30 @@ def test_keys_separate_their_parts() -> None:
     a = judge_identity({"model": "m", "decoding": {"temperature": 0.0}})
     b = judge_identity({"model": "m", "decoding": {"temperature": 0.5}})
     assert a != b and len(a) == 32
+
+
+def test_an_index_another_process_holds_is_left_where_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "database is locked" is no corruption: moving the file aside would pull the index from
+    # under the process that holds it, and drop its verdicts not yet shipped
+    import scoring.judge.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "OPEN_TIMEOUT_S", 0.1)
+    led = Ledger.open(tmp_path / "ledger", KeyScheme.public(), held=False)
+    path = tmp_path / "v.sqlite"
+    with VerdictCache(path, led) as c:
+        c.put(_rec(Verdict.MEETS))  # not shipped yet
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("DELETE FROM meta WHERE k='nothing'")
+    try:
+        with pytest.raises(CacheBusyError, match="another gamut command may be using it"):
+            VerdictCache(path, led)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert not (tmp_path / "v.sqlite.corrupt").exists()
+    with VerdictCache(path, led) as c:
+        assert c.notes == [] and c.pending() == 1  # the verdict is still there
