@@ -63,9 +63,20 @@ _F_COLS = (
 
 #: Seconds a connection waits for another's lock before it gives up.
 OPEN_TIMEOUT_S = 30.0
-#: SQLite's names for a file that is not a usable database (moved aside and rebuilt); any other
-#: error opening it (locked by another process, an I/O error, no room) leaves it where it is.
-_UNUSABLE = frozenset({"SQLITE_NOTADB", "SQLITE_CORRUPT"})
+#: SQLite's names (with their extended forms) for an error opening the index that says nothing
+#: of the file itself: another process holds it, a read failed, no memory or permission. The
+#: file is left where it is; any other error (not a database, corrupt, tables missing) moves it
+#: aside to be rebuilt.
+_TRANSIENT = (
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_IOERR",
+    "SQLITE_CANTOPEN",
+    "SQLITE_PERM",
+    "SQLITE_READONLY",
+    "SQLITE_NOMEM",
+    "SQLITE_INTERRUPT",
+)
 
 
 class CacheCorruptError(GamutError):
@@ -173,8 +184,8 @@ class VerdictCache:
             full = DiskFullError.find(exc)
             if full is not None:
                 raise DiskFullError(full.detail, str(self.path)) from exc
-            name = getattr(exc, "sqlite_errorname", None)
-            if isinstance(exc, sqlite3.OperationalError) and name not in _UNUSABLE:
+            name = str(getattr(exc, "sqlite_errorname", ""))
+            if name.startswith(_TRANSIENT):
                 raise CacheBusyError(
                     f"the verdict index {self.path} cannot be opened ({exc}; {name}): another "
                     "gamut command may be using it (wait for it to finish), or the disk failed "
