@@ -11,7 +11,7 @@ import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -90,6 +90,8 @@ class SiteConfig(_Section):
     repo_url: str | None = None
     out: Path = Path("site")
     demo_notice: bool = False
+    #: The site builder reading mkdocs.yml: MkDocs 1.6, or its maintained fork ProperDocs.
+    builder: Literal["mkdocs", "properdocs"] = "mkdocs"
 
 
 class PublishConfig(_Section):

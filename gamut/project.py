@@ -328,6 +328,7 @@ class Project:
             url=site.url,
             repo_url=site.repo_url,
             demo_notice=site.demo_notice,
+            builder=site.builder,
         )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class SiteSpec:
         url: the deployed site's address (None: previewed locally).
         repo_url: the repository's address, linked from every page.
         demo_notice: show the demo banner even when no submission is marked demo.
+        builder: what builds the pages from mkdocs.yml: ``mkdocs`` (MkDocs 1.6) or
+            ``properdocs`` (ProperDocs, MkDocs 1.x's maintained fork; a development dependency).
     """
 
     root: Path
@@ -38,6 +41,7 @@ class SiteSpec:
     url: str | None = None
     repo_url: str | None = None
     demo_notice: bool = False
+    builder: Literal["mkdocs", "properdocs"] = "mkdocs"
 
 
 __all__ = ["SiteSpec"]
