@@ -5,9 +5,9 @@ hash-locked runtime dependencies; ``make .venv/.installed PYTHON=python``: ``pip
 The same target runs here with ``VENV`` pointing at a throwaway folder under
 ``.cache/workflow-venvs/``, named by the target and a hash of everything that decides what it
 installs (the Makefile, pyproject.toml, the lock, the interpreter, this checkout's path: the
-install is editable), so a rerun with nothing changed reuses it. A half-made environment (no
-``.complete`` stamp) is removed and made again; one lock file keeps two test workers from making
-the same one at once.
+install is editable), so a rerun with nothing changed reuses it, and those of older keys are
+removed. A half-made environment (no ``.complete`` stamp) is removed and made again; one lock
+file keeps two test workers from making the same one at once.
 """
 
 from __future__ import annotations
@@ -60,4 +60,20 @@ def installed(target: str) -> Path:
         )  # fmt: skip
         assert done.returncode == 0, f"make {target} failed:\n{done.stdout}\n{done.stderr}"
         (venv / ".complete").write_text(target + "\n", encoding="utf-8")
-        return venv
+    _prune(slug, keep=venv)
+    return venv
+
+
+def _prune(slug: str, keep: Path) -> None:
+    """Remove the environments of this target made for other keys (nearly 1 GB each), unless
+    another worker holds one."""
+    for old in CACHE.glob(f"{slug}-*"):
+        if old == keep or not old.is_dir():
+            continue
+        with open(CACHE / f"{old.name}.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            shutil.rmtree(old, ignore_errors=True)
+        (CACHE / f"{old.name}.lock").unlink(missing_ok=True)
