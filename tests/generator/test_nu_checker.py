@@ -124,8 +124,11 @@ def _report(errors: list[dict[str, Any]], site: Path) -> str:
 
 def test_the_demo_site_has_no_html_css_or_svg_errors_of_its_own(demo_site: Path) -> None:
     files = sorted(str(p) for p in demo_site.rglob("*") if p.suffix in (".html", ".css", ".svg"))
-    pages = [f for f in files if f.endswith(".html")]
-    assert len(pages) >= 20, pages  # leaderboard, domains, explorer, compare, judges, models...
+    pages = {Path(f).relative_to(demo_site).as_posix() for f in files if f.endswith(".html")}
+    kinds = {"index.html", "domains/food.html", "explorer.html", "compare.html", "judges.html",
+             "submissions/brassbell-bold.html", "downloads.html", "submit.html"}  # fmt: skip
+    assert kinds <= pages, kinds - pages  # every page type (the explorer's questions are drawn
+    # by its script from the data file: the checker sees the page, not what the script draws)
     errors = _check(files)
     ours = [m for m in errors if _known(m) is None]
     assert not ours, "the Nu HTML Checker reports errors of the project's own pages:\n" + _report(
