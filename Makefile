@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test quick lint typecheck unit browser-deps vendor bench clean lock install-locked
+.PHONY: demo test quick lint typecheck unit browser-deps checker-deps vendor bench clean lock install-locked
 
 # Create or reuse the local virtual environment; reinstall when pyproject.toml changes.
 # Set-up also fetches the site's charting bundle (see `vendor`).
@@ -51,6 +51,15 @@ browser-deps:
 	  $$SUDO apt-get update -qq && \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# Java for the Nu HTML Checker (npm's vnu-jar, which the site tests fetch by version and checksum
+# into .cache/vendor/): Debian's package, installed when missing (with sudo unless already root).
+checker-deps:
+	@command -v java >/dev/null 2>&1 || { \
+	  echo "installing Debian's Java for the Nu HTML Checker"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null; }
+
 # The main job on the embedded demo (demo/gamut.toml): judge (replay), score, build the site into
 # site/. The root gamut.toml is the live leaderboard's config, run by the workflows.
 DEMO_CONFIG := demo/gamut.toml
@@ -69,7 +78,7 @@ unit: $(DEV_STAMP) vendor
 	$(BIN)/pytest -n 2 --timeout 600
 
 # The whole test suite: lint, types, unit, integration and browser tests.
-test: $(DEV_STAMP) browser-deps lint typecheck unit
+test: $(DEV_STAMP) browser-deps checker-deps lint typecheck unit
 
 # The fast loop while working: no slow and no browser tests.
 quick: $(DEV_STAMP) vendor

@@ -11,7 +11,7 @@ import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -92,6 +92,8 @@ class SiteConfig(_Section):
     demo_notice: bool = False
     #: The benchmark paper's BibTeX entry, shown on the site's Cite page (None: its title only).
     citation: str | None = Field(default=None, max_length=10_000)
+    #: The site builder reading mkdocs.yml: MkDocs 1.6, or its maintained fork ProperDocs.
+    builder: Literal["mkdocs", "properdocs"] = "mkdocs"
 
 
 class PublishConfig(_Section):

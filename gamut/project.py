@@ -332,6 +332,7 @@ class Project:
             demo_notice=site.demo_notice,
             citation=site.citation,
             history=read_history(self.cfg.root / self.cfg.file.name, self.submissions_root),
+            builder=site.builder,
         )
 
 

@@ -8,7 +8,8 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -232,9 +233,9 @@ class _Collect(logging.Handler):
 
 
 @contextmanager
-def _quiet_mkdocs() -> Iterator[_Collect]:
-    """Collect mkdocs warnings (to report them) instead of printing its info lines."""
-    log = logging.getLogger("mkdocs")
+def _quiet_mkdocs(logger: str = "mkdocs") -> Iterator[_Collect]:
+    """Collect the builder's warnings (to report them) instead of printing its info lines."""
+    log = logging.getLogger(logger)
     level, propagate = log.level, log.propagate
     handler = _Collect()
     log.setLevel(logging.WARNING)
@@ -259,15 +260,52 @@ def _swap_in(new: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> None:
-    """Build ``docs`` into ``site_dir`` with the project's mkdocs.yml in strict mode.
+def _builder(name: str) -> tuple[Callable[..., Any], Callable[..., Any], type[Exception]]:
+    """The builder's ``load_config``, ``build`` and base exception.
+
+    ProperDocs serves the theme's ``mkdocs.*`` imports from its own modules (its
+    ``properdocs.replacement``, which its command line imports first) for the whole process, so
+    one process builds with one of the two: ``gamut site build`` and ``gamut run`` do.
 
     Raises:
-        SiteError: when mkdocs reports a warning or an error.
+        SiteError: ProperDocs is not installed, or this process has loaded the other builder.
     """
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-    from mkdocs.exceptions import MkDocsException
+    aliased = "properdocs.replacement" in sys.modules
+    mkdocs_loaded = any(m.startswith("mkdocs.") for m in sys.modules)
+    if name == "mkdocs":
+        if aliased:
+            raise SiteError(f"this process has built with ProperDocs; {_NEW_PROCESS}")
+        from mkdocs.commands.build import build as mk_build
+        from mkdocs.config import load_config as mk_load_config
+        from mkdocs.exceptions import MkDocsException
+
+        return mk_load_config, mk_build, MkDocsException
+    if mkdocs_loaded and not aliased:
+        raise SiteError(f"this process has loaded MkDocs; {_NEW_PROCESS}")
+    try:
+        import properdocs.replacement  # noqa: F401  (the theme's mkdocs.* imports)
+        from properdocs.commands.build import build
+        from properdocs.config import load_config
+        from properdocs.exceptions import ProperDocsException
+    except ImportError:
+        raise SiteError(
+            '[site] builder = "properdocs" needs ProperDocs, a development dependency: '
+            "pip install -e '.[dev]' (or set builder = \"mkdocs\")"
+        ) from None
+    return load_config, build, ProperDocsException
+
+
+_NEW_PROCESS = "build in a new process (`gamut site build`), one builder each"
+
+
+def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> None:
+    """Build ``docs`` into ``site_dir`` with the project's mkdocs.yml in strict mode, by the
+    builder ``spec.builder`` names (MkDocs or ProperDocs).
+
+    Raises:
+        SiteError: when the builder reports a warning or an error.
+    """
+    load_config, build, MkDocsException = _builder(spec.builder)
 
     overrides: dict[str, Any] = {
         "site_name": spec.title,
@@ -279,7 +317,7 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
     overrides["site_url"] = spec.url or PREVIEW_URL
     if spec.repo_url:
         overrides["repo_url"] = spec.repo_url
-    with _quiet_mkdocs() as warnings:
+    with _quiet_mkdocs(spec.builder) as warnings:
         try:
             mk = load_config(
                 str(project_dir(spec) / "mkdocs.yml"),
@@ -291,7 +329,7 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
             build(mk)
         except (MkDocsException, SystemExit) as exc:
             details = "".join(f"\n  {m}" for m in warnings.messages)
-            raise SiteError(f"mkdocs build failed: {exc}{details}") from None
+            raise SiteError(f"{spec.builder} build failed: {exc}{details}") from None
 
 
 def build_site(spec: SiteSpec) -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 
 class ChangeKind(StrEnum):
@@ -55,6 +56,8 @@ class SiteSpec:
         demo_notice: show the demo banner even when no submission is marked demo.
         citation: the benchmark paper's BibTeX entry, shown on the Cite page.
         history: what changed (the change feed's entries; None: a feed that says it has none).
+        builder: what builds the pages from mkdocs.yml: ``mkdocs`` (MkDocs 1.6) or
+            ``properdocs`` (ProperDocs, MkDocs 1.x's maintained fork; a development dependency).
     """
 
     root: Path
@@ -71,6 +74,7 @@ class SiteSpec:
     demo_notice: bool = False
     citation: str | None = None
     history: History | None = None
+    builder: Literal["mkdocs", "properdocs"] = "mkdocs"
 
 
 __all__ = ["Change", "ChangeKind", "History", "SiteSpec"]

@@ -43,6 +43,8 @@ class Bundle:
     sha256: str
     #: The file name the site serves it under (``assets/<name>``).
     asset: str
+    #: The largest tarball accepted, in bytes.
+    max_bytes: int = MAX_TARBALL
 
     @property
     def tarball_url(self) -> str:
@@ -94,14 +96,16 @@ def verified(bundle: Bundle = PLOTLY, path: Path | None = None) -> Path:
     return path
 
 
-def _download(url: str, timeout: float) -> bytes:
+def _download(url: str, timeout: float, bundle: Bundle) -> bytes:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:
-            data: bytes = resp.read(MAX_TARBALL + 1)
+            data: bytes = resp.read(bundle.max_bytes + 1)
     except (urllib.error.URLError, OSError) as exc:
         raise SiteError(f"cannot download {url} ({exc}); check the network and retry") from None
-    if len(data) > MAX_TARBALL:
-        raise SiteError(f"{url} is larger than {MAX_TARBALL >> 20} MB; not a plotly.js bundle")
+    if len(data) > bundle.max_bytes:
+        raise SiteError(
+            f"{url} is larger than {bundle.max_bytes >> 20} MiB; not {bundle.package}'s tarball"
+        )
     return data
 
 
@@ -130,7 +134,7 @@ def fetch(
     if dest.is_file() and _sha256(dest.read_bytes()) == bundle.sha256:
         return dest
     url = url or bundle.tarball_url
-    tarball = _download(url, timeout)
+    tarball = _download(url, timeout, bundle)
     if not _integrity_ok(tarball, bundle.integrity):
         raise SiteError(
             f"{url} does not match the integrity hash committed in generator/vendor.py "

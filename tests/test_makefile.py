@@ -18,8 +18,8 @@ exec "$@"
 """
 
 
-def _path_without_chromium(tmp: Path) -> Path:
-    """A PATH folder with every system command but chromium, and stand-in apt-get and sudo."""
+def _path_without(tmp: Path, missing: str = "chromium") -> Path:
+    """A PATH folder with every system command but ``missing``, and stand-in apt-get and sudo."""
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
     for folder in SYSTEM_BINS:
@@ -27,7 +27,7 @@ def _path_without_chromium(tmp: Path) -> Path:
             continue
         for entry in os.scandir(folder):
             name = entry.name
-            if "chromium" in name or name in ("apt-get", "sudo"):
+            if missing in name or name in ("apt-get", "sudo"):
                 continue
             if not (bin_dir / name).exists():
                 (bin_dir / name).symlink_to(entry.path)
@@ -37,11 +37,13 @@ def _path_without_chromium(tmp: Path) -> Path:
     return bin_dir
 
 
-def _browser_deps(bin_dir: Path, home: Path, log: Path) -> subprocess.CompletedProcess[str]:
+def _browser_deps(
+    bin_dir: Path, home: Path, log: Path, target: str = "browser-deps"
+) -> subprocess.CompletedProcess[str]:
     """``make browser-deps`` with only ``bin_dir`` on PATH; the stand-ins log their calls."""
     env = {"PATH": str(bin_dir), "HOME": str(home), "STUB_LOG": str(log)}
     return subprocess.run(
-        ["make", "-s", "-C", str(ROOT), "browser-deps"],
+        ["make", "-s", "-C", str(ROOT), target],
         env=env,
         capture_output=True,
         text=True,
@@ -50,7 +52,7 @@ def _browser_deps(bin_dir: Path, home: Path, log: Path) -> subprocess.CompletedP
 
 
 def test_browser_deps_installs_chromium_when_it_is_absent(tmp_path: Path) -> None:
-    bin_dir = _path_without_chromium(tmp_path)
+    bin_dir = _path_without(tmp_path)
     log = tmp_path / "calls.log"
     result = _browser_deps(bin_dir, tmp_path, log)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -66,10 +68,39 @@ def test_browser_deps_installs_chromium_when_it_is_absent(tmp_path: Path) -> Non
 
 
 def test_browser_deps_does_nothing_when_chromium_is_on_path(tmp_path: Path) -> None:
-    bin_dir = _path_without_chromium(tmp_path)
+    bin_dir = _path_without(tmp_path)
     (bin_dir / "chromium").write_text("#!/bin/sh\n")
     (bin_dir / "chromium").chmod(0o755)
     log = tmp_path / "calls.log"
     result = _browser_deps(bin_dir, tmp_path, log)
     assert result.returncode == 0, result.stderr
     assert not log.exists()
+
+
+def test_checker_deps_installs_java_when_it_is_absent(tmp_path: Path) -> None:
+    bin_dir = _path_without(tmp_path, missing="java")
+    log = tmp_path / "calls.log"
+    result = _browser_deps(bin_dir, tmp_path, log, "checker-deps")
+    assert result.returncode == 0, result.stdout + result.stderr
+    apt = [c for c in log.read_text().splitlines() if c.startswith("apt-get")]
+    assert apt == [
+        "apt-get update -qq DEBIAN_FRONTEND=unset",
+        "apt-get install -y -qq default-jre-headless DEBIAN_FRONTEND=noninteractive",
+    ]
+    assert "installing Debian's Java" in result.stdout
+
+
+def test_checker_deps_does_nothing_when_java_is_on_path(tmp_path: Path) -> None:
+    bin_dir = _path_without(tmp_path, missing="java")
+    (bin_dir / "java").write_text("#!/bin/sh\n")
+    (bin_dir / "java").chmod(0o755)
+    log = tmp_path / "calls.log"
+    result = _browser_deps(bin_dir, tmp_path, log, "checker-deps")
+    assert result.returncode == 0, result.stderr
+    assert not log.exists()
+
+
+def test_make_test_installs_the_checkers_java() -> None:
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    (line,) = [x for x in text.splitlines() if x.startswith("test:")]
+    assert "browser-deps" in line.split() and "checker-deps" in line.split()

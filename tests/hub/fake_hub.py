@@ -2,7 +2,9 @@
 
 Routes (datasets only): ``GET /api/datasets/{repo}/revision/{rev}``, ``GET
 /api/datasets/{repo}/tree/{rev}[/{path}]``, ``HEAD``/``GET /datasets/{repo}/resolve/{rev}/{path}``,
-and the two ``huggingface_hub.HfApi.create_commit`` uses: ``POST
+``POST /api/repos/create`` (``HfApi.create_repo``: a new dataset, or 409 when it exists), ``POST
+/api/validate-yaml`` (a card's metadata, accepted as it is), and the
+two ``huggingface_hub.HfApi.create_commit`` uses: ``POST
 /api/datasets/{repo}/preupload/{rev}`` (every file is uploaded inline, as a "regular" file) and
 ``POST /api/datasets/{repo}/commit/{rev}`` (the NDJSON commit: a header, then ``file`` and
 ``deletedFile`` lines; its additions are applied, then its deletions). A commit needs the token
@@ -261,10 +263,34 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             self._serve(head=False)
 
+        def _create(self, req: dict[str, object]) -> None:
+            """``HfApi.create_repo``: 409 when the dataset exists (``exist_ok`` reads it so)."""
+            if self.headers.get("Authorization") != f"Bearer {hub.token}":
+                self._send(401, b'{"error": "Invalid credentials"}')
+                return
+            repo_id = f"{req.get('organization')}/{req.get('name')}"
+            if req.get("type") != "dataset":
+                self._error(400, "BadRequest")
+                return
+            status = 409 if repo_id in hub.repos else 200
+            if status == 200:
+                sha = commit_sha({})
+                hub.repos[repo_id] = FakeRepo({sha: {}}, {"main": sha}, bool(req.get("private")))
+            body = {"url": f"{hub.url}/datasets/{repo_id}"}
+            if status == 409:
+                body["error"] = "You already created this dataset repo"
+            self._send(status, json.dumps(body).encode(), {"Content-Type": "application/json"})
+
         def do_POST(self) -> None:
             path = unquote(urlsplit(self.path).path)
             hub.requests.append(Request("POST", path, self.headers.get("Authorization")))
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if path == "/api/repos/create":
+                self._create(json.loads(body))
+                return
+            if path == "/api/validate-yaml":  # a dataset card's metadata: accepted as it is
+                self._send(200, b"{}", {"Content-Type": "application/json"})
+                return
             m = _WRITE.match(path)
             if m is None:
                 self._error(404, "NotFound")
