@@ -87,6 +87,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         "demo": bool(spec.demo_notice or tables.is_demo),
         "judge": tables.primary_judge,
         "rubric_version": str(tables.provenance.get("rubric_version", "unknown")),
+        "offline_matcher": tables.offline_matcher,
     }
 
     def write(rel: str, template: str, title: str, **ctx: Any) -> None:

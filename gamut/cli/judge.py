@@ -216,9 +216,11 @@ def judge(
     for line in report.summary_lines():
         out_console.print(line)
     if dry_run:
-        total = sum(s.planned for s in report.judges.values())
+        total = sum(s.planned for s in report.judges.values() if s.mode != "offline")
+        n_offline = sum(s.planned for s in report.judges.values() if s.mode == "offline")
+        also = f" ({n_offline} verdict(s) would be given offline)" if n_offline else ""
         out_console.print(
-            f"dry run: {total} call(s) would be made; nothing was called", markup=False
+            f"dry run: {total} call(s) would be made{also}; nothing was called", markup=False
         )
         _exit([], status_out, project, chosen)
         return
@@ -242,9 +244,13 @@ def _exit(
     if failures or unfinished:
         listed = [f for f in failures if not _replay_miss(project, f)]
         note_left_out(chosen.left_out)
+        retry = (
+            "run `gamut judge` again to retry them"
+            if listed or unfinished
+            else "a replay judge cannot retry them"
+        )
         fail(
-            f"{len(failures)} check(s) failed, {unfinished} not attempted; "
-            "run `gamut judge` again to retry them:",
+            f"{len(failures)} check(s) failed, {unfinished} not attempted; {retry}:",
             # One line per replay judge and submission it lacks; then each other failure (ids,
             # kind and the provider's message; never the reply).
             [*replay_gaps(project, failures), *(str(f) for f in listed)],
@@ -295,7 +301,8 @@ def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:
         lines.append(
             f"replay judge {name!r} ({judge.replay}) {what}: a replay judge only repeats the "
             "verdicts stored for the submissions it was made for; judge a new submission with "
-            "a real judge (the live gamut.toml) or regenerate the replay file"
+            "a real judge (the live gamut.toml), or, to rehearse offline, give the judge "
+            'unrecorded = "offline-match" (as demo/gamut.toml does)'
         )
     return lines
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 
@@ -24,7 +25,10 @@ def test_validate_clean_exits_0(project: Project) -> None:
     assert "valid: acme; 0 error(s), 0 warning(s)" in result.output
 
 
-def test_validate_reports_every_problem_as_file_line_problem_fix(project: Project) -> None:
+def test_validate_reports_every_problem_as_file_line_problem_fix(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project.root.parent)  # file names are shown from where the command runs
     lines = good_lines()
     lines[1]["response"] = "bad\x00"
     lines[3] = {"question_id": "nope", "response": "x"}
@@ -33,7 +37,7 @@ def test_validate_reports_every_problem_as_file_line_problem_fix(project: Projec
     result = run(project, "submission", "validate", str(project.subs / "acme"))
     assert result.exit_code == 1
     out = result.output.splitlines()
-    mm = "submissions/acme/multimodal.jsonl"
+    mm = f"{project.root.name}/submissions/acme/multimodal.jsonl"
     assert (
         f"{mm}:4: unknown question_id 'nope' (answer only the public multimodal questions; "
         "`gamut questions export` lists them)" in out
@@ -50,7 +54,8 @@ def test_validate_reports_every_problem_as_file_line_problem_fix(project: Projec
         x.startswith(f"{mm}:6: question animals-0001: warning: response seems to address")
         for x in out
     )
-    missing_fields = [x for x in out if x.startswith("submissions/acme/submission.yaml: ")]
+    meta = f"{project.root.name}/submissions/acme/submission.yaml: "
+    missing_fields = [x for x in out if x.startswith(meta)]
     assert len(missing_fields) == 7
     assert "INVALID: acme; 10 error(s), 1 warning(s)" in result.output
 
