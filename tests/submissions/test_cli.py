@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -185,3 +186,33 @@ def test_questions_export(project: Project, tmp_path: Path) -> None:
     rows2 = [json.loads(x) for x in out2.read_text().splitlines()]
     assert rows2[0]["question"] == "What is pad thai, and where does it come from?"
     assert all(r["image"] is None and r["setting"] == "text_only" for r in rows2)
+
+
+def test_the_live_config_before_publication_still_checks_the_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    shutil.copy(repo / "gamut.toml", tmp_path / "gamut.toml")
+    (tmp_path / "submissions").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GAMUT_CONFIG", raising=False)
+    runner = CliRunner()
+    assert runner.invoke(main, ["submission", "new", "acme-live"]).exit_code == 0
+    for args in (["validate", "submissions/acme-live"], ["validate"], ["check", "acme-live"]):
+        r = runner.invoke(main, ["submission", *args])
+        assert r.exit_code == 1, r.output
+        lines = r.output.splitlines()
+        todo = [x for x in lines if x.startswith("submissions/acme-live/submission.yaml:")]
+        assert len(todo) == 10 and all("is still TODO" in x for x in todo), r.output
+        assert "checked the metadata only (acme-live: 10 error(s))" in r.output
+        assert "UNPUBLISHED" in r.output and "--config demo/gamut.toml" in r.output
+        assert "Responses (" not in r.output and "Judging job" not in r.output
+
+
+def test_check_of_an_unknown_id_says_what_to_do_and_nothing_else(project: Project) -> None:
+    project.write("acme")
+    r = run(project, "submission", "check", "nope")
+    assert r.exit_code == 1
+    assert "no submission 'nope'" in r.output
+    assert "gamut submission new nope --config " in r.output and "one of: acme" in r.output
+    assert "Responses (" not in r.output and "Judging job" not in r.output
