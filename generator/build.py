@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from generator import pages, vendor
 from generator.compare import compare_page, write_compare_data
-from generator.downloads import write_downloads
+from generator.downloads import responses_download, write_downloads
 from generator.explorer import write_explorer_data
 from generator.inputs import load_site_inputs
 from generator.judges import judges_page
@@ -129,6 +129,13 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
     inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
+    main_downloads: list[Any] = dl["main"]  # type: ignore[assignment]
+    main_downloads.insert(
+        2,  # after the leaderboard and its provenance
+        responses_download(
+            inputs.responses, [q.question_id for q in inputs.questions], docs, tables.provenance
+        ),
+    )
     explorer = write_explorer_data(tables, inputs, docs, public, shown)
     write("explorer.md", "explorer.md.j2", "Questions", ctx=explorer, public=public, wide=True)
     settings = pages.ordered_settings(tables["leaderboard"])

@@ -7,7 +7,9 @@ import csv
 import gzip
 import html
 import io
+import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -171,3 +173,74 @@ def test_verdict_files_are_rebuilt_when_a_judge_changes(tmp_path: Path) -> None:
     assert entry()[0] != first[0]  # a new entry replaced the old one
     df = pd.read_parquet(site / "downloads" / "verdicts.parquet")
     assert "replay:demo-oracle-2@v1" in set(df["judge_id"].astype(str))
+
+
+def _provenance(path: Path) -> dict[str, object]:
+    meta = pq.read_schema(path).metadata or {}
+    assert b"gamut.provenance" in meta, path.name
+    out: dict[str, object] = json.loads(meta[b"gamut.provenance"])
+    return out
+
+
+def test_every_parquet_download_carries_the_runs_provenance(
+    built: tuple[GamutConfig, Path],
+) -> None:
+    cfg, site = built
+    dl = site / "downloads"
+    published = json.loads((dl / "provenance.json").read_text(encoding="utf-8"))
+    results = json.loads((cfg.path(cfg.store.results) / "provenance.json").read_text())
+    assert published == results
+    files = sorted(dl.rglob("*.parquet"))
+    names = {p.name for p in files}
+    assert {"leaderboard.parquet", "questions.parquet", "responses.parquet"} <= names
+    assert "verdicts.parquet" in names
+    for path in files:
+        prov = _provenance(path)
+        if path.name == "verdicts.parquet" or path.parent.name == "verdicts":
+            # the derived verdict files carry it without the time stamp (they are cached)
+            assert prov == {k: v for k, v in published.items() if k != "generated_at"}
+        else:
+            assert prov == published, path.name
+    page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
+    assert "<code>rubric_version</code>" in page and 'href="downloads/provenance.json"' in page
+
+
+def test_leaderboard_parquet_keeps_the_published_types(built: tuple[GamutConfig, Path]) -> None:
+    cfg, site = built
+    lb = pq.read_table(site / "downloads" / "leaderboard.parquet")
+    source = pq.read_table(cfg.path(cfg.store.results) / "leaderboard.parquet")
+    assert (
+        lb.equals(source)
+        and lb.schema.field("parameters").type == source.schema.field("parameters").type
+    )
+
+
+def test_responses_are_downloadable_with_their_lengths(built: tuple[GamutConfig, Path]) -> None:
+    cfg, site = built
+    df = pd.read_parquet(site / "downloads" / "responses.parquet")
+    assert list(df.columns) == ["submission_id", "setting", "question_id", "response", "length"]
+    assert (df["length"] == df["response"].str.len()).all()
+    subs = cfg.path(cfg.benchmark.submissions)
+    for (sid, setting), part in df.groupby(["submission_id", "setting"]):
+        lines = (subs / str(sid) / f"{setting}.jsonl").read_text(encoding="utf-8").splitlines()
+        given = {r["question_id"]: r["response"] for r in map(json.loads, lines)}
+        assert dict(zip(part["question_id"], part["response"], strict=True)) == given
+    board = pd.read_parquet(site / "downloads" / "leaderboard.parquet")
+    assert set(df["submission_id"]) == set(board["submission_id"])
+
+
+def test_every_file_a_page_names_exists(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    named = 0
+    link = re.compile(r"""(?:href|src)=["']([^"'#?]+)""")
+    for page in site.rglob("*.html"):
+        for target in link.findall(page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or target.startswith("//"):
+                continue  # another site, mailto:, data:
+            path = (site / target.lstrip("/")) if target.startswith("/") else page.parent / target
+            path = path.resolve()
+            if target.endswith("/"):
+                path = path / "index.html"
+            assert path.exists(), f"{page.relative_to(site)} names {target}, which is missing"
+            named += 1
+    assert named > 500
