@@ -396,9 +396,9 @@ def dataset_card(
         + (" and their rationales" if cfg.benchmark.rubrics_public else "")
         + " are outputs of third-party judge models"
         + (f" ({models})" if models else "")
-        + ", and the scored responses came from the submitters' models: such outputs remain "
-        "subject to the terms of the providers that produced them, which this licence does not "
-        "override. No model responses and no images are included.",
+        + ", and the responses (config `responses`) came from the submitters' models: such "
+        "outputs remain subject to the terms of the providers that produced them, which this "
+        "licence does not override. No images are included.",
         "",
         "## Citation",
         "",

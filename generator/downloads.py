@@ -437,6 +437,91 @@ def responses_download(
     )
 
 
+#: Where the build leaves the dataset card for :func:`generator.build.build_site` to place at
+#: ``downloads/README.md`` after mkdocs (mkdocs would render a Markdown file as a page; it skips
+#: dot folders).
+CARD_STAGING = ".card/README.md"
+
+
+def dataset_card(
+    downloads: list[Download],
+    provenance: dict[str, Any],
+    *,
+    title: str,
+    description: str,
+    public: bool,
+) -> str:
+    """The site's dataset card (``downloads/README.md``): a Hugging Face style YAML header, then
+    the run's provenance, every file with its rows and column dictionary, licence and citation."""
+    judges = provenance.get("judges") or {}
+    header = [
+        "---",
+        "license: apache-2.0",
+        f"pretty_name: {json.dumps(title)}",
+        "language: [en]",
+        "task_categories: [visual-question-answering]",
+        "tags: [gamut, leaderboard, llm-as-judge, evaluation]",
+        "---",
+        "",
+        f"# {title}: downloads",
+        "",
+        description,
+        "",
+        f"- rubric version: `{provenance.get('rubric_version', 'unknown')}`",
+        f"- engine version: `{provenance.get('engine_version', 'unknown')}`",
+        f"- generated at: {provenance.get('generated_at', 'unknown')}",
+        f"- primary judge: `{provenance.get('primary_judge', 'unknown')}`",
+        *(
+            f"- judge `{name}`: {j.get('provider')}:{j.get('model')}, prompt "
+            f"{j.get('prompt_template') or j.get('prompt_version')}"
+            + (" (unrecorded responses: offline matcher)" if j.get("unrecorded") else "")
+            for name, j in judges.items()
+            if isinstance(j, dict)
+        ),
+        f"- rubrics public: {'yes' if public else 'no'}",
+        "",
+        "Every Parquet file carries this provenance as file metadata (`gamut.provenance`); "
+        "`provenance.json` holds it too.",
+        "",
+        "## Files",
+        "",
+    ]
+    lines = header
+    for d in downloads:
+        files = ", ".join(f"`{p.removeprefix('downloads/')}` ({fmt})" for fmt, p, _ in d.files)
+        lines += [f"### {d.label}", "", f"{files}; {d.rows:,} rows.", ""]
+        if d.note:
+            lines += [d.note, ""]
+        lines += ["| column | meaning |", "| --- | --- |"]
+        lines += [f"| `{c}` | {m} |" for c, m in d.columns.items()]
+        lines.append("")
+    if not public:
+        lines += [
+            "The meta-rubrics are held: verdicts carry check ids, kinds, tiers and verdicts "
+            "only, never rubric or check text.",
+            "",
+        ]
+    lines += [
+        "## Licence",
+        "",
+        "The project's own files (the score tables, the question metadata, the provenance and "
+        "this card) are released under the Apache License 2.0. The verdicts are outputs of "
+        "third-party judge models and the responses came from the submitters' models: such "
+        "outputs remain subject to the terms of the providers that produced them. No images are "
+        "included.",
+        "",
+        "## Citation",
+        "",
+        "```bibtex",
+        "@misc{gamut_benchmark,",
+        "  title = {{Two-Level Meta-Rubrics for Evaluating Open-Ended Generation: GAMUT, a "
+        "Benchmark for Factual Completeness}}",
+        "}",
+        "```",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def downloads_size(site: Path) -> tuple[int, int]:
     """(files, bytes) of a built site's ``downloads/`` folder."""
     files = [p for p in (site / "downloads").rglob("*") if p.is_file()]
@@ -444,9 +529,11 @@ def downloads_size(site: Path) -> tuple[int, int]:
 
 
 __all__ = [
+    "CARD_STAGING",
     "FORMAT_VERSION",
     "SCORE_TABLES",
     "Download",
+    "dataset_card",
     "downloads_size",
     "responses_download",
     "write_downloads",

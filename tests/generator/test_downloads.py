@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from gamut import pipeline
 from gamut.config import GamutConfig, load_config
@@ -244,3 +245,20 @@ def test_every_file_a_page_names_exists(built: tuple[GamutConfig, Path]) -> None
             assert path.exists(), f"{page.relative_to(site)} names {target}, which is missing"
             named += 1
     assert named > 500
+
+
+def test_the_site_has_a_dataset_card_naming_every_file(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    dl = site / "downloads"
+    card = (dl / "README.md").read_text(encoding="utf-8")
+    header = yaml.safe_load(card.split("---\n")[1])
+    assert header["license"] == "apache-2.0" and header["language"] == ["en"]
+    prov = json.loads((dl / "provenance.json").read_text(encoding="utf-8"))
+    assert f"rubric version: `{prov['rubric_version']}`" in card
+    top = sorted(p.name for p in dl.iterdir() if p.is_file() and p.name != "README.md")
+    assert top and all(f"`{name}`" in card for name in top), top
+    assert "| `response` | the model's response, as submitted |" in card
+    assert "The meta-rubrics are held" in card
+    page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
+    assert 'href="downloads/README.md"' in page
+    assert not (site / "downloads" / "README.html").exists(), "a file, not a page"
