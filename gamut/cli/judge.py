@@ -325,14 +325,18 @@ def export() -> None:
 def export_verdicts_cmd(out: Path, config_path: Path | None) -> None:
     """Write every verdict of the current submissions and rubrics to a file.
 
-    Columns: submission_id, setting, judge, judge_id, question_id, check_id, kind, tier,
-    secondary, verdict; plus rationale and check_text only when rubrics are public.
+    Columns: those of the site's and the Hub's verdict files: submission_id, setting, judge,
+    judge_id, question_id, domain, check_id, kind, tier, secondary, verdict; plus rationale and
+    check_text only when rubrics are public.
     """
     from gamut import pipeline
     from scoring.judge import export_verdicts
 
     project = Project(load_config(config_path))
-    n = export_verdicts(pipeline.verdict_table(project, judge_ids=True), out)
+    table = pipeline.verdict_table(project, judge_ids=True)
+    domains = {q.question_id: q.domain for q in project.questions}
+    table["domain"] = table["question_id"].astype(str).map(domains)
+    n = export_verdicts(table, out)
     err_console.print(f"wrote {n} verdict(s) to {out}")
 
 

@@ -146,5 +146,12 @@ def test_a_new_submission_goes_from_new_to_the_leaderboard_offline(
     on_hub = pq.read_table(io.BytesIO(hub["data/responses.parquet"]))
     on_site = pq.read_table(tmp_path / "site" / "downloads" / "responses.parquet")
     assert on_hub.equals(on_site) and SID in on_site.column("submission_id").to_pylist()
+    # and the export, the site and the Hub give a verdict the same columns
+    exported = _gamut(f"gamut export verdicts --out verdicts.parquet {CFG}")
+    assert exported.exit_code == 0, exported.output
+    names = pq.read_schema(tmp_path / "verdicts.parquet").names
+    assert names == pq.read_schema(tmp_path / "site" / "downloads" / "verdicts.parquet").names
+    hub_verdicts = pq.read_table(io.BytesIO(hub[f"data/verdicts/{SID}.parquet"]))
+    assert names == hub_verdicts.column_names and "domain" in names
     with capsys.disabled():
         print(f"\nplay-through on the demo: {elapsed:.1f} s from `submission new` to `run`")
