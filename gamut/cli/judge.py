@@ -242,7 +242,7 @@ def _exit(
     unfinished = sum(s.unfinished for s in stats)
     in_flight = sum(s.in_flight for s in stats)
     if failures or unfinished:
-        listed = [f for f in failures if not _replay_miss(project, f)]
+        listed = [f for f in failures if not replay_miss(project, f)]
         note_left_out(chosen.left_out)
         retry = (
             "run `gamut judge` again to retry them"
@@ -270,7 +270,8 @@ def _exit(
         sys.exit(EXIT_IN_FLIGHT)
 
 
-def _replay_miss(project: Project, f: Failure) -> bool:
+def replay_miss(project: Project, f: Failure) -> bool:
+    """Whether ``f`` is a replay judge's request its file holds no verdict for."""
     judge = project.cfg.judges.get(f.judge)
     return judge is not None and judge.provider == "replay" and f.kind == "rejected"
 
@@ -281,7 +282,7 @@ def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:
     A replay judge only knows the submissions its replay file was made for (the demo's synthetic
     models); a new submission needs a real judge.
     """
-    missed = Counter((f.judge, f.submission_id) for f in failures if _replay_miss(project, f))
+    missed = Counter((f.judge, f.submission_id) for f in failures if replay_miss(project, f))
     if not missed:
         return []
     total = Counter(
@@ -340,4 +341,4 @@ def export_verdicts_cmd(out: Path, config_path: Path | None) -> None:
     err_console.print(f"wrote {n} verdict(s) to {out}")
 
 
-__all__ = ["export", "judge"]
+__all__ = ["export", "judge", "replay_gaps", "replay_miss"]

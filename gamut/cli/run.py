@@ -23,6 +23,7 @@ from gamut.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from gamut.project import Project
     from scoring.judge import JudgeReport
 
 MAX_LISTED = 20
@@ -63,7 +64,7 @@ def run(config_path: Path | None, no_site: bool, left_out_ok: bool) -> None:
             "   (then open http://127.0.0.1:8000/)"
         )
         out_console.print(f"  or open:     {index.as_uri()}")
-    _fail_on_problems(result.report, list(result.left_out), left_out_ok)
+    _fail_on_problems(project, result.report, list(result.left_out), left_out_ok)
 
 
 def _report_stage(stage: str, result: object) -> None:
@@ -94,20 +95,31 @@ def _gamut_command() -> str:
         return str(script)
 
 
-def _fail_on_problems(report: JudgeReport, left_out: list[str], left_out_ok: bool) -> None:
+def _fail_on_problems(
+    project: Project, report: JudgeReport, left_out: list[str], left_out_ok: bool
+) -> None:
     """Exit 1 when checks failed or submissions were left out (unless ``left_out_ok``), saying
     what to do."""
+    from gamut.cli.judge import replay_gaps, replay_miss
+
     unfinished = sum(s.unfinished for s in report.judges.values())
-    lines = [str(f) for f in report.failures]
+    others = [f for f in report.failures if not replay_miss(project, f)]
+    # one line per replay judge and submission it lacks, then each other failure
+    lines = [*replay_gaps(project, report.failures), *(str(f) for f in others)]
+    retry = (
+        "Run `gamut run` again to retry"
+        if others or unfinished
+        else "A replay judge cannot retry them"
+    )
     if report.failures or unfinished:
         note_left_out(left_out)
         err_console.print()
         fail(
             f"{len(report.failures)} check(s) failed, {unfinished} not attempted; "
-            "their submissions are incomplete. Run `gamut run` again to retry:",
+            f"their submissions are incomplete. {retry}:",
             lines,
             limit=MAX_LISTED,
-            width=300,
+            width=300 if others else None,
         )
     if left_out and left_out_ok:
         warn_left_out(left_out, "the rest is published")
