@@ -337,8 +337,24 @@ def export_verdicts_cmd(out: Path, config_path: Path | None) -> None:
     table = pipeline.verdict_table(project, judge_ids=True)
     domains = {q.question_id: q.domain for q in project.questions}
     table["domain"] = table["question_id"].astype(str).map(domains)
-    n = export_verdicts(table, out)
+    n = export_verdicts(table, out, _export_provenance(project))
     err_console.print(f"wrote {n} verdict(s) to {out}")
+
+
+def _export_provenance(project: Project) -> dict[str, object]:
+    """What an exported verdict file was made from (the keys of a scoring run's provenance that
+    do not depend on scoring)."""
+    from scoring import __version__
+    from scoring.tables.write import generated_at
+
+    return {
+        "rubric_version": project.check_table.rubric_version,
+        "rubrics_public": project.rubrics_public,
+        "judges": project.judge_provenance(),
+        "primary_judge": project.cfg.primary_judge,
+        "engine_version": __version__,
+        "generated_at": generated_at(),
+    }
 
 
 __all__ = ["export", "judge", "replay_gaps", "replay_miss"]

@@ -9,6 +9,7 @@ leaderboard, complete, in both settings and for every judge.
 from __future__ import annotations
 
 import io
+import json
 import re
 import shlex
 import shutil
@@ -153,5 +154,10 @@ def test_a_new_submission_goes_from_new_to_the_leaderboard_offline(
     assert names == pq.read_schema(tmp_path / "site" / "downloads" / "verdicts.parquet").names
     hub_verdicts = pq.read_table(io.BytesIO(hub[f"data/verdicts/{SID}.parquet"]))
     assert names == hub_verdicts.column_names and "domain" in names
+    meta = pq.read_schema(tmp_path / "verdicts.parquet").metadata
+    stamped = json.loads(meta[b"gamut.provenance"])
+    published = json.loads((tmp_path / "site" / "downloads" / "provenance.json").read_text())
+    for key in ("rubric_version", "judges", "engine_version", "primary_judge"):
+        assert stamped[key] == published[key], key
     with capsys.disabled():
         print(f"\nplay-through on the demo: {elapsed:.1f} s from `submission new` to `run`")
