@@ -216,3 +216,11 @@ def test_check_of_an_unknown_id_says_what_to_do_and_nothing_else(project: Projec
     assert "no submission 'nope'" in r.output
     assert "gamut submission new nope --config " in r.output and "one of: acme" in r.output
     assert "Responses (" not in r.output and "Judging job" not in r.output
+
+
+def test_the_summary_names_only_the_invalid_submissions_as_invalid(project: Project) -> None:
+    project.write("acme")
+    project.write("bolt", meta={"model_name": "TODO"})
+    r = run(project, "submission", "validate")
+    assert r.exit_code == 1
+    assert "INVALID: bolt (valid: acme); " in r.output, r.output
