@@ -480,8 +480,8 @@ def dataset_card(
         ),
         f"- rubrics public: {'yes' if public else 'no'}",
         "",
-        "Every Parquet file carries this provenance as file metadata (`gamut.provenance`); "
-        "`provenance.json` holds it too.",
+        "Every Parquet file carries this provenance as file metadata (`gamut.provenance`; the "
+        "verdict files without `generated_at`); `provenance.json` holds it too.",
         "",
         "## Files",
         "",
@@ -490,6 +490,8 @@ def dataset_card(
     for d in downloads:
         files = ", ".join(f"`{p.removeprefix('downloads/')}` ({fmt})" for fmt, p, _ in d.files)
         lines += [f"### {d.label}", "", f"{files}; {d.rows:,} rows.", ""]
+        if d.name == "verdicts":
+            lines += ["Also one file per submission: `verdicts/<submission_id>.parquet`.", ""]
         if d.note:
             lines += [d.note, ""]
         lines += ["| column | meaning |", "| --- | --- |"]
