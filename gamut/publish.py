@@ -155,7 +155,8 @@ def _response_table(
 def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishFile]:
     """Every file of the published dataset, built from ``results/`` (no network).
 
-    Layout: ``data/<table>.parquet`` for the questions and each non-empty score table,
+    Layout: ``data/<table>.parquet`` for the questions, the scored submissions' responses
+    (``responses``, the table of the site's ``responses.parquet``) and each non-empty score table,
     ``data/verdicts/<submission>.parquet`` for each submission's verdicts (the columns of ``gamut
     export verdicts`` plus ``domain``), ``provenance.json`` and a ``README.md`` dataset card whose
     YAML ``configs:`` header lets ``datasets.load_dataset(repo, "<table>")`` read each table.
