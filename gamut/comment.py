@@ -132,11 +132,13 @@ def _ci(row: pd.Series, col: str, signed: bool = False) -> str:
     return numbers.with_ci(row.get(col), row.get(f"{col}_lo"), row.get(f"{col}_hi"), sign=signed)
 
 
-def _read(results: Path, name: str, required: bool = True) -> pd.DataFrame | None:
+def _read(
+    results: Path, name: str, required: bool = True, config_flag: str = ""
+) -> pd.DataFrame | None:
     path = results / f"{name}.parquet"
     if not path.is_file():
         if required:
-            raise CommentError(f"{path} does not exist; run `gamut score` first")
+            raise CommentError(f"{path} does not exist; run `gamut score{config_flag}` first")
         return None
     df = pd.read_parquet(path)
     for col in df.columns:
@@ -334,6 +336,7 @@ def render_comment(
     warnings: list[dict[str, Any]] | None = None,
     causes: Causes | None = None,
     judging: dict[str, int] | None = None,
+    config_flag: str = "",
 ) -> str:
     """The markdown of the sticky comment for ``submission_id``, starting with :data:`MARKER`.
 
@@ -344,6 +347,7 @@ def render_comment(
         causes: why checks have no verdict (:func:`failure_causes`), for incomplete rows.
         judging: the submission's progress (:func:`read_judging`); while checks are in flight
             the comment says "judging: N of M checks done", and scores are provisional or absent.
+        config_flag: the ``--config PATH`` a printed command needs (in the error's hint).
 
     Raises:
         CommentError: no score tables yet, or the submission has no row in the leaderboard
@@ -351,7 +355,7 @@ def render_comment(
     """
     pending = judging is not None and judging["done"] < judging["checks"]
     results = cfg.path(cfg.store.results)
-    board = _read(results, "leaderboard")
+    board = _read(results, "leaderboard", config_flag=config_flag)
     assert board is not None
     prov_file = results / PROVENANCE_FILE
     prov: dict[str, Any] = (

@@ -310,11 +310,14 @@ def validate(
     *,
     limits: Limits | None = None,
     errors_only: bool = False,
+    shown_from: Path | None = None,
 ) -> ValidationReport:
     """Validate submission folders of the project (every submission by default).
 
     ``errors_only``: report the errors only, not the gaming checks' warnings (see
-    :func:`scoring.submissions.validate_submissions`).
+    :func:`scoring.submissions.validate_submissions`). ``shown_from``: the folder that file
+    names in problems are relative to (a person's working folder; default the config's folder,
+    which the workflows' annotations need).
 
     Raises:
         ProblemsError: the questions file itself is invalid (a deployment problem).
@@ -326,7 +329,7 @@ def validate(
         project.questions,
         paths,
         changed_from,
-        base=project.cfg.root,
+        base=project.cfg.root if shown_from is None else shown_from,
         limits=limits,
         digests=project.digests,
         errors_only=errors_only,

@@ -29,6 +29,7 @@ from scoring.tables import (
     arrow_type,
     dictionary,
     judge_ids,
+    response_table,
     submission_slices,
     undocumented,
     verdict_table,
@@ -124,10 +125,38 @@ def _question_table(cfg: GamutConfig) -> pa.Table:
     return pa.table(columns)
 
 
+def _response_table(
+    cfg: GamutConfig, submission_ids: list[str], question_ids: list[str]
+) -> pa.Table:
+    """The scored submissions' responses (the table the site's ``responses.parquet`` holds).
+
+    Raises:
+        HubError: a response file of a scored submission no longer reads clean.
+    """
+    from scoring.submissions import ERROR, Limits, read_response_file
+
+    root = cfg.path(cfg.benchmark.submissions)
+    texts: dict[tuple[str, str], dict[str, str]] = {}
+    for sid in submission_ids:
+        for setting in ("multimodal", "text_only"):
+            path = root / sid / f"{setting}.jsonl"
+            if not path.is_file():
+                continue
+            read = read_response_file(path, str(path), setting, question_ids, Limits())
+            bad = [str(p) for p in read.problems if p.severity == ERROR]
+            if bad:
+                raise HubError(
+                    f"{path} does not read clean ({bad[0]}); fix it and run `gamut run` first"
+                )
+            texts[(sid, setting)] = {q: r.text for q, r in read.responses.items()}
+    return response_table(texts, question_ids)
+
+
 def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishFile]:
     """Every file of the published dataset, built from ``results/`` (no network).
 
-    Layout: ``data/<table>.parquet`` for the questions and each non-empty score table,
+    Layout: ``data/<table>.parquet`` for the questions, the scored submissions' responses
+    (``responses``, the table of the site's ``responses.parquet``) and each non-empty score table,
     ``data/verdicts/<submission>.parquet`` for each submission's verdicts (the columns of ``gamut
     export verdicts`` plus ``domain``), ``provenance.json`` and a ``README.md`` dataset card whose
     YAML ``configs:`` header lets ``datasets.load_dataset(repo, "<table>")`` read each table.
@@ -172,6 +201,14 @@ def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishF
 
     questions = _question_table(cfg)
     add("questions", "data/questions.parquet", questions)
+    scored = sorted(
+        {str(s) for s in pd.read_parquet(lb, columns=["submission_id"])["submission_id"]}
+    )
+    responses = _response_table(cfg, scored, questions.column("question_id").to_pylist())
+    if responses.num_rows:
+        add("responses", "data/responses.parquet", responses)
+    else:
+        empty.append("responses")
     for f in sorted(results.glob("*.parquet")):
         if f.name == VERDICT_TABLE:
             continue
@@ -266,7 +303,7 @@ def dataset_card(
     """The dataset card: a YAML header (one ``configs:`` entry per table, licence, language,
     task and size categories), then how to load it, every column, the licence and a citation."""
     by_name = {t.name: t for t in tables}
-    first = ["leaderboard", "verdicts", "questions"]
+    first = ["leaderboard", "verdicts", "responses", "questions"]
     order = [n for n in first if n in by_name] + sorted(n for n in by_name if n not in first)
     configs = [
         {
@@ -360,9 +397,9 @@ def dataset_card(
         + (" and their rationales" if cfg.benchmark.rubrics_public else "")
         + " are outputs of third-party judge models"
         + (f" ({models})" if models else "")
-        + ", and the scored responses came from the submitters' models: such outputs remain "
-        "subject to the terms of the providers that produced them, which this licence does not "
-        "override. No model responses and no images are included.",
+        + ", and the responses (config `responses`) came from the submitters' models: such "
+        "outputs remain subject to the terms of the providers that produced them, which this "
+        "licence does not override. No images are included.",
         "",
         "## Citation",
         "",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gamut.project import Project
-from scoring.errors import GamutError
+from scoring.errors import GamutError, Problem
 from scoring.judge.spec import JudgeConfig
 from scoring.questions import Setting
 from scoring.submissions.formats import RESPONSE_FILES
@@ -68,6 +68,15 @@ class SubmissionCheck:
                 else "no price configured"
             )
             primary = ", primary" if cfg is not None and cfg.primary else ""
+            if s.mode == "offline":
+                out.append(
+                    f"  {name} ({s.label}{primary}): {s.checks:,} checks, {s.cache_hits:,} "
+                    f"already judged, {s.empty:,} of empty responses (scored without a call); "
+                    f"{s.planned:,} verdicts given offline (replayed"
+                    + (", else by the offline matcher" if cfg and cfg.unrecorded != "fail" else "")
+                    + "): no calls, no tokens, no cost"
+                )
+                continue
             out.append(
                 f"  {name} ({s.label}{primary}): {s.checks:,} checks, {s.cache_hits:,} already "
                 f"judged, {s.empty:,} of empty responses (scored without a call); "
@@ -100,7 +109,9 @@ def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
     from scoring.submissions.responses import read_response_file
 
     folder = project.submissions_root / submission_id
-    report = pipeline.validate(project, [Path(display_path(folder, Path.cwd()))])
+    report = pipeline.validate(
+        project, [Path(display_path(folder, Path.cwd()))], shown_from=Path.cwd()
+    )
     result = SubmissionCheck(submission_id, report, judges=dict(project.cfg.judges))
     limits = Limits()
     qids = [q.question_id for q in project.questions]
@@ -133,3 +144,40 @@ def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
 
 
 __all__ = ["SubmissionCheck", "check_submission"]
+
+
+def check_metadata_only(
+    project: Project, paths: list[Path] | None
+) -> tuple[list[str], list[Problem]]:
+    """The checks that need no question set: each named submission's ``submission.yaml``
+    (every submission when ``paths`` is None), for a config whose questions cannot be read yet
+    (the live config before the datasets are published).
+
+    Returns:
+        The submission ids checked and every problem found (file names relative to the
+        working folder).
+    """
+    from scoring.submissions.formats import METADATA_FILE
+    from scoring.submissions.layout import all_targets, targets_from_paths
+    from scoring.submissions.metadata import check_metadata
+
+    root, here = project.submissions_root, Path.cwd()
+    if not root.is_dir():
+        return [], []
+    if paths:
+        ids, everything, problems = targets_from_paths(root, paths, here)
+        if everything:
+            ids, more = all_targets(root, here)
+            problems += more
+    else:
+        ids, problems = all_targets(root, here)
+    for sid in ids:
+        path = root / sid / METADATA_FILE
+        shown = display_path(path, here)
+        if not path.is_file() or path.is_symlink():
+            problems.append(
+                Problem(shown, None, "missing", f"create it with `gamut submission new {sid}`")
+            )
+            continue
+        problems += check_metadata(path, shown)[1]
+    return ids, problems

@@ -20,7 +20,13 @@ from generator import pages, vendor
 from generator.badges import write_badges
 from generator.cite import cite_page
 from generator.compare import compare_page, write_compare_data
-from generator.downloads import write_downloads
+from generator.downloads import (
+    CARD_STAGING,
+    Download,
+    dataset_card,
+    responses_download,
+    write_downloads,
+)
 from generator.explorer import write_explorer_data
 from generator.feed import write_feed
 from generator.inputs import load_site_inputs
@@ -102,6 +108,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         "demo": bool(spec.demo_notice or tables.is_demo),
         "judge": tables.primary_judge,
         "rubric_version": str(tables.provenance.get("rubric_version", "unknown")),
+        "offline_matcher": tables.offline_matcher,
     }
 
     def write(rel: str, template: str, title: str, **ctx: Any) -> None:
@@ -143,6 +150,14 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
     inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
+    main_downloads: list[Any] = dl["main"]  # type: ignore[assignment]
+    main_downloads.insert(
+        2,  # after the leaderboard and its provenance
+        responses_download(
+            inputs.responses, [q.question_id for q in inputs.questions], docs, tables.provenance
+        ),
+    )
+    _stage_card(spec, docs, main_downloads, dl["verdicts"], tables.provenance)
     explorer = write_explorer_data(tables, inputs, docs, public, shown)
     write("explorer.md", "explorer.md.j2", "Questions", ctx=explorer, public=public, wide=True)
     settings = pages.ordered_settings(tables["leaderboard"])
@@ -332,6 +347,31 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
             raise SiteError(f"{spec.builder} build failed: {exc}{details}") from None
 
 
+def _stage_card(
+    spec: SiteSpec,
+    docs: Path,
+    main: list[Download],
+    verdicts: object,
+    provenance: dict[str, Any],
+) -> None:
+    """Write the dataset card where :func:`build_site` takes it from after mkdocs, and list it
+    with the provenance download."""
+    card = docs / CARD_STAGING
+    prov = next(d for d in main if d.name == "provenance")
+    prov.files.append(("Markdown, the dataset card", "downloads/README.md", 0))
+    listed = [d for d in (verdicts, *main) if isinstance(d, Download)]
+    text = dataset_card(
+        listed,
+        provenance,
+        title=spec.title,
+        description=spec.description,
+        public=spec.rubrics_public,
+    )
+    card.parent.mkdir(parents=True, exist_ok=True)
+    card.write_text(text, encoding="utf-8")
+    prov.files[-1] = (*prov.files[-1][:2], card.stat().st_size)
+
+
 def build_site(spec: SiteSpec) -> Path:
     """Generate every page from the score tables and build the static site.
 
@@ -364,6 +404,7 @@ def build_site(spec: SiteSpec) -> Path:
             _swap_in(docs, project / GENERATED)
             docs = project / GENERATED
         run_mkdocs(spec, docs, nav, built)
+        shutil.copyfile(docs / CARD_STAGING, built / "downloads" / "README.md")
         _swap_in(built, out)
     finally:
         shutil.rmtree(built, ignore_errors=True)

@@ -19,6 +19,7 @@ import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -29,11 +30,13 @@ from generator.tables import ScoreTables, SiteError
 from scoring.questions import Question
 from scoring.storage import make_staging_folder, remove_stale_staging
 from scoring.tables import (
+    PROVENANCE_FILE,
     SECONDARY_NOTE,
     VERDICT_KEY_NOTE,
     arrow_type,
     dictionary,
     judge_ids,
+    response_table,
     submission_slices,
     undocumented,
     verdict_table,
@@ -41,7 +44,9 @@ from scoring.tables import (
 )
 
 #: Bump when the layout or content of the derived verdict files changes.
-FORMAT_VERSION = "2"
+FORMAT_VERSION = "3"
+#: The file metadata key of the provenance in every published Parquet file.
+PROVENANCE_KEY = b"gamut.provenance"
 #: Score tables published beside the leaderboard, in page order, with their labels.
 SCORE_TABLES: tuple[tuple[str, str], ...] = (
     ("question_scores", "Question scores"),
@@ -106,10 +111,59 @@ def _question_frame(questions: list[Question]) -> pd.DataFrame:
     return df
 
 
-def _typed_parquet(df: pd.DataFrame, table: str, path: Path) -> None:
-    """Write ``df`` with the dictionary's types (so an all-null column is still typed)."""
+def _with_provenance(table: pa.Table, provenance: dict[str, Any]) -> pa.Table:
+    """``table`` carrying the run's provenance as Parquet file metadata (``gamut.provenance``),
+    as every results file does."""
+    meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"pandas"}
+    meta[PROVENANCE_KEY] = json.dumps(provenance, sort_keys=True).encode()
+    return table.replace_schema_metadata(meta)
+
+
+def _typed_parquet(df: pd.DataFrame, table: str, path: Path, provenance: dict[str, Any]) -> None:
+    """Write ``df`` with the dictionary's types (so an all-null column is still typed) and the
+    run's provenance."""
     arrays = [pa.array(df[c].tolist(), type=arrow_type(table, c)) for c in df.columns]
-    pq.write_table(pa.Table.from_arrays(arrays, names=list(df.columns)), path, compression="zstd")
+    typed = pa.Table.from_arrays(arrays, names=list(df.columns))
+    pq.write_table(_with_provenance(typed, provenance), path, compression="zstd")
+
+
+def _publish_parquet(
+    source: Path | None, df: pd.DataFrame, table: str, path: Path, provenance: dict[str, Any]
+) -> None:
+    """The results file itself when it carries the provenance (as ``gamut score`` writes it),
+    else ``df`` written with the dictionary's types and the provenance."""
+    if source is not None:
+        if PROVENANCE_KEY in (pq.read_schema(source).metadata or {}):
+            shutil.copyfile(source, path)
+            return
+        typed = pq.read_table(source)
+        pq.write_table(_with_provenance(typed, provenance), path, compression="zstd")
+        return
+    _typed_parquet(df, table, path, provenance)
+
+
+#: What each key of ``provenance.json`` records (the downloads page lists them).
+PROVENANCE_KEYS: dict[str, str] = {
+    "rubric_version": "the rubric set's digest (the benchmark version every row was scored on)",
+    "rubrics_public": "whether rubric and check text are published",
+    "judges": "each judge's provider, model, family, prompt version and template digest",
+    "primary_judge": "the judge that ranks the leaderboard",
+    "scoring": "the scoring parameters: partial credit, contradiction penalty, tier weights, "
+    "bootstrap resamples and seed",
+    "engine_version": "the version of the scoring engine",
+    "generated_at": "when the score tables were computed (UTC)",
+    "demo": "true when the results are the synthetic demo's",
+    "n_questions": "questions scored",
+    "n_checks": "compiled checks",
+    "n_submissions": "submissions scored",
+    "ignored_verdict_rows": "verdict rows that matched no current check (left out)",
+}
+
+
+def _stable(provenance: dict[str, Any]) -> dict[str, Any]:
+    """The provenance without its time stamp: what the derived verdict files carry, so that
+    an unchanged verdict table is not derived again at every scoring run."""
+    return {k: v for k, v in provenance.items() if k != "generated_at"}
 
 
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
@@ -125,14 +179,16 @@ def _write_csv(df: pd.DataFrame, path: Path) -> None:
 
 
 def _table_download(
-    name: str, label: str, df: pd.DataFrame, out: Path, parquet_source: Path | None
+    name: str,
+    label: str,
+    df: pd.DataFrame,
+    out: Path,
+    parquet_source: Path | None,
+    provenance: dict[str, Any],
 ) -> Download:
     columns = _describe(name, list(df.columns))
     parquet = out / f"{name}.parquet"
-    if parquet_source is not None:
-        shutil.copyfile(parquet_source, parquet)  # the results file itself, provenance included
-    else:
-        _typed_parquet(df, name, parquet)
+    _publish_parquet(parquet_source, df, name, parquet, provenance)
     csv = out / (f"{name}.csv.gz" if name in GZIPPED else f"{name}.csv")
     _write_csv(df, csv)
     files = [
@@ -154,9 +210,11 @@ CACHE_STAGING = ".tmp-"
 _PARQUET = {"compression": "zstd", "write_statistics": ["submission_id"]}
 
 
-def _write_verdict_files(table: pa.Table, out: Path) -> list[str]:
-    """Write ``verdicts.parquet`` and ``verdicts/<submission>.parquet`` into ``out``."""
+def _write_verdict_files(table: pa.Table, out: Path, provenance: dict[str, Any]) -> list[str]:
+    """Write ``verdicts.parquet`` and ``verdicts/<submission>.parquet`` into ``out``, each with
+    the (stable) provenance as file metadata."""
     (out / "verdicts").mkdir(parents=True, exist_ok=True)
+    table = _with_provenance(table, _stable(provenance))
     parts = submission_slices(table)
 
     def one(item: tuple[str, pa.Table]) -> None:
@@ -177,10 +235,14 @@ def _write_verdict_files(table: pa.Table, out: Path) -> list[str]:
 
 
 def _cache_key(
-    source: Path, public: bool, judge_ids: dict[str, str], domains: dict[str, str]
+    source: Path,
+    public: bool,
+    judge_ids: dict[str, str],
+    domains: dict[str, str],
+    provenance: dict[str, Any],
 ) -> str:
     h = hashlib.sha256(f"{FORMAT_VERSION}|{public}|".encode())
-    h.update(json.dumps([judge_ids, domains], sort_keys=True).encode())
+    h.update(json.dumps([judge_ids, domains, _stable(provenance)], sort_keys=True).encode())
     with source.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
@@ -193,15 +255,17 @@ def _cached_verdict_files(
     judge_ids: dict[str, str],
     domains: dict[str, str],
     cache: Path,
+    provenance: dict[str, Any],
 ) -> Path:
     """The folder of derived verdict files for ``source``, written on a cache miss."""
-    entry = cache / _cache_key(source, public, judge_ids, domains)
+    entry = cache / _cache_key(source, public, judge_ids, domains, provenance)
     if not (entry / "columns.json").is_file():
         cache.mkdir(parents=True, exist_ok=True)
         remove_stale_staging(cache, (CACHE_STAGING,))  # what a killed build left
         tmp = make_staging_folder(cache, CACHE_STAGING)
         try:
-            _write_verdict_files(verdict_table(source, public, judge_ids, domains), tmp)
+            table = verdict_table(source, public, judge_ids, domains)
+            _write_verdict_files(table, tmp, provenance)
             for old in cache.iterdir():  # older entries; never another build's staging folder
                 if old != tmp and old.is_dir() and not old.name.startswith(CACHE_STAGING):
                     shutil.rmtree(old, ignore_errors=True)
@@ -264,9 +328,13 @@ def write_downloads(
     out = docs / "downloads"
     out.mkdir(parents=True, exist_ok=True)
     lb = tables["leaderboard"]
+    prov = tables.provenance
     main: list[Download] = []
     lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
+    lb_parquet = out / "leaderboard.parquet"
     _write_csv(lb, lb_csv)
+    source = tables.results / "leaderboard.parquet"
+    _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
     records = json.loads(lb.to_json(orient="records", date_format="iso"))
     payload = {"provenance": tables.provenance, "rows": records}
     lb_json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
@@ -277,6 +345,7 @@ def write_downloads(
             len(lb),
             [
                 ("CSV", "downloads/leaderboard.csv", lb_csv.stat().st_size),
+                ("Parquet", "downloads/leaderboard.parquet", lb_parquet.stat().st_size),
                 ("JSON", "downloads/leaderboard.json", lb_json.stat().st_size),
             ],
             'pd.read_csv("leaderboard.csv")',
@@ -285,16 +354,30 @@ def write_downloads(
             "provenance (rubric version, judges, scoring parameters).",
         )
     )
+    prov_file = out / PROVENANCE_FILE
+    prov_file.write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    main.append(
+        Download(
+            "Provenance",
+            "provenance",
+            1,
+            [("JSON", f"downloads/{PROVENANCE_FILE}", prov_file.stat().st_size)],
+            f'json.load(open("{PROVENANCE_FILE}"))',
+            {k: v for k, v in PROVENANCE_KEYS.items() if k in prov},
+            "What produced every file here; each Parquet file also carries it as file "
+            "metadata (gamut.provenance; the verdict files without generated_at).",
+        )
+    )
     if questions is not None:
         main.append(
-            _table_download("questions", "Questions", _question_frame(questions), out, None)
+            _table_download("questions", "Questions", _question_frame(questions), out, None, prov)
         )
     for name, label in SCORE_TABLES:
         path = tables.results / f"{name}.parquet"
         if not path.is_file():
             continue
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
-        main.append(_table_download(name, label, df, out, path))
+        main.append(_table_download(name, label, df, out, path, prov))
 
     per_sub: dict[str, dict[str, str]] = {}
     columns: list[str] = []
@@ -303,7 +386,7 @@ def write_downloads(
         ids = judge_ids(tables.provenance)
         domains = _domains(tables, questions)
         try:
-            derived = _cached_verdict_files(tables.verdicts_path, public, ids, domains, cache)
+            derived = _cached_verdict_files(tables.verdicts_path, public, ids, domains, cache, prov)
         except (OSError, pa.ArrowException) as exc:
             raise SiteError(
                 f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
@@ -335,6 +418,115 @@ def write_downloads(
     }
 
 
+def responses_download(
+    responses: dict[tuple[str, str], dict[str, str]],
+    question_ids: list[str],
+    docs: Path,
+    provenance: dict[str, Any],
+) -> Download:
+    """Write ``downloads/responses.parquet``: every shown response, with its length."""
+    table = response_table(responses, question_ids)
+    path = docs / "downloads" / "responses.parquet"
+    pq.write_table(_with_provenance(table, provenance), path, compression="zstd")
+    return Download(
+        "Responses",
+        "responses",
+        table.num_rows,
+        [("Parquet", "downloads/responses.parquet", path.stat().st_size)],
+        'pd.read_parquet("responses.parquet", filters=[("submission_id", "==", "ID")])',
+        _describe("responses", table.column_names),
+        "One row per submission, setting and question: the response the model gave, as "
+        "submitted (join on question_id with the questions, and with the verdicts).",
+    )
+
+
+#: Where the build leaves the dataset card for :func:`generator.build.build_site` to place at
+#: ``downloads/README.md`` after mkdocs (mkdocs would render a Markdown file as a page; it skips
+#: dot folders).
+CARD_STAGING = ".card/README.md"
+
+
+def dataset_card(
+    downloads: list[Download],
+    provenance: dict[str, Any],
+    *,
+    title: str,
+    description: str,
+    public: bool,
+) -> str:
+    """The site's dataset card (``downloads/README.md``): a Hugging Face style YAML header, then
+    the run's provenance, every file with its rows and column dictionary, licence and citation."""
+    judges = provenance.get("judges") or {}
+    header = [
+        "---",
+        "license: apache-2.0",
+        f"pretty_name: {json.dumps(title)}",
+        "language: [en]",
+        "task_categories: [visual-question-answering]",
+        "tags: [gamut, leaderboard, llm-as-judge, evaluation]",
+        "---",
+        "",
+        f"# {title}: downloads",
+        "",
+        description,
+        "",
+        f"- rubric version: `{provenance.get('rubric_version', 'unknown')}`",
+        f"- engine version: `{provenance.get('engine_version', 'unknown')}`",
+        f"- generated at: {provenance.get('generated_at', 'unknown')}",
+        f"- primary judge: `{provenance.get('primary_judge', 'unknown')}`",
+        *(
+            f"- judge `{name}`: {j.get('provider')}:{j.get('model')}, prompt "
+            f"{j.get('prompt_template') or j.get('prompt_version')}"
+            + (" (unrecorded responses: offline matcher)" if j.get("unrecorded") else "")
+            for name, j in judges.items()
+            if isinstance(j, dict)
+        ),
+        f"- rubrics public: {'yes' if public else 'no'}",
+        "",
+        "Every Parquet file carries this provenance as file metadata (`gamut.provenance`; the "
+        "verdict files without `generated_at`); `provenance.json` holds it too.",
+        "",
+        "## Files",
+        "",
+    ]
+    lines = header
+    for d in downloads:
+        files = ", ".join(f"`{p.removeprefix('downloads/')}` ({fmt})" for fmt, p, _ in d.files)
+        lines += [f"### {d.label}", "", f"{files}; {d.rows:,} rows.", ""]
+        if d.name == "verdicts":
+            lines += ["Also one file per submission: `verdicts/<submission_id>.parquet`.", ""]
+        if d.note:
+            lines += [d.note, ""]
+        lines += ["| column | meaning |", "| --- | --- |"]
+        lines += [f"| `{c}` | {m} |" for c, m in d.columns.items()]
+        lines.append("")
+    if not public:
+        lines += [
+            "The meta-rubrics are held: verdicts carry check ids, kinds, tiers and verdicts "
+            "only, never rubric or check text.",
+            "",
+        ]
+    lines += [
+        "## Licence",
+        "",
+        "The project's own files (the score tables, the question metadata, the provenance and "
+        "this card) are released under the Apache License 2.0. The verdicts are outputs of "
+        "third-party judge models and the responses came from the submitters' models: such "
+        "outputs remain subject to the terms of the providers that produced them. No images are "
+        "included.",
+        "",
+        "## Citation",
+        "",
+        "```bibtex",
+        "@misc{gamut_benchmark,",
+        "  title = {{Two-Level Meta-Rubrics for Evaluating Open-Ended Generation: GAMUT, a "
+        "Benchmark for Factual Completeness}}",
+        "}",
+        "```",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def downloads_size(site: Path) -> tuple[int, int]:
     """(files, bytes) of a built site's ``downloads/`` folder."""
     files = [p for p in (site / "downloads").rglob("*") if p.is_file()]
@@ -342,9 +534,12 @@ def downloads_size(site: Path) -> tuple[int, int]:
 
 
 __all__ = [
+    "CARD_STAGING",
     "FORMAT_VERSION",
     "SCORE_TABLES",
     "Download",
+    "dataset_card",
     "downloads_size",
+    "responses_download",
     "write_downloads",
 ]

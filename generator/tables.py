@@ -172,6 +172,12 @@ class ScoreTables:
         flagged = bool(lb["demo"].fillna(False).astype(bool).any())
         return bool(self.provenance.get("demo")) or flagged
 
+    @property
+    def offline_matcher(self) -> list[str]:
+        """The judges whose unrecorded requests the demo's offline matcher answered."""
+        judges = self.provenance.get("judges") or {}
+        return [n for n, j in judges.items() if j.get("unrecorded") == "offline-match"]
+
 
 def _read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))

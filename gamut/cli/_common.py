@@ -77,6 +77,17 @@ config_option = click.option(
 )
 
 
+def config_flag(config_path: Path | None) -> str:
+    """The `` --config PATH`` a printed hint must carry to run on the same config as this
+    command (empty when the command read the default, or ``$GAMUT_CONFIG``, which the hint's
+    command reads too). The path is quoted for a POSIX shell when it needs it."""
+    if config_path is None:
+        return ""
+    import shlex
+
+    return f" --config {shlex.quote(str(config_path))}"
+
+
 def styled(text: str, style: str) -> Text:
     """``text`` in a rich style, never interpreted as markup."""
     from rich.text import Text

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from gamut.cli._common import config_option, err_console, get_config, handle_errors
+from gamut.cli._common import (
+    config_flag,
+    config_option,
+    err_console,
+    get_config,
+    handle_errors,
+)
 from scoring.storage import atomic_write_text
 
 
@@ -64,6 +70,14 @@ def comment(
         identities = [j.identity for j in project.judges(need_keys=False)]
         causes = failure_causes(project.ledger.failures(identities), submission_id)
     atomic_write_text(
-        out, render_comment(project.cfg, submission_id, warnings, causes=causes, judging=judging)
+        out,
+        render_comment(
+            project.cfg,
+            submission_id,
+            warnings,
+            causes=causes,
+            judging=judging,
+            config_flag=config_flag(config_path),
+        ),
     )
     err_console.print(f"wrote {out}")

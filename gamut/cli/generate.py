@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from gamut.cli._common import (
+    config_flag,
     config_option,
     err_console,
     fail,
@@ -215,7 +216,36 @@ def generate_cmd(
             "(rerun the same command to retry only these):",
             [f"{f.setting.value} {f.question_id}: {f.reason}" for f in result.failures],
         )
-    out_console.print(
-        "next: replace the TODO values in submission.yaml (model_name is the name people know "
-        "the model by, not the API's id), then run `gamut submission validate`"
+    out_console.print(_next_step(cfg.path(cfg.benchmark.submissions) / submission_id, config_path))
+
+
+def _todo_fields(data: object, at: str = "") -> list[str]:
+    """The fields of parsed metadata whose value is still a TODO placeholder."""
+    if isinstance(data, dict):
+        return [f for k, v in data.items() for f in _todo_fields(v, f"{at}{k}.")]
+    if isinstance(data, str) and data.strip().upper().startswith("TODO"):
+        return [at.rstrip(".")]
+    return []
+
+
+def _next_step(folder: Path, config_path: Path | None) -> str:
+    """What to do after a generate run: the TODO fields left, if any, then validation."""
+    from gamut.model_runner.provenance import read_metadata
+    from scoring.submissions.formats import METADATA_FILE
+    from scoring.submissions.layout import display_path
+
+    data, _ = read_metadata(folder / METADATA_FILE)
+    shown = display_path(folder, Path.cwd())
+    validate = f"`gamut submission validate {shown}{config_flag(config_path)}`"
+    todo = _todo_fields(data)
+    if not todo:
+        return f"next: run {validate}"
+    name = (
+        " (model_name is the name people know the model by, not the API's id)"
+        if "model_name" in todo
+        else ""
+    )
+    return (
+        f"next: replace the TODO values of {', '.join(todo)} in {shown}/{METADATA_FILE}{name}, "
+        f"then run {validate}"
     )

@@ -216,9 +216,11 @@ def judge(
     for line in report.summary_lines():
         out_console.print(line)
     if dry_run:
-        total = sum(s.planned for s in report.judges.values())
+        total = sum(s.planned for s in report.judges.values() if s.mode != "offline")
+        n_offline = sum(s.planned for s in report.judges.values() if s.mode == "offline")
+        also = f" ({n_offline} verdict(s) would be given offline)" if n_offline else ""
         out_console.print(
-            f"dry run: {total} call(s) would be made; nothing was called", markup=False
+            f"dry run: {total} call(s) would be made{also}; nothing was called", markup=False
         )
         _exit([], status_out, project, chosen)
         return
@@ -240,11 +242,15 @@ def _exit(
     unfinished = sum(s.unfinished for s in stats)
     in_flight = sum(s.in_flight for s in stats)
     if failures or unfinished:
-        listed = [f for f in failures if not _replay_miss(project, f)]
+        listed = [f for f in failures if not replay_miss(project, f)]
         note_left_out(chosen.left_out)
+        retry = (
+            "run `gamut judge` again to retry them"
+            if listed or unfinished
+            else "a replay judge cannot retry them"
+        )
         fail(
-            f"{len(failures)} check(s) failed, {unfinished} not attempted; "
-            "run `gamut judge` again to retry them:",
+            f"{len(failures)} check(s) failed, {unfinished} not attempted; {retry}:",
             # One line per replay judge and submission it lacks; then each other failure (ids,
             # kind and the provider's message; never the reply).
             [*replay_gaps(project, failures), *(str(f) for f in listed)],
@@ -264,7 +270,8 @@ def _exit(
         sys.exit(EXIT_IN_FLIGHT)
 
 
-def _replay_miss(project: Project, f: Failure) -> bool:
+def replay_miss(project: Project, f: Failure) -> bool:
+    """Whether ``f`` is a replay judge's request its file holds no verdict for."""
     judge = project.cfg.judges.get(f.judge)
     return judge is not None and judge.provider == "replay" and f.kind == "rejected"
 
@@ -275,7 +282,7 @@ def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:
     A replay judge only knows the submissions its replay file was made for (the demo's synthetic
     models); a new submission needs a real judge.
     """
-    missed = Counter((f.judge, f.submission_id) for f in failures if _replay_miss(project, f))
+    missed = Counter((f.judge, f.submission_id) for f in failures if replay_miss(project, f))
     if not missed:
         return []
     total = Counter(
@@ -295,7 +302,8 @@ def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:
         lines.append(
             f"replay judge {name!r} ({judge.replay}) {what}: a replay judge only repeats the "
             "verdicts stored for the submissions it was made for; judge a new submission with "
-            "a real judge (the live gamut.toml) or regenerate the replay file"
+            "a real judge (the live gamut.toml), or, to rehearse offline, give the judge "
+            'unrecorded = "offline-match" (as demo/gamut.toml does)'
         )
     return lines
 
@@ -318,15 +326,35 @@ def export() -> None:
 def export_verdicts_cmd(out: Path, config_path: Path | None) -> None:
     """Write every verdict of the current submissions and rubrics to a file.
 
-    Columns: submission_id, setting, judge, judge_id, question_id, check_id, kind, tier,
-    secondary, verdict; plus rationale and check_text only when rubrics are public.
+    Columns: those of the site's and the Hub's verdict files: submission_id, setting, judge,
+    judge_id, question_id, domain, check_id, kind, tier, secondary, verdict; plus rationale and
+    check_text only when rubrics are public.
     """
     from gamut import pipeline
     from scoring.judge import export_verdicts
 
     project = Project(load_config(config_path))
-    n = export_verdicts(pipeline.verdict_table(project, judge_ids=True), out)
+    table = pipeline.verdict_table(project, judge_ids=True)
+    domains = {q.question_id: q.domain for q in project.questions}
+    table["domain"] = table["question_id"].astype(str).map(domains)
+    n = export_verdicts(table, out, _export_provenance(project))
     err_console.print(f"wrote {n} verdict(s) to {out}")
 
 
-__all__ = ["export", "judge"]
+def _export_provenance(project: Project) -> dict[str, object]:
+    """What an exported verdict file was made from (the keys of a scoring run's provenance that
+    do not depend on scoring)."""
+    from scoring import __version__
+    from scoring.tables.write import generated_at
+
+    return {
+        "rubric_version": project.check_table.rubric_version,
+        "rubrics_public": project.rubrics_public,
+        "judges": project.judge_provenance(),
+        "primary_judge": project.cfg.primary_judge,
+        "engine_version": __version__,
+        "generated_at": generated_at(),
+    }
+
+
+__all__ = ["export", "judge", "replay_gaps", "replay_miss"]

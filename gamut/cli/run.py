@@ -23,6 +23,7 @@ from gamut.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from gamut.project import Project
     from scoring.judge import JudgeReport
 
 MAX_LISTED = 20
@@ -42,12 +43,13 @@ MAX_LISTED = 20
 def run(config_path: Path | None, no_site: bool, left_out_ok: bool) -> None:
     """Judge every response/check without a verdict, score, and build the site.
 
-    On the shipped gamut.toml this runs the embedded demo offline: its judges replay stored
-    verdicts. Every submission is validated first; one that fails is left out (its errors are
-    listed) and the others are published. Judge failures leave those submissions incomplete
-    (shown, not ranked). In either case the rest of the job still runs, then the command lists
-    what went wrong and exits 1 (with --left-out-ok, 0 when nothing but left-out submissions
-    went wrong).
+    With --config demo/gamut.toml this runs the embedded demo offline: its judges replay stored
+    verdicts, and the offline matcher judges responses they hold none for (a submission you add
+    to rehearse). The root gamut.toml is the live leaderboard's. Every submission is validated
+    first; one that fails is left out (its errors are listed) and the others are published.
+    Judge failures leave those submissions incomplete (shown, not ranked). In either case the
+    rest of the job still runs, then the command lists what went wrong and exits 1 (with
+    --left-out-ok, 0 when nothing but left-out submissions went wrong).
     """
     from gamut import pipeline
 
@@ -62,7 +64,7 @@ def run(config_path: Path | None, no_site: bool, left_out_ok: bool) -> None:
             "   (then open http://127.0.0.1:8000/)"
         )
         out_console.print(f"  or open:     {index.as_uri()}")
-    _fail_on_problems(result.report, list(result.left_out), left_out_ok)
+    _fail_on_problems(project, result.report, list(result.left_out), left_out_ok)
 
 
 def _report_stage(stage: str, result: object) -> None:
@@ -93,20 +95,31 @@ def _gamut_command() -> str:
         return str(script)
 
 
-def _fail_on_problems(report: JudgeReport, left_out: list[str], left_out_ok: bool) -> None:
+def _fail_on_problems(
+    project: Project, report: JudgeReport, left_out: list[str], left_out_ok: bool
+) -> None:
     """Exit 1 when checks failed or submissions were left out (unless ``left_out_ok``), saying
     what to do."""
+    from gamut.cli.judge import replay_gaps, replay_miss
+
     unfinished = sum(s.unfinished for s in report.judges.values())
-    lines = [str(f) for f in report.failures]
+    others = [f for f in report.failures if not replay_miss(project, f)]
+    # one line per replay judge and submission it lacks, then each other failure
+    lines = [*replay_gaps(project, report.failures), *(str(f) for f in others)]
+    retry = (
+        "Run `gamut run` again to retry"
+        if others or unfinished
+        else "A replay judge cannot retry them"
+    )
     if report.failures or unfinished:
         note_left_out(left_out)
         err_console.print()
         fail(
             f"{len(report.failures)} check(s) failed, {unfinished} not attempted; "
-            "their submissions are incomplete. Run `gamut run` again to retry:",
+            f"their submissions are incomplete. {retry}:",
             lines,
             limit=MAX_LISTED,
-            width=300,
+            width=300 if others else None,
         )
     if left_out and left_out_ok:
         warn_left_out(left_out, "the rest is published")

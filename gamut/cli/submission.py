@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from gamut.cli._common import (
+    config_flag,
     config_option,
     emit,
     err_console,
@@ -21,6 +23,10 @@ from gamut.cli._common import (
 from scoring.submissions import new_submission
 from scoring.submissions.formats import SUBMISSION_ID_RULE, is_submission_id
 from scoring.submissions.layout import display_path
+
+if TYPE_CHECKING:
+    from gamut.hub import PlaceholderError
+    from gamut.project import Project
 
 
 def _check_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -49,15 +55,25 @@ def new(submission_id: str, config_path: Path) -> None:
     folder = display_path(subs_root / submission_id, Path.cwd())
     path = new_submission(subs_root, submission_id, folder)
     out_console.print(f"created {display_path(path, Path.cwd())}")
+    c = config_flag(config_path)
+    rehearsal = cfg.site.demo_notice and any(
+        j.unrecorded == "offline-match" for j in cfg.judges.values()
+    )
     out_console.print(
         "\nNext steps:\n"
         f"  1. Fill in every TODO in {folder}/submission.yaml.\n"
-        f"  2. Write the responses: gamut generate --submission {submission_id} --model MODEL\n"
-        "     (or run your own model over `gamut questions export` and write\n"
+        f"  2. Write the responses: gamut generate --submission {submission_id} --model MODEL{c}\n"
+        f"     (or run your own model over `gamut questions export{c}` and write\n"
         f"     {folder}/multimodal.jsonl and, optionally, text_only.jsonl).\n"
-        f"  3. Check everything: gamut submission validate {folder}\n"
-        f"     and see what the scoring will do: gamut submission check {submission_id}\n"
-        f"  4. Commit only the files in {folder}/ and open a pull request."
+        f"  3. Check everything: gamut submission validate {folder}{c}\n"
+        f"     and see what the scoring will do: gamut submission check {submission_id}{c}\n"
+        + (
+            f"  4. This is the demo: rehearse the rest offline with gamut run{c}\n"
+            "     (its judges replay stored verdicts; the offline matcher judges what they do\n"
+            "     not hold), then open the site it prints and find your model on it."
+            if rehearsal
+            else f"  4. Commit only the files in {folder}/ and open a pull request."
+        )
     )
 
 
@@ -88,8 +104,20 @@ def validate(
     once. Exits 1 on any error; warnings (likely gaming or accidents) do not fail.
     """
     from gamut import pipeline
+    from gamut.hub import PlaceholderError
 
-    report = pipeline.validate(get_project(config_path), list(paths) or None, changed_from)
+    project = get_project(config_path)
+    try:
+        report = pipeline.validate(
+            project,
+            list(paths) or None,
+            changed_from,
+            shown_from=None if fmt == "json" else Path.cwd(),
+        )
+    except PlaceholderError as exc:
+        if fmt == "json" or changed_from:
+            raise
+        _metadata_only(project, list(paths) or None, exc)
     if fmt == "json":
         emit(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -113,10 +141,42 @@ def check(submission_id: str, config_path: Path | None) -> None:
     judge, calls, estimated tokens and cost at the configured prices. Nothing is called. Exits 1
     when validation finds an error.
     """
+    from gamut.hub import PlaceholderError
     from gamut.submission_check import check_submission
 
-    result = check_submission(get_project(config_path), submission_id)
+    project = get_project(config_path)
+    folder = project.submissions_root / submission_id
+    if not folder.is_dir():
+        c = config_flag(config_path)
+        root = project.submissions_root
+        known = sorted(e.name for e in root.iterdir() if e.is_dir()) if root.is_dir() else []
+        fail(
+            f"no submission {submission_id!r}: {display_path(folder, Path.cwd())} is not a folder",
+            [
+                f"create it with: gamut submission new {submission_id}{c}",
+                *([f"or check one of: {', '.join(known)}"] if known else []),
+            ],
+        )
+    try:
+        result = check_submission(project, submission_id)
+    except PlaceholderError as exc:
+        _metadata_only(project, [folder], exc)
     for line in result.lines():
         out_console.print(line)
     if not result.ok:
         sys.exit(1)
+
+
+def _metadata_only(project: Project, paths: list[Path] | None, why: PlaceholderError) -> NoReturn:
+    """Check what needs no question set (the metadata), print it, then stop with the reason
+    the responses were not checked and what the submitter can do now."""
+    from gamut.submission_check import check_metadata_only
+
+    ids, problems = check_metadata_only(project, paths)
+    for p in problems:
+        out_console.print(str(p))
+    errors = sum(p.severity == "error" for p in problems)
+    fail(
+        f"checked the metadata only ({', '.join(ids) or 'no submission'}: {errors} error(s)); "
+        f"the responses cannot be checked yet: {why}"
+    )

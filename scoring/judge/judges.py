@@ -101,6 +101,8 @@ def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
         "prompt_version": judge.prompt_version,
         "family": judge.family,
     }
+    if judge.unrecorded != "fail":
+        out["unrecorded"] = judge.unrecorded  # what answers a request no replay file holds
     try:
         template = load_template(judge.prompt_version)
     except GamutError:

@@ -116,6 +116,13 @@ class JudgeReport:
                     f"{mode} ${c:,.2f}" if c is not None else f"{mode}: no prices configured"
                     for mode, c in s.est_cost.items()
                 )
+                if s.mode == "offline":
+                    out.append(
+                        f"{s.judge} ({s.label}, offline): {s.checks} checks, {s.cache_hits} "
+                        f"cached, {s.empty} empty responses; would give {s.planned} verdicts "
+                        "offline (no call leaves this machine, no tokens, no cost)"
+                    )
+                    continue
                 out.append(
                     f"{s.judge} ({s.label}, {s.mode} mode): {s.checks} checks, {s.cache_hits} "
                     f"cached, {s.empty} empty responses{flying}; would make {s.planned} calls, "

@@ -1,7 +1,8 @@
 """The ``replay`` judge backend: stored verdicts from a Parquet file; it never calls out.
 
 The file has the columns ``submission_id, setting, question_id, check_id, verdict, rationale``
-(``verdict`` as a word, or as its integer code). A request with no stored row is a failure.
+(``verdict`` as a word, or as its integer code). A request with no stored row is a failure, or,
+with ``unrecorded = "offline-match"``, the verdict of :mod:`scoring.judge.offline_match`.
 """
 
 from __future__ import annotations
@@ -119,7 +120,12 @@ class ReplayBackend(Backend):
         return out
 
     def identity_extra(self) -> str:
-        """The replay file's content digest: a regenerated file is a different judge."""
+        """The replay file's content digest (a regenerated file is a different judge), and the
+        offline matcher's version when it answers what the file does not hold."""
+        if self.judge.unrecorded == "offline-match":
+            from scoring.judge.offline_match import MATCHER_VERSION
+
+            return f"{self._digest}+{MATCHER_VERSION}"
         return self._digest
 
     def bulk(self, plan: PairPlan, pairs: npt.NDArray[np.int64]) -> BulkReply:
@@ -153,7 +159,17 @@ class ReplayBackend(Backend):
         rationales = df["rationale"].to_numpy(dtype=object)[rows]
         # a bulk request is this judge's whole plan: the rows are not needed again this run
         self._frame = None
-        return BulkReply(codes.astype(np.int8), found, rationales)
+        codes = codes.astype(np.int8)
+        if self.judge.unrecorded == "offline-match" and not found.all():
+            from scoring.judge.offline_match import match_verdict
+
+            rationales = rationales.copy()
+            for at in np.flatnonzero(~found):
+                u, c = units[int(unit[at])], checks[int(check[at])]
+                m = match_verdict(c.kind, c.text, u.response)
+                codes[at], rationales[at] = m.verdict.code, m.rationale
+            found = np.ones(len(pairs), dtype=bool)
+        return BulkReply(codes, found, rationales)
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """The stored reply for the request's ids."""
@@ -166,6 +182,11 @@ class ReplayBackend(Backend):
                 self._rows.setdefault((s, st, q, c), json.dumps({"verdict": w, "rationale": r}))
         key = (request.submission_id, request.setting.value, request.question_id, request.check_id)
         text = self._rows.get(key)
+        if text is None and self.judge.unrecorded == "offline-match":
+            from scoring.judge.offline_match import match_verdict
+
+            m = match_verdict(request.kind, request.check, request.response)
+            text = json.dumps({"verdict": m.verdict.value, "rationale": m.rationale})
         if text is None:
             raise BackendError(
                 "rejected",

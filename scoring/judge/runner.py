@@ -474,7 +474,8 @@ def judge_all(
         book = None
         for p in plans:
             j = p.judge
-            stats = JudgeStats(j.name, j.label, j.identity, mode=j.config.mode)
+            mode = j.config.mode if j.backend.calls_out else "offline"
+            stats = JudgeStats(j.name, j.label, j.identity, mode=mode)
             todo = _plan(p, known, pending, stats, covered[j.name])
             if j.config.mode == "batch":
                 from scoring.judge.batch.book import BatchBook

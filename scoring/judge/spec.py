@@ -47,6 +47,12 @@ class JudgeConfig(BaseModel):
     replay: Path | None = Field(
         default=None, description="For provider 'replay': the stored verdict file to replay."
     )
+    unrecorded: Literal["fail", "offline-match"] = Field(
+        default="fail",
+        description="For provider 'replay': what a request the file holds no verdict for gets: "
+        "'fail' (a failure naming the file) or 'offline-match' (the demo's deterministic word "
+        "matcher, scoring/judge/offline_match.py, so a new submission can be judged offline).",
+    )
     price_in_per_mtok: float | None = None
     price_out_per_mtok: float | None = None
     price_cached_in_per_mtok: float | None = Field(
@@ -103,6 +109,10 @@ class JudgeConfig(BaseModel):
             raise ValueError("provider 'replay' needs replay = \"PATH\" (the stored verdicts)")
         if self.provider != "replay" and self.replay is not None:
             raise ValueError(f"'replay' applies only to provider 'replay', not {self.provider!r}")
+        if self.provider != "replay" and self.unrecorded != "fail":
+            raise ValueError(
+                f"'unrecorded' applies only to provider 'replay', not {self.provider!r}: remove it"
+            )
         if self.mode == "batch" and self.provider == "replay":
             raise ValueError("provider 'replay' never calls out; it has no batch mode")
         if self.max_tokens_param is not None and self.provider in ("anthropic", "replay"):

@@ -8,6 +8,7 @@ and check text are included only when rubrics are public.
 from __future__ import annotations
 
 import hashlib
+import json
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -253,12 +254,13 @@ def table_is_current(out: Path, fingerprint: str) -> bool:
     return meta.get(FINGERPRINT) == fingerprint.encode()
 
 
-def export_verdicts(df: pd.DataFrame, out: Path) -> int:
+def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | None = None) -> int:
     """Export the verdict table ``df`` (with ``judge_id``) to ``out``; returns the rows.
 
     The format follows the extension: ``.parquet``, ``.csv`` or ``.jsonl``. The columns are
     those of :class:`~scoring.verdicts.VerdictRow`, in its order, so every row validates against
-    ``verdict-row.schema.json`` (``gamut schema``).
+    ``verdict-row.schema.json`` (``gamut schema``). A Parquet file carries ``provenance``, when
+    given, as file metadata (``gamut.provenance``), as every published Parquet file does.
 
     Raises:
         GamutError: for any other extension, or a column the row definition does not have.
@@ -273,7 +275,16 @@ def export_verdicts(df: pd.DataFrame, out: Path) -> int:
     if list(df.columns) != order:
         df = df[order]
     if suffix == ".parquet":
-        atomic_write(out, lambda tmp: df.to_parquet(tmp, index=False))
+
+        def parquet(tmp: Path) -> None:
+            table = pa.Table.from_pandas(df, preserve_index=False)
+            if provenance is not None:
+                meta = dict(table.schema.metadata or {})
+                meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()
+                table = table.replace_schema_metadata(meta)
+            pq.write_table(table, tmp)
+
+        atomic_write(out, parquet)
     elif suffix == ".csv":
         atomic_write(out, lambda tmp: write_frame_csv(df, tmp))
     else:

@@ -242,6 +242,45 @@ def _outside_problem(toplevel: Path, ref: str, name: str, how: str, own: str) ->
     )
 
 
+def _outside_problems(
+    toplevel: Path, ref: str, outside: list[str], how: dict[str, str], own: str
+) -> list[Problem]:
+    """One problem per file changed outside ``own``, except that the files of a folder git sees
+    as wholly untracked are one problem for the folder (``git ls-files --directory``)."""
+    loose = [n for n in outside if how[n] == "untracked"]
+    folders: dict[str, list[str]] = {}
+    if len(loose) > 1:
+        listed = _git(
+            toplevel, "ls-files", "--others", "--exclude-standard", "--directory", "-z"
+        ).stdout
+        dirs = sorted((d for d in listed.split("\0") if d.endswith("/")), key=len, reverse=True)
+        for name in loose:
+            folder = next((d for d in dirs if name.startswith(d)), None)
+            if folder is not None:
+                folders.setdefault(folder, []).append(name)
+    grouped = {n for names in folders.values() if len(names) > 1 for n in names}
+    problems = [
+        _outside_problem(toplevel, ref, name, how[name], own)
+        for name in outside
+        if name not in grouped
+    ]
+    scope = f"a submission pull request may only add or change files in its own folder {own}"
+    for folder, names in sorted(folders.items()):
+        if len(names) > 1:
+            problems.append(
+                Problem(
+                    folder,
+                    None,
+                    f"untracked folder outside a submission folder ({len(names)} files; git "
+                    "sees them, though they are not committed)",
+                    f"{scope}: delete it (`git clean -n -d -- {folder}` shows, "
+                    f"`git clean -f -d -- {folder}` deletes), or keep such files under .gamut/, "
+                    "which git ignores",
+                )
+            )
+    return problems
+
+
 def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], list[Problem]]:
     """The submission touched by the changes since ``ref``; every file outside it is a problem.
 
@@ -316,9 +355,7 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
         touched.setdefault(inner[0], []).append(name)
     subs_shown = Path(*subs_parts).as_posix() if subs_parts else "."
     own = f"{subs_shown}/{next(iter(touched))}/" if len(touched) == 1 else f"{subs_shown}/<id>/"
-    problems: list[Problem] = [
-        _outside_problem(toplevel, ref, name, how[name], own) for name in outside
-    ]
+    problems = _outside_problems(toplevel, ref, outside, how, own)
     if len(touched) > 1:
         ids = ", ".join(sorted(touched))
         for sid in sorted(touched)[1:]:

@@ -57,6 +57,9 @@ class ValidationReport:
         """One line: what was validated and how many errors and warnings were found."""
         ids = ", ".join(self.submissions) if self.submissions else "no submission"
         verdict = "valid" if self.ok else "INVALID"
+        good = [s for s in self.submissions if s not in self.rejected]
+        if not self.ok and self.rejected and good:  # name only the invalid ones as INVALID
+            ids = f"{', '.join(self.rejected)} (valid: {', '.join(good)})"
         return f"{verdict}: {ids}; {len(self.errors)} error(s), {len(self.warnings)} warning(s)"
 
     def to_text(self) -> str:

@@ -31,7 +31,13 @@ from scoring.tables.csvcells import neutralise, write_frame_csv, write_table_csv
 from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.pairwise import PAIRWISE_COLUMNS, pairwise
-from scoring.tables.published import judge_ids, submission_slices, verdict_table
+from scoring.tables.published import (
+    RESPONSE_COLUMNS,
+    judge_ids,
+    response_table,
+    submission_slices,
+    verdict_table,
+)
 from scoring.tables.scores import Scores, compute
 from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_tables
 
@@ -149,6 +155,7 @@ __all__ = [
     "MIN_KIND_CHECKS",
     "PAIRWISE_COLUMNS",
     "PROVENANCE_FILE",
+    "RESPONSE_COLUMNS",
     "SECONDARY_NOTE",
     "TABLES",
     "VERDICT_KEY",
@@ -162,6 +169,7 @@ __all__ = [
     "judge_ids",
     "load_inputs",
     "neutralise",
+    "response_table",
     "submission_slices",
     "undocumented",
     "verdict_table",

@@ -61,6 +61,13 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "question": (_S, "the multimodal question (refers to the entity through the image)"),
         "text_only_question": (_S, "the text-only question (names the entity)"),
     },
+    "responses": {
+        "submission_id": _GROUP["submission_id"],
+        "setting": _GROUP["setting"],
+        "question_id": (_S, "the question"),
+        "response": (_S, "the model's response, as submitted"),
+        "length": (_I, "the response's length in characters (Unicode code points)"),
+    },
     "question_scores": {
         **_GROUP,
         "question_id": (_S, "the question"),

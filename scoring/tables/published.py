@@ -1,4 +1,5 @@
-"""The published verdict table: what the site's downloads and the Hugging Face dataset carry.
+"""The published verdict and response tables: what the site's downloads and the Hugging Face
+dataset carry.
 
 One row per (submission_id, setting, judge, question_id, check_id), with the columns of ``gamut
 export verdicts`` plus the question's ``domain``. Built column-wise on the dictionary codes, so
@@ -7,6 +8,7 @@ millions of rows cost about a second.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -16,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring.errors import GamutError
+from scoring.tables.columns import arrow_type
 from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS, verdict_column_order
 
 
@@ -113,4 +116,35 @@ def submission_slices(table: pa.Table) -> dict[str, pa.Table]:
     return out
 
 
-__all__ = ["codes", "judge_ids", "submission_slices", "verdict_table"]
+def response_table(
+    responses: Mapping[tuple[str, str], Mapping[str, str]], question_ids: Sequence[str]
+) -> pa.Table:
+    """The published responses: one row per (submission, setting, question), sorted by
+    submission and setting, questions in ``question_ids`` order (those answered).
+
+    Args:
+        responses: (submission_id, setting) -> question id -> response text.
+        question_ids: the public questions, in file order.
+    """
+    order = {q: i for i, q in enumerate(question_ids)}
+    cols: dict[str, list[Any]] = {c: [] for c in RESPONSE_COLUMNS}
+    for (sid, setting), texts in sorted(responses.items()):
+        for qid in sorted(texts, key=lambda q: order.get(q, len(order))):
+            text = texts[qid]
+            for c, v in zip(RESPONSE_COLUMNS, (sid, setting, qid, text, len(text)), strict=True):
+                cols[c].append(v)
+    return pa.table({c: pa.array(v, arrow_type("responses", c)) for c, v in cols.items()})
+
+
+#: The published response table's columns, in order.
+RESPONSE_COLUMNS = ("submission_id", "setting", "question_id", "response", "length")
+
+
+__all__ = [
+    "RESPONSE_COLUMNS",
+    "codes",
+    "judge_ids",
+    "response_table",
+    "submission_slices",
+    "verdict_table",
+]

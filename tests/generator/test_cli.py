@@ -114,9 +114,16 @@ def test_gamut_run_with_judge_failures_builds_the_site_and_exits_1(tmp_path: Pat
     text = demo_config_text()
     text = text.replace(f'"{REPO / "demo"}/verdicts/oracle.parquet"', '"oracle.parquet"')
     assert '"oracle.parquet"' in text
+    # the oracle fails what its file does not hold (the demo's offline matcher would answer it)
+    text = text.replace(
+        'replay = "oracle.parquet"\nunrecorded = "offline-match"',
+        'replay = "oracle.parquet"\nunrecorded = "fail"',
+    )
+    assert 'unrecorded = "fail"' in text
     (tmp_path / "gamut.toml").write_text(text, encoding="utf-8")
     result = CliRunner().invoke(main, ["run", "--config", str(tmp_path / "gamut.toml")])
     assert result.exit_code == 1, result.output
-    assert "gamut run` again" in result.output and "Traceback" not in result.output
+    assert "A replay judge cannot retry them" in result.output and "Traceback" not in result.output
+    assert "knows none of the" in result.output and 'unrecorded = "offline-match"' in result.output
     index = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert re.search(r'data-setting="multimodal"[^>]*>.*?>incomplete</td>', index)

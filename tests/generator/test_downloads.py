@@ -7,7 +7,9 @@ import csv
 import gzip
 import html
 import io
+import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import yaml
 
 from gamut import pipeline
 from gamut.config import GamutConfig, load_config
@@ -193,3 +196,91 @@ def test_a_cache_entry_a_killed_build_left_half_written_is_removed_and_a_running
     left = sorted(p.name for p in cache.iterdir())
     assert not killed.exists() and running.is_dir()
     assert left[0] == running.name and len(left) == 2  # the live one, and the new entry
+
+
+def _provenance(path: Path) -> dict[str, object]:
+    meta = pq.read_schema(path).metadata or {}
+    assert b"gamut.provenance" in meta, path.name
+    out: dict[str, object] = json.loads(meta[b"gamut.provenance"])
+    return out
+
+
+def test_every_parquet_download_carries_the_runs_provenance(
+    built: tuple[GamutConfig, Path],
+) -> None:
+    cfg, site = built
+    dl = site / "downloads"
+    published = json.loads((dl / "provenance.json").read_text(encoding="utf-8"))
+    results = json.loads((cfg.path(cfg.store.results) / "provenance.json").read_text())
+    assert published == results
+    files = sorted(dl.rglob("*.parquet"))
+    names = {p.name for p in files}
+    assert {"leaderboard.parquet", "questions.parquet", "responses.parquet"} <= names
+    assert "verdicts.parquet" in names
+    for path in files:
+        prov = _provenance(path)
+        if path.name == "verdicts.parquet" or path.parent.name == "verdicts":
+            # the derived verdict files carry it without the time stamp (they are cached)
+            assert prov == {k: v for k, v in published.items() if k != "generated_at"}
+        else:
+            assert prov == published, path.name
+    page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
+    assert "<code>rubric_version</code>" in page and 'href="downloads/provenance.json"' in page
+
+
+def test_leaderboard_parquet_keeps_the_published_types(built: tuple[GamutConfig, Path]) -> None:
+    cfg, site = built
+    lb = pq.read_table(site / "downloads" / "leaderboard.parquet")
+    source = pq.read_table(cfg.path(cfg.store.results) / "leaderboard.parquet")
+    assert (
+        lb.equals(source)
+        and lb.schema.field("parameters").type == source.schema.field("parameters").type
+    )
+
+
+def test_responses_are_downloadable_with_their_lengths(built: tuple[GamutConfig, Path]) -> None:
+    cfg, site = built
+    df = pd.read_parquet(site / "downloads" / "responses.parquet")
+    assert list(df.columns) == ["submission_id", "setting", "question_id", "response", "length"]
+    assert (df["length"] == df["response"].str.len()).all()
+    subs = cfg.path(cfg.benchmark.submissions)
+    for (sid, setting), part in df.groupby(["submission_id", "setting"]):
+        lines = (subs / str(sid) / f"{setting}.jsonl").read_text(encoding="utf-8").splitlines()
+        given = {r["question_id"]: r["response"] for r in map(json.loads, lines)}
+        assert dict(zip(part["question_id"], part["response"], strict=True)) == given
+    board = pd.read_parquet(site / "downloads" / "leaderboard.parquet")
+    assert set(df["submission_id"]) == set(board["submission_id"])
+
+
+def test_every_file_a_page_names_exists(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    named = 0
+    link = re.compile(r"""(?:href|src)=["']([^"'#?]+)""")
+    for page in site.rglob("*.html"):
+        for target in link.findall(page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or target.startswith("//"):
+                continue  # another site, mailto:, data:
+            path = (site / target.lstrip("/")) if target.startswith("/") else page.parent / target
+            path = path.resolve()
+            if target.endswith("/"):
+                path = path / "index.html"
+            assert path.exists(), f"{page.relative_to(site)} names {target}, which is missing"
+            named += 1
+    assert named > 500
+
+
+def test_the_site_has_a_dataset_card_naming_every_file(built: tuple[GamutConfig, Path]) -> None:
+    _, site = built
+    dl = site / "downloads"
+    card = (dl / "README.md").read_text(encoding="utf-8")
+    header = yaml.safe_load(card.split("---\n")[1])
+    assert header["license"] == "apache-2.0" and header["language"] == ["en"]
+    prov = json.loads((dl / "provenance.json").read_text(encoding="utf-8"))
+    assert f"rubric version: `{prov['rubric_version']}`" in card
+    top = sorted(p.name for p in dl.iterdir() if p.is_file() and p.name != "README.md")
+    assert top and all(f"`{name}`" in card for name in top), top
+    assert "| `response` | the model's response, as submitted |" in card
+    assert "The meta-rubrics are held" in card
+    page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
+    assert 'href="downloads/README.md"' in page
+    assert not (site / "downloads" / "README.html").exists(), "a file, not a page"

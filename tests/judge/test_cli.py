@@ -46,12 +46,18 @@ def test_judge_then_export_every_format(tmp_path: Path, fake_llm: FakeLLMServer)
             else pd.read_json(dest, lines=True)
         )
     for df in frames.values():
-        assert list(df.columns) == [
-            *VERDICT_COLUMNS[:3],
-            "judge_id",
-            *VERDICT_COLUMNS[3:],
-            *VERDICT_TEXT_COLUMNS,
-        ]
+        assert (
+            list(df.columns)
+            == [  # the columns of the site's and the Hub's verdict files
+                *VERDICT_COLUMNS[:3],
+                "judge_id",
+                "question_id",
+                "domain",
+                *VERDICT_COLUMNS[4:],
+                *VERDICT_TEXT_COLUMNS,
+            ]
+        )
+        assert VERDICT_COLUMNS[3] == "question_id" and df["domain"].notna().all()
         assert len(df) == TOTAL_CHECKS
         assert set(df.judge_id) == {"openai:judge-model@gamut-judge-v1"}
     first = json.loads((tmp_path / "v.jsonl").read_text().splitlines()[0])

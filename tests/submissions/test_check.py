@@ -97,6 +97,8 @@ model = "remote-judge"
 base_url = "{llm.openai_base_url}"
 api_key_env = "REMOTE_JUDGE_KEY_NOT_SET"
 family = "remote"
+price_in_per_mtok = 1.5
+price_out_per_mtok = 6.0
 """
         )
         code, out = _run(project, "submission", "check", SID)
@@ -107,8 +109,15 @@ family = "remote"
     assert "multimodal: 42 responses;" in text and "1 empty, 1 refused" in text
     assert "3 in duplicate groups (largest 3)" in text
     assert "text_only: no response file" in text
-    m = re.search(
+    offline = re.search(
         r"oracle \(replay:demo-oracle@[^)]*, primary\): ([\d,]+) checks, 0 already judged, "
+        r"([\d,]+) of empty responses \(scored without a call\); ([\d,]+) verdicts given "
+        r"offline \(replayed, else by the offline matcher\): no calls, no tokens, no cost",
+        text,
+    )
+    assert offline, text
+    m = re.search(
+        r"remote \(openai:remote-judge@[^)]*\): ([\d,]+) checks, 0 already judged, "
         r"([\d,]+) of empty responses \(scored without a call\); ([\d,]+) calls, about "
         r"([\d,]+) tokens in and ([\d,]+) out; about \$([\d,.]+) at \$1.5 in / \$6 out",
         text,
@@ -118,9 +127,8 @@ family = "remote"
     assert checks > 42 and 0 < empty < checks and calls == checks - empty
     assert tin > calls and tout > 0
     assert float(m[6].replace(",", "")) == pytest.approx((tin * 1.5 + tout * 6.0) / 1e6, abs=0.01)
-    assert "lenient (replay:demo-lenient" in text and "no price configured" in text
-    assert "nothing was called" in text
-    assert "remote (openai:remote-judge" in text
+    assert [int(g.replace(",", "")) for g in offline.groups()] == [checks, empty, calls]
+    assert "lenient (replay:demo-lenient" in text and "nothing was called" in text
 
 
 def test_check_of_an_invalid_submission_fails_and_skips_the_job(project: Path) -> None:
@@ -135,6 +143,10 @@ def test_check_of_an_invalid_submission_fails_and_skips_the_job(project: Path) -
 
 
 def test_a_replay_judge_that_knows_none_of_the_checks_says_so_once(project: Path) -> None:
+    cfg = project / "gamut.toml"
+    text = cfg.read_text(encoding="utf-8")
+    assert 'unrecorded = "offline-match"' in text
+    cfg.write_text(text.replace('unrecorded = "offline-match"', 'unrecorded = "fail"'))
     r = CliRunner().invoke(
         main, ["judge", "--submission", SID, "--config", str(project / "gamut.toml")]
     )
@@ -148,4 +160,6 @@ def test_a_replay_judge_that_knows_none_of_the_checks_says_so_once(project: Path
             and "real judge" in line
         )
     assert not any("no stored verdict" in ln for ln in lines), "one line per judge, not per check"
+    assert "a replay judge cannot retry them" in r.output and "again to retry" not in r.output
+    assert 'unrecorded = "offline-match"' in r.output
     assert len(lines) < 15

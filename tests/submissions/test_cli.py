@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner, Result
 
@@ -24,7 +26,10 @@ def test_validate_clean_exits_0(project: Project) -> None:
     assert "valid: acme; 0 error(s), 0 warning(s)" in result.output
 
 
-def test_validate_reports_every_problem_as_file_line_problem_fix(project: Project) -> None:
+def test_validate_reports_every_problem_as_file_line_problem_fix(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project.root.parent)  # file names are shown from where the command runs
     lines = good_lines()
     lines[1]["response"] = "bad\x00"
     lines[3] = {"question_id": "nope", "response": "x"}
@@ -33,7 +38,7 @@ def test_validate_reports_every_problem_as_file_line_problem_fix(project: Projec
     result = run(project, "submission", "validate", str(project.subs / "acme"))
     assert result.exit_code == 1
     out = result.output.splitlines()
-    mm = "submissions/acme/multimodal.jsonl"
+    mm = f"{project.root.name}/submissions/acme/multimodal.jsonl"
     assert (
         f"{mm}:4: unknown question_id 'nope' (answer only the public multimodal questions; "
         "`gamut questions export` lists them)" in out
@@ -50,7 +55,8 @@ def test_validate_reports_every_problem_as_file_line_problem_fix(project: Projec
         x.startswith(f"{mm}:6: question animals-0001: warning: response seems to address")
         for x in out
     )
-    missing_fields = [x for x in out if x.startswith("submissions/acme/submission.yaml: ")]
+    meta = f"{project.root.name}/submissions/acme/submission.yaml: "
+    missing_fields = [x for x in out if x.startswith(meta)]
     assert len(missing_fields) == 7
     assert "INVALID: acme; 10 error(s), 1 warning(s)" in result.output
 
@@ -180,3 +186,41 @@ def test_questions_export(project: Project, tmp_path: Path) -> None:
     rows2 = [json.loads(x) for x in out2.read_text().splitlines()]
     assert rows2[0]["question"] == "What is pad thai, and where does it come from?"
     assert all(r["image"] is None and r["setting"] == "text_only" for r in rows2)
+
+
+def test_the_live_config_before_publication_still_checks_the_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    shutil.copy(repo / "gamut.toml", tmp_path / "gamut.toml")
+    (tmp_path / "submissions").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GAMUT_CONFIG", raising=False)
+    runner = CliRunner()
+    assert runner.invoke(main, ["submission", "new", "acme-live"]).exit_code == 0
+    for args in (["validate", "submissions/acme-live"], ["validate"], ["check", "acme-live"]):
+        r = runner.invoke(main, ["submission", *args])
+        assert r.exit_code == 1, r.output
+        lines = r.output.splitlines()
+        todo = [x for x in lines if x.startswith("submissions/acme-live/submission.yaml:")]
+        assert len(todo) == 10 and all("is still TODO" in x for x in todo), r.output
+        assert "checked the metadata only (acme-live: 10 error(s))" in r.output
+        assert "UNPUBLISHED" in r.output and "--config demo/gamut.toml" in r.output
+        assert "Responses (" not in r.output and "Judging job" not in r.output
+
+
+def test_check_of_an_unknown_id_says_what_to_do_and_nothing_else(project: Project) -> None:
+    project.write("acme")
+    r = run(project, "submission", "check", "nope")
+    assert r.exit_code == 1
+    assert "no submission 'nope'" in r.output
+    assert "gamut submission new nope --config " in r.output and "one of: acme" in r.output
+    assert "Responses (" not in r.output and "Judging job" not in r.output
+
+
+def test_the_summary_names_only_the_invalid_submissions_as_invalid(project: Project) -> None:
+    project.write("acme")
+    project.write("bolt", meta={"model_name": "TODO"})
+    r = run(project, "submission", "validate")
+    assert r.exit_code == 1
+    assert "INVALID: bolt (valid: acme); " in r.output, r.output

@@ -177,6 +177,22 @@ def test_changed_from_names_untracked_files_and_the_real_folder(repo: Project) -
     assert all("<submissions>" not in p.fix for p in report.errors)
 
 
+def test_changed_from_groups_an_untracked_folder_into_one_problem(repo: Project) -> None:
+    repo.write("acme")
+    git(repo.root, "add", "submissions/acme")
+    git(repo.root, "commit", "-q", "-m", "add acme")
+    for i in range(49):
+        (repo.root / "scratch" / "run" / f"out-{i}.json").parent.mkdir(parents=True, exist_ok=True)
+        (repo.root / "scratch" / "run" / f"out-{i}.json").write_text("{}\n")
+    (repo.root / "stray.txt").write_text("x\n")
+    report = pipeline.validate(GamutProject(repo.cfg), changed_from="main")
+    files = sorted(p.file for p in report.errors)
+    assert files == ["scratch/", "stray.txt"], report.to_text()
+    (folder,) = [p for p in report.errors if p.file == "scratch/"]
+    assert "(49 files;" in folder.message and "git clean -f -d -- scratch/" in folder.fix
+    assert "its own folder submissions/acme/" in folder.fix
+
+
 def test_changed_from_nothing_and_bad_ref(repo: Project) -> None:
     report = pipeline.validate(GamutProject(repo.cfg), changed_from="main")
     assert [p.message for p in report.errors] == ["the change touches no submission"]
