@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -156,56 +157,33 @@ def judge(
     from gamut import pipeline
 
     names = list(judges) or None
-    if files and not import_files:
-        raise click.UsageError("result files are given only with --import-batch")
-    if import_files and not files:
-        raise click.UsageError("--import-batch needs the result FILE(s) to ingest")
-    if sum(bool(x) for x in (dry_run, export_dir, import_files)) > 1:
-        raise click.UsageError("--dry-run, --export-batch and --import-batch exclude each other")
-    if collect_only and (export_dir or import_files):
-        raise click.UsageError("--collect-only works on provider batches: drop it here")
-    if import_files and (submissions or settings):
-        raise click.UsageError(
-            "--import-batch reads the ids from the files; drop --submission/--setting"
-        )
-    offline = dry_run or export_dir is not None or import_files
+    mode = _mode(
+        dry_run=dry_run,
+        collect_only=collect_only,
+        export=export_dir is not None,
+        import_files=import_files,
+        files=bool(files),
+        narrowed=bool(submissions or settings),
+    )
+    offline = mode is not Mode.JUDGE
     project = Project(load_config(config_path, require_keys=False if offline else (names or True)))
     with shared_reads():  # the validator reads every response file; the judge's reads reuse them
         chosen = pipeline.select(project, list(submissions) or None)
         list_left_out(chosen.validation, "not judged")
         sets = [Setting(s) for s in settings] or None
-        if export_dir is not None:
-            written = pipeline.export_batch(project, export_dir, names, chosen.ids, sets)
-            for name, paths in written.items():
-                n = sum(1 for p in paths for _ in p.open("rb"))
-                out_console.print(f"{name}: {n} request(s) in {len(paths)} file(s)", markup=False)
-                for path in paths:
-                    out_console.print(f"  {path}", markup=False)
-            _exit([], None, project, chosen)
+        if mode is Mode.EXPORT:
+            assert export_dir is not None
+            _export(project, chosen, export_dir, names, sets)
             return
-        if import_files:
-            imported = pipeline.import_batch(project, list(files), names, chosen.ids)
-            for s in imported.stats.values():
-                out_console.print(
-                    f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
-                    f"ask again, {s.resubmitted} server error(s) to ask again, "
-                    f"{len(s.failures)} failed, {imported.skipped} already ingested",
-                    markup=False,
-                )
-            verdicts = pipeline.write_verdicts(project, chosen.valid)
-            out_console.print(f"verdict table: {verdicts}", markup=False)
-            for p in imported.fruitless:  # a file that gave nothing is an error, whatever else
-                err_console.print(f"error: {p}", markup=False)
-            _exit(list(imported.stats.values()), status_out, project, chosen)
-            if imported.fruitless:
-                sys.exit(1)
+        if mode is Mode.IMPORT:
+            _import(project, chosen, list(files), names, status_out)
             return
         report = pipeline.judge(
             project,
             names,
             chosen.ids,
             sets,
-            dry_run=dry_run,
+            dry_run=mode is Mode.DRY_RUN,
             deadline_s=deadline,
             wait_s=wait,
             poll_s=poll,
@@ -215,7 +193,7 @@ def judge(
         err_console.print(f"note: {note}", markup=False)
     for line in report.summary_lines():
         out_console.print(line)
-    if dry_run:
+    if mode is Mode.DRY_RUN:
         total = sum(s.planned for s in report.judges.values() if s.mode != "offline")
         n_offline = sum(s.planned for s in report.judges.values() if s.mode == "offline")
         also = f" ({n_offline} verdict(s) would be given offline)" if n_offline else ""
@@ -227,6 +205,104 @@ def judge(
     path = pipeline.write_verdicts(project, chosen.valid)
     out_console.print(f"verdict table: {path}")
     _exit(list(report.judges.values()), status_out, project, chosen)
+
+
+class Mode(StrEnum):
+    """What one ``gamut judge`` does: judge (direct calls and provider batches), count what it
+    would do, write the requests for an offline run, or ingest that run's results."""
+
+    JUDGE = "judge"
+    DRY_RUN = "--dry-run"
+    EXPORT = "--export-batch"
+    IMPORT = "--import-batch"
+
+
+def _mode(
+    *,
+    dry_run: bool,
+    collect_only: bool,
+    export: bool,
+    import_files: bool,
+    files: bool,
+    narrowed: bool,
+) -> Mode:
+    """The mode the options ask for; a usage error naming every option that does not fit it."""
+    chosen = [
+        m
+        for m, on in ((Mode.DRY_RUN, dry_run), (Mode.EXPORT, export), (Mode.IMPORT, import_files))
+        if on
+    ]
+    problems = []
+    if len(chosen) > 1:
+        problems.append(f"{' and '.join(chosen)} exclude each other: give one")
+    mode = chosen[0] if len(chosen) == 1 else Mode.JUDGE
+    if files and Mode.IMPORT not in chosen:
+        problems.append("result files are given only with --import-batch")
+    if Mode.IMPORT in chosen and not files:
+        problems.append("--import-batch needs the result FILE(s) to ingest")
+    if collect_only and (Mode.EXPORT in chosen or Mode.IMPORT in chosen):
+        problems.append("--collect-only works on provider batches: drop it here")
+    if Mode.IMPORT in chosen and narrowed:
+        problems.append("--import-batch reads the ids from the files; drop --submission/--setting")
+    if problems:
+        raise click.UsageError("; ".join(problems))
+    return mode
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(1 for _ in f)
+
+
+def _export(
+    project: Project,
+    chosen: Selection,
+    out: Path,
+    names: list[str] | None,
+    sets: list[Setting] | None,
+) -> None:
+    """--export-batch: the requests without a verdict, as batch files in ``out``."""
+    from gamut import pipeline
+
+    written = pipeline.export_batch(project, out, names, chosen.ids, sets)
+    for name, paths in written.items():
+        n = sum(_count_lines(p) for p in paths)
+        out_console.print(f"{name}: {n} request(s) in {len(paths)} file(s)", markup=False)
+        for path in paths:
+            out_console.print(f"  {path}", markup=False)
+    _exit([], None, project, chosen)
+
+
+def _import(
+    project: Project,
+    chosen: Selection,
+    files: list[Path],
+    names: list[str] | None,
+    status_out: Path | None,
+) -> None:
+    """--import-batch: ingest result files, then write the verdict table."""
+    from gamut import pipeline
+
+    imported = pipeline.import_batch(project, files, names, chosen.ids)
+    for s in imported.stats.values():
+        out_console.print(
+            f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
+            f"ask again, {s.resubmitted} server error(s) to ask again, "
+            f"{len(s.failures)} failed",
+            markup=False,
+        )
+    if imported.skipped:  # counted over every judge: said once
+        out_console.print(
+            f"{imported.skipped} result(s) already ingested (by an earlier import or run)",
+            markup=False,
+        )
+    verdicts = pipeline.write_verdicts(project, chosen.valid)
+    out_console.print(f"verdict table: {verdicts}", markup=False)
+    for p in imported.fruitless:  # a file that gave nothing is an error, whatever else
+        err_console.print(f"error: {p}", markup=False)
+    _exit(list(imported.stats.values()), status_out, project, chosen)
+    if imported.fruitless:
+        sys.exit(1)
 
 
 def _exit(

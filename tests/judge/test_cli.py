@@ -119,3 +119,33 @@ def test_every_command_and_option_has_help(cmd: list[str]) -> None:
     for p in group.params:
         if isinstance(p, click.Option):
             assert p.help, p.name
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--dry-run", "--import-batch", "x.jsonl"], "--dry-run and --import-batch exclude"),
+        (["--export-batch", "out", "--dry-run"], "--dry-run and --export-batch exclude"),
+        (["x.jsonl"], "result files are given only with --import-batch"),
+        (["--import-batch"], "--import-batch needs the result FILE(s)"),
+        (["--collect-only", "--export-batch", "out"], "--collect-only works on provider batches"),
+        (["--import-batch", "--setting", "multimodal", "x.jsonl"], "drop --submission/--setting"),
+    ],
+)
+def test_options_that_do_not_fit_the_mode_are_named_before_anything_runs(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    (tmp_path / "x.jsonl").write_text("{}\n")
+    args = [str(tmp_path / a) if a in ("x.jsonl", "out") else a for a in args]
+    code, out = _run("judge", "--config", str(tmp_path / "absent.toml"), *args)
+    assert code == 2 and said in out, out
+
+
+def test_every_problem_with_the_options_is_named_at_once(tmp_path: Path) -> None:
+    code, out = _run(
+        "judge", "--config", str(tmp_path / "absent.toml"), "--dry-run", "--collect-only",
+        "--export-batch", str(tmp_path / "o"), "--import-batch",
+    )  # fmt: skip
+    assert code == 2
+    for said in ("exclude each other", "needs the result FILE(s)", "--collect-only works on"):
+        assert said in out, out
