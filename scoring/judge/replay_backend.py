@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -19,18 +18,16 @@ import pyarrow.parquet as pq
 
 from scoring.errors import GamutError
 from scoring.judge.backends import (
-    Backend,
     BackendError,
     BulkReply,
     Completion,
+    ErrorKind,
     JudgeRequest,
     Turn,
 )
+from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.spec import JudgeConfig
 from scoring.verdicts import VERDICT_ORDER
-
-if TYPE_CHECKING:
-    from scoring.judge.pairs import PairPlan
 
 REPLAY_COLUMNS = ("submission_id", "setting", "question_id", "check_id", "verdict")
 
@@ -46,7 +43,7 @@ def _category(col: pd.Series) -> pd.Series:
     return col.astype(str).astype("category")
 
 
-class ReplayBackend(Backend):
+class ReplayBackend(BulkBackend):
     """Replays a verdict file keyed by (submission_id, setting, question_id, check_id).
 
     The file is hashed when the judge is built (its digest is part of the judge's identity) and
@@ -168,7 +165,7 @@ class ReplayBackend(Backend):
         text = self._rows.get(key)
         if text is None:
             raise BackendError(
-                "rejected",
+                ErrorKind.REJECTED,
                 f"no stored verdict for {'/'.join(key)} in the replay file of judge {self.name!r}",
             )
         return Completion(text=text)
