@@ -1,5 +1,6 @@
 """The package contract (ARCHITECTURE.md, "Packages"): gamut -> scoring, gamut -> generator,
-generator -> scoring's public names; nothing points back.
+generator -> scoring's public names; nothing points back; and inside a package no two modules
+import each other, directly or around a loop.
 
 Every import statement counts, including those inside functions and under ``TYPE_CHECKING``: a
 lazy import is still a dependency.
@@ -44,6 +45,99 @@ def _imports(package: str) -> list[tuple[str, int, str, list[str]]]:
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 out.append((rel, node.lineno, node.module, [a.name for a in node.names]))
     return out
+
+
+def _module_name(path: Path, root: Path) -> str:
+    return ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+
+
+def _file_of(module: str) -> str:
+    path = ROOT / (module.replace(".", "/") + ".py")
+    if not path.exists():
+        path = ROOT / module.replace(".", "/") / "__init__.py"
+    return str(path.relative_to(ROOT))
+
+
+def module_graph(package: str, root: Path = ROOT) -> dict[str, dict[str, int]]:
+    """Module -> {module of the same package it imports: the line of the first such import}.
+
+    ``from a.b import c`` points at the module ``a.b.c`` when there is one, else at ``a.b``;
+    relative imports are resolved. Importing a module's package (``a.b``'s ``__init__``) is not
+    counted for the module itself: Python runs it first, but it is not an import the code makes.
+    """
+    paths = {_module_name(p, root): p for p in sorted((root / package).rglob("*.py"))}
+    graph: dict[str, dict[str, int]] = {}
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        base = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: dict[str, int] = {}
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = base.split(".")
+                    module = ".".join(parts[: len(parts) - node.level + 1])
+                    module += f".{node.module}" if node.module else ""
+                else:
+                    module = node.module or ""
+                targets = [
+                    f"{module}.{a.name}" if f"{module}.{a.name}" in paths else module
+                    for a in node.names
+                ]
+            for t in targets:
+                if t in paths and t != name:
+                    edges.setdefault(t, node.lineno)
+        graph[name] = edges
+    return graph
+
+
+def import_loops(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Each set of modules that import each other around a loop (a strongly connected component
+    of more than one module, found by Tarjan's algorithm), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    loops: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                loops.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(loops)
+
+
+def _loop_report(graph: dict[str, dict[str, int]], loop: list[str]) -> str:
+    members = set(loop)
+    lines = [
+        f"  {_file_of(m)}:{line}: {m} imports {t}"
+        for m in loop
+        for t, line in sorted(graph[m].items())
+        if t in members
+    ]
+    return " <-> ".join(loop) + "\n" + "\n".join(lines)
 
 
 def _top(module: str) -> str:
@@ -101,3 +195,42 @@ def test_every_module_imports_on_its_own(package: str) -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "", result.stdout
+
+
+@pytest.mark.parametrize("package", ["scoring", "generator", "gamut"])
+def test_no_two_modules_of_a_package_import_each_other(package: str) -> None:
+    """Counting imports inside functions and under ``TYPE_CHECKING``: a loop hidden there still
+    ties the modules together. Fix: move what both need into a leaf module that imports
+    neither (as ``scoring/judge/backends.py`` and ``scoring/judge/items.py`` are)."""
+    graph = module_graph(package)
+    loops = import_loops(graph)
+    assert not loops, f"{len(loops)} import loop(s) in {package}/:\n" + "\n".join(
+        _loop_report(graph, loop) for loop in loops
+    )
+
+
+def test_the_loop_finder_finds_a_loop_hidden_in_a_function_and_under_type_checking() -> None:
+    """The finder itself, on modules that loop only through a lazy and a TYPE_CHECKING import."""
+    graph = {"p.a": {"p.b": 3}, "p.b": {"p.c": 5}, "p.c": {"p.a": 9}, "p.d": {"p.a": 1}}
+    assert import_loops(graph) == [["p.a", "p.b", "p.c"]]
+    assert import_loops({"p.a": {"p.b": 1}, "p.b": {}}) == []
+
+
+def test_the_graph_counts_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    """Read from real files: an import in a function and one under TYPE_CHECKING are edges."""
+    pkg = tmp_path / "probe"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from probe import b\n")
+    (pkg / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n"
+    )
+    (pkg / "c.py").write_text("from probe.a import f\n")
+    graph = module_graph("probe", tmp_path)
+    assert graph == {
+        "probe": {},
+        "probe.a": {"probe.b": 2},
+        "probe.b": {"probe.a": 3},
+        "probe.c": {"probe.a": 1},
+    }
+    assert import_loops(graph) == [["probe.a", "probe.b"]]

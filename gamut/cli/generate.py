@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -109,6 +110,14 @@ def _ask_model_name(folder: Path) -> str | None:
     help="Largest number of tokens per answer.",
 )
 @click.option(
+    "--max-tokens-param",
+    type=click.Choice(["max_completion_tokens", "max_tokens"]),
+    default=None,
+    help="OpenAI-compatible providers: the request key that carries --max-tokens [default: "
+    "max_completion_tokens, OpenAI's current name; max_tokens for a server that knows only "
+    "the old one].",
+)
+@click.option(
     "--concurrency",
     type=click.IntRange(1, 1024),
     default=8,
@@ -155,6 +164,7 @@ def generate_cmd(
     system_prompt: Path | None,
     temperature: float | None,
     max_tokens: int,
+    max_tokens_param: Literal["max_completion_tokens", "max_tokens"] | None,
     concurrency: int,
     limit: int | None,
     deadline_s: float | None,
@@ -187,6 +197,7 @@ def generate_cmd(
         system_prompt=prompt,
         temperature=temperature,
         max_tokens=max_tokens,
+        max_tokens_param=max_tokens_param,
         concurrency=concurrency,
         limit=limit,
         deadline_s=deadline_s,

@@ -72,6 +72,8 @@ class BackendSettings:
     system_prompt: str | None = None
     temperature: float | None = None
     max_tokens: int = 2048
+    #: OpenAI-compatible chat completions: the body key of ``max_tokens``.
+    token_limit_key: str = "max_completion_tokens"
     timeout_s: float = 120.0
     max_retries: int = 6
 
@@ -219,7 +221,7 @@ class OpenAIBackend:
         body: dict[str, Any] = {
             "model": self._s.model,
             "messages": self.messages(request),
-            "max_tokens": self._s.max_tokens,
+            self._s.token_limit_key: self._s.max_tokens,
         }
         if self._s.temperature is not None:
             body["temperature"] = self._s.temperature

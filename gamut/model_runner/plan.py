@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -40,6 +40,10 @@ class GenerateOptions:
     system_prompt: str | None = None
     temperature: float | None = None
     max_tokens: int = 2048
+    #: OpenAI-compatible providers: the body key of ``max_tokens`` (None:
+    #: ``max_completion_tokens``, OpenAI's current name; ``max_tokens`` for a server that knows
+    #: only the old one). Not part of the run's signature: the limit is the same either way.
+    max_tokens_param: Literal["max_completion_tokens", "max_tokens"] | None = None
     concurrency: int = 8
     limit: int | None = None
     deadline_s: float | None = None
@@ -234,6 +238,16 @@ def prepare(
                 "drop --temperature for --provider anthropic",
             )
         )
+    if options.provider == "anthropic" and options.max_tokens_param is not None:
+        problems.append(
+            Problem(
+                "--max-tokens-param",
+                None,
+                "applies to OpenAI-compatible providers (the Anthropic Messages API names it "
+                "max_tokens)",
+                "drop --max-tokens-param for --provider anthropic",
+            )
+        )
     api_key = env.get(options.key_env, "")
     if not api_key:
         problems.append(
@@ -294,6 +308,7 @@ def backend_settings(plan: Plan) -> BackendSettings:
         system_prompt=o.system_prompt,
         temperature=o.sampling_temperature,
         max_tokens=o.max_tokens,
+        token_limit_key=o.max_tokens_param or "max_completion_tokens",
         timeout_s=o.timeout_s,
         max_retries=o.max_retries,
     )

@@ -16,17 +16,16 @@ if TYPE_CHECKING:
         Backend,
         BackendError,
         Completion,
+        ErrorKind,
         JudgeRequest,
         Turn,
-        backend_class,
-        register_backend,
-        registered_providers,
     )
     from scoring.judge.cache import VerdictCache
     from scoring.judge.inputs import JudgeInputs, ResponseUnit, list_submissions, response_units
     from scoring.judge.judges import BuiltJudge, build_judges, judge_provenance
     from scoring.judge.pairs import PairPlan, pair_plans
     from scoring.judge.prompt import JudgeReply, load_template, parse_reply
+    from scoring.judge.providers import backend_class, register_backend, registered_providers
     from scoring.judge.runner import Failure, JudgeReport, JudgeStats, judge_all
     from scoring.judge.spec import JudgeConfig, judge_key_problems
     from scoring.judge.table import export_verdicts, verdict_frame, write_verdict_table
@@ -35,12 +34,13 @@ if TYPE_CHECKING:
 _HOMES = {
     "Backend": "scoring.judge.backends",
     "BackendError": "scoring.judge.backends",
+    "ErrorKind": "scoring.judge.backends",
     "Completion": "scoring.judge.backends",
     "JudgeRequest": "scoring.judge.backends",
     "Turn": "scoring.judge.backends",
-    "backend_class": "scoring.judge.backends",
-    "register_backend": "scoring.judge.backends",
-    "registered_providers": "scoring.judge.backends",
+    "backend_class": "scoring.judge.providers",
+    "register_backend": "scoring.judge.providers",
+    "registered_providers": "scoring.judge.providers",
     "VerdictCache": "scoring.judge.cache",
     "JudgeInputs": "scoring.judge.inputs",
     "ResponseUnit": "scoring.judge.inputs",
@@ -74,6 +74,7 @@ __all__ = [
     "BackendError",
     "BuiltJudge",
     "Completion",
+    "ErrorKind",
     "Failure",
     "JudgeConfig",
     "JudgeInputs",

@@ -1,32 +1,55 @@
-"""Judge backends: one abstract async method each, registered by name and imported lazily.
+"""The backend protocol: request and reply types, the error type, and the abstract backend.
 
-A backend turns one :class:`JudgeRequest` (plus any re-ask turns) into one :class:`Completion`,
+A leaf: it imports nothing else of the judge, and every other judge module may import it. A
+backend turns one :class:`JudgeRequest` (plus any re-ask turns) into one :class:`Completion`,
 or raises :class:`BackendError`. Retrying 429/5xx/timeouts is the SDK's job (``max_retries``);
-validating the reply and re-asking is the runner's.
+validating the reply and re-asking is the runner's. Providers are found by name in
+:mod:`scoring.judge.providers`.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from scoring.compiler import CheckKind
-from scoring.errors import GamutError
 from scoring.questions import Setting
 
 if TYPE_CHECKING:
-    # annotations only: reading a config checks provider names here, and must not import numpy
+    # annotations only: reading a config checks provider names, and must not import numpy
     import numpy as np
     import numpy.typing as npt
 
-    from scoring.judge.batch.api import BatchAPI
-    from scoring.judge.pairs import PairPlan
-    from scoring.judge.spec import JudgeConfig
+
+class JudgeSettings(Protocol):
+    """What a backend reads of its judge's definition (:class:`scoring.judge.spec.JudgeConfig`
+    has all of it; the protocol keeps this module free of the config format)."""
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def temperature(self) -> float: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def token_limit_key(self) -> str: ...
+    @property
+    def structured_output(self) -> bool: ...
+    @property
+    def timeout_s(self) -> float: ...
+    @property
+    def max_retries(self) -> int: ...
+    @property
+    def max_concurrency(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +113,24 @@ class BulkReply:
 MAX_REPLY_BYTES = 256 * 1024
 
 
+class ErrorKind(StrEnum):
+    """Why a call produced no usable reply (the value is the failure kind a run records)."""
+
+    #: transient: the SDK's retries are exhausted (429, 5xx, timeouts, dropped connections).
+    API_ERROR = "api_error"
+    #: a 4xx or a missing replay row: not asked again within the run.
+    REJECTED = "rejected"
+    #: the provider's HTTP body was not usable JSON: the runner re-asks, as for a bad reply.
+    BAD_BODY = "bad_body"
+    #: the reply body exceeded :data:`MAX_REPLY_BYTES`: nothing of it was read on or stored.
+    TOO_LARGE = "too_large"
+
+
 class BackendError(Exception):
     """A call that produced no usable reply.
 
     Attributes:
-        kind: ``"api_error"`` (transient, SDK retries exhausted), ``"rejected"`` (a 4xx or a
-            missing replay row: not retried within the run), or ``"bad_body"`` (the provider's
-            HTTP body was not valid JSON; the runner re-asks, as for a bad reply).
+        kind: why (:class:`ErrorKind`).
         raw: the raw text received, when there was one.
         error_class: the SDK exception's class name, when there was one.
         status: the HTTP status of the provider's answer, when there was one.
@@ -104,7 +138,7 @@ class BackendError(Exception):
 
     def __init__(
         self,
-        kind: str,
+        kind: ErrorKind,
         message: str,
         raw: str = "",
         *,
@@ -120,7 +154,9 @@ class BackendError(Exception):
     def brief(self) -> str:
         """The error's class and HTTP status only: never the provider's message, which may
         quote the prompt (and so a held check)."""
-        what = self.error_class or {"bad_body": "unusable reply body"}.get(self.kind, self.kind)
+        what = self.error_class or (
+            "unusable reply body" if self.kind is ErrorKind.BAD_BODY else self.kind.value
+        )
         return what + (f" (HTTP {self.status})" if self.status is not None else "")
 
 
@@ -139,13 +175,13 @@ def token_count(usage: object, field: str, raw: str = "") -> int:
         value = getattr(usage, field, None)
         if value is None and not hasattr(usage, "__dict__"):
             raise BackendError(
-                "bad_body", f"reply usage is a {type(usage).__name__}, not an object", raw
+                ErrorKind.BAD_BODY, f"reply usage is a {type(usage).__name__}, not an object", raw
             )
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise BackendError(
-            "bad_body",
+            ErrorKind.BAD_BODY,
             f"reply usage {field} is {type(value).__name__} {str(value)[:40]!r}, not a token count",
             raw,
         )
@@ -168,7 +204,7 @@ async def read_capped(
             size += len(chunk)
             if size > MAX_REPLY_BYTES:
                 raise BackendError(
-                    "too_large",
+                    ErrorKind.TOO_LARGE,
                     f"judge {judge!r}: the reply body exceeded {MAX_REPLY_BYTES} bytes (the "
                     "provider ignored max_tokens?); reading stopped there and nothing of it "
                     "was stored",
@@ -184,7 +220,7 @@ BATCH_MIN_TIMEOUT_S = 600.0
 
 
 def client_options(
-    judge: JudgeConfig, api_key: str | None, *, batch: bool = False
+    judge: JudgeSettings, api_key: str | None, *, batch: bool = False
 ) -> dict[str, Any]:
     """The keyword arguments of a provider SDK's client for ``judge``: key (a placeholder for
     local servers that need none), endpoint, timeout and the SDK's own retries."""
@@ -208,11 +244,11 @@ def decode_body(raw: str, redact: Callable[[str], str]) -> Any:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise BackendError(
-            "bad_body", redact(f"reply body is not JSON: {exc}"), redact(raw)
+            ErrorKind.BAD_BODY, redact(f"reply body is not JSON: {exc}"), redact(raw)
         ) from None
     except RecursionError:
         raise BackendError(
-            "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
+            ErrorKind.BAD_BODY, "reply body is nested too deeply to read", redact(raw[:1000])
         ) from None
 
 
@@ -242,14 +278,16 @@ class reading_reply:
         raw, redact = self.raw, self.redact
         if isinstance(exc, RecursionError):
             raise BackendError(
-                "bad_body", "reply body is nested too deeply to read", redact(raw[:1000])
+                ErrorKind.BAD_BODY, "reply body is nested too deeply to read", redact(raw[:1000])
             ) from None
         if isinstance(exc, (KeyError, IndexError, TypeError, AttributeError, ValueError)):
             raise BackendError(
-                "bad_body", redact(f"reply {self.what} ({type(exc).__name__}: {exc})"), redact(raw)
+                ErrorKind.BAD_BODY,
+                redact(f"reply {self.what} ({type(exc).__name__}: {exc})"),
+                redact(raw),
             ) from None
         if isinstance(exc, BackendError):
-            raise BackendError("bad_body", redact(str(exc)), redact(raw)) from None
+            raise BackendError(ErrorKind.BAD_BODY, redact(str(exc)), redact(raw)) from None
 
 
 def usage_of(reply: Any) -> dict[str, Any] | None:
@@ -277,8 +315,11 @@ class Backend(ABC):
     keyed_by_ids: bool = False
     #: False for backends that never call out (their verdicts are committed in batches).
     calls_out: bool = True
+    #: Its judges need ``api_key_env`` unless they name a ``base_url`` (read for a provider
+    #: registered by entry point; the registry's own entries say it without importing).
+    needs_key: bool = True
 
-    def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
+    def __init__(self, name: str, judge: JudgeSettings, api_key: str | None, root: Path) -> None:
         self.name = name
         self.judge = judge
         self._api_key = api_key
@@ -287,11 +328,6 @@ class Backend(ABC):
     @abstractmethod
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """Ask the judge once; ``turns`` are earlier unusable replies and their follow-ups."""
-
-    def bulk(self, plan: PairPlan, pairs: npt.NDArray[np.int64]) -> BulkReply | None:
-        """Verdicts for the ``pairs`` of ``plan`` in one go, or None (the default) when this
-        backend answers one request at a time through :meth:`complete`."""
-        return None
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings that can change a reply (part of the judge's identity)."""
@@ -308,87 +344,10 @@ class Backend(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 
-    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
-        """The request body a batch line carries: the same one :meth:`complete` sends.
-
-        Raises:
-            GamutError: this backend has no batch mode.
-        """
-        raise GamutError(f"judge {self.name!r}: provider {self.judge.provider!r} has no batch mode")
-
-    def batch_api(self, held: bool = False) -> BatchAPI:
-        """The provider's batch API for this judge (SDK client created now); with ``held``
-        rubrics its errors keep their class and HTTP status only.
-
-        Raises:
-            GamutError: this backend has no batch mode.
-        """
-        raise GamutError(f"judge {self.name!r}: provider {self.judge.provider!r} has no batch mode")
-
     def redact(self, text: str) -> str:
         """``text`` with the API key (if any) blanked out."""
         key = self._api_key
         return text.replace(key, "***") if key and len(key) >= 4 else text
-
-
-_REGISTRY: dict[str, tuple[str, str, str]] = {
-    "openai": ("scoring.judge.openai_backend", "OpenAIBackend", "openai"),
-    "anthropic": ("scoring.judge.anthropic_backend", "AnthropicBackend", "anthropic"),
-    "replay": ("scoring.judge.replay_backend", "ReplayBackend", ""),
-}
-
-
-#: Providers whose judges need no API key (they call nothing, or only local servers).
-_KEYLESS: set[str] = {"replay"}
-
-
-def register_backend(
-    provider: str, module: str, cls: str, pip_name: str = "", *, needs_key: bool = True
-) -> None:
-    """Register a backend class by provider name (imported only when a judge uses it).
-
-    Args:
-        provider: the name a judge's ``provider`` gives.
-        module: the module holding the class, imported on first use.
-        cls: the class name (a :class:`Backend` subclass).
-        pip_name: what to install when the module's imports are missing.
-        needs_key: its judges need ``api_key_env`` (unless they name a ``base_url``).
-    """
-    _REGISTRY[provider] = (module, cls, pip_name)
-    if needs_key:
-        _KEYLESS.discard(provider)
-    else:
-        _KEYLESS.add(provider)
-
-
-def needs_key(provider: str) -> bool:
-    """Whether judges of ``provider`` need an API key."""
-    return provider not in _KEYLESS
-
-
-def registered_providers() -> tuple[str, ...]:
-    """Every provider name a judge may use, in registration order."""
-    return tuple(_REGISTRY)
-
-
-def backend_class(provider: str) -> type[Backend]:
-    """The backend class for a provider name, importing its SDK only now.
-
-    Raises:
-        GamutError: unknown provider, or its SDK is not installed (with the install command).
-    """
-    if provider not in _REGISTRY:
-        raise GamutError(f"unknown judge provider {provider!r} (one of {', '.join(_REGISTRY)})")
-    module, cls, pip_name = _REGISTRY[provider]
-    try:
-        mod = importlib.import_module(module)
-    except ImportError as exc:
-        hint = f"; install it with: pip install {pip_name}" if pip_name else ""
-        raise GamutError(
-            f"the {provider} judge backend cannot load ({exc.name} missing){hint}"
-        ) from None
-    out: type[Backend] = getattr(mod, cls)
-    return out
 
 
 __all__ = [
@@ -397,17 +356,15 @@ __all__ = [
     "BackendError",
     "BulkReply",
     "Completion",
+    "ErrorKind",
     "JudgeRequest",
+    "JudgeSettings",
     "Turn",
-    "backend_class",
     "client_options",
     "decode_body",
     "model_of",
-    "needs_key",
     "read_capped",
     "reading_reply",
-    "register_backend",
-    "registered_providers",
     "token_count",
     "usage_of",
 ]

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import ConfigError, GamutError, Problem
-from scoring.judge.backends import Backend, backend_class
+from scoring.judge.backends import Backend
 from scoring.judge.cache import judge_identity
 from scoring.judge.prompt import PromptTemplate, load_template
+from scoring.judge.providers import backend_class
 from scoring.judge.spec import JudgeConfig, judge_key_problems
 
 

@@ -1,28 +1,42 @@
-"""The ``openai`` judge backend: any OpenAI-compatible chat completions endpoint."""
+"""The ``openai`` provider: any OpenAI-compatible chat completions endpoint, in direct calls and
+batches (the SDK-free wire format is :mod:`scoring.judge.batch.openai_lines`)."""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoring.judge.backends import (
-    Backend,
     BackendError,
     Completion,
+    ErrorKind,
     JudgeRequest,
     Turn,
     client_options,
     decode_body,
-    model_of,
     read_capped,
-    reading_reply,
-    token_count,
-    usage_of,
 )
-from scoring.judge.batch.api import BatchAPI
+from scoring.judge.batch.api import (
+    FIND_WINDOW_S,
+    BatchAPI,
+    BatchBackend,
+    BatchLine,
+    BatchResult,
+    BatchStatus,
+    error_text,
+    read_result_line,
+)
+from scoring.judge.batch.openai_lines import (
+    ENDPOINT,
+    OPENAI_LIMITS,
+    parse_chat_completion,
+    parse_result_line,
+    request_line,
+)
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
@@ -44,7 +58,7 @@ def classify(exc: Exception, redact: Any) -> BackendError:
     status = status if isinstance(status, int) else None
     if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError):
         return BackendError(
-            "bad_body",
+            ErrorKind.BAD_BODY,
             msg,
             error_class=cls,
             status=status,
@@ -53,9 +67,12 @@ def classify(exc: Exception, redact: Any) -> BackendError:
     if isinstance(exc, openai.APIStatusError):
         transient = exc.status_code in _RETRYABLE or exc.status_code >= 500
         return BackendError(
-            "api_error" if transient else "rejected", msg, error_class=cls, status=status
+            ErrorKind.API_ERROR if transient else ErrorKind.REJECTED,
+            msg,
+            error_class=cls,
+            status=status,
         )
-    return BackendError("api_error", msg, error_class=cls, status=status)
+    return BackendError(ErrorKind.API_ERROR, msg, error_class=cls, status=status)
 
 
 def chat_body(
@@ -88,25 +105,119 @@ def chat_body(
     return body
 
 
-def parse_chat_completion(r: Any, raw: str, redact: Callable[[str], str]) -> Completion:
-    """The completion in a decoded reply body, in direct and batch mode; anything
-    malformed is a ``bad_body`` (re-asked)."""
-    with reading_reply(raw, redact, "has no usable message"):
-        text = r["choices"][0]["message"].get("content") or ""
-        u = usage_of(r)
-        details = (u or {}).get("prompt_tokens_details")
-        return Completion(
-            text=text if isinstance(text, str) else "",
-            tokens_in=token_count(u, "prompt_tokens"),
-            tokens_cached=token_count(
-                details if isinstance(details, dict) else None, "cached_tokens"
-            ),
-            tokens_out=token_count(u, "completion_tokens"),
-            model=model_of(r),
-        )
+_FINISHED = {"completed", "expired", "cancelled", "failed"}
+#: The metadata key that names a batch's chunk (to find a batch whose id was never recorded).
+TAG_KEY = "gamut_chunk"
 
 
-class OpenAIBackend(Backend):
+class OpenAIBatchAPI(BatchAPI):
+    """Batches of chat completions through ``openai.OpenAI`` (Files and Batches; also Gemini's
+    OpenAI-compatible batch endpoint): one input file (purpose ``batch``) per batch, endpoint
+    ``/v1/chat/completions``, 24 h window. A finished batch's output file holds the replies, its
+    error file the failed lines (also the requests an expired or cancelled batch never ran)."""
+
+    limits = OPENAI_LIMITS
+
+    def __init__(
+        self,
+        judge: JudgeConfig,
+        api_key: str | None,
+        redact: Callable[[str], str],
+        held: bool = False,
+    ) -> None:
+        import openai
+
+        self._sdk = openai
+        self._client = openai.OpenAI(**client_options(judge, api_key, batch=True))
+        super().__init__(redact, held)
+
+    def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
+        """One request line of the input file."""
+        data = request_line(custom_id, body)
+        return BatchLine(custom_id, len(data), data)
+
+    def submit(self, lines: list[BatchLine], tag: str) -> str:
+        """Upload the input file and create the batch."""
+        try:
+            with tempfile.TemporaryFile() as fh:
+                for ln in lines:
+                    fh.write(ln.data)
+                    fh.write(b"\n")
+                fh.seek(0)
+                f = self._client.files.create(file=(f"{tag}.jsonl", fh), purpose="batch")
+            b = self._client.batches.create(
+                input_file_id=f.id,
+                endpoint=ENDPOINT,
+                completion_window="24h",
+                metadata={TAG_KEY: tag},
+            )
+        except (self._sdk.OpenAIError, OSError) as exc:
+            raise self._fail("cannot create the batch", exc) from None
+        return b.id
+
+    def find(
+        self, tag: str, since: float, n_requests: int, known: frozenset[str] = frozenset()
+    ) -> str | None:
+        """The batch whose metadata names ``tag`` (the tag carries the submitting run's random
+        id, so it names one batch); the listing, newest first, is read back to
+        :data:`FIND_WINDOW_S` before ``since``, so a provider clock minutes off does not hide
+        it."""
+        try:
+            for b in self._client.batches.list(limit=100):
+                if b.created_at < since - FIND_WINDOW_S:
+                    break
+                if (b.metadata or {}).get(TAG_KEY) == tag and b.id not in known:
+                    return b.id
+        except self._sdk.OpenAIError as exc:
+            raise self._fail("cannot list batches", exc) from None
+        return None
+
+    def status(self, batch_id: str) -> BatchStatus:
+        """The batch's status word; ``failed`` batches carry the provider's errors."""
+        try:
+            b = self._client.batches.retrieve(batch_id)
+        except self._sdk.OpenAIError as exc:
+            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
+        msg = ""
+        if b.status == "failed" and b.errors and b.errors.data:
+            msg = "; ".join(
+                error_text(None, e.code or "", e.message or "", held=self.held, redact=self._redact)
+                + (f" (line {e.line})" if e.line else "")
+                for e in b.errors.data[:5]
+            )
+        return BatchStatus(b.status, b.status in _FINISHED, b.status == "failed", msg)
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        """The lines of the output file, then of the error file, streamed."""
+        try:
+            b = self._client.batches.retrieve(batch_id)
+        except self._sdk.OpenAIError as exc:
+            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
+
+        def parse(obj: Any, raw: str) -> BatchResult:
+            return parse_result_line(obj, raw, self._redact, held=self.held)
+
+        for fid in (b.output_file_id, b.error_file_id):
+            if not fid:
+                continue
+            try:
+                with self._client.files.with_streaming_response.content(fid) as resp:
+                    for n, raw in enumerate(resp.iter_lines(), 1):
+                        if not raw.strip():
+                            continue
+                        where = f"batch {batch_id}: file {fid} line {n}"
+                        res = read_result_line(raw, where, parse, self.notes)
+                        if res is not None:
+                            yield res
+            except self._sdk.OpenAIError as exc:
+                raise self._fail(f"cannot read file {fid} of batch {batch_id}", exc) from None
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()
+
+
+class OpenAIBackend(BatchBackend):
     """Chat completions via ``openai.AsyncOpenAI``, with JSON-schema structured output.
 
     The request goes through the client's low-level ``post`` (same auth, retries, backoff and
@@ -114,6 +225,8 @@ class OpenAIBackend(Backend):
     building the typed request and response models costs about a millisecond of CPU per call,
     which at hundreds of calls a second is most of the judge's budget.
     """
+
+    judge: JudgeConfig
 
     def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
         super().__init__(name, judge, api_key, root)
@@ -165,8 +278,6 @@ class OpenAIBackend(Backend):
 
     def batch_api(self, held: bool = False) -> BatchAPI:
         """The OpenAI Batch API (Files and Batches) at this judge's base URL."""
-        from scoring.judge.batch.openai_batch import OpenAIBatchAPI
-
         return OpenAIBatchAPI(self.judge, self._api_key, self.redact, held)
 
     async def aclose(self) -> None:

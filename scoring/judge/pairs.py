@@ -9,6 +9,7 @@ them; neither walks the pairs in Python.
 from __future__ import annotations
 
 import hashlib
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,7 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from scoring.compiler import Check
-from scoring.judge.backends import JudgeRequest
+from scoring.judge.backends import Backend, BulkReply, JudgeRequest
 from scoring.judge.inputs import ResponseUnit
 from scoring.judge.judges import BuiltJudge
 from scoring.ledger.keys import Keys, KeyScheme, join_keys
@@ -185,6 +186,15 @@ class PairPlan:
         )
 
 
+class BulkBackend(Backend):
+    """A backend that answers many pairs at once, needing no calls (replay)."""
+
+    @abstractmethod
+    def bulk(self, plan: PairPlan, pairs: IntArray) -> BulkReply | None:
+        """Verdicts for the ``pairs`` of ``plan`` in one go, or None to answer them one
+        request at a time through :meth:`~scoring.judge.backends.Backend.complete`."""
+
+
 def pair_plans(
     units: Sequence[ResponseUnit], judges: Sequence[BuiltJudge], scheme: KeyScheme
 ) -> list[PairPlan]:
@@ -216,4 +226,4 @@ def pair_plans(
     return out
 
 
-__all__ = ["CheckTable", "PairPlan", "check_table", "pair_plans"]
+__all__ = ["BulkBackend", "CheckTable", "PairPlan", "check_table", "pair_plans"]

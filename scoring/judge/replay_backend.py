@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -20,18 +19,16 @@ import pyarrow.parquet as pq
 
 from scoring.errors import GamutError
 from scoring.judge.backends import (
-    Backend,
     BackendError,
     BulkReply,
     Completion,
+    ErrorKind,
     JudgeRequest,
     Turn,
 )
+from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.spec import JudgeConfig
 from scoring.verdicts import VERDICT_ORDER
-
-if TYPE_CHECKING:
-    from scoring.judge.pairs import PairPlan
 
 REPLAY_COLUMNS = ("submission_id", "setting", "question_id", "check_id", "verdict")
 
@@ -47,7 +44,7 @@ def _category(col: pd.Series) -> pd.Series:
     return col.astype(str).astype("category")
 
 
-class ReplayBackend(Backend):
+class ReplayBackend(BulkBackend):
     """Replays a verdict file keyed by (submission_id, setting, question_id, check_id).
 
     The file is hashed when the judge is built (its digest is part of the judge's identity) and
@@ -189,7 +186,7 @@ class ReplayBackend(Backend):
             text = json.dumps({"verdict": m.verdict.value, "rationale": m.rationale})
         if text is None:
             raise BackendError(
-                "rejected",
+                ErrorKind.REJECTED,
                 f"no stored verdict for {'/'.join(key)} in the replay file of judge {self.name!r}",
             )
         return Completion(text=text)

@@ -11,22 +11,22 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from scoring.judge.backends import BackendError, BulkReply, Turn
-from scoring.judge.cache import Ids, VerdictCache, VerdictSink
+from scoring.judge.backends import BackendError, BulkReply, ErrorKind, Turn
+from scoring.judge.cache import VerdictCache
+from scoring.judge.items import PairItem, pair_items, record_failure, verdict_record
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
-from scoring.judge.pairs import PairPlan
+from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.judge.spec import JudgeConfig
-from scoring.ledger import FailureRecord, KeyIndex, Ledger, VerdictRecord, key_bytes
+from scoring.ledger import KeyIndex, Ledger, key_bytes
 from scoring.ledger.records import now as now_utc
 from scoring.ledger.records import verdict_schema
 
@@ -37,36 +37,6 @@ EST_TOKENS_OUT = 60
 _BATCH = 500  # commit size for backends that never call out
 #: Verdicts kept in the working index before they are shipped to a ledger shard.
 FLUSH_EVERY = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class PairItem:
-    """One pair to judge: its plan, its position in the plan, its verdict key and its ids.
-
-    Direct and batch mode build the same items (:func:`pair_items`) and store what they get
-    through :func:`verdict_record` and :func:`record_failure`.
-    """
-
-    plan: PairPlan
-    pair: int
-    key: bytes
-    ids: Ids
-
-    @property
-    def identity(self) -> str:
-        """The judge identity its verdict is stored under."""
-        return self.plan.judge.identity
-
-
-@dataclass(frozen=True, slots=True)
-class Requested:
-    """A request that a batch record names but this run does not plan (another run's
-    submission): its key, judge identity and the public ids the record gives it. Its verdict
-    and failure are stored like a :class:`PairItem`'s; it cannot be asked again from here."""
-
-    key: bytes
-    identity: str
-    ids: Ids
 
 
 def ledger_state(ledger: Ledger) -> str:
@@ -110,40 +80,6 @@ def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
     index.remember(fixed, threads=os.cpu_count() or 1)
 
 
-def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
-    """The items of the pairs ``todo`` of ``plan``."""
-    name = plan.judge.name
-    # each unit's and check's ids once, then the pairs' as plain list lookups
-    unit_ids = [(u.submission_id, u.setting.value, u.question_id) for u in plan.units]
-    check_ids = [c.check_id for c in plan.table.checks]
-    out = []
-    for i, u, c, key in zip(
-        todo.tolist(),
-        plan.unit[todo].tolist(),
-        plan.check[todo].tolist(),
-        key_bytes(plan.keys[todo]),
-        strict=True,
-    ):
-        sid, setting, qid = unit_ids[u]
-        out.append(PairItem(plan, i, key, Ids(name, sid, setting, qid, check_ids[c])))
-    return out
-
-
-def verdict_record(item: PairItem | Requested, **kw: object) -> VerdictRecord:
-    """The ledger record of ``item``'s verdict (``kw``: the verdict and what came with it)."""
-    i = item.ids
-    return VerdictRecord(
-        item.key,
-        item.identity,
-        i.judge,
-        i.submission_id,
-        i.setting,
-        i.question_id,
-        i.check_id,
-        **kw,  # type: ignore[arg-type]
-    )
-
-
 async def _judge_one(
     j: BuiltJudge,
     item: PairItem,
@@ -170,8 +106,8 @@ async def _judge_one(
         except BackendError as exc:
             said = exc.brief() if held else str(exc)
             raw = "" if held else exc.raw
-            if exc.kind != "bad_body":
-                fail_kind, last_err, last_raw = exc.kind, said, raw
+            if exc.kind is not ErrorKind.BAD_BODY:
+                fail_kind, last_err, last_raw = exc.kind.value, said, raw
                 break
             last_err, last_raw = f"the provider's reply body was unusable: {said}", raw
             continue
@@ -221,43 +157,6 @@ def _count(
     stats.tokens_cached += tcached
     stats.tokens_out += tout
     stats.latency_s += latency
-
-
-def record_failure(
-    j: BuiltJudge,
-    item: PairItem | Requested,
-    cache: VerdictSink,
-    stats: JudgeStats | None,
-    kind: str,
-    message: str,
-    raw: str,
-    calls: int,
-) -> None:
-    """Record that ``item`` failed for good in this run (key redacted), in direct or batch mode;
-    listed in ``stats`` unless None (another run's request, recorded for the ledger only)."""
-    message, raw = j.backend.redact(message), j.backend.redact(raw)
-    i = item.ids
-    cache.fail(
-        FailureRecord(
-            item.key,
-            j.identity,
-            i.judge,
-            i.submission_id,
-            i.setting,
-            i.question_id,
-            i.check_id,
-            kind,
-            calls,
-            message,
-            raw,
-        )
-    )
-    if stats is not None:
-        stats.failures.append(
-            Failure(
-                j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw
-            )
-        )
 
 
 def _judge_bulk(
@@ -557,7 +456,11 @@ def _run(
         rest = []
         for p, todo, stats in work:
             j = p.judge
-            reply = j.backend.bulk(p, todo) if len(todo) else None
+            reply = (
+                j.backend.bulk(p, todo)
+                if len(todo) and isinstance(j.backend, BulkBackend)
+                else None
+            )
             if reply is not None:
                 _judge_bulk(p, todo, reply, ledger, cache, stats, sink)
             elif not j.backend.calls_out:
@@ -583,10 +486,5 @@ __all__ = [
     "Failure",
     "JudgeReport",
     "JudgeStats",
-    "PairItem",
-    "Requested",
     "judge_all",
-    "pair_items",
-    "record_failure",
-    "verdict_record",
 ]

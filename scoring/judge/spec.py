@@ -96,7 +96,7 @@ class JudgeConfig(BaseModel):
     @field_validator("provider")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from scoring.judge.backends import registered_providers
+        from scoring.judge.providers import registered_providers
 
         known = registered_providers()
         if value not in known:
@@ -153,7 +153,7 @@ def judge_key_problems(
     servers need no key), and that environment variable must be set and non-empty. The key itself
     never appears in a message.
     """
-    from scoring.judge.backends import needs_key
+    from scoring.judge.providers import needs_key
 
     env = os.environ if environ is None else environ
     out: list[Problem] = []

@@ -168,7 +168,7 @@ def test_a_batch_created_but_never_recorded_is_found_not_submitted_twice(
 
     from scoring.judge.batch.book import PENDING, BatchRecord
     from scoring.judge.batch.runner import Ask, _tag, lines_of, pending_items
-    from scoring.judge.runner import pair_items
+    from scoring.judge.items import pair_items
     from scoring.ledger.records import now
 
     cfg = write_project(tmp_path, batch_judge(batch_srv))

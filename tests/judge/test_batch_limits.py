@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from scoring.judge.batch.anthropic_batch import ANTHROPIC_LIMITS
+from scoring.judge.anthropic_backend import ANTHROPIC_LIMITS
 from scoring.judge.batch.api import BatchLine, Limits, split
-from scoring.judge.batch.openai_batch import OPENAI_LIMITS
+from scoring.judge.batch.openai_lines import OPENAI_LIMITS
 
 MB = 1_000_000
 

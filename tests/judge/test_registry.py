@@ -13,8 +13,8 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.errors import ConfigError
-from scoring.judge import register_backend, registered_providers
-from scoring.judge.backends import _KEYLESS, _REGISTRY
+from scoring.judge import registered_providers
+from scoring.judge.providers import REGISTRY, ProviderEntry
 from scoring.judge.progress import NullProgress
 from tests.judge.project import TOTAL_CHECKS, write_project
 
@@ -23,12 +23,9 @@ JUDGE = '[judges.kw]\nprovider = "keyword"\nmodel = "words-v1"\nfamily = "none"\
 
 @pytest.fixture
 def keyword_backend() -> Iterator[None]:
-    saved = dict(_REGISTRY)
-    register_backend("keyword", "tests.judge.keyword_backend", "KeywordBackend", needs_key=False)
-    yield
-    _REGISTRY.clear()
-    _REGISTRY.update(saved)
-    _KEYLESS.discard("keyword")
+    entry = ProviderEntry("tests.judge.keyword_backend", "KeywordBackend", needs_key=False)
+    with REGISTRY.registered("keyword", entry):
+        yield
 
 
 def test_a_registered_backend_judges_from_the_config(tmp_path: Path, keyword_backend: None) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import click
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -57,6 +58,23 @@ def test_success_prints_files_and_tokens(project: Project, server: FakeLLMServer
     assert len(server.requests) == 20
     # The plain progress lines (not a terminal) name each setting.
     assert "answered, 0 failed" in res.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [((), "max_completion_tokens"), (("--max-tokens-param", "max_tokens"), "max_tokens")],
+    ids=["default", "max_tokens"],
+)
+def test_the_token_limit_goes_under_the_key_the_endpoint_expects(
+    project: Project, server: FakeLLMServer, extra: tuple[str, ...], key: str
+) -> None:
+    args = _args(project, server, "--max-tokens", "99", "--limit", "1", *extra)
+    res = CliRunner().invoke(main, args, env={"GAMUT_TEST_KEY": KEY})
+    assert res.exit_code == 0, res.output
+    assert len(server.requests) == 2
+    other = {"max_tokens", "max_completion_tokens"} - {key}
+    for req in server.requests:
+        assert req.body[key] == 99 and not other & set(req.body)
 
 
 def test_unanswered_questions_are_listed_with_exit_1(

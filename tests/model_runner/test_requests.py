@@ -119,11 +119,12 @@ def test_system_prompt_and_decoding_are_sent(
     assert generate(project.cfg, opts, environ=env).ok
     for req in server.requests:
         body = req.body
-        assert body["max_tokens"] == 321
         if provider == "anthropic":
+            assert body["max_tokens"] == 321
             assert body["system"] == "Answer thoroughly."
             assert "temperature" not in body  # the Messages API takes no sampling parameters
-        else:
+        else:  # OpenAI's current name (its reasoning models refuse max_tokens)
+            assert body["max_completion_tokens"] == 321 and "max_tokens" not in body
             assert body["temperature"] == 0.3
             assert body["messages"][0] == {"role": "system", "content": "Answer thoroughly."}
         assert req.headers.get("authorization", req.headers.get("x-api-key", "")).endswith(
@@ -135,6 +136,30 @@ def test_system_prompt_and_decoding_are_sent(
     assert "Answer thoroughly." not in meta
     decoding = "provider default" if provider == "anthropic" else "0.3"
     assert f'decoding: "temperature {decoding}, max 321 tokens"' in meta
+
+
+def test_max_tokens_param_sends_the_old_name_and_anthropic_refuses_it(
+    project: Project, server: FakeLLMServer, env: dict[str, str]
+) -> None:
+    """For a server that knows only ``max_tokens`` (as the judge's ``max_tokens_param``)."""
+    opts = _options(
+        "openai",
+        server,
+        settings=(Setting.TEXT_ONLY,),
+        limit=2,
+        max_tokens=77,
+        max_tokens_param="max_tokens",
+    )
+    assert generate(project.cfg, opts, environ=env).ok
+    assert len(server.requests) == 2
+    for req in server.requests:
+        assert req.body["max_tokens"] == 77 and "max_completion_tokens" not in req.body
+    server.reset()
+    bad = _options("anthropic", server, sid="other", max_tokens_param="max_tokens")
+    with pytest.raises(ProblemsError, match="--max-tokens-param") as err:
+        generate(project.cfg, bad, environ=env)
+    assert "drop --max-tokens-param for --provider anthropic" in str(err.value)
+    assert server.requests == []
 
 
 def test_chat_completions_default_to_temperature_0_and_anthropic_refuses_one(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from scoring.errors import GamutError
-from scoring.judge.backends import BackendError, Completion
+from scoring.judge.backends import Backend, BackendError, Completion, ErrorKind, JudgeRequest, Turn
 from scoring.submissions.jsonl import JsonlLimits, parse_line
 
 #: How far back (seconds, by either clock) a batch whose id was never recorded is looked for: a
@@ -184,7 +184,7 @@ class BatchAPI(ABC):
         if self.held:
             status = getattr(exc, "status_code", None)
             brief = BackendError(
-                "api_error",
+                ErrorKind.API_ERROR,
                 "",
                 error_class=type(exc).__name__,
                 status=status if isinstance(status, int) else None,
@@ -223,6 +223,33 @@ class BatchAPI(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
+
+
+class BatchBackend(Backend):
+    """A backend with a batch mode: its provider's batch API, and the body a batch line carries
+    (the one :meth:`~scoring.judge.backends.Backend.complete` sends)."""
+
+    @abstractmethod
+    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
+        """The request body a batch line carries: the same one ``complete`` sends."""
+
+    @abstractmethod
+    def batch_api(self, held: bool = False) -> BatchAPI:
+        """The provider's batch API for this judge (SDK client created now); with ``held``
+        rubrics its errors keep their class and HTTP status only."""
+
+
+def batch_backend(backend: Backend) -> BatchBackend:
+    """``backend`` as a batch-mode backend.
+
+    Raises:
+        GamutError: its provider has no batch mode.
+    """
+    if not isinstance(backend, BatchBackend):
+        raise GamutError(
+            f"judge {backend.name!r}: provider {backend.judge.provider!r} has no batch mode"
+        )
+    return backend
 
 
 def json_line(obj: dict[str, Any]) -> bytes:

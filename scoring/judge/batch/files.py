@@ -28,12 +28,12 @@ from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, r
 from scoring.judge.batch.runner import MAX_ATTEMPTS, Ask, Ingest, lines_of
 from scoring.judge.batch.shard import ImportIngest, ShardSink
 from scoring.judge.cache import VerdictCache
+from scoring.judge.items import PairItem, pair_items
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.pairs import PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.judge.runner import PairItem, pair_items
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
 from scoring.storage import atomic_write_bytes
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl

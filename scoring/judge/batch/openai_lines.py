@@ -1,6 +1,7 @@
-"""Lines of the OpenAI batch format, without the SDK: a request line (what ``vllm run-batch``
-reads too) and a result line in any of the shapes OpenAI and vLLM write (read by batch mode and
-by ``gamut judge --import-batch``, which needs no SDK and so does not import it).
+"""The OpenAI wire format, without the SDK: a chat completion read from its body (direct calls
+and batch results), a request line of the batch format (what ``vllm run-batch`` reads too) and a
+result line in any of the shapes OpenAI and vLLM write (read by batch mode and by ``gamut judge
+--import-batch``, which needs no SDK and so does not import it).
 """
 
 from __future__ import annotations
@@ -8,15 +9,39 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from scoring.judge.backends import BackendError
+from scoring.judge.backends import (
+    BackendError,
+    Completion,
+    model_of,
+    reading_reply,
+    token_count,
+    usage_of,
+)
 from scoring.judge.batch.api import BatchResult, Limits, error_text, json_line, stated_megabytes
-from scoring.judge.openai_backend import parse_chat_completion
 
 #: OpenAI's limits per input file.
 #: OpenAI's limits per input file: 50,000 requests, 200 MB.
 OPENAI_LIMITS = Limits(max_requests=50_000, max_bytes=stated_megabytes(200))
 ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
 _RETRYABLE = {408, 409, 429}
+
+
+def parse_chat_completion(r: Any, raw: str, redact: Callable[[str], str]) -> Completion:
+    """The completion in a decoded reply body, in direct and batch mode; anything
+    malformed is a ``bad_body`` (re-asked)."""
+    with reading_reply(raw, redact, "has no usable message"):
+        text = r["choices"][0]["message"].get("content") or ""
+        u = usage_of(r)
+        details = (u or {}).get("prompt_tokens_details")
+        return Completion(
+            text=text if isinstance(text, str) else "",
+            tokens_in=token_count(u, "prompt_tokens"),
+            tokens_cached=token_count(
+                details if isinstance(details, dict) else None, "cached_tokens"
+            ),
+            tokens_out=token_count(u, "completion_tokens"),
+            model=model_of(r),
+        )
 
 
 def request_line(custom_id: str, body: dict[str, Any]) -> bytes:

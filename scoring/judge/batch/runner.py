@@ -31,15 +31,16 @@ from scoring.judge.batch.api import (
     BatchLine,
     BatchResult,
     Limits,
+    batch_backend,
     split,
 )
 from scoring.judge.batch.book import PENDING, BatchBook, BatchRecord
 from scoring.judge.cache import Ids, VerdictCache, VerdictSink
+from scoring.judge.items import PairItem, Requested, record_failure, verdict_record
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.judge.runner import PairItem, Requested, record_failure, verdict_record
 from scoring.ledger import custom_id, keys_array
 from scoring.ledger.records import now, request_ids
 from scoring.verdicts import Verdict
@@ -232,7 +233,7 @@ def lines_of(
     """Each ask as a batch line, its body from the judge backend's one body builder."""
     for a in asks:
         it = todo[a.cid]
-        yield line(a.cid, j.backend.batch_body(it.plan.request(it.pair), a.turns))
+        yield line(a.cid, batch_backend(j.backend).batch_body(it.plan.request(it.pair), a.turns))
 
 
 def submit(
@@ -417,7 +418,7 @@ def run_batch_judges(
     apis: dict[str, BatchAPI] = {}
     try:
         for j, _, _ in plans:
-            apis[j.name] = j.backend.batch_api(held=cache.ledger.held)
+            apis[j.name] = batch_backend(j.backend).batch_api(held=cache.ledger.held)
         todos = {j.name: pending_items(items) for j, items, _ in plans}
         skips: dict[str, set[str]] = {j.name: set() for j, _, _ in plans}
         end = None if wait_s is None else time.monotonic() + wait_s

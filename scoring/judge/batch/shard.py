@@ -20,10 +20,10 @@ import pyarrow as pa
 from scoring.judge.backends import Completion
 from scoring.judge.batch.runner import Ingest
 from scoring.judge.cache import MAX_RAW_CHARS, cap_raw
+from scoring.judge.items import PairItem, Requested
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
-from scoring.judge.runner import PairItem, Requested
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, VerdictRecord, keys_array
 from scoring.ledger.records import now, verdict_schema, verdict_values
 from scoring.verdicts import Verdict

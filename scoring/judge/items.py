@@ -1,0 +1,120 @@
+"""What the direct and the batch runner share: the pairs to judge as items, and how a verdict or
+a failure of one is recorded (a leaf beside both runners, which import it and not each other).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from scoring.judge.cache import Ids, VerdictSink
+from scoring.judge.judges import BuiltJudge
+from scoring.judge.outcome import Failure, JudgeStats
+from scoring.judge.pairs import PairPlan
+from scoring.ledger import FailureRecord, VerdictRecord, key_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PairItem:
+    """One pair to judge: its plan, its position in the plan, its verdict key and its ids.
+
+    Direct and batch mode build the same items (:func:`pair_items`) and store what they get
+    through :func:`verdict_record` and :func:`record_failure`.
+    """
+
+    plan: PairPlan
+    pair: int
+    key: bytes
+    ids: Ids
+
+    @property
+    def identity(self) -> str:
+        """The judge identity its verdict is stored under."""
+        return self.plan.judge.identity
+
+
+@dataclass(frozen=True, slots=True)
+class Requested:
+    """A request that a batch record names but this run does not plan (another run's
+    submission): its key, judge identity and the public ids the record gives it. Its verdict
+    and failure are stored like a :class:`PairItem`'s; it cannot be asked again from here."""
+
+    key: bytes
+    identity: str
+    ids: Ids
+
+
+def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
+    """The items of the pairs ``todo`` of ``plan``."""
+    name = plan.judge.name
+    # each unit's and check's ids once, then the pairs' as plain list lookups
+    unit_ids = [(u.submission_id, u.setting.value, u.question_id) for u in plan.units]
+    check_ids = [c.check_id for c in plan.table.checks]
+    out = []
+    for i, u, c, key in zip(
+        todo.tolist(),
+        plan.unit[todo].tolist(),
+        plan.check[todo].tolist(),
+        key_bytes(plan.keys[todo]),
+        strict=True,
+    ):
+        sid, setting, qid = unit_ids[u]
+        out.append(PairItem(plan, i, key, Ids(name, sid, setting, qid, check_ids[c])))
+    return out
+
+
+def verdict_record(item: PairItem | Requested, **kw: object) -> VerdictRecord:
+    """The ledger record of ``item``'s verdict (``kw``: the verdict and what came with it)."""
+    i = item.ids
+    return VerdictRecord(
+        item.key,
+        item.identity,
+        i.judge,
+        i.submission_id,
+        i.setting,
+        i.question_id,
+        i.check_id,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def record_failure(
+    j: BuiltJudge,
+    item: PairItem | Requested,
+    cache: VerdictSink,
+    stats: JudgeStats | None,
+    kind: str,
+    message: str,
+    raw: str,
+    calls: int,
+) -> None:
+    """Record that ``item`` failed for good in this run (key redacted), in direct or batch mode;
+    listed in ``stats`` unless None (another run's request, recorded for the ledger only)."""
+    message, raw = j.backend.redact(message), j.backend.redact(raw)
+    i = item.ids
+    cache.fail(
+        FailureRecord(
+            item.key,
+            j.identity,
+            i.judge,
+            i.submission_id,
+            i.setting,
+            i.question_id,
+            i.check_id,
+            kind,
+            calls,
+            message,
+            raw,
+        )
+    )
+    if stats is not None:
+        stats.failures.append(
+            Failure(
+                j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw
+            )
+        )
+
+
+__all__ = ["PairItem", "Requested", "pair_items", "record_failure", "verdict_record"]

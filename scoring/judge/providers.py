@@ -1,0 +1,180 @@
+"""The one registry of providers: a name a judge's ``provider`` gives -> the module serving it.
+
+Built-in providers are listed here; a third-party package adds one through the Python entry
+point group :data:`ENTRY_POINT_GROUP` (``name = "package.module:BackendClass"``), or code calls
+:func:`register_backend`. A provider's module is imported only when a judge uses it, so reading a
+config (which checks provider names) imports no SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+
+from scoring.errors import GamutError
+from scoring.judge.backends import Backend
+
+#: The entry point group a third-party package registers its judge backends under.
+ENTRY_POINT_GROUP = "gamut.backends"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderEntry:
+    """Where a provider lives.
+
+    Attributes:
+        module: the module, imported on first use.
+        cls: its :class:`~scoring.judge.backends.Backend` subclass.
+        pip_name: what to install when the module's imports are missing.
+        needs_key: its judges need ``api_key_env`` (unless they name a ``base_url``); None: the
+            class says (its ``needs_key`` attribute; entry points, read when asked).
+    """
+
+    module: str
+    cls: str
+    pip_name: str = ""
+    needs_key: bool | None = True
+
+
+_BUILTIN: dict[str, ProviderEntry] = {
+    "openai": ProviderEntry("scoring.judge.openai_backend", "OpenAIBackend", "openai"),
+    "anthropic": ProviderEntry("scoring.judge.anthropic_backend", "AnthropicBackend", "anthropic"),
+    "replay": ProviderEntry("scoring.judge.replay_backend", "ReplayBackend", "", needs_key=False),
+}
+
+
+class ProviderRegistry:
+    """Provider names in registration order: the built-in ones, then those registered in code,
+    then the entry points of installed packages (read once, on first use; a name registered
+    otherwise wins)."""
+
+    def __init__(self, builtin: dict[str, ProviderEntry]) -> None:
+        self._entries = dict(builtin)
+        self._from_entry_points: dict[str, ProviderEntry] | None = None
+
+    def register(self, provider: str, entry: ProviderEntry) -> None:
+        """Add or replace ``provider``."""
+        self._entries[provider] = entry
+
+    @contextmanager
+    def registered(self, provider: str, entry: ProviderEntry) -> Iterator[None]:
+        """``provider`` registered as ``entry`` inside the block, as it was after it."""
+        before = self._entries.get(provider)
+        self._entries[provider] = entry
+        try:
+            yield
+        finally:
+            if before is None:
+                del self._entries[provider]
+            else:
+                self._entries[provider] = before
+
+    def _all(self) -> dict[str, ProviderEntry]:
+        if self._from_entry_points is None:
+            found: dict[str, ProviderEntry] = {}
+            for ep in entry_points(group=ENTRY_POINT_GROUP):
+                module, _, cls = ep.value.partition(":")
+                found[ep.name] = ProviderEntry(module.strip(), cls.strip(), needs_key=None)
+            self._from_entry_points = found
+        return {**self._from_entry_points, **self._entries}
+
+    def names(self) -> tuple[str, ...]:
+        """Every provider name a judge may use."""
+        return tuple(self._all())
+
+    def entry(self, provider: str) -> ProviderEntry:
+        """Where ``provider`` lives.
+
+        Raises:
+            GamutError: unknown provider (the known ones named).
+        """
+        known = self._all()
+        if provider not in known:
+            raise GamutError(f"unknown judge provider {provider!r} (one of {', '.join(known)})")
+        return known[provider]
+
+    def backend_class(self, provider: str) -> type[Backend]:
+        """The backend class of ``provider``, importing its module (and SDK) only now.
+
+        Raises:
+            GamutError: unknown provider, its SDK is not installed (with the install command),
+                or what it names is not a backend.
+        """
+        entry = self.entry(provider)
+        try:
+            mod = importlib.import_module(entry.module)
+        except ImportError as exc:
+            hint = f"; install it with: pip install {entry.pip_name}" if entry.pip_name else ""
+            raise GamutError(
+                f"the {provider} judge backend cannot load ({exc.name} missing){hint}"
+            ) from None
+        out = getattr(mod, entry.cls, None)
+        if not (isinstance(out, type) and issubclass(out, Backend)):
+            raise GamutError(
+                f"judge provider {provider!r}: {entry.module}:{entry.cls} is not a Backend "
+                "subclass; fix the registration (or the package's "
+                f"{ENTRY_POINT_GROUP!r} entry point)"
+            )
+        return out
+
+    def needs_key(self, provider: str) -> bool:
+        """Whether judges of ``provider`` need an API key (unknown names: True)."""
+        entry = self._all().get(provider)
+        if entry is None:
+            return True
+        if entry.needs_key is None:
+            return self.backend_class(provider).needs_key
+        return entry.needs_key
+
+
+#: The registry every judge and ``gamut`` command uses.
+REGISTRY = ProviderRegistry(_BUILTIN)
+
+
+def register_backend(
+    provider: str, module: str, cls: str, pip_name: str = "", *, needs_key: bool = True
+) -> None:
+    """Register a backend class by provider name (imported only when a judge uses it).
+
+    Args:
+        provider: the name a judge's ``provider`` gives.
+        module: the module holding the class, imported on first use.
+        cls: the class name (a :class:`~scoring.judge.backends.Backend` subclass).
+        pip_name: what to install when the module's imports are missing.
+        needs_key: its judges need ``api_key_env`` (unless they name a ``base_url``).
+    """
+    REGISTRY.register(provider, ProviderEntry(module, cls, pip_name, needs_key))
+
+
+def needs_key(provider: str) -> bool:
+    """Whether judges of ``provider`` need an API key."""
+    return REGISTRY.needs_key(provider)
+
+
+def registered_providers() -> tuple[str, ...]:
+    """Every provider name a judge may use, in registration order."""
+    return REGISTRY.names()
+
+
+def backend_class(provider: str) -> type[Backend]:
+    """The backend class for a provider name, importing its SDK only now.
+
+    Raises:
+        GamutError: unknown provider, or its SDK is not installed (with the install command).
+    """
+    return REGISTRY.backend_class(provider)
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "REGISTRY",
+    "ProviderEntry",
+    "ProviderRegistry",
+    "backend_class",
+    "needs_key",
+    "register_backend",
+    "registered_providers",
+]
