@@ -59,6 +59,7 @@ class ReplayBackend(BulkBackend):
         if judge.replay is None:
             raise GamutError(f"judge {name!r}: provider 'replay' needs a 'replay' file path")
         self._path = judge.replay if judge.replay.is_absolute() else root / judge.replay
+        self._unrecorded = judge.unrecorded  # what answers a request the file does not hold
         h = hashlib.sha256()
         try:
             with self._path.open("rb") as f:
@@ -119,7 +120,7 @@ class ReplayBackend(BulkBackend):
     def identity_extra(self) -> str:
         """The replay file's content digest (a regenerated file is a different judge), and the
         offline matcher's version when it answers what the file does not hold."""
-        if self.judge.unrecorded == "offline-match":
+        if self._unrecorded == "offline-match":
             from scoring.judge.offline_match import MATCHER_VERSION
 
             return f"{self._digest}+{MATCHER_VERSION}"
@@ -157,7 +158,7 @@ class ReplayBackend(BulkBackend):
         # a bulk request is this judge's whole plan: the rows are not needed again this run
         self._frame = None
         codes = codes.astype(np.int8)
-        if self.judge.unrecorded == "offline-match" and not found.all():
+        if self._unrecorded == "offline-match" and not found.all():
             from scoring.judge.offline_match import match_verdict
 
             rationales = rationales.copy()
@@ -179,7 +180,7 @@ class ReplayBackend(BulkBackend):
                 self._rows.setdefault((s, st, q, c), json.dumps({"verdict": w, "rationale": r}))
         key = (request.submission_id, request.setting.value, request.question_id, request.check_id)
         text = self._rows.get(key)
-        if text is None and self.judge.unrecorded == "offline-match":
+        if text is None and self._unrecorded == "offline-match":
             from scoring.judge.offline_match import match_verdict
 
             m = match_verdict(request.kind, request.check, request.response)

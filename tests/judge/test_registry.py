@@ -14,8 +14,8 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.errors import ConfigError
 from scoring.judge import registered_providers
-from scoring.judge.providers import REGISTRY, ProviderEntry
 from scoring.judge.progress import NullProgress
+from scoring.judge.providers import REGISTRY, ProviderEntry
 from tests.judge.project import TOTAL_CHECKS, write_project
 
 JUDGE = '[judges.kw]\nprovider = "keyword"\nmodel = "words-v1"\nfamily = "none"\nprimary = true\n'
