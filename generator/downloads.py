@@ -58,6 +58,8 @@ SCORE_TABLES: tuple[tuple[str, str], ...] = (
     ("judge_kappa_by_kind", "Judge verdict agreement by check kind (Cohen's kappa)"),
     ("judge_leniency", "Judge leniency"),
     ("judge_self_preference", "Judge self-preference"),
+    ("judge_human", "Judge against the human audit"),
+    ("human_human", "Annotators against each other"),
     ("incomplete", "Incomplete submissions"),
 )
 #: Tables whose CSV is gzipped (one row per question and model: too large to serve plain).

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from scoring.audit import AuditLabels
 from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
 from scoring.tables import tables as _tables
@@ -64,7 +65,58 @@ class Tables:
         return self.frames["leaderboard"]
 
 
-def iter_frames(scores: Scores, families: dict[str, str]) -> Iterator[tuple[str, pd.DataFrame]]:
+def _audit_parts(scores: Scores, audit: AuditLabels | None) -> tuple[dict[str, Any] | None, Any]:
+    """The leaderboard's PPI columns and the final human verdicts (None without labels)."""
+    if audit is None:
+        return None, None
+    from scoring.tables import audit as _audit
+
+    inputs = scores.inputs
+    final = audit.final()
+    humans = _audit.human_scores(
+        final, inputs.checks.question, inputs.checks.tier, len(inputs.questions), scores.config
+    )
+    rankings = [
+        (idx, [inputs.submission_ids[int(s)] for s in scores.groups.sub[idx]])
+        for idx, _ranking in scores.rankings.values()
+    ]
+    response_of = scores.groups.sub * 2 + scores.groups.setting
+    columns = _audit.ppi_columns(
+        scores.level.gamut, scores.complete, response_of, humans, scores.weights, rankings
+    )
+    return columns, final
+
+
+def _audit_tables(
+    scores: Scores, audit: AuditLabels | None, final: Any
+) -> Iterator[tuple[str, pd.DataFrame]]:
+    from scoring.audit import AuditLabels as _Labels
+    from scoring.tables import audit as _audit
+
+    inputs = scores.inputs
+    if audit is None:
+        audit = _Labels.empty(len(inputs.submission_ids) * 2, inputs.checks.size)
+        final = audit.final()
+    g = scores.groups
+    yield (
+        "judge_human",
+        _audit.judge_human(
+            inputs.verdicts,
+            scores.level.status,
+            g.sub * 2 + g.setting,
+            g.judge,
+            inputs.judges,
+            final,
+            inputs.checks.kind,
+            scores.config,
+        ),
+    )
+    yield "human_human", _audit.human_human(audit, inputs.checks.kind, scores.config)
+
+
+def iter_frames(
+    scores: Scores, families: dict[str, str], audit: AuditLabels | None = None
+) -> Iterator[tuple[str, pd.DataFrame]]:
     """Every table from computed scores (no I/O), in a fixed order, each as soon as it is built.
 
     The tables are built on two threads (numpy does most of that work without holding the
@@ -73,11 +125,13 @@ def iter_frames(scores: Scores, families: dict[str, str]) -> Iterator[tuple[str,
     Args:
         scores: from :func:`scoring.tables.scores.compute`.
         families: judge name -> the model family the judge belongs to.
+        audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
     """
+    corrected, final = _audit_parts(scores, audit)
     with ThreadPoolExecutor(max_workers=2) as pool:
         first: dict[str, Future[pd.DataFrame]] = {
             "question_scores": pool.submit(_tables.question_scores, scores),
-            "leaderboard": pool.submit(_tables.leaderboard, scores),
+            "leaderboard": pool.submit(_tables.leaderboard, scores, corrected),
             **{
                 f"by_{column}": pool.submit(_tables.breakdown, scores, column)
                 for column in ("domain", "popularity", "egocentric")
@@ -97,6 +151,7 @@ def iter_frames(scores: Scores, families: dict[str, str]) -> Iterator[tuple[str,
         yield "judge_self_preference", _judges.judge_self_preference(scores, families)
         yield "judge_kappa", _judges.judge_kappa(scores, confusions.result())
         yield "judge_kappa_by_kind", _judges.judge_kappa_by_kind(scores, confusions.result())
+        yield from _audit_tables(scores, audit, final)
         yield "incomplete", _tables.incomplete(scores)
 
 
@@ -108,6 +163,7 @@ def build_tables(
     primary_judge: str,
     rubrics_public: bool,
     out_dir: Path,
+    audit: AuditLabels | None = None,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -118,6 +174,7 @@ def build_tables(
         primary_judge: the judge that ranks the leaderboard.
         rubrics_public: whether rubric text may be published (recorded in the provenance).
         out_dir: the results folder.
+        audit: the human audit labels (:func:`scoring.audit.read_audit`), or None.
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -136,7 +193,9 @@ def build_tables(
     frames: dict[str, pd.DataFrame] = {}
 
     def kept() -> Iterator[tuple[str, pd.DataFrame]]:  # each table written is also returned
-        for name, df in iter_frames(scores, {n: str(j["family"]) for n, j in judges.items()}):
+        for name, df in iter_frames(
+            scores, {n: str(j["family"]) for n, j in judges.items()}, audit
+        ):
             frames[name] = df
             yield name, df
 

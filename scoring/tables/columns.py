@@ -50,6 +50,43 @@ _PAIR = {
     "judge_b": (_S, "the second judge of the pair"),
 }
 
+_PPI = {
+    "gamut_ppi": (
+        _F,
+        "Gamut score corrected by the human audit (prediction-powered inference): 100 x (mean "
+        "judge question score over all questions + mean of human minus judge question score "
+        "over the audited questions); empty when fewer than 2 questions are audited",
+    ),
+    "gamut_ppi_lo": (
+        _F,
+        "lower end of its 95% interval: 100 x (theta - 1.96 sqrt(var(judge scores) / N + "
+        "var(human - judge) / n)), sample variances",
+    ),
+    "gamut_ppi_hi": (_F, "upper end of that interval"),
+    "audited_questions": (
+        _I,
+        "questions whose response has a final human verdict on every check (n above)",
+    ),
+    "rank_ppi": (_I, "rank within setting and judge under gamut_ppi"),
+    "tie_group_ppi": (
+        _I,
+        "tie group under gamut_ppi (the leaderboard's bootstrap resamples applied to both terms)",
+    ),
+}
+_AGREEMENT = {
+    "n_checks": (_I, "(response, check) pairs that both sides labelled"),
+    "agreement": (_F, "share of those with the same verdict"),
+    "kappa": (_F, "Cohen's kappa over the four verdicts"),
+    "macro_f1": (_F, "mean F1 over the verdicts that occur in either labelling"),
+}
+_AUDIT_KIND = (
+    _S,
+    "check kind (fact, member, baseline, coverage, step, sequence, relation_entity, "
+    "relation_aspect, insight), or all",
+)
+_SHORT = {"meets": "meets", "partial": "partially_meets", "missing": "missing"}
+_SHORT["contradicts"] = "contradicts"
+
 #: table -> column -> (Arrow type name, meaning).
 TABLES: dict[str, dict[str, tuple[str, str]]] = {
     "questions": {
@@ -122,6 +159,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "production_web_access": (_B, "whether the model could search or browse the web"),
         "production_system_prompt": (_S, "system prompt text or its hash, if given"),
         "production_notes": (_S, "anything else about how the responses were produced"),
+        **_PPI,
     },
     **{
         f"by_{group}": {
@@ -241,6 +279,43 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "n_a_higher": (_I, "questions where a scored higher"),
         "n_b_higher": (_I, "questions where b scored higher"),
         "n_equal": (_I, "questions where both scored the same"),
+    },
+    "judge_human": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "kind": _AUDIT_KIND,
+        **_AGREEMENT,
+        "leniency": (
+            _F,
+            "the judge's mean verdict value minus the humans', on the scale meets 1, partially "
+            "lambda, missing 0, contradicts mu (positive: the judge is more lenient)",
+        ),
+        **{
+            f"judge_{j}_human_{h}": (
+                _I,
+                f"checks the judge called {_SHORT[j]} and the final human verdict {_SHORT[h]}",
+            )
+            for j in _SHORT
+            for h in _SHORT
+        },
+    },
+    "human_human": {
+        "setting": _GROUP["setting"],
+        "kind": _AUDIT_KIND,
+        **_AGREEMENT,
+        "n_checks": (_I, "pairs of two annotators' labels on one (response, check)"),
+        "leniency": (
+            _F,
+            "the first annotator's (lower id) mean verdict value minus the second's, same scale",
+        ),
+        **{
+            f"first_{a}_second_{b}": (
+                _I,
+                f"pairs where the first annotator said {_SHORT[a]} and the second {_SHORT[b]}",
+            )
+            for a in _SHORT
+            for b in _SHORT
+        },
     },
     "incomplete": {
         **_GROUP,
