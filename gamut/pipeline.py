@@ -302,6 +302,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         rubrics_public=project.rubrics_public,
         out_dir=project.results,
         audit=audit_labels(project, inputs),
+        audit_simulated=cfg.benchmark.audit_simulated,
     )
 
 

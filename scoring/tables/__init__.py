@@ -164,6 +164,7 @@ def build_tables(
     rubrics_public: bool,
     out_dir: Path,
     audit: AuditLabels | None = None,
+    audit_simulated: bool = False,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -175,6 +176,8 @@ def build_tables(
         rubrics_public: whether rubric text may be published (recorded in the provenance).
         out_dir: the results folder.
         audit: the human audit labels (:func:`scoring.audit.read_audit`), or None.
+        audit_simulated: the labels are simulated (the demo's), which the provenance records
+            so that every page showing them says so.
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -189,6 +192,16 @@ def build_tables(
         primary_judge=primary_judge,
         scoring=scoring,
         rubrics_public=rubrics_public,
+    )
+    prov["audit"] = (
+        None
+        if audit is None
+        else {
+            "labels": audit.size,
+            "annotators": len(audit.annotators),
+            "files": len(audit.files),
+            "simulated": audit_simulated,
+        }
     )
     frames: dict[str, pd.DataFrame] = {}
 
