@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
+from generator.audit import judge_vs_human
 from generator.pages import model_names, setting_label, submission_href
 from generator.render import Cell, Column, Row, Table
 from generator.tables import ScoreTables
@@ -310,6 +311,7 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "n_judges": len(judges),
         "drift": _drift(tables),
         "min_kind_checks": MIN_KIND_CHECKS,
+        "audit": judge_vs_human(tables),
     }
 
 
