@@ -12,6 +12,8 @@ none.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -148,15 +150,23 @@ class AuditLabels:
         cell = (self.response * self.n_checks + self.check)[order]
         verdict = self.verdict[order]
         cells, a, b = [], [], []
-        starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
-        ends = np.r_[starts[1:], cell.size]
-        for s, e in zip(starts[ends - starts >= 2], ends[ends - starts >= 2], strict=True):
-            for i in range(s, e):
-                for j in range(i + 1, e):
-                    cells.append(cell[i])
-                    a.append(verdict[i])
-                    b.append(verdict[j])
-        return np.array(cells, np.int64), np.array(a, np.int8), np.array(b, np.int8)
+        # the labels of one cell are next to each other: pair each with the one d places on
+        d = 1
+        while d < cell.size:
+            same = np.flatnonzero(cell[d:] == cell[:-d])
+            if not same.size:
+                break
+            cells.append(cell[same])
+            a.append(verdict[same])
+            b.append(verdict[same + d])
+            d += 1
+        if not cells:
+            return np.zeros(0, np.int64), np.zeros(0, np.int8), np.zeros(0, np.int8)
+        return (
+            np.concatenate(cells).astype(np.int64),
+            np.concatenate(a).astype(np.int8),
+            np.concatenate(b).astype(np.int8),
+        )
 
 
 def audit_files(path: Path) -> list[Path]:
@@ -174,8 +184,13 @@ def read_audit(
     question_ids: Sequence[str],
     check_ids: Sequence[Sequence[str]],
     known_submissions: Collection[str] = (),
+    cache_dir: Path | None = None,
 ) -> AuditLabels:
     """Read and check every label file of the audit folder ``path``.
+
+    With ``cache_dir`` (in the private store), labels read without a problem are kept there as
+    arrays, keyed by the SHA-256 of the files' names and bytes and of everything they were
+    checked against; an unchanged audit is then loaded, not parsed again.
 
     Args:
         path: the audit folder (or one ``.jsonl`` file).
@@ -185,13 +200,12 @@ def read_audit(
         check_ids: each question's check ids, in the order of the expected checks.
         known_submissions: other submissions that exist but are not scored in this run (their
             lines are counted in ``ignored``, not refused).
+        cache_dir: where the decoded labels are kept (None: read the files every time).
 
     Raises:
         ProblemsError: every problem of every file (unknown ids, a setting without responses,
             a second label by one annotator, a second adjudication, a bad verdict or field).
     """
-    from scoring.submissions.jsonl import JsonlLimits, read_jsonl
-
     if not path.exists():
         raise ProblemsError(
             [
@@ -201,6 +215,106 @@ def read_audit(
             ],
             "cannot read the audit labels",
         )
+    files = audit_files(path)
+    key = _cache_key(
+        files, submission_ids, has_responses, question_ids, check_ids, known_submissions
+    )
+    cached = _load_cached(cache_dir, key) if cache_dir is not None else None
+    if cached is not None:
+        return cached
+    labels = _read(path, files, submission_ids, has_responses, question_ids, check_ids,
+                   known_submissions)  # fmt: skip
+    if cache_dir is not None:
+        _save_cached(cache_dir, key, labels)
+    return labels
+
+
+#: Changes whenever what the cache holds changes.
+_CACHE_VERSION = 1
+
+
+def _cache_key(
+    files: list[Path],
+    submission_ids: Sequence[str],
+    has_responses: npt.NDArray[np.bool_],
+    question_ids: Sequence[str],
+    check_ids: Sequence[Sequence[str]],
+    known_submissions: Collection[str],
+) -> str:
+    h = hashlib.sha256(f"gamut-audit-{_CACHE_VERSION}\n".encode())
+    for f in files:
+        h.update(f"{f}\n".encode())
+        h.update(hashlib.sha256(f.read_bytes()).digest())
+    for part in (submission_ids, question_ids, sorted(known_submissions)):
+        h.update("\n".join(part).encode() + b"\x00")
+    h.update(np.ascontiguousarray(has_responses, np.bool_).tobytes())
+    for ids in check_ids:
+        h.update("\n".join(ids).encode() + b"\x01")
+    return h.hexdigest()
+
+
+_ARRAYS = ("response", "check", "annotator", "verdict", "adjudication")
+
+
+def _load_cached(folder: Path, key: str) -> AuditLabels | None:
+    path = folder / f"{key}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"]).decode())
+            arrays = [z[name] for name in _ARRAYS]
+    except (OSError, ValueError, KeyError):
+        return None  # absent or unreadable: read the files
+    response, check, annotator, verdict, adjudication = arrays
+    return AuditLabels(
+        tuple(meta["annotators"]),
+        response,
+        check,
+        annotator,
+        verdict,
+        adjudication,
+        meta["n_responses"],
+        meta["n_checks"],
+        tuple(meta["files"]),
+        meta["ignored"],
+    )
+
+
+def _save_cached(folder: Path, key: str, labels: AuditLabels) -> None:
+    from scoring.storage import atomic_write
+
+    meta = {
+        "annotators": list(labels.annotators),
+        "n_responses": labels.n_responses,
+        "n_checks": labels.n_checks,
+        "files": list(labels.files),
+        "ignored": labels.ignored,
+    }
+
+    def write(tmp: Path) -> None:
+        with tmp.open("wb") as f:
+            np.savez(
+                f,
+                meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                **{name: getattr(labels, name) for name in _ARRAYS},
+            )
+
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for old in folder.glob("*.npz"):  # one entry: the audit as it is now
+        old.unlink(missing_ok=True)
+    atomic_write(folder / f"{key}.npz", write, mode=0o600)
+
+
+def _read(
+    path: Path,
+    files: list[Path],
+    submission_ids: Sequence[str],
+    has_responses: npt.NDArray[np.bool_],
+    question_ids: Sequence[str],
+    check_ids: Sequence[Sequence[str]],
+    known_submissions: Collection[str],
+) -> AuditLabels:
+    from scoring.submissions.jsonl import JsonlLimits, read_jsonl
+
     sub_index = {s: i for i, s in enumerate(submission_ids)}
     q_index = {q: i for i, q in enumerate(question_ids)}
     starts = np.concatenate([[0], np.cumsum([len(c) for c in check_ids])]).astype(np.int64)
@@ -211,7 +325,6 @@ def read_audit(
     seen: dict[tuple[int, int, str, bool], tuple[str, int]] = {}
     adjudicated: dict[tuple[int, int], tuple[str, int]] = {}
     ignored = 0
-    files = audit_files(path)
     for f in files:
         name = str(f)
         read = read_jsonl(

@@ -82,7 +82,13 @@ def _audit_parts(scores: Scores, audit: AuditLabels | None) -> tuple[dict[str, A
     ]
     response_of = scores.groups.sub * 2 + scores.groups.setting
     columns = _audit.ppi_columns(
-        scores.level.gamut, scores.complete, response_of, humans, scores.weights, rankings
+        scores.level.gamut,
+        scores.complete,
+        response_of,
+        humans,
+        scores.weights,
+        rankings,
+        scores.gamut.boot,
     )
     return columns, final
 
@@ -127,11 +133,12 @@ def iter_frames(
         families: judge name -> the model family the judge belongs to.
         audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
     """
-    corrected, final = _audit_parts(scores, audit)
     with ThreadPoolExecutor(max_workers=2) as pool:
+        # the corrections first, beside the largest table; the leaderboard waits for them
+        parts = pool.submit(_audit_parts, scores, audit)
         first: dict[str, Future[pd.DataFrame]] = {
             "question_scores": pool.submit(_tables.question_scores, scores),
-            "leaderboard": pool.submit(_tables.leaderboard, scores, corrected),
+            "leaderboard": pool.submit(lambda: _tables.leaderboard(scores, parts.result()[0])),
             **{
                 f"by_{column}": pool.submit(_tables.breakdown, scores, column)
                 for column in ("domain", "popularity", "egocentric")
@@ -151,7 +158,7 @@ def iter_frames(
         yield "judge_self_preference", _judges.judge_self_preference(scores, families)
         yield "judge_kappa", _judges.judge_kappa(scores, confusions.result())
         yield "judge_kappa_by_kind", _judges.judge_kappa_by_kind(scores, confusions.result())
-        yield from _audit_tables(scores, audit, final)
+        yield from _audit_tables(scores, audit, parts.result()[1])
         yield "incomplete", _tables.incomplete(scores)
 
 

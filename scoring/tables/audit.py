@@ -135,6 +135,7 @@ def ppi_columns(
     humans: HumanScores,
     weights: Floats,
     rankings: list[tuple[Ints, list[str]]],
+    judge_boot: Floats | None = None,
 ) -> dict[str, Floats]:
     """The leaderboard's PPI columns for every group.
 
@@ -145,6 +146,8 @@ def ppi_columns(
         humans: from :func:`human_scores`.
         weights: ``[B, Q]`` the leaderboard's bootstrap weights (for ranks and tie groups).
         rankings: per (setting, judge), the groups ranked together and their submission ids.
+        judge_boot: ``[B, G]`` the leaderboard's resampled Gamut scores (x100) of every group,
+            if already computed (else computed here from ``weights``).
 
     Returns:
         column -> ``[G]`` values (:data:`PPI_COLUMNS`); NaN where not defined (the count is 0
@@ -164,21 +167,43 @@ def ppi_columns(
         out["gamut_ppi_hi"][g] = 100.0 * est.hi
         if est.n_audited >= 2:
             rect[g, audited] = humans.gamut[r, audited] - judge_gamut[g, audited]
+    corrected = np.flatnonzero(~np.isnan(out["gamut_ppi"]))
+    if corrected.size == 0:
+        return out
+    # the resampled corrections of every corrected group at once: [B, corrected]
+    boot = np.full((weights.shape[0], n_g), np.nan)
+    base = judge_boot[:, corrected] if judge_boot is not None else None
+    if base is None:
+        base = weighted_means(weights, judge_gamut[corrected]) * 100.0
+    boot[:, corrected] = base + _rect_means(weights, rect, corrected, response_of) * 100.0
     asked, where = [], []
     for idx, names in rankings:
         ok = ~np.isnan(out["gamut_ppi"][idx])
         rows = idx[ok]
         if rows.size == 0:
             continue
-        boot = weighted_means(weights, judge_gamut[rows]) + weighted_means(weights, rect[rows])
-        # a resample that draws fewer than two audited questions has no correction: left out
-        asked.append(
-            (out["gamut_ppi"][rows], boot * 100.0, [n for n, k in zip(names, ok, strict=True) if k])
-        )
+        # a resample that draws fewer than two audited questions has no correction (NaN)
+        kept = [n for n, k in zip(names, ok, strict=True) if k]
+        asked.append((out["gamut_ppi"][rows], boot[:, rows], kept))
         where.append(rows)
     for rows, ranking in zip(where, rank_many(asked), strict=True):
         out["rank_ppi"][rows] = ranking.rank
         out["tie_group_ppi"][rows] = ranking.tie_group
+    return out
+
+
+def _rect_means(weights: Floats, rect: Floats, groups: Ints, response_of: Ints) -> Floats:
+    """``[B, len(groups)]`` resampled means of each group's corrections over its audited
+    questions: the weights of a response's audited questions are taken once for all its judges
+    (a few percent of the questions), not the whole ``[B, Q]`` matrix per group."""
+    out = np.full((weights.shape[0], groups.size), np.nan)
+    for r in np.unique(response_of[groups]):
+        mine = np.flatnonzero(response_of[groups] == r)
+        cols = np.flatnonzero(~np.isnan(rect[groups[mine[0]]]))
+        w = weights[:, cols]
+        den = w.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, mine] = np.where(den > 0, (w @ rect[groups[mine]][:, cols].T) / den, np.nan)
     return out
 
 
@@ -246,7 +271,8 @@ def judge_human(
     values = verdict_values(config)
     n_kinds = len(KIND_ORDER)
     rows: list[dict[str, object]] = []
-    labelled = final != NO_VERDICT
+    # each response's labelled checks, once (a few percent of the checks)
+    cols = [np.flatnonzero(final[r] != NO_VERDICT) for r in range(final.shape[0])]
     for k, setting in enumerate(SETTINGS):
         for j, name in enumerate(judges):
             per_kind = np.zeros((n_kinds, N_VERDICTS, N_VERDICTS), np.int64)
@@ -255,10 +281,12 @@ def judge_human(
             )
             for g in groups:
                 r = int(response_of[g])
-                both = labelled[r] & (verdicts[g] >= 0)
-                if not both.any():
+                c = cols[r]
+                if not c.size:
                     continue
-                cell = (kind[both] * N_VERDICTS + verdicts[g][both]) * N_VERDICTS + final[r][both]
+                v = verdicts[g, c].astype(np.int64)
+                ok = v >= 0
+                cell = (kind[c[ok]] * N_VERDICTS + v[ok]) * N_VERDICTS + final[r, c[ok]]
                 per_kind += np.bincount(cell, minlength=per_kind.size).reshape(per_kind.shape)
             if not per_kind.any():
                 continue
