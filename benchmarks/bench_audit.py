@@ -82,15 +82,16 @@ def write_labels(project: Path, seed: int = 0) -> int:
             for i, cid in enumerate(rows["check_id"].astype(str)):
                 base = {"submission_id": str(sub), "setting": str(setting),
                         "question_id": str(qid), "check_id": cid}  # fmt: skip
-                files["ann-a"].append(json.dumps({**base, "annotator": "ann-a",
-                                                  "verdict": names[a[i]], "role": "label"}))  # fmt: skip
+
+                def put(who: str, code: int, role: str, base: dict[str, str] = base) -> None:
+                    line = {**base, "annotator": who, "verdict": str(names[code]), "role": role}
+                    files[who].append(json.dumps(line))
+
+                put("ann-a", a[i], "label")
                 if b is not None:
-                    files["ann-b"].append(json.dumps({**base, "annotator": "ann-b",
-                                                      "verdict": names[b[i]], "role": "label"}))  # fmt: skip
+                    put("ann-b", b[i], "label")
                     if a[i] != b[i]:
-                        files["adjudicator"].append(json.dumps(
-                            {**base, "annotator": "adj", "verdict": names[truth[i]],
-                             "role": "adjudication"}))  # fmt: skip
+                        put("adjudicator", truth[i], "adjudication")
     (project / "audit").mkdir(exist_ok=True)
     for who, lines in files.items():
         (project / "audit" / f"{who}.jsonl").write_text("".join(x + "\n" for x in lines))
@@ -220,7 +221,8 @@ def coverage(seeds: int) -> None:
         note = ""
         if name == "ppi":
             note = f" (target 93-97%: {'met' if 0.93 <= rate <= 0.97 else 'MISSED'})"
-        print(f"  {label}: {rate:.1%}, mean width {statistics.fmean(widths[name]):.2f} points{note}")
+        width = statistics.fmean(widths[name])
+        print(f"  {label}: {rate:.1%}, mean width {width:.2f} points{note}")
 
 
 def main() -> None:
