@@ -18,6 +18,7 @@ import pandas as pd
 from scoring.audit import AuditLabels
 from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
+from scoring.tables import sensitivity as _sensitivity
 from scoring.tables import tables as _tables
 from scoring.tables.columns import (
     SECONDARY_NOTE,
@@ -156,6 +157,9 @@ def iter_frames(
         yield "judge_tau", _judges.judge_tau(scores)
         yield "judge_leniency", _judges.judge_leniency(scores)
         yield "judge_self_preference", _judges.judge_self_preference(scores, families)
+        yield "judge_family_matrix", _sensitivity.judge_family_matrix(scores, families)
+        yield "rank_sensitivity", _sensitivity.rank_sensitivity(scores)
+        yield "min_detectable_difference", _sensitivity.min_detectable_difference(scores)
         yield "judge_kappa", _judges.judge_kappa(scores, confusions.result())
         yield "judge_kappa_by_kind", _judges.judge_kappa_by_kind(scores, confusions.result())
         yield from _audit_tables(scores, audit, parts.result()[1])

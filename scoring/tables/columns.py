@@ -280,6 +280,47 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "n_b_higher": (_I, "questions where b scored higher"),
         "n_equal": (_I, "questions where both scored the same"),
     },
+    "rank_sensitivity": {
+        "setting": _GROUP["setting"],
+        "submission_id": _GROUP["submission_id"],
+        "judge": _GROUP["judge"],
+        **_PRIMARY,
+        "rank": (_I, "the model's rank under this judge (empty when not ranked)"),
+        "primary_rank": (_I, "its rank under the primary judge"),
+        "rank_change": (_I, "rank minus primary_rank (positive: placed lower by this judge)"),
+        "max_rank_change": (_I, "the model's largest absolute rank change over every judge"),
+    },
+    "judge_family_matrix": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "judge_family": (_S, "the judge's model family"),
+        "model_family": (_S, "the family of the models scored (lower case)"),
+        "n_models": (_I, "models of that family complete under every judge"),
+        "judge_score": (_F, "the judge's mean Gamut score of those models"),
+        "others_score": (_F, "the other judges' mean Gamut score of the same models"),
+        "difference": (
+            _F,
+            "judge_score minus others_score: on the judge's own family, its self-preference",
+        ),
+    },
+    "min_detectable_difference": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "board": (_S, "all (every question) or domain:<name>"),
+        "n_questions": (_I, "questions on the board"),
+        "n_pairs": (_I, "pairs of models neighbouring in this judge's ranking"),
+        "sd_paired": (
+            _F,
+            "median over those pairs of the sample standard deviation of their paired "
+            "question-score differences on the board (question scale, -2 to 2)",
+        ),
+        "mdd": (
+            _F,
+            "smallest Gamut-score difference two models can have that the board's questions "
+            "detect with 80% power at alpha 0.05 (paired test): 100 (1.96 + 0.84) sd_paired / "
+            "sqrt(n_questions)",
+        ),
+    },
     "judge_human": {
         "setting": _GROUP["setting"],
         "judge": _GROUP["judge"],
