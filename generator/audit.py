@@ -169,12 +169,34 @@ def ppi_sentence(lb: pd.DataFrame, simulated: bool) -> str:
     return f"{text} {SIMULATED_NOTE}" if simulated else text
 
 
+def mdd_sentence(tables: ScoreTables) -> str | None:
+    """The smallest difference the primary judge's question sample detects, per setting."""
+    t = tables.frames.get("min_detectable_difference")
+    if t is None:
+        return None
+    t = t[(t["judge"] == tables.primary_judge) & (t["board"] == "all") & t["mdd"].notna()]
+    if t.empty:
+        return None
+    parts = [
+        f"{float(r['mdd']):.1f} points ({_setting_label(str(r['setting']))})"
+        for _, r in t.iterrows()
+    ]
+    return (
+        "With this question sample, two models must differ by at least "
+        + " and ".join(parts)
+        + " for the difference to be detected with 80% power at the 5% level (a paired test "
+        "over questions, from neighbouring models' question-score differences); per-domain "
+        "figures are in the min_detectable_difference download."
+    )
+
+
 __all__ = [
     "PPI_COLUMNS",
     "SIMULATED_NOTE",
     "audit_info",
     "has_corrected",
     "judge_vs_human",
+    "mdd_sentence",
     "ppi_cells",
     "ppi_sentence",
 ]

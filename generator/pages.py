@@ -12,7 +12,14 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
-from generator.audit import PPI_COLUMNS, audit_info, has_corrected, ppi_cells, ppi_sentence
+from generator.audit import (
+    PPI_COLUMNS,
+    audit_info,
+    has_corrected,
+    mdd_sentence,
+    ppi_cells,
+    ppi_sentence,
+)
 from generator.render import Cell, Column, Row, Table, file_id, human, signed, slug
 from generator.tables import ScoreTables
 
@@ -181,6 +188,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "n_models": lb["submission_id"].nunique(),
         "n_questions": int(lb["n_questions"].max()) if len(lb) else 0,
         "built": str(tables.provenance.get("generated_at") or "unknown")[:16].replace("T", " "),
+        "mdd": mdd_sentence(tables),
         "ppi": (
             ppi_sentence(lb, bool((audit_info(tables) or {}).get("simulated")))
             if corrected
