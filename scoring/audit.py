@@ -16,18 +16,16 @@ import hashlib
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import ValidationError
 
+from scoring.audit_line import AnnotatorId, AuditLine, Role
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Setting
-from scoring.submissions.formats import SubmissionId
-from scoring.verdicts import VERDICT_ORDER, Verdict
+from scoring.verdicts import VERDICT_ORDER
 
 Ints = npt.NDArray[np.int64]
 #: The code of a (response, check) that has no final human verdict.
@@ -38,30 +36,6 @@ _SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
 MAX_AUDIT_FILE_BYTES = 64 * 1024 * 1024
 MAX_AUDIT_LINE_BYTES = 16 * 1024
 _FORMAT = "docs/contract.md §11 gives the label fields"
-
-AnnotatorId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
-
-
-class Role(StrEnum):
-    """What a label line is: one annotator's verdict, or the adjudication of a disagreement."""
-
-    LABEL = "label"
-    ADJUDICATION = "adjudication"
-
-
-class AuditLine(BaseModel):
-    """One human verdict on one (response, check). No check text."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    submission_id: SubmissionId
-    setting: Setting
-    question_id: str = Field(min_length=1, max_length=128)
-    check_id: str = Field(min_length=1, max_length=128)
-    annotator: AnnotatorId = Field(description="The annotator's id (never a name or an e-mail).")
-    verdict: Verdict
-    role: Role
-    note: str | None = Field(default=None, max_length=2000)
 
 
 @dataclass(frozen=True)
