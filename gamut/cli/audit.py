@@ -80,3 +80,49 @@ def sample(n: int, out: Path, seed: int, config_path: Path | None) -> None:
         f"({strata} strata of model, setting and domain) into {out}",
         markup=False,
     )
+
+
+@audit.command()
+@click.option("--annotator", required=True, help="Your annotator id (letters, digits, . _ -).")
+@click.option(
+    "--sample",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="The responses to label: a file written by `gamut audit sample`.",
+)
+@click.option(
+    "--adjudicate", is_flag=True, help="Adjudicate the open disagreements instead of labelling."
+)
+@click.option("--port", type=int, default=8765, show_default=True, help="Port on 127.0.0.1.")
+@config_option
+@handle_errors
+def serve(
+    annotator: str, sample: Path | None, adjudicate: bool, port: int, config_path: Path | None
+) -> None:
+    """Serve the local annotation page on 127.0.0.1 (never part of the public site): each
+    response with its checks and the four verdict buttons (keys 1-4), appending to your label
+    file in [benchmark] audit; a session resumes where it stopped. Other annotators' verdicts
+    are hidden, except with --adjudicate, which lists their disagreements."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from gamut.audit_serve import make_audit_server, open_session
+    from scoring.audit_line import AnnotatorId
+
+    try:
+        TypeAdapter(AnnotatorId).validate_python(annotator)
+    except ValidationError:
+        hint = "letters, digits, '.', '_' and '-' only"
+        raise click.BadParameter(hint, param_hint="--annotator") from None
+    session = open_session(get_project(config_path), annotator, sample, adjudicate)
+    server = make_audit_server(session, port)
+    host, bound = str(server.server_address[0]), int(server.server_address[1])
+    out_console.print(
+        f"{len(session.items)} response(s) to {'adjudicate' if adjudicate else 'label'}: "
+        f"http://{host}:{bound}/ (Ctrl-C stops; labels go to {session.file})",
+        markup=False,
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
