@@ -131,4 +131,40 @@ def judge_claims(tables: Any, setting: str, names: dict[str, str]) -> list[str]:
     return out
 
 
-__all__ = ["judge_claims"]
+def _int(x: Any) -> int | None:
+    return None if x is None or pd.isna(x) else int(x)
+
+
+def rank_table(tables: Any, setting: str, names: dict[str, str]) -> Any:
+    """Each model's rank under every judge beside the primary judge's, with its largest change
+    (a :class:`~generator.render.Table`), or None without ``rank_sensitivity``."""
+    from generator.render import Cell, Column, Row, Table
+
+    rs = tables.frames.get("rank_sensitivity")
+    if rs is None:
+        return None
+    rs = rs[rs["setting"] == setting]
+    if rs.empty:
+        return None
+    judges = list(dict.fromkeys([tables.primary_judge, *sorted({str(j) for j in rs["judge"]})]))
+    rows = []
+    for sid, part in rs.groupby("submission_id", sort=False, observed=True):
+        by = part.set_index("judge")
+        cells = {"model": Cell(names.get(str(sid), str(sid)))}
+        for j in judges:
+            cells[f"j_{j}"] = Cell(_int(by["rank"].get(j)))
+        cells["max"] = Cell(_int(part["max_rank_change"].iloc[0]))
+        rows.append((by["primary_rank"].iloc[0], Row(cells)))
+    rows.sort(key=lambda x: x[0])
+    return Table(
+        [
+            Column("model", "Model", numeric=False),
+            *(Column(f"j_{j}", f"Rank by {j}", "integer") for j in judges),
+            Column("max", "Largest change", "integer", "Largest rank change over the judges"),
+        ],
+        [r for _, r in rows],
+        caption="Rank under each judge (the primary judge first)",
+    )
+
+
+__all__ = ["judge_claims", "rank_table"]

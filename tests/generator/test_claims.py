@@ -100,3 +100,22 @@ def test_different_rankings_a_mixed_judge_and_a_long_move_are_said_as_they_are()
         "Every judge ranks the models in the same order as the primary judge."
     )
     assert judge_claims(tables(1.0, 1.0, [0, 0, 0]), "text_only", NAMES) == []
+
+
+def test_rank_table_puts_each_judges_rank_beside_the_primarys() -> None:
+    from generator.claims import rank_table
+
+    t = tables(1.0, 1.0, [0, 1, -1])
+    rs = t.frames["rank_sensitivity"]
+    both = pd.concat([rs.assign(judge="a", rank_change=0), rs]).assign(
+        rank=pd.array([1, 2, 3, 1, 3, pd.NA], dtype="Int64"),
+        primary_rank=pd.array([1, 2, 3, 1, 2, 3], dtype="Int64"),
+        max_rank_change=pd.array([0, 1, 1, 0, 1, 1], dtype="Int64"),
+    )
+    t.frames["rank_sensitivity"] = both
+    table = rank_table(t, "multimodal", NAMES)
+    assert [c.key for c in table.columns] == ["model", "j_a", "j_b", "max"]
+    assert [r.cells["model"].value for r in table.rows] == ["Model One", "Model Two", "Model Three"]
+    assert [r.cells["j_b"].value for r in table.rows][:2] == [1, 3]
+    assert table.rows[2].cells["j_b"].value is None  # not ranked by b: a dash
+    assert rank_table(t, "text_only", NAMES) is None
