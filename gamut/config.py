@@ -47,6 +47,16 @@ class BenchmarkConfig(_Section):
     rubrics: str = Field(description="Local file/folder, or hf://datasets/ORG/NAME@REVISION.")
     rubrics_public: bool = False
     submissions: Path = Path("submissions")
+    audit: str | None = Field(
+        default=None,
+        description="Human audit labels (docs/contract.md §11): a local folder of *.jsonl "
+        "files, or hf://datasets/ORG/NAME@REVISION like the rubrics; none when unset.",
+    )
+    audit_simulated: bool = Field(
+        default=False,
+        description="The audit labels are simulated (the demo's): every page that shows them "
+        "says so.",
+    )
 
 
 class StoreConfig(_Section):

@@ -157,6 +157,25 @@ def resolve_rubrics_path(cfg: GamutConfig) -> Path:
     return snapshot / ref.subfolder if ref.subfolder else snapshot
 
 
+def resolve_audit_path(cfg: GamutConfig) -> Path | None:
+    """The local folder of the human audit labels named by ``benchmark.audit`` (None if unset).
+
+    A Hub reference is downloaded like the rubrics (its ``*.jsonl`` files are the labels).
+
+    Raises:
+        HubError: as :func:`resolve_rubrics_path`.
+    """
+    value = cfg.benchmark.audit
+    if value is None:
+        return None
+    check_published("benchmark.audit", value, cfg.file)
+    if not is_hub_uri(value):
+        return cfg.path(Path(value))
+    ref = parse_hub_uri(value)
+    snapshot = _snapshot(ref, private_cache(cfg) / "hub")
+    return snapshot / ref.subfolder if ref.subfolder else snapshot
+
+
 def _snapshot(ref: HubRef, cache: Path) -> Path:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import (

@@ -18,13 +18,14 @@ from scoring.questions import Setting
 if TYPE_CHECKING:
     import pandas as pd
 
+    from scoring.audit import AuditLabels
     from scoring.judge import JudgeReport
     from scoring.judge.batch.files import ImportReport
     from scoring.judge.pairs import PairPlan
     from scoring.judge.progress import ProgressSink
     from scoring.judge.status import JudgingStatus
     from scoring.submissions import Limits, ValidationReport
-    from scoring.tables import Tables
+    from scoring.tables import Inputs, Tables
 
 
 def judge(
@@ -300,6 +301,36 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         primary_judge=cfg.primary_judge,
         rubrics_public=project.rubrics_public,
         out_dir=project.results,
+        audit=audit_labels(project, inputs),
+        audit_simulated=cfg.benchmark.audit_simulated,
+    )
+
+
+def audit_labels(project: Project, inputs: Inputs) -> AuditLabels | None:
+    """The human audit labels of the project checked against what is scored (None: no audit).
+
+    Raises:
+        ProblemsError: a label file has problems (every one, with file and line).
+    """
+    from scoring.audit import read_audit
+
+    path = project.audit_path
+    if path is None:
+        return None
+    folder = project.submissions_root
+    present = (
+        {p.name for p in folder.iterdir() if (p / "submission.yaml").is_file()}
+        if folder.is_dir()
+        else set()
+    )
+    return read_audit(
+        path,
+        submission_ids=inputs.submission_ids,
+        has_responses=inputs.has_responses,
+        question_ids=[q.question_id for q in inputs.questions],
+        check_ids=inputs.check_ids,
+        known_submissions=present,
+        cache_dir=project.private / "audit",
     )
 
 

@@ -203,6 +203,17 @@ class Project:
         return hub.resolve_rubrics_path(self.cfg)
 
     @cached_property
+    def audit_path(self) -> Path | None:
+        """The local folder of the human audit labels (``[benchmark] audit``), None if unset.
+
+        Raises:
+            gamut.hub.HubError: a Hub reference cannot be resolved.
+        """
+        from gamut import hub
+
+        return hub.resolve_audit_path(self.cfg)
+
+    @cached_property
     def questions(self) -> list[Question]:
         """The public questions, in file order."""
         return load_questions(self.questions_path)

@@ -63,6 +63,11 @@ SCORE_TABLES: tuple[tuple[str, str], ...] = (
     ("judge_kappa_by_kind", "Judge verdict agreement by check kind (Cohen's kappa)"),
     ("judge_leniency", "Judge leniency"),
     ("judge_self_preference", "Judge self-preference"),
+    ("judge_family_matrix", "Judge self-preference matrix (judge family x model family)"),
+    ("rank_sensitivity", "Each model's rank under every judge"),
+    ("min_detectable_difference", "Minimum detectable difference per board"),
+    ("judge_human", "Judge against the human audit"),
+    ("human_human", "Annotators against each other"),
     ("incomplete", "Incomplete submissions"),
 )
 #: Tables whose CSV is gzipped (one row per question and model: too large to serve plain).

@@ -8,6 +8,8 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
+from generator.audit import judge_vs_human
+from generator.claims import judge_claims, rank_table
 from generator.pages import model_names, setting_label, submission_href
 from generator.render import Cell, Column, Row, Table
 from generator.tables import ScoreTables
@@ -274,6 +276,8 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                 ),
                 "kappa_kinds": by_kind[0] if by_kind else None,
                 "least_agreed": by_kind[1] if by_kind else "",
+                "claims": judge_claims(tables, setting, names),
+                "ranks": rank_table(tables, setting, names),
             }
         )
     judge_info = tables.provenance.get("judges", {}) or {}
@@ -310,6 +314,7 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "n_judges": len(judges),
         "drift": _drift(tables),
         "min_kind_checks": MIN_KIND_CHECKS,
+        "audit": judge_vs_human(tables),
     }
 
 

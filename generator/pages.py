@@ -12,6 +12,14 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
+from generator.audit import (
+    PPI_COLUMNS,
+    audit_info,
+    has_corrected,
+    mdd_sentence,
+    ppi_cells,
+    ppi_sentence,
+)
 from generator.render import Cell, Column, Row, Table, file_id, human, signed, slug
 from generator.tables import ScoreTables
 
@@ -116,6 +124,9 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         Column("date", "Date", "text", numeric=False),
         Column("status", "Status", "text", numeric=False),
     ]
+    corrected = has_corrected(lb)
+    if corrected:  # shown instead of rank, score and tie group by the "Corrected (PPI)" toggle
+        cols[4:4] = PPI_COLUMNS
     rows = []
     for setting in settings:
         for r in _records(_rank_order(lb[lb["setting"] == setting])):
@@ -144,6 +155,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                         "chars": Cell(r["mean_response_chars"]),
                         "date": Cell(str(r["date"])[:10] if r["date"] is not None else None),
                         "status": Cell(r["status"]),
+                        **(ppi_cells(r) if corrected else {}),
                     },
                     attrs={
                         "setting": setting,
@@ -176,6 +188,12 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "n_models": lb["submission_id"].nunique(),
         "n_questions": int(lb["n_questions"].max()) if len(lb) else 0,
         "built": str(tables.provenance.get("generated_at") or "unknown")[:16].replace("T", " "),
+        "mdd": mdd_sentence(tables),
+        "ppi": (
+            ppi_sentence(lb, bool((audit_info(tables) or {}).get("simulated")))
+            if corrected
+            else None
+        ),
     }
 
 

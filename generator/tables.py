@@ -129,6 +129,10 @@ REQUIRED: dict[str, tuple[str, ...]] = {
 #: Tables shown when present (written only when something happened: a judge's snapshot changed).
 OPTIONAL: dict[str, tuple[str, ...]] = {
     "judge_drift": DRIFT_COLUMNS,
+    "judge_human": ("setting", "judge", "kind", "n_checks", "agreement", "kappa", "macro_f1"),
+    "human_human": ("setting", "kind", "n_checks", "agreement", "kappa", "macro_f1"),
+    "rank_sensitivity": ("setting", "submission_id", "judge", "rank", "rank_change"),
+    "min_detectable_difference": ("setting", "judge", "board", "n_questions", "mdd"),
 }
 
 #: Columns of the verdict table that never carry rubric text.

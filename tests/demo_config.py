@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "demo"
 DEMO_CONFIG = DEMO / "gamut.toml"
 
-_INPUT = re.compile(r'^(questions|rubrics|submissions|replay) = "([^"/][^"]*)"', re.M)
+_INPUT = re.compile(r'^(questions|rubrics|submissions|replay|audit) = "([^"/][^"]*)"', re.M)
 
 
 def demo_config_text(text: str | None = None) -> str:

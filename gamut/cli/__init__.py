@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pr": ("gamut.cli.pr", "pr", "Pull-request workflow steps: annotations and the artifact."),
     "publish": ("gamut.cli.publish", "publish", "Publish the results to a Hugging Face dataset."),
     "demo": ("gamut.cli.demo", "demo", "Regenerate the demo or a paper-scale synthetic project."),
+    "audit": ("gamut.cli.audit", "audit", "The human audit of the judge: draw responses to label."),
 }
 
 

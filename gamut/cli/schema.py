@@ -10,6 +10,7 @@ import click
 from pydantic import TypeAdapter
 
 from gamut.cli._common import err_console, handle_errors
+from scoring.audit_line import AuditLine
 from scoring.compiler import Check
 from scoring.questions import Question
 from scoring.rubric import MetaRubric
@@ -25,6 +26,7 @@ SCHEMAS: dict[str, type[Any]] = {
     "question.schema.json": Question,
     "response-line.schema.json": ResponseLine,
     "submission.schema.json": SubmissionMeta,
+    "audit-label.schema.json": AuditLine,
 }
 
 
@@ -43,7 +45,8 @@ def json_schemas() -> dict[str, dict[str, Any]]:
 @handle_errors
 def schema(out_dir: Path) -> None:
     """Write JSON Schema files for the meta-rubric, a check, a verdict row, a question, a response
-    line and submission.yaml into OUT_DIR, so editors can validate files as they are typed."""
+    line, submission.yaml and an audit label line into OUT_DIR, so editors can validate files as
+    they are typed."""
     for name, s in json_schemas().items():
         atomic_write_text(out_dir / name, json.dumps(s, indent=2, sort_keys=True) + "\n")
     err_console.print(f"wrote {len(SCHEMAS)} schemas to {out_dir}")

@@ -234,4 +234,9 @@ def generate_demo(
         assert replay is not None
         write_parquet(cfg.path(replay), _replay_table(frame))
         written.append(cfg.path(replay))
+    if cfg.benchmark.audit is not None and not is_hub_uri(cfg.benchmark.audit):
+        from gamut.synthetic.audit import simulate_audit, write_audit
+
+        lines = simulate_audit(labels, questions, seed=seed)
+        written += write_audit(cfg.path(Path(cfg.benchmark.audit)), lines)
     return sorted(written)

@@ -15,8 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+from scoring.audit import AuditLabels
 from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
+from scoring.tables import sensitivity as _sensitivity
 from scoring.tables import tables as _tables
 from scoring.tables.columns import (
     SECONDARY_NOTE,
@@ -70,7 +72,64 @@ class Tables:
         return self.frames["leaderboard"]
 
 
-def iter_frames(scores: Scores, families: dict[str, str]) -> Iterator[tuple[str, pd.DataFrame]]:
+def _audit_parts(scores: Scores, audit: AuditLabels | None) -> tuple[dict[str, Any] | None, Any]:
+    """The leaderboard's PPI columns and the final human verdicts (None without labels)."""
+    if audit is None:
+        return None, None
+    from scoring.tables import audit as _audit
+
+    inputs = scores.inputs
+    final = audit.final()
+    humans = _audit.human_scores(
+        final, inputs.checks.question, inputs.checks.tier, len(inputs.questions), scores.config
+    )
+    rankings = [
+        (idx, [inputs.submission_ids[int(s)] for s in scores.groups.sub[idx]])
+        for idx, _ranking in scores.rankings.values()
+    ]
+    response_of = scores.groups.sub * 2 + scores.groups.setting
+    columns = _audit.ppi_columns(
+        scores.level.gamut,
+        scores.complete,
+        response_of,
+        humans,
+        scores.weights,
+        rankings,
+        scores.gamut.boot,
+    )
+    return columns, final
+
+
+def _audit_tables(
+    scores: Scores, audit: AuditLabels | None, final: Any
+) -> Iterator[tuple[str, pd.DataFrame]]:
+    from scoring.audit import AuditLabels as _Labels
+    from scoring.tables import audit as _audit
+
+    inputs = scores.inputs
+    if audit is None:
+        audit = _Labels.empty(len(inputs.submission_ids) * 2, inputs.checks.size)
+        final = audit.final()
+    g = scores.groups
+    yield (
+        "judge_human",
+        _audit.judge_human(
+            inputs.verdicts,
+            scores.level.status,
+            g.sub * 2 + g.setting,
+            g.judge,
+            inputs.judges,
+            final,
+            inputs.checks.kind,
+            scores.config,
+        ),
+    )
+    yield "human_human", _audit.human_human(audit, inputs.checks.kind, scores.config)
+
+
+def iter_frames(
+    scores: Scores, families: dict[str, str], audit: AuditLabels | None = None
+) -> Iterator[tuple[str, pd.DataFrame]]:
     """Every table from computed scores (no I/O), in a fixed order, each as soon as it is built.
 
     The tables are built on two threads (numpy does most of that work without holding the
@@ -79,11 +138,14 @@ def iter_frames(scores: Scores, families: dict[str, str]) -> Iterator[tuple[str,
     Args:
         scores: from :func:`scoring.tables.scores.compute`.
         families: judge name -> the model family the judge belongs to.
+        audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
     """
     with ThreadPoolExecutor(max_workers=2) as pool:
+        # the corrections first, beside the largest table; the leaderboard waits for them
+        parts = pool.submit(_audit_parts, scores, audit)
         first: dict[str, Future[pd.DataFrame]] = {
             "question_scores": pool.submit(_tables.question_scores, scores),
-            "leaderboard": pool.submit(_tables.leaderboard, scores),
+            "leaderboard": pool.submit(lambda: _tables.leaderboard(scores, parts.result()[0])),
             **{
                 f"by_{column}": pool.submit(_tables.breakdown, scores, column)
                 for column in ("domain", "popularity", "egocentric")
@@ -101,8 +163,12 @@ def iter_frames(scores: Scores, families: dict[str, str]) -> Iterator[tuple[str,
         yield "judge_tau", _judges.judge_tau(scores)
         yield "judge_leniency", _judges.judge_leniency(scores)
         yield "judge_self_preference", _judges.judge_self_preference(scores, families)
+        yield "judge_family_matrix", _sensitivity.judge_family_matrix(scores, families)
+        yield "rank_sensitivity", _sensitivity.rank_sensitivity(scores)
+        yield "min_detectable_difference", _sensitivity.min_detectable_difference(scores)
         yield "judge_kappa", _judges.judge_kappa(scores, confusions.result())
         yield "judge_kappa_by_kind", _judges.judge_kappa_by_kind(scores, confusions.result())
+        yield from _audit_tables(scores, audit, parts.result()[1])
         yield "incomplete", _tables.incomplete(scores)
 
 
@@ -114,6 +180,8 @@ def build_tables(
     primary_judge: str,
     rubrics_public: bool,
     out_dir: Path,
+    audit: AuditLabels | None = None,
+    audit_simulated: bool = False,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -124,6 +192,9 @@ def build_tables(
         primary_judge: the judge that ranks the leaderboard.
         rubrics_public: whether rubric text may be published (recorded in the provenance).
         out_dir: the results folder.
+        audit: the human audit labels (:func:`scoring.audit.read_audit`), or None.
+        audit_simulated: the labels are simulated (the demo's), which the provenance records
+            so that every page showing them says so.
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -139,10 +210,22 @@ def build_tables(
         scoring=scoring,
         rubrics_public=rubrics_public,
     )
+    prov["audit"] = (
+        None
+        if audit is None
+        else {
+            "labels": audit.size,
+            "annotators": len(audit.annotators),
+            "files": len(audit.files),
+            "simulated": audit_simulated,
+        }
+    )
     frames: dict[str, pd.DataFrame] = {}
 
     def kept() -> Iterator[tuple[str, pd.DataFrame]]:  # each table written is also returned
-        for name, df in iter_frames(scores, {n: str(j["family"]) for n, j in judges.items()}):
+        for name, df in iter_frames(
+            scores, {n: str(j["family"]) for n, j in judges.items()}, audit
+        ):
             frames[name] = df
             yield name, df
 

@@ -50,6 +50,43 @@ _PAIR = {
     "judge_b": (_S, "the second judge of the pair"),
 }
 
+_PPI = {
+    "gamut_ppi": (
+        _F,
+        "Gamut score corrected by the human audit (prediction-powered inference): 100 x (mean "
+        "judge question score over all questions + mean of human minus judge question score "
+        "over the audited questions); empty when fewer than 2 questions are audited",
+    ),
+    "gamut_ppi_lo": (
+        _F,
+        "lower end of its 95% interval: 100 x (theta - 1.96 sqrt(var(judge scores) / N + "
+        "var(human - judge) / n)), sample variances",
+    ),
+    "gamut_ppi_hi": (_F, "upper end of that interval"),
+    "audited_questions": (
+        _I,
+        "questions whose response has a final human verdict on every check (n above)",
+    ),
+    "rank_ppi": (_I, "rank within setting and judge under gamut_ppi"),
+    "tie_group_ppi": (
+        _I,
+        "tie group under gamut_ppi (the leaderboard's bootstrap resamples applied to both terms)",
+    ),
+}
+_AGREEMENT = {
+    "n_checks": (_I, "(response, check) pairs that both sides labelled"),
+    "agreement": (_F, "share of those with the same verdict"),
+    "kappa": (_F, "Cohen's kappa over the four verdicts"),
+    "macro_f1": (_F, "mean F1 over the verdicts that occur in either labelling"),
+}
+_AUDIT_KIND = (
+    _S,
+    "check kind (fact, member, baseline, coverage, step, sequence, relation_entity, "
+    "relation_aspect, insight), or all",
+)
+_SHORT = {"meets": "meets", "partial": "partially_meets", "missing": "missing"}
+_SHORT["contradicts"] = "contradicts"
+
 #: table -> column -> (Arrow type name, meaning).
 TABLES: dict[str, dict[str, tuple[str, str]]] = {
     "questions": {
@@ -129,6 +166,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "production_web_access": (_B, "whether the model could search or browse the web"),
         "production_system_prompt": (_S, "system prompt text or its hash, if given"),
         "production_notes": (_S, "anything else about how the responses were produced"),
+        **_PPI,
     },
     **{
         f"by_{group}": {
@@ -248,6 +286,84 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "n_a_higher": (_I, "questions where a scored higher"),
         "n_b_higher": (_I, "questions where b scored higher"),
         "n_equal": (_I, "questions where both scored the same"),
+    },
+    "rank_sensitivity": {
+        "setting": _GROUP["setting"],
+        "submission_id": _GROUP["submission_id"],
+        "judge": _GROUP["judge"],
+        **_PRIMARY,
+        "rank": (_I, "the model's rank under this judge (empty when not ranked)"),
+        "primary_rank": (_I, "its rank under the primary judge"),
+        "rank_change": (_I, "rank minus primary_rank (positive: placed lower by this judge)"),
+        "max_rank_change": (_I, "the model's largest absolute rank change over every judge"),
+    },
+    "judge_family_matrix": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "judge_family": (_S, "the judge's model family"),
+        "model_family": (_S, "the family of the models scored (lower case)"),
+        "n_models": (_I, "models of that family complete under every judge"),
+        "judge_score": (_F, "the judge's mean Gamut score of those models"),
+        "others_score": (_F, "the other judges' mean Gamut score of the same models"),
+        "difference": (
+            _F,
+            "judge_score minus others_score: on the judge's own family, its self-preference",
+        ),
+    },
+    "min_detectable_difference": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "board": (_S, "all (every question) or domain:<name>"),
+        "n_questions": (_I, "questions on the board"),
+        "n_pairs": (_I, "pairs of models neighbouring in this judge's ranking"),
+        "sd_paired": (
+            _F,
+            "median over those pairs of the sample standard deviation of their paired "
+            "question-score differences on the board (question scale, -2 to 2)",
+        ),
+        "mdd": (
+            _F,
+            "smallest Gamut-score difference two models can have that the board's questions "
+            "detect with 80% power at alpha 0.05 (paired test): 100 (1.96 + 0.84) sd_paired / "
+            "sqrt(n_questions)",
+        ),
+    },
+    "judge_human": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "kind": _AUDIT_KIND,
+        **_AGREEMENT,
+        "leniency": (
+            _F,
+            "the judge's mean verdict value minus the humans', on the scale meets 1, partially "
+            "lambda, missing 0, contradicts mu (positive: the judge is more lenient)",
+        ),
+        **{
+            f"judge_{j}_human_{h}": (
+                _I,
+                f"checks the judge called {_SHORT[j]} and the final human verdict {_SHORT[h]}",
+            )
+            for j in _SHORT
+            for h in _SHORT
+        },
+    },
+    "human_human": {
+        "setting": _GROUP["setting"],
+        "kind": _AUDIT_KIND,
+        **_AGREEMENT,
+        "n_checks": (_I, "pairs of two annotators' labels on one (response, check)"),
+        "leniency": (
+            _F,
+            "the first annotator's (lower id) mean verdict value minus the second's, same scale",
+        ),
+        **{
+            f"first_{a}_second_{b}": (
+                _I,
+                f"pairs where the first annotator said {_SHORT[a]} and the second {_SHORT[b]}",
+            )
+            for a in _SHORT
+            for b in _SHORT
+        },
     },
     "incomplete": {
         **_GROUP,

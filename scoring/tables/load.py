@@ -9,7 +9,7 @@ verdict. Everything after this module is arithmetic on those arrays.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +48,8 @@ class Inputs:
         verdicts: ``[G, K]`` verdict codes (:data:`MISSING` where no verdict).
         rubric_version: content hash of the rubric set.
         ignored_rows: verdict rows that match no current submission, judge, question or check.
+        check_ids: each question's check ids, in the order of the expected checks (what the
+            audit labels are matched against).
     """
 
     questions: list[Question]
@@ -60,6 +62,7 @@ class Inputs:
     verdicts: npt.NDArray[np.int8]
     rubric_version: str
     ignored_rows: int
+    check_ids: list[list[str]] = field(default_factory=list)
 
 
 def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
@@ -171,5 +174,15 @@ def load_inputs(
     )
     matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids, matrix_cache)
     return Inputs(
-        questions, index, ids, meta, judges, has, chars, matrix, table.rubric_version, ignored
+        questions,
+        index,
+        ids,
+        meta,
+        judges,
+        has,
+        chars,
+        matrix,
+        table.rubric_version,
+        ignored,
+        check_ids,
     )

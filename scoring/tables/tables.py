@@ -125,8 +125,12 @@ def modality_pairs(
     return mm[ok], to[ok]
 
 
-def leaderboard(sc: Scores) -> pd.DataFrame:
-    """One row per (submission, setting, judge) that has responses, complete or not."""
+def leaderboard(sc: Scores, corrected: dict[str, Floats] | None = None) -> pd.DataFrame:
+    """One row per (submission, setting, judge) that has responses, complete or not.
+
+    ``corrected``: the PPI columns per group (:func:`scoring.tables.audit.ppi_columns`), added
+    after the metadata; without them the columns are still there, empty (no audit).
+    """
     g = np.flatnonzero(sc.level.status != Status.ABSENT)
     complete = sc.complete[g]
     df = pd.DataFrame(_labels(sc, g))
@@ -153,6 +157,11 @@ def leaderboard(sc: Scores) -> pd.DataFrame:
         df[name] = values[g]
     for name, col in _meta_columns(sc, sc.groups.sub[g]).items():
         df[name] = col
+    for name, values in (corrected or _no_audit(sc.groups.sub.size)).items():
+        if name in _INT_COLUMNS:
+            df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
+        else:
+            df[name] = values[g]
     order = np.lexsort(
         (
             df["submission_id"].to_numpy(),
@@ -162,6 +171,18 @@ def leaderboard(sc: Scores) -> pd.DataFrame:
         )
     )
     return df.iloc[order].reset_index(drop=True)
+
+
+#: The PPI columns written as integers.
+_INT_COLUMNS = frozenset({"audited_questions", "rank_ppi", "tie_group_ppi"})
+
+
+def _no_audit(n: int) -> dict[str, Floats]:
+    from scoring.tables.audit import PPI_COLUMNS
+
+    out = {name: np.full(n, np.nan) for name in PPI_COLUMNS}
+    out["audited_questions"] = np.zeros(n)
+    return out
 
 
 def _modality_columns(sc: Scores) -> dict[str, Floats]:

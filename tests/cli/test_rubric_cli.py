@@ -114,6 +114,7 @@ def test_schema_writes_every_format(tmp_path: Path) -> None:
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == sorted(
         [
+            "audit-label.schema.json",
             "check.schema.json",
             "meta-rubric.schema.json",
             "question.schema.json",

@@ -554,3 +554,30 @@ def test_serve_answers_a_missing_page_with_the_sites_404(browser: Browser) -> No
         server.shutdown()
         server.server_close()
     assert body == (browser.demo / "404.html").read_text(encoding="utf-8")
+
+
+def test_corrected_ppi_toggle_switches_score_rank_and_tie_columns(browser: Browser) -> None:
+    page = browser.page
+    page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
+    _wait_for_charts(page)
+    head = "#leaderboard-table th.gamut-col-"
+    assert page.is_visible(head + "gamut") and page.is_visible(head + "rank")  # type: ignore[attr-defined]
+    for col in ("gamut_ppi", "rank_ppi", "tie_ppi", "audited"):
+        assert not page.is_visible(head + col), col  # type: ignore[attr-defined]
+    page.check("#gamut-ppi-toggle")  # type: ignore[attr-defined]
+    for col in ("gamut_ppi", "rank_ppi", "tie_ppi", "audited"):
+        assert page.is_visible(head + col), col  # type: ignore[attr-defined]
+    for col in ("gamut", "rank", "tie"):
+        assert not page.is_visible(head + col), col  # type: ignore[attr-defined]
+    audited = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        "#leaderboard-table tbody tr:not([hidden]) td.gamut-col-audited",
+        "els => els.map(e => e.textContent.trim())",
+    )
+    assert audited and all(int(a) >= 2 for a in audited)
+    assert "simulated" in page.inner_text(".gamut-ppi-note")  # type: ignore[attr-defined]
+    page.uncheck("#gamut-ppi-toggle")  # type: ignore[attr-defined]
+    assert page.is_visible(head + "gamut") and not page.is_visible(head + "gamut_ppi")  # type: ignore[attr-defined]
+    page.goto(browser.base + "demo/judges.html")  # type: ignore[attr-defined]
+    assert page.is_visible("#judge-human-multimodal table")  # type: ignore[attr-defined]
+    assert "Simulated audit" in page.inner_text("article")  # type: ignore[attr-defined]
+    assert not browser.errors, browser.errors

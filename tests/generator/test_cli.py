@@ -97,6 +97,11 @@ def test_gamut_run_on_the_demo_with_held_rubrics(
     public = (REPO / "demo" / "questions.jsonl", *(REPO / "demo" / "submissions").rglob("*.jsonl"))
     assert assert_no_rubric_text(site, public) > 20
     assert assert_no_check_text(site, public) > 200
+    # the audit's pages and tables are among what was scanned: ids and counts only
+    assert "Judge vs human" in (site / "judges.html").read_text(encoding="utf-8")
+    assert "Corrected (PPI)" in (site / "index.html").read_text(encoding="utf-8")
+    assert {"judge_human", "human_human"} <= {p.stem for p in (site / "downloads").glob("*.csv")}
+    assert assert_no_check_text(tmp_path / "results", public) > 200  # the audit tables too
     assert len(list((site / "explorer" / "q").glob("*.json"))) == 42
     assert not list(site.rglob("*.rationales.json"))
 

@@ -1,0 +1,202 @@
+"""The human audit on the site: the judges page's "Judge vs human" section and the leaderboard's
+"Corrected (PPI)" view. Reads the score tables ``judge_human``, ``human_human`` and the
+leaderboard's PPI columns only: ids, kinds and counts, never check text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from generator.render import Cell, Column, Row, Table
+from generator.tables import ScoreTables
+
+VERDICTS = (
+    ("meets", "Meets"),
+    ("partial", "Partially meets"),
+    ("missing", "Missing"),
+    ("contradicts", "Contradicts"),
+)
+SIMULATED_NOTE = (
+    "These audit labels are simulated: no person labelled anything. The demo generator derives "
+    "them from its known labels with a stated error rate (see the demo's README)."
+)
+
+
+def _setting_label(setting: str) -> str:
+    from generator.pages import setting_label
+
+    return setting_label(setting)
+
+
+def audit_info(tables: ScoreTables) -> dict[str, Any] | None:
+    """What the provenance says of the audit (labels, annotators, simulated), or None."""
+    info = tables.provenance.get("audit")
+    return info if isinstance(info, dict) else None
+
+
+def has_corrected(lb: pd.DataFrame) -> bool:
+    """Whether any leaderboard row has a PPI-corrected score."""
+    return "gamut_ppi" in lb.columns and bool(lb["gamut_ppi"].notna().any())
+
+
+def _num(x: Any) -> float | None:
+    return None if x is None or pd.isna(x) else float(x)
+
+
+def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
+    """Context of the judges page's "Judge vs human" section, or None without audit labels."""
+    jh = tables.frames.get("judge_human")
+    if jh is None or jh.empty:
+        return None
+    hh = tables.frames.get("human_human")
+    info = audit_info(tables) or {}
+    sections = []
+    for setting in [s for s in ("multimodal", "text_only") if (jh["setting"] == s).any()]:
+        sub = jh[jh["setting"] == setting]
+        ceiling = (
+            hh[hh["setting"] == setting].set_index("kind")
+            if hh is not None and not hh.empty
+            else pd.DataFrame()
+        )
+        rows = []
+        for _, r in sub.iterrows():
+            kind = str(r["kind"])
+            c = ceiling.loc[kind] if kind in ceiling.index else None
+            rows.append(
+                Row(
+                    {
+                        "judge": Cell(str(r["judge"])),
+                        "kind": Cell(kind),
+                        "n": Cell(int(r["n_checks"])),
+                        "agreement": Cell(_num(r["agreement"])),
+                        "h_agreement": Cell(None if c is None else _num(c["agreement"])),
+                        "kappa": Cell(_num(r["kappa"])),
+                        "h_kappa": Cell(None if c is None else _num(c["kappa"])),
+                        "f1": Cell(_num(r["macro_f1"])),
+                        "h_f1": Cell(None if c is None else _num(c["macro_f1"])),
+                        "leniency": Cell(_num(r["leniency"])),
+                    },
+                    attrs={"judge": str(r["judge"]), "kind": kind},
+                )
+            )
+        agreement = Table(
+            [
+                Column("judge", "Judge", numeric=False),
+                Column("kind", "Check kind", numeric=False),
+                Column("n", "Labelled checks", "integer", "Checks with judge and human verdicts"),
+                Column("agreement", "Agreement", "pct", "Share with the same verdict"),
+                Column("h_agreement", "Human-human", "pct", "Annotators' agreement: the ceiling"),
+                Column("kappa", "Kappa", "f2", "Cohen's kappa, judge against humans"),
+                Column("h_kappa", "Human kappa", "f2", "Cohen's kappa between annotators"),
+                Column("f1", "Macro-F1", "f2", "Mean F1 over the four verdicts"),
+                Column("h_f1", "Human F1", "f2", "The same between annotators"),
+                Column("leniency", "Leniency", "f2", "Judge's mean verdict value minus humans'"),
+            ],
+            rows,
+            caption=f"Judge against the final human verdicts ({_setting_label(setting)})",
+            table_id=f"judge-human-{setting}",
+        )
+        primary = sub[(sub["judge"] == tables.primary_judge) & (sub["kind"] == "all")]
+        confusion = None
+        if len(primary):
+            p = primary.iloc[0]
+            confusion = Table(
+                [
+                    Column("judge", "Judge said \\ humans said", numeric=False),
+                    *(Column(h, label, "integer") for h, label in VERDICTS),
+                ],
+                [
+                    Row(
+                        {
+                            "judge": Cell(label),
+                            **{h: Cell(int(p[f"judge_{j}_human_{h}"])) for h, _ in VERDICTS},
+                        }
+                    )
+                    for j, label in VERDICTS
+                ],
+                caption=f"Confusion counts of the primary judge, {tables.primary_judge} "
+                f"({_setting_label(setting)})",
+                sortable=False,
+            )
+        sections.append(
+            {"title": _setting_label(setting), "agreement": agreement, "confusion": confusion}
+        )
+    return {
+        "sections": sections,
+        "labels": info.get("labels"),
+        "annotators": info.get("annotators"),
+        "simulated": bool(info.get("simulated")),
+        "simulated_note": SIMULATED_NOTE,
+    }
+
+
+#: The leaderboard's corrected columns, shown instead of score, rank and tie group when the
+#: "Corrected (PPI)" toggle is on.
+PPI_COLUMNS = [
+    Column("rank_ppi", "Rank (PPI)", "integer", "Rank by the corrected score"),
+    Column("gamut_ppi", "Corrected [95% CI]", "ci", "Gamut score corrected by the human audit"),
+    Column("tie_ppi", "Tie group (PPI)", "integer", "Tie group under the corrected score"),
+    Column("audited", "Audited", "integer", "Questions whose response humans labelled in full"),
+]
+
+
+def ppi_cells(r: dict[str, Any]) -> dict[str, Cell]:
+    """The corrected cells of one leaderboard record."""
+    return {
+        "rank_ppi": Cell(r.get("rank_ppi")),
+        "gamut_ppi": Cell(r.get("gamut_ppi"), r.get("gamut_ppi_lo"), r.get("gamut_ppi_hi")),
+        "tie_ppi": Cell(r.get("tie_group_ppi")),
+        "audited": Cell(r.get("audited_questions")),
+    }
+
+
+def ppi_sentence(lb: pd.DataFrame, simulated: bool) -> str:
+    """What the correction does, in one paragraph, with the audited counts."""
+    counts = lb["audited_questions"].dropna().astype(int)
+    counts = counts[counts > 0]
+    span = (
+        f"{counts.min()} to {counts.max()}" if counts.min() != counts.max() else str(counts.min())
+    )
+    text = (
+        "Corrected (PPI) adds to each score the mean difference between the human and the judge "
+        f"question scores over the audited questions ({span} per row), so the judge's systematic "
+        "error is removed (prediction-powered inference); its interval adds the uncertainty of "
+        "that correction, so it is wider. Rows with fewer than 2 audited questions have no "
+        "corrected score."
+    )
+    return f"{text} {SIMULATED_NOTE}" if simulated else text
+
+
+def mdd_sentence(tables: ScoreTables) -> str | None:
+    """The smallest difference the primary judge's question sample detects, per setting."""
+    t = tables.frames.get("min_detectable_difference")
+    if t is None:
+        return None
+    t = t[(t["judge"] == tables.primary_judge) & (t["board"] == "all") & t["mdd"].notna()]
+    if t.empty:
+        return None
+    parts = [
+        f"{float(r['mdd']):.1f} points ({_setting_label(str(r['setting']))})"
+        for _, r in t.iterrows()
+    ]
+    return (
+        "With this question sample, two models must differ by at least "
+        + " and ".join(parts)
+        + " for the difference to be detected with 80% power at the 5% level (a paired test "
+        "over questions, from neighbouring models' question-score differences); per-domain "
+        "figures are in the min_detectable_difference download."
+    )
+
+
+__all__ = [
+    "PPI_COLUMNS",
+    "SIMULATED_NOTE",
+    "audit_info",
+    "has_corrected",
+    "judge_vs_human",
+    "mdd_sentence",
+    "ppi_cells",
+    "ppi_sentence",
+]

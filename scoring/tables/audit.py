@@ -1,0 +1,337 @@
+"""Judge against humans, humans against each other, and the PPI-corrected score (docs/contract.md
+§11). Pure arithmetic on the verdict matrix and the final human verdicts, no I/O.
+
+The corrected score of a (submission, setting, judge) follows prediction-powered inference: with
+``S_j(q)`` the question score under the judge's verdicts for all N questions and ``S_h(q)`` the
+score under the human verdicts for the n audited ones (every check that has a judge verdict has a
+final human verdict)::
+
+    theta = mean_all S_j + mean_L (S_h - S_j)
+    gamut_ppi = 100 theta
+    interval = 100 (theta +/- 1.96 sqrt(var_all(S_j) / N + var_L(S_h - S_j) / n))   (ddof 1)
+
+empty when n < 2. Its ranks come from the leaderboard's bootstrap resamples applied to both terms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from scoring.audit import NO_VERDICT, AuditLabels
+from scoring.check_table import KIND_ORDER
+from scoring.scorer import ScoringConfig, gamut_scores, tier_scores
+from scoring.tables.bootstrap import rank_many, weighted_means
+from scoring.tables.core import N_TIERS, N_VERDICTS, Status, count_verdicts
+from scoring.tables.judges import cohen_kappa
+from scoring.tables.matrix import SETTINGS
+
+Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
+#: z of a two-sided 95% normal interval.
+Z95 = 1.96
+#: The verdicts' short names in the confusion columns, in code order.
+VERDICT_NAMES = ("meets", "partial", "missing", "contradicts")
+#: The 16 confusion columns, judge verdict first: ``judge_meets_human_partial`` counts checks the
+#: judge called meets and the humans partially_meets.
+CONFUSION_COLUMNS = tuple(f"judge_{j}_human_{h}" for j in VERDICT_NAMES for h in VERDICT_NAMES)
+#: The human-human confusion columns: first annotator (lower id) then second.
+PAIR_COLUMNS = tuple(f"first_{a}_second_{b}" for a in VERDICT_NAMES for b in VERDICT_NAMES)
+PPI_COLUMNS = (
+    "gamut_ppi",
+    "gamut_ppi_lo",
+    "gamut_ppi_hi",
+    "audited_questions",
+    "rank_ppi",
+    "tie_group_ppi",
+)
+ALL_KINDS = "all"
+
+
+@dataclass(frozen=True)
+class PPIEstimate:
+    """A corrected mean and its 95% interval (all in the question scores' scale, not x100)."""
+
+    theta: float
+    lo: float
+    hi: float
+    n_audited: int
+
+
+def ppi_mean(judge: Floats, human: Floats, audited: npt.NDArray[np.bool_]) -> PPIEstimate:
+    """The prediction-powered mean of one (submission, setting, judge).
+
+    Args:
+        judge: ``[N]`` question scores under the judge's verdicts, every question.
+        human: ``[N]`` question scores under the human verdicts (read only where ``audited``).
+        audited: ``[N]`` whether each question is audited.
+
+    Returns:
+        theta = mean(judge) + mean over audited of (human - judge), with the interval
+        theta +/- 1.96 sqrt(var(judge) / N + var(human - judge) / n) (sample variances); all
+        NaN when fewer than 2 questions are audited.
+    """
+    n = int(audited.sum())
+    if n < 2 or judge.size < 2:
+        return PPIEstimate(float("nan"), float("nan"), float("nan"), n)
+    rect = human[audited] - judge[audited]
+    theta = float(judge.mean() + rect.mean())
+    half = Z95 * float(np.sqrt(judge.var(ddof=1) / judge.size + rect.var(ddof=1) / n))
+    return PPIEstimate(theta, theta - half, theta + half, n)
+
+
+@dataclass(frozen=True)
+class HumanScores:
+    """Question scores under the final human verdicts, per response.
+
+    Attributes:
+        final: ``[R, K]`` final human verdict codes (:data:`NO_VERDICT` where none).
+        gamut: ``[R, Q]`` question scores in [-1, 1] where the question is audited, else NaN.
+        audited: ``[R, Q]`` whether every check of the question has a final human verdict.
+    """
+
+    final: npt.NDArray[np.int8]
+    gamut: Floats
+    audited: npt.NDArray[np.bool_]
+
+
+def human_scores(
+    final: npt.NDArray[np.int8],
+    question: Ints,
+    tier: Ints,
+    n_questions: int,
+    config: ScoringConfig,
+) -> HumanScores:
+    """Score every audited question of every response under the human verdicts.
+
+    Args:
+        final: ``[R, K]`` final human verdicts.
+        question: ``[K]`` each check's question index.
+        tier: ``[K]`` each check's tier index.
+        n_questions: Q.
+        config: the scoring parameters.
+    """
+    key = question * N_TIERS + tier
+    counts = count_verdicts(final, key, n_questions * N_TIERS)
+    counts = counts.reshape(final.shape[0], n_questions, N_TIERS, N_VERDICTS)
+    present = np.bincount(key, minlength=n_questions * N_TIERS).reshape(n_questions, N_TIERS) > 0
+    per_q = np.bincount(question, minlength=n_questions)
+    labelled = counts.sum(axis=(2, 3))
+    audited = (labelled == per_q[None, :]) & (per_q[None, :] > 0)
+    tiers = tier_scores(counts, config)
+    tiers[:, ~present] = np.nan
+    gamut = gamut_scores(tiers, config)
+    gamut[~audited] = np.nan
+    return HumanScores(final, gamut, audited)
+
+
+def ppi_columns(
+    judge_gamut: Floats,
+    complete: npt.NDArray[np.bool_],
+    response_of: Ints,
+    humans: HumanScores,
+    weights: Floats,
+    rankings: list[tuple[Ints, list[str]]],
+    judge_boot: Floats | None = None,
+) -> dict[str, Floats]:
+    """The leaderboard's PPI columns for every group.
+
+    Args:
+        judge_gamut: ``[G, Q]`` question scores under each group's judge (NaN when incomplete).
+        complete: ``[G]`` whether each group is complete.
+        response_of: ``[G]`` each group's response (``submission * 2 + setting``).
+        humans: from :func:`human_scores`.
+        weights: ``[B, Q]`` the leaderboard's bootstrap weights (for ranks and tie groups).
+        rankings: per (setting, judge), the groups ranked together and their submission ids.
+        judge_boot: ``[B, G]`` the leaderboard's resampled Gamut scores (x100) of every group,
+            if already computed (else computed here from ``weights``).
+
+    Returns:
+        column -> ``[G]`` values (:data:`PPI_COLUMNS`); NaN where not defined (the count is 0
+        for an incomplete group).
+    """
+    n_g = judge_gamut.shape[0]
+    out = {name: np.full(n_g, np.nan) for name in PPI_COLUMNS}
+    out["audited_questions"] = np.zeros(n_g)
+    rect = np.full(judge_gamut.shape, np.nan)
+    for g in np.flatnonzero(complete):
+        r = int(response_of[g])
+        audited = humans.audited[r]
+        est = ppi_mean(judge_gamut[g], humans.gamut[r], audited)
+        out["audited_questions"][g] = est.n_audited
+        out["gamut_ppi"][g] = 100.0 * est.theta
+        out["gamut_ppi_lo"][g] = 100.0 * est.lo
+        out["gamut_ppi_hi"][g] = 100.0 * est.hi
+        if est.n_audited >= 2:
+            rect[g, audited] = humans.gamut[r, audited] - judge_gamut[g, audited]
+    corrected = np.flatnonzero(~np.isnan(out["gamut_ppi"]))
+    if corrected.size == 0:
+        return out
+    # the resampled corrections of every corrected group at once: [B, corrected]
+    boot = np.full((weights.shape[0], n_g), np.nan)
+    base = judge_boot[:, corrected] if judge_boot is not None else None
+    if base is None:
+        base = weighted_means(weights, judge_gamut[corrected]) * 100.0
+    boot[:, corrected] = base + _rect_means(weights, rect, corrected, response_of) * 100.0
+    asked, where = [], []
+    for idx, names in rankings:
+        ok = ~np.isnan(out["gamut_ppi"][idx])
+        rows = idx[ok]
+        if rows.size == 0:
+            continue
+        # a resample that draws fewer than two audited questions has no correction (NaN)
+        kept = [n for n, k in zip(names, ok, strict=True) if k]
+        asked.append((out["gamut_ppi"][rows], boot[:, rows], kept))
+        where.append(rows)
+    for rows, ranking in zip(where, rank_many(asked), strict=True):
+        out["rank_ppi"][rows] = ranking.rank
+        out["tie_group_ppi"][rows] = ranking.tie_group
+    return out
+
+
+def _rect_means(weights: Floats, rect: Floats, groups: Ints, response_of: Ints) -> Floats:
+    """``[B, len(groups)]`` resampled means of each group's corrections over its audited
+    questions: the weights of a response's audited questions are taken once for all its judges
+    (a few percent of the questions), not the whole ``[B, Q]`` matrix per group."""
+    out = np.full((weights.shape[0], groups.size), np.nan)
+    for r in np.unique(response_of[groups]):
+        mine = np.flatnonzero(response_of[groups] == r)
+        cols = np.flatnonzero(~np.isnan(rect[groups[mine[0]]]))
+        w = weights[:, cols]
+        den = w.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, mine] = np.where(den > 0, (w @ rect[groups[mine]][:, cols].T) / den, np.nan)
+    return out
+
+
+def agreement(confusion: npt.NDArray[np.int64], values: Floats) -> dict[str, float]:
+    """Agreement figures of a 4 x 4 confusion table (rows: the rater judged, columns: the
+    reference).
+
+    Returns:
+        ``n_checks``, ``agreement`` (raw), ``kappa`` (Cohen's), ``macro_f1`` (the mean F1 of the
+        verdicts that occur in either labelling) and ``leniency`` (the rows' mean verdict value
+        minus the columns', on the scale ``values``).
+    """
+    kappa, observed, n = cohen_kappa(confusion)
+    rows = confusion.sum(axis=1).astype(np.float64)
+    cols = confusion.sum(axis=0).astype(np.float64)
+    tp = np.diag(confusion).astype(np.float64)
+    den = rows + cols
+    f1 = np.where(den > 0, 2 * tp / np.where(den > 0, den, 1.0), np.nan)
+    used = den > 0
+    return {
+        "n_checks": float(n),
+        "agreement": observed if n else float("nan"),
+        "kappa": kappa if n else float("nan"),
+        "macro_f1": float(f1[used].mean()) if used.any() else float("nan"),
+        "leniency": float((rows @ values - cols @ values) / n) if n else float("nan"),
+    }
+
+
+def verdict_values(config: ScoringConfig) -> Floats:
+    """The verdict scale of leniency: meets 1, partially_meets lambda, missing 0, contradicts mu."""
+    return np.array([1.0, config.partial_credit, 0.0, config.contradiction_penalty])
+
+
+def _kind_rows(
+    per_kind: npt.NDArray[np.int64], values: Floats, columns: tuple[str, ...]
+) -> list[dict[str, object]]:
+    """One row per check kind present (and ``all``): agreement figures and confusion counts."""
+    rows: list[dict[str, object]] = []
+    tables = [(ALL_KINDS, per_kind.sum(axis=0))] + [
+        (KIND_ORDER[k].value, per_kind[k]) for k in range(per_kind.shape[0]) if per_kind[k].sum()
+    ]
+    for kind, table in tables:
+        figures = agreement(table, values)
+        row: dict[str, object] = {"kind": kind, **figures, "n_checks": int(figures["n_checks"])}
+        row.update(zip(columns, (int(x) for x in table.ravel()), strict=True))
+        rows.append(row)
+    return rows
+
+
+_FIGURES = ("n_checks", "agreement", "kappa", "macro_f1", "leniency")
+
+
+def judge_human(
+    verdicts: npt.NDArray[np.int8],
+    status: npt.NDArray[np.int8],
+    response_of: Ints,
+    judge_of: Ints,
+    judges: tuple[str, ...],
+    final: npt.NDArray[np.int8],
+    kind: Ints,
+    config: ScoringConfig,
+) -> pd.DataFrame:
+    """Per setting, judge and check kind (and ``all``): the judge against the final human verdicts
+    on every (response, check) that has both."""
+    values = verdict_values(config)
+    n_kinds = len(KIND_ORDER)
+    rows: list[dict[str, object]] = []
+    # each response's labelled checks, once (a few percent of the checks)
+    cols = [np.flatnonzero(final[r] != NO_VERDICT) for r in range(final.shape[0])]
+    for k, setting in enumerate(SETTINGS):
+        for j, name in enumerate(judges):
+            per_kind = np.zeros((n_kinds, N_VERDICTS, N_VERDICTS), np.int64)
+            groups = np.flatnonzero(
+                (status != Status.ABSENT) & (judge_of == j) & (response_of % len(SETTINGS) == k)
+            )
+            for g in groups:
+                r = int(response_of[g])
+                c = cols[r]
+                if not c.size:
+                    continue
+                v = verdicts[g, c].astype(np.int64)
+                ok = v >= 0
+                cell = (kind[c[ok]] * N_VERDICTS + v[ok]) * N_VERDICTS + final[r, c[ok]]
+                per_kind += np.bincount(cell, minlength=per_kind.size).reshape(per_kind.shape)
+            if not per_kind.any():
+                continue
+            for row in _kind_rows(per_kind, values, CONFUSION_COLUMNS):
+                rows.append({"setting": setting.value, "judge": name, **row})
+    return pd.DataFrame(rows, columns=["setting", "judge", "kind", *_FIGURES, *CONFUSION_COLUMNS])
+
+
+def human_human(labels: AuditLabels, kind: Ints, config: ScoringConfig) -> pd.DataFrame:
+    """Per setting and check kind (and ``all``): annotators against each other, over every pair of
+    annotators' labels on one (response, check); the ceiling a judge can be held to.
+
+    Leniency here is the first annotator's (lower id) mean value minus the second's.
+    """
+    values = verdict_values(config)
+    cell, a, b = labels.annotator_pairs()
+    response = cell // max(labels.n_checks, 1)
+    check = cell % max(labels.n_checks, 1)
+    n_kinds = len(KIND_ORDER)
+    rows: list[dict[str, object]] = []
+    for k, setting in enumerate(SETTINGS):
+        mine = response % len(SETTINGS) == k
+        if not mine.any():
+            continue
+        code = (kind[check[mine]] * N_VERDICTS + a[mine]) * N_VERDICTS + b[mine]
+        per_kind = np.bincount(code, minlength=n_kinds * N_VERDICTS**2).reshape(
+            n_kinds, N_VERDICTS, N_VERDICTS
+        )
+        for row in _kind_rows(per_kind, values, PAIR_COLUMNS):
+            rows.append({"setting": setting.value, **row})
+    return pd.DataFrame(rows, columns=["setting", "kind", *_FIGURES, *PAIR_COLUMNS])
+
+
+__all__ = [
+    "ALL_KINDS",
+    "CONFUSION_COLUMNS",
+    "PAIR_COLUMNS",
+    "PPI_COLUMNS",
+    "HumanScores",
+    "PPIEstimate",
+    "agreement",
+    "human_human",
+    "human_scores",
+    "judge_human",
+    "ppi_columns",
+    "ppi_mean",
+    "verdict_values",
+]

@@ -1,0 +1,172 @@
+"""How far the ranking depends on the judge and on the question sample (issue 23).
+
+- ``rank_sensitivity``: each model's rank under every judge beside the primary judge's, and the
+  largest change over the judges.
+- ``judge_family_matrix``: the self-preference matrix, the mean score a judge of family F gives
+  the models of family G minus the other judges' mean score of the same models.
+- ``min_detectable_difference``: per board (all questions, each domain) and setting, the
+  smallest Gamut-score difference between two models that the question sample detects with 80%
+  power at a two-sided alpha of 0.05, from the paired question-score differences of models that
+  are neighbours in the judge's ranking: ``100 (z_0.975 + z_0.8) sd(d) / sqrt(n)`` with the
+  median over neighbouring pairs of the sample standard deviation ``sd(d)`` of their paired
+  differences on the board's ``n`` questions.
+
+Pure arithmetic on :class:`~scoring.tables.scores.Scores`, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from scoring.tables.matrix import SETTINGS
+from scoring.tables.scores import Groups, Scores
+
+#: z of a two-sided 5% test and of 80% power.
+Z_ALPHA, Z_POWER = 1.959963984540054, 0.8416212335729143
+ALL_QUESTIONS = "all"
+
+RANK_COLUMNS = [
+    "setting",
+    "submission_id",
+    "judge",
+    "primary",
+    "rank",
+    "primary_rank",
+    "rank_change",
+    "max_rank_change",
+]
+MATRIX_COLUMNS = [
+    "setting",
+    "judge",
+    "judge_family",
+    "model_family",
+    "n_models",
+    "judge_score",
+    "others_score",
+    "difference",
+]
+MDD_COLUMNS = ["setting", "judge", "board", "n_questions", "n_pairs", "sd_paired", "mdd"]
+
+
+def _ranks(sc: Scores, k: int) -> npt.NDArray[np.float64]:
+    """``[S, J]`` rank of each submission under each judge in setting ``k`` (NaN: not ranked)."""
+    n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
+    out = np.full((n_s, n_j), np.nan)
+    for (setting, j), (idx, ranking) in sc.rankings.items():
+        if setting == k:
+            out[sc.groups.sub[idx], j] = ranking.rank
+    return out
+
+
+def rank_sensitivity(sc: Scores) -> pd.DataFrame:
+    """One row per (setting, model ranked by the primary judge, judge)."""
+    rows: list[dict[str, Any]] = []
+    p = sc.primary
+    for k, setting in enumerate(SETTINGS):
+        ranks = _ranks(sc, k)
+        for s in np.flatnonzero(~np.isnan(ranks[:, p])):
+            change = ranks[s] - ranks[s, p]
+            largest = np.nanmax(np.abs(change)) if (~np.isnan(change)).any() else np.nan
+            for j, name in enumerate(sc.inputs.judges):
+                rows.append(
+                    {
+                        "setting": setting.value,
+                        "submission_id": sc.inputs.submission_ids[int(s)],
+                        "judge": name,
+                        "primary": j == p,
+                        "rank": ranks[s, j],
+                        "primary_rank": ranks[s, p],
+                        "rank_change": change[j],
+                        "max_rank_change": largest,
+                    }
+                )
+    df = pd.DataFrame(rows, columns=RANK_COLUMNS)
+    for c in ("rank", "primary_rank", "rank_change", "max_rank_change"):
+        df[c] = pd.array(df[c].to_numpy(np.float64), dtype="Float64").astype("Int64")
+    return df
+
+
+def judge_family_matrix(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
+    """One row per (setting, judge, model family): the judge's mean score of that family's models
+    minus the other judges' mean score of them (models complete under every judge)."""
+    fam = np.array(
+        [sc.inputs.meta[s].model_family.strip().lower() for s in sc.inputs.submission_ids], object
+    )
+    n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
+    rows: list[dict[str, Any]] = []
+    for k, setting in enumerate(SETTINGS):
+        s, j = np.divmod(np.arange(n_s * n_j, dtype=np.int64), n_j)
+        g = Groups.index(s, k, j, n_j)
+        value = sc.gamut.value[g].reshape(n_s, n_j)
+        done = sc.complete[g].reshape(n_s, n_j).all(axis=1) if n_j else np.zeros(0, np.bool_)
+        for jj, name in enumerate(sc.inputs.judges):
+            others = [i for i in range(n_j) if i != jj]
+            for family in sorted(set(fam[done])):
+                sel = done & (fam == family)
+                mine = float(value[sel, jj].mean())
+                rest = float(value[sel][:, others].mean()) if others else float("nan")
+                rows.append(
+                    {
+                        "setting": setting.value,
+                        "judge": name,
+                        "judge_family": families[name],
+                        "model_family": str(family),
+                        "n_models": int(sel.sum()),
+                        "judge_score": mine,
+                        "others_score": rest,
+                        "difference": mine - rest,
+                    }
+                )
+    return pd.DataFrame(rows, columns=MATRIX_COLUMNS)
+
+
+def mdd(sd: float, n: int) -> float:
+    """The minimum detectable difference (points) for paired differences of sd ``sd`` over
+    ``n`` questions: ``100 (z_0.975 + z_0.8) sd / sqrt(n)``."""
+    if n < 2 or not math.isfinite(sd):
+        return float("nan")
+    return 100.0 * (Z_ALPHA + Z_POWER) * sd / math.sqrt(n)
+
+
+def min_detectable_difference(sc: Scores) -> pd.DataFrame:
+    """One row per (setting, judge, board): the board is ``all`` or ``domain:<name>``."""
+    domains = np.array([q.domain for q in sc.inputs.questions], object)
+    boards = [(ALL_QUESTIONS, np.ones(domains.size, np.bool_))] + [
+        (f"domain:{d}", domains == d) for d in sorted(set(domains))
+    ]
+    rows: list[dict[str, Any]] = []
+    for (k, j), (idx, ranking) in sorted(sc.rankings.items()):
+        order = idx[np.argsort(ranking.rank, kind="stable")]
+        scores = sc.level.gamut[order]  # [models in rank order, Q]
+        diffs = scores[1:] - scores[:-1]  # neighbours' paired question-score differences
+        for board, member in boards:
+            n = int(member.sum())
+            d = diffs[:, member]
+            sds = d.std(axis=1, ddof=1) if d.shape[0] and n >= 2 else np.zeros(0)
+            sd = float(np.median(sds)) if sds.size else float("nan")
+            rows.append(
+                {
+                    "setting": SETTINGS[k].value,
+                    "judge": sc.inputs.judges[j],
+                    "board": board,
+                    "n_questions": n,
+                    "n_pairs": int(sds.size),
+                    "sd_paired": sd,
+                    "mdd": mdd(sd, n),
+                }
+            )
+    return pd.DataFrame(rows, columns=MDD_COLUMNS)
+
+
+__all__ = [
+    "ALL_QUESTIONS",
+    "judge_family_matrix",
+    "mdd",
+    "min_detectable_difference",
+    "rank_sensitivity",
+]

@@ -1,0 +1,192 @@
+"""Judge against humans, humans against each other and the PPI-corrected score, by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project as GamutProject
+from scoring.tables import Tables
+from scoring.tables.audit import agreement, ppi_mean
+from tests.tables.conftest import ALPHA_MM, ALPHA_MM_QUESTIONS, main_project
+from tests.tables.project import CHECKS
+
+ABS = 1e-9
+
+
+def label(qid: str, cid: str, verdict: str, annotator: str = "a1", role: str = "label") -> str:
+    return json.dumps(
+        {
+            "submission_id": "alpha",
+            "setting": "multimodal",
+            "question_id": qid,
+            "check_id": cid,
+            "annotator": annotator,
+            "verdict": verdict,
+            "role": role,
+        }
+    )
+
+
+# Humans on alpha's multimodal responses. food-1: as the judge, except I2, which the judge called
+# contradicts: a1 says meets, a2 contradicts, a3 adjudicates meets. So food-1 scores AC 1, V 0.5,
+# C 0: 0.6 + 0.15 = 0.75 for humans (the judge: -0.05). food-2: as the judge (1/3). plant-3: a1
+# as the judge, a2 only on I1 (missing): a tie without adjudication, so plant-3 is not audited.
+HUMAN = {**ALPHA_MM, ("food-1", "I2"): "meets"}
+LINES = [
+    *(label(q, c, HUMAN[(q, c)]) for q in ("food-1", "food-2", "plant-3") for c in CHECKS[q]),
+    label("food-1", "I2", "contradicts", "a2"),
+    label("food-1", "I2", "meets", "a3", "adjudication"),
+    label("plant-3", "I1", "missing", "a2"),
+]
+S_J = [ALPHA_MM_QUESTIONS[q] for q in ("food-1", "food-2", "plant-3")]  # -0.05, 1/3, 0.95
+RECT = [0.75 - -0.05, 1 / 3 - 1 / 3]  # human minus judge on food-1 and food-2: 0.8, 0
+# theta = mean(S_J) + mean(RECT) = 0.411111 + 0.4 = 0.811111
+# var(S_J) = (0.461111^2 + 0.077778^2 + 0.538889^2) / 2 = 0.254537; / N = 0.0848457
+# var(RECT) = (0.4^2 + 0.4^2) / 1 = 0.32; / n = 0.16
+# half-width = 1.96 sqrt(0.2448457) = 1.96 x 0.4948189 = 0.9698450
+THETA = 0.8111111111
+HALF = 0.9698450
+
+
+def audited_project(root: Path, lines: list[str]) -> Path:
+    config = main_project().write(root)
+    text = config.read_text().replace("[benchmark]\n", '[benchmark]\naudit = "audit"\n', 1)
+    config.write_text(text)
+    (root / "audit").mkdir()
+    (root / "audit" / "team.jsonl").write_text("".join(x + "\n" for x in lines))
+    return config
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory: pytest.TempPathFactory) -> Tables:
+    config = audited_project(tmp_path_factory.mktemp("audit") / "project", LINES)
+    return pipeline.score(GamutProject(load_config(config)))
+
+
+def test_ppi_mean_matches_the_hand_computation() -> None:
+    est = ppi_mean(np.array(S_J), np.array([0.75, 1 / 3, np.nan]), np.array([True, True, False]))
+    assert est.theta == pytest.approx(THETA, abs=1e-9)
+    assert est.hi - est.theta == pytest.approx(HALF, abs=1e-6)
+    assert est.theta - est.lo == pytest.approx(HALF, abs=1e-6)
+    assert est.n_audited == 2
+
+
+def test_leaderboard_carries_the_corrected_score_of_the_audited_row(tables: Tables) -> None:
+    lb = tables.leaderboard
+    r = lb[(lb.submission_id == "alpha") & (lb.setting == "multimodal") & (lb.judge == "j1")]
+    r = r.iloc[0]
+    assert r["audited_questions"] == 2
+    assert r["gamut_ppi"] == pytest.approx(100 * THETA, abs=1e-6)
+    assert r["gamut_ppi_lo"] == pytest.approx(100 * (THETA - HALF), abs=1e-4)
+    assert r["gamut_ppi_hi"] == pytest.approx(100 * (THETA + HALF), abs=1e-4)
+    assert r["rank_ppi"] == 1 and r["tie_group_ppi"] == 1
+    # judge j2 called food-1 I1 missing: S_j(food-1) = -0.25, so the correction is larger
+    r2 = lb[(lb.submission_id == "alpha") & (lb.setting == "multimodal") & (lb.judge == "j2")]
+    j2 = [-0.25, 1 / 3, 0.95]
+    expected = statistics.fmean(j2) + statistics.fmean([0.75 + 0.25, 0.0])
+    assert r2.iloc[0]["gamut_ppi"] == pytest.approx(100 * expected, abs=1e-6)
+    # rows without labels: no correction, and the count says why
+    rest = lb[~((lb.submission_id == "alpha") & (lb.setting == "multimodal"))]
+    assert (rest["audited_questions"] == 0).all()
+    assert rest["gamut_ppi"].isna().all() and rest["rank_ppi"].isna().all()
+
+
+def test_judge_human_per_kind_and_all_by_hand(tables: Tables) -> None:
+    jh = tables["judge_human"]
+    r = jh[(jh.setting == "multimodal") & (jh.judge == "j1") & (jh.kind == "all")].iloc[0]
+    # 10 cells with a final human verdict (plant-3 I1 has none); the judge differs on food-1 I2
+    assert r["n_checks"] == 10
+    assert r["agreement"] == pytest.approx(0.9)
+    assert r["judge_contradicts_human_meets"] == 1
+    assert r["judge_meets_human_meets"] == 3
+    # judge rows: 3 meets, 3 partial, 3 missing, 1 contradicts; humans: 4, 3, 3, 0
+    assert r["kappa"] == pytest.approx((0.9 - 0.3) / (1 - 0.3))
+    assert r["macro_f1"] == pytest.approx((6 / 7 + 1 + 1 + 0) / 4)
+    assert r["leniency"] == pytest.approx((-2 - 1) / 10)  # mu = -2 against meets = 1
+    kinds = set(jh[(jh.judge == "j1") & (jh.setting == "multimodal")]["kind"])
+    assert kinds == {"all", "fact", "baseline", "member"}
+    assert not (jh.setting == "text_only").any()  # no text-only labels
+
+
+def test_human_human_counts_pairs_of_annotators(tables: Tables) -> None:
+    hh = tables["human_human"]
+    r = hh[(hh.setting == "multimodal") & (hh.kind == "all")].iloc[0]
+    # pairs: food-1 I2 (a1 meets, a2 contradicts), plant-3 I1 (a1 meets, a2 missing)
+    assert r["n_checks"] == 2
+    assert r["agreement"] == 0.0
+    assert r["first_meets_second_contradicts"] == 1
+    assert r["first_meets_second_missing"] == 1
+    assert r["leniency"] == pytest.approx(((1 - -2) + (1 - 0)) / 2)
+
+
+def test_the_audit_tables_are_written_with_every_column_documented(tables: Tables) -> None:
+    from scoring.tables import undocumented
+
+    for name in ("judge_human", "human_human", "leaderboard"):
+        assert (tables.out_dir / f"{name}.parquet").is_file()
+        assert undocumented(name, tables[name].columns) == []
+
+
+def test_a_project_without_audit_gets_empty_columns_and_tables(tmp_path: Path) -> None:
+    config = main_project().write(tmp_path / "p")
+    t = pipeline.score(GamutProject(load_config(config)))
+    assert t.leaderboard["gamut_ppi"].isna().all()
+    assert (t.leaderboard["audited_questions"] == 0).all()
+    assert t["judge_human"].empty and t["human_human"].empty
+    assert list(t["judge_human"].columns)[:4] == ["setting", "judge", "kind", "n_checks"]
+
+
+def test_bad_labels_stop_the_scoring_with_every_problem(tmp_path: Path) -> None:
+    from scoring.errors import ProblemsError
+
+    bad = [
+        label("food-1", "I9", "meets"),
+        label("food-9", "I1", "meets"),
+        label("food-1", "I1", "x"),
+    ]
+    config = audited_project(tmp_path / "p", bad)
+    with pytest.raises(ProblemsError) as err:
+        pipeline.score(GamutProject(load_config(config)))
+    assert [p.line for p in err.value.problems] == [1, 2, 3]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(-1, 1), min_size=2, max_size=40),
+    st.data(),
+)
+def test_ppi_mean_is_the_formula_of_the_issue(judge: list[float], data: st.DataObject) -> None:
+    n = len(judge)
+    audited = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    human = data.draw(st.lists(st.floats(-1, 1), min_size=n, max_size=n))
+    est = ppi_mean(np.array(judge), np.array(human), np.array(audited))
+    rect = [h - j for h, j, a in zip(human, judge, audited, strict=True) if a]
+    if len(rect) < 2:
+        assert math.isnan(est.theta) and math.isnan(est.lo) and math.isnan(est.hi)
+        return
+    theta = statistics.fmean(judge) + statistics.fmean(rect)
+    half = 1.96 * math.sqrt(statistics.variance(judge) / n + statistics.variance(rect) / len(rect))
+    assert est.theta == pytest.approx(theta, abs=1e-9)
+    assert est.lo == pytest.approx(theta - half, abs=1e-9)
+    assert est.hi == pytest.approx(theta + half, abs=1e-9)
+    if all(h == j for h, j, a in zip(human, judge, audited, strict=True) if a):
+        assert est.theta == pytest.approx(statistics.fmean(judge), abs=1e-12)
+
+
+def test_agreement_of_a_perfect_and_of_an_empty_table() -> None:
+    perfect = np.diag([5, 0, 2, 1]).astype(np.int64)
+    values = np.array([1.0, 0.5, 0.0, -2.0])
+    a = agreement(perfect, values)
+    assert (a["agreement"], a["kappa"], a["macro_f1"], a["leniency"]) == (1.0, 1.0, 1.0, 0.0)
+    empty = agreement(np.zeros((4, 4), np.int64), values)
+    assert empty["n_checks"] == 0 and math.isnan(empty["kappa"]) and math.isnan(empty["macro_f1"])
