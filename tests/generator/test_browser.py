@@ -18,7 +18,7 @@ from gamut.config import GamutConfig, load_config
 from gamut.project import Project
 from generator.serve import make_server
 from tests.demo_config import write_demo_config
-from tests.generator.conftest import REPO
+from tests.generator.conftest import REPO, read_data_script
 from tests.generator.fixture_tables import write_fixture_config
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -348,7 +348,7 @@ def test_explorer_question_permalink_checklist_and_rationale(browser: Browser) -
     browser.elsewhere.clear()
     page.goto(f"{browser.base}demo/explorer.html?question={qid}&model={sid}")  # type: ignore[attr-defined]
     assert _wait_loaded(page, "#gamut-explorer") == qid
-    data = json.loads((browser.demo / "explorer" / "q" / f"{qid}.json").read_text("utf-8"))
+    data = read_data_script(browser.demo / "explorer" / "q" / f"{qid}.js")
     article = page.inner_text("article")  # type: ignore[attr-defined]
     assert data["question"] in article and data["text_only_question"] in article
     width = page.eval_on_selector("img.gamut-x-image", "e => e.naturalWidth")  # type: ignore[attr-defined]
@@ -384,7 +384,7 @@ def test_explorer_question_permalink_checklist_and_rationale(browser: Browser) -
     chip.click()
     why = page.locator(".gamut-x-checklist li").first.locator(".gamut-x-why")  # type: ignore[attr-defined]
     why.wait_for(state="visible")
-    rationales = json.loads((browser.demo / data["rationales"]).read_text("utf-8"))
+    rationales = read_data_script(browser.demo / data["rationales"])
     first_model = data["models"][data["rows"][0]["m"]]["id"]
     assert rationales["multimodal"][first_model][0] in why.inner_text()
     # the other setting: the text-only rows

@@ -97,8 +97,8 @@ def test_gamut_run_on_the_demo_with_held_rubrics(
     public = (REPO / "demo" / "questions.jsonl", *(REPO / "demo" / "submissions").rglob("*.jsonl"))
     assert assert_no_rubric_text(site, public) > 20
     assert assert_no_check_text(site, public) > 200
-    assert len(list((site / "explorer" / "q").glob("*.json"))) == 42
-    assert not list(site.rglob("*.rationales.json"))
+    assert len(list((site / "explorer" / "q").glob("*.js"))) == 42
+    assert not list(site.rglob("*.rationales.js"))
 
 
 @pytest.mark.slow
