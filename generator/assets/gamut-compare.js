@@ -95,7 +95,7 @@
         h("tbody", {}, rows)
       ]);
       out.appendChild(h("div", { "class": "gamut-table" }, [table]));
-      out.appendChild(window.gamut.paged(table, 50).nav);
+      out.appendChild(window.gamut.paged(table, Number(root.getAttribute("data-page-size")) || 50).nav);
       window.gamut.initSorting(out);
       root.setAttribute("data-loaded", setting + ":" + a + ":" + b);
     }

@@ -14,8 +14,6 @@
 
   function f1(x) { return window.gamut.fmt(x, false); }
 
-  var PAGE = 50;
-
   function getJSON(url) { return window.gamut.load(url); }
 
   function link(params, text) {
@@ -86,7 +84,8 @@
       th("Mean " + (settings.multimodal || "multimodal") + " score", "mean_multimodal", true),
       th("Mean " + (settings.text_only || "text-only") + " score", "mean_text_only", true),
       th("Question (multimodal form)", "text")], rows);
-    var pager = window.gamut.paged(table.querySelector("table"), PAGE);
+    var pager = window.gamut.paged(table.querySelector("table"),
+                                   Number(root.getAttribute("data-page-size")) || 50);
     function apply(record) {
       var text = search.value.trim().toLowerCase(), dom = domain.value;
       pager.keep = function (tr) {

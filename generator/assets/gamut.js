@@ -68,7 +68,11 @@
      narrower, so that no column or colour bar is cut off. */
   function fitWidth(el, layout) {
     var room = el.parentNode ? el.parentNode.clientWidth : 0;
-    if (layout && layout.width && room && layout.width > room) { delete layout.width; }
+    if (layout && layout.width && room && layout.width > room) {
+      delete layout.width;
+      layout.autosize = true;
+      el.style.minWidth = "0";
+    }
   }
 
   function cellKey(row, index, numeric) {
