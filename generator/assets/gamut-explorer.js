@@ -350,13 +350,31 @@
     if (!root || root.getAttribute("data-ready")) { return; }
     root.setAttribute("data-ready", "true");
     var params = new URLSearchParams(window.location.search);
-    getJSON(root.getAttribute("data-index")).then(function (index) {
-      var q = params.get("question");
+    var q = params.get("question");
+    /* a plain id names its file (generator/explorer.py question_file): the question opens
+       without the index of every question; any other id is looked up there */
+    var direct = q && /^[a-z0-9][a-z0-9._-]{0,63}$/.test(q.toLowerCase())
+      ? "explorer/q/" + q.toLowerCase() + ".js" : null;
+    var index = null;
+    function entryFile(idx) {
+      var entry = idx.questions.filter(function (e) { return e[0] === q; })[0];
+      if (!entry) { throw new Error("No question has the id " + q + "."); }
+      return entry[5];
+    }
+    (q && direct ? getJSON(direct).catch(function () {
+      return getJSON(root.getAttribute("data-index")).then(function (idx) {
+        return getJSON(entryFile(idx));
+      });
+    }) : getJSON(root.getAttribute("data-index")).then(function (idx) {
+      index = idx;
+      return q ? getJSON(entryFile(idx)) : null;
+    })).then(function (data) {
       if (!q) { showList(root, index, params); root.setAttribute("data-loaded", "list"); return; }
-      var entry = index.questions.filter(function (e) { return e[0] === q; })[0];
-      if (!entry) { fail(root, "No question has the id " + q + "."); return; }
-      return getJSON(entry[5]).then(function (data) { showQuestion(root, data, params); });
-    }).catch(function (err) { fail(root, "The question data could not be loaded: " + err.message); });
+      showQuestion(root, data, params);
+    }).catch(function (err) {
+      fail(root, /^No question/.test(err.message) ? err.message
+        : "The question data could not be loaded: " + err.message);
+    });
   }
 
   if (typeof document$ !== "undefined") { document$.subscribe(init); }

@@ -29,6 +29,23 @@
   var PLOTLY_SRC = self ? new URL("plotly-cartesian.min.js", self.src).href : null;
   var plotlyLoading = null;
 
+  /* Likewise the explorer's and the comparison's scripts, on the page that holds their view. */
+  var PAGE_SCRIPTS = { "gamut-explorer": "gamut-explorer.js", "gamut-compare": "gamut-compare.js" };
+  var pageScripts = {};
+  function loadPageScripts() {
+    Object.keys(PAGE_SCRIPTS).forEach(function (id) {
+      if (pageScripts[id] || !document.getElementById(id) || !self) { return; }
+      var script = document.createElement("script");
+      script.src = new URL(PAGE_SCRIPTS[id], self.src).href;
+      script.onerror = function () {
+        delete pageScripts[id];
+        console.error("cannot load " + script.src);
+      };
+      pageScripts[id] = script;
+      document.head.appendChild(script);
+    });
+  }
+
   function withPlotly(then) {
     if (typeof Plotly !== "undefined") { then(); return; }
     if (!plotlyLoading) {
@@ -337,6 +354,7 @@
 
   function init() {
     nameDialogs();
+    loadPageScripts();
     drawCharts(document, false);
     initSorting(document);
     initFilters(document);
