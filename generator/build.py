@@ -118,7 +118,8 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         path.write_text(text, encoding="utf-8")
 
     (docs / "assets").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(vendor.verified(), docs / "assets" / vendor.PLOTLY.asset)
+    for bundle in vendor.SHIPPED:
+        shutil.copyfile(vendor.verified(bundle), docs / "assets" / bundle.asset)
     for asset in ASSETS.iterdir():
         shutil.copy2(asset, docs / "assets" / asset.name)
 

@@ -7,15 +7,15 @@ computed here.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from generator.explorer import DATA, SETTING_LABELS, points
+from generator.explorer import DATA, SETTING_LABELS, data_script, points
 from generator.render import Cell, Column, Row, Table, human
 from generator.tables import ScoreTables
+from scoring.storage import atomic_write_text
 
 COMPARE = "compare"
 
@@ -49,10 +49,9 @@ def write_compare_data(tables: ScoreTables, site: Path, settings: list[str]) -> 
             "domains": [human(str(domains[q])) for q in piv.index],
             "scores": {m: [points(x) for x in piv[m]] for m in models},
         }
-        rel = f"{COMPARE}/{setting}.json"
+        rel = f"{COMPARE}/{setting}.js"
         (site / COMPARE).mkdir(parents=True, exist_ok=True)
-        text = json.dumps(data, separators=(",", ":"), allow_nan=False)
-        (site / rel).write_text(text, encoding="utf-8")
+        atomic_write_text(site / rel, data_script(data))
         out[setting] = rel
     return out
 

@@ -1,4 +1,4 @@
-"""The question explorer's data: one JSON file per question (its text in both settings, image,
+"""The question explorer's data: one data script per question (its text in both settings, image,
 labels, and every shown model's response with its scores and verdict counts), an index of the
 questions, and the question images copied into the site.
 
@@ -6,6 +6,10 @@ With public rubrics a question's file also holds its checks (grouped by meta-rub
 model's verdict string; the judge's rationales go to a second file fetched on demand. With held
 rubrics nothing but ids-free counts per tier and kind is written: no check, item, snippet or
 rationale text.
+
+Each file is a script that hands its JSON value to ``gamut.put`` (``assets/gamut.js``) rather
+than a JSON file fetched at run time: browsers refuse fetch() on a site opened from a folder
+(file://), but they run its scripts.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from generator.render import file_id, human, safe_url
 from generator.tables import ScoreTables
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
+from scoring.storage import atomic_write_text
 
 #: Folder of the explorer's data under the site root.
 DATA = "explorer"
@@ -37,7 +42,7 @@ SETTING_LABELS = {"multimodal": "Multimodal", "text_only": "Text-only"}
 
 def question_file(question_id: str) -> str:
     """The data file of a question, relative to the site root."""
-    return f"{DATA}/q/{file_id(question_id.lower())}.json"
+    return f"{DATA}/q/{file_id(question_id.lower())}.js"
 
 
 def points(value: Any) -> float | None:
@@ -49,11 +54,24 @@ def points(value: Any) -> float | None:
     return None if math.isnan(f) else round(100.0 * f, 2)
 
 
-def _dump(path: Path, obj: Any) -> int:
+def data_script(obj: Any) -> str:
+    """A script handing ``obj`` to the page (``gamut.put``, keyed by the script's address)."""
     text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # JSON allows the two line separators raw inside strings; older JavaScript did not
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return f"window.gamut.put(document.currentScript.src,{text});\n"
+
+
+def _dump(path: Path, obj: Any) -> int:
+    text = data_script(obj)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    atomic_write_text(path, text)
     return len(text.encode("utf-8"))
+
+
+def _mean(values: list[float | None]) -> float | None:
+    got = [x for x in values if x is not None]
+    return round(sum(got) / len(got), 2) if got else None
 
 
 def copy_images(questions: list[Question], questions_path: Path, site: Path) -> dict[str, str]:
@@ -233,13 +251,15 @@ def write_explorer_data(
         if public and v is not None and hi > lo:
             data["checks"] = _checklist(v, lo, hi, settings)
             if v.rationale is not None:
-                rel = question_file(qid).removesuffix(".json") + ".rationales.json"
+                rel = question_file(qid).removesuffix(".js") + ".rationales.js"
                 data["rationales"] = rel
                 _dump(site / rel, _rationales(v, lo, hi, models, settings))
         largest = max(largest, _dump(site / question_file(qid), data))
+        means = [_mean([scores.lookup.get((m, s, qid), (None,))[0] for m in models])
+                 for s in SETTINGS]  # fmt: skip
         index.append([qid, human(q.domain), q.popularity.value, q.egocentric, q.question,
-                      question_file(qid)])  # fmt: skip
-    _dump(site / DATA / "questions.json", {"questions": index})
+                      question_file(qid), q.text_only_question, *means])  # fmt: skip
+    _dump(site / DATA / "questions.js", {"questions": index, "settings": SETTING_LABELS})
     return {"n_questions": len(index), "largest_bytes": largest}
 
 

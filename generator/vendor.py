@@ -1,11 +1,16 @@
-"""The charting library: plotly.js's cartesian bundle, fetched once at set-up from the npm registry.
+"""Third-party scripts fetched once at set-up from the npm registry, by exact version and checksum.
+
+- plotly.js's cartesian bundle, the site's charting library (shipped);
+- iframe-worker's shim, which lets the theme's search run on a site opened from a folder
+  (file://), where browsers refuse web workers (shipped; it replaces nothing over HTTP);
+- axe-core, the accessibility engine of the browser tests (tests only, never shipped).
 
 The site draws scatter, bar and heatmap traces only, so it ships plotly.js's cartesian bundle
 (about a third of the full library) of the same plotly.js version as the Python ``plotly``
 package of this release. Set-up (``make``, or ``python -m generator.vendor``) downloads the
 package tarball by exact version, checks it against the npm integrity hash committed here,
-extracts the one script and checks that too; the site build copies the verified file and never
-fetches anything. Pages load the script only when they hold a chart (``assets/gamut.js``).
+extracts the one script and checks that too; the site build copies the verified files and never
+fetches anything. Pages load plotly.js only when they hold a chart (``assets/gamut.js``).
 """
 
 from __future__ import annotations
@@ -66,6 +71,32 @@ PLOTLY = Bundle(
     sha256="79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a",
     asset="plotly-cartesian.min.js",
 )
+
+
+IFRAME_WORKER = Bundle(
+    package="iframe-worker",
+    version="1.0.4",
+    member="package/shim/index.js",
+    integrity="sha512-roeaaI+Lg1LJNfgpCjoRe/+WzEjy9+Z08LoEvu85MCPbBjwm+qXz8Ag5U05lHa6V1CysZyGzE0SOkAtSUA5q7Q==",
+    sha256="e8e412dbcfea9b7e31b5ffa288d7b6035915e714c542f4176a0cdbe262fc9609",
+    # the theme's offline plugin adds a CDN copy unless a polyfill's name says "iframe-worker"
+    asset="iframe-worker-shim.js",
+)
+
+#: Tests only: the version axe-playwright-python bundles, so its rules are the ones pinned here.
+AXE = Bundle(
+    package="axe-core",
+    version="4.12.1",
+    member="package/axe.min.js",
+    integrity="sha512-s7iGf5GaVMxEG0ENN9x+xTr7GFZCb1ZP/1uATUpCEK2X78nDB3RwbtFCo9pGAf9ru+VwoQ464DkaLEeRM08wJA==",
+    sha256="66a8aaa95a8b044a7fd74a5435873bf04ff65a1ca75567c921b7509742085a14",
+    asset="axe.min.js",
+)
+
+#: Copied into every built site (``assets/<asset>``).
+SHIPPED = (PLOTLY, IFRAME_WORKER)
+#: Fetched by set-up for the browser tests; never part of a site.
+TESTING = (AXE,)
 
 
 def _sha256(data: bytes) -> str:
@@ -154,17 +185,28 @@ def fetch(
 
 
 def main() -> int:
-    """``python -m generator.vendor``: fetch and verify the charting bundle."""
-    try:
-        path = fetch()
-    except SiteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(f"{PLOTLY.package}@{PLOTLY.version}: {path} (sha256 verified)")
+    """``python -m generator.vendor``: fetch and verify every pinned script."""
+    for bundle in (*SHIPPED, *TESTING):
+        try:
+            path = fetch(bundle)
+        except SiteError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(f"{bundle.package}@{bundle.version}: {path} (sha256 verified)")
     return 0
 
 
-__all__ = ["CACHE", "PLOTLY", "Bundle", "fetch", "verified"]
+__all__ = [
+    "AXE",
+    "CACHE",
+    "IFRAME_WORKER",
+    "PLOTLY",
+    "SHIPPED",
+    "TESTING",
+    "Bundle",
+    "fetch",
+    "verified",
+]
 
 if __name__ == "__main__":
     raise SystemExit(main())

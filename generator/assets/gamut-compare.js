@@ -19,10 +19,12 @@
     var out = root.querySelector(".gamut-c-questions");
     var cache = {};
 
+    var unknown = [];  /* ids in the address that this setting has no model for */
     function fill(select, models, wanted, fallback) {
       select.textContent = "";
       models.forEach(function (m) { select.appendChild(h("option", { value: m.id, text: m.name })); });
       var ids = models.map(function (m) { return m.id; });
+      if (wanted && ids.indexOf(wanted) < 0) { unknown.push(wanted); }
       select.value = ids.indexOf(wanted) >= 0 ? wanted : (ids[fallback] || ids[0] || "");
     }
 
@@ -31,13 +33,18 @@
       return m ? m.name : id;
     }
 
-    function render(data, setting, a, b) {
-      out.textContent = "";
+    /* The summary comes from the page itself: it shows even when the question scores cannot
+       be loaded. */
+    function summarize(setting, a, b) {
       summary.textContent = "";
+      if (unknown.length) {
+        summary.appendChild(h("p", { "class": "gamut-x-error", role: "alert",
+          text: "No model in this setting has the id " + unknown.join(" or ") + "; showing " +
+            name(setting, a) + " and " + name(setting, b) + " instead." }));
+      }
       if (a === b) {
         summary.appendChild(h("p", { text: "Choose two different models." }));
-        root.setAttribute("data-loaded", "same");
-        return;
+        return false;
       }
       var pair = cfg.pairs.filter(function (p) { return p.s === setting && p.a === a && p.b === b; })[0];
       var na = name(setting, a), nb = name(setting, b);
@@ -51,6 +58,12 @@
           " on " + pair.b_higher + ", and they tied on " + pair.equal + "."
         ]));
       }
+      return true;
+    }
+
+    function render(data, setting, a, b) {
+      out.textContent = "";
+      var na = name(setting, a), nb = name(setting, b);
       var sa = data.scores[a] || [], sb = data.scores[b] || [];
       var rows = data.questions.map(function (q, i) {
         var x = sa[i], y = sb[i];
@@ -75,12 +88,14 @@
           h("button", { type: "button", "class": "gamut-sort", "data-type": numeric ? "num" : "text",
                         text: label })]);
       }
-      out.appendChild(h("div", { "class": "gamut-table" }, [h("table", { "data-sortable": "true" }, [
+      var table = h("table", { "data-sortable": "true" }, [
         h("caption", { text: "Question scores: " + na + " and " + nb + " (points, −100 to 100)" }),
         h("thead", {}, [h("tr", {}, [th("Question"), th("Domain"), th(na, true), th(nb, true),
           th("Difference", true), th("Higher")])]),
         h("tbody", {}, rows)
-      ])]));
+      ]);
+      out.appendChild(h("div", { "class": "gamut-table" }, [table]));
+      out.appendChild(window.gamut.paged(table, Number(root.getAttribute("data-page-size")) || 50).nav);
       window.gamut.initSorting(out);
       root.setAttribute("data-loaded", setting + ":" + a + ":" + b);
     }
@@ -88,11 +103,16 @@
     function update(record) {
       var setting = settingSel.value, a = aSel.value, b = bSel.value;
       if (record) { window.gamut.setParams({ setting: setting, a: a, b: b }); }
-      var load = cache[setting] || fetch(cfg.data[setting], { credentials: "same-origin" })
-        .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); });
+      if (!summarize(setting, a, b)) {
+        out.textContent = "";
+        root.setAttribute("data-loaded", "same");
+        return;
+      }
+      var load = cache[setting] || window.gamut.load(cfg.data[setting]);
       cache[setting] = load;
       load.then(function (data) { render(data, setting, a, b); }).catch(function (err) {
-        summary.textContent = "The question scores could not be loaded: " + err.message;
+        summary.appendChild(h("p", { "class": "gamut-x-error", role: "alert",
+          text: "The question scores could not be loaded: " + err.message }));
         root.setAttribute("data-loaded", "error");
       });
     }
@@ -100,6 +120,7 @@
     var settings = Object.keys(cfg.models);
     settingSel.value = settings.indexOf(params.get("setting")) >= 0 ? params.get("setting") : settings[0];
     function models() {
+      unknown = [];
       fill(aSel, cfg.models[settingSel.value], params.get("a"), 0);
       fill(bSel, cfg.models[settingSel.value], params.get("b"), 1);
     }
@@ -109,8 +130,14 @@
       models();
       update(true);
     });
-    aSel.addEventListener("change", function () { update(true); });
-    bSel.addEventListener("change", function () { update(true); });
+    aSel.addEventListener("change", function () { unknown = []; update(true); });
+    bSel.addEventListener("change", function () { unknown = []; update(true); });
+    window.gamut.onPop(function (now) {
+      params = now;
+      settingSel.value = settings.indexOf(now.get("setting")) >= 0 ? now.get("setting") : settings[0];
+      models();
+      update(false);
+    });
     root.querySelector("form").addEventListener("submit", function (e) { e.preventDefault(); });
     update(false);
   }

@@ -1,5 +1,5 @@
 /* GAMUT question explorer: the question list, and one question's responses, scores and (with
-   public rubrics) checklist, loaded on demand from explorer/q/<id>.json. Every value arrives as
+   public rubrics) checklist, loaded on demand from explorer/q/<id>.js. Every value arrives as
    data and is placed with textContent: nothing from the data is parsed as HTML.
    Permalinks: explorer.html?question=ID, &model=SUBMISSION (one model's response), &setting=S.
    (Not ?q=: the theme's search reads that.) */
@@ -14,12 +14,7 @@
 
   function f1(x) { return window.gamut.fmt(x, false); }
 
-  function getJSON(url) {
-    return fetch(url, { credentials: "same-origin" }).then(function (r) {
-      if (!r.ok) { throw new Error(url + ": HTTP " + r.status); }
-      return r.json();
-    });
-  }
+  function getJSON(url) { return window.gamut.load(url); }
 
   function link(params, text) {
     var q = new URLSearchParams(params).toString();
@@ -63,32 +58,41 @@
       })));
     search.value = params.get("text") || "";
     if (params.get("domain")) { domain.value = params.get("domain"); }
-    var form = h("form", { "class": "gamut-filters", role: "search" }, [
+    var form = h("form", { "class": "gamut-filters", role: "search",
+                           "aria-label": "Search and filter the questions" }, [
       h("label", {}, ["Search ", search]), h("label", {}, ["Domain ", domain])
     ]);
     form.addEventListener("submit", function (e) { e.preventDefault(); });
     var count = h("p", { "class": "gamut-muted", role: "status" });
     var rows = index.questions.map(function (q) {
-      var tr = h("tr", { "data-domain": q[1], "data-text": (q[0] + " " + q[4]).toLowerCase() }, [
+      /* the search covers the id, both forms of the question and the domain */
+      var text = [q[0], q[4], q[6] || "", q[1]].join(" ").toLowerCase();
+      var tr = h("tr", { "data-domain": q[1], "data-text": text }, [
         td(q[0], null, false, [link({ question: q[0] }, q[0])]),
         td(q[1], q[1], false),
         td(q[2], q[2], false),
         td(q[3] ? 1 : 0, q[3] ? "yes" : "no", false),
+        td(q[7], f1(q[7]), true),
+        td(q[8], f1(q[8]), true),
         td(q[4], q[4], false)
       ]);
       return tr;
     });
+    var settings = index.settings || {};
     var table = sortableTable("Questions", [th("Question", "id"), th("Domain", "domain"),
       th("Popularity", "popularity"), th("Egocentric", "egocentric"),
+      th("Mean " + (settings.multimodal || "multimodal") + " score", "mean_multimodal", true),
+      th("Mean " + (settings.text_only || "text-only") + " score", "mean_text_only", true),
       th("Question (multimodal form)", "text")], rows);
+    var pager = window.gamut.paged(table.querySelector("table"),
+                                   Number(root.getAttribute("data-page-size")) || 50);
     function apply(record) {
-      var text = search.value.trim().toLowerCase(), dom = domain.value, shown = 0;
-      rows.forEach(function (tr) {
-        var ok = (!dom || tr.getAttribute("data-domain") === dom) &&
+      var text = search.value.trim().toLowerCase(), dom = domain.value;
+      pager.keep = function (tr) {
+        return (!dom || tr.getAttribute("data-domain") === dom) &&
           (!text || tr.getAttribute("data-text").indexOf(text) >= 0);
-        tr.hidden = !ok;
-        if (ok) { shown += 1; }
-      });
+      };
+      var shown = pager.first();
       count.textContent = shown ? shown + " of " + rows.length + " questions"
         : "No question matches this search.";
       if (record) { window.gamut.setParams({ text: search.value.trim(), domain: dom }); }
@@ -98,8 +102,15 @@
     list.appendChild(form);
     list.appendChild(count);
     list.appendChild(table);
+    list.appendChild(pager.nav);
     window.gamut.initSorting(list);
     apply(false);
+    window.gamut.onPop(function (now) {
+      if (now.get("question")) { window.location.reload(); return; }
+      search.value = now.get("text") || "";
+      domain.value = now.get("domain") || "";
+      apply(false);
+    });
   }
 
   /* ---- one question ---- */
@@ -310,6 +321,13 @@
       if (record) { window.gamut.setParams({ setting: setting }); }
     }
     picker.addEventListener("change", function () { setting = picker.value; draw(true); });
+    window.gamut.onPop(function (now) {
+      if (now.get("question") !== data.id) { window.location.reload(); return; }
+      params = now;
+      setting = settings.indexOf(now.get("setting")) >= 0 ? now.get("setting") : settings[0];
+      picker.value = setting;
+      draw(false);
+    });
     view.appendChild(h("p", {}, [h("a", { href: "explorer.html", text: "All questions" })]));
     view.appendChild(h("h2", { text: data.question }));
     view.appendChild(head);
@@ -332,13 +350,31 @@
     if (!root || root.getAttribute("data-ready")) { return; }
     root.setAttribute("data-ready", "true");
     var params = new URLSearchParams(window.location.search);
-    getJSON(root.getAttribute("data-index")).then(function (index) {
-      var q = params.get("question");
+    var q = params.get("question");
+    /* a plain id names its file (generator/explorer.py question_file): the question opens
+       without the index of every question; any other id is looked up there */
+    var direct = q && /^[a-z0-9][a-z0-9._-]{0,63}$/.test(q.toLowerCase())
+      ? "explorer/q/" + q.toLowerCase() + ".js" : null;
+    var index = null;
+    function entryFile(idx) {
+      var entry = idx.questions.filter(function (e) { return e[0] === q; })[0];
+      if (!entry) { throw new Error("No question has the id " + q + "."); }
+      return entry[5];
+    }
+    (q && direct ? getJSON(direct).catch(function () {
+      return getJSON(root.getAttribute("data-index")).then(function (idx) {
+        return getJSON(entryFile(idx));
+      });
+    }) : getJSON(root.getAttribute("data-index")).then(function (idx) {
+      index = idx;
+      return q ? getJSON(entryFile(idx)) : null;
+    })).then(function (data) {
       if (!q) { showList(root, index, params); root.setAttribute("data-loaded", "list"); return; }
-      var entry = index.questions.filter(function (e) { return e[0] === q; })[0];
-      if (!entry) { fail(root, "No question has the id " + q + "."); return; }
-      return getJSON(entry[5]).then(function (data) { showQuestion(root, data, params); });
-    }).catch(function (err) { fail(root, "The question data could not be loaded: " + err.message); });
+      showQuestion(root, data, params);
+    }).catch(function (err) {
+      fail(root, /^No question/.test(err.message) ? err.message
+        : "The question data could not be loaded: " + err.message);
+    });
   }
 
   if (typeof document$ !== "undefined") { document$.subscribe(init); }

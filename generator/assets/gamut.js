@@ -29,6 +29,23 @@
   var PLOTLY_SRC = self ? new URL("plotly-cartesian.min.js", self.src).href : null;
   var plotlyLoading = null;
 
+  /* Likewise the explorer's and the comparison's scripts, on the page that holds their view. */
+  var PAGE_SCRIPTS = { "gamut-explorer": "gamut-explorer.js", "gamut-compare": "gamut-compare.js" };
+  var pageScripts = {};
+  function loadPageScripts() {
+    Object.keys(PAGE_SCRIPTS).forEach(function (id) {
+      if (pageScripts[id] || !document.getElementById(id) || !self) { return; }
+      var script = document.createElement("script");
+      script.src = new URL(PAGE_SCRIPTS[id], self.src).href;
+      script.onerror = function () {
+        delete pageScripts[id];
+        console.error("cannot load " + script.src);
+      };
+      pageScripts[id] = script;
+      document.head.appendChild(script);
+    });
+  }
+
   function withPlotly(then) {
     if (typeof Plotly !== "undefined") { then(); return; }
     if (!plotlyLoading) {
@@ -57,10 +74,22 @@
       el.setAttribute("data-drawn", "true");
       el.removeAttribute("data-rendered");
       var fig = JSON.parse(el.getAttribute("data-figure"));
+      fitWidth(el, fig.layout);
       Plotly.react(el, fig.data, themed(fig.layout), {
         responsive: true, displayModeBar: false, displaylogo: false
       }).then(function () { el.setAttribute("data-rendered", "true"); });
     });
+  }
+
+  /* A chart drawn at a fixed width (a small heatmap) takes the screen's width when the screen is
+     narrower, so that no column or colour bar is cut off. */
+  function fitWidth(el, layout) {
+    var room = el.parentNode ? el.parentNode.clientWidth : 0;
+    if (layout && layout.width && room && layout.width > room) {
+      delete layout.width;
+      layout.autosize = true;
+      el.style.minWidth = "0";
+    }
   }
 
   function cellKey(row, index, numeric) {
@@ -79,7 +108,8 @@
     table.querySelectorAll("thead th").forEach(function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
     var body = table.tBodies[0];
-    var rows = Array.prototype.slice.call(body.rows);
+    var pager = table.gamutPager;  /* a paged table sorts all its rows, not the page shown */
+    var rows = pager ? pager.rows : Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
       var x = cellKey(a, index, numeric), y = cellKey(b, index, numeric);
       if (x === y) { return 0; }
@@ -87,7 +117,43 @@
       if (y === null || y === "") { return -1; }
       return (x < y ? -1 : 1) * (ascending ? 1 : -1);
     });
-    rows.forEach(function (r) { body.appendChild(r); });
+    if (pager) { pager.first(); } else { rows.forEach(function (r) { body.appendChild(r); }); }
+  }
+
+  /* Page a long table: its body holds ``size`` rows at a time, with Previous and Next below it.
+     ``keep(row)`` filters; sorting (sortBy) reorders every row. Returns the pager. */
+  function paged(table, size) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    var status = h("span", { "class": "gamut-muted", "aria-live": "polite" });
+    var prev = h("button", { type: "button", "class": "gamut-page", text: "Previous" });
+    var next = h("button", { type: "button", "class": "gamut-page", text: "Next" });
+    var caption = table.caption ? table.caption.textContent : "Table";
+    var nav = h("nav", { "class": "gamut-pager", "aria-label": "Pages of " + caption },
+                [prev, " ", status, " ", next]);
+    var pager = { rows: rows, nav: nav, page: 0, keep: function () { return true; } };
+    function draw() {
+      var shown = pager.rows.filter(pager.keep);
+      var pages = Math.max(1, Math.ceil(shown.length / size));
+      pager.page = Math.min(Math.max(pager.page, 0), pages - 1);
+      var from = pager.page * size, to = Math.min(shown.length, from + size);
+      body.textContent = "";
+      shown.slice(from, to).forEach(function (r) { body.appendChild(r); });
+      status.textContent = shown.length ? "rows " + (from + 1) + "–" + to + " of " + shown.length
+        : "";
+      prev.disabled = pager.page === 0;
+      next.disabled = pager.page >= pages - 1;
+      nav.hidden = pages <= 1;
+      table.setAttribute("data-page", String(pager.page + 1));
+      return shown.length;
+    }
+    pager.draw = draw;
+    pager.first = function () { pager.page = 0; return draw(); };
+    prev.addEventListener("click", function () { pager.page -= 1; draw(); });
+    next.addEventListener("click", function () { pager.page += 1; draw(); });
+    table.gamutPager = pager;
+    draw();
+    return pager;
   }
 
   /* The view (filters and sort of a page's main table) lives in the address bar, so a link
@@ -99,8 +165,44 @@
       else { params.set(key, changes[key]); }
     });
     var query = params.toString();
-    window.history.replaceState(window.history.state, "",
-      window.location.pathname + (query ? "?" + query : "") + window.location.hash);
+    var url = window.location.pathname + (query ? "?" + query : "") + window.location.hash;
+    if (url === window.location.pathname + window.location.search + window.location.hash) {
+      return;
+    }
+    /* a new history entry (without state, which the theme's navigation leaves alone), so that
+       Back undoes a filter instead of leaving the page */
+    window.history.pushState(null, "", url);
+  }
+
+  /* Back and Forward between the views a page pushed: every page script redraws from the
+     address bar. */
+  var popHandlers = [];
+  function onPop(handler) { popHandlers.push(handler); }
+  window.addEventListener("popstate", function (event) {
+    if (event.state !== null) { return; }  /* the theme's own entry: it loads that page */
+    popHandlers.forEach(function (handler) { handler(new URLSearchParams(window.location.search)); });
+  });
+
+  /* Page data ships as script files (``gamut.put(document.currentScript.src, {...})``) rather
+     than JSON fetched at run time, so that the site also works opened from a folder (file://),
+     where browsers refuse fetch(). ``load`` resolves with the value the file put. */
+  var arrived = {};
+  function put(src, value) { arrived[src] = value; }
+  function load(url) {
+    var src = new URL(url, document.baseURI).href;
+    return new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = src;
+      script.onload = function () {
+        script.remove();
+        if (!(src in arrived)) { reject(new Error(url + " holds no data")); return; }
+        var value = arrived[src];
+        delete arrived[src];
+        resolve(value);
+      };
+      script.onerror = function () { script.remove(); reject(new Error("cannot load " + url)); };
+      document.head.appendChild(script);
+    });
   }
 
   function stateful(table) {
@@ -161,6 +263,10 @@
       });
       data.push(t);
     });
+    el.setAttribute("data-shown", "0");
+    /* nothing to draw: no chart with empty axes; the page's "no model matches" line says so */
+    holder.hidden = !data.length;
+    if (!data.length) { return; }
     var rows = {};
     data.forEach(function (t) { t.y.forEach(function (y) { rows[y] = true; }); });
     var layout = JSON.parse(JSON.stringify(fig.layout));
@@ -199,20 +305,33 @@
     filterChart(form, target);
   }
 
+  /* Set a filter form from the address bar; a filter it does not name keeps the page's default. */
+  function readFilters(form, params) {
+    form.querySelectorAll("[data-filter]").forEach(function (input) {
+      var value = params.get(input.getAttribute("data-filter"));
+      if (!input.hasAttribute("data-default")) {
+        input.setAttribute("data-default", input.type === "checkbox"
+          ? (input.checked ? "on" : "") : input.value);
+      }
+      var fallback = input.getAttribute("data-default");
+      if (input.type === "checkbox") {
+        input.checked = value === null ? fallback === "on" : value === input.value;
+        return;
+      }
+      if (value === null) { input.value = fallback; }
+      else if (value === "all") { input.value = ""; }
+      else if ([].some.call(input.options, function (o) { return o.value === value; })) {
+        input.value = value;
+      }
+    });
+  }
+
   function initFilters(root) {
     var params = new URLSearchParams(window.location.search);
     root.querySelectorAll("form.gamut-filters").forEach(function (form) {
       if (form.getAttribute("data-filter-ready")) { return; }
       form.setAttribute("data-filter-ready", "true");
-      form.querySelectorAll("[data-filter]").forEach(function (input) {
-        var value = params.get(input.getAttribute("data-filter"));
-        if (value === null) { return; }
-        if (input.type === "checkbox") { input.checked = value === input.value; }
-        else if (value === "all") { input.value = ""; }
-        else if ([].some.call(input.options, function (o) { return o.value === value; })) {
-          input.value = value;
-        }
-      });
+      readFilters(form, params);
       form.addEventListener("submit", function (event) { event.preventDefault(); });
       form.addEventListener("change", function () { applyFilters(form, true); });
       applyFilters(form, false);
@@ -226,8 +345,16 @@
     });
   }
 
+  onPop(function (params) {
+    document.querySelectorAll("form.gamut-filters[data-filter-ready]").forEach(function (form) {
+      readFilters(form, params);
+      applyFilters(form, false);
+    });
+  });
+
   function init() {
     nameDialogs();
+    loadPageScripts();
     drawCharts(document, false);
     initSorting(document);
     initFilters(document);
@@ -256,9 +383,10 @@
     return signed && x >= 0 && s.charAt(0) !== "-" ? "+" + s : s;
   }
 
-  /* The page scripts (explorer, comparison) reuse the sorting, the address-bar state, the
-     element builder and the number format. */
-  window.gamut = { initSorting: initSorting, setParams: setParams, h: h, fmt: fmt };
+  /* The page scripts (explorer, comparison) reuse the sorting, the address-bar state and its
+     history, the element builder, the number format and the data loader. */
+  window.gamut = { initSorting: initSorting, setParams: setParams, h: h, fmt: fmt,
+                  put: put, load: load, onPop: onPop, paged: paged };
 
   new MutationObserver(function () {
     drawCharts(document, true);

@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -171,3 +172,12 @@ def held_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[GamutConfig, Pa
 def public_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[GamutConfig, Path]:
     """A site built from the fixture tables with public rubrics."""
     return _build(tmp_path_factory.mktemp("public"), public=True)
+
+
+def read_data_script(path: Path) -> Any:
+    """The JSON value a page data script (``window.gamut.put(document.currentScript.src,{...});``)
+    hands to the page."""
+    text = path.read_text(encoding="utf-8")
+    head, tail = "window.gamut.put(document.currentScript.src,", ");\n"
+    assert text.startswith(head) and text.endswith(tail), f"{path}: not a data script"
+    return json.loads(text[len(head) : -len(tail)])

@@ -16,7 +16,7 @@ from gamut import pipeline
 from gamut.config import GamutConfig
 from gamut.project import Project
 from generator import SiteError
-from generator.vendor import PLOTLY
+from generator.vendor import IFRAME_WORKER, PLOTLY
 from scoring.errors import ProblemsError
 from tests.generator.conftest import (
     REPO,
@@ -138,6 +138,7 @@ def test_plotly_is_the_pinned_cartesian_bundle_loaded_on_demand(
         assert "plotly" not in text.lower().replace("plotly-cartesian", ""), page
         assert "Plotly.newPlot" not in text and len(text) < 300_000, page
         assert "fonts.googleapis" not in text and "cdn." not in text, page
+        assert "unpkg.com" not in text and IFRAME_WORKER.asset in text, page
 
 
 def test_figures_have_axis_titles_and_valid_json(held_site: tuple[GamutConfig, Path]) -> None:

@@ -102,8 +102,8 @@ def test_gamut_run_on_the_demo_with_held_rubrics(
     assert "Corrected (PPI)" in (site / "index.html").read_text(encoding="utf-8")
     assert {"judge_human", "human_human"} <= {p.stem for p in (site / "downloads").glob("*.csv")}
     assert assert_no_check_text(tmp_path / "results", public) > 200  # the audit tables too
-    assert len(list((site / "explorer" / "q").glob("*.json"))) == 42
-    assert not list(site.rglob("*.rationales.json"))
+    assert len(list((site / "explorer" / "q").glob("*.js"))) == 42
+    assert not list(site.rglob("*.rationales.js"))
 
 
 @pytest.mark.slow

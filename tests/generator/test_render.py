@@ -101,9 +101,15 @@ def test_tax_sentence_fairly_uniform_and_uneven() -> None:
     assert "score lower" in tax_sentence(_summary(mean_gap=-5.0, min_gap=-9.0, max_gap=-1.0))
 
 
-def test_tax_sentence_rounds_before_choosing_words() -> None:
+def test_tax_sentence_words_and_numbers_agree_with_the_exact_gaps() -> None:
+    # a loss of 0.04 points is a loss: not "at least as well", and not printed as +0.0
     s = tax_sentence(_summary(min_gap=-0.04))
+    assert s.startswith("The 14 models do not all gain") and "from -0.04 to +19.0" in s
+    s = tax_sentence(_summary(min_gap=-0.001))
+    assert "from -0.00 to" in s and "+0.0" not in s
+    s = tax_sentence(_summary(min_gap=0.0))
     assert s.startswith("All 14 models score at least as well") and "from +0.0 to" in s
+    assert tax_sentence(_summary(min_gap=0.03)).startswith("All 14 models score higher")
 
 
 def test_tax_sentence_too_few_models() -> None:

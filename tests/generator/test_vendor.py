@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from generator.tables import SiteError
-from generator.vendor import PLOTLY, Bundle, fetch, verified
+from generator.vendor import AXE, IFRAME_WORKER, PLOTLY, SHIPPED, TESTING, Bundle, fetch, verified
 
 SCRIPT = b"/* plotly.js (cartesian - minified) v9.9.9 */ window.Plotly = {};\n"
 
@@ -149,3 +149,16 @@ def test_the_pinned_bundle_is_an_exact_version_on_the_npm_registry() -> None:
     assert PLOTLY.integrity.startswith("sha512-") and len(PLOTLY.sha256) == 64
     # the file set-up fetched (tests run after `make`, which fetches it) is the pinned one
     assert verified().read_bytes()[:200].decode().count(f"v{PLOTLY.version}") == 1
+
+
+def test_every_pinned_script_is_an_exact_version_with_both_checksums() -> None:
+    for bundle in (*SHIPPED, *TESTING):
+        assert re.fullmatch(r"\d+\.\d+\.\d+", bundle.version), bundle.package
+        assert bundle.tarball_url.startswith(f"https://registry.npmjs.org/{bundle.package}/-/")
+        assert bundle.integrity.startswith("sha512-") and len(bundle.sha256) == 64
+        # set-up (`make`, `python -m generator.vendor`) fetched each one, and it is the pinned one
+        assert hashlib.sha256(verified(bundle).read_bytes()).hexdigest() == bundle.sha256
+    assert f"axe v{AXE.version}" in verified(AXE).read_bytes()[:100].decode()
+    # the theme's offline plugin adds a CDN copy of the shim unless a polyfill is named so
+    assert "iframe-worker" in IFRAME_WORKER.asset
+    assert AXE not in SHIPPED and IFRAME_WORKER in SHIPPED

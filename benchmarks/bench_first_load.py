@@ -1,0 +1,115 @@
+"""First-load bytes of every page type at paper scale (1,813 questions, 14 models, 2 settings).
+
+For each page type (leaderboard, domain, explorer list, explorer question, compare, judges,
+model, downloads, submit) a fresh headless Chromium context opens the page from the built site
+served on 127.0.0.1, waits until its charts are drawn and its page script has loaded its data,
+then sums every response body gzip-compressed as a web server would. Targets: within the
+figures measured before the site worked from file:// (leaderboard 0.64 MB, explorer question
+0.15 MB gzipped). Also prints the explorer list's and the compare question table's height.
+
+Run with ``python benchmarks/bench_first_load.py`` (``make bench`` runs every benchmark).
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
+from gamut.synthetic.paper import write_paper_scale
+from generator.serve import make_server
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]  # fmt: skip
+TARGETS = {"leaderboard": 0.64e6, "explorer question": 0.15e6}
+_DRAWN = (
+    "() => [...document.querySelectorAll('.gamut-chart')].every(e => "
+    "e.getAttribute('data-rendered') === 'true') && [...document.querySelectorAll("
+    "'#gamut-explorer, #gamut-compare')].every(e => e.hasAttribute('data-loaded'))"
+)
+
+
+def _pages(site: Path) -> dict[str, str]:
+    domain = sorted(p.name for p in (site / "domains").glob("*.html") if p.name != "index.html")
+    model = sorted(p.name for p in (site / "submissions").glob("*.html") if p.name != "index.html")
+    q = sorted((site / "explorer" / "q").iterdir())[0].name.split(".")[0]
+    return {
+        "leaderboard": "index.html",
+        "domain": f"domains/{domain[0]}",
+        "explorer list": "explorer.html",
+        "explorer question": f"explorer.html?question={q}",
+        "compare": "compare.html",
+        "judges": "judges.html",
+        "model": f"submissions/{model[0]}",
+        "downloads": "downloads.html",
+        "submit": "submit.html",
+    }
+
+
+def measure(site: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    server = make_server(site.parent, port=0)
+    base = f"http://127.0.0.1:{server.server_address[1]}/{site.name}/"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+            try:
+                for kind, name in _pages(site).items():
+                    page = browser.new_context().new_page()
+                    bodies: list[bytes] = []
+                    errors: list[str] = []
+                    page.on("console", lambda m, e=errors: e.append(m.text)
+                            if m.type == "error" else None)  # fmt: skip
+                    page.on("response", lambda r, b=bodies: b.append(r.body())
+                            if r.ok else None)  # fmt: skip
+                    t = time.perf_counter()
+                    page.goto(base + name)
+                    page.wait_for_function(_DRAWN, timeout=60_000)
+                    ready = time.perf_counter() - t
+                    page.wait_for_load_state("networkidle")
+                    packed = sum(len(gzip.compress(b, 6)) for b in bodies)
+                    raw = sum(len(b) for b in bodies)
+                    target = TARGETS.get(kind)
+                    extra = f" (target <= {target / 1e6:.2f} MB)" if target else ""
+                    line = (f"{kind:18} {packed / 1e6:.3f} MB gzipped, {raw / 1e6:.2f} MB raw, "
+                            f"{len(bodies)} requests, ready at {ready:.2f} s, "
+                            f"console errors {len(errors)}{extra}")  # fmt: skip
+                    if kind in ("explorer list", "compare"):
+                        height = page.evaluate("document.documentElement.scrollHeight")
+                        line += f"; page height {height:,} px"
+                    print(line, flush=True)
+                    page.context.close()
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def main() -> None:
+    if not CHROMIUM.exists():
+        print("first load: skipped (no /usr/bin/chromium; `make browser-deps`)")
+        return
+    work = Path(tempfile.mkdtemp(prefix="gamut-bench-load-"))
+    try:
+        t0 = time.perf_counter()
+        project = Project(load_config(write_paper_scale(work / "paper", n_models=14, n_judges=3)))
+        pipeline.score(project)
+        site = pipeline.build_site(project)
+        print(f"setup (paper-scale data, scores, site): {time.perf_counter() - t0:.1f} s")
+        measure(site)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
