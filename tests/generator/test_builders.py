@@ -68,9 +68,10 @@ def test_one_process_builds_with_one_builder() -> None:
 #: What Zensical's compatibility pages (zensical.org/docs/compatibility/) list as unsupported
 #: (``mkdocs/migration.md``, "Unsupported settings"), and of what the site uses, what they list
 #: as supported: plugins (``mkdocs/plugins.md``), Markdown extensions and their options
-#: (``markdown/python-markdown.md``, ``markdown/python-markdown-extensions.md``).
+#: (``markdown/python-markdown.md``, ``markdown/python-markdown-extensions.md``); ``offline`` is
+#: documented by Zensical's own setup pages (``docs/setup/offline.md``: ``plugins: - offline``).
 ZENSICAL_UNSUPPORTED = {"remote_branch", "remote_name", "hooks"}
-ZENSICAL_PLUGINS = {"search", "tags", "blog", "meta", "minify", "glightbox", "macros"}
+ZENSICAL_PLUGINS = {"search", "offline", "tags", "blog", "meta", "minify", "glightbox", "macros"}
 ZENSICAL_EXTENSIONS: dict[str, set[str]] = {
     "abbr": set(),
     "admonition": set(),
