@@ -642,6 +642,15 @@ def test_no_page_is_wider_than_a_phone(browser: Browser) -> None:
         )
         assert right <= 390, f"a colour bar ends at {right} px"
         _shot(page, "judges-phone.png")
+        # axis titles fit the chart (their unit goes to a second line on a phone)
+        for name in ("index.html", "multimodal.html", "popularity.html"):
+            page.goto(browser.base + "demo/" + name)  # type: ignore[attr-defined]
+            _wait_for_charts(page)
+            edges = page.evaluate(  # type: ignore[attr-defined]
+                "[...document.querySelectorAll('.gamut-chart .xtitle, .gamut-chart .ytitle')]"
+                ".map(e => [e.getBoundingClientRect().left, e.getBoundingClientRect().right])"
+            )
+            assert edges and all(lo >= 0 and hi <= 390 for lo, hi in edges), (name, edges)
     finally:
         page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
 
