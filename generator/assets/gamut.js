@@ -182,13 +182,16 @@
     window.history.pushState(null, "", url);
   }
 
-  /* Back and Forward between the views a page pushed: every page script redraws from the
-     address bar. */
+  /* Back and Forward between the views a page pushed (same page, another query): the page
+     scripts whose element is still shown redraw from the address bar. An entry of another page
+     is the theme's to load (its instant navigation, or the browser). */
   var popHandlers = [];
-  function onPop(handler) { popHandlers.push(handler); }
-  window.addEventListener("popstate", function (event) {
-    if (event.state !== null) { return; }  /* the theme's own entry: it loads that page */
-    popHandlers.forEach(function (handler) { handler(new URLSearchParams(window.location.search)); });
+  var shownPath = window.location.pathname;
+  function onPop(handler, el) { popHandlers.push({ run: handler, el: el || document.body }); }
+  window.addEventListener("popstate", function () {
+    if (window.location.pathname !== shownPath) { return; }
+    popHandlers = popHandlers.filter(function (p) { return document.documentElement.contains(p.el); });
+    popHandlers.forEach(function (p) { p.run(new URLSearchParams(window.location.search)); });
   });
 
   /* Page data ships as script files (``gamut.put(document.currentScript.src, {...})``) rather
@@ -358,9 +361,10 @@
       readFilters(form, params);
       applyFilters(form, false);
     });
-  });
+  }, document.documentElement);
 
   function init() {
+    shownPath = window.location.pathname;
     nameDialogs();
     loadPageScripts();
     drawCharts(document, false);

@@ -657,6 +657,7 @@ def test_no_page_is_wider_than_a_phone(browser: Browser) -> None:
 
 def test_back_undoes_a_filter(browser: Browser) -> None:
     page = browser.page
+    browser.errors.clear()
     page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
     _wait_for_charts(page)
     select = "form.gamut-filters select[data-filter=setting]"
@@ -666,6 +667,17 @@ def test_back_undoes_a_filter(browser: Browser) -> None:
     page.go_back()  # type: ignore[attr-defined]
     page.wait_for_function(f"() => document.querySelector('{select}').value === '{first}'")  # type: ignore[attr-defined]
     assert page.url.endswith("index.html")  # type: ignore[attr-defined]
+    # across the theme's instant navigation: filter, open another page, Back, Back
+    page.select_option(select, "")  # type: ignore[attr-defined]
+    page.click(".md-tabs a:has-text('Domains')")  # type: ignore[attr-defined]
+    page.wait_for_url(re.compile(r"domains/index\.html$"))  # type: ignore[attr-defined]
+    page.go_back()  # type: ignore[attr-defined]
+    page.wait_for_function(f"() => document.querySelector('{select}')?.value === ''")  # type: ignore[attr-defined]
+    assert "setting=all" in page.url  # type: ignore[attr-defined]
+    page.go_back()  # type: ignore[attr-defined]
+    page.wait_for_function(f"() => document.querySelector('{select}')?.value === '{first}'")  # type: ignore[attr-defined]
+    assert page.url.endswith("index.html")  # type: ignore[attr-defined]
+    assert not browser.errors, browser.errors
     # the explorer's search too
     page.goto(browser.base + "demo/explorer.html")  # type: ignore[attr-defined]
     _wait_loaded(page, "#gamut-explorer")
