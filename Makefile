@@ -22,8 +22,9 @@ $(DEV_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(DEV_STAMP)
 
-# plotly.js's cartesian bundle from the npm registry, by exact version, checked against the
-# checksums in generator/vendor.py, kept in .cache/vendor/ (a no-op when already there).
+# plotly.js's cartesian bundle, iframe-worker's shim and (tests only) axe-core from the npm
+# registry, by exact version, checked against the checksums in generator/vendor.py, kept in
+# .cache/vendor/ (a no-op when already there).
 vendor: $(STAMP)
 	$(BIN)/python -m generator.vendor
 

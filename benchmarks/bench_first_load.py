@@ -5,7 +5,14 @@ model, downloads, submit) a fresh headless Chromium context opens the page from 
 served on 127.0.0.1, waits until its charts are drawn and its page script has loaded its data,
 then sums every response body gzip-compressed as a web server would. Targets: within the
 figures measured before the site worked from file:// (leaderboard 0.64 MB, explorer question
-0.15 MB gzipped). Also prints the explorer list's and the compare question table's height.
+0.15 MB gzipped). Also prints the explorer list's and the compare page's height.
+
+Measured before (fetched JSON, every page script on every page, no paging), MB gzipped:
+leaderboard 0.644, domain 0.641, explorer list 0.154 (66,664 px tall), explorer question 0.157,
+compare 0.225 (68,867 px), judges 0.648, model 0.644, downloads 0.145, submit 0.147.
+After: leaderboard 0.640, domain 0.637, explorer list 0.179 (2,630 px; its index now carries the
+text-only form and the mean scores it searches and sorts by), explorer question 0.145, compare
+0.223 (4,889 px), judges 0.644, model 0.637, downloads 0.141, submit 0.142.
 
 Run with ``python benchmarks/bench_first_load.py`` (``make bench`` runs every benchmark).
 """

@@ -137,7 +137,7 @@
       settingSel.value = settings.indexOf(now.get("setting")) >= 0 ? now.get("setting") : settings[0];
       models();
       update(false);
-    });
+    }, root);
     root.querySelector("form").addEventListener("submit", function (e) { e.preventDefault(); });
     update(false);
   }

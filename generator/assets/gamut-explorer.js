@@ -110,7 +110,7 @@
       search.value = now.get("text") || "";
       domain.value = now.get("domain") || "";
       apply(false);
-    });
+    }, list);
   }
 
   /* ---- one question ---- */
@@ -327,7 +327,7 @@
       setting = settings.indexOf(now.get("setting")) >= 0 ? now.get("setting") : settings[0];
       picker.value = setting;
       draw(false);
-    });
+    }, view);
     view.appendChild(h("p", {}, [h("a", { href: "explorer.html", text: "All questions" })]));
     view.appendChild(h("h2", { text: data.question }));
     view.appendChild(head);

@@ -7,7 +7,8 @@
     return document.body.getAttribute("data-md-color-scheme") === "slate";
   }
 
-  function themed(layout) {
+  function themed(layout, el) {
+    var narrow = !!el && el.clientWidth > 0 && el.clientWidth < 520;
     var ink = dark() ? "#e6e6ef" : "#1f2330";
     var grid = dark() ? "rgba(255,255,255,0.14)" : "rgba(0,0,0,0.10)";
     var out = JSON.parse(JSON.stringify(layout || {}));
@@ -19,6 +20,13 @@
       out[name].gridcolor = grid;
       out[name].zerolinecolor = grid;
       out[name].linecolor = grid;
+      var title = out[name].title;
+      /* a phone: axis titles smaller and their unit on a second line, so none is cut off */
+      if (narrow && title && typeof title.text === "string") {
+        title.text = title.text.replace(" (", "<br>(");
+        title.font = { size: 11 };
+        title.standoff = 6;
+      }
     });
     return out;
   }
@@ -75,7 +83,7 @@
       el.removeAttribute("data-rendered");
       var fig = JSON.parse(el.getAttribute("data-figure"));
       fitWidth(el, fig.layout);
-      Plotly.react(el, fig.data, themed(fig.layout), {
+      Plotly.react(el, fig.data, themed(fig.layout, el), {
         responsive: true, displayModeBar: false, displaylogo: false
       }).then(function () { el.setAttribute("data-rendered", "true"); });
     });
@@ -174,13 +182,16 @@
     window.history.pushState(null, "", url);
   }
 
-  /* Back and Forward between the views a page pushed: every page script redraws from the
-     address bar. */
+  /* Back and Forward between the views a page pushed (same page, another query): the page
+     scripts whose element is still shown redraw from the address bar. An entry of another page
+     is the theme's to load (its instant navigation, or the browser). */
   var popHandlers = [];
-  function onPop(handler) { popHandlers.push(handler); }
-  window.addEventListener("popstate", function (event) {
-    if (event.state !== null) { return; }  /* the theme's own entry: it loads that page */
-    popHandlers.forEach(function (handler) { handler(new URLSearchParams(window.location.search)); });
+  var shownPath = window.location.pathname;
+  function onPop(handler, el) { popHandlers.push({ run: handler, el: el || document.body }); }
+  window.addEventListener("popstate", function () {
+    if (window.location.pathname !== shownPath) { return; }
+    popHandlers = popHandlers.filter(function (p) { return document.documentElement.contains(p.el); });
+    popHandlers.forEach(function (p) { p.run(new URLSearchParams(window.location.search)); });
   });
 
   /* Page data ships as script files (``gamut.put(document.currentScript.src, {...})``) rather
@@ -274,7 +285,7 @@
     layout.showlegend = data.length > 1;
     el.setAttribute("data-shown", String(data.length ? Object.keys(rows).length : 0));
     el.removeAttribute("data-rendered");
-    Plotly.react(el, data, themed(layout), {
+    Plotly.react(el, data, themed(layout, el), {
       responsive: true, displayModeBar: false, displaylogo: false
     }).then(function () { el.setAttribute("data-rendered", "true"); });
   }
@@ -350,9 +361,10 @@
       readFilters(form, params);
       applyFilters(form, false);
     });
-  });
+  }, document.documentElement);
 
   function init() {
+    shownPath = window.location.pathname;
     nameDialogs();
     loadPageScripts();
     drawCharts(document, false);
