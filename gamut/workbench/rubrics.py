@@ -1,0 +1,171 @@
+"""Rubric construction: ``draft`` (an LLM meta-rubric grounded in the snippets) and ``refine`` (the
+audit that rebuilds it as a verified superset of the draft), each validated by the meta-rubric
+schema with the problems fed back for at most one repair, then compiled by the rules.
+
+Meta-rubrics are held text: these functions return question ids and counts, never item text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gamut.workbench.evidence import EVIDENCE
+from gamut.workbench.llm import LLM, ask
+from gamut.workbench.questions import entered_questions
+from gamut.workbench.store import Workbench
+from scoring.compiler import compile_rubric
+from scoring.errors import RubricError
+from scoring.rubric import MetaRubric
+
+DRAFT_TEMPLATE = "draft_v1"
+REPAIR_TEMPLATE = "repair_v1"
+REFINE_TEMPLATE = "refine_v1"
+STATUS = "rubric_status.json"
+
+
+class ItemsReply(BaseModel):
+    """A meta-rubric's items as the model gives them (checked by :class:`MetaRubric` after)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[dict[str, Any]]
+    removed: list[dict[str, str]] = Field(default_factory=list)
+
+
+def _schema() -> dict[str, Any]:
+    full = MetaRubric.model_json_schema()
+    items = full["properties"]["items"]
+    return {
+        "type": "object",
+        "properties": {
+            "items": items,
+            "removed": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"item_id": {"type": "string"}, "reason": {"type": "string"}},
+                    "required": ["item_id", "reason"],
+                },
+            },
+        },
+        "required": ["items"],
+        "$defs": full.get("$defs", {}),
+    }
+
+
+def _snippets_text(snippets: list[dict[str, Any]]) -> str:
+    return "\n".join(f"{s['id']} ({s['url']}): {s['text']}" for s in snippets)
+
+
+def superset_problems(draft: MetaRubric, reply: ItemsReply) -> list[str]:
+    """What makes a refined rubric not a verified superset of ``draft``: a draft item neither kept
+    (same id) nor removed with a stated reason, or a removal of an item the draft lacks."""
+    kept = {str(i.get("id")) for i in reply.items}
+    removed = {r.get("item_id", ""): r.get("reason", "") for r in reply.removed}
+    draft_ids = {i.id for i in draft.items}
+    out = [
+        f"draft item {i} is neither kept nor removed with a reason"
+        for i in sorted(draft_ids - kept)
+        if not removed.get(i, "").strip()
+    ]
+    out += [f"removed item {i} is not in the draft" for i in sorted(set(removed) - draft_ids)]
+    return out
+
+
+def _build(
+    llm: LLM,
+    template: str,
+    qid: str,
+    question: str,
+    variables: dict[str, str],
+    snippets: list[dict[str, Any]],
+    draft: MetaRubric | None,
+) -> tuple[MetaRubric | None, int, list[str]]:
+    """Ask, validate, and on problems ask once more: (rubric or None, repairs, removed)."""
+    reply = ask(llm, template, qid, variables, ItemsReply, schema=_schema())
+    cited = [
+        {"id": s["id"], "url": s["url"], "title": s["title"], "text": s["text"]} for s in snippets
+    ]
+    for attempt in (0, 1):
+        problems = [] if draft is None else superset_problems(draft, reply)
+        rubric = None
+        try:
+            rubric = MetaRubric.model_validate(
+                {"question_id": qid, "snippets": cited, "items": reply.items}
+            )
+        except RubricError as exc:
+            problems += [p.message for p in exc.problems]
+        if not problems and rubric is not None:
+            compile_rubric(rubric)
+            return rubric, attempt, [r["item_id"] for r in reply.removed]
+        if attempt == 1:
+            break
+        reply = ask(
+            llm,
+            REPAIR_TEMPLATE,
+            f"{template}:{qid}",
+            {
+                "question": question,
+                "reply": json.dumps(reply.model_dump(), ensure_ascii=False),
+                "problems": "\n".join(f"- {p}" for p in problems),
+            },
+            ItemsReply,
+            schema=_schema(),
+        )
+    return None, 1, []
+
+
+def _step(wb: Workbench, llm: LLM, phase: str) -> Counter[str]:
+    evidence: dict[str, list[dict[str, Any]]] = wb.read(EVIDENCE, {})
+    status: dict[str, dict[str, Any]] = wb.read(STATUS, {})
+    counts: Counter[str] = Counter()
+    for q in entered_questions(wb):
+        qid = q["question_id"]
+        st = status.setdefault(qid, {})
+        if qid not in evidence or phase in st:
+            continue
+        if phase == "refine" and st.get("draft") != "ok":
+            continue
+        snippets = evidence[qid]
+        variables = {"question": q["text_only_question"], "snippets": _snippets_text(snippets)}
+        draft = None
+        if phase == "draft":
+            template = DRAFT_TEMPLATE
+        else:
+            template = REFINE_TEMPLATE
+            draft = MetaRubric.model_validate(wb.read(f"drafts/{qid}.json"))
+            variables["draft"] = json.dumps(
+                [i.model_dump(mode="json", exclude_none=True) for i in draft.items],
+                ensure_ascii=False,
+            )
+        rubric, repairs, removed = _build(
+            llm, template, qid, q["text_only_question"], variables, snippets, draft
+        )
+        folder = "drafts" if phase == "draft" else "rubrics"
+        if rubric is not None:
+            wb.write(f"{folder}/{qid}.json", rubric.model_dump(mode="json", exclude_none=True))
+        st[phase] = "ok" if rubric is not None else "failed"
+        st[f"{phase}_repairs"] = repairs
+        if phase == "refine":
+            st["removed"] = removed
+        counts[st[phase]] += 1
+        counts["repaired"] += repairs if rubric is not None else 0
+        wb.write(STATUS, status)
+    return counts
+
+
+def draft(wb: Workbench, llm: LLM) -> Counter[str]:
+    """Draft a meta-rubric for every entered question with snippets and no draft yet."""
+    return _step(wb, llm, "draft")
+
+
+def refine(wb: Workbench, llm: LLM) -> Counter[str]:
+    """Refine every draft not refined yet into a verified superset, recompiled."""
+    return _step(wb, llm, "refine")
+
+
+__all__ = ["STATUS", "ItemsReply", "draft", "refine", "superset_problems"]
