@@ -214,8 +214,8 @@ def apply_decisions(wb: Workbench, path: Path) -> Counter[str]:
     or an adjudication.
 
     Raises:
-        ProblemsError: bad lines; an annotator deciding one candidate twice in a round; a third
-            reviewer; an adjudicator who reviewed the candidate.
+        ProblemsError: bad lines; an annotator deciding one candidate twice in a round (an
+            adjudicator who reviewed it among them); a third reviewer.
     """
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
     new = read_decisions(path, cands)
@@ -230,7 +230,8 @@ def apply_decisions(wb: Workbench, path: Path) -> Counter[str]:
                     str(path),
                     line,
                     f"{d.annotator} already decided {d.candidate_id} in round {d.round}",
-                    "each annotator decides a candidate once a round",
+                    "each annotator decides a candidate once a round; a third annotator, "
+                    "not a reviewer, adjudicates",
                 )
             )
             continue
@@ -245,15 +246,6 @@ def apply_decisions(wb: Workbench, path: Path) -> Counter[str]:
         if len(reviewers) > 2:
             problems.append(
                 Problem(str(path), None, f"{cid} round {rnd}: three reviewers", "two review")
-            )
-        if any(d.role == "adjudication" and d.annotator in reviewers for d in ds):
-            problems.append(
-                Problem(
-                    str(path),
-                    None,
-                    f"{cid} round {rnd}: adjudicated by one of its reviewers",
-                    "a third annotator adjudicates",
-                )
             )
     if problems:
         raise ProblemsError(problems, f"invalid decisions file {path}")
