@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gamut.workbench.questions import entered_questions
-from gamut.workbench.store import Workbench
+from gamut.workbench.store import Checkpoint, Workbench
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.rubric import NonEmpty
 from scoring.submissions import read_jsonl
@@ -128,6 +128,7 @@ def gather(wb: Workbench, provider: SearchProvider, limit: int = 8) -> int:
     """Snippets for every entered question that has none yet; the number of questions done."""
     evidence: dict[str, list[dict[str, Any]]] = wb.read(EVIDENCE, {})
     done = 0
+    cp = Checkpoint(lambda: wb.write(EVIDENCE, evidence))
     for q in entered_questions(wb):
         qid = q["question_id"]
         if qid in evidence:
@@ -136,8 +137,9 @@ def gather(wb: Workbench, provider: SearchProvider, limit: int = 8) -> int:
         evidence[qid] = [
             {"id": f"S{i}", **s.model_dump(mode="json")} for i, s in enumerate(found, 1)
         ]
-        wb.write(EVIDENCE, evidence)
         done += 1
+        cp.touch()
+    cp.flush()
     return done
 
 

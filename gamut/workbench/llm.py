@@ -113,6 +113,12 @@ class LLM(Protocol):
         """The parsed JSON reply to ``request``."""
 
 
+@functools.cache
+def reply_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of a reply model (made once per model: pydantic takes milliseconds)."""
+    return model.model_json_schema()
+
+
 def ask(
     llm: LLM,
     template: str,
@@ -136,7 +142,7 @@ def ask(
         key=key,
         system=tpl.system,
         user=tpl.render(variables),
-        schema=reply.model_json_schema() if schema is None else schema,
+        schema=reply_schema(reply) if schema is None else schema,
         image=image,
     )
     raw = llm.complete(request)
@@ -197,14 +203,19 @@ class CountingLLM:
     requests: Counter[str] = field(default_factory=Counter)
     input_tokens: Counter[str] = field(default_factory=Counter)
     output_tokens: Counter[str] = field(default_factory=Counter)
+    _schema_tokens: dict[int, int] = field(default_factory=dict, repr=False)
 
     def complete(self, request: LLMRequest) -> Any:
         """Count ``request`` and its reply, then return the reply."""
         out = self.answer(request)
         t = request.template
         self.requests[t] += 1
-        schema = json.dumps(request.schema)
-        self.input_tokens[t] += estimate_tokens(request.system + request.user + schema)
+        schema = self._schema_tokens.get(id(request.schema))
+        if schema is None:
+            schema = self._schema_tokens[id(request.schema)] = estimate_tokens(
+                json.dumps(request.schema)
+            )
+        self.input_tokens[t] += estimate_tokens(request.system + request.user) + schema
         if request.image is not None:
             self.input_tokens[t] += self.image_tokens
         self.output_tokens[t] += estimate_tokens(json.dumps(out))
@@ -221,4 +232,5 @@ __all__ = [
     "ask",
     "estimate_tokens",
     "load_template",
+    "reply_schema",
 ]

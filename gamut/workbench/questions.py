@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gamut.workbench.images import IMAGES
 from gamut.workbench.llm import LLM, LLMError, ask
-from gamut.workbench.store import Workbench, WorkbenchError
+from gamut.workbench.store import Checkpoint, Workbench, WorkbenchError
 from scoring.errors import Problem, ProblemsError
 from scoring.rubric import NonEmpty
 from scoring.submissions import read_jsonl
@@ -106,9 +106,24 @@ def needs_proposals(images: dict[str, Any], cands: dict[str, dict[str, Any]]) ->
     return [i for i in sorted(images) if i not in alive]
 
 
-def _add(cands: dict[str, Any], image_id: str, q: ProposedQuestion, rnd: int, source: str) -> None:
-    n = sum(1 for c in cands.values() if c["image_id"] == image_id) + 1
-    cands[f"{image_id}.c{n}"] = {
+def _by_image(cands: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for cid, c in cands.items():
+        out[c["image_id"]].append(cid)
+    return out
+
+
+def _add(
+    cands: dict[str, Any],
+    mine: list[str],
+    image_id: str,
+    q: ProposedQuestion,
+    rnd: int,
+    source: str,
+) -> None:
+    cid = f"{image_id}.c{len(mine) + 1}"
+    mine.append(cid)
+    cands[cid] = {
         "image_id": image_id,
         "question": q.question,
         "text_only_question": q.text_only_question,
@@ -122,16 +137,24 @@ def _add(cands: dict[str, Any], image_id: str, q: ProposedQuestion, rnd: int, so
 def propose(wb: Workbench, llm: LLM, per_image: int) -> list[str]:
     """Ask for ``per_image`` candidates for every image that needs them; the images done.
 
-    Resumable: the candidates are saved after each image.
+    Resumable: the candidates are saved as it goes (:class:`Checkpoint`) and at the end.
     """
     images = _images(wb)
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
     attempts: dict[str, dict[str, int]] = wb.read(ATTEMPTS, {})
     done = []
+
+    def save() -> None:
+        wb.write(CANDIDATES, cands)
+        wb.write(ATTEMPTS, attempts)
+
+    cp = Checkpoint(save)
+    by_image = _by_image(cands)
     for image_id in needs_proposals(images, cands):
         img = images[image_id]
         n = attempts.setdefault("propose", {}).get(image_id, 0) + 1
-        tried = [c["question"] for c in cands.values() if c["image_id"] == image_id]
+        mine = by_image[image_id]
+        tried = [cands[c]["question"] for c in mine]
         reply = ask(
             llm,
             PROPOSE_TEMPLATE,
@@ -145,13 +168,13 @@ def propose(wb: Workbench, llm: LLM, per_image: int) -> list[str]:
             Proposal,
             image=Path(img["path"]),
         )
-        rnd = 1 + max((c["round"] for c in cands.values() if c["image_id"] == image_id), default=0)
+        rnd = 1 + max((cands[c]["round"] for c in mine), default=0)
         for q in reply.questions[:per_image]:
-            _add(cands, image_id, q, rnd, f"propose#{n}")
+            _add(cands, mine, image_id, q, rnd, f"propose#{n}")
         attempts["propose"][image_id] = n
-        wb.write(CANDIDATES, cands)
-        wb.write(ATTEMPTS, attempts)
         done.append(image_id)
+        cp.touch()
+    cp.flush()
     return done
 
 
@@ -287,10 +310,14 @@ def guard(wb: Workbench, llm: LLM) -> Counter[str]:
     images = _images(wb)
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
     attempts: dict[str, dict[str, int]] = wb.read(ATTEMPTS, {})
-    per_image: dict[str, list[str]] = defaultdict(list)
-    for cid, c in cands.items():
-        per_image[c["image_id"]].append(cid)
+    per_image = _by_image(cands)
     counts: Counter[str] = Counter()
+
+    def save() -> None:
+        wb.write(CANDIDATES, cands)
+        wb.write(ATTEMPTS, attempts)
+
+    cp = Checkpoint(save)
     for image_id in sorted(per_image):
         states = {State(cands[c]["state"]) for c in per_image[image_id]}
         if State.ACCEPTED not in states or states & {State.IN_REVIEW, State.ENTERED}:
@@ -336,13 +363,13 @@ def guard(wb: Workbench, llm: LLM) -> Counter[str]:
         elif reply.new_candidates:
             rnd = 1 + max(cands[c]["round"] for c in per_image[image_id])
             for q in reply.new_candidates:
-                _add(cands, image_id, q, rnd, f"guard#{n}")
+                _add(cands, per_image[image_id], image_id, q, rnd, f"guard#{n}")
             counts["reseeded"] += 1
         else:
             counts["rejected"] += 1
         attempts["guard"][image_id] = n
-        wb.write(CANDIDATES, cands)
-        wb.write(ATTEMPTS, attempts)
+        cp.touch()
+    cp.flush()
     return counts
 
 

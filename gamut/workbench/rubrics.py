@@ -7,6 +7,7 @@ Meta-rubrics are held text: these functions return question ids and counts, neve
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from typing import Any
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gamut.workbench.evidence import EVIDENCE
 from gamut.workbench.llm import LLM, ask
 from gamut.workbench.questions import entered_questions
-from gamut.workbench.store import Workbench
+from gamut.workbench.store import Checkpoint, Workbench
 from scoring.compiler import compile_rubric
 from scoring.errors import RubricError
 from scoring.rubric import MetaRubric
@@ -36,6 +37,7 @@ class ItemsReply(BaseModel):
     removed: list[dict[str, str]] = Field(default_factory=list)
 
 
+@functools.cache
 def _schema() -> dict[str, Any]:
     full = MetaRubric.model_json_schema()
     items = full["properties"]["items"]
@@ -123,6 +125,7 @@ def _step(wb: Workbench, llm: LLM, phase: str) -> Counter[str]:
     evidence: dict[str, list[dict[str, Any]]] = wb.read(EVIDENCE, {})
     status: dict[str, dict[str, Any]] = wb.read(STATUS, {})
     counts: Counter[str] = Counter()
+    cp = Checkpoint(lambda: wb.write(STATUS, status))
     for q in entered_questions(wb):
         qid = q["question_id"]
         st = status.setdefault(qid, {})
@@ -154,7 +157,8 @@ def _step(wb: Workbench, llm: LLM, phase: str) -> Counter[str]:
             st["removed"] = removed
         counts[st[phase]] += 1
         counts["repaired"] += repairs if rubric is not None else 0
-        wb.write(STATUS, status)
+        cp.touch()
+    cp.flush()
     return counts
 
 

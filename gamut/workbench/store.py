@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,9 +60,33 @@ class Workbench:
         path = self.path(name)
         for parent in reversed(path.relative_to(self.root).parents[:-1]):
             (self.root / parent).mkdir(exist_ok=True, mode=FOLDER_MODE)
-        data = json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+        # no indent: the C encoder (an indented dump is encoded in Python, 5x slower)
+        data = json.dumps(value, ensure_ascii=False, sort_keys=True) + "\n"
         atomic_write_bytes(path, data.encode(), mode=FILE_MODE)
         return path
 
 
-__all__ = ["FILE_MODE", "FOLDER_MODE", "Workbench", "WorkbenchError"]
+class Checkpoint:
+    """Saves a step's state files as it goes: at most every ``every_s`` seconds, and at the end.
+
+    A step stopped between two saves loses at most that much work and redoes it when run again;
+    saving after every request would rewrite a paper-scale state file thousands of times.
+    """
+
+    def __init__(self, save: Callable[[], object], every_s: float = 2.0) -> None:
+        self.save = save
+        self.every_s = every_s
+        self.last = time.monotonic()
+
+    def touch(self) -> None:
+        """Save if the last save is older than ``every_s``."""
+        if time.monotonic() - self.last >= self.every_s:
+            self.flush()
+
+    def flush(self) -> None:
+        """Save now."""
+        self.save()
+        self.last = time.monotonic()
+
+
+__all__ = ["FILE_MODE", "FOLDER_MODE", "Checkpoint", "Workbench", "WorkbenchError"]
