@@ -292,3 +292,23 @@ def demo(out: Path) -> None:
         f"demo release {meta['benchmark_version']} in {out}: {meta['n_questions']} questions, "
         f"{meta['n_checks']} checks"
     )
+
+
+@review.command("serve")
+@click.option("--annotator", required=True, help="Your annotator id (recorded with each decision).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
+              help="Port on 127.0.0.1.")  # fmt: skip
+@config_option
+@handle_errors
+def review_serve(annotator: str, port: int, config_path: Path | None) -> None:
+    """The annotation page on 127.0.0.1: accept, revise or discard each candidate."""
+    from gamut.workbench.review_page import make_review_server
+
+    server = make_review_server(_workbench(config_path), annotator, port=port)
+    out_console.print(f"review page for {annotator}: http://127.0.0.1:{server.server_address[1]}/")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -11,6 +11,7 @@ selected by the guard enters the benchmark.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -241,7 +242,18 @@ def apply_decisions(wb: Workbench, path: Path) -> Counter[str]:
             adjudicator who reviewed it among them); a third reviewer.
     """
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
-    new = read_decisions(path, cands)
+    return settle(wb, cands, read_decisions(path, cands), str(path))
+
+
+def settle(
+    wb: Workbench,
+    cands: dict[str, dict[str, Any]],
+    new: Sequence[tuple[int | None, Decision]],
+    display: str,
+) -> Counter[str]:
+    """Record checked decisions (``new``: line, decision) and settle every decided round; as
+    :func:`apply_decisions`, whose problems name ``display``."""
+    path = display
     stored: list[dict[str, Any]] = wb.read(DECISIONS, [])
     known = {(d["candidate_id"], d["round"], d["annotator"]) for d in stored}
     problems = []
@@ -435,4 +447,5 @@ __all__ = [
     "needs_proposals",
     "opening",
     "propose",
+    "settle",
 ]
