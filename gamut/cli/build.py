@@ -312,3 +312,23 @@ def review_serve(annotator: str, port: int, config_path: Path | None) -> None:
         pass
     finally:
         server.server_close()
+
+
+@build.group()
+def revise() -> None:
+    """Human revision of the compiled checks, in recorded rounds."""
+
+
+@revise.command("apply")
+@click.argument("edits", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--annotator", required=True, help="Who made the edits (recorded with the round).")
+@config_option
+@handle_errors
+def revise_apply(edits: Path, annotator: str, config_path: Path | None) -> None:
+    """Apply EDITS (JSON Lines: question_id, check_id, text or delete) to the items the checks
+    came from, recompile, and record where the edited and recompiled checklists differ."""
+    from gamut.workbench.revision import apply_edits
+
+    wb = _workbench(config_path)
+    _done("revised (differences by check id in revisions.json)", apply_edits(wb, edits, annotator))
+    _next(wb)
