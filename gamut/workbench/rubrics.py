@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gamut.workbench.evidence import EVIDENCE
 from gamut.workbench.llm import LLM, ask
 from gamut.workbench.questions import entered_questions
+from gamut.workbench.revision import REVISIONS
 from gamut.workbench.store import Checkpoint, Workbench
 from scoring.compiler import compile_rubric
 from scoring.errors import RubricError
@@ -82,13 +83,14 @@ def _build(
     llm: LLM,
     template: str,
     qid: str,
+    key: str,
     question: str,
     variables: dict[str, str],
     snippets: list[dict[str, Any]],
     draft: MetaRubric | None,
 ) -> tuple[MetaRubric | None, int, list[str]]:
     """Ask, validate, and on problems ask once more: (rubric or None, repairs, removed)."""
-    reply = ask(llm, template, qid, variables, ItemsReply, schema=_schema())
+    reply = ask(llm, template, key, variables, ItemsReply, schema=_schema())
     cited = [
         {"id": s["id"], "url": s["url"], "title": s["title"], "text": s["text"]} for s in snippets
     ]
@@ -109,7 +111,7 @@ def _build(
         reply = ask(
             llm,
             REPAIR_TEMPLATE,
-            f"{template}:{qid}",
+            f"{template}:{key}",
             {
                 "question": question,
                 "reply": json.dumps(reply.model_dump(), ensure_ascii=False),
@@ -125,11 +127,17 @@ def _step(wb: Workbench, llm: LLM, phase: str) -> Counter[str]:
     evidence: dict[str, list[dict[str, Any]]] = wb.read(EVIDENCE, {})
     status: dict[str, dict[str, Any]] = wb.read(STATUS, {})
     counts: Counter[str] = Counter()
+    rounds = Counter(r["question_id"] for r in wb.read(REVISIONS, []))
     cp = Checkpoint(lambda: wb.write(STATUS, status))
     for q in entered_questions(wb):
         qid = q["question_id"]
         st = status.setdefault(qid, {})
-        if qid not in evidence or phase in st:
+        key, base = qid, f"drafts/{qid}.json"
+        if phase == "refine" and st.get("refine") == "ok" and rounds[qid] > st["refined_after"]:
+            # a human revision round since the last refinement: refine the revised rubric
+            passes = st.get("refine_passes", 1) + 1
+            key, base = f"{qid}#{passes}", f"rubrics/{qid}.json"
+        elif qid not in evidence or phase in st:
             continue
         if phase == "refine" and st.get("draft") != "ok":
             continue
@@ -140,21 +148,30 @@ def _step(wb: Workbench, llm: LLM, phase: str) -> Counter[str]:
             template = DRAFT_TEMPLATE
         else:
             template = REFINE_TEMPLATE
-            draft = MetaRubric.model_validate(wb.read(f"drafts/{qid}.json"))
+            draft = MetaRubric.model_validate(wb.read(base))
             variables["draft"] = json.dumps(
                 [i.model_dump(mode="json", exclude_none=True) for i in draft.items],
                 ensure_ascii=False,
             )
         rubric, repairs, removed = _build(
-            llm, template, qid, q["text_only_question"], variables, snippets, draft
+            llm, template, qid, key, q["text_only_question"], variables, snippets, draft
         )
         folder = "drafts" if phase == "draft" else "rubrics"
         if rubric is not None:
             wb.write(f"{folder}/{qid}.json", rubric.model_dump(mode="json", exclude_none=True))
+        if key != qid:  # a refinement after revision: the revised rubric stays if it fails
+            counts["ok" if rubric is not None else "failed"] += 1
+            if rubric is not None:
+                st["refine_passes"] = passes
+                st["refined_after"] = rounds[qid]
+                st["removed"] = st.get("removed", []) + removed
+            cp.touch()
+            continue
         st[phase] = "ok" if rubric is not None else "failed"
         st[f"{phase}_repairs"] = repairs
         if phase == "refine":
             st["removed"] = removed
+            st["refined_after"] = rounds[qid]
         counts[st[phase]] += 1
         counts["repaired"] += repairs if rubric is not None else 0
         cp.touch()
@@ -168,7 +185,9 @@ def draft(wb: Workbench, llm: LLM) -> Counter[str]:
 
 
 def refine(wb: Workbench, llm: LLM) -> Counter[str]:
-    """Refine every draft not refined yet into a verified superset, recompiled."""
+    """Refine every draft not refined yet into a verified superset, recompiled; and every
+    rubric revised by a human round since its last refinement (the paper's second LLM pass
+    between the two human rounds), replay key ``<question_id>#<pass>``."""
     return _step(wb, llm, "refine")
 
 

@@ -72,3 +72,28 @@ def test_bad_edits_are_all_refused_and_nothing_written(wb: Workbench, tmp_path: 
     assert f"{edits}:4: question food-0001: give either text or delete" in text
     assert f"{edits}:5: no refined rubric nope" in text
     assert wb.read("rubrics/food-0001.json") == before and wb.read(REVISIONS) is None
+
+
+def test_a_revised_rubric_is_refined_again_before_the_second_round(
+    wb: Workbench, tmp_path: Path
+) -> None:
+    from gamut.workbench.llm import LLMRequest
+    from gamut.workbench.rubrics import refine
+
+    edits = write_jsonl(
+        tmp_path / "e.jsonl", [{"question_id": "food-0001", "check_id": "I2.m5", "text": "eggs"}]
+    )
+    apply_edits(wb, edits, "ann-r")
+    revised = wb.read("rubrics/food-0001.json")
+    sent: list[LLMRequest] = []
+
+    class Again:
+        def complete(self, request: LLMRequest) -> object:
+            sent.append(request)
+            extra = {"id": "I9", "type": "fact", "tier": "context", "text": "Notes a variant."}
+            return {"items": [*revised["items"], extra]}
+
+    assert refine(wb, Again()) == {"ok": 1}
+    assert [r.key for r in sent] == ["food-0001#2"] and "eggs" in sent[0].user
+    assert wb.read("rubrics/food-0001.json")["items"][-1]["id"] == "I9"
+    assert refine(wb, Again()) == {} and len(sent) == 1  # nothing new to refine
