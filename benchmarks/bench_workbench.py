@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_compile import make_rubric  # noqa: E402
 from gamut.config import load_config  # noqa: E402
-from gamut.workbench.evidence import SnippetsFile, gather  # noqa: E402
+from gamut.workbench.evidence import SavedPages, SnippetsFile, gather  # noqa: E402
 from gamut.workbench.images import import_images  # noqa: E402
 from gamut.workbench.llm import CountingLLM, LLMRequest  # noqa: E402
 from gamut.workbench.questions import (  # noqa: E402
@@ -168,7 +168,12 @@ def main() -> None:
         )
         timed("draft (LLM + validate + compile)", lambda: draft(wb, llm), rows)
         rows[-1] = (*rows[-1][:3], False)
-        timed("refine (LLM + superset + compile)", lambda: refine(wb, llm), rows)
+        with (base / "pages.jsonl").open("w") as f:
+            for i in range(N_IMAGES):
+                page = "A saved page. " + f"evidence 0 for entity {i}. " * 6 + "The end."
+                f.write(json.dumps({"url": f"https://example.org/{i}/0", "text": page}) + "\n")
+        pages = SavedPages(base / "pages.jsonl")
+        timed("refine (audit + LLM + superset + compile)", lambda: refine(wb, llm, pages), rows)
         rows[-1] = (*rows[-1][:3], False)
         timed("status", lambda: counts(wb), rows)
         meta = timed("release", lambda: release(wb, "bench-1"), rows)

@@ -222,14 +222,25 @@ def draft(replay: Path, config_path: Path | None) -> None:
 
 @build.command()
 @REPLAY
+@click.option(
+    "--pages",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Saved source pages (JSON Lines: url, text) to re-verify the snippets against.",
+)
+@click.option("--fetch-sources", is_flag=True, help="Fetch each cited snippet's source page.")
 @config_option
 @handle_errors
-def refine(replay: Path, config_path: Path | None) -> None:
-    """Audit each draft and rebuild it as a verified superset (one repair), recompiled."""
+def refine(replay: Path, pages: Path | None, fetch_sources: bool, config_path: Path | None) -> None:
+    """Audit each draft (cited snippets re-verified against their sources, partly covered lists
+    flagged) and rebuild it as a verified superset (one repair), recompiled."""
+    from gamut.workbench.evidence import HttpPages, SavedPages, SourcePages
     from gamut.workbench.rubrics import refine as run
 
+    if (pages is None) == (not fetch_sources):
+        raise click.UsageError("give --pages FILE or --fetch-sources")
+    sources: SourcePages = SavedPages(pages) if pages is not None else HttpPages()
     wb = _workbench(config_path)
-    _done("refined", run(wb, _llm(replay)))
+    _done("refined", run(wb, _llm(replay), sources))
     _next(wb)
 
 

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gamut.workbench.evidence import SnippetsFile, gather
+from gamut.workbench.evidence import SavedPages, SnippetsFile, gather
 from gamut.workbench.images import import_images
 from gamut.workbench.llm import ReplayLLM
 from gamut.workbench.questions import apply_decisions, guard, propose
@@ -56,7 +56,7 @@ def run_demo(out: Path) -> dict[str, Any]:
     guard(wb, llm)
     gather(wb, SnippetsFile(data / "snippets.jsonl"))
     draft(wb, llm)
-    refine(wb, llm)
+    refine(wb, llm, SavedPages(data / "pages.jsonl"))
     return release(wb, VERSION, out)
 
 

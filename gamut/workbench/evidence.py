@@ -143,12 +143,101 @@ def gather(wb: Workbench, provider: SearchProvider, limit: int = 8) -> int:
     return done
 
 
+class SourcePages(Protocol):
+    """The text of a snippet's source page, to re-verify the snippet against it."""
+
+    def page_text(self, url: str) -> str | None:
+        """The page's text, or None when it cannot be had."""
+
+
+class SavedPages:
+    """Saved copies of source pages: a JSON Lines file of ``{"url", "text"}`` (offline, tests)."""
+
+    def __init__(self, path: Path) -> None:
+        data = read_jsonl(path, str(path), 'each line: {"url": ..., "text": ...}')
+        problems = list(data.problems)
+        self.pages: dict[str, str] = {}
+        for ln in data.lines:
+            v = ln.value
+            if not (
+                isinstance(v, dict)
+                and isinstance(v.get("url"), str)
+                and isinstance(v.get("text"), str)
+            ):
+                problems.append(Problem(str(path), ln.line, "not a page", "give url and text"))
+                continue
+            self.pages[v["url"]] = v["text"]
+        if problems:
+            raise ProblemsError(problems, f"invalid pages file {path}")
+
+    def page_text(self, url: str) -> str | None:
+        """The saved text of ``url``."""
+        return self.pages.get(url)
+
+
+@dataclass(frozen=True)
+class HttpPages:
+    """Source pages fetched over HTTP (their markup dropped)."""
+
+    timeout_s: float = 30.0
+
+    def page_text(self, url: str) -> str | None:
+        """The page's text, or None when it is unreachable."""
+        from html.parser import HTMLParser
+
+        try:
+            with urllib.request.urlopen(url, timeout=self.timeout_s) as resp:
+                raw = resp.read(5_000_000).decode("utf-8", "replace")
+        except (urllib.error.URLError, TimeoutError, ValueError):
+            return None
+        parts: list[str] = []
+
+        class _Text(HTMLParser):
+            def handle_data(self, data: str) -> None:
+                parts.append(data)
+
+        _Text().feed(raw)
+        return " ".join(parts)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def audit(rubric: dict[str, Any], pages: SourcePages) -> dict[str, Any]:
+    """Re-verify every cited snippet against its source, and flag list and process items whose
+    members or steps their cited snippets cover only in part (by id: no text)."""
+    snippets = {s["id"]: s for s in rubric["snippets"]}
+    cited = {c for i in rubric["items"] for c in i.get("cites", [])}
+    found: dict[str, str] = {}
+    for sid in sorted(cited):
+        page = pages.page_text(snippets[sid]["url"])
+        if page is None:
+            found[sid] = "unreachable"
+        else:
+            found[sid] = "verified" if _norm(snippets[sid]["text"]) in _norm(page) else "not_found"
+    partial = []
+    for item in rubric["items"]:
+        parts = item.get("members") or [s["text"] for s in item.get("steps", [])]
+        if not parts:
+            continue
+        text = _norm(" ".join(snippets[c]["text"] for c in item.get("cites", [])))
+        missing = sum(1 for p in parts if _norm(p) not in text)
+        if missing:
+            partial.append({"item_id": item["id"], "uncovered": missing, "of": len(parts)})
+    return {"snippets": found, "partial": partial}
+
+
 __all__ = [
     "EVIDENCE",
     "FoundSnippet",
+    "HttpPages",
     "HttpSearch",
+    "SavedPages",
     "SearchError",
     "SearchProvider",
     "SnippetsFile",
+    "SourcePages",
+    "audit",
     "gather",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gamut.workbench.evidence import EVIDENCE
+from gamut.workbench.evidence import EVIDENCE, SourcePages, audit
 from gamut.workbench.llm import LLM, ask
 from gamut.workbench.questions import entered_questions
 from gamut.workbench.revision import REVISIONS
@@ -123,7 +123,7 @@ def _build(
     return None, 1, []
 
 
-def _step(wb: Workbench, llm: LLM, phase: str) -> Counter[str]:
+def _step(wb: Workbench, llm: LLM, phase: str, pages: SourcePages | None = None) -> Counter[str]:
     evidence: dict[str, list[dict[str, Any]]] = wb.read(EVIDENCE, {})
     status: dict[str, dict[str, Any]] = wb.read(STATUS, {})
     counts: Counter[str] = Counter()
@@ -148,7 +148,11 @@ def _step(wb: Workbench, llm: LLM, phase: str) -> Counter[str]:
             template = DRAFT_TEMPLATE
         else:
             template = REFINE_TEMPLATE
-            draft = MetaRubric.model_validate(wb.read(base))
+            raw = wb.read(base)
+            draft = MetaRubric.model_validate(raw)
+            assert pages is not None
+            st["audit"] = found = audit(raw, pages)
+            variables["audit"] = _audit_text(found)
             variables["draft"] = json.dumps(
                 [i.model_dump(mode="json", exclude_none=True) for i in draft.items],
                 ensure_ascii=False,
@@ -179,16 +183,30 @@ def _step(wb: Workbench, llm: LLM, phase: str) -> Counter[str]:
     return counts
 
 
+def _audit_text(found: dict[str, Any]) -> str:
+    lines = [f"{sid}: {state}" for sid, state in found["snippets"].items()]
+    lines += [
+        f"{p['item_id']}: {p['uncovered']} of {p['of']} members or steps not in its cited snippets"
+        for p in found["partial"]
+    ]
+    return "\n".join(lines) or "(nothing cited)"
+
+
 def draft(wb: Workbench, llm: LLM) -> Counter[str]:
     """Draft a meta-rubric for every entered question with snippets and no draft yet."""
     return _step(wb, llm, "draft")
 
 
-def refine(wb: Workbench, llm: LLM) -> Counter[str]:
+def refine(wb: Workbench, llm: LLM, pages: SourcePages) -> Counter[str]:
     """Refine every draft not refined yet into a verified superset, recompiled; and every
     rubric revised by a human round since its last refinement (the paper's second LLM pass
-    between the two human rounds), replay key ``<question_id>#<pass>``."""
-    return _step(wb, llm, "refine")
+    between the two human rounds), replay key ``<question_id>#<pass>``.
+
+    The audit phase first re-verifies every cited snippet against its source page (``pages``)
+    and flags lists and processes their snippets cover in part; its findings (ids and states,
+    kept in the rubric status) go to the model with the draft.
+    """
+    return _step(wb, llm, "refine", pages)
 
 
 __all__ = ["STATUS", "ItemsReply", "draft", "refine", "superset_problems"]

@@ -41,7 +41,14 @@ def test_the_build_commands_in_order(tmp_path: Path) -> None:
     step("guard", "--replay", llm, expect="next: gamut build evidence")
     step("evidence", "--snippets", str(data / "snippets.jsonl"), expect="for 4 question(s)")
     step("draft", "--replay", llm, expect="ok 4, repaired 1")
-    step("refine", "--replay", llm, expect="next: gamut build release VERSION")
+    step(
+        "refine",
+        "--replay",
+        llm,
+        "--pages",
+        str(data / "pages.jsonl"),
+        expect="next: gamut build release VERSION",
+    )
     status = json.loads(step("status", "--json", expect='"refined": 4'))
     assert status["candidates"]["entered"] == 4 and status["candidates"]["discarded"] == 4
     step("drop", "plants-0002", "--reason", "wrong entity upstream", expect="dropped plants-0002")

@@ -78,6 +78,11 @@ def test_demo_went_through_each_path_of_the_rounds(tmp_path: Path) -> None:
     assert status["food-0001"]["draft_repairs"] == 1
     assert status["animals-0001"]["refine_repairs"] == 1
     assert status["plants-0002"]["removed"] == ["I6"]
+    # the audit re-verified the cited snippets against the saved pages: one page was rewritten
+    audits = [status[q]["audit"] for q in sorted(status)]
+    states = [s for a in audits for s in a["snippets"].values()]
+    assert states.count("not_found") == 1 and states.count("verified") == len(states) - 1
+    assert any(a["partial"] for a in audits)
     assert "I6" not in {i["id"] for i in wb.read("rubrics/plants-0002.json")["items"]}
 
 

@@ -77,8 +77,12 @@ def test_bad_edits_are_all_refused_and_nothing_written(wb: Workbench, tmp_path: 
 def test_a_revised_rubric_is_refined_again_before_the_second_round(
     wb: Workbench, tmp_path: Path
 ) -> None:
+    from gamut.workbench.demo import demo_data
+    from gamut.workbench.evidence import SavedPages
     from gamut.workbench.llm import LLMRequest
     from gamut.workbench.rubrics import refine
+
+    pages = SavedPages(demo_data() / "pages.jsonl")
 
     edits = write_jsonl(
         tmp_path / "e.jsonl", [{"question_id": "food-0001", "check_id": "I2.m5", "text": "eggs"}]
@@ -93,7 +97,7 @@ def test_a_revised_rubric_is_refined_again_before_the_second_round(
             extra = {"id": "I9", "type": "fact", "tier": "context", "text": "Notes a variant."}
             return {"items": [*revised["items"], extra]}
 
-    assert refine(wb, Again()) == {"ok": 1}
+    assert refine(wb, Again(), pages) == {"ok": 1}
     assert [r.key for r in sent] == ["food-0001#2"] and "eggs" in sent[0].user
     assert wb.read("rubrics/food-0001.json")["items"][-1]["id"] == "I9"
-    assert refine(wb, Again()) == {} and len(sent) == 1  # nothing new to refine
+    assert refine(wb, Again(), pages) == {} and len(sent) == 1  # nothing new to refine
