@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -201,7 +202,8 @@ class HttpPages:
 
 
 def _norm(text: str) -> str:
-    return " ".join(text.casefold().split())
+    # words only: markup dropped from a page leaves spaces around punctuation and inline tags
+    return " ".join(re.findall(r"\w+", text.casefold()))
 
 
 def audit(rubric: dict[str, Any], pages: SourcePages) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from gamut.workbench.evidence import HttpSearch, SearchError
+from gamut.workbench.evidence import HttpPages, HttpSearch, SearchError, audit
 from gamut.workbench.release import record_correction, release
 from gamut.workbench.store import Workbench, WorkbenchError
 from tests.workbench.helpers import run
@@ -24,6 +24,13 @@ class _Search(BaseHTTPRequestHandler):
     seen: ClassVar[list[tuple[str, dict[str, list[str]]]]] = []
 
     def do_GET(self) -> None:
+        if self.path.startswith("/page"):
+            body = b"<html><body><p>The red panda</p><p>eats <b>bamboo</b>.</p></body></html>"
+            self.send_response(200 if self.path == "/page" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
         _Search.seen.append((self.headers.get("Authorization", ""), query))
         if self.headers.get("Authorization") != "Bearer sekret":
@@ -73,6 +80,23 @@ def test_http_search_sends_the_key_from_the_environment(
     assert [s.url for s in found] == ["https://example.org/0", "https://example.org/1"]
     assert found[0].retrieved == dt.date.today() and found[0].text == "text 0"
     assert _Search.seen[-1][1]["q"] == ["what is pad thai"]
+
+
+def test_the_audit_reads_source_pages_over_http(search_url: str) -> None:
+    base = search_url.removesuffix("/search")
+    rubric = {
+        "snippets": [
+            {"id": "S1", "url": f"{base}/page", "text": "The red panda eats bamboo."},
+            {"id": "S2", "url": f"{base}/page", "text": "It eats fish."},
+            {"id": "S3", "url": f"{base}/page-gone", "text": "Gone."},
+        ],
+        "items": [
+            {"id": "I1", "cites": ["S1", "S2", "S3"], "members": ["bamboo", "acorns"]},
+        ],
+    }
+    found = audit(rubric, HttpPages(timeout_s=5))
+    assert found["snippets"] == {"S1": "verified", "S2": "not_found", "S3": "unreachable"}
+    assert found["partial"] == [{"item_id": "I1", "uncovered": 1, "of": 2}]
 
 
 def test_a_second_release_lists_drops_corrections_and_changed_checks(tmp_path: Path) -> None:
