@@ -343,3 +343,25 @@ def revise_apply(edits: Path, annotator: str, config_path: Path | None) -> None:
     wb = _workbench(config_path)
     _done("revised (differences by check id in revisions.json)", apply_edits(wb, edits, annotator))
     _next(wb)
+
+
+@revise.command("serve")
+@click.option("--annotator", required=True, help="Your annotator id (recorded with each round).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8002, show_default=True,
+              help="Port on 127.0.0.1.")  # fmt: skip
+@config_option
+@handle_errors
+def revise_serve(annotator: str, port: int, config_path: Path | None) -> None:
+    """The revision page on 127.0.0.1: edit the compiled checks, see what recompiling implies."""
+    from gamut.workbench.revise_page import make_revise_server
+
+    server = make_revise_server(_workbench(config_path), annotator, port=port)
+    out_console.print(
+        f"revision page for {annotator}: http://127.0.0.1:{server.server_address[1]}/"
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -92,6 +92,20 @@ def _order(e: CheckEdit) -> tuple[str, str, int]:
     return (m["item"], m["kind"] or "", int(m["n"] or 0)) if m else (e.check_id, "", 0)
 
 
+def part_value(item: dict[str, Any], check_id: str) -> str | None:
+    """The editable content behind ``check_id`` in ``item`` (a fact's text, a member, a step,
+    an aspect, an insight), or None for a check derived from several parts."""
+    m = _PART.match(check_id)
+    if m is None or m["kind"] in ("b", "c") or m["single"] in ("e", "seq", "seq_all"):
+        return None
+    if m["single"] == "i":
+        return str(item["insight"]["text"])
+    if m["kind"] is None:
+        return str(item["text"]) if item["type"] == "fact" else None
+    value = item[{"m": "members", "s": "steps", "a": "aspects"}[m["kind"]]][int(m["n"]) - 1]
+    return str(value["text"] if m["kind"] == "s" else value)
+
+
 def differences(
     edited: dict[str, Check | None],
     recompiled: list[Check],
@@ -125,7 +139,7 @@ def apply_edits(wb: Workbench, path: Path, annotator: str) -> Counter[str]:
     """
     data = read_jsonl(path, str(path), "each line: {question_id, check_id, text | delete}")
     problems = list(data.problems)
-    edits: dict[str, list[tuple[int, CheckEdit]]] = {}
+    edits: dict[str, list[tuple[int | None, CheckEdit]]] = {}
     for ln in data.lines:
         try:
             e = CheckEdit.model_validate(ln.value)
@@ -135,11 +149,25 @@ def apply_edits(wb: Workbench, path: Path, annotator: str) -> Counter[str]:
             problems.append(Problem(str(path), ln.line, f"{where}: {first['msg']}", "fix it"))
             continue
         edits.setdefault(e.question_id, []).append((ln.line, e))
+    return revise_rubrics(wb, edits, str(path), annotator, problems)
+
+
+def revise_rubrics(
+    wb: Workbench,
+    edits: dict[str, list[tuple[int | None, CheckEdit]]],
+    display: str,
+    annotator: str,
+    problems: list[Problem] | None = None,
+) -> Counter[str]:
+    """Apply checked edits by question as one round of ``annotator`` (see :func:`apply_edits`;
+    problems name ``display``)."""
+    problems = list(problems or [])
+    path = display
     results = {}
     for qid, mine in edits.items():
         raw = wb.read(f"rubrics/{qid}.json")
         if raw is None:
-            problems.append(Problem(str(path), mine[0][0], f"no refined rubric {qid}", "refine it"))
+            problems.append(Problem(path, mine[0][0], f"no refined rubric {qid}", "refine it"))
             continue
         checks = {c.check_id: c for c in compile_rubric(MetaRubric.model_validate(raw))}
         edited: dict[str, Check | None] = dict(checks)
@@ -191,4 +219,11 @@ def apply_edits(wb: Workbench, path: Path, annotator: str) -> Counter[str]:
     return counts
 
 
-__all__ = ["REVISIONS", "CheckEdit", "apply_edits", "differences"]
+__all__ = [
+    "REVISIONS",
+    "CheckEdit",
+    "apply_edits",
+    "differences",
+    "part_value",
+    "revise_rubrics",
+]

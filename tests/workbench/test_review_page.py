@@ -91,3 +91,42 @@ def test_two_blind_reviewers_and_an_adjudicator(tmp_path: Path, page: Any) -> No
         for server, _ in servers.values():
             server.shutdown()
             server.server_close()
+
+
+def test_the_revision_page_edits_checks_and_shows_what_recompiling_changed(
+    tmp_path: Path, page: Any
+) -> None:
+    from gamut.workbench.revise_page import make_revise_server
+    from tests.workbench.helpers import run
+
+    assert run("build", "demo", "--out", str(tmp_path / "demo"))[0] == 0
+    wb = Workbench(tmp_path / "demo" / "workbench")
+    server = make_revise_server(wb, "ann-r", port=0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        page.goto(base)
+        page.locator('a[href="/q/food-0001"]').click()
+        page.wait_for_load_state()
+        assert "derived: edit its parts" in page.locator('tr[data-check="I3.b1"]').inner_text()
+        page.locator('textarea[name="text:I2.m5"]').fill("eggs")
+        page.locator('input[name="delete:I3.m4"]').check()
+        page.locator("button").click()
+        page.wait_for_load_state()
+        assert "saved: 2 edit(s)" in page.locator("#message").inner_text()
+        diff = page.locator("#differences").inner_text()
+        assert "I3.b1: recompiled differently" in diff and "I3.m6: missing" in diff
+        assert (
+            "Mentions eggs" in page.content()
+            or "eggs" in page.locator('tr[data-check="I2.m5"]').inner_text()
+        )
+        (rnd,) = wb.read("revisions.json")
+        assert rnd["annotator"] == "ann-r" and len(rnd["edits"]) == 2
+        # saving without a change records nothing
+        page.locator("button").click()
+        page.wait_for_load_state()
+        assert "not saved: nothing changed" in page.locator("#message").inner_text()
+        assert len(wb.read("revisions.json")) == 1
+    finally:
+        server.shutdown()
+        server.server_close()
