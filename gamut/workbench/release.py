@@ -91,7 +91,8 @@ def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, A
     question without a sound rubric is left out and listed as dropped.
 
     Raises:
-        WorkbenchError: a bad or already released version, or nothing to release.
+        WorkbenchError: a bad or already released version, a folder that already holds a
+            release, or nothing to release.
     """
     if not re.fullmatch(VERSION_PATTERN, version):
         raise WorkbenchError(f"version {version!r}: use letters, digits, '.', '_', '-'")
@@ -118,6 +119,10 @@ def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, A
     previous = history[-1] if history else None
     text, changes = _changelog(version, previous, questions, digests, dropped, corrected)
     dest = out or wb.path(f"releases/{version}")
+    if (dest / "questions.jsonl").exists() or (dest / "rubrics").exists():
+        raise WorkbenchError(
+            f"{dest} already holds a release: give a new folder (stale rubrics would stay)"
+        )
     atomic_write_text(dest / "questions.jsonl", "".join(dumps_line(q) + "\n" for q in questions))
     for qid, r in rubrics.items():
         body = json.dumps(

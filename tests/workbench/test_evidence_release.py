@@ -112,6 +112,8 @@ def test_a_second_release_lists_drops_corrections_and_changed_checks(tmp_path: P
     wb.write("rubrics/plants-0001.json", rubric)
     with pytest.raises(WorkbenchError, match="already released"):
         release(wb, "demo-1.0")
+    with pytest.raises(WorkbenchError, match="already holds a release"):
+        release(wb, "demo-1.1", out)
     meta = release(wb, "demo-1.1")
     assert meta["previous"] == "demo-1.0" and meta["n_questions"] == 3
     notes = wb.path("releases/demo-1.1/CHANGELOG.md").read_text()
