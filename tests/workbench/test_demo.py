@@ -10,7 +10,7 @@ from gamut.workbench.demo import demo_data
 from gamut.workbench.questions import CANDIDATES, State
 from gamut.workbench.store import Workbench
 from scoring.questions import load_questions
-from scoring.rubric_io import read_rubrics
+from scoring.rubric_io import load_rubrics, read_rubrics, rubric_set_version
 from tests.workbench.helpers import run
 
 
@@ -43,6 +43,8 @@ def test_demo_runs_every_step_to_a_release(tmp_path: Path) -> None:
     assert code == 0, lint
     meta = json.loads((out / "release.json").read_text())
     assert meta["benchmark_version"] == "demo-1.0" and meta["n_questions"] == 4
+    # the rubric version the leaderboard stamps on its provenance names this release
+    assert meta["rubric_version"] == rubric_set_version(load_rubrics([out / "rubrics"]))
     changelog = (out / "CHANGELOG.md").read_text()
     assert "## Questions added (4)" in changelog and "- food-0001/I1" in changelog
     # held text appears in no output and no changelog
