@@ -36,6 +36,7 @@ from gamut.workbench.questions import (  # noqa: E402
     propose,
 )
 from gamut.workbench.release import release  # noqa: E402
+from gamut.workbench.revision import apply_edits  # noqa: E402
 from gamut.workbench.rubrics import draft, refine  # noqa: E402
 from gamut.workbench.status import counts  # noqa: E402
 from gamut.workbench.store import Workbench  # noqa: E402
@@ -175,6 +176,15 @@ def main() -> None:
         pages = SavedPages(base / "pages.jsonl")
         timed("refine (audit + LLM + superset + compile)", lambda: refine(wb, llm, pages), rows)
         rows[-1] = (*rows[-1][:3], False)
+        with (base / "edits.jsonl").open("w") as f:
+            for i in range(N_IMAGES - N_RUBRICS, N_IMAGES):
+                edit = {"question_id": f"q-{i:05d}", "check_id": "I1", "text": "Revised fact."}
+                f.write(json.dumps(edit) + "\n")
+        timed(
+            f"revise apply ({N_RUBRICS} edits)",
+            lambda: apply_edits(wb, base / "edits.jsonl", "ann-r"),
+            rows,
+        )
         timed("status", lambda: counts(wb), rows)
         meta = timed("release", lambda: release(wb, "bench-1"), rows)
 
