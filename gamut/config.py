@@ -112,6 +112,16 @@ class PublishConfig(_Section):
     hf_dataset: str | None = None
 
 
+class WorkbenchConfig(_Section):
+    """The maintainers' private workbench (``gamut build ...``): never published."""
+
+    dir: Path = Field(
+        default=Path(".gamut/workbench"),
+        description="The private folder holding every build step's state (mode 0700); never "
+        "inside results or the site.",
+    )
+
+
 class GamutConfig(_Section):
     """The whole deployment."""
 
@@ -121,6 +131,7 @@ class GamutConfig(_Section):
     judges: dict[Identifier, JudgeConfig] = Field(default_factory=dict)
     site: SiteConfig = SiteConfig()
     publish: PublishConfig = PublishConfig()
+    workbench: WorkbenchConfig = WorkbenchConfig()
     root: Path = Field(default=Path("."), exclude=True)
     file: Path = Field(default=Path(DEFAULT_CONFIG), exclude=True)
 

@@ -45,6 +45,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "comment": ("gamut.cli.comment", "comment", "Render the pull-request comment."),
     "pr": ("gamut.cli.pr", "pr", "Pull-request workflow steps: annotations and the artifact."),
     "publish": ("gamut.cli.publish", "publish", "Publish the results to a Hugging Face dataset."),
+    "build": (
+        "gamut.cli.build",
+        "build",
+        "The benchmark workbench: build, revise and release questions and rubrics.",
+    ),
     "demo": ("gamut.cli.demo", "demo", "Regenerate the demo or a paper-scale synthetic project."),
     "audit": ("gamut.cli.audit", "audit", "The human audit of the judge: draw responses to label."),
 }

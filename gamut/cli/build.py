@@ -1,0 +1,367 @@
+"""``gamut build ...``: the benchmark workbench (maintainers only; its folder is private).
+
+Every command works on the ``[workbench] dir`` of the config, is resumable, says what it did and
+what is next, and prints ids and counts only: the folder holds held text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gamut.cli._common import config_option, emit, get_config, handle_errors, out_console
+from gamut.workbench.store import Workbench, WorkbenchError
+
+REPLAY = click.option(
+    "--replay",
+    "replay",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    required=True,
+    help="Recorded LLM replies (JSON Lines: template, key, reply). Required until the "
+    "workbench is wired to the judge's provider backends.",
+)
+
+
+def _workbench(config_path: Path | None) -> Workbench:
+    cfg = get_config(config_path)
+    root = cfg.path(cfg.workbench.dir)
+    for name, public in (("results", cfg.store.results), ("site", cfg.site.out)):
+        p = cfg.path(public)
+        if root == p or p in root.parents:
+            raise WorkbenchError(
+                f"[workbench] dir {root} is inside the {name} folder {p}, which is published: "
+                "move it (the default is .gamut/workbench)"
+            )
+    return Workbench.open(root)
+
+
+def _done(what: str, c: Mapping[str, int] | None = None) -> None:
+    detail = ", ".join(f"{k} {v}" for k, v in sorted((c or {}).items()))
+    out_console.print(what + (f" ({detail})" if detail else ""))
+
+
+def _next(wb: Workbench) -> None:
+    from gamut.workbench.status import counts, next_step
+
+    out_console.print(f"next: {next_step(counts(wb))}")
+
+
+def _llm(replay: Path) -> Any:
+    from gamut.workbench.llm import ReplayLLM
+
+    return ReplayLLM(replay)
+
+
+@click.group()
+def build() -> None:
+    """Build, revise and release the benchmark's questions and rubrics (private workbench)."""
+
+
+@build.command()
+@config_option
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@handle_errors
+def status(config_path: Path | None, as_json: bool) -> None:
+    """Counts per state of every step, and the command to run next."""
+    from gamut.workbench.status import counts, next_step
+
+    wb = _workbench(config_path)
+    c = counts(wb)
+    if as_json:
+        emit(json.dumps(c, indent=2) + "\n")
+        return
+    out_console.print(f"workbench {wb.root}")
+    for key, value in c.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = ", ".join(value) or "none"
+        out_console.print(f"  {key}: {value}")
+    out_console.print(f"next: {next_step(c)}")
+
+
+@build.command()
+@click.argument("manifest", type=click.Path(path_type=Path, dir_okay=False))
+@config_option
+@handle_errors
+def images(manifest: Path, config_path: Path | None) -> None:
+    """Import the image manifest MANIFEST (.csv or .jsonl: image_id, file, entity, domain,
+    popularity, egocentric), each image checksummed; every bad row reported at once."""
+    from gamut.workbench.images import import_images
+
+    wb = _workbench(config_path)
+    added, changed = import_images(wb, manifest)
+    _done("imported the manifest", {"added": added, "changed": changed})
+    _next(wb)
+
+
+@build.command()
+@click.option(
+    "--per-image",
+    "per_image",
+    type=click.IntRange(1, 20),
+    required=True,
+    help="Candidates to ask for per image.",
+)
+@REPLAY
+@config_option
+@handle_errors
+def propose(per_image: int, replay: Path, config_path: Path | None) -> None:
+    """Ask the LLM for candidate questions for every image that needs them."""
+    from gamut.workbench.questions import propose as run
+
+    wb = _workbench(config_path)
+    done = run(wb, _llm(replay), per_image)
+    _done(f"proposed candidates for {len(done)} image(s)")
+    _next(wb)
+
+
+@build.group()
+def review() -> None:
+    """Annotation rounds: two blind annotators per candidate, a third adjudicates."""
+
+
+@review.command("apply")
+@click.argument("decisions", type=click.Path(path_type=Path, dir_okay=False))
+@config_option
+@handle_errors
+def review_apply(decisions: Path, config_path: Path | None) -> None:
+    """Record the annotators' decisions in DECISIONS (JSON Lines) and settle decided rounds."""
+    from gamut.workbench.questions import apply_decisions
+
+    wb = _workbench(config_path)
+    _done("recorded the decisions", apply_decisions(wb, decisions))
+    _next(wb)
+
+
+@build.command()
+@REPLAY
+@config_option
+@handle_errors
+def guard(replay: Path, config_path: Path | None) -> None:
+    """The second LLM pass: the stranger test, and the selection of one question per image."""
+    from gamut.workbench.questions import guard as run
+
+    wb = _workbench(config_path)
+    _done("guarded", run(wb, _llm(replay)))
+    _next(wb)
+
+
+@build.command()
+@config_option
+@click.option(
+    "--top",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    help="Openings listed per domain.",
+)
+@handle_errors
+def diversity(config_path: Path | None, top: int) -> None:
+    """The most common question openings per domain, before and after the guard (JSON)."""
+    from gamut.workbench.questions import diversity as run
+
+    emit(json.dumps(run(_workbench(config_path), top), indent=2) + "\n")
+
+
+@build.command()
+@click.option(
+    "--snippets",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A local snippets file (JSON Lines: question_id, url, title, text, retrieved).",
+)
+@click.option("--search-url", help="An HTTP search API (GET ?q=&count=, Bearer key).")
+@click.option("--search-key-env", help="The environment variable holding the search API key.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 50),
+    default=8,
+    show_default=True,
+    help="Snippets kept per question.",
+)
+@config_option
+@handle_errors
+def evidence(
+    snippets: Path | None,
+    search_url: str | None,
+    search_key_env: str | None,
+    limit: int,
+    config_path: Path | None,
+) -> None:
+    """Short web snippets for every entered question without any yet."""
+    from gamut.workbench.evidence import HttpSearch, SearchProvider, SnippetsFile, gather
+
+    provider: SearchProvider
+    if snippets is not None and search_url is None:
+        provider = SnippetsFile(snippets)
+    elif search_url is not None and search_key_env and snippets is None:
+        provider = HttpSearch(search_url, search_key_env)
+    else:
+        raise click.UsageError("give --snippets FILE, or --search-url with --search-key-env")
+    wb = _workbench(config_path)
+    _done(f"gathered snippets for {gather(wb, provider, limit)} question(s)")
+    _next(wb)
+
+
+@build.command()
+@REPLAY
+@config_option
+@handle_errors
+def draft(replay: Path, config_path: Path | None) -> None:
+    """Draft a meta-rubric per question from its snippets (one repair), compiled."""
+    from gamut.workbench.rubrics import draft as run
+
+    wb = _workbench(config_path)
+    _done("drafted", run(wb, _llm(replay)))
+    _next(wb)
+
+
+@build.command()
+@REPLAY
+@click.option(
+    "--pages",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Saved source pages (JSON Lines: url, text) to re-verify the snippets against.",
+)
+@click.option("--fetch-sources", is_flag=True, help="Fetch each cited snippet's source page.")
+@config_option
+@handle_errors
+def refine(replay: Path, pages: Path | None, fetch_sources: bool, config_path: Path | None) -> None:
+    """Audit each draft (cited snippets re-verified against their sources, partly covered lists
+    flagged) and rebuild it as a verified superset (one repair), recompiled."""
+    from gamut.workbench.evidence import HttpPages, SavedPages, SourcePages
+    from gamut.workbench.rubrics import refine as run
+
+    if (pages is None) == (not fetch_sources):
+        raise click.UsageError("give --pages FILE or --fetch-sources")
+    sources: SourcePages = SavedPages(pages) if pages is not None else HttpPages()
+    wb = _workbench(config_path)
+    _done("refined", run(wb, _llm(replay), sources))
+    _next(wb)
+
+
+@build.command()
+@click.argument("question_id")
+@click.option("--entity", required=True, help="The corrected ground-truth entity.")
+@click.option("--reason", required=True, help="Why (listed in the release notes).")
+@config_option
+@handle_errors
+def correct(question_id: str, entity: str, reason: str, config_path: Path | None) -> None:
+    """Correct a question's ground-truth entity, with a reason."""
+    from gamut.workbench.release import record_correction
+
+    record_correction(_workbench(config_path), question_id, reason, entity)
+    out_console.print(f"corrected {question_id}")
+
+
+@build.command()
+@click.argument("question_id")
+@click.option("--reason", required=True, help="Why (listed in the release notes).")
+@config_option
+@handle_errors
+def drop(question_id: str, reason: str, config_path: Path | None) -> None:
+    """Drop a question from the next release, with a reason."""
+    from gamut.workbench.release import record_correction
+
+    record_correction(_workbench(config_path), question_id, reason)
+    out_console.print(f"dropped {question_id}")
+
+
+@build.command("release")
+@click.argument("version")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), help="Where to write it.")
+@config_option
+@handle_errors
+def release_cmd(version: str, out: Path | None, config_path: Path | None) -> None:
+    """Write release VERSION: questions.jsonl, held rubrics/, release.json and CHANGELOG.md."""
+    from gamut.workbench.release import release
+
+    meta = release(_workbench(config_path), version, out)
+    out_console.print(
+        f"released {version}: {meta['n_questions']} questions, {meta['n_checks']} checks"
+    )
+
+
+@build.command()
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="A new (or empty) folder for the demo workbench and its release.",
+)
+@handle_errors
+def demo(out: Path) -> None:
+    """Run every step offline on a handful of the demo's images, ending with a release in OUT."""
+    from gamut.workbench.demo import run_demo
+
+    meta = run_demo(out)
+    out_console.print(
+        f"demo release {meta['benchmark_version']} in {out}: {meta['n_questions']} questions, "
+        f"{meta['n_checks']} checks"
+    )
+
+
+@review.command("serve")
+@click.option("--annotator", required=True, help="Your annotator id (recorded with each decision).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
+              help="Port on 127.0.0.1.")  # fmt: skip
+@config_option
+@handle_errors
+def review_serve(annotator: str, port: int, config_path: Path | None) -> None:
+    """The annotation page on 127.0.0.1: accept, revise or discard each candidate."""
+    from gamut.workbench.review_page import make_review_server
+
+    server = make_review_server(_workbench(config_path), annotator, port=port)
+    out_console.print(f"review page for {annotator}: http://127.0.0.1:{server.server_address[1]}/")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+@build.group()
+def revise() -> None:
+    """Human revision of the compiled checks, in recorded rounds."""
+
+
+@revise.command("apply")
+@click.argument("edits", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--annotator", required=True, help="Who made the edits (recorded with the round).")
+@config_option
+@handle_errors
+def revise_apply(edits: Path, annotator: str, config_path: Path | None) -> None:
+    """Apply EDITS (JSON Lines: question_id, check_id, text or delete) to the items the checks
+    came from, recompile, and record where the edited and recompiled checklists differ."""
+    from gamut.workbench.revision import apply_edits
+
+    wb = _workbench(config_path)
+    _done("revised (differences by check id in revisions.json)", apply_edits(wb, edits, annotator))
+    _next(wb)
+
+
+@revise.command("serve")
+@click.option("--annotator", required=True, help="Your annotator id (recorded with each round).")
+@click.option("--port", type=click.IntRange(0, 65535), default=8002, show_default=True,
+              help="Port on 127.0.0.1.")  # fmt: skip
+@config_option
+@handle_errors
+def revise_serve(annotator: str, port: int, config_path: Path | None) -> None:
+    """The revision page on 127.0.0.1: edit the compiled checks, see what recompiling implies."""
+    from gamut.workbench.revise_page import make_revise_server
+
+    server = make_revise_server(_workbench(config_path), annotator, port=port)
+    out_console.print(
+        f"revision page for {annotator}: http://127.0.0.1:{server.server_address[1]}/"
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,0 +1,63 @@
+"""``gamut build demo --out DIR``: every workbench step offline on four of the demo's images.
+
+Recorded LLM replies (a replay provider), a snippets file and three rounds of recorded annotator
+decisions, shipped in ``gamut/workbench/demo_data/``, take the images through proposals (one image
+has all its candidates discarded and is proposed for again), review rounds (a disagreement
+adjudicated, a revision re-entering), the guard (one image's questions rejected as leading or
+boilerplate and new candidates seeded), evidence, drafts (one repaired), refinement (one
+repaired, one item removed with a reason) and a release in DIR.
+"""
+
+from __future__ import annotations
+
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from gamut.workbench.evidence import SavedPages, SnippetsFile, gather
+from gamut.workbench.images import import_images
+from gamut.workbench.llm import ReplayLLM
+from gamut.workbench.questions import apply_decisions, guard, propose
+from gamut.workbench.release import release
+from gamut.workbench.rubrics import draft, refine
+from gamut.workbench.store import Workbench, WorkbenchError
+
+DEMO_IMAGES = Path(__file__).resolve().parents[2] / "demo" / "images"
+VERSION = "demo-1.0"
+
+
+def demo_data() -> Path:
+    """The folder of the demo's recorded inputs."""
+    return Path(str(resources.files("gamut.workbench").joinpath("demo_data")))
+
+
+def run_demo(out: Path) -> dict[str, Any]:
+    """Run the whole workbench offline into ``out`` (its workbench in ``out/workbench``)."""
+    data = demo_data()
+    if out.exists() and any(out.iterdir()):
+        raise WorkbenchError(f"{out} is not empty: give a new folder to --out")
+    inputs = out / "inputs"
+    (inputs / "images").mkdir(parents=True)
+    shutil.copy(data / "manifest.csv", inputs / "manifest.csv")
+    for line in (data / "manifest.csv").read_text(encoding="utf-8").splitlines()[1:]:
+        name = Path(line.split(",")[1]).name
+        shutil.copy(DEMO_IMAGES / name, inputs / "images" / name)
+    wb = Workbench.open(out / "workbench")
+    llm = ReplayLLM(data / "llm.jsonl")
+    import_images(wb, inputs / "manifest.csv")
+    propose(wb, llm, 2)
+    apply_decisions(wb, data / "decisions-1.jsonl")
+    propose(wb, llm, 2)  # the image whose candidates were all discarded
+    guard(wb, llm)
+    apply_decisions(wb, data / "decisions-2.jsonl")
+    guard(wb, llm)  # one image's questions are rejected and new ones seeded
+    apply_decisions(wb, data / "decisions-3.jsonl")
+    guard(wb, llm)
+    gather(wb, SnippetsFile(data / "snippets.jsonl"))
+    draft(wb, llm)
+    refine(wb, llm, SavedPages(data / "pages.jsonl"))
+    return release(wb, VERSION, out)
+
+
+__all__ = ["VERSION", "demo_data", "run_demo"]

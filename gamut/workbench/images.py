@@ -1,0 +1,115 @@
+"""``gamut build images``: the image manifest, imported from CSV or JSON Lines and checksummed."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
+
+from gamut.workbench.store import Workbench
+from scoring.errors import Problem, ProblemsError
+from scoring.questions import Popularity
+from scoring.rubric import Identifier, NonEmpty
+from scoring.submissions import read_jsonl
+
+FIELDS = ("image_id", "file", "entity", "domain", "popularity", "egocentric")
+IMAGES = "images.json"
+
+
+class ManifestRow(BaseModel):
+    """One image: its id, file (relative to the manifest), ground-truth entity and metadata."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    image_id: Identifier
+    file: NonEmpty
+    entity: NonEmpty
+    domain: Identifier
+    popularity: Popularity
+    egocentric: StrictBool
+    question_id: Identifier | None = None
+
+
+def _csv_rows(path: Path, problems: list[Problem]) -> list[tuple[int, Any]]:
+    rows: list[tuple[int, Any]] = []
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        missing = [c for c in FIELDS if c not in (reader.fieldnames or [])]
+        if missing:
+            problems.append(
+                Problem(str(path), 1, f"header lacks {', '.join(missing)}", f"columns: {FIELDS}")
+            )
+            return rows
+        for row in reader:
+            value: dict[str, Any] = dict(row)
+            ego = str(value.get("egocentric", "")).strip().lower()
+            value["egocentric"] = {"true": True, "false": False}.get(ego, value["egocentric"])
+            rows.append((reader.line_num, value))
+    return rows
+
+
+def read_manifest(path: Path) -> dict[str, dict[str, Any]]:
+    """The manifest's images by id, each with its file's SHA-256; every problem at once.
+
+    Raises:
+        ProblemsError: one problem per bad row (file:line), duplicate id or missing image file.
+    """
+    problems: list[Problem] = []
+    if not path.is_file():
+        raise ProblemsError([Problem(str(path), None, "no such file", "give the manifest path")])
+    if path.suffix.lower() == ".csv":
+        rows = _csv_rows(path, problems)
+    else:
+        data = read_jsonl(path, str(path), f"each line: a JSON object with {', '.join(FIELDS)}")
+        problems.extend(data.problems)
+        rows = [(ln.line, ln.value) for ln in data.lines]
+    images: dict[str, dict[str, Any]] = {}
+    for line, value in rows:
+        try:
+            row = ManifestRow.model_validate(value)
+        except ValidationError as exc:
+            for e in exc.errors(include_url=False):
+                key = ".".join(str(p) for p in e["loc"]) or "row"
+                problems.append(
+                    Problem(str(path), line, f"{key}: {e['msg']}", "fix the value in this row")
+                )
+            continue
+        if row.image_id in images:
+            problems.append(
+                Problem(str(path), line, f"duplicate image_id {row.image_id}", "give each a new id")
+            )
+            continue
+        file = (path.parent / row.file).resolve()
+        try:
+            digest = hashlib.sha256(file.read_bytes()).hexdigest()
+        except OSError:
+            problems.append(
+                Problem(str(path), line, f"image file {row.file} not found", "fix the path")
+            )
+            continue
+        images[row.image_id] = {
+            **row.model_dump(mode="json"),
+            "question_id": row.question_id or row.image_id,
+            "path": str(file),
+            "sha256": digest,
+        }
+    if problems:
+        raise ProblemsError(problems, f"invalid image manifest {path}")
+    return images
+
+
+def import_images(wb: Workbench, manifest: Path) -> tuple[int, int]:
+    """Merge the manifest into the workbench: (added, changed) images. An image whose file's
+    checksum changed is re-imported; its questions are kept."""
+    new = read_manifest(manifest)
+    old: dict[str, dict[str, Any]] = wb.read(IMAGES, {})
+    added = sum(1 for i in new if i not in old)
+    changed = sum(1 for i in new if i in old and old[i] != new[i])
+    wb.write(IMAGES, {**old, **new})
+    return added, changed
+
+
+__all__ = ["IMAGES", "ManifestRow", "import_images", "read_manifest"]

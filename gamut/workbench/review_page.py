@@ -1,0 +1,152 @@
+"""``gamut build review serve --annotator ID``: the annotation page on 127.0.0.1.
+
+The page lists the candidates waiting for this annotator: those in review that they have not
+decided in the current round (at most two annotators review a candidate, blind to each other: the
+page never shows another annotator's decision), and, for a third annotator, those whose two
+reviews disagree, to adjudicate. Each decision is recorded and settled as a decisions file would
+be (:func:`gamut.workbench.questions.settle`). The page is for this machine only: it listens on
+127.0.0.1 and refuses a form posted from another origin.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import urllib.parse
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gamut.workbench.images import IMAGES
+from gamut.workbench.questions import CANDIDATES, DECISIONS, Decision, State, settle
+from gamut.workbench.store import Workbench
+from scoring.errors import ProblemsError
+
+_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
+
+
+def waiting(wb: Workbench, annotator: str) -> list[tuple[str, dict[str, Any], str]]:
+    """(candidate id, candidate, role) for every decision ``annotator`` can make now."""
+    cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
+    decided: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for d in wb.read(DECISIONS, []):
+        decided.setdefault((d["candidate_id"], d["round"]), []).append(d)
+    out = []
+    for cid, c in sorted(cands.items()):
+        if c["state"] != State.IN_REVIEW:
+            continue
+        ds = decided.get((cid, c["round"]), [])
+        if any(d["annotator"] == annotator for d in ds):
+            continue
+        reviews = [d for d in ds if d["role"] == "review"]
+        if len(reviews) < 2:
+            out.append((cid, c, "review"))
+        elif not any(d["role"] == "adjudication" for d in ds):
+            out.append((cid, c, "adjudication"))
+    return out
+
+
+def render(wb: Workbench, annotator: str, message: str = "") -> str:
+    """The page for ``annotator`` (every value escaped)."""
+    e = html.escape
+    rows = []
+    for cid, c, role in waiting(wb, annotator):
+        what = "Adjudicate (the two reviews disagree)" if role == "adjudication" else "Review"
+        rows.append(
+            f'<form method="post" action="/decide" class="candidate" data-id="{e(cid)}">'
+            f"<h2>{e(cid)} <small>round {c['round']}: {what}</small></h2>"
+            f'<img src="/image/{e(c["image_id"])}" alt="image {e(c["image_id"])}" width="320">'
+            f'<p class="question">{e(c["question"])}</p>'
+            f'<p class="text-only">Text-only form: {e(c["text_only_question"])}</p>'
+            f'<input type="hidden" name="candidate_id" value="{e(cid)}">'
+            f'<input type="hidden" name="round" value="{c["round"]}">'
+            f'<input type="hidden" name="role" value="{role}">'
+            + "".join(
+                f'<label><input type="radio" name="decision" value="{v}" required> {v}</label> '
+                for v in ("accept", "revise", "discard")
+            )
+            + f'<label>Revised question <textarea name="question">{e(c["question"])}'
+            "</textarea></label>"
+            f'<label>Revised text-only form <textarea name="text_only_question">'
+            f"{e(c['text_only_question'])}</textarea></label>"
+            '<button type="submit">Record</button></form>'
+        )
+    body = "".join(rows) or '<p id="done">Nothing waits for you.</p>'
+    note = f'<p id="message" role="status">{e(message)}</p>' if message else ""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>GAMUT review: {e(annotator)}</title></head><body>"
+        f"<h1>Candidate questions for {e(annotator)}</h1>{note}{body}</body></html>"
+    )
+
+
+def make_review_server(
+    wb: Workbench, annotator: str, host: str = "127.0.0.1", port: int = 8001
+) -> ThreadingHTTPServer:
+    """The review page's server (port 0 picks a free port; see ``server_address``)."""
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def _send(self, code: int, body: bytes, ctype: str = "text/html; charset=utf-8") -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            path = urllib.parse.urlparse(self.path).path
+            if path == "/":
+                query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
+                with lock:
+                    page = render(wb, annotator, query.get("m", [""])[0])
+                self._send(HTTPStatus.OK, page.encode())
+            elif path.startswith("/image/"):
+                img = wb.read(IMAGES, {}).get(urllib.parse.unquote(path[7:]))
+                if img is None:
+                    self._send(HTTPStatus.NOT_FOUND, b"no such image", "text/plain")
+                    return
+                file = Path(img["path"])
+                self._send(HTTPStatus.OK, file.read_bytes(), _TYPES.get(file.suffix.lower(), ""))
+            else:
+                self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
+
+        def do_POST(self) -> None:
+            origin = self.headers.get("Origin")
+            here = f"http://{self.headers.get('Host')}"
+            if urllib.parse.urlparse(self.path).path != "/decide" or origin not in (None, here):
+                self._send(HTTPStatus.FORBIDDEN, b"refused", "text/plain")
+                return
+            length = int(self.headers.get("Content-Length") or 0)
+            form = urllib.parse.parse_qs(self.rfile.read(min(length, 1 << 20)).decode())
+            value: dict[str, Any] = {k: v[0] for k, v in form.items()}
+            value["annotator"] = annotator
+            if value.get("decision") != "revise":
+                value.pop("question", None)
+                value.pop("text_only_question", None)
+            try:
+                d = Decision.model_validate(value)
+                with lock:
+                    cands = wb.read(CANDIDATES, {})
+                    if cands.get(d.candidate_id, {}).get("round") != d.round:
+                        raise ValueError("the candidate moved on: reload the page")
+                    settle(wb, cands, [(None, d)], f"review page of {annotator}")
+                message = f"recorded: {d.decision} {d.candidate_id}"
+            except (ValidationError, ProblemsError, ValueError) as exc:
+                message = f"not recorded: {str(exc).splitlines()[0]}"
+            self.send_response(HTTPStatus.SEE_OTHER)
+            self.send_header("Location", "/?" + urllib.parse.urlencode({"m": message}))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    return ThreadingHTTPServer((host, port), Handler)
+
+
+__all__ = ["make_review_server", "render", "waiting"]

@@ -1,0 +1,229 @@
+"""Human revision of the compiled checks (``gamut build revise apply EDITS --annotator ID``).
+
+An annotator edits the binary rubric: each edit names a check and gives the new content of what
+the check asks for (a fact's text, a list member, a step, an aspect, an insight) or deletes it.
+The tool maps each edit back to the meta-rubric item the check came from, applies it there,
+recompiles, and lists where the edited checklist and the recompiled one differ (a threshold
+check whose member list changed with the edit, a sequence check whose steps moved, a check that
+appeared or vanished): the annotator sees what the edit implies elsewhere. Checks derived from
+several parts (thresholds, coverage, sequences) and a relation's entity are edited through their
+parts. Each round is recorded (who, when, which checks); the commands print ids only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gamut.workbench.store import Workbench, WorkbenchError
+from scoring.compiler import Check, compile_rubric
+from scoring.errors import Problem, ProblemsError, RubricError
+from scoring.rubric import MetaRubric, NonEmpty
+from scoring.submissions import read_jsonl
+
+REVISIONS = "revisions.json"
+_PART = re.compile(
+    r"^(?P<item>[^.]+)(?:\.(?P<kind>[msabc])(?P<n>\d+)|\.(?P<single>i|e|seq|seq_all))?$"
+)
+
+
+class CheckEdit(BaseModel):
+    """One edit of a check: new content, or ``delete``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question_id: str
+    check_id: str
+    text: NonEmpty | None = None
+    delete: bool = False
+
+
+def _apply(raw: dict[str, Any], edit: CheckEdit) -> str | None:
+    """Apply ``edit`` to the rubric's JSON ``raw``; a problem message, or None when applied."""
+    m = _PART.match(edit.check_id)
+    item = next((i for i in raw["items"] if m and i["id"] == m["item"]), None)
+    if m is None or item is None:
+        return f"no check {edit.check_id}"
+    if m["kind"] in ("b", "c") or m["single"] in ("seq", "seq_all"):
+        return f"{edit.check_id} is not a check of its own: edit its parts"
+    if m["single"] == "e":
+        return f"{edit.check_id} names the related entity: edit the relation in the meta-rubric"
+    if edit.delete == (edit.text is not None):
+        return "give either text or delete"
+    if m["single"] == "i":
+        if "insight" not in item:
+            return f"no check {edit.check_id}"
+        if edit.delete:
+            del item["insight"]
+        else:
+            item["insight"]["text"] = edit.text
+        return None
+    if m["kind"] is None:
+        if item["type"] != "fact":
+            return f"{edit.check_id} is not a check of its own: edit its parts"
+        if edit.delete:
+            raw["items"].remove(item)
+        else:
+            item["text"] = edit.text
+        return None
+    field = {"m": "members", "s": "steps", "a": "aspects"}[m["kind"]]
+    parts = item.get(field)
+    k = int(m["n"]) - 1
+    if parts is None or not 0 <= k < len(parts):
+        return f"no check {edit.check_id}"
+    if edit.delete:
+        del parts[k]
+        if not parts and field != "aspects":
+            raw["items"].remove(item)
+    elif field == "steps":
+        parts[k]["text"] = edit.text
+    else:
+        parts[k] = edit.text
+    return None
+
+
+def _order(e: CheckEdit) -> tuple[str, str, int]:
+    m = _PART.match(e.check_id)
+    return (m["item"], m["kind"] or "", int(m["n"] or 0)) if m else (e.check_id, "", 0)
+
+
+def part_value(item: dict[str, Any], check_id: str) -> str | None:
+    """The editable content behind ``check_id`` in ``item`` (a fact's text, a member, a step,
+    an aspect, an insight), or None for a check derived from several parts."""
+    m = _PART.match(check_id)
+    if m is None or m["kind"] in ("b", "c") or m["single"] in ("e", "seq", "seq_all"):
+        return None
+    if m["single"] == "i":
+        return str(item["insight"]["text"])
+    if m["kind"] is None:
+        return str(item["text"]) if item["type"] == "fact" else None
+    value = item[{"m": "members", "s": "steps", "a": "aspects"}[m["kind"]]][int(m["n"]) - 1]
+    return str(value["text"] if m["kind"] == "s" else value)
+
+
+def differences(
+    edited: dict[str, Check | None],
+    recompiled: list[Check],
+    touched: frozenset[str] | set[str] = frozenset(),
+) -> list[dict[str, str]]:
+    """Where the edited checklist (``None``: a deleted check; ``touched``: the edited ones, as
+    the annotator wrote them) and the recompiled one differ, by check id (no text)."""
+    new = {c.check_id: c for c in recompiled}
+    out = []
+    for cid, c in edited.items():
+        if cid in touched and c is not None:
+            continue
+        if c is None:
+            if cid in new:
+                out.append({"check_id": cid, "difference": "deleted, but recompiled (shifted)"})
+        elif cid not in new:
+            out.append({"check_id": cid, "difference": "missing after recompiling"})
+        elif new[cid].text != c.text or new[cid].tier != c.tier:
+            out.append({"check_id": cid, "difference": "recompiled differently"})
+    out += [
+        {"check_id": cid, "difference": "new after recompiling"} for cid in new if cid not in edited
+    ]
+    return out
+
+
+def apply_edits(wb: Workbench, path: Path, annotator: str) -> Counter[str]:
+    """Apply an edits file (JSON Lines of :class:`CheckEdit`) as one revision round of
+    ``annotator``; every problem at once, and nothing written when there is one.
+
+    Returns counts of questions revised, edits applied and checks differing after recompiling.
+    """
+    data = read_jsonl(path, str(path), "each line: {question_id, check_id, text | delete}")
+    problems = list(data.problems)
+    edits: dict[str, list[tuple[int | None, CheckEdit]]] = {}
+    for ln in data.lines:
+        try:
+            e = CheckEdit.model_validate(ln.value)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "edit"
+            problems.append(Problem(str(path), ln.line, f"{where}: {first['msg']}", "fix it"))
+            continue
+        edits.setdefault(e.question_id, []).append((ln.line, e))
+    return revise_rubrics(wb, edits, str(path), annotator, problems)
+
+
+def revise_rubrics(
+    wb: Workbench,
+    edits: dict[str, list[tuple[int | None, CheckEdit]]],
+    display: str,
+    annotator: str,
+    problems: list[Problem] | None = None,
+) -> Counter[str]:
+    """Apply checked edits by question as one round of ``annotator`` (see :func:`apply_edits`;
+    problems name ``display``)."""
+    problems = list(problems or [])
+    path = display
+    results = {}
+    for qid, mine in edits.items():
+        raw = wb.read(f"rubrics/{qid}.json")
+        if raw is None:
+            problems.append(Problem(path, mine[0][0], f"no refined rubric {qid}", "refine it"))
+            continue
+        checks = {c.check_id: c for c in compile_rubric(MetaRubric.model_validate(raw))}
+        edited: dict[str, Check | None] = dict(checks)
+        # later parts first, so a deletion does not renumber the parts still to edit
+        touched = set()
+        for line, e in sorted(mine, key=lambda x: _order(x[1]), reverse=True):
+            msg = _apply(raw, e)
+            if msg is not None:
+                problems.append(Problem(str(path), line, msg, "see `gamut rubric show`", qid))
+            elif e.delete:
+                edited[e.check_id] = None
+            else:
+                touched.add(e.check_id)
+        try:
+            rubric = MetaRubric.model_validate(raw)
+        except RubricError as exc:
+            problems += [Problem(str(path), None, p.message, p.fix, qid) for p in exc.problems]
+            continue
+        results[qid] = (raw, rubric, mine, differences(edited, compile_rubric(rubric), touched))
+    if problems:
+        raise ProblemsError(problems, f"invalid edits file {path}")
+    if not results:
+        raise WorkbenchError(f"{path} holds no edits")
+    history: list[dict[str, Any]] = wb.read(REVISIONS, [])
+    rounds = Counter(r["question_id"] for r in history)
+    counts: Counter[str] = Counter()
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    for qid, (_raw, rubric, mine, diff) in results.items():
+        wb.write(f"rubrics/{qid}.json", rubric.model_dump(mode="json", exclude_none=True))
+        history.append(
+            {
+                "question_id": qid,
+                "round": rounds[qid] + 1,
+                "annotator": annotator,
+                "at": now,
+                "edits": [
+                    {"check_id": e.check_id, "action": "delete" if e.delete else "edit"}
+                    for _, e in mine
+                ],
+                "differences": diff,
+            }
+        )
+        counts["questions"] += 1
+        counts["edits"] += len(mine)
+        counts["differences"] += len(diff)
+    if counts["edits"] == 0:
+        raise WorkbenchError(f"{path} holds no edits")
+    wb.write(REVISIONS, history)
+    return counts
+
+
+__all__ = [
+    "REVISIONS",
+    "CheckEdit",
+    "apply_edits",
+    "differences",
+    "part_value",
+    "revise_rubrics",
+]

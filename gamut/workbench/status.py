@@ -1,0 +1,57 @@
+"""``gamut build status``: counts per state of every step, and the step to run next."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from gamut.workbench.evidence import EVIDENCE
+from gamut.workbench.images import IMAGES
+from gamut.workbench.questions import CANDIDATES, STATES, entered_questions, needs_proposals
+from gamut.workbench.release import RELEASES
+from gamut.workbench.rubrics import STATUS
+from gamut.workbench.store import Workbench
+
+
+def counts(wb: Workbench) -> dict[str, Any]:
+    """Images, candidates per state, and questions per rubric step (ids never text)."""
+    images: dict[str, Any] = wb.read(IMAGES, {})
+    cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
+    status: dict[str, dict[str, str]] = wb.read(STATUS, {})
+    evidence: dict[str, Any] = wb.read(EVIDENCE, {})
+    by_state = Counter(c["state"] for c in cands.values())
+    entered = [q["question_id"] for q in entered_questions(wb)]
+    return {
+        "images": len(images),
+        "images_needing_proposals": len(needs_proposals(images, cands)) if images else 0,
+        "candidates": {s.value: by_state.get(s.value, 0) for s in STATES},
+        "questions": len(entered),
+        "with_evidence": sum(1 for q in entered if q in evidence),
+        "drafted": sum(1 for q in entered if status.get(q, {}).get("draft") == "ok"),
+        "draft_failed": sum(1 for q in entered if status.get(q, {}).get("draft") == "failed"),
+        "refined": sum(1 for q in entered if status.get(q, {}).get("refine") == "ok"),
+        "refine_failed": sum(1 for q in entered if status.get(q, {}).get("refine") == "failed"),
+        "releases": [r["version"] for r in wb.read(RELEASES, [])],
+    }
+
+
+def next_step(c: dict[str, Any]) -> str:
+    """The command to run next, from :func:`counts`."""
+    if not c["images"]:
+        return "gamut build images MANIFEST"
+    if c["images_needing_proposals"]:
+        return "gamut build propose --per-image K"
+    if c["candidates"]["in_review"]:
+        return "gamut build review apply DECISIONS (or review serve --annotator ID)"
+    if c["candidates"]["accepted"]:
+        return "gamut build guard"
+    if c["with_evidence"] < c["questions"]:
+        return "gamut build evidence"
+    if c["drafted"] + c["draft_failed"] < c["with_evidence"]:
+        return "gamut build draft"
+    if c["refined"] + c["refine_failed"] < c["drafted"]:
+        return "gamut build refine"
+    return "gamut build release VERSION"
+
+
+__all__ = ["counts", "next_step"]
