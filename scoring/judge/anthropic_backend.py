@@ -45,6 +45,15 @@ from scoring.judge.batch.api import (
     read_result_line,
     stated_megabytes,
 )
+from scoring.judge.generation import (
+    BackendSettings,
+    CallFailed,
+    Reply,
+    Request,
+    connection_error,
+    host_of,
+    status_error,
+)
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
@@ -318,3 +327,59 @@ class AnthropicBackend(BatchBackend):
         if self._client_obj is not None:
             await self._client_obj.close()
             self._client_obj = None
+
+
+class AnthropicGenerator:
+    """The Anthropic Messages API."""
+
+    def __init__(self, settings: BackendSettings) -> None:
+        self._sdk: Any = anthropic
+        self._s = settings
+        self._client: Any = anthropic.AsyncAnthropic(
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            timeout=settings.timeout_s,
+            max_retries=settings.max_retries,
+        )
+
+    @staticmethod
+    def content(request: Request) -> list[dict[str, Any]]:
+        """The user turn's content blocks (image block first, then the question)."""
+        blocks: list[dict[str, Any]] = []
+        img = request.image
+        if img is not None:
+            source: dict[str, Any] = (
+                {"type": "url", "url": img.url}
+                if img.url is not None
+                else {"type": "base64", "media_type": img.media_type, "data": img.base64_data()}
+            )
+            blocks.append({"type": "image", "source": source})
+        blocks.append({"type": "text", "text": request.prompt})
+        return blocks
+
+    async def answer(self, request: Request) -> Reply:
+        """Answer one question with a message."""
+        kwargs: dict[str, Any] = {}
+        if self._s.system_prompt:
+            kwargs["system"] = self._s.system_prompt
+        try:
+            out = await self._client.messages.create(
+                model=self._s.model,
+                max_tokens=self._s.max_tokens,
+                messages=[{"role": "user", "content": self.content(request)}],
+                **kwargs,
+            )
+        except self._sdk.APIStatusError as exc:
+            raise status_error(exc, "Anthropic", self._s) from None
+        except self._sdk.APIConnectionError as exc:
+            raise connection_error(exc, "Anthropic", host_of(self._client)) from None
+        except self._sdk.APIError as exc:
+            raise CallFailed(type(exc).__name__) from None
+        except (ValueError, TypeError, AttributeError) as exc:  # a 2xx body off the protocol
+            raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
+        text = "".join(getattr(b, "text", "") for b in out.content if b.type == "text")
+        return Reply(text, out.usage.input_tokens, out.usage.output_tokens)
+
+    async def aclose(self) -> None:
+        """Close the client."""
+        await self._client.close()

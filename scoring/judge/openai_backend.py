@@ -37,6 +37,15 @@ from scoring.judge.batch.openai_lines import (
     parse_result_line,
     request_line,
 )
+from scoring.judge.generation import (
+    BackendSettings,
+    CallFailed,
+    Reply,
+    Request,
+    connection_error,
+    host_of,
+    status_error,
+)
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
@@ -285,3 +294,77 @@ class OpenAIBackend(BatchBackend):
         for c in self._clients:
             await c.close()
         self._clients = []
+
+
+class OpenAIGenerator:
+    """OpenAI-compatible chat completions (OpenAI, Gemini's compatible endpoint, vLLM, Ollama)."""
+
+    def __init__(self, settings: BackendSettings) -> None:
+        import openai
+
+        self._sdk = openai
+        self._s = settings
+        self._client = openai.AsyncOpenAI(
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            timeout=settings.timeout_s,
+            max_retries=settings.max_retries,
+        )
+
+    def messages(self, request: Request) -> list[dict[str, Any]]:
+        """The chat messages for one question (system prompt, then image part, then text)."""
+        msgs: list[dict[str, Any]] = []
+        if self._s.system_prompt:
+            msgs.append({"role": "system", "content": self._s.system_prompt})
+        if request.image is None:
+            msgs.append({"role": "user", "content": request.prompt})
+        else:
+            msgs.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image_url", "image_url": {"url": request.image.data_url()}},
+                        {"type": "text", "text": request.prompt},
+                    ],
+                }
+            )
+        return msgs
+
+    async def answer(self, request: Request) -> Reply:
+        """Answer one question with a chat completion.
+
+        The body goes through the client's low-level ``post`` (same auth, retries, backoff and
+        ``Retry-After`` handling as ``chat.completions.create``) and the reply JSON is read
+        directly: the typed request and response models cost CPU that a run of thousands of
+        calls at high concurrency cannot spare.
+        """
+        body: dict[str, Any] = {
+            "model": self._s.model,
+            "messages": self.messages(request),
+            self._s.token_limit_key: self._s.max_tokens,
+        }
+        if self._s.temperature is not None:
+            body["temperature"] = self._s.temperature
+        try:
+            raw = await self._client.post("/chat/completions", body=body, cast_to=str)
+            out = json.loads(raw)
+            text = out["choices"][0]["message"].get("content") or ""
+            usage = out.get("usage") or {}
+            tokens = (
+                int(usage.get("prompt_tokens") or 0),
+                int(usage.get("completion_tokens") or 0),
+            )
+        except self._sdk.APIStatusError as exc:
+            raise status_error(exc, "OpenAI-compatible", self._s) from None
+        except self._sdk.APIConnectionError as exc:
+            raise connection_error(exc, "OpenAI-compatible", host_of(self._client)) from None
+        except self._sdk.APIError as exc:
+            raise CallFailed(type(exc).__name__) from None
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            # A 2xx whose body is not the protocol's JSON.
+            raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
+        return Reply(text if isinstance(text, str) else "", *tokens)
+
+    async def aclose(self) -> None:
+        """Close the client."""
+        await self._client.close()

@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import entry_points
+from types import ModuleType
 
 from scoring.errors import GamutError
 from scoring.judge.backends import Backend
+from scoring.judge.generation import Generator
 
 #: The entry point group a third-party package registers its judge backends under.
 ENTRY_POINT_GROUP = "gamut.backends"
@@ -31,17 +33,27 @@ class ProviderEntry:
         pip_name: what to install when the module's imports are missing.
         needs_key: its judges need ``api_key_env`` (unless they name a ``base_url``); None: the
             class says (its ``needs_key`` attribute; entry points, read when asked).
+        generator: its :class:`~scoring.judge.generation.Generator` class for ``gamut
+            generate`` ("" when it serves no generation).
     """
 
     module: str
     cls: str
     pip_name: str = ""
     needs_key: bool | None = True
+    generator: str = ""
 
 
 _BUILTIN: dict[str, ProviderEntry] = {
-    "openai": ProviderEntry("scoring.judge.openai_backend", "OpenAIBackend", "openai"),
-    "anthropic": ProviderEntry("scoring.judge.anthropic_backend", "AnthropicBackend", "anthropic"),
+    "openai": ProviderEntry(
+        "scoring.judge.openai_backend", "OpenAIBackend", "openai", generator="OpenAIGenerator"
+    ),
+    "anthropic": ProviderEntry(
+        "scoring.judge.anthropic_backend",
+        "AnthropicBackend",
+        "anthropic",
+        generator="AnthropicGenerator",
+    ),
     "replay": ProviderEntry("scoring.judge.replay_backend", "ReplayBackend", "", needs_key=False),
 }
 
@@ -104,20 +116,41 @@ class ProviderRegistry:
                 or what it names is not a backend.
         """
         entry = self.entry(provider)
-        try:
-            mod = importlib.import_module(entry.module)
-        except ImportError as exc:
-            hint = f"; install it with: pip install {entry.pip_name}" if entry.pip_name else ""
-            raise GamutError(
-                f"the {provider} judge backend cannot load ({exc.name} missing){hint}"
-            ) from None
-        out = getattr(mod, entry.cls, None)
+        out = getattr(self._module(provider, entry, "judge backend"), entry.cls, None)
         if not (isinstance(out, type) and issubclass(out, Backend)):
             raise GamutError(
                 f"judge provider {provider!r}: {entry.module}:{entry.cls} is not a Backend "
                 "subclass; fix the registration (or the package's "
                 f"{ENTRY_POINT_GROUP!r} entry point)"
             )
+        return out
+
+    @staticmethod
+    def _module(provider: str, entry: ProviderEntry, what: str) -> ModuleType:
+        try:
+            return importlib.import_module(entry.module)
+        except ImportError as exc:
+            hint = f"; install it with: pip install {entry.pip_name}" if entry.pip_name else ""
+            raise GamutError(
+                f"the {provider} {what} cannot load ({exc.name} missing){hint}"
+            ) from None
+
+    def generators(self) -> tuple[str, ...]:
+        """The providers that serve generation (``gamut generate --provider``)."""
+        return tuple(name for name, e in self._entries.items() if e.generator)
+
+    def generator_class(self, provider: str) -> type[Generator]:
+        """The generation class of ``provider``, importing its module (and SDK) only now.
+
+        Raises:
+            GamutError: unknown provider, one that serves no generation, or its SDK is not
+                installed (with the install command).
+        """
+        entry = self.entry(provider)
+        if not entry.generator:
+            known = ", ".join(self.generators())
+            raise GamutError(f"provider {provider!r} serves no generation (one of {known})")
+        out: type[Generator] = getattr(self._module(provider, entry, "generator"), entry.generator)
         return out
 
     def needs_key(self, provider: str) -> bool:

@@ -12,6 +12,7 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
+from scoring.judge.batch.api import batch_backend
 from scoring.judge.batch.book import BatchBook
 from scoring.judge.progress import NullProgress
 from tests.fakes.batch_server import FakeBatchServer
@@ -176,7 +177,7 @@ def test_a_batch_created_but_never_recorded_is_found_not_submitted_twice(
     (plan,) = project.pair_plans(need_keys=True)
     j = plan.judge
     todo = pending_items(pair_items(plan, np.flatnonzero(~plan.empty)))
-    api = j.backend.batch_api()
+    api = batch_backend(j.backend).batch_api()
     chunk = list(lines_of(j, api.line, todo, [Ask(c, 1) for c in todo]))
     tag = _tag(chunk)
     keys = tuple(todo[ln.custom_id].key for ln in chunk)

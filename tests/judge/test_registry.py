@@ -11,11 +11,12 @@ import pytest
 
 from gamut import pipeline
 from gamut.config import load_config
+from gamut.model_runner.backends import PROVIDERS
 from gamut.project import Project
-from scoring.errors import ConfigError
+from scoring.errors import ConfigError, GamutError
 from scoring.judge import registered_providers
 from scoring.judge.progress import NullProgress
-from scoring.judge.providers import REGISTRY, ProviderEntry
+from scoring.judge.providers import REGISTRY, ProviderEntry, backend_class
 from tests.judge.project import TOTAL_CHECKS, write_project
 
 JUDGE = '[judges.kw]\nprovider = "keyword"\nmodel = "words-v1"\nfamily = "none"\nprimary = true\n'
@@ -45,3 +46,13 @@ def test_an_unregistered_provider_is_refused_with_the_registered_names(tmp_path:
     text = str(err.value)
     assert "judges.kw.provider" in text and "unknown provider 'keyword'" in text
     assert all(name in text for name in ("openai", "anthropic", "replay"))
+
+
+def test_one_module_per_provider_serves_judging_and_generation() -> None:
+    """``gamut generate``'s providers are the registry's, from the judge's provider modules."""
+    assert REGISTRY.generators() == PROVIDERS
+    for name in PROVIDERS:
+        generator, backend = REGISTRY.generator_class(name), backend_class(name)
+        assert generator.__module__ == backend.__module__ == REGISTRY.entry(name).module
+    with pytest.raises(GamutError, match="'replay' serves no generation"):
+        REGISTRY.generator_class("replay")

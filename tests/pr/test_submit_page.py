@@ -338,7 +338,8 @@ def test_the_submit_page_played_through_then_the_workflows(world: dict[str, Any]
     assert msg["role"] == "user" and [p["type"] for p in msg["content"]] == ["image_url", "text"]
     assert msg["content"][0]["image_url"]["url"].startswith("data:image/jpeg;base64,")
     assert msg["content"][1]["text"] == "What is this dish, and how is it made?"
-    assert all(b["temperature"] == 0 and b["max_tokens"] == 2048 for b in bodies)
+    assert all(b["temperature"] == 0 and b["max_completion_tokens"] == 2048 for b in bodies)
+    assert not any("max_tokens" in b for b in bodies)
     assert all(len(b["messages"]) == 1 for b in bodies), "no system prompt unless given"
     meta = yaml.safe_load((repo / "submissions" / SID / "submission.yaml").read_text())
     assert meta["model_name"] == "Acme-VL 2", "generate kept the person's model_name"

@@ -1,0 +1,205 @@
+"""Generation (``gamut generate``): what a provider's generator is asked and answers, and how
+its SDK's errors are named. A leaf beside :mod:`scoring.judge.backends`: it imports nothing
+else of the judge; each provider module (``openai_backend``, ``anthropic_backend``) serves
+generation with a class of this protocol, found through :mod:`scoring.judge.providers`.
+
+Each generator has one async method, :meth:`Generator.answer`. HTTP retries (429 and 5xx with
+``Retry-After``, timeouts, dropped connections; exponential backoff) are the official SDK's own,
+bounded by ``max_retries``; what is left after them is raised as :class:`CallFailed`, or as
+:class:`FatalCallError` when no other question can succeed either (bad key, unknown model).
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from scoring.errors import GamutError
+
+# Status codes after which every other call would fail the same way.
+_FATAL_STATUS = {401, 403, 404}
+
+
+class CallFailed(Exception):
+    """One question could not be answered (after the SDK's retries).
+
+    Attributes:
+        retry: whether asking again may help (an empty or malformed reply, which the SDK does
+            not retry itself); HTTP failures have had their retries already.
+    """
+
+    def __init__(self, reason: str, retry: bool = False) -> None:
+        super().__init__(reason)
+        self.retry = retry
+
+
+class FatalCallError(GamutError):
+    """The API refuses every call (authentication, permission, unknown model or endpoint)."""
+
+
+class ImageInput(Protocol):
+    """An image sent with a question: a URL, or a local file's bytes and media type."""
+
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def media_type(self) -> str | None: ...
+    def base64_data(self) -> str:
+        """The file's bytes, base64-encoded."""
+        ...
+
+    def data_url(self) -> str:
+        """A ``data:`` URL for a local file, or the URL itself."""
+        ...
+
+
+@dataclass(frozen=True)
+class Request:
+    """One question put to the model."""
+
+    prompt: str
+    image: ImageInput | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's answer and the tokens it cost."""
+
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    """How to reach the model and how to decode. The API key is held only here, never logged."""
+
+    model: str
+    api_key: str
+    base_url: str | None = None
+    system_prompt: str | None = None
+    temperature: float | None = None
+    max_tokens: int = 2048
+    #: OpenAI-compatible chat completions: the body key of ``max_tokens``.
+    token_limit_key: str = "max_completion_tokens"
+    timeout_s: float = 120.0
+    max_retries: int = 6
+
+    def __repr__(self) -> str:
+        return f"BackendSettings(model={self.model!r}, base_url={self.base_url!r}, api_key=***)"
+
+
+class Generator(Protocol):
+    """A model API answering questions."""
+
+    def __init__(self, settings: BackendSettings) -> None:
+        """Make the SDK client (no connection is opened yet)."""
+        ...
+
+    async def answer(self, request: Request) -> Reply:
+        """Answer one question.
+
+        Raises:
+            CallFailed: the call failed after retries or the reply is empty.
+            FatalCallError: no call can succeed with these settings.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release the HTTP connections."""
+        ...
+
+
+def status_error(exc: Exception, provider: str, settings: BackendSettings) -> Exception:
+    status = getattr(exc, "status_code", None)
+    if status in _FATAL_STATUS:
+        what = {
+            401: "the API key was refused",
+            403: "permission denied",
+            404: f"model {settings.model!r} or the endpoint was not found",
+        }[status]
+        return FatalCallError(
+            f"{provider} API: {what} (HTTP {status}); check --model, --base-url and "
+            "the key in --api-key-env"
+        )
+    reason = f"{type(exc).__name__}: HTTP {status}" if status else type(exc).__name__
+    detail = _api_message(exc, settings)
+    return CallFailed(f"{reason} ({detail})" if detail else reason)
+
+
+def _connection_cause(exc: BaseException) -> str:
+    """The class of a connection failure: refused, timeout, DNS, TLS, or dropped."""
+    seen: list[BaseException] = []
+    e: BaseException | None = exc
+    while e is not None and len(seen) < 10:
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    names = " ".join(type(x).__name__ for x in seen)
+    text = " ".join(str(x) for x in seen).lower()
+    if any(isinstance(x, ssl.SSLError) for x in seen) or "ssl" in text or "certificate" in text:
+        return "TLS"
+    if any(isinstance(x, socket.gaierror) for x in seen) or "name or service not known" in text:
+        return "DNS"
+    if "nodename nor servname" in text or "temporary failure in name resolution" in text:
+        return "DNS"
+    if any(isinstance(x, ConnectionRefusedError) for x in seen) or "refused" in text:
+        return "refused"
+    if "Timeout" in names or "timed out" in text:
+        return "timeout"
+    return "dropped"
+
+
+_CAUSE_HELP = {
+    "refused": "connection refused: nothing listens there; is the server running, and is "
+    "--base-url right?",
+    "DNS": "DNS: the host name does not resolve; check --base-url",
+    "TLS": "TLS: the secure connection failed (certificate or protocol); check --base-url "
+    "(http:// or https://)",
+    "timeout": "timeout: no answer in time; raise --request-timeout or lower --concurrency",
+    "dropped": "the connection dropped",
+}
+
+
+def connection_error(exc: Exception, provider: str, host: str) -> Exception:
+    """A connection failure naming the host and its cause; fatal when no call could succeed."""
+    cause = _connection_cause(exc)
+    message = f"{provider} API at {host}: {_CAUSE_HELP[cause]}"
+    if cause in {"refused", "DNS", "TLS"}:
+        return FatalCallError(message)
+    return CallFailed(message)
+
+
+def host_of(client: Any) -> str:
+    url = getattr(client, "base_url", None)
+    host = getattr(url, "host", None)
+    port = getattr(url, "port", None)
+    if not host:
+        return str(url) if url is not None else "the API"
+    return f"{host}:{port}" if port else str(host)
+
+
+def _api_message(exc: Exception, settings: BackendSettings) -> str:
+    """The provider's own error message, short, on one line, with the key masked."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None  # either SDK's shape
+    msg = err.get("message") if isinstance(err, dict) else None
+    if not isinstance(msg, str):
+        return ""
+    msg = " ".join(msg.split())[:200]
+    return msg.replace(settings.api_key, "***") if settings.api_key else msg
+
+
+__all__ = [
+    "BackendSettings",
+    "CallFailed",
+    "FatalCallError",
+    "Generator",
+    "ImageInput",
+    "Reply",
+    "Request",
+    "connection_error",
+    "host_of",
+    "status_error",
+]
