@@ -46,23 +46,13 @@ def test_every_ledger_shard_and_the_manifest_are_written_durably(
     assert any(p.endswith(".tmp") for p in synced)  # the manifest
     synced.clear()
     scheme = KeyScheme.public()
-    name = led.append_verdicts(
-        [
-            VerdictRecord(
-                key=scheme.digest("judge", "q", f"r{n}") + scheme.digest("fact", "c"),
-                judge_identity="jid",
-                judge="j1",
-                submission_id="m-one",
-                setting="multimodal",
-                question_id=f"food-{n:04d}",
-                check_id="I1",
-                verdict=Verdict.MEETS,
-                model="m",
-                rationale="",
-            )
-            for n in range(3)
-        ]
-    )
+    key = scheme.digest("fact", "c")
+    records = [
+        VerdictRecord(scheme.digest("r", str(n)) + key, "J", "j1", "m", "multimodal", "q", "I1",
+                      Verdict.MEETS, "model")
+        for n in range(3)
+    ]  # fmt: skip
+    name = led.append_verdicts(records)
     assert name is not None
     folders = {Path(p) for p in synced if not p.endswith(".tmp")}
     assert any(p.endswith(".tmp") for p in synced)
