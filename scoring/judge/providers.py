@@ -97,12 +97,19 @@ class ProviderRegistry:
         """Every provider name a judge may use."""
         return tuple(self._all())
 
+    def knows(self, provider: str) -> bool:
+        """Whether ``provider`` is registered (entry points are read only for a name that is
+        neither built in nor registered in code: a command's start-up scans no packages)."""
+        return provider in self._entries or provider in self._all()
+
     def entry(self, provider: str) -> ProviderEntry:
         """Where ``provider`` lives.
 
         Raises:
             GamutError: unknown provider (the known ones named).
         """
+        if provider in self._entries:
+            return self._entries[provider]
         known = self._all()
         if provider not in known:
             raise GamutError(f"unknown judge provider {provider!r} (one of {', '.join(known)})")
@@ -155,9 +162,9 @@ class ProviderRegistry:
 
     def needs_key(self, provider: str) -> bool:
         """Whether judges of ``provider`` need an API key (unknown names: True)."""
-        entry = self._all().get(provider)
-        if entry is None:
+        if not self.knows(provider):
             return True
+        entry = self.entry(provider)
         if entry.needs_key is None:
             return self.backend_class(provider).needs_key
         return entry.needs_key

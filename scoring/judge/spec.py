@@ -96,11 +96,10 @@ class JudgeConfig(BaseModel):
     @field_validator("provider")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from scoring.judge.providers import registered_providers
+        from scoring.judge.providers import REGISTRY
 
-        known = registered_providers()
-        if value not in known:
-            raise ValueError(f"unknown provider {value!r}; one of: {', '.join(known)}")
+        if not REGISTRY.knows(value):
+            raise ValueError(f"unknown provider {value!r}; one of: {', '.join(REGISTRY.names())}")
         return value
 
     @model_validator(mode="after")
