@@ -163,3 +163,20 @@ def test_a_failed_call_names_its_class_not_the_providers_text(
     (sent,) = fake_llm.requests  # the first failure ends the step (it resumes)
     assert "Write 2 candidate questions." in sent.text  # the provider quoted it back ...
     assert "candidate questions" not in result.output and "Domain:" not in result.output
+
+
+def test_a_fenced_reply_is_read_and_prose_is_refused(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    cfg = _project(tmp_path, openai_judge(fake_llm.openai_base_url, retries=0))
+    args = ["build", "propose", "--per-image", "2", "--config", cfg]
+    fake_llm.queue_faults("prose")
+    result = CliRunner().invoke(main, args, env={"GAMUT_TEST_KEY": KEY})
+    assert result.exit_code == 1, result.output
+    assert "propose_v1 reply for " in result.output and "not JSON" in result.output
+    assert not (tmp_path / "wb" / "candidates.json").exists()
+    fake_llm.responder = lambda body: f"```json\n{_proposals(body)}\n```"
+    result = CliRunner().invoke(main, args, env={"GAMUT_TEST_KEY": KEY})
+    assert result.exit_code == 0, result.output
+    cands = json.loads((tmp_path / "wb" / "candidates.json").read_text(encoding="utf-8"))
+    assert len(cands) == 8
