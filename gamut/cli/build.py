@@ -7,23 +7,36 @@ what is next, and prints ids and counts only: the folder holds held text.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gamut.cli._common import config_option, emit, get_config, handle_errors, out_console
 from gamut.workbench.store import Workbench, WorkbenchError
 
+if TYPE_CHECKING:
+    from gamut.workbench.llm import LLM
+
 REPLAY = click.option(
     "--replay",
     "replay",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    required=True,
-    help="Recorded LLM replies (JSON Lines: template, key, reply). Required until the "
-    "workbench is wired to the judge's provider backends.",
+    help="Recorded LLM replies (JSON Lines: template, key, reply) instead of a live model.",
 )
+JUDGE = click.option(
+    "--judge",
+    "judge",
+    help="The configured judge whose model answers (default: the primary judge); its key is "
+    "read from the environment variable its api_key_env names.",
+)
+
+
+def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--replay FILE`` or ``--judge NAME``: where an LLM step's replies come from."""
+    return REPLAY(JUDGE(f))
 
 
 def _workbench(config_path: Path | None) -> Workbench:
@@ -50,10 +63,29 @@ def _next(wb: Workbench) -> None:
     out_console.print(f"next: {next_step(counts(wb))}")
 
 
-def _llm(replay: Path) -> Any:
-    from gamut.workbench.llm import ReplayLLM
+@contextmanager
+def _llm(replay: Path | None, judge: str | None, config_path: Path | None) -> Iterator[LLM]:
+    """Recorded replies (``--replay``), else the model of a configured judge (direct mode)."""
+    from gamut.workbench.llm import ProviderLLM, ReplayLLM
 
-    return ReplayLLM(replay)
+    if replay is not None:
+        if judge is not None:
+            raise click.UsageError("give --replay FILE or --judge NAME, not both")
+        yield ReplayLLM(replay)
+        return
+    cfg = get_config(config_path)
+    if not cfg.judges:
+        raise click.UsageError(
+            f"no LLM: give --replay FILE (recorded replies), or add a [judges.NAME] table to "
+            f"{cfg.file} (the primary judge's model answers)"
+        )
+    name = judge or cfg.primary_judge
+    if name not in cfg.judges:
+        raise click.UsageError(
+            f"--judge {name}: no such judge in {cfg.file} (one of {', '.join(cfg.judges)})"
+        )
+    with ProviderLLM(cfg.judges[name], name) as llm:
+        yield llm
 
 
 @click.group()
@@ -107,15 +139,18 @@ def images(manifest: Path, config_path: Path | None) -> None:
     required=True,
     help="Candidates to ask for per image.",
 )
-@REPLAY
+@llm_options
 @config_option
 @handle_errors
-def propose(per_image: int, replay: Path, config_path: Path | None) -> None:
+def propose(
+    per_image: int, replay: Path | None, judge: str | None, config_path: Path | None
+) -> None:
     """Ask the LLM for candidate questions for every image that needs them."""
     from gamut.workbench.questions import propose as run
 
     wb = _workbench(config_path)
-    done = run(wb, _llm(replay), per_image)
+    with _llm(replay, judge, config_path) as llm:
+        done = run(wb, llm, per_image)
     _done(f"proposed candidates for {len(done)} image(s)")
     _next(wb)
 
@@ -139,15 +174,16 @@ def review_apply(decisions: Path, config_path: Path | None) -> None:
 
 
 @build.command()
-@REPLAY
+@llm_options
 @config_option
 @handle_errors
-def guard(replay: Path, config_path: Path | None) -> None:
+def guard(replay: Path | None, judge: str | None, config_path: Path | None) -> None:
     """The second LLM pass: the stranger test, and the selection of one question per image."""
     from gamut.workbench.questions import guard as run
 
     wb = _workbench(config_path)
-    _done("guarded", run(wb, _llm(replay)))
+    with _llm(replay, judge, config_path) as llm:
+        _done("guarded", run(wb, llm))
     _next(wb)
 
 
@@ -208,20 +244,21 @@ def evidence(
 
 
 @build.command()
-@REPLAY
+@llm_options
 @config_option
 @handle_errors
-def draft(replay: Path, config_path: Path | None) -> None:
+def draft(replay: Path | None, judge: str | None, config_path: Path | None) -> None:
     """Draft a meta-rubric per question from its snippets (one repair), compiled."""
     from gamut.workbench.rubrics import draft as run
 
     wb = _workbench(config_path)
-    _done("drafted", run(wb, _llm(replay)))
+    with _llm(replay, judge, config_path) as llm:
+        _done("drafted", run(wb, llm))
     _next(wb)
 
 
 @build.command()
-@REPLAY
+@llm_options
 @click.option(
     "--pages",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
@@ -230,7 +267,13 @@ def draft(replay: Path, config_path: Path | None) -> None:
 @click.option("--fetch-sources", is_flag=True, help="Fetch each cited snippet's source page.")
 @config_option
 @handle_errors
-def refine(replay: Path, pages: Path | None, fetch_sources: bool, config_path: Path | None) -> None:
+def refine(
+    replay: Path | None,
+    judge: str | None,
+    pages: Path | None,
+    fetch_sources: bool,
+    config_path: Path | None,
+) -> None:
     """Audit each draft (cited snippets re-verified against their sources, partly covered lists
     flagged) and rebuild it as a verified superset (one repair), recompiled."""
     from gamut.workbench.evidence import HttpPages, SavedPages, SourcePages
@@ -240,7 +283,8 @@ def refine(replay: Path, pages: Path | None, fetch_sources: bool, config_path: P
         raise click.UsageError("give --pages FILE or --fetch-sources")
     sources: SourcePages = SavedPages(pages) if pages is not None else HttpPages()
     wb = _workbench(config_path)
-    _done("refined", run(wb, _llm(replay), sources))
+    with _llm(replay, judge, config_path) as llm:
+        _done("refined", run(wb, llm, sources))
     _next(wb)
 
 

@@ -4,29 +4,42 @@ Every LLM step (propose, guard, draft, repair, refine) calls :func:`ask` with a 
 template from ``gamut/workbench/prompts/`` (``<name>_<version>.txt``), the template's variables, a
 request key (what the request is about: an image, a question) and a pydantic model whose JSON
 Schema is the structured output asked for. :func:`ask` renders the prompt, hands one
-:class:`LLMRequest` to an :class:`LLM` and validates the reply. Wiring the steps to the judge's
-provider backends (direct and batch mode, keys, prices) is a new :class:`LLM` implementation in
-this module; no step changes. :class:`ReplayLLM` answers from recorded replies (offline work, the
-demo, the tests); :class:`CountingLLM` counts what a run would send.
+:class:`LLMRequest` to an :class:`LLM` and validates the reply; no step knows which LLM it has.
+
+- :class:`ProviderLLM` sends each request to a configured judge's model through the engine's
+  provider registry (:mod:`scoring.judge.providers`): the provider's generation class (the one
+  ``gamut generate`` uses), the judge's model, base URL, decoding settings and the key in its
+  ``api_key_env``, in direct mode (one call at a time; the workbench has no batch mode). The
+  generation protocol carries a prompt and an image only, so the JSON Schema goes in the prompt
+  and :func:`ask` validates the reply against it.
+- :class:`ReplayLLM` answers from recorded replies (offline work, the demo, the tests).
+- :class:`CountingLLM` counts what a run would send.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import functools
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.submissions import read_jsonl
+
+if TYPE_CHECKING:
+    from scoring.judge.generation import Generator
+    from scoring.judge.spec import JudgeConfig
 
 T = TypeVar("T", bound=BaseModel)
 _SECTIONS = ("version", "system", "user")
@@ -189,6 +202,176 @@ class ReplayLLM:
             ) from None
 
 
+#: What :class:`ProviderLLM` adds to each prompt: the structured output asked for.
+SCHEMA_INSTRUCTION = (
+    "Reply with one JSON object and nothing else (no prose, no code fence), valid against this "
+    "JSON Schema:\n"
+)
+
+
+@dataclass(frozen=True)
+class ImageFile:
+    """A local image sent with a request (the generation protocol's image input)."""
+
+    path: Path
+    media_type: str
+    url: str | None = None
+
+    @classmethod
+    def open(cls, path: Path) -> ImageFile:
+        """The image at ``path``, its media type read from its bytes.
+
+        Raises:
+            LLMError: not a readable image, or a format model APIs do not take.
+        """
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with Image.open(path) as im:
+                fmt = im.format
+        except (OSError, UnidentifiedImageError) as exc:
+            raise LLMError(f"{path}: not a readable image ({type(exc).__name__})") from None
+        media_type = _MEDIA_TYPES.get(fmt or "")
+        if media_type is None:
+            raise LLMError(f"{path}: image format {fmt} is not taken by model APIs (use PNG, JPEG)")
+        return cls(path, media_type)
+
+    def base64_data(self) -> str:
+        """The file's bytes, base64-encoded."""
+        return base64.b64encode(self.path.read_bytes()).decode("ascii")
+
+    def data_url(self) -> str:
+        """A ``data:`` URL of the file."""
+        return f"data:{self.media_type};base64,{self.base64_data()}"
+
+
+_MEDIA_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WEBP": "image/webp"}
+
+
+class ProviderLLM:
+    """Sends each request to a configured judge's model through its provider's generation class.
+
+    One event loop (:class:`asyncio.Runner`) serves every call, so each provider client keeps its
+    connections; one client per system prompt (the generator takes it with its settings). Use
+    as a context manager, or call :meth:`close`.
+
+    Args:
+        judge: the judge whose provider, model, base URL, key variable and decoding settings
+            are used (its ``mode`` is not: the workbench calls in direct mode only).
+        name: the judge's name, for messages.
+        environ: where the key variable is read (default: the process environment).
+
+    Raises:
+        LLMError: the judge names no key variable (and no local ``base_url``), or the variable
+            is unset or empty; the message names the variable, never the key.
+        GamutError: the provider serves no generation, or its SDK is not installed.
+    """
+
+    def __init__(
+        self, judge: JudgeConfig, name: str, environ: Mapping[str, str] | None = None
+    ) -> None:
+        from scoring.judge.providers import REGISTRY
+
+        env = os.environ if environ is None else environ
+        var = judge.api_key_env
+        if var:
+            key = env.get(var, "")
+            if not key:
+                raise LLMError(
+                    f"judge {name}: environment variable {var} (its api_key_env) is not set; "
+                    f"export {var}=<your key>, or give --replay FILE"
+                )
+        elif judge.base_url:
+            key = "not-needed"  # a local server without keys, as the judge's own calls
+        else:
+            raise LLMError(
+                f"judge {name}: no api_key_env; name the environment variable holding the key "
+                "in its [judges.NAME] table, or give --replay FILE"
+            )
+        self.name = name
+        self.judge = judge
+        self._api_key = key
+        self._cls = REGISTRY.generator_class(judge.provider)
+        self._generators: dict[str, Generator] = {}
+        self._runner = asyncio.Runner()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _generator(self, system: str) -> Generator:
+        gen = self._generators.get(system)
+        if gen is None:
+            from scoring.judge.generation import BackendSettings
+
+            j = self.judge
+            settings = BackendSettings(
+                model=j.model,
+                api_key=self._api_key,
+                base_url=j.base_url,
+                system_prompt=system or None,
+                temperature=j.temperature,
+                max_tokens=j.max_tokens,
+                token_limit_key=j.token_limit_key,
+                timeout_s=j.timeout_s,
+                max_retries=j.max_retries,
+            )
+            gen = self._generators[system] = self._cls(settings)
+        return gen
+
+    def prompt(self, request: LLMRequest) -> str:
+        """The user message sent: the rendered template, then the schema asked for."""
+        return f"{request.user}\n\n{SCHEMA_INSTRUCTION}{json.dumps(request.schema)}"
+
+    def complete(self, request: LLMRequest) -> Any:
+        """Ask the judge's model; the reply text parsed as JSON.
+
+        Raises:
+            LLMError: the call failed after the SDK's retries, or the reply is not JSON (the
+                message names the template, the key and the failure's class, never the
+                provider's text, which may quote the prompt back).
+            FatalCallError: no call can succeed (bad key, unknown model, nothing listening).
+        """
+        from scoring.judge.generation import CallFailed, Request
+
+        image = None if request.image is None else ImageFile.open(request.image)
+        gen = self._generator(request.system)
+        call = Request(self.prompt(request), image)
+        try:
+            reply = self._runner.run(gen.answer(call))
+        except CallFailed as exc:
+            # The reason's parenthesised tail is the provider's own message: not printed.
+            reason = str(exc).partition(" (")[0]
+            raise LLMError(
+                f"{request.template} request for {request.key}: the judge {self.name} call "
+                f"failed ({reason}); run the step again (it resumes)"
+            ) from None
+        try:
+            return json.loads(_unfenced(reply.text))
+        except ValueError:
+            raise LLMError(
+                f"{request.template} reply for {request.key}: not JSON (the model's reply; "
+                "run the step again)"
+            ) from None
+
+    def close(self) -> None:
+        """Close the provider clients and the event loop."""
+        try:
+            for gen in self._generators.values():
+                self._runner.run(gen.aclose())
+        finally:
+            self._generators.clear()
+            self._runner.close()
+
+
+def _unfenced(text: str) -> str:
+    """``text`` without a Markdown code fence around it (models add one despite being told)."""
+    m = re.fullmatch(r"\s*```(?:json)?\s*\n(.*)\n\s*```\s*", text, re.DOTALL)
+    return m[1] if m else text
+
+
 def estimate_tokens(text: str) -> int:
     """A provider-neutral token estimate: four characters a token, as the judge's dry run."""
     return max(1, (len(text) + 3) // 4)
@@ -224,9 +407,12 @@ class CountingLLM:
 
 __all__ = [
     "LLM",
+    "SCHEMA_INSTRUCTION",
     "CountingLLM",
+    "ImageFile",
     "LLMError",
     "LLMRequest",
+    "ProviderLLM",
     "ReplayLLM",
     "Template",
     "ask",
