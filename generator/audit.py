@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from generator.render import Cell, Column, Row, Table
+from generator.render import Cell, Column, Row, Table, setting_label
 from generator.tables import ScoreTables
 
 VERDICTS = (
@@ -22,12 +22,6 @@ SIMULATED_NOTE = (
     "These audit labels are simulated: no person labelled anything. The demo generator derives "
     "them from its known labels with a stated error rate (see the demo's README)."
 )
-
-
-def _setting_label(setting: str) -> str:
-    from generator.pages import setting_label
-
-    return setting_label(setting)
 
 
 def audit_info(tables: ScoreTables) -> dict[str, Any] | None:
@@ -95,7 +89,7 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
                 Column("leniency", "Leniency", "f2", "Judge's mean verdict value minus humans'"),
             ],
             rows,
-            caption=f"Judge against the final human verdicts ({_setting_label(setting)})",
+            caption=f"Judge against the final human verdicts ({setting_label(setting)})",
             table_id=f"judge-human-{setting}",
         )
         primary = sub[(sub["judge"] == tables.primary_judge) & (sub["kind"] == "all")]
@@ -117,11 +111,11 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
                     for j, label in VERDICTS
                 ],
                 caption=f"Confusion counts of the primary judge, {tables.primary_judge} "
-                f"({_setting_label(setting)})",
+                f"({setting_label(setting)})",
                 sortable=False,
             )
         sections.append(
-            {"title": _setting_label(setting), "agreement": agreement, "confusion": confusion}
+            {"title": setting_label(setting), "agreement": agreement, "confusion": confusion}
         )
     return {
         "sections": sections,
@@ -178,7 +172,7 @@ def mdd_sentence(tables: ScoreTables) -> str | None:
     if t.empty:
         return None
     parts = [
-        f"{float(r['mdd']):.1f} points ({_setting_label(str(r['setting']))})"
+        f"{float(r['mdd']):.1f} points ({setting_label(str(r['setting']))})"
         for _, r in t.iterrows()
     ]
     return (

@@ -12,8 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from generator.explorer import DATA, SETTING_LABELS, data_script, points
-from generator.render import Cell, Column, Row, Table, human
+from generator.explorer import DATA, data_script, points
+from generator.render import SETTING_LABELS, Cell, Column, Row, Table, human
 from generator.tables import ScoreTables
 from scoring.storage import atomic_write_text
 

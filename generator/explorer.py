@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from generator.inputs import SETTINGS, TIERS, VERDICTS, SiteInputs, Verdicts
-from generator.render import file_id, human, safe_url
+from generator.render import SETTING_LABELS, file_id, human, safe_url
 from generator.tables import ScoreTables
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
@@ -37,7 +37,6 @@ IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif"})
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 #: One letter per verdict in a model's verdict string; "-" where the check has no verdict.
 LETTERS = "MPSC"
-SETTING_LABELS = {"multimodal": "Multimodal", "text_only": "Text-only"}
 
 
 def question_file(question_id: str) -> str:

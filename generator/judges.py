@@ -10,8 +10,8 @@ import pandas as pd
 from generator import charts
 from generator.audit import judge_vs_human
 from generator.claims import judge_claims, rank_table
-from generator.pages import model_names, setting_label, submission_href
-from generator.render import Cell, Column, Row, Table
+from generator.pages import model_names, submission_href
+from generator.render import Cell, Column, Row, Table, setting_label
 from generator.tables import ScoreTables
 from scoring.numbers import f2, number
 from scoring.tables import MIN_KIND_CHECKS

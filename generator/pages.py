@@ -20,15 +20,19 @@ from generator.audit import (
     ppi_cells,
     ppi_sentence,
 )
-from generator.render import Cell, Column, Row, Table, file_id, human, signed, slug
+from generator.render import (
+    SETTING_LABELS,
+    Cell,
+    Column,
+    Row,
+    Table,
+    file_id,
+    human,
+    setting_label,
+    signed,
+    slug,
+)
 from generator.tables import ScoreTables
-
-SETTING_LABELS = {"multimodal": "Multimodal", "text_only": "Text-only"}
-
-
-def setting_label(setting: str) -> str:
-    """Human name of a setting."""
-    return SETTING_LABELS.get(setting, setting)
 
 
 def submission_href(submission_id: str, root: str) -> str:

@@ -17,6 +17,14 @@ from markupsafe import Markup, escape
 
 from scoring.numbers import MISSING, f1, f2, integer, number, pct, signed
 
+#: Each setting's name on the site, in the order the site shows them.
+SETTING_LABELS = {"multimodal": "Multimodal", "text_only": "Text-only"}
+
+
+def setting_label(setting: str) -> str:
+    """Human name of a setting."""
+    return SETTING_LABELS.get(setting, setting)
+
 
 def yes_no(value: Any) -> str:
     """A flag as yes / no."""

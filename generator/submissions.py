@@ -10,8 +10,7 @@ import pandas as pd
 from generator import charts
 from generator.explorer import points
 from generator.inputs import SiteInputs
-from generator.pages import setting_label
-from generator.render import Cell, Column, Row, Table, excerpt, human, slug
+from generator.render import Cell, Column, Row, Table, excerpt, human, setting_label, slug
 from generator.tables import ScoreTables
 from scoring.questions import Setting
 

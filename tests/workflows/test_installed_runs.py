@@ -15,6 +15,7 @@ comments posted with ``gh``) are the runner's business, not run here.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -78,6 +79,14 @@ def _repo(up: Path) -> tuple[str, str]:
     shutil.copy(DEMO / "questions.jsonl", up / "questions.jsonl")
     for folder in ("rubrics", "verdicts", "images"):
         shutil.copytree(DEMO / folder, up / folder)
+    (up / "audit").mkdir()
+    for labels in sorted((DEMO / "audit").glob("*.jsonl")):  # the maintainers' labels of the base
+        kept = [
+            line
+            for line in labels.read_text(encoding="utf-8").splitlines(keepends=True)
+            if json.loads(line)["submission_id"] != NEW
+        ]
+        (up / "audit" / labels.name).write_text("".join(kept), encoding="utf-8")
     for sub in sorted((DEMO / "submissions").iterdir()):
         if sub.name != NEW:
             shutil.copytree(sub, up / "submissions" / sub.name)
