@@ -316,11 +316,7 @@ def _read(
             try:
                 label = AuditLine.model_validate(line.value)
             except ValidationError as exc:
-                for e in exc.errors(include_url=False):
-                    field = ".".join(str(p) for p in e["loc"])
-                    problems.append(
-                        Problem(name, n, f"{field}: {e['msg']}" if field else e["msg"], _FORMAT)
-                    )
+                problems += Problem.of_validation(exc, name, n, _FORMAT)
                 continue
             s = sub_index.get(label.submission_id)
             if s is None:

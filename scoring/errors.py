@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 
 class GamutError(Exception):
@@ -22,6 +23,19 @@ class Problem:
     question_id: str | None = None
     item_id: str | None = None
     severity: str = "error"
+
+    @classmethod
+    def of_validation(
+        cls, exc: Any, file: str, line: int | None, fix: str, whole: str = ""
+    ) -> list[Problem]:
+        """One problem per error of a pydantic ``ValidationError`` on one input line: the
+        field's dotted path and pydantic's message (``whole`` names the line's object when the
+        error is not of one field)."""
+        out = []
+        for e in exc.errors(include_url=False):
+            field = ".".join(str(p) for p in e["loc"]) or whole
+            out.append(cls(file, line, f"{field}: {e['msg']}" if field else e["msg"], fix))
+        return out
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"

@@ -82,16 +82,9 @@ def load_questions(path: Path) -> list[Question]:
         try:
             q = Question.model_validate(line.value)
         except ValidationError as exc:
-            for e in exc.errors(include_url=False):
-                field = ".".join(str(p) for p in e["loc"])
-                problems.append(
-                    Problem(
-                        str(path),
-                        n,
-                        f"{field}: {e['msg']}" if field else e["msg"],
-                        "see docs/contract.md §1 for the question fields",
-                    )
-                )
+            problems += Problem.of_validation(
+                exc, str(path), n, "see docs/contract.md §1 for the question fields"
+            )
             continue
         if q.question_id in seen:
             problems.append(

@@ -71,11 +71,8 @@ def read_manifest(path: Path) -> dict[str, dict[str, Any]]:
         try:
             row = ManifestRow.model_validate(value)
         except ValidationError as exc:
-            for e in exc.errors(include_url=False):
-                key = ".".join(str(p) for p in e["loc"]) or "row"
-                problems.append(
-                    Problem(str(path), line, f"{key}: {e['msg']}", "fix the value in this row")
-                )
+            fix = "fix the value in this row"
+            problems += Problem.of_validation(exc, str(path), line, fix, "row")
             continue
         if row.image_id in images:
             problems.append(

@@ -194,9 +194,7 @@ def read_decisions(path: Path, cands: dict[str, dict[str, Any]]) -> list[tuple[i
         try:
             d = Decision.model_validate(ln.value)
         except ValidationError as exc:
-            for e in exc.errors(include_url=False):
-                key = ".".join(str(p) for p in e["loc"]) or "decision"
-                problems.append(Problem(str(path), ln.line, f"{key}: {e['msg']}", "fix the line"))
+            problems += Problem.of_validation(exc, str(path), ln.line, "fix the line", "decision")
             continue
         c = cands.get(d.candidate_id)
         if c is None:
