@@ -276,7 +276,7 @@ def _swap_in(new: Path, target: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _builder(name: str) -> tuple[Callable[..., Any], Callable[..., Any], type[Exception]]:
+def site_builder(name: str) -> tuple[Callable[..., Any], Callable[..., Any], type[Exception]]:
     """The builder's ``load_config``, ``build`` and base exception.
 
     ProperDocs serves the theme's ``mkdocs.*`` imports from its own modules (its
@@ -321,7 +321,7 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
     Raises:
         SiteError: when the builder reports a warning or an error.
     """
-    load_config, build, MkDocsException = _builder(spec.builder)
+    load_config, build, MkDocsException = site_builder(spec.builder)
 
     overrides: dict[str, Any] = {
         "site_name": spec.title,

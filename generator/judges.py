@@ -312,13 +312,13 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "sections": sections,
         "info": info,
         "n_judges": len(judges),
-        "drift": _drift(tables),
+        "drift": drift_table(tables),
         "min_kind_checks": MIN_KIND_CHECKS,
         "audit": judge_vs_human(tables),
     }
 
 
-def _drift(tables: ScoreTables) -> Table | None:
+def drift_table(tables: ScoreTables) -> Table | None:
     """The snapshot drift table, when some judge's provider changed its model snapshot."""
     df = tables.frames.get("judge_drift")
     if df is None or df.empty:

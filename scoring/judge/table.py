@@ -58,7 +58,7 @@ def table_fingerprint(
     return h.hexdigest()
 
 
-def _categorical(codes: Any, values: list[str], fixed: list[str] | None = None) -> Any:
+def categorical(codes: Any, values: list[str], fixed: list[str] | None = None) -> Any:
     """A categorical of ``values[codes]``: over every ``fixed`` value, else over the values
     used, in the order of ``values`` (what ``remove_unused_categories`` gives, counted in one
     pass instead of sorted)."""
@@ -134,7 +134,7 @@ def _frame(
     codes0 = plans[0].id_codes() if plans else {}
     for name in VERDICT_COLUMNS:
         if name == "judge":
-            data[name] = _categorical(_joined(judge_codes), [p.judge.name for p in plans])
+            data[name] = categorical(_joined(judge_codes), [p.judge.name for p in plans])
         elif name == "verdict":
             data[name] = pd.Categorical.from_codes(
                 cat["verdict"], categories=pd.Index([x.value for x in Verdict])
@@ -143,7 +143,7 @@ def _frame(
             sec = np.array([c.secondary for c in plans[0].table.checks], bool) if plans else None
             data[name] = sec[cat["check"]] if sec is not None else np.empty(0, bool)
         elif plans:
-            data[name] = _categorical(cat[name], codes0[name][1], _FIXED.get(name))
+            data[name] = categorical(cat[name], codes0[name][1], _FIXED.get(name))
         else:
             data[name] = pd.Categorical([], categories=_FIXED.get(name, []))
     df = pd.DataFrame(data, columns=list(VERDICT_COLUMNS))

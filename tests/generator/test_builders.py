@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import _builder
+from generator.build import site_builder
 from generator.tables import SiteError
 from tests.demo_config import demo_config_text
 
@@ -61,7 +61,7 @@ def test_one_process_builds_with_one_builder() -> None:
     import mkdocs.config  # noqa: F401  (this process has loaded MkDocs, as the tests do)
 
     with pytest.raises(SiteError, match="loaded MkDocs; build in a new process"):
-        _builder("properdocs")
+        site_builder("properdocs")
     assert "properdocs.replacement" not in sys.modules
 
 

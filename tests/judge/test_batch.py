@@ -168,7 +168,7 @@ def test_a_batch_created_but_never_recorded_is_found_not_submitted_twice(
     import numpy as np
 
     from scoring.judge.batch.book import PENDING, BatchRecord
-    from scoring.judge.batch.runner import Ask, _tag, lines_of, pending_items
+    from scoring.judge.batch.runner import Ask, chunk_tag, lines_of, pending_items
     from scoring.judge.items import pair_items
     from scoring.ledger.records import now
 
@@ -179,7 +179,7 @@ def test_a_batch_created_but_never_recorded_is_found_not_submitted_twice(
     todo = pending_items(pair_items(plan, np.flatnonzero(~plan.empty)))
     api = batch_backend(j.backend).batch_api()
     chunk = list(lines_of(j, api.line, todo, [Ask(c, 1) for c in todo]))
-    tag = _tag(chunk)
+    tag = chunk_tag(chunk)
     keys = tuple(todo[ln.custom_id].key for ln in chunk)
     rec = BatchRecord(
         tag, PENDING + tag, j.name, j.identity, "openai", "submitting", keys, 1, (), now()

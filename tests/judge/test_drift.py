@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from generator.judges import _drift
+from generator.judges import drift_table
 from generator.tables import ScoreTables
 from scoring.judge.drift import CALIBRATION_PAIRS, compare
 from scoring.verdicts import Verdict
@@ -76,6 +76,6 @@ def test_a_new_snapshot_is_announced_and_compared(tmp_path: Path, fake_llm: Fake
     assert code == 0 and NEW not in out, out
 
     tables = ScoreTables(tmp_path, {"judge_drift": drift}, {}, {})
-    shown = _drift(tables)
+    shown = drift_table(tables)
     assert shown is not None and len(shown.rows) == 1
-    assert _drift(ScoreTables(tmp_path, {"judge_drift": drift.iloc[:0]}, {}, {})) is None
+    assert drift_table(ScoreTables(tmp_path, {"judge_drift": drift.iloc[:0]}, {}, {})) is None

@@ -207,7 +207,7 @@ def others_of(
     return out
 
 
-def _tag(lines: list[BatchLine], run: str = "") -> str:
+def chunk_tag(lines: list[BatchLine], run: str = "") -> str:
     """The chunk's name: a digest of its custom ids and the submitting run's random id, so the
     same requests submitted again (after a batch was lost) carry another tag."""
     h = hashlib.sha256(run.encode())
@@ -264,7 +264,7 @@ def submit(
         for attempt in sorted({a.attempt for a in asks}):
             mine = [a for a in asks if a.attempt == attempt]
             for chunk in split(lines_of(j, api.line, todo, mine), limits_of(j, api)):
-                tag = _tag(chunk, run)
+                tag = chunk_tag(chunk, run)
                 items = [todo[ln.custom_id] for ln in chunk]
                 rec = BatchRecord(
                     tag,
