@@ -38,7 +38,9 @@ install-locked:
 	$(BIN)/python -m generator.vendor
 
 # Refresh the lock after changing [project] dependencies in pyproject.toml (tests/workflows checks
-# that it matches).
+# that it matches). Resolve it on the oldest Python the project supports (a .venv made from an
+# early 3.11, such as Debian's 3.11.2): a pin that needs a later 3.11 (pymdown-extensions 13
+# needs 3.11.5) would not install on every machine that has "Python 3.11".
 lock: $(DEV_STAMP)
 	$(BIN)/pip-compile --quiet --generate-hashes --strip-extras --allow-unsafe --all-build-deps \
 	  --no-emit-index-url --no-emit-find-links --upgrade --output-file $(LOCK) pyproject.toml
