@@ -153,7 +153,7 @@ def private_folder(project: Project, out_dir: Path) -> None:
     private = project.private.resolve()
     published = {
         "the results folder": project.results,
-        "the site folder": project.path(project.cfg.site.out),
+        "the site folder": project.site_out,
         "the submissions folder": project.submissions_root,
         "site_src": project.cfg.root / "site_src",
     }

@@ -79,6 +79,11 @@ class Project:
         return self.path(self.cfg.benchmark.submissions)
 
     @property
+    def site_out(self) -> Path:
+        """The built site's folder."""
+        return self.path(self.cfg.site.out)
+
+    @property
     def results(self) -> Path:
         """The score tables folder."""
         return self.path(self.cfg.store.results)
@@ -331,7 +336,7 @@ class Project:
         return SiteSpec(
             root=self.cfg.root,
             results=self.results,
-            out=self.path(site.out),
+            out=self.site_out,
             downloads_cache=self.cache_path.parent / SITE_DOWNLOADS,
             rubrics_public=self.rubrics_public,
             questions=self.questions_path,

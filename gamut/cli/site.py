@@ -50,7 +50,7 @@ def serve(config_path: Path | None, host: str, port: int, no_build: bool) -> Non
     from generator.serve import make_server
 
     project = get_project(config_path)
-    out = project.site_spec().out.resolve() if no_build else pipeline.build_site(project)
+    out = project.site_out.resolve() if no_build else pipeline.build_site(project)
     if not (out / "index.html").is_file():
         raise GamutError(f"no built site in {out}; run `gamut site build` first")
     try:
