@@ -128,7 +128,10 @@ def _audit_tables(
 
 
 def iter_frames(
-    scores: Scores, families: dict[str, str], audit: AuditLabels | None = None
+    scores: Scores,
+    families: dict[str, str],
+    audit: AuditLabels | None = None,
+    costs: dict[str, Any] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
     """Every table from computed scores (no I/O), in a fixed order, each as soon as it is built.
 
@@ -139,13 +142,17 @@ def iter_frames(
         scores: from :func:`scoring.tables.scores.compute`.
         families: judge name -> the model family the judge belongs to.
         audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
+        costs: the leaderboard's judging columns per group (:func:`scoring.tables.cost.
+            judging_cost`), or None (empty columns).
     """
     with ThreadPoolExecutor(max_workers=2) as pool:
         # the corrections first, beside the largest table; the leaderboard waits for them
         parts = pool.submit(_audit_parts, scores, audit)
         first: dict[str, Future[pd.DataFrame]] = {
             "question_scores": pool.submit(_tables.question_scores, scores),
-            "leaderboard": pool.submit(lambda: _tables.leaderboard(scores, parts.result()[0])),
+            "leaderboard": pool.submit(
+                lambda: _tables.leaderboard(scores, parts.result()[0], costs)
+            ),
             **{
                 f"by_{column}": pool.submit(_tables.breakdown, scores, column)
                 for column in ("domain", "popularity", "egocentric")
@@ -182,6 +189,7 @@ def build_tables(
     out_dir: Path,
     audit: AuditLabels | None = None,
     audit_simulated: bool = False,
+    costs: dict[str, Any] | None = None,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -195,6 +203,8 @@ def build_tables(
         audit: the human audit labels (:func:`scoring.audit.read_audit`), or None.
         audit_simulated: the labels are simulated (the demo's), which the provenance records
             so that every page showing them says so.
+        costs: the leaderboard's judging columns per group, from
+            :func:`scoring.tables.cost.judging_cost` (None: empty columns).
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -224,7 +234,7 @@ def build_tables(
 
     def kept() -> Iterator[tuple[str, pd.DataFrame]]:  # each table written is also returned
         for name, df in iter_frames(
-            scores, {n: str(j["family"]) for n, j in judges.items()}, audit
+            scores, {n: str(j["family"]) for n, j in judges.items()}, audit, costs
         ):
             frames[name] = df
             yield name, df
