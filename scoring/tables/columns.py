@@ -170,6 +170,18 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             "a price is not configured or judge_tokens_recorded is below 1. A verdict shared by "
             "identical responses counts in each row that uses it; failed calls count in none",
         ),
+        "model_tokens_in": (
+            _I,
+            "the model's own input tokens over this setting's responses, as its provider "
+            "reported them to gamut generate (the response lines' usage); empty unless every "
+            "response records them",
+        ),
+        "model_tokens_out": (_I, "the model's own output tokens over those responses"),
+        "model_tokens_recorded": (
+            _F,
+            "share of this setting's responses whose line records the model's token counts, "
+            "in [0, 1]",
+        ),
         "rank": (_I, "rank within setting and judge (complete rows only)"),
         "rank_lo": (_I, "best rank in the bootstrap resamples (95%)"),
         "rank_hi": (_I, "worst rank in the bootstrap resamples (95%)"),

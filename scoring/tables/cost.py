@@ -43,7 +43,14 @@ JUDGE_COST_COLUMNS = (
 )
 #: Of those, the ones written as (nullable) integers.
 INT_COLUMNS = frozenset(
-    {"judge_calls", "judge_tokens_in", "judge_tokens_cached", "judge_tokens_out"}
+    {
+        "judge_calls",
+        "judge_tokens_in",
+        "judge_tokens_cached",
+        "judge_tokens_out",
+        "model_tokens_in",
+        "model_tokens_out",
+    }
 )
 _FIX = "run `gamut judge` (or `gamut run`): it writes the verdict and usage tables together"
 
@@ -76,6 +83,36 @@ def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
         )
     frame: pd.DataFrame = table.to_pandas()
     return frame
+
+
+#: The model's own token columns of the leaderboard, in order.
+MODEL_TOKEN_COLUMNS = ("model_tokens_in", "model_tokens_out", "model_tokens_recorded")
+
+
+def model_tokens(usage: npt.NDArray[np.int64] | None, n_judges: int) -> dict[str, Floats]:
+    """Per (submission, setting, judge) group, in group order, the model's own tokens of the
+    setting's responses (the same for every judge): ``model_tokens_recorded`` is the share of
+    the responses whose line records the provider's token counts, and the sums are given only
+    when every response records them (NaN otherwise, and without responses).
+
+    Args:
+        usage: ``[S, 2, 4]`` per response file (:attr:`scoring.tables.load.Inputs.model_usage`),
+            or None: nothing is known.
+        n_judges: the judges, which repeat each (submission, setting)'s figures.
+    """
+    if usage is None:
+        return {c: np.full(0, np.nan) for c in MODEL_TOKEN_COLUMNS}
+    flat = usage.reshape(-1, 4).astype(np.float64)
+    n, counted, t_in, t_out = flat.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n > 0, counted / n, np.nan)
+    every = share == 1.0
+    per_response = {
+        "model_tokens_in": np.where(every, t_in, np.nan),
+        "model_tokens_out": np.where(every, t_out, np.nan),
+        "model_tokens_recorded": share,
+    }
+    return {c: np.repeat(v, n_judges) for c, v in per_response.items()}
 
 
 def judging_cost(
@@ -141,4 +178,12 @@ def judging_cost(
     return out
 
 
-__all__ = ["INT_COLUMNS", "JUDGE_COST_COLUMNS", "PRICE_MODE", "judging_cost", "read_usage"]
+__all__ = [
+    "INT_COLUMNS",
+    "JUDGE_COST_COLUMNS",
+    "MODEL_TOKEN_COLUMNS",
+    "PRICE_MODE",
+    "judging_cost",
+    "model_tokens",
+    "read_usage",
+]

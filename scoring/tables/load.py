@@ -50,6 +50,8 @@ class Inputs:
         ignored_rows: verdict rows that match no current submission, judge, question or check.
         check_ids: each question's check ids, in the order of the expected checks (what the
             audit labels are matched against).
+        model_usage: ``[S, 2, 4]`` per response file: its responses, those that record the
+            provider's token counts, their input and their output tokens (zeros when absent).
     """
 
     questions: list[Question]
@@ -63,6 +65,7 @@ class Inputs:
     rubric_version: str
     ignored_rows: int
     check_ids: list[list[str]] = field(default_factory=list)
+    model_usage: npt.NDArray[np.int64] | None = None
 
 
 def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
@@ -80,7 +83,9 @@ def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
 
 def _response_chars(
     path: Path, qindex: dict[str, int], digests: DigestCache
-) -> npt.NDArray[np.float64]:
+) -> tuple[npt.NDArray[np.float64], tuple[int, int, int, int]]:
+    """Each question's response length (NaN: no response), and the file's token counts
+    (responses, responses recording their tokens, input tokens, output tokens)."""
     out = np.full(len(qindex), np.nan)
     digest = digests.of(path)
     if digest is None or not digest.clean:
@@ -91,7 +96,7 @@ def _response_chars(
         i = qindex.get(qid)
         if i is not None:
             out[i] = n
-    return out
+    return out, (len(digest.chars), *digest.usage)
 
 
 def read_submissions(
@@ -100,9 +105,14 @@ def read_submissions(
     only: Collection[str] | None = None,
     digests: Path | DigestCache | None = None,
 ) -> tuple[
-    tuple[str, ...], dict[str, SubmissionMeta], npt.NDArray[np.bool_], npt.NDArray[np.float64]
+    tuple[str, ...],
+    dict[str, SubmissionMeta],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
 ]:
-    """Submission ids, metadata, which settings have responses, and response lengths.
+    """Submission ids, metadata, which settings have responses, response lengths, and each
+    response file's token counts (:attr:`Inputs.model_usage`).
 
     ``only``: the submission ids to read (default: every folder with a ``submission.yaml``).
     ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`)
@@ -120,6 +130,7 @@ def read_submissions(
     ids = tuple(p.name for p in dirs)
     has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
+    usage = np.zeros((len(ids), len(SETTINGS), 4), np.int64)
     cache = DigestCache.open(digests, Limits())
     try:
         meta = {p.name: _read_meta(p / "submission.yaml", cache) for p in dirs}
@@ -128,10 +139,10 @@ def read_submissions(
                 f = p / f"{setting.value}.jsonl"
                 if f.is_file():
                     has[si, k] = True
-                    chars[si, k] = _response_chars(f, qindex, cache)
+                    chars[si, k], usage[si, k] = _response_chars(f, qindex, cache)
     finally:  # the digests read before a bad file are kept for the next run
         cache.save(prune=False)
-    return ids, meta, has, chars
+    return ids, meta, has, chars, usage
 
 
 def load_inputs(
@@ -169,7 +180,7 @@ def load_inputs(
     table = checks
     index, check_ids = index_checks(questions, table, rubrics_source)
     qids = [q.question_id for q in questions]
-    ids, meta, has, chars = read_submissions(
+    ids, meta, has, chars, usage = read_submissions(
         submissions, {q: i for i, q in enumerate(qids)}, only, digests
     )
     matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids, matrix_cache)
@@ -185,4 +196,5 @@ def load_inputs(
         table.rubric_version,
         ignored,
         check_ids,
+        usage,
     )

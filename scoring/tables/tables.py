@@ -18,7 +18,7 @@ from scoring.tables.bootstrap import paired, percentile_ci, rank_many, weighted_
 from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
 from scoring.tables.cost import INT_COLUMNS as COST_INT_COLUMNS
-from scoring.tables.cost import JUDGE_COST_COLUMNS
+from scoring.tables.cost import JUDGE_COST_COLUMNS, MODEL_TOKEN_COLUMNS, model_tokens
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
 
@@ -137,7 +137,8 @@ def leaderboard(
     ``corrected``: the PPI columns per group (:func:`scoring.tables.audit.ppi_columns`), added
     after the metadata; without them the columns are still there, empty (no audit).
     ``costs``: the judging columns per group (:func:`scoring.tables.cost.judging_cost`), after
-    the response length; without them the columns are there, empty (nothing known).
+    the response length; without them the columns are there, empty (nothing known). The
+    model's own token columns follow (:func:`scoring.tables.cost.model_tokens`).
     """
     g = np.flatnonzero(sc.level.status != Status.ABSENT)
     complete = sc.complete[g]
@@ -159,7 +160,13 @@ def leaderboard(
     defined = ~np.isnan(chars)
     with np.errstate(invalid="ignore", divide="ignore"):
         df["mean_response_chars"] = np.where(defined, chars, 0).sum(1) / defined.sum(1)
-    for name, values in (costs or _no_costs(sc.groups.sub.size)).items():
+    usage = sc.inputs.model_usage
+    model = (
+        model_tokens(usage, len(sc.inputs.judges))
+        if usage is not None
+        else {name: np.full(sc.groups.sub.size, np.nan) for name in MODEL_TOKEN_COLUMNS}
+    )
+    for name, values in {**(costs or _no_costs(sc.groups.sub.size)), **model}.items():
         if name in COST_INT_COLUMNS:
             df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
         else:

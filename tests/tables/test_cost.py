@@ -3,6 +3,7 @@ recorded (never $0), and a usage table that does not belong to the verdict table
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -118,3 +119,30 @@ def test_the_leaderboard_has_the_columns_and_a_stale_usage_table_is_refused(
         read_usage(results / USAGE_TABLE, verdicts)
     with pytest.raises(ScoringError, match="gamut judge"):
         pipeline.score(Project(load_config(config)))
+
+
+def test_model_tokens_where_every_response_records_them(tmp_path: Path) -> None:
+    config = main_project().write(tmp_path)
+    subs = tmp_path / "submissions"
+
+    def with_usage(path: Path, every: bool) -> tuple[int, int]:
+        lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+        for i, x in enumerate(lines):
+            if every or i:
+                x["usage"] = {"input_tokens": 100 + i, "output_tokens": 10 * (i + 1)}
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        return sum(100 + i for i in range(len(lines))), sum(10 * (i + 1) for i in range(3))
+
+    tin, tout = with_usage(subs / "alpha" / "multimodal.jsonl", every=True)
+    with_usage(subs / "beta" / "multimodal.jsonl", every=False)  # the first line has none
+    lb = pipeline.score(Project(load_config(config))).leaderboard
+    alpha = lb[(lb.submission_id == "alpha") & (lb.setting == "multimodal")]
+    assert len(alpha) == 2  # one row per judge, the same model tokens in each
+    assert set(alpha["model_tokens_in"]) == {tin} and tin == 303
+    assert set(alpha["model_tokens_out"]) == {tout} and tout == 60
+    assert set(alpha["model_tokens_recorded"]) == {1.0}
+    beta = lb[(lb.submission_id == "beta") & (lb.setting == "multimodal")]
+    assert beta["model_tokens_recorded"].iloc[0] == pytest.approx(2 / 3)
+    assert beta["model_tokens_in"].isna().all() and beta["model_tokens_out"].isna().all()
+    text = lb[lb.setting == "text_only"]
+    assert (text["model_tokens_recorded"] == 0.0).all() and text["model_tokens_in"].isna().all()
