@@ -14,6 +14,18 @@ from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.tables import PAIRWISE_COLUMNS, PROVENANCE_FILE
 from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
 
+#: The leaderboard's cost columns (the cost page and the model pages read them).
+COST_COLUMNS = (
+    "judge_calls",
+    "judge_tokens_in",
+    "judge_tokens_cached",
+    "judge_tokens_out",
+    "judge_tokens_recorded",
+    "judge_cost_usd",
+    "model_tokens_in",
+    "model_tokens_out",
+    "model_tokens_recorded",
+)
 #: Parquet tables the site needs, with the columns it reads from each.
 REQUIRED: dict[str, tuple[str, ...]] = {
     "leaderboard": (
@@ -34,6 +46,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
         "share_missing",
         "share_contradicts",
         "mean_response_chars",
+        *COST_COLUMNS,
         "rank",
         "rank_lo",
         "rank_hi",
@@ -264,6 +277,7 @@ def load_tables(results: Path) -> ScoreTables:
 
 
 __all__ = [
+    "COST_COLUMNS",
     "REQUIRED",
     "VERDICT_ID_COLUMNS",
     "VERDICT_TEXT_COLUMNS",
