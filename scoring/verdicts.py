@@ -30,6 +30,9 @@ VERDICT_ORDER: tuple[Verdict, ...] = tuple(Verdict)
 
 #: The verdict table's file name, inside the results folder.
 VERDICT_TABLE = "verdicts.parquet"
+#: The usage table's file name, beside it (:mod:`scoring.judge.usage`): an input of the score
+#: tables, like the verdict table, not a published table.
+USAGE_TABLE = "judge_usage.parquet"
 
 
 class VerdictRow(BaseModel):
@@ -107,6 +110,7 @@ DRIFT_COLUMNS: tuple[str, ...] = (
 
 __all__ = [
     "DRIFT_COLUMNS",
+    "USAGE_TABLE",
     "VERDICT_COLUMNS",
     "VERDICT_ORDER",
     "VERDICT_ROW_COLUMNS",
