@@ -9,9 +9,11 @@ Schema is the structured output asked for. :func:`ask` renders the prompt, hands
 - :class:`ProviderLLM` sends each request to a configured judge's model through the engine's
   provider registry (:mod:`scoring.judge.providers`): the provider's generation class (the one
   ``gamut generate`` uses), the judge's model, base URL, decoding settings and the key in its
-  ``api_key_env``, in direct mode (one call at a time; the workbench has no batch mode). The
-  generation protocol carries a prompt and an image only, so the JSON Schema goes in the prompt
-  and :func:`ask` validates the reply against it.
+  ``api_key_env``, in direct mode (one call at a time). The JSON Schema goes as the provider's
+  native structured output (OpenAI ``response_format`` json_schema, strict; Anthropic
+  ``output_config.format``), or, for a judge with ``structured_output = false``, at the
+  prompt's end; :func:`ask` validates the reply either way, and feeds the problems of a reply
+  that does not fit back once for repair (template ``fix_v1``).
 - :class:`ReplayLLM` answers from recorded replies (offline work, the demo, the tests).
 - :class:`CountingLLM` counts what a run would send.
 """
@@ -38,11 +40,13 @@ from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.submissions import read_jsonl
 
 if TYPE_CHECKING:
-    from scoring.judge.generation import Generator
+    from scoring.judge.generation import Generator, Request
     from scoring.judge.spec import JudgeConfig
 
 T = TypeVar("T", bound=BaseModel)
 _SECTIONS = ("version", "system", "user")
+#: The template of the one repair :func:`ask` asks for when a reply does not fit its schema.
+FIX_TEMPLATE = "fix_v1"
 
 
 class LLMError(GamutError):
@@ -159,15 +163,42 @@ def ask(
         image=image,
     )
     raw = llm.complete(request)
-    try:
-        return reply.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "reply"
-        raise LLMError(
-            f"{template} reply for {key}: {where}: {first['msg']} (the model's reply does not "
-            "fit the schema; run the step again or record a valid reply)"
-        ) from None
+    for attempt in (0, 1):
+        try:
+            return reply.model_validate(raw)
+        except ValidationError as exc:
+            problems = [
+                f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            ]
+        if attempt == 1:
+            break
+        raw = llm.complete(repair_request(request, raw, problems))
+    raise LLMError(
+        f"{template} reply for {key} (and its repair): {problems[0]} (the model's reply does not "
+        "fit the schema; run the step again or record a valid reply)"
+    )
+
+
+def repair_request(request: LLMRequest, raw: Any, problems: list[str]) -> LLMRequest:
+    """The one repair of a reply that ``request``'s schema refused: the same request, its
+    reply and the problems fed back (template :data:`FIX_TEMPLATE`, key
+    ``<template>:<key>``)."""
+    fix = load_template(FIX_TEMPLATE)
+    return LLMRequest(
+        template=FIX_TEMPLATE,
+        key=f"{request.template}:{request.key}",
+        system=f"{request.system}\n\n{fix.system}",
+        user=fix.render(
+            {
+                "request": request.user,
+                "reply": json.dumps(raw, ensure_ascii=False),
+                "problems": "\n".join(f"- {p}" for p in problems[:20]),
+            }
+        ),
+        schema=request.schema,
+        image=request.image,
+    )
 
 
 class ReplayLLM:
@@ -321,9 +352,17 @@ class ProviderLLM:
             gen = self._generators[system] = self._cls(settings)
         return gen
 
-    def prompt(self, request: LLMRequest) -> str:
-        """The user message sent: the rendered template, then the schema asked for."""
-        return f"{request.user}\n\n{SCHEMA_INSTRUCTION}{json.dumps(request.schema)}"
+    def call(self, request: LLMRequest) -> Request:
+        """The generation request sent: the rendered template and the image, with the schema
+        as the provider's native structured output (the judge's ``structured_output``, the
+        default), or else at the prompt's end."""
+        from scoring.judge.generation import OutputSchema, Request
+
+        image = None if request.image is None else ImageFile.open(request.image)
+        if self.judge.structured_output:
+            return Request(request.user, image, OutputSchema(request.template, request.schema))
+        prompt = f"{request.user}\n\n{SCHEMA_INSTRUCTION}{json.dumps(request.schema)}"
+        return Request(prompt, image)
 
     def complete(self, request: LLMRequest) -> Any:
         """Ask the judge's model; the reply text parsed as JSON.
@@ -334,11 +373,10 @@ class ProviderLLM:
                 provider's text, which may quote the prompt back).
             FatalCallError: no call can succeed (bad key, unknown model, nothing listening).
         """
-        from scoring.judge.generation import CallFailed, Request
+        from scoring.judge.generation import CallFailed
 
-        image = None if request.image is None else ImageFile.open(request.image)
         gen = self._generator(request.system)
-        call = Request(self.prompt(request), image)
+        call = self.call(request)
         try:
             reply = self._runner.run(gen.answer(call))
         except CallFailed as exc:
@@ -406,6 +444,7 @@ class CountingLLM:
 
 
 __all__ = [
+    "FIX_TEMPLATE",
     "LLM",
     "SCHEMA_INSTRUCTION",
     "CountingLLM",
@@ -418,5 +457,6 @@ __all__ = [
     "ask",
     "estimate_tokens",
     "load_template",
+    "repair_request",
     "reply_schema",
 ]
