@@ -53,6 +53,10 @@ class LLMError(GamutError):
     """An LLM step got no usable reply; the message names the template and the request key."""
 
 
+class Deferred(LLMError):
+    """Batch mode: the request waits for its batch; the step skips its item (run it again)."""
+
+
 @dataclass(frozen=True)
 class Template:
     """A parsed workbench prompt template."""
@@ -288,9 +292,11 @@ class ProviderLLM:
 
     Args:
         judge: the judge whose provider, model, base URL, key variable and decoding settings
-            are used (its ``mode`` is not: the workbench calls in direct mode only).
+            are used (its ``mode`` = "batch" selects :class:`~gamut.workbench.batch.BatchLLM`).
         name: the judge's name, for messages.
         environ: where the key variable is read (default: the process environment).
+        max_tokens: the output-token limit of this step's replies (default: the judge's own,
+            sized for verdicts; the workbench's ``[workbench]`` config gives each step its own).
 
     Raises:
         LLMError: the judge names no key variable (and no local ``base_url``), or the variable
@@ -299,7 +305,11 @@ class ProviderLLM:
     """
 
     def __init__(
-        self, judge: JudgeConfig, name: str, environ: Mapping[str, str] | None = None
+        self,
+        judge: JudgeConfig,
+        name: str,
+        environ: Mapping[str, str] | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         from scoring.judge.providers import REGISTRY
 
@@ -321,6 +331,7 @@ class ProviderLLM:
             )
         self.name = name
         self.judge = judge
+        self.max_tokens = judge.max_tokens if max_tokens is None else max_tokens
         self._api_key = key
         self._cls = REGISTRY.generator_class(judge.provider)
         self._generators: dict[str, Generator] = {}
@@ -344,7 +355,7 @@ class ProviderLLM:
                 base_url=j.base_url,
                 system_prompt=system or None,
                 temperature=j.temperature,
-                max_tokens=j.max_tokens,
+                max_tokens=self.max_tokens,
                 token_limit_key=j.token_limit_key,
                 timeout_s=j.timeout_s,
                 max_retries=j.max_retries,
@@ -386,13 +397,7 @@ class ProviderLLM:
                 f"{request.template} request for {request.key}: the judge {self.name} call "
                 f"failed ({reason}); run the step again (it resumes)"
             ) from None
-        try:
-            return json.loads(_unfenced(reply.text))
-        except ValueError:
-            raise LLMError(
-                f"{request.template} reply for {request.key}: not JSON (the model's reply; "
-                "run the step again)"
-            ) from None
+        return json_reply(request, reply.text)
 
     def close(self) -> None:
         """Close the provider clients and the event loop."""
@@ -402,6 +407,21 @@ class ProviderLLM:
         finally:
             self._generators.clear()
             self._runner.close()
+
+
+def json_reply(request: LLMRequest, text: str) -> Any:
+    """A reply's text parsed as JSON (a Markdown fence around it allowed).
+
+    Raises:
+        LLMError: not JSON (the message names the template and key, never the text).
+    """
+    try:
+        return json.loads(_unfenced(text))
+    except ValueError:
+        raise LLMError(
+            f"{request.template} reply for {request.key}: not JSON (the model's reply; "
+            "run the step again)"
+        ) from None
 
 
 def _unfenced(text: str) -> str:
@@ -448,6 +468,7 @@ __all__ = [
     "LLM",
     "SCHEMA_INSTRUCTION",
     "CountingLLM",
+    "Deferred",
     "ImageFile",
     "LLMError",
     "LLMRequest",
@@ -456,6 +477,7 @@ __all__ = [
     "Template",
     "ask",
     "estimate_tokens",
+    "json_reply",
     "load_template",
     "repair_request",
     "reply_schema",

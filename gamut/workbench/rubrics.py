@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gamut.workbench.evidence import EVIDENCE, SourcePages, audit
-from gamut.workbench.llm import LLM, ask
+from gamut.workbench.llm import LLM, Deferred, ask
 from gamut.workbench.questions import entered_questions
 from gamut.workbench.revision import REVISIONS
 from gamut.workbench.store import Checkpoint, Workbench
@@ -157,9 +157,13 @@ def _step(wb: Workbench, llm: LLM, phase: str, pages: SourcePages | None = None)
                 [i.model_dump(mode="json", exclude_none=True) for i in draft.items],
                 ensure_ascii=False,
             )
-        rubric, repairs, removed = _build(
-            llm, template, qid, key, q["text_only_question"], variables, snippets, draft
-        )
+        try:
+            rubric, repairs, removed = _build(
+                llm, template, qid, key, q["text_only_question"], variables, snippets, draft
+            )
+        except Deferred:
+            counts["waiting"] += 1  # batch mode: in a batch; the next run collects it
+            continue
         folder = "drafts" if phase == "draft" else "rubrics"
         if rubric is not None:
             wb.write(f"{folder}/{qid}.json", rubric.model_dump(mode="json", exclude_none=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from gamut.workbench.batch import in_flight
 from gamut.workbench.evidence import EVIDENCE
 from gamut.workbench.images import IMAGES
 from gamut.workbench.questions import CANDIDATES, STATES, entered_questions, needs_proposals
@@ -32,6 +33,7 @@ def counts(wb: Workbench) -> dict[str, Any]:
         "refined": sum(1 for q in entered if status.get(q, {}).get("refine") == "ok"),
         "refine_failed": sum(1 for q in entered if status.get(q, {}).get("refine") == "failed"),
         "releases": [r["version"] for r in wb.read(RELEASES, [])],
+        "batch_requests_in_flight": in_flight(wb),
     }
 
 
