@@ -70,6 +70,7 @@ def _llm(
     """Recorded replies (``--replay``), else the model of a configured judge: direct calls, or
     its provider's batch API when the judge's ``mode`` is ``batch`` (what was submitted and
     what is in flight printed after the step)."""
+    from gamut.workbench import usage
     from gamut.workbench.batch import BatchLLM
     from gamut.workbench.llm import ProviderLLM, ReplayLLM
 
@@ -91,14 +92,18 @@ def _llm(
         )
     j = cfg.judges[name]
     if j.mode != "batch":
-        with ProviderLLM(j, name) as llm:
-            yield llm
+        with ProviderLLM(j, name, step=step) as llm:
+            try:
+                yield llm
+            finally:
+                usage.record(wb, name, j, "direct", llm.usage)
         return
-    batch = BatchLLM(wb, j, name)
+    batch = BatchLLM(wb, j, name, step=step)
     try:
         with batch:
             yield batch
     finally:
+        usage.record(wb, name, j, "batch", batch.usage)
         if batch.collected or batch.submitted or batch.deferred:
             out_console.print(
                 f"batch ({name}): collected {batch.collected} repl(ies), submitted "
@@ -124,6 +129,7 @@ def build() -> None:
 def status(config_path: Path | None, as_json: bool) -> None:
     """Counts per state of every step, and the command to run next."""
     from gamut.workbench.status import counts, next_step
+    from gamut.workbench.usage import describe
 
     wb = _workbench(config_path)
     c = counts(wb)
@@ -132,11 +138,19 @@ def status(config_path: Path | None, as_json: bool) -> None:
         return
     out_console.print(f"workbench {wb.root}")
     for key, value in c.items():
+        if key == "llm_usage":
+            continue
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in value.items())
         elif isinstance(value, list):
             value = ", ".join(value) or "none"
         out_console.print(f"  {key}: {value}")
+    out_console.print("  llm_usage (live calls, priced at the answering judge's prices):")
+    for step, modes in c["llm_usage"].items():
+        for mode, row in modes.items():
+            out_console.print(f"    {step} {mode}: {describe(row)}")
+    if not c["llm_usage"]:
+        out_console.print("    none yet")
     out_console.print(f"next: {next_step(c)}")
 
 

@@ -54,7 +54,8 @@ class BatchLLM(ProviderLLM):
 
     Args:
         wb: the workbench whose ``batches.json`` records the batches.
-        judge, name, environ, max_tokens: as :class:`ProviderLLM`.
+        judge, name, environ, max_tokens, step: as :class:`ProviderLLM` (a reply's usage is
+            counted under the step that asked, whichever step's run collects it).
 
     Attributes:
         deferred: requests of this run waiting for a batch (submitted now or earlier).
@@ -69,8 +70,9 @@ class BatchLLM(ProviderLLM):
         name: str,
         environ: Mapping[str, str] | None = None,
         max_tokens: int | None = None,
+        step: str = "",
     ) -> None:
-        super().__init__(judge, name, environ, max_tokens)
+        super().__init__(judge, name, environ, max_tokens, step)
         from scoring.judge.providers import REGISTRY
 
         backend = REGISTRY.backend_class(judge.provider)(name, judge, self._api_key, wb.root)
@@ -123,11 +125,10 @@ class BatchLLM(ProviderLLM):
                     ids.discard(cid)
                     comp = res.completion
                     if comp is not None:
-                        requests[cid].update(
-                            state="done",
-                            text=comp.text,
-                            tokens=[comp.tokens_in, comp.tokens_cached, comp.tokens_out],
-                        )
+                        rec = requests[cid]
+                        rec.update(state="done", text=comp.text)
+                        step = str(rec.get("step", self.step))
+                        self.usage[step].add(comp.tokens_in, comp.tokens_cached, comp.tokens_out)
                         self.collected += 1
                     elif res.error_kind in RESUBMIT_KINDS:
                         del requests[cid]
@@ -171,6 +172,7 @@ class BatchLLM(ProviderLLM):
             self.state["requests"][cid] = {
                 "template": request.template,
                 "key": request.key,
+                "step": self.step,
                 "state": "queued",
             }
         raise Deferred(f"{request.template} request for {request.key} waits for its batch")

@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -297,6 +297,7 @@ class ProviderLLM:
         environ: where the key variable is read (default: the process environment).
         max_tokens: the output-token limit of this step's replies (default: the judge's own,
             sized for verdicts; the workbench's ``[workbench]`` config gives each step its own).
+        step: the step asking (its requests' usage is counted under it, in :attr:`usage`).
 
     Raises:
         LLMError: the judge names no key variable (and no local ``base_url``), or the variable
@@ -310,7 +311,9 @@ class ProviderLLM:
         name: str,
         environ: Mapping[str, str] | None = None,
         max_tokens: int | None = None,
+        step: str = "",
     ) -> None:
+        from gamut.workbench.usage import Usage
         from scoring.judge.providers import REGISTRY
 
         env = os.environ if environ is None else environ
@@ -332,6 +335,9 @@ class ProviderLLM:
         self.name = name
         self.judge = judge
         self.max_tokens = judge.max_tokens if max_tokens is None else max_tokens
+        self.step = step
+        #: step -> requests answered and their tokens (the provider's usage)
+        self.usage: defaultdict[str, Usage] = defaultdict(Usage)
         self._api_key = key
         self._cls = REGISTRY.generator_class(judge.provider)
         self._generators: dict[str, Generator] = {}
@@ -397,6 +403,7 @@ class ProviderLLM:
                 f"{request.template} request for {request.key}: the judge {self.name} call "
                 f"failed ({reason}); run the step again (it resumes)"
             ) from None
+        self.usage[self.step].add(reply.input_tokens, 0, reply.output_tokens)
         return json_reply(request, reply.text)
 
     def close(self) -> None:
@@ -437,10 +444,13 @@ def estimate_tokens(text: str) -> int:
 
 @dataclass
 class CountingLLM:
-    """Counts requests and estimated tokens per template, replying with ``answer(request)``."""
+    """Counts requests and estimated tokens per template (or per ``group(request)``), replying
+    with ``answer(request)``."""
 
     answer: Callable[[LLMRequest], Any]
     image_tokens: int = 1000
+    #: what the counts are keyed by (default: the template)
+    group: Callable[[LLMRequest], str] = field(default=lambda r: r.template)
     requests: Counter[str] = field(default_factory=Counter)
     input_tokens: Counter[str] = field(default_factory=Counter)
     output_tokens: Counter[str] = field(default_factory=Counter)
@@ -449,7 +459,7 @@ class CountingLLM:
     def complete(self, request: LLMRequest) -> Any:
         """Count ``request`` and its reply, then return the reply."""
         out = self.answer(request)
-        t = request.template
+        t = self.group(request)
         self.requests[t] += 1
         schema = self._schema_tokens.get(id(request.schema))
         if schema is None:

@@ -25,7 +25,7 @@ from tests.judge.project import openai_judge
 from tests.workbench.helpers import write_config
 from tests.workbench.test_provider_llm import KEY, _project, _proposals
 
-BATCH = 'mode = "batch"\n'
+BATCH = 'mode = "batch"\nbatch_price_in_per_mtok = 1.0\nbatch_price_out_per_mtok = 4.0\n'
 
 
 @pytest.fixture
@@ -82,6 +82,11 @@ def test_propose_submits_a_batch_and_the_next_run_collects_it(
     assert "waiting" not in out
     cands = json.loads((wb / "candidates.json").read_text(encoding="utf-8"))
     assert len(cands) == 8 and {c["state"] for c in cands.values()} == {"in_review"}
+    code, out = _build("status", "--json", "--config", cfg)
+    row = json.loads(out)["llm_usage"]["propose"]["batch"]
+    assert row["requests"] == 4 and row["tokens_in"] > 0 and row["tokens_out"] > 0
+    usd = (row["tokens_in"] * 1.0 + row["tokens_out"] * 4.0) / 1e6
+    assert row["cost_usd"] == pytest.approx(usd)
     state = json.loads((wb / BATCHES).read_text(encoding="utf-8"))
     assert {b["state"] for b in state["batches"].values()} <= {"collected", "created"}
     assert srv.batch_sizes() == [4] and srv.requests == []

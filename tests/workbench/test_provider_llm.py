@@ -256,3 +256,30 @@ def test_strict_schema_closes_every_object_and_requires_every_property() -> None
     q = strict["$defs"]["ProposedQuestion"]["properties"]["question"]
     assert "minLength" not in q and "(minLength: 1)" in q["description"]  # stated, not enforced
     assert reply_schema(GuardReply)["required"] == ["checks", "selected"]  # the input unchanged
+
+
+def test_live_calls_record_tokens_and_cost_per_step(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    prices = "price_in_per_mtok = 2.0\nprice_out_per_mtok = 8.0\n"
+    cfg = _project(tmp_path, openai_judge(fake_llm.openai_base_url, retries=0, extra=prices))
+    fake_llm.responder = _proposals
+    for _ in range(2):  # the second run has nothing to propose: no request, nothing added
+        result = CliRunner().invoke(
+            main,
+            ["build", "propose", "--per-image", "2", "--config", cfg],
+            env={"GAMUT_TEST_KEY": KEY},
+        )
+        assert result.exit_code == 0, result.output
+    # the fake's usage: a token per 4 bytes of prompt text (images not counted), and of reply
+    tin = sum(max(1, len(r.text.encode()) // 4) for r in fake_llm.requests)
+    tout = len(fake_llm.requests) * max(1, len(_proposals({})) // 4)
+    result = CliRunner().invoke(main, ["build", "status", "--json", "--config", cfg])
+    row = json.loads(result.output)["llm_usage"]["propose"]["direct"]
+    assert (row["requests"], row["tokens_in"], row["tokens_out"]) == (4, tin, tout)
+    assert row["cost_usd"] == pytest.approx((tin * 2.0 + tout * 8.0) / 1e6)
+    assert row["judges"] == ["gpt"]
+    result = CliRunner().invoke(main, ["build", "status", "--config", cfg])
+    assert f"propose direct: 4 requests, {tin:,} tokens in (0 cached), {tout:,} out" in (
+        result.output
+    )
