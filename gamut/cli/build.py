@@ -91,14 +91,15 @@ def _llm(
             f"--judge {name}: no such judge in {cfg.file} (one of {', '.join(cfg.judges)})"
         )
     j = cfg.judges[name]
+    limit = cfg.workbench.max_tokens(step)
     if j.mode != "batch":
-        with ProviderLLM(j, name, step=step) as llm:
+        with ProviderLLM(j, name, max_tokens=limit, step=step) as llm:
             try:
                 yield llm
             finally:
                 usage.record(wb, name, j, "direct", llm.usage)
         return
-    batch = BatchLLM(wb, j, name, step=step)
+    batch = BatchLLM(wb, j, name, max_tokens=limit, step=step)
     try:
         with batch:
             yield batch

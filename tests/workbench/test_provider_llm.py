@@ -283,3 +283,26 @@ def test_live_calls_record_tokens_and_cost_per_step(
     assert f"propose direct: 4 requests, {tin:,} tokens in (0 cached), {tout:,} out" in (
         result.output
     )
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_each_step_has_its_own_output_token_limit(
+    tmp_path: Path, fake_llm: FakeLLMServer, provider: str
+) -> None:
+    base = fake_llm.openai_base_url if provider == "openai" else fake_llm.anthropic_base_url
+    cfg = _project(tmp_path, openai_judge(base, provider=provider, retries=0))
+    fake_llm.responder = _proposals
+    args = ["build", "propose", "--per-image", "2", "--config", cfg]
+    result = CliRunner().invoke(main, args, env={"GAMUT_TEST_KEY": KEY})
+    assert result.exit_code == 0, result.output
+    # the [workbench] default, not the judge's max_tokens (400, sized for verdicts)
+    assert {r.token_limit for r in fake_llm.requests} == {2048}
+    text = Path(cfg).read_text(encoding="utf-8")
+    Path(cfg).write_text(
+        text.replace('dir = "wb"\n', 'dir = "wb"\npropose_max_tokens = 3000\n'), encoding="utf-8"
+    )
+    (tmp_path / "wb" / "candidates.json").unlink()
+    fake_llm.reset()
+    result = CliRunner().invoke(main, args, env={"GAMUT_TEST_KEY": KEY})
+    assert result.exit_code == 0, result.output
+    assert {r.token_limit for r in fake_llm.requests} == {3000}
