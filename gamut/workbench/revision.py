@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gamut.workbench.store import Workbench, WorkbenchError
+from gamut.workbench.store import RUBRIC_STATUS, Workbench, WorkbenchError
 from scoring.compiler import Check, compile_rubric
 from scoring.errors import Problem, ProblemsError, RubricError
 from scoring.rubric import MetaRubric, NonEmpty
@@ -185,13 +185,11 @@ def revise_rubrics(
 ) -> Counter[str]:
     """Apply checked edits by question as one round of ``annotator`` (see :func:`apply_edits`;
     problems name ``display``)."""
-    from gamut.workbench.rubrics import STATUS
-
     problems = list(problems or [])
     path = display
     results = {}
     done = Counter(r["question_id"] for r in wb.read(REVISIONS, []))
-    status: dict[str, dict[str, Any]] = wb.read(STATUS, {})
+    status: dict[str, dict[str, Any]] = wb.read(RUBRIC_STATUS, {})
     for qid, mine in edits.items():
         raw = wb.read(f"rubrics/{qid}.json")
         if raw is None:

@@ -18,7 +18,7 @@ from gamut.workbench.evidence import EVIDENCE, SourcePages, audit
 from gamut.workbench.llm import LLM, Deferred, ask
 from gamut.workbench.questions import entered_questions
 from gamut.workbench.revision import REVISIONS
-from gamut.workbench.store import Checkpoint, Workbench
+from gamut.workbench.store import RUBRIC_STATUS, Checkpoint, Workbench
 from scoring.compiler import compile_rubric
 from scoring.errors import RubricError
 from scoring.rubric import MetaRubric
@@ -26,7 +26,7 @@ from scoring.rubric import MetaRubric
 DRAFT_TEMPLATE = "draft_v1"
 REPAIR_TEMPLATE = "repair_v1"
 REFINE_TEMPLATE = "refine_v1"
-STATUS = "rubric_status.json"
+STATUS = RUBRIC_STATUS
 
 
 class ItemsReply(BaseModel):
