@@ -57,6 +57,13 @@ class BenchmarkConfig(_Section):
         description="The audit labels are simulated (the demo's): every page that shows them "
         "says so.",
     )
+    version: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The benchmark version the leaderboard stamps on its rows; unset: the "
+        "benchmark_version of the release.json beside the questions file (what `gamut build "
+        "release` writes), else none (gamut.benchmark_version).",
+    )
 
 
 class StoreConfig(_Section):

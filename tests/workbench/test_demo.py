@@ -6,6 +6,8 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from gamut.workbench.demo import demo_data
 from gamut.workbench.questions import CANDIDATES, State
 from gamut.workbench.store import Workbench
@@ -125,3 +127,30 @@ def test_the_demo_ships_its_inputs_as_package_data() -> None:
         shipped = demo.DEMO_IMAGES / name
         assert shipped.read_bytes() == (root / "demo" / "images" / name).read_bytes(), name
     assert '"demo" / "images"' not in Path(demo.__file__).read_text(encoding="utf-8")
+
+
+def test_the_leaderboard_reads_the_benchmark_version_of_a_release(tmp_path: Path) -> None:
+    from gamut.benchmark_version import benchmark_version
+    from gamut.project import Project
+    from scoring.errors import GamutError
+
+    out = tmp_path / "demo"
+    assert run("build", "demo", "--out", str(out))[0] == 0
+
+    def project(questions: Path, extra: str = "") -> Project:
+        cfg = tmp_path / "gamut.toml"
+        cfg.write_text(
+            f'[benchmark]\nquestions = "{questions}"\nrubrics = "{out / "rubrics"}"\n{extra}',
+            encoding="utf-8",
+        )
+        return Project.load(cfg)
+
+    assert benchmark_version(project(out / "questions.jsonl")) == "demo-1.0"
+    given = project(out / "questions.jsonl", 'version = "gamut-2.1"\n')
+    assert benchmark_version(given) == "gamut-2.1"  # the config's word wins
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "questions.jsonl").write_bytes((out / "questions.jsonl").read_bytes())
+    assert benchmark_version(project(tmp_path / "q" / "questions.jsonl")) is None
+    (tmp_path / "q" / "release.json").write_text('{"n_questions": 4}', encoding="utf-8")
+    with pytest.raises(GamutError, match=r"release.json: no benchmark_version string"):
+        benchmark_version(project(tmp_path / "q" / "questions.jsonl"))
