@@ -165,3 +165,50 @@ def test_draft_in_batches_with_its_repair_in_a_second_batch(
     assert {s["draft"] for s in status.values()} == {"ok"}
     assert status["food-0001"]["draft_repairs"] == 1
     assert srv.requests == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_batch_created_by_a_run_killed_before_recording_it_is_found_not_resubmitted(
+    tmp_path: Path, srv: FakeBatchServer, provider: str
+) -> None:
+    cfg = _project(tmp_path, openai_judge(_base(srv, provider), provider=provider, extra=BATCH))
+    srv.hold = True
+    assert _build("propose", "--per-image", "2", "--config", cfg)[0] == 0
+    # as a run killed between creating the batch and recording its id leaves the state file
+    path = tmp_path / "wb" / BATCHES
+    state = json.loads(path.read_text(encoding="utf-8"))
+    ((bid, b),) = [(k, v) for k, v in state["batches"].items() if v["state"] == "submitted"]
+    del state["batches"][bid]
+    state["batches"][f"pending-{b['tag']}"] = {**b, "state": "submitting"}
+    for r in state["requests"].values():
+        r["state"] = "queued"
+        del r["batch"]
+    path.write_text(json.dumps(state), encoding="utf-8")
+    srv.release()
+    code, out = _build("propose", "--per-image", "2", "--config", cfg)
+    assert code == 0, out
+    assert "collected 4 repl(ies), submitted 0 request(s)" in out
+    assert srv.batch_sizes() == [4]  # found by its tag (OpenAI) or its size and time (Anthropic)
+    cands = json.loads((tmp_path / "wb" / "candidates.json").read_text(encoding="utf-8"))
+    assert len(cands) == 8
+
+
+def test_a_batch_the_provider_never_created_is_lost_and_asked_again(
+    tmp_path: Path, srv: FakeBatchServer
+) -> None:
+    cfg = _project(tmp_path, openai_judge(srv.openai_base_url, extra=BATCH))
+    srv.refuse_create = True  # the upload fails: the run ends with its record "submitting"
+    code, out = _build("propose", "--per-image", "2", "--config", cfg)
+    assert code == 1 and "cannot create the batch" in out, out
+    assert "Write 2" not in out and "Domain:" not in out  # the refusal quoted the prompt
+    srv.refuse_create = False
+    code, out = _build("propose", "--per-image", "2", "--config", cfg)
+    assert code == 0 and "submitted 4 request(s) in 1 batch(es)" in out, out
+    state = json.loads((tmp_path / "wb" / BATCHES).read_text(encoding="utf-8"))
+    assert sorted(b["state"] for b in state["batches"].values()) == [
+        "created",
+        "lost",
+        "submitted",
+    ]
+    assert _build("propose", "--per-image", "2", "--config", cfg)[0] == 0
+    assert len(json.loads((tmp_path / "wb" / "candidates.json").read_text())) == 8
