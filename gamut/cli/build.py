@@ -30,7 +30,8 @@ JUDGE = click.option(
     "--judge",
     "judge",
     help="The configured judge whose model answers (default: the primary judge); its key is "
-    "read from the environment variable its api_key_env names.",
+    'read from the environment variable its api_key_env names. A judge with mode = "batch" '
+    "submits to its provider's batch API: run the step again to collect (it resumes).",
 )
 
 

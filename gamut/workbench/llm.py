@@ -14,6 +14,9 @@ Schema is the structured output asked for. :func:`ask` renders the prompt, hands
   ``output_config.format``), or, for a judge with ``structured_output = false``, at the
   prompt's end; :func:`ask` validates the reply either way, and feeds the problems of a reply
   that does not fit back once for repair (template ``fix_v1``).
+- :class:`gamut.workbench.batch.BatchLLM` (a judge with ``mode = "batch"``) sends the same
+  bodies through the provider's batch API; a request waiting for its batch is
+  :class:`Deferred` and the step goes on with its other items.
 - :class:`ReplayLLM` answers from recorded replies (offline work, the demo, the tests).
 - :class:`CountingLLM` counts what a run would send.
 """
