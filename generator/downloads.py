@@ -37,6 +37,7 @@ from scoring.tables import (
     dictionary,
     judge_ids,
     response_table,
+    score_tables,
     submission_slices,
     undocumented,
     verdict_table,
@@ -47,31 +48,14 @@ from scoring.tables import (
 FORMAT_VERSION = "3"
 #: The file metadata key of the provenance in every published Parquet file.
 PROVENANCE_KEY = b"gamut.provenance"
-#: Score tables published beside the leaderboard, in page order, with their labels.
-SCORE_TABLES: tuple[tuple[str, str], ...] = (
-    ("question_scores", "Question scores"),
-    ("by_domain", "Scores by domain"),
-    ("by_popularity", "Scores by popularity bucket"),
-    ("by_egocentric", "Scores for egocentric and other photos"),
-    ("by_kind", "Verdicts by check kind"),
-    ("modality", "Multimodal vs text-only per model"),
-    ("modality_summary", "Multimodal vs text-only summary"),
-    ("pairwise", "Pairwise model differences"),
-    ("judge_scores", "Scores under each judge"),
-    ("judge_tau", "Judge ranking agreement (Kendall tau)"),
-    ("judge_kappa", "Judge verdict agreement (Cohen's kappa)"),
-    ("judge_kappa_by_kind", "Judge verdict agreement by check kind (Cohen's kappa)"),
-    ("judge_leniency", "Judge leniency"),
-    ("judge_self_preference", "Judge self-preference"),
-    ("judge_family_matrix", "Judge self-preference matrix (judge family x model family)"),
-    ("rank_sensitivity", "Each model's rank under every judge"),
-    ("min_detectable_difference", "Minimum detectable difference per board"),
-    ("judge_human", "Judge against the human audit"),
-    ("human_human", "Annotators against each other"),
-    ("incomplete", "Incomplete submissions"),
-)
-#: Tables whose CSV is gzipped (one row per question and model: too large to serve plain).
-GZIPPED = {"question_scores"}
+
+
+def _gzipped(name: str) -> bool:
+    """Whether the table's CSV is gzipped (one row per question and model: too large to serve
+    plain): the registry's large tables."""
+    return any(t.large and t.name == name for t in score_tables())
+
+
 _FIX = "describe the column in scoring/tables/columns.py (TABLES) so the downloads can document it"
 
 
@@ -194,7 +178,7 @@ def _table_download(
     columns = _describe(name, list(df.columns))
     parquet = out / f"{name}.parquet"
     _publish_parquet(parquet_source, df, name, parquet, provenance)
-    csv = out / (f"{name}.csv.gz" if name in GZIPPED else f"{name}.csv")
+    csv = out / (f"{name}.csv.gz" if _gzipped(name) else f"{name}.csv")
     _write_csv(df, csv)
     files = [
         (fmt, f"downloads/{p.name}", p.stat().st_size)
@@ -377,7 +361,7 @@ def write_downloads(
         main.append(
             _table_download("questions", "Questions", _question_frame(questions), out, None, prov)
         )
-    for name, label in SCORE_TABLES:
+    for name, label in ((t.name, t.label) for t in score_tables() if t.downloads):
         path = tables.results / f"{name}.parquet"
         if not path.is_file():
             continue
@@ -541,7 +525,6 @@ def downloads_size(site: Path) -> tuple[int, int]:
 __all__ = [
     "CARD_STAGING",
     "FORMAT_VERSION",
-    "SCORE_TABLES",
     "Download",
     "dataset_card",
     "downloads_size",
