@@ -87,7 +87,7 @@ def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]
     for d in drawn:
         sub, setting, qid = d["submission_id"], d["setting"], d["question_id"]
         if (sub, setting) not in responses:
-            path = project.submissions_root / sub / f"{setting}.jsonl"
+            path = project.submissions.responses(sub, setting)
             responses[(sub, setting)] = read_responses(path)[0] if path.is_file() else {}
         q = questions[qid]
         out.append(

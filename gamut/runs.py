@@ -70,12 +70,12 @@ def _inputs(project: Project, h: Any) -> None:
         ("questions", [project.questions_path]),
         ("rubrics", _files(project.rubrics_path, ["*.json", "*.jsonl"])),
     ]
-    root = project.submissions_root
+    layout = project.submissions
     subs = [
         p
-        for sid in list_submissions(root)
+        for sid in list_submissions(layout.root)
         for s in Setting
-        if (p := root / sid / f"{s.value}.jsonl").is_file()
+        if (p := layout.responses(sid, s)).is_file()
     ]
     groups.append(("submissions", subs))
     for name, paths in groups:

@@ -33,6 +33,7 @@ from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
     VERDICT_KEY_NOTE,
+    ResultsLayout,
     arrow_type,
     dictionary,
     judge_ids,
@@ -283,7 +284,7 @@ def _link_tree(src: Path, dst: Path) -> None:
 def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
     if questions is not None:
         return {q.question_id: q.domain for q in questions}
-    path = tables.results / "question_scores.parquet"
+    path = ResultsLayout(tables.results).table("question_scores")
     if not path.is_file():
         raise SiteError(f"{path} not found: the verdict downloads need each question's domain")
     qs = pq.read_table(path, columns=["question_id", "domain"]).to_pandas()
@@ -322,7 +323,7 @@ def write_downloads(
     lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
     lb_parquet = out / "leaderboard.parquet"
     _write_csv(lb, lb_csv)
-    source = tables.results / "leaderboard.parquet"
+    source = ResultsLayout(tables.results).table("leaderboard")
     _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
     records = json.loads(lb.to_json(orient="records", date_format="iso"))
     payload = {"provenance": tables.provenance, "rows": records}
@@ -362,7 +363,7 @@ def write_downloads(
             _table_download("questions", "Questions", _question_frame(questions), out, None, prov)
         )
     for name, label in ((t.name, t.label) for t in score_tables() if t.downloads):
-        path = tables.results / f"{name}.parquet"
+        path = ResultsLayout(tables.results).table(name)
         if not path.is_file():
             continue
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)

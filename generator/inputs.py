@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from generator.tables import VERDICT_ID_COLUMNS, VERDICT_TEXT_COLUMNS, ScoreTables, SiteError
 from scoring.errors import Problem, ProblemsError
+from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, load_questions
 from scoring.submissions import ERROR, Limits, read_response_file
 
@@ -88,7 +89,7 @@ def _responses(
     out: dict[tuple[str, str], dict[str, str]] = {}
     for sid in submission_ids:
         for setting in SETTINGS:
-            path = folder / sid / f"{setting}.jsonl"
+            path = SubmissionsLayout(folder).responses(sid, setting)
             if not path.is_file():
                 continue
             read = read_response_file(path, str(path), setting, question_ids, Limits())

@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
-from scoring.tables import PROVENANCE_FILE, site_tables
-from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
+from scoring.tables import ResultsLayout, site_tables
+from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 
 #: Tables the site shows when present that are not score tables (written by the judge step
 #: when a judge's snapshot changed); the score tables it needs or shows when present are those
@@ -112,8 +112,9 @@ def load_tables(results: Path) -> ScoreTables:
     """
     problems: list[Problem] = []
     frames: dict[str, pd.DataFrame] = {}
+    layout = ResultsLayout(results)
     for name, cols in site_tables(optional=False).items():
-        path = results / f"{name}.parquet"
+        path = layout.table(name)
         if not path.is_file():
             problems.append(Problem(str(path), None, "score table not found", _FIX))
             continue
@@ -126,19 +127,19 @@ def load_tables(results: Path) -> ScoreTables:
                     df[c] = df[c].astype(object)
             frames[name] = df
     for name, cols in {**JUDGE_TABLES, **site_tables(optional=True)}.items():
-        path = results / f"{name}.parquet"
+        path = layout.table(name)
         if path.is_file():
             df = _read_table(path, cols, "rerun `gamut judge` with this version", problems)
             if df is not None:
                 frames[name] = df
-    prov_path = results / PROVENANCE_FILE
-    summary_path = results / "modality_summary.json"
+    prov_path = layout.provenance
+    summary_path = layout.table("modality_summary", "json")
     for p in (prov_path, summary_path):
         if not p.is_file():
             problems.append(Problem(str(p), None, "file not found", _FIX))
     if problems:
         raise ProblemsError(problems, f"cannot build the site from {results}")
-    verdicts = results / VERDICT_TABLE
+    verdicts = layout.verdicts
     return ScoreTables(
         results=results,
         frames=frames,

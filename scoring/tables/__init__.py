@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.audit import AuditLabels
+from scoring.layout import PROVENANCE_FILE, ResultsLayout
 from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
 from scoring.tables import registry
@@ -41,7 +42,7 @@ from scoring.tables.published import (
 )
 from scoring.tables.registry import ScoreTable, score_table, score_tables, site_tables
 from scoring.tables.scores import Scores, compute
-from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_tables
+from scoring.tables.write import provenance, write_provenance, write_tables
 
 
 @dataclass(frozen=True)
@@ -200,6 +201,7 @@ __all__ = [
     "VERDICT_KEY",
     "VERDICT_KEY_NOTE",
     "Inputs",
+    "ResultsLayout",
     "ScoreTable",
     "Tables",
     "arrow_type",
