@@ -26,8 +26,7 @@ from scoring.questions import Setting
 from scoring.storage import atomic_write_text
 from scoring.submissions.jsonl import JsonlLimits, dumps_line, read_jsonl
 from scoring.submissions.responses import read_responses
-
-VERDICTS = ("meets", "partially_meets", "missing", "contradicts")
+from scoring.verdicts import PAIR_KEY
 
 
 class AuditServeError(GamutError):
@@ -76,7 +75,7 @@ class Session:
             atomic_write_text(self.file, new)
 
 
-_KEY = ("submission_id", "setting", "question_id", "check_id")
+_KEY = PAIR_KEY
 
 
 def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]]:

@@ -34,12 +34,12 @@ from scoring.rubric import MetaRubric
 from scoring.rubric_io import load_rubrics
 from scoring.storage import atomic_write_text
 from scoring.submissions.formats import SubmissionMeta
-from scoring.verdicts import VERDICT_ORDER
+from scoring.verdicts import PAIR_KEY, VERDICT_ORDER
 
 DEMO_SEED = 20260101
 DEMO_JUDGES = ("oracle", "lenient", "partisan")
-SETTINGS = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
-LABEL_KEY = ["submission_id", "setting", "question_id", "check_id"]
+SETTINGS = tuple(Setting)
+LABEL_KEY = list(PAIR_KEY)
 REPLAY_COLUMNS = [*LABEL_KEY, "verdict", "rationale"]
 
 _WHAT = (

@@ -32,14 +32,14 @@ DOMAINS: tuple[str, ...] = (
     "plants", "food", "animals", "vehicles", "local places", "everyday objects",
     "consumer products", "buildings", "art", "sports",
 )  # fmt: skip
-SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
+SETTINGS: tuple[Setting, ...] = tuple(Setting)
 _FAMILIES = ("atlas", "birch", "cedar", "dune", "ember", "fjord", "grove")
 _WORDS = (
     "amber", "basalt", "cobalt", "delta", "ember", "fennel", "garnet", "harbor", "indigo",
     "juniper", "kelp", "linen", "marble", "nectar", "ochre", "pepper", "quartz", "russet",
     "saffron", "thistle", "umber", "velvet", "willow", "yarrow", "zinc",
 )  # fmt: skip
-_TIERS = (Tier.ANSWER_CRITICAL, Tier.VALUABLE, Tier.CONTEXT)
+_TIERS = tuple(Tier)
 _RATIONALE = (
     "Synthetic verdict: the response states this.",
     "Synthetic verdict: the response states this only vaguely.",
