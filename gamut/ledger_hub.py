@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gamut.hub import TOKEN_ENV, HubError, hub_endpoint, hub_token
+from gamut.hub import TOKEN_ENV, HubError, hub_api, hub_token
 from scoring.errors import Problem
 from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
@@ -95,14 +95,12 @@ def _check_repo_id(repo_id: str) -> None:
 
 
 def _api(token_env: str) -> tuple[HfApi, str]:
-    from huggingface_hub import HfApi
-
     token = hub_token(token_env)
     if token is None:
         raise HubError(
             f"no Hub token: set {token_env} to a token with access to the private ledger dataset"
         )
-    return HfApi(endpoint=hub_endpoint(), token=token), token
+    return hub_api(token), token
 
 
 def _remote(api: HfApi, repo_id: str, token_env: str) -> tuple[str, set[str]]:

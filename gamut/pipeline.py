@@ -123,7 +123,7 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
         )
     atomic_write_text(seen_path, json.dumps(seen, indent=1) + "\n")
     if rows:
-        out = project.results / "judge_drift.parquet"
+        out = project.results_layout.table("judge_drift")
         frame = dr.drift_frame(rows)
         atomic_write(out, lambda tmp: frame.to_parquet(tmp, index=False))
 
@@ -317,12 +317,7 @@ def audit_labels(project: Project, inputs: Inputs) -> AuditLabels | None:
     path = project.audit_path
     if path is None:
         return None
-    folder = project.submissions_root
-    present = (
-        {p.name for p in folder.iterdir() if (p / "submission.yaml").is_file()}
-        if folder.is_dir()
-        else set()
-    )
+    present = {f.id for f in project.submissions.folders() if f.has_metadata()}
     return read_audit(
         path,
         submission_ids=inputs.submission_ids,

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from gamut.config import GamutConfig, load_config
 from generator.spec import SiteSpec
 from scoring.errors import ConfigError, Problem
+from scoring.layout import ResultsLayout, SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
-from scoring.verdicts import VERDICT_TABLE
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -79,6 +79,11 @@ class Project:
         return self.path(self.cfg.benchmark.submissions)
 
     @property
+    def submissions(self) -> SubmissionsLayout:
+        """The submissions folder's layout: each submission's metadata and response files."""
+        return SubmissionsLayout(self.submissions_root)
+
+    @property
     def site_out(self) -> Path:
         """The built site's folder."""
         return self.path(self.cfg.site.out)
@@ -89,9 +94,14 @@ class Project:
         return self.path(self.cfg.store.results)
 
     @property
+    def results_layout(self) -> ResultsLayout:
+        """The score tables folder's layout: each table by name and format."""
+        return ResultsLayout(self.results)
+
+    @property
     def verdict_table(self) -> Path:
         """The verdict table the judge writes and the scorer reads."""
-        return self.results / VERDICT_TABLE
+        return self.results_layout.verdicts
 
     @property
     def cache_path(self) -> Path:

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from gamut.config import GamutConfig
-from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_endpoint, hub_token
+from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_api, hub_token
 from scoring.questions import load_questions
 from scoring.tables import (
     PROVENANCE_FILE,
@@ -439,7 +439,6 @@ def publish_results(
     Raises:
         HubError: bad repo id, no token, or the Hub refused the commit.
     """
-    from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
     if not REPO_ID.match(repo_id):
@@ -448,7 +447,7 @@ def publish_results(
     if token is None:
         raise HubError(f"no Hub token: set {token_env} to a token with write access to {repo_id}")
     files = publish_files(cfg, repo_id)
-    api = HfApi(endpoint=hub_endpoint(), token=token)
+    api = hub_api(token)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         try:

@@ -33,10 +33,12 @@ from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
     VERDICT_KEY_NOTE,
+    ResultsLayout,
     arrow_type,
     dictionary,
     judge_ids,
     response_table,
+    score_tables,
     submission_slices,
     undocumented,
     verdict_table,
@@ -47,31 +49,14 @@ from scoring.tables import (
 FORMAT_VERSION = "3"
 #: The file metadata key of the provenance in every published Parquet file.
 PROVENANCE_KEY = b"gamut.provenance"
-#: Score tables published beside the leaderboard, in page order, with their labels.
-SCORE_TABLES: tuple[tuple[str, str], ...] = (
-    ("question_scores", "Question scores"),
-    ("by_domain", "Scores by domain"),
-    ("by_popularity", "Scores by popularity bucket"),
-    ("by_egocentric", "Scores for egocentric and other photos"),
-    ("by_kind", "Verdicts by check kind"),
-    ("modality", "Multimodal vs text-only per model"),
-    ("modality_summary", "Multimodal vs text-only summary"),
-    ("pairwise", "Pairwise model differences"),
-    ("judge_scores", "Scores under each judge"),
-    ("judge_tau", "Judge ranking agreement (Kendall tau)"),
-    ("judge_kappa", "Judge verdict agreement (Cohen's kappa)"),
-    ("judge_kappa_by_kind", "Judge verdict agreement by check kind (Cohen's kappa)"),
-    ("judge_leniency", "Judge leniency"),
-    ("judge_self_preference", "Judge self-preference"),
-    ("judge_family_matrix", "Judge self-preference matrix (judge family x model family)"),
-    ("rank_sensitivity", "Each model's rank under every judge"),
-    ("min_detectable_difference", "Minimum detectable difference per board"),
-    ("judge_human", "Judge against the human audit"),
-    ("human_human", "Annotators against each other"),
-    ("incomplete", "Incomplete submissions"),
-)
-#: Tables whose CSV is gzipped (one row per question and model: too large to serve plain).
-GZIPPED = {"question_scores"}
+
+
+def _gzipped(name: str) -> bool:
+    """Whether the table's CSV is gzipped (one row per question and model: too large to serve
+    plain): the registry's large tables."""
+    return any(t.large and t.name == name for t in score_tables())
+
+
 _FIX = "describe the column in scoring/tables/columns.py (TABLES) so the downloads can document it"
 
 
@@ -194,7 +179,7 @@ def _table_download(
     columns = _describe(name, list(df.columns))
     parquet = out / f"{name}.parquet"
     _publish_parquet(parquet_source, df, name, parquet, provenance)
-    csv = out / (f"{name}.csv.gz" if name in GZIPPED else f"{name}.csv")
+    csv = out / (f"{name}.csv.gz" if _gzipped(name) else f"{name}.csv")
     _write_csv(df, csv)
     files = [
         (fmt, f"downloads/{p.name}", p.stat().st_size)
@@ -299,7 +284,7 @@ def _link_tree(src: Path, dst: Path) -> None:
 def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
     if questions is not None:
         return {q.question_id: q.domain for q in questions}
-    path = tables.results / "question_scores.parquet"
+    path = ResultsLayout(tables.results).table("question_scores")
     if not path.is_file():
         raise SiteError(f"{path} not found: the verdict downloads need each question's domain")
     qs = pq.read_table(path, columns=["question_id", "domain"]).to_pandas()
@@ -338,7 +323,7 @@ def write_downloads(
     lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
     lb_parquet = out / "leaderboard.parquet"
     _write_csv(lb, lb_csv)
-    source = tables.results / "leaderboard.parquet"
+    source = ResultsLayout(tables.results).table("leaderboard")
     _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
     records = json.loads(lb.to_json(orient="records", date_format="iso"))
     payload = {"provenance": tables.provenance, "rows": records}
@@ -377,8 +362,8 @@ def write_downloads(
         main.append(
             _table_download("questions", "Questions", _question_frame(questions), out, None, prov)
         )
-    for name, label in SCORE_TABLES:
-        path = tables.results / f"{name}.parquet"
+    for name, label in ((t.name, t.label) for t in score_tables() if t.downloads):
+        path = ResultsLayout(tables.results).table(name)
         if not path.is_file():
             continue
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
@@ -541,7 +526,6 @@ def downloads_size(site: Path) -> tuple[int, int]:
 __all__ = [
     "CARD_STAGING",
     "FORMAT_VERSION",
-    "SCORE_TABLES",
     "Download",
     "dataset_card",
     "downloads_size",

@@ -23,6 +23,7 @@ ENGINE_FORBIDDEN = ("gamut", "generator", "click", "rich", "huggingface_hub")
 SITE_ALLOWED = (
     "scoring",
     "scoring.errors",
+    "scoring.layout",
     "scoring.lazy",
     "scoring.numbers",
     "scoring.questions",

@@ -14,6 +14,7 @@ from pathlib import Path
 from scoring.bulk import gc_paused
 from scoring.compiler import Check
 from scoring.errors import Problem, ProblemsError
+from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting
 from scoring.submissions.responses import read_responses
 
@@ -40,13 +41,7 @@ class JudgeInputs:
 
 def list_submissions(root: Path) -> list[str]:
     """Submission ids: the folders under ``root`` that hold at least one response file."""
-    if not root.is_dir():
-        return []
-    return sorted(
-        p.name
-        for p in root.iterdir()
-        if p.is_dir() and any((p / f"{s.value}.jsonl").is_file() for s in Setting)
-    )
+    return [f.id for f in SubmissionsLayout(root).folders() if f.has_responses()]
 
 
 def response_units(
@@ -73,6 +68,7 @@ def response_units(
             or an unknown submission id.
     """
     by_id: dict[str, Question] = {q.question_id: q for q in questions}
+    layout = SubmissionsLayout(root)
     known = list_submissions(root)
     wanted = known if submissions is None else list(dict.fromkeys(submissions))
     unknown = [s for s in wanted if s not in known]
@@ -93,7 +89,7 @@ def response_units(
     with gc_paused():  # tens of thousands of units, none of them garbage
         for sid in wanted:
             for setting in setting_list:
-                path = root / sid / f"{setting.value}.jsonl"
+                path = layout.responses(sid, setting)
                 if not path.is_file():
                     continue
                 responses, bad = read_responses(path)

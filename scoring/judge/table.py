@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
-from scoring.ledger import Ledger
+from scoring.ledger import VERDICTS, Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write, atomic_write_text
@@ -53,7 +53,7 @@ def table_fingerprint(
     h = hashlib.sha256(f"v1 {public} {judge_ids}".encode())
     for p in plans:
         h.update(p.fingerprint.encode())
-    for name in [*ledger.shard_names("verdicts"), *ledger.order_state()]:
+    for name in [*ledger.shard_names(VERDICTS), *ledger.order_state()]:
         h.update(name.encode())
     return h.hexdigest()
 

@@ -92,6 +92,7 @@ from scoring.ledger.records import (
     verdict_word,
 )
 from scoring.storage import atomic_write, atomic_write_bytes, atomic_write_text
+from scoring.verdicts import PAIR_KEY
 
 FORMAT = 1
 MANIFEST = "LEDGER.json"
@@ -589,7 +590,7 @@ class Ledger:
         rows = np.flatnonzero(v[first] != v)
         if not len(rows):
             return 0, []
-        cols = ["key", "judge", "submission_id", "setting", "question_id", "check_id"]
+        cols = ["key", "judge", *PAIR_KEY]
         t = self.verdicts(cols)  # the same rows in the same order; read only when needed
         _, pick = np.unique(first[rows], return_index=True)
         out = []

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 
 from scoring.tables.judges import MIN_KIND_CHECKS
+from scoring.verdicts import VERDICT_KEY
 
 _S, _I, _F, _B = "string", "int64", "double", "bool"
 _GROUP = {
@@ -395,8 +396,6 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
-#: The columns that identify one verdict row.
-VERDICT_KEY: tuple[str, ...] = ("submission_id", "setting", "judge", "question_id", "check_id")
 VERDICT_KEY_NOTE = (
     "One row per (submission_id, setting, judge, question_id, check_id); check_id is unique "
     "only within its question, so join on question_id and check_id together."

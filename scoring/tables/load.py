@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from scoring.check_table import CheckTable
 from scoring.errors import Problem, ProblemsError
+from scoring.layout import SubmissionsLayout
 from scoring.questions import Question
 from scoring.submissions.digests import DigestCache
 from scoring.submissions.formats import SubmissionMeta
@@ -104,28 +105,24 @@ def read_submissions(
 ]:
     """Submission ids, metadata, which settings have responses, and response lengths.
 
-    ``only``: the submission ids to read (default: every folder with a ``submission.yaml``).
+    ``only``: the submission ids to read (default: every folder with a metadata file).
     ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`)
     or that cache already open; None reads every file in full.
     """
-    dirs = (
-        sorted(
-            p
-            for p in folder.iterdir()
-            if (p / "submission.yaml").is_file() and (only is None or p.name in only)
-        )
-        if folder.is_dir()
-        else []
-    )
-    ids = tuple(p.name for p in dirs)
+    dirs = [
+        f
+        for f in SubmissionsLayout(folder).folders()
+        if f.has_metadata() and (only is None or f.id in only)
+    ]
+    ids = tuple(f.id for f in dirs)
     has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
     cache = DigestCache.open(digests, Limits())
     try:
-        meta = {p.name: _read_meta(p / "submission.yaml", cache) for p in dirs}
-        for si, p in enumerate(dirs):
+        meta = {sub.id: _read_meta(sub.metadata, cache) for sub in dirs}
+        for si, sub in enumerate(dirs):
             for k, setting in enumerate(SETTINGS):
-                f = p / f"{setting.value}.jsonl"
+                f = sub.responses(setting)
                 if f.is_file():
                     has[si, k] = True
                     chars[si, k] = _response_chars(f, qindex, cache)

@@ -24,11 +24,11 @@ import pyarrow.parquet as pq
 from scoring.errors import ScoringError
 from scoring.questions import Setting
 from scoring.storage import UNREADABLE_NPZ, atomic_write
-from scoring.verdicts import VERDICT_ORDER
+from scoring.verdicts import VERDICT_KEY, VERDICT_ORDER
 
-SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
+SETTINGS: tuple[Setting, ...] = tuple(Setting)
 MISSING = -1
-KEY_COLUMNS = ("submission_id", "setting", "judge", "question_id", "check_id", "verdict")
+KEY_COLUMNS = (*VERDICT_KEY, "verdict")
 #: Rows decoded at a time: large enough that per-batch work is negligible, small enough that the
 #: batch's arrays stay a few megabytes.
 BATCH_ROWS = 1 << 18
