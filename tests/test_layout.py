@@ -25,6 +25,7 @@ SITE_ALLOWED = (
     "scoring.errors",
     "scoring.lazy",
     "scoring.numbers",
+    "scoring.process",
     "scoring.questions",
     "scoring.storage",
     "scoring.submissions",

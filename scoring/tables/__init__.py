@@ -8,13 +8,14 @@ tables of ARCHITECTURE.md "The score tables" into a folder. No table holds rubri
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from scoring import process
 from scoring.audit import AuditLabels
 from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
@@ -132,15 +133,16 @@ def iter_frames(
 ) -> Iterator[tuple[str, pd.DataFrame]]:
     """Every table from computed scores (no I/O), in a fixed order, each as soon as it is built.
 
-    The tables are built on two threads (numpy does most of that work without holding the
-    interpreter), the largest first, so that a writer encodes it while the others are built.
+    The tables are built on the process policy's ``score_tables`` threads (two in the program:
+    numpy does most of that work without holding the interpreter), the largest first, so that a
+    writer encodes it while the others are built.
 
     Args:
         scores: from :func:`scoring.tables.scores.compute`.
         families: judge name -> the model family the judge belongs to.
         audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
     """
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with process.pool("score_tables") as pool:
         # the corrections first, beside the largest table; the leaderboard waits for them
         parts = pool.submit(_audit_parts, scores, audit)
         first: dict[str, Future[pd.DataFrame]] = {
