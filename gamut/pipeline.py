@@ -476,10 +476,8 @@ def run(
         progress: where the judge's progress goes.
         notify: called after each stage with its name (one of :data:`STAGES`) and its result.
     """
-    from scoring.submissions.responses import shared_reads
-
     say = notify or (lambda _stage, _result: None)
-    with shared_reads():  # the validator reads every response file; the judge's reads reuse them
+    with project.shared_reads.block():  # the validator's reads of the files serve the judge
         keep, validation = publishable(project)
         say("validated", validation)
         report = judge(project, submissions=keep, progress=progress)

@@ -20,6 +20,7 @@ import yaml
 
 from gamut.config import GamutConfig
 from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_api, hub_token
+from scoring import process
 from scoring.questions import load_questions
 from scoring.tables import (
     PROVENANCE_FILE,
@@ -92,7 +93,11 @@ def _parquet_bytes(table: pa.Table, provenance: dict[str, Any] | None) -> bytes:
 
 
 def _frame_table(df: pd.DataFrame) -> pa.Table:
-    return _plain_strings(pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False))
+    return _plain_strings(
+        pa.Table.from_pandas(
+            df.reset_index(drop=True), preserve_index=False, nthreads=process.arrow_threads()
+        )
+    )
 
 
 def _safe_name(submission_id: str) -> str:

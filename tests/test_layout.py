@@ -26,6 +26,7 @@ SITE_ALLOWED = (
     "scoring.layout",
     "scoring.lazy",
     "scoring.numbers",
+    "scoring.process",
     "scoring.questions",
     "scoring.storage",
     "scoring.submissions",

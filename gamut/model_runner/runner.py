@@ -13,7 +13,6 @@ import datetime as dt
 import re
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 
 from gamut.config import GamutConfig
 from gamut.model_runner.backends import Backend, CallFailed, Reply, Request, make_backend
@@ -27,6 +26,7 @@ from gamut.model_runner.plan import (
     prepare,
 )
 from gamut.model_runner.provenance import production_record, record_production
+from scoring import process
 from scoring.questions import Question, Setting
 from scoring.submissions import Limits
 from scoring.submissions.formats import METADATA_FILE
@@ -76,7 +76,7 @@ async def _write_answers(
     calls keep flowing). Stops at ``None``, after writing everything queued before it.
     """
     loop = asyncio.get_running_loop()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamut-writer") as pool:
+    with process.pool("answer_writer") as pool:
         while True:
             batch = [await inbox.get()]
             while not inbox.empty():

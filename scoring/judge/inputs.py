@@ -16,7 +16,7 @@ from scoring.compiler import Check
 from scoring.errors import Problem, ProblemsError
 from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting
-from scoring.submissions.responses import read_responses
+from scoring.submissions.responses import SharedReads, read_responses
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,7 @@ def response_units(
     root: Path,
     submissions: Iterable[str] | None = None,
     settings: Iterable[Setting] | None = None,
+    shared_reads: SharedReads | None = None,
 ) -> JudgeInputs:
     """Join questions, compiled checks and responses into units.
 
@@ -59,6 +60,7 @@ def response_units(
         root: the submissions folder.
         submissions: submission ids (default: every folder under ``root`` with a response file).
         settings: settings (default: both).
+        shared_reads: the reads the validator kept in an open block, if any.
 
     Questions without a rubric, and responses to questions that are not in the questions file,
     have nothing to judge and are skipped.
@@ -92,7 +94,7 @@ def response_units(
                 path = layout.responses(sid, setting)
                 if not path.is_file():
                     continue
-                responses, bad = read_responses(path)
+                responses, bad = read_responses(path, shared=shared_reads)
                 problems.extend(bad)
                 for qid, text in responses.items():
                     q = by_id.get(qid)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from scoring import process
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
@@ -172,7 +173,7 @@ def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> P
     """
 
     def write(tmp: Path) -> None:
-        table = pa.Table.from_pandas(df, preserve_index=False)
+        table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
         meta = dict(table.schema.metadata or {})
         if fingerprint:
             meta[FINGERPRINT] = fingerprint.encode()
@@ -197,11 +198,13 @@ def write_verdict_parts(
     def write(tmp: Path) -> None:
         writer: pq.ParquetWriter | None = None
         writing: Future[None] | None = None
-        with ThreadPoolExecutor(1, thread_name_prefix="gamut-verdict-table") as pool:
+        with process.pool("verdict_table") as pool:
             try:
                 for group in [[p] for p in plans] or [[]]:
                     part = _frame(group, stored_index, public=public, judge_ids=False)
-                    table = pa.Table.from_pandas(part, preserve_index=False)
+                    table = pa.Table.from_pandas(
+                        part, preserve_index=False, nthreads=process.arrow_threads()
+                    )
                     del part
                     if writer is None:
                         meta = dict(table.schema.metadata or {})
@@ -277,7 +280,7 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
     if suffix == ".parquet":
 
         def parquet(tmp: Path) -> None:
-            table = pa.Table.from_pandas(df, preserve_index=False)
+            table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
             if provenance is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()

@@ -8,13 +8,13 @@ tables of ARCHITECTURE.md "The score tables" into a folder. No table holds rubri
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from scoring import process
 from scoring.audit import AuditLabels
 from scoring.layout import PROVENANCE_FILE, ResultsLayout
 from scoring.scorer import ScoringConfig
@@ -104,8 +104,9 @@ def iter_frames(
     """Every table of :data:`scoring.tables.registry.SCORE_TABLES` from computed scores (no
     I/O), each as soon as it is built: first the early ones, then the rest, each in registry order.
 
-    The early tables are built on two threads (numpy does most of that work without holding the
-    interpreter), the largest first, so that a writer encodes it while the others are built.
+    The tables are built on the process policy's ``score_tables`` threads (two in the program:
+    numpy does most of that work without holding the interpreter), the largest first, so that a
+    writer encodes it while the others are built.
 
     Args:
         scores: from :func:`scoring.tables.scores.compute`.
@@ -113,7 +114,7 @@ def iter_frames(
         audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
     """
     entries = score_tables()
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with process.pool("score_tables") as pool:
         # the corrections first, beside the largest table; the leaderboard waits for them
         built = registry.Built(scores, families, audit, pool.submit(_audit_parts, scores, audit))
         early = [t for t in entries if t.early]

@@ -12,7 +12,7 @@ import hashlib
 import threading
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from scoring import process
 from scoring.errors import ScoringError
 from scoring.questions import Setting
 from scoring.storage import UNREADABLE_NPZ, atomic_write
@@ -232,10 +233,11 @@ def _fill(
         matrix[flat[ok]] = c["verdict"][ok]
         return int(ok.sum())
 
-    # Two threads decode batches at once (numpy and Arrow do that work without holding the
-    # interpreter); at most _IN_FLIGHT batches are read ahead, so memory stays a few batches.
+    # The policy's threads (two in the program) decode batches at once (numpy and Arrow do
+    # that work without holding the interpreter); at most _IN_FLIGHT batches are read ahead,
+    # so memory stays a few batches.
     kept = 0
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with process.pool("matrix_decode") as pool:
         pending: deque[Future[int]] = deque()
         for batch in batches:
             pending.append(pool.submit(put, batch))

@@ -11,7 +11,7 @@ import io
 import json
 import os
 from collections.abc import Iterable, Set
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring import __version__
+from scoring import __version__, process
 from scoring.layout import PROVENANCE_FILE as PROVENANCE_FILE
 from scoring.layout import ResultsLayout
 from scoring.scorer import ScoringConfig
@@ -98,7 +98,7 @@ def records_json(table: pa.Table) -> str:
 
 def arrow_table(df: pd.DataFrame) -> pa.Table:
     """A score table as Arrow (no index; NaN becomes null, as in every file written)."""
-    return pa.Table.from_pandas(df, preserve_index=False)
+    return pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
 
 
 def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:
@@ -127,7 +127,7 @@ def write_tables(
     """
     files: list[tuple[Path, Future[bytes] | str]] = []
     layout = ResultsLayout(out_dir)
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with process.pool("parquet_encode") as pool:
         for name, df in frames:
             table = arrow_table(df)
             files.append((layout.table(name), pool.submit(parquet_bytes, table, prov)))
