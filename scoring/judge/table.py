@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from concurrent.futures import Future, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ _FIXED = {
     "kind": [x.value for x in CheckKind],
     "tier": [x.value for x in Tier],
 }
+_VERDICTS = [x.value for x in Verdict]
 #: Parquet metadata key of the digest of everything a verdict table was built from.
 FINGERPRINT = b"gamut.fingerprint"
 #: Rows handed to the Parquet encoder at a time: its default, 1,024, spends a third of the
@@ -63,14 +65,25 @@ def categorical(codes: Any, values: list[str], fixed: list[str] | None = None) -
     """A categorical of ``values[codes]``: over every ``fixed`` value, else over the values
     used, in the order of ``values`` (what ``remove_unused_categories`` gives, counted in one
     pass instead of sorted)."""
+    return _pandas_categorical(*_recoded(codes, values, fixed))
+
+
+def _pandas_categorical(codes: Any, categories: list[str]) -> Any:
+    """``categories[codes]`` as a pandas categorical."""
+    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=str))
+
+
+def _recoded(
+    codes: Any, values: list[str], fixed: list[str] | None = None
+) -> tuple[Any, list[str]]:
+    """The codes and categories of :func:`categorical` (``values[codes]`` over every ``fixed``
+    value, else over the values used, in the order of ``values``)."""
     if fixed is not None:
         remap = np.array([fixed.index(v) for v in values], dtype=np.int64)
-        return pd.Categorical.from_codes(remap[codes], categories=pd.Index(fixed))
+        return remap[codes], fixed
     used = np.bincount(codes, minlength=len(values)) > 0
     renumber = (np.cumsum(used) - 1).astype(codes.dtype)  # the new code of each used value
-    return pd.Categorical.from_codes(
-        renumber[codes], categories=pd.Index(values)[np.flatnonzero(used)]
-    )
+    return renumber[codes], [values[i] for i in np.flatnonzero(used)]
 
 
 def _joined(parts: list[Any], dtype: Any = np.int64) -> Any:
@@ -105,14 +118,23 @@ def verdict_frame(
     return _frame(plans, _stored(ledger, public), public=public, judge_ids=judge_ids)
 
 
-def _frame(
-    plans: list[PairPlan],
-    stored_index: tuple[pa.Table, Any, Any],
-    *,
-    public: bool,
-    judge_ids: bool,
-) -> pd.DataFrame:
-    stored, index, codes_v = stored_index
+@dataclass
+class _Rows:
+    """The rows of a verdict table, gathered from the plans and the ledger: per column, the
+    code of each row (ids, attributes, verdict), the row's judge (its plan), its check, its
+    ledger row and whether its response is empty."""
+
+    codes: dict[str, Any]
+    judge: Any
+    check: Any
+    ledger_row: Any
+    empty: Any
+
+
+def _gather(plans: list[PairPlan], stored_index: tuple[pa.Table, Any, Any]) -> _Rows:
+    """Every pair of ``plans`` with a verdict (in the ledger, or ``missing`` for an empty
+    response), in plan order."""
+    _, index, codes_v = stored_index
     parts: dict[str, list[Any]] = {}
     judge_codes: list[Any] = []
     rat_rows: list[Any] = []
@@ -131,38 +153,80 @@ def _frame(
         rat_rows.append(row[sel])
         empties.append(p.empty[sel])
     cat = {k: _joined(v) for k, v in parts.items()}
-    data: dict[str, object] = {}
+    check = cat.pop("check", np.empty(0, np.int64))
+    return _Rows(cat, _joined(judge_codes), check, _joined(rat_rows), _joined(empties, bool))
+
+
+def _columns(plans: list[PairPlan], rows: _Rows, make: Any) -> dict[str, Any]:
+    """The columns of :data:`VERDICT_COLUMNS`: each categorical one made by ``make(codes,
+    categories)`` (pandas or Arrow), ``secondary`` a bool array."""
+    data: dict[str, Any] = {}
     codes0 = plans[0].id_codes() if plans else {}
     for name in VERDICT_COLUMNS:
         if name == "judge":
-            data[name] = categorical(_joined(judge_codes), [p.judge.name for p in plans])
+            data[name] = make(*_recoded(rows.judge, [p.judge.name for p in plans]))
         elif name == "verdict":
-            data[name] = pd.Categorical.from_codes(
-                cat["verdict"], categories=pd.Index([x.value for x in Verdict])
-            )
+            data[name] = make(rows.codes.get("verdict", np.empty(0, np.int8)), _VERDICTS)
         elif name == "secondary":
             sec = np.array([c.secondary for c in plans[0].table.checks], bool) if plans else None
-            data[name] = sec[cat["check"]] if sec is not None else np.empty(0, bool)
+            data[name] = sec[rows.check] if sec is not None else np.empty(0, bool)
         elif plans:
-            data[name] = categorical(cat[name], codes0[name][1], _FIXED.get(name))
+            data[name] = make(*_recoded(rows.codes[name], codes0[name][1], _FIXED.get(name)))
         else:
-            data[name] = pd.Categorical([], categories=_FIXED.get(name, []))
-    df = pd.DataFrame(data, columns=list(VERDICT_COLUMNS))
+            data[name] = make(np.empty(0, np.int32), _FIXED.get(name, []))
+    return data
+
+
+def _texts(plans: list[PairPlan], stored: pa.Table, rows: _Rows) -> tuple[Any, Any]:
+    """The ``rationale`` and ``check_text`` of each row (public rubrics only), as object
+    arrays."""
+    rat = stored["rationale"].to_numpy(zero_copy_only=False) if stored.num_rows else None
+    texts = np.array([c.text for c in plans[0].table.checks], dtype=object) if plans else None
+    why = np.full(len(rows.ledger_row), EMPTY_RATIONALE, dtype=object)
+    if rat is not None:
+        why[~rows.empty] = rat[rows.ledger_row[~rows.empty]]
+    return why, texts[rows.check] if texts is not None else np.empty(0, object)
+
+
+def _frame(
+    plans: list[PairPlan],
+    stored_index: tuple[pa.Table, Any, Any],
+    *,
+    public: bool,
+    judge_ids: bool,
+) -> pd.DataFrame:
+    rows = _gather(plans, stored_index)
+    df = pd.DataFrame(_columns(plans, rows, _pandas_categorical), columns=list(VERDICT_COLUMNS))
     df["secondary"] = df["secondary"].astype(bool)
     if judge_ids:
         labels = np.array([p.judge.label for p in plans], dtype=object)
-        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels[_joined(judge_codes)])
+        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels[rows.judge])
     if public:
-        rat = stored["rationale"].to_numpy(zero_copy_only=False) if stored.num_rows else None
-        rows = _joined(rat_rows)
-        empty = _joined(empties, bool)
-        texts = np.array([c.text for c in plans[0].table.checks], dtype=object) if plans else None
-        why = np.full(len(rows), EMPTY_RATIONALE, dtype=object)
-        if rat is not None:
-            why[~empty] = rat[rows[~empty]]
-        df["rationale"] = why
-        df["check_text"] = texts[cat["check"]] if texts is not None else []
+        df["rationale"], df["check_text"] = _texts(plans, stored_index[0], rows)
     return df
+
+
+def _arrow_dictionary(codes: Any, categories: list[str]) -> pa.Array:
+    """``categories[codes]`` as an Arrow dictionary array with 32-bit codes."""
+    return pa.DictionaryArray.from_arrays(
+        pa.array(np.asarray(codes, np.int32)), pa.array(categories, pa.string())
+    )
+
+
+def _arrow_part(
+    plans: list[PairPlan], stored_index: tuple[pa.Table, Any, Any], *, public: bool
+) -> pa.Table:
+    """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
+    directly: dictionary columns with 32-bit codes (the file's), no pandas frame to convert and
+    no codes to widen afterwards."""
+    rows = _gather(plans, stored_index)
+    data = _columns(plans, rows, _arrow_dictionary)
+    data["secondary"] = pa.array(data["secondary"], pa.bool_())
+    if public:
+        why, text = _texts(plans, stored_index[0], rows)
+        data["rationale"] = pa.array(why, pa.string())
+        data["check_text"] = pa.array(text, pa.string())
+    return pa.table(data)
 
 
 def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> Path:
@@ -189,9 +253,9 @@ def write_verdict_parts(
     """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each).
 
     The same rows as :func:`write_verdict_table` of :func:`verdict_frame`, with a third of the
-    memory at three judges: only one judge's rows are built at a time, while the one before is
-    encoded on a second thread (Arrow's Parquet writer releases the interpreter lock). Returns
-    ``out``.
+    memory at three judges: only one judge's rows are built at a time, as Arrow columns straight
+    from the codes (no pandas frame), while the one before is encoded on a second thread
+    (Arrow's Parquet writer releases the interpreter lock). Returns ``out``.
     """
     stored_index = _stored(ledger, public)
 
@@ -201,11 +265,7 @@ def write_verdict_parts(
         with process.pool("verdict_table") as pool:
             try:
                 for group in [[p] for p in plans] or [[]]:
-                    part = _frame(group, stored_index, public=public, judge_ids=False)
-                    table = pa.Table.from_pandas(
-                        part, preserve_index=False, nthreads=process.arrow_threads()
-                    )
-                    del part
+                    table = _arrow_part(group, stored_index, public=public)
                     if writer is None:
                         meta = dict(table.schema.metadata or {})
                         if fingerprint:
@@ -218,7 +278,9 @@ def write_verdict_parts(
                         )
                     if writing is not None:
                         writing.result()  # one judge's rows in flight at a time, in order
-                    writing = pool.submit(writer.write_table, table.cast(writer.schema))
+                    if not table.schema.equals(writer.schema):
+                        table = table.cast(writer.schema)
+                    writing = pool.submit(writer.write_table, table)
                     del table
                 if writing is not None:
                     writing.result()
