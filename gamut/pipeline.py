@@ -239,6 +239,9 @@ def verdict_table(
 def write_verdicts(project: Project, submissions: list[str] | None = None) -> Path:
     """Write the verdict table into the results folder, unless it is current; returns its path.
 
+    Beside it, the usage table (:mod:`scoring.judge.usage`: the calls and tokens recorded with
+    the same verdicts, which the leaderboard prices), under the same fingerprint.
+
     The table's metadata holds a fingerprint of its inputs (the pairs, their keys and the
     ledger's shards): when nothing changed, the file is left as it is. When a run fingerprint
     (:mod:`gamut.runs`) proves that no input file, ledger shard or index changed since the table
@@ -247,6 +250,7 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
     """
     from gamut import runs
     from scoring.judge.table import table_fingerprint, table_is_current, write_verdict_parts
+    from scoring.judge.usage import usage_path, write_usage_table
 
     out = project.verdict_table
     run_fp = runs.fingerprint(project, "table", submissions=submissions)
@@ -266,6 +270,10 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
             public=project.rubrics_public,
             fingerprint=fp,
         )
+    if not table_is_current(usage_path(out), fp):  # the calls and tokens of the same verdicts
+        write_usage_table(
+            project.pair_plans(submissions=submissions), project.ledger, usage_path(out), fp
+        )
     runs.record_table(project, run_fp, fp, submissions)
     return out
 
@@ -279,7 +287,9 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         ProblemsError: an input file is invalid (every problem listed).
         ScoringError: the verdict table is missing or inconsistent.
     """
+    from scoring.judge.usage import usage_path
     from scoring.tables import build_tables, load_inputs
+    from scoring.tables.cost import judging_cost, read_usage
 
     cfg = project.cfg
     cfg.require_judges()
@@ -294,6 +304,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         digests=project.digests,
         matrix_cache=project.private / "matrix",
     )
+    usage = read_usage(usage_path(project.verdict_table), project.verdict_table)
     return build_tables(
         inputs,
         cfg.scoring,
@@ -303,6 +314,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         out_dir=project.results,
         audit=audit_labels(project, inputs),
         audit_simulated=cfg.benchmark.audit_simulated,
+        costs=judging_cost(usage, cfg.judges, inputs.submission_ids, inputs.judges),
     )
 
 

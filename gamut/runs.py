@@ -193,13 +193,15 @@ def record_report(
 def table_is_recorded(
     project: Project, fp: str, out: Path, submissions: list[str] | None = None
 ) -> bool:
-    """Whether the verdict table at ``out`` was written from inputs with fingerprint ``fp``."""
+    """Whether the verdict table at ``out`` (and its usage table beside it) was written from
+    inputs with fingerprint ``fp``."""
     from scoring.judge.table import table_is_current
+    from scoring.judge.usage import usage_path
 
     got = _read(_record_path(project, "table", _selection(None, submissions, None)))
     if got is None or got.get("fingerprint") != fp or not isinstance(got.get("table"), str):
         return False
-    return table_is_current(out, got["table"])
+    return table_is_current(out, got["table"]) and table_is_current(usage_path(out), got["table"])
 
 
 def record_table(

@@ -60,7 +60,7 @@ async def _ask(backend: Backend, request: Request, reply_retries: int) -> Reply:
             continue
         if len(text.encode("utf-8")) > MAX_RESPONSE_BYTES:
             raise CallFailed(f"reply larger than {MAX_RESPONSE_BYTES} bytes; lower --max-tokens")
-        return Reply(text, reply.input_tokens, reply.output_tokens)
+        return Reply(text, reply.input_tokens, reply.output_tokens, reply.usage_reported)
     raise CallFailed(f"{reason} ({reply_retries + 1} attempts)")
 
 
@@ -83,7 +83,11 @@ async def _write_answers(
                 batch.append(inbox.get_nowait())
             answers = [a for a in batch if a is not None]
             for setting in plan.files:
-                mine = [(qid, r.text) for s, qid, r in answers if s is setting]
+                mine = [
+                    (qid, r.text, (r.input_tokens, r.output_tokens) if r.usage_reported else None)
+                    for s, qid, r in answers
+                    if s is setting
+                ]
                 if not mine:
                     continue
                 await loop.run_in_executor(pool, plan.files[setting].append_many, mine)

@@ -387,7 +387,7 @@ class AnthropicGenerator:
         except (ValueError, TypeError, AttributeError) as exc:  # a 2xx body off the protocol
             raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
         text = "".join(getattr(b, "text", "") for b in out.content if b.type == "text")
-        return Reply(text, out.usage.input_tokens, out.usage.output_tokens)
+        return Reply(text, out.usage.input_tokens, out.usage.output_tokens, usage_reported=True)
 
     async def aclose(self) -> None:
         """Close the client."""

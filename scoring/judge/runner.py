@@ -25,7 +25,6 @@ from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.judge.spec import JudgeConfig
 from scoring.ledger import KeyIndex, Ledger, key_bytes
 from scoring.ledger.records import now as now_utc
 from scoring.ledger.records import verdict_schema
@@ -265,19 +264,6 @@ async def _run_judge(
         await j.backend.aclose()
 
 
-def cost(
-    j: JudgeConfig, mode: str, tokens_in: int, tokens_cached: int, tokens_out: int
-) -> float | None:
-    """USD for these tokens at the judge's configured prices in ``mode`` (None: no prices)."""
-    prices = j.prices(mode)
-    if prices is None:
-        return None
-    p_in, p_cached, p_out = prices
-    return (
-        (tokens_in - tokens_cached) * p_in + tokens_cached * p_cached + tokens_out * p_out
-    ) / 1e6
-
-
 def _estimate(plan: PairPlan, todo: npt.NDArray[np.int64], stats: JudgeStats) -> None:
     """Cacheable input tokens of the planned calls (the shared part of a response's prompt is
     cached by the provider after its first check), and the estimated cost in each mode."""
@@ -293,8 +279,7 @@ def _estimate(plan: PairPlan, todo: npt.NDArray[np.int64], stats: JudgeStats) ->
         )  # fmt: skip
         stats.est_tokens_cached = int(((counts - 1) * shared).sum()) // 4
     for mode in ("direct", "batch"):
-        stats.est_cost[mode] = cost(
-            plan.judge.config,
+        stats.est_cost[mode] = plan.judge.config.cost(
             mode,
             stats.est_tokens_in,
             stats.est_tokens_cached,
@@ -404,8 +389,7 @@ def judge_all(
                 done = not (stats.failures or stats.unfinished or stats.in_flight)
                 if done and not stats.waiting:
                     cache.set_covered(p.fingerprint + state)
-                stats.cost = cost(
-                    p.judge.config,
+                stats.cost = p.judge.config.cost(
                     stats.mode,
                     stats.tokens_in,
                     stats.tokens_cached,

@@ -12,6 +12,8 @@ SHA-256 of the file's bytes and the size limits it was read under:
   copy check has asked for them (an entry made for the scorer, or for a validation that finds
   errors only, does without: normalising every response is half the time of a first read);
 - ``chars``: each response's length in characters;
+- ``usage``: how many responses record the provider's token counts (the line's optional
+  ``usage``) and their input and output tokens summed;
 - ``clean``: whether the reader found no error in the file (a reader that must reject a bad file
   reads it again for the problems; a digest never stands in for them).
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,12 +41,12 @@ from scoring.submissions import gaming
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import MAX_METADATA_BYTES, check_metadata
 from scoring.submissions.report import ERROR, Limits
-from scoring.submissions.responses import SharedReads, content_hash, read_response_file
+from scoring.submissions.responses import Response, SharedReads, content_hash, read_response_file
 
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
 #: response reader keeps of a file, what the metadata check accepts or what a digest holds
 #: changes: entries of another version are never used.
-VERSION = 5
+VERSION = 6
 #: A cache file larger than this is ignored (and rebuilt): about 500 files of 2,000 responses.
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 _FORMAT = "gamut-response-digests"
@@ -59,18 +62,22 @@ class FileDigest:
             they were not asked for.
         chars: question id -> the response's length in characters.
         clean: the reader found no error in the file.
+        usage: (responses recording their tokens, their input tokens, their output tokens).
     """
 
     fingerprints: dict[str, int] | None
     chars: dict[str, int]
     clean: bool
+    usage: tuple[int, int, int] = (0, 0, 0)
 
 
 def _entry(value: Any) -> FileDigest | None:
     """A cached entry, or None when it is malformed."""
     if not isinstance(value, dict):
         return None
-    ids, prints, chars, clean = (value.get(k) for k in ("ids", "fingerprints", "chars", "clean"))
+    ids, prints, chars, clean, usage = (
+        value.get(k) for k in ("ids", "fingerprints", "chars", "clean", "usage")
+    )
     if not isinstance(ids, list):
         return None
     if prints is not None and not (isinstance(prints, str) and len(prints) == 16 * len(ids)):
@@ -82,6 +89,13 @@ def _entry(value: Any) -> FileDigest | None:
         return None
     if not set(map(type, chars)) <= {int} or min(chars, default=0) < 0:
         return None
+    if not (
+        isinstance(usage, list)
+        and len(usage) == 3
+        and set(map(type, usage)) <= {int}
+        and min(usage) >= 0
+    ):
+        return None
     fingerprints = None
     if prints is not None:
         try:
@@ -90,7 +104,10 @@ def _entry(value: Any) -> FileDigest | None:
             return None
         prints_of = struct.unpack(f">{len(ids)}Q", raw)  # 8 bytes each, big-endian
         fingerprints = dict(zip(ids, prints_of, strict=True))
-    return FileDigest(fingerprints, dict(zip(ids, chars, strict=True)), clean)
+    n_usage, tokens_in, tokens_out = usage
+    return FileDigest(
+        fingerprints, dict(zip(ids, chars, strict=True)), clean, (n_usage, tokens_in, tokens_out)
+    )
 
 
 def _encode(digest: FileDigest) -> dict[str, Any]:
@@ -100,6 +117,7 @@ def _encode(digest: FileDigest) -> dict[str, Any]:
         prints = digest.fingerprints
         out["fingerprints"] = b"".join(prints[q].to_bytes(8, "big") for q in ids).hex()
     out["clean"] = digest.clean
+    out["usage"] = list(digest.usage)
     return out
 
 
@@ -118,7 +136,14 @@ def read_digest(
         else None,
         {q: len(r.text) for q, r in read.responses.items()},
         not any(p.severity == ERROR for p in read.problems),
+        usage_totals(read.responses.values()),
     )
+
+
+def usage_totals(responses: Iterable[Response]) -> tuple[int, int, int]:
+    """(responses that record their tokens, their input tokens, their output tokens)."""
+    counted = [r.usage for r in responses if r.usage is not None]
+    return len(counted), sum(u[0] for u in counted), sum(u[1] for u in counted)
 
 
 class DigestCache:

@@ -6,7 +6,7 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,16 +21,25 @@ MAX_PROBLEMS_PER_FILE = 200
 _LINE_FORMAT = 'write one JSON object per line: {"question_id": "...", "response": "..."}'
 _KEYS = ("question_id", "response")
 _KEY_SET = frozenset(_KEYS)
+#: The optional key: the provider's token counts of the response (``ResponseUsage``).
+USAGE_KEY = "usage"
+_WITH_USAGE = _KEY_SET | {USAGE_KEY}
+_USAGE_FORMAT = (
+    'write "usage": {"input_tokens": N, "output_tokens": N} (whole numbers, 0 or more), '
+    "or leave it out"
+)
 # Control characters (Unicode category Cc) other than newline and tab, and unpaired surrogates.
 _BAD_CHAR = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 @dataclass
 class Response:
-    """One response and the line it is on."""
+    """One response and the line it is on; ``usage``: the tokens (input, output) its line
+    records (``gamut generate`` writes them), None when it records none."""
 
     line: int
     text: str
+    usage: tuple[int, int] | None = None
 
 
 @dataclass
@@ -146,6 +155,26 @@ def content_hash(path: Path, limit: int) -> str | None:
     return digest.hexdigest()
 
 
+def _usage(
+    obj: dict[str, object], line: int, qid: str, problem: Callable[..., None]
+) -> tuple[int, int] | None:
+    """The line's token counts, checked by :class:`~scoring.submissions.formats.ResponseUsage`
+    (one rule for the reader and the published schema); a bad value is a problem."""
+    if USAGE_KEY not in obj:
+        return None
+    from pydantic import ValidationError
+
+    from scoring.submissions.formats import ResponseUsage
+
+    try:
+        usage = ResponseUsage.model_validate(obj[USAGE_KEY])
+    except ValidationError:
+        shown = json.dumps(obj[USAGE_KEY])
+        problem(line, f"usage is not two token counts (found {shown[:80]})", _USAGE_FORMAT, qid)
+        return None
+    return usage.input_tokens, usage.output_tokens
+
+
 def read_response_file(
     path: Path,
     display: str,
@@ -217,13 +246,14 @@ def read_response_file(
         if not isinstance(obj, dict):
             problem(n, f"not a JSON object (found {type(obj).__name__})", _LINE_FORMAT)
             continue
-        if obj.keys() != _KEY_SET:  # the keys are checked one by one only when they are wrong
-            extra = sorted(set(obj) - _KEY_SET)
+        keys = obj.keys()
+        if keys != _KEY_SET and keys != _WITH_USAGE:  # checked one by one only when wrong
+            extra = sorted(set(obj) - _WITH_USAGE)
             if extra:
                 problem(
                     n,
                     "unexpected key(s): " + ", ".join(repr(k) for k in extra),
-                    "keep only question_id and response",
+                    "keep only question_id, response and (optionally) usage",
                 )
             missing = [k for k in _KEYS if k not in obj]
             if missing:
@@ -283,7 +313,7 @@ def read_response_file(
                 qid,
                 WARNING,
             )
-        out.responses[qid] = Response(n, resp)
+        out.responses[qid] = Response(n, resp, _usage(obj, n, qid, problem))
 
     if unlisted:
         out.problems.append(

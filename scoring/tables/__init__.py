@@ -99,7 +99,10 @@ def _audit_parts(scores: Scores, audit: AuditLabels | None) -> tuple[dict[str, A
 
 
 def iter_frames(
-    scores: Scores, families: dict[str, str], audit: AuditLabels | None = None
+    scores: Scores,
+    families: dict[str, str],
+    audit: AuditLabels | None = None,
+    costs: dict[str, Any] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
     """Every table of :data:`scoring.tables.registry.SCORE_TABLES` from computed scores (no
     I/O), each as soon as it is built: first the early ones, then the rest, each in registry order.
@@ -112,11 +115,15 @@ def iter_frames(
         scores: from :func:`scoring.tables.scores.compute`.
         families: judge name -> the model family the judge belongs to.
         audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
+        costs: the leaderboard's judging columns per group (:func:`scoring.tables.cost.
+            judging_cost`), or None (empty columns).
     """
     entries = score_tables()
     with process.pool("score_tables") as pool:
         # the corrections first, beside the largest table; the leaderboard waits for them
-        built = registry.Built(scores, families, audit, pool.submit(_audit_parts, scores, audit))
+        built = registry.Built(
+            scores, families, audit, pool.submit(_audit_parts, scores, audit), costs
+        )
         early = [t for t in entries if t.early]
         for t in early:
             built.frames[t.name] = pool.submit(t.build, built)
@@ -139,6 +146,7 @@ def build_tables(
     out_dir: Path,
     audit: AuditLabels | None = None,
     audit_simulated: bool = False,
+    costs: dict[str, Any] | None = None,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -152,6 +160,8 @@ def build_tables(
         audit: the human audit labels (:func:`scoring.audit.read_audit`), or None.
         audit_simulated: the labels are simulated (the demo's), which the provenance records
             so that every page showing them says so.
+        costs: the leaderboard's judging columns per group, from
+            :func:`scoring.tables.cost.judging_cost` (None: empty columns).
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -181,7 +191,7 @@ def build_tables(
 
     def kept() -> Iterator[tuple[str, pd.DataFrame]]:  # each table written is also returned
         for name, df in iter_frames(
-            scores, {n: str(j["family"]) for n, j in judges.items()}, audit
+            scores, {n: str(j["family"]) for n, j in judges.items()}, audit, costs
         ):
             frames[name] = df
             yield name, df

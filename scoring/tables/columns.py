@@ -146,6 +146,43 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "c_hi": (_F, "upper end of that interval"),
         **_SHARES,
         "mean_response_chars": (_F, "mean response length in characters"),
+        "judge_calls": (
+            _I,
+            "calls to the judge that gave this row's verdicts, re-asks included (empty when "
+            "judge_tokens_recorded is below 1)",
+        ),
+        "judge_tokens_in": (
+            _I,
+            "input tokens of those calls, cached ones included, as the provider reported them "
+            "(empty when judge_tokens_recorded is below 1)",
+        ),
+        "judge_tokens_cached": (_I, "of judge_tokens_in, those the provider served from cache"),
+        "judge_tokens_out": (_I, "output tokens of those calls"),
+        "judge_tokens_recorded": (
+            _F,
+            "share of this row's verdicts that recorded their tokens, in [0, 1]: verdicts "
+            "replayed from a file or given by the demo's offline matcher were obtained by no "
+            "call and record none (empty: no verdict from a call, or no usage table)",
+        ),
+        "judge_cost_usd": (
+            _F,
+            "USD of those tokens at the judge's configured prices (direct calls at its direct "
+            "prices, provider batches and imported batch files at its batch prices); empty when "
+            "a price is not configured or judge_tokens_recorded is below 1. A verdict shared by "
+            "identical responses counts in each row that uses it; failed calls count in none",
+        ),
+        "model_tokens_in": (
+            _I,
+            "the model's own input tokens over this setting's responses, as its provider "
+            "reported them to gamut generate (the response lines' usage); empty unless every "
+            "response records them",
+        ),
+        "model_tokens_out": (_I, "the model's own output tokens over those responses"),
+        "model_tokens_recorded": (
+            _F,
+            "share of this setting's responses whose line records the model's token counts, "
+            "in [0, 1]",
+        ),
         "rank": (_I, "rank within setting and judge (complete rows only)"),
         "rank_lo": (_I, "best rank in the bootstrap resamples (95%)"),
         "rank_hi": (_I, "worst rank in the bootstrap resamples (95%)"),

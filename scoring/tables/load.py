@@ -51,6 +51,8 @@ class Inputs:
         ignored_rows: verdict rows that match no current submission, judge, question or check.
         check_ids: each question's check ids, in the order of the expected checks (what the
             audit labels are matched against).
+        model_usage: ``[S, 2, 4]`` per response file: its responses, those that record the
+            provider's token counts, their input and their output tokens (zeros when absent).
     """
 
     questions: list[Question]
@@ -64,6 +66,7 @@ class Inputs:
     rubric_version: str
     ignored_rows: int
     check_ids: list[list[str]] = field(default_factory=list)
+    model_usage: npt.NDArray[np.int64] | None = None
 
 
 def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
@@ -81,7 +84,9 @@ def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
 
 def _response_chars(
     path: Path, qindex: dict[str, int], digests: DigestCache
-) -> npt.NDArray[np.float64]:
+) -> tuple[npt.NDArray[np.float64], tuple[int, int, int, int]]:
+    """Each question's response length (NaN: no response), and the file's token counts
+    (responses, responses recording their tokens, input tokens, output tokens)."""
     out = np.full(len(qindex), np.nan)
     digest = digests.of(path)
     if digest is None or not digest.clean:
@@ -92,7 +97,7 @@ def _response_chars(
         i = qindex.get(qid)
         if i is not None:
             out[i] = n
-    return out
+    return out, (len(digest.chars), *digest.usage)
 
 
 def read_submissions(
@@ -101,9 +106,14 @@ def read_submissions(
     only: Collection[str] | None = None,
     digests: Path | DigestCache | None = None,
 ) -> tuple[
-    tuple[str, ...], dict[str, SubmissionMeta], npt.NDArray[np.bool_], npt.NDArray[np.float64]
+    tuple[str, ...],
+    dict[str, SubmissionMeta],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
 ]:
-    """Submission ids, metadata, which settings have responses, and response lengths.
+    """Submission ids, metadata, which settings have responses, response lengths, and each
+    response file's token counts (:attr:`Inputs.model_usage`).
 
     ``only``: the submission ids to read (default: every folder with a metadata file).
     ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`)
@@ -117,6 +127,7 @@ def read_submissions(
     ids = tuple(f.id for f in dirs)
     has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
+    usage = np.zeros((len(ids), len(SETTINGS), 4), np.int64)
     cache = DigestCache.open(digests, Limits())
     try:
         meta = {sub.id: _read_meta(sub.metadata, cache) for sub in dirs}
@@ -125,10 +136,10 @@ def read_submissions(
                 f = sub.responses(setting)
                 if f.is_file():
                     has[si, k] = True
-                    chars[si, k] = _response_chars(f, qindex, cache)
+                    chars[si, k], usage[si, k] = _response_chars(f, qindex, cache)
     finally:  # the digests read before a bad file are kept for the next run
         cache.save(prune=False)
-    return ids, meta, has, chars
+    return ids, meta, has, chars, usage
 
 
 def load_inputs(
@@ -166,7 +177,7 @@ def load_inputs(
     table = checks
     index, check_ids = index_checks(questions, table, rubrics_source)
     qids = [q.question_id for q in questions]
-    ids, meta, has, chars = read_submissions(
+    ids, meta, has, chars, usage = read_submissions(
         submissions, {q: i for i, q in enumerate(qids)}, only, digests
     )
     matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids, matrix_cache)
@@ -182,4 +193,5 @@ def load_inputs(
         table.rubric_version,
         ignored,
         check_ids,
+        usage,
     )

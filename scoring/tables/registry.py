@@ -39,6 +39,8 @@ class Built:
         audit: the human audit labels, or None.
         audit_parts: the leaderboard's PPI columns and the final human verdicts (both None
             without labels), computed on the pool beside the first tables.
+        costs: the leaderboard's judging columns per group (:func:`scoring.tables.cost.
+            judging_cost`), or None (empty columns).
         confusions: the per-kind confusion matrices both kappa tables read.
         frames: the tables built so far, by name.
     """
@@ -47,6 +49,7 @@ class Built:
     families: dict[str, str]
     audit: AuditLabels | None
     audit_parts: Future[tuple[dict[str, Any] | None, Any]]
+    costs: dict[str, Any] | None = None
     confusions: Future[_judges.KindConfusions] | None = None
     frames: dict[str, Future[pd.DataFrame] | pd.DataFrame] = field(default_factory=dict)
 
@@ -151,7 +154,7 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
     ScoreTable(
         "leaderboard",
         "Leaderboard",
-        lambda b: _tables.leaderboard(b.scores, b.audit_parts.result()[0]),
+        lambda b: _tables.leaderboard(b.scores, b.audit_parts.result()[0], b.costs),
         site=(
             "submission_id",
             "setting",
