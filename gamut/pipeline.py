@@ -264,6 +264,7 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
             project.ledger,
             out,
             public=project.rubrics_public,
+            rubric_version=project.check_table.rubric_version,
             fingerprint=fp,
         )
     runs.record_table(project, run_fp, fp, submissions)
@@ -303,6 +304,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         out_dir=project.results,
         audit=audit_labels(project, inputs),
         audit_simulated=cfg.benchmark.audit_simulated,
+        benchmark_version=cfg.benchmark.benchmark_version,
     )
 
 

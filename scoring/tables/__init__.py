@@ -41,6 +41,7 @@ from scoring.tables.published import (
     verdict_table,
 )
 from scoring.tables.scores import Scores, compute
+from scoring.tables.stamps import Current, stamp
 from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_tables
 
 #: Tables written as Parquet only (they are large); every other table also gets CSV and JSON.
@@ -182,6 +183,7 @@ def build_tables(
     out_dir: Path,
     audit: AuditLabels | None = None,
     audit_simulated: bool = False,
+    benchmark_version: str | None = None,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -195,6 +197,8 @@ def build_tables(
         audit: the human audit labels (:func:`scoring.audit.read_audit`), or None.
         audit_simulated: the labels are simulated (the demo's), which the provenance records
             so that every page showing them says so.
+        benchmark_version: the question set's release version (``benchmark_version`` of the
+            config), stamped on every leaderboard row; None: the set is not versioned.
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -210,6 +214,8 @@ def build_tables(
         scoring=scoring,
         rubrics_public=rubrics_public,
     )
+    prov["benchmark_version"] = benchmark_version
+    now = Current(inputs.rubric_version, benchmark_version, judges)
     prov["audit"] = (
         None
         if audit is None
@@ -226,6 +232,8 @@ def build_tables(
         for name, df in iter_frames(
             scores, {n: str(j["family"]) for n, j in judges.items()}, audit
         ):
+            if name == "leaderboard":  # each row stamped with what produced it
+                df = stamp(df, inputs.stamps, now)
             frames[name] = df
             yield name, df
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +26,7 @@ from scoring.submissions.report import Limits
 from scoring.submissions.responses import read_responses
 from scoring.tables.checks import CheckIndex, index_checks
 from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
+from scoring.tables.stamps import read_stamps
 
 _VALIDATE = "run `gamut submission validate` for every problem with its fix"
 
@@ -50,6 +52,8 @@ class Inputs:
         ignored_rows: verdict rows that match no current submission, judge, question or check.
         check_ids: each question's check ids, in the order of the expected checks (what the
             audit labels are matched against).
+        stamps: what judged the verdicts, as the verdict table records it
+            (:func:`scoring.tables.stamps.read_stamps`; None: not recorded).
     """
 
     questions: list[Question]
@@ -63,6 +67,7 @@ class Inputs:
     rubric_version: str
     ignored_rows: int
     check_ids: list[list[str]] = field(default_factory=list)
+    stamps: dict[str, Any] | None = None
 
 
 def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
@@ -185,4 +190,5 @@ def load_inputs(
         table.rubric_version,
         ignored,
         check_ids,
+        read_stamps(verdicts),
     )
