@@ -268,6 +268,7 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
             project.ledger,
             out,
             public=project.rubrics_public,
+            rubric_version=project.check_table.rubric_version,
             fingerprint=fp,
         )
     if not table_is_current(usage_path(out), fp):  # the calls and tokens of the same verdicts
@@ -315,6 +316,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         audit=audit_labels(project, inputs),
         audit_simulated=cfg.benchmark.audit_simulated,
         costs=judging_cost(usage, cfg.judges, inputs.submission_ids, inputs.judges),
+        benchmark_version=cfg.benchmark.benchmark_version,
     )
 
 

@@ -42,6 +42,7 @@ from scoring.tables.published import (
 )
 from scoring.tables.registry import ScoreTable, score_table, score_tables, site_tables
 from scoring.tables.scores import Scores, compute
+from scoring.tables.stamps import Current, stamp
 from scoring.tables.write import provenance, write_provenance, write_tables
 
 
@@ -147,6 +148,7 @@ def build_tables(
     audit: AuditLabels | None = None,
     audit_simulated: bool = False,
     costs: dict[str, Any] | None = None,
+    benchmark_version: str | None = None,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -162,6 +164,8 @@ def build_tables(
             so that every page showing them says so.
         costs: the leaderboard's judging columns per group, from
             :func:`scoring.tables.cost.judging_cost` (None: empty columns).
+        benchmark_version: the question set's release version (``benchmark_version`` of the
+            config), stamped on every leaderboard row; None: the set is not versioned.
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -177,6 +181,8 @@ def build_tables(
         scoring=scoring,
         rubrics_public=rubrics_public,
     )
+    prov["benchmark_version"] = benchmark_version
+    now = Current(inputs.rubric_version, benchmark_version, judges)
     prov["audit"] = (
         None
         if audit is None
@@ -193,6 +199,8 @@ def build_tables(
         for name, df in iter_frames(
             scores, {n: str(j["family"]) for n, j in judges.items()}, audit, costs
         ):
+            if name == "leaderboard":  # each row stamped with what produced it
+                df = stamp(df, inputs.stamps, now)
             frames[name] = df
             yield name, df
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +27,7 @@ from scoring.submissions.report import Limits
 from scoring.submissions.responses import read_responses
 from scoring.tables.checks import CheckIndex, index_checks
 from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
+from scoring.tables.stamps import read_stamps
 
 _VALIDATE = "run `gamut submission validate` for every problem with its fix"
 
@@ -53,6 +55,8 @@ class Inputs:
             audit labels are matched against).
         model_usage: ``[S, 2, 4]`` per response file: its responses, those that record the
             provider's token counts, their input and their output tokens (zeros when absent).
+        stamps: what judged the verdicts, as the verdict table records it
+            (:func:`scoring.tables.stamps.read_stamps`; None: not recorded).
     """
 
     questions: list[Question]
@@ -67,6 +71,7 @@ class Inputs:
     ignored_rows: int
     check_ids: list[list[str]] = field(default_factory=list)
     model_usage: npt.NDArray[np.int64] | None = None
+    stamps: dict[str, Any] | None = None
 
 
 def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
@@ -194,4 +199,5 @@ def load_inputs(
         ignored,
         check_ids,
         usage,
+        read_stamps(verdicts),
     )
