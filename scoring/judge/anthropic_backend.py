@@ -53,6 +53,7 @@ from scoring.judge.generation import (
     connection_error,
     host_of,
     status_error,
+    strict_schema,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
@@ -366,18 +367,26 @@ class AnthropicGenerator:
         blocks.append({"type": "text", "text": request.prompt})
         return blocks
 
+    def body(self, request: Request) -> dict[str, Any]:
+        """The Messages API parameters of one question, in direct calls and batch requests; its
+        structured output natively, as ``output_config.format`` (a JSON schema made strict,
+        then fitted to the API's schema subset by the SDK's own ``transform_schema``)."""
+        params: dict[str, Any] = {
+            "model": self._s.model,
+            "max_tokens": self._s.max_tokens,
+            "messages": [{"role": "user", "content": self.content(request)}],
+        }
+        if self._s.system_prompt:
+            params["system"] = self._s.system_prompt
+        if request.schema is not None:
+            schema = anthropic.transform_schema(strict_schema(request.schema.schema))
+            params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        return params
+
     async def answer(self, request: Request) -> Reply:
         """Answer one question with a message."""
-        kwargs: dict[str, Any] = {}
-        if self._s.system_prompt:
-            kwargs["system"] = self._s.system_prompt
         try:
-            out = await self._client.messages.create(
-                model=self._s.model,
-                max_tokens=self._s.max_tokens,
-                messages=[{"role": "user", "content": self.content(request)}],
-                **kwargs,
-            )
+            out = await self._client.messages.create(**self.body(request))
         except self._sdk.APIStatusError as exc:
             raise status_error(exc, "Anthropic", self._s) from None
         except self._sdk.APIConnectionError as exc:
