@@ -40,7 +40,6 @@ from gamut.workbench.revision import apply_edits  # noqa: E402
 from gamut.workbench.rubrics import draft, refine  # noqa: E402
 from gamut.workbench.status import counts  # noqa: E402
 from gamut.workbench.store import Workbench  # noqa: E402
-from scoring.judge.runner import cost  # noqa: E402
 
 N_IMAGES, PER_IMAGE, N_RUBRICS = 1938, 3, 1843
 DOMAINS = ["plants", "food", "animals", "vehicles", "local_places", "everyday_objects"]
@@ -208,7 +207,7 @@ def main() -> None:
     print(
         f"  LLM requests per step at paper scale (tokens estimated at 4 characters a token; an "
         f"image {llm.image_tokens} tokens; repairs counted in their step), priced as judge "
-        f"{cfg.primary_judge} ({judge.model}) by scoring.judge.runner.cost, direct and batch:"
+        f"{cfg.primary_judge} ({judge.model}) by JudgeConfig.cost, direct and batch:"
     )
     steps: dict[str, list[int]] = {}
     for t in llm.requests:
@@ -221,7 +220,7 @@ def main() -> None:
     for step in ("propose", "guard", "draft", "refine"):
         n, i, o = steps.get(step, [0, 0, 0])
         totals = [totals[0] + n, totals[1] + i, totals[2] + o]
-        priced = {m: cost(judge, m, i, 0, o) for m in usd}
+        priced = {m: judge.cost(m, i, 0, o) for m in usd}
         for m, v in priced.items():
             usd[m] += v or 0.0
         print(

@@ -22,7 +22,7 @@ from scoring.errors import GamutError
 
 if TYPE_CHECKING:
     from scoring.ledger import FailureRecord
-from scoring.tables.write import PROVENANCE_FILE
+from scoring.layout import PROVENANCE_FILE, ResultsLayout
 
 #: The hidden marker the workflow searches for to update one comment instead of adding another.
 MARKER = "<!-- gamut-score -->"
@@ -135,7 +135,7 @@ def _ci(row: pd.Series, col: str, signed: bool = False) -> str:
 def _read(
     results: Path, name: str, required: bool = True, config_flag: str = ""
 ) -> pd.DataFrame | None:
-    path = results / f"{name}.parquet"
+    path = ResultsLayout(results).table(name)
     if not path.is_file():
         if required:
             raise CommentError(f"{path} does not exist; run `gamut score{config_flag}` first")

@@ -46,6 +46,12 @@ class BenchmarkConfig(_Section):
     )
     rubrics: str = Field(description="Local file/folder, or hf://datasets/ORG/NAME@REVISION.")
     rubrics_public: bool = False
+    benchmark_version: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The question set's release version (release.json's benchmark_version, "
+        "from `gamut build release`), stamped on every leaderboard row; none when unset.",
+    )
     submissions: Path = Path("submissions")
     audit: str | None = Field(
         default=None,

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 import yaml
 
 from gamut.config import GamutConfig
-from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_endpoint, hub_token
+from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_api, hub_token
+from scoring import process
 from scoring.questions import load_questions
 from scoring.tables import (
     PROVENANCE_FILE,
@@ -92,7 +93,11 @@ def _parquet_bytes(table: pa.Table, provenance: dict[str, Any] | None) -> bytes:
 
 
 def _frame_table(df: pd.DataFrame) -> pa.Table:
-    return _plain_strings(pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False))
+    return _plain_strings(
+        pa.Table.from_pandas(
+            df.reset_index(drop=True), preserve_index=False, nthreads=process.arrow_threads()
+        )
+    )
 
 
 def _safe_name(submission_id: str) -> str:
@@ -439,7 +444,6 @@ def publish_results(
     Raises:
         HubError: bad repo id, no token, or the Hub refused the commit.
     """
-    from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
     if not REPO_ID.match(repo_id):
@@ -448,7 +452,7 @@ def publish_results(
     if token is None:
         raise HubError(f"no Hub token: set {token_env} to a token with write access to {repo_id}")
     files = publish_files(cfg, repo_id)
-    api = HfApi(endpoint=hub_endpoint(), token=token)
+    api = hub_api(token)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         try:

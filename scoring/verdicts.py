@@ -31,6 +31,12 @@ VERDICT_ORDER: tuple[Verdict, ...] = tuple(Verdict)
 #: The verdict table's file name, inside the results folder.
 VERDICT_TABLE = "verdicts.parquet"
 
+#: The (response, check) a verdict is about: a submission's response in a setting to a question,
+#: and one check of that question (``check_id`` is unique only within its question).
+PAIR_KEY: tuple[str, ...] = ("submission_id", "setting", "question_id", "check_id")
+#: The columns that identify one verdict row: the pair and the judge.
+VERDICT_KEY: tuple[str, ...] = ("submission_id", "setting", "judge", "question_id", "check_id")
+
 
 class VerdictRow(BaseModel):
     """One row of every verdict table: ``<results>/verdicts.parquet``, ``gamut export verdicts``
@@ -107,7 +113,9 @@ DRIFT_COLUMNS: tuple[str, ...] = (
 
 __all__ = [
     "DRIFT_COLUMNS",
+    "PAIR_KEY",
     "VERDICT_COLUMNS",
+    "VERDICT_KEY",
     "VERDICT_ORDER",
     "VERDICT_ROW_COLUMNS",
     "VERDICT_TABLE",

@@ -24,7 +24,6 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.questions import Setting
 from scoring.storage import atomic_write_text
-from scoring.submissions.responses import shared_reads
 
 if TYPE_CHECKING:
     from gamut.pipeline import Selection
@@ -167,7 +166,7 @@ def judge(
     )
     offline = mode is not Mode.JUDGE
     project = Project(load_config(config_path, require_keys=False if offline else (names or True)))
-    with shared_reads():  # the validator reads every response file; the judge's reads reuse them
+    with project.shared_reads.block():  # the validator's reads of the files serve the judge
         chosen = pipeline.select(project, list(submissions) or None)
         list_left_out(chosen.validation, "not judged")
         sets = [Setting(s) for s in settings] or None

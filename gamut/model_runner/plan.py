@@ -23,6 +23,7 @@ from gamut.model_runner.images import ImageRef, resolve_images
 from gamut.model_runner.provenance import drift_problem, read_metadata, run_signature
 from gamut.model_runner.store import ResponseFile
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions.formats import METADATA_FILE, SubmissionId
 
@@ -204,7 +205,7 @@ def _holds_answers(folder: Path, files: dict[Setting, ResponseFile]) -> bool:
 
 def response_path(folder: Path, setting: Setting) -> Path:
     """The response file of one setting in a submission folder (docs/contract.md §7)."""
-    return folder / f"{setting.value}.jsonl"
+    return SubmissionFolder(folder).responses(setting)
 
 
 def prepare(

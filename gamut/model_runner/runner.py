@@ -13,7 +13,6 @@ import datetime as dt
 import re
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 
 from gamut.config import GamutConfig
 from gamut.model_runner.backends import Backend, CallFailed, Reply, Request, make_backend
@@ -27,6 +26,7 @@ from gamut.model_runner.plan import (
     prepare,
 )
 from gamut.model_runner.provenance import production_record, record_production
+from scoring import process
 from scoring.questions import Question, Setting
 from scoring.submissions import Limits
 from scoring.submissions.formats import METADATA_FILE
@@ -60,7 +60,7 @@ async def _ask(backend: Backend, request: Request, reply_retries: int) -> Reply:
             continue
         if len(text.encode("utf-8")) > MAX_RESPONSE_BYTES:
             raise CallFailed(f"reply larger than {MAX_RESPONSE_BYTES} bytes; lower --max-tokens")
-        return Reply(text, reply.input_tokens, reply.output_tokens)
+        return Reply(text, reply.input_tokens, reply.output_tokens, reply.usage_reported)
     raise CallFailed(f"{reason} ({reply_retries + 1} attempts)")
 
 
@@ -76,14 +76,18 @@ async def _write_answers(
     calls keep flowing). Stops at ``None``, after writing everything queued before it.
     """
     loop = asyncio.get_running_loop()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamut-writer") as pool:
+    with process.pool("answer_writer") as pool:
         while True:
             batch = [await inbox.get()]
             while not inbox.empty():
                 batch.append(inbox.get_nowait())
             answers = [a for a in batch if a is not None]
             for setting in plan.files:
-                mine = [(qid, r.text) for s, qid, r in answers if s is setting]
+                mine = [
+                    (qid, r.text, (r.input_tokens, r.output_tokens) if r.usage_reported else None)
+                    for s, qid, r in answers
+                    if s is setting
+                ]
                 if not mine:
                     continue
                 await loop.run_in_executor(pool, plan.files[setting].append_many, mine)

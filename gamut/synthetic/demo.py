@@ -28,17 +28,18 @@ from gamut.synthetic.profiles import (
     DemoModel,
 )
 from scoring.errors import ConfigError, Problem, ProblemsError
+from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import load_rubrics
 from scoring.storage import atomic_write_text
 from scoring.submissions.formats import SubmissionMeta
-from scoring.verdicts import VERDICT_ORDER
+from scoring.verdicts import PAIR_KEY, VERDICT_ORDER
 
 DEMO_SEED = 20260101
 DEMO_JUDGES = ("oracle", "lenient", "partisan")
-SETTINGS = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
-LABEL_KEY = ["submission_id", "setting", "question_id", "check_id"]
+SETTINGS = tuple(Setting)
+LABEL_KEY = list(PAIR_KEY)
 REPLAY_COLUMNS = [*LABEL_KEY, "verdict", "rationale"]
 
 _WHAT = (
@@ -216,15 +217,15 @@ def generate_demo(
     questions, rubrics = _inputs(cfg)
     responses, labels = compose_all(questions, rubrics, seed=seed, models=models)
     written: list[Path] = []
-    root = cfg.path(cfg.benchmark.submissions)
+    layout = SubmissionsLayout(cfg.path(cfg.benchmark.submissions))
     for model in models:
-        folder = root / model.submission_id
+        folder = layout.folder(model.submission_id)
         meta = model.metadata()
         SubmissionMeta.model_validate(meta)
-        write_yaml(folder / "submission.yaml", meta)
-        written.append(folder / "submission.yaml")
+        write_yaml(folder.metadata, meta)
+        written.append(folder.metadata)
         for setting in SETTINGS:
-            path = folder / f"{setting.value}.jsonl"
+            path = folder.responses(setting)
             atomic_write_text(path, jsonl(responses[(model.submission_id, setting)]))
             written.append(path)
     families = {m.submission_id: m.family for m in models}

@@ -1,5 +1,5 @@
 """What the live LLM steps cost: requests and tokens per step and mode, from the provider's own
-usage, priced at the configured prices of the judge that answered (``scoring.judge.runner.cost``,
+usage, priced at the configured prices of the judge that answered (``JudgeConfig.cost``,
 the one pricing home, as ``gamut judge --dry-run`` and the run summary), kept in the workbench's
 ``usage.json`` and shown by ``gamut build status``. Replayed replies cost nothing and are not
 counted."""
@@ -40,8 +40,6 @@ def record(
 ) -> None:
     """Add ``usage`` (step -> usage) of one run to ``usage.json``, priced at ``config``'s
     prices in ``mode``; a step whose judge has no prices keeps a null cost."""
-    from scoring.judge.runner import cost
-
     if not any(u.requests for u in usage.values()):
         return
     data: dict[str, dict[str, dict[str, Any]]] = wb.read(USAGE, {})
@@ -54,7 +52,7 @@ def record(
         )
         for k in ("requests", "tokens_in", "tokens_cached", "tokens_out"):
             row[k] += getattr(u, k)
-        usd = cost(config, mode, u.tokens_in, u.tokens_cached, u.tokens_out)
+        usd = config.cost(mode, u.tokens_in, u.tokens_cached, u.tokens_out)
         row["cost_usd"] = None if usd is None or row["cost_usd"] is None else row["cost_usd"] + usd
         row["judges"] = sorted({*row.get("judges", []), judge})
     wb.write(USAGE, data)

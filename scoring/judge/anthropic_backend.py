@@ -142,6 +142,50 @@ ANTHROPIC_LIMITS = Limits(max_requests=100_000, max_bytes=stated_megabytes(256))
 _RETRYABLE_ERRORS = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
 
 
+def parse_batch_result(
+    obj: Any, raw: str, redact: Callable[[str], str], *, held: bool = False
+) -> BatchResult:
+    """One line of a Message Batch's results (``MessageBatchIndividualResponse``: ``{"custom_id",
+    "result": {"type": "succeeded" | "errored" | "canceled" | "expired", ...}}``).
+
+    An ``errored`` result whose error type is transient (``api_error``, ``overloaded_error``,
+    ``rate_limit_error``, ``timeout_error``) is ``api_error`` (asked again); any other error
+    (``invalid_request_error``, ...) is ``rejected`` (final). With ``held`` rubrics, an error
+    keeps its type only (:func:`error_text`) and a bad body says nothing of its text.
+
+    Raises:
+        ValueError, KeyError, TypeError: the line is not a result.
+    """
+    cid = obj["custom_id"]
+    res = obj["result"]
+    kind = res["type"]
+    if not isinstance(cid, str):
+        raise ValueError("no string custom_id")
+    if kind == "succeeded":
+        try:
+            return BatchResult(cid, parse_message(res["message"], raw, redact))
+        except (BackendError, KeyError) as exc:
+            said = str(exc)
+            if isinstance(exc, BackendError) and held:
+                said = exc.brief()
+            elif held:
+                said = "unusable reply body"
+            return BatchResult(cid, None, "bad_body", said, redact(raw))
+    if kind == "errored":
+        err = (res.get("error") or {}).get("error") or {}
+        etype = str(err.get("type") or "")
+        message = err.get("message")
+        msg = error_text(
+            None, etype, message if isinstance(message, str) else "", held=held, redact=redact
+        )
+        return BatchResult(
+            cid, None, "api_error" if etype in _RETRYABLE_ERRORS else "rejected", msg
+        )
+    if kind == "expired":
+        return BatchResult(cid, None, "expired", "the batch expired")
+    return BatchResult(cid, None, "canceled", "the batch was canceled")
+
+
 class AnthropicBatchAPI(BatchAPI):
     """Message Batches through ``anthropic.Anthropic``."""
 
@@ -235,42 +279,7 @@ class AnthropicBatchAPI(BatchAPI):
             raise self._fail(f"cannot read the results of message batch {batch_id}", exc) from None
 
     def _result(self, obj: Any, raw: str) -> BatchResult:
-        """One parsed result line.
-
-        Raises:
-            ValueError, KeyError, TypeError: the line is not a result.
-        """
-        cid = obj["custom_id"]
-        res = obj["result"]
-        kind = res["type"]
-        if not isinstance(cid, str):
-            raise ValueError("no string custom_id")
-        if kind == "succeeded":
-            try:
-                return BatchResult(cid, parse_message(res["message"], raw, self._redact))
-            except (BackendError, KeyError) as exc:
-                said = str(exc)
-                if isinstance(exc, BackendError) and self.held:
-                    said = exc.brief()
-                elif self.held:
-                    said = "unusable reply body"
-                return BatchResult(cid, None, "bad_body", said, self._redact(raw))
-        if kind == "errored":
-            err = (res.get("error") or {}).get("error") or {}
-            etype = str(err.get("type") or "")
-            retry = etype in _RETRYABLE_ERRORS
-            message = err.get("message")
-            msg = error_text(
-                None,
-                etype,
-                message if isinstance(message, str) else "",
-                held=self.held,
-                redact=self._redact,
-            )
-            return BatchResult(cid, None, "api_error" if retry else "rejected", msg)
-        if kind == "expired":
-            return BatchResult(cid, None, "expired", "the batch expired")
-        return BatchResult(cid, None, "canceled", "the batch was canceled")
+        return parse_batch_result(obj, raw, self._redact, held=self.held)
 
     def close(self) -> None:
         """Close the HTTP client."""
@@ -387,7 +396,7 @@ class AnthropicGenerator:
         except (ValueError, TypeError, AttributeError) as exc:  # a 2xx body off the protocol
             raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
         text = "".join(getattr(b, "text", "") for b in out.content if b.type == "text")
-        return Reply(text, out.usage.input_tokens, out.usage.output_tokens)
+        return Reply(text, out.usage.input_tokens, out.usage.output_tokens, usage_reported=True)
 
     async def aclose(self) -> None:
         """Close the client."""

@@ -82,11 +82,16 @@ class Request:
 
 @dataclass(frozen=True)
 class Reply:
-    """The model's answer and the tokens it cost."""
+    """The model's answer and the tokens it cost.
+
+    ``usage_reported``: the provider's reply gave both token counts (a reply without them has
+    zeros here, which are not counts: ``gamut generate`` records usage only when reported).
+    """
 
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    usage_reported: bool = False
 
 
 @dataclass(frozen=True)

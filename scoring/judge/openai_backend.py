@@ -370,6 +370,9 @@ class OpenAIGenerator:
                 int(usage.get("prompt_tokens") or 0),
                 int(usage.get("completion_tokens") or 0),
             )
+            reported = all(
+                isinstance(usage.get(k), int) for k in ("prompt_tokens", "completion_tokens")
+            )
         except self._sdk.APIStatusError as exc:
             raise status_error(exc, "OpenAI-compatible", self._s) from None
         except self._sdk.APIConnectionError as exc:
@@ -379,7 +382,7 @@ class OpenAIGenerator:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             # A 2xx whose body is not the protocol's JSON.
             raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
-        return Reply(text if isinstance(text, str) else "", *tokens)
+        return Reply(text if isinstance(text, str) else "", *tokens, usage_reported=reported)
 
     async def aclose(self) -> None:
         """Close the client."""

@@ -794,3 +794,23 @@ def test_explorer_pages_sorts_by_score_and_searches_both_forms(browser: Browser)
     finally:
         page.unroute("**/demo/explorer.html*")  # type: ignore[attr-defined]
         page.unroute("**/demo/compare.html*")  # type: ignore[attr-defined]
+
+
+def test_header_search_loads_its_index_only_when_opened(browser: Browser) -> None:
+    """The search index (every page's text) and the search worker are not part of a page's
+    first load over HTTP: they load when the search is opened, and the search then works."""
+    page = browser.page.context.new_page()  # type: ignore[attr-defined]
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    try:
+        page.goto(browser.base + "demo/index.html")
+        _wait_for_charts(page)
+        page.wait_for_load_state("networkidle")
+        assert not [u for u in asked if "search_index" in u or "/workers/search" in u], asked
+        page.click(".md-search__input")
+        page.locator(".md-search__input").press_sequentially("panda", delay=30)
+        page.wait_for_selector(".md-search-result__item", timeout=15_000)
+        assert any(u.endswith("search/search_index.json") for u in asked)
+        assert any("/workers/search" in u for u in asked)
+    finally:
+        page.close()
