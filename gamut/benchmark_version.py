@@ -16,7 +16,7 @@ RELEASE_FILE = "release.json"
 
 
 def benchmark_version(project: Project) -> str | None:
-    """The benchmark version: ``[benchmark] version`` when the config gives it, else the
+    """The benchmark version: ``[benchmark] benchmark_version`` when the config gives it, else the
     ``benchmark_version`` of the ``release.json`` beside the question set's questions file,
     else None (a question set made by hand names no version).
 
@@ -25,7 +25,7 @@ def benchmark_version(project: Project) -> str | None:
         gamut.public_set.QuestionsNotPulled: a Hub question set not pulled yet (as
             :attr:`Project.questions_path`).
     """
-    given = project.cfg.benchmark.version
+    given = project.cfg.benchmark.benchmark_version
     if given is not None:
         return given
     path = project.questions_path.parent / RELEASE_FILE
@@ -38,7 +38,8 @@ def benchmark_version(project: Project) -> str | None:
     if not isinstance(version, str) or not version:
         raise GamutError(
             f"{path}: no benchmark_version string (a release.json of `gamut build release` "
-            f"has one); fix the file, or give [benchmark] version in {project.config_file}"
+            f"has one); fix the file, or give [benchmark] benchmark_version in "
+            f"{project.config_file}"
         )
     return version
 

@@ -50,7 +50,9 @@ class BenchmarkConfig(_Section):
         default=None,
         min_length=1,
         description="The question set's release version (release.json's benchmark_version, "
-        "from `gamut build release`), stamped on every leaderboard row; none when unset.",
+        "from `gamut build release`), stamped on every leaderboard row; unset: the "
+        "benchmark_version of a release.json beside the questions file, else none "
+        "(gamut.benchmark_version.benchmark_version).",
     )
     submissions: Path = Path("submissions")
     audit: str | None = Field(
@@ -62,13 +64,6 @@ class BenchmarkConfig(_Section):
         default=False,
         description="The audit labels are simulated (the demo's): every page that shows them "
         "says so.",
-    )
-    version: str | None = Field(
-        default=None,
-        min_length=1,
-        description="The benchmark version the leaderboard stamps on its rows; unset: the "
-        "benchmark_version of the release.json beside the questions file (what `gamut build "
-        "release` writes), else none (gamut.benchmark_version).",
     )
 
 

@@ -288,6 +288,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         ProblemsError: an input file is invalid (every problem listed).
         ScoringError: the verdict table is missing or inconsistent.
     """
+    from gamut.benchmark_version import benchmark_version
     from scoring.judge.usage import usage_path
     from scoring.tables import build_tables, load_inputs
     from scoring.tables.cost import judging_cost, read_usage
@@ -316,7 +317,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         audit=audit_labels(project, inputs),
         audit_simulated=cfg.benchmark.audit_simulated,
         costs=judging_cost(usage, cfg.judges, inputs.submission_ids, inputs.judges),
-        benchmark_version=cfg.benchmark.benchmark_version,
+        benchmark_version=benchmark_version(project),
     )
 
 

@@ -146,7 +146,7 @@ def test_the_leaderboard_reads_the_benchmark_version_of_a_release(tmp_path: Path
         return Project.load(cfg)
 
     assert benchmark_version(project(out / "questions.jsonl")) == "demo-1.0"
-    given = project(out / "questions.jsonl", 'version = "gamut-2.1"\n')
+    given = project(out / "questions.jsonl", 'benchmark_version = "gamut-2.1"\n')
     assert benchmark_version(given) == "gamut-2.1"  # the config's word wins
     (tmp_path / "q").mkdir()
     (tmp_path / "q" / "questions.jsonl").write_bytes((out / "questions.jsonl").read_bytes())
