@@ -393,7 +393,7 @@ class FakeLLMServer:
     @staticmethod
     async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
         if "chunked" in headers.get("transfer-encoding", "").lower():
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16)
                 if size == 0:
