@@ -35,7 +35,7 @@ from scoring.tables import (
     undocumented,
     verdict_table,
 )
-from scoring.verdicts import VERDICT_TABLE, VERDICT_TEXT_COLUMNS
+from scoring.verdicts import USAGE_TABLE, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishF
     else:
         empty.append("responses")
     for f in sorted(results.glob("*.parquet")):
-        if f.name == VERDICT_TABLE:
+        if f.name in (VERDICT_TABLE, USAGE_TABLE):  # inputs of the score tables, not tables
             continue
         df = pd.read_parquet(f)
         if not public:

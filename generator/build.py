@@ -20,6 +20,7 @@ from generator import pages, vendor
 from generator.badges import write_badges
 from generator.cite import cite_page
 from generator.compare import compare_page, write_compare_data
+from generator.cost import cost_page
 from generator.downloads import (
     CARD_STAGING,
     Download,
@@ -144,6 +145,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
     write("judges.md", "judges.md.j2", "Judges", ctx=judges_page(tables), wide=True)
 
     names = pages.model_names(tables)
+    write("cost.md", "cost.md.j2", "Cost and length", ctx=cost_page(tables, names), wide=True)
     shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
     if spec.questions is None or spec.submissions is None:
         raise SiteError(
@@ -216,6 +218,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         {"Multimodal vs text-only": "multimodal.md"},
         {"Popularity": "popularity.md"},
         {"Judges": "judges.md"},
+        {"Cost": "cost.md"},
         {"Submissions": sub_nav},
         {"Downloads": "downloads.md"},
     ]
@@ -230,6 +233,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
             "multimodal.md",
             "popularity.md",
             "judges.md",
+            "cost.md",
             "downloads.md",
         }
     )

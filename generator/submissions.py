@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
+from generator.cost import cost_table
 from generator.explorer import points
 from generator.inputs import SiteInputs
 from generator.render import Cell, Column, Row, Table, excerpt, human, setting_label, slug
@@ -54,6 +55,10 @@ def submission_page(
     mine = lb[lb["submission_id"] == submission_id]
     prim = mine[mine["judge"] == judge]
     meta = dict(prim.iloc[0]) if len(prim) else dict(mine.iloc[0])
+    ordered = mine.sort_values(
+        ["judge", "setting"],
+        key=lambda s: s.map(lambda v: (v != judge, v != "multimodal", str(v))),
+    )
     tier_rows = [
         Row(
             {
@@ -67,10 +72,7 @@ def submission_page(
                 "status": Cell(r["status"]),
             }
         )
-        for r in mine.sort_values(
-            ["judge", "setting"],
-            key=lambda s: s.map(lambda v: (v != judge, v != "multimodal", str(v))),
-        ).to_dict(orient="records")
+        for r in ordered.to_dict(orient="records")
     ]
     tiers = Table(
         [
@@ -155,6 +157,11 @@ def submission_page(
         if doms
         else None,
         "kinds": kinds,
+        "cost": cost_table(
+            [{str(k): v for k, v in r.items()} for r in ordered.to_dict(orient="records")],
+            None,
+            caption="Judging cost, tokens and length by setting and judge",
+        ),
         "downloads": [(label, root + path) for label, path in downloads.items()],
         "judge": judge,
     }

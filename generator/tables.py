@@ -12,6 +12,7 @@ import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.tables import ResultsLayout, site_tables
+from scoring.tables.cost import COST_COLUMNS
 from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 
 #: Tables the site shows when present that are not score tables (written by the judge step
@@ -150,6 +151,7 @@ def load_tables(results: Path) -> ScoreTables:
 
 
 __all__ = [
+    "COST_COLUMNS",
     "JUDGE_TABLES",
     "VERDICT_ID_COLUMNS",
     "VERDICT_TEXT_COLUMNS",

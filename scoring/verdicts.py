@@ -30,6 +30,9 @@ VERDICT_ORDER: tuple[Verdict, ...] = tuple(Verdict)
 
 #: The verdict table's file name, inside the results folder.
 VERDICT_TABLE = "verdicts.parquet"
+#: The usage table's file name, beside it (:mod:`scoring.judge.usage`): an input of the score
+#: tables, like the verdict table, not a published table.
+USAGE_TABLE = "judge_usage.parquet"
 
 #: The (response, check) a verdict is about: a submission's response in a setting to a question,
 #: and one check of that question (``check_id`` is unique only within its question).
@@ -114,6 +117,7 @@ DRIFT_COLUMNS: tuple[str, ...] = (
 __all__ = [
     "DRIFT_COLUMNS",
     "PAIR_KEY",
+    "USAGE_TABLE",
     "VERDICT_COLUMNS",
     "VERDICT_KEY",
     "VERDICT_ORDER",

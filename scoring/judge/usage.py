@@ -22,9 +22,8 @@ from scoring.judge.pairs import PairPlan
 from scoring.judge.table import FINGERPRINT
 from scoring.ledger import Ledger
 from scoring.storage import atomic_write
+from scoring.verdicts import USAGE_TABLE
 
-#: The usage table's file name, beside the verdict table.
-USAGE_TABLE = "judge_usage.parquet"
 #: Its columns: one row per (submission, setting, judge, source) with a verdict.
 USAGE_COLUMNS = (
     "submission_id",

@@ -24,6 +24,7 @@ from scoring.tables import judges as _judges
 from scoring.tables import sensitivity as _sensitivity
 from scoring.tables import tables as _tables
 from scoring.tables.columns import TABLES
+from scoring.tables.cost import COST_COLUMNS
 from scoring.tables.pairwise import PAIRWISE_COLUMNS, pairwise
 from scoring.tables.scores import Scores
 
@@ -173,6 +174,7 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
             "share_missing",
             "share_contradicts",
             "mean_response_chars",
+            *COST_COLUMNS,
             "rank",
             "rank_lo",
             "rank_hi",

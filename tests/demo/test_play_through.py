@@ -131,7 +131,11 @@ def test_a_new_submission_goes_from_new_to_the_leaderboard_offline(
     assert len(mine) == 2 * 3, "both settings, every judge"
     assert set(mine["status"]) == {"complete"} and mine["rank"].notna().all()
     assert (mine["n_checks_missing"] == 0).all()
+    # generate recorded the local server's token counts; the offline judges record none
+    assert (mine["model_tokens_recorded"] == 1.0).all() and (mine["model_tokens_in"] > 0).all()
+    assert (mine["judge_tokens_recorded"] == 0.0).all() and mine["judge_cost_usd"].isna().all()
     page = (tmp_path / "site" / "submissions" / f"{SID}.html").read_text(encoding="utf-8")
+    assert "not recorded (replayed verdicts)" in page and "$0." not in page
     assert "Acme VL Rehearsal" in page and "offline matcher" in page
     assert "offline matcher" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "gamut site serve --config demo/gamut.toml" in run.output
