@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -164,7 +163,7 @@ def check(submission_id: str, config_path: Path | None) -> None:
     for line in result.lines():
         out_console.print(line)
     if not result.ok:
-        sys.exit(1)
+        fail(f"{submission_id} is not valid: fix the errors above, then check it again")
 
 
 def _metadata_only(project: Project, paths: list[Path] | None, why: PlaceholderError) -> NoReturn:
