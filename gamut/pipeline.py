@@ -89,9 +89,9 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
     under it, and write the ``judge_drift`` table comparing the two snapshots."""
     import json
 
+    from gamut.progress import plain_progress
     from scoring.judge import drift as dr
     from scoring.judge import judge_all
-    from scoring.judge.progress import PlainProgress
     from scoring.storage import atomic_write, atomic_write_text
 
     judged = [p for p in plans if report.judges[p.judge.name].judged and p.judge.backend.calls_out]
@@ -112,7 +112,7 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
             report.notes.append(str(change))
             seen[change.identity] = change.new
         cal, pairs = dr.calibration_plan(p, project.ledger, change, project.key_scheme)
-        cal_report = judge_all([cal], project.ledger, project.cache_path, progress=PlainProgress())
+        cal_report = judge_all([cal], project.ledger, project.cache_path, progress=plain_progress())
         report.notes.extend(cal_report.notes)
         report.judges[p.judge.name].failures.extend(cal_report.failures)
         sc = project.cfg.scoring
