@@ -178,13 +178,15 @@ def stamps_record(plans: list[PairPlan], rubric_version: str, snapshots: Snapsho
 class _Rows:
     """The rows of a verdict table, gathered from the plans and the ledger: per column, the
     code of each row (ids, attributes, verdict), the row's judge (its plan), its check, its
-    ledger row and whether its response is empty."""
+    ledger row and whether its response is empty; ``every``: every pair of the plans has a row
+    (the rows are the plans' pairs, in their order)."""
 
     codes: dict[str, Any]
     judge: Any
     check: Any
     ledger_row: Any
     empty: Any
+    every: bool
 
 
 def _gather(
@@ -200,11 +202,13 @@ def _gather(
     judge_codes: list[Any] = []
     rat_rows: list[Any] = []
     empties: list[Any] = []
+    every = True
     for n, p in enumerate(plans):
         row = index.find(p.keys) if len(index) else np.full(len(p), -1, np.int64)
         keep = p.empty | (row >= 0)
         # every pair has its verdict (the usual case): the plan's own arrays, not copies
         sel: Any = slice(None) if keep.all() else np.flatnonzero(keep)
+        every = every and isinstance(sel, slice)
         verdict = np.where(p.empty[sel], Verdict.MISSING.code, codes_v[np.maximum(row[sel], 0)])
         parts.setdefault("verdict", []).append(verdict)
         for name, (codes, _) in p.id_codes().items():
@@ -217,15 +221,19 @@ def _gather(
             _snapshots(p, stored, np.where(p.empty[sel], -1, row[sel]), sel, snapshots)
     cat = {k: _joined(v) for k, v in parts.items()}
     check = cat.pop("check", np.empty(0, np.int64))
-    return _Rows(cat, _joined(judge_codes), check, _joined(rat_rows), _joined(empties, bool))
+    return _Rows(cat, _joined(judge_codes), check, _joined(rat_rows), _joined(empties, bool), every)
 
 
-def _columns(plans: list[PairPlan], rows: _Rows, make: Any) -> dict[str, Any]:
-    """The columns of :data:`VERDICT_COLUMNS`: each categorical one made by ``make(codes,
-    categories)`` (pandas or Arrow), ``secondary`` a bool array."""
+def _columns(
+    plans: list[PairPlan], rows: _Rows, make: Any, skip: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The columns of :data:`VERDICT_COLUMNS` but those in ``skip``: each categorical one made
+    by ``make(codes, categories)`` (pandas or Arrow), ``secondary`` a bool array."""
     data: dict[str, Any] = {}
     codes0 = plans[0].id_codes() if plans else {}
     for name in VERDICT_COLUMNS:
+        if name in skip:
+            continue
         if name == "judge":
             data[name] = make(*_recoded(rows.judge, [p.judge.name for p in plans]))
         elif name == "verdict":
@@ -276,24 +284,47 @@ def _arrow_dictionary(codes: Any, categories: list[str]) -> pa.Array:
     )
 
 
+#: The columns of a verdict table that differ between two judges of the same pairs.
+_PER_JUDGE = frozenset({"judge", "verdict", "rationale"})
+
+
 def _arrow_part(
     plans: list[PairPlan],
     stored_index: tuple[pa.Table, Any, Any],
     *,
     public: bool,
     snapshots: Snapshots | None = None,
-) -> pa.Table:
+    like: tuple[PairPlan, pa.Table] | None = None,
+) -> tuple[pa.Table, bool]:
     """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
     directly: dictionary columns with 32-bit codes (the file's), no pandas frame to convert and
-    no codes to widen afterwards."""
+    no codes to widen afterwards; and whether every pair of ``plans`` has a row.
+
+    ``like``: the plan and table of an earlier part over every pair of the same pairs (another
+    judge of the same units and checks): when this part too has every pair, its id, attribute
+    and check text columns are that part's, taken as they are, not built again.
+    """
     rows = _gather(plans, stored_index, snapshots)
-    data = _columns(plans, rows, _arrow_dictionary)
-    data["secondary"] = pa.array(data["secondary"], pa.bool_())
+    skip: frozenset[str] = frozenset()
+    if like is not None and rows.every and len(plans) == 1 and _same_pairs(plans[0], like[0]):
+        skip = frozenset(like[1].column_names) - _PER_JUDGE
+    data = _columns(plans, rows, _arrow_dictionary, skip)
+    if "secondary" not in skip:
+        data["secondary"] = pa.array(data["secondary"], pa.bool_())
     if public:
         why, text = _texts(plans, stored_index[0], rows)
         data["rationale"] = pa.array(why, pa.string())
-        data["check_text"] = pa.array(text, pa.string())
-    return pa.table(data)
+        if "check_text" not in skip:
+            data["check_text"] = pa.array(text, pa.string())
+    names = [*VERDICT_COLUMNS, *(("rationale", "check_text") if public else ())]
+    for n in skip:
+        data[n] = like[1].column(n) if like is not None else None
+    return pa.table({n: data[n] for n in names}), rows.every
+
+
+def _same_pairs(a: PairPlan, b: PairPlan) -> bool:
+    """Whether two plans have the same pairs in the same order (judges of one set of units)."""
+    return a.table is b.table and a.unit is b.unit and a.check is b.check and a.units is b.units
 
 
 def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> Path:
@@ -342,8 +373,13 @@ def write_verdict_parts(
         writing: Future[None] | None = None
         with process.pool("verdict_table") as pool:
             try:
+                like: tuple[PairPlan, pa.Table] | None = None
                 for group in [[p] for p in plans] or [[]]:
-                    table = _arrow_part(group, stored_index, public=public, snapshots=snapshots)
+                    table, every = _arrow_part(
+                        group, stored_index, public=public, snapshots=snapshots, like=like
+                    )
+                    if like is None and every and group:
+                        like = (group[0], table)  # the next judges' id columns are its own
                     if writer is None:
                         meta = dict(table.schema.metadata or {})
                         if fingerprint:
