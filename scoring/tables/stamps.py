@@ -87,24 +87,26 @@ class Current:
     judges: Mapping[str, Mapping[str, Any]]
 
 
-def _short(value: object) -> str:
-    return str(value)[:12]
+def short_version(value: object) -> str:
+    """A digest for people: its algorithm and 12 hex digits (``sha256:1abb7c0e3f2a``)."""
+    algo, _, digest = str(value).rpartition(":")
+    return f"{algo}:{digest[:12]}" if algo else digest[:12]
 
 
 def _reasons(rubric: object, rec: Mapping[str, Any], now: Current, judge: str) -> list[str]:
     out = []
     if rubric != now.rubric_version:
-        out.append(
-            f"judged under rubric version {_short(rubric)}, now {_short(now.rubric_version)}"
-        )
+        was, is_ = short_version(rubric), short_version(now.rubric_version)
+        out.append(f"judged under rubric version {was}, now {is_}")
     cur = now.judges.get(judge, {})
     if rec.get("model") != cur.get("model"):
         out.append(f"judged by model {rec.get('model')}, configured now {cur.get('model')}")
-    was = (rec.get("prompt_version"), rec.get("prompt_digest"))
-    is_ = (cur.get("prompt_template") or cur.get("prompt_version"), cur.get("prompt_digest"))
-    if was != is_:
+    then = (rec.get("prompt_version"), rec.get("prompt_digest"))
+    current = (cur.get("prompt_template") or cur.get("prompt_version"), cur.get("prompt_digest"))
+    if then != current:
         out.append(
-            f"judged with prompt {was[0]} (template {was[1]}), now {is_[0]} (template {is_[1]})"
+            f"judged with prompt {then[0]} (template {then[1]}), now {current[0]} "
+            f"(template {current[1]})"
         )
     return out
 
@@ -156,4 +158,12 @@ def stamp(leaderboard: pd.DataFrame, recorded: dict[str, Any] | None, now: Curre
     return out
 
 
-__all__ = ["STAMPS", "STAMP_COLUMNS", "UNRECORDED", "Current", "read_stamps", "stamp"]
+__all__ = [
+    "STAMPS",
+    "STAMP_COLUMNS",
+    "UNRECORDED",
+    "Current",
+    "read_stamps",
+    "short_version",
+    "stamp",
+]

@@ -16,7 +16,7 @@ from gamut.project import Project
 from scoring import __version__
 from scoring.judge.prompt import load_template
 from scoring.tables import dictionary
-from scoring.tables.stamps import STAMP_COLUMNS, UNRECORDED, read_stamps
+from scoring.tables.stamps import STAMP_COLUMNS, UNRECORDED, read_stamps, short_version
 
 DEMO = Path(__file__).resolve().parents[2] / "demo"
 
@@ -70,7 +70,9 @@ def test_rows_are_stamped_and_stale_after_a_change_without_rejudging(tmp_path: P
     assert project.check_table.rubric_version != old_version
     stale = pipeline.score(project).leaderboard
     assert stale["stale"].all()
-    assert all(old_version[:12] in r and "rubric version" in r for r in stale["stale_reason"])
+    assert all(
+        short_version(old_version) in r and "rubric version" in r for r in stale["stale_reason"]
+    )
     assert set(stale["rubric_version"]) == {old_version}
 
     # a judge's model changes too: only that judge's rows say so
@@ -99,3 +101,36 @@ def test_a_table_without_a_record_is_neither_stale_nor_fresh(tmp_path: Path) -> 
     assert lb["stale"].isna().all()
     assert set(lb["stale_reason"]) == {UNRECORDED}
     assert lb["rubric_version"].isna().all()
+
+
+def test_a_new_prompt_template_makes_the_rows_it_judged_stale() -> None:
+    import pandas as pd
+
+    from scoring.tables.stamps import Current, stamp
+
+    judged = {"model": "m", "prompt_version": "v1", "prompt_digest": "aaaa", "snapshots": {}}
+    recorded = {"rubric_version": "sha256:r1", "judges": {"j1": judged, "j2": judged}}
+    now = Current(
+        "sha256:r1",
+        None,
+        {
+            "j1": {"model": "m", "prompt_template": "v1", "prompt_digest": "bbbb"},
+            "j2": {"model": "m", "prompt_template": "v1", "prompt_digest": "aaaa"},
+        },
+    )
+    lb = pd.DataFrame(
+        {
+            "submission_id": ["a", "a", "b"],
+            "setting": ["multimodal"] * 3,
+            "judge": ["j1", "j2", "j2"],
+            "n_checks_missing": [0, 0, 10],
+            "n_checks": [10, 10, 10],
+        }
+    )
+    out = stamp(lb, recorded, now)
+    assert out["stale"].tolist() == [True, False, False]  # b has no verdict: nothing to be stale
+    assert out.loc[0, "stale_reason"] == (
+        "judged with prompt v1 (template aaaa), now v1 (template bbbb)"
+    )
+    assert out["judge_model"].isna().tolist() == [False, False, True]
+    assert out["stale_reason"].isna().tolist() == [False, True, True]
