@@ -62,20 +62,21 @@ def _update(h: Any, *parts: str) -> None:
 def _inputs(project: Project, h: Any) -> None:
     """Every input file of the project, by content, in a fixed order."""
     from scoring.judge.inputs import list_submissions
+    from scoring.rubric_io import rubric_files
 
     groups: list[tuple[str, list[Path]]] = [
         ("config", [project.cfg.file.resolve()]),
         ("engine", _files(_ENGINE, ["*.py", "prompts/*"])),
         ("application", _files(_APP, ["*.py"])),
         ("questions", [project.questions_path]),
-        ("rubrics", _files(project.rubrics_path, ["*.json", "*.jsonl"])),
+        ("rubrics", rubric_files(project.rubrics_path) if project.rubrics_path.exists() else []),
     ]
-    root = project.submissions_root
+    layout = project.submissions
     subs = [
         p
-        for sid in list_submissions(root)
+        for sid in list_submissions(layout.root)
         for s in Setting
-        if (p := root / sid / f"{s.value}.jsonl").is_file()
+        if (p := layout.responses(sid, s)).is_file()
     ]
     groups.append(("submissions", subs))
     for name, paths in groups:

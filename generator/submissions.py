@@ -12,6 +12,7 @@ from generator.cost import cost_table
 from generator.explorer import points
 from generator.inputs import SiteInputs
 from generator.render import Cell, Column, Row, Table, excerpt, human, setting_label, slug
+from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, is_stale, stamp_cell, stamp_detail
 from generator.tables import ScoreTables
 from scoring.questions import Setting
 
@@ -70,6 +71,7 @@ def submission_page(
                 "c": Cell(r["c"]),
                 "rank": Cell(r["rank"], r["rank_lo"], r["rank_hi"]),
                 "status": Cell(r["status"]),
+                "stamp": stamp_cell(r),
             }
         )
         for r in ordered.to_dict(orient="records")
@@ -84,6 +86,7 @@ def submission_page(
             Column("c", "C", "f1"),
             Column("rank", "Rank", "rank"),
             Column("status", "Status", numeric=False),
+            STAMP_COLUMN,
         ],
         tier_rows,
         caption="Scores by setting and judge",
@@ -162,6 +165,13 @@ def submission_page(
             None,
             caption="Judging cost, tokens and length by setting and judge",
         ),
+        "stale": [
+            (setting_label(str(r["setting"])), str(r["judge"]), str(r["stale_reason"]))
+            for r in mine.to_dict(orient="records")
+            if is_stale(r)
+        ],
+        "stamp": stamp_detail(meta),
+        "stamp_legend": STAMP_LEGEND,
         "downloads": [(label, root + path) for label, path in downloads.items()],
         "judge": judge,
     }

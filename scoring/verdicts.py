@@ -34,6 +34,12 @@ VERDICT_TABLE = "verdicts.parquet"
 #: tables, like the verdict table, not a published table.
 USAGE_TABLE = "judge_usage.parquet"
 
+#: The (response, check) a verdict is about: a submission's response in a setting to a question,
+#: and one check of that question (``check_id`` is unique only within its question).
+PAIR_KEY: tuple[str, ...] = ("submission_id", "setting", "question_id", "check_id")
+#: The columns that identify one verdict row: the pair and the judge.
+VERDICT_KEY: tuple[str, ...] = ("submission_id", "setting", "judge", "question_id", "check_id")
+
 
 class VerdictRow(BaseModel):
     """One row of every verdict table: ``<results>/verdicts.parquet``, ``gamut export verdicts``
@@ -110,8 +116,10 @@ DRIFT_COLUMNS: tuple[str, ...] = (
 
 __all__ = [
     "DRIFT_COLUMNS",
+    "PAIR_KEY",
     "USAGE_TABLE",
     "VERDICT_COLUMNS",
+    "VERDICT_KEY",
     "VERDICT_ORDER",
     "VERDICT_ROW_COLUMNS",
     "VERDICT_TABLE",

@@ -13,9 +13,8 @@ import datetime as dt
 import re
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
-from gamut.config import GamutConfig
 from gamut.model_runner.backends import Backend, CallFailed, Reply, Request, make_backend
 from gamut.model_runner.plan import (
     Failure,
@@ -27,9 +26,13 @@ from gamut.model_runner.plan import (
     prepare,
 )
 from gamut.model_runner.provenance import production_record, record_production
+from scoring import process
+from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting
 from scoring.submissions import Limits
-from scoring.submissions.formats import METADATA_FILE
+
+if TYPE_CHECKING:
+    from gamut.project import Project
 
 #: Largest UTF-8 size of one response the validator accepts.
 MAX_RESPONSE_BYTES = Limits().max_response_bytes
@@ -76,7 +79,7 @@ async def _write_answers(
     calls keep flowing). Stops at ``None``, after writing everything queued before it.
     """
     loop = asyncio.get_running_loop()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamut-writer") as pool:
+    with process.pool("answer_writer") as pool:
         while True:
             batch = [await inbox.get()]
             while not inbox.empty():
@@ -191,7 +194,7 @@ def _result(plan: Plan, reasons: dict[tuple[Setting, str], str], elapsed: float)
 
 
 def generate(
-    cfg: GamutConfig,
+    project: Project,
     options: GenerateOptions,
     reporter: Reporter | None = None,
     environ: Mapping[str, str] | None = None,
@@ -206,14 +209,16 @@ def generate(
         ProblemsError: when a check fails (nothing called, nothing written).
         FatalCallError: when the API refuses every call.
     """
-    plan = prepare(cfg, options, environ)
+    plan = prepare(project, options, environ)
     try:
         day = today or dt.date.today()
         o = options
         record = production_record(
             o.signature, o.sampling_temperature, o.max_tokens, o.system_prompt, day
         )
-        record_production(plan.folder / METADATA_FILE, plan.metadata, record, o.model_name, day)
+        record_production(
+            SubmissionFolder(plan.folder).metadata, plan.metadata, record, o.model_name, day
+        )
         backend = make_backend(o.provider, backend_settings(plan))
         return asyncio.run(run(plan, backend, reporter))
     finally:

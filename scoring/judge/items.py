@@ -48,6 +48,8 @@ class Requested:
 
 def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
     """The items of the pairs ``todo`` of ``plan``."""
+    if not len(todo):  # every pair has its verdict (a cached run): no ids to gather
+        return []
     name = plan.judge.name
     # each unit's and check's ids once, then the pairs' as plain list lookups
     unit_ids = [(u.submission_id, u.setting.value, u.question_id) for u in plan.units]

@@ -9,7 +9,6 @@ output (at most two), a per-run deadline, and no retry of other 4xx. A verdict i
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from scoring import process
 from scoring.judge.backends import BackendError, BulkReply, ErrorKind, Turn
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items, record_failure, verdict_record
@@ -76,7 +76,7 @@ def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
     each answer, and numpy's sorts and searches release the interpreter lock. (The keys of a
     plan cut from another, which may change, are looked up when they are asked for.)"""
     fixed = [p.keys for p in plans if not p.keys.flags.writeable]
-    index.remember(fixed, threads=os.cpu_count() or 1)
+    index.remember(fixed, threads=process.current().threads("key_lookup"))
 
 
 async def _judge_one(

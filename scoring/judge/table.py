@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +19,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from scoring import process
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
-from scoring.ledger import Ledger
+from scoring.ledger import VERDICTS, Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write, atomic_write_text
 from scoring.tables.csvcells import write_frame_csv
+from scoring.tables.stamps import STAMPS
 from scoring.verdicts import VERDICT_COLUMNS, Verdict, verdict_column_order
 
 EMPTY_RATIONALE = "The response is empty."
@@ -34,6 +37,7 @@ _FIXED = {
     "kind": [x.value for x in CheckKind],
     "tier": [x.value for x in Tier],
 }
+_VERDICTS = [x.value for x in Verdict]
 #: Parquet metadata key of the digest of everything a verdict table was built from.
 FINGERPRINT = b"gamut.fingerprint"
 #: Rows handed to the Parquet encoder at a time: its default, 1,024, spends a third of the
@@ -50,10 +54,10 @@ def table_fingerprint(
 ) -> str:
     """A digest of every input of the verdict table: the plans, the ledger's verdict shards and
     the options. Equal fingerprints give equal tables."""
-    h = hashlib.sha256(f"v1 {public} {judge_ids}".encode())
+    h = hashlib.sha256(f"v2 {public} {judge_ids}".encode())  # v2: the table carries STAMPS
     for p in plans:
         h.update(p.fingerprint.encode())
-    for name in [*ledger.shard_names("verdicts"), *ledger.order_state()]:
+    for name in [*ledger.shard_names(VERDICTS), *ledger.order_state()]:
         h.update(name.encode())
     return h.hexdigest()
 
@@ -62,14 +66,25 @@ def categorical(codes: Any, values: list[str], fixed: list[str] | None = None) -
     """A categorical of ``values[codes]``: over every ``fixed`` value, else over the values
     used, in the order of ``values`` (what ``remove_unused_categories`` gives, counted in one
     pass instead of sorted)."""
+    return _pandas_categorical(*_recoded(codes, values, fixed))
+
+
+def _pandas_categorical(codes: Any, categories: list[str]) -> Any:
+    """``categories[codes]`` as a pandas categorical."""
+    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=str))
+
+
+def _recoded(
+    codes: Any, values: list[str], fixed: list[str] | None = None
+) -> tuple[Any, list[str]]:
+    """The codes and categories of :func:`categorical` (``values[codes]`` over every ``fixed``
+    value, else over the values used, in the order of ``values``)."""
     if fixed is not None:
         remap = np.array([fixed.index(v) for v in values], dtype=np.int64)
-        return pd.Categorical.from_codes(remap[codes], categories=pd.Index(fixed))
+        return remap[codes], fixed
     used = np.bincount(codes, minlength=len(values)) > 0
     renumber = (np.cumsum(used) - 1).astype(codes.dtype)  # the new code of each used value
-    return pd.Categorical.from_codes(
-        renumber[codes], categories=pd.Index(values)[np.flatnonzero(used)]
-    )
+    return renumber[codes], [values[i] for i in np.flatnonzero(used)]
 
 
 def _joined(parts: list[Any], dtype: Any = np.int64) -> Any:
@@ -80,8 +95,11 @@ def _joined(parts: list[Any], dtype: Any = np.int64) -> Any:
 
 
 def _stored(ledger: Ledger, public: bool) -> tuple[pa.Table, Any, Any]:
-    """The ledger's verdicts (key, code, rationale when public), a key index and the codes."""
-    index, stored = ledger.key_index(columns=["verdict"] + (["rationale"] if public else []))
+    """The ledger's verdicts (key, code, reported model, rationale when public), a key index and
+    the codes."""
+    index, stored = ledger.key_index(
+        columns=["verdict", "model"] + (["rationale"] if public else [])
+    )
     codes_v = stored["verdict"].to_numpy() if stored.num_rows else np.zeros(1, np.int8)
     return stored, index, codes_v
 
@@ -104,23 +122,93 @@ def verdict_frame(
     return _frame(plans, _stored(ledger, public), public=public, judge_ids=judge_ids)
 
 
-def _frame(
+#: Judge name -> submission id -> setting -> the model snapshots its provider reported.
+Snapshots = dict[str, dict[str, dict[str, list[str]]]]
+
+
+def _snapshots(plan: PairPlan, stored: pa.Table, rows: Any, sel: Any, out: Snapshots) -> None:
+    """Add to ``out`` the snapshots the ledger records for the verdicts of ``plan`` that the
+    table holds (``rows``: their ledger rows, -1 for an empty response, which no model judged)."""
+    mine = out.setdefault(plan.judge.name, {})
+    ids = plan.id_codes()
+    sub_codes, subs = ids["submission_id"]
+    set_codes, settings = ids["setting"]
+    judged = rows >= 0
+    if not stored.num_rows or not judged.any():
+        return
+    model = stored["model"].combine_chunks().dictionary_encode()
+    m_codes = np.asarray(model.indices.to_numpy(zero_copy_only=False), np.int64)
+    models = [str(v) for v in model.dictionary.to_pylist()]
+    sub = np.asarray(sub_codes[sel], np.int64)[judged]
+    st = np.asarray(set_codes[sel], np.int64)[judged]
+    mc = m_codes[rows[judged]]
+    combo = np.unique((sub * len(settings) + st) * len(models) + mc)
+    for c in combo.tolist():
+        unit, m = divmod(c, len(models))
+        s, k = divmod(unit, len(settings))
+        got = mine.setdefault(subs[s], {}).setdefault(settings[k], [])
+        if models[m] and models[m] not in got:
+            got.append(models[m])
+    for per_setting in mine.values():
+        for got in per_setting.values():
+            got.sort()
+
+
+def stamps_record(plans: list[PairPlan], rubric_version: str, snapshots: Snapshots) -> str:
+    """What judged a verdict table's rows, as the JSON its :data:`STAMPS` metadata holds
+    (:mod:`scoring.tables.stamps` reads it)."""
+    return json.dumps(
+        {
+            "rubric_version": rubric_version,
+            "judges": {
+                p.judge.name: {
+                    "model": p.judge.config.model,
+                    "prompt_version": p.judge.template.version,
+                    "prompt_digest": p.judge.template.digest,
+                    "snapshots": snapshots.get(p.judge.name, {}),
+                }
+                for p in plans
+            },
+        },
+        sort_keys=True,
+    )
+
+
+@dataclass
+class _Rows:
+    """The rows of a verdict table, gathered from the plans and the ledger: per column, the
+    code of each row (ids, attributes, verdict), the row's judge (its plan), its check, its
+    ledger row and whether its response is empty; ``every``: every pair of the plans has a row
+    (the rows are the plans' pairs, in their order)."""
+
+    codes: dict[str, Any]
+    judge: Any
+    check: Any
+    ledger_row: Any
+    empty: Any
+    every: bool
+
+
+def _gather(
     plans: list[PairPlan],
     stored_index: tuple[pa.Table, Any, Any],
-    *,
-    public: bool,
-    judge_ids: bool,
-) -> pd.DataFrame:
+    snapshots: Snapshots | None = None,
+) -> _Rows:
+    """Every pair of ``plans`` with a verdict (in the ledger, or ``missing`` for an empty
+    response), in plan order; with ``snapshots``, the models that judged them are added
+    to it (:func:`_snapshots`)."""
     stored, index, codes_v = stored_index
     parts: dict[str, list[Any]] = {}
     judge_codes: list[Any] = []
     rat_rows: list[Any] = []
     empties: list[Any] = []
+    every = True
     for n, p in enumerate(plans):
         row = index.find(p.keys) if len(index) else np.full(len(p), -1, np.int64)
         keep = p.empty | (row >= 0)
         # every pair has its verdict (the usual case): the plan's own arrays, not copies
         sel: Any = slice(None) if keep.all() else np.flatnonzero(keep)
+        every = every and isinstance(sel, slice)
         verdict = np.where(p.empty[sel], Verdict.MISSING.code, codes_v[np.maximum(row[sel], 0)])
         parts.setdefault("verdict", []).append(verdict)
         for name, (codes, _) in p.id_codes().items():
@@ -129,39 +217,114 @@ def _frame(
         judge_codes.append(np.full(len(verdict), n, np.int32))
         rat_rows.append(row[sel])
         empties.append(p.empty[sel])
+        if snapshots is not None:
+            _snapshots(p, stored, np.where(p.empty[sel], -1, row[sel]), sel, snapshots)
     cat = {k: _joined(v) for k, v in parts.items()}
-    data: dict[str, object] = {}
+    check = cat.pop("check", np.empty(0, np.int64))
+    return _Rows(cat, _joined(judge_codes), check, _joined(rat_rows), _joined(empties, bool), every)
+
+
+def _columns(
+    plans: list[PairPlan], rows: _Rows, make: Any, skip: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The columns of :data:`VERDICT_COLUMNS` but those in ``skip``: each categorical one made
+    by ``make(codes, categories)`` (pandas or Arrow), ``secondary`` a bool array."""
+    data: dict[str, Any] = {}
     codes0 = plans[0].id_codes() if plans else {}
     for name in VERDICT_COLUMNS:
+        if name in skip:
+            continue
         if name == "judge":
-            data[name] = categorical(_joined(judge_codes), [p.judge.name for p in plans])
+            data[name] = make(*_recoded(rows.judge, [p.judge.name for p in plans]))
         elif name == "verdict":
-            data[name] = pd.Categorical.from_codes(
-                cat["verdict"], categories=pd.Index([x.value for x in Verdict])
-            )
+            data[name] = make(rows.codes.get("verdict", np.empty(0, np.int8)), _VERDICTS)
         elif name == "secondary":
             sec = np.array([c.secondary for c in plans[0].table.checks], bool) if plans else None
-            data[name] = sec[cat["check"]] if sec is not None else np.empty(0, bool)
+            data[name] = sec[rows.check] if sec is not None else np.empty(0, bool)
         elif plans:
-            data[name] = categorical(cat[name], codes0[name][1], _FIXED.get(name))
+            data[name] = make(*_recoded(rows.codes[name], codes0[name][1], _FIXED.get(name)))
         else:
-            data[name] = pd.Categorical([], categories=_FIXED.get(name, []))
-    df = pd.DataFrame(data, columns=list(VERDICT_COLUMNS))
+            data[name] = make(np.empty(0, np.int32), _FIXED.get(name, []))
+    return data
+
+
+def _texts(plans: list[PairPlan], stored: pa.Table, rows: _Rows) -> tuple[Any, Any]:
+    """The ``rationale`` and ``check_text`` of each row (public rubrics only), as object
+    arrays."""
+    rat = stored["rationale"].to_numpy(zero_copy_only=False) if stored.num_rows else None
+    texts = np.array([c.text for c in plans[0].table.checks], dtype=object) if plans else None
+    why = np.full(len(rows.ledger_row), EMPTY_RATIONALE, dtype=object)
+    if rat is not None:
+        why[~rows.empty] = rat[rows.ledger_row[~rows.empty]]
+    return why, texts[rows.check] if texts is not None else np.empty(0, object)
+
+
+def _frame(
+    plans: list[PairPlan],
+    stored_index: tuple[pa.Table, Any, Any],
+    *,
+    public: bool,
+    judge_ids: bool,
+) -> pd.DataFrame:
+    rows = _gather(plans, stored_index)
+    df = pd.DataFrame(_columns(plans, rows, _pandas_categorical), columns=list(VERDICT_COLUMNS))
     df["secondary"] = df["secondary"].astype(bool)
     if judge_ids:
         labels = np.array([p.judge.label for p in plans], dtype=object)
-        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels[_joined(judge_codes)])
+        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels[rows.judge])
     if public:
-        rat = stored["rationale"].to_numpy(zero_copy_only=False) if stored.num_rows else None
-        rows = _joined(rat_rows)
-        empty = _joined(empties, bool)
-        texts = np.array([c.text for c in plans[0].table.checks], dtype=object) if plans else None
-        why = np.full(len(rows), EMPTY_RATIONALE, dtype=object)
-        if rat is not None:
-            why[~empty] = rat[rows[~empty]]
-        df["rationale"] = why
-        df["check_text"] = texts[cat["check"]] if texts is not None else []
+        df["rationale"], df["check_text"] = _texts(plans, stored_index[0], rows)
     return df
+
+
+def _arrow_dictionary(codes: Any, categories: list[str]) -> pa.Array:
+    """``categories[codes]`` as an Arrow dictionary array with 32-bit codes."""
+    return pa.DictionaryArray.from_arrays(
+        pa.array(np.asarray(codes, np.int32)), pa.array(categories, pa.string())
+    )
+
+
+#: The columns of a verdict table that differ between two judges of the same pairs.
+_PER_JUDGE = frozenset({"judge", "verdict", "rationale"})
+
+
+def _arrow_part(
+    plans: list[PairPlan],
+    stored_index: tuple[pa.Table, Any, Any],
+    *,
+    public: bool,
+    snapshots: Snapshots | None = None,
+    like: tuple[PairPlan, pa.Table] | None = None,
+) -> tuple[pa.Table, bool]:
+    """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
+    directly: dictionary columns with 32-bit codes (the file's), no pandas frame to convert and
+    no codes to widen afterwards; and whether every pair of ``plans`` has a row.
+
+    ``like``: the plan and table of an earlier part over every pair of the same pairs (another
+    judge of the same units and checks): when this part too has every pair, its id, attribute
+    and check text columns are that part's, taken as they are, not built again.
+    """
+    rows = _gather(plans, stored_index, snapshots)
+    skip: frozenset[str] = frozenset()
+    if like is not None and rows.every and len(plans) == 1 and _same_pairs(plans[0], like[0]):
+        skip = frozenset(like[1].column_names) - _PER_JUDGE
+    data = _columns(plans, rows, _arrow_dictionary, skip)
+    if "secondary" not in skip:
+        data["secondary"] = pa.array(data["secondary"], pa.bool_())
+    if public:
+        why, text = _texts(plans, stored_index[0], rows)
+        data["rationale"] = pa.array(why, pa.string())
+        if "check_text" not in skip:
+            data["check_text"] = pa.array(text, pa.string())
+    names = [*VERDICT_COLUMNS, *(("rationale", "check_text") if public else ())]
+    for n in skip:
+        data[n] = like[1].column(n) if like is not None else None
+    return pa.table({n: data[n] for n in names}), rows.every
+
+
+def _same_pairs(a: PairPlan, b: PairPlan) -> bool:
+    """Whether two plans have the same pairs in the same order (judges of one set of units)."""
+    return a.table is b.table and a.unit is b.unit and a.check is b.check and a.units is b.units
 
 
 def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> Path:
@@ -172,7 +335,7 @@ def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> P
     """
 
     def write(tmp: Path) -> None:
-        table = pa.Table.from_pandas(df, preserve_index=False)
+        table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
         meta = dict(table.schema.metadata or {})
         if fingerprint:
             meta[FINGERPRINT] = fingerprint.encode()
@@ -183,26 +346,40 @@ def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> P
 
 
 def write_verdict_parts(
-    plans: list[PairPlan], ledger: Ledger, out: Path, *, public: bool, fingerprint: str = ""
+    plans: list[PairPlan],
+    ledger: Ledger,
+    out: Path,
+    *,
+    public: bool,
+    rubric_version: str,
+    fingerprint: str = "",
 ) -> Path:
     """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each).
 
     The same rows as :func:`write_verdict_table` of :func:`verdict_frame`, with a third of the
-    memory at three judges: only one judge's rows are built at a time, while the one before is
-    encoded on a second thread (Arrow's Parquet writer releases the interpreter lock). Returns
-    ``out``.
+    memory at three judges: only one judge's rows are built at a time, as Arrow columns straight
+    from the codes (no pandas frame), while the one before is encoded on a second thread
+    (Arrow's Parquet writer releases the interpreter lock). Returns ``out``.
+
+    ``rubric_version``: the rubric set's version the plans' checks come from; the file's
+    :data:`STAMPS` metadata records it, with each judge's model, prompt version and template
+    digest and the snapshots the ledger records for its verdicts.
     """
     stored_index = _stored(ledger, public)
+    snapshots: Snapshots = {}
 
     def write(tmp: Path) -> None:
         writer: pq.ParquetWriter | None = None
         writing: Future[None] | None = None
-        with ThreadPoolExecutor(1, thread_name_prefix="gamut-verdict-table") as pool:
+        with process.pool("verdict_table") as pool:
             try:
+                like: tuple[PairPlan, pa.Table] | None = None
                 for group in [[p] for p in plans] or [[]]:
-                    part = _frame(group, stored_index, public=public, judge_ids=False)
-                    table = pa.Table.from_pandas(part, preserve_index=False)
-                    del part
+                    table, every = _arrow_part(
+                        group, stored_index, public=public, snapshots=snapshots, like=like
+                    )
+                    if like is None and every and group:
+                        like = (group[0], table)  # the next judges' id columns are its own
                     if writer is None:
                         meta = dict(table.schema.metadata or {})
                         if fingerprint:
@@ -215,10 +392,16 @@ def write_verdict_parts(
                         )
                     if writing is not None:
                         writing.result()  # one judge's rows in flight at a time, in order
-                    writing = pool.submit(writer.write_table, table.cast(writer.schema))
+                    if not table.schema.equals(writer.schema):
+                        table = table.cast(writer.schema)
+                    writing = pool.submit(writer.write_table, table)
                     del table
                 if writing is not None:
                     writing.result()
+                if writer is not None:  # known once every judge's rows are built
+                    writer.add_key_value_metadata(
+                        {STAMPS.decode(): stamps_record(plans, rubric_version, snapshots)}
+                    )
             finally:
                 if writing is not None:
                     wait([writing])  # never close the file under a write in flight
@@ -277,7 +460,7 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
     if suffix == ".parquet":
 
         def parquet(tmp: Path) -> None:
-            table = pa.Table.from_pandas(df, preserve_index=False)
+            table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
             if provenance is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()
@@ -296,7 +479,9 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
 
 __all__ = [
     "EMPTY_RATIONALE",
+    "Snapshots",
     "export_verdicts",
+    "stamps_record",
     "table_fingerprint",
     "table_is_current",
     "verdict_frame",

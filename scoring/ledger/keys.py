@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import struct
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -73,11 +74,18 @@ def key_from_custom_id(value: str) -> bytes:
     return bytes.fromhex(value)
 
 
+#: A part's length as :func:`_frame` writes it: 8 bytes, little-endian.
+_LENGTH = struct.Struct("<Q").pack
+
+
 def _frame(parts: Iterable[str]) -> bytes:
     """The parts as bytes, each after its length (8 bytes), so that no two lists of parts give
     the same bytes."""
-    enc = [p.encode("utf-8", "surrogatepass") for p in parts]
-    return b"".join([len(b).to_bytes(8, "little") + b for b in enc])
+    out: list[bytes] = []
+    for p in parts:  # once per response and per check at paper scale: no per-part concatenation
+        b = p.encode("utf-8", "surrogatepass")
+        out += (_LENGTH(len(b)), b)
+    return b"".join(out)
 
 
 @dataclass(frozen=True)

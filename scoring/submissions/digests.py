@@ -41,7 +41,7 @@ from scoring.submissions import gaming
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import MAX_METADATA_BYTES, check_metadata
 from scoring.submissions.report import ERROR, Limits
-from scoring.submissions.responses import Response, content_hash, read_response_file
+from scoring.submissions.responses import Response, SharedReads, content_hash, read_response_file
 
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
 #: response reader keeps of a file, what the metadata check accepts or what a digest holds
@@ -121,12 +121,15 @@ def _encode(digest: FileDigest) -> dict[str, Any]:
     return out
 
 
-def read_digest(path: Path, limits: Limits, *, fingerprints: bool) -> FileDigest:
+def read_digest(
+    path: Path, limits: Limits, *, fingerprints: bool, shared: SharedReads | None = None
+) -> FileDigest:
     """Read one response file with the shared reader and digest it (no cache).
 
-    ``fingerprints``: also fingerprint each response for the copy check.
+    ``fingerprints``: also fingerprint each response for the copy check; ``shared``: the reads
+    shared with the judge in an open block, if any.
     """
-    read = read_response_file(path, "", "", None, limits)
+    read = read_response_file(path, "", "", None, limits, shared)
     return FileDigest(
         {q: gaming.fingerprint(r.text) for q, r in read.responses.items()}
         if fingerprints
@@ -149,11 +152,15 @@ class DigestCache:
     Args:
         path: the cache file (None: keep nothing between runs).
         limits: the size limits the files are read under (part of each entry's key).
+        shared: the reads a file's digest hands on to the judge in an open block, if any.
     """
 
-    def __init__(self, path: Path | None, limits: Limits) -> None:
+    def __init__(
+        self, path: Path | None, limits: Limits, shared: SharedReads | None = None
+    ) -> None:
         self.path = path
         self.limits = limits
+        self.shared = shared
         self._tag = f"{limits.max_response_bytes}:{limits.max_file_bytes}"
         doc = self._read() if path is not None else {}
         self._raw: dict[str, Any] = doc.get("files", {})
@@ -171,7 +178,9 @@ class DigestCache:
         """``digests`` itself when it is a cache read under ``limits`` (one run's validation and
         scoring share it, so each file is hashed once), else the cache of that file."""
         if isinstance(digests, DigestCache):
-            return digests if digests.limits == limits else cls(digests.path, limits)
+            if digests.limits == limits:
+                return digests
+            return cls(digests.path, limits, digests.shared)
         return cls(digests, limits)
 
     def _content_hash(self, path: Path, limit: int) -> str | None:
@@ -219,7 +228,7 @@ class DigestCache:
         key = f"{digest}:{self._tag}"
         found = self._used.get(key) or _entry(self._raw.get(key))
         if found is None or (fingerprints and found.fingerprints is None):
-            found = read_digest(path, self.limits, fingerprints=fingerprints)
+            found = read_digest(path, self.limits, fingerprints=fingerprints, shared=self.shared)
             self._changed = True
         self._used[key] = found
         self._seen.add(key)

@@ -114,6 +114,24 @@ def json_depth(raw: bytes) -> int:
     return max(0, *accumulate(1 if c in b"[{" else -1 for c in brackets))
 
 
+def nesting(value: Any, cap: int) -> int:
+    """The deepest nesting of arrays and objects in a parsed JSON value, what :func:`json_depth`
+    gives for its text; counted up to ``cap + 1`` (a deeper value stops the count there)."""
+    if not isinstance(value, (dict, list)):
+        return 0
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if depth > cap:
+                break
+        children = v.values() if isinstance(v, dict) else v
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -128,11 +146,15 @@ def parse_line(raw: bytes, limits: JsonlLimits) -> tuple[Any, str | None]:
         return None, (
             f"line is {size_text(len(raw))}, over the {size_text(limits.max_line_bytes)} limit"
         )
-    # no deeper than the brackets it opens: only a line of many is measured
+    # no deeper than the brackets it opens: only a line of many is measured, by its value when
+    # orjson reads it (orjson refuses nesting past 1,024 levels itself: no recursion here), else
+    # by its brackets before the standard library parses it
     opened = raw.count(b"[") + raw.count(b"{")
-    if opened <= limits.max_depth and not raw.startswith(codecs.BOM_UTF8):
+    if not raw.startswith(codecs.BOM_UTF8):
         value = fastjson.loads(raw)  # valid UTF-8 and JSON, as the decoder below reads it
-        if value is not fastjson.MISS:
+        if value is not fastjson.MISS and (
+            opened <= limits.max_depth or nesting(value, limits.max_depth) <= limits.max_depth
+        ):
             return value, None
     try:
         text = raw.decode("utf-8")
@@ -410,6 +432,7 @@ __all__ = [
     "JsonlLine",
     "dumps_line",
     "json_depth",
+    "nesting",
     "parse_line",
     "read_jsonl",
     "size_text",

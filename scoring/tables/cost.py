@@ -87,6 +87,8 @@ def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
 
 #: The model's own token columns of the leaderboard, in order.
 MODEL_TOKEN_COLUMNS = ("model_tokens_in", "model_tokens_out", "model_tokens_recorded")
+#: The leaderboard's cost columns (the site's cost page and model pages read them).
+COST_COLUMNS = (*JUDGE_COST_COLUMNS, *MODEL_TOKEN_COLUMNS)
 
 
 def model_tokens(usage: npt.NDArray[np.int64] | None, n_judges: int) -> dict[str, Floats]:
@@ -179,6 +181,7 @@ def judging_cost(
 
 
 __all__ = [
+    "COST_COLUMNS",
     "INT_COLUMNS",
     "JUDGE_COST_COLUMNS",
     "MODEL_TOKEN_COLUMNS",

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from scoring.check_table import CheckTable
 from scoring.errors import Problem, ProblemsError
+from scoring.layout import SubmissionsLayout
 from scoring.questions import Question
 from scoring.submissions.digests import DigestCache
 from scoring.submissions.formats import SubmissionMeta
@@ -25,6 +27,7 @@ from scoring.submissions.report import Limits
 from scoring.submissions.responses import read_responses
 from scoring.tables.checks import CheckIndex, index_checks
 from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
+from scoring.tables.stamps import read_stamps
 
 _VALIDATE = "run `gamut submission validate` for every problem with its fix"
 
@@ -52,6 +55,8 @@ class Inputs:
             audit labels are matched against).
         model_usage: ``[S, 2, 4]`` per response file: its responses, those that record the
             provider's token counts, their input and their output tokens (zeros when absent).
+        stamps: what judged the verdicts, as the verdict table records it
+            (:func:`scoring.tables.stamps.read_stamps`; None: not recorded).
     """
 
     questions: list[Question]
@@ -66,6 +71,7 @@ class Inputs:
     ignored_rows: int
     check_ids: list[list[str]] = field(default_factory=list)
     model_usage: npt.NDArray[np.int64] | None = None
+    stamps: dict[str, Any] | None = None
 
 
 def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
@@ -114,29 +120,25 @@ def read_submissions(
     """Submission ids, metadata, which settings have responses, response lengths, and each
     response file's token counts (:attr:`Inputs.model_usage`).
 
-    ``only``: the submission ids to read (default: every folder with a ``submission.yaml``).
+    ``only``: the submission ids to read (default: every folder with a metadata file).
     ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`)
     or that cache already open; None reads every file in full.
     """
-    dirs = (
-        sorted(
-            p
-            for p in folder.iterdir()
-            if (p / "submission.yaml").is_file() and (only is None or p.name in only)
-        )
-        if folder.is_dir()
-        else []
-    )
-    ids = tuple(p.name for p in dirs)
+    dirs = [
+        f
+        for f in SubmissionsLayout(folder).folders()
+        if f.has_metadata() and (only is None or f.id in only)
+    ]
+    ids = tuple(f.id for f in dirs)
     has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
     usage = np.zeros((len(ids), len(SETTINGS), 4), np.int64)
     cache = DigestCache.open(digests, Limits())
     try:
-        meta = {p.name: _read_meta(p / "submission.yaml", cache) for p in dirs}
-        for si, p in enumerate(dirs):
+        meta = {sub.id: _read_meta(sub.metadata, cache) for sub in dirs}
+        for si, sub in enumerate(dirs):
             for k, setting in enumerate(SETTINGS):
-                f = p / f"{setting.value}.jsonl"
+                f = sub.responses(setting)
                 if f.is_file():
                     has[si, k] = True
                     chars[si, k], usage[si, k] = _response_chars(f, qindex, cache)
@@ -197,4 +199,5 @@ def load_inputs(
         ignored,
         check_ids,
         usage,
+        read_stamps(verdicts),
     )

@@ -9,12 +9,21 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gamut import pipeline
 from gamut.cli import main
 from gamut.project import Project as GamutProject
 from scoring.submissions import read_jsonl, read_responses
-from scoring.submissions.jsonl import dumps_line, json_depth
+from scoring.submissions.jsonl import (
+    MAX_DEPTH,
+    JsonlLimits,
+    dumps_line,
+    json_depth,
+    nesting,
+    parse_line,
+)
 from scoring.submissions.metadata import check_metadata
 from tests.submissions.helpers import GOOD_META, QUESTION_IDS, RESPONSES, Project, good_lines, jsonl
 
@@ -105,6 +114,37 @@ def test_json_depth_ignores_brackets_in_strings() -> None:
     assert json_depth(b'{"a": "[[[[[[{{{{"}') == 1
     assert json_depth(b'{"a": "\\"[[["}') == 1
     assert json_depth(b"[[[]]]") == 3
+
+
+_JSON = st.recursive(
+    st.none() | st.integers() | st.text(alphabet='[]{}"\\a'),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(alphabet='[]{}"a'), inner),
+    max_leaves=40,
+)
+
+
+@given(_JSON, st.integers(0, 6))
+def test_the_nesting_of_a_parsed_line_is_the_depth_of_its_brackets(value: object, cap: int) -> None:
+    """A line with many brackets is measured on its parsed value (orjson read it), the same
+    depth as its brackets outside strings give, up to the cap."""
+    raw = json.dumps(value).encode()
+    if raw.count(b"[") + raw.count(b"{") > 1:  # json_depth counts a single bracket as is
+        assert nesting(value, 10**6) == json_depth(raw)
+    assert min(nesting(value, cap), cap + 1) == min(json_depth(raw), cap + 1)
+
+
+def test_a_line_of_many_brackets_is_read_by_its_depth_not_its_count() -> None:
+    limits = JsonlLimits()
+    wide = b"[" + b",".join([b"[[1]]"] * (4 * MAX_DEPTH)) + b"]"  # many brackets, 3 deep
+    assert parse_line(wide, limits) == (json.loads(wide), None)
+    for depth in (MAX_DEPTH + 1, 1000, 5000):  # orjson reads 1,000 levels, refuses 5,000
+        deep = b"[" * depth + b"]" * depth
+        assert parse_line(deep, limits) == (
+            None,
+            f"nested {depth} levels deep (at most {MAX_DEPTH})",
+        )
+    at_cap = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    assert parse_line(at_cap, limits)[1] is None
 
 
 def test_the_writer_writes_what_every_line_splitter_keeps_whole() -> None:

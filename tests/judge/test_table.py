@@ -82,6 +82,14 @@ def test_the_table_written_one_judge_at_a_time_is_the_verdict_frame(
         for i in range(md.num_columns)
     }
     assert {c for c, has in stats.items() if has} == set(STATS_COLUMNS)  # what readers filter by
+    # every pair judged: the second judge's part takes the first's id columns as they are
+    pipeline.judge(project, progress=NullProgress())
+    written = pq.read_table(pipeline.write_verdicts(project))
+    frame = pipeline.verdict_table(project)
+    assert written.to_pylist() == pa.Table.from_pandas(frame, preserve_index=False).to_pylist()
+    assert set(frame.judge) == {"gpt", "other"} and "missing" not in set(
+        frame[frame.submission_id == "alpha"].verdict
+    )
 
 
 @given(st.lists(st.integers(0, 5), max_size=40), st.integers(6, 9))
