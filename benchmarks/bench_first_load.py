@@ -13,6 +13,10 @@ compare 0.225 (68,867 px), judges 0.648, model 0.644, downloads 0.145, submit 0.
 After: leaderboard 0.640, domain 0.637, explorer list 0.179 (2,630 px; its index now carries the
 text-only form and the mean scores it searches and sorts by), explorer question 0.145, compare
 0.223 (4,889 px), judges 0.644, model 0.637, downloads 0.141, submit 0.142.
+Re-measured with more on the pages since: leaderboard 0.645, explorer list 0.184, explorer
+question 0.150. Then the header search's index (52 kB gzipped) and worker (12 kB) loaded only when
+the search is opened (assets/gamut-search.js): leaderboard 0.582, domain 0.579, explorer list
+0.121, explorer question 0.087, compare 0.165, judges 0.587, model 0.582, downloads 0.085.
 
 Run with ``python benchmarks/bench_first_load.py`` (``make bench`` runs every benchmark).
 """

@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from gamut.config import load_config  # noqa: E402
 from gamut.model_runner import GenerateOptions, generate  # noqa: E402
+from gamut.project import Project  # noqa: E402
 from scoring.questions import Setting  # noqa: E402
 from tests.model_runner.project import CONFIG, write_image  # noqa: E402
 
@@ -135,7 +136,7 @@ def main() -> None:
                 max_retries=0,
             )
             t0, c0 = time.perf_counter(), time.process_time()
-            result = generate(cfg, opts, environ={**os.environ, "BENCH_KEY": "sk-bench"})
+            result = generate(Project(cfg), opts, environ={**os.environ, "BENCH_KEY": "sk-bench"})
             elapsed = time.perf_counter() - t0
             cpu = time.process_time() - c0
             lines = (Path(tmp) / "submissions/bench/multimodal.jsonl").read_text().count("\n")

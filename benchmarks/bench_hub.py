@@ -22,6 +22,7 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 from gamut.config import load_config
 from gamut.hub import resolve_rubrics_path
+from gamut.project import Project
 from gamut.publish import publish_files
 from tests.hub.fake_hub import FakeHub, FakeRepo, commit_sha, serve_hub
 
@@ -90,7 +91,7 @@ def bench_publish(root: Path) -> None:
     pd.DataFrame(board).to_parquet(res / "leaderboard.parquet")
     cfg = load_config(_config(root, "rubrics"))
     t = time.perf_counter()
-    files = publish_files(cfg, "gamut/bench")
+    files = publish_files(Project(cfg), "gamut/bench")
     took = time.perf_counter() - t
     size = sum(len(f.data) for f in files)
     print(f"publish files: {n:,} verdict rows -> {len(files)} files, {size / 1e6:.1f} MB "

@@ -107,7 +107,7 @@ def main() -> None:
         (base / "manifest.csv").write_text("\n".join(lines) + "\n")
         wb = Workbench.open(base / "wb")
         unsound = {f"q-{i:05d}" for i in range(N_IMAGES - N_RUBRICS)}
-        llm = CountingLLM(answer(unsound))
+        llm = CountingLLM(answer(unsound), group=step_of)
 
         timed("images (import, checksum)", lambda: import_images(wb, base / "manifest.csv"), rows)
         timed("propose (LLM)", lambda: propose(wb, llm, PER_IMAGE), rows)
@@ -205,29 +205,47 @@ def main() -> None:
     cfg = load_config(ROOT / "gamut.toml")
     judge = cfg.judges[cfg.primary_judge]
     print(
-        f"  LLM requests at paper scale (tokens estimated at 4 characters a token; an image "
-        f"{llm.image_tokens} tokens), priced as judge {cfg.primary_judge} ({judge.model}):"
+        f"  LLM requests per step at paper scale (tokens estimated at 4 characters a token; an "
+        f"image {llm.image_tokens} tokens; repairs counted in their step), priced as judge "
+        f"{cfg.primary_judge} ({judge.model}) by JudgeConfig.cost, direct and batch:"
     )
-    total_d = total_b = 0.0
-    for t in sorted(llm.requests):
-        i, o = llm.input_tokens[t], llm.output_tokens[t]
-        direct = (i * (judge.price_in_per_mtok or 0) + o * (judge.price_out_per_mtok or 0)) / 1e6
-        batch = (
-            i * (judge.batch_price_in_per_mtok or 0) + o * (judge.batch_price_out_per_mtok or 0)
-        ) / 1e6
-        total_d, total_b = total_d + direct, total_b + batch
+    steps: dict[str, list[int]] = {}
+    for t in llm.requests:
+        row = steps.setdefault(t, [0, 0, 0])
+        row[0] += llm.requests[t]
+        row[1] += llm.input_tokens[t]
+        row[2] += llm.output_tokens[t]
+    totals = [0, 0, 0]
+    usd = {"direct": 0.0, "batch": 0.0}
+    for step in ("propose", "guard", "draft", "refine"):
+        n, i, o = steps.get(step, [0, 0, 0])
+        totals = [totals[0] + n, totals[1] + i, totals[2] + o]
+        priced = {m: judge.cost(m, i, 0, o) for m in usd}
+        for m, v in priced.items():
+            usd[m] += v or 0.0
         print(
-            f"    {t:12} {llm.requests[t]:6} requests  {i:11,} in  {o:10,} out tokens  "
-            f"${direct:8.2f} direct  ${batch:8.2f} batch"
+            f"    {step:8} {n:6,} requests  {i:12,} in  {o:11,} out tokens  "
+            f"{_usd(priced['direct'])} direct  {_usd(priced['batch'])} batch"
         )
     print(
-        f"    {'total':12} {sum(llm.requests.values()):6} requests{'':42}"
-        f"${total_d:8.2f} direct  ${total_b:8.2f} batch"
+        f"    {'total':8} {totals[0]:6,} requests  {totals[1]:12,} in  {totals[2]:11,} out tokens  "
+        f"{_usd(usd['direct'])} direct  {_usd(usd['batch'])} batch"
     )
     print(
         "  (real guard rounds, re-proposals and review rounds add requests; propose and guard "
         "send the image too)"
     )
+
+
+def step_of(req: LLMRequest) -> str:
+    """The step a request belongs to: its template's, or for a repair (key
+    ``<template>:<key>``) the repaired template's."""
+    template = req.key.split(":", 1)[0] if ":" in req.key else req.template
+    return template.rsplit("_v", 1)[0]
+
+
+def _usd(value: float | None) -> str:
+    return "   (no price)" if value is None else f"${value:11,.2f}"
 
 
 if __name__ == "__main__":

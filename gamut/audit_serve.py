@@ -26,8 +26,7 @@ from scoring.questions import Setting
 from scoring.storage import atomic_write_text
 from scoring.submissions.jsonl import JsonlLimits, dumps_line, read_jsonl
 from scoring.submissions.responses import read_responses
-
-VERDICTS = ("meets", "partially_meets", "missing", "contradicts")
+from scoring.verdicts import PAIR_KEY
 
 
 class AuditServeError(GamutError):
@@ -76,7 +75,7 @@ class Session:
             atomic_write_text(self.file, new)
 
 
-_KEY = ("submission_id", "setting", "question_id", "check_id")
+_KEY = PAIR_KEY
 
 
 def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -87,7 +86,7 @@ def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]
     for d in drawn:
         sub, setting, qid = d["submission_id"], d["setting"], d["question_id"]
         if (sub, setting) not in responses:
-            path = project.submissions_root / sub / f"{setting}.jsonl"
+            path = project.submissions.responses(sub, setting)
             responses[(sub, setting)] = read_responses(path)[0] if path.is_file() else {}
         q = questions[qid]
         out.append(

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from gamut.config import GamutConfig
 from scoring import numbers
 from scoring.errors import GamutError
+from scoring.layout import ResultsLayout
 
 if TYPE_CHECKING:
+    from gamut.project import Project
     from scoring.ledger import FailureRecord
-from scoring.tables.write import PROVENANCE_FILE
 
 #: The hidden marker the workflow searches for to update one comment instead of adding another.
 MARKER = "<!-- gamut-score -->"
@@ -135,7 +135,7 @@ def _ci(row: pd.Series, col: str, signed: bool = False) -> str:
 def _read(
     results: Path, name: str, required: bool = True, config_flag: str = ""
 ) -> pd.DataFrame | None:
-    path = results / f"{name}.parquet"
+    path = ResultsLayout(results).table(name)
     if not path.is_file():
         if required:
             raise CommentError(f"{path} does not exist; run `gamut score{config_flag}` first")
@@ -331,7 +331,7 @@ def judging_line(judging: dict[str, int]) -> str:
 
 
 def render_comment(
-    cfg: GamutConfig,
+    project: Project,
     submission_id: str,
     warnings: list[dict[str, Any]] | None = None,
     causes: Causes | None = None,
@@ -341,7 +341,7 @@ def render_comment(
     """The markdown of the sticky comment for ``submission_id``, starting with :data:`MARKER`.
 
     Args:
-        cfg: the config (results folder, primary judge, the site's URL).
+        project: the deployment (results folder, primary judge, the site's URL).
         submission_id: the submission.
         warnings: the validator's warnings to list.
         causes: why checks have no verdict (:func:`failure_causes`), for incomplete rows.
@@ -354,10 +354,11 @@ def render_comment(
             (unless it is still being judged).
     """
     pending = judging is not None and judging["done"] < judging["checks"]
-    results = cfg.path(cfg.store.results)
+    cfg = project.cfg
+    results = project.results
     board = _read(results, "leaderboard", config_flag=config_flag)
     assert board is not None
-    prov_file = results / PROVENANCE_FILE
+    prov_file = project.results_layout.provenance
     prov: dict[str, Any] = (
         json.loads(prov_file.read_text(encoding="utf-8")) if prov_file.is_file() else {}
     )

@@ -46,6 +46,14 @@ class BenchmarkConfig(_Section):
     )
     rubrics: str = Field(description="Local file/folder, or hf://datasets/ORG/NAME@REVISION.")
     rubrics_public: bool = False
+    benchmark_version: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The question set's release version (release.json's benchmark_version, "
+        "from `gamut build release`), stamped on every leaderboard row; unset: the "
+        "benchmark_version of a release.json beside the questions file, else none "
+        "(gamut.benchmark_version.benchmark_version).",
+    )
     submissions: Path = Path("submissions")
     audit: str | None = Field(
         default=None,
@@ -120,6 +128,28 @@ class WorkbenchConfig(_Section):
         description="The private folder holding every build step's state (mode 0700); never "
         "inside results or the site.",
     )
+    propose_max_tokens: int = Field(
+        default=2048, ge=16, description="Output-token limit of a `gamut build propose` reply."
+    )
+    guard_max_tokens: int = Field(
+        default=2048, ge=16, description="Output-token limit of a `gamut build guard` reply."
+    )
+    draft_max_tokens: int = Field(
+        default=8192,
+        ge=16,
+        description="Output-token limit of a `gamut build draft` reply (a whole meta-rubric; "
+        "the judge's own max_tokens is sized for verdicts).",
+    )
+    refine_max_tokens: int = Field(
+        default=16384,
+        ge=16,
+        description="Output-token limit of a `gamut build refine` reply (the draft's superset).",
+    )
+
+    def max_tokens(self, step: str) -> int:
+        """The output-token limit of an LLM step's replies (its repair's too)."""
+        out: int = getattr(self, f"{step}_max_tokens")
+        return out
 
 
 class GamutConfig(_Section):

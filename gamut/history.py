@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.spec import Change, ChangeKind, History
+from scoring.submissions.formats import METADATA_FILE
 
 #: Commits read at most (the newest), and entries kept.
 MAX_COMMITS = 2_000
@@ -111,7 +112,7 @@ def read_history(config_file: Path, submissions: Path) -> History:
             parts = path[len(subs) + 1 :].split("/") if path.startswith(subs + "/") else []
             if len(parts) < 2:
                 continue
-            if status == "A" and parts[1] == "submission.yaml":
+            if status == "A" and parts[1] == METADATA_FILE:
                 added.add(parts[0])
             elif status in ("A", "M"):
                 changed.add(parts[0])

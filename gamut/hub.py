@@ -17,14 +17,17 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from gamut.config import PLACEHOLDER, GamutConfig
 from scoring.errors import GamutError
 
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
 DEFAULT_ENDPOINT = "https://huggingface.co"
 ENDPOINT_ENV = ("GAMUT_HF_ENDPOINT", "HF_ENDPOINT")
 TOKEN_ENV = "HF_TOKEN"
-RUBRIC_PATTERNS = ("*.json", "*.jsonl")
 
 _HF_URI = re.compile(
     r"^hf://datasets/(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)"
@@ -71,8 +74,10 @@ class HubRef:
     @property
     def allow_patterns(self) -> list[str]:
         """Glob patterns that match the rubric files only (inside the subfolder, if any)."""
+        from scoring.rubric_io import RUBRIC_SUFFIXES
+
         prefix = f"{self.subfolder}/" if self.subfolder else ""
-        return [prefix + p for p in RUBRIC_PATTERNS]
+        return [f"{prefix}*{suffix}" for suffix in sorted(RUBRIC_SUFFIXES)]
 
 
 def is_hub_uri(value: str) -> bool:
@@ -121,6 +126,17 @@ def hub_token(env: str = TOKEN_ENV) -> str | None:
     """The Hub token from the environment variable ``env``, or None when unset."""
     value = os.environ.get(env, "").strip()
     return value or None
+
+
+def hub_api(token: str | Literal[False]) -> HfApi:
+    """A Hub client of :func:`hub_endpoint` (huggingface_hub is imported only now).
+
+    Args:
+        token: the token to send, or False to send none (not even a saved login).
+    """
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=hub_endpoint(), token=token)
 
 
 def private_cache(cfg: GamutConfig) -> Path:
@@ -215,8 +231,10 @@ def _snapshot(ref: HubRef, cache: Path) -> Path:
             f"held rubrics: cannot download {where} and nothing is cached ({type(exc).__name__}); "
             "check the network and GAMUT_HF_ENDPOINT"
         ) from None
+    from scoring.rubric_io import rubric_files
+
     path = Path(folder)
-    if not any(path.rglob("*.json*")):
+    if not rubric_files(path):
         raise HubError(
             f"held rubrics: {where} holds no .json/.jsonl files under "
             f"{ref.subfolder or 'its root'}; check the folder in benchmark.rubrics"

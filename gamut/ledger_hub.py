@@ -29,12 +29,12 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gamut.hub import TOKEN_ENV, HubError, hub_endpoint, hub_token
+from gamut.hub import TOKEN_ENV, HubError, hub_api, hub_token
+from scoring import process
 from scoring.errors import Problem
 from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
@@ -50,8 +50,6 @@ _SHARD_PATH = re.compile(r"^(verdicts|failures|batches)/[0-9a-f]{64}\.parquet$")
 _RECORD_PATH = re.compile(r"^(pushes|compactions)/[0-9a-f]{64}\.json$")
 #: Largest manifest read from the Hub.
 MAX_MANIFEST_BYTES = 10_000
-#: Files downloaded at a time by a pull.
-DOWNLOAD_THREADS = 8
 #: Commit attempts of one push, and the wait before the k-th retry (k times this, in seconds).
 PUSH_ATTEMPTS = 3
 PUSH_BACKOFF_S = 0.5
@@ -95,14 +93,12 @@ def _check_repo_id(repo_id: str) -> None:
 
 
 def _api(token_env: str) -> tuple[HfApi, str]:
-    from huggingface_hub import HfApi
-
     token = hub_token(token_env)
     if token is None:
         raise HubError(
             f"no Hub token: set {token_env} to a token with access to the private ledger dataset"
         )
-    return HfApi(endpoint=hub_endpoint(), token=token), token
+    return hub_api(token), token
 
 
 def _remote(api: HfApi, repo_id: str, token_env: str) -> tuple[str, set[str]]:
@@ -303,16 +299,17 @@ def _download(api: HfApi, repo_id: str, revision: str, path: str, token_env: str
 def _download_each(
     api: HfApi, repo_id: str, head: str, paths: list[str], stage: Path, token_env: str
 ) -> None:
-    """Download exactly ``paths`` at ``head`` into ``stage``, :data:`DOWNLOAD_THREADS` at a
-    time: one request per file, none matching patterns (whose cost grows with files times
-    patterns). A file the Hub does not have is left out (the caller names it)."""
+    """Download exactly ``paths`` at ``head`` into ``stage``, on the process policy's
+    ``ledger_pull`` threads (eight in the program): one request per file, none matching
+    patterns (whose cost grows with files times patterns). A file the Hub does not have is left
+    out (the caller names it)."""
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
     def one(path: str) -> None:
         with contextlib.suppress(EntryNotFoundError):  # named by the caller: not downloaded
             api.hf_hub_download(repo_id, path, repo_type="dataset", revision=head, local_dir=stage)
 
-    with ThreadPoolExecutor(DOWNLOAD_THREADS, thread_name_prefix="gamut-ledger-pull") as pool:
+    with process.pool("ledger_pull") as pool:
         try:
             for _ in pool.map(one, paths):
                 pass

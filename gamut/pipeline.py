@@ -89,9 +89,9 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
     under it, and write the ``judge_drift`` table comparing the two snapshots."""
     import json
 
+    from gamut.progress import plain_progress
     from scoring.judge import drift as dr
     from scoring.judge import judge_all
-    from scoring.judge.progress import PlainProgress
     from scoring.storage import atomic_write, atomic_write_text
 
     judged = [p for p in plans if report.judges[p.judge.name].judged and p.judge.backend.calls_out]
@@ -112,7 +112,7 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
             report.notes.append(str(change))
             seen[change.identity] = change.new
         cal, pairs = dr.calibration_plan(p, project.ledger, change, project.key_scheme)
-        cal_report = judge_all([cal], project.ledger, project.cache_path, progress=PlainProgress())
+        cal_report = judge_all([cal], project.ledger, project.cache_path, progress=plain_progress())
         report.notes.extend(cal_report.notes)
         report.judges[p.judge.name].failures.extend(cal_report.failures)
         sc = project.cfg.scoring
@@ -123,7 +123,7 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
         )
     atomic_write_text(seen_path, json.dumps(seen, indent=1) + "\n")
     if rows:
-        out = project.results / "judge_drift.parquet"
+        out = project.results_layout.table("judge_drift")
         frame = dr.drift_frame(rows)
         atomic_write(out, lambda tmp: frame.to_parquet(tmp, index=False))
 
@@ -239,6 +239,9 @@ def verdict_table(
 def write_verdicts(project: Project, submissions: list[str] | None = None) -> Path:
     """Write the verdict table into the results folder, unless it is current; returns its path.
 
+    Beside it, the usage table (:mod:`scoring.judge.usage`: the calls and tokens recorded with
+    the same verdicts, which the leaderboard prices), under the same fingerprint.
+
     The table's metadata holds a fingerprint of its inputs (the pairs, their keys and the
     ledger's shards): when nothing changed, the file is left as it is. When a run fingerprint
     (:mod:`gamut.runs`) proves that no input file, ledger shard or index changed since the table
@@ -247,6 +250,7 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
     """
     from gamut import runs
     from scoring.judge.table import table_fingerprint, table_is_current, write_verdict_parts
+    from scoring.judge.usage import usage_path, write_usage_table
 
     out = project.verdict_table
     run_fp = runs.fingerprint(project, "table", submissions=submissions)
@@ -264,7 +268,12 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
             project.ledger,
             out,
             public=project.rubrics_public,
+            rubric_version=project.check_table.rubric_version,
             fingerprint=fp,
+        )
+    if not table_is_current(usage_path(out), fp):  # the calls and tokens of the same verdicts
+        write_usage_table(
+            project.pair_plans(submissions=submissions), project.ledger, usage_path(out), fp
         )
     runs.record_table(project, run_fp, fp, submissions)
     return out
@@ -279,7 +288,10 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         ProblemsError: an input file is invalid (every problem listed).
         ScoringError: the verdict table is missing or inconsistent.
     """
+    from gamut.benchmark_version import benchmark_version
+    from scoring.judge.usage import usage_path
     from scoring.tables import build_tables, load_inputs
+    from scoring.tables.cost import judging_cost, read_usage
 
     cfg = project.cfg
     cfg.require_judges()
@@ -294,6 +306,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         digests=project.digests,
         matrix_cache=project.private / "matrix",
     )
+    usage = read_usage(usage_path(project.verdict_table), project.verdict_table)
     return build_tables(
         inputs,
         cfg.scoring,
@@ -303,6 +316,8 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         out_dir=project.results,
         audit=audit_labels(project, inputs),
         audit_simulated=cfg.benchmark.audit_simulated,
+        costs=judging_cost(usage, cfg.judges, inputs.submission_ids, inputs.judges),
+        benchmark_version=benchmark_version(project),
     )
 
 
@@ -317,12 +332,7 @@ def audit_labels(project: Project, inputs: Inputs) -> AuditLabels | None:
     path = project.audit_path
     if path is None:
         return None
-    folder = project.submissions_root
-    present = (
-        {p.name for p in folder.iterdir() if (p / "submission.yaml").is_file()}
-        if folder.is_dir()
-        else set()
-    )
+    present = {f.id for f in project.submissions.folders() if f.has_metadata()}
     return read_audit(
         path,
         submission_ids=inputs.submission_ids,
@@ -481,10 +491,8 @@ def run(
         progress: where the judge's progress goes.
         notify: called after each stage with its name (one of :data:`STAGES`) and its result.
     """
-    from scoring.submissions.responses import shared_reads
-
     say = notify or (lambda _stage, _result: None)
-    with shared_reads():  # the validator reads every response file; the judge's reads reuse them
+    with project.shared_reads.block():  # the validator's reads of the files serve the judge
         keep, validation = publishable(project)
         say("validated", validation)
         report = judge(project, submissions=keep, progress=progress)

@@ -16,13 +16,15 @@ import shutil
 import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gamut.config import GamutConfig
 from gamut.workflow_commands import Level, annotation
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.storage import atomic_write_bytes, atomic_write_text
 from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES, is_submission_id
+
+if TYPE_CHECKING:
+    from gamut.project import Project
 
 PR_FILE = "pr.json"
 REPORT_FILE = "validation.json"
@@ -141,7 +143,7 @@ def annotate(report: dict[str, Any], base: str = "") -> Annotations:
 
 
 def pack_artifact(
-    cfg: GamutConfig, report: dict[str, Any], pr_number: int, head_sha: str, out: Path
+    project: Project, report: dict[str, Any], pr_number: int, head_sha: str, out: Path
 ) -> PrInfo:
     """Write the artifact folder: ``pr.json``, the report and ``submissions/<id>/`` files.
 
@@ -155,7 +157,7 @@ def pack_artifact(
     if len(subs) != 1 or not is_submission_id(str(subs[0])):
         raise ArtifactError(f"a pull request must add exactly one submission (found: {subs})")
     sid = str(subs[0])
-    folder = cfg.path(cfg.benchmark.submissions) / sid
+    folder = project.submissions.folder(sid).path
     for name in sorted(SUBMISSION_FILES):
         src = folder / name
         if src.is_file() and not src.is_symlink():
@@ -197,7 +199,7 @@ def _walk(root: Path) -> tuple[list[str], list[Problem]]:
     return sorted(files), problems
 
 
-def unpack_artifact(cfg: GamutConfig, artifact: Path) -> PrInfo:
+def unpack_artifact(project: Project, artifact: Path) -> PrInfo:
     """Check the downloaded artifact and copy its submission into the submissions folder.
 
     Only ``pr.json``, ``validation.json`` and ``submissions/<id>/{submission.yaml,
@@ -280,7 +282,7 @@ def unpack_artifact(cfg: GamutConfig, artifact: Path) -> PrInfo:
         )
     if problems:
         raise ProblemsError(problems, f"artifact {artifact} rejected")
-    dest = cfg.path(cfg.benchmark.submissions) / info.submission_id
+    dest = project.submissions.folder(info.submission_id).path
     if dest.is_symlink():
         dest.unlink()
     elif dest.exists():

@@ -16,12 +16,15 @@ import re
 import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from gamut.config import GamutConfig
 from gamut.pr import MAX_FILE_BYTES, MAX_TOTAL_BYTES, SUBMISSION_FILES, ArtifactError, PrInfo
 from scoring.errors import Problem, ProblemsError
 from scoring.storage import atomic_write_bytes
 from scoring.submissions.formats import is_submission_id
+
+if TYPE_CHECKING:
+    from gamut.project import Project
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REGULAR = {"100644", "100755"}
@@ -55,47 +58,48 @@ def _commit(repo: Path, rev: str, what: str) -> str:
     return sha
 
 
-def _locate(cfg: GamutConfig) -> tuple[Path, PurePosixPath]:
+def _locate(project: Project) -> tuple[Path, PurePosixPath]:
     """The git repository's top folder and the submissions folder relative to it."""
-    top = _git(cfg.root, "rev-parse", "--show-toplevel")
+    root = project.cfg.root
+    top = _git(root, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
-        raise ArtifactError(f"{cfg.root} is not in a git repository")
+        raise ArtifactError(f"{root} is not in a git repository")
     toplevel = Path(_out(top).strip())
-    subs_abs = os.path.realpath(cfg.path(cfg.benchmark.submissions))
+    subs_abs = os.path.realpath(project.submissions_root)
     rel = os.path.relpath(subs_abs, os.path.realpath(toplevel))
     if rel == ".." or rel.startswith(".." + os.sep):
         raise ArtifactError("the submissions folder is outside the git repository")
     return toplevel, PurePosixPath(Path(rel).as_posix()) if rel != "." else PurePosixPath()
 
 
-def submissions_in_repo(cfg: GamutConfig) -> str:
+def submissions_in_repo(project: Project) -> str:
     """The submissions folder as a repository-relative POSIX path (``.`` for the top).
 
     Raises:
         ArtifactError: the config is not in a git repository, or the folder is outside it.
     """
-    return _locate(cfg)[1].as_posix()
+    return _locate(project)[1].as_posix()
 
 
-def on_base(cfg: GamutConfig, submission_id: str, base: str = "HEAD") -> bool:
+def on_base(project: Project, submission_id: str, base: str = "HEAD") -> bool:
     """Whether the base commit (default: the checkout's ``HEAD``, never its work tree, which
     ``gamut pr take`` may have written into) already holds the submission ``submission_id``.
 
     Raises:
         ArtifactError: the config is not in a git repository, or the folder is outside it.
     """
-    toplevel, rel = _locate(cfg)
+    toplevel, rel = _locate(project)
     folder = (rel / submission_id).as_posix()
     return _git(toplevel, "cat-file", "-e", f"{base}:{folder}").returncode == 0
 
 
 def take_from_commit(
-    cfg: GamutConfig, pr_number: int, head: str, base: str
+    project: Project, pr_number: int, head: str, base: str
 ) -> tuple[PrInfo, list[Problem]]:
     """Copy the submission a pull request adds or changes from its head commit.
 
     Args:
-        cfg: the base checkout's config; its submissions folder receives the files.
+        project: the base checkout's deployment; its submissions folder receives the files.
         pr_number: the pull request's number (carried into the result).
         head: the head commit (full sha), already fetched.
         base: the base branch's commit (sha or ref); the changes are ``base...head``.
@@ -112,10 +116,10 @@ def take_from_commit(
         raise ArtifactError(f"PR number {pr_number} is out of range")
     if not _SHA.match(head):
         raise ArtifactError("the head commit must be given as 40 lowercase hex digits")
-    toplevel, subs = _locate(cfg)
+    toplevel, subs = _locate(project)
     head_sha = _commit(toplevel, head, "head")
     base_sha = _commit(toplevel, base, "base")
-    subs_abs = os.path.realpath(cfg.path(cfg.benchmark.submissions))
+    subs_abs = os.path.realpath(project.submissions_root)
 
     diff = _git(
         toplevel, "diff", "--name-only", "--no-renames", "-z", "--end-of-options",

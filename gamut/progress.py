@@ -56,9 +56,24 @@ class RichProgress:
 
 
 def default_progress(console: Console | None = None) -> ProgressSink:
-    """A rich bar when stderr is a terminal, plain lines otherwise."""
-    console = console or Console(stderr=True)
-    return RichProgress(console) if console.is_terminal else PlainProgress()
+    """A rich bar when the console is a terminal, plain lines on its stream otherwise.
+
+    Args:
+        console: where to draw; default the command line's stderr console
+            (``gamut.cli._common.err_console``: markup off, like everything the CLI prints).
+    """
+    if console is None:
+        from gamut.cli._common import err_console
+
+        console = err_console.console
+    return RichProgress(console) if console.is_terminal else PlainProgress(console.file)
 
 
-__all__ = ["RichProgress", "default_progress"]
+def plain_progress() -> ProgressSink:
+    """Plain lines on the command line's stderr console, terminal or not (short side runs)."""
+    from gamut.cli._common import err_console
+
+    return PlainProgress(err_console.console.file)
+
+
+__all__ = ["RichProgress", "default_progress", "plain_progress"]

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from gamut.config import GamutConfig, load_config
 from generator.spec import SiteSpec
 from scoring.errors import ConfigError, Problem
+from scoring.layout import ResultsLayout, SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
-from scoring.verdicts import VERDICT_TABLE
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from scoring.ledger import KeyScheme, Ledger
     from scoring.rubric import MetaRubric
     from scoring.submissions.digests import DigestCache
+    from scoring.submissions.responses import SharedReads
 
 #: The folder under the cache's folder where compressed site downloads are kept between builds.
 SITE_DOWNLOADS = "site-downloads"
@@ -79,6 +80,11 @@ class Project:
         return self.path(self.cfg.benchmark.submissions)
 
     @property
+    def submissions(self) -> SubmissionsLayout:
+        """The submissions folder's layout: each submission's metadata and response files."""
+        return SubmissionsLayout(self.submissions_root)
+
+    @property
     def site_out(self) -> Path:
         """The built site's folder."""
         return self.path(self.cfg.site.out)
@@ -89,9 +95,14 @@ class Project:
         return self.path(self.cfg.store.results)
 
     @property
+    def results_layout(self) -> ResultsLayout:
+        """The score tables folder's layout: each table by name and format."""
+        return ResultsLayout(self.results)
+
+    @property
     def verdict_table(self) -> Path:
         """The verdict table the judge writes and the scorer reads."""
-        return self.results / VERDICT_TABLE
+        return self.results_layout.verdicts
 
     @property
     def cache_path(self) -> Path:
@@ -184,7 +195,15 @@ class Project:
         from scoring.submissions import Limits
         from scoring.submissions.digests import DigestCache
 
-        return DigestCache(self.digests_path, Limits())
+        return DigestCache(self.digests_path, Limits(), self.shared_reads)
+
+    @cached_property
+    def shared_reads(self) -> SharedReads:
+        """The response files read once for both the validator and the judge, inside
+        ``with project.shared_reads.block():`` (the digests cache and :meth:`units` share it)."""
+        from scoring.submissions.responses import SharedReads
+
+        return SharedReads()
 
     @property
     def private(self) -> Path:
@@ -265,16 +284,19 @@ class Project:
         A forked process runs the compile of :attr:`check_table`, which writes the cache entry;
         :attr:`check_table` then waits for it and reads the entry. Call this before any thread is
         started (a fork copies only the calling thread). Does nothing where processes cannot be
-        forked, or when the checks are already known.
+        forked, when the checks are already known, or when the process policy
+        (:mod:`scoring.process`) does not allow a forked compile.
         """
         import multiprocessing
         import threading
 
         from gamut.hub import is_hub_uri
+        from scoring import process
         from scoring.check_table import cached_checks_path
 
         if (
             self._compiling is not None
+            or not process.current().fork_compile
             or "check_table" in self.__dict__
             or "checks" in self.__dict__
             or "fork" not in multiprocessing.get_all_start_methods()
@@ -303,7 +325,12 @@ class Project:
         )
         if key not in self._units:
             self._units[key] = response_units(
-                self.questions, self.checks, self.submissions_root, submissions, settings
+                self.questions,
+                self.checks,
+                self.submissions_root,
+                submissions,
+                settings,
+                self.shared_reads,
             )
         out: JudgeInputs = self._units[key]
         return out

@@ -26,8 +26,8 @@ from scoring.storage import atomic_write_text
 if TYPE_CHECKING:
     from gamut.hub import HubRef
 
-# gamut.hub (huggingface_hub when it downloads) is imported only when the config names a Hub
-# dataset: a local questions file keeps the light commands light.
+# gamut.hub is imported inside the functions, and huggingface_hub only when it downloads: a local
+# questions file keeps the light commands light.
 
 DEFAULT_FILE = "questions.jsonl"
 #: Written last, once every file is downloaded and verified: its presence means "complete".
@@ -77,9 +77,10 @@ def question_set(cfg: GamutConfig) -> QuestionSet | None:
         HubError: the reference is malformed or not pinned to a commit.
     """
     value = cfg.benchmark.questions
-    if not value.startswith("hf://") and PLACEHOLDER not in value:
+    from gamut.hub import HubRef, check_published, is_hub_uri, parse_hub_uri
+
+    if not is_hub_uri(value) and PLACEHOLDER not in value:
         return None
-    from gamut.hub import HubRef, check_published, parse_hub_uri
 
     check_published("benchmark.questions", value, cfg.file)
     ref = parse_hub_uri(value, key="benchmark.questions")
@@ -139,12 +140,11 @@ def _safe_repo_path(name: str) -> bool:
 
 
 def _tree(ref: HubRef, where: str) -> list[_Entry]:
-    from huggingface_hub import HfApi
     from huggingface_hub.hf_api import RepoFile
 
-    from gamut.hub import HubError, hub_endpoint, hub_token
+    from gamut.hub import HubError, hub_api, hub_token
 
-    api = HfApi(endpoint=hub_endpoint(), token=hub_token() or False)
+    api = hub_api(hub_token() or False)
     with _hub_errors(where):
         items = list(
             api.list_repo_tree(

@@ -11,16 +11,15 @@ import io
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from gamut.config import GamutConfig
-from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_endpoint, hub_token
-from scoring.questions import load_questions
+from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_api, hub_token
+from scoring import process
 from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
@@ -34,7 +33,10 @@ from scoring.tables import (
     undocumented,
     verdict_table,
 )
-from scoring.verdicts import VERDICT_TABLE, VERDICT_TEXT_COLUMNS
+from scoring.verdicts import USAGE_TABLE, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
+
+if TYPE_CHECKING:
+    from gamut.project import Project
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,11 @@ def _parquet_bytes(table: pa.Table, provenance: dict[str, Any] | None) -> bytes:
 
 
 def _frame_table(df: pd.DataFrame) -> pa.Table:
-    return _plain_strings(pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False))
+    return _plain_strings(
+        pa.Table.from_pandas(
+            df.reset_index(drop=True), preserve_index=False, nthreads=process.arrow_threads()
+        )
+    )
 
 
 def _safe_name(submission_id: str) -> str:
@@ -111,11 +117,9 @@ class PublishedTable:
     columns: list[tuple[str, str]]
 
 
-def _question_table(cfg: GamutConfig) -> pa.Table:
+def _question_table(project: Project) -> pa.Table:
     """The public questions with their metadata and both forms of the question."""
-    from gamut.public_set import questions_file  # it imports this module
-
-    questions = load_questions(questions_file(cfg))
+    questions = project.questions
     columns = {}
     for c in TABLES["questions"]:
         values = [getattr(q, c) for q in questions]
@@ -126,7 +130,7 @@ def _question_table(cfg: GamutConfig) -> pa.Table:
 
 
 def _response_table(
-    cfg: GamutConfig, submission_ids: list[str], question_ids: list[str]
+    project: Project, submission_ids: list[str], question_ids: list[str]
 ) -> pa.Table:
     """The scored submissions' responses (the table the site's ``responses.parquet`` holds).
 
@@ -135,11 +139,10 @@ def _response_table(
     """
     from scoring.submissions import ERROR, Limits, read_response_file
 
-    root = cfg.path(cfg.benchmark.submissions)
     texts: dict[tuple[str, str], dict[str, str]] = {}
     for sid in submission_ids:
         for setting in ("multimodal", "text_only"):
-            path = root / sid / f"{setting}.jsonl"
+            path = project.submissions.responses(sid, setting)
             if not path.is_file():
                 continue
             read = read_response_file(path, str(path), setting, question_ids, Limits())
@@ -152,7 +155,7 @@ def _response_table(
     return response_table(texts, question_ids)
 
 
-def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishFile]:
+def publish_files(project: Project, repo_id: str | None = None) -> list[PublishFile]:
     """Every file of the published dataset, built from ``results/`` (no network).
 
     Layout: ``data/<table>.parquet`` for the questions, the scored submissions' responses
@@ -165,7 +168,7 @@ def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishF
     no rows) and named on the card.
 
     Args:
-        cfg: the deployment.
+        project: the deployment.
         repo_id: the dataset the files are for (the card's loading snippet names it); default
             ``publish.hf_dataset``.
 
@@ -173,19 +176,21 @@ def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishF
         HubError: no repo id, the results folder has no leaderboard or no verdict table yet, or
             a column is undocumented.
     """
+    cfg = project.cfg
     repo = repo_id or cfg.publish.hf_dataset
     if not repo or not REPO_ID.match(repo):
         raise HubError(
             f"the dataset {repo!r} must look like ORG/NAME: pass --repo or set publish.hf_dataset"
         )
-    results = cfg.path(cfg.store.results)
-    public = cfg.benchmark.rubrics_public
-    lb = results / "leaderboard.parquet"
-    verdict_file = results / VERDICT_TABLE
+    layout = project.results_layout
+    results = layout.root
+    public = project.rubrics_public
+    lb = layout.table("leaderboard")
+    verdict_file = layout.verdicts
     for need, cmd in ((lb, "gamut score"), (verdict_file, "gamut judge")):
         if not need.is_file():
             raise HubError(f"{need} does not exist; run `{cmd}` (or `gamut run`) first")
-    prov_file = results / PROVENANCE_FILE
+    prov_file = layout.provenance
     provenance: dict[str, Any] | None = (
         json.loads(prov_file.read_text(encoding="utf-8")) if prov_file.is_file() else None
     )
@@ -199,18 +204,18 @@ def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishF
         cols = [(f.name, str(f.type)) for f in table.schema]
         tables[name] = PublishedTable(name, path, table.num_rows, cols)
 
-    questions = _question_table(cfg)
+    questions = _question_table(project)
     add("questions", "data/questions.parquet", questions)
     scored = sorted(
         {str(s) for s in pd.read_parquet(lb, columns=["submission_id"])["submission_id"]}
     )
-    responses = _response_table(cfg, scored, questions.column("question_id").to_pylist())
+    responses = _response_table(project, scored, questions.column("question_id").to_pylist())
     if responses.num_rows:
         add("responses", "data/responses.parquet", responses)
     else:
         empty.append("responses")
     for f in sorted(results.glob("*.parquet")):
-        if f.name == VERDICT_TABLE:
+        if f.name in (VERDICT_TABLE, USAGE_TABLE):  # inputs of the score tables, not tables
             continue
         df = pd.read_parquet(f)
         if not public:
@@ -240,7 +245,7 @@ def publish_files(cfg: GamutConfig, repo_id: str | None = None) -> list[PublishF
                 (json.dumps(provenance, indent=2, sort_keys=True) + "\n").encode(),
             )
         )
-    card = dataset_card(cfg, repo, list(tables.values()), sorted(parts), provenance, empty)
+    card = dataset_card(project, repo, list(tables.values()), sorted(parts), provenance, empty)
     files.append(PublishFile("README.md", card.encode("utf-8")))
     return files
 
@@ -270,7 +275,8 @@ def size_category(rows: int) -> str:
     return "n>1T"
 
 
-def _citation(cfg: GamutConfig, repo: str, provenance: dict[str, Any]) -> str:
+def _citation(project: Project, repo: str, provenance: dict[str, Any]) -> str:
+    cfg = project.cfg
     year = str(provenance.get("generated_at", ""))[:4] or "unknown"
     key = re.sub(r"[^a-z0-9]+", "_", repo.lower()).strip("_")
     return "\n".join(
@@ -293,7 +299,7 @@ def _citation(cfg: GamutConfig, repo: str, provenance: dict[str, Any]) -> str:
 
 
 def dataset_card(
-    cfg: GamutConfig,
+    project: Project,
     repo: str,
     tables: list[PublishedTable],
     submissions: list[str],
@@ -302,6 +308,7 @@ def dataset_card(
 ) -> str:
     """The dataset card: a YAML header (one ``configs:`` entry per table, licence, language,
     task and size categories), then how to load it, every column, the licence and a citation."""
+    cfg = project.cfg
     by_name = {t.name: t for t in tables}
     first = ["leaderboard", "verdicts", "responses", "questions"]
     order = [n for n in first if n in by_name] + sorted(n for n in by_name if n not in first)
@@ -403,7 +410,7 @@ def dataset_card(
         "",
         "## Citation",
         "",
-        _citation(cfg, repo, prov),
+        _citation(project, repo, prov),
     ]
     if cfg.site.url:
         lines += ["", f"Leaderboard: {cfg.site.url}"]
@@ -432,14 +439,13 @@ def build_publish_operations(files: list[PublishFile], existing: list[str]) -> l
 
 
 def publish_results(
-    cfg: GamutConfig, repo_id: str, *, token_env: str = TOKEN_ENV, private: bool = False
+    project: Project, repo_id: str, *, token_env: str = TOKEN_ENV, private: bool = False
 ) -> str:
     """Upload the results to the dataset ``repo_id`` as one commit; return the commit URL.
 
     Raises:
         HubError: bad repo id, no token, or the Hub refused the commit.
     """
-    from huggingface_hub import HfApi
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
     if not REPO_ID.match(repo_id):
@@ -447,8 +453,8 @@ def publish_results(
     token = hub_token(token_env)
     if token is None:
         raise HubError(f"no Hub token: set {token_env} to a token with write access to {repo_id}")
-    files = publish_files(cfg, repo_id)
-    api = HfApi(endpoint=hub_endpoint(), token=token)
+    files = publish_files(project, repo_id)
+    api = hub_api(token)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         try:

@@ -62,20 +62,21 @@ def _update(h: Any, *parts: str) -> None:
 def _inputs(project: Project, h: Any) -> None:
     """Every input file of the project, by content, in a fixed order."""
     from scoring.judge.inputs import list_submissions
+    from scoring.rubric_io import rubric_files
 
     groups: list[tuple[str, list[Path]]] = [
         ("config", [project.cfg.file.resolve()]),
         ("engine", _files(_ENGINE, ["*.py", "prompts/*"])),
         ("application", _files(_APP, ["*.py"])),
         ("questions", [project.questions_path]),
-        ("rubrics", _files(project.rubrics_path, ["*.json", "*.jsonl"])),
+        ("rubrics", rubric_files(project.rubrics_path) if project.rubrics_path.exists() else []),
     ]
-    root = project.submissions_root
+    layout = project.submissions
     subs = [
         p
-        for sid in list_submissions(root)
+        for sid in list_submissions(layout.root)
         for s in Setting
-        if (p := root / sid / f"{s.value}.jsonl").is_file()
+        if (p := layout.responses(sid, s)).is_file()
     ]
     groups.append(("submissions", subs))
     for name, paths in groups:
@@ -192,13 +193,15 @@ def record_report(
 def table_is_recorded(
     project: Project, fp: str, out: Path, submissions: list[str] | None = None
 ) -> bool:
-    """Whether the verdict table at ``out`` was written from inputs with fingerprint ``fp``."""
+    """Whether the verdict table at ``out`` (and its usage table beside it) was written from
+    inputs with fingerprint ``fp``."""
     from scoring.judge.table import table_is_current
+    from scoring.judge.usage import usage_path
 
     got = _read(_record_path(project, "table", _selection(None, submissions, None)))
     if got is None or got.get("fingerprint") != fp or not isinstance(got.get("table"), str):
         return False
-    return table_is_current(out, got["table"])
+    return table_is_current(out, got["table"]) and table_is_current(usage_path(out), got["table"])
 
 
 def record_table(

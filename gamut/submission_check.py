@@ -57,14 +57,16 @@ class SubmissionCheck:
         priced = False
         for name, s in self.job.judges.items():
             cfg = self.judges.get(name)
-            cost = _cost(cfg, s.est_tokens_in, s.est_tokens_out) if cfg else None
+            prices = cfg.prices(s.mode) if cfg else None
+            # uncached: what the estimate can promise (the provider's prompt caching lowers it)
+            cost = cfg.cost(s.mode, s.est_tokens_in, 0, s.est_tokens_out) if cfg else None
             if cost is not None:
                 total += cost
                 priced = True
             price = (
-                f"about ${cost:,.2f} at ${cfg.price_in_per_mtok:g} in / "
-                f"${cfg.price_out_per_mtok:g} out per million tokens"
-                if cost is not None and cfg is not None
+                f"about ${cost:,.2f} at ${prices[0]:g} in / ${prices[2]:g} out per million "
+                f"tokens ({s.mode} mode)"
+                if cost is not None and prices is not None
                 else "no price configured"
             )
             primary = ", primary" if cfg is not None and cfg.primary else ""
@@ -89,12 +91,6 @@ class SubmissionCheck:
                 "caching makes it less); the maintainers pay for judging, not you"
             )
         return out
-
-
-def _cost(cfg: JudgeConfig, tokens_in: int, tokens_out: int) -> float | None:
-    if cfg.price_in_per_mtok is None or cfg.price_out_per_mtok is None:
-        return None
-    return (tokens_in * cfg.price_in_per_mtok + tokens_out * cfg.price_out_per_mtok) / 1e6
 
 
 def check_submission(project: Project, submission_id: str) -> SubmissionCheck:

@@ -20,6 +20,7 @@ from generator import pages, vendor
 from generator.badges import write_badges
 from generator.cite import cite_page
 from generator.compare import compare_page, write_compare_data
+from generator.cost import cost_page
 from generator.downloads import (
     CARD_STAGING,
     Download,
@@ -31,6 +32,7 @@ from generator.explorer import write_explorer_data
 from generator.feed import write_feed
 from generator.inputs import load_site_inputs
 from generator.judges import judges_page
+from generator.judging import judges_by_prompt, judging_context, judging_page
 from generator.render import environment, file_id, human, slug
 from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
@@ -142,8 +144,16 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         "popularity.md", "popularity.md.j2", "Popularity and egocentric", ctx=pages.groups(tables)
     )
     write("judges.md", "judges.md.j2", "Judges", ctx=judges_page(tables), wide=True)
+    for version in judges_by_prompt(tables):  # how each verdict was asked for: the template
+        write(
+            judging_page(version),
+            "judging.md.j2",
+            f"How this was judged ({version})",
+            ctx=judging_context(tables, version),
+        )
 
     names = pages.model_names(tables)
+    write("cost.md", "cost.md.j2", "Cost and length", ctx=cost_page(tables, names), wide=True)
     shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
     if spec.questions is None or spec.submissions is None:
         raise SiteError(
@@ -216,6 +226,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         {"Multimodal vs text-only": "multimodal.md"},
         {"Popularity": "popularity.md"},
         {"Judges": "judges.md"},
+        {"Cost": "cost.md"},
         {"Submissions": sub_nav},
         {"Downloads": "downloads.md"},
     ]
@@ -230,6 +241,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
             "multimodal.md",
             "popularity.md",
             "judges.md",
+            "cost.md",
             "downloads.md",
         }
     )

@@ -14,7 +14,7 @@ SCORE_AXIS = "Gamut score (points, −100 to 100)"
 COLOURS = ("#3f6ad8", "#e07b00", "#2a9d5b", "#c2185b", "#7b61c9", "#8d6e63")
 
 
-def _clean(values: Sequence[Any]) -> list[float | None]:
+def _clean(values: Sequence[Any], digits: int = 2) -> list[float | None]:
     out: list[float | None] = []
     for v in values:
         try:
@@ -22,7 +22,7 @@ def _clean(values: Sequence[Any]) -> list[float | None]:
         except (TypeError, ValueError):
             out.append(None)
             continue
-        out.append(None if math.isnan(f) else round(f, 2))
+        out.append(None if math.isnan(f) else round(f, digits))
     return out
 
 
@@ -235,4 +235,56 @@ def grouped_bars(
     }
 
 
-__all__ = ["SCORE_AXIS", "Figure", "dot_ci", "dumbbell", "grouped_bars", "heatmap"]
+def scatter(
+    series: Sequence[tuple[str, Sequence[Any], Sequence[Any], Sequence[Any]]],
+    *,
+    x_title: str,
+    y_title: str = SCORE_AXIS,
+    x_format: str = ",.1f",
+    x_log: bool = False,
+) -> Figure:
+    """Points, one trace per series (name, x values, y values, a label per point, shown on
+    hover with both values). A point without both values is left out.
+
+    ``x_format``: the d3 format of x in the hover text; ``x_log``: a logarithmic x axis (for
+    costs spanning orders of magnitude).
+    """
+    data = []
+    for i, (name, xs, ys, labels) in enumerate(series):
+        kept = [
+            (x, y, chart_text(lbl))
+            for x, y, lbl in zip(_clean(xs, 6), _clean(ys), labels, strict=True)
+            if x is not None and y is not None
+        ]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": chart_text(name),
+                "x": [p[0] for p in kept],
+                "y": [p[1] for p in kept],
+                "text": [p[2] for p in kept],
+                "marker": {"size": 10, "color": COLOURS[i % len(COLOURS)], "opacity": 0.85},
+                "hovertemplate": f"%{{text}}<br>%{{x:{x_format}}} · %{{y:.1f}} points<extra>"
+                + chart_text(name)
+                + "</extra>",
+            }
+        )
+    xaxis: dict[str, Any] = {"title": {"text": x_title}, "automargin": True, "zeroline": False}
+    if x_log:
+        xaxis["type"] = "log"
+    return {
+        "data": data,
+        "layout": {
+            "height": 420,
+            "margin": {"l": 10, "r": 20, "t": 30, "b": 50},
+            "xaxis": xaxis,
+            "yaxis": {"title": {"text": y_title}, "automargin": True, "zeroline": True},
+            "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+            "showlegend": len(series) > 1,
+            "hovermode": "closest",
+        },
+    }
+
+
+__all__ = ["SCORE_AXIS", "Figure", "dot_ci", "dumbbell", "grouped_bars", "heatmap", "scatter"]

@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,16 +26,19 @@ import pyarrow.parquet as pq
 
 from generator.render import file_id
 from generator.tables import ScoreTables, SiteError
+from scoring.process import arrow_threads, pool
 from scoring.questions import Question
 from scoring.storage import make_staging_folder, remove_stale_staging
 from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
     VERDICT_KEY_NOTE,
+    ResultsLayout,
     arrow_type,
     dictionary,
     judge_ids,
     response_table,
+    score_tables,
     submission_slices,
     undocumented,
     verdict_table,
@@ -47,31 +49,14 @@ from scoring.tables import (
 FORMAT_VERSION = "3"
 #: The file metadata key of the provenance in every published Parquet file.
 PROVENANCE_KEY = b"gamut.provenance"
-#: Score tables published beside the leaderboard, in page order, with their labels.
-SCORE_TABLES: tuple[tuple[str, str], ...] = (
-    ("question_scores", "Question scores"),
-    ("by_domain", "Scores by domain"),
-    ("by_popularity", "Scores by popularity bucket"),
-    ("by_egocentric", "Scores for egocentric and other photos"),
-    ("by_kind", "Verdicts by check kind"),
-    ("modality", "Multimodal vs text-only per model"),
-    ("modality_summary", "Multimodal vs text-only summary"),
-    ("pairwise", "Pairwise model differences"),
-    ("judge_scores", "Scores under each judge"),
-    ("judge_tau", "Judge ranking agreement (Kendall tau)"),
-    ("judge_kappa", "Judge verdict agreement (Cohen's kappa)"),
-    ("judge_kappa_by_kind", "Judge verdict agreement by check kind (Cohen's kappa)"),
-    ("judge_leniency", "Judge leniency"),
-    ("judge_self_preference", "Judge self-preference"),
-    ("judge_family_matrix", "Judge self-preference matrix (judge family x model family)"),
-    ("rank_sensitivity", "Each model's rank under every judge"),
-    ("min_detectable_difference", "Minimum detectable difference per board"),
-    ("judge_human", "Judge against the human audit"),
-    ("human_human", "Annotators against each other"),
-    ("incomplete", "Incomplete submissions"),
-)
-#: Tables whose CSV is gzipped (one row per question and model: too large to serve plain).
-GZIPPED = {"question_scores"}
+
+
+def _gzipped(name: str) -> bool:
+    """Whether the table's CSV is gzipped (one row per question and model: too large to serve
+    plain): the registry's large tables."""
+    return any(t.large and t.name == name for t in score_tables())
+
+
 _FIX = "describe the column in scoring/tables/columns.py (TABLES) so the downloads can document it"
 
 
@@ -174,7 +159,8 @@ def _stable(provenance: dict[str, Any]) -> dict[str, Any]:
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     """CSV through Arrow's writer (pandas' float formatting is ten times slower), gzipped
     when the name says so."""
-    table = pa.Table.from_pandas(df, preserve_index=False).replace_schema_metadata(None)
+    table = pa.Table.from_pandas(df, preserve_index=False, nthreads=arrow_threads())
+    table = table.replace_schema_metadata(None)
     if path.suffix != ".gz":
         write_table_csv(table, path)
         return
@@ -194,7 +180,7 @@ def _table_download(
     columns = _describe(name, list(df.columns))
     parquet = out / f"{name}.parquet"
     _publish_parquet(parquet_source, df, name, parquet, provenance)
-    csv = out / (f"{name}.csv.gz" if name in GZIPPED else f"{name}.csv")
+    csv = out / (f"{name}.csv.gz" if _gzipped(name) else f"{name}.csv")
     _write_csv(df, csv)
     files = [
         (fmt, f"downloads/{p.name}", p.stat().st_size)
@@ -226,8 +212,8 @@ def _write_verdict_files(table: pa.Table, out: Path, provenance: dict[str, Any])
         sid, part = item
         pq.write_table(part, out / "verdicts" / f"{file_id(sid)}.parquet", **_PARQUET)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
-        pending = pool.map(one, sorted(parts.items()))
+    with pool("verdict_files") as workers:
+        pending = workers.map(one, sorted(parts.items()))
         with pq.ParquetWriter(out / "verdicts.parquet", table.schema, **_PARQUET) as writer:
             for sid in sorted(parts):  # one row group per submission
                 writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
@@ -299,7 +285,7 @@ def _link_tree(src: Path, dst: Path) -> None:
 def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
     if questions is not None:
         return {q.question_id: q.domain for q in questions}
-    path = tables.results / "question_scores.parquet"
+    path = ResultsLayout(tables.results).table("question_scores")
     if not path.is_file():
         raise SiteError(f"{path} not found: the verdict downloads need each question's domain")
     qs = pq.read_table(path, columns=["question_id", "domain"]).to_pandas()
@@ -338,7 +324,7 @@ def write_downloads(
     lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
     lb_parquet = out / "leaderboard.parquet"
     _write_csv(lb, lb_csv)
-    source = tables.results / "leaderboard.parquet"
+    source = ResultsLayout(tables.results).table("leaderboard")
     _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
     records = json.loads(lb.to_json(orient="records", date_format="iso"))
     payload = {"provenance": tables.provenance, "rows": records}
@@ -377,8 +363,8 @@ def write_downloads(
         main.append(
             _table_download("questions", "Questions", _question_frame(questions), out, None, prov)
         )
-    for name, label in SCORE_TABLES:
-        path = tables.results / f"{name}.parquet"
+    for name, label in ((t.name, t.label) for t in score_tables() if t.downloads):
+        path = ResultsLayout(tables.results).table(name)
         if not path.is_file():
             continue
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
@@ -541,7 +527,6 @@ def downloads_size(site: Path) -> tuple[int, int]:
 __all__ = [
     "CARD_STAGING",
     "FORMAT_VERSION",
-    "SCORE_TABLES",
     "Download",
     "dataset_card",
     "downloads_size",

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from generator.inputs import SETTINGS, TIERS, VERDICTS, SiteInputs, Verdicts
+from generator.judging import judging_href
 from generator.render import SETTING_LABELS, file_id, human, safe_url
 from generator.tables import ScoreTables
 from scoring.errors import Problem, ProblemsError
@@ -208,6 +209,9 @@ def write_explorer_data(
     q_pos = {qid: i for i, qid in enumerate(spans)}
     tiers = _Counts.of(v, v.tier, list(TIERS)) if v is not None else None
     kinds = _Counts.of(v, v.kind, sorted({str(x) for x in v.kind})) if v is not None else None
+    primary = (tables.provenance.get("judges") or {}).get(tables.primary_judge) or {}
+    # the page with the prompt template and request settings of the judge shown
+    judging = judging_href(str(primary.get("prompt_version")), tables.primary_judge)
     index, largest = [], 0
     for q in inputs.questions:
         qid = q.question_id
@@ -239,6 +243,7 @@ def write_explorer_data(
             "image": images.get(qid),
             "image_link": safe_url(q.image),
             "judge": tables.primary_judge,
+            "judging": judging,
             "settings": {s: SETTING_LABELS.get(s, s) for s in settings},
             "models": [
                 {"id": m, "name": names[m], "href": f"submissions/{file_id(m)}.html"}

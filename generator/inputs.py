@@ -19,14 +19,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from generator.tables import VERDICT_ID_COLUMNS, VERDICT_TEXT_COLUMNS, ScoreTables, SiteError
+from scoring import Tier
 from scoring.errors import Problem, ProblemsError
-from scoring.questions import Question, load_questions
+from scoring.layout import SubmissionsLayout
+from scoring.questions import Question, Setting, load_questions
 from scoring.submissions import ERROR, Limits, read_response_file
+from scoring.verdicts import VERDICT_ORDER
 
-SETTINGS = ("multimodal", "text_only")
+SETTINGS = tuple(s.value for s in Setting)
 #: Verdict names in code order (0 meets, 1 partially meets, 2 missing, 3 contradicts).
-VERDICTS = ("meets", "partially_meets", "missing", "contradicts")
-TIERS = ("answer_critical", "valuable", "context")
+VERDICTS = tuple(v.value for v in VERDICT_ORDER)
+TIERS = tuple(t.value for t in Tier)
 
 Ints = npt.NDArray[np.int64]
 
@@ -88,7 +91,7 @@ def _responses(
     out: dict[tuple[str, str], dict[str, str]] = {}
     for sid in submission_ids:
         for setting in SETTINGS:
-            path = folder / sid / f"{setting}.jsonl"
+            path = SubmissionsLayout(folder).responses(sid, setting)
             if not path.is_file():
                 continue
             read = read_response_file(path, str(path), setting, question_ids, Limits())

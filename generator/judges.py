@@ -10,6 +10,7 @@ import pandas as pd
 from generator import charts
 from generator.audit import judge_vs_human
 from generator.claims import judge_claims, rank_table
+from generator.judging import judging_href
 from generator.pages import model_names, submission_href
 from generator.render import Cell, Column, Row, Table, setting_label
 from generator.tables import ScoreTables
@@ -287,7 +288,10 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                 "name": Cell(n),
                 "provider": Cell(d.get("provider")),
                 "model": Cell(d.get("model")),
-                "prompt": Cell(d.get("prompt_version")),
+                "prompt": Cell(
+                    d.get("prompt_version"),
+                    href=judging_href(str(d.get("prompt_version")), str(n)),
+                ),
                 "family": Cell(d.get("family")),
                 "primary": Cell(n == tables.primary_judge),
             }

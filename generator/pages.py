@@ -32,6 +32,7 @@ from generator.render import (
     signed,
     slug,
 )
+from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, fresh_attr, is_stale, stamp_cell
 from generator.tables import ScoreTables
 
 
@@ -127,6 +128,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         Column("chars", "Length", "integer", "Mean response length in characters"),
         Column("date", "Date", "text", numeric=False),
         Column("status", "Status", "text", numeric=False),
+        STAMP_COLUMN,
     ]
     corrected = has_corrected(lb)
     if corrected:  # shown instead of rank, score and tie group by the "Corrected (PPI)" toggle
@@ -159,12 +161,14 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                         "chars": Cell(r["mean_response_chars"]),
                         "date": Cell(str(r["date"])[:10] if r["date"] is not None else None),
                         "status": Cell(r["status"]),
+                        "stamp": stamp_cell(r),
                         **(ppi_cells(r) if corrected else {}),
                     },
                     attrs={
                         "setting": setting,
                         "organisation": str(r["organisation"]),
                         "open": "yes" if r["open_weights"] else "no",
+                        "fresh": fresh_attr(r),
                         "sid": sid,
                     },
                 )
@@ -190,6 +194,8 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "organisations": sorted({str(o) for o in lb["organisation"]}),
         "figure": charts.dot_ci(labels, series, keys=settings, ids=ids),
         "n_models": lb["submission_id"].nunique(),
+        "n_stale": sum(is_stale(r) for r in _records(lb)),
+        "stamp_legend": STAMP_LEGEND,
         "n_questions": int(lb["n_questions"].max()) if len(lb) else 0,
         "built": str(tables.provenance.get("generated_at") or "unknown")[:16].replace("T", " "),
         "mdd": mdd_sentence(tables),

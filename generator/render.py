@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import jinja2
 from markupsafe import Markup, escape
 
-from scoring.numbers import MISSING, f1, f2, integer, number, pct, signed
+from scoring.numbers import MISSING, f1, f2, integer, number, pct, signed, usd
 
 #: Each setting's name on the site, in the order the site shows them.
 SETTING_LABELS = {"multimodal": "Multimodal", "text_only": "Text-only"}
@@ -150,7 +150,15 @@ class Table:
     sortable: bool = True
 
 
-FORMATS = {"f1": f1, "f2": f2, "signed": signed, "pct": pct, "integer": integer, "yes_no": yes_no}
+FORMATS = {
+    "f1": f1,
+    "f2": f2,
+    "signed": signed,
+    "pct": pct,
+    "integer": integer,
+    "usd": usd,
+    "yes_no": yes_no,
+}
 
 
 def fmt(name: str, value: Any) -> str:
@@ -174,6 +182,7 @@ def environment() -> jinja2.Environment:
         signed=signed,
         pct=pct,
         integer=integer,
+        usd=usd,
         yes_no=yes_no,
         link=link,
         json_attr=to_json_attr,

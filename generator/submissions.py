@@ -8,9 +8,11 @@ from typing import Any
 import pandas as pd
 
 from generator import charts
+from generator.cost import cost_table
 from generator.explorer import points
 from generator.inputs import SiteInputs
 from generator.render import Cell, Column, Row, Table, excerpt, human, setting_label, slug
+from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, is_stale, stamp_cell, stamp_detail
 from generator.tables import ScoreTables
 from scoring.questions import Setting
 
@@ -54,6 +56,10 @@ def submission_page(
     mine = lb[lb["submission_id"] == submission_id]
     prim = mine[mine["judge"] == judge]
     meta = dict(prim.iloc[0]) if len(prim) else dict(mine.iloc[0])
+    ordered = mine.sort_values(
+        ["judge", "setting"],
+        key=lambda s: s.map(lambda v: (v != judge, v != "multimodal", str(v))),
+    )
     tier_rows = [
         Row(
             {
@@ -65,12 +71,10 @@ def submission_page(
                 "c": Cell(r["c"]),
                 "rank": Cell(r["rank"], r["rank_lo"], r["rank_hi"]),
                 "status": Cell(r["status"]),
+                "stamp": stamp_cell(r),
             }
         )
-        for r in mine.sort_values(
-            ["judge", "setting"],
-            key=lambda s: s.map(lambda v: (v != judge, v != "multimodal", str(v))),
-        ).to_dict(orient="records")
+        for r in ordered.to_dict(orient="records")
     ]
     tiers = Table(
         [
@@ -82,6 +86,7 @@ def submission_page(
             Column("c", "C", "f1"),
             Column("rank", "Rank", "rank"),
             Column("status", "Status", numeric=False),
+            STAMP_COLUMN,
         ],
         tier_rows,
         caption="Scores by setting and judge",
@@ -155,6 +160,18 @@ def submission_page(
         if doms
         else None,
         "kinds": kinds,
+        "cost": cost_table(
+            [{str(k): v for k, v in r.items()} for r in ordered.to_dict(orient="records")],
+            None,
+            caption="Judging cost, tokens and length by setting and judge",
+        ),
+        "stale": [
+            (setting_label(str(r["setting"])), str(r["judge"]), str(r["stale_reason"]))
+            for r in mine.to_dict(orient="records")
+            if is_stale(r)
+        ],
+        "stamp": stamp_detail(meta),
+        "stamp_legend": STAMP_LEGEND,
         "downloads": [(label, root + path) for label, path in downloads.items()],
         "judge": judge,
     }

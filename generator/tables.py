@@ -11,129 +11,15 @@ from typing import Any
 import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
-from scoring.tables import PAIRWISE_COLUMNS, PROVENANCE_FILE
-from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
+from scoring.tables import ResultsLayout, site_tables
+from scoring.tables.cost import COST_COLUMNS
+from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 
-#: Parquet tables the site needs, with the columns it reads from each.
-REQUIRED: dict[str, tuple[str, ...]] = {
-    "leaderboard": (
-        "submission_id",
-        "setting",
-        "judge",
-        "primary",
-        "status",
-        "n_questions",
-        "gamut",
-        "gamut_lo",
-        "gamut_hi",
-        "ac",
-        "v",
-        "c",
-        "share_meets",
-        "share_partial",
-        "share_missing",
-        "share_contradicts",
-        "mean_response_chars",
-        "rank",
-        "rank_lo",
-        "rank_hi",
-        "tie_group",
-        "model_name",
-        "organisation",
-        "model_family",
-        "open_weights",
-        "parameters",
-        "date",
-        "link",
-        "demo",
-    ),
-    "by_domain": (
-        "submission_id",
-        "setting",
-        "judge",
-        "domain",
-        "n_questions",
-        "gamut",
-        "gamut_lo",
-        "gamut_hi",
-        "rank",
-        "tie_group",
-    ),
-    "question_scores": (
-        "submission_id",
-        "setting",
-        "judge",
-        "question_id",
-        "domain",
-        "ac_raw",
-        "v_raw",
-        "c_raw",
-        "gamut_raw",
-    ),
-    "pairwise": PAIRWISE_COLUMNS,
-    "by_popularity": (
-        "submission_id",
-        "setting",
-        "judge",
-        "popularity",
-        "gamut",
-        "gamut_lo",
-        "gamut_hi",
-    ),
-    "by_egocentric": (
-        "submission_id",
-        "setting",
-        "judge",
-        "egocentric",
-        "gamut",
-        "gamut_lo",
-        "gamut_hi",
-    ),
-    "by_kind": (
-        "submission_id",
-        "setting",
-        "judge",
-        "kind",
-        "secondary",
-        "n_checks",
-        "share_meets",
-        "share_partial",
-        "share_missing",
-        "share_contradicts",
-        "score",
-    ),
-    "modality": ("submission_id", "judge", "multimodal", "text_only", "gap", "gap_lo", "gap_hi"),
-    "judge_scores": ("submission_id", "setting", "judge", "gamut", "gamut_lo", "gamut_hi", "rank"),
-    "judge_tau": ("setting", "judge_a", "judge_b", "tau_b", "max_abs_diff", "max_diff_submission"),
-    "judge_leniency": ("setting", "judge", "offset", "offset_lo", "offset_hi"),
-    "judge_self_preference": (
-        "setting",
-        "judge",
-        "family",
-        "own_score",
-        "others_score_of_own",
-        "own_minus_others",
-    ),
-    "judge_kappa": ("setting", "judge_a", "judge_b", "kappa", "n_checks", "agreement"),
-    "judge_kappa_by_kind": (
-        "setting",
-        "judge_a",
-        "judge_b",
-        "kind",
-        "secondary",
-        "kappa",
-        "n_checks",
-    ),
-}
+#: Tables the site shows when present that are not score tables (written by the judge step
+#: when a judge's snapshot changed); the score tables it needs or shows when present are those
+#: of :data:`scoring.tables.registry.SCORE_TABLES` with ``site`` columns.
+JUDGE_TABLES: dict[str, tuple[str, ...]] = {"judge_drift": DRIFT_COLUMNS}
 
-#: Tables shown when present (written only when something happened: a judge's snapshot changed).
-OPTIONAL: dict[str, tuple[str, ...]] = {
-    "judge_drift": DRIFT_COLUMNS,
-    "judge_human": ("setting", "judge", "kind", "n_checks", "agreement", "kappa", "macro_f1"),
-    "human_human": ("setting", "kind", "n_checks", "agreement", "kappa", "macro_f1"),
-    "rank_sensitivity": ("setting", "submission_id", "judge", "rank", "rank_change"),
-    "min_detectable_difference": ("setting", "judge", "board", "n_questions", "mdd"),
-}
 
 #: Columns of the verdict table that never carry rubric text.
 VERDICT_ID_COLUMNS: tuple[str, ...] = VERDICT_COLUMNS
@@ -227,8 +113,9 @@ def load_tables(results: Path) -> ScoreTables:
     """
     problems: list[Problem] = []
     frames: dict[str, pd.DataFrame] = {}
-    for name, cols in REQUIRED.items():
-        path = results / f"{name}.parquet"
+    layout = ResultsLayout(results)
+    for name, cols in site_tables(optional=False).items():
+        path = layout.table(name)
         if not path.is_file():
             problems.append(Problem(str(path), None, "score table not found", _FIX))
             continue
@@ -240,20 +127,20 @@ def load_tables(results: Path) -> ScoreTables:
                 if isinstance(df[c].dtype, pd.CategoricalDtype):
                     df[c] = df[c].astype(object)
             frames[name] = df
-    for name, cols in OPTIONAL.items():
-        path = results / f"{name}.parquet"
+    for name, cols in {**JUDGE_TABLES, **site_tables(optional=True)}.items():
+        path = layout.table(name)
         if path.is_file():
             df = _read_table(path, cols, "rerun `gamut judge` with this version", problems)
             if df is not None:
                 frames[name] = df
-    prov_path = results / PROVENANCE_FILE
-    summary_path = results / "modality_summary.json"
+    prov_path = layout.provenance
+    summary_path = layout.table("modality_summary", "json")
     for p in (prov_path, summary_path):
         if not p.is_file():
             problems.append(Problem(str(p), None, "file not found", _FIX))
     if problems:
         raise ProblemsError(problems, f"cannot build the site from {results}")
-    verdicts = results / VERDICT_TABLE
+    verdicts = layout.verdicts
     return ScoreTables(
         results=results,
         frames=frames,
@@ -264,7 +151,8 @@ def load_tables(results: Path) -> ScoreTables:
 
 
 __all__ = [
-    "REQUIRED",
+    "COST_COLUMNS",
+    "JUDGE_TABLES",
     "VERDICT_ID_COLUMNS",
     "VERDICT_TEXT_COLUMNS",
     "ScoreTables",

@@ -31,7 +31,7 @@ Ints = npt.NDArray[np.int64]
 #: The code of a (response, check) that has no final human verdict.
 NO_VERDICT = -1
 #: Settings in the order of the score tables' group index.
-_SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
+_SETTINGS: tuple[Setting, ...] = tuple(Setting)
 #: Largest label file (a line is about 150 bytes: some 400,000 labels a file).
 MAX_AUDIT_FILE_BYTES = 64 * 1024 * 1024
 MAX_AUDIT_LINE_BYTES = 16 * 1024

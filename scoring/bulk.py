@@ -13,6 +13,9 @@ traversing it (``gc.freeze()`` then ``gc.unfreeze()``: two list splices), where 
 full collections look at them, as they would have once the objects had aged. (Objects frozen
 before the block would be unfrozen with them: the project freezes only at exit, in
 ``gamut.cli.run``, after every block.)
+
+The pause is a step of the process policy (``gc_pause``, :mod:`scoring.process`): the engine
+used as a library leaves its caller's collector alone.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from scoring import process
+
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector for the block, then restore it as it was (a nested
-    or already paused block leaves it alone)."""
-    if not gc.isenabled():
+    or already paused block leaves it alone), when the process policy says so."""
+    if not gc.isenabled() or not process.current().gc_pause:
         yield
         return
     gc.disable()

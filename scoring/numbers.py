@@ -58,6 +58,15 @@ def integer(value: Any) -> str:
     return MISSING if f is None else f"{f:,.0f}"
 
 
+def usd(value: Any) -> str:
+    """US dollars: cents from $1 up, four decimals below (a row's judging can cost less than a
+    cent), or a dash."""
+    f = number(value)
+    if f is None:
+        return MISSING
+    return f"${f:,.2f}" if abs(f) >= 1 or f == 0 else f"${f:.4f}"
+
+
 def with_ci(value: Any, lo: Any, hi: Any, *, sign: bool = False) -> str:
     """``value [lo, hi]`` (one decimal each, signed when ``sign``); the value alone when the
     interval is missing."""
@@ -67,4 +76,4 @@ def with_ci(value: Any, lo: Any, hi: Any, *, sign: bool = False) -> str:
     return f"{show(value)} [{show(lo)}, {show(hi)}]"
 
 
-__all__ = ["MISSING", "f1", "f2", "integer", "number", "pct", "signed", "with_ci"]
+__all__ = ["MISSING", "f1", "f2", "integer", "number", "pct", "signed", "usd", "with_ci"]

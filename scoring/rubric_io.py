@@ -243,11 +243,13 @@ def rubric_set_version(rubrics: dict[str, MetaRubric]) -> str:
 
 
 __all__ = [
+    "RUBRIC_SUFFIXES",
     "RubricSource",
     "compile_all",
     "held_problem",
     "lint_warnings",
     "load_rubrics",
     "read_rubrics",
+    "rubric_files",
     "rubric_set_version",
 ]

@@ -30,6 +30,15 @@ VERDICT_ORDER: tuple[Verdict, ...] = tuple(Verdict)
 
 #: The verdict table's file name, inside the results folder.
 VERDICT_TABLE = "verdicts.parquet"
+#: The usage table's file name, beside it (:mod:`scoring.judge.usage`): an input of the score
+#: tables, like the verdict table, not a published table.
+USAGE_TABLE = "judge_usage.parquet"
+
+#: The (response, check) a verdict is about: a submission's response in a setting to a question,
+#: and one check of that question (``check_id`` is unique only within its question).
+PAIR_KEY: tuple[str, ...] = ("submission_id", "setting", "question_id", "check_id")
+#: The columns that identify one verdict row: the pair and the judge.
+VERDICT_KEY: tuple[str, ...] = ("submission_id", "setting", "judge", "question_id", "check_id")
 
 
 class VerdictRow(BaseModel):
@@ -107,7 +116,10 @@ DRIFT_COLUMNS: tuple[str, ...] = (
 
 __all__ = [
     "DRIFT_COLUMNS",
+    "PAIR_KEY",
+    "USAGE_TABLE",
     "VERDICT_COLUMNS",
+    "VERDICT_KEY",
     "VERDICT_ORDER",
     "VERDICT_ROW_COLUMNS",
     "VERDICT_TABLE",

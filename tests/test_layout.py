@@ -23,8 +23,10 @@ ENGINE_FORBIDDEN = ("gamut", "generator", "click", "rich", "huggingface_hub")
 SITE_ALLOWED = (
     "scoring",
     "scoring.errors",
+    "scoring.layout",
     "scoring.lazy",
     "scoring.numbers",
+    "scoring.process",
     "scoring.questions",
     "scoring.storage",
     "scoring.submissions",

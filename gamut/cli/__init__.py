@@ -7,11 +7,11 @@ imports none of them): the table below is the command list, with each command's 
 from __future__ import annotations
 
 import importlib
-import os
 
 import click
 
-from scoring import __version__
+from scoring import __version__, process
+from scoring.process import COMMAND_LINE, ProcessPolicy
 
 #: name -> (module, attribute, one-line help shown by ``gamut --help``)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -84,34 +84,25 @@ def main() -> None:
     """
 
 
-#: Threads of the BLAS library that numpy loads, unless the environment says otherwise. Its
-#: matrix products here are small (a thousand resamples by a few thousand questions), and the
-#: second core already has work of ours (a Parquet encoder, a compile process, a decoding
-#: thread): a second BLAS thread saved no time and spun on that core, costing a fifth of a
-#: paper-scale `gamut score`'s CPU time. One thread also makes the score tables the same bytes
-#: whatever the machine's core count: a product split over threads is summed in another order,
-#: which moves scores in their 14th digit.
-BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
+def run(policy: ProcessPolicy = COMMAND_LINE) -> None:
+    """The ``gamut`` program (``python -m gamut`` too): the process policy entered, :func:`main`,
+    then a quick exit.
 
-
-def run() -> None:
-    """The ``gamut`` program (``python -m gamut`` too): :func:`main`, then a quick exit.
-
-    Before numpy loads, its BLAS is held to one thread (:data:`BLAS_THREADS`; a value in the
-    environment wins). Once the command is done, every object is moved out of the garbage
-    collector's sight (``gc.freeze``), so that the interpreter's last collection at exit does not
-    walk the questions, checks and tables the command loaded: a tenth of a second at paper
-    scale. Python never promises to finalise objects still alive at exit, and every file is
-    closed before.
+    The policy (:data:`scoring.process.COMMAND_LINE`; a benchmark passes another) is entered
+    before any command module loads numpy, so that its BLAS setting takes effect. With its
+    ``exit_freeze``, every object is moved out of the garbage collector's sight once the command
+    is done (``gc.freeze``), so that the interpreter's last collection at exit does not walk the
+    questions, checks and tables the command loaded. Python never promises to finalise objects
+    still alive at exit, and every file is closed before.
     """
     import gc
 
-    for name, value in BLAS_THREADS.items():
-        os.environ.setdefault(name, value)
+    process.enter(policy)
     try:
         main()
     finally:
-        gc.freeze()
+        if policy.exit_freeze:
+            gc.freeze()
 
 
 __all__ = ["COMMANDS", "main", "run"]

@@ -121,8 +121,10 @@ def fail(
     code: int = 1,
     limit: int | None = None,
     width: int | None = None,
+    label: str | None = "error",
 ) -> NoReturn:
-    """The one way a command ends in failure: ``message`` on stderr, then ``lines`` under it.
+    """The one way a command ends with a non-zero status: ``message`` on stderr, then ``lines``
+    under it.
 
     Args:
         message: what went wrong and what to do.
@@ -130,8 +132,13 @@ def fail(
         code: the exit status.
         limit: list at most this many lines, then count the rest.
         width: cut each line at this many characters.
+        label: the word before the message (``error: ...``); None for a status that is not an
+            error (work still in flight).
     """
-    err_console.print(styled("error: ", "bold red"), message, sep="")
+    if label is None:
+        err_console.print(message)
+    else:
+        err_console.print(styled(f"{label}: ", "bold red"), message, sep="")
     shown = lines if limit is None else lines[:limit]
     for line in shown:
         cut = line if width is None or len(line) <= width else line[:width] + " ..."

@@ -35,14 +35,15 @@ def sample(n: int, out: Path, seed: int, config_path: Path | None) -> None:
     from gamut import pipeline
     from scoring.audit import read_audit
     from scoring.audit_sample import Response, draw_sample
+    from scoring.questions import Setting
     from scoring.storage import atomic_write_text
     from scoring.submissions.jsonl import dumps_line
 
     project = get_project(config_path)
     selection = pipeline.select(project)
     ids = sorted(selection.ids)
-    settings = ("multimodal", "text_only")
-    has = [[(project.submissions_root / s / f"{k}.jsonl").is_file() for k in settings] for s in ids]
+    settings = tuple(s.value for s in Setting)
+    has = [[project.submissions.responses(s, k).is_file() for k in settings] for s in ids]
     responses = [
         Response(s, k, q.question_id, q.domain)
         for i, s in enumerate(ids)

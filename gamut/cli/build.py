@@ -30,7 +30,8 @@ JUDGE = click.option(
     "--judge",
     "judge",
     help="The configured judge whose model answers (default: the primary judge); its key is "
-    "read from the environment variable its api_key_env names.",
+    'read from the environment variable its api_key_env names. A judge with mode = "batch" '
+    "submits to its provider's batch API: run the step again to collect (it resumes).",
 )
 
 
@@ -64,8 +65,14 @@ def _next(wb: Workbench) -> None:
 
 
 @contextmanager
-def _llm(replay: Path | None, judge: str | None, config_path: Path | None) -> Iterator[LLM]:
-    """Recorded replies (``--replay``), else the model of a configured judge (direct mode)."""
+def _llm(
+    replay: Path | None, judge: str | None, config_path: Path | None, wb: Workbench, step: str
+) -> Iterator[LLM]:
+    """Recorded replies (``--replay``), else the model of a configured judge: direct calls, or
+    its provider's batch API when the judge's ``mode`` is ``batch`` (what was submitted and
+    what is in flight printed after the step)."""
+    from gamut.workbench import usage
+    from gamut.workbench.batch import BatchLLM
     from gamut.workbench.llm import ProviderLLM, ReplayLLM
 
     if replay is not None:
@@ -84,8 +91,32 @@ def _llm(replay: Path | None, judge: str | None, config_path: Path | None) -> It
         raise click.UsageError(
             f"--judge {name}: no such judge in {cfg.file} (one of {', '.join(cfg.judges)})"
         )
-    with ProviderLLM(cfg.judges[name], name) as llm:
-        yield llm
+    j = cfg.judges[name]
+    limit = cfg.workbench.max_tokens(step)
+    if j.mode != "batch":
+        with ProviderLLM(j, name, max_tokens=limit, step=step) as llm:
+            try:
+                yield llm
+            finally:
+                usage.record(wb, name, j, "direct", llm.usage)
+        return
+    batch = BatchLLM(wb, j, name, max_tokens=limit, step=step)
+    try:
+        with batch:
+            yield batch
+    finally:
+        usage.record(wb, name, j, "batch", batch.usage)
+        if batch.collected or batch.submitted or batch.deferred:
+            out_console.print(
+                f"batch ({name}): collected {batch.collected} repl(ies), submitted "
+                f"{batch.submitted} request(s) in {batch.batches} batch(es); "
+                f"{batch.in_flight()} in flight"
+            )
+    if batch.deferred:
+        out_console.print(
+            f"waiting: {batch.deferred} request(s) of this step are in batches; run `gamut "
+            f"build {step}` again to collect them (it resumes)"
+        )
 
 
 @click.group()
@@ -100,6 +131,7 @@ def build() -> None:
 def status(config_path: Path | None, as_json: bool) -> None:
     """Counts per state of every step, and the command to run next."""
     from gamut.workbench.status import counts, next_step
+    from gamut.workbench.usage import describe
 
     wb = _workbench(config_path)
     c = counts(wb)
@@ -108,11 +140,19 @@ def status(config_path: Path | None, as_json: bool) -> None:
         return
     out_console.print(f"workbench {wb.root}")
     for key, value in c.items():
+        if key == "llm_usage":
+            continue
         if isinstance(value, dict):
             value = ", ".join(f"{k} {v}" for k, v in value.items())
         elif isinstance(value, list):
             value = ", ".join(value) or "none"
         out_console.print(f"  {key}: {value}")
+    out_console.print("  llm_usage (live calls, priced at the answering judge's prices):")
+    for step, modes in c["llm_usage"].items():
+        for mode, row in modes.items():
+            out_console.print(f"    {step} {mode}: {describe(row)}")
+    if not c["llm_usage"]:
+        out_console.print("    none yet")
     out_console.print(f"next: {next_step(c)}")
 
 
@@ -149,7 +189,7 @@ def propose(
     from gamut.workbench.questions import propose as run
 
     wb = _workbench(config_path)
-    with _llm(replay, judge, config_path) as llm:
+    with _llm(replay, judge, config_path, wb, "propose") as llm:
         done = run(wb, llm, per_image)
     _done(f"proposed candidates for {len(done)} image(s)")
     _next(wb)
@@ -182,7 +222,7 @@ def guard(replay: Path | None, judge: str | None, config_path: Path | None) -> N
     from gamut.workbench.questions import guard as run
 
     wb = _workbench(config_path)
-    with _llm(replay, judge, config_path) as llm:
+    with _llm(replay, judge, config_path, wb, "guard") as llm:
         _done("guarded", run(wb, llm))
     _next(wb)
 
@@ -252,7 +292,7 @@ def draft(replay: Path | None, judge: str | None, config_path: Path | None) -> N
     from gamut.workbench.rubrics import draft as run
 
     wb = _workbench(config_path)
-    with _llm(replay, judge, config_path) as llm:
+    with _llm(replay, judge, config_path, wb, "draft") as llm:
         _done("drafted", run(wb, llm))
     _next(wb)
 
@@ -283,7 +323,7 @@ def refine(
         raise click.UsageError("give --pages FILE or --fetch-sources")
     sources: SourcePages = SavedPages(pages) if pages is not None else HttpPages()
     wb = _workbench(config_path)
-    with _llm(replay, judge, config_path) as llm:
+    with _llm(replay, judge, config_path, wb, "refine") as llm:
         _done("refined", run(wb, llm, sources))
     _next(wb)
 

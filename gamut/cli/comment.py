@@ -72,7 +72,7 @@ def comment(
     atomic_write_text(
         out,
         render_comment(
-            project.cfg,
+            project,
             submission_id,
             warnings,
             causes=causes,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gamut.cli._common import config_option, get_config, handle_errors, out_console
+from gamut.cli._common import config_option, get_project, handle_errors, out_console
 from gamut.synthetic.demo import DEMO_SEED, generate_demo
 from gamut.synthetic.paper import write_paper_scale
 
@@ -84,7 +84,7 @@ def paper(
 @handle_errors
 def write(config_path: Path, seed: int) -> None:
     """Write the demo's synthetic submissions and judge replay files (byte-identical on rerun)."""
-    written = generate_demo(get_config(config_path), seed=seed)
+    written = generate_demo(get_project(config_path), seed=seed)
     out_console.print(f"wrote {len(written)} files (synthetic models, responses and judges)")
 
 

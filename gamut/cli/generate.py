@@ -14,7 +14,7 @@ from gamut.cli._common import (
     config_option,
     err_console,
     fail,
-    get_config,
+    get_project,
     handle_errors,
     out_console,
 )
@@ -23,6 +23,7 @@ from gamut.model_runner.plan import GenerateOptions, GenerateResult
 from gamut.model_runner.progress import reporter_for
 from gamut.model_runner.runner import generate
 from scoring.errors import GamutError
+from scoring.layout import SubmissionFolder
 from scoring.questions import Setting
 
 
@@ -36,14 +37,13 @@ def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty() and not os.environ.get("CI")
 
 
-def _ask_model_name(folder: Path) -> str | None:
+def _ask_model_name(folder: SubmissionFolder) -> str | None:
     """On a terminal, ask for the leaderboard name while submission.yaml has none; else None."""
     if not _interactive():
         return None
     from gamut.model_runner.provenance import read_metadata
-    from scoring.submissions.formats import METADATA_FILE
 
-    data, _ = read_metadata(folder / METADATA_FILE)
+    data, _ = read_metadata(folder.metadata)
     current = (data or {}).get("model_name")
     if isinstance(current, str) and current.strip() and not current.upper().startswith("TODO"):
         return None
@@ -179,8 +179,9 @@ def generate_cmd(
     existing files and every image, listing all problems. Records how the answers were produced
     in submission.yaml. Exits 1 if any question is left unanswered (listed at the end).
     """
-    cfg = get_config(config_path)
-    model_name = _ask_model_name(cfg.path(cfg.benchmark.submissions) / submission_id)
+    project = get_project(config_path)
+    folder = project.submissions.folder(submission_id)
+    model_name = _ask_model_name(folder)
     prompt = None
     if system_prompt is not None:
         try:
@@ -207,7 +208,7 @@ def generate_cmd(
     )
     try:
         with reporter_for(err_console.console) as reporter:
-            result = generate(cfg, options, reporter)
+            result = generate(project, options, reporter)
     except KeyboardInterrupt:
         fail(
             "interrupted: every answer received so far is saved; "
@@ -227,7 +228,7 @@ def generate_cmd(
             "(rerun the same command to retry only these):",
             [f"{f.setting.value} {f.question_id}: {f.reason}" for f in result.failures],
         )
-    out_console.print(_next_step(cfg.path(cfg.benchmark.submissions) / submission_id, config_path))
+    out_console.print(_next_step(folder, config_path))
 
 
 def _todo_fields(data: object, at: str = "") -> list[str]:
@@ -239,14 +240,14 @@ def _todo_fields(data: object, at: str = "") -> list[str]:
     return []
 
 
-def _next_step(folder: Path, config_path: Path | None) -> str:
+def _next_step(folder: SubmissionFolder, config_path: Path | None) -> str:
     """What to do after a generate run: the TODO fields left, if any, then validation."""
     from gamut.model_runner.provenance import read_metadata
     from scoring.submissions.formats import METADATA_FILE
     from scoring.submissions.layout import display_path
 
-    data, _ = read_metadata(folder / METADATA_FILE)
-    shown = display_path(folder, Path.cwd())
+    data, _ = read_metadata(folder.metadata)
+    shown = display_path(folder.path, Path.cwd())
     validate = f"`gamut submission validate {shown}{config_flag(config_path)}`"
     todo = _todo_fields(data)
     if not todo:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from enum import StrEnum
 from pathlib import Path
@@ -24,7 +23,6 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.questions import Setting
 from scoring.storage import atomic_write_text
-from scoring.submissions.responses import shared_reads
 
 if TYPE_CHECKING:
     from gamut.pipeline import Selection
@@ -167,7 +165,7 @@ def judge(
     )
     offline = mode is not Mode.JUDGE
     project = Project(load_config(config_path, require_keys=False if offline else (names or True)))
-    with shared_reads():  # the validator reads every response file; the judge's reads reuse them
+    with project.shared_reads.block():  # the validator's reads of the files serve the judge
         chosen = pipeline.select(project, list(submissions) or None)
         list_left_out(chosen.validation, "not judged")
         sets = [Setting(s) for s in settings] or None
@@ -302,7 +300,7 @@ def _import(
         err_console.print(f"error: {p}", markup=False)
     _exit(list(imported.stats.values()), status_out, project, chosen)
     if imported.fruitless:
-        sys.exit(1)
+        fail(f"{len(imported.fruitless)} result file(s) gave nothing to ingest (listed above)")
 
 
 def _exit(
@@ -333,17 +331,17 @@ def _exit(
             limit=MAX_LISTED,
             width=None if not listed else MAX_CHARS,
         )
-    if in_flight:
-        err_console.print(
-            f"{in_flight} request(s) still in flight in provider batches; run `gamut judge` "
-            "again later (or pass --wait SECONDS) to collect them",
-            markup=False,
-        )
+    waiting = (
+        f"{in_flight} request(s) still in flight in provider batches; run `gamut judge` "
+        "again later (or pass --wait SECONDS) to collect them"
+    )
     if chosen.left_out:
+        if in_flight:
+            err_console.print(waiting, markup=False)
         # a submission that fails validation does not pass by waiting: 1, not 75
         fail_left_out(chosen.left_out, "the rest is judged")
     if in_flight:
-        sys.exit(EXIT_IN_FLIGHT)
+        fail(waiting, code=EXIT_IN_FLIGHT, label=None)
 
 
 def replay_miss(project: Project, f: Failure) -> bool:

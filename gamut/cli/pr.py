@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gamut.cli._common import config_option, emit, err_console, get_config, handle_errors
+from gamut.cli._common import config_option, emit, err_console, get_project, handle_errors
 from gamut.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
 from scoring.submissions.formats import is_submission_id
 
@@ -63,7 +63,7 @@ def annotate_cmd(report: Path) -> None:
 @handle_errors
 def pack(config_path: Path, report: Path, pr_number: int, head_sha: str, out: Path) -> None:
     """Write the artifact for the scoring workflow from a passing validator REPORT."""
-    info = pack_artifact(get_config(config_path), _report(report), pr_number, head_sha, out)
+    info = pack_artifact(get_project(config_path), _report(report), pr_number, head_sha, out)
     err_console.print(
         f"packed {info.submission_id} for PR #{info.pr_number} into {out}", markup=False
     )
@@ -78,7 +78,7 @@ def unpack(config_path: Path, artifact: Path) -> None:
 
     Prints pr_number=, head_sha= and submission_id= lines, ready for $GITHUB_OUTPUT.
     """
-    info = unpack_artifact(get_config(config_path), artifact)
+    info = unpack_artifact(get_project(config_path), artifact)
     emit(info.as_outputs())
 
 
@@ -109,7 +109,7 @@ def take(config_path: Path, pr_number: int, head_sha: str, base: str, report: Pa
     from scoring.storage import atomic_write_text
     from scoring.submissions import ValidationReport
 
-    info, warnings = take_from_commit(get_config(config_path), pr_number, head_sha, base)
+    info, warnings = take_from_commit(get_project(config_path), pr_number, head_sha, base)
     for w in warnings:
         err_console.print(f"warning: {w}")
     if report is not None:
@@ -174,9 +174,9 @@ def claimed(
     from gamut.pr_source import on_base, submissions_in_repo
     from scoring.storage import atomic_write_text
 
-    cfg = get_config(config_path)
+    project = get_project(config_path)
     gh = GitHub.from_env(repo)
-    folder = submissions_in_repo(cfg)
+    folder = submissions_in_repo(project)
     if submission_id is None:
         ids = sorted(submission_ids(gh, pr_number, folder))
         if len(ids) != 1:
@@ -187,7 +187,7 @@ def claimed(
         submission_id = ids[0]
     if not is_submission_id(submission_id):
         raise ArtifactError(f"{submission_id!r} is not a valid submission id")
-    holder: int | str | None = "main" if on_base(cfg, submission_id) else None
+    holder: int | str | None = "main" if on_base(project, submission_id) else None
     if holder is None:
         holder = claimed_by(gh, pr_number, submission_id, folder)
     if holder is not None:

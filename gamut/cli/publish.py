@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from gamut.cli._common import config_option, get_config, handle_errors, out_console
+from gamut.cli._common import config_option, get_project, handle_errors, out_console
 
 
 @click.group()
@@ -42,13 +42,13 @@ def hf(
     from gamut.hub import HubError
     from gamut.publish import publish_files, publish_results  # pandas, pyarrow: lazily
 
-    cfg = get_config(config_path)
-    repo = repo_id or cfg.publish.hf_dataset
+    project = get_project(config_path)
+    repo = repo_id or project.cfg.publish.hf_dataset
     if not repo:
         raise HubError("no dataset named: pass --repo ORG/NAME or set publish.hf_dataset")
     if dry_run:
-        for f in publish_files(cfg, repo):
+        for f in publish_files(project, repo):
             out_console.print(f"{f.path_in_repo}	{len(f.data)} bytes")
         return
-    url = publish_results(cfg, repo, token_env=token_env, private=private)
+    url = publish_results(project, repo, token_env=token_env, private=private)
     out_console.print(f"published to {repo}: {url}")

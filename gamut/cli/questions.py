@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gamut.cli._common import config_option, err_console, get_config, handle_errors, out_console
+from gamut.cli._common import config_option, err_console, get_project, handle_errors, out_console
 from scoring.questions import Question, Setting, load_questions
 from scoring.storage import atomic_write_text
 from scoring.submissions.jsonl import dumps_line
@@ -51,14 +51,14 @@ def pull(config_path: Path | None) -> None:
     from gamut.public_set import pull as pull_set
     from gamut.public_set import question_set
 
-    cfg = get_config(config_path)
-    if question_set(cfg) is None:
+    project = get_project(config_path)
+    if question_set(project.cfg) is None:
         out_console.print(
-            f"nothing to pull: {cfg.file} reads the local questions file "
-            f"{cfg.path(cfg.benchmark.questions)}"
+            f"nothing to pull: {project.config_file} reads the local questions file "
+            f"{project.questions_path}"
         )
         return
-    result = pull_set(cfg)
+    result = pull_set(project.cfg)
     what = "already in the cache" if result.already else "downloaded and verified"
     out_console.print(
         f"{result.files} file(s), {result.bytes:,} bytes {what}: {result.questions}", markup=False
@@ -86,10 +86,7 @@ def export(setting: str, out: Path, config_path: Path | None) -> None:
 
     Write it outside your submission folder, e.g. under .gamut/ or /tmp (git ignores .gamut/).
     """
-    from gamut.public_set import questions_file
-
-    cfg = get_config(config_path)
-    path = questions_file(cfg)
+    path = get_project(config_path).questions_path
     qs = load_questions(path)
     s = Setting(setting)
     lines = [dumps_line(export_record(q, s, path)) for q in qs]

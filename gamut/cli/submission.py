@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -15,7 +14,6 @@ from gamut.cli._common import (
     emit,
     err_console,
     fail,
-    get_config,
     get_project,
     handle_errors,
     out_console,
@@ -50,9 +48,10 @@ def new(submission_id: str, config_path: Path) -> None:
     ID: 3 to 64 characters of lowercase letters, digits, '-', '_' and '.', starting with a letter
     or digit; it names your model's folder and never changes.
     """
-    cfg = get_config(config_path)
-    subs_root = cfg.path(cfg.benchmark.submissions)
-    folder = display_path(subs_root / submission_id, Path.cwd())
+    project = get_project(config_path)
+    cfg = project.cfg
+    subs_root = project.submissions_root
+    folder = display_path(project.submissions.folder(submission_id).path, Path.cwd())
     path = new_submission(subs_root, submission_id, folder)
     out_console.print(f"created {display_path(path, Path.cwd())}")
     c = config_flag(config_path)
@@ -164,7 +163,7 @@ def check(submission_id: str, config_path: Path | None) -> None:
     for line in result.lines():
         out_console.print(line)
     if not result.ok:
-        sys.exit(1)
+        fail(f"{submission_id} is not valid: fix the errors above, then check it again")
 
 
 def _metadata_only(project: Project, paths: list[Path] | None, why: PlaceholderError) -> NoReturn:

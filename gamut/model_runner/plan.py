@@ -13,18 +13,21 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
-from gamut.config import GamutConfig
 from gamut.model_runner.backends import DEFAULT_KEY_ENV, BackendSettings, Provider
 from gamut.model_runner.images import ImageRef, resolve_images
 from gamut.model_runner.provenance import drift_problem, read_metadata, run_signature
 from gamut.model_runner.store import ResponseFile
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting, load_questions
-from scoring.submissions.formats import METADATA_FILE, SubmissionId
+from scoring.submissions.formats import SubmissionId
+
+if TYPE_CHECKING:
+    from gamut.project import Project
 
 
 @dataclass(frozen=True)
@@ -204,11 +207,11 @@ def _holds_answers(folder: Path, files: dict[Setting, ResponseFile]) -> bool:
 
 def response_path(folder: Path, setting: Setting) -> Path:
     """The response file of one setting in a submission folder (docs/contract.md §7)."""
-    return folder / f"{setting.value}.jsonl"
+    return SubmissionFolder(folder).responses(setting)
 
 
 def prepare(
-    cfg: GamutConfig, options: GenerateOptions, environ: Mapping[str, str] | None = None
+    project: Project, options: GenerateOptions, environ: Mapping[str, str] | None = None
 ) -> Plan:
     """Check everything a run needs before any model call.
 
@@ -259,9 +262,7 @@ def prepare(
                 "without keys), or name another with --api-key-env",
             )
         )
-    from gamut.public_set import questions_file as public_questions
-
-    questions_file = public_questions(cfg)
+    questions_file = project.questions_path
     try:
         all_questions = load_questions(questions_file)
     except ProblemsError as exc:
@@ -269,7 +270,8 @@ def prepare(
     questions = all_questions[: options.limit] if options.limit else all_questions
     ids = {q.question_id for q in questions}
     all_ids = {q.question_id for q in all_questions}
-    folder = cfg.path(cfg.benchmark.submissions) / options.submission_id
+    sub = project.submissions.folder(options.submission_id)
+    folder = sub.path
     lock = _FolderLock(folder) if not problems else None
     files: dict[Setting, ResponseFile] = {}
     for setting in dict.fromkeys(options.settings):
@@ -282,10 +284,10 @@ def prepare(
     if Setting.MULTIMODAL in todo:
         images, image_problems = resolve_images(todo[Setting.MULTIMODAL], questions_file)
         problems.extend(image_problems)
-    metadata, meta_problems = read_metadata(folder / METADATA_FILE)
+    metadata, meta_problems = read_metadata(sub.metadata)
     problems.extend(meta_problems)
     if _holds_answers(folder, files):
-        drift = drift_problem(folder / METADATA_FILE, metadata, options.signature)
+        drift = drift_problem(sub.metadata, metadata, options.signature)
         if drift is not None:
             problems.append(drift)
     if problems:

@@ -13,9 +13,8 @@ import datetime as dt
 import re
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
-from gamut.config import GamutConfig
 from gamut.model_runner.backends import Backend, CallFailed, Reply, Request, make_backend
 from gamut.model_runner.plan import (
     Failure,
@@ -27,9 +26,13 @@ from gamut.model_runner.plan import (
     prepare,
 )
 from gamut.model_runner.provenance import production_record, record_production
+from scoring import process
+from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting
 from scoring.submissions import Limits
-from scoring.submissions.formats import METADATA_FILE
+
+if TYPE_CHECKING:
+    from gamut.project import Project
 
 #: Largest UTF-8 size of one response the validator accepts.
 MAX_RESPONSE_BYTES = Limits().max_response_bytes
@@ -60,7 +63,7 @@ async def _ask(backend: Backend, request: Request, reply_retries: int) -> Reply:
             continue
         if len(text.encode("utf-8")) > MAX_RESPONSE_BYTES:
             raise CallFailed(f"reply larger than {MAX_RESPONSE_BYTES} bytes; lower --max-tokens")
-        return Reply(text, reply.input_tokens, reply.output_tokens)
+        return Reply(text, reply.input_tokens, reply.output_tokens, reply.usage_reported)
     raise CallFailed(f"{reason} ({reply_retries + 1} attempts)")
 
 
@@ -76,14 +79,18 @@ async def _write_answers(
     calls keep flowing). Stops at ``None``, after writing everything queued before it.
     """
     loop = asyncio.get_running_loop()
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamut-writer") as pool:
+    with process.pool("answer_writer") as pool:
         while True:
             batch = [await inbox.get()]
             while not inbox.empty():
                 batch.append(inbox.get_nowait())
             answers = [a for a in batch if a is not None]
             for setting in plan.files:
-                mine = [(qid, r.text) for s, qid, r in answers if s is setting]
+                mine = [
+                    (qid, r.text, (r.input_tokens, r.output_tokens) if r.usage_reported else None)
+                    for s, qid, r in answers
+                    if s is setting
+                ]
                 if not mine:
                     continue
                 await loop.run_in_executor(pool, plan.files[setting].append_many, mine)
@@ -187,7 +194,7 @@ def _result(plan: Plan, reasons: dict[tuple[Setting, str], str], elapsed: float)
 
 
 def generate(
-    cfg: GamutConfig,
+    project: Project,
     options: GenerateOptions,
     reporter: Reporter | None = None,
     environ: Mapping[str, str] | None = None,
@@ -202,14 +209,16 @@ def generate(
         ProblemsError: when a check fails (nothing called, nothing written).
         FatalCallError: when the API refuses every call.
     """
-    plan = prepare(cfg, options, environ)
+    plan = prepare(project, options, environ)
     try:
         day = today or dt.date.today()
         o = options
         record = production_record(
             o.signature, o.sampling_temperature, o.max_tokens, o.system_prompt, day
         )
-        record_production(plan.folder / METADATA_FILE, plan.metadata, record, o.model_name, day)
+        record_production(
+            SubmissionFolder(plan.folder).metadata, plan.metadata, record, o.model_name, day
+        )
         backend = make_backend(o.provider, backend_settings(plan))
         return asyncio.run(run(plan, backend, reporter))
     finally:

@@ -98,10 +98,12 @@ class ResponseFile:
         Raises:
             ValueError: for an empty or whitespace-only response (never written).
         """
-        return self.append_many([(question_id, response)]) == [question_id]
+        return self.append_many([(question_id, response, None)]) == [question_id]
 
-    def append_many(self, answers: list[tuple[str, str]]) -> list[str]:
-        """Append answers, each as one ``write`` of a complete line, then one ``fsync``.
+    def append_many(self, answers: list[tuple[str, str, tuple[int, int] | None]]) -> list[str]:
+        """Append answers (question id, response, the provider's (input, output) tokens or
+        None when it reported none), each as one ``write`` of a complete line, then one
+        ``fsync``. Reported tokens go in the line's optional ``usage``.
 
         An id is added to ``answered`` only once its line is on disk. Answers for ids that
         already have a line are skipped.
@@ -112,15 +114,18 @@ class ResponseFile:
         Raises:
             ValueError: for an empty or whitespace-only response (nothing of the batch written).
         """
-        for qid, response in answers:
+        for qid, response, _ in answers:
             if not response.strip():
                 raise ValueError(f"refusing to write an empty response for {qid}")
         written_ids: list[str] = []
         with self._lock:
-            for qid, response in answers:
+            for qid, response, usage in answers:
                 if qid in self.answered or qid in written_ids:
                     continue
-                line = dumps_line({"question_id": qid, "response": response})
+                record: dict[str, object] = {"question_id": qid, "response": response}
+                if usage is not None:
+                    record["usage"] = {"input_tokens": usage[0], "output_tokens": usage[1]}
+                line = dumps_line(record)
                 self._write((line + "\n").encode("utf-8"))
                 written_ids.append(qid)
             if written_ids:

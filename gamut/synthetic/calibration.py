@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from scoring.verdicts import VERDICT_ORDER
+from scoring.verdicts import PAIR_KEY, VERDICT_ORDER
 
-KEY = ("submission_id", "setting", "question_id", "check_id")
+KEY = PAIR_KEY
 
 
 def cohen_kappa(truth: np.ndarray, pred: np.ndarray, n_classes: int = 4) -> float:

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from gamut.synthetic._io import jsonl, write_parquet, write_yaml
 from scoring.compiler import Check, compile_rubric, default_coverage_thresholds
+from scoring.layout import SubmissionFolder
 from scoring.questions import Popularity, Setting
 from scoring.rubric import MetaRubric, Tier
 from scoring.storage import atomic_write_text
@@ -31,14 +32,14 @@ DOMAINS: tuple[str, ...] = (
     "plants", "food", "animals", "vehicles", "local places", "everyday objects",
     "consumer products", "buildings", "art", "sports",
 )  # fmt: skip
-SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
+SETTINGS: tuple[Setting, ...] = tuple(Setting)
 _FAMILIES = ("atlas", "birch", "cedar", "dune", "ember", "fjord", "grove")
 _WORDS = (
     "amber", "basalt", "cobalt", "delta", "ember", "fennel", "garnet", "harbor", "indigo",
     "juniper", "kelp", "linen", "marble", "nectar", "ochre", "pepper", "quartz", "russet",
     "saffron", "thistle", "umber", "velvet", "willow", "yarrow", "zinc",
 )  # fmt: skip
-_TIERS = (Tier.ANSWER_CRITICAL, Tier.VALUABLE, Tier.CONTEXT)
+_TIERS = tuple(Tier)
 _RATIONALE = (
     "Synthetic verdict: the response states this.",
     "Synthetic verdict: the response states this only vaguely.",
@@ -386,12 +387,10 @@ def write_paper_scale(
     model_ids = [f"synthetic-{m + 1:02d}" for m in range(n_models)]
     families = [_FAMILIES[(m * 3) % len(_FAMILIES)] for m in range(n_models)]
     for m, mid in enumerate(model_ids):
-        folder = out_dir / "submissions" / mid
-        write_yaml(folder / "submission.yaml", _meta(mid, families[m]))
+        folder = SubmissionFolder(out_dir / "submissions" / mid)
+        write_yaml(folder.metadata, _meta(mid, families[m]))
         for setting in SETTINGS:
-            atomic_write_text(
-                folder / f"{setting.value}.jsonl", jsonl(_responses(rng, words, qids, m))
-            )
+            atomic_write_text(folder.responses(setting), jsonl(_responses(rng, words, qids, m)))
 
     per_judge = [
         judge_verdicts(rng, labels, j, np.array([f == j.family for f in families])) for j in judges

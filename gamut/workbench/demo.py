@@ -1,11 +1,12 @@
 """``gamut build demo --out DIR``: every workbench step offline on four of the demo's images.
 
-Recorded LLM replies (a replay provider), a snippets file and three rounds of recorded annotator
-decisions, shipped in ``gamut/workbench/demo_data/``, take the images through proposals (one image
-has all its candidates discarded and is proposed for again), review rounds (a disagreement
-adjudicated, a revision re-entering), the guard (one image's questions rejected as leading or
-boilerplate and new candidates seeded), evidence, drafts (one repaired), refinement (one
-repaired, one item removed with a reason) and a release in DIR.
+The images, recorded LLM replies (a replay provider), a snippets file and three rounds of
+recorded annotator decisions, shipped in ``gamut/workbench/demo_data/`` (package data), take
+the images through proposals (one image has all its candidates discarded and is proposed for
+again), review rounds (a disagreement adjudicated, a revision re-entering), the guard (one
+image's questions rejected as leading or boilerplate and new candidates seeded), evidence,
+drafts (one repaired), refinement (one repaired, one item removed with a reason) and a release
+in DIR.
 """
 
 from __future__ import annotations
@@ -23,13 +24,18 @@ from gamut.workbench.release import release
 from gamut.workbench.rubrics import draft, refine
 from gamut.workbench.store import Workbench, WorkbenchError
 
-DEMO_IMAGES = Path(__file__).resolve().parents[2] / "demo" / "images"
 VERSION = "demo-1.0"
 
 
 def demo_data() -> Path:
-    """The folder of the demo's recorded inputs."""
+    """The folder of the demo's recorded inputs (package data: also in an installed gamut)."""
     return Path(str(resources.files("gamut.workbench").joinpath("demo_data")))
+
+
+#: The demo's four images, shipped with the package (copies of the repository's
+#: ``demo/images`` files of the same names, which a test keeps equal), so that ``gamut build
+#: demo`` runs from an installed package too.
+DEMO_IMAGES = demo_data() / "images"
 
 
 def run_demo(out: Path) -> dict[str, Any]:

@@ -9,9 +9,14 @@ Schema is the structured output asked for. :func:`ask` renders the prompt, hands
 - :class:`ProviderLLM` sends each request to a configured judge's model through the engine's
   provider registry (:mod:`scoring.judge.providers`): the provider's generation class (the one
   ``gamut generate`` uses), the judge's model, base URL, decoding settings and the key in its
-  ``api_key_env``, in direct mode (one call at a time; the workbench has no batch mode). The
-  generation protocol carries a prompt and an image only, so the JSON Schema goes in the prompt
-  and :func:`ask` validates the reply against it.
+  ``api_key_env``, in direct mode (one call at a time). The JSON Schema goes as the provider's
+  native structured output (OpenAI ``response_format`` json_schema, strict; Anthropic
+  ``output_config.format``), or, for a judge with ``structured_output = false``, at the
+  prompt's end; :func:`ask` validates the reply either way, and feeds the problems of a reply
+  that does not fit back once for repair (template ``fix_v1``).
+- :class:`gamut.workbench.batch.BatchLLM` (a judge with ``mode = "batch"``) sends the same
+  bodies through the provider's batch API; a request waiting for its batch is
+  :class:`Deferred` and the step goes on with its other items.
 - :class:`ReplayLLM` answers from recorded replies (offline work, the demo, the tests).
 - :class:`CountingLLM` counts what a run would send.
 """
@@ -25,7 +30,7 @@ import hashlib
 import json
 import os
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -38,15 +43,21 @@ from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.submissions import read_jsonl
 
 if TYPE_CHECKING:
-    from scoring.judge.generation import Generator
+    from scoring.judge.generation import Generator, Request
     from scoring.judge.spec import JudgeConfig
 
 T = TypeVar("T", bound=BaseModel)
 _SECTIONS = ("version", "system", "user")
+#: The template of the one repair :func:`ask` asks for when a reply does not fit its schema.
+FIX_TEMPLATE = "fix_v1"
 
 
 class LLMError(GamutError):
     """An LLM step got no usable reply; the message names the template and the request key."""
+
+
+class Deferred(LLMError):
+    """Batch mode: the request waits for its batch; the step skips its item (run it again)."""
 
 
 @dataclass(frozen=True)
@@ -159,15 +170,42 @@ def ask(
         image=image,
     )
     raw = llm.complete(request)
-    try:
-        return reply.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"]) or "reply"
-        raise LLMError(
-            f"{template} reply for {key}: {where}: {first['msg']} (the model's reply does not "
-            "fit the schema; run the step again or record a valid reply)"
-        ) from None
+    for attempt in (0, 1):
+        try:
+            return reply.model_validate(raw)
+        except ValidationError as exc:
+            problems = [
+                f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            ]
+        if attempt == 1:
+            break
+        raw = llm.complete(repair_request(request, raw, problems))
+    raise LLMError(
+        f"{template} reply for {key} (and its repair): {problems[0]} (the model's reply does not "
+        "fit the schema; run the step again or record a valid reply)"
+    )
+
+
+def repair_request(request: LLMRequest, raw: Any, problems: list[str]) -> LLMRequest:
+    """The one repair of a reply that ``request``'s schema refused: the same request, its
+    reply and the problems fed back (template :data:`FIX_TEMPLATE`, key
+    ``<template>:<key>``)."""
+    fix = load_template(FIX_TEMPLATE)
+    return LLMRequest(
+        template=FIX_TEMPLATE,
+        key=f"{request.template}:{request.key}",
+        system=f"{request.system}\n\n{fix.system}",
+        user=fix.render(
+            {
+                "request": request.user,
+                "reply": json.dumps(raw, ensure_ascii=False),
+                "problems": "\n".join(f"- {p}" for p in problems[:20]),
+            }
+        ),
+        schema=request.schema,
+        image=request.image,
+    )
 
 
 class ReplayLLM:
@@ -257,9 +295,12 @@ class ProviderLLM:
 
     Args:
         judge: the judge whose provider, model, base URL, key variable and decoding settings
-            are used (its ``mode`` is not: the workbench calls in direct mode only).
+            are used (its ``mode`` = "batch" selects :class:`~gamut.workbench.batch.BatchLLM`).
         name: the judge's name, for messages.
         environ: where the key variable is read (default: the process environment).
+        max_tokens: the output-token limit of this step's replies (default: the judge's own,
+            sized for verdicts; the workbench's ``[workbench]`` config gives each step its own).
+        step: the step asking (its requests' usage is counted under it, in :attr:`usage`).
 
     Raises:
         LLMError: the judge names no key variable (and no local ``base_url``), or the variable
@@ -268,8 +309,14 @@ class ProviderLLM:
     """
 
     def __init__(
-        self, judge: JudgeConfig, name: str, environ: Mapping[str, str] | None = None
+        self,
+        judge: JudgeConfig,
+        name: str,
+        environ: Mapping[str, str] | None = None,
+        max_tokens: int | None = None,
+        step: str = "",
     ) -> None:
+        from gamut.workbench.usage import Usage
         from scoring.judge.providers import REGISTRY
 
         env = os.environ if environ is None else environ
@@ -290,6 +337,10 @@ class ProviderLLM:
             )
         self.name = name
         self.judge = judge
+        self.max_tokens = judge.max_tokens if max_tokens is None else max_tokens
+        self.step = step
+        #: step -> requests answered and their tokens (the provider's usage)
+        self.usage: defaultdict[str, Usage] = defaultdict(Usage)
         self._api_key = key
         self._cls = REGISTRY.generator_class(judge.provider)
         self._generators: dict[str, Generator] = {}
@@ -313,7 +364,7 @@ class ProviderLLM:
                 base_url=j.base_url,
                 system_prompt=system or None,
                 temperature=j.temperature,
-                max_tokens=j.max_tokens,
+                max_tokens=self.max_tokens,
                 token_limit_key=j.token_limit_key,
                 timeout_s=j.timeout_s,
                 max_retries=j.max_retries,
@@ -321,9 +372,17 @@ class ProviderLLM:
             gen = self._generators[system] = self._cls(settings)
         return gen
 
-    def prompt(self, request: LLMRequest) -> str:
-        """The user message sent: the rendered template, then the schema asked for."""
-        return f"{request.user}\n\n{SCHEMA_INSTRUCTION}{json.dumps(request.schema)}"
+    def call(self, request: LLMRequest) -> Request:
+        """The generation request sent: the rendered template and the image, with the schema
+        as the provider's native structured output (the judge's ``structured_output``, the
+        default), or else at the prompt's end."""
+        from scoring.judge.generation import OutputSchema, Request
+
+        image = None if request.image is None else ImageFile.open(request.image)
+        if self.judge.structured_output:
+            return Request(request.user, image, OutputSchema(request.template, request.schema))
+        prompt = f"{request.user}\n\n{SCHEMA_INSTRUCTION}{json.dumps(request.schema)}"
+        return Request(prompt, image)
 
     def complete(self, request: LLMRequest) -> Any:
         """Ask the judge's model; the reply text parsed as JSON.
@@ -334,11 +393,10 @@ class ProviderLLM:
                 provider's text, which may quote the prompt back).
             FatalCallError: no call can succeed (bad key, unknown model, nothing listening).
         """
-        from scoring.judge.generation import CallFailed, Request
+        from scoring.judge.generation import CallFailed
 
-        image = None if request.image is None else ImageFile.open(request.image)
         gen = self._generator(request.system)
-        call = Request(self.prompt(request), image)
+        call = self.call(request)
         try:
             reply = self._runner.run(gen.answer(call))
         except CallFailed as exc:
@@ -348,13 +406,8 @@ class ProviderLLM:
                 f"{request.template} request for {request.key}: the judge {self.name} call "
                 f"failed ({reason}); run the step again (it resumes)"
             ) from None
-        try:
-            return json.loads(_unfenced(reply.text))
-        except ValueError:
-            raise LLMError(
-                f"{request.template} reply for {request.key}: not JSON (the model's reply; "
-                "run the step again)"
-            ) from None
+        self.usage[self.step].add(reply.input_tokens, 0, reply.output_tokens)
+        return json_reply(request, reply.text)
 
     def close(self) -> None:
         """Close the provider clients and the event loop."""
@@ -364,6 +417,21 @@ class ProviderLLM:
         finally:
             self._generators.clear()
             self._runner.close()
+
+
+def json_reply(request: LLMRequest, text: str) -> Any:
+    """A reply's text parsed as JSON (a Markdown fence around it allowed).
+
+    Raises:
+        LLMError: not JSON (the message names the template and key, never the text).
+    """
+    try:
+        return json.loads(_unfenced(text))
+    except ValueError:
+        raise LLMError(
+            f"{request.template} reply for {request.key}: not JSON (the model's reply; "
+            "run the step again)"
+        ) from None
 
 
 def _unfenced(text: str) -> str:
@@ -379,10 +447,13 @@ def estimate_tokens(text: str) -> int:
 
 @dataclass
 class CountingLLM:
-    """Counts requests and estimated tokens per template, replying with ``answer(request)``."""
+    """Counts requests and estimated tokens per template (or per ``group(request)``), replying
+    with ``answer(request)``."""
 
     answer: Callable[[LLMRequest], Any]
     image_tokens: int = 1000
+    #: what the counts are keyed by (default: the template)
+    group: Callable[[LLMRequest], str] = field(default=lambda r: r.template)
     requests: Counter[str] = field(default_factory=Counter)
     input_tokens: Counter[str] = field(default_factory=Counter)
     output_tokens: Counter[str] = field(default_factory=Counter)
@@ -391,7 +462,7 @@ class CountingLLM:
     def complete(self, request: LLMRequest) -> Any:
         """Count ``request`` and its reply, then return the reply."""
         out = self.answer(request)
-        t = request.template
+        t = self.group(request)
         self.requests[t] += 1
         schema = self._schema_tokens.get(id(request.schema))
         if schema is None:
@@ -406,9 +477,11 @@ class CountingLLM:
 
 
 __all__ = [
+    "FIX_TEMPLATE",
     "LLM",
     "SCHEMA_INSTRUCTION",
     "CountingLLM",
+    "Deferred",
     "ImageFile",
     "LLMError",
     "LLMRequest",
@@ -417,6 +490,8 @@ __all__ = [
     "Template",
     "ask",
     "estimate_tokens",
+    "json_reply",
     "load_template",
+    "repair_request",
     "reply_schema",
 ]

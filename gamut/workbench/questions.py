@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gamut.workbench.images import IMAGES
-from gamut.workbench.llm import LLM, LLMError, ask
+from gamut.workbench.llm import LLM, Deferred, LLMError, ask
 from gamut.workbench.store import Checkpoint, Workbench, WorkbenchError
 from scoring.errors import Problem, ProblemsError
 from scoring.rubric import NonEmpty
@@ -156,19 +156,22 @@ def propose(wb: Workbench, llm: LLM, per_image: int) -> list[str]:
         n = attempts.setdefault("propose", {}).get(image_id, 0) + 1
         mine = by_image[image_id]
         tried = [cands[c]["question"] for c in mine]
-        reply = ask(
-            llm,
-            PROPOSE_TEMPLATE,
-            f"{image_id}#{n}",
-            {
-                "k": str(per_image),
-                "domain": img["domain"],
-                "entity": img["entity"],
-                "avoid": "\n".join(f"- {t}" for t in tried) or "(none)",
-            },
-            Proposal,
-            image=Path(img["path"]),
-        )
+        try:
+            reply = ask(
+                llm,
+                PROPOSE_TEMPLATE,
+                f"{image_id}#{n}",
+                {
+                    "k": str(per_image),
+                    "domain": img["domain"],
+                    "entity": img["entity"],
+                    "avoid": "\n".join(f"- {t}" for t in tried) or "(none)",
+                },
+                Proposal,
+                image=Path(img["path"]),
+            )
+        except Deferred:
+            continue  # batch mode: in a batch; the next run collects it
         rnd = 1 + max((cands[c]["round"] for c in mine), default=0)
         for q in reply.questions[:per_image]:
             _add(cands, mine, image_id, q, rnd, f"propose#{n}")
@@ -335,18 +338,22 @@ def guard(wb: Workbench, llm: LLM) -> Counter[str]:
         accepted = [c for c in per_image[image_id] if cands[c]["state"] == State.ACCEPTED]
         img = images[image_id]
         n = attempts.setdefault("guard", {}).get(image_id, 0) + 1
-        reply = ask(
-            llm,
-            GUARD_TEMPLATE,
-            f"{image_id}#{n}",
-            {
-                "domain": img["domain"],
-                "entity": img["entity"],
-                "candidates": "\n".join(f"{c}: {cands[c]['question']}" for c in accepted),
-            },
-            GuardReply,
-            image=Path(img["path"]),
-        )
+        try:
+            reply = ask(
+                llm,
+                GUARD_TEMPLATE,
+                f"{image_id}#{n}",
+                {
+                    "domain": img["domain"],
+                    "entity": img["entity"],
+                    "candidates": "\n".join(f"{c}: {cands[c]['question']}" for c in accepted),
+                },
+                GuardReply,
+                image=Path(img["path"]),
+            )
+        except Deferred:
+            counts["waiting"] += 1  # batch mode: in a batch; the next run collects it
+            continue
         found = {g.candidate_id: g for g in reply.checks}
         if set(found) != set(accepted):
             raise LLMError(

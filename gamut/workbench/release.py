@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from gamut.benchmark_version import RELEASE_FILE
 from gamut.workbench.questions import entered_questions
 from gamut.workbench.store import Workbench, WorkbenchError
 from scoring.compiler import compile_rubric
@@ -137,7 +138,7 @@ def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, A
         "n_checks": len(digests),
         "changes": {k: len(v) for k, v in changes.items()},
     }
-    atomic_write_text(dest / "release.json", json.dumps(meta, indent=2) + "\n")
+    atomic_write_text(dest / RELEASE_FILE, json.dumps(meta, indent=2) + "\n")
     atomic_write_text(dest / "CHANGELOG.md", text)
     history.append(
         {

@@ -7,7 +7,9 @@ recompiles, and lists where the edited checklist and the recompiled one differ (
 check whose member list changed with the edit, a sequence check whose steps moved, a check that
 appeared or vanished): the annotator sees what the edit implies elsewhere. Checks derived from
 several parts (thresholds, coverage, sequences) and a relation's entity are edited through their
-parts. Each round is recorded (who, when, which checks); the commands print ids only.
+parts. Each round is recorded (who, when, which checks); the commands print ids only. A rubric
+has two human rounds (:data:`MAX_ROUNDS`): round 1, then an LLM refinement (``gamut build
+refine``), then round 2; a second round before that refinement, or a third, is refused.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gamut.workbench.store import Workbench, WorkbenchError
+from gamut.workbench.store import RUBRIC_STATUS, Workbench, WorkbenchError
 from scoring.compiler import Check, compile_rubric
 from scoring.errors import Problem, ProblemsError, RubricError
 from scoring.rubric import MetaRubric, NonEmpty
@@ -131,6 +133,28 @@ def differences(
     return out
 
 
+#: Human revision rounds per rubric: round 1, an LLM refinement, round 2 (the paper's process).
+MAX_ROUNDS = 2
+
+
+def _round_refused(qid: str, rounds: int, status: dict[str, Any]) -> tuple[str, str] | None:
+    """Why another human round of ``qid`` is refused (message, fix), or None: a third round,
+    or a second before the LLM refinement that follows the first."""
+    if rounds >= MAX_ROUNDS:
+        return (
+            f"question {qid} has had its {MAX_ROUNDS} human revision rounds (round 1, an LLM "
+            "refinement, round 2); a third is not part of the process",
+            f"release it as it is, or correct or drop it: `gamut build correct|drop {qid}`",
+        )
+    if rounds == 1 and status.get("refined_after", 0) < 1:
+        return (
+            f"question {qid}: round 1 is done and the LLM refinement that comes before round 2 "
+            "has not run",
+            "run `gamut build refine` first",
+        )
+    return None
+
+
 def apply_edits(wb: Workbench, path: Path, annotator: str) -> Counter[str]:
     """Apply an edits file (JSON Lines of :class:`CheckEdit`) as one revision round of
     ``annotator``; every problem at once, and nothing written when there is one.
@@ -164,10 +188,16 @@ def revise_rubrics(
     problems = list(problems or [])
     path = display
     results = {}
+    done = Counter(r["question_id"] for r in wb.read(REVISIONS, []))
+    status: dict[str, dict[str, Any]] = wb.read(RUBRIC_STATUS, {})
     for qid, mine in edits.items():
         raw = wb.read(f"rubrics/{qid}.json")
         if raw is None:
             problems.append(Problem(path, mine[0][0], f"no refined rubric {qid}", "refine it"))
+            continue
+        refused = _round_refused(qid, done[qid], status.get(qid, {}))
+        if refused is not None:
+            problems.append(Problem(path, mine[0][0], *refused))
             continue
         checks = {c.check_id: c for c in compile_rubric(MetaRubric.model_validate(raw))}
         edited: dict[str, Check | None] = dict(checks)
@@ -220,6 +250,7 @@ def revise_rubrics(
 
 
 __all__ = [
+    "MAX_ROUNDS",
     "REVISIONS",
     "CheckEdit",
     "apply_edits",

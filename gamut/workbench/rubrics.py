@@ -15,10 +15,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gamut.workbench.evidence import EVIDENCE, SourcePages, audit
-from gamut.workbench.llm import LLM, ask
+from gamut.workbench.llm import LLM, Deferred, ask
 from gamut.workbench.questions import entered_questions
 from gamut.workbench.revision import REVISIONS
-from gamut.workbench.store import Checkpoint, Workbench
+from gamut.workbench.store import RUBRIC_STATUS, Checkpoint, Workbench
 from scoring.compiler import compile_rubric
 from scoring.errors import RubricError
 from scoring.rubric import MetaRubric
@@ -26,7 +26,7 @@ from scoring.rubric import MetaRubric
 DRAFT_TEMPLATE = "draft_v1"
 REPAIR_TEMPLATE = "repair_v1"
 REFINE_TEMPLATE = "refine_v1"
-STATUS = "rubric_status.json"
+STATUS = RUBRIC_STATUS
 
 
 class ItemsReply(BaseModel):
@@ -157,9 +157,13 @@ def _step(wb: Workbench, llm: LLM, phase: str, pages: SourcePages | None = None)
                 [i.model_dump(mode="json", exclude_none=True) for i in draft.items],
                 ensure_ascii=False,
             )
-        rubric, repairs, removed = _build(
-            llm, template, qid, key, q["text_only_question"], variables, snippets, draft
-        )
+        try:
+            rubric, repairs, removed = _build(
+                llm, template, qid, key, q["text_only_question"], variables, snippets, draft
+            )
+        except Deferred:
+            counts["waiting"] += 1  # batch mode: in a batch; the next run collects it
+            continue
         folder = "drafts" if phase == "draft" else "rubrics"
         if rubric is not None:
             wb.write(f"{folder}/{qid}.json", rubric.model_dump(mode="json", exclude_none=True))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from gamut.workbench import usage
+from gamut.workbench.batch import in_flight
 from gamut.workbench.evidence import EVIDENCE
 from gamut.workbench.images import IMAGES
 from gamut.workbench.questions import CANDIDATES, STATES, entered_questions, needs_proposals
@@ -14,7 +16,8 @@ from gamut.workbench.store import Workbench
 
 
 def counts(wb: Workbench) -> dict[str, Any]:
-    """Images, candidates per state, and questions per rubric step (ids never text)."""
+    """Images, candidates per state, questions per rubric step (ids never text), batch
+    requests in flight, and the live LLM calls' requests, tokens and cost per step and mode."""
     images: dict[str, Any] = wb.read(IMAGES, {})
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
     status: dict[str, dict[str, str]] = wb.read(STATUS, {})
@@ -32,6 +35,8 @@ def counts(wb: Workbench) -> dict[str, Any]:
         "refined": sum(1 for q in entered if status.get(q, {}).get("refine") == "ok"),
         "refine_failed": sum(1 for q in entered if status.get(q, {}).get("refine") == "failed"),
         "releases": [r["version"] for r in wb.read(RELEASES, [])],
+        "batch_requests_in_flight": in_flight(wb),
+        "llm_usage": usage.read(wb),
     }
 
 

@@ -20,6 +20,8 @@ from scoring.storage import atomic_write_bytes
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
+#: The rubric steps' state per question (written by ``rubrics``, read by ``revision`` too).
+RUBRIC_STATUS = "rubric_status.json"
 
 
 class WorkbenchError(GamutError):
@@ -89,4 +91,11 @@ class Checkpoint:
         self.last = time.monotonic()
 
 
-__all__ = ["FILE_MODE", "FOLDER_MODE", "Checkpoint", "Workbench", "WorkbenchError"]
+__all__ = [
+    "FILE_MODE",
+    "FOLDER_MODE",
+    "RUBRIC_STATUS",
+    "Checkpoint",
+    "Workbench",
+    "WorkbenchError",
+]

@@ -144,6 +144,11 @@
         h("summary", { text: "Response" }),
         h("div", { "class": "gamut-x-text", text: r.response === null || r.response === undefined
           ? "(no response)" : (r.response || "(empty response)") }),
+        data.judging ? h("p", { "class": "gamut-x-judged" }, [
+          "Judged by " + data.judge + ": ",
+          h("a", { href: data.judging, text: "how this was judged" }),
+          " (the judge's prompt template and request settings)"
+        ]) : null,
         r.tiers ? countsTable("Verdicts by tier", r.tiers, TIERS) : null,
         r.kinds ? countsTable("Verdicts by check kind", r.kinds, {}) : null
       ]);

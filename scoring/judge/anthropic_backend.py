@@ -53,6 +53,7 @@ from scoring.judge.generation import (
     connection_error,
     host_of,
     status_error,
+    strict_schema,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
@@ -139,6 +140,50 @@ def parse_message(r: Any, raw: str, redact: Callable[[str], str]) -> Completion:
 #: Anthropic's limits per batch: 100,000 requests, 256 MB.
 ANTHROPIC_LIMITS = Limits(max_requests=100_000, max_bytes=stated_megabytes(256))
 _RETRYABLE_ERRORS = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
+
+
+def parse_batch_result(
+    obj: Any, raw: str, redact: Callable[[str], str], *, held: bool = False
+) -> BatchResult:
+    """One line of a Message Batch's results (``MessageBatchIndividualResponse``: ``{"custom_id",
+    "result": {"type": "succeeded" | "errored" | "canceled" | "expired", ...}}``).
+
+    An ``errored`` result whose error type is transient (``api_error``, ``overloaded_error``,
+    ``rate_limit_error``, ``timeout_error``) is ``api_error`` (asked again); any other error
+    (``invalid_request_error``, ...) is ``rejected`` (final). With ``held`` rubrics, an error
+    keeps its type only (:func:`error_text`) and a bad body says nothing of its text.
+
+    Raises:
+        ValueError, KeyError, TypeError: the line is not a result.
+    """
+    cid = obj["custom_id"]
+    res = obj["result"]
+    kind = res["type"]
+    if not isinstance(cid, str):
+        raise ValueError("no string custom_id")
+    if kind == "succeeded":
+        try:
+            return BatchResult(cid, parse_message(res["message"], raw, redact))
+        except (BackendError, KeyError) as exc:
+            said = str(exc)
+            if isinstance(exc, BackendError) and held:
+                said = exc.brief()
+            elif held:
+                said = "unusable reply body"
+            return BatchResult(cid, None, "bad_body", said, redact(raw))
+    if kind == "errored":
+        err = (res.get("error") or {}).get("error") or {}
+        etype = str(err.get("type") or "")
+        message = err.get("message")
+        msg = error_text(
+            None, etype, message if isinstance(message, str) else "", held=held, redact=redact
+        )
+        return BatchResult(
+            cid, None, "api_error" if etype in _RETRYABLE_ERRORS else "rejected", msg
+        )
+    if kind == "expired":
+        return BatchResult(cid, None, "expired", "the batch expired")
+    return BatchResult(cid, None, "canceled", "the batch was canceled")
 
 
 class AnthropicBatchAPI(BatchAPI):
@@ -234,42 +279,7 @@ class AnthropicBatchAPI(BatchAPI):
             raise self._fail(f"cannot read the results of message batch {batch_id}", exc) from None
 
     def _result(self, obj: Any, raw: str) -> BatchResult:
-        """One parsed result line.
-
-        Raises:
-            ValueError, KeyError, TypeError: the line is not a result.
-        """
-        cid = obj["custom_id"]
-        res = obj["result"]
-        kind = res["type"]
-        if not isinstance(cid, str):
-            raise ValueError("no string custom_id")
-        if kind == "succeeded":
-            try:
-                return BatchResult(cid, parse_message(res["message"], raw, self._redact))
-            except (BackendError, KeyError) as exc:
-                said = str(exc)
-                if isinstance(exc, BackendError) and self.held:
-                    said = exc.brief()
-                elif self.held:
-                    said = "unusable reply body"
-                return BatchResult(cid, None, "bad_body", said, self._redact(raw))
-        if kind == "errored":
-            err = (res.get("error") or {}).get("error") or {}
-            etype = str(err.get("type") or "")
-            retry = etype in _RETRYABLE_ERRORS
-            message = err.get("message")
-            msg = error_text(
-                None,
-                etype,
-                message if isinstance(message, str) else "",
-                held=self.held,
-                redact=self._redact,
-            )
-            return BatchResult(cid, None, "api_error" if retry else "rejected", msg)
-        if kind == "expired":
-            return BatchResult(cid, None, "expired", "the batch expired")
-        return BatchResult(cid, None, "canceled", "the batch was canceled")
+        return parse_batch_result(obj, raw, self._redact, held=self.held)
 
     def close(self) -> None:
         """Close the HTTP client."""
@@ -357,18 +367,26 @@ class AnthropicGenerator:
         blocks.append({"type": "text", "text": request.prompt})
         return blocks
 
+    def body(self, request: Request) -> dict[str, Any]:
+        """The Messages API parameters of one question, in direct calls and batch requests; its
+        structured output natively, as ``output_config.format`` (a JSON schema made strict,
+        then fitted to the API's schema subset by the SDK's own ``transform_schema``)."""
+        params: dict[str, Any] = {
+            "model": self._s.model,
+            "max_tokens": self._s.max_tokens,
+            "messages": [{"role": "user", "content": self.content(request)}],
+        }
+        if self._s.system_prompt:
+            params["system"] = self._s.system_prompt
+        if request.schema is not None:
+            schema = anthropic.transform_schema(strict_schema(request.schema.schema))
+            params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        return params
+
     async def answer(self, request: Request) -> Reply:
         """Answer one question with a message."""
-        kwargs: dict[str, Any] = {}
-        if self._s.system_prompt:
-            kwargs["system"] = self._s.system_prompt
         try:
-            out = await self._client.messages.create(
-                model=self._s.model,
-                max_tokens=self._s.max_tokens,
-                messages=[{"role": "user", "content": self.content(request)}],
-                **kwargs,
-            )
+            out = await self._client.messages.create(**self.body(request))
         except self._sdk.APIStatusError as exc:
             raise status_error(exc, "Anthropic", self._s) from None
         except self._sdk.APIConnectionError as exc:
@@ -378,7 +396,7 @@ class AnthropicGenerator:
         except (ValueError, TypeError, AttributeError) as exc:  # a 2xx body off the protocol
             raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
         text = "".join(getattr(b, "text", "") for b in out.content if b.type == "text")
-        return Reply(text, out.usage.input_tokens, out.usage.output_tokens)
+        return Reply(text, out.usage.input_tokens, out.usage.output_tokens, usage_reported=True)
 
     async def aclose(self) -> None:
         """Close the client."""

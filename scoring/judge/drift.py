@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.pairs import PairPlan, pair_plans
-from scoring.ledger import KeyIndex, KeyScheme, Ledger, key_column
+from scoring.ledger import VERDICTS, KeyIndex, KeyScheme, Ledger, key_column
 from scoring.verdicts import DRIFT_COLUMNS, Verdict
 
 #: Pairs in the calibration subset of a judge.
@@ -47,8 +47,8 @@ class SnapshotChange:
 def snapshots(ledger: Ledger, identity: str) -> list[str]:
     """The snapshots named by the verdicts of ``identity``, in the order first seen."""
     seen: dict[str, None] = {}
-    for name in ledger.shards_oldest_first("verdicts"):
-        t = ledger.read_shard("verdicts", name, ["judge_identity", "model"])
+    for name in ledger.shards_oldest_first(VERDICTS):
+        t = ledger.read_shard(VERDICTS, name, ["judge_identity", "model"])
         t = t.filter(pc.equal(t["judge_identity"], identity))
         for m in pc.unique(t["model"]).to_pylist():
             if m:

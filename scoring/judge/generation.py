@@ -11,6 +11,7 @@ bounded by ``max_retries``; what is left after them is raised as :class:`CallFai
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 from dataclasses import dataclass
@@ -56,20 +57,41 @@ class ImageInput(Protocol):
 
 
 @dataclass(frozen=True)
+class OutputSchema:
+    """The structured output a request asks for: a JSON Schema sent as the provider defines it
+    (OpenAI ``response_format`` json_schema with ``strict``; Anthropic ``output_config.format``),
+    made :func:`strict_schema` first. The reply is still validated by its reader.
+
+    Attributes:
+        name: names the schema to the provider (letters, digits, ``_`` and ``-``; 64 at most).
+        schema: the JSON Schema (as pydantic writes it).
+    """
+
+    name: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Request:
-    """One question put to the model."""
+    """One question put to the model, and the structured output it asks for (if any)."""
 
     prompt: str
     image: ImageInput | None = None
+    schema: OutputSchema | None = None
 
 
 @dataclass(frozen=True)
 class Reply:
-    """The model's answer and the tokens it cost."""
+    """The model's answer and the tokens it cost.
+
+    ``usage_reported``: the provider's reply gave both token counts (a reply without them has
+    zeros here, which are not counts: ``gamut generate`` records usage only when reported).
+    """
 
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    usage_reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +120,11 @@ class Generator(Protocol):
         """Make the SDK client (no connection is opened yet)."""
         ...
 
+    def body(self, request: Request) -> dict[str, Any]:
+        """The request body :meth:`answer` sends (also a batch line's, in the workbench's
+        batch mode)."""
+        ...
+
     async def answer(self, request: Request) -> Reply:
         """Answer one question.
 
@@ -110,6 +137,50 @@ class Generator(Protocol):
     async def aclose(self) -> None:
         """Release the HTTP connections."""
         ...
+
+
+#: Keywords the providers' strict schema subsets refuse; :func:`strict_schema` moves them into
+#: the description, so the model still reads them (and the reply's validation enforces them).
+_UNSTRICT = ("minLength", "maxLength", "minProperties", "maxProperties", "uniqueItems")
+_DROPPED = ("default", "discriminator", "title", "examples")
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` in the subset both providers' strict structured output accept: every object
+    closed (``additionalProperties: false``) with every property required (an optional one is
+    nullable already, or its default is a value of its type), ``oneOf`` as ``anyOf``, no
+    defaults, discriminators or titles, and the constraints strict decoding does not take
+    stated in the description instead. A new dict; ``schema`` is not changed."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        out: dict[str, Any] = {}
+        moved: list[str] = []
+        for k, v in node.items():
+            if k in _DROPPED:
+                continue
+            if k in _UNSTRICT:
+                moved.append(f"{k}: {json.dumps(v)}")
+            elif k == "oneOf":
+                out["anyOf"] = walk(v)
+            elif k in ("properties", "$defs"):
+                out[k] = {name: walk(sub) for name, sub in v.items()}
+            else:
+                out[k] = walk(v)
+        if out.get("type") == "object" or "properties" in out:
+            out["additionalProperties"] = False
+            out["required"] = list(out.get("properties", {}))
+            out.setdefault("properties", {})
+        if moved:
+            said = out.get("description")
+            out["description"] = (f"{said} " if said else "") + "(" + ", ".join(moved) + ")"
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    return result
 
 
 def status_error(exc: Exception, provider: str, settings: BackendSettings) -> Exception:
@@ -197,9 +268,11 @@ __all__ = [
     "FatalCallError",
     "Generator",
     "ImageInput",
+    "OutputSchema",
     "Reply",
     "Request",
     "connection_error",
     "host_of",
     "status_error",
+    "strict_schema",
 ]

@@ -14,8 +14,9 @@ from pathlib import Path
 from scoring.bulk import gc_paused
 from scoring.compiler import Check
 from scoring.errors import Problem, ProblemsError
+from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting
-from scoring.submissions.responses import read_responses
+from scoring.submissions.responses import SharedReads, read_responses
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +41,7 @@ class JudgeInputs:
 
 def list_submissions(root: Path) -> list[str]:
     """Submission ids: the folders under ``root`` that hold at least one response file."""
-    if not root.is_dir():
-        return []
-    return sorted(
-        p.name
-        for p in root.iterdir()
-        if p.is_dir() and any((p / f"{s.value}.jsonl").is_file() for s in Setting)
-    )
+    return [f.id for f in SubmissionsLayout(root).folders() if f.has_responses()]
 
 
 def response_units(
@@ -55,6 +50,7 @@ def response_units(
     root: Path,
     submissions: Iterable[str] | None = None,
     settings: Iterable[Setting] | None = None,
+    shared_reads: SharedReads | None = None,
 ) -> JudgeInputs:
     """Join questions, compiled checks and responses into units.
 
@@ -64,6 +60,7 @@ def response_units(
         root: the submissions folder.
         submissions: submission ids (default: every folder under ``root`` with a response file).
         settings: settings (default: both).
+        shared_reads: the reads the validator kept in an open block, if any.
 
     Questions without a rubric, and responses to questions that are not in the questions file,
     have nothing to judge and are skipped.
@@ -73,6 +70,7 @@ def response_units(
             or an unknown submission id.
     """
     by_id: dict[str, Question] = {q.question_id: q for q in questions}
+    layout = SubmissionsLayout(root)
     known = list_submissions(root)
     wanted = known if submissions is None else list(dict.fromkeys(submissions))
     unknown = [s for s in wanted if s not in known]
@@ -93,10 +91,10 @@ def response_units(
     with gc_paused():  # tens of thousands of units, none of them garbage
         for sid in wanted:
             for setting in setting_list:
-                path = root / sid / f"{setting.value}.jsonl"
+                path = layout.responses(sid, setting)
                 if not path.is_file():
                     continue
-                responses, bad = read_responses(path)
+                responses, bad = read_responses(path, shared=shared_reads)
                 problems.extend(bad)
                 for qid, text in responses.items():
                     q = by_id.get(qid)

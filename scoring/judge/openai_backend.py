@@ -45,6 +45,7 @@ from scoring.judge.generation import (
     connection_error,
     host_of,
     status_error,
+    strict_schema,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
@@ -330,6 +331,27 @@ class OpenAIGenerator:
             )
         return msgs
 
+    def body(self, request: Request) -> dict[str, Any]:
+        """The chat completions body of one question, in direct calls and batch lines; its
+        structured output as ``response_format`` (json_schema, ``strict``)."""
+        body: dict[str, Any] = {
+            "model": self._s.model,
+            "messages": self.messages(request),
+            self._s.token_limit_key: self._s.max_tokens,
+        }
+        if self._s.temperature is not None:
+            body["temperature"] = self._s.temperature
+        if request.schema is not None:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.schema.name,
+                    "schema": strict_schema(request.schema.schema),
+                    "strict": True,
+                },
+            }
+        return body
+
     async def answer(self, request: Request) -> Reply:
         """Answer one question with a chat completion.
 
@@ -338,13 +360,7 @@ class OpenAIGenerator:
         directly: the typed request and response models cost CPU that a run of thousands of
         calls at high concurrency cannot spare.
         """
-        body: dict[str, Any] = {
-            "model": self._s.model,
-            "messages": self.messages(request),
-            self._s.token_limit_key: self._s.max_tokens,
-        }
-        if self._s.temperature is not None:
-            body["temperature"] = self._s.temperature
+        body = self.body(request)
         try:
             raw = await self._client.post("/chat/completions", body=body, cast_to=str)
             out = json.loads(raw)
@@ -353,6 +369,9 @@ class OpenAIGenerator:
             tokens = (
                 int(usage.get("prompt_tokens") or 0),
                 int(usage.get("completion_tokens") or 0),
+            )
+            reported = all(
+                isinstance(usage.get(k), int) for k in ("prompt_tokens", "completion_tokens")
             )
         except self._sdk.APIStatusError as exc:
             raise status_error(exc, "OpenAI-compatible", self._s) from None
@@ -363,7 +382,7 @@ class OpenAIGenerator:
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             # A 2xx whose body is not the protocol's JSON.
             raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
-        return Reply(text if isinstance(text, str) else "", *tokens)
+        return Reply(text if isinstance(text, str) else "", *tokens, usage_reported=reported)
 
     async def aclose(self) -> None:
         """Close the client."""

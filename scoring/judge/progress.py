@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Protocol, TextIO
+from typing import IO, Protocol
 
 
 class ProgressSink(Protocol):
@@ -49,7 +49,7 @@ class ProgressCount:
 class PlainProgress:
     """One line per judge every ``every_s`` seconds, and at the end (for logs and CI)."""
 
-    def __init__(self, stream: TextIO | None = None, every_s: float = 10.0) -> None:
+    def __init__(self, stream: IO[str] | None = None, every_s: float = 10.0) -> None:
         self._stream = stream or sys.stderr
         self._every = every_s
         self._c: dict[str, ProgressCount] = {}

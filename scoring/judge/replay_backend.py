@@ -28,9 +28,9 @@ from scoring.judge.backends import (
 )
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.spec import JudgeConfig
-from scoring.verdicts import VERDICT_ORDER
+from scoring.verdicts import PAIR_KEY, VERDICT_ORDER
 
-REPLAY_COLUMNS = ("submission_id", "setting", "question_id", "check_id", "verdict")
+REPLAY_COLUMNS = (*PAIR_KEY, "verdict")
 
 _Key = tuple[str, str, str, str]
 

@@ -9,7 +9,6 @@ output (at most two), a per-run deadline, and no retry of other 4xx. A verdict i
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from scoring import process
 from scoring.judge.backends import BackendError, BulkReply, ErrorKind, Turn
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items, record_failure, verdict_record
@@ -25,7 +25,6 @@ from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.judge.spec import JudgeConfig
 from scoring.ledger import KeyIndex, Ledger, key_bytes
 from scoring.ledger.records import now as now_utc
 from scoring.ledger.records import verdict_schema
@@ -77,7 +76,7 @@ def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
     each answer, and numpy's sorts and searches release the interpreter lock. (The keys of a
     plan cut from another, which may change, are looked up when they are asked for.)"""
     fixed = [p.keys for p in plans if not p.keys.flags.writeable]
-    index.remember(fixed, threads=os.cpu_count() or 1)
+    index.remember(fixed, threads=process.current().threads("key_lookup"))
 
 
 async def _judge_one(
@@ -265,19 +264,6 @@ async def _run_judge(
         await j.backend.aclose()
 
 
-def cost(
-    j: JudgeConfig, mode: str, tokens_in: int, tokens_cached: int, tokens_out: int
-) -> float | None:
-    """USD for these tokens at the judge's configured prices in ``mode`` (None: no prices)."""
-    prices = j.prices(mode)
-    if prices is None:
-        return None
-    p_in, p_cached, p_out = prices
-    return (
-        (tokens_in - tokens_cached) * p_in + tokens_cached * p_cached + tokens_out * p_out
-    ) / 1e6
-
-
 def _estimate(plan: PairPlan, todo: npt.NDArray[np.int64], stats: JudgeStats) -> None:
     """Cacheable input tokens of the planned calls (the shared part of a response's prompt is
     cached by the provider after its first check), and the estimated cost in each mode."""
@@ -293,8 +279,7 @@ def _estimate(plan: PairPlan, todo: npt.NDArray[np.int64], stats: JudgeStats) ->
         )  # fmt: skip
         stats.est_tokens_cached = int(((counts - 1) * shared).sum()) // 4
     for mode in ("direct", "batch"):
-        stats.est_cost[mode] = cost(
-            plan.judge.config,
+        stats.est_cost[mode] = plan.judge.config.cost(
             mode,
             stats.est_tokens_in,
             stats.est_tokens_cached,
@@ -404,8 +389,7 @@ def judge_all(
                 done = not (stats.failures or stats.unfinished or stats.in_flight)
                 if done and not stats.waiting:
                     cache.set_covered(p.fingerprint + state)
-                stats.cost = cost(
-                    p.judge.config,
+                stats.cost = p.judge.config.cost(
                     stats.mode,
                     stats.tokens_in,
                     stats.tokens_cached,

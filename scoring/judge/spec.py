@@ -139,6 +139,21 @@ class JudgeConfig(BaseModel):
             return None
         return tin, (cached if cached is not None else tin), tout
 
+    def cost(self, mode: str, tokens_in: int, tokens_cached: int, tokens_out: int) -> float | None:
+        """USD for these tokens at the configured prices of ``mode`` (None: no prices).
+
+        The one pricing rule: ``tokens_in`` counts every input token, of which ``tokens_cached``
+        are billed at the cached-input price and the rest at the input price; output tokens at
+        the output price. ``gamut judge`` (its summary and ``--dry-run``), ``gamut submission
+        check`` and the leaderboard's judging cost all price with it.
+        """
+        prices = self.prices(mode)
+        if prices is None:
+            return None
+        p_in, p_cached, p_out = prices
+        uncached = tokens_in - tokens_cached
+        return (uncached * p_in + tokens_cached * p_cached + tokens_out * p_out) / 1e6
+
 
 def judge_key_problems(
     judges: Mapping[str, Mapping[str, Any] | JudgeConfig],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,14 +19,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from scoring import process
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
-from scoring.ledger import Ledger
+from scoring.ledger import VERDICTS, Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write, atomic_write_text
 from scoring.tables.csvcells import write_frame_csv
+from scoring.tables.stamps import STAMPS
 from scoring.verdicts import VERDICT_COLUMNS, Verdict, verdict_column_order
 
 EMPTY_RATIONALE = "The response is empty."
@@ -52,10 +54,10 @@ def table_fingerprint(
 ) -> str:
     """A digest of every input of the verdict table: the plans, the ledger's verdict shards and
     the options. Equal fingerprints give equal tables."""
-    h = hashlib.sha256(f"v1 {public} {judge_ids}".encode())
+    h = hashlib.sha256(f"v2 {public} {judge_ids}".encode())  # v2: the table carries STAMPS
     for p in plans:
         h.update(p.fingerprint.encode())
-    for name in [*ledger.shard_names("verdicts"), *ledger.order_state()]:
+    for name in [*ledger.shard_names(VERDICTS), *ledger.order_state()]:
         h.update(name.encode())
     return h.hexdigest()
 
@@ -93,8 +95,11 @@ def _joined(parts: list[Any], dtype: Any = np.int64) -> Any:
 
 
 def _stored(ledger: Ledger, public: bool) -> tuple[pa.Table, Any, Any]:
-    """The ledger's verdicts (key, code, rationale when public), a key index and the codes."""
-    index, stored = ledger.key_index(columns=["verdict"] + (["rationale"] if public else []))
+    """The ledger's verdicts (key, code, reported model, rationale when public), a key index and
+    the codes."""
+    index, stored = ledger.key_index(
+        columns=["verdict", "model"] + (["rationale"] if public else [])
+    )
     codes_v = stored["verdict"].to_numpy() if stored.num_rows else np.zeros(1, np.int8)
     return stored, index, codes_v
 
@@ -117,6 +122,58 @@ def verdict_frame(
     return _frame(plans, _stored(ledger, public), public=public, judge_ids=judge_ids)
 
 
+#: Judge name -> submission id -> setting -> the model snapshots its provider reported.
+Snapshots = dict[str, dict[str, dict[str, list[str]]]]
+
+
+def _snapshots(plan: PairPlan, stored: pa.Table, rows: Any, sel: Any, out: Snapshots) -> None:
+    """Add to ``out`` the snapshots the ledger records for the verdicts of ``plan`` that the
+    table holds (``rows``: their ledger rows, -1 for an empty response, which no model judged)."""
+    mine = out.setdefault(plan.judge.name, {})
+    ids = plan.id_codes()
+    sub_codes, subs = ids["submission_id"]
+    set_codes, settings = ids["setting"]
+    judged = rows >= 0
+    if not stored.num_rows or not judged.any():
+        return
+    model = stored["model"].combine_chunks().dictionary_encode()
+    m_codes = np.asarray(model.indices.to_numpy(zero_copy_only=False), np.int64)
+    models = [str(v) for v in model.dictionary.to_pylist()]
+    sub = np.asarray(sub_codes[sel], np.int64)[judged]
+    st = np.asarray(set_codes[sel], np.int64)[judged]
+    mc = m_codes[rows[judged]]
+    combo = np.unique((sub * len(settings) + st) * len(models) + mc)
+    for c in combo.tolist():
+        unit, m = divmod(c, len(models))
+        s, k = divmod(unit, len(settings))
+        got = mine.setdefault(subs[s], {}).setdefault(settings[k], [])
+        if models[m] and models[m] not in got:
+            got.append(models[m])
+    for per_setting in mine.values():
+        for got in per_setting.values():
+            got.sort()
+
+
+def stamps_record(plans: list[PairPlan], rubric_version: str, snapshots: Snapshots) -> str:
+    """What judged a verdict table's rows, as the JSON its :data:`STAMPS` metadata holds
+    (:mod:`scoring.tables.stamps` reads it)."""
+    return json.dumps(
+        {
+            "rubric_version": rubric_version,
+            "judges": {
+                p.judge.name: {
+                    "model": p.judge.config.model,
+                    "prompt_version": p.judge.template.version,
+                    "prompt_digest": p.judge.template.digest,
+                    "snapshots": snapshots.get(p.judge.name, {}),
+                }
+                for p in plans
+            },
+        },
+        sort_keys=True,
+    )
+
+
 @dataclass
 class _Rows:
     """The rows of a verdict table, gathered from the plans and the ledger: per column, the
@@ -132,10 +189,15 @@ class _Rows:
     every: bool
 
 
-def _gather(plans: list[PairPlan], stored_index: tuple[pa.Table, Any, Any]) -> _Rows:
+def _gather(
+    plans: list[PairPlan],
+    stored_index: tuple[pa.Table, Any, Any],
+    snapshots: Snapshots | None = None,
+) -> _Rows:
     """Every pair of ``plans`` with a verdict (in the ledger, or ``missing`` for an empty
-    response), in plan order."""
-    _, index, codes_v = stored_index
+    response), in plan order; with ``snapshots``, the models that judged them are added
+    to it (:func:`_snapshots`)."""
+    stored, index, codes_v = stored_index
     parts: dict[str, list[Any]] = {}
     judge_codes: list[Any] = []
     rat_rows: list[Any] = []
@@ -155,6 +217,8 @@ def _gather(plans: list[PairPlan], stored_index: tuple[pa.Table, Any, Any]) -> _
         judge_codes.append(np.full(len(verdict), n, np.int32))
         rat_rows.append(row[sel])
         empties.append(p.empty[sel])
+        if snapshots is not None:
+            _snapshots(p, stored, np.where(p.empty[sel], -1, row[sel]), sel, snapshots)
     cat = {k: _joined(v) for k, v in parts.items()}
     check = cat.pop("check", np.empty(0, np.int64))
     return _Rows(cat, _joined(judge_codes), check, _joined(rat_rows), _joined(empties, bool), every)
@@ -229,6 +293,7 @@ def _arrow_part(
     stored_index: tuple[pa.Table, Any, Any],
     *,
     public: bool,
+    snapshots: Snapshots | None = None,
     like: tuple[PairPlan, pa.Table] | None = None,
 ) -> tuple[pa.Table, bool]:
     """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
@@ -239,7 +304,7 @@ def _arrow_part(
     judge of the same units and checks): when this part too has every pair, its id, attribute
     and check text columns are that part's, taken as they are, not built again.
     """
-    rows = _gather(plans, stored_index)
+    rows = _gather(plans, stored_index, snapshots)
     skip: frozenset[str] = frozenset()
     if like is not None and rows.every and len(plans) == 1 and _same_pairs(plans[0], like[0]):
         skip = frozenset(like[1].column_names) - _PER_JUDGE
@@ -270,7 +335,7 @@ def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> P
     """
 
     def write(tmp: Path) -> None:
-        table = pa.Table.from_pandas(df, preserve_index=False)
+        table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
         meta = dict(table.schema.metadata or {})
         if fingerprint:
             meta[FINGERPRINT] = fingerprint.encode()
@@ -281,7 +346,13 @@ def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> P
 
 
 def write_verdict_parts(
-    plans: list[PairPlan], ledger: Ledger, out: Path, *, public: bool, fingerprint: str = ""
+    plans: list[PairPlan],
+    ledger: Ledger,
+    out: Path,
+    *,
+    public: bool,
+    rubric_version: str,
+    fingerprint: str = "",
 ) -> Path:
     """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each).
 
@@ -289,17 +360,24 @@ def write_verdict_parts(
     memory at three judges: only one judge's rows are built at a time, as Arrow columns straight
     from the codes (no pandas frame), while the one before is encoded on a second thread
     (Arrow's Parquet writer releases the interpreter lock). Returns ``out``.
+
+    ``rubric_version``: the rubric set's version the plans' checks come from; the file's
+    :data:`STAMPS` metadata records it, with each judge's model, prompt version and template
+    digest and the snapshots the ledger records for its verdicts.
     """
     stored_index = _stored(ledger, public)
+    snapshots: Snapshots = {}
 
     def write(tmp: Path) -> None:
         writer: pq.ParquetWriter | None = None
         writing: Future[None] | None = None
-        with ThreadPoolExecutor(1, thread_name_prefix="gamut-verdict-table") as pool:
+        with process.pool("verdict_table") as pool:
             try:
                 like: tuple[PairPlan, pa.Table] | None = None
                 for group in [[p] for p in plans] or [[]]:
-                    table, every = _arrow_part(group, stored_index, public=public, like=like)
+                    table, every = _arrow_part(
+                        group, stored_index, public=public, snapshots=snapshots, like=like
+                    )
                     if like is None and every and group:
                         like = (group[0], table)  # the next judges' id columns are its own
                     if writer is None:
@@ -320,6 +398,10 @@ def write_verdict_parts(
                     del table
                 if writing is not None:
                     writing.result()
+                if writer is not None:  # known once every judge's rows are built
+                    writer.add_key_value_metadata(
+                        {STAMPS.decode(): stamps_record(plans, rubric_version, snapshots)}
+                    )
             finally:
                 if writing is not None:
                     wait([writing])  # never close the file under a write in flight
@@ -378,7 +460,7 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
     if suffix == ".parquet":
 
         def parquet(tmp: Path) -> None:
-            table = pa.Table.from_pandas(df, preserve_index=False)
+            table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
             if provenance is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()
@@ -397,7 +479,9 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
 
 __all__ = [
     "EMPTY_RATIONALE",
+    "Snapshots",
     "export_verdicts",
+    "stamps_record",
     "table_fingerprint",
     "table_is_current",
     "verdict_frame",

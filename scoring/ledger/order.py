@@ -32,6 +32,7 @@ from typing import Any
 
 from scoring.ledger.checks import name_problem, shard_name
 from scoring.ledger.keys import KeyScheme
+from scoring.ledger.records import KINDS
 
 #: The folders of push records and of compaction records, and a record's file name.
 PUSHES = "pushes"
@@ -113,7 +114,7 @@ def _json(data: bytes) -> dict[str, object] | None:
 
 def _parse_compaction(name: str, data: bytes) -> Compaction | None:
     got = _json(data)
-    if got is None or got.get("kind") not in ("verdicts", "failures", "batches"):
+    if got is None or got.get("kind") not in KINDS:
         return None
     kind, shards, replaces = str(got["kind"]), got.get("shards"), got.get("replaces")
     if not (_paths(shards, kind) and _paths(replaces, kind)) or not shards or not replaces:

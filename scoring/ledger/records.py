@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from scoring.ledger.keys import KEY_BYTES, custom_id
-from scoring.verdicts import VERDICT_ORDER, Verdict
+from scoring.verdicts import PAIR_KEY, VERDICT_ORDER, Verdict
 
 #: Kinds of shard, each in its own folder of the ledger.
 VERDICTS, FAILURES, BATCHES = "verdicts", "failures", "batches"
@@ -74,7 +74,7 @@ def failure_schema(held: bool) -> pa.Schema:
 
 
 #: The public ids of one batch request: (submission_id, setting, question_id, check_id).
-REQUEST_IDS = ("submission_id", "setting", "question_id", "check_id")
+REQUEST_IDS = PAIR_KEY
 _REQUEST = pa.struct([pa.field(n, pa.string(), nullable=False) for n in REQUEST_IDS])
 
 

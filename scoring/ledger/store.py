@@ -33,7 +33,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from scoring import process
 from scoring.errors import GamutError, Problem
 from scoring.ledger.checks import (
     META_KEY,
@@ -92,6 +93,7 @@ from scoring.ledger.records import (
     verdict_word,
 )
 from scoring.storage import atomic_write, atomic_write_bytes, atomic_write_text
+from scoring.verdicts import PAIR_KEY
 
 FORMAT = 1
 MANIFEST = "LEDGER.json"
@@ -423,9 +425,12 @@ class Ledger:
         thread, for a caller that has Python work to do first (compiling checks, hashing
         responses): Arrow's reads and numpy's sorts release the interpreter lock, so the two
         overlap on a second core. The next :meth:`key_index` waits for it (and raises its error).
+        Does nothing when the process policy gives its ``key_index`` pool no thread.
         """
         if self._prefetched is None and self._index is None:
-            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gamut-key-index")
+            pool = process.background("key_index")
+            if pool is None:
+                return
             self._prefetched = pool.submit(self._key_index, None, ("verdict",))
             pool.shutdown(wait=False)
 
@@ -589,7 +594,7 @@ class Ledger:
         rows = np.flatnonzero(v[first] != v)
         if not len(rows):
             return 0, []
-        cols = ["key", "judge", "submission_id", "setting", "question_id", "check_id"]
+        cols = ["key", "judge", *PAIR_KEY]
         t = self.verdicts(cols)  # the same rows in the same order; read only when needed
         _, pick = np.unique(first[rows], return_index=True)
         out = []

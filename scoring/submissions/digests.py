@@ -12,6 +12,8 @@ SHA-256 of the file's bytes and the size limits it was read under:
   copy check has asked for them (an entry made for the scorer, or for a validation that finds
   errors only, does without: normalising every response is half the time of a first read);
 - ``chars``: each response's length in characters;
+- ``usage``: how many responses record the provider's token counts (the line's optional
+  ``usage``) and their input and output tokens summed;
 - ``clean``: whether the reader found no error in the file (a reader that must reject a bad file
   reads it again for the problems; a digest never stands in for them).
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,12 +41,12 @@ from scoring.submissions import gaming
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import MAX_METADATA_BYTES, check_metadata
 from scoring.submissions.report import ERROR, Limits
-from scoring.submissions.responses import content_hash, read_response_file
+from scoring.submissions.responses import Response, SharedReads, content_hash, read_response_file
 
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
 #: response reader keeps of a file, what the metadata check accepts or what a digest holds
 #: changes: entries of another version are never used.
-VERSION = 5
+VERSION = 6
 #: A cache file larger than this is ignored (and rebuilt): about 500 files of 2,000 responses.
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 _FORMAT = "gamut-response-digests"
@@ -59,18 +62,22 @@ class FileDigest:
             they were not asked for.
         chars: question id -> the response's length in characters.
         clean: the reader found no error in the file.
+        usage: (responses recording their tokens, their input tokens, their output tokens).
     """
 
     fingerprints: dict[str, int] | None
     chars: dict[str, int]
     clean: bool
+    usage: tuple[int, int, int] = (0, 0, 0)
 
 
 def _entry(value: Any) -> FileDigest | None:
     """A cached entry, or None when it is malformed."""
     if not isinstance(value, dict):
         return None
-    ids, prints, chars, clean = (value.get(k) for k in ("ids", "fingerprints", "chars", "clean"))
+    ids, prints, chars, clean, usage = (
+        value.get(k) for k in ("ids", "fingerprints", "chars", "clean", "usage")
+    )
     if not isinstance(ids, list):
         return None
     if prints is not None and not (isinstance(prints, str) and len(prints) == 16 * len(ids)):
@@ -82,6 +89,13 @@ def _entry(value: Any) -> FileDigest | None:
         return None
     if not set(map(type, chars)) <= {int} or min(chars, default=0) < 0:
         return None
+    if not (
+        isinstance(usage, list)
+        and len(usage) == 3
+        and set(map(type, usage)) <= {int}
+        and min(usage) >= 0
+    ):
+        return None
     fingerprints = None
     if prints is not None:
         try:
@@ -90,7 +104,10 @@ def _entry(value: Any) -> FileDigest | None:
             return None
         prints_of = struct.unpack(f">{len(ids)}Q", raw)  # 8 bytes each, big-endian
         fingerprints = dict(zip(ids, prints_of, strict=True))
-    return FileDigest(fingerprints, dict(zip(ids, chars, strict=True)), clean)
+    n_usage, tokens_in, tokens_out = usage
+    return FileDigest(
+        fingerprints, dict(zip(ids, chars, strict=True)), clean, (n_usage, tokens_in, tokens_out)
+    )
 
 
 def _encode(digest: FileDigest) -> dict[str, Any]:
@@ -100,22 +117,33 @@ def _encode(digest: FileDigest) -> dict[str, Any]:
         prints = digest.fingerprints
         out["fingerprints"] = b"".join(prints[q].to_bytes(8, "big") for q in ids).hex()
     out["clean"] = digest.clean
+    out["usage"] = list(digest.usage)
     return out
 
 
-def read_digest(path: Path, limits: Limits, *, fingerprints: bool) -> FileDigest:
+def read_digest(
+    path: Path, limits: Limits, *, fingerprints: bool, shared: SharedReads | None = None
+) -> FileDigest:
     """Read one response file with the shared reader and digest it (no cache).
 
-    ``fingerprints``: also fingerprint each response for the copy check.
+    ``fingerprints``: also fingerprint each response for the copy check; ``shared``: the reads
+    shared with the judge in an open block, if any.
     """
-    read = read_response_file(path, "", "", None, limits)
+    read = read_response_file(path, "", "", None, limits, shared)
     return FileDigest(
         {q: gaming.fingerprint(r.text) for q, r in read.responses.items()}
         if fingerprints
         else None,
         {q: len(r.text) for q, r in read.responses.items()},
         not any(p.severity == ERROR for p in read.problems),
+        usage_totals(read.responses.values()),
     )
+
+
+def usage_totals(responses: Iterable[Response]) -> tuple[int, int, int]:
+    """(responses that record their tokens, their input tokens, their output tokens)."""
+    counted = [r.usage for r in responses if r.usage is not None]
+    return len(counted), sum(u[0] for u in counted), sum(u[1] for u in counted)
 
 
 class DigestCache:
@@ -124,11 +152,15 @@ class DigestCache:
     Args:
         path: the cache file (None: keep nothing between runs).
         limits: the size limits the files are read under (part of each entry's key).
+        shared: the reads a file's digest hands on to the judge in an open block, if any.
     """
 
-    def __init__(self, path: Path | None, limits: Limits) -> None:
+    def __init__(
+        self, path: Path | None, limits: Limits, shared: SharedReads | None = None
+    ) -> None:
         self.path = path
         self.limits = limits
+        self.shared = shared
         self._tag = f"{limits.max_response_bytes}:{limits.max_file_bytes}"
         doc = self._read() if path is not None else {}
         self._raw: dict[str, Any] = doc.get("files", {})
@@ -146,7 +178,9 @@ class DigestCache:
         """``digests`` itself when it is a cache read under ``limits`` (one run's validation and
         scoring share it, so each file is hashed once), else the cache of that file."""
         if isinstance(digests, DigestCache):
-            return digests if digests.limits == limits else cls(digests.path, limits)
+            if digests.limits == limits:
+                return digests
+            return cls(digests.path, limits, digests.shared)
         return cls(digests, limits)
 
     def _content_hash(self, path: Path, limit: int) -> str | None:
@@ -194,7 +228,7 @@ class DigestCache:
         key = f"{digest}:{self._tag}"
         found = self._used.get(key) or _entry(self._raw.get(key))
         if found is None or (fingerprints and found.fingerprints is None):
-            found = read_digest(path, self.limits, fingerprints=fingerprints)
+            found = read_digest(path, self.limits, fingerprints=fingerprints, shared=self.shared)
             self._changed = True
         self._used[key] = found
         self._seen.add(key)

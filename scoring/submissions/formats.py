@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     HttpUrl,
     StrictBool,
+    StrictInt,
     StringConstraints,
 )
 
@@ -195,6 +196,20 @@ class SubmissionMeta(BaseModel):
     demo: StrictBool = Field(default=False, description="True for the synthetic demo models only.")
 
 
+TokenCount = Annotated[StrictInt, Field(ge=0)]
+
+
+class ResponseUsage(BaseModel):
+    """The tokens the model's provider reported for one response (``gamut generate`` records
+    them when the provider reports them): the prompt's and the reply's of the call that gave
+    the response."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: TokenCount = Field(description="Prompt (input) tokens, image included.")
+    output_tokens: TokenCount = Field(description="Reply (output) tokens.")
+
+
 class ResponseLine(BaseModel):
     """One line of ``multimodal.jsonl`` or ``text_only.jsonl``."""
 
@@ -202,3 +217,9 @@ class ResponseLine(BaseModel):
 
     question_id: str
     response: str
+    usage: ResponseUsage | None = Field(
+        default=None,
+        description="Optional: the tokens the provider reported for this response (gamut "
+        "generate writes it when the provider reports usage); the leaderboard shows the "
+        "model's tokens of a setting when every response has it.",
+    )

@@ -6,11 +6,12 @@ import hashlib
 import json
 import re
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from scoring import process
 from scoring.errors import Problem
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
 from scoring.submissions.report import ERROR, WARNING, Limits
@@ -20,16 +21,25 @@ MAX_PROBLEMS_PER_FILE = 200
 _LINE_FORMAT = 'write one JSON object per line: {"question_id": "...", "response": "..."}'
 _KEYS = ("question_id", "response")
 _KEY_SET = frozenset(_KEYS)
+#: The optional key: the provider's token counts of the response (``ResponseUsage``).
+USAGE_KEY = "usage"
+_WITH_USAGE = _KEY_SET | {USAGE_KEY}
+_USAGE_FORMAT = (
+    'write "usage": {"input_tokens": N, "output_tokens": N} (whole numbers, 0 or more), '
+    "or leave it out"
+)
 # Control characters (Unicode category Cc) other than newline and tab, and unpaired surrogates.
 _BAD_CHAR = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 @dataclass
 class Response:
-    """One response and the line it is on."""
+    """One response and the line it is on; ``usage``: the tokens (input, output) its line
+    records (``gamut generate`` writes them), None when it records none."""
 
     line: int
     text: str
+    usage: tuple[int, int] | None = None
 
 
 @dataclass
@@ -63,38 +73,70 @@ def _bad_char(text: str) -> str | None:
     return f"{kind} U+{code:04X} (character {m.start() + 1})"
 
 
-#: Clean response files read inside a :func:`shared_reads` block, by content and limits, each
-#: with its size; None outside such a block.
-_shared: dict[tuple[str, Limits], tuple[int, dict[str, Response]]] | None = None
-_shared_lock = threading.Lock()
-#: Most bytes of files kept at once in a :func:`shared_reads` block (more are parsed again).
+#: Most bytes of files kept at once in a :class:`SharedReads` block (more are parsed again).
 SHARED_MAX_BYTES = 256 * 1024 * 1024
 #: Bytes read at a time to hash a file.
 _CHUNK = 1024 * 1024
 
+_Key = tuple[str, Limits]
 
-@contextmanager
-def shared_reads() -> Iterator[None]:
-    """Within the block, a response file read again with the same bytes and limits is not
+
+class SharedReads:
+    """Within a :meth:`block`, a response file read again with the same bytes and limits is not
     parsed again: the responses of its first read are handed to the second.
 
     A command that validates every submission and then reads the responses it judges parses
     each file once instead of twice (without a cached digest, the validator reads every file).
     Only reads that found no problem at all and checked no question ids are kept, each serves
     one later read, and everything kept is dropped when the block ends. A nested block is part
-    of the outer one.
+    of the outer one. One per :class:`~gamut.project.Project`, handed to the readers that share
+    it (the digests cache, the judge's response units); outside a block it keeps nothing. The
+    process policy's ``share_reads`` (:mod:`scoring.process`) switches the sharing on.
     """
-    global _shared
-    with _shared_lock:
-        outer = _shared is not None
-        if not outer:
-            _shared = {}
-    try:
-        yield
-    finally:
-        if not outer:
-            with _shared_lock:
-                _shared = None
+
+    def __init__(self, max_bytes: int = SHARED_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._kept: dict[_Key, tuple[int, dict[str, Response]]] | None = None
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def block(self) -> Iterator[None]:
+        """Keep clean reads inside the block (when the process policy shares reads)."""
+        with self._lock:
+            outer = self._kept is not None or not process.current().share_reads
+            if not outer:
+                self._kept = {}
+        try:
+            yield
+        finally:
+            if not outer:
+                with self._lock:
+                    self._kept = None
+
+    def key(self, path: Path, limits: Limits) -> tuple[_Key, int] | None:
+        """The key of ``path``'s content in the block, and its size (None outside a block, or
+        when the file cannot be read within the limit: the reader names that)."""
+        if self._kept is None:
+            return None
+        try:
+            digest = content_hash(path, limits.max_file_bytes)
+            size = path.stat().st_size
+        except OSError:
+            return None
+        return None if digest is None else ((digest, limits), size)
+
+    def take(self, key: _Key) -> dict[str, Response] | None:
+        """The responses kept under ``key``, handed over once (None: not kept)."""
+        with self._lock:
+            kept = self._kept.pop(key, None) if self._kept is not None else None
+        return None if kept is None else dict(kept[1])
+
+    def keep(self, key: _Key, size: int, responses: dict[str, Response]) -> None:
+        """Keep a clean file's responses for the next read of it in the block, within the cap."""
+        with self._lock:
+            if self._kept is None or size + sum(n for n, _ in self._kept.values()) > self.max_bytes:
+                return
+            self._kept[key] = (size, dict(responses))
 
 
 def content_hash(path: Path, limit: int) -> str | None:
@@ -113,25 +155,24 @@ def content_hash(path: Path, limit: int) -> str | None:
     return digest.hexdigest()
 
 
-def _shared_key(path: Path, limits: Limits) -> tuple[tuple[str, Limits], int] | None:
-    """The key of ``path``'s content in the :func:`shared_reads` block, and its size (None
-    outside a block, or when the file cannot be read within the limit: the reader names that)."""
-    if _shared is None:
+def _usage(
+    obj: dict[str, object], line: int, qid: str, problem: Callable[..., None]
+) -> tuple[int, int] | None:
+    """The line's token counts, checked by :class:`~scoring.submissions.formats.ResponseUsage`
+    (one rule for the reader and the published schema); a bad value is a problem."""
+    if USAGE_KEY not in obj:
         return None
+    from pydantic import ValidationError
+
+    from scoring.submissions.formats import ResponseUsage
+
     try:
-        digest = content_hash(path, limits.max_file_bytes)
-        size = path.stat().st_size
-    except OSError:
+        usage = ResponseUsage.model_validate(obj[USAGE_KEY])
+    except ValidationError:
+        shown = json.dumps(obj[USAGE_KEY])
+        problem(line, f"usage is not two token counts (found {shown[:80]})", _USAGE_FORMAT, qid)
         return None
-    return None if digest is None else ((digest, limits), size)
-
-
-def _keep(key: tuple[str, Limits], size: int, responses: dict[str, Response]) -> None:
-    """Keep a clean file's responses for the next read of it in the block, within the cap."""
-    with _shared_lock:
-        if _shared is None or size + sum(n for n, _ in _shared.values()) > SHARED_MAX_BYTES:
-            return
-        _shared[key] = (size, dict(responses))
+    return usage.input_tokens, usage.output_tokens
 
 
 def read_response_file(
@@ -140,6 +181,7 @@ def read_response_file(
     setting: str,
     question_ids: Collection[str] | None,
     limits: Limits,
+    shared: SharedReads | None = None,
 ) -> ResponseFile:
     """Read and check one response file, reporting every problem at once.
 
@@ -149,16 +191,16 @@ def read_response_file(
         setting: ``multimodal`` or ``text_only``, for messages.
         question_ids: the public question ids of the setting, or None to skip the id checks.
         limits: the size limits.
+        shared: the reads shared in an open block (:class:`SharedReads`), if any.
 
     Returns:
         The responses by question id and the problems found.
     """
-    shared = _shared_key(path, limits) if question_ids is None else None
-    if shared is not None:
-        with _shared_lock:
-            kept = _shared.pop(shared[0], None) if _shared is not None else None
+    key = shared.key(path, limits) if shared is not None and question_ids is None else None
+    if key is not None and shared is not None:
+        kept = shared.take(key[0])
         if kept is not None:  # a file without problems: its responses are all there is
-            return ResponseFile(dict(kept[1]))
+            return ResponseFile(kept)
     out = ResponseFile()
 
     unlisted: list[str] = []  # severities of the problems past the cap
@@ -204,13 +246,14 @@ def read_response_file(
         if not isinstance(obj, dict):
             problem(n, f"not a JSON object (found {type(obj).__name__})", _LINE_FORMAT)
             continue
-        if obj.keys() != _KEY_SET:  # the keys are checked one by one only when they are wrong
-            extra = sorted(set(obj) - _KEY_SET)
+        keys = obj.keys()
+        if keys != _KEY_SET and keys != _WITH_USAGE:  # checked one by one only when wrong
+            extra = sorted(set(obj) - _WITH_USAGE)
             if extra:
                 problem(
                     n,
                     "unexpected key(s): " + ", ".join(repr(k) for k in extra),
-                    "keep only question_id and response",
+                    "keep only question_id, response and (optionally) usage",
                 )
             missing = [k for k in _KEYS if k not in obj]
             if missing:
@@ -270,7 +313,7 @@ def read_response_file(
                 qid,
                 WARNING,
             )
-        out.responses[qid] = Response(n, resp)
+        out.responses[qid] = Response(n, resp, _usage(obj, n, qid, problem))
 
     if unlisted:
         out.problems.append(
@@ -296,13 +339,16 @@ def read_response_file(
                     "add one line for each; `gamut generate` resumes where it stopped",
                 )
             )
-    if shared is not None and not out.problems:
-        _keep(*shared, out.responses)
+    if key is not None and shared is not None and not out.problems:
+        shared.keep(*key, out.responses)
     return out
 
 
 def read_responses(
-    path: Path, display: str | None = None, limits: Limits | None = None
+    path: Path,
+    display: str | None = None,
+    limits: Limits | None = None,
+    shared: SharedReads | None = None,
 ) -> tuple[dict[str, str], list[Problem]]:
     """The responses of one file by question id, read exactly as the validator reads them.
 
@@ -313,10 +359,11 @@ def read_responses(
         path: the response file.
         display: its name in problems (default: the path).
         limits: the size limits (default :class:`Limits`).
+        shared: the reads shared in an open block (:class:`SharedReads`), if any.
 
     Returns:
         Question id -> response text, and every error found.
     """
-    read = read_response_file(path, display or str(path), "", None, limits or Limits())
+    read = read_response_file(path, display or str(path), "", None, limits or Limits(), shared)
     errors = [p for p in read.problems if p.severity == ERROR]
     return {qid: r.text for qid, r in read.responses.items()}, errors

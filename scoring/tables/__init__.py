@@ -8,18 +8,18 @@ tables of ARCHITECTURE.md "The score tables" into a folder. No table holds rubri
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from scoring import process
 from scoring.audit import AuditLabels
+from scoring.layout import PROVENANCE_FILE, ResultsLayout
 from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
-from scoring.tables import sensitivity as _sensitivity
-from scoring.tables import tables as _tables
+from scoring.tables import registry
 from scoring.tables.columns import (
     SECONDARY_NOTE,
     TABLES,
@@ -32,7 +32,7 @@ from scoring.tables.columns import (
 from scoring.tables.csvcells import neutralise, write_frame_csv, write_table_csv
 from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.tables.load import Inputs, load_inputs
-from scoring.tables.pairwise import PAIRWISE_COLUMNS, pairwise
+from scoring.tables.pairwise import PAIRWISE_COLUMNS
 from scoring.tables.published import (
     RESPONSE_COLUMNS,
     judge_ids,
@@ -40,11 +40,10 @@ from scoring.tables.published import (
     submission_slices,
     verdict_table,
 )
+from scoring.tables.registry import ScoreTable, score_table, score_tables, site_tables
 from scoring.tables.scores import Scores, compute
-from scoring.tables.write import PROVENANCE_FILE, provenance, write_provenance, write_tables
-
-#: Tables written as Parquet only (they are large); every other table also gets CSV and JSON.
-PARQUET_ONLY = frozenset({"question_scores"})
+from scoring.tables.stamps import Current, stamp
+from scoring.tables.write import provenance, write_provenance, write_tables
 
 
 @dataclass(frozen=True)
@@ -100,76 +99,42 @@ def _audit_parts(scores: Scores, audit: AuditLabels | None) -> tuple[dict[str, A
     return columns, final
 
 
-def _audit_tables(
-    scores: Scores, audit: AuditLabels | None, final: Any
-) -> Iterator[tuple[str, pd.DataFrame]]:
-    from scoring.audit import AuditLabels as _Labels
-    from scoring.tables import audit as _audit
-
-    inputs = scores.inputs
-    if audit is None:
-        audit = _Labels.empty(len(inputs.submission_ids) * 2, inputs.checks.size)
-        final = audit.final()
-    g = scores.groups
-    yield (
-        "judge_human",
-        _audit.judge_human(
-            inputs.verdicts,
-            scores.level.status,
-            g.sub * 2 + g.setting,
-            g.judge,
-            inputs.judges,
-            final,
-            inputs.checks.kind,
-            scores.config,
-        ),
-    )
-    yield "human_human", _audit.human_human(audit, inputs.checks.kind, scores.config)
-
-
 def iter_frames(
-    scores: Scores, families: dict[str, str], audit: AuditLabels | None = None
+    scores: Scores,
+    families: dict[str, str],
+    audit: AuditLabels | None = None,
+    costs: dict[str, Any] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
-    """Every table from computed scores (no I/O), in a fixed order, each as soon as it is built.
+    """Every table of :data:`scoring.tables.registry.SCORE_TABLES` from computed scores (no
+    I/O), each as soon as it is built: first the early ones, then the rest, each in registry order.
 
-    The tables are built on two threads (numpy does most of that work without holding the
-    interpreter), the largest first, so that a writer encodes it while the others are built.
+    The tables are built on the process policy's ``score_tables`` threads (two in the program:
+    numpy does most of that work without holding the interpreter), the largest first, so that a
+    writer encodes it while the others are built.
 
     Args:
         scores: from :func:`scoring.tables.scores.compute`.
         families: judge name -> the model family the judge belongs to.
         audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
+        costs: the leaderboard's judging columns per group (:func:`scoring.tables.cost.
+            judging_cost`), or None (empty columns).
     """
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    entries = score_tables()
+    with process.pool("score_tables") as pool:
         # the corrections first, beside the largest table; the leaderboard waits for them
-        parts = pool.submit(_audit_parts, scores, audit)
-        first: dict[str, Future[pd.DataFrame]] = {
-            "question_scores": pool.submit(_tables.question_scores, scores),
-            "leaderboard": pool.submit(lambda: _tables.leaderboard(scores, parts.result()[0])),
-            **{
-                f"by_{column}": pool.submit(_tables.breakdown, scores, column)
-                for column in ("domain", "popularity", "egocentric")
-            },
-            "by_kind": pool.submit(_tables.by_kind, scores),
-            "modality": pool.submit(_tables.modality, scores),
-            "pairwise": pool.submit(pairwise, scores),
-        }
-        confusions = pool.submit(_judges.kind_confusions, scores)  # both kappa tables read them
-        for name, built in first.items():
-            yield name, built.result()
-        # the small tables, some of them from a table above
-        yield "modality_summary", _tables.modality_summary(scores, first["modality"].result())
-        yield "judge_scores", _judges.judge_scores(first["leaderboard"].result())
-        yield "judge_tau", _judges.judge_tau(scores)
-        yield "judge_leniency", _judges.judge_leniency(scores)
-        yield "judge_self_preference", _judges.judge_self_preference(scores, families)
-        yield "judge_family_matrix", _sensitivity.judge_family_matrix(scores, families)
-        yield "rank_sensitivity", _sensitivity.rank_sensitivity(scores)
-        yield "min_detectable_difference", _sensitivity.min_detectable_difference(scores)
-        yield "judge_kappa", _judges.judge_kappa(scores, confusions.result())
-        yield "judge_kappa_by_kind", _judges.judge_kappa_by_kind(scores, confusions.result())
-        yield from _audit_tables(scores, audit, parts.result()[1])
-        yield "incomplete", _tables.incomplete(scores)
+        built = registry.Built(
+            scores, families, audit, pool.submit(_audit_parts, scores, audit), costs
+        )
+        early = [t for t in entries if t.early]
+        for t in early:
+            built.frames[t.name] = pool.submit(t.build, built)
+        built.confusions = pool.submit(_judges.kind_confusions, scores)  # both kappa tables
+        for t in early:
+            yield t.name, built.table(t.name)
+        for t in entries:  # the small tables, some of them from a table above
+            if not t.early:
+                built.frames[t.name] = df = t.build(built)
+                yield t.name, df
 
 
 def build_tables(
@@ -182,6 +147,8 @@ def build_tables(
     out_dir: Path,
     audit: AuditLabels | None = None,
     audit_simulated: bool = False,
+    costs: dict[str, Any] | None = None,
+    benchmark_version: str | None = None,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -195,6 +162,10 @@ def build_tables(
         audit: the human audit labels (:func:`scoring.audit.read_audit`), or None.
         audit_simulated: the labels are simulated (the demo's), which the provenance records
             so that every page showing them says so.
+        costs: the leaderboard's judging columns per group, from
+            :func:`scoring.tables.cost.judging_cost` (None: empty columns).
+        benchmark_version: the question set's release version (``benchmark_version`` of the
+            config), stamped on every leaderboard row; None: the set is not versioned.
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -210,6 +181,8 @@ def build_tables(
         scoring=scoring,
         rubrics_public=rubrics_public,
     )
+    prov["benchmark_version"] = benchmark_version
+    now = Current(inputs.rubric_version, benchmark_version, judges)
     prov["audit"] = (
         None
         if audit is None
@@ -224,12 +197,15 @@ def build_tables(
 
     def kept() -> Iterator[tuple[str, pd.DataFrame]]:  # each table written is also returned
         for name, df in iter_frames(
-            scores, {n: str(j["family"]) for n, j in judges.items()}, audit
+            scores, {n: str(j["family"]) for n, j in judges.items()}, audit, costs
         ):
+            if name == "leaderboard":  # each row stamped with what produced it
+                df = stamp(df, inputs.stamps, now)
             frames[name] = df
             yield name, df
 
-    files = write_tables(out_dir, kept(), prov, PARQUET_ONLY)
+    parquet_only = {t.name for t in score_tables() if t.large}
+    files = write_tables(out_dir, kept(), prov, parquet_only)
     files.append(write_provenance(out_dir, prov))
     return Tables(frames, prov, out_dir, files)
 
@@ -244,6 +220,8 @@ __all__ = [
     "VERDICT_KEY",
     "VERDICT_KEY_NOTE",
     "Inputs",
+    "ResultsLayout",
+    "ScoreTable",
     "Tables",
     "arrow_type",
     "build_tables",
@@ -253,6 +231,9 @@ __all__ = [
     "load_inputs",
     "neutralise",
     "response_table",
+    "score_table",
+    "score_tables",
+    "site_tables",
     "submission_slices",
     "undocumented",
     "verdict_table",

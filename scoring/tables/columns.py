@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 
 from scoring.tables.judges import MIN_KIND_CHECKS
+from scoring.verdicts import VERDICT_KEY
 
 _S, _I, _F, _B = "string", "int64", "double", "bool"
 _GROUP = {
@@ -72,6 +73,34 @@ _PPI = {
         _I,
         "tie group under gamut_ppi (the leaderboard's bootstrap resamples applied to both terms)",
     ),
+}
+_STAMPS = {
+    "benchmark_version": (
+        _S,
+        "the question set's release version (benchmark_version in the config's [benchmark] "
+        "table, from the release's release.json); empty when the set is not versioned",
+    ),
+    "rubric_version": (
+        _S,
+        "digest of the rubric set this row's verdicts were judged under (as the verdict table "
+        "records it; empty when it records none)",
+    ),
+    "judge_model": (_S, "the model the judge was configured with when it judged this row"),
+    "judge_snapshot": (
+        _S,
+        "the model snapshot(s) the judge's provider reported for this row's verdicts, comma "
+        "separated; empty when it reported none",
+    ),
+    "prompt_version": (_S, "the judge prompt template's version this row was judged with"),
+    "prompt_digest": (_S, "content digest of that template (scoring/prompts/judge_<version>.txt)"),
+    "engine_version": (_S, "version of the GAMUT engine that scored the row"),
+    "stale": (
+        _B,
+        "true when the row was judged under another rubric version, judge model, prompt "
+        "version or prompt template than the current ones (rejudge with `gamut judge`); empty "
+        "when the verdict table records no versions",
+    ),
+    "stale_reason": (_S, "what changed since the row was judged; empty when not stale"),
 }
 _AGREEMENT = {
     "n_checks": (_I, "(response, check) pairs that both sides labelled"),
@@ -145,6 +174,43 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "c_hi": (_F, "upper end of that interval"),
         **_SHARES,
         "mean_response_chars": (_F, "mean response length in characters"),
+        "judge_calls": (
+            _I,
+            "calls to the judge that gave this row's verdicts, re-asks included (empty when "
+            "judge_tokens_recorded is below 1)",
+        ),
+        "judge_tokens_in": (
+            _I,
+            "input tokens of those calls, cached ones included, as the provider reported them "
+            "(empty when judge_tokens_recorded is below 1)",
+        ),
+        "judge_tokens_cached": (_I, "of judge_tokens_in, those the provider served from cache"),
+        "judge_tokens_out": (_I, "output tokens of those calls"),
+        "judge_tokens_recorded": (
+            _F,
+            "share of this row's verdicts that recorded their tokens, in [0, 1]: verdicts "
+            "replayed from a file or given by the demo's offline matcher were obtained by no "
+            "call and record none (empty: no verdict from a call, or no usage table)",
+        ),
+        "judge_cost_usd": (
+            _F,
+            "USD of those tokens at the judge's configured prices (direct calls at its direct "
+            "prices, provider batches and imported batch files at its batch prices); empty when "
+            "a price is not configured or judge_tokens_recorded is below 1. A verdict shared by "
+            "identical responses counts in each row that uses it; failed calls count in none",
+        ),
+        "model_tokens_in": (
+            _I,
+            "the model's own input tokens over this setting's responses, as its provider "
+            "reported them to gamut generate (the response lines' usage); empty unless every "
+            "response records them",
+        ),
+        "model_tokens_out": (_I, "the model's own output tokens over those responses"),
+        "model_tokens_recorded": (
+            _F,
+            "share of this setting's responses whose line records the model's token counts, "
+            "in [0, 1]",
+        ),
         "rank": (_I, "rank within setting and judge (complete rows only)"),
         "rank_lo": (_I, "best rank in the bootstrap resamples (95%)"),
         "rank_hi": (_I, "worst rank in the bootstrap resamples (95%)"),
@@ -167,6 +233,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "production_system_prompt": (_S, "system prompt text or its hash, if given"),
         "production_notes": (_S, "anything else about how the responses were produced"),
         **_PPI,
+        **_STAMPS,
     },
     **{
         f"by_{group}": {
@@ -395,8 +462,6 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
-#: The columns that identify one verdict row.
-VERDICT_KEY: tuple[str, ...] = ("submission_id", "setting", "judge", "question_id", "check_id")
 VERDICT_KEY_NOTE = (
     "One row per (submission_id, setting, judge, question_id, check_id); check_id is unique "
     "only within its question, so join on question_id and check_id together."

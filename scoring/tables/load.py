@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from scoring.check_table import CheckTable
 from scoring.errors import Problem, ProblemsError
+from scoring.layout import SubmissionsLayout
 from scoring.questions import Question
 from scoring.submissions.digests import DigestCache
 from scoring.submissions.formats import SubmissionMeta
@@ -25,6 +27,7 @@ from scoring.submissions.report import Limits
 from scoring.submissions.responses import read_responses
 from scoring.tables.checks import CheckIndex, index_checks
 from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
+from scoring.tables.stamps import read_stamps
 
 _VALIDATE = "run `gamut submission validate` for every problem with its fix"
 
@@ -50,6 +53,10 @@ class Inputs:
         ignored_rows: verdict rows that match no current submission, judge, question or check.
         check_ids: each question's check ids, in the order of the expected checks (what the
             audit labels are matched against).
+        model_usage: ``[S, 2, 4]`` per response file: its responses, those that record the
+            provider's token counts, their input and their output tokens (zeros when absent).
+        stamps: what judged the verdicts, as the verdict table records it
+            (:func:`scoring.tables.stamps.read_stamps`; None: not recorded).
     """
 
     questions: list[Question]
@@ -63,6 +70,8 @@ class Inputs:
     rubric_version: str
     ignored_rows: int
     check_ids: list[list[str]] = field(default_factory=list)
+    model_usage: npt.NDArray[np.int64] | None = None
+    stamps: dict[str, Any] | None = None
 
 
 def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
@@ -80,7 +89,9 @@ def _read_meta(path: Path, digests: DigestCache) -> SubmissionMeta:
 
 def _response_chars(
     path: Path, qindex: dict[str, int], digests: DigestCache
-) -> npt.NDArray[np.float64]:
+) -> tuple[npt.NDArray[np.float64], tuple[int, int, int, int]]:
+    """Each question's response length (NaN: no response), and the file's token counts
+    (responses, responses recording their tokens, input tokens, output tokens)."""
     out = np.full(len(qindex), np.nan)
     digest = digests.of(path)
     if digest is None or not digest.clean:
@@ -91,7 +102,7 @@ def _response_chars(
         i = qindex.get(qid)
         if i is not None:
             out[i] = n
-    return out
+    return out, (len(digest.chars), *digest.usage)
 
 
 def read_submissions(
@@ -100,38 +111,40 @@ def read_submissions(
     only: Collection[str] | None = None,
     digests: Path | DigestCache | None = None,
 ) -> tuple[
-    tuple[str, ...], dict[str, SubmissionMeta], npt.NDArray[np.bool_], npt.NDArray[np.float64]
+    tuple[str, ...],
+    dict[str, SubmissionMeta],
+    npt.NDArray[np.bool_],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.int64],
 ]:
-    """Submission ids, metadata, which settings have responses, and response lengths.
+    """Submission ids, metadata, which settings have responses, response lengths, and each
+    response file's token counts (:attr:`Inputs.model_usage`).
 
-    ``only``: the submission ids to read (default: every folder with a ``submission.yaml``).
+    ``only``: the submission ids to read (default: every folder with a metadata file).
     ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`)
     or that cache already open; None reads every file in full.
     """
-    dirs = (
-        sorted(
-            p
-            for p in folder.iterdir()
-            if (p / "submission.yaml").is_file() and (only is None or p.name in only)
-        )
-        if folder.is_dir()
-        else []
-    )
-    ids = tuple(p.name for p in dirs)
+    dirs = [
+        f
+        for f in SubmissionsLayout(folder).folders()
+        if f.has_metadata() and (only is None or f.id in only)
+    ]
+    ids = tuple(f.id for f in dirs)
     has = np.zeros((len(ids), len(SETTINGS)), np.bool_)
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
+    usage = np.zeros((len(ids), len(SETTINGS), 4), np.int64)
     cache = DigestCache.open(digests, Limits())
     try:
-        meta = {p.name: _read_meta(p / "submission.yaml", cache) for p in dirs}
-        for si, p in enumerate(dirs):
+        meta = {sub.id: _read_meta(sub.metadata, cache) for sub in dirs}
+        for si, sub in enumerate(dirs):
             for k, setting in enumerate(SETTINGS):
-                f = p / f"{setting.value}.jsonl"
+                f = sub.responses(setting)
                 if f.is_file():
                     has[si, k] = True
-                    chars[si, k] = _response_chars(f, qindex, cache)
+                    chars[si, k], usage[si, k] = _response_chars(f, qindex, cache)
     finally:  # the digests read before a bad file are kept for the next run
         cache.save(prune=False)
-    return ids, meta, has, chars
+    return ids, meta, has, chars, usage
 
 
 def load_inputs(
@@ -169,7 +182,7 @@ def load_inputs(
     table = checks
     index, check_ids = index_checks(questions, table, rubrics_source)
     qids = [q.question_id for q in questions]
-    ids, meta, has, chars = read_submissions(
+    ids, meta, has, chars, usage = read_submissions(
         submissions, {q: i for i, q in enumerate(qids)}, only, digests
     )
     matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids, matrix_cache)
@@ -185,4 +198,6 @@ def load_inputs(
         table.rubric_version,
         ignored,
         check_ids,
+        usage,
+        read_stamps(verdicts),
     )

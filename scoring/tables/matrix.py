@@ -12,7 +12,7 @@ import hashlib
 import threading
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -21,14 +21,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from scoring import process
 from scoring.errors import ScoringError
 from scoring.questions import Setting
 from scoring.storage import UNREADABLE_NPZ, atomic_write
-from scoring.verdicts import VERDICT_ORDER
+from scoring.verdicts import VERDICT_KEY, VERDICT_ORDER
 
-SETTINGS: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
+SETTINGS: tuple[Setting, ...] = tuple(Setting)
 MISSING = -1
-KEY_COLUMNS = ("submission_id", "setting", "judge", "question_id", "check_id", "verdict")
+KEY_COLUMNS = (*VERDICT_KEY, "verdict")
 #: Rows decoded at a time: large enough that per-batch work is negligible, small enough that the
 #: batch's arrays stay a few megabytes.
 BATCH_ROWS = 1 << 18
@@ -232,10 +233,11 @@ def _fill(
         matrix[flat[ok]] = c["verdict"][ok]
         return int(ok.sum())
 
-    # Two threads decode batches at once (numpy and Arrow do that work without holding the
-    # interpreter); at most _IN_FLIGHT batches are read ahead, so memory stays a few batches.
+    # The policy's threads (two in the program) decode batches at once (numpy and Arrow do
+    # that work without holding the interpreter); at most _IN_FLIGHT batches are read ahead,
+    # so memory stays a few batches.
     kept = 0
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with process.pool("matrix_decode") as pool:
         pending: deque[Future[int]] = deque()
         for batch in batches:
             pending.append(pool.submit(put, batch))

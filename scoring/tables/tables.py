@@ -17,6 +17,8 @@ from scoring.scorer import tier_scores
 from scoring.tables.bootstrap import paired, percentile_ci, rank_many, weighted_means
 from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
+from scoring.tables.cost import INT_COLUMNS as COST_INT_COLUMNS
+from scoring.tables.cost import JUDGE_COST_COLUMNS, MODEL_TOKEN_COLUMNS, model_tokens
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
 
@@ -125,11 +127,18 @@ def modality_pairs(
     return mm[ok], to[ok]
 
 
-def leaderboard(sc: Scores, corrected: dict[str, Floats] | None = None) -> pd.DataFrame:
+def leaderboard(
+    sc: Scores,
+    corrected: dict[str, Floats] | None = None,
+    costs: dict[str, Floats] | None = None,
+) -> pd.DataFrame:
     """One row per (submission, setting, judge) that has responses, complete or not.
 
     ``corrected``: the PPI columns per group (:func:`scoring.tables.audit.ppi_columns`), added
     after the metadata; without them the columns are still there, empty (no audit).
+    ``costs``: the judging columns per group (:func:`scoring.tables.cost.judging_cost`), after
+    the response length; without them the columns are there, empty (nothing known). The
+    model's own token columns follow (:func:`scoring.tables.cost.model_tokens`).
     """
     g = np.flatnonzero(sc.level.status != Status.ABSENT)
     complete = sc.complete[g]
@@ -151,6 +160,17 @@ def leaderboard(sc: Scores, corrected: dict[str, Floats] | None = None) -> pd.Da
     defined = ~np.isnan(chars)
     with np.errstate(invalid="ignore", divide="ignore"):
         df["mean_response_chars"] = np.where(defined, chars, 0).sum(1) / defined.sum(1)
+    usage = sc.inputs.model_usage
+    model = (
+        model_tokens(usage, len(sc.inputs.judges))
+        if usage is not None
+        else {name: np.full(sc.groups.sub.size, np.nan) for name in MODEL_TOKEN_COLUMNS}
+    )
+    for name, values in {**(costs or _no_costs(sc.groups.sub.size)), **model}.items():
+        if name in COST_INT_COLUMNS:
+            df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
+        else:
+            df[name] = values[g]
     for name, values in _ranks(sc).items():
         df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
     for name, values in _modality_columns(sc).items():
@@ -175,6 +195,10 @@ def leaderboard(sc: Scores, corrected: dict[str, Floats] | None = None) -> pd.Da
 
 #: The PPI columns written as integers.
 _INT_COLUMNS = frozenset({"audited_questions", "rank_ppi", "tie_group_ppi"})
+
+
+def _no_costs(n: int) -> dict[str, Floats]:
+    return {name: np.full(n, np.nan) for name in JUDGE_COST_COLUMNS}
 
 
 def _no_audit(n: int) -> dict[str, Floats]:

@@ -11,7 +11,7 @@ import io
 import json
 import os
 from collections.abc import Iterable, Set
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +20,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring import __version__
+from scoring import __version__, process
+from scoring.layout import PROVENANCE_FILE as PROVENANCE_FILE
+from scoring.layout import ResultsLayout
 from scoring.scorer import ScoringConfig
 from scoring.storage import atomic_write_bytes, atomic_write_text
 from scoring.tables.csvcells import table_text_csv
 from scoring.tables.load import Inputs
 
 PROVENANCE_KEY = b"gamut.provenance"
-#: The provenance file's name, inside the results folder.
-PROVENANCE_FILE = "provenance.json"
 
 
 def generated_at() -> str:
@@ -98,7 +98,7 @@ def records_json(table: pa.Table) -> str:
 
 def arrow_table(df: pd.DataFrame) -> pa.Table:
     """A score table as Arrow (no index; NaN becomes null, as in every file written)."""
-    return pa.Table.from_pandas(df, preserve_index=False)
+    return pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
 
 
 def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:
@@ -126,13 +126,14 @@ def write_tables(
     as it was.
     """
     files: list[tuple[Path, Future[bytes] | str]] = []
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    layout = ResultsLayout(out_dir)
+    with process.pool("parquet_encode") as pool:
         for name, df in frames:
             table = arrow_table(df)
-            files.append((out_dir / f"{name}.parquet", pool.submit(parquet_bytes, table, prov)))
+            files.append((layout.table(name), pool.submit(parquet_bytes, table, prov)))
             if name not in parquet_only:
-                files.append((out_dir / f"{name}.csv", table_text_csv(table)))
-                files.append((out_dir / f"{name}.json", records_json(table)))
+                files.append((layout.table(name, "csv"), table_text_csv(table)))
+                files.append((layout.table(name, "json"), records_json(table)))
     # every encoding is done (the pool has shut down): raise the first error, else write
     encoded = [(path, body if isinstance(body, str) else body.result()) for path, body in files]
     for path, body in encoded:
@@ -145,6 +146,6 @@ def write_tables(
 
 def write_provenance(out_dir: Path, prov: dict[str, Any]) -> Path:
     """Write ``provenance.json``."""
-    path = out_dir / PROVENANCE_FILE
+    path = ResultsLayout(out_dir).provenance
     atomic_write_text(path, json.dumps(prov, indent=2, sort_keys=True) + "\n")
     return path

@@ -20,8 +20,10 @@ from pydantic import ValidationError
 from scoring.errors import ProblemsError, RubricError
 from scoring.questions import load_questions
 from scoring.rubric import MetaRubric
+from scoring.submissions import Limits
 from scoring.submissions.formats import ResponseLine
 from scoring.submissions.metadata import check_metadata
+from scoring.submissions.responses import read_response_file
 from tests.schema_tally import agree, errors
 from tests.submissions.helpers import GOOD_META
 
@@ -102,12 +104,21 @@ def _question_accepted(tmp_path: Path, value: dict[str, Any]) -> bool:
     return True
 
 
-def _response_accepted(value: dict[str, Any]) -> bool:
+def _response_accepted(tmp_path: Path, value: dict[str, Any]) -> bool:
     try:
         ResponseLine.model_validate(value)
     except ValidationError:
-        return False
-    return True
+        model = False
+    else:
+        model = True
+    # the validator's own reader of response files says the same of the line
+    path = tmp_path / "text_only.jsonl"
+    path.write_text(json.dumps(value) + "\n", encoding="utf-8")
+    read = read_response_file(path, "text_only.jsonl", "text_only", None, Limits())
+    errors = [p for p in read.problems if p.severity == "error"]
+    assert model == (not errors), (value, errors)
+    assert all(p.line == 1 and p.fix for p in errors)
+    return model
 
 
 META_CASES: list[tuple[str, str, Any]] = [
@@ -236,6 +247,7 @@ def test_question_schema_and_reader_agree(tmp_path: Path, path: str, value: Any)
     agree(not errors("question.schema.json", doc), _question_accepted(tmp_path, doc))
 
 
+_USAGE = {"input_tokens": 120, "output_tokens": 48}
 RESPONSE_CASES: list[tuple[str, dict[str, Any]]] = [
     ("good", {"question_id": "food-0001", "response": "Pad thai."}),
     ("empty-response", {"question_id": "food-0001", "response": ""}),
@@ -243,12 +255,30 @@ RESPONSE_CASES: list[tuple[str, dict[str, Any]]] = [
     ("response-null", {"question_id": "food-0001", "response": None}),
     ("missing-response", {"question_id": "food-0001"}),
     ("extra-field", {"question_id": "food-0001", "response": "x", "score": 1}),
+    ("usage", {"question_id": "q", "response": "x", "usage": _USAGE}),
+    ("usage-zero", {"question_id": "q", "response": "x", "usage": {**_USAGE, "input_tokens": 0}}),
+    (
+        "usage-negative",
+        {"question_id": "q", "response": "x", "usage": {**_USAGE, "output_tokens": -1}},
+    ),
+    (
+        "usage-bool",
+        {"question_id": "q", "response": "x", "usage": {**_USAGE, "input_tokens": True}},
+    ),
+    ("usage-text", {"question_id": "q", "response": "x", "usage": {**_USAGE, "input_tokens": "5"}}),
+    (
+        "usage-float",
+        {"question_id": "q", "response": "x", "usage": {**_USAGE, "input_tokens": 1.5}},
+    ),
+    ("usage-half", {"question_id": "q", "response": "x", "usage": {"input_tokens": 5}}),
+    ("usage-extra", {"question_id": "q", "response": "x", "usage": {**_USAGE, "cost": 1}}),
+    ("usage-list", {"question_id": "q", "response": "x", "usage": [5, 7]}),
 ]
 
 
 @pytest.mark.parametrize("doc", [c[1] for c in RESPONSE_CASES], ids=[c[0] for c in RESPONSE_CASES])
-def test_response_line_schema_and_model_agree(doc: dict[str, Any]) -> None:
-    agree(not errors("response-line.schema.json", doc), _response_accepted(doc))
+def test_response_line_schema_and_model_agree(tmp_path: Path, doc: dict[str, Any]) -> None:
+    agree(not errors("response-line.schema.json", doc), _response_accepted(tmp_path, doc))
 
 
 def test_the_reported_disagreements_are_now_refused_by_both(tmp_path: Path) -> None:

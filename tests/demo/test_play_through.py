@@ -24,6 +24,7 @@ from click.testing import CliRunner, Result
 
 from gamut.cli import main
 from gamut.config import load_config
+from gamut.project import Project
 from gamut.publish import publish_files
 from tests.demo_config import DEMO
 from tests.fakes.llm_server import FakeLLMServer, prompt_text
@@ -131,7 +132,11 @@ def test_a_new_submission_goes_from_new_to_the_leaderboard_offline(
     assert len(mine) == 2 * 3, "both settings, every judge"
     assert set(mine["status"]) == {"complete"} and mine["rank"].notna().all()
     assert (mine["n_checks_missing"] == 0).all()
+    # generate recorded the local server's token counts; the offline judges record none
+    assert (mine["model_tokens_recorded"] == 1.0).all() and (mine["model_tokens_in"] > 0).all()
+    assert (mine["judge_tokens_recorded"] == 0.0).all() and mine["judge_cost_usd"].isna().all()
     page = (tmp_path / "site" / "submissions" / f"{SID}.html").read_text(encoding="utf-8")
+    assert "not recorded (replayed verdicts)" in page and "$0." not in page
     assert "Acme VL Rehearsal" in page and "offline matcher" in page
     assert "offline matcher" in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "gamut site serve --config demo/gamut.toml" in run.output
@@ -143,7 +148,7 @@ def test_a_new_submission_goes_from_new_to_the_leaderboard_offline(
     assert last == f"next: run `gamut submission validate demo/submissions/{SID} {CFG}`", last
     # the Hub dataset carries the same responses as the site's download
     cfg = load_config(tmp_path / "demo" / "gamut.toml")
-    hub = {f.path_in_repo: f.data for f in publish_files(cfg, "gamut-org/gamut-results")}
+    hub = {f.path_in_repo: f.data for f in publish_files(Project(cfg), "gamut-org/gamut-results")}
     on_hub = pq.read_table(io.BytesIO(hub["data/responses.parquet"]))
     on_site = pq.read_table(tmp_path / "site" / "downloads" / "responses.parquet")
     assert on_hub.equals(on_site) and SID in on_site.column("submission_id").to_pylist()

@@ -49,7 +49,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.fakes.llm_server import ChildServer, FakeLLMServer, Responder, prompt_text
+from tests.fakes.llm_server import (
+    ChildServer,
+    FakeLLMServer,
+    Responder,
+    prompt_text,
+    schema_problem,
+)
 
 LineFaultFn = Callable[[str, dict[str, Any]], "str | None"]
 LINE_FAULTS = (
@@ -460,6 +466,8 @@ class FakeBatchServer(FakeLLMServer):
 
     def _result(self, b: FakeBatch, cid: str, body: dict[str, Any]) -> None:
         fault = self.line_fault_fn(cid, body) if self.line_fault_fn else None
+        if fault is None and schema_problem(body) is not None:
+            fault = "400"  # the provider refuses a schema off its strict subset
         if fault == "drop":
             return
         if fault in ("garbled", "garbled_noid"):

@@ -27,8 +27,11 @@ from ``tests/fakes/conftest.py``.
 
 Endpoints: ``POST /v1/chat/completions`` (OpenAI; ``usage`` carries
 ``prompt_tokens_details.cached_tokens``) and ``POST /v1/messages`` (Anthropic; ``usage`` carries
-``cache_read_input_tokens``). Cached tokens are simulated: the longest prompt prefix (in 256-char
-blocks) already seen by the server counts as cached.
+``cache_read_input_tokens``). A request's structured output (OpenAI ``response_format``,
+Anthropic ``output_config.format``) is checked as the providers check it
+(:func:`schema_problem`: a 400 otherwise); the reply is the responder's text either way. Cached
+tokens are simulated: the longest prompt prefix (in 256-char blocks) already seen by the server
+counts as cached.
 
 Faults (see :data:`FAULTS`), chosen per request by :meth:`FakeLLMServer.queue_faults` (first) or
 ``fault_fn(request) -> kind | None``: ``"429"`` (with ``Retry-After``), ``"500"``, ``"hang"`` (no
@@ -54,6 +57,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -156,6 +160,61 @@ def prompt_text(body: dict[str, Any]) -> str:
         if isinstance(m, dict):
             parts.extend(_content_text(m.get("content")))
     return "\n".join(parts)
+
+
+_SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def schema_problem(body: dict[str, Any]) -> str | None:
+    """What the provider would refuse (a 400) in a request's structured output, or None: an
+    OpenAI ``response_format`` must be ``json_schema`` with a name and, when ``strict``, a
+    schema in the strict subset (every object closed with every property required, no
+    ``oneOf``, ``default`` or ``discriminator``); an Anthropic ``output_config.format`` must
+    be ``json_schema`` with every object closed."""
+    rf = body.get("response_format")
+    if rf is not None:
+        if not isinstance(rf, dict) or rf.get("type") != "json_schema":
+            return "response_format: only json_schema is served here"
+        js = rf.get("json_schema") or {}
+        if not _SCHEMA_NAME.fullmatch(str(js.get("name", ""))):
+            return "response_format.json_schema.name: 1 to 64 of a-z, A-Z, 0-9, _ and -"
+        if not isinstance(js.get("schema"), dict):
+            return "response_format.json_schema.schema: not an object"
+        return _unstrict(js["schema"], "schema", openai=True) if js.get("strict") else None
+    fmt = (body.get("output_config") or {}).get("format")
+    if fmt is not None:
+        if fmt.get("type") != "json_schema" or not isinstance(fmt.get("schema"), dict):
+            return "output_config.format: a json_schema with a schema object"
+        return _unstrict(fmt["schema"], "schema", openai=False)
+    return None
+
+
+def _unstrict(node: Any, where: str, *, openai: bool) -> str | None:
+    if isinstance(node, list):
+        for i, x in enumerate(node):
+            found = _unstrict(x, f"{where}[{i}]", openai=openai)
+            if found:
+                return found
+        return None
+    if not isinstance(node, dict):
+        return None
+    if openai:
+        for word in ("oneOf", "default", "discriminator"):
+            if word in node:
+                return f"Invalid schema: In context={where}, '{word}' is not permitted"
+    if node.get("type") == "object" or "properties" in node:
+        if node.get("additionalProperties") is not False:
+            return f"Invalid schema: In context={where}, 'additionalProperties' must be false"
+        props = node.get("properties") or {}
+        if openai and set(node.get("required") or ()) != set(props):
+            return f"Invalid schema: In context={where}, 'required' must list every property"
+    for key, sub in node.items():
+        subs = sub.items() if key in ("properties", "$defs") else [(key, sub)]
+        for name, x in subs:
+            found = _unstrict(x, f"{where}.{name}", openai=openai)
+            if found:
+                return found
+    return None
 
 
 def verdict_responder(verdict: str = "meets", rationale: str = "Stated plainly.") -> Responder:
@@ -334,7 +393,7 @@ class FakeLLMServer:
     @staticmethod
     async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
         if "chunked" in headers.get("transfer-encoding", "").lower():
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 size = int((await reader.readuntil(b"\r\n")).strip().split(b";")[0], 16)
                 if size == 0:
@@ -409,6 +468,12 @@ class FakeLLMServer:
             if req.protocol == "openai"
             else []
         )
+        unfit = schema_problem(body) if fault is None else None
+        if unfit is not None:
+            err = {"type": "error", "error": {"type": "invalid_request_error", "message": unfit}}
+            self._write(writer, 400, json.dumps(err).encode())
+            await writer.drain()
+            return True
         if refused and fault is None:
             err = {
                 "error": {
@@ -642,6 +707,7 @@ __all__ = [
     "fake_llm",
     "prompt_text",
     "random_faults",
+    "schema_problem",
     "verdict_responder",
 ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any, cast
 
 import anthropic
 import openai
@@ -172,3 +173,52 @@ def test_both_sdks_wait_as_long_as_retry_after_says() -> None:
     t = [r.received_at for r in srv.requests]
     assert [r.fault for r in srv.requests] == ["429", None, "429", None]
     assert t[1] - t[0] >= 1.2 and t[3] - t[2] >= 1.2  # lower bounds only: never flaky
+
+
+_OPEN: dict[str, Any] = {
+    "type": "object",
+    "properties": {"a": {"type": "string"}},
+    "required": ["a"],
+}
+
+
+def test_structured_output_is_checked_as_the_providers_check_it(fake_llm: FakeLLMServer) -> None:
+    closed: dict[str, Any] = {**_OPEN, "additionalProperties": False}
+    optional: dict[str, Any] = {**closed, "properties": {**_OPEN["properties"], "b": {}}}
+
+    async def go() -> list[str]:
+        out = []
+        async with _oa(fake_llm, max_retries=0) as c:
+            for schema in (closed, _OPEN, optional):
+                fmt: Any = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "x", "schema": schema, "strict": True},
+                }
+                try:
+                    await c.chat.completions.create(
+                        model="m", messages=[{"role": "user", "content": "hi"}], response_format=fmt
+                    )
+                    out.append("ok")
+                except openai.BadRequestError as exc:
+                    out.append(str(exc))
+        async with anthropic.AsyncAnthropic(
+            base_url=fake_llm.anthropic_base_url, api_key="sk-test", max_retries=0
+        ) as a:
+            for s in (optional, _OPEN):
+                try:
+                    await a.messages.create(
+                        model="m",
+                        max_tokens=16,
+                        messages=[{"role": "user", "content": "hi"}],
+                        output_config=cast(Any, {"format": {"type": "json_schema", "schema": s}}),
+                    )
+                    out.append("ok")
+                except anthropic.BadRequestError as exc:
+                    out.append(str(exc))
+        return out
+
+    closed_ok, open_no, optional_no, anth_optional_ok, anth_open_no = asyncio.run(go())
+    assert closed_ok == "ok" and anth_optional_ok == "ok"  # Anthropic takes optional properties
+    assert "'additionalProperties' must be false" in open_no
+    assert "additionalProperties" in anth_open_no
+    assert "'required' must list every property" in optional_no

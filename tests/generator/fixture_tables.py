@@ -43,6 +43,35 @@ def _ci(rng: np.random.Generator, centre: float, width: float = 4.0) -> tuple[fl
     return centre, lo, hi
 
 
+#: The primary judge's judging cost per (model, setting): every verdict recorded its tokens.
+#: The other judges replay stored verdicts ("lenient": no tokens at all) or partly so.
+ORACLE_COST = {
+    (sid, setting): round(0.002 * (i + 1) + (0.001 if setting == "text_only" else 0), 4)
+    for i, (sid, *_rest) in enumerate(MODELS)
+    for setting in SETTINGS
+}
+#: The one model whose responses record the model's own tokens (``gamut generate``'s usage).
+MODEL_TOKENS = {"acme-vision-1": (52_000, 9_100)}
+
+
+def _cost(sid: str, setting: str, judge: str) -> dict[str, object]:
+    """The leaderboard's cost columns of one row (see :data:`ORACLE_COST`)."""
+    recorded = {"oracle": 1.0, "lenient": 0.0, "partisan": 0.5}[judge]
+    full = recorded == 1.0
+    tokens_in, tokens_out = MODEL_TOKENS.get(sid, (None, None))
+    return {
+        "judge_calls": 400 if full else None,
+        "judge_tokens_in": 180_000 if full else None,
+        "judge_tokens_cached": 120_000 if full else None,
+        "judge_tokens_out": 24_000 if full else None,
+        "judge_tokens_recorded": recorded,
+        "judge_cost_usd": ORACLE_COST[(sid, setting)] if full else np.nan,
+        "model_tokens_in": tokens_in,
+        "model_tokens_out": tokens_out,
+        "model_tokens_recorded": 1.0 if tokens_in is not None else 0.0,
+    }
+
+
 def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) -> Path:
     """Write every score table, the provenance and a verdict table into ``results``."""
     rng = np.random.default_rng(seed)
@@ -79,6 +108,7 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
                 "share_missing": shares[2],
                 "share_contradicts": shares[3],
                 "mean_response_chars": 800.0 + 100 * rng.random(),
+                **_cost(sid, setting, judge),
                 "rank": np.nan,
                 "rank_lo": np.nan,
                 "rank_hi": np.nan,
@@ -184,6 +214,10 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
             ]
     # the score tables store ranks as nullable integers (NA for incomplete rows)
     for col in ("rank", "rank_lo", "rank_hi", "tie_group"):
+        lb[col] = lb[col].astype("Int64")
+    for col in ("judge_calls", "judge_tokens_in", "judge_tokens_cached", "judge_tokens_out"):
+        lb[col] = lb[col].astype("Int64")
+    for col in ("model_tokens_in", "model_tokens_out"):
         lb[col] = lb[col].astype("Int64")
     js = pd.DataFrame(js_rows)
     js["rank"] = js.groupby(["setting", "judge"])["gamut"].rank(ascending=False)

@@ -8,8 +8,10 @@ import json
 import re
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
 
@@ -794,3 +796,97 @@ def test_explorer_pages_sorts_by_score_and_searches_both_forms(browser: Browser)
     finally:
         page.unroute("**/demo/explorer.html*")  # type: ignore[attr-defined]
         page.unroute("**/demo/compare.html*")  # type: ignore[attr-defined]
+
+
+def test_header_search_loads_its_index_only_when_opened(browser: Browser) -> None:
+    """The search index (every page's text) and the search worker are not part of a page's
+    first load over HTTP: they load when the search is opened, and the search then works."""
+    page = browser.page.context.new_page()  # type: ignore[attr-defined]
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    try:
+        page.goto(browser.base + "demo/index.html")
+        _wait_for_charts(page)
+        page.wait_for_load_state("networkidle")
+        assert not [u for u in asked if "search_index" in u or "/workers/search" in u], asked
+        page.click(".md-search__input")
+        page.locator(".md-search__input").press_sequentially("panda", delay=30)
+        page.wait_for_selector(".md-search-result__item", timeout=15_000)
+        assert any(u.endswith("search/search_index.json") for u in asked)
+        assert any("/workers/search" in u for u in asked)
+    finally:
+        page.close()
+
+
+def test_stale_rows_are_marked_explained_and_can_be_hidden(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The demo judged, then its primary judge's model changed and the tables scored again
+    without rejudging: the leaderboard marks those rows stale (the reason in the tooltip and for
+    screen readers), a filter hides them, and the model page lists them."""
+    cfg = _with_site(_demo_config(tmp_path), browser.base + "stale/", browser.demo.parent / "stale")
+
+    def build() -> None:
+        project = Project(cfg)
+        pipeline.judge(project)
+        pipeline.write_verdicts(project)
+        oracle = cfg.judges["oracle"].model_copy(update={"model": "demo-oracle-2"})
+        project = Project(cfg.model_copy(update={"judges": {**cfg.judges, "oracle": oracle}}))
+        pipeline.score(project)
+        pipeline.build_site(project)
+
+    with ThreadPoolExecutor(1) as pool:  # the judge runs its own event loop, not Playwright's
+        pool.submit(build).result()
+    page = browser.page
+    page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
+    assert page.locator(".gamut-stamp-stale").count() == 0  # type: ignore[attr-defined]
+    assert page.locator("[data-filter=fresh]").count() == 0  # type: ignore[attr-defined]
+    assert page.locator("#leaderboard-table .gamut-stamp-current").count() > 0  # type: ignore[attr-defined]
+    page.goto(browser.base + "stale/index.html")  # type: ignore[attr-defined]
+    _wait_for_charts(page)
+    marks = page.locator("#leaderboard-table tbody tr:not([hidden]) .gamut-stamp-stale")  # type: ignore[attr-defined]
+    assert marks.count() > 0 and marks.first.is_visible()
+    assert "configured now demo-oracle-2" in marks.first.get_attribute("title")
+    assert "configured now demo-oracle-2" in page.inner_text(".gamut-stale-note") + (  # type: ignore[attr-defined]
+        marks.first.get_attribute("title")
+    )
+    page.check("[data-filter=fresh]")  # type: ignore[attr-defined]
+    assert page.locator("#leaderboard-table tbody tr[data-fresh=no]:not([hidden])").count() == 0  # type: ignore[attr-defined]
+    assert "fresh=yes" in page.url  # type: ignore[attr-defined]
+    page.uncheck("[data-filter=fresh]")  # type: ignore[attr-defined]
+    href = page.get_attribute(
+        "#leaderboard-table tbody tr:not([hidden]) .gamut-col-model a", "href"
+    )  # type: ignore[attr-defined]
+    page.goto(urljoin(page.url, href))  # type: ignore[attr-defined]
+    note = page.inner_text(".gamut-stale-note")  # type: ignore[attr-defined]
+    assert "judge oracle: judged by model demo-oracle, configured now demo-oracle-2" in note
+    assert page.locator(".gamut-col-stamp .gamut-stamp-stale").count() > 0  # type: ignore[attr-defined]
+    assert not browser.errors
+
+
+def test_a_response_links_to_how_it_was_judged(browser: Browser) -> None:
+    """From a response in the explorer, one link opens the judge's prompt template and request
+    settings (HELM's instance viewer has this)."""
+    from scoring.judge.prompt import load_template
+
+    page, qid, sid = browser.page, _first_question(), _first_model()
+    browser.errors.clear()
+    page.goto(f"{browser.base}demo/explorer.html?question={qid}&model={sid}")  # type: ignore[attr-defined]
+    assert _wait_loaded(page, "#gamut-explorer") == qid
+    link = page.locator(f"tr#m-{sid} details .gamut-x-judged a")  # type: ignore[attr-defined]
+    assert link.is_visible() and link.inner_text() == "how this was judged"
+    assert (
+        page.locator(".gamut-x-judged").count()
+        == page.locator(  # type: ignore[attr-defined]
+            ".gamut-x-body > .gamut-table > table > tbody > tr"
+        ).count()
+    )
+    link.click()
+    page.wait_for_url("**/demo/judging/v1.html#judge-oracle")  # type: ignore[attr-defined]
+    page.wait_for_selector("pre.gamut-template")  # type: ignore[attr-defined]
+    template = load_template("v1")
+    shown = page.locator("pre.gamut-template").all_inner_texts()  # type: ignore[attr-defined]
+    assert shown == [template.system, template.shared, template.check, template.reask]
+    row = page.locator("tr[data-judge=oracle]").inner_text()  # type: ignore[attr-defined]
+    assert "demo-oracle" in row and "replay" in row and "direct" in row and "400" in row
+    assert not browser.errors, browser.errors

@@ -139,3 +139,57 @@ def test_instant_navigation_from_a_chartless_page_loads_the_library_once(
     assert page.evaluate("window.__sameDocument === true")  # type: ignore[attr-defined]
     assert len(_bundle_requests(session)) == 1
     assert not session.errors, session.errors
+
+
+def test_cost_page_scatters_in_light_dark_and_on_a_phone(session: Session) -> None:
+    """The cost page's two scatters draw one point per complete row of the primary judge (4
+    models x 2 settings, less one incomplete row), hover with the model's name, follow the dark
+    palette, and fit a 390 px phone with their axis titles."""
+    page = session.page
+    names = {"Acme Vision 1", "Zen Omni", "Tiny LM", "<img src=x onerror=alert(1)>"}
+    inks = {}
+    try:
+        for scheme, width in (("light", 1280), ("dark", 1280), ("dark", 390)):
+            session.errors.clear()
+            page.set_viewport_size({"width": width, "height": 900})  # type: ignore[attr-defined]
+            page.emulate_media(color_scheme=scheme)  # type: ignore[attr-defined]
+            page.goto(session.base + "cost.html")  # type: ignore[attr-defined]
+            page.evaluate("localStorage.clear(); sessionStorage.clear()")  # type: ignore[attr-defined]
+            page.reload()  # type: ignore[attr-defined]
+            page.wait_for_function(  # type: ignore[attr-defined]
+                f"() => [...document.querySelectorAll('.gamut-chart')].every({_DRAWN})",
+                timeout=15_000,
+            )
+            drawn = page.eval_on_selector_all(  # type: ignore[attr-defined]
+                ".gamut-chart",
+                "els => els.map(e => e.querySelectorAll('.scatterlayer .point').length)",
+            )
+            assert drawn == [7, 7], (scheme, width, drawn)
+            titles = page.eval_on_selector_all(  # type: ignore[attr-defined]
+                ".gamut-chart .xtitle", "els => els.map(e => e.textContent)"
+            )
+            assert titles[0].startswith("Judging cost") and titles[1].startswith("Mean response")
+            page.evaluate(  # type: ignore[attr-defined]
+                "Plotly.Fx.hover(document.querySelector('.gamut-chart'), "
+                "[{curveNumber: 0, pointNumber: 0}])"
+            )
+            hover = page.text_content(".gamut-chart .hovertext")  # type: ignore[attr-defined]
+            assert hover and any(n in hover for n in names), hover
+            inks[(scheme, width)] = page.eval_on_selector(  # type: ignore[attr-defined]
+                ".gamut-chart .xtitle", "e => getComputedStyle(e).fill"
+            )
+            over = page.evaluate(  # type: ignore[attr-defined]
+                "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            )
+            assert over <= 1, (scheme, width, over)
+            edges = page.evaluate(  # type: ignore[attr-defined]
+                "[...document.querySelectorAll('.gamut-chart .xtitle, .gamut-chart .ytitle')]"
+                ".map(e => [e.getBoundingClientRect().left, e.getBoundingClientRect().right])"
+            )
+            assert edges and all(lo >= 0 and hi <= width for lo, hi in edges), (width, edges)
+            assert not session.errors, session.errors
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
+        page.emulate_media(color_scheme="light")  # type: ignore[attr-defined]
+    assert inks[("light", 1280)] == "rgb(31, 35, 48)"  # the light palette's ink
+    assert inks[("dark", 1280)] == inks[("dark", 390)] == "rgb(230, 230, 239)"

@@ -297,3 +297,31 @@ def test_only_staging_folders_of_dead_processes_are_removed(tmp_path: Path) -> N
     removed = remove_stale_staging(tmp_path, (".docs.", ".site."))
     assert removed == [stale] and not stale.exists()
     assert mine.is_dir() and other.is_dir() and link.is_symlink() and (target / "keep.txt").exists()
+
+
+def test_how_it_was_judged_shows_the_template_and_no_check_text(
+    held_site: tuple[GamutConfig, Path],
+) -> None:
+    """Held rubrics: the judging page of the prompt version holds the template (placeholders,
+    request settings) and not one check text; every explorer question links to it."""
+    from scoring.judge.prompt import load_template
+    from scoring.rubric_io import compile_all, load_rubrics
+    from tests.generator.conftest import DEMO_RUBRICS, found_in, read_data_script
+
+    _, site = held_site
+    page = site / "judging" / "v1.html"
+    text = page.read_text(encoding="utf-8")
+    template = load_template("v1")
+    first = template.system.splitlines()[0]
+    assert first.replace('"', "&#34;") in text or first in text
+    assert "{{check}}" in text and "{{response}}" in text and template.digest in text
+    assert 'id="judge-oracle"' in text and "demo-oracle" in text
+    checks = {c.text for cs in compile_all(load_rubrics([DEMO_RUBRICS])).values() for c in cs}
+    article = text[text.index("<article") : text.index("</article>")]
+    assert not found_in(checks, article)
+    assert "check_text" not in article
+    q = read_data_script(next((site / "explorer" / "q").glob("*.js")))
+    assert q["judging"].startswith("judging/v1.html#judge-")
+    assert (site / q["judging"].split("#")[0]).is_file()
+    judges = (site / "judges.html").read_text(encoding="utf-8")
+    assert 'href="judging/v1.html#judge-oracle"' in judges

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.config import load_config
 from gamut.pr_source import take_from_commit
+from gamut.project import Project
 from scoring.errors import GamutError, ProblemsError
 from tests.hub.conftest import write_config
 
@@ -68,7 +68,7 @@ def test_the_head_commits_files_replace_whatever_the_artifact_held(tmp_path: Pat
     dest.mkdir()
     (dest / "multimodal.jsonl").write_text('{"question_id": "q1", "response": "FORGED"}\n')
     (dest / "extra.txt").write_text("forged")
-    info, warnings = take_from_commit(load_config(root / "gamut.toml"), 7, head, base)
+    info, warnings = take_from_commit(Project.load(root / "gamut.toml"), 7, head, base)
     assert (info.pr_number, info.head_sha, info.submission_id) == (7, head, "new-model")
     assert sorted(p.name for p in dest.iterdir()) == ["multimodal.jsonl", "submission.yaml"]
     assert (dest / "multimodal.jsonl").read_text() == MM
@@ -116,7 +116,7 @@ def test_a_commit_that_breaks_a_rule_is_not_taken(
     root, base = _repo(tmp_path)
     head = _pr(root, files, symlinks)
     with pytest.raises(ProblemsError) as err:
-        take_from_commit(load_config(root / "gamut.toml"), 7, head, base)
+        take_from_commit(Project.load(root / "gamut.toml"), 7, head, base)
     assert any(message in p.message for p in err.value.problems), err.value
     assert not (root / "submissions" / "a-model").exists()
 
@@ -126,6 +126,6 @@ def test_revisions_are_checked_and_never_options(tmp_path: Path, base: str) -> N
     root, _ = _repo(tmp_path)
     head = _pr(root, {"submissions/new-model/multimodal.jsonl": MM})
     with pytest.raises(GamutError):
-        take_from_commit(load_config(root / "gamut.toml"), 7, head, base)
+        take_from_commit(Project.load(root / "gamut.toml"), 7, head, base)
     with pytest.raises(GamutError, match="40 lowercase hex"):
-        take_from_commit(load_config(root / "gamut.toml"), 7, "--all", "main")
+        take_from_commit(Project.load(root / "gamut.toml"), 7, "--all", "main")

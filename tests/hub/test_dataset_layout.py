@@ -42,7 +42,7 @@ def _write_layout(root: Path) -> tuple[Path, str]:
     cfg = load_config(main_project().write(root / "project"))
     pipeline.score(Project(cfg))
     out = root / "dataset"
-    for f in publish_files(cfg, REPO):
+    for f in publish_files(Project(cfg), REPO):
         path = out / f.path_in_repo
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(f.data)

@@ -14,6 +14,7 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
 from gamut.config import load_config
 from gamut.hub import HubError
+from gamut.project import Project
 from gamut.publish import build_publish_operations, publish_files, publish_results
 from tests.hub.conftest import write_config
 
@@ -71,7 +72,7 @@ def _results(root: Path) -> None:
 def _files(tmp_path: Path, public: bool) -> dict[str, bytes]:
     _results(tmp_path)
     cfg = load_config(write_config(tmp_path, "rubrics", public=public))
-    return {f.path_in_repo: f.data for f in publish_files(cfg, REPO)}
+    return {f.path_in_repo: f.data for f in publish_files(Project(cfg), REPO)}
 
 
 def test_layout_and_dataset_card(tmp_path: Path) -> None:
@@ -139,7 +140,7 @@ def test_tables_are_plain_typed_and_carry_provenance(tmp_path: Path) -> None:
 
 def test_operations_add_everything_and_delete_only_stale_data(tmp_path: Path) -> None:
     _results(tmp_path)
-    files = publish_files(load_config(write_config(tmp_path, "rubrics")), REPO)
+    files = publish_files(Project(load_config(write_config(tmp_path, "rubrics"))), REPO)
     existing = [
         "README.md",
         ".gitattributes",
@@ -160,7 +161,7 @@ def test_operations_add_everything_and_delete_only_stale_data(tmp_path: Path) ->
 def test_missing_results_name_the_command(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, "rubrics"))
     with pytest.raises(HubError, match="gamut score"):
-        publish_files(cfg, REPO)
+        publish_files(Project(cfg), REPO)
 
 
 def test_publish_needs_a_token_and_a_repo_id(
@@ -170,6 +171,6 @@ def test_publish_needs_a_token_and_a_repo_id(
     cfg = load_config(write_config(tmp_path, "rubrics"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
     with pytest.raises(HubError, match="set HF_TOKEN"):
-        publish_results(cfg, "gamut/results")
+        publish_results(Project(cfg), "gamut/results")
     with pytest.raises(HubError, match="ORG/NAME"):
-        publish_results(cfg, "not a repo")
+        publish_results(Project(cfg), "not a repo")

@@ -32,6 +32,7 @@ from scoring.ledger import (
     merge,
 )
 from scoring.ledger.keys import mix32
+from scoring.process import COMMAND_LINE, using
 from scoring.verdicts import Verdict
 
 SECRET = "s" * 40
@@ -187,7 +188,8 @@ def test_a_prefetched_key_index_is_the_one_key_index_returns(tmp_path: Path) -> 
     s = KeyScheme.public()
     led = Ledger.open(tmp_path, s, held=False)
     led.append_verdicts([_verdict(s, n) for n in range(20)])
-    led.prefetch_key_index()
+    with using(COMMAND_LINE):  # the program's policy: built on a thread of its own
+        led.prefetch_key_index()
     index, table = led.key_index()
     assert table.num_rows == 20 and index.contains(keys_array([_key(s, 3)])).tolist() == [True]
     led.prefetch_key_index()  # an index is kept already: nothing to build
@@ -249,7 +251,8 @@ def test_a_prefetch_that_meets_a_broken_shard_names_it_when_the_index_is_asked_f
     name = led.append_verdicts([_verdict(s, 1)])
     assert name is not None
     (tmp_path / "verdicts" / name).write_bytes(b"PAR1 not a shard")
-    led.prefetch_key_index()
+    with using(COMMAND_LINE):
+        led.prefetch_key_index()
     with pytest.raises(LedgerError, match=re.escape(name)):
         led.key_index()
 

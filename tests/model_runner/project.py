@@ -10,6 +10,7 @@ from typing import Any
 from PIL import Image
 
 from gamut.config import GamutConfig, load_config
+from gamut.project import Project as Deployment
 from tests.fakes.llm_server import FakeLLMServer, prompt_text
 
 #: Image files of the tiny project: (name on disk, Pillow format, media type the bytes have).
@@ -59,6 +60,11 @@ class Project:
     def cfg(self) -> GamutConfig:
         """The loaded config."""
         return load_config(self.config_path)
+
+    @property
+    def deployment(self) -> Deployment:
+        """The project of the config, as ``gamut generate`` takes it."""
+        return Deployment(self.cfg)
 
     @property
     def questions(self) -> list[dict[str, Any]]:

@@ -6,8 +6,8 @@ import base64
 import shutil
 from pathlib import Path
 
-from gamut.config import load_config
 from gamut.model_runner import GenerateOptions, generate
+from gamut.project import Project
 from scoring.questions import Setting, load_questions
 from tests.fakes.llm_server import FakeLLMServer
 from tests.model_runner.project import CONFIG
@@ -32,7 +32,7 @@ def test_demo_images_reach_the_model_byte_for_byte(
         api_key_env="GAMUT_TEST_KEY",
         settings=(Setting.MULTIMODAL,),
     )
-    result = generate(load_config(tmp_path / "gamut.toml"), opts, environ=env)
+    result = generate(Project.load(tmp_path / "gamut.toml"), opts, environ=env)
     assert result.ok and result.stats[Setting.MULTIMODAL].done == len(questions)
     by_text = {q.question: q for q in questions}
     for req in server.requests:

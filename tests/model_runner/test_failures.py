@@ -49,7 +49,7 @@ def test_429_500_drops_and_timeouts_are_retried(
 ) -> None:
     server.queue_faults("429", "500", "drop", "hang", "429", "500")
     opts = _options(server, provider, timeout_s=1.5, max_retries=4)
-    result = generate(project.cfg, opts, environ=env)
+    result = generate(project.deployment, opts, environ=env)
     _assert_partition(project, result)
     assert result.ok, result.failures
     assert server.fault_counts == {"429": 2, "500": 2, "drop": 1, "hang": 1}
@@ -59,11 +59,11 @@ def test_random_faults_end_answered_or_listed_then_a_rerun_completes(
     project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
     server.fault_fn = random_faults(0.4, kinds=("429", "500", "drop", "malformed_json"), seed=3)
-    result = generate(project.cfg, _options(server, max_retries=1), environ=env)
+    result = generate(project.deployment, _options(server, max_retries=1), environ=env)
     _assert_partition(project, result)
     assert sum(server.fault_counts.values()) > 0
     server.fault_fn = None
-    again = generate(project.cfg, _options(server), environ=env)
+    again = generate(project.deployment, _options(server), environ=env)
     assert again.ok
     _assert_partition(project, again)
 
@@ -75,7 +75,7 @@ def test_a_question_that_always_fails_is_listed_not_written(
         return "500" if "number 3?" in req.text or "item-3?" in req.text else None
 
     server.fault_fn = fault
-    result = generate(project.cfg, _options(server, max_retries=2), environ=env)
+    result = generate(project.deployment, _options(server, max_retries=2), environ=env)
     _assert_partition(project, result)
     assert {(f.setting, f.question_id) for f in result.failures} == {
         (Setting.MULTIMODAL, "q-0003"),
@@ -92,7 +92,9 @@ def test_an_empty_reply_is_a_failure_never_an_empty_line(
         return " \n" if "number 5?" in str(body) else answer_responder(body)
 
     server.responder = responder
-    result = generate(project.cfg, _options(server, settings=(Setting.MULTIMODAL,)), environ=env)
+    result = generate(
+        project.deployment, _options(server, settings=(Setting.MULTIMODAL,)), environ=env
+    )
     _assert_partition(project, result)
     [failure] = result.failures
     assert failure.question_id == "q-0005" and "empty reply" in failure.reason
@@ -105,7 +107,7 @@ def test_the_deadline_stops_the_run_and_lists_what_is_left(
     with FakeLLMServer(responder=answer_responder, hang_s=30) as srv:
         srv.fault_fn = lambda req: "hang"
         opts = _options(srv, deadline_s=0.5, timeout_s=60, concurrency=3)
-        result = generate(project.cfg, opts, environ=env)
+        result = generate(project.deployment, opts, environ=env)
     assert len(result.failures) == 2 * project.n_questions
     assert {f.reason for f in result.failures} == {"not answered before the deadline"}
     assert project.lines("test-model", "multimodal") == []
@@ -116,7 +118,7 @@ def test_an_endpoint_that_refuses_everything_stops_the_run(
 ) -> None:
     opts = _options(server, url=server.url + "/wrong/v1", concurrency=2)
     with pytest.raises(FatalCallError, match="not found"):
-        generate(project.cfg, opts, environ=env)
+        generate(project.deployment, opts, environ=env)
     assert len(server.requests) <= 2 * project.n_questions
 
 
@@ -129,7 +131,7 @@ def test_every_problem_is_listed_before_any_call(project: Project, server: FakeL
         '{"question_id": "zzz", "response": "a"}\n', encoding="utf-8"
     )
     with pytest.raises(ProblemsError) as info:
-        generate(project.cfg, _options(server), environ={})
+        generate(project.deployment, _options(server), environ={})
     problems = info.value.problems
     text = str(info.value)
     assert "GAMUT_TEST_KEY" in text and "no call made" in text
@@ -146,14 +148,16 @@ def test_text_only_needs_no_images(
     project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
     (project.root / "images" / "a.png").unlink()
-    result = generate(project.cfg, _options(server, settings=(Setting.TEXT_ONLY,)), environ=env)
+    result = generate(
+        project.deployment, _options(server, settings=(Setting.TEXT_ONLY,)), environ=env
+    )
     assert result.ok
 
 
 def test_answers_from_another_model_are_not_mixed_in(
     project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
-    assert generate(project.cfg, _options(server, limit=2), environ=env).ok
+    assert generate(project.deployment, _options(server, limit=2), environ=env).ok
     other = GenerateOptions(
         submission_id="test-model",
         model="another-model",
@@ -162,11 +166,11 @@ def test_answers_from_another_model_are_not_mixed_in(
     )
     server.reset()
     with pytest.raises(ProblemsError, match="produced differently"):
-        generate(project.cfg, other, environ=env)
+        generate(project.deployment, other, environ=env)
     assert server.requests == []
     hotter = _options(server, temperature=0.7)
     with pytest.raises(ProblemsError, match=r"temperature 0\.7"):
-        generate(project.cfg, hotter, environ=env)
+        generate(project.deployment, hotter, environ=env)
 
 
 def test_two_runs_never_write_one_submission_at_once(
@@ -178,11 +182,11 @@ def test_two_runs_never_write_one_submission_at_once(
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running gamut generate holds it
         with pytest.raises(GamutError, match="another gamut generate is writing"):
-            generate(project.cfg, _options(server), environ=env)
+            generate(project.deployment, _options(server), environ=env)
         assert server.requests == []
     finally:
         os.close(fd)
-    assert generate(project.cfg, _options(server, limit=1), environ=env).ok
+    assert generate(project.deployment, _options(server, limit=1), environ=env).ok
 
 
 def test_a_failed_check_leaves_no_empty_folder_behind(
@@ -190,7 +194,7 @@ def test_a_failed_check_leaves_no_empty_folder_behind(
 ) -> None:
     (project.root / "images" / "a.png").unlink()
     with pytest.raises(ProblemsError):
-        generate(project.cfg, _options(server, sid="brand-new"), environ=env)
+        generate(project.deployment, _options(server, sid="brand-new"), environ=env)
     assert not project.folder("brand-new").exists()
 
 
@@ -204,7 +208,7 @@ def test_answers_from_elsewhere_are_not_described_as_ours(
     )
     opts = _options(server, settings=(Setting.MULTIMODAL,))
     with pytest.raises(ProblemsError, match="no record of producing"):
-        generate(project.cfg, opts, environ=env)
+        generate(project.deployment, opts, environ=env)
     assert server.requests == []
     assert not (folder / "submission.yaml").exists()
 
@@ -261,7 +265,7 @@ def test_a_connection_that_cannot_succeed_names_host_and_cause(
         host = url.split("//", 1)[1].split("/", 1)[0]
         opts = _options(server, provider, url=url, max_retries=0, concurrency=1, limit=2)
         with pytest.raises(FatalCallError) as info:
-            generate(project.cfg, opts, environ=env)
+            generate(project.deployment, opts, environ=env)
     message = str(info.value)
     assert f"at {host}:" in message and cause in message, message
     assert project.lines("test-model", "multimodal") == []
@@ -276,6 +280,6 @@ def test_a_timeout_names_host_and_cause(
         host = f"127.0.0.1:{silent.getsockname()[1]}"
         opts = _options(server, url=f"http://{host}/v1", max_retries=0, timeout_s=0.3, limit=1,
                         settings=(Setting.TEXT_ONLY,), reply_retries=0)  # fmt: skip
-        result = generate(project.cfg, opts, environ=env)
+        result = generate(project.deployment, opts, environ=env)
     (failure,) = result.failures
     assert f"at {host}: timeout: no answer in time" in failure.reason, failure.reason

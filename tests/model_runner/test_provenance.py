@@ -30,7 +30,7 @@ def _run(project: Project, srv: FakeLLMServer, env: dict[str, str], **kw: Any) -
         api_key_env="GAMUT_TEST_KEY",
         **kw,
     )
-    assert generate(project.cfg, opts, environ=env, today=DAY).ok
+    assert generate(project.deployment, opts, environ=env, today=DAY).ok
 
 
 def _meta(project: Project) -> tuple[str, dict[str, Any]]:
@@ -130,7 +130,7 @@ def test_a_file_people_broke_is_reported_before_any_call(
         api_key_env="GAMUT_TEST_KEY",
     )
     with pytest.raises(ProblemsError, match="not readable YAML"):
-        generate(project.cfg, opts, environ=env)
+        generate(project.deployment, opts, environ=env)
     assert server.requests == []
 
 

@@ -64,7 +64,7 @@ def test_multimodal_requests_carry_the_image_file_bytes(
     provider: str, project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
     result = generate(
-        project.cfg, _options(provider, server, settings=(Setting.MULTIMODAL,)), environ=env
+        project.deployment, _options(provider, server, settings=(Setting.MULTIMODAL,)), environ=env
     )
     assert result.ok and result.stats[Setting.MULTIMODAL].done == project.n_questions
     assert len(server.requests) == project.n_questions
@@ -91,7 +91,7 @@ def test_text_only_requests_carry_no_image(
     provider: str, project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
     result = generate(
-        project.cfg, _options(provider, server, settings=(Setting.TEXT_ONLY,)), environ=env
+        project.deployment, _options(provider, server, settings=(Setting.TEXT_ONLY,)), environ=env
     )
     assert result.ok
     assert len(server.requests) == project.n_questions
@@ -116,7 +116,7 @@ def test_system_prompt_and_decoding_are_sent(
         temperature=None if provider == "anthropic" else 0.3,
         max_tokens=321,
     )
-    assert generate(project.cfg, opts, environ=env).ok
+    assert generate(project.deployment, opts, environ=env).ok
     for req in server.requests:
         body = req.body
         if provider == "anthropic":
@@ -150,14 +150,14 @@ def test_max_tokens_param_sends_the_old_name_and_anthropic_refuses_it(
         max_tokens=77,
         max_tokens_param="max_tokens",
     )
-    assert generate(project.cfg, opts, environ=env).ok
+    assert generate(project.deployment, opts, environ=env).ok
     assert len(server.requests) == 2
     for req in server.requests:
         assert req.body["max_tokens"] == 77 and "max_completion_tokens" not in req.body
     server.reset()
     bad = _options("anthropic", server, sid="other", max_tokens_param="max_tokens")
     with pytest.raises(ProblemsError, match="--max-tokens-param") as err:
-        generate(project.cfg, bad, environ=env)
+        generate(project.deployment, bad, environ=env)
     assert "drop --max-tokens-param for --provider anthropic" in str(err.value)
     assert server.requests == []
 
@@ -166,12 +166,12 @@ def test_chat_completions_default_to_temperature_0_and_anthropic_refuses_one(
     project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
     opts = _options("openai", server, settings=(Setting.TEXT_ONLY,), limit=1)
-    assert generate(project.cfg, opts, environ=env).ok
+    assert generate(project.deployment, opts, environ=env).ok
     assert server.requests[0].body["temperature"] == 0.0
     server.reset()
     bad = _options("anthropic", server, sid="other", temperature=0.5)
     with pytest.raises(ProblemsError, match="takes no sampling parameters"):
-        generate(project.cfg, bad, environ=env)
+        generate(project.deployment, bad, environ=env)
     assert server.requests == []
 
 
@@ -188,7 +188,7 @@ def test_an_image_url_is_passed_as_a_url(
         opts = _options(
             provider, server, sid=f"url-{provider}", settings=(Setting.MULTIMODAL,), limit=1
         )
-        assert generate(project.cfg, opts, environ=env).ok
+        assert generate(project.deployment, opts, environ=env).ok
         content = server.requests[0].body["messages"][-1]["content"]
         if provider == "anthropic":
             assert content[0] == {
@@ -205,15 +205,15 @@ def test_an_image_url_is_passed_as_a_url(
 def test_limit_and_resume_skip_answered_questions(
     project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
-    r1 = generate(project.cfg, _options("openai", server, limit=3), environ=env)
+    r1 = generate(project.deployment, _options("openai", server, limit=3), environ=env)
     assert r1.ok and len(server.requests) == 6
     server.reset()
-    r2 = generate(project.cfg, _options("openai", server), environ=env)
+    r2 = generate(project.deployment, _options("openai", server), environ=env)
     assert r2.ok and len(server.requests) == 2 * (project.n_questions - 3)
     assert r2.stats[Setting.TEXT_ONLY].skipped == 3
     for setting in ("multimodal", "text_only"):
         ids = [x["question_id"] for x in project.lines("test-model", setting)]
         assert sorted(ids) == [q["question_id"] for q in project.questions]
     server.reset()
-    r3 = generate(project.cfg, _options("openai", server), environ=env)
+    r3 = generate(project.deployment, _options("openai", server), environ=env)
     assert r3.ok and server.requests == []

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.config import GamutConfig, load_config
 from gamut.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
+from gamut.project import Project
 from scoring.errors import ProblemsError
 from tests.hub.conftest import write_config
 
@@ -22,8 +22,8 @@ REPORT = {"ok": True, "submissions": ["my-model"], "n_errors": 0, "n_warnings": 
                         "fix": "check for a runaway generation"}]}  # fmt: skip
 
 
-def _cfg(root: Path) -> GamutConfig:
-    cfg = load_config(write_config(root, "rubrics", extra=""))
+def _cfg(root: Path) -> Project:
+    cfg = Project.load(write_config(root, "rubrics", extra=""))
     sub = root / "submissions" / "my-model"
     sub.mkdir(parents=True)
     (sub / "submission.yaml").write_text("model_name: M\n")
@@ -49,8 +49,8 @@ def test_pack_then_unpack_round_trip(tmp_path: Path) -> None:
     assert "pr_number=17\n" in got.as_outputs()
 
 
-def _base(root: Path) -> GamutConfig:
-    cfg = load_config(write_config(root, "rubrics"))
+def _base(root: Path) -> Project:
+    cfg = Project.load(write_config(root, "rubrics"))
     (root / "submissions").mkdir(parents=True, exist_ok=True)
     return cfg
 

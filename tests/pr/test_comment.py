@@ -22,6 +22,7 @@ from gamut.comment import (
     submission_url,
 )
 from gamut.config import GamutConfig, load_config
+from gamut.project import Project
 from scoring.ledger import FailureRecord, KeyScheme, Ledger
 from tests.hub.conftest import write_config
 
@@ -75,7 +76,7 @@ def cfg(tmp_path: Path) -> GamutConfig:
 
 
 def test_scores_ranks_tiers_and_gap(cfg: GamutConfig) -> None:
-    md = render_comment(cfg, "new-model")
+    md = render_comment(Project(cfg), "new-model")
     assert md.startswith(MARKER + "\n")
     assert "| multimodal | **41.8 [38.8, 44.8]** | 2 of 2 (CI 2–3) | 46.8 [42.8, 50.8] |" in md
     assert "| text_only | **50.0 [47.0, 53.0]** | 1 of 2 (CI 1–2) |" in md
@@ -85,7 +86,7 @@ def test_scores_ranks_tiers_and_gap(cfg: GamutConfig) -> None:
 
 
 def test_per_domain_table_and_other_judges(cfg: GamutConfig) -> None:
-    md = render_comment(cfg, "new-model")
+    md = render_comment(Project(cfg), "new-model")
     assert "| domain | questions | multimodal | text_only |" in md
     assert "| food | 6 | 30.0 [26.0, 34.0] | 48.0 [44.0, 52.0] |" in md
     assert "| plants | 6 | 52.5 [48.5, 56.5] | – |" in md
@@ -93,7 +94,7 @@ def test_per_domain_table_and_other_judges(cfg: GamutConfig) -> None:
 
 
 def test_incomplete_submission_has_no_rank(cfg: GamutConfig) -> None:
-    md = render_comment(cfg, "half-done")
+    md = render_comment(Project(cfg), "half-done")
     assert "incomplete (7 checks without verdict)" in md
     assert "| multimodal | **–** | – |" in md
 
@@ -102,7 +103,7 @@ def test_untrusted_text_is_inert(cfg: GamutConfig) -> None:
     warnings = [{"file": "submissions/new-model/multimodal.jsonl", "line": 4,
                  "severity": "warning", "message": "text to the judge: <!-- x --> @maintainer",
                  "fix": "see [this](https://evil.example)"}]  # fmt: skip
-    md = render_comment(cfg, "new-model", warnings)
+    md = render_comment(Project(cfg), "new-model", warnings)
     assert "<b>" not in md and "@everyone" not in md and "@maintainer" not in md
     assert md.count("<!--") == 1 and "https://evil" not in md
     assert "submissions/new-model/multimodal.jsonl:4" in md
@@ -122,10 +123,10 @@ def test_warnings_file_keeps_only_warnings(tmp_path: Path) -> None:
 
 def test_unknown_submission_and_missing_tables(cfg: GamutConfig, tmp_path: Path) -> None:
     with pytest.raises(CommentError, match="gamut judge"):
-        render_comment(cfg, "nobody")
+        render_comment(Project(cfg), "nobody")
     (tmp_path / "results" / "leaderboard.parquet").unlink()
     with pytest.raises(CommentError, match="gamut score"):
-        render_comment(cfg, "new-model")
+        render_comment(Project(cfg), "new-model")
 
 
 def test_cli_writes_the_file(cfg: GamutConfig, tmp_path: Path) -> None:
@@ -148,15 +149,15 @@ def test_judging_progress_while_batches_are_in_flight(cfg: GamutConfig, tmp_path
     }}))  # fmt: skip
     from gamut.comment import read_judging
 
-    half = render_comment(cfg, "half-done", [], judging=read_judging(status, "half-done"))
+    half = render_comment(Project(cfg), "half-done", [], judging=read_judging(status, "half-done"))
     assert "judging: 250 of 700 checks done" in half and "450 in provider batches" in half
     assert half.startswith(MARKER) and "incomplete" in half
-    queued = render_comment(cfg, "queued", [], judging=read_judging(status, "queued"))
+    queued = render_comment(Project(cfg), "queued", [], judging=read_judging(status, "queued"))
     assert queued.startswith(MARKER) and "judging: 0 of 70 checks done" in queued
-    done = render_comment(cfg, "new-model", [], judging=read_judging(status, "new-model"))
+    done = render_comment(Project(cfg), "new-model", [], judging=read_judging(status, "new-model"))
     assert "judging:" not in done  # finished: the plain score comment
     with pytest.raises(CommentError, match="no row"):
-        render_comment(cfg, "queued", [])  # without progress it is an error, as before
+        render_comment(Project(cfg), "queued", [])  # without progress it is an error, as before
     out = tmp_path / "c.md"
     args = ["comment", "--config", str(cfg.file), "--submission", "half-done"]
     r = CliRunner().invoke(main, [*args, "--judging", str(status), "--out", str(out)])
@@ -183,13 +184,13 @@ def test_an_incomplete_row_says_which_judge_how_many_and_why(
     )
     causes = failure_causes(ledger.failures(["j1-id"]), "half-done")
     assert causes == {("j1", "multimodal"): {"api_error": 4, "rejected": 1}}
-    md = render_comment(cfg, "half-done", causes=causes)
+    md = render_comment(Project(cfg), "half-done", causes=causes)
     line = next(ln for ln in md.splitlines() if ln.startswith("- judge `j1`, multimodal"))
     assert "7 check(s) without a verdict" in line
     assert "4 provider errors after retries" in line and "1 requests the provider refused" in line
     assert "2 not judged yet" in line
     assert "secret message" not in md and "raw reply" not in md
-    assert "### Why incomplete" not in render_comment(cfg, "new-model")
+    assert "### Why incomplete" not in render_comment(Project(cfg), "new-model")
 
 
 def test_the_comment_links_the_submissions_page_on_the_site(tmp_path: Path) -> None:
@@ -280,6 +281,6 @@ def test_a_model_name_with_a_www_link_renders_as_text(tmp_path: Path) -> None:
     row["organisation"] = "Lab (@lab-admin, #12)"
     pd.DataFrame([row]).to_parquet(res / "leaderboard.parquet")
     (res / "provenance.json").write_text(json.dumps({"primary_judge": "j1"}))
-    md = render_comment(load_config(write_config(tmp_path, "rubrics")), "new-model")
+    md = render_comment(Project(load_config(write_config(tmp_path, "rubrics"))), "new-model")
     assert "www.evil" not in md and "@lab" not in md and "#12" not in md
     assert "Alpha VL see www\u200b.evil-example.com" in md

@@ -1,13 +1,27 @@
-"""A bulk build pauses the cyclic garbage collector and gives it back as it found it."""
+"""A bulk build pauses the cyclic garbage collector and gives it back as it found it (when the
+process policy says so: the engine used as a library leaves the collector alone)."""
 
 from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Iterator
 
 import pytest
 
 from scoring.bulk import gc_paused
+from scoring.process import COMMAND_LINE, LIBRARY, using
+
+
+@pytest.fixture(autouse=True)
+def _program_policy() -> Iterator[None]:
+    with using(COMMAND_LINE):
+        yield
+
+
+def test_a_library_leaves_the_collector_alone() -> None:
+    with using(LIBRARY), gc_paused():
+        assert gc.isenabled()
 
 
 def test_the_collector_is_paused_for_the_block_and_restored_after_an_error() -> None:

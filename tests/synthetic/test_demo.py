@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.config import load_config
+from gamut.project import Project
 from gamut.synthetic import random_rubric
 from gamut.synthetic.demo import REPLAY_COLUMNS, compose_all, generate_demo
 from gamut.synthetic.profiles import DEMO_MODELS, PARTISAN_OWN_FAMILY_UPGRADE
@@ -44,18 +44,18 @@ def _files(root: Path) -> dict[str, bytes]:
 def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
     a = _fixture_project(tmp_path / "a")
     b = _fixture_project(tmp_path / "b")
-    written = generate_demo(load_config(a))
-    generate_demo(load_config(b))
+    written = generate_demo(Project.load(a))
+    generate_demo(Project.load(b))
     files_a, files_b = _files(a.parent), _files(b.parent)
     assert len(files_a) == len(written) == len(DEMO_MODELS) * 3 + 3
     assert files_a == files_b
-    generate_demo(load_config(a), seed=1)
+    generate_demo(Project.load(a), seed=1)
     assert _files(a.parent) != files_b
 
 
 def test_every_submission_is_valid_and_answers_every_question_once(tmp_path: Path) -> None:
     config = _fixture_project(tmp_path)
-    generate_demo(load_config(config))
+    generate_demo(Project.load(config))
     qids = sorted(q.question_id for q in load_questions(tmp_path / "questions.jsonl"))
     families = []
     for model in DEMO_MODELS:
@@ -76,7 +76,7 @@ def test_every_submission_is_valid_and_answers_every_question_once(tmp_path: Pat
 
 def test_replay_files_cover_every_check_of_every_response(tmp_path: Path) -> None:
     config = _fixture_project(tmp_path)
-    generate_demo(load_config(config))
+    generate_demo(Project.load(config))
     checks = compile_all(load_rubrics([tmp_path / "rubrics"]))
     n_checks = sum(len(c) for c in checks.values())
     frames = {n: pd.read_parquet(tmp_path / "verdicts" / f"{n}.parquet") for n in
@@ -164,7 +164,7 @@ def test_head_tail_model_is_strong_on_head_and_weak_on_tail(
 
 def test_judges_depart_from_the_labels_as_documented(tmp_path: Path) -> None:
     config = _fixture_project(tmp_path)
-    generate_demo(load_config(config))
+    generate_demo(Project.load(config))
     read = {n: pd.read_parquet(tmp_path / "verdicts" / f"{n}.parquet") for n in
             ("oracle", "lenient", "partisan")}  # fmt: skip
     oracle = read["oracle"]

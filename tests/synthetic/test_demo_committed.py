@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from gamut.config import load_config
+from gamut.project import Project
 from gamut.synthetic.demo import generate_demo
 from scoring import score_question
 from scoring.rubric_io import compile_all, load_rubrics
@@ -21,7 +22,7 @@ def test_committed_demo_data_is_what_the_generator_writes(tmp_path: Path) -> Non
     shutil.copy(DEMO / "gamut.toml", tmp_path / "demo" / "gamut.toml")
     shutil.copy(DEMO / "questions.jsonl", tmp_path / "demo" / "questions.jsonl")
     shutil.copytree(DEMO / "rubrics", tmp_path / "demo" / "rubrics")
-    written = generate_demo(load_config(tmp_path / "demo" / "gamut.toml"))
+    written = generate_demo(Project.load(tmp_path / "demo" / "gamut.toml"))
     for path in written:
         committed = ROOT / path.relative_to(tmp_path)
         assert committed.is_file(), f"{committed} is missing: run gamut demo write"

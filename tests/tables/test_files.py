@@ -20,6 +20,7 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.check_table import CheckTable, load_check_table
 from scoring.errors import ProblemsError, ScoringError
+from scoring.process import COMMAND_LINE, using
 from scoring.tables import tables as tables_module
 from scoring.tables import write as write_module
 from tests.tables.conftest import main_project, main_verdict
@@ -112,13 +113,16 @@ def test_compiling_and_caching_the_checks_loads_no_table_library(tmp_path: Path)
     assert _fresh_process(code, config).stdout.strip() == "[]"
 
 
-#: Run in a fresh process (no thread of another test running, as in a command): prefetch the
-#: check table of the config in argv[1] and print what happened.
+#: Run in a fresh process (no thread of another test running, as in a command) under the process
+#: policy named by argv[2]: prefetch the check table of the config in argv[1] and print what
+#: happened.
 _PREFETCH = """
 import json, sys
 from gamut.config import load_config
 from gamut.project import Project
+from scoring import process
 from scoring.errors import ProblemsError
+process.enter(getattr(process, sys.argv[2]))
 project = Project(load_config(sys.argv[1]))
 project.prefetch_check_table()
 child = project._compiling
@@ -133,10 +137,10 @@ print(json.dumps(out))
 """
 
 
-def _fresh_process(code: str, config: Path) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` in a fresh interpreter with the config path as its argument."""
+def _fresh_process(code: str, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter with the config path (and ``args``) as arguments."""
     return subprocess.run(
-        [sys.executable, "-c", code, str(config)],
+        [sys.executable, "-c", code, str(config), *args],
         capture_output=True,
         text=True,
         check=True,
@@ -144,8 +148,8 @@ def _fresh_process(code: str, config: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _prefetched(config: Path) -> dict[str, Any]:
-    done = _fresh_process(_PREFETCH, config)
+def _prefetched(config: Path, policy: str = "COMMAND_LINE") -> dict[str, Any]:
+    done = _fresh_process(_PREFETCH, config, policy)
     assert done.stderr == ""  # the second process says nothing, even when it fails
     result: dict[str, Any] = json.loads(done.stdout)
     return result
@@ -165,6 +169,12 @@ def test_checks_compiled_in_a_second_process_are_the_ones_compiled_here(tmp_path
     assert _prefetched(config)["started"] is False  # cached now: nothing to start
 
 
+def test_the_engine_as_a_library_compiles_in_its_own_process(tmp_path: Path) -> None:
+    config = main_project().write(tmp_path)
+    got = _prefetched(config, "LIBRARY")
+    assert got["started"] is False and len(got["ids"]) > 0  # no fork: compiled by the caller
+
+
 def test_a_rubric_error_in_the_second_process_is_reported_here(tmp_path: Path) -> None:
     config = main_project().write(tmp_path)
     rubric = tmp_path / "rubrics" / "food-2.json"
@@ -182,7 +192,8 @@ def test_no_fork_while_another_thread_runs(tmp_path: Path) -> None:
     other = threading.Thread(target=release.wait)
     other.start()
     try:
-        project.prefetch_check_table()  # a fork would copy this thread only
+        with using(COMMAND_LINE):
+            project.prefetch_check_table()  # a fork would copy this thread only
         assert project._compiling is None
     finally:
         release.set()

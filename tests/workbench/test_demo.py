@@ -6,6 +6,8 @@ import json
 import stat
 from pathlib import Path
 
+import pytest
+
 from gamut.workbench.demo import demo_data
 from gamut.workbench.questions import CANDIDATES, State
 from gamut.workbench.store import Workbench
@@ -93,3 +95,62 @@ def test_demo_refuses_a_folder_in_use(tmp_path: Path) -> None:
     code, out = run("build", "demo", "--out", str(tmp_path))
     assert code == 1 and "not empty" in out
     assert demo_data().joinpath("llm.jsonl").is_file()
+
+
+def test_the_demo_ships_its_inputs_as_package_data() -> None:
+    """`gamut build demo` reads nothing of the repository: every file it needs is under
+    gamut/workbench/demo_data/, every one of them is named by pyproject's package data, and the
+    images are the repository's demo images of the same names."""
+    import fnmatch
+    import tomllib
+
+    from gamut.workbench import demo
+
+    root = Path(demo.__file__).resolve().parents[2]
+    globs = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["package-data"]["gamut"]
+    package = root / "gamut"
+    files = [f for f in demo_data().rglob("*") if f.is_file() and "__pycache__" not in f.parts]
+    assert len(files) >= 10
+    for f in files:
+        rel = f.relative_to(package).as_posix()
+        # a package-data glob's * does not cross folders
+        assert any(
+            Path(rel).parent == Path(g).parent and fnmatch.fnmatchcase(f.name, Path(g).name)
+            for g in globs
+        ), f"{rel} is not package data"
+    manifest = (demo_data() / "manifest.csv").read_text(encoding="utf-8").splitlines()[1:]
+    names = [Path(line.split(",")[1]).name for line in manifest]
+    assert len(names) == 4
+    for name in names:
+        shipped = demo.DEMO_IMAGES / name
+        assert shipped.read_bytes() == (root / "demo" / "images" / name).read_bytes(), name
+    assert '"demo" / "images"' not in Path(demo.__file__).read_text(encoding="utf-8")
+
+
+def test_the_leaderboard_reads_the_benchmark_version_of_a_release(tmp_path: Path) -> None:
+    from gamut.benchmark_version import benchmark_version
+    from gamut.project import Project
+    from scoring.errors import GamutError
+
+    out = tmp_path / "demo"
+    assert run("build", "demo", "--out", str(out))[0] == 0
+
+    def project(questions: Path, extra: str = "") -> Project:
+        cfg = tmp_path / "gamut.toml"
+        cfg.write_text(
+            f'[benchmark]\nquestions = "{questions}"\nrubrics = "{out / "rubrics"}"\n{extra}',
+            encoding="utf-8",
+        )
+        return Project.load(cfg)
+
+    assert benchmark_version(project(out / "questions.jsonl")) == "demo-1.0"
+    given = project(out / "questions.jsonl", 'benchmark_version = "gamut-2.1"\n')
+    assert benchmark_version(given) == "gamut-2.1"  # the config's word wins
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "questions.jsonl").write_bytes((out / "questions.jsonl").read_bytes())
+    assert benchmark_version(project(tmp_path / "q" / "questions.jsonl")) is None
+    (tmp_path / "q" / "release.json").write_text('{"n_questions": 4}', encoding="utf-8")
+    with pytest.raises(GamutError, match=r"release.json: no benchmark_version string"):
+        benchmark_version(project(tmp_path / "q" / "questions.jsonl"))

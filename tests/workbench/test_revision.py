@@ -101,3 +101,35 @@ def test_a_revised_rubric_is_refined_again_before_the_second_round(
     assert [r.key for r in sent] == ["food-0001#2"] and "eggs" in sent[0].user
     assert wb.read("rubrics/food-0001.json")["items"][-1]["id"] == "I9"
     assert refine(wb, Again(), pages) == {} and len(sent) == 1  # nothing new to refine
+
+
+def test_two_human_rounds_with_a_refinement_between_and_no_third(
+    wb: Workbench, tmp_path: Path
+) -> None:
+    from gamut.workbench.demo import demo_data
+    from gamut.workbench.evidence import SavedPages
+    from gamut.workbench.llm import LLMRequest
+    from gamut.workbench.rubrics import refine
+
+    def edit(n: int) -> Path:
+        row = {"question_id": "food-0001", "check_id": "I1", "text": f"Names the dish ({n})."}
+        return write_jsonl(tmp_path / f"e{n}.jsonl", [row])
+
+    class Again:
+        def complete(self, request: LLMRequest) -> object:
+            return {"items": wb.read("rubrics/food-0001.json")["items"]}
+
+    assert apply_edits(wb, edit(1), "ann-r")["edits"] == 1
+    with pytest.raises(ProblemsError) as exc:  # round 2 waits for the LLM refinement
+        apply_edits(wb, edit(2), "ann-s")
+    assert f"{tmp_path / 'e2.jsonl'}:1: question food-0001: round 1 is done" in str(exc.value)
+    assert "run `gamut build refine` first" in str(exc.value)
+    assert refine(wb, Again(), SavedPages(demo_data() / "pages.jsonl")) == {"ok": 1}
+    assert apply_edits(wb, edit(2), "ann-s")["edits"] == 1
+    assert [r["round"] for r in wb.read(REVISIONS)] == [1, 2]
+    before = wb.read("rubrics/food-0001.json")
+    with pytest.raises(ProblemsError) as exc:
+        apply_edits(wb, edit(3), "ann-t")
+    assert "has had its 2 human revision rounds" in str(exc.value)
+    assert "gamut build correct|drop food-0001" in str(exc.value)
+    assert wb.read("rubrics/food-0001.json") == before and len(wb.read(REVISIONS)) == 2

@@ -19,11 +19,12 @@ import hashlib
 import secrets
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import pyarrow as pa
 
+from scoring import process
 from scoring.judge.backends import Completion, Turn
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
@@ -259,7 +260,7 @@ def submit(
         stats.batches_submitted += 1
         stats.submitted += n
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-upload") as pool:
+    with process.pool("batch_upload") as pool:
         prev: tuple[Future[str], BatchRecord, int] | None = None
         for attempt in sorted({a.attempt for a in asks}):
             mine = [a for a in asks if a.attempt == attempt]

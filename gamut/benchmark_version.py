@@ -1,0 +1,47 @@
+"""Which benchmark version the leaderboard's rows are judged against (the version a workbench
+release names, ``gamut build release VERSION``)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from scoring.errors import GamutError
+
+if TYPE_CHECKING:
+    from gamut.project import Project
+
+#: What ``gamut build release`` writes beside the released ``questions.jsonl``.
+RELEASE_FILE = "release.json"
+
+
+def benchmark_version(project: Project) -> str | None:
+    """The benchmark version: ``[benchmark] benchmark_version`` when the config gives it, else the
+    ``benchmark_version`` of the ``release.json`` beside the question set's questions file,
+    else None (a question set made by hand names no version).
+
+    Raises:
+        GamutError: that ``release.json`` is not JSON or names no string version.
+        gamut.public_set.QuestionsNotPulled: a Hub question set not pulled yet (as
+            :attr:`Project.questions_path`).
+    """
+    given = project.cfg.benchmark.benchmark_version
+    if given is not None:
+        return given
+    path = project.questions_path.parent / RELEASE_FILE
+    if not path.is_file():
+        return None
+    try:
+        version = json.loads(path.read_text(encoding="utf-8")).get("benchmark_version")
+    except (ValueError, AttributeError):
+        version = None
+    if not isinstance(version, str) or not version:
+        raise GamutError(
+            f"{path}: no benchmark_version string (a release.json of `gamut build release` "
+            f"has one); fix the file, or give [benchmark] benchmark_version in "
+            f"{project.config_file}"
+        )
+    return version
+
+
+__all__ = ["RELEASE_FILE", "benchmark_version"]

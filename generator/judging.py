@@ -1,0 +1,116 @@
+"""The "How this was judged" pages (HELM's instance viewer has their like): one page per judge
+prompt version, ``judging/<version>.html``, with the prompt template's text exactly as the judge
+receives it (placeholders and all) and the request settings of every judge that uses it. The
+explorer links each response to the page of the judge whose verdicts it shows.
+
+The template is public (``scoring/prompts/judge_<version>.txt``): it holds placeholders, never a
+check, so the pages are the same whether the rubrics are public or held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from generator.render import Cell, Column, Row, Table, file_id
+from generator.tables import ScoreTables, SiteError
+from scoring.errors import GamutError
+from scoring.judge.prompt import load_template
+
+#: Folder of the pages under the site root.
+JUDGING = "judging"
+
+
+def judging_page(version: str) -> str:
+    """The page of a prompt version, relative to the site root, as a Markdown source."""
+    return f"{JUDGING}/{file_id(version.lower())}.md"
+
+
+def judging_href(version: str, judge: str = "", root: str = "") -> str:
+    """The built page of a prompt version (at the judge's settings when ``judge`` is given)."""
+    anchor = f"#judge-{file_id(judge.lower())}" if judge else ""
+    return root + judging_page(version).removesuffix(".md") + ".html" + anchor
+
+
+def _prompt_version(info: Mapping[str, Any]) -> str:
+    return str(info.get("prompt_version"))
+
+
+def judges_by_prompt(tables: ScoreTables) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
+    """Prompt version -> the judges (name, provenance) that use it, in config order."""
+    out: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    for name, info in (tables.provenance.get("judges") or {}).items():
+        if isinstance(info, dict):
+            out.setdefault(_prompt_version(info), []).append((str(name), info))
+    return out
+
+
+def judging_context(tables: ScoreTables, version: str) -> dict[str, Any]:
+    """The page of one prompt version: its template's sections and its judges' settings.
+
+    Raises:
+        SiteError: this engine ships no template of that version (the tables were scored by
+            another engine release).
+    """
+    try:
+        template = load_template(version)
+    except GamutError as exc:
+        raise SiteError(
+            f"cannot show how the verdicts were judged: {exc}; build the site with the engine "
+            "release that scored the tables"
+        ) from None
+    judges = judges_by_prompt(tables).get(version, [])
+    rows = [
+        Row(
+            {
+                "name": Cell(name),
+                "provider": Cell(info.get("provider")),
+                "model": Cell(info.get("model")),
+                "temperature": Cell(info.get("temperature")),
+                "max_tokens": Cell(info.get("max_tokens")),
+                "mode": Cell(info.get("mode")),
+                "prompt": Cell(info.get("prompt_template") or version),
+                "primary": Cell(name == tables.primary_judge),
+            },
+            attrs={"judge": file_id(name.lower())},
+        )
+        for name, info in judges
+    ]
+    settings = Table(
+        [
+            Column("name", "Judge", numeric=False),
+            Column("provider", "Provider", numeric=False),
+            Column("model", "Model", numeric=False),
+            Column("temperature", "Temperature", "f2"),
+            Column("max_tokens", "Max tokens", "integer"),
+            Column("mode", "Mode", numeric=False),
+            Column("prompt", "Prompt version", numeric=False),
+            Column("primary", "Primary", "yes_no"),
+        ],
+        rows,
+        caption="Request settings of the judges that use this prompt",
+        sortable=False,
+    )
+    changed = sorted(
+        name for name, info in judges if info.get("prompt_digest") not in (None, template.digest)
+    )
+    return {
+        "version": version,
+        "template": template,
+        "file": f"scoring/prompts/judge_{version}.txt",
+        "settings": settings,
+        "anchors": [file_id(name.lower()) for name, _ in judges],
+        "changed": changed,
+        "sections": [
+            ("System message", template.system),
+            (
+                "User message: the question and the fenced response (once per response)",
+                template.shared,
+            ),
+            ("User message: the check (once per check, after the part above)", template.check),
+            ("Follow-up after an unusable reply", template.reask),
+        ],
+    }
+
+
+__all__ = ["JUDGING", "judges_by_prompt", "judging_context", "judging_href", "judging_page"]

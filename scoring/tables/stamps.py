@@ -1,0 +1,169 @@
+"""What produced each leaderboard row, and whether it is stale.
+
+`gamut judge` records in the verdict table's file metadata (:data:`STAMPS`) what judged its
+verdicts: the rubric set's version, and per judge its configured model, prompt version and
+prompt template digest, with the model snapshots the ledger records for the verdicts of each
+(submission, setting). Scoring reads that record and stamps every leaderboard row with it, next
+to the benchmark version of the config and the engine that scored the row. A row judged under a
+rubric version, judge model, prompt version or prompt template other than the current ones
+(the table was kept while the config or the rubrics changed: `gamut score` without `gamut
+judge`) is **stale**, and ``stale_reason`` says what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from scoring import __version__
+from scoring.errors import ScoringError
+
+#: Parquet file metadata key of what judged a verdict table's rows (written by `gamut judge`).
+STAMPS = b"gamut.stamps"
+
+#: The stamp columns of the leaderboard, in order.
+STAMP_COLUMNS = (
+    "benchmark_version",
+    "rubric_version",
+    "judge_model",
+    "judge_snapshot",
+    "prompt_version",
+    "prompt_digest",
+    "engine_version",
+    "stale",
+    "stale_reason",
+)
+
+#: ``stale_reason`` of the rows of a verdict table that records nothing of what judged it.
+UNRECORDED = (
+    "the verdict table records no versions (written by an older engine or not by `gamut "
+    "judge`): rewrite it with `gamut judge`"
+)
+_FIX = "rewrite the verdict table with `gamut judge`"
+
+
+def read_stamps(path: Path) -> dict[str, Any] | None:
+    """What judged the verdict table at ``path``, or None when it records nothing.
+
+    Raises:
+        ScoringError: the record is there but is not a JSON object.
+    """
+    try:
+        meta = pq.read_metadata(path).metadata or {}  # the file's: the writer adds it last
+    except OSError as exc:
+        raise ScoringError(f"cannot read the verdict table {path}: {exc} ({_FIX})") from None
+    raw = meta.get(STAMPS)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ScoringError(
+            f"{path}: its {STAMPS.decode()} record is not JSON ({exc}); {_FIX}"
+        ) from None
+    if not isinstance(value, dict) or not isinstance(value.get("judges"), dict):
+        raise ScoringError(f"{path}: its {STAMPS.decode()} record is not an object; {_FIX}")
+    return value
+
+
+@dataclass(frozen=True)
+class Current:
+    """What the rows would be judged under now.
+
+    Attributes:
+        rubric_version: the current rubric set's version.
+        benchmark_version: the question set's release version from the config, or None.
+        judges: judge name -> its provenance (:func:`scoring.judge.judge_provenance`).
+    """
+
+    rubric_version: str
+    benchmark_version: str | None
+    judges: Mapping[str, Mapping[str, Any]]
+
+
+def short_version(value: object) -> str:
+    """A digest for people: its algorithm and 12 hex digits (``sha256:1abb7c0e3f2a``)."""
+    algo, _, digest = str(value).rpartition(":")
+    return f"{algo}:{digest[:12]}" if algo else digest[:12]
+
+
+def _reasons(rubric: object, rec: Mapping[str, Any], now: Current, judge: str) -> list[str]:
+    out = []
+    if rubric != now.rubric_version:
+        was, is_ = short_version(rubric), short_version(now.rubric_version)
+        out.append(f"judged under rubric version {was}, now {is_}")
+    cur = now.judges.get(judge, {})
+    if rec.get("model") != cur.get("model"):
+        out.append(f"judged by model {rec.get('model')}, configured now {cur.get('model')}")
+    then = (rec.get("prompt_version"), rec.get("prompt_digest"))
+    current = (cur.get("prompt_template") or cur.get("prompt_version"), cur.get("prompt_digest"))
+    if then != current:
+        out.append(
+            f"judged with prompt {then[0]} (template {then[1]}), now {current[0]} "
+            f"(template {current[1]})"
+        )
+    return out
+
+
+def stamp(leaderboard: pd.DataFrame, recorded: dict[str, Any] | None, now: Current) -> pd.DataFrame:
+    """``leaderboard`` with the :data:`STAMP_COLUMNS` added after its metadata columns.
+
+    A row with no verdict at all has no judge stamps and is not stale; with no record
+    (``recorded`` None) the judge stamps are empty and ``stale`` is unknown (null).
+    """
+    cols: dict[str, list[Any]] = {c: [] for c in STAMP_COLUMNS}
+    judges = (recorded or {}).get("judges", {})
+    for sub, setting, judge, missing, total in zip(
+        leaderboard["submission_id"],
+        leaderboard["setting"],
+        leaderboard["judge"],
+        leaderboard["n_checks_missing"],
+        leaderboard["n_checks"],
+        strict=True,
+    ):
+        rec = judges.get(judge)
+        judged = int(missing) < int(total)
+        known = recorded is not None and rec is not None and judged
+        rubric = recorded.get("rubric_version") if known and recorded else None
+        snaps = rec.get("snapshots", {}).get(sub, {}).get(setting, []) if known and rec else []
+        cols["benchmark_version"].append(now.benchmark_version)
+        cols["rubric_version"].append(rubric)
+        cols["judge_model"].append(rec.get("model") if known and rec else None)
+        cols["judge_snapshot"].append(", ".join(snaps) if snaps else None)
+        cols["prompt_version"].append(rec.get("prompt_version") if known and rec else None)
+        cols["prompt_digest"].append(rec.get("prompt_digest") if known and rec else None)
+        cols["engine_version"].append(__version__)
+        if not judged:
+            cols["stale"].append(False)
+            cols["stale_reason"].append(None)
+        elif recorded is None:
+            cols["stale"].append(None)
+            cols["stale_reason"].append(UNRECORDED)
+        elif rec is None:
+            cols["stale"].append(None)
+            cols["stale_reason"].append(f"the verdict table records nothing of judge {judge}")
+        else:
+            why = _reasons(rubric, rec, now, str(judge))
+            cols["stale"].append(bool(why))
+            cols["stale_reason"].append("; ".join(why) or None)
+    out = leaderboard.copy()
+    for name, values in cols.items():
+        out[name] = pd.array(values, dtype="boolean") if name == "stale" else values
+    return out
+
+
+__all__ = [
+    "STAMPS",
+    "STAMP_COLUMNS",
+    "UNRECORDED",
+    "Current",
+    "read_stamps",
+    "short_version",
+    "stamp",
+]

@@ -1,0 +1,47 @@
+"""The usage table beside the verdict table, from a real judge run (the fake provider over HTTP):
+the leaderboard's judging tokens and cost add up to what the run reported it spent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
+from scoring.judge.progress import NullProgress
+from scoring.judge.usage import usage_path
+from tests.fakes.llm_server import FakeLLMServer
+from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
+
+PRICES = "price_in_per_mtok = 2.0\nprice_cached_in_per_mtok = 0.5\nprice_out_per_mtok = 8.0"
+
+
+def test_leaderboard_cost_adds_up_to_the_run(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url, extra=PRICES)))
+    s = pipeline.judge(Project(cfg), progress=NullProgress()).judges["gpt"]
+    verdicts = pipeline.write_verdicts(Project(cfg))
+    usage = pd.read_parquet(usage_path(verdicts))
+    assert set(usage["source"]) == {"direct"} and usage["n_verdicts"].sum() == TOTAL_CALLS
+    assert (usage["tokens_in"].sum(), usage["tokens_out"].sum()) == (s.tokens_in, s.tokens_out)
+    lb = pipeline.score(Project(cfg)).leaderboard
+    assert (lb["judge_tokens_recorded"].dropna() == 1.0).all()
+    assert int(lb["judge_calls"].sum()) == s.calls == TOTAL_CALLS
+    assert int(lb["judge_tokens_cached"].sum()) == s.tokens_cached
+    assert s.cost is not None and lb["judge_cost_usd"].sum() == pytest.approx(s.cost)
+    row = lb.iloc[0]
+    by_hand = (
+        (row["judge_tokens_in"] - row["judge_tokens_cached"]) * 2.0
+        + row["judge_tokens_cached"] * 0.5
+        + row["judge_tokens_out"] * 8.0
+    ) / 1e6
+    assert row["judge_cost_usd"] == pytest.approx(by_hand) and by_hand > 0
+    # nothing changed: the recorded run is taken as it is, the usage table with it
+    before = usage_path(verdicts).stat().st_mtime_ns
+    pipeline.write_verdicts(Project(cfg))
+    assert usage_path(verdicts).stat().st_mtime_ns == before
+    usage_path(verdicts).unlink()  # a results folder from before the usage table: written again
+    pipeline.write_verdicts(Project(cfg))
+    assert usage_path(verdicts).is_file()
