@@ -87,10 +87,12 @@ def _options(members: list[str]) -> str:
     return "; ".join(_clause(m) for m in members)
 
 
-def _at_least(topic: str, k: int, members: list[str]) -> str:
+def _at_least(topic: str, k: int, n: int, options: str) -> str:
+    """The check of ``k`` of a list's ``n`` members (``options``: :func:`_options` of them,
+    joined once per list, not once per threshold)."""
     return (
         f"Regarding {topic}, the response mentions at least {k} of the following "
-        f"{len(members)} options: {_options(members)}."
+        f"{n} options: {options}."
     )
 
 
@@ -141,6 +143,7 @@ def compile_rubric(rubric: MetaRubric) -> list[Check]:
             insight = item.insight
         elif isinstance(item, FlexibleList):
             members = item.members
+            options = _options(members)
             for j, b in enumerate(item.baselines, 1):
                 add(
                     iid,
@@ -148,7 +151,7 @@ def compile_rubric(rubric: MetaRubric) -> list[Check]:
                     CheckKind.BASELINE,
                     tier,
                     False,
-                    _at_least(item.topic, b, members),
+                    _at_least(item.topic, b, len(members), options),
                     cites,
                 )
             lower = tier.lower()
@@ -174,7 +177,7 @@ def compile_rubric(rubric: MetaRubric) -> list[Check]:
                         CheckKind.COVERAGE,
                         lower,
                         True,
-                        _at_least(item.topic, k, members),
+                        _at_least(item.topic, k, len(members), options),
                         cites,
                     )
             insight = item.insight

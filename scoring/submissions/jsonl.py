@@ -121,14 +121,17 @@ def nesting(value: Any, cap: int) -> int:
         return 0
     deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
+    push = stack.append
     while stack:
         v, depth = stack.pop()
         if depth > deepest:
             deepest = depth
             if depth > cap:
                 break
-        children = v.values() if isinstance(v, dict) else v
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+        inner = depth + 1
+        for c in v.values() if isinstance(v, dict) else v:  # a loop: no generator per container
+            if isinstance(c, (dict, list)):
+                push((c, inner))
     return deepest
 
 
