@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from scoring.judge.pairs import PairPlan
@@ -47,7 +48,11 @@ def usage_path(verdict_table: Path) -> Path:
 def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     """Calls and tokens of the ledger's verdicts of the planned pairs, summed per (submission,
     setting, judge, source). Pairs of empty responses (no call) and pairs without a verdict
-    have no part in it."""
+    have no part in it.
+
+    Summed by numpy over each plan's pairs, grouped by one integer per (submission, setting,
+    source) in the order of their names (a pandas group-by over the pairs took seconds at
+    paper scale): the rows of each judge sorted by submission, setting and source."""
     index, stored = ledger.key_index(columns=["source", *_COUNTS[1:]])
     frames = []
     for p in plans:
@@ -58,28 +63,30 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
         if not sel.size:
             continue
         rows = pa.array(row[sel])
-        part = pd.DataFrame(
-            {
-                "unit": p.unit[sel],
-                "source": stored["source"].take(rows).to_numpy(zero_copy_only=False),
-                "n_verdicts": np.ones(sel.size, np.int64),
-                **{
-                    c: stored[c].take(rows).to_numpy().astype(np.int64)
-                    for c in ("calls", "tokens_in", "tokens_cached", "tokens_out")
-                },
-            }
-        )
-        summed = part.groupby(["unit", "source"], sort=False).sum().reset_index()
-        units = [p.units[int(u)] for u in summed["unit"]]
-        summed.insert(0, "submission_id", [u.submission_id for u in units])
-        summed.insert(1, "setting", [u.setting.value for u in units])
-        summed.insert(2, "judge", p.judge.name)
-        frames.append(
-            summed.drop(columns="unit")
-            .groupby(["submission_id", "setting", "judge", "source"], sort=True)
-            .sum()
-            .reset_index()
-        )
+        source = pc.dictionary_encode(stored["source"].take(rows)).combine_chunks()
+        sources = source.dictionary.to_pylist()
+        rank = np.argsort(np.argsort(np.array(sources, dtype=object), kind="stable"))
+        codes = p.id_codes()
+        sub_codes, subs = codes["submission_id"]
+        set_codes, sets = codes["setting"]
+        group = sub_codes[sel].astype(np.int64) * len(sets) + set_codes[sel]
+        group = group * len(sources) + rank[source.indices.to_numpy()]
+        order = np.argsort(group, kind="stable")
+        ordered = group[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        keys = ordered[starts]
+        by_name = np.array(sorted(sources), dtype=object)
+        out: dict[str, object] = {
+            "submission_id": np.array(subs, dtype=object)[keys // (len(sets) * len(sources))],
+            "setting": np.array(sets, dtype=object)[keys // len(sources) % len(sets)],
+            "judge": p.judge.name,
+            "source": by_name[keys % len(sources)],
+            "n_verdicts": np.diff(np.r_[starts, len(ordered)]).astype(np.int64),
+        }
+        for c in ("calls", "tokens_in", "tokens_cached", "tokens_out"):
+            values = stored[c].take(rows).to_numpy().astype(np.int64)
+            out[c] = np.add.reduceat(values[order], starts)
+        frames.append(pd.DataFrame(out, columns=list(USAGE_COLUMNS)))
     if not frames:
         return pd.DataFrame(
             {c: pd.Series(dtype=str if i < 4 else np.int64) for i, c in enumerate(USAGE_COLUMNS)}
