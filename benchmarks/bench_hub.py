@@ -21,7 +21,6 @@ os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 from gamut.config import load_config
-from gamut.hub import resolve_rubrics_path
 from gamut.project import Project
 from gamut.publish import publish_files
 from tests.hub.fake_hub import FakeHub, FakeRepo, commit_sha, serve_hub
@@ -55,10 +54,10 @@ def bench_download(root: Path) -> None:
         os.environ.update({"GAMUT_HF_ENDPOINT": hub.url, "HF_TOKEN": "t"})
         cfg = load_config(_config(root, f"hf://datasets/org/held@{sha}"))
         t = time.perf_counter()
-        path = resolve_rubrics_path(cfg)
+        path = Project(cfg).rubrics_path
         cold = time.perf_counter() - t
         t = time.perf_counter()
-        resolve_rubrics_path(cfg)
+        _ = Project(cfg).rubrics_path
         warm = time.perf_counter() - t
     n = sum(1 for _ in path.rglob("*.json"))
     print(f"held rubrics: {n} files cold {cold:.2f} s ({n / cold:.0f} files/s), warm {warm:.3f} s")

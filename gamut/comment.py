@@ -19,6 +19,8 @@ import pandas as pd
 from scoring import numbers
 from scoring.errors import GamutError
 from scoring.layout import ResultsLayout
+from scoring.rubric import Tier
+from scoring.tables.tables import TIER_COLUMNS
 
 if TYPE_CHECKING:
     from gamut.project import Project
@@ -28,7 +30,8 @@ if TYPE_CHECKING:
 MARKER = "<!-- gamut-score -->"
 MAX_WARNINGS = 30
 MAX_TEXT = 300
-TIERS = (("ac", "answer-critical"), ("v", "valuable"), ("c", "context"))
+#: The tier score columns (``ac``, ``v``, ``c``) with each tier's name.
+TIERS = tuple(zip(TIER_COLUMNS, (t.value.replace("_", "-") for t in Tier), strict=True))
 
 
 #: Why a check has no verdict, by the judge's failure kind (the ledger records it).
@@ -383,7 +386,7 @@ def render_comment(
     if rows.empty:
         raise CommentError(
             f"submission {submission_id!r} has no row for judge {primary!r} in "
-            f"{results / 'leaderboard.parquet'}; run `gamut judge` and `gamut score`"
+            f"{project.results_layout.table('leaderboard')}; run `gamut judge` and `gamut score`"
         )
     first = rows.iloc[0]
     judge = prov.get("judges", {}).get(primary, {})

@@ -1,10 +1,11 @@
 """The Hugging Face Hub: references, access, and held rubrics in (publishing is ``gamut.publish``).
 
 Held rubrics live in a private dataset named in the config as
-``rubrics = "hf://datasets/ORG/NAME@<40-hex commit sha>[/folder]"``; :func:`resolve_rubrics_path`
-fetches only the rubric files at that exact commit into ``cfg.store.private`` and returns the local
-folder. This module loads no table library (``huggingface_hub`` only when it downloads), so that a
-command can resolve its rubrics, or learn that they are local, before it needs one.
+``rubrics = "hf://datasets/ORG/NAME@<40-hex commit sha>[/folder]"``; :func:`snapshot_path`
+fetches only the rubric files at that exact commit into ``store.private`` and returns the local
+folder (``Project.rubrics_path``). This module loads no table library (``huggingface_hub`` only
+when it downloads), so that a command can resolve its rubrics, or learn that they are local,
+before it needs one.
 
 The endpoint and token are read from the environment at call time (``GAMUT_HF_ENDPOINT``, then
 ``HF_ENDPOINT``; ``HF_TOKEN``) and passed to ``huggingface_hub`` explicitly, because the library
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from gamut.config import PLACEHOLDER, GamutConfig
+from gamut.config import PLACEHOLDER
 from scoring.errors import GamutError
 
 if TYPE_CHECKING:
@@ -139,11 +140,12 @@ def hub_api(token: str | Literal[False]) -> HfApi:
     return HfApi(endpoint=hub_endpoint(), token=token)
 
 
-def private_cache(cfg: GamutConfig) -> Path:
-    """The folder for held rubrics, checked to lie outside the results and the site."""
-    private = cfg.path(cfg.store.private).resolve()
-    for name, other in (("store.results", cfg.store.results), ("site.out", cfg.site.out)):
-        public = cfg.path(other).resolve()
+def private_cache(private: Path, published: dict[str, Path]) -> Path:
+    """The folder for held rubrics (``store.private``), checked to lie outside the published
+    folders (config key -> folder: the results and the site)."""
+    private = private.resolve()
+    for name, other in published.items():
+        public = other.resolve()
         if private == public or public in private.parents:
             raise HubError(
                 f"store.private ({private}) lies inside {name} ({public}); held rubrics must not "
@@ -152,43 +154,20 @@ def private_cache(cfg: GamutConfig) -> Path:
     return private
 
 
-def resolve_rubrics_path(cfg: GamutConfig) -> Path:
-    """The local file or folder holding the rubrics named by ``benchmark.rubrics``.
+def snapshot_path(value: str, cache: Path) -> Path:
+    """The local copy of the Hub reference ``value`` (the rubrics, or the audit labels).
 
-    A local path is resolved against the config file. A Hub reference is downloaded (rubric files
-    only, at the pinned commit, token from ``HF_TOKEN``) into ``store.private`` and the local
-    snapshot folder is returned; a second call at the same commit uses the cache.
+    Downloaded (rubric files only, at the pinned commit, token from ``HF_TOKEN``) into ``cache``
+    (under ``store.private``: :func:`private_cache`); a second call at the same commit uses the
+    cache. ``gamut.project.Project.rubrics_path`` and ``audit_path`` resolve a local path
+    themselves.
 
     Raises:
         HubError: malformed reference, missing or refused token, unknown repo or revision, or an
             unreachable Hub with nothing cached.
     """
-    value = cfg.benchmark.rubrics
-    check_published("benchmark.rubrics", value, cfg.file)
-    if not is_hub_uri(value):
-        return cfg.path(Path(value))
     ref = parse_hub_uri(value)
-    cache = private_cache(cfg) / "hub"
     snapshot = _snapshot(ref, cache)
-    return snapshot / ref.subfolder if ref.subfolder else snapshot
-
-
-def resolve_audit_path(cfg: GamutConfig) -> Path | None:
-    """The local folder of the human audit labels named by ``benchmark.audit`` (None if unset).
-
-    A Hub reference is downloaded like the rubrics (its ``*.jsonl`` files are the labels).
-
-    Raises:
-        HubError: as :func:`resolve_rubrics_path`.
-    """
-    value = cfg.benchmark.audit
-    if value is None:
-        return None
-    check_published("benchmark.audit", value, cfg.file)
-    if not is_hub_uri(value):
-        return cfg.path(Path(value))
-    ref = parse_hub_uri(value)
-    snapshot = _snapshot(ref, private_cache(cfg) / "hub")
     return snapshot / ref.subfolder if ref.subfolder else snapshot
 
 

@@ -21,6 +21,7 @@ from scoring.questions import Question, Setting, load_questions
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
+    from gamut.public_set import QuestionSource
     from scoring.check_table import CheckTable
     from scoring.compiler import Check
     from scoring.judge import BuiltJudge, JudgeInputs
@@ -64,6 +65,17 @@ class Project:
         return self.cfg.path(p)
 
     @property
+    def question_source(self) -> QuestionSource:
+        """Where the public questions come from: a local file, or a Hub set and its cache."""
+        from gamut.public_set import QuestionSource
+
+        cfg = self.cfg
+        value = cfg.benchmark.questions
+        return QuestionSource(
+            value, cfg.file, self.path(Path(value)), self.path(cfg.store.questions)
+        )
+
+    @property
     def questions_path(self) -> Path:
         """The public questions file (the pulled copy when the config names a Hub dataset).
 
@@ -72,7 +84,7 @@ class Project:
         """
         from gamut.public_set import questions_file
 
-        return questions_file(self.cfg)
+        return questions_file(self.question_source)
 
     @property
     def submissions_root(self) -> Path:
@@ -215,6 +227,18 @@ class Project:
         """Whether rubric text may be published."""
         return self.cfg.benchmark.rubrics_public
 
+    def _resolve(self, key: str, value: str) -> Path:
+        """A rubrics or audit location: a local path resolved against the config's folder, or
+        a Hub reference fetched into ``<private>/hub`` (checked to lie outside the published
+        folders)."""
+        from gamut import hub
+
+        hub.check_published(key, value, self.cfg.file)
+        if not hub.is_hub_uri(value):
+            return self.path(Path(value))
+        published = {"store.results": self.results, "site.out": self.site_out}
+        return hub.snapshot_path(value, hub.private_cache(self.private, published) / "hub")
+
     @cached_property
     def rubrics_path(self) -> Path:
         """The local file or folder of the rubrics; an ``hf://`` reference is fetched first.
@@ -222,9 +246,7 @@ class Project:
         Raises:
             gamut.hub.HubError: a Hub reference cannot be resolved.
         """
-        from gamut import hub
-
-        return hub.resolve_rubrics_path(self.cfg)
+        return self._resolve("benchmark.rubrics", self.cfg.benchmark.rubrics)
 
     @cached_property
     def audit_path(self) -> Path | None:
@@ -233,9 +255,8 @@ class Project:
         Raises:
             gamut.hub.HubError: a Hub reference cannot be resolved.
         """
-        from gamut import hub
-
-        return hub.resolve_audit_path(self.cfg)
+        value = self.cfg.benchmark.audit
+        return None if value is None else self._resolve("benchmark.audit", value)
 
     @cached_property
     def questions(self) -> list[Question]:

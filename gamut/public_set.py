@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from gamut.config import PLACEHOLDER, GamutConfig
+from gamut.config import PLACEHOLDER
 from scoring.errors import GamutError
 from scoring.storage import atomic_write_text
 
@@ -59,6 +59,24 @@ class QuestionSet:
 
 
 @dataclass(frozen=True)
+class QuestionSource:
+    """Where the config says the public questions are, its paths resolved (``Project`` builds
+    it).
+
+    Attributes:
+        value: ``[benchmark] questions`` as written: a local file or an ``hf://`` reference.
+        config_file: the config file, for messages.
+        local: ``value`` resolved against the config's folder (the file, when it is local).
+        store: ``[store] questions``, where pulled Hub question sets are kept.
+    """
+
+    value: str
+    config_file: Path
+    local: Path
+    store: Path
+
+
+@dataclass(frozen=True)
 class PullResult:
     """What :func:`pull` did."""
 
@@ -69,37 +87,37 @@ class PullResult:
     already: bool
 
 
-def question_set(cfg: GamutConfig) -> QuestionSet | None:
+def question_set(source: QuestionSource) -> QuestionSet | None:
     """The Hub question set named by the config, or None for a local questions file.
 
     Raises:
         PlaceholderError: the id is still the placeholder of an unpublished dataset.
         HubError: the reference is malformed or not pinned to a commit.
     """
-    value = cfg.benchmark.questions
+    value = source.value
     from gamut.hub import HubRef, check_published, is_hub_uri, parse_hub_uri
 
     if not is_hub_uri(value) and PLACEHOLDER not in value:
         return None
 
-    check_published("benchmark.questions", value, cfg.file)
+    check_published("benchmark.questions", value, source.config_file)
     ref = parse_hub_uri(value, key="benchmark.questions")
     file = ref.subfolder or DEFAULT_FILE
     org, name = ref.repo_id.split("/")
-    folder = cfg.path(cfg.store.questions) / f"{org}--{name}" / ref.revision
+    folder = source.store / f"{org}--{name}" / ref.revision
     return QuestionSet(HubRef(ref.repo_id, ref.revision), file, folder)
 
 
-def questions_file(cfg: GamutConfig) -> Path:
+def questions_file(source: QuestionSource) -> Path:
     """The local questions file: the configured path, or the pulled copy of a Hub question set.
 
     Raises:
         QuestionsNotPulled: a Hub question set that has not been pulled (completely) yet.
         PlaceholderError: the id is still the placeholder of an unpublished dataset.
     """
-    qs = question_set(cfg)
+    qs = question_set(source)
     if qs is None:
-        return cfg.path(cfg.benchmark.questions)
+        return source.local
     if not (qs.folder / MANIFEST).is_file():
         raise QuestionsNotPulled(
             f"the public questions {qs.uri} are not in the local cache ({qs.folder}); fill it "
@@ -223,7 +241,7 @@ def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
     return bad
 
 
-def pull(cfg: GamutConfig) -> PullResult:
+def pull(source: QuestionSource) -> PullResult:
     """Download the configured Hub question set once into ``[store] questions``, checksummed.
 
     A complete, verified copy is not downloaded again. An interrupted download leaves partial
@@ -241,10 +259,10 @@ def pull(cfg: GamutConfig) -> PullResult:
 
     from gamut.hub import HubError, hub_endpoint, hub_token
 
-    qs = question_set(cfg)
+    qs = question_set(source)
     if qs is None:
         raise HubError(
-            f"{cfg.file}: benchmark.questions is the local file {cfg.benchmark.questions!r}; "
+            f"{source.config_file}: benchmark.questions is the local file {source.value!r}; "
             "there is nothing to pull (it is read directly)"
         )
     manifest = qs.folder / MANIFEST

@@ -10,7 +10,7 @@ from gamut.cli._common import (
     config_flag,
     config_option,
     err_console,
-    get_config,
+    get_project,
     handle_errors,
 )
 from scoring.storage import atomic_write_text
@@ -60,9 +60,8 @@ def comment(
         read_warnings,
         render_comment,
     )
-    from gamut.project import Project
 
-    project = Project(get_config(config_path))
+    project = get_project(config_path)
     warnings = [w for f in warnings_files for w in read_warnings(f)]
     judging = read_judging(judging_file, submission_id) if judging_file else None
     causes = {}

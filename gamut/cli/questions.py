@@ -52,13 +52,13 @@ def pull(config_path: Path | None) -> None:
     from gamut.public_set import question_set
 
     project = get_project(config_path)
-    if question_set(project.cfg) is None:
+    if question_set(project.question_source) is None:
         out_console.print(
             f"nothing to pull: {project.config_file} reads the local questions file "
             f"{project.questions_path}"
         )
         return
-    result = pull_set(project.cfg)
+    result = pull_set(project.question_source)
     what = "already in the cache" if result.already else "downloaded and verified"
     out_console.print(
         f"{result.files} file(s), {result.bytes:,} bytes {what}: {result.questions}", markup=False

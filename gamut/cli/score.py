@@ -57,6 +57,15 @@ def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
     return out
 
 
+def stale_reasons(tables: Tables) -> dict[str, int]:
+    """Each reason why leaderboard rows are stale, with the number of rows it applies to."""
+    lb = tables.leaderboard
+    if "stale" not in lb.columns:
+        return {}
+    stale = lb[lb["stale"].fillna(False).astype(bool)]
+    return {str(k): int(v) for k, v in stale["stale_reason"].value_counts(sort=False).items()}
+
+
 @click.command()
 @config_option
 @handle_errors
@@ -87,6 +96,12 @@ def score(config_path: Path | None) -> None:
             styled("incomplete: ", "yellow"),
             f"{r.submission_id} ({r.setting}, judge {r.judge}): "
             f"{r.n_missing} of {r.n_expected} checks have no verdict (run `gamut judge`)",
+            sep="",
+        )
+    for reason, n in stale_reasons(tables).items():
+        err_console.print(
+            styled("stale: ", "yellow"),
+            f"{n} leaderboard row(s) {reason} (run `gamut judge` to judge them again)",
             sep="",
         )
     ignored = tables.provenance.get("ignored_verdict_rows", 0)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -126,32 +127,53 @@ def verdict_frame(
 Snapshots = dict[str, dict[str, dict[str, list[str]]]]
 
 
-def _snapshots(plan: PairPlan, stored: pa.Table, rows: Any, sel: Any, out: Snapshots) -> None:
-    """Add to ``out`` the snapshots the ledger records for the verdicts of ``plan`` that the
-    table holds (``rows``: their ledger rows, -1 for an empty response, which no model judged)."""
-    mine = out.setdefault(plan.judge.name, {})
-    ids = plan.id_codes()
-    sub_codes, subs = ids["submission_id"]
-    set_codes, settings = ids["setting"]
-    judged = rows >= 0
-    if not stored.num_rows or not judged.any():
-        return
-    model = stored["model"].combine_chunks().dictionary_encode()
-    m_codes = np.asarray(model.indices.to_numpy(zero_copy_only=False), np.int64)
-    models = [str(v) for v in model.dictionary.to_pylist()]
-    sub = np.asarray(sub_codes[sel], np.int64)[judged]
-    st = np.asarray(set_codes[sel], np.int64)[judged]
-    mc = m_codes[rows[judged]]
-    combo = np.unique((sub * len(settings) + st) * len(models) + mc)
-    for c in combo.tolist():
-        unit, m = divmod(c, len(models))
-        s, k = divmod(unit, len(settings))
-        got = mine.setdefault(subs[s], {}).setdefault(settings[k], [])
-        if models[m] and models[m] not in got:
-            got.append(models[m])
-    for per_setting in mine.values():
-        for got in per_setting.values():
-            got.sort()
+class _Snapshots:
+    """Collects, per judge, submission and setting, the model snapshots the ledger records for
+    the verdicts a table holds (:data:`Snapshots`); the ledger's model column is coded once."""
+
+    def __init__(self, stored: pa.Table) -> None:
+        self.stored = stored
+        self.found: Snapshots = {}
+        self._codes: tuple[npt.NDArray[np.int64], list[str]] | None = None
+
+    def codes(self) -> tuple[npt.NDArray[np.int64], list[str]]:
+        """Each ledger row's model as a code, and the models (coded a chunk at a time)."""
+        if self._codes is None:
+            lookup: dict[str, int] = {}
+            out = np.empty(self.stored.num_rows, np.int64)
+            at = 0
+            for chunk in self.stored["model"].chunks:
+                enc = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
+                names = [str(v) for v in enc.dictionary.to_pylist()]
+                lut = np.array([lookup.setdefault(v, len(lookup)) for v in names], np.int64)
+                out[at : at + len(chunk)] = lut[enc.indices.to_numpy(zero_copy_only=False)]
+                at += len(chunk)
+            self._codes = (out, list(lookup))
+        return self._codes
+
+    def add(self, plan: PairPlan, rows: Any, sel: Any) -> None:
+        """The snapshots of ``plan``'s pairs ``sel`` (``rows``: their ledger rows, -1 for an
+        empty response, which no model judged)."""
+        mine = self.found.setdefault(plan.judge.name, {})
+        judged = rows >= 0
+        if not judged.any():
+            return
+        m_codes, models = self.codes()
+        ids = plan.id_codes()
+        sub_codes, subs = ids["submission_id"]
+        set_codes, settings = ids["setting"]
+        sub = np.asarray(sub_codes[sel], np.int64)[judged]
+        st = np.asarray(set_codes[sel], np.int64)[judged]
+        combo = np.unique((sub * len(settings) + st) * len(models) + m_codes[rows[judged]])
+        for c in combo.tolist():
+            unit, m = divmod(c, len(models))
+            s, k = divmod(unit, len(settings))
+            got = mine.setdefault(subs[s], {}).setdefault(settings[k], [])
+            if models[m] and models[m] not in got:
+                got.append(models[m])
+        for per_setting in mine.values():
+            for got in per_setting.values():
+                got.sort()
 
 
 def stamps_record(plans: list[PairPlan], rubric_version: str, snapshots: Snapshots) -> str:
@@ -192,12 +214,12 @@ class _Rows:
 def _gather(
     plans: list[PairPlan],
     stored_index: tuple[pa.Table, Any, Any],
-    snapshots: Snapshots | None = None,
+    snapshots: _Snapshots | None = None,
 ) -> _Rows:
     """Every pair of ``plans`` with a verdict (in the ledger, or ``missing`` for an empty
     response), in plan order; with ``snapshots``, the models that judged them are added
-    to it (:func:`_snapshots`)."""
-    stored, index, codes_v = stored_index
+    to it (:class:`_Snapshots`)."""
+    _, index, codes_v = stored_index
     parts: dict[str, list[Any]] = {}
     judge_codes: list[Any] = []
     rat_rows: list[Any] = []
@@ -218,7 +240,7 @@ def _gather(
         rat_rows.append(row[sel])
         empties.append(p.empty[sel])
         if snapshots is not None:
-            _snapshots(p, stored, np.where(p.empty[sel], -1, row[sel]), sel, snapshots)
+            snapshots.add(p, np.where(p.empty[sel], -1, row[sel]), sel)
     cat = {k: _joined(v) for k, v in parts.items()}
     check = cat.pop("check", np.empty(0, np.int64))
     return _Rows(cat, _joined(judge_codes), check, _joined(rat_rows), _joined(empties, bool), every)
@@ -293,7 +315,7 @@ def _arrow_part(
     stored_index: tuple[pa.Table, Any, Any],
     *,
     public: bool,
-    snapshots: Snapshots | None = None,
+    snapshots: _Snapshots | None = None,
     like: tuple[PairPlan, pa.Table] | None = None,
 ) -> tuple[pa.Table, bool]:
     """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
@@ -366,7 +388,7 @@ def write_verdict_parts(
     digest and the snapshots the ledger records for its verdicts.
     """
     stored_index = _stored(ledger, public)
-    snapshots: Snapshots = {}
+    snapshots = _Snapshots(stored_index[0])
 
     def write(tmp: Path) -> None:
         writer: pq.ParquetWriter | None = None
@@ -400,7 +422,7 @@ def write_verdict_parts(
                     writing.result()
                 if writer is not None:  # known once every judge's rows are built
                     writer.add_key_value_metadata(
-                        {STAMPS.decode(): stamps_record(plans, rubric_version, snapshots)}
+                        {STAMPS.decode(): stamps_record(plans, rubric_version, snapshots.found)}
                     )
             finally:
                 if writing is not None:

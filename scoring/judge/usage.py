@@ -50,48 +50,60 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     setting, judge, source). Pairs of empty responses (no call) and pairs without a verdict
     have no part in it.
 
-    Summed by numpy over each plan's pairs, grouped by one integer per (submission, setting,
-    source) in the order of their names (a pandas group-by over the pairs took seconds at
-    paper scale): the rows of each judge sorted by submission, setting and source."""
+    Columnar: the ledger's columns are read once, and each judge's pairs are summed by
+    ``bincount`` over (response file, source) codes (at paper scale, 5.3 million verdicts).
+    """
     index, stored = ledger.key_index(columns=["source", *_COUNTS[1:]])
+    if not len(index) or not stored.num_rows:
+        return _empty()
+    encoded = pc.dictionary_encode(stored["source"]).combine_chunks()
+    source_code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    sources = [str(x) for x in encoded.dictionary.to_pylist()]
+    counts = {
+        c: stored[c].combine_chunks().to_numpy(zero_copy_only=False).astype(np.int64)
+        for c in _COUNTS[1:]
+    }
     frames = []
     for p in plans:
-        if not len(index) or not len(p):
+        if not len(p):
             continue
         row = index.find(p.keys)
         sel = np.flatnonzero(~p.empty & (row >= 0))
         if not sel.size:
             continue
-        rows = pa.array(row[sel])
-        source = pc.dictionary_encode(stored["source"].take(rows)).combine_chunks()
-        sources = source.dictionary.to_pylist()
-        rank = np.argsort(np.argsort(np.array(sources, dtype=object), kind="stable"))
-        codes = p.id_codes()
-        sub_codes, subs = codes["submission_id"]
-        set_codes, sets = codes["setting"]
-        group = sub_codes[sel].astype(np.int64) * len(sets) + set_codes[sel]
-        group = group * len(sources) + rank[source.indices.to_numpy()]
-        order = np.argsort(group, kind="stable")
-        ordered = group[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        keys = ordered[starts]
-        by_name = np.array(sorted(sources), dtype=object)
-        out: dict[str, object] = {
-            "submission_id": np.array(subs, dtype=object)[keys // (len(sets) * len(sources))],
-            "setting": np.array(sets, dtype=object)[keys // len(sources) % len(sets)],
-            "judge": p.judge.name,
-            "source": by_name[keys % len(sources)],
-            "n_verdicts": np.diff(np.r_[starts, len(ordered)]).astype(np.int64),
-        }
-        for c in ("calls", "tokens_in", "tokens_cached", "tokens_out"):
-            values = stored[c].take(rows).to_numpy().astype(np.int64)
-            out[c] = np.add.reduceat(values[order], starts)
-        frames.append(pd.DataFrame(out, columns=list(USAGE_COLUMNS)))
-    if not frames:
-        return pd.DataFrame(
-            {c: pd.Series(dtype=str if i < 4 else np.int64) for i, c in enumerate(USAGE_COLUMNS)}
+        rows = row[sel]
+        # each unit's response file (submission, setting), numbered in order of first use
+        files = [(u.submission_id, u.setting.value) for u in p.units]
+        file_ids = {f: i for i, f in enumerate(dict.fromkeys(files))}
+        file_of_unit = np.array([file_ids[f] for f in files], np.int64)
+        n_groups = len(file_ids) * len(sources)
+        group = file_of_unit[p.unit[sel]] * len(sources) + source_code[rows]
+        sums = {"n_verdicts": np.bincount(group, minlength=n_groups)}
+        for c, values in counts.items():
+            sums[c] = np.bincount(group, weights=values[rows], minlength=n_groups)
+        used = np.flatnonzero(sums["n_verdicts"])
+        names = list(file_ids)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "submission_id": [names[g // len(sources)][0] for g in used],
+                    "setting": [names[g // len(sources)][1] for g in used],
+                    "judge": p.judge.name,
+                    "source": [sources[g % len(sources)] for g in used],
+                    **{c: np.rint(v[used]).astype(np.int64) for c, v in sums.items()},
+                }
+            )
         )
-    return pd.concat(frames, ignore_index=True)[list(USAGE_COLUMNS)]
+    if not frames:
+        return _empty()
+    out = pd.concat(frames, ignore_index=True)[list(USAGE_COLUMNS)]
+    return out.sort_values(list(USAGE_COLUMNS[:4]), ignore_index=True)
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(
+        {c: pd.Series(dtype=str if i < 4 else np.int64) for i, c in enumerate(USAGE_COLUMNS)}
+    )
 
 
 def write_usage_table(

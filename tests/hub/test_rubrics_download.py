@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from gamut.config import load_config
-from gamut.hub import HubError, parse_hub_uri, resolve_rubrics_path
+from gamut.hub import HubError, parse_hub_uri
+from gamut.project import Project
 from scoring.rubric_io import load_rubrics
 from tests.hub.conftest import TOKEN, write_config
 from tests.hub.fake_hub import FakeHub
@@ -46,14 +47,14 @@ def test_parse_rejects_unpinned_or_malformed(uri: str, words: str) -> None:
 
 def test_local_path_is_resolved_against_the_config(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, "rubrics"))
-    assert resolve_rubrics_path(cfg) == tmp_path / "rubrics"
+    assert Project(cfg).rubrics_path == tmp_path / "rubrics"
 
 
 def test_downloads_only_rubric_files_at_the_commit(
     tmp_path: Path, env: FakeHub, held_sha: str
 ) -> None:
     cfg = load_config(write_config(tmp_path, f"hf://datasets/gamut/held-rubrics@{held_sha}"))
-    path = resolve_rubrics_path(cfg)
+    path = Project(cfg).rubrics_path
     private = (tmp_path / ".gamut" / "private").resolve()
     assert private in path.resolve().parents
     got = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
@@ -67,15 +68,15 @@ def test_downloads_only_rubric_files_at_the_commit(
 
 def test_second_call_is_served_from_the_cache(tmp_path: Path, env: FakeHub, held_sha: str) -> None:
     cfg = load_config(write_config(tmp_path, f"hf://datasets/gamut/held-rubrics@{held_sha}"))
-    first = resolve_rubrics_path(cfg)
+    first = Project(cfg).rubrics_path
     seen = len(env.requests)
-    assert resolve_rubrics_path(cfg) == first
+    assert Project(cfg).rubrics_path == first
     assert len(env.requests) == seen
 
 
 def test_subfolder_limits_the_download(tmp_path: Path, env: FakeHub, held_sha: str) -> None:
     uri = f"hf://datasets/gamut/held-rubrics@{held_sha}/rubrics/more"
-    path = resolve_rubrics_path(load_config(write_config(tmp_path, uri)))
+    path = Project(load_config(write_config(tmp_path, uri))).rubrics_path
     assert path.name == "more"
     assert sorted(load_rubrics([path])) == ["food-0002"]
 
@@ -86,7 +87,7 @@ def test_missing_token_is_refused_with_a_fix(
     monkeypatch.delenv("HF_TOKEN")
     cfg = load_config(write_config(tmp_path, f"hf://datasets/gamut/held-rubrics@{held_sha}"))
     with pytest.raises(HubError, match="HF_TOKEN") as exc:
-        resolve_rubrics_path(cfg)
+        _ = Project(cfg).rubrics_path
     assert any(r.authorization is None for r in env.requests)
     assert not (tmp_path / ".gamut" / "private").exists() or not list(
         (tmp_path / ".gamut" / "private").rglob("*.json")
@@ -100,7 +101,7 @@ def test_wrong_token_is_refused_and_never_echoed(
     monkeypatch.setenv("HF_TOKEN", "hf_wrong_value")
     cfg = load_config(write_config(tmp_path, f"hf://datasets/gamut/held-rubrics@{held_sha}"))
     with pytest.raises(HubError) as exc:
-        resolve_rubrics_path(cfg)
+        _ = Project(cfg).rubrics_path
     assert "hf_wrong_value" not in str(exc.value)
     assert "401" in str(exc.value) or "not accessible" in str(exc.value)
 
@@ -108,23 +109,23 @@ def test_wrong_token_is_refused_and_never_echoed(
 def test_unknown_repo_and_revision_are_404(tmp_path: Path, env: FakeHub, held_sha: str) -> None:
     cfg = load_config(write_config(tmp_path / "a", f"hf://datasets/gamut/nope@{held_sha}"))
     with pytest.raises(HubError, match="not found or not accessible"):
-        resolve_rubrics_path(cfg)
+        _ = Project(cfg).rubrics_path
     cfg = load_config(write_config(tmp_path / "b", f"hf://datasets/gamut/held-rubrics@{SHA}"))
     with pytest.raises(HubError, match="check the commit sha"):
-        resolve_rubrics_path(cfg)
+        _ = Project(cfg).rubrics_path
 
 
 def test_private_cache_inside_results_is_refused(tmp_path: Path, held_sha: str) -> None:
     uri = f"hf://datasets/gamut/held-rubrics@{held_sha}"
     cfg = load_config(write_config(tmp_path, uri, extra='[store]\nprivate = "results/held"\n'))
     with pytest.raises(HubError, match=r"inside store\.results"):
-        resolve_rubrics_path(cfg)
+        _ = Project(cfg).rubrics_path
 
 
 def test_unreachable_hub_uses_the_pinned_cache(
     tmp_path: Path, env: FakeHub, held_sha: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cfg = load_config(write_config(tmp_path, f"hf://datasets/gamut/held-rubrics@{held_sha}"))
-    first = resolve_rubrics_path(cfg)
+    first = Project(cfg).rubrics_path
     monkeypatch.setenv("GAMUT_HF_ENDPOINT", "http://127.0.0.1:9")
-    assert resolve_rubrics_path(cfg) == first
+    assert Project(cfg).rubrics_path == first

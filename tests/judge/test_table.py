@@ -116,3 +116,26 @@ def test_a_fresh_store_judged_by_a_judge_not_first_in_the_config(
     table = pq.read_table(tmp_path / "results" / "verdicts.parquet")
     assert table.num_rows > 0 and table.column("judge").unique().to_pylist() == [judge]
     assert pa.types.is_string(table.schema.field("rationale").type)
+
+
+def test_the_table_records_the_snapshot_each_judge_reported(
+    tmp_path: Path, fake_llm: FakeLLMServer
+) -> None:
+    """The verdict table's stamps record, per judge and (submission, setting), the model snapshots
+    the provider reported for the verdicts it holds; the leaderboard row carries them."""
+    from scoring.tables.stamps import read_stamps
+
+    cfg = str(write_project(tmp_path, _two_judges(fake_llm.openai_base_url), public=False))
+    fake_llm.snapshot = "fake-model-2026-01-01"
+    code, out = _run("judge", "--config", cfg)
+    assert code == 0, out
+    stamps = read_stamps(tmp_path / "results" / "verdicts.parquet")
+    assert stamps is not None and set(stamps["judges"]) == {"gpt", "other"}
+    for judge in stamps["judges"].values():
+        assert judge["prompt_version"] == "gamut-judge-v1"
+        per_unit = [snaps for subs in judge["snapshots"].values() for snaps in subs.values()]
+        assert per_unit and all(s == ["fake-model-2026-01-01"] for s in per_unit)
+    lb = pipeline.score(Project(load_config(Path(cfg)))).leaderboard
+    judged = lb[lb["n_checks_missing"] < lb["n_checks"]]
+    assert len(judged) and set(judged["judge_snapshot"]) == {"fake-model-2026-01-01"}
+    assert not judged["stale"].any()

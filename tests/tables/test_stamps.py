@@ -134,3 +134,22 @@ def test_a_new_prompt_template_makes_the_rows_it_judged_stale() -> None:
     )
     assert out["judge_model"].isna().tolist() == [False, False, True]
     assert out["stale_reason"].isna().tolist() == [False, True, True]
+
+
+def test_gamut_score_says_which_rows_are_stale_and_why(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from gamut.cli import main
+
+    shutil.copytree(DEMO, tmp_path / "demo")
+    config = tmp_path / "demo" / "gamut.toml"
+    first = CliRunner().invoke(main, ["run", "--config", str(config), "--no-site"])
+    assert first.exit_code == 0, first.output
+    assert "stale: " not in first.output
+    _project(tmp_path, **{'model = "demo-lenient"': 'model = "demo-lenient-2"'})
+    again = CliRunner().invoke(main, ["score", "--config", str(config)])
+    assert again.exit_code == 0, again.output
+    assert (
+        "stale: 12 leaderboard row(s) judged by model demo-lenient, configured now "
+        "demo-lenient-2 (run `gamut judge` to judge them again)"
+    ) in again.output
