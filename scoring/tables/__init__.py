@@ -29,6 +29,7 @@ from scoring.tables.columns import (
     dictionary,
     undocumented,
 )
+from scoring.tables.cost import COST_COLUMNS
 from scoring.tables.csvcells import neutralise, write_frame_csv, write_table_csv
 from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.tables.load import Inputs, load_inputs
@@ -211,6 +212,7 @@ def build_tables(
 
 
 __all__ = [
+    "COST_COLUMNS",
     "MIN_KIND_CHECKS",
     "PAIRWISE_COLUMNS",
     "PROVENANCE_FILE",
