@@ -14,8 +14,8 @@ from typing import Any
 
 from generator.render import Cell, Column, Row, Table, file_id
 from generator.tables import ScoreTables, SiteError
+from scoring import load_template
 from scoring.errors import GamutError
-from scoring.judge.prompt import load_template
 
 #: Folder of the pages under the site root.
 JUDGING = "judging"

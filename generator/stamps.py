@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from generator.render import Cell, Column
-from scoring.tables.stamps import short_version
+from scoring.tables import short_version
 
 #: The leaderboard and model-page column.
 STAMP_COLUMN = Column(

@@ -43,7 +43,7 @@ from scoring.tables.published import (
 )
 from scoring.tables.registry import ScoreTable, score_table, score_tables, site_tables
 from scoring.tables.scores import Scores, compute
-from scoring.tables.stamps import Current, stamp
+from scoring.tables.stamps import Current, short_version, stamp
 from scoring.tables.write import provenance, write_provenance, write_tables
 
 
@@ -235,6 +235,7 @@ __all__ = [
     "response_table",
     "score_table",
     "score_tables",
+    "short_version",
     "site_tables",
     "submission_slices",
     "undocumented",
