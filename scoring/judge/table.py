@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import Future, wait
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +172,7 @@ def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> P
     """
 
     def write(tmp: Path) -> None:
-        table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
+        table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.ARROW_THREADS)
         meta = dict(table.schema.metadata or {})
         if fingerprint:
             meta[FINGERPRINT] = fingerprint.encode()
@@ -189,44 +188,35 @@ def write_verdict_parts(
     """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each).
 
     The same rows as :func:`write_verdict_table` of :func:`verdict_frame`, with a third of the
-    memory at three judges: only one judge's rows are built at a time, while the one before is
-    encoded on a second thread (Arrow's Parquet writer releases the interpreter lock). Returns
+    memory at three judges: only one judge's rows are built and written at a time. Returns
     ``out``.
     """
     stored_index = _stored(ledger, public)
 
     def write(tmp: Path) -> None:
         writer: pq.ParquetWriter | None = None
-        writing: Future[None] | None = None
-        with process.pool("verdict_table") as pool:
-            try:
-                for group in [[p] for p in plans] or [[]]:
-                    part = _frame(group, stored_index, public=public, judge_ids=False)
-                    table = pa.Table.from_pandas(
-                        part, preserve_index=False, nthreads=process.arrow_threads()
+        try:
+            for group in [[p] for p in plans] or [[]]:
+                part = _frame(group, stored_index, public=public, judge_ids=False)
+                table = pa.Table.from_pandas(
+                    part, preserve_index=False, nthreads=process.ARROW_THREADS
+                )
+                del part
+                if writer is None:
+                    meta = dict(table.schema.metadata or {})
+                    if fingerprint:
+                        meta[FINGERPRINT] = fingerprint.encode()
+                    writer = pq.ParquetWriter(
+                        tmp,
+                        _part_schema(table.schema, meta),
+                        write_batch_size=WRITE_BATCH,
+                        write_statistics=STATS_COLUMNS,
                     )
-                    del part
-                    if writer is None:
-                        meta = dict(table.schema.metadata or {})
-                        if fingerprint:
-                            meta[FINGERPRINT] = fingerprint.encode()
-                        writer = pq.ParquetWriter(
-                            tmp,
-                            _part_schema(table.schema, meta),
-                            write_batch_size=WRITE_BATCH,
-                            write_statistics=STATS_COLUMNS,
-                        )
-                    if writing is not None:
-                        writing.result()  # one judge's rows in flight at a time, in order
-                    writing = pool.submit(writer.write_table, table.cast(writer.schema))
-                    del table
-                if writing is not None:
-                    writing.result()
-            finally:
-                if writing is not None:
-                    wait([writing])  # never close the file under a write in flight
-                if writer is not None:
-                    writer.close()
+                writer.write_table(table.cast(writer.schema))
+                del table
+        finally:
+            if writer is not None:
+                writer.close()
 
     atomic_write(out, write)
     return out
@@ -280,7 +270,7 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
     if suffix == ".parquet":
 
         def parquet(tmp: Path) -> None:
-            table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
+            table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.ARROW_THREADS)
             if provenance is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()

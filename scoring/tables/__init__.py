@@ -8,14 +8,12 @@ tables of ARCHITECTURE.md "The score tables" into a folder. No table holds rubri
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from scoring import process
 from scoring.audit import AuditLabels
 from scoring.scorer import ScoringConfig
 from scoring.tables import judges as _judges
@@ -131,47 +129,38 @@ def _audit_tables(
 def iter_frames(
     scores: Scores, families: dict[str, str], audit: AuditLabels | None = None
 ) -> Iterator[tuple[str, pd.DataFrame]]:
-    """Every table from computed scores (no I/O), in a fixed order, each as soon as it is built.
-
-    The tables are built on the process policy's ``score_tables`` threads (two in the program:
-    numpy does most of that work without holding the interpreter), the largest first, so that a
-    writer encodes it while the others are built.
+    """Every table from computed scores (no I/O), in a fixed order, each as soon as it is built
+    (the largest first, so that a writer encodes it while the others are built).
 
     Args:
         scores: from :func:`scoring.tables.scores.compute`.
         families: judge name -> the model family the judge belongs to.
         audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
     """
-    with process.pool("score_tables") as pool:
-        # the corrections first, beside the largest table; the leaderboard waits for them
-        parts = pool.submit(_audit_parts, scores, audit)
-        first: dict[str, Future[pd.DataFrame]] = {
-            "question_scores": pool.submit(_tables.question_scores, scores),
-            "leaderboard": pool.submit(lambda: _tables.leaderboard(scores, parts.result()[0])),
-            **{
-                f"by_{column}": pool.submit(_tables.breakdown, scores, column)
-                for column in ("domain", "popularity", "egocentric")
-            },
-            "by_kind": pool.submit(_tables.by_kind, scores),
-            "modality": pool.submit(_tables.modality, scores),
-            "pairwise": pool.submit(pairwise, scores),
-        }
-        confusions = pool.submit(_judges.kind_confusions, scores)  # both kappa tables read them
-        for name, built in first.items():
-            yield name, built.result()
-        # the small tables, some of them from a table above
-        yield "modality_summary", _tables.modality_summary(scores, first["modality"].result())
-        yield "judge_scores", _judges.judge_scores(first["leaderboard"].result())
-        yield "judge_tau", _judges.judge_tau(scores)
-        yield "judge_leniency", _judges.judge_leniency(scores)
-        yield "judge_self_preference", _judges.judge_self_preference(scores, families)
-        yield "judge_family_matrix", _sensitivity.judge_family_matrix(scores, families)
-        yield "rank_sensitivity", _sensitivity.rank_sensitivity(scores)
-        yield "min_detectable_difference", _sensitivity.min_detectable_difference(scores)
-        yield "judge_kappa", _judges.judge_kappa(scores, confusions.result())
-        yield "judge_kappa_by_kind", _judges.judge_kappa_by_kind(scores, confusions.result())
-        yield from _audit_tables(scores, audit, parts.result()[1])
-        yield "incomplete", _tables.incomplete(scores)
+    parts = _audit_parts(scores, audit)  # the leaderboard's PPI columns, the final labels
+    yield "question_scores", _tables.question_scores(scores)
+    leaderboard = _tables.leaderboard(scores, parts[0])
+    yield "leaderboard", leaderboard
+    for column in ("domain", "popularity", "egocentric"):
+        yield f"by_{column}", _tables.breakdown(scores, column)
+    yield "by_kind", _tables.by_kind(scores)
+    modality = _tables.modality(scores)
+    yield "modality", modality
+    yield "pairwise", pairwise(scores)
+    confusions = _judges.kind_confusions(scores)  # both kappa tables read them
+    # the small tables, some of them from a table above
+    yield "modality_summary", _tables.modality_summary(scores, modality)
+    yield "judge_scores", _judges.judge_scores(leaderboard)
+    yield "judge_tau", _judges.judge_tau(scores)
+    yield "judge_leniency", _judges.judge_leniency(scores)
+    yield "judge_self_preference", _judges.judge_self_preference(scores, families)
+    yield "judge_family_matrix", _sensitivity.judge_family_matrix(scores, families)
+    yield "rank_sensitivity", _sensitivity.rank_sensitivity(scores)
+    yield "min_detectable_difference", _sensitivity.min_detectable_difference(scores)
+    yield "judge_kappa", _judges.judge_kappa(scores, confusions)
+    yield "judge_kappa_by_kind", _judges.judge_kappa_by_kind(scores, confusions)
+    yield from _audit_tables(scores, audit, parts[1])
+    yield "incomplete", _tables.incomplete(scores)
 
 
 def build_tables(
