@@ -97,7 +97,7 @@ def _parquet_bytes(table: pa.Table, provenance: dict[str, Any] | None) -> bytes:
 def _frame_table(df: pd.DataFrame) -> pa.Table:
     return _plain_strings(
         pa.Table.from_pandas(
-            df.reset_index(drop=True), preserve_index=False, nthreads=process.arrow_threads()
+            df.reset_index(drop=True), preserve_index=False, nthreads=process.ARROW_THREADS
         )
     )
 
