@@ -114,6 +114,11 @@ class Project:
         return self.results_layout.verdicts
 
     @property
+    def workbench_path(self) -> Path:
+        """The benchmark workbench's private folder (``[workbench] dir``)."""
+        return self.path(self.cfg.workbench.dir)
+
+    @property
     def cache_path(self) -> Path:
         """The ledger's local working index (SQLite)."""
         return self.path(self.cfg.store.cache)

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gamut.cli._common import config_option, emit, get_config, handle_errors, out_console
+from gamut.cli._common import (
+    config_option,
+    emit,
+    get_config,
+    get_project,
+    handle_errors,
+    out_console,
+)
 from gamut.workbench.store import Workbench, WorkbenchError
 
 if TYPE_CHECKING:
@@ -41,10 +48,9 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _workbench(config_path: Path | None) -> Workbench:
-    cfg = get_config(config_path)
-    root = cfg.path(cfg.workbench.dir)
-    for name, public in (("results", cfg.store.results), ("site", cfg.site.out)):
-        p = cfg.path(public)
+    project = get_project(config_path)
+    root = project.workbench_path
+    for name, p in (("results", project.results), ("site", project.site_out)):
         if root == p or p in root.parents:
             raise WorkbenchError(
                 f"[workbench] dir {root} is inside the {name} folder {p}, which is published: "
