@@ -59,10 +59,8 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     encoded = pc.dictionary_encode(stored["source"]).combine_chunks()
     source_code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     sources = [str(x) for x in encoded.dictionary.to_pylist()]
-    counts = {
-        c: stored[c].combine_chunks().to_numpy(zero_copy_only=False).astype(np.int64)
-        for c in _COUNTS[1:]
-    }
+    # one copy of each column (its chunks joined into the array), not three
+    counts = {c: np.asarray(stored[c].to_numpy(), np.int64) for c in _COUNTS[1:]}
     frames = []
     for p in plans:
         if not len(p):
