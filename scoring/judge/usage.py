@@ -59,8 +59,6 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     encoded = pc.dictionary_encode(stored["source"]).combine_chunks()
     source_code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     sources = [str(x) for x in encoded.dictionary.to_pylist()]
-    # one copy of each column (its chunks joined into the array), not three
-    counts = {c: np.asarray(stored[c].to_numpy(), np.int64) for c in _COUNTS[1:]}
     frames = []
     for p in plans:
         if not len(p):
@@ -77,8 +75,10 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
         n_groups = len(file_ids) * len(sources)
         group = file_of_unit[p.unit[sel]] * len(sources) + source_code[rows]
         sums = {"n_verdicts": np.bincount(group, minlength=n_groups)}
-        for c, values in counts.items():
-            sums[c] = np.bincount(group, weights=values[rows], minlength=n_groups)
+        taken = pa.array(rows)  # each count of the plan's rows only, not of every ledger row
+        for c in _COUNTS[1:]:
+            values = np.asarray(stored[c].take(taken).to_numpy(), np.int64)
+            sums[c] = np.bincount(group, weights=values, minlength=n_groups)
         used = np.flatnonzero(sums["n_verdicts"])
         names = list(file_ids)
         frames.append(
