@@ -19,6 +19,7 @@ import pandas as pd
 from scoring import numbers
 from scoring.errors import GamutError
 from scoring.layout import ResultsLayout
+from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.tables.tables import TIER_COLUMNS
 
@@ -213,7 +214,7 @@ def _domain_section(dom: pd.DataFrame | None, sid: str, judge: str) -> list[str]
     mine = dom[(dom["submission_id"] == sid) & (dom["judge"] == judge)]
     if mine.empty:
         return []
-    settings = [s for s in ("multimodal", "text_only") if s in set(mine["setting"])]
+    settings = [s.value for s in Setting if s.value in set(mine["setting"])]
     out = [
         "",
         "### Per domain",

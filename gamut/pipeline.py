@@ -62,9 +62,6 @@ def judge(
         done = runs.recorded_report(project, fp, judges, submissions, settings)
         if done is not None:
             return done
-    # something may be new: the run looks its pairs up in the ledger's key index, which is built
-    # on the second core while the checks are compiled and the responses hashed
-    project.ledger.prefetch_key_index()
     plans = project.pair_plans(judges, submissions, settings, need_keys=not dry_run)
     report = judge_all(
         plans,

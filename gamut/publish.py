@@ -20,6 +20,7 @@ import yaml
 
 from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_api, hub_token
 from scoring import process
+from scoring.questions import Setting
 from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
@@ -96,7 +97,7 @@ def _parquet_bytes(table: pa.Table, provenance: dict[str, Any] | None) -> bytes:
 def _frame_table(df: pd.DataFrame) -> pa.Table:
     return _plain_strings(
         pa.Table.from_pandas(
-            df.reset_index(drop=True), preserve_index=False, nthreads=process.arrow_threads()
+            df.reset_index(drop=True), preserve_index=False, nthreads=process.ARROW_THREADS
         )
     )
 
@@ -141,7 +142,7 @@ def _response_table(
 
     texts: dict[tuple[str, str], dict[str, str]] = {}
     for sid in submission_ids:
-        for setting in ("multimodal", "text_only"):
+        for setting in (s.value for s in Setting):
             path = project.submissions.responses(sid, setting)
             if not path.is_file():
                 continue

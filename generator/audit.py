@@ -11,6 +11,7 @@ import pandas as pd
 
 from generator.render import Cell, Column, Row, Table, setting_label
 from generator.tables import ScoreTables
+from scoring.questions import Setting
 
 VERDICTS = (
     ("meets", "Meets"),
@@ -47,7 +48,7 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
     hh = tables.frames.get("human_human")
     info = audit_info(tables) or {}
     sections = []
-    for setting in [s for s in ("multimodal", "text_only") if (jh["setting"] == s).any()]:
+    for setting in [s.value for s in Setting if (jh["setting"] == s.value).any()]:
         sub = jh[jh["setting"] == setting]
         ceiling = (
             hh[hh["setting"] == setting].set_index("kind")

@@ -141,8 +141,10 @@ def cost_page(tables: ScoreTables, names: dict[str, str]) -> dict[str, Any]:
 
     by_cost = series("judge_cost_usd")
     by_length = series("mean_response_chars")
+    by_model = series("model_tokens_out")
     n_cost = sum(len(s[1]) for s in by_cost)
     n_length = sum(len(s[1]) for s in by_length)
+    n_model = sum(len(s[1]) for s in by_model)
     return {
         "judge": judge,
         "cost_figure": (
@@ -159,6 +161,17 @@ def cost_page(tables: ScoreTables, names: dict[str, str]) -> dict[str, Any]:
         ),
         "n_length": n_length,
         "no_length": "" if n_length else "No complete row has responses whose length is known.",
+        "model_figure": (
+            charts.scatter(by_model, x_title="Model output tokens (as reported)", x_format=",.0f")
+            if n_model
+            else None
+        ),
+        "n_model": n_model,
+        "no_model": ""
+        if n_model
+        else "No model's responses record their token counts: gamut generate writes them when "
+        "the model's provider reports usage, and a response file may carry them (its lines' "
+        "optional usage).",
         "table": cost_table(rows, names, caption="Judging cost, tokens and length by row"),
         "n_model_tokens": sum(1 for r in rows if number(r.get("model_tokens_in")) is not None),
     }

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from generator.render import file_id
 from generator.tables import ScoreTables, SiteError
-from scoring.process import arrow_threads, pool
+from scoring.process import ARROW_THREADS
 from scoring.questions import Question
 from scoring.storage import make_staging_folder, remove_stale_staging
 from scoring.tables import (
@@ -159,7 +159,7 @@ def _stable(provenance: dict[str, Any]) -> dict[str, Any]:
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     """CSV through Arrow's writer (pandas' float formatting is ten times slower), gzipped
     when the name says so."""
-    table = pa.Table.from_pandas(df, preserve_index=False, nthreads=arrow_threads())
+    table = pa.Table.from_pandas(df, preserve_index=False, nthreads=ARROW_THREADS)
     table = table.replace_schema_metadata(None)
     if path.suffix != ".gz":
         write_table_csv(table, path)
@@ -212,14 +212,13 @@ def _write_verdict_files(table: pa.Table, out: Path, provenance: dict[str, Any])
         sid, part = item
         pq.write_table(part, out / "verdicts" / f"{file_id(sid)}.parquet", **_PARQUET)
 
-    with pool("verdict_files") as workers:
-        pending = workers.map(one, sorted(parts.items()))
-        with pq.ParquetWriter(out / "verdicts.parquet", table.schema, **_PARQUET) as writer:
-            for sid in sorted(parts):  # one row group per submission
-                writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
-            if not parts:
-                writer.write_table(table)
-        list(pending)
+    for item in sorted(parts.items()):
+        one(item)
+    with pq.ParquetWriter(out / "verdicts.parquet", table.schema, **_PARQUET) as writer:
+        for sid in sorted(parts):  # one row group per submission
+            writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
+        if not parts:
+            writer.write_table(table)
     names = [str(c) for c in table.column_names]
     (out / "columns.json").write_text(json.dumps(names), encoding="utf-8")
     return names

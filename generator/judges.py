@@ -10,7 +10,7 @@ import pandas as pd
 from generator import charts
 from generator.audit import judge_vs_human
 from generator.claims import judge_claims, rank_table
-from generator.judging import judging_href
+from generator.judging import judge_entries, judge_table
 from generator.pages import model_names, submission_href
 from generator.render import Cell, Column, Row, Table, setting_label
 from generator.tables import ScoreTables
@@ -281,36 +281,11 @@ def judges_page(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                 "ranks": rank_table(tables, setting, names),
             }
         )
-    judge_info = tables.provenance.get("judges", {}) or {}
-    info_rows = [
-        Row(
-            {
-                "name": Cell(n),
-                "provider": Cell(d.get("provider")),
-                "model": Cell(d.get("model")),
-                "prompt": Cell(
-                    d.get("prompt_version"),
-                    href=judging_href(str(d.get("prompt_version")), str(n)),
-                ),
-                "family": Cell(d.get("family")),
-                "primary": Cell(n == tables.primary_judge),
-            }
-        )
-        for n, d in judge_info.items()
-        if isinstance(d, dict)
-    ]
-    info = Table(
-        [
-            Column("name", "Judge", numeric=False),
-            Column("provider", "Provider", numeric=False),
-            Column("model", "Model", numeric=False),
-            Column("prompt", "Prompt version", numeric=False),
-            Column("family", "Family", numeric=False),
-            Column("primary", "Primary", "yes_no"),
-        ],
-        info_rows,
-        caption="Judges",
-        sortable=False,
+    info = judge_table(
+        tables,
+        judge_entries(tables),
+        ("provider", "model", "prompt_link", "family", "primary"),
+        "Judges",
     )
     return {
         "sections": sections,

@@ -9,13 +9,13 @@ check, so the pages are the same whether the rubrics are public or held.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from generator.render import Cell, Column, Row, Table, file_id
 from generator.tables import ScoreTables, SiteError
+from scoring import load_template
 from scoring.errors import GamutError
-from scoring.judge.prompt import load_template
 
 #: Folder of the pages under the site root.
 JUDGING = "judging"
@@ -36,13 +36,77 @@ def _prompt_version(info: Mapping[str, Any]) -> str:
     return str(info.get("prompt_version"))
 
 
+def judge_entries(tables: ScoreTables) -> list[tuple[str, Mapping[str, Any]]]:
+    """Every judge of the provenance: (name, its provenance), in config order."""
+    judges = tables.provenance.get("judges") or {}
+    return [(str(name), info) for name, info in judges.items() if isinstance(info, dict)]
+
+
 def judges_by_prompt(tables: ScoreTables) -> dict[str, list[tuple[str, Mapping[str, Any]]]]:
     """Prompt version -> the judges (name, provenance) that use it, in config order."""
     out: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
-    for name, info in (tables.provenance.get("judges") or {}).items():
-        if isinstance(info, dict):
-            out.setdefault(_prompt_version(info), []).append((str(name), info))
+    for name, info in judge_entries(tables):
+        out.setdefault(_prompt_version(info), []).append((name, info))
     return out
+
+
+#: The columns a table of judges may show, each with its cell from (name, provenance).
+_JUDGE_COLUMNS: dict[str, tuple[Column, Callable[[str, Mapping[str, Any]], Cell]]] = {
+    "provider": (
+        Column("provider", "Provider", numeric=False),
+        lambda n, d: Cell(d.get("provider")),
+    ),
+    "model": (Column("model", "Model", numeric=False), lambda n, d: Cell(d.get("model"))),
+    "temperature": (
+        Column("temperature", "Temperature", "f2"),
+        lambda n, d: Cell(d.get("temperature")),
+    ),
+    "max_tokens": (
+        Column("max_tokens", "Max tokens", "integer"),
+        lambda n, d: Cell(d.get("max_tokens")),
+    ),
+    "mode": (Column("mode", "Mode", numeric=False), lambda n, d: Cell(d.get("mode"))),
+    "prompt": (
+        Column("prompt", "Prompt version", numeric=False),
+        lambda n, d: Cell(d.get("prompt_template") or d.get("prompt_version")),
+    ),
+    "prompt_link": (  # the prompt version, linked to its "How this was judged" page
+        Column("prompt", "Prompt version", numeric=False),
+        lambda n, d: Cell(d.get("prompt_version"), href=judging_href(_prompt_version(d), n)),
+    ),
+    "family": (Column("family", "Family", numeric=False), lambda n, d: Cell(d.get("family"))),
+}
+
+
+def judge_table(
+    tables: ScoreTables,
+    judges: list[tuple[str, Mapping[str, Any]]],
+    keys: tuple[str, ...],
+    caption: str,
+) -> Table:
+    """A table of judges (name, provenance): the name, the columns ``keys`` (of
+    :data:`_JUDGE_COLUMNS`, or ``primary``), each row marked ``data-judge``."""
+    cols = [Column("name", "Judge", numeric=False)]
+    cols += [
+        Column("primary", "Primary", "yes_no") if k == "primary" else _JUDGE_COLUMNS[k][0]
+        for k in keys
+    ]
+    rows = [
+        Row(
+            {
+                "name": Cell(name),
+                **{
+                    _JUDGE_COLUMNS[k][0].key: _JUDGE_COLUMNS[k][1](name, info)
+                    for k in keys
+                    if k != "primary"
+                },
+                **({"primary": Cell(name == tables.primary_judge)} if "primary" in keys else {}),
+            },
+            attrs={"judge": file_id(name.lower())},
+        )
+        for name, info in judges
+    ]
+    return Table(cols, rows, caption=caption, sortable=False)
 
 
 def judging_context(tables: ScoreTables, version: str) -> dict[str, Any]:
@@ -60,36 +124,11 @@ def judging_context(tables: ScoreTables, version: str) -> dict[str, Any]:
             "release that scored the tables"
         ) from None
     judges = judges_by_prompt(tables).get(version, [])
-    rows = [
-        Row(
-            {
-                "name": Cell(name),
-                "provider": Cell(info.get("provider")),
-                "model": Cell(info.get("model")),
-                "temperature": Cell(info.get("temperature")),
-                "max_tokens": Cell(info.get("max_tokens")),
-                "mode": Cell(info.get("mode")),
-                "prompt": Cell(info.get("prompt_template") or version),
-                "primary": Cell(name == tables.primary_judge),
-            },
-            attrs={"judge": file_id(name.lower())},
-        )
-        for name, info in judges
-    ]
-    settings = Table(
-        [
-            Column("name", "Judge", numeric=False),
-            Column("provider", "Provider", numeric=False),
-            Column("model", "Model", numeric=False),
-            Column("temperature", "Temperature", "f2"),
-            Column("max_tokens", "Max tokens", "integer"),
-            Column("mode", "Mode", numeric=False),
-            Column("prompt", "Prompt version", numeric=False),
-            Column("primary", "Primary", "yes_no"),
-        ],
-        rows,
-        caption="Request settings of the judges that use this prompt",
-        sortable=False,
+    settings = judge_table(
+        tables,
+        judges,
+        ("provider", "model", "temperature", "max_tokens", "mode", "prompt", "primary"),
+        "Request settings of the judges that use this prompt",
     )
     changed = sorted(
         name for name, info in judges if info.get("prompt_digest") not in (None, template.digest)
@@ -113,4 +152,12 @@ def judging_context(tables: ScoreTables, version: str) -> dict[str, Any]:
     }
 
 
-__all__ = ["JUDGING", "judges_by_prompt", "judging_context", "judging_href", "judging_page"]
+__all__ = [
+    "JUDGING",
+    "judge_entries",
+    "judge_table",
+    "judges_by_prompt",
+    "judging_context",
+    "judging_href",
+    "judging_page",
+]

@@ -32,7 +32,14 @@ from generator.render import (
     signed,
     slug,
 )
-from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, fresh_attr, is_stale, stamp_cell
+from generator.stamps import (
+    STAMP_COLUMN,
+    STAMP_LEGEND,
+    STAMP_LEGEND_FILTER,
+    fresh_attr,
+    is_stale,
+    stamp_cell,
+)
 from generator.tables import ScoreTables
 
 
@@ -188,14 +195,15 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
             )
         )
     ids = [str(x) for x in order["submission_id"]]
+    n_stale = sum(is_stale(r) for r in _records(lb))
     return {
         "table": Table(cols, rows, caption="Leaderboard", table_id="leaderboard-table"),
         "settings": [(s, setting_label(s)) for s in settings],
         "organisations": sorted({str(o) for o in lb["organisation"]}),
         "figure": charts.dot_ci(labels, series, keys=settings, ids=ids),
         "n_models": lb["submission_id"].nunique(),
-        "n_stale": sum(is_stale(r) for r in _records(lb)),
-        "stamp_legend": STAMP_LEGEND,
+        "n_stale": n_stale,
+        "stamp_legend": STAMP_LEGEND_FILTER if n_stale else STAMP_LEGEND,
         "n_questions": int(lb["n_questions"].max()) if len(lb) else 0,
         "built": str(tables.provenance.get("generated_at") or "unknown")[:16].replace("T", " "),
         "mdd": mdd_sentence(tables),

@@ -12,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from generator.render import Cell, Column
-from scoring.tables.stamps import short_version
+from scoring.tables import short_version
 
 #: The leaderboard and model-page column.
 STAMP_COLUMN = Column(
@@ -23,14 +23,15 @@ STAMP_COLUMN = Column(
     "under older ones (hover for what changed)",
     numeric=False,
 )
-#: The legend entry of that column.
+#: The legend entry of that column (the model pages'; the leaderboard adds its filter).
 STAMP_LEGEND = (
     "Judged",
     "What judged the row (hover for its rubric version, judge model and snapshot, prompt "
     "version and engine). Stale: the row was judged under an older rubric version, judge model "
-    "or prompt than the current ones and is not yet rejudged; the note says what changed. "
-    "“Hide stale rows” hides them.",
+    "or prompt than the current ones and is not yet rejudged; the note says what changed.",
 )
+#: The leaderboard's legend entry: the same, and its filter.
+STAMP_LEGEND_FILTER = (STAMP_LEGEND[0], STAMP_LEGEND[1] + " “Hide stale rows” hides them.")
 
 
 def _text(value: Any) -> str | None:
@@ -82,6 +83,7 @@ def fresh_attr(row: Mapping[Any, Any]) -> str:
 __all__ = [
     "STAMP_COLUMN",
     "STAMP_LEGEND",
+    "STAMP_LEGEND_FILTER",
     "fresh_attr",
     "is_stale",
     "stamp_cell",

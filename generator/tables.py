@@ -11,8 +11,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
-from scoring.tables import ResultsLayout, site_tables
-from scoring.tables.cost import COST_COLUMNS
+from scoring.tables import COST_COLUMNS, ResultsLayout, site_tables
 from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 
 #: Tables the site shows when present that are not score tables (written by the judge step

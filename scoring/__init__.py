@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         RubricError,
         ScoringError,
     )
+    from scoring.judge.prompt import PromptTemplate, load_template
     from scoring.rubric import ItemType, MetaRubric, Tier
     from scoring.scorer import (
         QuestionScore,
@@ -44,6 +45,8 @@ _HOMES = {
     "ProblemsError": "scoring.errors",
     "RubricError": "scoring.errors",
     "ScoringError": "scoring.errors",
+    "PromptTemplate": "scoring.judge.prompt",
+    "load_template": "scoring.judge.prompt",
     "ItemType": "scoring.rubric",
     "MetaRubric": "scoring.rubric",
     "Tier": "scoring.rubric",
@@ -68,6 +71,7 @@ __all__ = [
     "MetaRubric",
     "Problem",
     "ProblemsError",
+    "PromptTemplate",
     "QuestionScore",
     "RubricError",
     "ScoringConfig",
@@ -78,6 +82,7 @@ __all__ = [
     "compile_rubric",
     "default_coverage_thresholds",
     "gamut_scores",
+    "load_template",
     "score_question",
     "tier_scores",
 ]

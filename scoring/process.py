@@ -1,8 +1,8 @@
-"""How the engine uses the machine, in one place: its thread pools, the forked compile, the
-garbage collector and numpy's BLAS threads.
+"""How the engine uses the machine, in one place: its thread pools, the garbage collector,
+numpy's BLAS threads and the response files read once for two readers.
 
 The engine asks the active :class:`ProcessPolicy` (:func:`current`) before it starts a thread or
-a process: ``process.pool("score_tables")`` is a thread pool of the policy's size for that step,
+a process: ``process.pool("ledger_pull")`` is a thread pool of the policy's size for that step,
 or an executor that runs each task in the calling thread when the size is 0. The default policy
 is :data:`LIBRARY`: the engine used as a library (``import scoring`` in a notebook) starts no
 thread or process of its own, and leaves the collector and numpy alone. The ``gamut`` program
@@ -11,7 +11,9 @@ the same speed as a library enters it too (:func:`enter`, or :func:`using` for a
 
 Each step of :data:`COMMAND_LINE` pays for itself on the figure it targets:
 ``benchmarks/bench_tuning.py`` measures every one against the same policy without it
-(:meth:`ProcessPolicy.without`), and ARCHITECTURE.md lists the figures.
+(:meth:`ProcessPolicy.without`), and ARCHITECTURE.md ("The process policy") lists the figures
+and the steps that were measured, did not pay and were removed (the engine's other thread pools,
+the forked compile, pyarrow's conversion threads).
 """
 
 from __future__ import annotations
@@ -30,31 +32,26 @@ _T = TypeVar("_T")
 #: Every thread pool of the engine and the program, by name: what its threads do.
 POOLS: Mapping[str, str] = MappingProxyType(
     {
-        "score_tables": "the score tables built two at a time (scoring.tables.iter_frames)",
-        "bootstrap": "the resample draws and bootstrap estimates beside the question scores",
-        "matrix_decode": "the verdict table's record batches decoded into the verdict matrix",
-        "parquet_encode": "each score table's Parquet encoded while the next is built",
-        "key_index": "the ledger's key index built while the checks compile (gamut run)",
-        "key_lookup": "every judge plan's keys looked up in the key index",
-        "verdict_table": "each judge's verdict rows encoded while the next judge's are built",
-        "verdict_files": "the site's per-submission verdict downloads written side by side",
         "ledger_pull": "the ledger's missing files downloaded from the Hub, one request each",
         "batch_upload": "a judge batch uploaded while the next chunk is built",
         "answer_writer": "gamut generate's answers appended and synced off the event loop",
-        "frame_to_arrow": "pyarrow's own threads converting a large frame (Table.from_pandas)",
     }
 )
 
 #: The steps that are not thread pools, each a switch of :class:`ProcessPolicy`.
 SWITCHES: Mapping[str, str] = MappingProxyType(
     {
-        "fork_compile": "gamut score compiles the checks in a forked process while it validates",
         "gc_pause": "bulk builds run with the cyclic garbage collector paused (scoring.bulk)",
         "exit_freeze": "the program exits without a last collection over what it loaded",
         "blas_one_thread": "numpy's BLAS held to one thread (unless the environment says)",
         "share_reads": "a response file the validator read cleanly is not parsed again to judge",
     }
 )
+
+#: ``nthreads`` of every pyarrow ``Table.from_pandas``: the calling thread. pyarrow's own choice (a
+#: thread per core for a large frame) gained nothing on the score tables or the verdict table
+#: (benchmarks/bench_tuning.py), and the engine used as a library starts no thread.
+ARROW_THREADS = 1
 
 #: Environment variables that hold numpy's BLAS (OpenBLAS) to one thread, read when numpy loads.
 BLAS_ONE_THREAD: Mapping[str, str] = MappingProxyType({"OPENBLAS_NUM_THREADS": "1"})
@@ -67,7 +64,6 @@ class ProcessPolicy:
     Attributes:
         pools: pool name (one of :data:`POOLS`) -> its worker threads; 0 (or absent) runs the
             step's tasks in the calling thread.
-        fork_compile: the checks may be compiled in a forked process.
         gc_pause: bulk builds pause the cyclic garbage collector.
         exit_freeze: the program freezes every object before it exits.
         blas_one_thread: :func:`enter` holds numpy's BLAS to one thread (before numpy loads).
@@ -76,7 +72,6 @@ class ProcessPolicy:
     """
 
     pools: Mapping[str, int] = field(default_factory=dict)
-    fork_compile: bool = False
     gc_pause: bool = False
     exit_freeze: bool = False
     blas_one_thread: bool = False
@@ -120,20 +115,10 @@ LIBRARY = ProcessPolicy()
 #: The ``gamut`` program's policy (entered by :func:`gamut.cli.run`).
 COMMAND_LINE = ProcessPolicy(
     pools={
-        "score_tables": 2,
-        "bootstrap": 2,
-        "matrix_decode": 2,
-        "parquet_encode": 1,
-        "key_index": 1,
-        "key_lookup": os.cpu_count() or 1,
-        "verdict_table": 1,
-        "verdict_files": 2,
         "ledger_pull": 8,
         "batch_upload": 1,
         "answer_writer": 1,
-        "frame_to_arrow": os.cpu_count() or 1,
     },
-    fork_compile=True,
     gc_pause=True,
     exit_freeze=True,
     blas_one_thread=True,
@@ -201,21 +186,6 @@ def pool(name: str, limit: int | None = None) -> Iterator[Executor]:
         yield executor
 
 
-def background(name: str) -> Executor | None:
-    """A one-thread executor for pool ``name`` that the caller shuts down itself (a task left
-    running past the call that started it), or None when the policy gives that pool no thread.
-    """
-    if current().threads(name) <= 0:
-        return None
-    return ThreadPoolExecutor(1, thread_name_prefix=f"gamut-{name}")
-
-
-def arrow_threads() -> int | None:
-    """``nthreads`` for pyarrow's ``Table.from_pandas``: pyarrow's own choice (a thread per core
-    for a large frame) when the policy's ``frame_to_arrow`` pool has threads, else 1."""
-    return None if current().threads("frame_to_arrow") > 0 else 1
-
-
 def describe(policy: ProcessPolicy) -> dict[str, Any]:
     """``policy`` as plain data (the benchmark prints it)."""
     return {
@@ -225,6 +195,7 @@ def describe(policy: ProcessPolicy) -> dict[str, Any]:
 
 
 __all__ = [
+    "ARROW_THREADS",
     "BLAS_ONE_THREAD",
     "COMMAND_LINE",
     "LIBRARY",
@@ -232,8 +203,6 @@ __all__ = [
     "SWITCHES",
     "InlineExecutor",
     "ProcessPolicy",
-    "arrow_threads",
-    "background",
     "current",
     "describe",
     "enter",

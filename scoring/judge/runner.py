@@ -16,7 +16,6 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from scoring import process
 from scoring.judge.backends import BackendError, BulkReply, ErrorKind, Turn
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items, record_failure, verdict_record
@@ -72,11 +71,9 @@ def _plan(
 
 
 def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
-    """Look every plan's keys up in ``index`` at once, one thread per core: the index remembers
-    each answer, and numpy's sorts and searches release the interpreter lock. (The keys of a
-    plan cut from another, which may change, are looked up when they are asked for.)"""
-    fixed = [p.keys for p in plans if not p.keys.flags.writeable]
-    index.remember(fixed, threads=process.current().threads("key_lookup"))
+    """Look every plan's keys up in ``index`` at once: the index remembers each answer. (The keys
+    of a plan cut from another, which may change, are looked up when they are asked for.)"""
+    index.remember([p.keys for p in plans if not p.keys.flags.writeable])
 
 
 async def _judge_one(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -357,7 +356,7 @@ def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> P
     """
 
     def write(tmp: Path) -> None:
-        table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
+        table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.ARROW_THREADS)
         meta = dict(table.schema.metadata or {})
         if fingerprint:
             meta[FINGERPRINT] = fingerprint.encode()
@@ -379,9 +378,8 @@ def write_verdict_parts(
     """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each).
 
     The same rows as :func:`write_verdict_table` of :func:`verdict_frame`, with a third of the
-    memory at three judges: only one judge's rows are built at a time, as Arrow columns straight
-    from the codes (no pandas frame), while the one before is encoded on a second thread
-    (Arrow's Parquet writer releases the interpreter lock). Returns ``out``.
+    memory at three judges: only one judge's rows are built and written at a time, as Arrow
+    columns straight from the codes (no pandas frame). Returns ``out``.
 
     ``rubric_version``: the rubric set's version the plans' checks come from; the file's
     :data:`STAMPS` metadata records it, with each judge's model, prompt version and template
@@ -392,43 +390,35 @@ def write_verdict_parts(
 
     def write(tmp: Path) -> None:
         writer: pq.ParquetWriter | None = None
-        writing: Future[None] | None = None
-        with process.pool("verdict_table") as pool:
-            try:
-                like: tuple[PairPlan, pa.Table] | None = None
-                for group in [[p] for p in plans] or [[]]:
-                    table, every = _arrow_part(
-                        group, stored_index, public=public, snapshots=snapshots, like=like
+        try:
+            like: tuple[PairPlan, pa.Table] | None = None
+            for group in [[p] for p in plans] or [[]]:
+                table, every = _arrow_part(
+                    group, stored_index, public=public, snapshots=snapshots, like=like
+                )
+                if like is None and every and group:
+                    like = (group[0], table)  # the next judges' id columns are its own
+                if writer is None:
+                    meta = dict(table.schema.metadata or {})
+                    if fingerprint:
+                        meta[FINGERPRINT] = fingerprint.encode()
+                    writer = pq.ParquetWriter(
+                        tmp,
+                        _part_schema(table.schema, meta),
+                        write_batch_size=WRITE_BATCH,
+                        write_statistics=STATS_COLUMNS,
                     )
-                    if like is None and every and group:
-                        like = (group[0], table)  # the next judges' id columns are its own
-                    if writer is None:
-                        meta = dict(table.schema.metadata or {})
-                        if fingerprint:
-                            meta[FINGERPRINT] = fingerprint.encode()
-                        writer = pq.ParquetWriter(
-                            tmp,
-                            _part_schema(table.schema, meta),
-                            write_batch_size=WRITE_BATCH,
-                            write_statistics=STATS_COLUMNS,
-                        )
-                    if writing is not None:
-                        writing.result()  # one judge's rows in flight at a time, in order
-                    if not table.schema.equals(writer.schema):
-                        table = table.cast(writer.schema)
-                    writing = pool.submit(writer.write_table, table)
-                    del table
-                if writing is not None:
-                    writing.result()
-                if writer is not None:  # known once every judge's rows are built
-                    writer.add_key_value_metadata(
-                        {STAMPS.decode(): stamps_record(plans, rubric_version, snapshots.found)}
-                    )
-            finally:
-                if writing is not None:
-                    wait([writing])  # never close the file under a write in flight
-                if writer is not None:
-                    writer.close()
+                if not table.schema.equals(writer.schema):
+                    table = table.cast(writer.schema)
+                writer.write_table(table)
+                del table
+            if writer is not None:  # known once every judge's rows are built
+                writer.add_key_value_metadata(
+                    {STAMPS.decode(): stamps_record(plans, rubric_version, snapshots.found)}
+                )
+        finally:
+            if writer is not None:
+                writer.close()
 
     atomic_write(out, write)
     return out
@@ -482,7 +472,7 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
     if suffix == ".parquet":
 
         def parquet(tmp: Path) -> None:
-            table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
+            table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.ARROW_THREADS)
             if provenance is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()

@@ -22,7 +22,6 @@ import re
 import secrets
 import struct
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -377,11 +376,9 @@ class KeyIndex:
             return self._remembered(queries).astype(np.int64)  # a copy: the caller may change it
         return self._find(queries, np.int64)
 
-    def remember(self, arrays: Sequence[Keys], threads: int = 1) -> None:
+    def remember(self, arrays: Sequence[Keys]) -> None:
         """Find the rows of each read-only key array now, so that a later :meth:`find` or
-        :meth:`contains` of it costs nothing: a slice of queries at a time on ``threads``
-        threads (numpy's sorts and searches release the interpreter lock), so that the threads
-        share the work evenly however many arrays there are.
+        :meth:`contains` of it costs nothing (a slice of queries at a time).
 
         Raises:
             ValueError: an array is writeable (only answers to read-only arrays are kept).
@@ -398,13 +395,8 @@ class KeyIndex:
                 for q, out in zip(todo, answers, strict=True)
                 for start in range(0, len(q), _FIND_CHUNK)
             ]
-            if threads > 1 and len(slices) > 1:
-                with ThreadPoolExecutor(min(threads, len(slices))) as pool:
-                    for _ in pool.map(lambda s: self._find_slice(*s), slices):
-                        pass
-            else:
-                for q, out, start in slices:
-                    self._find_slice(q, out, start)
+            for q, out, start in slices:
+                self._find_slice(q, out, start)
         for q, out in zip(todo, answers, strict=True):
             self._answers[id(q)] = (q, out)
 

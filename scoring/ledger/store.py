@@ -33,7 +33,6 @@ import os
 import re
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +41,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring import process
 from scoring.errors import GamutError, Problem
 from scoring.ledger.checks import (
     META_KEY,
@@ -171,7 +169,6 @@ class Ledger:
         self.held = held
         # (verdict shard names, identities) -> the key index and the table it indexes
         self._index: tuple[tuple[object, ...], KeyIndex, pa.Table] | None = None
-        self._prefetched: Future[tuple[KeyIndex, pa.Table]] | None = None
         # (record names, the records they hold): read again when the names change
         self._records: tuple[tuple[str, ...], list[PushRecord]] | None = None
         self._compactions: tuple[tuple[str, ...], list[Compaction]] | None = None
@@ -436,20 +433,6 @@ class Ledger:
         appear more than once (the first row of a key is the one that counts)."""
         return self._read_all(VERDICTS, columns, identities)
 
-    def prefetch_key_index(self) -> None:
-        """Start building :meth:`key_index` (every judge, the verdict column) in a background
-        thread, for a caller that has Python work to do first (compiling checks, hashing
-        responses): Arrow's reads and numpy's sorts release the interpreter lock, so the two
-        overlap on a second core. The next :meth:`key_index` waits for it (and raises its error).
-        Does nothing when the process policy gives its ``key_index`` pool no thread.
-        """
-        if self._prefetched is None and self._index is None:
-            pool = process.background("key_index")
-            if pool is None:
-                return
-            self._prefetched = pool.submit(self._key_index, None, ("verdict",))
-            pool.shutdown(wait=False)
-
     def key_index(
         self, identities: Iterable[str] | None = None, columns: Sequence[str] = ("verdict",)
     ) -> tuple[KeyIndex, pa.Table]:
@@ -462,9 +445,6 @@ class Ledger:
         rewritten; a new verdict is a new shard), so the steps of one run (planning the judge
         calls, writing the verdict table) share one index instead of building one each.
         """
-        if self._prefetched is not None:
-            pending, self._prefetched = self._prefetched, None
-            pending.result()  # it kept its index below; a shard it could not read is named here
         return self._key_index(identities, columns)
 
     def _key_index(

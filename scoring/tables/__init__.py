@@ -29,6 +29,7 @@ from scoring.tables.columns import (
     dictionary,
     undocumented,
 )
+from scoring.tables.cost import COST_COLUMNS
 from scoring.tables.csvcells import neutralise, write_frame_csv, write_table_csv
 from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.tables.load import Inputs, load_inputs
@@ -42,7 +43,7 @@ from scoring.tables.published import (
 )
 from scoring.tables.registry import ScoreTable, score_table, score_tables, site_tables
 from scoring.tables.scores import Scores, compute
-from scoring.tables.stamps import Current, stamp
+from scoring.tables.stamps import Current, short_version, stamp
 from scoring.tables.write import provenance, write_provenance, write_tables
 
 
@@ -106,11 +107,8 @@ def iter_frames(
     costs: dict[str, Any] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
     """Every table of :data:`scoring.tables.registry.SCORE_TABLES` from computed scores (no
-    I/O), each as soon as it is built: first the early ones, then the rest, each in registry order.
-
-    The tables are built on the process policy's ``score_tables`` threads (two in the program:
-    numpy does most of that work without holding the interpreter), the largest first, so that a
-    writer encodes it while the others are built.
+    I/O), each as soon as it is built: first the early ones (the largest first, so that a writer
+    encodes it while the others are built), then the rest, each in registry order.
 
     Args:
         scores: from :func:`scoring.tables.scores.compute`.
@@ -120,21 +118,12 @@ def iter_frames(
             judging_cost`), or None (empty columns).
     """
     entries = score_tables()
-    with process.pool("score_tables") as pool:
-        # the corrections first, beside the largest table; the leaderboard waits for them
-        built = registry.Built(
-            scores, families, audit, pool.submit(_audit_parts, scores, audit), costs
-        )
-        early = [t for t in entries if t.early]
-        for t in early:
-            built.frames[t.name] = pool.submit(t.build, built)
-        built.confusions = pool.submit(_judges.kind_confusions, scores)  # both kappa tables
-        for t in early:
-            yield t.name, built.table(t.name)
-        for t in entries:  # the small tables, some of them from a table above
-            if not t.early:
-                built.frames[t.name] = df = t.build(built)
-                yield t.name, df
+    now = process.InlineExecutor()  # built in this thread, one after another (the process policy)
+    built = registry.Built(scores, families, audit, now.submit(_audit_parts, scores, audit), costs)
+    built.confusions = now.submit(_judges.kind_confusions, scores)  # both kappa tables read them
+    for t in [*(t for t in entries if t.early), *(t for t in entries if not t.early)]:
+        built.frames[t.name] = df = t.build(built)
+        yield t.name, df
 
 
 def build_tables(
@@ -211,6 +200,7 @@ def build_tables(
 
 
 __all__ = [
+    "COST_COLUMNS",
     "MIN_KIND_CHECKS",
     "PAIRWISE_COLUMNS",
     "PROVENANCE_FILE",
@@ -233,6 +223,7 @@ __all__ = [
     "response_table",
     "score_table",
     "score_tables",
+    "short_version",
     "site_tables",
     "submission_slices",
     "undocumented",

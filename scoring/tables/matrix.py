@@ -9,10 +9,7 @@ every step works on small integer arrays that stay in the processor's cache.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +18,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring import process
 from scoring.errors import ScoringError
 from scoring.questions import Setting
 from scoring.storage import UNREADABLE_NPZ, atomic_write
@@ -33,8 +29,6 @@ KEY_COLUMNS = (*VERDICT_KEY, "verdict")
 #: Rows decoded at a time: large enough that per-batch work is negligible, small enough that the
 #: batch's arrays stay a few megabytes.
 BATCH_ROWS = 1 << 18
-#: Batches read ahead of the two decoding threads.
-_IN_FLIGHT = 3
 #: Changes whenever what the matrix holds or how it is keyed changes (older entries are unused).
 _MATRIX_VERSION = 1
 
@@ -212,13 +206,11 @@ def _fill(
     }
     index_type = np.int64 if n_groups * max(n_checks, 1) >= 2**31 else np.int32
     matrix = np.full(n_groups * n_checks, MISSING, np.int8)
-    local = threading.local()
+    decoders = {name: _Decoder(*spec) for name, spec in specs.items()}
 
     def put(batch: pa.RecordBatch) -> int:
         """Write one batch's verdicts into the matrix; the number of rows kept."""
-        if not hasattr(local, "decoders"):  # each thread keeps its own lookup tables
-            local.decoders = {name: _Decoder(*spec) for name, spec in specs.items()}
-        c = {name: local.decoders[name](batch.column(name)) for name in KEY_COLUMNS}
+        c = {name: decoders[name](batch.column(name)) for name in KEY_COLUMNS}
         if (c["verdict"] < 0).any():
             used = pc.unique(batch.column("verdict").cast(pa.string())).to_pylist()
             bad = sorted({str(v) for v in used} - {v.value for v in VERDICT_ORDER})
@@ -233,18 +225,7 @@ def _fill(
         matrix[flat[ok]] = c["verdict"][ok]
         return int(ok.sum())
 
-    # The policy's threads (two in the program) decode batches at once (numpy and Arrow do
-    # that work without holding the interpreter); at most _IN_FLIGHT batches are read ahead,
-    # so memory stays a few batches.
-    kept = 0
-    with process.pool("matrix_decode") as pool:
-        pending: deque[Future[int]] = deque()
-        for batch in batches:
-            pending.append(pool.submit(put, batch))
-            if len(pending) >= _IN_FLIGHT:
-                kept += pending.popleft().result()
-        while pending:
-            kept += pending.popleft().result()
+    kept = sum(put(batch) for batch in batches)  # one batch in memory at a time
     if int(np.count_nonzero(matrix != MISSING)) != kept:
         raise ScoringError(
             f"{path}: some (submission, setting, judge, check) has more than one "

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from scoring import process
 from scoring.scorer import TIER_ORDER, ScoringConfig
 from scoring.tables.bootstrap import Estimate, Ranking, estimate, rank_many, resample_weights
 from scoring.tables.core import QuestionLevel, Status, question_level
@@ -76,18 +75,12 @@ def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores
     n_s, n_j, n_q = len(inputs.submission_ids), len(inputs.judges), len(inputs.questions)
     groups = Groups.of(n_s, n_j)
     expected = inputs.has_responses[groups.sub, groups.setting]
-    # on the policy's threads (two in the program): numpy's draws, counts and matrix products
-    # run without the interpreter lock
-    with process.pool("bootstrap") as pool:
-        drawn = pool.submit(resample_weights, n_q, config.bootstrap_resamples, config.seed)
-        level = question_level(inputs.verdicts, inputs.checks, n_q, expected, config)
-        weights = drawn.result()
-        tiers_soon = [
-            pool.submit(estimate, weights, level.tiers[:, :, t], None, 100.0)
-            for t in range(len(TIER_ORDER))
-        ]
-        gamut = estimate(weights, level.gamut, scale=100.0)
-        tiers = tuple(t.result() for t in tiers_soon)
+    level = question_level(inputs.verdicts, inputs.checks, n_q, expected, config)
+    weights = resample_weights(n_q, config.bootstrap_resamples, config.seed)
+    tiers = tuple(
+        estimate(weights, level.tiers[:, :, t], None, 100.0) for t in range(len(TIER_ORDER))
+    )
+    gamut = estimate(weights, level.gamut, scale=100.0)
     complete = level.status == Status.COMPLETE
     members = {
         (k, j): np.flatnonzero(complete & (groups.setting == k) & (groups.judge == j))

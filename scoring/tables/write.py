@@ -11,7 +11,6 @@ import io
 import json
 import os
 from collections.abc import Iterable, Set
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -98,7 +97,7 @@ def records_json(table: pa.Table) -> str:
 
 def arrow_table(df: pd.DataFrame) -> pa.Table:
     """A score table as Arrow (no index; NaN becomes null, as in every file written)."""
-    return pa.Table.from_pandas(df, preserve_index=False, nthreads=process.arrow_threads())
+    return pa.Table.from_pandas(df, preserve_index=False, nthreads=process.ARROW_THREADS)
 
 
 def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:
@@ -119,23 +118,18 @@ def write_tables(
     """Write every ``(name, table)`` as ``name.parquet`` and, unless the name is in
     ``parquet_only``, as ``name.csv`` and ``name.json``; returns the files written.
 
-    Each table is encoded as it arrives: Parquet on a second thread (Arrow does that work
-    without holding the interpreter), CSV and JSON text on this one. So when ``frames`` builds
-    the tables one at a time, encoding the first (the largest) overlaps building the others. No
-    file is written before every table is encoded: a table that fails to build leaves the folder
-    as it was.
+    Each table is encoded as it arrives (Parquet, CSV and JSON text), so only the encoded bytes
+    of the tables already built are held. No file is written before every table is encoded: a
+    table that fails to build leaves the folder as it was.
     """
-    files: list[tuple[Path, Future[bytes] | str]] = []
     layout = ResultsLayout(out_dir)
-    with process.pool("parquet_encode") as pool:
-        for name, df in frames:
-            table = arrow_table(df)
-            files.append((layout.table(name), pool.submit(parquet_bytes, table, prov)))
-            if name not in parquet_only:
-                files.append((layout.table(name, "csv"), table_text_csv(table)))
-                files.append((layout.table(name, "json"), records_json(table)))
-    # every encoding is done (the pool has shut down): raise the first error, else write
-    encoded = [(path, body if isinstance(body, str) else body.result()) for path, body in files]
+    encoded: list[tuple[Path, bytes | str]] = []
+    for name, df in frames:
+        table = arrow_table(df)
+        encoded.append((layout.table(name), parquet_bytes(table, prov)))
+        if name not in parquet_only:
+            encoded.append((layout.table(name, "csv"), table_text_csv(table)))
+            encoded.append((layout.table(name, "json"), records_json(table)))
     for path, body in encoded:
         if isinstance(body, str):
             atomic_write_text(path, body)

@@ -854,9 +854,8 @@ def test_stale_rows_are_marked_explained_and_can_be_hidden(
     assert page.locator("#leaderboard-table tbody tr[data-fresh=no]:not([hidden])").count() == 0  # type: ignore[attr-defined]
     assert "fresh=yes" in page.url  # type: ignore[attr-defined]
     page.uncheck("[data-filter=fresh]")  # type: ignore[attr-defined]
-    href = page.get_attribute(
-        "#leaderboard-table tbody tr:not([hidden]) .gamut-col-model a", "href"
-    )  # type: ignore[attr-defined]
+    first_model = "#leaderboard-table tbody tr:not([hidden]) .gamut-col-model a"
+    href = page.get_attribute(first_model, "href")  # type: ignore[attr-defined]
     page.goto(urljoin(page.url, href))  # type: ignore[attr-defined]
     note = page.inner_text(".gamut-stale-note")  # type: ignore[attr-defined]
     assert "judge oracle: judged by model demo-oracle, configured now demo-oracle-2" in note
@@ -875,12 +874,8 @@ def test_a_response_links_to_how_it_was_judged(browser: Browser) -> None:
     assert _wait_loaded(page, "#gamut-explorer") == qid
     link = page.locator(f"tr#m-{sid} details .gamut-x-judged a")  # type: ignore[attr-defined]
     assert link.is_visible() and link.inner_text() == "how this was judged"
-    assert (
-        page.locator(".gamut-x-judged").count()
-        == page.locator(  # type: ignore[attr-defined]
-            ".gamut-x-body > .gamut-table > table > tbody > tr"
-        ).count()
-    )
+    responses = page.locator(".gamut-x-body > .gamut-table > table > tbody > tr")  # type: ignore[attr-defined]
+    assert page.locator(".gamut-x-judged").count() == responses.count()  # type: ignore[attr-defined]
     link.click()
     page.wait_for_url("**/demo/judging/v1.html#judge-oracle")  # type: ignore[attr-defined]
     page.wait_for_selector("pre.gamut-template")  # type: ignore[attr-defined]

@@ -142,8 +142,9 @@ def test_instant_navigation_from_a_chartless_page_loads_the_library_once(
 
 
 def test_cost_page_scatters_in_light_dark_and_on_a_phone(session: Session) -> None:
-    """The cost page's two scatters draw one point per complete row of the primary judge (4
-    models x 2 settings, less one incomplete row), hover with the model's name, follow the dark
+    """The cost page's scatters draw one point per complete row of the primary judge (4 models x
+    2 settings, less one incomplete row; the model-token one only the model whose responses
+    record their tokens, in both settings), hover with the model's name, follow the dark
     palette, and fit a 390 px phone with their axis titles."""
     page = session.page
     names = {"Acme Vision 1", "Zen Omni", "Tiny LM", "<img src=x onerror=alert(1)>"}
@@ -164,11 +165,13 @@ def test_cost_page_scatters_in_light_dark_and_on_a_phone(session: Session) -> No
                 ".gamut-chart",
                 "els => els.map(e => e.querySelectorAll('.scatterlayer .point').length)",
             )
-            assert drawn == [7, 7], (scheme, width, drawn)
+            assert drawn == [7, 7, 2], (scheme, width, drawn)
             titles = page.eval_on_selector_all(  # type: ignore[attr-defined]
                 ".gamut-chart .xtitle", "els => els.map(e => e.textContent)"
             )
-            assert titles[0].startswith("Judging cost") and titles[1].startswith("Mean response")
+            prefixes = ("Judging cost", "Mean response length", "Model output tokens")
+            assert len(titles) == 3, titles
+            assert all(t.startswith(p) for t, p in zip(titles, prefixes, strict=True)), titles
             page.evaluate(  # type: ignore[attr-defined]
                 "Plotly.Fx.hover(document.querySelector('.gamut-chart'), "
                 "[{curveNumber: 0, pointNumber: 0}])"

@@ -41,6 +41,8 @@ def test_one_point_per_complete_row_of_the_primary_judge(results: Path) -> None:
     cells = [r.cells["cost"].value for r in ctx["table"].rows]
     assert usd(ORACLE_COST[("acme-vision-1", "multimodal")]) in cells
     assert ctx["n_model_tokens"] == 2  # acme-vision-1 in both settings
+    assert _points(ctx["model_figure"]) == {"Multimodal": 1, "Text-only": 1}
+    assert ctx["model_figure"]["data"][0]["x"] == [MODEL_TOKENS["acme-vision-1"][1]]
 
 
 def test_no_cost_is_a_sentence_not_a_chart(results: Path) -> None:

@@ -33,7 +33,6 @@ from scoring.ledger import (
     merge,
 )
 from scoring.ledger.keys import mix32
-from scoring.process import COMMAND_LINE, using
 from scoring.verdicts import Verdict
 
 SECRET = "s" * 40
@@ -185,24 +184,12 @@ def test_a_ledger_keeps_its_key_index_until_a_shard_is_added(tmp_path: Path) -> 
     assert len(other) == 0
 
 
-def test_a_prefetched_key_index_is_the_one_key_index_returns(tmp_path: Path) -> None:
-    s = KeyScheme.public()
-    led = Ledger.open(tmp_path, s, held=False)
-    led.append_verdicts([_verdict(s, n) for n in range(20)])
-    with using(COMMAND_LINE):  # the program's policy: built on a thread of its own
-        led.prefetch_key_index()
-    index, table = led.key_index()
-    assert table.num_rows == 20 and index.contains(keys_array([_key(s, 3)])).tolist() == [True]
-    led.prefetch_key_index()  # an index is kept already: nothing to build
-    assert led.key_index()[0] is index
-
-
-def test_remembered_answers_are_those_find_gives_on_two_threads(
+def test_remembered_answers_are_those_find_gives(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import scoring.ledger.keys as keys_module
 
-    monkeypatch.setattr(keys_module, "_FIND_CHUNK", 4)  # many slices for the two threads
+    monkeypatch.setattr(keys_module, "_FIND_CHUNK", 4)  # many slices of queries
     rng = np.random.default_rng(9)
     stored = rng.integers(0, 256, size=(60, 32), dtype=np.uint8)
     shared = _sharing_a_mix()[:10]
@@ -217,7 +204,7 @@ def test_remembered_answers_are_those_find_gives_on_two_threads(
     for a in asked:
         a.flags.writeable = False
     index = KeyIndex(stored)
-    index.remember([*asked, asked[0]], threads=2)
+    index.remember([*asked, asked[0]])
     for a in asked:
         want = [first.get(bytes(k), -1) for k in a]
         assert index.find(a).tolist() == want
@@ -268,16 +255,12 @@ def test_the_key_index_holds_the_model_and_source_as_dictionaries(tmp_path: Path
     assert set(stored["model"].to_pylist()) == {"judge-model-0", "judge-model-1"}
 
 
-def test_a_prefetch_that_meets_a_broken_shard_names_it_when_the_index_is_asked_for(
-    tmp_path: Path,
-) -> None:
+def test_a_broken_shard_is_named_when_the_index_is_asked_for(tmp_path: Path) -> None:
     s = KeyScheme.public()
     led = Ledger.open(tmp_path, s, held=False)
     name = led.append_verdicts([_verdict(s, 1)])
     assert name is not None
     (tmp_path / "verdicts" / name).write_bytes(b"PAR1 not a shard")
-    with using(COMMAND_LINE):
-        led.prefetch_key_index()
     with pytest.raises(LedgerError, match=re.escape(name)):
         led.key_index()
 

@@ -33,7 +33,7 @@ def _options(provider: Provider, srv: FakeLLMServer) -> GenerateOptions:
 def test_each_line_records_the_reported_tokens(
     provider: Provider, project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
-    result = generate(project.cfg, _options(provider, server), environ=env)
+    result = generate(project.deployment, _options(provider, server), environ=env)
     stats = result.stats[Setting.TEXT_ONLY]
     lines = project.lines("test-model", "text_only")
     assert result.ok and len(lines) == project.n_questions
@@ -55,7 +55,7 @@ def test_a_reply_without_usage_records_none(
         return {k: v for k, v in payload.items() if k != "usage"}
 
     server.reply_hook = no_usage
-    result = generate(project.cfg, _options("openai", server), environ=env)
+    result = generate(project.deployment, _options("openai", server), environ=env)
     lines = project.lines("test-model", "text_only")
     assert result.ok and len(lines) == project.n_questions
     assert all("usage" not in x for x in lines)

@@ -1,5 +1,5 @@
 """The process policy: the engine used as a library starts no thread or process of its own; the
-program's policy (entered at the command line's entry point) uses its pools and its fork."""
+program's policy (entered at the command line's entry point) uses its pools."""
 
 from __future__ import annotations
 
@@ -44,8 +44,6 @@ from gamut.config import load_config
 from gamut.project import Project
 
 project = Project(load_config(sys.argv[1]))
-project.prefetch_check_table()
-project.ledger.prefetch_key_index()
 with project.shared_reads.block():
     pipeline.judge(project)
 pipeline.write_verdicts(project)
@@ -56,6 +54,7 @@ print(json.dumps({
     "active_threads": threading.active_count(),
     "children": len(multiprocessing.active_children()),
     "scored": (project.path(project.cfg.store.results) / "leaderboard.parquet").is_file(),
+    "blas": __import__("os").environ.get("OPENBLAS_NUM_THREADS"),
 }))
 """
 
@@ -81,23 +80,24 @@ def test_the_engine_as_a_library_starts_no_thread_or_process(tmp_path: Path) -> 
     assert got["active_threads"] == 1 and got["children"] == 0
 
 
-def test_the_programs_policy_uses_its_threads_and_its_fork(tmp_path: Path) -> None:
+def test_the_programs_policy_holds_blas_to_one_thread_and_judges_on_this_one(
+    tmp_path: Path,
+) -> None:
     got = _run_as_a_library(tmp_path, "COMMAND_LINE")
-    started = {name.rsplit("_", 1)[0] for name in got["threads"]}
-    for pool in ("score_tables", "bootstrap", "matrix_decode", "parquet_encode", "key_index"):
-        assert f"gamut-{pool}" in started, (pool, sorted(started))
-    assert len(got["processes"]) == 1  # the checks compiled in a forked process
-    assert got["active_threads"] == 1 and got["children"] == 0  # every one done by the end
+    assert got["scored"] and got["blas"] == "1"
+    # the thread pools that paid are the network's (ledger pull, batch upload, generate's
+    # writer): the demo's judging and scoring run on the calling thread, as measured best
+    assert got["threads"] == [] and got["processes"] == []
 
 
 def test_a_pool_of_no_threads_runs_each_task_in_the_calling_thread() -> None:
-    with using(LIBRARY), process.pool("score_tables") as pool:
+    with using(LIBRARY), process.pool("ledger_pull") as pool:
         here = pool.submit(threading.get_ident)
         failed = pool.submit(int, "not a number")
         assert here.result() == threading.get_ident()
         with pytest.raises(ValueError):  # an error waits in its future, as a pool hands it
             failed.result()
-    with using(COMMAND_LINE), process.pool("score_tables") as pool:
+    with using(COMMAND_LINE), process.pool("ledger_pull") as pool:
         assert pool.submit(threading.get_ident).result() != threading.get_ident()
     assert process.current() is LIBRARY  # each block gave back the policy before it
 

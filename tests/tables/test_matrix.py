@@ -87,8 +87,8 @@ def _expected(rows: list[dict[str, str]]) -> tuple[np.ndarray, int]:
 
 @pytest.fixture(params=["one batch", "batches of 5"])
 def batch_rows(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The table decoded in one batch, or in many small ones, which the two decoding threads
-    take in turns (each with its own lookup tables, while rows of another batch are written)."""
+    """The table decoded in one batch, or in many small ones (the lookup tables kept from one
+    batch to the next)."""
     if request.param == "batches of 5":
         monkeypatch.setattr(matrix_module, "BATCH_ROWS", 5)
 
