@@ -12,6 +12,7 @@ from a file, or given by the demo's offline matcher, was obtained by no call: it
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,11 +60,10 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     encoded = pc.dictionary_encode(stored["source"]).combine_chunks()
     source_code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     sources = [str(x) for x in encoded.dictionary.to_pylist()]
-    counts = {
-        c: stored[c].combine_chunks().to_numpy(zero_copy_only=False).astype(np.int64)
-        for c in _COUNTS[1:]
-    }
-    frames = []
+    # each judge's groups first, then one count column at a time over every judge: one column
+    # of the ledger's rows as an array at once (an Arrow take from the ledger's chunks would
+    # join them into one array for every judge and column)
+    groups: list[tuple[PairPlan, Any, Any, int, list[tuple[str, str]]]] = []
     for p in plans:
         if not len(p):
             continue
@@ -78,11 +78,18 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
         file_of_unit = np.array([file_ids[f] for f in files], np.int64)
         n_groups = len(file_ids) * len(sources)
         group = file_of_unit[p.unit[sel]] * len(sources) + source_code[rows]
-        sums = {"n_verdicts": np.bincount(group, minlength=n_groups)}
-        for c, values in counts.items():
-            sums[c] = np.bincount(group, weights=values[rows], minlength=n_groups)
-        used = np.flatnonzero(sums["n_verdicts"])
-        names = list(file_ids)
+        groups.append((p, group, rows, n_groups, list(file_ids)))
+    sums: list[dict[str, Any]] = [
+        {"n_verdicts": np.bincount(group, minlength=n)} for _, group, _, n, _ in groups
+    ]
+    for c in _COUNTS[1:]:
+        values = np.asarray(stored[c].to_numpy(), np.int64)
+        for (_, group, rows, n, _), got in zip(groups, sums, strict=True):
+            got[c] = np.bincount(group, weights=values[rows], minlength=n)
+        del values
+    frames = []
+    for (p, _, _, _, names), got in zip(groups, sums, strict=True):
+        used = np.flatnonzero(got["n_verdicts"])
         frames.append(
             pd.DataFrame(
                 {
@@ -90,7 +97,7 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
                     "setting": [names[g // len(sources)][1] for g in used],
                     "judge": p.judge.name,
                     "source": [sources[g % len(sources)] for g in used],
-                    **{c: np.rint(v[used]).astype(np.int64) for c, v in sums.items()},
+                    **{c: np.rint(v[used]).astype(np.int64) for c, v in got.items()},
                 }
             )
         )

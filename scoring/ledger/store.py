@@ -260,8 +260,16 @@ class Ledger:
             return []
         return sorted(p.name for p in folder.iterdir() if _SHARD.match(p.name))
 
-    def read_shard(self, kind: str, name: str, columns: Sequence[str] | None = None) -> pa.Table:
-        """One shard's rows.
+    def read_shard(
+        self,
+        kind: str,
+        name: str,
+        columns: Sequence[str] | None = None,
+        dictionaries: Sequence[str] = (),
+    ) -> pa.Table:
+        """One shard's rows; the string columns named in ``dictionaries`` as dictionary arrays
+        (their values once, each row a code: a column of few values, read without a string per
+        row).
 
         Raises:
             LedgerError: unreadable, too large, or not a shard of this ledger.
@@ -270,7 +278,7 @@ class Ledger:
         fix = "run `gamut ledger verify`, and restore it from another copy (or remove it)"
         try:
             bad = size_problem(path)
-            f = None if bad else pq.ParquetFile(path)
+            f = None if bad else pq.ParquetFile(path, read_dictionary=list(dictionaries) or None)
             bad = bad or metadata_problem(f.metadata)  # type: ignore[union-attr]
             if bad or f is None:
                 raise LedgerError(f"{path}: not read: {bad}; {fix}")
@@ -286,9 +294,15 @@ class Ledger:
         return table
 
     def _read_all(
-        self, kind: str, columns: Sequence[str] | None, identities: Iterable[str] | None
+        self,
+        kind: str,
+        columns: Sequence[str] | None,
+        identities: Iterable[str] | None,
+        dictionaries: Sequence[str] = (),
     ) -> pa.Table:
-        parts = [part for _, _, _, part in self._parts(kind, columns, identities)]
+        parts = [
+            part for _, _, _, part in self._parts(kind, columns, identities, None, dictionaries)
+        ]
         return self._joined(kind, parts, columns)
 
     def _joined(self, kind: str, parts: list[pa.Table], columns: Sequence[str] | None) -> pa.Table:
@@ -304,10 +318,12 @@ class Ledger:
         columns: Sequence[str] | None,
         identities: Iterable[str] | None,
         shards: list[tuple[str, int]] | None = None,
+        dictionaries: Sequence[str] = (),
     ) -> Iterator[tuple[str, int, int, pa.Table]]:
         """Each shard of ``kind`` (of ``shards``, default :meth:`_ordered_rows`), oldest first:
         its name, the rows its metadata counts, the rows read, and its rows of the given judge
-        identities with ``columns`` (every column when None).
+        identities with ``columns`` (every column when None; ``dictionaries``: as in
+        :meth:`read_shard`).
 
         The generator keeps no shard once it has handed it on: a caller that lets go of each
         part before asking for the next holds one shard at a time.
@@ -317,7 +333,7 @@ class Ledger:
         if want is not None and ids is not None and "judge_identity" not in want:
             want.append("judge_identity")
         for name, counted in self._ordered_rows(kind) if shards is None else shards:
-            shard = self.read_shard(kind, name, want)
+            shard = self.read_shard(kind, name, want, dictionaries)
             read = shard.num_rows
             if ids is not None:
                 shard = shard.filter(pc.is_in(shard["judge_identity"], value_set=ids))
@@ -422,7 +438,8 @@ class Ledger:
     ) -> tuple[KeyIndex, pa.Table]:
         """A :class:`KeyIndex` over every verdict key (of the given judge identities), and the
         verdict rows it indexes: their ``columns``, in the index's row order (the keys themselves
-        are in the index, not kept twice).
+        are in the index, not kept twice), those of :data:`KEY_INDEX_DICTIONARIES` as dictionary
+        arrays.
 
         The index is kept while the set of verdict shards stays the same (a shard is never
         rewritten; a new verdict is a new shard), so the steps of one run (planning the judge
@@ -441,7 +458,7 @@ class Ledger:
             if set(want) <= set(table.column_names):
                 return index, table.select(want)
             # the same rows in the same order (shards are read oldest first), more columns
-            table = self.verdicts(want, identities)
+            table = self._read_all(VERDICTS, want, identities, _coded(want))
         else:
             keys, table = self._keys_and_rows(want, identities)
             index = KeyIndex(keys)
@@ -466,7 +483,10 @@ class Ledger:
         keys = np.empty((sum(rows for _, rows in shards), KEY_BYTES), dtype=np.uint8)
         parts = []
         at = 0
-        for name, counted, read, shard in self._parts(VERDICTS, ["key", *want], identities, shards):
+        coded = _coded(want)
+        for name, counted, read, shard in self._parts(
+            VERDICTS, ["key", *want], identities, shards, coded
+        ):
             if read > counted:
                 raise LedgerError(
                     f"{self.root / VERDICTS / name}: holds {read} rows, its metadata "
@@ -654,6 +674,16 @@ def copy_checked(into: Ledger, other: Ledger) -> MergeReport:
 
 def _copy_to(src: Path, tmp: Path) -> None:
     shutil.copyfile(src, tmp)
+
+
+#: String columns of few values that the key index's table holds as dictionary arrays (read
+#: so from the shards, which store them so): the reported model and the verdict's source.
+KEY_INDEX_DICTIONARIES = ("model", "source")
+
+
+def _coded(columns: Sequence[str]) -> list[str]:
+    """The columns of ``columns`` the key index's table reads as dictionaries."""
+    return [c for c in columns if c in KEY_INDEX_DICTIONARIES]
 
 
 def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -228,6 +229,30 @@ def test_a_key_index_over_several_shards_has_their_rows_in_order(tmp_path: Path)
         assert table["question_id"].to_pylist() == stored["question_id"].to_pylist()
         keys = keys_array(stored["key"].to_pylist()) if stored.num_rows else np.empty((0, 32))
         assert index.find(keys.astype(np.uint8)).tolist() == list(range(stored.num_rows))
+
+
+def test_the_key_index_holds_the_model_and_source_as_dictionaries(tmp_path: Path) -> None:
+    """Read from each shard as codes over its values: the same values, row for row, whether the
+    index is built with them or they are asked for after it was built."""
+    s = KeyScheme.public()
+    led = Ledger.open(tmp_path, s, held=False)
+    for part in range(3):
+        model = f"judge-model-{part % 2}"
+        led.append_verdicts(
+            [
+                dataclasses.replace(_verdict(s, n), model=model)
+                for n in range(part * 5, part * 5 + 5)
+            ]
+        )
+    stored = led.verdicts(["model", "source"])
+    for first in (["verdict"], ["verdict", "model", "source"]):
+        fresh = Ledger.open(tmp_path, s, held=False)
+        fresh.key_index(columns=first)
+        _, table = fresh.key_index(columns=["verdict", "model", "source"])
+        for c in ("model", "source"):
+            assert pa.types.is_dictionary(table.schema.field(c).type)
+            assert table[c].to_pylist() == stored[c].to_pylist()
+    assert set(stored["model"].to_pylist()) == {"judge-model-0", "judge-model-1"}
 
 
 def test_a_broken_shard_is_named_when_the_index_is_asked_for(tmp_path: Path) -> None:
