@@ -23,6 +23,7 @@ from scoring.judge.backends import Backend, BulkReply, JudgeRequest
 from scoring.judge.inputs import ResponseUnit
 from scoring.judge.judges import BuiltJudge
 from scoring.ledger.keys import Keys, KeyScheme, join_keys
+from scoring.verdicts import PAIR_KEY
 
 IntArray = npt.NDArray[np.int64]
 CodeArray = npt.NDArray[np.signedinteger]
@@ -160,7 +161,7 @@ class PairPlan:
         """The ledger's id columns (submission, setting, question, check id) of ``pairs``."""
         out = {}
         for name, (codes, values) in self.id_codes().items():
-            if name in ("submission_id", "setting", "question_id", "check_id"):
+            if name in PAIR_KEY:
                 out[name] = pa.DictionaryArray.from_arrays(
                     pa.array(codes[pairs], pa.int32()), pa.array(values, pa.string())
                 ).cast(pa.string())

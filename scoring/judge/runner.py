@@ -24,7 +24,7 @@ from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.ledger import KeyIndex, Ledger, key_bytes
+from scoring.ledger import VERDICTS, KeyIndex, Ledger, key_bytes
 from scoring.ledger.records import now as now_utc
 from scoring.ledger.records import verdict_schema
 
@@ -42,7 +42,7 @@ def ledger_state(ledger: Ledger) -> str:
     (which decide which verdict of a key judged twice counts)."""
     from scoring.judge.cache import digest
 
-    return digest(*ledger.shard_names("verdicts"), *ledger.order_state())
+    return digest(*ledger.shard_names(VERDICTS), *ledger.order_state())
 
 
 def _plan(
