@@ -1,5 +1,5 @@
-"""How the engine uses the machine, in one place: its thread pools, the garbage collector,
-numpy's BLAS threads and the response files read once for two readers.
+"""How the engine uses the machine, in one place: its thread pools, the forked compile, the
+garbage collector, numpy's BLAS threads and the response files read once for two readers.
 
 The engine asks the active :class:`ProcessPolicy` (:func:`current`) before it starts a thread or
 a process: ``process.pool("ledger_pull")`` is a thread pool of the policy's size for that step,
@@ -13,7 +13,7 @@ Each step of :data:`COMMAND_LINE` pays for itself on the figure it targets:
 ``benchmarks/bench_tuning.py`` measures every one against the same policy without it
 (:meth:`ProcessPolicy.without`), and ARCHITECTURE.md ("The process policy") lists the figures
 and the steps that were measured, did not pay and were removed (the engine's other thread pools,
-the forked compile, pyarrow's conversion threads).
+pyarrow's conversion threads).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ POOLS: Mapping[str, str] = MappingProxyType(
 #: The steps that are not thread pools, each a switch of :class:`ProcessPolicy`.
 SWITCHES: Mapping[str, str] = MappingProxyType(
     {
+        "fork_compile": "gamut score compiles the checks in a forked process while it validates",
         "gc_pause": "bulk builds run with the cyclic garbage collector paused (scoring.bulk)",
         "exit_freeze": "the program exits without a last collection over what it loaded",
         "blas_one_thread": "numpy's BLAS held to one thread (unless the environment says)",
@@ -64,6 +65,7 @@ class ProcessPolicy:
     Attributes:
         pools: pool name (one of :data:`POOLS`) -> its worker threads; 0 (or absent) runs the
             step's tasks in the calling thread.
+        fork_compile: the checks may be compiled in a forked process.
         gc_pause: bulk builds pause the cyclic garbage collector.
         exit_freeze: the program freezes every object before it exits.
         blas_one_thread: :func:`enter` holds numpy's BLAS to one thread (before numpy loads).
@@ -72,6 +74,7 @@ class ProcessPolicy:
     """
 
     pools: Mapping[str, int] = field(default_factory=dict)
+    fork_compile: bool = False
     gc_pause: bool = False
     exit_freeze: bool = False
     blas_one_thread: bool = False
@@ -119,6 +122,7 @@ COMMAND_LINE = ProcessPolicy(
         "batch_upload": 1,
         "answer_writer": 1,
     },
+    fork_compile=True,
     gc_pause=True,
     exit_freeze=True,
     blas_one_thread=True,

@@ -1,5 +1,5 @@
 """The process policy: the engine used as a library starts no thread or process of its own; the
-program's policy (entered at the command line's entry point) uses its pools."""
+program's policy (entered at the command line's entry point) uses its pools and its fork."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ from gamut.config import load_config
 from gamut.project import Project
 
 project = Project(load_config(sys.argv[1]))
+project.prefetch_check_table()  # as gamut score does: a fork under the program's policy only
 with project.shared_reads.block():
     pipeline.judge(project)
 pipeline.write_verdicts(project)
@@ -80,14 +81,16 @@ def test_the_engine_as_a_library_starts_no_thread_or_process(tmp_path: Path) -> 
     assert got["active_threads"] == 1 and got["children"] == 0
 
 
-def test_the_programs_policy_holds_blas_to_one_thread_and_judges_on_this_one(
+def test_the_programs_policy_holds_blas_to_one_thread_and_forks_the_compile(
     tmp_path: Path,
 ) -> None:
     got = _run_as_a_library(tmp_path, "COMMAND_LINE")
     assert got["scored"] and got["blas"] == "1"
     # the thread pools that paid are the network's (ledger pull, batch upload, generate's
-    # writer): the demo's judging and scoring run on the calling thread, as measured best
-    assert got["threads"] == [] and got["processes"] == []
+    # writer): the demo's judging and scoring run on the calling thread, as measured best;
+    # the checks are compiled in a forked process while the submissions are validated
+    assert got["threads"] == [] and len(got["processes"]) == 1
+    assert got["children"] == 0  # joined before the checks were read
 
 
 def test_a_pool_of_no_threads_runs_each_task_in_the_calling_thread() -> None:
