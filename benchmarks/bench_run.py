@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +36,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from yardsticks import run_child  # noqa: E402
+
 LEDGER_KEY_ENV = "GAMUT_LEDGER_KEY"  # named by the config `gamut demo paper` writes
 T = TypeVar("T")
 
@@ -143,16 +145,8 @@ def _run(cmd: list[str], cwd: Path) -> tuple[float, float, str]:
     """Run ``cmd``; return wall seconds, peak resident MB and its standard output."""
     # the synthetic rubrics are held, so the ledger's keys are keyed by a secret
     env = {**os.environ, LEDGER_KEY_ENV: os.environ.get(LEDGER_KEY_ENV, "bench-run-" + "0" * 40)}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed:\n{err.read().decode()[-4000:]}")
-        return wall, usage.ru_maxrss / 1024.0, out.read().decode()
+    wall, _, mb, out = run_child(cmd, cwd, env)
+    return wall, mb, out
 
 
 def _private_checks(config: Path) -> Path:

@@ -48,6 +48,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from yardsticks import run_child  # noqa: E402
 
 from scoring.process import COMMAND_LINE, POOLS, SWITCHES  # noqa: E402
 
@@ -156,20 +159,10 @@ def _child(step: str | None, kind: str, args: list[str], cwd: Path) -> tuple[flo
     env[LEDGER_KEY_ENV] = os.environ.get(LEDGER_KEY_ENV, "bench-tuning-" + "0" * 40)
     env["PYTHONPATH"] = str(ROOT)
     cmd = [sys.executable, "-c", CHILD, step or "-", kind, *args]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(
-                f"{kind} {args} (step {step} off) failed:\n{err.read().decode()[-3000:]}"
-            )
-        text = out.read().decode().strip()
+    wall, cpu, _, out = run_child(cmd, cwd, env)
+    text = out.strip()
     inproc = float(text.splitlines()[-1]) if kind != "gamut" else wall
-    return wall, usage.ru_utime + usage.ru_stime, inproc
+    return wall, cpu, inproc
 
 
 def _measure(target: Target, root: Path, repeats: int) -> dict[str | None, list[tuple[float, ...]]]:

@@ -45,6 +45,27 @@ def measure(args: list[str], cwd: Path | None = None, env: dict[str, str] | None
     return elapsed, usage.ru_maxrss / 1e6, out
 
 
+def run_child(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, float, str]:
+    """Run ``args`` in a process of its own, its output kept in temporary files (no pipe for it
+    to fill): wall seconds, CPU seconds, its own peak RSS in MB (``wait4``) and its standard
+    output; exits naming the command, with the end of its standard error, when it fails."""
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, cwd=cwd, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{' '.join(args)[:300]} failed:\n{err.read().decode()[-4000:]}")
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, cpu, usage.ru_maxrss / 1024.0, out.read().decode()
+
+
 def yardstick(what: str, *args: str) -> list[str]:
     """The command line of one yardstick."""
     return [sys.executable, str(Path(__file__).resolve()), what, *args]
