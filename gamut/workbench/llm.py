@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.judge.prompt import template_sections
 from scoring.submissions import read_jsonl
 
 if TYPE_CHECKING:
@@ -95,20 +96,10 @@ def load_template(name: str) -> Template:
         raise LLMError(
             f"no workbench prompt template {name!r} in gamut/workbench/prompts/"
         ) from None
-    sections: dict[str, list[str]] = {}
-    current: str | None = None
-    for line in text.splitlines():
-        if line.startswith("@@ "):
-            current = line[3:].strip()
-            if current not in _SECTIONS:
-                raise LLMError(f"{name}: unknown section {current!r}")
-            sections[current] = []
-        elif current is not None:
-            sections[current].append(line)
-    missing = [s for s in _SECTIONS if s not in sections]
-    if missing:
-        raise LLMError(f"{name}: missing section(s) {', '.join(missing)}")
-    body = {k: "\n".join(v).strip("\n") for k, v in sections.items()}
+    try:
+        body = template_sections(text, name, _SECTIONS)
+    except GamutError as exc:
+        raise LLMError(str(exc)) from None
     return Template(
         name=name,
         version=body["version"].strip(),

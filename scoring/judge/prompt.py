@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -93,20 +94,22 @@ def response_fence(response: str) -> str:
         salt += 1
 
 
-def parse_template(text: str, name: str = "template") -> PromptTemplate:
-    """Parse a template file's text (``@@ section`` markers, ``#`` comment lines).
+def template_sections(text: str, name: str, expected: Sequence[str]) -> dict[str, str]:
+    """The sections of a prompt template file's text: each ``@@ section`` line starts one, ``#``
+    comment lines may come before the first; each section's text without its leading and
+    trailing blank lines (the judge's templates and the workbench's share this format).
 
     Raises:
-        GamutError: when a section is missing or unknown.
+        GamutError: text before the first section, or a section missing or not in ``expected``.
     """
     sections: dict[str, list[str]] = {}
     current: str | None = None
     for line in text.splitlines():
         if line.startswith("@@ "):
             current = line[3:].strip()
-            if current not in _SECTIONS:
+            if current not in expected:
                 raise GamutError(
-                    f"{name}: unknown section {current!r} (expected {', '.join(_SECTIONS)})"
+                    f"{name}: unknown section {current!r} (expected {', '.join(expected)})"
                 )
             sections[current] = []
         elif current is None:
@@ -114,10 +117,19 @@ def parse_template(text: str, name: str = "template") -> PromptTemplate:
                 raise GamutError(f"{name}: text before the first '@@ section' line")
         else:
             sections[current].append(line)
-    missing = [s for s in _SECTIONS if s not in sections]
+    missing = [s for s in expected if s not in sections]
     if missing:
         raise GamutError(f"{name}: missing section(s) {', '.join(missing)}")
-    body = {k: "\n".join(v).strip("\n") for k, v in sections.items()}
+    return {k: "\n".join(v).strip("\n") for k, v in sections.items()}
+
+
+def parse_template(text: str, name: str = "template") -> PromptTemplate:
+    """Parse a template file's text (``@@ section`` markers, ``#`` comment lines).
+
+    Raises:
+        GamutError: when a section is missing or unknown.
+    """
+    body = template_sections(text, name, _SECTIONS)
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     return PromptTemplate(
         version=body["version"].strip(),
@@ -191,4 +203,5 @@ __all__ = [
     "parse_reply",
     "parse_template",
     "response_fence",
+    "template_sections",
 ]
