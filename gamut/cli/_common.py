@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socketserver
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -212,6 +213,18 @@ def fail_left_out(left_out: Sequence[str], rest: str) -> NoReturn:
         rest: what was done with the others ("the rest is published").
     """
     fail(left_out_message(left_out, rest), [VALIDATE_HINT])
+
+
+def serve_until_interrupted(server: socketserver.BaseServer, stopped: str = "") -> None:
+    """Serve ``server`` until Ctrl-C, then close its socket (and say ``stopped`` on stderr, when
+    given): the local pages (site, audit, review, revision) all end so."""
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        if stopped:
+            err_console.print(stopped)
+    finally:
+        server.server_close()
 
 
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:

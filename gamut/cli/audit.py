@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from gamut.cli._common import config_option, get_project, handle_errors, out_console
+from gamut.cli._common import (
+    config_option,
+    get_project,
+    handle_errors,
+    out_console,
+    serve_until_interrupted,
+)
 
 
 @click.group()
@@ -121,9 +127,4 @@ def serve(
         f"http://{host}:{bound}/ (Ctrl-C stops; labels go to {session.file})",
         markup=False,
     )
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)

@@ -21,6 +21,7 @@ from gamut.cli._common import (
     get_project,
     handle_errors,
     out_console,
+    serve_until_interrupted,
 )
 from gamut.workbench.store import Workbench, WorkbenchError
 
@@ -407,12 +408,7 @@ def review_serve(annotator: str, port: int, config_path: Path | None) -> None:
 
     server = make_review_server(_workbench(config_path), annotator, port=port)
     out_console.print(f"review page for {annotator}: http://127.0.0.1:{server.server_address[1]}/")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)
 
 
 @build.group()
@@ -449,9 +445,4 @@ def revise_serve(annotator: str, port: int, config_path: Path | None) -> None:
     out_console.print(
         f"revision page for {annotator}: http://127.0.0.1:{server.server_address[1]}/"
     )
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    serve_until_interrupted(server)

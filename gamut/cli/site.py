@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from gamut.cli._common import config_option, err_console, get_project, handle_errors, out_console
+from gamut.cli._common import (
+    config_option,
+    get_project,
+    handle_errors,
+    out_console,
+    serve_until_interrupted,
+)
 from scoring.errors import GamutError
 
 
@@ -59,12 +65,7 @@ def serve(config_path: Path | None, host: str, port: int, no_build: bool) -> Non
         raise GamutError(f"cannot listen on {host}:{port} ({exc}); pick another --port") from None
     bound_host, bound_port = server.server_address[:2]
     out_console.print(f"serving {out} at http://{bound_host!s}:{bound_port}/ (Ctrl-C to stop)")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        err_console.print("stopped")
-    finally:
-        server.server_close()
+    serve_until_interrupted(server, stopped="stopped")
 
 
 __all__ = ["site"]
