@@ -267,8 +267,9 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
             public=project.rubrics_public,
             rubric_version=project.check_table.rubric_version,
             fingerprint=fp,
+            usage_out=usage_path(out),  # the calls and tokens of the same verdicts
         )
-    if not table_is_current(usage_path(out), fp):  # the calls and tokens of the same verdicts
+    elif not table_is_current(usage_path(out), fp):  # a results folder from before it
         write_usage_table(
             project.pair_plans(submissions=submissions), project.ledger, usage_path(out), fp
         )

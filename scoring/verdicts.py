@@ -33,6 +33,9 @@ VERDICT_TABLE = "verdicts.parquet"
 #: The usage table's file name, beside it (:mod:`scoring.judge.usage`): an input of the score
 #: tables, like the verdict table, not a published table.
 USAGE_TABLE = "judge_usage.parquet"
+#: Parquet metadata key of the digest of everything a verdict table (and the usage table beside
+#: it) was built from (:func:`scoring.judge.table.table_fingerprint`).
+FINGERPRINT = b"gamut.fingerprint"
 
 #: The (response, check) a verdict is about: a submission's response in a setting to a question,
 #: and one check of that question (``check_id`` is unique only within its question).
@@ -116,6 +119,7 @@ DRIFT_COLUMNS: tuple[str, ...] = (
 
 __all__ = [
     "DRIFT_COLUMNS",
+    "FINGERPRINT",
     "PAIR_KEY",
     "USAGE_TABLE",
     "VERDICT_COLUMNS",

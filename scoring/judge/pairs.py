@@ -157,6 +157,15 @@ class PairPlan:
         """Per pair, the code of each id and attribute column, with the code's values."""
         return self.table.pair_codes(self.units, self.unit, self.check)
 
+    def file_codes(self, pairs: IntArray | slice) -> tuple[IntArray, list[tuple[str, str]]]:
+        """The response file (submission, setting) of each of ``pairs``, as a code, and the files
+        the codes name: code ``i`` is ``files[i]``."""
+        ids = self.id_codes()
+        sub, subs = ids["submission_id"]
+        st, settings = ids["setting"]
+        codes: IntArray = sub[pairs].astype(np.int64) * len(settings) + st[pairs]
+        return codes, [(s, t) for s in subs for t in settings]
+
     def id_columns(self, pairs: IntArray) -> dict[str, pa.Array]:
         """The ledger's id columns (submission, setting, question, check id) of ``pairs``."""
         out = {}

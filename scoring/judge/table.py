@@ -23,13 +23,14 @@ from scoring import process
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
+from scoring.judge.usage import UsageSums, dictionary_codes, grouped, write_usage_frame
 from scoring.ledger import VERDICTS, Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write, atomic_write_text
 from scoring.tables.csvcells import write_frame_csv
 from scoring.tables.stamps import STAMPS
-from scoring.verdicts import VERDICT_COLUMNS, Verdict, verdict_column_order
+from scoring.verdicts import FINGERPRINT, VERDICT_COLUMNS, Verdict, verdict_column_order
 
 EMPTY_RATIONALE = "The response is empty."
 _FIXED = {
@@ -38,8 +39,6 @@ _FIXED = {
     "tier": [x.value for x in Tier],
 }
 _VERDICTS = [x.value for x in Verdict]
-#: Parquet metadata key of the digest of everything a verdict table was built from.
-FINGERPRINT = b"gamut.fingerprint"
 #: Rows handed to the Parquet encoder at a time: its default, 1,024, spends a third of the
 #: encoding time on per-batch work at paper scale (the rows written are the same).
 WRITE_BATCH = 1 << 16
@@ -95,11 +94,8 @@ def _joined(parts: list[Any], dtype: Any = np.int64) -> Any:
 
 
 def _stored(ledger: Ledger, public: bool) -> tuple[pa.Table, Any, Any]:
-    """The ledger's verdicts (key, code, reported model, rationale when public), a key index and
-    the codes."""
-    index, stored = ledger.key_index(
-        columns=["verdict", "model"] + (["rationale"] if public else [])
-    )
+    """The ledger's verdicts (key, code, rationale when public), a key index and the codes."""
+    index, stored = ledger.key_index(columns=["verdict"] + (["rationale"] if public else []))
     codes_v = stored["verdict"].to_numpy() if stored.num_rows else np.zeros(1, np.int8)
     return stored, index, codes_v
 
@@ -128,27 +124,13 @@ Snapshots = dict[str, dict[str, dict[str, list[str]]]]
 
 class _Snapshots:
     """Collects, per judge, submission and setting, the model snapshots the ledger records for
-    the verdicts a table holds (:data:`Snapshots`); the ledger's model column is coded once."""
+    the verdicts a table holds (:data:`Snapshots`); the ledger's model column is read and coded
+    once, when first needed (:meth:`~scoring.ledger.Ledger.indexed_column`)."""
 
-    def __init__(self, stored: pa.Table) -> None:
-        self.stored = stored
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
         self.found: Snapshots = {}
-        self._codes: tuple[npt.NDArray[np.int64], list[str]] | None = None
-
-    def codes(self) -> tuple[npt.NDArray[np.int64], list[str]]:
-        """Each ledger row's model as a code, and the models (coded a chunk at a time)."""
-        if self._codes is None:
-            lookup: dict[str, int] = {}
-            out = np.empty(self.stored.num_rows, np.int64)
-            at = 0
-            for chunk in self.stored["model"].chunks:
-                enc = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
-                names = [str(v) for v in enc.dictionary.to_pylist()]
-                lut = np.array([lookup.setdefault(v, len(lookup)) for v in names], np.int64)
-                out[at : at + len(chunk)] = lut[enc.indices.to_numpy(zero_copy_only=False)]
-                at += len(chunk)
-            self._codes = (out, list(lookup))
-        return self._codes
+        self._codes: tuple[npt.NDArray[np.int32], list[str]] | None = None
 
     def add(self, plan: PairPlan, rows: Any, sel: Any) -> None:
         """The snapshots of ``plan``'s pairs ``sel`` (``rows``: their ledger rows, -1 for an
@@ -157,17 +139,15 @@ class _Snapshots:
         judged = rows >= 0
         if not judged.any():
             return
-        m_codes, models = self.codes()
-        ids = plan.id_codes()
-        sub_codes, subs = ids["submission_id"]
-        set_codes, settings = ids["setting"]
-        sub = np.asarray(sub_codes[sel], np.int64)[judged]
-        st = np.asarray(set_codes[sel], np.int64)[judged]
-        combo = np.unique((sub * len(settings) + st) * len(models) + m_codes[rows[judged]])
-        for c in combo.tolist():
-            unit, m = divmod(c, len(models))
-            s, k = divmod(unit, len(settings))
-            got = mine.setdefault(subs[s], {}).setdefault(settings[k], [])
+        if self._codes is None:
+            self._codes = dictionary_codes(self.ledger.indexed_column("model"))
+        m_codes, models = self._codes
+        files, names = plan.file_codes(sel)
+        combo, _ = grouped(files[judged] * len(models) + m_codes[rows[judged]],
+                           len(names) * len(models))  # fmt: skip
+        for file, m in zip(*np.divmod(combo, len(models)), strict=True):
+            sub, setting = names[file]
+            got = mine.setdefault(sub, {}).setdefault(setting, [])
             if models[m] and models[m] not in got:
                 got.append(models[m])
         for per_setting in mine.values():
@@ -213,11 +193,12 @@ class _Rows:
 def _gather(
     plans: list[PairPlan],
     stored_index: tuple[pa.Table, Any, Any],
-    snapshots: _Snapshots | None = None,
+    collectors: tuple[_Snapshots | UsageSums, ...] = (),
 ) -> _Rows:
     """Every pair of ``plans`` with a verdict (in the ledger, or ``missing`` for an empty
-    response), in plan order; with ``snapshots``, the models that judged them are added
-    to it (:class:`_Snapshots`)."""
+    response), in plan order; each of ``collectors`` is given them with their ledger rows (the
+    models that judged them, :class:`_Snapshots`; their calls and tokens,
+    :class:`~scoring.judge.usage.UsageSums`)."""
     _, index, codes_v = stored_index
     parts: dict[str, list[Any]] = {}
     judge_codes: list[Any] = []
@@ -238,8 +219,10 @@ def _gather(
         judge_codes.append(np.full(len(verdict), n, np.int32))
         rat_rows.append(row[sel])
         empties.append(p.empty[sel])
-        if snapshots is not None:
-            snapshots.add(p, np.where(p.empty[sel], -1, row[sel]), sel)
+        if collectors:
+            judged = np.where(p.empty[sel], -1, row[sel])
+            for c in collectors:
+                c.add(p, judged, sel)
     cat = {k: _joined(v) for k, v in parts.items()}
     check = cat.pop("check", np.empty(0, np.int64))
     return _Rows(cat, _joined(judge_codes), check, _joined(rat_rows), _joined(empties, bool), every)
@@ -314,7 +297,7 @@ def _arrow_part(
     stored_index: tuple[pa.Table, Any, Any],
     *,
     public: bool,
-    snapshots: _Snapshots | None = None,
+    collectors: tuple[_Snapshots | UsageSums, ...] = (),
     like: tuple[PairPlan, pa.Table] | None = None,
 ) -> tuple[pa.Table, bool]:
     """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
@@ -325,7 +308,7 @@ def _arrow_part(
     judge of the same units and checks): when this part too has every pair, its id, attribute
     and check text columns are that part's, taken as they are, not built again.
     """
-    rows = _gather(plans, stored_index, snapshots)
+    rows = _gather(plans, stored_index, collectors)
     skip: frozenset[str] = frozenset()
     if like is not None and rows.every and len(plans) == 1 and _same_pairs(plans[0], like[0]):
         skip = frozenset(like[1].column_names) - _PER_JUDGE
@@ -374,6 +357,7 @@ def write_verdict_parts(
     public: bool,
     rubric_version: str,
     fingerprint: str = "",
+    usage_out: Path | None = None,
 ) -> Path:
     """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each).
 
@@ -384,9 +368,14 @@ def write_verdict_parts(
     ``rubric_version``: the rubric set's version the plans' checks come from; the file's
     :data:`STAMPS` metadata records it, with each judge's model, prompt version and template
     digest and the snapshots the ledger records for its verdicts.
+
+    ``usage_out``: where to write the usage table of the same rows (:mod:`scoring.judge.usage`,
+    with the same ``fingerprint``), summed in the same pass; written after the verdict table.
     """
     stored_index = _stored(ledger, public)
-    snapshots = _Snapshots(stored_index[0])
+    snapshots = _Snapshots(ledger)
+    usage = UsageSums(ledger) if usage_out is not None else None
+    collectors = (snapshots,) if usage is None else (snapshots, usage)
 
     def write(tmp: Path) -> None:
         writer: pq.ParquetWriter | None = None
@@ -394,7 +383,7 @@ def write_verdict_parts(
             like: tuple[PairPlan, pa.Table] | None = None
             for group in [[p] for p in plans] or [[]]:
                 table, every = _arrow_part(
-                    group, stored_index, public=public, snapshots=snapshots, like=like
+                    group, stored_index, public=public, collectors=collectors, like=like
                 )
                 if like is None and every and group:
                     like = (group[0], table)  # the next judges' id columns are its own
@@ -421,6 +410,8 @@ def write_verdict_parts(
                 writer.close()
 
     atomic_write(out, write)
+    if usage_out is not None and usage is not None:
+        write_usage_frame(usage.frame(), usage_out, fingerprint)
     return out
 
 

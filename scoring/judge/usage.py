@@ -7,6 +7,11 @@ pairs: a verdict reached again through the cache (the same response and check) c
 row that uses it, and a failed call, which has no verdict, counts in none. A verdict replayed
 from a file, or given by the demo's offline matcher, was obtained by no call: its source is
 ``replay`` and it records no tokens.
+
+The sums are taken in the pass that builds the verdict table (:class:`UsageSums`, fed the ledger
+row of every pair the table holds), so the ledger's rows are found once for both tables;
+:func:`usage_frame` takes them on their own, for a results folder whose verdict table is current
+and whose usage table is not.
 """
 
 from __future__ import annotations
@@ -15,16 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from scoring.judge.pairs import PairPlan
-from scoring.judge.table import FINGERPRINT
 from scoring.ledger import Ledger
 from scoring.storage import atomic_write
-from scoring.verdicts import USAGE_TABLE
+from scoring.verdicts import FINGERPRINT, USAGE_TABLE
 
 #: Its columns: one row per (submission, setting, judge, source) with a verdict.
 USAGE_COLUMNS = (
@@ -38,7 +42,7 @@ USAGE_COLUMNS = (
     "tokens_cached",
     "tokens_out",
 )
-_COUNTS = USAGE_COLUMNS[4:]
+_COUNTS = USAGE_COLUMNS[5:]
 
 
 def usage_path(verdict_table: Path) -> Path:
@@ -46,65 +50,113 @@ def usage_path(verdict_table: Path) -> Path:
     return verdict_table.with_name(USAGE_TABLE)
 
 
+def dictionary_codes(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.int32], list[str]]:
+    """Each value of a string column (dictionary chunks, as the key index reads them, or plain
+    ones) as a code, and the values the codes name, in order of first appearance: the chunks'
+    dictionaries are unified a chunk at a time, never by decoding the column."""
+    lookup: dict[str, int] = {}
+    out = np.empty(len(column), np.int32)
+    at = 0
+    for chunk in column.chunks:
+        enc = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
+        names = [str(v) for v in enc.dictionary.to_pylist()]
+        lut = np.array([lookup.setdefault(v, len(lookup)) for v in names], np.int32)
+        out[at : at + len(chunk)] = lut[enc.indices.to_numpy(zero_copy_only=False)]
+        at += len(chunk)
+    return out, list(lookup)
+
+
+def grouped(group: npt.NDArray[np.int64], n_groups: int) -> tuple[Any, Any]:
+    """The groups used among ``group`` (codes below ``n_groups``), sorted, and each row's place
+    among them: by counting when the groups are few against the rows (the usual case: a few
+    submissions, settings and sources or models), else by sorting (a ledger may name any number
+    of models, and the product of the sizes must not be allocated)."""
+    if n_groups <= 4 * len(group) + 1024:
+        used = np.flatnonzero(np.bincount(group, minlength=n_groups))
+        place = np.empty(n_groups, np.int64)
+        place[used] = np.arange(len(used))
+        return used, place[group]
+    return np.unique(group, return_inverse=True)
+
+
+class UsageSums:
+    """Sums, per judge, the calls and tokens the ledger records with the verdicts of the pairs
+    it is given (:meth:`add`), per (submission, setting, source); :meth:`frame` is the table.
+
+    The ledger's usage columns are read one at a time when they are needed
+    (:meth:`~scoring.ledger.Ledger.indexed_column`), never held beside the key index's table:
+    at paper scale they would be 190 MB more at the verdict table's peak.
+
+    Args:
+        ledger: the ledger whose kept key index (of every identity) gave the rows.
+    """
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self._sources: list[str] = []
+        self._source: npt.NDArray[np.int32] | None = None
+        # per part: judge, files, the used (file, source) groups, each verdict's place among them
+        # and its ledger row
+        self._parts: list[tuple[str, list[tuple[str, str]], Any, Any, Any]] = []
+
+    def add(self, plan: PairPlan, rows: Any, sel: Any) -> None:
+        """The usage of ``plan``'s pairs ``sel`` (``rows``: their ledger rows, -1 for a pair with
+        no call: an empty response)."""
+        judged = rows >= 0
+        if not judged.any():
+            return
+        if self._source is None:
+            self._source, self._sources = dictionary_codes(self.ledger.indexed_column("source"))
+        n = len(self._sources)
+        files, names = plan.file_codes(sel)
+        rows = rows[judged]
+        used, place = grouped(files[judged] * n + self._source[rows], len(names) * n)
+        self._parts.append((plan.judge.name, names, used, place.astype(np.int32), rows))
+
+    def frame(self) -> pd.DataFrame:
+        """One row per (submission, setting, judge, source) with a verdict: the columns of
+        :data:`USAGE_COLUMNS`, sorted by the first four. Each count column of the ledger is read
+        into an array once, for every judge's pairs (one column at a time)."""
+        if not self._parts:
+            return _empty()
+        sources = self._sources
+        sums: list[dict[str, Any]] = [
+            {"n_verdicts": np.bincount(place, minlength=len(used))}
+            for _, _, used, place, _ in self._parts
+        ]
+        for c in _COUNTS:
+            values = np.asarray(self.ledger.indexed_column(c).to_numpy(), np.int64)
+            for (_, _, used, place, rows), got in zip(self._parts, sums, strict=True):
+                got[c] = np.rint(np.bincount(place, values[rows], len(used))).astype(np.int64)
+            del values
+        frames = []
+        for (judge, names, used, _, _), got in zip(self._parts, sums, strict=True):
+            file, src = np.divmod(used, len(sources))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "submission_id": [names[f][0] for f in file.tolist()],
+                        "setting": [names[f][1] for f in file.tolist()],
+                        "judge": judge,
+                        "source": [sources[s] for s in src.tolist()],
+                        **got,
+                    }
+                )
+            )
+        out = pd.concat(frames, ignore_index=True)[list(USAGE_COLUMNS)]
+        return out.sort_values(list(USAGE_COLUMNS[:4]), ignore_index=True)
+
+
 def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     """Calls and tokens of the ledger's verdicts of the planned pairs, summed per (submission,
-    setting, judge, source). Pairs of empty responses (no call) and pairs without a verdict
-    have no part in it.
-
-    Columnar: the ledger's columns are read once, and each judge's pairs are summed by
-    ``bincount`` over (response file, source) codes (at paper scale, 5.3 million verdicts).
-    """
-    index, stored = ledger.key_index(columns=["source", *_COUNTS[1:]])
-    if not len(index) or not stored.num_rows:
-        return _empty()
-    encoded = pc.dictionary_encode(stored["source"]).combine_chunks()
-    source_code = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    sources = [str(x) for x in encoded.dictionary.to_pylist()]
-    # each judge's groups first, then one count column at a time over every judge: one column
-    # of the ledger's rows as an array at once (an Arrow take from the ledger's chunks would
-    # join them into one array for every judge and column)
-    groups: list[tuple[PairPlan, Any, Any, int, list[tuple[str, str]]]] = []
+    setting, judge, source) (:class:`UsageSums`). Pairs of empty responses (no call) and pairs
+    without a verdict have no part in it."""
+    index, _ = ledger.key_index()
+    sums = UsageSums(ledger)
     for p in plans:
-        if not len(p):
-            continue
-        row = index.find(p.keys)
-        sel = np.flatnonzero(~p.empty & (row >= 0))
-        if not sel.size:
-            continue
-        rows = row[sel]
-        # each unit's response file (submission, setting), numbered in order of first use
-        files = [(u.submission_id, u.setting.value) for u in p.units]
-        file_ids = {f: i for i, f in enumerate(dict.fromkeys(files))}
-        file_of_unit = np.array([file_ids[f] for f in files], np.int64)
-        n_groups = len(file_ids) * len(sources)
-        group = file_of_unit[p.unit[sel]] * len(sources) + source_code[rows]
-        groups.append((p, group, rows, n_groups, list(file_ids)))
-    sums: list[dict[str, Any]] = [
-        {"n_verdicts": np.bincount(group, minlength=n)} for _, group, _, n, _ in groups
-    ]
-    for c in _COUNTS[1:]:
-        values = np.asarray(stored[c].to_numpy(), np.int64)
-        for (_, group, rows, n, _), got in zip(groups, sums, strict=True):
-            got[c] = np.bincount(group, weights=values[rows], minlength=n)
-        del values
-    frames = []
-    for (p, _, _, _, names), got in zip(groups, sums, strict=True):
-        used = np.flatnonzero(got["n_verdicts"])
-        frames.append(
-            pd.DataFrame(
-                {
-                    "submission_id": [names[g // len(sources)][0] for g in used],
-                    "setting": [names[g // len(sources)][1] for g in used],
-                    "judge": p.judge.name,
-                    "source": [sources[g % len(sources)] for g in used],
-                    **{c: np.rint(v[used]).astype(np.int64) for c, v in got.items()},
-                }
-            )
-        )
-    if not frames:
-        return _empty()
-    out = pd.concat(frames, ignore_index=True)[list(USAGE_COLUMNS)]
-    return out.sort_values(list(USAGE_COLUMNS[:4]), ignore_index=True)
+        if len(p) and len(index):
+            sums.add(p, np.where(p.empty, -1, index.find(p.keys)), slice(None))
+    return sums.frame()
 
 
 def _empty() -> pd.DataFrame:
@@ -113,12 +165,10 @@ def _empty() -> pd.DataFrame:
     )
 
 
-def write_usage_table(
-    plans: list[PairPlan], ledger: Ledger, out: Path, fingerprint: str = ""
-) -> Path:
-    """Write :func:`usage_frame` to ``out`` with the verdict table's ``fingerprint`` in its
+def write_usage_frame(frame: pd.DataFrame, out: Path, fingerprint: str = "") -> Path:
+    """Write the usage table ``frame`` to ``out`` with the verdict table's ``fingerprint`` in its
     metadata (:func:`scoring.judge.table.table_is_current` reads it); returns ``out``."""
-    table = pa.Table.from_pandas(usage_frame(plans, ledger), preserve_index=False)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     if fingerprint:
         meta[FINGERPRINT] = fingerprint.encode()
@@ -127,4 +177,21 @@ def write_usage_table(
     return out
 
 
-__all__ = ["USAGE_COLUMNS", "USAGE_TABLE", "usage_frame", "usage_path", "write_usage_table"]
+def write_usage_table(
+    plans: list[PairPlan], ledger: Ledger, out: Path, fingerprint: str = ""
+) -> Path:
+    """Write :func:`usage_frame` to ``out`` (:func:`write_usage_frame`); returns ``out``."""
+    return write_usage_frame(usage_frame(plans, ledger), out, fingerprint)
+
+
+__all__ = [
+    "USAGE_COLUMNS",
+    "USAGE_TABLE",
+    "UsageSums",
+    "dictionary_codes",
+    "grouped",
+    "usage_frame",
+    "usage_path",
+    "write_usage_frame",
+    "write_usage_table",
+]

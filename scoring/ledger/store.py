@@ -447,12 +447,34 @@ class Ledger:
         """
         return self._key_index(identities, columns)
 
+    def indexed_column(
+        self, column: str, identities: Iterable[str] | None = None
+    ) -> pa.ChunkedArray:
+        """One more column of the rows of the kept :meth:`key_index` (of the same identities),
+        in its row order, read now and not kept with the index: for a column only one step
+        needs, read when that step needs it, so that it is never held beside the others.
+
+        Raises:
+            LedgerError: the ledger's verdict shards are no longer those the index was built
+                from (another process pulled or compacted meanwhile): build the index again.
+        """
+        state = self._index_state(identities)
+        if self._index is None or self._index[0] != state:
+            raise LedgerError(
+                f"{self.root / VERDICTS}: the verdict shards changed while a run read them "
+                "(a pull or a compaction at the same time); run the command again"
+            )
+        return self._read_all(VERDICTS, [column], identities, _coded([column]))[column]
+
+    def _index_state(self, identities: Iterable[str] | None) -> tuple[object, ...]:
+        ident = None if identities is None else tuple(sorted(set(identities)))
+        return (tuple(self.shard_names(VERDICTS)), tuple(self.order_state()), ident)
+
     def _key_index(
         self, identities: Iterable[str] | None, columns: Sequence[str]
     ) -> tuple[KeyIndex, pa.Table]:
         want = [c for c in dict.fromkeys(columns) if c != "key"]
-        ident = None if identities is None else tuple(sorted(set(identities)))
-        state = (tuple(self.shard_names(VERDICTS)), tuple(self.order_state()), ident)
+        state = self._index_state(identities)
         if self._index is not None and self._index[0] == state:
             _, index, table = self._index
             if set(want) <= set(table.column_names):

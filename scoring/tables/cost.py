@@ -62,8 +62,8 @@ def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
         ScoringError: it cannot be read, lacks a column, or was written for another verdict
             table than the one at ``verdict_table`` (their fingerprints differ).
     """
-    from scoring.judge.table import FINGERPRINT
     from scoring.judge.usage import USAGE_COLUMNS
+    from scoring.verdicts import FINGERPRINT
 
     if not path.is_file():
         return None

@@ -13,6 +13,7 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
 from scoring.judge.usage import usage_path
+from scoring.ledger import LedgerError
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
 
@@ -44,4 +45,19 @@ def test_leaderboard_cost_adds_up_to_the_run(tmp_path: Path, fake_llm: FakeLLMSe
     assert usage_path(verdicts).stat().st_mtime_ns == before
     usage_path(verdicts).unlink()  # a results folder from before the usage table: written again
     pipeline.write_verdicts(Project(cfg))
-    assert usage_path(verdicts).is_file()
+    # on its own (usage_frame), the same table as the one summed in the verdict table's pass
+    pd.testing.assert_frame_equal(pd.read_parquet(usage_path(verdicts)), usage)
+
+
+def test_a_column_of_a_changed_ledger_is_refused(tmp_path: Path, fake_llm: FakeLLMServer) -> None:
+    """A column read after the index (the usage and model columns) must come from the shards
+    the index was built from: a ledger that changed meanwhile is refused by name."""
+    cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
+    pipeline.judge(Project(cfg), progress=NullProgress())
+    ledger = Project(cfg).ledger
+    index, _ = ledger.key_index()
+    assert len(ledger.indexed_column("tokens_in")) == len(index) == TOTAL_CALLS
+    shard = next((ledger.root / "verdicts").glob("*.parquet"))
+    shard.rename(shard.with_name("f" * 64 + ".parquet"))  # another shard set than the index's
+    with pytest.raises(LedgerError, match="changed while a run read them"):
+        ledger.indexed_column("tokens_in")

@@ -18,9 +18,9 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.errors import ScoringError
 from scoring.judge.spec import JudgeConfig
-from scoring.judge.table import FINGERPRINT
 from scoring.judge.usage import USAGE_COLUMNS, USAGE_TABLE
 from scoring.tables.cost import JUDGE_COST_COLUMNS, judging_cost, read_usage
+from scoring.verdicts import FINGERPRINT
 from tests.tables.conftest import main_project
 
 PRICED = JudgeConfig(
