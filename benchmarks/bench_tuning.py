@@ -19,6 +19,9 @@ Targets:
 - ``run, ledger full``: ``gamut run --no-site`` with every verdict in the ledger but no run record
   and no digests (so it validates every file, plans every pair, looks every key up and writes the
   verdict table);
+- ``judge, fresh store``: ``gamut judge`` with only the ledger in the store (no working index,
+  run record, compiled checks, digests, verdict or usage table: a workflow job after
+  ``gamut ledger pull``);
 - ``ledger pull``: 200 small shards (60 with ``--quick``) pushed to the tests' fake Hub (on
   127.0.0.1, in the same process) and pulled into an empty ledger (in-process seconds of the
   pull alone).
@@ -53,6 +56,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from yardsticks import run_child  # noqa: E402
 
 from scoring.process import COMMAND_LINE, POOLS, SWITCHES  # noqa: E402
+from scoring.verdicts import USAGE_TABLE, VERDICT_TABLE  # noqa: E402
 
 LEDGER_KEY_ENV = "GAMUT_LEDGER_KEY"  # named by the paper project's config (held rubrics)
 KEEP_AT = 10.0  # per cent
@@ -148,6 +152,13 @@ def _nothing(root: Path) -> None:
     return None
 
 
+def _pulled(root: Path) -> None:
+    """Only the ledger in the store, and no verdict or usage table: a workflow job's fresh
+    store after ``gamut ledger pull``."""
+    _rm(*(p for p in (root / ".gamut").iterdir() if p.name != "ledger"))
+    _rm(root / "results" / VERDICT_TABLE, root / "results" / USAGE_TABLE)
+
+
 def _uncompiled(root: Path) -> None:
     _rm(_private(root) / "checks")
 
@@ -240,6 +251,13 @@ def main() -> None:
                 {"gc_pause": "wall", "share_reads": "wall"},
             ),
             Target(
+                "judge, fresh store",
+                "gamut",
+                lambda r: ["judge", "--config", cfg],
+                _pulled,
+                {"key_index": "wall"},
+            ),
+            Target(
                 "ledger pull",
                 "ledger_pull",
                 lambda r: [str(pull_shards)],
@@ -249,7 +267,7 @@ def main() -> None:
         ]
         if args.only:
             targets = [t for t in targets if t.name in args.only]
-        if any(t.name == "run, ledger full" for t in targets):
+        if any(t.name in ("run, ledger full", "judge, fresh store") for t in targets):
             t = time.perf_counter()
             _child(None, "gamut", ["judge", "--config", str(config)], root)  # fills the ledger
             print(f"ledger filled by one gamut judge in {time.perf_counter() - t:.1f} s")
