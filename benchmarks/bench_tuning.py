@@ -55,7 +55,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from yardsticks import run_child  # noqa: E402
 
-from scoring.process import COMMAND_LINE, POOLS, SWITCHES  # noqa: E402
+from scoring.process import BLAS_ONE_THREAD, COMMAND_LINE, POOLS, SMALL_PAGES, SWITCHES  # noqa: E402
 from scoring.verdicts import USAGE_TABLE, VERDICT_TABLE  # noqa: E402
 
 LEDGER_KEY_ENV = "GAMUT_LEDGER_KEY"  # named by the paper project's config (held rubrics)
@@ -166,7 +166,8 @@ def _uncompiled(root: Path) -> None:
 def _child(step: str | None, kind: str, args: list[str], cwd: Path) -> tuple[float, float, float]:
     """Run one child; return wall and CPU seconds, and the in-process seconds it printed (or
     the wall time)."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    # the policy's own settings of the environment, not the caller's
+    env = {k: v for k, v in os.environ.items() if k not in (*BLAS_ONE_THREAD, *SMALL_PAGES)}
     env[LEDGER_KEY_ENV] = os.environ.get(LEDGER_KEY_ENV, "bench-tuning-" + "0" * 40)
     env["PYTHONPATH"] = str(ROOT)
     cmd = [sys.executable, "-c", CHILD, step or "-", kind, *args]
@@ -255,7 +256,7 @@ def main() -> None:
                 "gamut",
                 lambda r: ["judge", "--config", cfg],
                 _pulled,
-                {"key_index": "wall"},
+                {"key_index": "wall", "small_pages": "wall"},
             ),
             Target(
                 "ledger pull",

@@ -46,6 +46,8 @@ SWITCHES: Mapping[str, str] = MappingProxyType(
         "gc_pause": "bulk builds run with the cyclic garbage collector paused (scoring.bulk)",
         "exit_freeze": "the program exits without a last collection over what it loaded",
         "blas_one_thread": "numpy's BLAS held to one thread (unless the environment says)",
+        "small_pages": "numpy's arrays not backed by transparent huge pages (unless the "
+        "environment says)",
         "share_reads": "a response file the validator read cleanly is not parsed again to judge",
     }
 )
@@ -57,6 +59,10 @@ ARROW_THREADS = 1
 
 #: Environment variables that hold numpy's BLAS (OpenBLAS) to one thread, read when numpy loads.
 BLAS_ONE_THREAD: Mapping[str, str] = MappingProxyType({"OPENBLAS_NUM_THREADS": "1"})
+#: The environment variable by which numpy, when it loads, leaves its large arrays on the
+#: kernel's ordinary pages (numpy asks for transparent huge pages by default; each huge page is
+#: zeroed whole, and backed whole by the host of a virtual machine, on first touch).
+SMALL_PAGES: Mapping[str, str] = MappingProxyType({"NUMPY_MADVISE_HUGEPAGE": "0"})
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,8 @@ class ProcessPolicy:
         gc_pause: bulk builds pause the cyclic garbage collector.
         exit_freeze: the program freezes every object before it exits.
         blas_one_thread: :func:`enter` holds numpy's BLAS to one thread (before numpy loads).
+        small_pages: :func:`enter` keeps numpy's arrays off transparent huge pages (before
+            numpy loads).
         share_reads: a :class:`~scoring.submissions.responses.SharedReads` block keeps clean
             reads for the next reader of the same bytes.
     """
@@ -79,6 +87,7 @@ class ProcessPolicy:
     gc_pause: bool = False
     exit_freeze: bool = False
     blas_one_thread: bool = False
+    small_pages: bool = False
     share_reads: bool = False
 
     def __post_init__(self) -> None:
@@ -128,6 +137,7 @@ COMMAND_LINE = ProcessPolicy(
     gc_pause=True,
     exit_freeze=True,
     blas_one_thread=True,
+    small_pages=True,
     share_reads=True,
 )
 
@@ -142,12 +152,13 @@ def current() -> ProcessPolicy:
 def enter(policy: ProcessPolicy) -> None:
     """Make ``policy`` the one in force for the rest of the process.
 
-    With ``blas_one_thread``, numpy's BLAS is held to one thread unless the environment already
-    says otherwise; that takes effect only when numpy has not been imported yet.
+    With ``blas_one_thread``, numpy's BLAS is held to one thread, and with ``small_pages`` its
+    arrays are kept off transparent huge pages, unless the environment already says otherwise;
+    both take effect only when numpy has not been imported yet.
     """
     global _active
-    if policy.blas_one_thread:
-        for name, value in BLAS_ONE_THREAD.items():
+    for on, env in ((policy.blas_one_thread, BLAS_ONE_THREAD), (policy.small_pages, SMALL_PAGES)):
+        for name, value in env.items() if on else ():
             os.environ.setdefault(name, value)
     _active = policy
 

@@ -56,6 +56,7 @@ print(json.dumps({
     "children": len(multiprocessing.active_children()),
     "scored": (project.path(project.cfg.store.results) / "leaderboard.parquet").is_file(),
     "blas": __import__("os").environ.get("OPENBLAS_NUM_THREADS"),
+    "huge_pages": bool(__import__("numpy")._core.multiarray._get_madvise_hugepage()),
 }))
 """
 
@@ -86,6 +87,7 @@ def test_the_programs_policy_holds_blas_to_one_thread_and_forks_the_compile(
 ) -> None:
     got = _run_as_a_library(tmp_path, "COMMAND_LINE")
     assert got["scored"] and got["blas"] == "1"
+    assert not got["huge_pages"]  # numpy loaded with its arrays off transparent huge pages
     # the thread pools that paid are the network's (ledger pull, batch upload, generate's
     # writer) and the judge's key index, read while the pairs are planned; the rest of the
     # demo's judging and scoring runs on the calling thread, as measured best; the checks are
