@@ -132,9 +132,10 @@ class _Snapshots:
         self.found: Snapshots = {}
         self._codes: tuple[npt.NDArray[np.int32], list[str]] | None = None
 
-    def add(self, plan: PairPlan, rows: Any, sel: Any) -> None:
-        """The snapshots of ``plan``'s pairs ``sel`` (``rows``: their ledger rows, -1 for an
-        empty response, which no model judged)."""
+    def add(self, plan: PairPlan, rows: Any, coded: tuple[Any, list[tuple[str, str]]]) -> None:
+        """The snapshots of some of ``plan``'s pairs: ``rows``, their ledger rows (-1 for an
+        empty response, which no model judged), and ``coded``, their response files
+        (:meth:`~scoring.judge.pairs.PairPlan.file_codes`)."""
         mine = self.found.setdefault(plan.judge.name, {})
         judged = rows >= 0
         if not judged.any():
@@ -142,7 +143,7 @@ class _Snapshots:
         if self._codes is None:
             self._codes = dictionary_codes(self.ledger.indexed_column("model"))
         m_codes, models = self._codes
-        files, names = plan.file_codes(sel)
+        files, names = coded
         combo, _ = grouped(files[judged] * len(models) + m_codes[rows[judged]],
                            len(names) * len(models))  # fmt: skip
         for file, m in zip(*np.divmod(combo, len(models)), strict=True):
@@ -220,9 +221,9 @@ def _gather(
         rat_rows.append(row[sel])
         empties.append(p.empty[sel])
         if collectors:
-            judged = np.where(p.empty[sel], -1, row[sel])
+            judged, files = np.where(p.empty[sel], -1, row[sel]), p.file_codes(sel)
             for c in collectors:
-                c.add(p, judged, sel)
+                c.add(p, judged, files)
     cat = {k: _joined(v) for k, v in parts.items()}
     check = cat.pop("check", np.empty(0, np.int64))
     return _Rows(cat, _joined(judge_codes), check, _joined(rat_rows), _joined(empties, bool), every)

@@ -99,16 +99,17 @@ class UsageSums:
         # and its ledger row
         self._parts: list[tuple[str, list[tuple[str, str]], Any, Any, Any]] = []
 
-    def add(self, plan: PairPlan, rows: Any, sel: Any) -> None:
-        """The usage of ``plan``'s pairs ``sel`` (``rows``: their ledger rows, -1 for a pair with
-        no call: an empty response)."""
+    def add(self, plan: PairPlan, rows: Any, coded: tuple[Any, list[tuple[str, str]]]) -> None:
+        """The usage of some of ``plan``'s pairs: ``rows``, their ledger rows (-1 for a pair with
+        no call: an empty response), and ``coded``, their response files
+        (:meth:`~scoring.judge.pairs.PairPlan.file_codes`)."""
         judged = rows >= 0
         if not judged.any():
             return
         if self._source is None:
             self._source, self._sources = dictionary_codes(self.ledger.indexed_column("source"))
         n = len(self._sources)
-        files, names = plan.file_codes(sel)
+        files, names = coded
         rows = rows[judged]
         used, place = grouped(files[judged] * n + self._source[rows], len(names) * n)
         self._parts.append((plan.judge.name, names, used, place.astype(np.int32), rows))
@@ -124,11 +125,17 @@ class UsageSums:
             {"n_verdicts": np.bincount(place, minlength=len(used))}
             for _, _, used, place, _ in self._parts
         ]
+        # one buffer of a value per ledger row (as many as source codes) for every column in
+        # turn, filled a shard at a time: not a new array per column
+        values = np.empty(len(self._source) if self._source is not None else 0, np.int64)
         for c in _COUNTS:
-            values = np.asarray(self.ledger.indexed_column(c).to_numpy(), np.int64)
+            at = 0
+            for chunk in self.ledger.indexed_column(c).chunks:
+                values[at : at + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
+                at += len(chunk)
             for (_, _, used, place, rows), got in zip(self._parts, sums, strict=True):
                 got[c] = np.rint(np.bincount(place, values[rows], len(used))).astype(np.int64)
-            del values
+        del values
         frames = []
         for (judge, names, used, _, _), got in zip(self._parts, sums, strict=True):
             file, src = np.divmod(used, len(sources))
@@ -155,7 +162,7 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     sums = UsageSums(ledger)
     for p in plans:
         if len(p) and len(index):
-            sums.add(p, np.where(p.empty, -1, index.find(p.keys)), slice(None))
+            sums.add(p, np.where(p.empty, -1, index.find(p.keys)), p.file_codes(slice(None)))
     return sums.frame()
 
 
