@@ -130,7 +130,7 @@ class _Snapshots:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self.found: Snapshots = {}
-        self._codes: tuple[npt.NDArray[np.int32], list[str]] | None = None
+        self._codes: tuple[npt.NDArray[np.signedinteger], list[str]] | None = None
 
     def add(self, plan: PairPlan, rows: Any, coded: tuple[Any, list[tuple[str, str]]]) -> None:
         """The snapshots of some of ``plan``'s pairs: ``rows``, their ledger rows (-1 for an

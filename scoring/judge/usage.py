@@ -16,6 +16,7 @@ and whose usage table is not.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -50,19 +51,26 @@ def usage_path(verdict_table: Path) -> Path:
     return verdict_table.with_name(USAGE_TABLE)
 
 
-def dictionary_codes(column: pa.ChunkedArray) -> tuple[npt.NDArray[np.int32], list[str]]:
-    """Each value of a string column (dictionary chunks, as the key index reads them, or plain
-    ones) as a code, and the values the codes name, in order of first appearance: the chunks'
-    dictionaries are unified a chunk at a time, never by decoding the column."""
+def dictionary_codes(chunks: Iterable[pa.Array]) -> tuple[npt.NDArray[np.signedinteger], list[str]]:
+    """Each value of a string column given a chunk at a time (dictionary chunks, as the key
+    index reads them, or plain ones) as a code, and the values the codes name, in order of first
+    appearance: the chunks' dictionaries are unified a chunk at a time, never by decoding the
+    column. The codes are of the smallest integer type that holds them."""
     lookup: dict[str, int] = {}
-    out = np.empty(len(column), np.int32)
-    at = 0
-    for chunk in column.chunks:
+    parts = []
+    for chunk in chunks:
         enc = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
         names = [str(v) for v in enc.dictionary.to_pylist()]
         lut = np.array([lookup.setdefault(v, len(lookup)) for v in names], np.int32)
-        out[at : at + len(chunk)] = lut[enc.indices.to_numpy(zero_copy_only=False)]
-        at += len(chunk)
+        parts.append(lut[enc.indices.to_numpy(zero_copy_only=False)])
+    dtype: type[np.signedinteger[Any]] = (
+        np.int8 if len(lookup) <= 127 else np.int16 if len(lookup) <= 32767 else np.int32
+    )
+    out: npt.NDArray[np.signedinteger] = np.empty(sum(len(x) for x in parts), dtype)
+    at = 0
+    for x in parts:
+        out[at : at + len(x)] = x
+        at += len(x)
     return out, list(lookup)
 
 
@@ -94,7 +102,7 @@ class UsageSums:
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
         self._sources: list[str] = []
-        self._source: npt.NDArray[np.int32] | None = None
+        self._source: npt.NDArray[np.signedinteger] | None = None
         # per part: judge, files, the used (file, source) groups, each verdict's place among them
         # and its ledger row
         self._parts: list[tuple[str, list[tuple[str, str]], Any, Any, Any]] = []
@@ -112,6 +120,8 @@ class UsageSums:
         files, names = coded
         rows = rows[judged]
         used, place = grouped(files[judged] * n + self._source[rows], len(names) * n)
+        if len(self._source) < np.iinfo(np.int32).max:  # a ledger row number fits 32 bits
+            rows = rows.astype(np.int32)
         self._parts.append((plan.judge.name, names, used, place.astype(np.int32), rows))
 
     def frame(self) -> pd.DataFrame:
@@ -130,7 +140,7 @@ class UsageSums:
         values = np.empty(len(self._source) if self._source is not None else 0, np.int64)
         for c in _COUNTS:
             at = 0
-            for chunk in self.ledger.indexed_column(c).chunks:
+            for chunk in self.ledger.indexed_column(c):
                 values[at : at + len(chunk)] = chunk.to_numpy(zero_copy_only=False)
                 at += len(chunk)
             for (_, _, used, place, rows), got in zip(self._parts, sums, strict=True):

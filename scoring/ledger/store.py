@@ -449,10 +449,11 @@ class Ledger:
 
     def indexed_column(
         self, column: str, identities: Iterable[str] | None = None
-    ) -> pa.ChunkedArray:
+    ) -> Iterator[pa.Array]:
         """One more column of the rows of the kept :meth:`key_index` (of the same identities),
-        in its row order, read now and not kept with the index: for a column only one step
-        needs, read when that step needs it, so that it is never held beside the others.
+        in its row order, a shard at a time (one array per shard, read when it is asked for and
+        not kept): for a column only one step needs, so that it is never held beside the
+        others, nor whole.
 
         Raises:
             LedgerError: the ledger's verdict shards are no longer those the index was built
@@ -464,7 +465,8 @@ class Ledger:
                 f"{self.root / VERDICTS}: the verdict shards changed while a run read them "
                 "(a pull or a compaction at the same time); run the command again"
             )
-        return self._read_all(VERDICTS, [column], identities, _coded([column]))[column]
+        for _, _, _, part in self._parts(VERDICTS, [column], identities, None, _coded([column])):
+            yield from part[column].chunks
 
     def _index_state(self, identities: Iterable[str] | None) -> tuple[object, ...]:
         ident = None if identities is None else tuple(sorted(set(identities)))

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
-from scoring.judge.usage import usage_path
+from scoring.judge.usage import dictionary_codes, grouped, usage_path
 from scoring.ledger import LedgerError
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
@@ -56,8 +58,23 @@ def test_a_column_of_a_changed_ledger_is_refused(tmp_path: Path, fake_llm: FakeL
     pipeline.judge(Project(cfg), progress=NullProgress())
     ledger = Project(cfg).ledger
     index, _ = ledger.key_index()
-    assert len(ledger.indexed_column("tokens_in")) == len(index) == TOTAL_CALLS
+    assert sum(len(c) for c in ledger.indexed_column("tokens_in")) == len(index) == TOTAL_CALLS
     shard = next((ledger.root / "verdicts").glob("*.parquet"))
     shard.rename(shard.with_name("f" * 64 + ".parquet"))  # another shard set than the index's
     with pytest.raises(LedgerError, match="changed while a run read them"):
-        ledger.indexed_column("tokens_in")
+        list(ledger.indexed_column("tokens_in"))
+
+
+def test_codes_agree_across_chunks_and_grouping_does_not_allocate_the_product() -> None:
+    a = pa.array(["direct", "batch", "direct"]).dictionary_encode()
+    b = pa.array(["replay", "direct"])  # a plain chunk: encoded on its own, then unified
+    codes, values = dictionary_codes([a, b])
+    assert [values[c] for c in codes] == ["direct", "batch", "direct", "replay", "direct"]
+    assert codes.dtype == np.int8
+    many, names = dictionary_codes([pa.array([f"model-{i}" for i in range(300)])])
+    assert many.dtype == np.int16 and len(names) == 300 and many[-1] == 299
+    group = np.array([7, 3, 7, 10**12], np.int64)  # a product of sizes no array could hold
+    used, place = grouped(group, 10**13)
+    assert used.tolist() == [3, 7, 10**12] and place.tolist() == [1, 0, 1, 2]
+    used, place = grouped(group[:3], 11)  # few groups: counted
+    assert used.tolist() == [3, 7] and place.tolist() == [1, 0, 1]
