@@ -383,6 +383,19 @@ class KeyIndex:
             return self._remembered(queries).astype(np.int64)  # a copy: the caller may change it
         return self._find(queries, np.int64)
 
+    def rows(self, queries: Keys) -> npt.NDArray[np.signedinteger]:
+        """:meth:`find` of a read-only key array, as the remembered answer itself: read-only,
+        in the index's row type (32-bit below 2**31 keys), no copy.
+
+        Raises:
+            ValueError: ``queries`` is writeable (only answers to read-only arrays are kept).
+        """
+        if queries.flags.writeable:
+            raise ValueError("only the answer to a read-only key array is remembered")
+        out = self._remembered(queries).view()
+        out.flags.writeable = False
+        return out
+
     def remember(self, arrays: Sequence[Keys]) -> None:
         """Find the rows of each read-only key array now, so that a later :meth:`find` or
         :meth:`contains` of it costs nothing (a slice of queries at a time).

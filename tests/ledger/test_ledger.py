@@ -147,6 +147,10 @@ def test_key_index_answers_like_a_dictionary(stored: list[int], asked: list[int]
     again = index.find(queries)
     again[:] = 99  # the caller's copy: the remembered answer is untouched
     assert index.find(queries).tolist() == want
+    own = index.rows(queries)  # the remembered answer itself: the same rows, read-only
+    assert own.tolist() == want and not own.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        index.rows(keys_array([key(n) for n in asked]) if asked else np.empty((0, 32), np.uint8))
 
 
 def test_key_index_answers_across_comparison_slices(monkeypatch: pytest.MonkeyPatch) -> None:
