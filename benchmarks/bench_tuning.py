@@ -70,6 +70,8 @@ REMOVED = {
     "parquet_encode": "each score table's Parquet on a second thread (score warm)",
     "frame_to_arrow": "pyarrow's conversion threads in Table.from_pandas (score warm)",
     "matrix_decode": "the verdict matrix decoded on two threads (score cold)",
+    "key_index": "the key index built on a second thread (run, ledger full; and while the pairs "
+    "are planned, judge fresh store)",
     "key_lookup": "the plans' keys looked up on a thread per core (run, ledger full)",
     "verdict_table": "each judge's verdict rows encoded on a second thread (run, ledger full)",
     "verdict_files": "the site's per-submission verdict files on two threads (verdict files)",
@@ -255,7 +257,7 @@ def main() -> None:
                 "gamut",
                 lambda r: ["judge", "--config", cfg],
                 _pulled,
-                {"key_index": "wall", "small_pages": "wall"},
+                {"small_pages": "wall"},
             ),
             Target(
                 "ledger pull",

@@ -54,7 +54,6 @@ def judge(
     """
     from gamut import runs
     from gamut.progress import default_progress
-    from scoring import process
     from scoring.judge import judge_all
 
     if not dry_run:
@@ -63,16 +62,10 @@ def judge(
         done = runs.recorded_report(project, fp, judges, submissions, settings)
         if done is not None:
             return done
-    ledger = project.ledger
-    with process.pool("key_index") as ahead:
-        # the run (or its verdict table) looks every pair up in the ledger's key index: read on
-        # another thread while the rubrics are compiled and the pairs hashed (with none, here)
-        index = ahead.submit(ledger.key_index)
-        plans = project.pair_plans(judges, submissions, settings, need_keys=not dry_run)
-        index.result()  # the index is kept by the ledger; a failure to read it is raised here
+    plans = project.pair_plans(judges, submissions, settings, need_keys=not dry_run)
     report = judge_all(
         plans,
-        ledger,
+        project.ledger,
         project.cache_path,
         dry_run,
         progress=progress or (None if dry_run else default_progress()),

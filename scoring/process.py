@@ -33,7 +33,6 @@ _T = TypeVar("_T")
 POOLS: Mapping[str, str] = MappingProxyType(
     {
         "ledger_pull": "the ledger's missing files downloaded from the Hub, one request each",
-        "key_index": "the ledger's key index read while gamut judge plans its pairs",
         "batch_upload": "a judge batch uploaded while the next chunk is built",
         "answer_writer": "gamut generate's answers appended and synced off the event loop",
     }
@@ -129,7 +128,6 @@ LIBRARY = ProcessPolicy()
 COMMAND_LINE = ProcessPolicy(
     pools={
         "ledger_pull": 8,
-        "key_index": 1,
         "batch_upload": 1,
         "answer_writer": 1,
     },
