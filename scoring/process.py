@@ -1,5 +1,6 @@
 """How the engine uses the machine, in one place: its thread pools, the forked compile, the
-garbage collector, numpy's BLAS threads and the response files read once for two readers.
+garbage collector, numpy's BLAS threads and page size, and the response files read once for two
+readers.
 
 The engine asks the active :class:`ProcessPolicy` (:func:`current`) before it starts a thread or
 a process: ``process.pool("ledger_pull")`` is a thread pool of the policy's size for that step,
