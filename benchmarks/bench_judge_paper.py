@@ -13,7 +13,8 @@ joining them). Target: at most 5 s, met on a quiet machine: 3.9-4.1 s (peak 0.96
 against 2.3-2.6 s for the yardstick at load average 0.5-0.8 on 2 cores, although the step also
 writes the verdict table's stamps and the usage table, which the yardstick does not; on a
 virtual machine much of the difference is the kernel and the host backing fresh pages, so the
-figures move with the machine's memory state (4.7-6.5 s in other runs of the same session).
+figures move with the machine's memory state (two runs of one version differed by up to 1.5 s
+from one minute to the next).
 ARCHITECTURE.md ("The verdict ledger") has the breakdown. The fresh store has no usage table
 either (the results folder is not committed). Every case runs at least twice (the machine is
 shared: read the ranges, with the load average).
