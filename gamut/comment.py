@@ -250,6 +250,30 @@ def _judges_section(board: pd.DataFrame, sid: str, primary: str) -> list[str]:
     return out
 
 
+def _cost_section(board: pd.DataFrame, sid: str) -> list[str]:
+    """What judging the submission cost, over every judge and setting: the leaderboard's cost
+    columns (:mod:`scoring.tables.cost`) summed over its rows whose verdicts all recorded their
+    tokens; replayed or offline verdicts record none, and are said to."""
+    mine = board[board["submission_id"] == sid]
+    if mine.empty or "judge_calls" not in mine.columns:
+        return []
+    recorded = mine[mine["judge_calls"].notna()]
+    if recorded.empty:
+        return ["", "Judging cost: not recorded (replayed or offline verdicts)."]
+    calls, t_in, t_cached, t_out = (
+        int(recorded[c].sum())
+        for c in ("judge_calls", "judge_tokens_in", "judge_tokens_cached", "judge_tokens_out")
+    )
+    usd = recorded["judge_cost_usd"]
+    money = f", ${usd.sum():,.2f} at the configured prices" if usd.notna().all() else ""
+    part = "" if len(recorded) == len(mine) else f" ({len(recorded)} of {len(mine)} rows recorded)"
+    return [
+        "",
+        f"Judging cost, every judge and setting{part}: {calls:,} calls, {t_in:,} tokens in "
+        f"({t_cached:,} cached), {t_out:,} out{money}.",
+    ]
+
+
 def _incomplete_section(board: pd.DataFrame, sid: str, causes: Causes) -> list[str]:
     rows = board[(board["submission_id"] == sid) & (board["status"] != "complete")]
     if rows.empty:
@@ -421,6 +445,7 @@ def render_comment(
     lines += _mix_section(rows)
     lines += _domain_section(_read(results, "by_domain", required=False), submission_id, primary)
     lines += _judges_section(board, submission_id, primary)
+    lines += _cost_section(board, submission_id)
     lines += _incomplete_section(board, submission_id, causes or {})
     lines += _warnings_section(warnings or [])
     page = submission_url(cfg.site.url, submission_id)

@@ -93,6 +93,35 @@ def test_per_domain_table_and_other_judges(cfg: GamutConfig) -> None:
     assert "| `j2` | multimodal | 39.0 [36.0, 42.0] | complete |" in md
 
 
+def test_the_judging_cost_is_summed_over_the_recorded_rows(cfg: GamutConfig) -> None:
+    res = Project(cfg).results
+    board = pd.read_parquet(res / "leaderboard.parquet")
+    assert "Judging cost" not in render_comment(Project(cfg), "new-model")  # no cost columns
+    mine = board["submission_id"] == "new-model"  # three rows: two settings of j1, one of j2
+    board["judge_calls"] = np.where(mine, 100.0, np.nan)
+    board["judge_tokens_in"] = np.where(mine, 20_000.0, np.nan)
+    board["judge_tokens_cached"] = np.where(mine, 5_000.0, np.nan)
+    board["judge_tokens_out"] = np.where(mine, 1_500.0, np.nan)
+    board["judge_cost_usd"] = np.where(mine, 0.125, np.nan)
+    board.to_parquet(res / "leaderboard.parquet")
+    md = render_comment(Project(cfg), "new-model")
+    assert (
+        "Judging cost, every judge and setting: 300 calls, 60,000 tokens in (15,000 cached), "
+        "4,500 out, $0.38 at the configured prices."
+    ) in md
+    board.loc[mine & (board["judge"] == "j2"), ["judge_calls", "judge_cost_usd"]] = np.nan
+    board.loc[mine & (board["setting"] == "text_only"), "judge_cost_usd"] = np.nan  # unpriced
+    board.to_parquet(res / "leaderboard.parquet")
+    md = render_comment(Project(cfg), "new-model")
+    assert "Judging cost, every judge and setting (2 of 3 rows recorded): 200 calls" in md
+    assert "4,500 out" not in md and "$" not in md.split("Judging cost")[1].split("\n")[0]
+    board["judge_calls"] = np.nan  # replayed verdicts record no tokens: said, never $0
+    board.to_parquet(res / "leaderboard.parquet")
+    assert "Judging cost: not recorded (replayed or offline verdicts)." in render_comment(
+        Project(cfg), "new-model"
+    )
+
+
 def test_incomplete_submission_has_no_rank(cfg: GamutConfig) -> None:
     md = render_comment(Project(cfg), "half-done")
     assert "incomplete (7 checks without verdict)" in md
