@@ -4,8 +4,10 @@ adds to ``gamut judge`` / ``gamut run``.
 Writes the paper-scale synthetic project with ``gamut demo paper`` (about 5.3 million verdicts,
 three replay judges) and judges it, unless ``--project`` names one already judged; then times,
 in this process: the ledger's key index with the verdict column (what the judge step builds),
-the verdict table, the second read of the ledger for the usage columns with the usage frame
-(cold), the frame again (warm), and the usage table's write.
+the verdict table alone, the verdict table with the usage table summed in the same pass (what
+``gamut judge`` writes), the verdict table alone again, and the usage table on its own
+(``usage_frame``: a results folder whose verdict table is current and whose usage table is
+not), twice.
 
     .venv/bin/python benchmarks/bench_usage.py [--project DIR]
 """
@@ -33,7 +35,7 @@ def main() -> None:
     from gamut.config import load_config
     from gamut.project import Project
     from scoring.judge.table import table_fingerprint, write_verdict_parts
-    from scoring.judge.usage import usage_frame, usage_path, write_usage_table
+    from scoring.judge.usage import usage_frame, usage_path
 
     folder = args.project
     if folder is None:
@@ -53,18 +55,21 @@ def main() -> None:
     timed("key index (verdict column)", lambda: project.ledger.key_index(columns=["verdict"]))
     public = project.rubrics_public
     fp = table_fingerprint(plans, project.ledger, public=public, judge_ids=False)
-    timed(
-        "verdict table",
-        lambda: write_verdict_parts(
-            plans, project.ledger, project.verdict_table, public=public, fingerprint=fp
-        ),
-    )
-    frame = timed(
-        "usage frame, cold (reads the usage columns)", lambda: usage_frame(plans, project.ledger)
-    )
-    timed("usage frame, warm", lambda: usage_frame(plans, project.ledger))
+    version = project.check_table.rubric_version
     out = usage_path(project.verdict_table)
-    timed("usage table write", lambda: write_usage_table(plans, project.ledger, out, fp))
+
+    def table(usage: Path | None) -> Path:
+        return write_verdict_parts(
+            plans, project.ledger, project.verdict_table, public=public,
+            rubric_version=version, fingerprint=fp, usage_out=usage,
+        )  # fmt: skip
+
+    timed("verdict table alone", lambda: table(None))
+    timed("verdict table and usage table, one pass", lambda: table(out))
+    timed("verdict table alone, again (the first pays for the process's first pages)",
+          lambda: table(None))  # fmt: skip
+    frame = timed("usage frame on its own", lambda: usage_frame(plans, project.ledger))
+    timed("usage frame on its own, again", lambda: usage_frame(plans, project.ledger))
     n = int(frame["n_verdicts"].sum())  # type: ignore[index]
     print(f"{n:,} verdicts in {len(frame):,} usage rows; {out.stat().st_size:,} bytes")  # type: ignore[arg-type]
 
