@@ -9,12 +9,13 @@ earlier runs, and with a fresh store holding only the ledger (what a workflow jo
 verdict table). Beside the fresh-store case, in the same run, is its yardstick: a DuckDB script
 doing the same work (``benchmarks/yardsticks.py judge``: the plans' keys, dumped by gamut outside
 the timing, anti-joined against the ledger's verdict shards, then the verdict table written by
-joining them). Target: at most 5 s, met on a quiet machine: 3.9-4.1 s (peak 0.96-0.97 GB)
-against 2.3-2.6 s for the yardstick at load average 0.5-0.8 on 2 cores, although the step also
-writes the verdict table's stamps and the usage table, which the yardstick does not; on a
-virtual machine much of the difference is the kernel and the host backing fresh pages, so the
-figures move with the machine's memory state (two runs of one version differed by up to 1.5 s
-from one minute to the next).
+joining them, the usage table by grouping the same join, and the stamps' model snapshots listed
+from it). Target: at most 5 s, met on a quiet machine: 3.8-4.4 s (peak 0.95 GB) against
+3.75-3.85 s (peak 1.02-1.06 GB) for the yardstick doing the same work, and 3.9-4.1 s against
+2.3-2.6 s when it wrote only the verdict table, at load average 0.5-0.8 on 2 cores; on a virtual
+machine much of the difference is the kernel and the host backing fresh
+pages, so the figures move with the machine's memory state (two runs of one version differed by
+up to 1.5 s from one minute to the next).
 ARCHITECTURE.md ("The verdict ledger") has the breakdown. The fresh store has no usage table
 either (the results folder is not committed). Every case runs at least twice (the machine is
 shared: read the ranges, with the load average).
@@ -130,7 +131,7 @@ def _fresh_beside_yardstick(out: Path, env: dict[str, str], work: Path) -> list[
         f"{load[1]:.1f} on {os.cpu_count()} CPUs):",
         f"  gamut judge                         {span(ours, 0)} s, peak {span(ours, 1)} GB "
         f"(target <= 5 s); {rows[0]:,} rows",
-        f"  DuckDB anti-join + verdict table    {span(theirs, 0)} s, peak {span(theirs, 1)} GB; "
+        f"  DuckDB anti-join + both tables      {span(theirs, 0)} s, peak {span(theirs, 1)} GB; "
         f"{rows[1]:,} rows",
         f"  (issue 21, before: {FRESH_ISSUE[0]} s against {FRESH_ISSUE[1]} s for the yardstick)",
     ]

@@ -76,16 +76,20 @@ def _sql_list(paths: list[str]) -> str:
 
 
 def _verdicts(con: object, ledger: Path) -> None:
-    """A view ``led`` (key, verdict) of every verdict shard (a key is taken to be there once:
-    the paper-scale ledger has no duplicates, and a minimal script would not look)."""
+    """A view ``led`` (key, verdict, and what the stamps and the usage table read: model, source,
+    calls and tokens) of every verdict shard (a key is taken to be there once: the paper-scale
+    ledger has no duplicates, and a minimal script would not look)."""
     files = sorted(glob.glob(str(ledger / "verdicts" / "*.parquet")))
     con.execute(  # type: ignore[attr-defined]
-        f"CREATE VIEW led AS SELECT key, verdict FROM read_parquet({_sql_list(files)})"
+        "CREATE VIEW led AS SELECT key, verdict, model, source, calls, tokens_in, tokens_cached, "
+        f"tokens_out FROM read_parquet({_sql_list(files)})"
     )
 
 
 def judge(ledger: Path, plans: Path, out: Path) -> None:
-    """The anti-join (what would be judged) and the verdict table."""
+    """The anti-join (what would be judged), the verdict table, and what ``gamut judge`` writes
+    with it: the usage table (calls and tokens per submission, setting, judge and source, beside
+    ``out``) and the stamps' model snapshots per judge, submission and setting."""
     import duckdb
 
     from scoring.verdicts import VERDICT_ORDER
@@ -104,7 +108,17 @@ def judge(ledger: Path, plans: Path, out: Path) -> None:
         "AS verdict FROM plan LEFT JOIN led USING (key) WHERE plan.empty OR led.verdict IS NOT "
         f"NULL) TO '{out}' (FORMAT parquet)"
     )
-    print(f"to judge: {todo[0] if todo else '?'}")
+    usage = out.with_name("usage.parquet")
+    judged = "FROM plan JOIN led USING (key) WHERE NOT plan.empty GROUP BY ALL"
+    con.execute(
+        "COPY (SELECT submission_id, setting, judge, source, count(*) AS n_verdicts, "
+        "sum(calls) AS calls, sum(tokens_in) AS tokens_in, sum(tokens_cached) AS tokens_cached, "
+        f"sum(tokens_out) AS tokens_out {judged}) TO '{usage}' (FORMAT parquet)"
+    )
+    snapshots = con.execute(
+        f"SELECT judge, submission_id, setting, list(DISTINCT model ORDER BY model) {judged}"
+    ).fetchall()
+    print(f"to judge: {todo[0] if todo else '?'}; {len(snapshots)} snapshot lists")
 
 
 def _digests(root: Path) -> int:
