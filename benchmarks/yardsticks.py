@@ -183,7 +183,7 @@ def dump_plans(config: Path, out: Path) -> None:
         cols: dict[str, pa.Array] = {
             "i": pa.array(np.arange(at, at + n)),
             "key": pa.FixedSizeBinaryArray.from_buffers(
-                pa.binary(32), n, [None, pa.py_buffer(np.ascontiguousarray(p.keys))]
+                pa.binary(32), n, [None, pa.py_buffer(p.keys_of())]
             ),
             "judge": pa.array([p.judge.name] * n),
             "empty": pa.array(p.empty),

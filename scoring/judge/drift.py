@@ -77,9 +77,9 @@ def calibration_plan(
     ``plan``."""
     t = ledger.verdicts(["key", "model"], [change.identity])
     old = t.filter(pc.equal(t["model"], change.old))
-    found = KeyIndex(key_column(old["key"])).contains(plan.keys) & ~plan.empty
+    found = KeyIndex(key_column(old["key"])).contains(plan) & ~plan.empty
     rows = np.flatnonzero(found)
-    order = np.lexsort(np.ascontiguousarray(plan.keys[rows]).T[::-1])
+    order = np.lexsort(plan.keys_of(rows).T[::-1])
     rows = np.sort(rows[order[:CALIBRATION_PAIRS]])
     units = sorted({int(u) for u in plan.unit[rows]})
     cal = calibration_judge(plan.judge, change.new)
@@ -96,7 +96,6 @@ def calibration_plan(
             unit=sub.unit[pick],
             check=sub.check[pick],
             position=sub.position[pick],
-            keys=sub.keys[pick],
             empty=sub.empty[pick],
         ),
         rows,
@@ -146,7 +145,7 @@ def drift_row(
     t = ledger.verdicts(["key", "verdict"], [change.identity, cal.judge.identity])
     index = KeyIndex(key_column(t["key"]))
     codes = t["verdict"].to_numpy()
-    a, b = index.find(plan.keys[rows]), index.find(cal.keys)
+    a, b = index.find(plan.keys_of(rows)), index.find(cal)
     both = (a >= 0) & (b >= 0)
     stats = compare(codes[a[both]], codes[b[both]], partial_credit, contradiction_penalty)
     return {"judge": change.judge, "old_snapshot": change.old, "new_snapshot": change.new, **stats}

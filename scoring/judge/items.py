@@ -59,7 +59,7 @@ def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
         todo.tolist(),
         plan.unit[todo].tolist(),
         plan.check[todo].tolist(),
-        key_bytes(plan.keys[todo]),
+        key_bytes(plan.keys_of(todo)),
         strict=True,
     ):
         sid, setting, qid = unit_ids[u]

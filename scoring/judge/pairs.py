@@ -124,8 +124,14 @@ class PairPlan:
         unit: index of each pair's unit in ``units``.
         check: index of each pair's check in ``table.checks``.
         position: the check's position within its unit's checks.
-        keys: each pair's verdict key, ``(n, 32)``.
+        unit_digests: the unit half of each unit's keys, ``(len(units), 16)`` (this judge's).
+        check_digests: the check half of each check's keys, ``(len(table.checks), 16)``.
         empty: the pair's response is empty (its verdict is ``missing``; nothing is asked).
+
+    A pair's verdict key is its unit's half and its check's half end to end
+    (:func:`~scoring.ledger.keys.join_keys`), computed when asked (:meth:`keys_of`, or a slice
+    at a time: a plan is a :class:`~scoring.ledger.keys.KeySource`), never held for every pair:
+    at paper scale that is 170 MB that no step needs at once.
     """
 
     judge: BuiltJudge
@@ -134,22 +140,32 @@ class PairPlan:
     unit: IntArray
     check: IntArray
     position: IntArray
-    keys: Keys
+    unit_digests: npt.NDArray[np.uint8]
+    check_digests: npt.NDArray[np.uint8]
     empty: npt.NDArray[np.bool_]
 
     def __len__(self) -> int:
         return len(self.unit)
 
+    def keys_of(self, pairs: IntArray | slice = slice(None)) -> Keys:
+        """The verdict keys of ``pairs`` (default: every pair), ``(n, 32)``, computed now."""
+        return join_keys(self.unit_digests, self.check_digests, self.unit[pairs], self.check[pairs])
+
+    def key_slice(self, start: int, stop: int) -> Keys:
+        """The verdict keys of pairs ``start`` to ``stop`` (a key index asks a slice at a time)."""
+        return self.keys_of(slice(start, stop))
+
     @cached_property
     def fingerprint(self) -> str:
         """A digest of everything the judge's part of the verdict table depends on, other than
-        the ledger: the judge, every key, and every pair's ids and check attributes."""
+        the ledger: the judge, every key (its unit and check halves and the pairs that join
+        them), and every pair's ids and check attributes."""
         h = hashlib.sha256()
         j = self.judge
         for s in (j.name, j.label, j.identity):
             h.update(s.encode() + b"\0")
-        h.update(np.ascontiguousarray(self.keys).data)
-        h.update(self.empty.tobytes())
+        for a in (self.unit_digests, self.check_digests, self.unit, self.check, self.empty):
+            h.update(np.ascontiguousarray(a).data)
         h.update(self.table.ids_digest(self.units).encode())
         return h.hexdigest()
 
@@ -230,9 +246,10 @@ def pair_plans(
                 for u in units
             )
         unit_digests = scheme.digests_of_hex(base[by_ids], lead=(j.identity,))
-        keys = join_keys(unit_digests, table.digests(scheme, by_ids), unit, check)
-        keys.flags.writeable = False  # fixed for the plan's life (key indexes remember answers)
-        out.append(PairPlan(j, units, table, unit, check, position, keys, empty))
+        checks = table.digests(scheme, by_ids)
+        for a in (unit_digests, checks, unit, check, empty):
+            a.flags.writeable = False  # fixed for the plan's life (key indexes remember answers)
+        out.append(PairPlan(j, units, table, unit, check, position, unit_digests, checks, empty))
     return out
 
 

@@ -56,7 +56,7 @@ def _plan(
     if covered:
         stats.cache_hits += n - n_empty
         return np.empty(0, np.int64)
-    done = known.contains(plan.keys) | pending.contains(plan.keys)
+    done = known.contains(plan) | pending.contains(plan)
     todo = np.flatnonzero(~done & ~plan.empty)
     stats.cache_hits += n - n_empty - len(todo)
     stats.planned = len(todo)
@@ -71,9 +71,9 @@ def _plan(
 
 
 def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
-    """Look every plan's keys up in ``index`` at once: the index remembers each answer. (The keys
-    of a plan cut from another, which may change, are looked up when they are asked for.)"""
-    index.remember([p.keys for p in plans if not p.keys.flags.writeable])
+    """Look every plan's keys up in ``index`` at once (each plan's keys computed a slice at a
+    time): the index remembers each answer."""
+    index.remember(plans)
 
 
 async def _judge_one(
@@ -171,7 +171,7 @@ def _judge_bulk(
     stamp = np.datetime64(int(now_utc().timestamp() * 1e6), "us")
     cols: dict[str, pa.Array] = {
         "key": pa.FixedSizeBinaryArray.from_buffers(
-            pa.binary(32), n, [None, pa.py_buffer(np.ascontiguousarray(plan.keys[ok]))]
+            pa.binary(32), n, [None, pa.py_buffer(plan.keys_of(ok))]
         ),
         "judge_identity": pa.array([j.identity] * n, pa.string()),
         "judge": pa.array([j.name] * n, pa.string()),
@@ -365,7 +365,7 @@ def judge_all(
                     book = book or BatchBook(ledger)
                     flying = {k for r in book.open_batches(j.identity) for k in r.keys}
                     # this plan's requests in flight, by key (not another submission's)
-                    keys = key_bytes(p.keys[todo]) if flying else []
+                    keys = key_bytes(p.keys_of(todo)) if flying else []
                     stats.in_flight = sum(1 for k in keys if k in flying)
                     _dry_run_batch(stats, stats.in_flight)
                     if collect_only:

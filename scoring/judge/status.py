@@ -54,10 +54,10 @@ def judging_status(plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path) 
         pending = cache.pending_index()
     for p in plans:
         j = p.judge
-        done = known.contains(p.keys) | pending.contains(p.keys) | p.empty
+        done = known.contains(p) | pending.contains(p) | p.empty
         flying = _index([k for r in book.open_batches(j.identity) for k in r.keys])
-        air = flying.contains(p.keys) & ~done
-        failed = _index([f.key for f in ledger.failures([j.identity])]).contains(p.keys)
+        air = flying.contains(p) & ~done
+        failed = _index([f.key for f in ledger.failures([j.identity])]).contains(p)
         failed &= ~done & ~air
         subs = np.array([u.submission_id for u in p.units], dtype=object)[p.unit]
         names, inv = np.unique(subs, return_inverse=True)

@@ -209,8 +209,8 @@ def _gather(
     for n, p in enumerate(plans):
         if not len(index):
             row: Any = np.full(len(p), -1, np.int64)
-        else:  # a plan's keys are read-only: the index's own answer, not a copy
-            row = index.rows(p.keys) if not p.keys.flags.writeable else index.find(p.keys)
+        else:  # the index's own remembered answer, not a copy
+            row = index.rows(p)
         keep = p.empty | (row >= 0)
         # every pair has its verdict (the usual case): the plan's own arrays, not copies
         sel: Any = slice(None) if keep.all() else np.flatnonzero(keep)

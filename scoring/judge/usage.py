@@ -172,7 +172,7 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     sums = UsageSums(ledger)
     for p in plans:
         if len(p) and len(index):
-            sums.add(p, np.where(p.empty, -1, index.find(p.keys)), p.file_codes(slice(None)))
+            sums.add(p, np.where(p.empty, -1, index.rows(p)), p.file_codes(slice(None)))
     return sums.frame()
 
 

@@ -23,7 +23,7 @@ import secrets
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -315,6 +315,35 @@ def _same_at(
     return out
 
 
+class KeySource(Protocol):
+    """Keys computed a slice at a time, never held whole (a judge's pairs:
+    :class:`scoring.judge.pairs.PairPlan`, whose keys are joined from one digest per response
+    and one per check). Fixed for the source's life: a :class:`KeyIndex` remembers its
+    answers to one."""
+
+    def __len__(self) -> int: ...
+
+    def key_slice(self, start: int, stop: int) -> Keys:
+        """The keys of rows ``start`` to ``stop`` (``(stop - start, KEY_BYTES)``)."""
+        ...
+
+
+#: What a :class:`KeyIndex` is asked: a key array, or a :class:`KeySource`.
+Queries = Keys | KeySource
+
+
+def _fixed(queries: Queries) -> bool:
+    """Whether the answer to ``queries`` may be remembered: a source, or a read-only array."""
+    return not isinstance(queries, np.ndarray) or not queries.flags.writeable
+
+
+def _key_slice(queries: Queries, start: int, stop: int) -> Keys:
+    if isinstance(queries, np.ndarray):
+        q: Keys = np.ascontiguousarray(queries, dtype=np.uint8).reshape(-1, KEY_BYTES)
+        return q[start:stop]
+    return queries.key_slice(start, min(stop, len(queries)))
+
+
 class KeyIndex:
     """A sorted index over a key array, for bulk membership and lookup.
 
@@ -344,7 +373,7 @@ class KeyIndex:
         self._keys = keys  # in their own row order
         self._words = _words(keys)
         # answers to read-only query arrays (a plan's keys, asked again by the verdict table)
-        self._answers: dict[int, tuple[Keys, npt.NDArray[np.signedinteger]]] = {}
+        self._answers: dict[int, tuple[Queries, npt.NDArray[np.signedinteger]]] = {}
 
     def __len__(self) -> int:
         return len(self._order)
@@ -373,58 +402,58 @@ class KeyIndex:
             first[other] = self._find(self._keys[other], np.int64)
         return first
 
-    def find(self, queries: Keys) -> npt.NDArray[np.int64]:
+    def find(self, queries: Queries) -> npt.NDArray[np.int64]:
         """For each query key, the row of the index's key array holding it, or -1.
 
-        The answer to a read-only array is remembered (the array is kept, so its id is not
-        reused, and it cannot change): asking again for the same plan's keys costs nothing.
+        The answer to fixed queries (a :class:`KeySource`, or a read-only array) is remembered
+        (the queries are kept, so their id is not reused, and they cannot change): asking again
+        for the same plan's keys costs nothing.
         """
-        if not queries.flags.writeable:
-            return self._remembered(queries).astype(np.int64)  # a copy: the caller may change it
-        return self._find(queries, np.int64)
+        if isinstance(queries, np.ndarray) and queries.flags.writeable:
+            return self._find(queries, np.int64)
+        return self._remembered(queries).astype(np.int64)  # a copy: the caller may change it
 
-    def rows(self, queries: Keys) -> npt.NDArray[np.signedinteger]:
-        """:meth:`find` of a read-only key array, as the remembered answer itself: read-only,
-        in the index's row type (32-bit below 2**31 keys), no copy.
+    def rows(self, queries: Queries) -> npt.NDArray[np.signedinteger]:
+        """:meth:`find` of fixed queries, as the remembered answer itself: read-only, in the
+        index's row type (32-bit below 2**31 keys), no copy.
 
         Raises:
-            ValueError: ``queries`` is writeable (only answers to read-only arrays are kept).
+            ValueError: ``queries`` is a writeable array (only answers to fixed queries are
+                kept).
         """
-        if queries.flags.writeable:
+        if not _fixed(queries):
             raise ValueError("only the answer to a read-only key array is remembered")
         out = self._remembered(queries).view()
         out.flags.writeable = False
         return out
 
-    def remember(self, arrays: Sequence[Keys]) -> None:
-        """Find the rows of each read-only key array now, so that a later :meth:`find` or
-        :meth:`contains` of it costs nothing (a slice of queries at a time).
+    def remember(self, sources: Sequence[Queries]) -> None:
+        """Find the rows of each fixed query set now (a :class:`KeySource` or a read-only key
+        array), so that a later :meth:`find`, :meth:`rows` or :meth:`contains` of it costs
+        nothing (a slice of queries at a time: a source's keys are computed a slice at a time,
+        never whole).
 
         Raises:
-            ValueError: an array is writeable (only answers to read-only arrays are kept).
+            ValueError: an array is writeable (only answers to fixed queries are kept).
         """
-        if any(q.flags.writeable for q in arrays):
+        if not all(_fixed(q) for q in sources):
             raise ValueError("only the answer to a read-only key array is remembered")
-        todo = list({id(q): q for q in arrays if not self._known(q)}.values())
+        todo = list({id(q): q for q in sources if not self._known(q)}.values())
         if not todo:
             return
         answers = [np.full(len(q), -1, dtype=self._row_type) for q in todo]
         if len(self):
-            slices = [
-                (np.ascontiguousarray(q, dtype=np.uint8).reshape(-1, KEY_BYTES), out, start)
-                for q, out in zip(todo, answers, strict=True)
-                for start in range(0, len(q), _FIND_CHUNK)
-            ]
-            for q, out, start in slices:
-                self._find_slice(q, out, start)
+            for q, out in zip(todo, answers, strict=True):
+                for start in range(0, len(q), _FIND_CHUNK):
+                    self._find_slice(_key_slice(q, start, start + _FIND_CHUNK), out, start)
         for q, out in zip(todo, answers, strict=True):
             self._answers[id(q)] = (q, out)
 
-    def _known(self, queries: Keys) -> bool:
+    def _known(self, queries: Queries) -> bool:
         seen = self._answers.get(id(queries))
         return seen is not None and seen[0] is queries
 
-    def _remembered(self, queries: Keys) -> npt.NDArray[np.signedinteger]:
+    def _remembered(self, queries: Queries) -> npt.NDArray[np.signedinteger]:
         if not self._known(queries):
             self.remember([queries])
         return self._answers[id(queries)][1]
@@ -434,14 +463,14 @@ class KeyIndex:
         out = np.full(len(q), -1, dtype=row_type)
         if len(self):
             for start in range(0, len(q), _FIND_CHUNK):
-                self._find_slice(q, out, start)
+                self._find_slice(q[start : start + _FIND_CHUNK], out, start)
         return out
 
     def _find_slice(self, q: Keys, out: npt.NDArray[np.signedinteger], start: int) -> None:
-        """Set ``out`` for the queries ``q[start : start + _FIND_CHUNK]``: a slice at a time,
-        each sorted by mix (so that its search still walks the index in order), for a few
-        megabytes of temporaries however many queries."""
-        part = _words(q[start : start + _FIND_CHUNK])
+        """Set ``out[start : start + len(q)]`` for the queries ``q`` (a slice of at most
+        :data:`_FIND_CHUNK`), sorted by mix (so that its search still walks the index in order),
+        for a few megabytes of temporaries however many queries."""
+        part = _words(q)
         mix, by_mix = _by_mix(mix32(part))
         pos = np.searchsorted(self._sorted, mix)
         self._resolve(mix, pos, part, by_mix, start, out)
@@ -482,20 +511,22 @@ class KeyIndex:
             pending = pending[~hit]
             pos[pending] += 1
 
-    def contains(self, queries: Keys) -> npt.NDArray[np.bool_]:
+    def contains(self, queries: Queries) -> npt.NDArray[np.bool_]:
         """For each query key, whether the index holds it (remembered as :meth:`find` is)."""
-        if not queries.flags.writeable:
-            held: npt.NDArray[np.bool_] = self._remembered(queries) >= 0
-            return held
-        found: npt.NDArray[np.bool_] = self._find(queries, self._row_type) >= 0
-        return found
+        if isinstance(queries, np.ndarray) and queries.flags.writeable:
+            found: npt.NDArray[np.bool_] = self._find(queries, self._row_type) >= 0
+            return found
+        held: npt.NDArray[np.bool_] = self._remembered(queries) >= 0
+        return held
 
 
 __all__ = [
     "KEY_BYTES",
     "KeyIndex",
     "KeyScheme",
+    "KeySource",
     "Keys",
+    "Queries",
     "custom_id",
     "join_keys",
     "key_bytes",

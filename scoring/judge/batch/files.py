@@ -77,11 +77,11 @@ def _open_items(
     p: PairPlan, known: KeyIndex, pending: KeyIndex
 ) -> tuple[dict[str, PairItem], set[str]]:
     """A plan's pairs without a verdict, by custom id; and the custom ids of those with one."""
-    done = known.contains(p.keys) | pending.contains(p.keys)
+    done = known.contains(p) | pending.contains(p)
     todo = np.flatnonzero(~done & ~p.empty)
     have = np.flatnonzero(done & ~p.empty)
     items = {it.key.hex(): it for it in pair_items(p, todo)}  # custom_id, without its check
-    return items, {k.hex() for k in key_bytes(p.keys[have])}
+    return items, {k.hex() for k in key_bytes(p.keys_of(have))}
 
 
 def _private_dir(out_dir: Path) -> None:
