@@ -10,15 +10,15 @@ verdict table). Beside the fresh-store case, in the same run, is its yardstick: 
 doing the same work (``benchmarks/yardsticks.py judge``: the plans' keys, dumped by gamut outside
 the timing, anti-joined against the ledger's verdict shards, then the verdict table written by
 joining them, the usage table by grouping the same join, and the stamps' model snapshots listed
-from it). Target: at most 5 s, met on a quiet machine: 3.8-4.4 s (peak 0.95 GB) against
-3.75-3.85 s (peak 1.02-1.06 GB) for the yardstick doing the same work, and 3.9-4.1 s against
-2.3-2.6 s when it wrote only the verdict table, at load average 0.5-0.8 on 2 cores; on a virtual
-machine much of the difference is the kernel and the host backing fresh
-pages, so the figures move with the machine's memory state (two runs of one version differed by
-up to 1.5 s from one minute to the next).
-ARCHITECTURE.md ("The verdict ledger") has the breakdown. The fresh store has no usage table
-either (the results folder is not committed). Every case runs at least twice (the machine is
-shared: read the ranges, with the load average).
+from it). Target: at most 5 s, met on a quiet machine: 3.8-4.6 s (peak 0.76-0.78 GB) against
+3.3-4.1 s (peak 0.95-1.12 GB) for the yardstick doing the same work, over two benchmark runs at
+load average 0.6-1.0 on 2 cores (when the yardstick wrote only the verdict table: 2.3-2.6 s,
+against 3.9-4.1 s for an earlier version of the step); on a virtual machine much of the difference
+is the kernel and the host backing fresh pages, so the figures move with the machine's memory state
+(two runs of one version differed by up to 1.5 s from one minute to the next). ARCHITECTURE.md
+("The verdict ledger") has the breakdown. The fresh store has no usage table either (the results
+folder is not committed). Every case runs at least twice (the machine is shared: read the
+ranges, with the load average).
 
 Run: ``.venv/bin/python benchmarks/bench_judge_paper.py [--out DIR]`` (from the repository root;
 ``DIR`` keeps the generated project between runs).
