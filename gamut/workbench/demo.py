@@ -38,8 +38,10 @@ def demo_data() -> Path:
 DEMO_IMAGES = demo_data() / "images"
 
 
-def run_demo(out: Path) -> dict[str, Any]:
-    """Run the whole workbench offline into ``out`` (its workbench in ``out/workbench``)."""
+def demo_before_guard(out: Path) -> Workbench:
+    """The demo's steps before its first guard pass, offline into ``out`` (its workbench in
+    ``out/workbench``): the images imported, proposals, the first review round and the image
+    proposed for again. Returns the workbench, ready to guard."""
     data = demo_data()
     if out.exists() and any(out.iterdir()):
         raise WorkbenchError(f"{out} is not empty: give a new folder to --out")
@@ -55,6 +57,14 @@ def run_demo(out: Path) -> dict[str, Any]:
     propose(wb, llm, 2)
     apply_decisions(wb, data / "decisions-1.jsonl")
     propose(wb, llm, 2)  # the image whose candidates were all discarded
+    return wb
+
+
+def run_demo(out: Path) -> dict[str, Any]:
+    """Run the whole workbench offline into ``out`` (its workbench in ``out/workbench``)."""
+    data = demo_data()
+    wb = demo_before_guard(out)
+    llm = ReplayLLM(data / "llm.jsonl")
     guard(wb, llm)
     apply_decisions(wb, data / "decisions-2.jsonl")
     guard(wb, llm)  # one image's questions are rejected and new ones seeded
@@ -66,4 +76,4 @@ def run_demo(out: Path) -> dict[str, Any]:
     return release(wb, VERSION, out)
 
 
-__all__ = ["VERSION", "demo_data", "run_demo"]
+__all__ = ["VERSION", "demo_before_guard", "demo_data", "run_demo"]

@@ -15,8 +15,9 @@ from click.testing import CliRunner
 
 from gamut.cli import main
 from gamut.workbench.batch import BATCHES
-from gamut.workbench.demo import demo_data, run_demo
-from gamut.workbench.questions import entered_questions
+from gamut.workbench.demo import demo_before_guard, demo_data, run_demo
+from gamut.workbench.llm import ReplayLLM
+from gamut.workbench.questions import CANDIDATES, entered_questions, guard
 from gamut.workbench.rubrics import STATUS
 from gamut.workbench.store import Workbench
 from tests.fakes.batch_server import FakeBatchServer
@@ -165,6 +166,47 @@ def test_draft_in_batches_with_its_repair_in_a_second_batch(
     assert {s["draft"] for s in status.values()} == {"ok"}
     assert status["food-0001"]["draft_repairs"] == 1
     assert srv.requests == []
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_guard_in_batches_gives_what_the_recorded_replies_give(
+    tmp_path: Path, srv: FakeBatchServer, provider: str
+) -> None:
+    """The guard pass (questions.guard, its own path through Deferred) in batch mode: the first
+    run submits one request per image, the next collects them, and the workbench ends as the
+    same pass with the recorded replies leaves it."""
+    wb = demo_before_guard(tmp_path / "batch")
+    cfg = write_config(tmp_path, workbench=str(wb.root))
+    judge = openai_judge(_base(srv, provider), provider=provider, extra=BATCH)
+    cfg.write_text(cfg.read_text(encoding="utf-8") + "\n" + judge, encoding="utf-8")
+    first_pass = {
+        key: reply
+        for (template, key), reply in _recorded().items()
+        if template == "guard_v1" and key.endswith("#1")
+    }
+
+    def answer(body: dict[str, Any]) -> str:  # the image whose candidates the prompt lists
+        text = prompt_text(body)
+        (reply,) = [
+            r for r in first_pass.values()
+            if all(f"{c['candidate_id']}: " in text for c in r["checks"])
+        ]  # fmt: skip
+        return json.dumps(reply)
+
+    replayed = demo_before_guard(tmp_path / "replayed")
+    counts = guard(replayed, ReplayLLM(demo_data() / "llm.jsonl"))
+    n = sum(counts.values())  # the images whose candidates are settled, some accepted
+    assert n >= 2
+    srv.responder = answer
+    code, out = _build("guard", "--config", str(cfg))
+    assert code == 0, out
+    assert f"guarded (waiting {n})" in out and f"submitted {n} request(s) in 1 batch(es)" in out
+    assert wb.read(CANDIDATES, {}) != replayed.read(CANDIDATES, {})  # nothing entered yet
+    code, out = _build("guard", "--config", str(cfg))
+    assert code == 0, out
+    assert f"collected {n} repl(ies)" in out and "waiting" not in out
+    assert wb.read(CANDIDATES, {}) == replayed.read(CANDIDATES, {})
+    assert srv.batch_sizes() == [n] and srv.requests == []
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
