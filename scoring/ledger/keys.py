@@ -21,9 +21,9 @@ import hmac
 import re
 import secrets
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -305,9 +305,9 @@ def _by_mix(
 def _same_at(
     a: Words, ia: npt.NDArray[np.integer], b: Words, ib: npt.NDArray[np.integer]
 ) -> npt.NDArray[np.bool_]:
-    """Whether key ``a[ia[i]]`` is key ``b[ib[i]]``, for each ``i``: a 64-bit word at a time,
-    each word gathered by index (a gather of 8-byte values is several times faster than one of
-    32-byte rows, and it never copies whole keys)."""
+    """Whether key ``a[ia[i]]`` is key ``b[ib[i]]``, for each ``i``: the rows gathered whole
+    (one ``take`` of four 64-bit words per row, NumPy's fast path, where indexing ``V32`` rows
+    copies each one generically), then compared a word at a time."""
     ra, rb = np.take(a, ia, axis=0), np.take(b, ib, axis=0)  # whole rows: one pass each
     out: npt.NDArray[np.bool_] = ra[:, 0] == rb[:, 0]
     for w in range(1, a.shape[1]):
@@ -332,16 +332,10 @@ class KeySource(Protocol):
 Queries = Keys | KeySource
 
 
-def _fixed(queries: Queries) -> bool:
-    """Whether the answer to ``queries`` may be remembered: a source, or a read-only array."""
-    return not isinstance(queries, np.ndarray) or not queries.flags.writeable
-
-
-def _key_slice(queries: Queries, start: int, stop: int) -> Keys:
-    if isinstance(queries, np.ndarray):
-        q: Keys = np.ascontiguousarray(queries, dtype=np.uint8).reshape(-1, KEY_BYTES)
-        return q[start:stop]
-    return queries.key_slice(start, min(stop, len(queries)))
+def _writeable(queries: Queries) -> TypeGuard[Keys]:
+    """Whether ``queries`` is a writeable key array, whose answer is never remembered (it may
+    change); a source or a read-only array is fixed."""
+    return isinstance(queries, np.ndarray) and bool(queries.flags.writeable)
 
 
 class KeyIndex:
@@ -409,7 +403,7 @@ class KeyIndex:
         (the queries are kept, so their id is not reused, and they cannot change): asking again
         for the same plan's keys costs nothing.
         """
-        if isinstance(queries, np.ndarray) and queries.flags.writeable:
+        if _writeable(queries):
             return self._find(queries, np.int64)
         return self._remembered(queries).astype(np.int64)  # a copy: the caller may change it
 
@@ -421,7 +415,7 @@ class KeyIndex:
             ValueError: ``queries`` is a writeable array (only answers to fixed queries are
                 kept).
         """
-        if not _fixed(queries):
+        if _writeable(queries):
             raise ValueError("only the answer to a read-only key array is remembered")
         out = self._remembered(queries).view()
         out.flags.writeable = False
@@ -436,18 +430,10 @@ class KeyIndex:
         Raises:
             ValueError: an array is writeable (only answers to fixed queries are kept).
         """
-        if not all(_fixed(q) for q in sources):
+        if any(_writeable(q) for q in sources):
             raise ValueError("only the answer to a read-only key array is remembered")
-        todo = list({id(q): q for q in sources if not self._known(q)}.values())
-        if not todo:
-            return
-        answers = [np.full(len(q), -1, dtype=self._row_type) for q in todo]
-        if len(self):
-            for q, out in zip(todo, answers, strict=True):
-                for start in range(0, len(q), _FIND_CHUNK):
-                    self._find_slice(_key_slice(q, start, start + _FIND_CHUNK), out, start)
-        for q, out in zip(todo, answers, strict=True):
-            self._answers[id(q)] = (q, out)
+        for q in {id(q): q for q in sources if not self._known(q)}.values():
+            self._answers[id(q)] = (q, self._find(q, self._row_type))
 
     def _known(self, queries: Queries) -> bool:
         seen = self._answers.get(id(queries))
@@ -458,12 +444,20 @@ class KeyIndex:
             self.remember([queries])
         return self._answers[id(queries)][1]
 
-    def _find(self, queries: Keys, row_type: type[np.signedinteger]) -> npt.NDArray[Any]:
-        q = np.ascontiguousarray(queries, dtype=np.uint8).reshape(-1, KEY_BYTES)
-        out = np.full(len(q), -1, dtype=row_type)
-        if len(self):
-            for start in range(0, len(q), _FIND_CHUNK):
-                self._find_slice(q[start : start + _FIND_CHUNK], out, start)
+    def _find(self, queries: Queries, row_type: type[np.signedinteger]) -> npt.NDArray[Any]:
+        """The rows of ``queries`` (-1 where absent), a slice of :data:`_FIND_CHUNK` at a time:
+        of an array, its slices; of a source, its keys computed a slice at a time."""
+        part_of: Callable[[int, int], Keys]
+        if isinstance(queries, np.ndarray):
+            whole = np.ascontiguousarray(queries, dtype=np.uint8).reshape(-1, KEY_BYTES)
+            n, part_of = len(whole), lambda start, stop: whole[start:stop]
+        else:
+            n, part_of = len(queries), queries.key_slice
+        out = np.full(n, -1, dtype=row_type)
+        if not len(self):
+            return out
+        for start in range(0, n, _FIND_CHUNK):
+            self._find_slice(part_of(start, min(start + _FIND_CHUNK, n)), out, start)
         return out
 
     def _find_slice(self, q: Keys, out: npt.NDArray[np.signedinteger], start: int) -> None:
@@ -513,7 +507,7 @@ class KeyIndex:
 
     def contains(self, queries: Queries) -> npt.NDArray[np.bool_]:
         """For each query key, whether the index holds it (remembered as :meth:`find` is)."""
-        if isinstance(queries, np.ndarray) and queries.flags.writeable:
+        if _writeable(queries):
             found: npt.NDArray[np.bool_] = self._find(queries, self._row_type) >= 0
             return found
         held: npt.NDArray[np.bool_] = self._remembered(queries) >= 0
