@@ -207,10 +207,7 @@ def _gather(
     empties: list[Any] = []
     every = True
     for n, p in enumerate(plans):
-        if not len(index):
-            row: Any = np.full(len(p), -1, np.int64)
-        else:  # the index's own remembered answer, not a copy
-            row = index.rows(p)
+        row = index.rows(p)  # the index's own remembered answer (all -1 when it is empty)
         keep = p.empty | (row >= 0)
         # every pair has its verdict (the usual case): the plan's own arrays, not copies
         sel: Any = slice(None) if keep.all() else np.flatnonzero(keep)

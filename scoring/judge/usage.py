@@ -170,9 +170,8 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     without a verdict have no part in it."""
     index, _ = ledger.key_index()
     sums = UsageSums(ledger)
-    for p in plans:
-        if len(p) and len(index):
-            sums.add(p, np.where(p.empty, -1, index.rows(p)), p.file_codes(slice(None)))
+    for p in plans:  # a pair with no call (-1) counts nowhere
+        sums.add(p, np.where(p.empty, -1, index.rows(p)), p.file_codes(slice(None)))
     return sums.frame()
 
 
