@@ -41,9 +41,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
-from yardsticks import measure, yardstick  # noqa: E402
-
-from scoring.verdicts import USAGE_TABLE, VERDICT_TABLE  # noqa: E402
+from yardsticks import measure, pulled_ledger_only, yardstick  # noqa: E402
 
 GAMUT = [sys.executable, "-m", "gamut"]
 BASELINES = {"first run with replay judges": (450.0, 7.4, 60.0, 2.0), "every verdict cached": (
@@ -66,21 +64,6 @@ def _measure(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, fl
         raise SystemExit(f"{' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
     # ru_maxrss of children is the largest child so far: run the larger case first
     return elapsed, max(peak, before) / 1e6, proc.stdout + proc.stderr
-
-
-def _pulled_ledger_only(out: Path) -> None:
-    """Leave the project's local store as a new machine has it after ``gamut ledger pull``:
-    the ledger, and no other local state (the results folder is not committed: no verdict
-    table, no usage table beside it)."""
-    for p in (out / ".gamut").iterdir():
-        if p.name == "ledger":
-            continue
-        if p.is_dir():
-            shutil.rmtree(p)
-        else:
-            p.unlink()
-    for table in (VERDICT_TABLE, USAGE_TABLE):
-        (out / "results" / table).unlink(missing_ok=True)
 
 
 def _peak_alone(out: Path, env: dict[str, str]) -> float:
@@ -114,7 +97,7 @@ def _fresh_beside_yardstick(out: Path, env: dict[str, str], work: Path) -> list[
     ours: list[tuple[float, float]] = []
     theirs: list[tuple[float, float]] = []
     for _ in range(2):
-        _pulled_ledger_only(out)
+        pulled_ledger_only(out)
         ours.append(measure([*GAMUT, "judge"], out, env)[:2])
         duck = yardstick("judge", str(ledger), str(plans), str(table))
         theirs.append(measure(duck, out, env)[:2])
@@ -169,7 +152,7 @@ def main() -> None:
         # there (no compiled checks, no run fingerprints, no working index, no response digests,
         # no verdict table)
         for _ in range(2):
-            _pulled_ledger_only(out)
+            pulled_ledger_only(out)
             results.append(("fresh store, ledger pulled", _measure([*GAMUT, "judge"], out, env)))
         plans = Path(tempfile.mkdtemp(prefix="gamut-bench-plans-"))
         try:
@@ -195,7 +178,7 @@ def main() -> None:
         print(" figure for each cached run is from a process of its own, below)")
         print(f"every verdict cached, run alone: peak memory {_peak_alone(out, env):.2f} GB "
               "(baseline 6 GB, target <= 1 GB)")  # fmt: skip
-        _pulled_ledger_only(out)
+        pulled_ledger_only(out)
         print(f"fresh store, ledger pulled, run alone: peak memory {_peak_alone(out, env):.2f} GB "
               "(baseline 6 GB, target <= 1 GB)")  # fmt: skip
     finally:

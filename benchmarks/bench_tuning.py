@@ -53,10 +53,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from yardsticks import run_child  # noqa: E402
+from yardsticks import pulled_ledger_only, run_child  # noqa: E402
 
 from scoring.process import BLAS_ONE_THREAD, COMMAND_LINE, POOLS, SMALL_PAGES, SWITCHES  # noqa: E402
-from scoring.verdicts import USAGE_TABLE, VERDICT_TABLE  # noqa: E402
 
 LEDGER_KEY_ENV = "GAMUT_LEDGER_KEY"  # named by the paper project's config (held rubrics)
 KEEP_AT = 10.0  # per cent
@@ -151,13 +150,6 @@ def _unrecorded(root: Path) -> None:
 
 def _nothing(root: Path) -> None:
     return None
-
-
-def _pulled(root: Path) -> None:
-    """Only the ledger in the store, and no verdict or usage table: a workflow job's fresh
-    store after ``gamut ledger pull``."""
-    _rm(*(p for p in (root / ".gamut").iterdir() if p.name != "ledger"))
-    _rm(root / "results" / VERDICT_TABLE, root / "results" / USAGE_TABLE)
 
 
 def _uncompiled(root: Path) -> None:
@@ -256,7 +248,7 @@ def main() -> None:
                 "judge, fresh store",
                 "gamut",
                 lambda r: ["judge", "--config", cfg],
-                _pulled,
+                pulled_ledger_only,
                 {"small_pages": "wall"},
             ),
             Target(

@@ -66,6 +66,25 @@ def run_child(
         return wall, cpu, usage.ru_maxrss / 1024.0, out.read().decode()
 
 
+def pulled_ledger_only(root: Path) -> None:
+    """Leave the project at ``root`` with its local store as a new machine has it after
+    ``gamut ledger pull``: the ledger, and no other local state (the results folder is not
+    committed: no verdict table, no usage table beside it)."""
+    import shutil
+
+    from scoring.verdicts import USAGE_TABLE, VERDICT_TABLE
+
+    for p in (root / ".gamut").iterdir():
+        if p.name == "ledger":
+            continue
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+    for table in (VERDICT_TABLE, USAGE_TABLE):
+        (root / "results" / table).unlink(missing_ok=True)
+
+
 def yardstick(what: str, *args: str) -> list[str]:
     """The command line of one yardstick."""
     return [sys.executable, str(Path(__file__).resolve()), what, *args]
