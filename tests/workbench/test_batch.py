@@ -119,10 +119,15 @@ def _drafting(tmp_path: Path, base: str, provider: str) -> tuple[str, Workbench]
     wb.path(STATUS).unlink()
     shutil.rmtree(wb.path("drafts"))
     shutil.rmtree(wb.path("rubrics"))
+    return _batch_config(tmp_path, wb, base, provider), wb
+
+
+def _batch_config(tmp_path: Path, wb: Workbench, base: str, provider: str) -> str:
+    """A configuration of the workbench ``wb`` with a batch-mode judge (the fake provider)."""
     cfg = write_config(tmp_path, workbench=str(wb.root))
     judge = openai_judge(base, provider=provider, extra=BATCH)
     cfg.write_text(cfg.read_text(encoding="utf-8") + "\n" + judge, encoding="utf-8")
-    return str(cfg), wb
+    return str(cfg)
 
 
 def _recorded() -> dict[tuple[str, str], Any]:
@@ -176,9 +181,7 @@ def test_guard_in_batches_gives_what_the_recorded_replies_give(
     run submits one request per image, the next collects them, and the workbench ends as the
     same pass with the recorded replies leaves it."""
     wb = demo_before_guard(tmp_path / "batch")
-    cfg = write_config(tmp_path, workbench=str(wb.root))
-    judge = openai_judge(_base(srv, provider), provider=provider, extra=BATCH)
-    cfg.write_text(cfg.read_text(encoding="utf-8") + "\n" + judge, encoding="utf-8")
+    cfg = _batch_config(tmp_path, wb, _base(srv, provider), provider)
     first_pass = {
         key: reply
         for (template, key), reply in _recorded().items()
@@ -198,11 +201,11 @@ def test_guard_in_batches_gives_what_the_recorded_replies_give(
     n = sum(counts.values())  # the images whose candidates are settled, some accepted
     assert n >= 2
     srv.responder = answer
-    code, out = _build("guard", "--config", str(cfg))
+    code, out = _build("guard", "--config", cfg)
     assert code == 0, out
     assert f"guarded (waiting {n})" in out and f"submitted {n} request(s) in 1 batch(es)" in out
     assert wb.read(CANDIDATES, {}) != replayed.read(CANDIDATES, {})  # nothing entered yet
-    code, out = _build("guard", "--config", str(cfg))
+    code, out = _build("guard", "--config", cfg)
     assert code == 0, out
     assert f"collected {n} repl(ies)" in out and "waiting" not in out
     assert wb.read(CANDIDATES, {}) == replayed.read(CANDIDATES, {})
