@@ -316,7 +316,7 @@ def _read(
             try:
                 label = AuditLine.model_validate(line.value)
             except ValidationError as exc:
-                problems += Problem.of_validation(exc, name, n, _FORMAT)
+                problems += Problem.of_validation(exc, name, n, _FORMAT, quote_keys=False)
                 continue
             s = sub_index.get(label.submission_id)
             if s is None:

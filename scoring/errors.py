@@ -26,16 +26,24 @@ class Problem:
 
     @classmethod
     def of_validation(
-        cls, exc: Any, file: str, line: int | None, fix: str, whole: str = ""
+        cls,
+        exc: Any,
+        file: str,
+        line: int | None,
+        fix: str,
+        whole: str = "",
+        *,
+        quote_keys: bool = True,
     ) -> list[Problem]:
         """One problem per error of a pydantic ``ValidationError`` on one input line: the
         field's dotted path and pydantic's message (``whole`` names the line's object when the
-        error is not of one field)."""
-        out = []
-        for e in exc.errors(include_url=False):
-            field = ".".join(str(p) for p in e["loc"]) or whole
-            out.append(cls(file, line, f"{field}: {e['msg']}" if field else e["msg"], fix))
-        return out
+        error is not of one field). Without ``quote_keys`` (a file that may hold held text), a
+        key the format does not have is said as such, never named (see
+        :func:`validation_messages`)."""
+        return [
+            cls(file, line, text, fix)
+            for text in validation_messages(exc, whole, quote_keys=quote_keys)
+        ]
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
@@ -50,6 +58,31 @@ class Problem:
         parts.append(self.message)
         text = " ".join(parts)
         return f"{text} ({self.fix})" if self.fix else text
+
+
+def validation_messages(exc: Any, whole: str = "", *, quote_keys: bool = True) -> list[str]:
+    """Each error of a pydantic ``ValidationError`` as ``path: message``.
+
+    The path is made of the format's own field names and positions, the message is pydantic's
+    (worded from the format, not the input), with one exception: the name of a key the format
+    does not have is the input's own text. Without ``quote_keys`` it is left out ("a key the
+    format does not have"), so that a reply or file that may carry held text (a judge's reply
+    echoing a check as a key) is described without quoting it.
+    """
+    out = []
+    for e in exc.errors(include_url=False):
+        loc, msg = tuple(e["loc"]), e["msg"]
+        if e["type"] == "extra_forbidden" and not quote_keys:
+            loc, msg = loc[:-1], "a key the format does not have (not named here)"
+        elif e["type"] in _CUSTOM_ERRORS and not quote_keys:
+            msg = "a value the format does not take"
+        field = ".".join(str(p) for p in loc) or whole
+        out.append(f"{field}: {msg}" if field else msg)
+    return out
+
+
+#: pydantic's error types whose message a validator wrote, and may quote the input.
+_CUSTOM_ERRORS = frozenset({"value_error", "assertion_error"})
 
 
 class ProblemsError(GamutError):
@@ -150,4 +183,5 @@ __all__ = [
     "ProblemsError",
     "RubricError",
     "ScoringError",
+    "validation_messages",
 ]

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.errors import GamutError, Problem, ProblemsError, validation_messages
 from scoring.judge.prompt import template_sections
 from scoring.submissions import read_jsonl
 
@@ -164,11 +164,8 @@ def ask(
     for attempt in (0, 1):
         try:
             return reply.model_validate(raw)
-        except ValidationError as exc:
-            problems = [
-                f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}"
-                for e in exc.errors(include_url=False)
-            ]
+        except ValidationError as exc:  # never quoting the reply: it is held material
+            problems = validation_messages(exc, "reply", quote_keys=False)
         if attempt == 1:
             break
         raw = llm.complete(repair_request(request, raw, problems))

@@ -123,6 +123,9 @@ class VerdictSink(Protocol):
     def put(self, r: VerdictRecord, *, commit: bool = True) -> bool:
         """Store a verdict; False when the key already has one."""
 
+    #: rubrics are held: a failure keeps no text but its kind's fixed wording
+    held: bool
+
     def fail(self, r: FailureRecord) -> None:
         """Record a failure."""
 
@@ -151,6 +154,7 @@ class VerdictCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.ledger = ledger
+        self.held = ledger.held
         self.notes: list[str] = []
         problem = self._problem()
         if problem is not None:

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from scoring.judge.cache import Ids, VerdictSink
 from scoring.judge.judges import BuiltJudge
-from scoring.judge.outcome import Failure, JudgeStats
+from scoring.judge.outcome import Failure, JudgeStats, held_message
 from scoring.judge.pairs import PairPlan
 from scoring.ledger import FailureRecord, VerdictRecord, key_bytes
 
@@ -93,8 +93,16 @@ def record_failure(
     calls: int,
 ) -> None:
     """Record that ``item`` failed for good in this run (key redacted), in direct or batch mode;
-    listed in ``stats`` unless None (another run's request, recorded for the ledger only)."""
-    message, raw = j.backend.redact(message), j.backend.redact(raw)
+    listed in ``stats`` unless None (another run's request, recorded for the ledger only).
+
+    The one choke point of a failure's words: with held rubrics (``cache.held``) the message
+    is reduced to the fixed wording of its kind (:func:`held_message`) and no raw reply is
+    kept, before it reaches the ledger, the working index, the run's report or a log line.
+    """
+    if cache.held:
+        message, raw = held_message(kind, message), ""
+    else:
+        message, raw = j.backend.redact(message), j.backend.redact(raw)
     i = item.ids
     cache.fail(
         FailureRecord(

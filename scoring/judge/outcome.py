@@ -2,7 +2,43 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+#: What a failure says when rubrics are held, by its kind: a judge's reply, a provider's error
+#: body and an exception's text can each quote the prompt (and so a held check), so none of
+#: them is ever shown; see :func:`held_message`.
+HELD_WORDING = {
+    "bad_output": "no reply was a valid verdict (the replies are not shown: rubrics are held)",
+    "bad_body": "the provider's reply body was unusable",
+    "bad_line": "the provider's result line was unusable",
+    "too_large": "the provider's reply was over the size limit",
+    "api_error": "the provider failed (transient errors; asked again by the next run)",
+    "rejected": "the provider refused the request",
+    "expired": "the batch expired before this request was answered",
+    "canceled": "the batch was cancelled before this request was answered",
+    "deadline": "the run stopped (deadline or interrupt) while this call was in flight",
+}
+#: The words of a failure kept beside the fixed wording when rubrics are held: an HTTP status
+#: and the names the SDKs and the providers give their errors (a closed list: a provider's
+#: word outside it is dropped, it could be any text).
+_HELD_KEEP = re.compile(
+    r"\b(HTTP [1-5][0-9]{2}|(?:BadRequest|Authentication|PermissionDenied|NotFound|Conflict|"
+    r"UnprocessableEntity|RateLimit|InternalServer|APIConnection|APITimeout|APIStatus|API|"
+    r"APIResponseValidation)Error|invalid_request_error|authentication_error|permission_error|"
+    r"not_found_error|rate_limit_error|api_error|overloaded_error|request_too_large|"
+    r"billing_error|timeout_error|server_error|rate_limit_exceeded|insufficient_quota|"
+    r"invalid_api_key|model_not_found|context_length_exceeded|content_filter)\b"
+)
+
+
+def held_message(kind: str, message: str) -> str:
+    """``message`` as printed and kept when rubrics are held: the fixed wording of ``kind``,
+    with the HTTP status and the SDK's or provider's error names found in ``message`` (from a
+    closed list), and nothing else of it."""
+    said = HELD_WORDING.get(kind, f"the request failed ({kind})")
+    kept = list(dict.fromkeys(_HELD_KEEP.findall(message)))
+    return f"{said}: {', '.join(kept)}" if kept else said
 
 
 @dataclass(frozen=True)
@@ -157,4 +193,4 @@ class JudgeReport:
         return out
 
 
-__all__ = ["Failure", "JudgeReport", "JudgeStats"]
+__all__ = ["HELD_WORDING", "Failure", "JudgeReport", "JudgeStats", "held_message"]

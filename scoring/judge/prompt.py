@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scoring import fastjson
 from scoring.compiler import CheckKind
-from scoring.errors import GamutError
+from scoring.errors import GamutError, validation_messages
 from scoring.verdicts import Verdict
 
 _SECTIONS = ("version", "system", "shared", "check", "reask")
@@ -187,10 +187,8 @@ def parse_reply(text: str) -> JudgeReply:
         raise BadReply("it is not a JSON object")
     try:
         return JudgeReply.model_validate(obj)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field = ".".join(str(p) for p in first["loc"]) or "reply"
-        raise BadReply(f"{field}: {first['msg']}") from None
+    except ValidationError as exc:  # said in the format's words: the reply may quote a check
+        raise BadReply(validation_messages(exc, "reply", quote_keys=False)[0]) from None
 
 
 __all__ = [

@@ -41,7 +41,9 @@ schema), ``"prose"`` (a reply that is not JSON at all), ``"400"`` (a request the
 clients must not retry it) and ``"401"`` (an authentication error whose message echoes the
 credential it received, as careless providers do; for testing that keys are redacted) and
 ``"400_echo"`` (a rejected request whose error message quotes the whole prompt back, as some
-providers do; for testing that held text never reaches a log).
+providers do; for testing that held text never reaches a log); ``"404_echo"``, ``"422_echo"``,
+``"429_echo"`` and ``"500_echo"`` quote it too, in the message and as the error's type (a
+self-hosted server's error body is any text).
 
 ``reply_hook(request, payload) -> payload | bytes``, when set, rewrites every successful reply
 before it is sent (a dict is sent as JSON, bytes as they are): malformed usage blocks, deeply
@@ -86,7 +88,7 @@ FAULTS: tuple[str, ...] = (
 )
 
 #: Faults that are only ever asked for by name (never drawn by :func:`random_faults`).
-NAMED_FAULTS: tuple[str, ...] = ("400_echo",)
+NAMED_FAULTS: tuple[str, ...] = ("400_echo", "404_echo", "422_echo", "429_echo", "500_echo")
 
 Responder = Callable[[dict[str, Any]], str]
 FaultFn = Callable[["RecordedRequest"], "str | None"]
@@ -523,6 +525,10 @@ class FakeLLMServer:
                 },
             }
             self._write(writer, 400, json.dumps(err).encode())
+        elif fault is not None and fault.endswith("_echo"):
+            quoted = prompt_text(body)
+            err = {"type": "error", "error": {"type": quoted[-60:], "message": quoted}}
+            self._write(writer, int(fault[:3]), json.dumps(err).encode(), {"retry-after": "0"})
         elif fault == "401":
             cred = headers.get("x-api-key") or headers.get("authorization", "")
             err = {

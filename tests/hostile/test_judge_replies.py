@@ -146,7 +146,7 @@ def test_held_rubrics_provider_errors_print_and_store_class_and_status_only(
     # the provider did quote the prompt back ...
     assert any("Identifies the dish as pad thai." in r.text for r in fake_llm.requests)
     logged = result.output + (result.stderr if result.stderr_bytes else "")
-    assert "BadRequestError (HTTP 400)" in logged
+    assert "BadRequestError, HTTP 400" in logged
     stored = b"".join(  # the working index, the ledger and anything else the run wrote
         p.read_bytes()
         for p in tmp_path.rglob("*")
