@@ -1,13 +1,13 @@
 """``gamut audit serve``: a local annotation page for a maintainer who holds the rubrics.
 
-Served on 127.0.0.1 only, never part of the public site. The page shows each drawn response (its
-image, question in the setting's form, the response) and every check with the four verdict
-buttons (keys 1-4, ``n``/``p`` for the next or previous response); each click appends one line to
-the annotator's label file ``<audit>/<annotator>.jsonl`` (rewritten atomically), so a session
-resumes where it stopped. Labels by other annotators are never sent to the page (blind
-labelling). With ``adjudicate``, the items are the (response, check) cells whose annotators
-disagree without an adjudication, shown with each annotator's verdict, and a click records an
-adjudication.
+Served by :mod:`gamut.local_server` (this machine's page only), never part of the public site. The
+page shows each drawn response (its image, question in the setting's form, the response) and every
+check with the four verdict buttons (keys 1-4, ``n``/``p`` for the next or previous response); each
+click appends one line to the annotator's label file ``<audit>/<annotator>.jsonl`` (rewritten
+atomically), so a session resumes where it stopped. Labels by other annotators are never sent to
+the page (blind labelling). With ``adjudicate``, the items are the (response, check) cells whose
+annotators disagree without an adjudication, shown with each annotator's verdict, and a click
+records an adjudication.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
+from gamut.local_server import LocalServer, Reply, text
 from gamut.project import Project
 from scoring.audit_line import AuditLine, Role
 from scoring.errors import GamutError
@@ -95,7 +96,7 @@ def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]
                 "setting": setting,
                 "question_id": qid,
                 "question": q.prompt(Setting(setting)),
-                "image": f"/image/{qid}" if setting == "multimodal" and q.image else None,
+                "image": f"image/{qid}" if setting == "multimodal" and q.image else None,
                 "response": responses[(sub, setting)].get(qid, ""),
                 "checks": [
                     {"check_id": c.check_id, "kind": c.kind.value, "text": c.text}
@@ -180,7 +181,8 @@ async function label(ci, v) {
   const it = items[at], c = it.checks[ci];
   const body = {submission_id: it.submission_id, setting: it.setting, question_id: it.question_id,
                 check_id: c.check_id, verdict: v};
-  const res = await fetch("/api/label", {method: "POST", body: JSON.stringify(body)});
+  const res = await fetch("api/label", {method: "POST", body: JSON.stringify(body),
+                                       headers: {"Content-Type": "application/json"}});
   if (!res.ok) { alert(await res.text()); return; }
   own[key(it, c)] = v; focus = Math.min(ci + 1, it.checks.length - 1); draw();
 }
@@ -193,7 +195,7 @@ document.addEventListener("keydown", e => {
   else if (e.key === "n") { at = Math.min(at + 1, items.length - 1); focus = 0; draw(); }
   else if (e.key === "p") { at = Math.max(at - 1, 0); focus = 0; draw(); }
 });
-fetch("/api/items").then(r => r.json()).then(d => {
+fetch("api/items").then(r => r.json()).then(d => {
   items = d.items; own = d.own; document.getElementById("who").textContent = d.annotator;
   const first = items.findIndex(it => !done(it)); at = first < 0 ? 0 : first; draw();
   document.body.dataset.ready = "true";
@@ -202,55 +204,33 @@ fetch("/api/items").then(r => r.json()).then(d => {
 """  # noqa: E501
 
 
-def make_audit_server(session: Session, port: int = 0) -> ThreadingHTTPServer:
-    """The annotation server on 127.0.0.1 (``port`` 0 picks a free one)."""
+def make_audit_server(session: Session, port: int = 0) -> LocalServer:
+    """The annotation server on 127.0.0.1 (``port`` 0 picks a free one; ``url`` opens it)."""
     questions = {q.question_id: q for q in session.project.questions}
     base = session.project.questions_path.parent
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
+    def get(path: str, query: dict[str, str]) -> Reply:
+        if path == "/":
+            return Reply(PAGE)
+        if path == "/api/items":
+            data = {"items": session.items, "own": session.own(), "annotator": session.annotator}
+            return Reply(json.dumps(data), "application/json")
+        q = questions.get(path[len("/image/") :]) if path.startswith("/image/") else None
+        img = (base / q.image) if q is not None and q.image else None
+        if img is None or not img.is_file():
+            return text(HTTPStatus.NOT_FOUND, "not found")
+        return Reply(img.read_bytes(), "image/png")
 
-        def _send(self, code: int, body: bytes, kind: str) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def post(path: str, body: Any) -> Reply:
+        if path != "/api/label":
+            return text(HTTPStatus.NOT_FOUND, "not found")
+        try:
+            session.record(body)
+        except (ValueError, KeyError, TypeError) as exc:
+            return text(HTTPStatus.BAD_REQUEST, f"refused: {exc}")
+        return text(HTTPStatus.OK, "ok")
 
-        def do_GET(self) -> None:
-            if self.path == "/":
-                self._send(200, PAGE.encode(), "text/html; charset=utf-8")
-            elif self.path == "/api/items":
-                data = {
-                    "items": session.items,
-                    "own": session.own(),
-                    "annotator": session.annotator,
-                }
-                self._send(200, json.dumps(data).encode(), "application/json")
-            elif self.path.startswith("/image/"):
-                q = questions.get(self.path[len("/image/") :])
-                img = (base / q.image) if q is not None and q.image else None
-                if img is None or not img.is_file():
-                    self._send(404, b"no image", "text/plain")
-                else:
-                    self._send(200, img.read_bytes(), "image/png")
-            else:
-                self._send(404, b"not found", "text/plain")
-
-        def do_POST(self) -> None:
-            if self.path != "/api/label":
-                self._send(404, b"not found", "text/plain")
-                return
-            try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                session.record(body)
-            except (ValueError, KeyError, TypeError) as exc:
-                self._send(400, f"refused: {exc}".encode(), "text/plain")
-                return
-            self._send(200, b"ok", "text/plain")
-
-    return ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    return LocalServer(get, post, port)
 
 
 def open_session(

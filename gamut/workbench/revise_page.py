@@ -5,7 +5,7 @@ For each refined question the page shows the meta-rubric's items and, under each
 compiles to; the annotator edits what a check asks for (or deletes it) and saves. The tool maps
 each edit back to its item (:func:`gamut.workbench.revision.revise_rubrics`), recompiles, records
 the round and shows, by check id, where the edited checklist and the recompiled one differ. The
-page holds held text: it listens on 127.0.0.1 only and refuses a form from another origin.
+page holds held text: it is for this machine only (:mod:`gamut.local_server`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import html
 import threading
 import urllib.parse
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, form_fields, redirect, text
 from gamut.workbench.revision import REVISIONS, CheckEdit, part_value, revise_rubrics
 from gamut.workbench.store import Workbench, WorkbenchError
 from scoring.compiler import compile_rubric
@@ -72,95 +72,62 @@ def render_question(wb: Workbench, qid: str, message: str = "") -> str:
     note = f'<p id="message" role="status">{e(message)}</p>' if message else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>GAMUT revision: {e(qid)}</title></head><body><h1>{e(qid)}</h1>{note}{diff}"
-        f'<form method="post" action="/q/{e(qid)}">{"".join(rows)}'
+        f"<title>GAMUT revision: {e(qid)}</title>{FORM_SCRIPT}</head>"
+        f"<body><h1>{e(qid)}</h1>{note}{diff}"
+        f'<form method="post">{"".join(rows)}'
         '<button type="submit">Save this round</button></form></body></html>'
     )
 
 
-def make_revise_server(
-    wb: Workbench, annotator: str, host: str = "127.0.0.1", port: int = 8002
-) -> ThreadingHTTPServer:
-    """The revision page's server (port 0 picks a free port)."""
+def make_revise_server(wb: Workbench, annotator: str, port: int = 8002) -> LocalServer:
+    """The revision page's server (port 0 picks a free port; ``url`` opens the page)."""
     lock = threading.Lock()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-        def _send(self, code: int, body: str) -> None:
-            data = body.encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            url = urllib.parse.urlparse(self.path)
-            qids = _questions(wb)
-            if url.path == "/":
-                links = "".join(f'<li><a href="/q/{q}">{html.escape(q)}</a></li>' for q in qids)
-                self._send(
-                    HTTPStatus.OK, f"<!doctype html><title>GAMUT revision</title><ul>{links}</ul>"
-                )
-            elif url.path.startswith("/q/") and url.path[3:] in qids:
-                message = urllib.parse.parse_qs(url.query).get("m", [""])[0]
-                with lock:
-                    self._send(HTTPStatus.OK, render_question(wb, url.path[3:], message))
-            else:
-                self._send(HTTPStatus.NOT_FOUND, "not found")
-
-        def do_POST(self) -> None:
-            url = urllib.parse.urlparse(self.path)
-            qid = url.path[3:]
-            origin = self.headers.get("Origin")
-            here = f"http://{self.headers.get('Host')}"
-            if (
-                not url.path.startswith("/q/")
-                or qid not in _questions(wb)
-                or origin not in (None, here)
-            ):
-                self._send(HTTPStatus.FORBIDDEN, "refused")
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            form = urllib.parse.parse_qs(
-                self.rfile.read(min(length, 1 << 22)).decode(), keep_blank_values=True
-            )
+    def get(path: str, query: dict[str, str]) -> Reply:
+        qids = _questions(wb)
+        if path == "/":
+            e = html.escape
+            links = "".join(f'<li><a href="q/{e(q)}">{e(q)}</a></li>' for q in qids)
+            return Reply(f"<!doctype html><title>GAMUT revision</title><ul>{links}</ul>")
+        if path.startswith("/q/") and path[3:] in qids:
             with lock:
-                raw = wb.read(f"rubrics/{qid}.json")
-                items = {i["id"]: i for i in raw["items"]}
-                edits = []
-                for key, values in form.items():
-                    kind, _, cid = key.partition(":")
-                    item = items.get(cid.split(".")[0])
-                    if item is None:
-                        continue
-                    if kind == "delete":
-                        edits.append(CheckEdit(question_id=qid, check_id=cid, delete=True))
-                    elif kind == "text" and f"delete:{cid}" not in form:
-                        new = values[0].strip()
-                        if new and new != part_value(item, cid):
-                            edits.append(CheckEdit(question_id=qid, check_id=cid, text=new))
-                try:
-                    if not edits:
-                        raise WorkbenchError("nothing changed")
-                    c = revise_rubrics(
-                        wb,
-                        {qid: [(None, x) for x in edits]},
-                        f"revision page of {annotator}",
-                        annotator,
-                    )
-                    message = f"saved: {c['edits']} edit(s), {c['differences']} check(s) differ"
-                except (ProblemsError, WorkbenchError) as exc:
-                    message = f"not saved: {str(exc).splitlines()[-1].strip()}"
-            self.send_response(HTTPStatus.SEE_OTHER)
-            self.send_header("Location", f"/q/{qid}?" + urllib.parse.urlencode({"m": message}))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+                return Reply(render_question(wb, path[3:], query.get("m", "")))
+        return text(HTTPStatus.NOT_FOUND, "not found")
 
-    return ThreadingHTTPServer((host, port), Handler)
+    def post(path: str, body: Any) -> Reply:
+        qid, form = path[3:], form_fields(body)
+        if not path.startswith("/q/") or qid not in _questions(wb) or form is None:
+            return text(HTTPStatus.NOT_FOUND, "not found: post a question's form")
+        with lock:
+            message = _save(wb, annotator, qid, form)
+        return redirect(urllib.parse.quote(qid) + "?" + urllib.parse.urlencode({"m": message}))
+
+    return LocalServer(get, post, port)
+
+
+def _save(wb: Workbench, annotator: str, qid: str, form: dict[str, str]) -> str:
+    """Record the edits of one posted form as a revision round; the page's message."""
+    items = {i["id"]: i for i in wb.read(f"rubrics/{qid}.json")["items"]}
+    edits = []
+    for key, value in form.items():
+        kind, _, cid = key.partition(":")
+        item = items.get(cid.split(".")[0])
+        if item is None:
+            continue
+        if kind == "delete":
+            edits.append(CheckEdit(question_id=qid, check_id=cid, delete=True))
+        elif kind == "text" and f"delete:{cid}" not in form:
+            new = value.strip()
+            if new and new != part_value(item, cid):
+                edits.append(CheckEdit(question_id=qid, check_id=cid, text=new))
+    try:
+        if not edits:
+            raise WorkbenchError("nothing changed")
+        who = f"revision page of {annotator}"
+        c = revise_rubrics(wb, {qid: [(None, x) for x in edits]}, who, annotator)
+    except (ProblemsError, WorkbenchError) as exc:
+        return f"not saved: {str(exc).splitlines()[-1].strip()}"
+    return f"saved: {c['edits']} edit(s), {c['differences']} check(s) differ"
 
 
 __all__ = ["make_revise_server", "render_question"]

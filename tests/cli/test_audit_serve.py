@@ -42,7 +42,7 @@ def _serve(project: Project, annotator: str, sample: Path | None, adjudicate: bo
     session = open_session(project, annotator, sample, adjudicate)
     server = make_audit_server(session, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, session, f"http://127.0.0.1:{server.server_address[1]}/"
+    return server, session, server.url
 
 
 def _lines(path: Path) -> list[dict[str, str]]:
@@ -76,7 +76,7 @@ def test_labelling_by_keyboard_resumes_and_is_blind(page: object, tmp_path: Path
         page.wait_for_selector("body[data-ready]")  # type: ignore[attr-defined]
         assert "this is 2" in page.inner_text("#progress")  # type: ignore[attr-defined]
         # blind: a1 and a2 labelled alpha's plant-3, but the page never receives their verdicts
-        items = page.evaluate("fetch('/api/items').then(r => r.text())")  # type: ignore[attr-defined]
+        items = page.evaluate("fetch('api/items').then(r => r.text())")  # type: ignore[attr-defined]
         assert (
             '"a1"' not in items
             and '"a2"' not in items
