@@ -28,6 +28,8 @@ from tests.tables.test_audit import LINES, audited_project
 from tests.workbench.helpers import run
 from tests.workbench.test_steps import _proposed
 
+JSON = "application/json"
+
 
 @dataclass
 class Page:
@@ -40,26 +42,24 @@ class Page:
     body: dict[str, Any]
     written: Callable[[], Any]
 
-    def ask(self, method: str, path: str, body: bytes = b"", **headers: str) -> tuple[int, str]:
+    def ask(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> tuple[int, str]:
         """One request; ``path`` is below the token unless it starts with ``/``."""
         port = self.server.server_address[1]
-        headers = {
-            "Host": f"127.0.0.1:{port}",
-            **{k.replace("_", "-"): v for k, v in headers.items()},
-        }
         full = path if path.startswith("/") else f"/{self.server.token}/{path}"
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         try:
-            conn.request(method, full, body, headers)
+            conn.request(method, full, body, {"Host": f"127.0.0.1:{port}", **(headers or {})})
             reply = conn.getresponse()
             return reply.status, reply.read().decode()
         finally:
             conn.close()
 
-    def send(self, body: Any = None, **headers: str) -> tuple[int, str]:
-        """POST ``body`` (the page's own by default) as JSON."""
-        data = json.dumps(self.body if body is None else body).encode()
-        return self.ask("POST", self.post, data, **{"Content-Type": "application/json", **headers})
+    def send(self, headers: dict[str, str] | None = None) -> tuple[int, str]:
+        """POST the page's own body as JSON."""
+        data = json.dumps(self.body).encode()
+        return self.ask("POST", self.post, data, {"Content-Type": JSON, **(headers or {})})
 
 
 def _audit(root: Path) -> Page:
@@ -123,8 +123,8 @@ def _refused(page: Page, reply: tuple[int, str], status: int, reason: str, befor
 def test_a_foreign_host_reads_and_writes_nothing(page: Page, host: str) -> None:
     before, port = page.written(), page.server.server_address[1]
     forged = {"Host": host.format(port=port)}
-    _refused(page, page.ask("GET", page.read, **forged), 421, "is not this one", before)
-    _refused(page, page.send(**forged), 421, "is not this one", before)
+    _refused(page, page.ask("GET", page.read, b"", forged), 421, "is not this one", before)
+    _refused(page, page.send(forged), 421, "is not this one", before)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ def test_a_foreign_host_reads_and_writes_nothing(page: Page, host: str) -> None:
 def test_another_sites_origin_writes_nothing(page: Page, origin: str) -> None:
     before = page.written()
     forged = origin.format(port=page.server.server_address[1])
-    _refused(page, page.send(Origin=forged), 403, "refused: a post from", before)
+    _refused(page, page.send({"Origin": forged}), 403, "refused: a post from", before)
 
 
 @pytest.mark.parametrize(
@@ -142,7 +142,7 @@ def test_another_sites_origin_writes_nothing(page: Page, origin: str) -> None:
 )
 def test_a_post_that_is_not_json_typed_writes_nothing(page: Page, kind: str) -> None:
     before = page.written()
-    _refused(page, page.send(Content_Type=kind), 415, "send application/json", before)
+    _refused(page, page.send({"Content-Type": kind}), 415, "send application/json", before)
 
 
 def test_without_the_token_nothing_is_read_or_written(page: Page) -> None:
@@ -153,15 +153,15 @@ def test_without_the_token_nothing_is_read_or_written(page: Page) -> None:
         _refused(page, page.ask("GET", path), 403, "no session token", before)
     for path in (f"/{page.post}", f"/{wrong}/{page.post}"):
         body = json.dumps(page.body).encode()
-        reply = page.ask("POST", path, body, Content_Type="application/json")
+        reply = page.ask("POST", path, body, {"Content-Type": JSON})
         _refused(page, reply, 403, "no session token", before)
 
 
 def test_oversized_and_malformed_posts_write_nothing(page: Page) -> None:
     before = page.written()
-    _refused(page, page.ask("POST", page.post, b"{}", Content_Type="application/json",
-                            Content_Length="99999999"), 413, "refused: over", before)  # fmt: skip
-    bad = page.ask("POST", page.post, b"{not json", Content_Type="application/json")
+    huge = {"Content-Type": JSON, "Content-Length": str(64 << 20)}
+    _refused(page, page.ask("POST", page.post, b"{}", huge), 413, "refused: over", before)
+    bad = page.ask("POST", page.post, b"{not json", {"Content-Type": JSON})
     _refused(page, bad, 400, "not JSON", before)
 
 
@@ -173,10 +173,10 @@ def test_the_pages_own_requests_read_and_write(page: Page) -> None:
     status, got = page.ask("GET", page.read)
     assert status == 200 and page.held in got
     port = page.server.server_address[1]
-    assert page.ask("GET", page.read, Host=f"localhost:{port}")[0] == 200
+    assert page.ask("GET", page.read, b"", {"Host": f"localhost:{port}"})[0] == 200
     before = page.written()
     status, got = page.send(
-        Origin=f"http://127.0.0.1:{port}", Content_Type="application/json; charset=utf-8"
+        {"Origin": f"http://127.0.0.1:{port}", "Content-Type": f"{JSON}; charset=utf-8"}
     )
     assert status == 200 and page.written() != before, got
     # a script-less client (curl) sends no Origin: with the token it is the user's own
