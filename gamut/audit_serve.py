@@ -13,13 +13,12 @@ records an adjudication.
 from __future__ import annotations
 
 import json
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
-from gamut.local_server import LocalServer, Reply, text
+from gamut.local_server import LocalServer, Reply, image, text
 from gamut.project import Project
 from scoring.audit_line import AuditLine, Role
 from scoring.errors import GamutError
@@ -43,40 +42,29 @@ class Session:
     items: list[dict[str, Any]]
     adjudicate: bool
     file: Path
-    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _labels(self) -> dict[str, Any]:
+        """The annotator's label lines so far, by ``submission|setting|question|check``."""
+        if not self.file.is_file():
+            return {}
+        read = read_jsonl(self.file, str(self.file), "", JsonlLimits(64 << 20, 16 << 10))
+        values = [x.value for x in read.lines if isinstance(x.value, dict)]
+        return {"|".join(str(v.get(k)) for k in PAIR_KEY): v for v in values}
 
     def own(self) -> dict[str, str]:
         """The annotator's verdicts so far, by ``submission|setting|question|check``."""
-        out = {}
-        if self.file.is_file():
-            read = read_jsonl(self.file, str(self.file), "", JsonlLimits(64 << 20, 16 << 10))
-            for line in read.lines:
-                v = line.value
-                if isinstance(v, dict):
-                    key = "|".join(str(v.get(k)) for k in _KEY)
-                    out[key] = str(v.get("verdict"))
-        return out
+        return {key: str(v.get("verdict")) for key, v in self._labels().items()}
 
     def record(self, body: dict[str, Any]) -> None:
-        """Append one label (validated) to the annotator's file, atomically."""
-        line = AuditLine.model_validate(
-            {
-                **{k: body[k] for k in _KEY},
-                "verdict": body["verdict"],
-                "annotator": self.annotator,
-                "role": Role.ADJUDICATION if self.adjudicate else Role.LABEL,
-            }
-        )
-        with self.lock:
-            old = self.file.read_text(encoding="utf-8") if self.file.is_file() else ""
-            key = "|".join(str(body[k]) for k in _KEY)
-            kept = [x for x in old.splitlines(keepends=True) if x.strip()]
-            kept = [x for x in kept if "|".join(str(json.loads(x).get(k)) for k in _KEY) != key]
-            new = "".join(kept) + dumps_line(line.model_dump(mode="json", exclude_none=True)) + "\n"
-            atomic_write_text(self.file, new)
-
-
-_KEY = PAIR_KEY
+        """Write one label (validated) to the annotator's file, in place of any earlier label of
+        the same check (moved last), atomically; the server makes one call at a time."""
+        role = Role.ADJUDICATION if self.adjudicate else Role.LABEL
+        fields = {**{k: body[k] for k in PAIR_KEY}, "verdict": body["verdict"], "role": role}
+        line = AuditLine.model_validate({**fields, "annotator": self.annotator})
+        labels, key = self._labels(), "|".join(str(body[k]) for k in PAIR_KEY)
+        labels.pop(key, None)
+        labels[key] = line.model_dump(mode="json", exclude_none=True)
+        atomic_write_text(self.file, "".join(dumps_line(v) + "\n" for v in labels.values()))
 
 
 def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -125,7 +113,7 @@ def _disagreements(project: Project, labels_dir: Path) -> list[dict[str, Any]]:
         k: v for k, v in cells.items() if len(set(v.values())) > 1 and k not in adjudicated
     }
     drawn = sorted({k[:3] for k in open_cells})
-    items = _items(project, [dict(zip(_KEY[:3], d, strict=True)) for d in drawn])
+    items = _items(project, [dict(zip(PAIR_KEY[:3], d, strict=True)) for d in drawn])
     for item in items:
         mine = (item["submission_id"], item["setting"], item["question_id"])
         item["checks"] = [
@@ -216,10 +204,7 @@ def make_audit_server(session: Session, port: int = 0) -> LocalServer:
             data = {"items": session.items, "own": session.own(), "annotator": session.annotator}
             return Reply(json.dumps(data), "application/json")
         q = questions.get(path[len("/image/") :]) if path.startswith("/image/") else None
-        img = (base / q.image) if q is not None and q.image else None
-        if img is None or not img.is_file():
-            return text(HTTPStatus.NOT_FOUND, "not found")
-        return Reply(img.read_bytes(), "image/png")
+        return image(base / q.image if q is not None and q.image else None)
 
     def post(path: str, body: Any) -> Reply:
         if path != "/api/label":

@@ -1,39 +1,35 @@
 """The server of the local pages (``gamut audit serve``, ``build review serve``, ``build revise
-serve``): they show held text and write labels, so they answer this machine's own page only.
-
-It listens on 127.0.0.1 and refuses, with a 4xx and a one-line reason, a request whose ``Host``
-is not ``127.0.0.1:PORT`` or ``localhost:PORT`` (a rebound DNS name), whose path does not start
-with this session's random token (``/TOKEN/...``: the printed URL carries it, and the pages use
-relative URLs, so every page, image and API call carries it too), and a POST whose body is not
-``application/json`` (a cross-site form or a no-preflight ``text/plain`` fetch) or whose
-``Origin`` is another site's.
-"""
+serve``), which show held text and write labels: it listens on 127.0.0.1 and refuses, with a 4xx
+and a reason, a ``Host`` other than ``127.0.0.1:PORT`` or ``localhost:PORT`` (DNS rebinding), a
+path without this session's random token (``/TOKEN/...``: the printed URL carries it and the pages
+use relative URLs, so every request does), and a POST not typed ``application/json`` or whose
+``Origin`` is another site's (cross-site forms and no-preflight ``text/plain`` fetches)."""
 
 from __future__ import annotations
 
 import json
+import mimetypes
 import secrets
+import threading
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 MAX_BODY = 4 << 20
 
 FORM_SCRIPT = """<script>
 document.addEventListener("submit", async e => {
-  e.preventDefault();
-  const form = e.target, body = {};
+  e.preventDefault(); const form = e.target, body = {};
   new FormData(form).forEach((v, k) => { body[k] = v; });
   const r = await fetch(form.action, {method: "POST", body: JSON.stringify(body),
                                       headers: {"Content-Type": "application/json"}});
-  if (!r.ok) { alert(await r.text()); return; }
-  location.href = new URL((await r.json()).next, form.action);
-});
-</script>"""
-"""Posts a page's forms as JSON and opens the page the reply names (``{"next": URL}``)."""
+  if (r.ok) location.href = new URL((await r.json()).next, form.action); else alert(await r.text());
+});</script>"""
+"""Posts a page's forms as JSON and opens the page the reply names (see :func:`redirect`)."""
 
 
 @dataclass(frozen=True)
@@ -50,34 +46,38 @@ def text(status: int, reason: str) -> Reply:
     return Reply(reason, "text/plain; charset=utf-8", status)
 
 
-def redirect(next_url: str) -> Reply:
-    """The reply to a form post: the page to open next, relative to the form's URL."""
-    return Reply(json.dumps({"next": next_url}), "application/json")
+def image(path: Path | None) -> Reply:
+    """The image file at ``path``, or a 404."""
+    kind = mimetypes.guess_type(path.name)[0] if path is not None and path.is_file() else None
+    if path is None or kind is None:
+        return text(HTTPStatus.NOT_FOUND, "no such image")
+    return Reply(path.read_bytes(), kind)
 
 
-def form_fields(body: Any) -> dict[str, str] | None:
-    """A form's fields as :data:`FORM_SCRIPT` posts them (an object of strings), else None."""
-    ok = isinstance(body, dict) and all(isinstance(v, str) for v in body.values())
-    return body if ok else None
-
-
-Get = Callable[[str, dict[str, str]], Reply]
-Post = Callable[[str, Any], Reply]
+def redirect(page: str, message: str) -> Reply:
+    """The reply to a form post: the page to open next (relative to the form's URL) and the
+    message it shows (its ``m`` parameter)."""
+    query = urllib.parse.urlencode({"m": message})
+    return Reply(json.dumps({"next": f"{page}?{query}"}), "application/json")
 
 
 class LocalServer(ThreadingHTTPServer):
-    """A threaded HTTP server on 127.0.0.1 with a per-session token (port 0 picks a free one):
-    ``get(path, query)`` and ``post(path, json_body)`` answer what passes, the path taken below
-    the token."""
+    """The server on 127.0.0.1 (port 0 picks a free one), with its session's token: ``get(path,
+    query)`` and ``post(path, json_body)`` answer what passes, one at a time, the path taken
+    below the token."""
 
     daemon_threads = True
 
-    def __init__(self, get: Get, post: Post, port: int = 0) -> None:
+    def __init__(
+        self,
+        get: Callable[[str, dict[str, str]], Reply],
+        post: Callable[[str, Any], Reply],
+        port: int = 0,
+    ) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
-        self.get, self.post = get, post
+        self.get, self.post, self.lock = get, post, threading.Lock()
         self.token = secrets.token_urlsafe(24)
-        bound = self.server_address[1]
-        self.hosts = {f"127.0.0.1:{bound}", f"localhost:{bound}"}
+        self.hosts = {f"{h}:{self.server_address[1]}" for h in ("127.0.0.1", "localhost")}
 
     @property
     def url(self) -> str:
@@ -116,25 +116,24 @@ class _Handler(BaseHTTPRequestHandler):
         path = "/" + urllib.parse.unquote(url.path[len(prefix) :])
         return path, dict(urllib.parse.parse_qsl(url.query))
 
-    def do_GET(self) -> None:
-        route = self._route()
-        self._send(route if isinstance(route, Reply) else self.server.get(*route))
-
-    def do_POST(self) -> None:
-        size = self.headers.get("Content-Length", "")
+    def _answer(self) -> None:
+        size = self.headers.get("Content-Length", "0")
         big = not size.isdigit() or int(size) > MAX_BODY
         raw = b"" if big else self.rfile.read(int(size))  # read first: a refusal is not reset
         too_big = text(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"refused: over {MAX_BODY} bytes")
         route = too_big if big else self._route()
         if isinstance(route, Reply):
-            self._send(route)
-            return
+            return self._send(route)
         try:
-            body = json.loads(raw)
+            body = json.loads(raw) if self.command == "POST" else None
         except ValueError as exc:
-            self._send(text(HTTPStatus.BAD_REQUEST, f"refused: not JSON ({exc})"))
-            return
-        self._send(self.server.post(route[0], body))
+            return self._send(text(HTTPStatus.BAD_REQUEST, f"refused: not JSON ({exc})"))
+        with self.server.lock:
+            post = self.command == "POST"
+            reply = self.server.post(route[0], body) if post else self.server.get(*route)
+        self._send(reply)
+
+    do_GET = do_POST = _answer
 
 
-__all__ = ["FORM_SCRIPT", "LocalServer", "Reply", "form_fields", "redirect", "text"]
+__all__ = ["FORM_SCRIPT", "LocalServer", "Reply", "image", "redirect", "text"]

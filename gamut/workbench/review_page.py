@@ -11,21 +11,17 @@ be (:func:`gamut.workbench.questions.settle`). The page is for this machine only
 from __future__ import annotations
 
 import html
-import threading
-import urllib.parse
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, form_fields, redirect, text
+from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, image, redirect, text
 from gamut.workbench.images import IMAGES
 from gamut.workbench.questions import CANDIDATES, DECISIONS, Decision, State, settle
 from gamut.workbench.store import Workbench
 from scoring.errors import ProblemsError
-
-_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
 
 
 def waiting(wb: Workbench, annotator: str) -> list[tuple[str, dict[str, Any], str]]:
@@ -85,37 +81,28 @@ def render(wb: Workbench, annotator: str, message: str = "") -> str:
 
 def make_review_server(wb: Workbench, annotator: str, port: int = 8001) -> LocalServer:
     """The review page's server (port 0 picks a free port; ``url`` opens the page)."""
-    lock = threading.Lock()
 
     def get(path: str, query: dict[str, str]) -> Reply:
         if path == "/":
-            with lock:
-                return Reply(render(wb, annotator, query.get("m", "")))
+            return Reply(render(wb, annotator, query.get("m", "")))
         img = wb.read(IMAGES, {}).get(path[7:]) if path.startswith("/image/") else None
-        if img is None:
-            return text(HTTPStatus.NOT_FOUND, "no such image")
-        file = Path(img["path"])
-        return Reply(file.read_bytes(), _TYPES.get(file.suffix.lower(), ""))
+        return image(Path(img["path"]) if img else None)
 
     def post(path: str, body: Any) -> Reply:
-        value: dict[str, Any] | None = form_fields(body)
-        if path != "/decide" or value is None:
+        if path != "/decide" or not isinstance(body, dict):
             return text(HTTPStatus.NOT_FOUND, "not found: post a form to decide")
-        value = {**value, "annotator": annotator}
-        if value.get("decision") != "revise":
-            value.pop("question", None)
-            value.pop("text_only_question", None)
+        drop = () if body.get("decision") == "revise" else ("question", "text_only_question")
+        value = {k: v for k, v in body.items() if k not in drop} | {"annotator": annotator}
         try:
             d = Decision.model_validate(value)
-            with lock:
-                cands = wb.read(CANDIDATES, {})
-                if cands.get(d.candidate_id, {}).get("round") != d.round:
-                    raise ValueError("the candidate moved on: reload the page")
-                settle(wb, cands, [(None, d)], f"review page of {annotator}")
+            cands = wb.read(CANDIDATES, {})
+            if cands.get(d.candidate_id, {}).get("round") != d.round:
+                raise ValueError("the candidate moved on: reload the page")
+            settle(wb, cands, [(None, d)], f"review page of {annotator}")
             message = f"recorded: {d.decision} {d.candidate_id}"
         except (ValidationError, ProblemsError, ValueError) as exc:
             message = f"not recorded: {str(exc).splitlines()[0]}"
-        return redirect("./?" + urllib.parse.urlencode({"m": message}))
+        return redirect("./", message)
 
     return LocalServer(get, post, port)
 

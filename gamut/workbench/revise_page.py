@@ -11,12 +11,11 @@ page holds held text: it is for this machine only (:mod:`gamut.local_server`).
 from __future__ import annotations
 
 import html
-import threading
 import urllib.parse
 from http import HTTPStatus
 from typing import Any
 
-from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, form_fields, redirect, text
+from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, redirect, text
 from gamut.workbench.revision import REVISIONS, CheckEdit, part_value, revise_rubrics
 from gamut.workbench.store import Workbench, WorkbenchError
 from scoring.compiler import compile_rubric
@@ -44,17 +43,11 @@ def render_question(wb: Workbench, qid: str, message: str = "") -> str:
         )
         rows.append("<table><tr><th>check</th><th>text</th><th>edit</th><th>delete</th></tr>")
         for c in (c for c in checks if c.item_id == iid):
-            value = part_value(item, c.check_id)
-            edit = (
-                f'<textarea name="text:{e(c.check_id)}">{e(value)}</textarea>'
-                if value is not None
-                else "derived: edit its parts"
-            )
-            delete = (
-                f'<input type="checkbox" name="delete:{e(c.check_id)}">'
-                if value is not None
-                else ""
-            )
+            value, cid = part_value(item, c.check_id), e(c.check_id)
+            edit, delete = "derived: edit its parts", ""
+            if value is not None:
+                edit = f'<textarea name="text:{cid}">{e(value)}</textarea>'
+                delete = f'<input type="checkbox" name="delete:{cid}">'
             rows.append(
                 f'<tr data-check="{e(c.check_id)}"><td>{e(c.check_id)}</td><td>{e(c.text)}</td>'
                 f"<td>{edit}</td><td>{delete}</td></tr>"
@@ -81,7 +74,6 @@ def render_question(wb: Workbench, qid: str, message: str = "") -> str:
 
 def make_revise_server(wb: Workbench, annotator: str, port: int = 8002) -> LocalServer:
     """The revision page's server (port 0 picks a free port; ``url`` opens the page)."""
-    lock = threading.Lock()
 
     def get(path: str, query: dict[str, str]) -> Reply:
         qids = _questions(wb)
@@ -90,22 +82,19 @@ def make_revise_server(wb: Workbench, annotator: str, port: int = 8002) -> Local
             links = "".join(f'<li><a href="q/{e(q)}">{e(q)}</a></li>' for q in qids)
             return Reply(f"<!doctype html><title>GAMUT revision</title><ul>{links}</ul>")
         if path.startswith("/q/") and path[3:] in qids:
-            with lock:
-                return Reply(render_question(wb, path[3:], query.get("m", "")))
+            return Reply(render_question(wb, path[3:], query.get("m", "")))
         return text(HTTPStatus.NOT_FOUND, "not found")
 
     def post(path: str, body: Any) -> Reply:
-        qid, form = path[3:], form_fields(body)
-        if not path.startswith("/q/") or qid not in _questions(wb) or form is None:
+        qid = path[3:]
+        if not path.startswith("/q/") or qid not in _questions(wb) or not isinstance(body, dict):
             return text(HTTPStatus.NOT_FOUND, "not found: post a question's form")
-        with lock:
-            message = _save(wb, annotator, qid, form)
-        return redirect(urllib.parse.quote(qid) + "?" + urllib.parse.urlencode({"m": message}))
+        return redirect(urllib.parse.quote(qid), _save(wb, annotator, qid, body))
 
     return LocalServer(get, post, port)
 
 
-def _save(wb: Workbench, annotator: str, qid: str, form: dict[str, str]) -> str:
+def _save(wb: Workbench, annotator: str, qid: str, form: dict[str, Any]) -> str:
     """Record the edits of one posted form as a revision round; the page's message."""
     items = {i["id"]: i for i in wb.read(f"rubrics/{qid}.json")["items"]}
     edits = []
@@ -117,7 +106,7 @@ def _save(wb: Workbench, annotator: str, qid: str, form: dict[str, str]) -> str:
         if kind == "delete":
             edits.append(CheckEdit(question_id=qid, check_id=cid, delete=True))
         elif kind == "text" and f"delete:{cid}" not in form:
-            new = value.strip()
+            new = str(value).strip()
             if new and new != part_value(item, cid):
                 edits.append(CheckEdit(question_id=qid, check_id=cid, text=new))
     try:
