@@ -169,8 +169,7 @@ async function label(ci, v) {
   const it = items[at], c = it.checks[ci];
   const body = {submission_id: it.submission_id, setting: it.setting, question_id: it.question_id,
                 check_id: c.check_id, verdict: v};
-  const res = await fetch("api/label", {method: "POST", body: JSON.stringify(body),
-                                       headers: {"Content-Type": "application/json"}});
+  const res = await fetch("api/label", {method: "POST", body: JSON.stringify(body), headers: {"Content-Type": "application/json"}});
   if (!res.ok) { alert(await res.text()); return; }
   own[key(it, c)] = v; focus = Math.min(ci + 1, it.checks.length - 1); draw();
 }

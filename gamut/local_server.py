@@ -27,9 +27,9 @@ document.addEventListener("submit", async e => {
   new FormData(form).forEach((v, k) => { body[k] = v; });
   const r = await fetch(form.action, {method: "POST", body: JSON.stringify(body),
                                       headers: {"Content-Type": "application/json"}});
-  if (r.ok) location.href = new URL((await r.json()).next, form.action); else alert(await r.text());
+  const m = await r.text(); if (r.ok) location.search = new URLSearchParams({m}); else alert(m);
 });</script>"""
-"""Posts a page's forms as JSON and opens the page the reply names (see :func:`redirect`)."""
+"""Posts a page's forms as JSON, then reopens the page with the reply's text as its ``m``."""
 
 
 @dataclass(frozen=True)
@@ -54,19 +54,10 @@ def image(path: Path | None) -> Reply:
     return Reply(path.read_bytes(), kind)
 
 
-def redirect(page: str, message: str) -> Reply:
-    """The reply to a form post: the page to open next (relative to the form's URL) and the
-    message it shows (its ``m`` parameter)."""
-    query = urllib.parse.urlencode({"m": message})
-    return Reply(json.dumps({"next": f"{page}?{query}"}), "application/json")
-
-
 class LocalServer(ThreadingHTTPServer):
     """The server on 127.0.0.1 (port 0 picks a free one), with its session's token: ``get(path,
     query)`` and ``post(path, json_body)`` answer what passes, one at a time, the path taken
     below the token."""
-
-    daemon_threads = True
 
     def __init__(
         self,
@@ -136,4 +127,4 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = _answer
 
 
-__all__ = ["FORM_SCRIPT", "LocalServer", "Reply", "image", "redirect", "text"]
+__all__ = ["FORM_SCRIPT", "LocalServer", "Reply", "image", "text"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, image, redirect, text
+from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, image, text
 from gamut.workbench.images import IMAGES
 from gamut.workbench.questions import CANDIDATES, DECISIONS, Decision, State, settle
 from gamut.workbench.store import Workbench
@@ -102,7 +102,7 @@ def make_review_server(wb: Workbench, annotator: str, port: int = 8001) -> Local
             message = f"recorded: {d.decision} {d.candidate_id}"
         except (ValidationError, ProblemsError, ValueError) as exc:
             message = f"not recorded: {str(exc).splitlines()[0]}"
-        return redirect("./", message)
+        return text(HTTPStatus.OK, message)
 
     return LocalServer(get, post, port)
 

@@ -11,11 +11,10 @@ page holds held text: it is for this machine only (:mod:`gamut.local_server`).
 from __future__ import annotations
 
 import html
-import urllib.parse
 from http import HTTPStatus
 from typing import Any
 
-from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, redirect, text
+from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, text
 from gamut.workbench.revision import REVISIONS, CheckEdit, part_value, revise_rubrics
 from gamut.workbench.store import Workbench, WorkbenchError
 from scoring.compiler import compile_rubric
@@ -89,7 +88,7 @@ def make_revise_server(wb: Workbench, annotator: str, port: int = 8002) -> Local
         qid = path[3:]
         if not path.startswith("/q/") or qid not in _questions(wb) or not isinstance(body, dict):
             return text(HTTPStatus.NOT_FOUND, "not found: post a question's form")
-        return redirect(urllib.parse.quote(qid), _save(wb, annotator, qid, body))
+        return text(HTTPStatus.OK, _save(wb, annotator, qid, body))
 
     return LocalServer(get, post, port)
 
