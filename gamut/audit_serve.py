@@ -45,10 +45,7 @@ class Session:
 
     def _labels(self) -> dict[str, Any]:
         """The annotator's label lines so far, by ``submission|setting|question|check``."""
-        if not self.file.is_file():
-            return {}
-        read = read_jsonl(self.file, str(self.file), "", JsonlLimits(64 << 20, 16 << 10))
-        values = [x.value for x in read.lines if isinstance(x.value, dict)]
+        values = _lines(self.file) if self.file.is_file() else []
         return {"|".join(str(v.get(k)) for k in PAIR_KEY): v for v in values}
 
     def own(self) -> dict[str, str]:
@@ -65,6 +62,12 @@ class Session:
         labels.pop(key, None)
         labels[key] = line.model_dump(mode="json", exclude_none=True)
         atomic_write_text(self.file, "".join(dumps_line(v) + "\n" for v in labels.values()))
+
+
+def _lines(file: Path) -> list[dict[str, Any]]:
+    """The label lines of one file (objects only)."""
+    read = read_jsonl(file, str(file), "", JsonlLimits(64 << 20, 16 << 10))
+    return [x.value for x in read.lines if isinstance(x.value, dict)]
 
 
 def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -100,10 +103,7 @@ def _disagreements(project: Project, labels_dir: Path) -> list[dict[str, Any]]:
     cells: dict[tuple[str, str, str, str], dict[str, str]] = {}
     adjudicated = set()
     for f in sorted(labels_dir.glob("*.jsonl")):
-        for line in read_jsonl(f, str(f), "", JsonlLimits(64 << 20, 16 << 10)).lines:
-            v = line.value
-            if not isinstance(v, dict):
-                continue
+        for v in _lines(f):
             key = (v["submission_id"], v["setting"], v["question_id"], v["check_id"])
             if v.get("role") == "adjudication":
                 adjudicated.add(key)

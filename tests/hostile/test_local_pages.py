@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
+import subprocess
+import sys
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,3 +195,25 @@ def test_each_session_has_its_own_token(tmp_path: Path) -> None:
     finally:
         for s in servers:
             s.server_close()
+
+
+def test_the_command_prints_the_one_url_that_opens_the_page(tmp_path: Path) -> None:
+    config = audited_project(tmp_path / "p", LINES)
+    sample = tmp_path / "draw.jsonl"
+    sample.write_text(
+        '{"submission_id": "beta", "setting": "text_only", "question_id": "food-2"}\n'
+    )
+    args = ["audit", "serve", "--annotator", "ann-x", "--sample", str(sample), "--port", "0"]
+    cmd = [sys.executable, "-m", "gamut", *args, "--config", str(config)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = re.findall(r"http://127\.0\.0\.1:\d+/[\w-]{32,}/", proc.stdout.readline())[0]
+        with urllib.request.urlopen(url + "api/items", timeout=10) as reply:
+            assert reply.status == 200 and '"food-2"' in reply.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(url.rsplit("/", 2)[0] + "/api/items", timeout=10)
+        assert refused.value.code == 403
+    finally:
+        proc.terminate()
+        proc.wait(10)
