@@ -54,17 +54,16 @@ def image(path: Path | None) -> Reply:
     return Reply(path.read_bytes(), kind)
 
 
+Get = Callable[[str, dict[str, str]], Reply]
+Post = Callable[[str, Any], Reply]
+
+
 class LocalServer(ThreadingHTTPServer):
     """The server on 127.0.0.1 (port 0 picks a free one), with its session's token: ``get(path,
     query)`` and ``post(path, json_body)`` answer what passes, one at a time, the path taken
     below the token."""
 
-    def __init__(
-        self,
-        get: Callable[[str, dict[str, str]], Reply],
-        post: Callable[[str, Any], Reply],
-        port: int = 0,
-    ) -> None:
+    def __init__(self, get: Get, post: Post, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
         self.get, self.post, self.lock = get, post, threading.Lock()
         self.token = secrets.token_urlsafe(24)
@@ -109,7 +108,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self) -> None:
         size = self.headers.get("Content-Length", "0")
-        big = not size.isdigit() or int(size) > MAX_BODY
+        big = not (size.isascii() and size.isdigit()) or int(size) > MAX_BODY
         raw = b"" if big else self.rfile.read(int(size))  # read first: a refusal is not reset
         too_big = text(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"refused: over {MAX_BODY} bytes")
         route = too_big if big else self._route()

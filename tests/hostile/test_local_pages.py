@@ -164,8 +164,9 @@ def test_without_the_token_nothing_is_read_or_written(page: Page) -> None:
 
 def test_oversized_and_malformed_posts_write_nothing(page: Page) -> None:
     before = page.written()
-    huge = {"Content-Type": JSON, "Content-Length": str(64 << 20)}
-    _refused(page, page.ask("POST", page.post, b"{}", huge), 413, "refused: over", before)
+    for size in (str(64 << 20), "\u00b2", "-1"):
+        huge = {"Content-Type": JSON, "Content-Length": size}
+        _refused(page, page.ask("POST", page.post, b"{}", huge), 413, "refused: over", before)
     bad = page.ask("POST", page.post, b"{not json", {"Content-Type": JSON})
     _refused(page, bad, 400, "not JSON", before)
 
