@@ -1,24 +1,24 @@
 """``gamut audit serve``: a local annotation page for a maintainer who holds the rubrics.
 
-Served on 127.0.0.1 only, never part of the public site. The page shows each drawn response (its
-image, question in the setting's form, the response) and every check with the four verdict
-buttons (keys 1-4, ``n``/``p`` for the next or previous response); each click appends one line to
-the annotator's label file ``<audit>/<annotator>.jsonl`` (rewritten atomically), so a session
-resumes where it stopped. Labels by other annotators are never sent to the page (blind
-labelling). With ``adjudicate``, the items are the (response, check) cells whose annotators
-disagree without an adjudication, shown with each annotator's verdict, and a click records an
-adjudication.
+Served by :mod:`gamut.local_server` (this machine's page only), never part of the public site. The
+page shows each drawn response (its image, question in the setting's form, the response) and every
+check with the four verdict buttons (keys 1-4, ``n``/``p`` for the next or previous response); each
+click appends one line to the annotator's label file ``<audit>/<annotator>.jsonl`` (rewritten
+atomically), so a session resumes where it stopped. Labels by other annotators are never sent to
+the page (blind labelling). With ``adjudicate``, the items are the (response, check) cells whose
+annotators disagree without an adjudication, shown with each annotator's verdict, and a click
+records an adjudication.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
+from gamut.local_server import LocalServer, Reply, image, text
 from gamut.project import Project
 from scoring.audit_line import AuditLine, Role
 from scoring.errors import GamutError
@@ -42,40 +42,32 @@ class Session:
     items: list[dict[str, Any]]
     adjudicate: bool
     file: Path
-    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _labels(self) -> dict[str, Any]:
+        """The annotator's label lines so far, by ``submission|setting|question|check``."""
+        values = _lines(self.file) if self.file.is_file() else []
+        return {"|".join(str(v.get(k)) for k in PAIR_KEY): v for v in values}
 
     def own(self) -> dict[str, str]:
         """The annotator's verdicts so far, by ``submission|setting|question|check``."""
-        out = {}
-        if self.file.is_file():
-            read = read_jsonl(self.file, str(self.file), "", JsonlLimits(64 << 20, 16 << 10))
-            for line in read.lines:
-                v = line.value
-                if isinstance(v, dict):
-                    key = "|".join(str(v.get(k)) for k in _KEY)
-                    out[key] = str(v.get("verdict"))
-        return out
+        return {key: str(v.get("verdict")) for key, v in self._labels().items()}
 
     def record(self, body: dict[str, Any]) -> None:
-        """Append one label (validated) to the annotator's file, atomically."""
-        line = AuditLine.model_validate(
-            {
-                **{k: body[k] for k in _KEY},
-                "verdict": body["verdict"],
-                "annotator": self.annotator,
-                "role": Role.ADJUDICATION if self.adjudicate else Role.LABEL,
-            }
-        )
-        with self.lock:
-            old = self.file.read_text(encoding="utf-8") if self.file.is_file() else ""
-            key = "|".join(str(body[k]) for k in _KEY)
-            kept = [x for x in old.splitlines(keepends=True) if x.strip()]
-            kept = [x for x in kept if "|".join(str(json.loads(x).get(k)) for k in _KEY) != key]
-            new = "".join(kept) + dumps_line(line.model_dump(mode="json", exclude_none=True)) + "\n"
-            atomic_write_text(self.file, new)
+        """Write one label (validated) to the annotator's file, in place of any earlier label of
+        the same check (moved last), atomically; the server makes one call at a time."""
+        role = Role.ADJUDICATION if self.adjudicate else Role.LABEL
+        fields = {**{k: body[k] for k in PAIR_KEY}, "verdict": body["verdict"], "role": role}
+        line = AuditLine.model_validate({**fields, "annotator": self.annotator})
+        labels, key = self._labels(), "|".join(str(body[k]) for k in PAIR_KEY)
+        labels.pop(key, None)
+        labels[key] = line.model_dump(mode="json", exclude_none=True)
+        atomic_write_text(self.file, "".join(dumps_line(v) + "\n" for v in labels.values()))
 
 
-_KEY = PAIR_KEY
+def _lines(file: Path) -> list[dict[str, Any]]:
+    """The label lines of one file (objects only)."""
+    read = read_jsonl(file, str(file), "", JsonlLimits(64 << 20, 16 << 10))
+    return [x.value for x in read.lines if isinstance(x.value, dict)]
 
 
 def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -95,7 +87,7 @@ def _items(project: Project, drawn: list[dict[str, str]]) -> list[dict[str, Any]
                 "setting": setting,
                 "question_id": qid,
                 "question": q.prompt(Setting(setting)),
-                "image": f"/image/{qid}" if setting == "multimodal" and q.image else None,
+                "image": f"image/{qid}" if setting == "multimodal" and q.image else None,
                 "response": responses[(sub, setting)].get(qid, ""),
                 "checks": [
                     {"check_id": c.check_id, "kind": c.kind.value, "text": c.text}
@@ -111,10 +103,7 @@ def _disagreements(project: Project, labels_dir: Path) -> list[dict[str, Any]]:
     cells: dict[tuple[str, str, str, str], dict[str, str]] = {}
     adjudicated = set()
     for f in sorted(labels_dir.glob("*.jsonl")):
-        for line in read_jsonl(f, str(f), "", JsonlLimits(64 << 20, 16 << 10)).lines:
-            v = line.value
-            if not isinstance(v, dict):
-                continue
+        for v in _lines(f):
             key = (v["submission_id"], v["setting"], v["question_id"], v["check_id"])
             if v.get("role") == "adjudication":
                 adjudicated.add(key)
@@ -124,7 +113,7 @@ def _disagreements(project: Project, labels_dir: Path) -> list[dict[str, Any]]:
         k: v for k, v in cells.items() if len(set(v.values())) > 1 and k not in adjudicated
     }
     drawn = sorted({k[:3] for k in open_cells})
-    items = _items(project, [dict(zip(_KEY[:3], d, strict=True)) for d in drawn])
+    items = _items(project, [dict(zip(PAIR_KEY[:3], d, strict=True)) for d in drawn])
     for item in items:
         mine = (item["submission_id"], item["setting"], item["question_id"])
         item["checks"] = [
@@ -180,7 +169,7 @@ async function label(ci, v) {
   const it = items[at], c = it.checks[ci];
   const body = {submission_id: it.submission_id, setting: it.setting, question_id: it.question_id,
                 check_id: c.check_id, verdict: v};
-  const res = await fetch("/api/label", {method: "POST", body: JSON.stringify(body)});
+  const res = await fetch("api/label", {method: "POST", body: JSON.stringify(body), headers: {"Content-Type": "application/json"}});
   if (!res.ok) { alert(await res.text()); return; }
   own[key(it, c)] = v; focus = Math.min(ci + 1, it.checks.length - 1); draw();
 }
@@ -193,7 +182,7 @@ document.addEventListener("keydown", e => {
   else if (e.key === "n") { at = Math.min(at + 1, items.length - 1); focus = 0; draw(); }
   else if (e.key === "p") { at = Math.max(at - 1, 0); focus = 0; draw(); }
 });
-fetch("/api/items").then(r => r.json()).then(d => {
+fetch("api/items").then(r => r.json()).then(d => {
   items = d.items; own = d.own; document.getElementById("who").textContent = d.annotator;
   const first = items.findIndex(it => !done(it)); at = first < 0 ? 0 : first; draw();
   document.body.dataset.ready = "true";
@@ -202,55 +191,30 @@ fetch("/api/items").then(r => r.json()).then(d => {
 """  # noqa: E501
 
 
-def make_audit_server(session: Session, port: int = 0) -> ThreadingHTTPServer:
-    """The annotation server on 127.0.0.1 (``port`` 0 picks a free one)."""
+def make_audit_server(session: Session, port: int = 0) -> LocalServer:
+    """The annotation server on 127.0.0.1 (``port`` 0 picks a free one; ``url`` opens it)."""
     questions = {q.question_id: q for q in session.project.questions}
     base = session.project.questions_path.parent
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
+    def get(path: str, query: dict[str, str]) -> Reply:
+        if path == "/":
+            return Reply(PAGE)
+        if path == "/api/items":
+            data = {"items": session.items, "own": session.own(), "annotator": session.annotator}
+            return Reply(json.dumps(data), "application/json")
+        q = questions.get(path[len("/image/") :]) if path.startswith("/image/") else None
+        return image(base / q.image if q is not None and q.image else None)
 
-        def _send(self, code: int, body: bytes, kind: str) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def post(path: str, body: Any) -> Reply:
+        if path != "/api/label":
+            return text(HTTPStatus.NOT_FOUND, "not found")
+        try:
+            session.record(body)
+        except (ValueError, KeyError, TypeError) as exc:
+            return text(HTTPStatus.BAD_REQUEST, f"refused: {exc}")
+        return text(HTTPStatus.OK, "ok")
 
-        def do_GET(self) -> None:
-            if self.path == "/":
-                self._send(200, PAGE.encode(), "text/html; charset=utf-8")
-            elif self.path == "/api/items":
-                data = {
-                    "items": session.items,
-                    "own": session.own(),
-                    "annotator": session.annotator,
-                }
-                self._send(200, json.dumps(data).encode(), "application/json")
-            elif self.path.startswith("/image/"):
-                q = questions.get(self.path[len("/image/") :])
-                img = (base / q.image) if q is not None and q.image else None
-                if img is None or not img.is_file():
-                    self._send(404, b"no image", "text/plain")
-                else:
-                    self._send(200, img.read_bytes(), "image/png")
-            else:
-                self._send(404, b"not found", "text/plain")
-
-        def do_POST(self) -> None:
-            if self.path != "/api/label":
-                self._send(404, b"not found", "text/plain")
-                return
-            try:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                session.record(body)
-            except (ValueError, KeyError, TypeError) as exc:
-                self._send(400, f"refused: {exc}".encode(), "text/plain")
-                return
-            self._send(200, b"ok", "text/plain")
-
-    return ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    return LocalServer(get, post, port)
 
 
 def open_session(

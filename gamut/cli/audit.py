@@ -121,10 +121,9 @@ def serve(
         raise click.BadParameter(hint, param_hint="--annotator") from None
     session = open_session(get_project(config_path), annotator, sample, adjudicate)
     server = make_audit_server(session, port)
-    host, bound = str(server.server_address[0]), int(server.server_address[1])
     out_console.print(
         f"{len(session.items)} response(s) to {'adjudicate' if adjudicate else 'label'}: "
-        f"http://{host}:{bound}/ (Ctrl-C stops; labels go to {session.file})",
+        f"{server.url} (Ctrl-C stops; labels go to {session.file})",
         markup=False,
     )
     serve_until_interrupted(server)

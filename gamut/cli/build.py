@@ -407,7 +407,7 @@ def review_serve(annotator: str, port: int, config_path: Path | None) -> None:
     from gamut.workbench.review_page import make_review_server
 
     server = make_review_server(_workbench(config_path), annotator, port=port)
-    out_console.print(f"review page for {annotator}: http://127.0.0.1:{server.server_address[1]}/")
+    out_console.print(f"review page for {annotator}: {server.url}")
     serve_until_interrupted(server)
 
 
@@ -442,7 +442,5 @@ def revise_serve(annotator: str, port: int, config_path: Path | None) -> None:
     from gamut.workbench.revise_page import make_revise_server
 
     server = make_revise_server(_workbench(config_path), annotator, port=port)
-    out_console.print(
-        f"revision page for {annotator}: http://127.0.0.1:{server.server_address[1]}/"
-    )
+    out_console.print(f"revision page for {annotator}: {server.url}")
     serve_until_interrupted(server)

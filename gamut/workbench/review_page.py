@@ -4,28 +4,24 @@ The page lists the candidates waiting for this annotator: those in review that t
 decided in the current round (at most two annotators review a candidate, blind to each other: the
 page never shows another annotator's decision), and, for a third annotator, those whose two
 reviews disagree, to adjudicate. Each decision is recorded and settled as a decisions file would
-be (:func:`gamut.workbench.questions.settle`). The page is for this machine only: it listens on
-127.0.0.1 and refuses a form posted from another origin.
+be (:func:`gamut.workbench.questions.settle`). The page is for this machine only
+(:mod:`gamut.local_server`).
 """
 
 from __future__ import annotations
 
 import html
-import threading
-import urllib.parse
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, image, text
 from gamut.workbench.images import IMAGES
 from gamut.workbench.questions import CANDIDATES, DECISIONS, Decision, State, settle
 from gamut.workbench.store import Workbench
 from scoring.errors import ProblemsError
-
-_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp"}
 
 
 def waiting(wb: Workbench, annotator: str) -> list[tuple[str, dict[str, Any], str]]:
@@ -56,9 +52,9 @@ def render(wb: Workbench, annotator: str, message: str = "") -> str:
     for cid, c, role in waiting(wb, annotator):
         what = "Adjudicate (the two reviews disagree)" if role == "adjudication" else "Review"
         rows.append(
-            f'<form method="post" action="/decide" class="candidate" data-id="{e(cid)}">'
+            f'<form method="post" action="decide" class="candidate" data-id="{e(cid)}">'
             f"<h2>{e(cid)} <small>round {c['round']}: {what}</small></h2>"
-            f'<img src="/image/{e(c["image_id"])}" alt="image {e(c["image_id"])}" width="320">'
+            f'<img src="image/{e(c["image_id"])}" alt="image {e(c["image_id"])}" width="320">'
             f'<p class="question">{e(c["question"])}</p>'
             f'<p class="text-only">Text-only form: {e(c["text_only_question"])}</p>'
             f'<input type="hidden" name="candidate_id" value="{e(cid)}">'
@@ -78,75 +74,37 @@ def render(wb: Workbench, annotator: str, message: str = "") -> str:
     note = f'<p id="message" role="status">{e(message)}</p>' if message else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>GAMUT review: {e(annotator)}</title></head><body>"
+        f"<title>GAMUT review: {e(annotator)}</title>{FORM_SCRIPT}</head><body>"
         f"<h1>Candidate questions for {e(annotator)}</h1>{note}{body}</body></html>"
     )
 
 
-def make_review_server(
-    wb: Workbench, annotator: str, host: str = "127.0.0.1", port: int = 8001
-) -> ThreadingHTTPServer:
-    """The review page's server (port 0 picks a free port; see ``server_address``)."""
-    lock = threading.Lock()
+def make_review_server(wb: Workbench, annotator: str, port: int = 8001) -> LocalServer:
+    """The review page's server (port 0 picks a free port; ``url`` opens the page)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
+    def get(path: str, query: dict[str, str]) -> Reply:
+        if path == "/":
+            return Reply(render(wb, annotator, query.get("m", "")))
+        img = wb.read(IMAGES, {}).get(path[7:]) if path.startswith("/image/") else None
+        return image(Path(img["path"]) if img else None)
 
-        def _send(self, code: int, body: bytes, ctype: str = "text/html; charset=utf-8") -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            self.wfile.write(body)
+    def post(path: str, body: Any) -> Reply:
+        if path != "/decide" or not isinstance(body, dict):
+            return text(HTTPStatus.NOT_FOUND, "not found: post a form to decide")
+        drop = () if body.get("decision") == "revise" else ("question", "text_only_question")
+        value = {k: v for k, v in body.items() if k not in drop} | {"annotator": annotator}
+        try:
+            d = Decision.model_validate(value)
+            cands = wb.read(CANDIDATES, {})
+            if cands.get(d.candidate_id, {}).get("round") != d.round:
+                raise ValueError("the candidate moved on: reload the page")
+            settle(wb, cands, [(None, d)], f"review page of {annotator}")
+            message = f"recorded: {d.decision} {d.candidate_id}"
+        except (ValidationError, ProblemsError, ValueError) as exc:
+            message = f"not recorded: {str(exc).splitlines()[0]}"
+        return text(HTTPStatus.OK, message)
 
-        def do_GET(self) -> None:
-            path = urllib.parse.urlparse(self.path).path
-            if path == "/":
-                query = urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query)
-                with lock:
-                    page = render(wb, annotator, query.get("m", [""])[0])
-                self._send(HTTPStatus.OK, page.encode())
-            elif path.startswith("/image/"):
-                img = wb.read(IMAGES, {}).get(urllib.parse.unquote(path[7:]))
-                if img is None:
-                    self._send(HTTPStatus.NOT_FOUND, b"no such image", "text/plain")
-                    return
-                file = Path(img["path"])
-                self._send(HTTPStatus.OK, file.read_bytes(), _TYPES.get(file.suffix.lower(), ""))
-            else:
-                self._send(HTTPStatus.NOT_FOUND, b"not found", "text/plain")
-
-        def do_POST(self) -> None:
-            origin = self.headers.get("Origin")
-            here = f"http://{self.headers.get('Host')}"
-            if urllib.parse.urlparse(self.path).path != "/decide" or origin not in (None, here):
-                self._send(HTTPStatus.FORBIDDEN, b"refused", "text/plain")
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            form = urllib.parse.parse_qs(self.rfile.read(min(length, 1 << 20)).decode())
-            value: dict[str, Any] = {k: v[0] for k, v in form.items()}
-            value["annotator"] = annotator
-            if value.get("decision") != "revise":
-                value.pop("question", None)
-                value.pop("text_only_question", None)
-            try:
-                d = Decision.model_validate(value)
-                with lock:
-                    cands = wb.read(CANDIDATES, {})
-                    if cands.get(d.candidate_id, {}).get("round") != d.round:
-                        raise ValueError("the candidate moved on: reload the page")
-                    settle(wb, cands, [(None, d)], f"review page of {annotator}")
-                message = f"recorded: {d.decision} {d.candidate_id}"
-            except (ValidationError, ProblemsError, ValueError) as exc:
-                message = f"not recorded: {str(exc).splitlines()[0]}"
-            self.send_response(HTTPStatus.SEE_OTHER)
-            self.send_header("Location", "/?" + urllib.parse.urlencode({"m": message}))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-    return ThreadingHTTPServer((host, port), Handler)
+    return LocalServer(get, post, port)
 
 
 __all__ = ["make_review_server", "render", "waiting"]

@@ -5,18 +5,16 @@ For each refined question the page shows the meta-rubric's items and, under each
 compiles to; the annotator edits what a check asks for (or deletes it) and saves. The tool maps
 each edit back to its item (:func:`gamut.workbench.revision.revise_rubrics`), recompiles, records
 the round and shows, by check id, where the edited checklist and the recompiled one differ. The
-page holds held text: it listens on 127.0.0.1 only and refuses a form from another origin.
+page holds held text: it is for this machine only (:mod:`gamut.local_server`).
 """
 
 from __future__ import annotations
 
 import html
-import threading
-import urllib.parse
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, text
 from gamut.workbench.revision import REVISIONS, CheckEdit, part_value, revise_rubrics
 from gamut.workbench.store import Workbench, WorkbenchError
 from scoring.compiler import compile_rubric
@@ -44,17 +42,11 @@ def render_question(wb: Workbench, qid: str, message: str = "") -> str:
         )
         rows.append("<table><tr><th>check</th><th>text</th><th>edit</th><th>delete</th></tr>")
         for c in (c for c in checks if c.item_id == iid):
-            value = part_value(item, c.check_id)
-            edit = (
-                f'<textarea name="text:{e(c.check_id)}">{e(value)}</textarea>'
-                if value is not None
-                else "derived: edit its parts"
-            )
-            delete = (
-                f'<input type="checkbox" name="delete:{e(c.check_id)}">'
-                if value is not None
-                else ""
-            )
+            value, cid = part_value(item, c.check_id), e(c.check_id)
+            edit, delete = "derived: edit its parts", ""
+            if value is not None:
+                edit = f'<textarea name="text:{cid}">{e(value)}</textarea>'
+                delete = f'<input type="checkbox" name="delete:{cid}">'
             rows.append(
                 f'<tr data-check="{e(c.check_id)}"><td>{e(c.check_id)}</td><td>{e(c.text)}</td>'
                 f"<td>{edit}</td><td>{delete}</td></tr>"
@@ -72,95 +64,58 @@ def render_question(wb: Workbench, qid: str, message: str = "") -> str:
     note = f'<p id="message" role="status">{e(message)}</p>' if message else ""
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>GAMUT revision: {e(qid)}</title></head><body><h1>{e(qid)}</h1>{note}{diff}"
-        f'<form method="post" action="/q/{e(qid)}">{"".join(rows)}'
+        f"<title>GAMUT revision: {e(qid)}</title>{FORM_SCRIPT}</head>"
+        f"<body><h1>{e(qid)}</h1>{note}{diff}"
+        f'<form method="post">{"".join(rows)}'
         '<button type="submit">Save this round</button></form></body></html>'
     )
 
 
-def make_revise_server(
-    wb: Workbench, annotator: str, host: str = "127.0.0.1", port: int = 8002
-) -> ThreadingHTTPServer:
-    """The revision page's server (port 0 picks a free port)."""
-    lock = threading.Lock()
+def make_revise_server(wb: Workbench, annotator: str, port: int = 8002) -> LocalServer:
+    """The revision page's server (port 0 picks a free port; ``url`` opens the page)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
+    def get(path: str, query: dict[str, str]) -> Reply:
+        qids = _questions(wb)
+        if path == "/":
+            e = html.escape
+            links = "".join(f'<li><a href="q/{e(q)}">{e(q)}</a></li>' for q in qids)
+            return Reply(f"<!doctype html><title>GAMUT revision</title><ul>{links}</ul>")
+        if path.startswith("/q/") and path[3:] in qids:
+            return Reply(render_question(wb, path[3:], query.get("m", "")))
+        return text(HTTPStatus.NOT_FOUND, "not found")
 
-        def _send(self, code: int, body: str) -> None:
-            data = body.encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            self.wfile.write(data)
+    def post(path: str, body: Any) -> Reply:
+        qid = path[3:]
+        if not path.startswith("/q/") or qid not in _questions(wb) or not isinstance(body, dict):
+            return text(HTTPStatus.NOT_FOUND, "not found: post a question's form")
+        return text(HTTPStatus.OK, _save(wb, annotator, qid, body))
 
-        def do_GET(self) -> None:
-            url = urllib.parse.urlparse(self.path)
-            qids = _questions(wb)
-            if url.path == "/":
-                links = "".join(f'<li><a href="/q/{q}">{html.escape(q)}</a></li>' for q in qids)
-                self._send(
-                    HTTPStatus.OK, f"<!doctype html><title>GAMUT revision</title><ul>{links}</ul>"
-                )
-            elif url.path.startswith("/q/") and url.path[3:] in qids:
-                message = urllib.parse.parse_qs(url.query).get("m", [""])[0]
-                with lock:
-                    self._send(HTTPStatus.OK, render_question(wb, url.path[3:], message))
-            else:
-                self._send(HTTPStatus.NOT_FOUND, "not found")
+    return LocalServer(get, post, port)
 
-        def do_POST(self) -> None:
-            url = urllib.parse.urlparse(self.path)
-            qid = url.path[3:]
-            origin = self.headers.get("Origin")
-            here = f"http://{self.headers.get('Host')}"
-            if (
-                not url.path.startswith("/q/")
-                or qid not in _questions(wb)
-                or origin not in (None, here)
-            ):
-                self._send(HTTPStatus.FORBIDDEN, "refused")
-                return
-            length = int(self.headers.get("Content-Length") or 0)
-            form = urllib.parse.parse_qs(
-                self.rfile.read(min(length, 1 << 22)).decode(), keep_blank_values=True
-            )
-            with lock:
-                raw = wb.read(f"rubrics/{qid}.json")
-                items = {i["id"]: i for i in raw["items"]}
-                edits = []
-                for key, values in form.items():
-                    kind, _, cid = key.partition(":")
-                    item = items.get(cid.split(".")[0])
-                    if item is None:
-                        continue
-                    if kind == "delete":
-                        edits.append(CheckEdit(question_id=qid, check_id=cid, delete=True))
-                    elif kind == "text" and f"delete:{cid}" not in form:
-                        new = values[0].strip()
-                        if new and new != part_value(item, cid):
-                            edits.append(CheckEdit(question_id=qid, check_id=cid, text=new))
-                try:
-                    if not edits:
-                        raise WorkbenchError("nothing changed")
-                    c = revise_rubrics(
-                        wb,
-                        {qid: [(None, x) for x in edits]},
-                        f"revision page of {annotator}",
-                        annotator,
-                    )
-                    message = f"saved: {c['edits']} edit(s), {c['differences']} check(s) differ"
-                except (ProblemsError, WorkbenchError) as exc:
-                    message = f"not saved: {str(exc).splitlines()[-1].strip()}"
-            self.send_response(HTTPStatus.SEE_OTHER)
-            self.send_header("Location", f"/q/{qid}?" + urllib.parse.urlencode({"m": message}))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
 
-    return ThreadingHTTPServer((host, port), Handler)
+def _save(wb: Workbench, annotator: str, qid: str, form: dict[str, Any]) -> str:
+    """Record the edits of one posted form as a revision round; the page's message."""
+    items = {i["id"]: i for i in wb.read(f"rubrics/{qid}.json")["items"]}
+    edits = []
+    for key, value in form.items():
+        kind, _, cid = key.partition(":")
+        item = items.get(cid.split(".")[0])
+        if item is None:
+            continue
+        if kind == "delete":
+            edits.append(CheckEdit(question_id=qid, check_id=cid, delete=True))
+        elif kind == "text" and f"delete:{cid}" not in form:
+            new = str(value).strip()
+            if new and new != part_value(item, cid):
+                edits.append(CheckEdit(question_id=qid, check_id=cid, text=new))
+    try:
+        if not edits:
+            raise WorkbenchError("nothing changed")
+        who = f"revision page of {annotator}"
+        c = revise_rubrics(wb, {qid: [(None, x) for x in edits]}, who, annotator)
+    except (ProblemsError, WorkbenchError) as exc:
+        return f"not saved: {str(exc).splitlines()[-1].strip()}"
+    return f"saved: {c['edits']} edit(s), {c['differences']} check(s) differ"
 
 
 __all__ = ["make_revise_server", "render_question"]

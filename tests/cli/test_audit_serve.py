@@ -14,13 +14,15 @@ import pytest
 from gamut.audit_serve import make_audit_server, open_session
 from gamut.config import load_config
 from gamut.project import Project
+from generator.serve import make_server
 from tests.tables.project import CHECKS
 from tests.tables.test_audit import LINES, audited_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]  # fmt: skip
+        "--disable-component-update", "--disable-sync",
+        "--host-resolver-rules=MAP rebound.test 127.0.0.1"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +44,7 @@ def _serve(project: Project, annotator: str, sample: Path | None, adjudicate: bo
     session = open_session(project, annotator, sample, adjudicate)
     server = make_audit_server(session, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, session, f"http://127.0.0.1:{server.server_address[1]}/"
+    return server, session, server.url
 
 
 def _lines(path: Path) -> list[dict[str, str]]:
@@ -76,7 +78,7 @@ def test_labelling_by_keyboard_resumes_and_is_blind(page: object, tmp_path: Path
         page.wait_for_selector("body[data-ready]")  # type: ignore[attr-defined]
         assert "this is 2" in page.inner_text("#progress")  # type: ignore[attr-defined]
         # blind: a1 and a2 labelled alpha's plant-3, but the page never receives their verdicts
-        items = page.evaluate("fetch('/api/items').then(r => r.text())")  # type: ignore[attr-defined]
+        items = page.evaluate("fetch('api/items').then(r => r.text())")  # type: ignore[attr-defined]
         assert (
             '"a1"' not in items
             and '"a2"' not in items
@@ -118,3 +120,46 @@ def test_adjudication_lists_open_disagreements_with_the_annotators_verdicts(
     finally:
         server.shutdown()
         server.server_close()
+
+
+ATTACK = """async ([url, body]) => {
+  await fetch(url, {method: "POST", mode: "no-cors", body});  // text/plain, no preflight
+  const headers = {"Content-Type": "application/json"};  // its preflight (OPTIONS) gets no CORS
+  const json = await fetch(url, {method: "POST", body, headers}).then(r => r.status, () => "no");
+  const form = document.createElement("form");
+  form.method = "post"; form.action = url; form.enctype = "text/plain";
+  const field = document.createElement("input"); field.name = body; form.append(field);
+  document.body.append(form); setTimeout(() => form.submit(), 0);
+  return json;
+}"""
+
+
+def test_another_site_in_the_browser_reads_and_writes_nothing(page: object, tmp_path: Path) -> None:
+    project = Project(load_config(audited_project(tmp_path / "p", LINES)))
+    sample = tmp_path / "draw.jsonl"
+    sample.write_text(
+        '{"submission_id": "beta", "setting": "text_only", "question_id": "food-2"}\n'
+    )
+    server, session, url = _serve(project, "ann-x", sample, False)
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "index.html").write_text("<!doctype html><title>elsewhere</title>")
+    site = make_server(tmp_path / "site", port=0)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    check = session.items[0]["checks"][0]
+    label = {k: session.items[0][k] for k in ("submission_id", "setting", "question_id")}
+    body = json.dumps({**label, "check_id": check["check_id"], "verdict": "meets"})
+    try:
+        # DNS rebinding: a name resolving to 127.0.0.1 gets the page and its items refused
+        for path in ("", "api/items"):
+            reply = page.goto(url.replace("127.0.0.1", "rebound.test") + path)  # type: ignore[attr-defined]
+            assert reply.status == 421 and check["text"] not in page.content()  # type: ignore[attr-defined]
+        # another site's page, even knowing the token, cannot write a label
+        page.goto(f"http://127.0.0.1:{site.server_address[1]}/")  # type: ignore[attr-defined]
+        with page.expect_navigation() as nav:  # type: ignore[attr-defined]
+            assert page.evaluate(ATTACK, [url + "api/label", body]) == "no"  # type: ignore[attr-defined]
+        assert nav.value.status == 403 and "refused: a post from" in page.content()  # type: ignore[attr-defined]
+        assert not session.file.exists()
+    finally:
+        for s in (server, site):
+            s.shutdown()
+            s.server_close()

@@ -42,7 +42,7 @@ def page(tmp_path: Path) -> Iterator[Any]:
 def _serve(wb: Workbench, annotator: str) -> tuple[Any, str]:
     server = make_review_server(wb, annotator, port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+    return server, server.url
 
 
 def _decide(page: Any, url: str, cid: str, decision: str, question: str | None = None) -> None:
@@ -51,8 +51,8 @@ def _decide(page: Any, url: str, cid: str, decision: str, question: str | None =
     form.locator(f'input[value="{decision}"]').check()
     if question is not None:
         form.locator('textarea[name="question"]').fill(question)
-    form.locator("button").click()
-    page.wait_for_load_state()
+    with page.expect_navigation():
+        form.locator("button").click()
     assert f"recorded: {decision} {cid}" in page.locator("#message").inner_text()
 
 
@@ -103,16 +103,15 @@ def test_the_revision_page_edits_checks_and_shows_what_recompiling_changed(
     wb = Workbench(tmp_path / "demo" / "workbench")
     server = make_revise_server(wb, "ann-r", port=0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
     try:
-        page.goto(base)
-        page.locator('a[href="/q/food-0001"]').click()
+        page.goto(server.url)
+        page.locator('a[href="q/food-0001"]').click()
         page.wait_for_load_state()
         assert "derived: edit its parts" in page.locator('tr[data-check="I3.b1"]').inner_text()
         page.locator('textarea[name="text:I2.m5"]').fill("eggs")
         page.locator('input[name="delete:I3.m4"]').check()
-        page.locator("button").click()
-        page.wait_for_load_state()
+        with page.expect_navigation():
+            page.locator("button").click()
         assert "saved: 2 edit(s)" in page.locator("#message").inner_text()
         diff = page.locator("#differences").inner_text()
         assert "I3.b1: recompiled differently" in diff and "I3.m6: missing" in diff
@@ -121,8 +120,8 @@ def test_the_revision_page_edits_checks_and_shows_what_recompiling_changed(
         (rnd,) = wb.read("revisions.json")
         assert rnd["annotator"] == "ann-r" and len(rnd["edits"]) == 2
         # saving without a change records nothing
-        page.locator("button").click()
-        page.wait_for_load_state()
+        with page.expect_navigation():
+            page.locator("button").click()
         assert "not saved: nothing changed" in page.locator("#message").inner_text()
         assert len(wb.read("revisions.json")) == 1
     finally:
