@@ -18,7 +18,7 @@ YAML = "submissions/acme/submission.yaml"
 
 
 def meta_errors(project: Project, meta: str | dict[str, object]) -> list[Problem]:
-    project.write("acme", meta=meta)  # type: ignore[arg-type]
+    project.write("acme", meta=meta)
     report = pipeline.validate(GamutProject(project.cfg))
     assert all(p.file == YAML for p in report.errors), report.to_text()
     return report.errors
