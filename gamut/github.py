@@ -241,27 +241,25 @@ class Pull:
     opened: str
 
 
+def _at(obj: Any, *keys: str) -> Any:
+    """``obj[k1][k2]...``, or None where a level is missing or not an object."""
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return obj
+
+
 def _pull(pr: Any) -> Pull | None:
-    if not isinstance(pr, dict):
-        return None
-    head, base = pr.get("head"), pr.get("base")
-    head = head if isinstance(head, dict) else {}
-    repo = head.get("repo")
-    fields = (
-        pr.get("number"),
-        head.get("sha"),
-        base.get("ref") if isinstance(base, dict) else None,
-        repo.get("full_name") if isinstance(repo, dict) else None,
-        head.get("ref"),
-        pr.get("created_at"),
+    number, sha, repo = (
+        _at(pr, "number"),
+        _at(pr, "head", "sha"),
+        _at(pr, "head", "repo", "full_name"),
     )
-    number, sha, base_ref, head_repo, ref, opened = fields
+    base, ref, opened = _at(pr, "base", "ref"), _at(pr, "head", "ref"), _at(pr, "created_at")
     if not (isinstance(number, int) and isinstance(sha, str) and _SHA.match(sha)):
         return None
-    if not all(isinstance(x, str) for x in (base_ref, ref, opened)):
+    if not (isinstance(base, str) and isinstance(ref, str) and isinstance(opened, str)):
         return None
-    repo_name = head_repo if isinstance(head_repo, str) else None
-    return Pull(number, sha, str(base_ref), repo_name, str(ref), str(opened))
+    return Pull(number, sha, base, repo if isinstance(repo, str) else None, ref, opened)
 
 
 def open_pulls(gh: GitHub) -> list[Pull]:
@@ -316,14 +314,11 @@ def _validated(gh: GitHub, pull: Pull) -> dict[str, str]:
         branch=pull.head_ref,
         created=f">={pull.opened}",
     ):
-        if not isinstance(run, dict) or run.get("event") != "pull_request":
-            continue
-        repo = run.get("head_repository")
-        sha, at = run.get("head_sha"), run.get("created_at")
+        sha, at = _at(run, "head_sha"), _at(run, "created_at")
         if (
-            run.get("head_branch") == pull.head_ref
-            and isinstance(repo, dict)
-            and repo.get("full_name") == pull.head_repo
+            _at(run, "event") == "pull_request"
+            and _at(run, "head_branch") == pull.head_ref
+            and _at(run, "head_repository", "full_name") == pull.head_repo
             and isinstance(sha, str)
             and _SHA.match(sha)
             and isinstance(at, str)
@@ -350,8 +345,7 @@ def _scored_sha(run: Any, validated: dict[str, str]) -> str | None:
 def _changes_only(gh: GitHub, pull: Pull, sha: str, submission_id: str, folder: str) -> bool:
     """Whether commit ``sha``, compared with the pull request's base branch, changes files in
     the submission's folder and nowhere else (GitHub lists at most 300: more is a no)."""
-    files = gh.get(f"compare/{urllib.parse.quote(pull.base, safe='')}...{sha}")
-    listed = files.get("files") if isinstance(files, dict) else None
+    listed = _at(gh.get(f"compare/{urllib.parse.quote(pull.base, safe='')}...{sha}"), "files")
     if not isinstance(listed, list) or not listed or len(listed) >= 300:
         return False
     return _folders(_changed(listed), folder) == ({submission_id}, False)
@@ -368,7 +362,9 @@ def claim_time(gh: GitHub, pull: Pull, submission_id: str, folder: str) -> tuple
     Each is durable and none is the author's to forge: the runs and their approvals stay listed
     whatever is pushed later, and the scoring workflow (the base branch's) names the commit. A
     commit copied from another branch never counts before its validation on this one, and a
-    folder renamed later is a new claim. The run id orders two runs of one second.
+    folder renamed later is a new claim. The run id orders two runs of one second. A validation
+    run alone would not do: it runs the pull request's own code, so its success is the
+    author's to forge; the approval is a maintainer's, and the comparison GitHub's.
     """
     if pull.head_repo is None:
         return None
@@ -382,7 +378,7 @@ def claim_time(gh: GitHub, pull: Pull, submission_id: str, folder: str) -> tuple
         event="workflow_run",
         created=f">={min(validated.values())}",
     ):
-        sha, run_id = _scored_sha(run, validated), run.get("id") if isinstance(run, dict) else None
+        sha, run_id = _scored_sha(run, validated), _at(run, "id")
         if sha is not None and isinstance(run_id, int) and not isinstance(run_id, bool):
             runs.append((str(run["created_at"]), run_id, sha))
     for at, run_id, sha in sorted(set(runs)):
