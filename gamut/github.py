@@ -10,8 +10,9 @@ checked, never trusted for more than it says.
   (and, since a run started by ``workflow_run`` carries the default branch's sha, the runs
   titled with that head commit since its validation), then ``GET
   .../actions/runs/{id}/approvals``.
-- :func:`claimed_by`: a submission id belongs to the open pull request that changed it first
-  (the lowest number); another pull request with the same id is refused, so that two pull
+- :func:`claimed_by`: a submission id belongs to the open pull request that took it first: the
+  first approved scoring of a commit of its own branch that changes that folder and nothing
+  else (:func:`claim_time`); another pull request with the same id is refused, so that two pull
   requests never share one folder.
 """
 
@@ -227,44 +228,196 @@ def approved_score_run(gh: GitHub, head_sha: str) -> Approval | None:
     return None
 
 
-def open_pulls(gh: GitHub) -> list[tuple[int, str]]:
-    """(number, head sha) of every open pull request, by number."""
-    out = []
-    for pr in gh.pages("pulls", state="open"):
-        number = pr.get("number") if isinstance(pr, dict) else None
-        head = pr.get("head") if isinstance(pr, dict) else None
-        sha = head.get("sha") if isinstance(head, dict) else None
-        if isinstance(number, int) and isinstance(sha, str) and _SHA.match(sha):
-            out.append((number, sha))
-    return sorted(out)
+@dataclass(frozen=True)
+class Pull:
+    """An open pull request as the listing gives it."""
+
+    number: int
+    sha: str
+    base: str
+    #: ``owner/name`` of the repository its branch is in (None: that fork was deleted).
+    head_repo: str | None
+    head_ref: str
+    opened: str
+
+
+def _at(obj: Any, *keys: str) -> Any:
+    """``obj[k1][k2]...``, or None where a level is missing or not an object."""
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return obj
+
+
+def _pull(pr: Any) -> Pull | None:
+    number, sha, repo = (
+        _at(pr, "number"),
+        _at(pr, "head", "sha"),
+        _at(pr, "head", "repo", "full_name"),
+    )
+    base, ref, opened = _at(pr, "base", "ref"), _at(pr, "head", "ref"), _at(pr, "created_at")
+    if not (isinstance(number, int) and isinstance(sha, str) and _SHA.match(sha)):
+        return None
+    if not (isinstance(base, str) and isinstance(ref, str) and isinstance(opened, str)):
+        return None
+    return Pull(number, sha, base, repo if isinstance(repo, str) else None, ref, opened)
+
+
+def open_pulls(gh: GitHub) -> list[Pull]:
+    """Every open pull request, by number."""
+    found = (_pull(pr) for pr in gh.pages("pulls", state="open"))
+    return sorted((p for p in found if p is not None), key=lambda p: p.number)
+
+
+def _changed(files: Any) -> Iterator[str]:
+    """Every path a listing of changed files names (a rename's old path too)."""
+    for f in files if isinstance(files, list) else ():
+        for key in ("filename", "previous_filename"):
+            name = f.get(key) if isinstance(f, dict) else None
+            if isinstance(name, str):
+                yield name
+
+
+def _folders(paths: Iterator[str], submissions: str) -> tuple[set[str], bool]:
+    """The submission folders the paths are in, and whether any path is outside them."""
+    base = PurePosixPath(submissions).parts if submissions not in ("", ".") else ()
+    found, outside = set(), False
+    for name in paths:
+        parts = PurePosixPath(name).parts
+        if len(parts) > len(base) + 1 and parts[: len(base)] == base:
+            found.add(parts[len(base)])
+        else:
+            outside = True
+    return found, outside
 
 
 def submission_ids(gh: GitHub, number: int, submissions: str) -> set[str]:
     """The submission folders (under the repository-relative ``submissions`` folder) that pull
     request ``number`` changes."""
-    base = PurePosixPath(submissions).parts if submissions not in ("", ".") else ()
-    found = set()
-    for f in gh.pages(f"pulls/{number}/files"):
-        name = f.get("filename") if isinstance(f, dict) else None
-        parts = PurePosixPath(name).parts if isinstance(name, str) else ()
-        if len(parts) > len(base) + 1 and parts[: len(base)] == base:
-            found.add(parts[len(base)])
-    return found
+    return _folders(_changed(list(gh.pages(f"pulls/{number}/files"))), submissions)[0]
+
+
+def scorable_id(gh: GitHub, number: int, submissions: str) -> str | None:
+    """The one submission folder pull request ``number`` changes, when it changes nothing else
+    (what ``gamut pr take`` scores); None for any other pull request."""
+    ids, outside = _folders(_changed(list(gh.pages(f"pulls/{number}/files"))), submissions)
+    return next(iter(ids)) if len(ids) == 1 and not outside else None
+
+
+def _validated(gh: GitHub, pull: Pull) -> dict[str, str]:
+    """Commit -> its first validation run's time, for the runs of ``validate-submission.yml``
+    on this pull request's own branch (repository and name) since it was opened."""
+    out: dict[str, str] = {}
+    for run in gh.pages(
+        f"actions/workflows/{VALIDATE_WORKFLOW}/runs",
+        "workflow_runs",
+        event="pull_request",
+        branch=pull.head_ref,
+        created=f">={pull.opened}",
+    ):
+        sha, at = _at(run, "head_sha"), _at(run, "created_at")
+        if (
+            _at(run, "event") == "pull_request"
+            and _at(run, "head_branch") == pull.head_ref
+            and _at(run, "head_repository", "full_name") == pull.head_repo
+            and isinstance(sha, str)
+            and _SHA.match(sha)
+            and isinstance(at, str)
+            and at >= pull.opened
+        ):
+            out[sha] = min(out.get(sha, at), at)
+    return out
+
+
+def _scored_sha(run: Any, validated: dict[str, str]) -> str | None:
+    """The validated commit a run of ``score-submission.yml`` scores (by its title, else its
+    head sha), when the run started on or after that commit's first validation."""
+    if not isinstance(run, dict) or run.get("event") != "workflow_run":
+        return None
+    title = str(run.get("display_title") or "")
+    prefix = SCORE_RUN_NAME.format(sha="")
+    sha = title[len(prefix) :] if title.startswith(prefix) else run.get("head_sha")
+    at = run.get("created_at")
+    if isinstance(sha, str) and sha in validated and isinstance(at, str):
+        return sha if at >= validated[sha] else None
+    return None
+
+
+def _changes_only(gh: GitHub, pull: Pull, sha: str, submission_id: str, folder: str) -> bool:
+    """Whether commit ``sha``, compared with the pull request's base branch, changes files in
+    the submission's folder and nowhere else (GitHub lists at most 300: more is a no)."""
+    listed = _at(gh.get(f"compare/{urllib.parse.quote(pull.base, safe='')}...{sha}"), "files")
+    if not isinstance(listed, list) or not listed or len(listed) >= 300:
+        return False
+    return _folders(_changed(listed), folder) == ({submission_id}, False)
+
+
+def claim_time(gh: GitHub, pull: Pull, submission_id: str, folder: str) -> tuple[str, int] | None:
+    """When ``pull`` took ``submission_id``: (creation time, id) of its first run of
+    ``score-submission.yml`` that took the id, or None if none did.
+
+    A run counts when it scored a commit (its title) that (1) a validation run on this pull
+    request's own branch (its repository and name, since it was opened) checked before the run
+    started, (2) a maintainer approved for the ``submission-scoring`` Environment, and (3)
+    compared with the base branch changes files in the submission's folder and nowhere else.
+    Each is durable and none is the author's to forge: the runs and their approvals stay listed
+    whatever is pushed later, and the scoring workflow (the base branch's) names the commit. A
+    commit copied from another branch never counts before its validation on this one, and a
+    folder renamed later is a new claim. The run id orders two runs of one second. A validation
+    run alone would not do: it runs the pull request's own code, so its success is the
+    author's to forge; the approval is a maintainer's, and the comparison GitHub's.
+    """
+    if pull.head_repo is None:
+        return None
+    validated = _validated(gh, pull)
+    if not validated:
+        return None
+    runs = []
+    for run in gh.pages(
+        f"actions/workflows/{SCORE_WORKFLOW}/runs",
+        "workflow_runs",
+        event="workflow_run",
+        created=f">={min(validated.values())}",
+    ):
+        sha, run_id = _scored_sha(run, validated), _at(run, "id")
+        if sha is not None and isinstance(run_id, int) and not isinstance(run_id, bool):
+            runs.append((str(run["created_at"]), run_id, sha))
+    for at, run_id, sha in sorted(set(runs)):
+        if _approval(run_id, gh.get(f"actions/runs/{run_id}/approvals")) is None:
+            continue
+        if _changes_only(gh, pull, sha, submission_id, folder):
+            return at, run_id
+    return None
 
 
 def claimed_by(gh: GitHub, number: int, submission_id: str, submissions: str) -> int | None:
-    """The open pull request with a lower number than ``number`` that changes the same submission
-    folder (the first of them), if any: it holds the id.
+    """The open pull request that took ``submission_id`` before pull request ``number`` did,
+    if any: it holds the id.
+
+    Only a pull request that could be scored now (its files are in that one submission folder
+    and nowhere else) holds an id, from its :func:`claim_time`; one that never took it holds
+    nothing. The pull request number plays no part: an old pull request cannot reach into a
+    newcomer's folder.
 
     Raises:
         GitHubError: GitHub cannot be asked, or answers oddly.
     """
-    for other, _ in open_pulls(gh):
-        if other >= number:
-            break
-        if submission_id in submission_ids(gh, other, submissions):
-            return other
-    return None
+    pulls = open_pulls(gh)
+    rivals = [
+        p
+        for p in pulls
+        if p.number != number and scorable_id(gh, p.number, submissions) == submission_id
+    ]
+    if not rivals:
+        return None
+    own = next((p for p in pulls if p.number == number), None)
+    mine = None if own is None else claim_time(gh, own, submission_id, submissions)
+    held = [
+        (t, p.number)
+        for p in rivals
+        if (t := claim_time(gh, p, submission_id, submissions)) is not None
+        and (mine is None or t < mine)
+    ]
+    return min(held)[1] if held else None
 
 
 __all__ = [
@@ -275,9 +428,12 @@ __all__ = [
     "Approval",
     "GitHub",
     "GitHubError",
+    "Pull",
     "approved_score_run",
+    "claim_time",
     "claimed_by",
     "open_pulls",
+    "scorable_id",
     "score_run_title",
     "submission_ids",
 ]

@@ -296,7 +296,7 @@ def site_builder(name: str) -> tuple[Callable[..., Any], Callable[..., Any], typ
     one process builds with one of the two: ``gamut site build`` and ``gamut run`` do.
 
     Raises:
-        SiteError: ProperDocs is not installed, or this process has loaded the other builder.
+        SiteError: this process has loaded the other builder.
     """
     aliased = "properdocs.replacement" in sys.modules
     mkdocs_loaded = any(m.startswith("mkdocs.") for m in sys.modules)
@@ -310,16 +310,11 @@ def site_builder(name: str) -> tuple[Callable[..., Any], Callable[..., Any], typ
         return mk_load_config, mk_build, MkDocsException
     if mkdocs_loaded and not aliased:
         raise SiteError(f"this process has loaded MkDocs; {_NEW_PROCESS}")
-    try:
-        import properdocs.replacement  # noqa: F401  (the theme's mkdocs.* imports)
-        from properdocs.commands.build import build
-        from properdocs.config import load_config
-        from properdocs.exceptions import ProperDocsException
-    except ImportError:
-        raise SiteError(
-            '[site] builder = "properdocs" needs ProperDocs, a development dependency: '
-            "pip install -e '.[dev]' (or set builder = \"mkdocs\")"
-        ) from None
+    import properdocs.replacement  # noqa: F401  (the theme's mkdocs.* imports)
+    from properdocs.commands.build import build
+    from properdocs.config import load_config
+    from properdocs.exceptions import ProperDocsException
+
     return load_config, build, ProperDocsException
 
 

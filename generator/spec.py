@@ -57,7 +57,7 @@ class SiteSpec:
         citation: the benchmark paper's BibTeX entry, shown on the Cite page.
         history: what changed (the change feed's entries; None: a feed that says it has none).
         builder: what builds the pages from mkdocs.yml: ``mkdocs`` (MkDocs 1.6) or
-            ``properdocs`` (ProperDocs, MkDocs 1.x's maintained fork; a development dependency).
+            ``properdocs`` (ProperDocs, MkDocs 1.x's maintained fork).
     """
 
     root: Path

@@ -161,12 +161,12 @@ def claimed(
     repo: str | None,
     comment_out: Path | None,
 ) -> None:
-    """Say whether `main` or an open pull request with a lower number already holds the
-    submission id.
+    """Say whether `main` or another open pull request already holds the submission id.
 
     A submission on `main` is never replaced by a pull request (new responses come under a new
-    id), and an id belongs to the first open pull request that changes its folder; the others
-    are refused, so two pull requests never share a folder. Prints submission_id= and
+    id), and an id belongs to the open pull request that took it first: its first scoring run a
+    maintainer approved, of a commit that changes that folder only (never by number); the
+    others are refused, so two pull requests never share a folder. Prints submission_id= and
     claimed_by= (`main`, or the holder's number; empty when the id is free) lines. Reads
     $GH_TOKEN (or $GITHUB_TOKEN) and $GITHUB_API_URL.
     """

@@ -46,7 +46,7 @@ from scoring.submissions.responses import Response, SharedReads, content_hash, r
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
 #: response reader keeps of a file, what the metadata check accepts or what a digest holds
 #: changes: entries of another version are never used.
-VERSION = 6
+VERSION = 7
 #: A cache file larger than this is ignored (and rebuilt): about 500 files of 2,000 responses.
 MAX_CACHE_BYTES = 64 * 1024 * 1024
 _FORMAT = "gamut-response-digests"

@@ -389,3 +389,23 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
                 )
             )
     return sorted(touched), problems
+
+
+def first_in_history(subs_root: Path, sid: str) -> int | None:
+    """Where ``sid`` entered the first-parent history of HEAD: the number of first-parent
+    commits up to the oldest one that added its ``submission.yaml`` (a merge counts as the
+    commit that brought it to the branch); None when no such commit has it (a folder only the
+    work tree holds, no git repository, or git missing). Commit dates play no part: a pull
+    request's author sets those."""
+    try:
+        log = _git(
+            subs_root, "--literal-pathspecs", "log", "--first-parent", "--topo-order",
+            "--diff-filter=A", "--format=%H", "--", f"{sid}/{METADATA_FILE}",
+        )  # fmt: skip
+        added = log.stdout.split() if log.returncode == 0 else []
+        if not added:
+            return None
+        count = _git(subs_root, "rev-list", "--first-parent", "--count", added[-1])
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # no history to go by: the caller names both submissions
+    return int(count.stdout) if count.returncode == 0 and count.stdout.strip().isdigit() else None

@@ -23,8 +23,45 @@ _SCHEMA_HINT = "see the comments of `gamut submission new` or the schema of `gam
 Loc = tuple[str | int, ...]
 
 
-class _Loader(yaml.SafeLoader):
-    """Safe YAML that leaves timestamps as text, so the model (not PyYAML) judges the date."""
+class StrictLoader(yaml.SafeLoader):
+    """Safe YAML for files people write: a key given twice in one mapping (PyYAML keeps the
+    last value silently) and the merge key ``<<`` (keys brought in from another mapping) are
+    errors at the key's line."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Refuse a merge key, then a key that equals an earlier one of the same mapping."""
+        seen: dict[object, int] = {}
+        for key_node, _ in node.value:
+            line = int(key_node.start_mark.line) + 1
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _key_error("merge keys (<<) are not allowed; write the keys out", key_node)
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: PyYAML's own check names it
+                continue
+            if first is not None:
+                raise _key_error(f"{key} is given twice (first on line {first})", key_node)
+            seen[key] = line
+        super().flatten_mapping(node)
+
+
+def _key_error(problem: str, node: yaml.Node) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
+    """The line (1-based, if known) and message of a YAML error, for a :class:`Problem`."""
+    mark = getattr(exc, "problem_mark", None)
+    line = int(mark.line) + 1 if mark is not None else None
+    what = " ".join(
+        str(x) for x in (getattr(exc, "problem", None), getattr(exc, "context", None)) if x
+    )
+    return line, f"not valid YAML: {what or exc}"
+
+
+class _Loader(StrictLoader):
+    """Strict YAML that leaves timestamps as text, so the model (not PyYAML) judges the date."""
 
 
 def _timestamp_as_text(loader: _Loader, node: yaml.Node) -> str:
@@ -177,26 +214,24 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
         if structure:
             return None, structure
         root = yaml.compose(text, Loader=_Loader)
-        raw: Any = yaml.load(text, Loader=_Loader)  # a SafeLoader subclass
+        nodes: dict[Loc, yaml.Node] = {}
+        dups: list[tuple[Loc, int]] = []
+        if root is not None:
+            _walk(root, (), nodes, dups)
+        problems = [
+            problem(line, f"{'.'.join(map(str, loc))} is given twice", "keep one of them")
+            for loc, line in dups
+        ]
+        chars = _char_problems(nodes, problem)
+        problems += chars.values()
+        if dups:  # every duplicate at once (the loader would stop at the first)
+            return None, problems
+        raw: Any = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = int(mark.line) + 1 if mark is not None else None
-        what = " ".join(
-            str(x) for x in (getattr(exc, "problem", None), getattr(exc, "context", None)) if x
-        )
-        return None, [problem(line, f"not valid YAML: {what or exc}", "fix the YAML syntax")]
+        return None, [problem(*yaml_problem(exc), "fix the YAML syntax")]
     if not isinstance(raw, dict) or root is None:
         return None, [problem(1, "not a YAML mapping of field: value", _SCHEMA_HINT)]
 
-    nodes: dict[Loc, yaml.Node] = {}
-    dups: list[tuple[Loc, int]] = []
-    _walk(root, (), nodes, dups)
-    problems = [
-        problem(line, f"{'.'.join(map(str, loc))} is given twice", "keep one of them")
-        for loc, line in dups
-    ]
-    chars = _char_problems(nodes, problem)
-    problems += chars.values()
     todo = {loc for loc, node in nodes.items() if loc and _is_todo(node)}
     for loc in sorted(todo, key=lambda loc: _line(nodes, loc) or 0):
         hint = _description(loc)

@@ -16,6 +16,7 @@ from scoring.submissions.layout import (
     changed_targets,
     check_folder,
     display_path,
+    first_in_history,
     targets_from_paths,
 )
 from scoring.submissions.metadata import check_metadata, field_line
@@ -60,6 +61,7 @@ class _Names:
         self.subs_root = subs_root
         self.digests = digests
         self._cache: dict[str, str | None] = {}
+        self._since: dict[str, int | None] = {}
 
     def key(self, sid: str) -> str | None:
         """The compared form of ``sid``'s model name, or None when its metadata is unreadable."""
@@ -73,6 +75,15 @@ class _Names:
     def note(self, sid: str, key: str) -> None:
         """Record a name already read."""
         self._cache[sid] = key
+
+    def keeps(self, sid: str, other: str) -> bool:
+        """Whether ``sid`` keeps the name it shares with ``other``: it entered git history
+        first. Without history to tell (neither or both at once), neither keeps it."""
+        for s in (sid, other):
+            if s not in self._since:
+                self._since[s] = first_in_history(self.subs_root, s)
+        mine, theirs = self._since[sid], self._since[other]
+        return mine is not None and (theirs is None or mine < theirs)
 
 
 def _question_words(questions: list[Question]) -> dict[str, set[str]]:
@@ -151,7 +162,6 @@ def validate_submissions(
     qwords: dict[str, set[str]] | None = None  # the template check's, made when first needed
     others = _Others(subs_root, DigestCache.open(digests, limits))
     names = _Names(subs_root, others.cache)
-    validated = set(ids)
     for sid in ids:
         n_before = len(report.errors)
         folder = subs_root / sid
@@ -168,10 +178,9 @@ def validate_submissions(
             if meta is not None:
                 names.note(sid, display_key(meta.model_name))
                 for other in entries:
-                    # with both validated, the later id is the duplicate
-                    if other == sid or (other in validated and other > sid):
+                    if other == sid or not (subs_root / other).is_dir():
                         continue
-                    if (subs_root / other).is_dir() and names.key(other) == names.key(sid):
+                    if names.key(other) == names.key(sid) and not names.keeps(sid, other):
                         report.problems.append(
                             Problem(
                                 shown,
@@ -179,7 +188,8 @@ def validate_submissions(
                                 f"model_name {meta.model_name!r} is already the name of "
                                 f"submission {other!r}",
                                 "choose a name that tells the two models apart (case and "
-                                "spacing are ignored in this comparison)",
+                                "spacing are ignored in this comparison; the submission "
+                                "committed first keeps the name)",
                             )
                         )
         for setting in Setting:

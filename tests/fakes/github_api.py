@@ -2,9 +2,11 @@
 
 Routes (``/repos/{owner}/{name}/...``): ``pulls?state=open`` (paginated, 100 a page unless
 ``page_size`` says less, with GitHub's ``Link: <...>; rel="next"`` header), ``pulls/{n}/files``,
+``compare/{base}...{sha}`` (the files a commit changes from the base branch),
 ``actions/workflows/{file}/runs?head_sha=`` (``{"total_count", "workflow_runs"}``) and
-``actions/runs/{id}/approvals``; runs are filtered by ``head_sha``, ``event`` and ``created=>=``
-as GitHub does. Requests need ``Authorization: Bearer <token>`` (401 otherwise);
+``actions/runs/{id}/approvals``; runs are filtered by ``head_sha``, ``event``, ``branch`` and
+``created=>=`` as GitHub does (shapes of its REST API version 2022-11-28). Requests need
+``Authorization: Bearer <token>`` (401 otherwise);
 ``fail_with`` answers every request with that status. ``ignore_sha_filter`` returns every run of
 the workflow whatever ``head_sha`` asks, as a careless or changed API could. Requests are recorded.
 """
@@ -29,6 +31,10 @@ class FakeGitHub:
     token: str = "ghs_test_token"
     #: number -> (head sha, changed file names)
     pulls: dict[int, tuple[str, list[str]]] = field(default_factory=dict)
+    #: number -> when it was opened (default: before any run)
+    opened: dict[int, str] = field(default_factory=dict)
+    #: commit -> the files it changes from the base branch (default: its pull request's files)
+    commits: dict[str, list[str]] = field(default_factory=dict)
     #: workflow file -> runs (each a dict as GitHub lists it: id, head_sha, event, ...)
     runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: run id -> approvals (each a dict as GitHub lists it: state, environments, user)
@@ -56,16 +62,20 @@ class FakeGitHub:
         *,
         validated: bool = True,
         title: str | None = None,
+        pr: int | None = None,
         **extra: Any,
     ) -> None:
-        """The validation run of ``pr_sha`` (event pull_request), then the score-submission.yml
-        run it started, as GitHub lists them: event workflow_run, the default branch's head_sha
-        (``extra`` may say otherwise), titled by the workflow's ``run-name`` (``title``).
-        ``approved_for`` lists the Environments a maintainer approved it for (None: none)."""
+        """The validation run of ``pr_sha`` (event pull_request, on pull request ``pr``'s
+        branch), then the score-submission.yml run it started, as GitHub lists them: event
+        workflow_run, the default branch's head_sha (``extra`` may say otherwise), titled by the
+        workflow's ``run-name`` (``title``). ``approved_for`` lists the Environments a
+        maintainer approved it for (None: none)."""
         if validated:
+            repo, branch = self.head_of(pr or 0)
             self.runs.setdefault("validate-submission.yml", []).append(
                 {"id": run_id + 10_000, "head_sha": pr_sha, "event": "pull_request",
-                 "created_at": self._now(), "display_title": "Add a submission"}
+                 "created_at": self._now(), "display_title": "Add a submission",
+                 "head_branch": branch, "head_repository": {"full_name": repo}}
             )  # fmt: skip
         run = {
             "id": run_id,
@@ -89,6 +99,28 @@ class FakeGitHub:
             else []
         )
 
+    @staticmethod
+    def head_of(number: int) -> tuple[str, str]:
+        """(fork, branch) of pull request ``number``: every fork names its branch ``patch``."""
+        return f"user{number}/repo", "patch"
+
+    def _pull_json(self, number: int, sha: str) -> dict[str, Any]:
+        repo, branch = self.head_of(number)
+        return {
+            "number": number,
+            "created_at": self.opened.get(number, "2026-11-01T00:00:00Z"),
+            "head": {"sha": sha, "ref": branch, "repo": {"full_name": repo}},
+            "base": {"ref": "main", "sha": self.main_sha},
+        }
+
+    def _compare(self, spec: str) -> tuple[int, Any, None]:
+        base, _, sha = spec.partition("...")
+        heads = {s: files for s, files in self.pulls.values()}
+        files = self.commits.get(sha, heads.get(sha))
+        if base != "main" or files is None:
+            return 404, {"message": "Not Found"}, None
+        return 200, {"status": "ahead", "files": [{"filename": f} for f in files]}, None
+
     def answer(self, path: str, query: dict[str, list[str]]) -> tuple[int, Any, str | None]:
         prefix = f"/repos/{self.repo}/"
         if not path.startswith(prefix):
@@ -96,9 +128,11 @@ class FakeGitHub:
         parts = path[len(prefix) :].split("/")
         page = int(query.get("page", ["1"])[0])
         if parts == ["pulls"] and query.get("state") == ["open"]:
-            items = [{"number": n, "head": {"sha": sha}} for n, (sha, _) in
+            items = [self._pull_json(n, sha) for n, (sha, _) in
                      sorted(self.pulls.items(), reverse=True)]  # fmt: skip
             return self._page(path, query, items, page)
+        if len(parts) == 2 and parts[0] == "compare":
+            return self._compare(parts[1])
         if len(parts) == 3 and parts[0] == "pulls" and parts[2] == "files":
             pull = self.pulls.get(int(parts[1]))
             if pull is None:
@@ -111,6 +145,8 @@ class FakeGitHub:
                 runs = [r for r in runs if r["head_sha"] == sha]
             if "event" in query:
                 runs = [r for r in runs if r["event"] == query["event"][0]]
+            if "branch" in query:
+                runs = [r for r in runs if r.get("head_branch") == query["branch"][0]]
             since = query.get("created", [""])[0]
             if since:
                 assert since.startswith(">="), since

@@ -117,21 +117,33 @@ def test_human_fields_and_comments_survive_and_reruns_are_idempotent(
     assert report.ok, [str(p) for p in report.errors]
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("model_name: [unclosed\n", r":2: not valid YAML: expected ',' or ']'"),
+        ("model_name: A\nlink: x\nmodel_name: B\n", r":3: .*model_name is given twice"),
+        ("production:\n  tools: false\n  tools: true\n", r":3: .*tools is given twice"),
+        ("model_name: A\n<<: {model_name: B}\n", r":2: .*merge keys \(<<\) are not allowed"),
+        ("model_name: A\n'model_name': B\n", "given twice"),  # quoting makes no new key
+        ("model_name: A\n" + "x" * 70_000 + "\n", "over 64 KB"),
+    ],
+)  # fmt: skip
 def test_a_file_people_broke_is_reported_before_any_call(
-    project: Project, server: FakeLLMServer, env: dict[str, str]
+    project: Project, server: FakeLLMServer, env: dict[str, str], text: str, message: str
 ) -> None:
     folder = project.folder("test-model")
     folder.mkdir(parents=True)
-    (folder / "submission.yaml").write_text("model_name: [unclosed\n", encoding="utf-8")
+    (folder / "submission.yaml").write_text(text, encoding="utf-8")
     opts = GenerateOptions(
         submission_id="test-model",
         model="m",
         base_url=server.openai_base_url,
         api_key_env="GAMUT_TEST_KEY",
     )
-    with pytest.raises(ProblemsError, match="not readable YAML"):
+    with pytest.raises(ProblemsError, match=message):
         generate(project.deployment, opts, environ=env)
     assert server.requests == []
+    assert (folder / "submission.yaml").read_text(encoding="utf-8") == text  # nothing rewritten
 
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640)])

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import json
 
+import pytest
+import yaml
+
 from gamut import pipeline
 from gamut.project import Project as GamutProject
 from scoring.errors import Problem
 from scoring.submissions.formats import SubmissionMeta
+from scoring.submissions.metadata import StrictLoader, yaml_problem
 from tests.submissions.helpers import GOOD_META, Project
 
 YAML = "submissions/acme/submission.yaml"
 
 
 def meta_errors(project: Project, meta: str | dict[str, object]) -> list[Problem]:
-    project.write("acme", meta=meta)  # type: ignore[arg-type]
+    project.write("acme", meta=meta)
     report = pipeline.validate(GamutProject(project.cfg))
     assert all(p.file == YAML for p in report.errors), report.to_text()
     return report.errors
@@ -76,9 +80,39 @@ def test_missing_fields(project: Project) -> None:
 
 
 def test_duplicate_key(project: Project) -> None:
-    text = "model_name: A\nmodel_name: B\n"
+    text = "model_name: A\nmodel_name: B\nproduction:\n  tools: false\n  tools: true\n"
     errs = meta_errors(project, text)
-    assert (2, "model_name is given twice") in {(p.line, p.message) for p in errs}
+    assert {(p.line, p.message) for p in errs} == {
+        (2, "model_name is given twice"),
+        (5, "production.tools is given twice"),
+    }  # every duplicate at once, and no value of either copy is taken
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("model_name: A\n<<: {model_name: B}\n", 2, "merge keys (<<) are not allowed"),
+        ("model_name: A\nx: {1: a, 0x1: b}\n", 2, "1 is given twice (first on line 2)"),
+        ("model_name: A\nx:\n  - {a: 1, a: 2}\n", 3, "a is given twice"),
+    ],
+)
+def test_keys_equal_in_value_or_merged_in_are_refused(
+    project: Project, text: str, line: int, message: str
+) -> None:
+    (err,) = meta_errors(project, text)
+    assert err.line == line and message in err.message, err
+
+
+def test_the_strict_loader_refuses_what_safe_load_takes_silently() -> None:
+    text = "model_name: Incumbent\nmodel_name: Impostor\n"
+    assert yaml.safe_load(text) == {"model_name": "Impostor"}  # PyYAML 6 keeps the last
+    with pytest.raises(yaml.YAMLError) as caught:
+        yaml.load(text, Loader=StrictLoader)
+    assert yaml_problem(caught.value) == (
+        2,
+        "not valid YAML: model_name is given twice (first on line 1)",
+    )
+    assert yaml.load("a: 1\nb: {a: 2}\n", Loader=StrictLoader) == {"a": 1, "b": {"a": 2}}
 
 
 def test_not_utf8(project: Project) -> None:

@@ -94,32 +94,10 @@ def test_the_jobs_with_secrets_install_from_the_lock_only(name: str) -> None:
 PACKAGES = ("scoring", "gamut", "generator")
 
 
-#: Development dependencies the packages may import, each only where a missing one is caught
-#: (``except ImportError``) and named with what to install: what needs them is opt-in.
-OPTIONAL = {"properdocs": '[site] builder = "properdocs"'}
-
-
-def _guarded(tree: object) -> set[int]:
-    """Line numbers of the import statements inside a ``try`` that catches ImportError."""
-    import ast
-
-    lines: set[int] = set()
-    for node in ast.walk(tree):  # type: ignore[arg-type]
-        if isinstance(node, ast.Try) and any(
-            isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError")
-            for h in node.handlers
-        ):
-            for stmt in node.body:
-                lines |= {
-                    n.lineno for n in ast.walk(stmt) if isinstance(n, ast.Import | ast.ImportFrom)
-                }
-    return lines
-
-
-def _third_party_imports(optional: bool = False) -> dict[str, list[str]]:
+def _third_party_imports() -> dict[str, list[str]]:
     """Top-level module -> where it is imported, for every import statement of the packages
-    (function-level and ``TYPE_CHECKING`` ones too) that is neither stdlib nor our own; with
-    ``optional``, only the imports of ``OPTIONAL`` modules that a missing one would not break."""
+    (function-level, ``TYPE_CHECKING`` and ``except ImportError`` ones too) that is neither
+    stdlib nor our own."""
     import ast
     import sys
 
@@ -127,10 +105,7 @@ def _third_party_imports(optional: bool = False) -> dict[str, list[str]]:
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            guarded = _guarded(tree)
             for node in ast.walk(tree):
-                if optional is not (getattr(node, "lineno", 0) in guarded):
-                    continue
                 if isinstance(node, ast.Import):
                     names = [a.name for a in node.names]
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -150,9 +125,6 @@ def test_every_third_party_import_is_a_locked_runtime_dependency() -> None:
 
     imports = _third_party_imports()
     assert {"numpy", "click", "yaml"} <= set(imports)  # the walk sees the code
-    for module, where in _third_party_imports(optional=True).items():
-        if module not in OPTIONAL:  # caught when missing, but not opt-in: still a dependency
-            imports.setdefault(module, []).extend(where)
     dists = packages_distributions()
     runtime = {canonicalize_name(r.name) for r in _requirements("runtime")}
     lock = _lock()
@@ -171,11 +143,15 @@ def test_every_third_party_import_is_a_locked_runtime_dependency() -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_optional_imports_are_development_dependencies_caught_when_missing() -> None:
-    guarded = _third_party_imports(optional=True)
-    plain = _third_party_imports()
-    dev = {canonicalize_name(r.name) for r in _requirements("dev")}
-    for module in OPTIONAL:
-        assert module in guarded, f"{module}: OPTIONAL names a module nothing imports"
-        assert module not in plain, f"{module} ({plain.get(module)}): imported without a guard"
-        assert canonicalize_name(module) in dev, f"{module}: not in the dev extra"
+def test_every_builder_the_config_offers_installs_with_the_runtime_set() -> None:
+    """A config may choose any builder it offers, and the publish workflow installs the lock."""
+    from typing import get_args
+
+    from gamut.config import SiteConfig
+
+    builders = get_args(SiteConfig.model_fields["builder"].annotation)
+    assert set(builders) == {"mkdocs", "properdocs"}
+    runtime = {canonicalize_name(r.name) for r in _requirements("runtime")}
+    lock = _lock()
+    for name in builders:
+        assert name in runtime and name in lock, f"{name}: not a locked runtime dependency"
