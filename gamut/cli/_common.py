@@ -10,10 +10,12 @@ Styled text is built with :func:`styled`. rich is imported when something is fir
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
 import socketserver
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
@@ -96,11 +98,18 @@ def styled(text: str, style: str) -> Text:
     return Text(text, style=style)
 
 
+#: The command's config holds its rubrics back: an unexpected error is then printed without its
+#: message (see :func:`handle_errors`).
+_HELD: contextvars.ContextVar[bool] = contextvars.ContextVar("held", default=False)
+
+
 def get_config(config_path: Path | None) -> GamutConfig:
     """Load the config named by --config, ``$GAMUT_CONFIG`` or ``gamut.toml``."""
     from gamut.config import load_config
 
-    return load_config(config_path)
+    cfg = load_config(config_path)
+    _HELD.set(not cfg.benchmark.rubrics_public)
+    return cfg
 
 
 def get_project(config_path: Path | None) -> Project:
@@ -242,8 +251,16 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
             fail(str(exc))
         except Exception as exc:
             full = DiskFullError.find(exc)
-            if full is None:
+            if full is not None:
+                fail(str(full))
+            if not _HELD.get():
                 raise
-            fail(str(full))
+            # an unforeseen error's message may quote what it was working on (a held check):
+            # its class and where it was raised, never its text
+            fail(
+                f"internal error: {type(exc).__name__} (its message is not shown: rubrics are "
+                "held); please report it with the lines below",
+                [ln for f in traceback.format_tb(exc.__traceback__) for ln in f.splitlines()],
+            )
 
     return wrapper

@@ -173,3 +173,24 @@ def test_a_workbench_step_never_quotes_its_reply() -> None:
             Proposal,
         )
     assert "propose_v1 reply for k" in str(exc.value) and secret not in str(exc.value)
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_an_unforeseen_error_quoting_a_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, public: bool
+) -> None:
+    """A bug whose message quotes a check (none is known: one is made by patching the step)."""
+    secret = "Identifies the dish as pad thai."
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError(secret)
+
+    monkeypatch.setattr("gamut.pipeline.score", broken)
+    cfg = write_project(tmp_path, openai_judge("http://127.0.0.1:9/v1"), public=public)
+    r = CliRunner().invoke(main, ["score", "--config", str(cfg)])
+    if public:  # a crash as Python shows it
+        assert isinstance(r.exception, KeyError) and secret in str(r.exception)
+        return
+    assert r.exit_code == 1 and "internal error: KeyError" in r.output
+    assert "test_held_sweep.py" in r.output  # where it was raised
+    assert secret not in r.output
