@@ -300,7 +300,13 @@ def _incomplete_section(board: pd.DataFrame, sid: str, causes: Causes) -> list[s
     return out
 
 
-def _warnings_section(warnings: list[dict[str, Any]]) -> list[str]:
+def _warnings_section(warnings: list[dict[str, Any]] | None) -> list[str]:
+    if warnings is None:  # no report was read: say so, never "no warnings"
+        return [
+            "",
+            "The validator's warnings are not listed here: `gamut submission validate` prints "
+            "them, and `gamut comment --warnings REPORT` lists them.",
+        ]
     if not warnings:
         return ["", "The validator raised no warnings."]
     out = [
@@ -371,7 +377,8 @@ def render_comment(
     Args:
         project: the deployment (results folder, primary judge, the site's URL).
         submission_id: the submission.
-        warnings: the validator's warnings to list.
+        warnings: the validator's warnings to list; None: no report was read (the comment
+            says they are not listed, never that there are none).
         causes: why checks have no verdict (:func:`failure_causes`), for incomplete rows.
         judging: the submission's progress (:func:`read_judging`); while checks are in flight
             the comment says "judging: N of M checks done", and scores are provisional or absent.
@@ -403,7 +410,7 @@ def render_comment(
                     judging_line(judging),
                     "",
                     "Scores appear here once the primary judge's verdicts are in.",
-                    *_warnings_section(warnings or []),
+                    *_warnings_section(warnings),
                 ]
             )
             + "\n"
@@ -411,7 +418,8 @@ def render_comment(
     if rows.empty:
         raise CommentError(
             f"submission {submission_id!r} has no row for judge {primary!r} in "
-            f"{project.results_layout.table('leaderboard')}; run `gamut judge` and `gamut score`"
+            f"{project.results_layout.table('leaderboard')}; run `gamut judge{config_flag}` and "
+            f"`gamut score{config_flag}`"
         )
     first = rows.iloc[0]
     judge = prov.get("judges", {}).get(primary, {})
@@ -447,7 +455,7 @@ def render_comment(
     lines += _judges_section(board, submission_id, primary)
     lines += _cost_section(board, submission_id)
     lines += _incomplete_section(board, submission_id, causes or {})
-    lines += _warnings_section(warnings or [])
+    lines += _warnings_section(warnings)
     page = submission_url(cfg.site.url, submission_id)
     if page:
         lines += [

@@ -25,7 +25,8 @@ from scoring.storage import atomic_write_text
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     multiple=True,
     help="Validator report (`gamut submission validate --format json`, or `gamut pr take "
-    "--report`) whose warnings to list (repeatable).",
+    "--report`) whose warnings to list (repeatable); without one, the comment says that the "
+    "warnings are not listed (never that there are none).",
 )
 @click.option(
     "--judging",
@@ -49,7 +50,8 @@ def comment(
     judging_file: Path | None,
     out: Path,
 ) -> None:
-    """Render the PR comment (scores, ranks, per-domain table, warnings) from the score tables.
+    """Render the PR comment (scores, ranks, per-domain table, warnings) from the score tables
+    that `gamut score` wrote (run it first).
 
     The comment starts with the hidden marker <!-- gamut-score --> so a workflow can update one
     comment in place. It holds no rubric or check text.
@@ -62,7 +64,7 @@ def comment(
     )
 
     project = get_project(config_path)
-    warnings = [w for f in warnings_files for w in read_warnings(f)]
+    warnings = [w for f in warnings_files for w in read_warnings(f)] if warnings_files else None
     judging = read_judging(judging_file, submission_id) if judging_file else None
     causes = {}
     if project.ledger_path.is_dir():  # `gamut judge` records failures there (ids and kinds)

@@ -52,9 +52,9 @@ def new(submission_id: str, config_path: Path) -> None:
     cfg = project.cfg
     subs_root = project.submissions_root
     folder = display_path(project.submissions.folder(submission_id).path, Path.cwd())
-    path = new_submission(subs_root, submission_id, folder)
-    out_console.print(f"created {display_path(path, Path.cwd())}")
     c = config_flag(config_path)
+    path = new_submission(subs_root, submission_id, folder, c)
+    out_console.print(f"created {display_path(path, Path.cwd())}")
     rehearsal = cfg.site.demo_notice and any(
         j.unrecorded == "offline-match" for j in cfg.judges.values()
     )
@@ -62,8 +62,10 @@ def new(submission_id: str, config_path: Path) -> None:
         "\nNext steps:\n"
         f"  1. Fill in every TODO in {folder}/submission.yaml.\n"
         f"  2. Write the responses: gamut generate --submission {submission_id} --model MODEL{c}\n"
-        f"     (or run your own model over `gamut questions export{c}` and write\n"
-        f"     {folder}/multimodal.jsonl and, optionally, text_only.jsonl).\n"
+        "     (or run your own model over the questions of each setting, written by\n"
+        f"     gamut questions export --setting multimodal --out .gamut/multimodal.jsonl{c}\n"
+        f"     and --setting text_only, into {folder}/multimodal.jsonl and, optionally,\n"
+        "     text_only.jsonl).\n"
         f"  3. Check everything: gamut submission validate {folder}{c}\n"
         f"     and see what the scoring will do: gamut submission check {submission_id}{c}\n"
         + (

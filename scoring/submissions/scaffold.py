@@ -12,7 +12,7 @@ from scoring.submissions.formats import METADATA_FILE, SUBMISSION_ID_RULE, is_su
 _TEMPLATE = """\
 # submission.yaml: metadata of the GAMUT submission "{sid}".
 # Every line marked TODO must be filled in by a person: validation fails while any TODO is left.
-# Check it with:  gamut submission validate {folder}
+# Check it with:  gamut submission validate {folder}{config}
 # Schema: `gamut schema OUT_DIR` writes submission.schema.json (point your editor at it).
 
 # Name of the model as it should appear on the leaderboard, e.g. "Acme-VL 2 (2026-10)".
@@ -55,18 +55,22 @@ production:
 """
 
 
-def scaffold_text(submission_id: str, folder: str) -> str:
+def scaffold_text(submission_id: str, folder: str, config_flag: str = "") -> str:
     """The commented ``submission.yaml`` of a new submission."""
-    return _TEMPLATE.format(sid=submission_id, folder=folder)
+    return _TEMPLATE.format(sid=submission_id, folder=folder, config=config_flag)
 
 
-def new_submission(subs_root: Path, submission_id: str, display: str | None = None) -> Path:
+def new_submission(
+    subs_root: Path, submission_id: str, display: str | None = None, config_flag: str = ""
+) -> Path:
     """Create ``subs_root/submission_id/submission.yaml`` from the template.
 
     Args:
         subs_root: the submissions folder.
         submission_id: the new id (docs/contract.md §7 rule).
         display: how to name the folder in the template's comments (default: its path).
+        config_flag: the ``--config`` option the template's commands need (when not the
+            default config).
 
     Returns:
         The path of the new ``submission.yaml``.
@@ -94,5 +98,5 @@ def new_submission(subs_root: Path, submission_id: str, display: str | None = No
             "cannot create the submission",
         )
     path = folder / METADATA_FILE
-    atomic_write_text(path, scaffold_text(submission_id, shown))
+    atomic_write_text(path, scaffold_text(submission_id, shown, config_flag))
     return path

@@ -313,3 +313,17 @@ def test_a_model_name_with_a_www_link_renders_as_text(tmp_path: Path) -> None:
     md = render_comment(Project(load_config(write_config(tmp_path, "rubrics"))), "new-model")
     assert "www.evil" not in md and "@lab" not in md and "#12" not in md
     assert "Alpha VL see www\u200b.evil-example.com" in md
+
+
+def test_without_a_report_the_comment_never_says_there_are_no_warnings(
+    cfg: GamutConfig, tmp_path: Path
+) -> None:
+    report = tmp_path / "validation.json"
+    report.write_text(json.dumps({"problems": []}))
+    out = tmp_path / "c.md"
+    base = ["comment", "--config", str(cfg.file), "--submission", "new-model", "--out", str(out)]
+    assert CliRunner().invoke(main, base).exit_code == 0
+    text = out.read_text()
+    assert "no warnings" not in text and "warnings are not listed here" in text
+    assert CliRunner().invoke(main, [*base, "--warnings", str(report)]).exit_code == 0
+    assert "The validator raised no warnings." in out.read_text()

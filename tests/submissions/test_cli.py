@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 
@@ -224,3 +225,29 @@ def test_the_summary_names_only_the_invalid_submissions_as_invalid(project: Proj
     r = run(project, "submission", "validate")
     assert r.exit_code == 1
     assert "INVALID: bolt (valid: acme); " in r.output, r.output
+
+
+def _printed_commands(text: str, name: str) -> list[list[str]]:
+    """The ``gamut <name> ...`` commands in ``text``, as argument lists (to the line's end)."""
+    return [
+        shlex.split(line[line.index(f"gamut {name}") :])[1:]
+        for line in text.splitlines()
+        if f"gamut {name}" in line and "`" not in line
+    ]
+
+
+def test_every_hint_of_a_new_submission_runs_as_printed(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project.root)
+    result = run(project, "submission", "new", "acme-vl-2")
+    header = (project.subs / "acme-vl-2" / "submission.yaml").read_text()
+    exports = _printed_commands(result.output, "questions export")
+    validates = _printed_commands(result.output + header, "submission validate")
+    assert len(exports) == 1 and len(validates) == 2
+    for args in exports + validates:
+        assert "--config" in args, args  # the hint works from any folder, with this config
+        done = CliRunner().invoke(main, args)
+        assert done.exit_code in (0, 1), (args, done.output)  # never a usage error
+        assert "TODO" in done.output or done.exit_code == 0
+    assert (project.root / ".gamut" / "multimodal.jsonl").is_file()
