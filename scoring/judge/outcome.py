@@ -183,10 +183,14 @@ class JudgeReport:
                     )
                 if s.ignored_results:
                     extra += f", {s.ignored_results} results ignored (already judged or foreign)"
+            how = (  # as the dry run says it: a replayed verdict is no call
+                f"{s.judged} given offline (no call left this machine)"
+                if s.mode == "offline"
+                else f"{s.judged} judged with {s.calls} calls ({s.reasks} re-asks)"
+            )
             out.append(
                 f"{s.judge} ({s.label}): {s.checks} checks: {s.cache_hits} cache hits, "
-                f"{s.empty} empty, {s.judged} judged with {s.calls} calls "
-                f"({s.reasks} re-asks), {len(s.failures)} failed{extra}; tokens "
+                f"{s.empty} empty, {how}, {len(s.failures)} failed{extra}; tokens "
                 f"{s.tokens_in:,} in ({s.tokens_cached:,} cached), {s.tokens_out:,} "
                 f"out{cost}"
             )

@@ -58,7 +58,7 @@ class PlainProgress:
         c = self._c[judge]
         el = max(time.monotonic() - c.t0, 1e-9)
         print(
-            f"judge {judge}: {c.done}/{c.total} calls done, {c.failed} failed, "
+            f"judge {judge}: {c.done}/{c.total} checks done, {c.failed} failed, "
             f"{c.hits} cache hits, {c.done / el:.1f}/s",
             file=self._stream,
             flush=True,
@@ -68,7 +68,7 @@ class PlainProgress:
         """Print the plan."""
         self._c[judge] = ProgressCount(total, cache_hits)
         print(
-            f"judge {judge}: {total} calls to make, {cache_hits} cache hits",
+            f"judge {judge}: {total} checks to judge, {cache_hits} cache hits",
             file=self._stream,
             flush=True,
         )

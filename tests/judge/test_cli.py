@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from gamut.cli import main
 from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
+from tests.demo_config import write_demo_config
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, TOTAL_CHECKS, openai_judge, write_project
 from tests.judge.store import verdict_keys
@@ -149,3 +150,13 @@ def test_every_problem_with_the_options_is_named_at_once(tmp_path: Path) -> None
     assert code == 2
     for said in ("exclude each other", "needs the result FILE(s)", "--collect-only works on"):
         assert said in out, out
+
+
+def test_the_dry_run_and_the_run_count_replayed_verdicts_alike(tmp_path: Path) -> None:
+    cfg = str(write_demo_config(tmp_path))
+    code, dry = _run("judge", "--config", cfg, "--dry-run", "--judge", "oracle")
+    n = int(dry.split("would be made (")[1].split(" verdict(s)")[0])
+    assert code == 0 and "dry run: 0 call(s)" in dry and n > 0
+    code, out = _run("judge", "--config", cfg, "--judge", "oracle")
+    assert code == 0 and f"{n} given offline (no call left this machine)" in out
+    assert f"{n} checks to judge" in out and "calls" not in out.split("verdict table")[0]

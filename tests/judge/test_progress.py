@@ -18,8 +18,8 @@ def test_plain_lines_for_logs() -> None:
     p.advance("gpt", False)
     p.close()
     lines = out.getvalue().splitlines()
-    assert lines[0] == "judge gpt: 3 calls to make, 5 cache hits"
-    assert lines[-1].startswith("judge gpt: 2/3 calls done, 1 failed, 5 cache hits")
+    assert lines[0] == "judge gpt: 3 checks to judge, 5 cache hits"
+    assert lines[-1].startswith("judge gpt: 2/3 checks done, 1 failed, 5 cache hits")
 
 
 def test_default_is_plain_off_a_terminal_and_rich_on_one() -> None:
