@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -85,6 +85,36 @@ def validation_messages(exc: Any, whole: str = "", *, quote_keys: bool = True) -
 _CUSTOM_ERRORS = frozenset({"value_error", "assertion_error"})
 
 
+#: A problem said at this many places of one file is said once, with its count and the first
+#: :data:`PLACES_SHOWN` lines (one repeated mistake is one line, not thousands).
+REPEATS_SUMMARISED = 4
+PLACES_SHOWN = 3
+
+
+def summarise(problems: list[Problem]) -> list[str]:
+    """The problems as printed: each once, in order, except that one problem (the same file,
+    message and fix) found on :data:`REPEATS_SUMMARISED` lines or more is one line with its count
+    and its first :data:`PLACES_SHOWN` line numbers."""
+    groups: dict[tuple[object, ...], list[Problem]] = {}
+    for p in problems:
+        key = (p.file, p.message, p.fix, p.severity, p.question_id, p.item_id)
+        groups.setdefault(key if p.line is not None else (id(p),), []).append(p)
+    out = []
+    for same in groups.values():
+        if len(same) < REPEATS_SUMMARISED:
+            out += [str(p) for p in same]
+            continue
+        first = ", ".join(str(p.line) for p in same[:PLACES_SHOWN])
+        text = str(replace(same[0], line=None)).replace(
+            f"{same[0].file}:",
+            f"{same[0].file}: lines {first} and {len(same) - PLACES_SHOWN} more "
+            f"({len(same)} lines in all):",
+            1,
+        )
+        out.append(text)
+    return out
+
+
 class ProblemsError(GamutError):
     """Raised with every problem found in one pass, never just the first."""
 
@@ -94,7 +124,7 @@ class ProblemsError(GamutError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return self.summary + ":\n" + "\n".join(f"  {p}" for p in self.problems)
+        return self.summary + ":\n" + "\n".join(f"  {p}" for p in summarise(self.problems))
 
 
 class RubricError(ProblemsError):
@@ -183,5 +213,6 @@ __all__ = [
     "ProblemsError",
     "RubricError",
     "ScoringError",
+    "summarise",
     "validation_messages",
 ]

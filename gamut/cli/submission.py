@@ -18,6 +18,7 @@ from gamut.cli._common import (
     handle_errors,
     out_console,
 )
+from scoring.errors import summarise
 from scoring.submissions import new_submission
 from scoring.submissions.formats import SUBMISSION_ID_RULE, is_submission_id
 from scoring.submissions.layout import display_path
@@ -122,8 +123,8 @@ def validate(
     if fmt == "json":
         emit(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
-        for p in [*report.errors, *report.warnings]:
-            out_console.print(str(p))
+        for line in summarise([*report.errors, *report.warnings]):
+            out_console.print(line)
     if not report.ok:
         fail(report.summary())
     if fmt != "json":

@@ -251,3 +251,15 @@ def test_every_hint_of_a_new_submission_runs_as_printed(
         assert done.exit_code in (0, 1), (args, done.output)  # never a usage error
         assert "TODO" in done.output or done.exit_code == 0
     assert (project.root / ".gamut" / "multimodal.jsonl").is_file()
+
+
+def test_one_repeated_mistake_is_one_line_with_its_count(project: Project) -> None:
+    lines = [{"question_id": x["question_id"], "answer": x["response"]} for x in good_lines()]
+    project.write("acme", multimodal=lines)
+    result = run(project, "submission", "validate")
+    assert result.exit_code == 1
+    n = len(lines)
+    said = [x for x in result.output.splitlines() if "missing key(s): 'response'" in x]
+    assert len(said) == 1 and f"lines 1, 2, 3 and {n - 3} more ({n} lines in all)" in said[0]
+    report = json.loads(run(project, "submission", "validate", "--format", "json").stdout)
+    assert sum("missing key(s): 'response'" in p["message"] for p in report["problems"]) == n
