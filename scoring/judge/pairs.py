@@ -143,6 +143,9 @@ class PairPlan:
     unit_digests: npt.NDArray[np.uint8]
     check_digests: npt.NDArray[np.uint8]
     empty: npt.NDArray[np.bool_]
+    #: the unit whose shared prompt part was rendered last, and that part: a unit's pairs come
+    #: one after another, so each response's part is rendered (its fence hashed) once
+    _shared: tuple[int, str] = field(default=(-1, ""), repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.unit)
@@ -194,9 +197,13 @@ class PairPlan:
 
     def request(self, i: int) -> JudgeRequest:
         """The request of pair ``i`` (rendered from the judge's prompt template)."""
-        u = self.units[int(self.unit[i])]
+        at = int(self.unit[i])
+        u = self.units[at]
         c = self.table.checks[int(self.check[i])]
         t = self.judge.template
+        shared = self._shared  # one read: another thread may render another unit meanwhile
+        if shared[0] != at:
+            shared = self._shared = (at, t.render_shared(u.question, u.response))
         return JudgeRequest(
             u.submission_id,
             u.setting,
@@ -207,7 +214,7 @@ class PairPlan:
             u.response,
             c.text,
             t.system,
-            t.render_shared(u.question, u.response),
+            shared[1],
             t.render_check(c.text, c.kind),
         )
 

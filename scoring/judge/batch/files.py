@@ -14,7 +14,7 @@ import json
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,19 +23,19 @@ import numpy as np
 from scoring.bulk import gc_paused
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.judge.backends import Turn
-from scoring.judge.batch.api import BatchLine, BatchResult, split
+from scoring.judge.batch.api import BatchResult, batch_backend
 from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
-from scoring.judge.batch.runner import MAX_ATTEMPTS, Ask, Ingest, lines_of
+from scoring.judge.batch.runner import MAX_ATTEMPTS, Ingest
 from scoring.judge.batch.shard import ImportIngest, ShardSink
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
-from scoring.judge.pairs import PairPlan
+from scoring.judge.pairs import IntArray, PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
-from scoring.storage import atomic_write_bytes
+from scoring.storage import atomic_write
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl
 
 #: Longest result line read, in bytes (a reply is a few hundred; a longer line is refused).
@@ -73,13 +73,17 @@ def _reasks(j: BuiltJudge, ledger: Ledger) -> dict[bytes, tuple[int, tuple[Turn,
     return out
 
 
+def _open_pairs(p: PairPlan, known: KeyIndex, pending: KeyIndex) -> tuple[IntArray, IntArray]:
+    """The pairs of a plan with a response and without a verdict, and those with one."""
+    done = known.contains(p) | pending.contains(p)
+    return np.flatnonzero(~done & ~p.empty), np.flatnonzero(done & ~p.empty)
+
+
 def _open_items(
     p: PairPlan, known: KeyIndex, pending: KeyIndex
 ) -> tuple[dict[str, PairItem], set[str]]:
     """A plan's pairs without a verdict, by custom id; and the custom ids of those with one."""
-    done = known.contains(p) | pending.contains(p)
-    todo = np.flatnonzero(~done & ~p.empty)
-    have = np.flatnonzero(done & ~p.empty)
+    todo, have = _open_pairs(p, known, pending)
     items = {it.key.hex(): it for it in pair_items(p, todo)}  # custom_id, without its check
     return items, {k.hex() for k in key_bytes(p.keys_of(have))}
 
@@ -132,25 +136,63 @@ def export_batch(
     known, _ = ledger.key_index()
     with VerdictCache(cache_path, ledger) as cache:
         pending = cache.pending_index()
+    mode = 0o600 if private else None
     for p in plans:
         j = p.judge
-        todo, _ = _open_items(p, known, pending)
+        todo, _ = _open_pairs(p, known, pending)
         again = _reasks(j, ledger)
-        asks = [Ask(cid, *again.get(it.key, (1, ()))) for cid, it in todo.items()]
+        pairs = [
+            (again[k][0] if k in again else 1, i, k)
+            for i, k in zip(todo.tolist(), key_bytes(p.keys_of(todo)), strict=True)
+        ]
         out[j.name] = []
-
-        def line(cid: str, body: dict[str, object]) -> BatchLine:
-            data = request_line(cid, body)
-            return BatchLine(cid, len(data), data)
-
-        for attempt in sorted({a.attempt for a in asks}):
-            mine = [a for a in asks if a.attempt == attempt]
-            for n, chunk in enumerate(split(lines_of(j, line, todo, mine), OPENAI_LIMITS), 1):
-                path = out_dir / f"{j.name}-{attempt}-{n:04d}.jsonl"
-                data = b"".join(ln.data + b"\n" for ln in chunk)
-                atomic_write_bytes(path, data, 0o600 if private else None)
-                out[j.name].append(path)
+        for attempt in sorted({a for a, _, _ in pairs}):
+            mine = [(i, k) for a, i, k in pairs if a == attempt]
+            name = f"{j.name}-{attempt}-{{:04d}}.jsonl"
+            paths = _write_files(_request_lines(p, mine, again), out_dir / name, mode)
+            out[j.name] += paths
     return out
+
+
+def _request_lines(
+    p: PairPlan,
+    pairs: list[tuple[int, bytes]],
+    again: dict[bytes, tuple[int, tuple[Turn, ...]]],
+) -> Iterator[bytes]:
+    """The request line of each (pair, key), its body from the judge backend's one body builder
+    (each response's shared part of the prompt rendered once: :meth:`PairPlan.request`)."""
+    body = batch_backend(p.judge.backend).batch_body
+    for i, key in pairs:
+        turns = again[key][1] if key in again else ()
+        yield request_line(key.hex(), body(p.request(i), turns))
+
+
+def _write_files(lines: Iterator[bytes], pattern: Path, mode: int | None) -> list[Path]:
+    """Write ``lines`` to the files ``pattern`` names (``{}``: 1, 2, ...), each within
+    :data:`OPENAI_LIMITS` (a line over the byte limit alone in its file), streamed: each file
+    is written to a temporary file beside it and renamed when whole."""
+    written: list[Path] = []
+    nxt = next(lines, None)
+
+    def write(tmp: Path) -> None:
+        nonlocal nxt
+        count = size = 0
+        with tmp.open("wb") as f:
+            while nxt is not None and (
+                not count
+                or (count < OPENAI_LIMITS.max_requests
+                    and size + len(nxt) + 1 <= OPENAI_LIMITS.max_bytes)
+            ):  # fmt: skip
+                f.write(nxt)
+                f.write(b"\n")
+                count, size = count + 1, size + len(nxt) + 1
+                nxt = next(lines, None)
+
+    while nxt is not None:
+        path = pattern.with_name(pattern.name.format(len(written) + 1))
+        atomic_write(path, write, mode)
+        written.append(path)
+    return written
 
 
 @dataclass
