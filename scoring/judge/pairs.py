@@ -199,7 +199,8 @@ class PairPlan:
         """The request of pair ``i`` (rendered from the judge's prompt template)."""
         at = int(self.unit[i])
         u = self.units[at]
-        c = self.table.checks[int(self.check[i])]
+        ci = int(self.check[i])
+        c = self.table.checks[ci]
         t = self.judge.template
         shared = self._shared  # one read: another thread may render another unit meanwhile
         if shared[0] != at:
@@ -215,8 +216,14 @@ class PairPlan:
             c.text,
             t.system,
             shared[1],
-            t.render_check(c.text, c.kind),
+            self.check_prompt(ci),
         )
+
+    def check_prompt(self, check: int) -> str:
+        """The per-check tail of the prompt of check ``check`` of the table (as in
+        :meth:`request`)."""
+        c = self.table.checks[check]
+        return self.judge.template.render_check(c.text, c.kind)
 
 
 class BulkBackend(Backend):

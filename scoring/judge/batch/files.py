@@ -173,18 +173,19 @@ def _request_lines(
     mark = secrets.token_hex(16)
     marks = ("I" + mark, "P" + mark)
     shape: tuple[int, list[bytes] | None] = (-1, None)
+    prompts: dict[int, bytes] = {}  # each check's prompt as a JSON string without its quotes
     for i, key in pairs:
-        req = p.request(i)
-        turns = again[key][1] if key in again else ()
-        unit = int(p.unit[i])
+        unit, check = int(p.unit[i]), int(p.check[i])
         if shape[0] != unit:
-            shape = (unit, _line_shape(body, req, marks))
+            shape = (unit, _line_shape(body, p.request(i), marks))
         parts = shape[1]
-        if parts is None or turns:
-            yield request_line(key.hex(), body(req, turns))
-        else:
-            text = dumps_line(req.check_prompt)[1:-1]  # the JSON string, without its quotes
-            yield b"".join((parts[0], key.hex().encode(), parts[1], text, parts[2]))
+        if parts is None or key in again:
+            yield request_line(key.hex(), body(p.request(i), again[key][1] if key in again else ()))
+            continue
+        text = prompts.get(check)
+        if text is None:
+            text = prompts[check] = dumps_line(p.check_prompt(check))[1:-1]
+        yield b"".join((parts[0], key.hex().encode(), parts[1], text, parts[2]))
 
 
 def _line_shape(
