@@ -175,9 +175,9 @@ def export_batch(
     judges: list[str] | None = None,
     submissions: list[str] | None = None,
     settings: list[Setting] | None = None,
-) -> dict[str, list[Path]]:
+) -> dict[str, dict[Path, int]]:
     """Write the requests of every (response, check) without a verdict as OpenAI batch files
-    (what ``vllm run-batch`` reads); returns judge name -> files.
+    (what ``vllm run-batch`` reads); returns judge name -> each file and its requests.
 
     With held rubrics the folder must be private (:func:`private_folder`), and the files are
     written 0600 in a 0700 folder.

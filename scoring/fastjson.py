@@ -1,5 +1,6 @@
 """JSON read by orjson wherever it gives what the standard library's reader gives, and by the
-standard library everywhere else, so a faster parse never changes what a text means.
+standard library everywhere else, so a faster parse never changes what a text means; and JSON
+lines written by orjson, by the standard library where orjson cannot write a value.
 
 orjson refuses what the engine's readers accept (raw control characters inside strings, lone
 surrogate escapes, ``1e400``) and those texts go to the standard library; the one difference in
@@ -9,6 +10,7 @@ library every text with a run of 19 digits.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Final
 
@@ -38,4 +40,23 @@ def loads(data: bytes | str) -> Any:
         return MISS
 
 
-__all__ = ["MISS", "loads"]
+#: U+2028 and U+2029 in UTF-8.
+_LS, _PS = "\u2028".encode(), "\u2029".encode()
+
+
+def dumps_line(obj: Any) -> bytes:
+    """One compact JSON line (no newline) of ``obj``, UTF-8, U+2028 and U+2029 escaped (line
+    breaks to :meth:`str.splitlines` and to JavaScript), as
+    :func:`scoring.submissions.jsonl.dumps_line` writes them. A value orjson refuses (a lone
+    surrogate in a string, an integer beyond 64 bits) is written by the standard library,
+    non-ASCII characters escaped."""
+    try:
+        data = orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        return json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+    if data.isascii():
+        return data
+    return data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
+
+
+__all__ = ["MISS", "dumps_line", "loads"]

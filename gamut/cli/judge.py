@@ -247,11 +247,6 @@ def _mode(
     return mode
 
 
-def _count_lines(path: Path) -> int:
-    with path.open("rb") as f:
-        return sum(1 for _ in f)
-
-
 def _export(
     project: Project,
     chosen: Selection,
@@ -264,7 +259,7 @@ def _export(
 
     written = pipeline.export_batch(project, out, names, chosen.ids, sets)
     for name, paths in written.items():
-        n = sum(_count_lines(p) for p in paths)
+        n = sum(paths.values())
         out_console.print(f"{name}: {n} request(s) in {len(paths)} file(s)", markup=False)
         for path in paths:
             out_console.print(f"  {path}", markup=False)

@@ -143,6 +143,9 @@ class PairPlan:
     unit_digests: npt.NDArray[np.uint8]
     check_digests: npt.NDArray[np.uint8]
     empty: npt.NDArray[np.bool_]
+    #: the unit whose shared prompt part was rendered last, and that part: a unit's pairs come
+    #: one after another, so each response's part is rendered (its fence hashed) once
+    _shared: tuple[int, str] = field(default=(-1, ""), repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.unit)
@@ -194,9 +197,14 @@ class PairPlan:
 
     def request(self, i: int) -> JudgeRequest:
         """The request of pair ``i`` (rendered from the judge's prompt template)."""
-        u = self.units[int(self.unit[i])]
-        c = self.table.checks[int(self.check[i])]
+        at = int(self.unit[i])
+        u = self.units[at]
+        ci = int(self.check[i])
+        c = self.table.checks[ci]
         t = self.judge.template
+        shared = self._shared  # one read: another thread may render another unit meanwhile
+        if shared[0] != at:
+            shared = self._shared = (at, t.render_shared(u.question, u.response))
         return JudgeRequest(
             u.submission_id,
             u.setting,
@@ -207,9 +215,15 @@ class PairPlan:
             u.response,
             c.text,
             t.system,
-            t.render_shared(u.question, u.response),
-            t.render_check(c.text, c.kind),
+            shared[1],
+            self.check_prompt(ci),
         )
+
+    def check_prompt(self, check: int) -> str:
+        """The per-check tail of the prompt of check ``check`` of the table (as in
+        :meth:`request`)."""
+        c = self.table.checks[check]
+        return self.judge.template.render_check(c.text, c.kind)
 
 
 class BulkBackend(Backend):

@@ -155,6 +155,18 @@ def test_the_writer_writes_what_every_line_splitter_keeps_whole() -> None:
     assert json.loads(line)["response"] == "a\u2028b\u2029c é"
 
 
+def test_the_fast_writer_writes_the_same_values_and_what_orjson_cannot() -> None:
+    """orjson's lines (request files): U+2028/2029 escaped like the standard writer's lines;
+    a lone surrogate and an integer beyond 64 bits by the standard library, escaped."""
+    from scoring.fastjson import dumps_line as fast_line
+
+    for value in ("a\u2028b\u2029c é \U0001f35c", "lone \ud800 x", 1 << 70, {"t": 0.0, "q": '"\\'}):
+        data = fast_line({"v": value})
+        assert json.loads(data) == {"v": value}
+        assert len(data.decode().splitlines()) == 1
+    assert fast_line("é") == '"é"'.encode() and fast_line("\u2028") == b'"\\u2028"'
+
+
 # -- metadata ------------------------------------------------------------------------------------
 
 BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(

@@ -12,30 +12,33 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import stat
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from scoring.bulk import gc_paused
 from scoring.errors import GamutError, Problem, ProblemsError
-from scoring.judge.backends import Turn
-from scoring.judge.batch.api import BatchLine, BatchResult, split
+from scoring.fastjson import dumps_line
+from scoring.judge.backends import JudgeRequest, Turn
+from scoring.judge.batch.api import BatchResult, batch_backend
 from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
-from scoring.judge.batch.runner import MAX_ATTEMPTS, Ask, Ingest, lines_of
+from scoring.judge.batch.runner import MAX_ATTEMPTS, Ingest
 from scoring.judge.batch.shard import ImportIngest, ShardSink
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
-from scoring.judge.pairs import PairPlan
+from scoring.judge.pairs import IntArray, PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import BadReply, parse_reply
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
-from scoring.storage import atomic_write_bytes
+from scoring.storage import atomic_write
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl
 
 #: Longest result line read, in bytes (a reply is a few hundred; a longer line is refused).
@@ -73,13 +76,17 @@ def _reasks(j: BuiltJudge, ledger: Ledger) -> dict[bytes, tuple[int, tuple[Turn,
     return out
 
 
+def _open_pairs(p: PairPlan, known: KeyIndex, pending: KeyIndex) -> tuple[IntArray, IntArray]:
+    """The pairs of a plan with a response and without a verdict, and those with one."""
+    done = known.contains(p) | pending.contains(p)
+    return np.flatnonzero(~done & ~p.empty), np.flatnonzero(done & ~p.empty)
+
+
 def _open_items(
     p: PairPlan, known: KeyIndex, pending: KeyIndex
 ) -> tuple[dict[str, PairItem], set[str]]:
     """A plan's pairs without a verdict, by custom id; and the custom ids of those with one."""
-    done = known.contains(p) | pending.contains(p)
-    todo = np.flatnonzero(~done & ~p.empty)
-    have = np.flatnonzero(done & ~p.empty)
+    todo, have = _open_pairs(p, known, pending)
     items = {it.key.hex(): it for it in pair_items(p, todo)}  # custom_id, without its check
     return items, {k.hex() for k in key_bytes(p.keys_of(have))}
 
@@ -110,7 +117,7 @@ def export_batch(
     out_dir: Path,
     *,
     private: bool = False,
-) -> dict[str, list[Path]]:
+) -> dict[str, dict[Path, int]]:
     """Write the requests of every (response, check) without a verdict as OpenAI batch files,
     ``<out_dir>/<judge>-<attempt>-<n>.jsonl``, each within OpenAI's per-file limits.
 
@@ -118,13 +125,13 @@ def export_batch(
     folder; where the folder may be is the caller's rule (``gamut.pipeline.private_folder``).
 
     Returns:
-        Judge name -> the files written.
+        Judge name -> each file written and the requests in it.
 
     Raises:
         GamutError: a judge whose requests are not in the OpenAI format; with ``private``, an
             existing folder open to others.
     """
-    out: dict[str, list[Path]] = {}
+    out: dict[str, dict[Path, int]] = {}
     for p in plans:
         _check_format(p.judge)
     if private:
@@ -132,25 +139,100 @@ def export_batch(
     known, _ = ledger.key_index()
     with VerdictCache(cache_path, ledger) as cache:
         pending = cache.pending_index()
+    mode = 0o600 if private else None
     for p in plans:
         j = p.judge
-        todo, _ = _open_items(p, known, pending)
+        todo, _ = _open_pairs(p, known, pending)
         again = _reasks(j, ledger)
-        asks = [Ask(cid, *again.get(it.key, (1, ()))) for cid, it in todo.items()]
-        out[j.name] = []
-
-        def line(cid: str, body: dict[str, object]) -> BatchLine:
-            data = request_line(cid, body)
-            return BatchLine(cid, len(data), data)
-
-        for attempt in sorted({a.attempt for a in asks}):
-            mine = [a for a in asks if a.attempt == attempt]
-            for n, chunk in enumerate(split(lines_of(j, line, todo, mine), OPENAI_LIMITS), 1):
-                path = out_dir / f"{j.name}-{attempt}-{n:04d}.jsonl"
-                data = b"".join(ln.data + b"\n" for ln in chunk)
-                atomic_write_bytes(path, data, 0o600 if private else None)
-                out[j.name].append(path)
+        pairs = [
+            (again[k][0] if k in again else 1, i, k)
+            for i, k in zip(todo.tolist(), key_bytes(p.keys_of(todo)), strict=True)
+        ]
+        out[j.name] = {}
+        for attempt in sorted({a for a, _, _ in pairs}):
+            mine = [(i, k) for a, i, k in pairs if a == attempt]
+            name = f"{j.name}-{attempt}-{{:04d}}.jsonl"
+            out[j.name] |= _write_files(_request_lines(p, mine, again), out_dir / name, mode)
     return out
+
+
+def _request_lines(
+    p: PairPlan,
+    pairs: list[tuple[int, bytes]],
+    again: dict[bytes, tuple[int, tuple[Turn, ...]]],
+) -> Iterator[bytes]:
+    """The request line of each (pair, key), as :func:`request_line` writes the body of the
+    judge backend's one body builder, with each response's part rendered and encoded once.
+
+    A response's first line is written with marks for the custom id and the check's prompt;
+    its other lines are that line with the two filled in. Where the marks do not come out once
+    each, in that order (a body built from the check otherwise), and for a re-ask, the line is
+    written whole. The marks are drawn now, after every text was read: no response holds them.
+    """
+    body = batch_backend(p.judge.backend).batch_body
+    mark = secrets.token_hex(16)
+    marks = ("I" + mark, "P" + mark)
+    shape: tuple[int, list[bytes] | None] = (-1, None)
+    prompts: dict[int, bytes] = {}  # each check's prompt as a JSON string without its quotes
+    for i, key in pairs:
+        unit, check = int(p.unit[i]), int(p.check[i])
+        if shape[0] != unit:
+            shape = (unit, _line_shape(body, p.request(i), marks))
+        parts = shape[1]
+        if parts is None or key in again:
+            yield request_line(key.hex(), body(p.request(i), again[key][1] if key in again else ()))
+            continue
+        text = prompts.get(check)
+        if text is None:
+            text = prompts[check] = dumps_line(p.check_prompt(check))[1:-1]
+        yield b"".join((parts[0], key.hex().encode(), parts[1], text, parts[2]))
+
+
+def _line_shape(
+    body: Callable[[JudgeRequest, tuple[Turn, ...]], dict[str, Any]],
+    req: JudgeRequest,
+    marks: tuple[str, str],
+) -> list[bytes] | None:
+    """The request line of ``req`` cut where its custom id and its check's prompt go (the check's
+    own fields replaced by the mark too, so that a body that used them is written whole)."""
+    cid, prompt = (m.encode() for m in marks)
+    marked = replace(req, check_id=marks[1], check=marks[1], check_prompt=marks[1])
+    line = request_line(marks[0], body(marked, ()))
+    if line.count(cid) != 1 or line.count(prompt) != 1:
+        return None
+    head, rest = line.split(cid)
+    if prompt not in rest:
+        return None
+    return [head, *rest.split(prompt)]
+
+
+def _write_files(lines: Iterator[bytes], pattern: Path, mode: int | None) -> dict[Path, int]:
+    """Write ``lines`` to the files ``pattern`` names (``{}``: 1, 2, ...), each within
+    :data:`OPENAI_LIMITS` (a line over the byte limit alone in its file), streamed: each file
+    is written to a temporary file beside it and renamed when whole. Returns each file and the
+    lines in it."""
+    written: dict[Path, int] = {}
+    nxt = next(lines, None)
+    count = 0
+
+    def write(tmp: Path) -> None:
+        nonlocal nxt, count
+        count = size = 0
+        with tmp.open("wb", buffering=1 << 20) as f:
+            while nxt is not None and (
+                not count
+                or (count < OPENAI_LIMITS.max_requests
+                    and size + len(nxt) + 1 <= OPENAI_LIMITS.max_bytes)
+            ):  # fmt: skip
+                f.write(nxt + b"\n")
+                count, size = count + 1, size + len(nxt) + 1
+                nxt = next(lines, None)
+
+    while nxt is not None:
+        path = pattern.with_name(pattern.name.format(len(written) + 1))
+        atomic_write(path, write, mode)
+        written[path] = count
+    return written
 
 
 @dataclass

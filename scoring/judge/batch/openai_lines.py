@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from scoring.fastjson import dumps_line
 from scoring.judge.backends import (
     BackendError,
     Completion,
@@ -17,7 +18,7 @@ from scoring.judge.backends import (
     token_count,
     usage_of,
 )
-from scoring.judge.batch.api import BatchResult, Limits, error_text, json_line, stated_megabytes
+from scoring.judge.batch.api import BatchResult, Limits, error_text, stated_megabytes
 
 #: OpenAI's limits per input file.
 #: OpenAI's limits per input file: 50,000 requests, 200 MB.
@@ -45,8 +46,9 @@ def parse_chat_completion(r: Any, raw: str, redact: Callable[[str], str]) -> Com
 
 
 def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
-    """One request line of the OpenAI batch format (what ``vllm run-batch`` reads too)."""
-    return json_line({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body})
+    """One request line of the OpenAI batch format (what ``vllm run-batch`` reads too), UTF-8,
+    no newline."""
+    return dumps_line({"custom_id": custom_id, "method": "POST", "url": ENDPOINT, "body": body})
 
 
 def _error_parts(response: Any, error: Any) -> tuple[int | None, str, str]:
