@@ -74,7 +74,8 @@ def test_parse_good_replies(text: str) -> None:
         ("It meets the check.", "not a JSON object"),
         ('{"verdict": "excellent", "rationale": "x"}', "verdict"),
         ('{"verdict": "meets"}', "rationale"),
-        ('{"verdict": "meets", "rationale": "x", "score": 1}', "score"),
+        # an extra key is said as such, never named (it may be a held check, echoed)
+        ('{"verdict": "meets", "rationale": "x", "score": 1}', "a key the format does not have"),
         ('["meets"]', "not a JSON object"),
         ("", "not a JSON object"),
     ],
