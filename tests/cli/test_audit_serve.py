@@ -8,6 +8,7 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,56 +52,159 @@ def _lines(path: Path) -> list[dict[str, str]]:
     return [json.loads(x) for x in path.read_text().splitlines()] if path.is_file() else []
 
 
-def test_labelling_by_keyboard_resumes_and_is_blind(page: object, tmp_path: Path) -> None:
-    config = audited_project(tmp_path / "p", LINES)
-    project = Project(load_config(config))
-    sample = tmp_path / "draw.jsonl"
-    drawn = [("beta", "text_only", "food-2"), ("alpha", "multimodal", "plant-3")]
+FOCUS = """() => {
+  const c = document.querySelector(".check.focus"), r = c.getBoundingClientRect();
+  const bar = document.getElementById("bar").getBoundingClientRect();
+  return [c.dataset.check, r.top >= bar.bottom - 1 && r.bottom <= innerHeight + 1];
+}"""
+PRESSED = "document.querySelectorAll('button[aria-pressed=true]').length"
+
+
+def _sample(tmp_path: Path, drawn: list[tuple[str, str, str]]) -> Path:
     keys = ("submission_id", "setting", "question_id")
+    sample = tmp_path / "draw.jsonl"
     sample.write_text("".join(json.dumps(dict(zip(keys, d, strict=True))) + "\n" for d in drawn))
-    server, session, url = _serve(project, "ann-x", sample, False)
+    return sample
+
+
+def _ready(page: Any, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector("body[data-ready]")
+
+
+def _label(session: Any, ref: str, check: str) -> dict[str, str] | None:
+    """The annotator's file's line for the check of the response the page calls ``ref``."""
+    item = session.items[int(ref[1:]) - 1]
+    ids = (item["submission_id"], item["setting"], item["question_id"], check)
+    got = [
+        x
+        for x in _lines(session.file)
+        if (x["submission_id"], x["setting"], x["question_id"], x["check_id"]) == ids
+    ]
+    return got[0] if got else None
+
+
+def test_keyboard_play_through_resumes_relabels_undoes_and_notes(page: Any, tmp_path: Path) -> None:
+    project = Project(load_config(audited_project(tmp_path / "p", LINES)))
+    drawn = [("beta", "text_only", "food-1"), ("beta", "text_only", "plant-3"),
+             ("alpha", "multimodal", "food-2")]  # fmt: skip
+    server, session, url = _serve(project, "ann-x", _sample(tmp_path, drawn), False)
+    r1, r2 = ([c["check_id"] for c in it["checks"]] for it in session.items[:2])
+    total = sum(len(CHECKS[d[2]]) for d in drawn)
+    progress = f"Overall: {{}} / {total} checks labelled; {{}} / 3 responses complete."
     try:
-        page.goto(url)  # type: ignore[attr-defined]
-        page.wait_for_selector("body[data-ready]")  # type: ignore[attr-defined]
-        assert "0 of 2 responses labelled" in page.inner_text("#progress")  # type: ignore[attr-defined]
-        page.keyboard.press("1")  # type: ignore[attr-defined]
-        page.wait_for_selector(".check:nth-of-type(1) button[aria-pressed=true]")  # type: ignore[attr-defined]
-        page.keyboard.press("3")  # type: ignore[attr-defined]
-        page.wait_for_function("document.querySelectorAll('button[aria-pressed=true]').length == 2")  # type: ignore[attr-defined]
-        got = _lines(session.file)
-        assert [(x["check_id"], x["verdict"], x["role"], x["annotator"]) for x in got] == [
-            ("I1", "meets", "label", "ann-x"),
-            ("I2", "missing", "label", "ann-x"),
-        ]
-        assert "1 of 2 responses labelled" in page.inner_text("#progress")  # type: ignore[attr-defined]
-        # resumable: a reload opens the first response not yet labelled, the labels kept
-        page.reload()  # type: ignore[attr-defined]
-        page.wait_for_selector("body[data-ready]")  # type: ignore[attr-defined]
-        assert "this is 2" in page.inner_text("#progress")  # type: ignore[attr-defined]
-        # blind: a1 and a2 labelled alpha's plant-3, but the page never receives their verdicts
-        items = page.evaluate("fetch('api/items').then(r => r.text())")  # type: ignore[attr-defined]
-        assert (
-            '"a1"' not in items
-            and '"a2"' not in items
-            and "Annotators" not in page.inner_text("#item")
-        )  # type: ignore[attr-defined]
-        page.keyboard.press("p")  # type: ignore[attr-defined]
-        page.keyboard.press("2")  # type: ignore[attr-defined]  # relabel food-2 I1
-        pressed = ".check button[data-verdict=partially_meets][aria-pressed=true]"
-        page.wait_for_selector(pressed)  # type: ignore[attr-defined]
-        got = _lines(session.file)
-        assert (
-            len(got) == 2
-            and got[-1]["check_id"] == "I1"
-            and got[-1]["verdict"] == "partially_meets"
+        page.set_viewport_size({"width": 800, "height": 420})
+        _ready(page, url)
+        assert page.inner_text("#progress") == progress.format(0, 0)
+        assert f"This response: 0 / {len(r1)} checks" in page.inner_text("#here")
+        # keys 1-4 label R1's checks in order; the focus moves on and is kept in view
+        keys = "1324" * 2
+        assert page.evaluate(FOCUS) == [r1[0], True]
+        for i in range(len(r1)):
+            page.keyboard.press(keys[i])
+            page.wait_for_function(f"{PRESSED} == {i + 1}")
+            assert page.evaluate(FOCUS) == [r1[min(i + 1, len(r1) - 1)], True]
+        verdicts = ["meets", "missing", "partially_meets", "contradicts"] * 2
+        assert [(x["check_id"], x["verdict"]) for x in _lines(session.file)] == list(
+            zip(r1, verdicts, strict=False)
         )
+        assert page.inner_text("#progress") == progress.format(len(r1), 1)
+        # R2: skip its first check (j), label the second; a reload resumes at the skipped one
+        for key in "nj1":
+            page.keyboard.press(key)
+        page.wait_for_function(f"{PRESSED} == 1")
+        assert page.inner_text("#progress") == progress.format(len(r1) + 1, 1)
+        assert f"This response: 1 / {len(r2)} checks" in page.inner_text("#here")
+        page.reload()
+        page.wait_for_selector("body[data-ready]")
+        assert page.evaluate(FOCUS) == [r2[0], True]
+        assert "Response R2" in page.inner_text("h2")
+        # relabel R2's second check: the previous verdict is shown, and u restores it
+        page.keyboard.press("j")
+        page.keyboard.press("3")
+        was = f".check[data-check='{r2[1]}'] .was"
+        page.wait_for_selector(was)
+        assert page.inner_text(was) == "was: Meets"
+        assert _label(session, "R2", r2[1])["verdict"] == "missing"
+        page.keyboard.press("u")
+        page.wait_for_selector(was, state="detached")
+        assert _label(session, "R2", r2[1])["verdict"] == "meets"
+        # undo of a first label removes it
+        page.keyboard.press("k")
+        page.keyboard.press("4")
+        page.wait_for_function(f"{PRESSED} == 2")
+        assert _label(session, "R2", r2[0])["verdict"] == "contradicts"
+        page.click("#undo")
+        page.wait_for_function(f"{PRESSED} == 1")
+        assert _label(session, "R2", r2[0]) is None
+        assert page.inner_text("#progress") == progress.format(len(r1) + 1, 1)
+        # a note is saved with the label, and a changed note of a labelled check is saved too
+        first = f".check[data-check='{r2[0]}']"
+        page.fill(f"{first} .note", "hedges between two trees")
+        page.click(f"{first} button[data-verdict=partially_meets]")
+        page.wait_for_function(f"{PRESSED} == 2")
+        line = _label(session, "R2", r2[0])
+        assert line is not None and (line["verdict"], line["note"]) == (
+            "partially_meets", "hedges between two trees")  # fmt: skip
+        page.fill(f"{first} .note", "names the genus only")
+        page.press(f"{first} .note", "Enter")
+        page.wait_for_function("() => !document.querySelector('.note:focus')")
+        page.wait_for_function(f"{PRESSED} == 2")
+        server_note = page.evaluate("fetch('api/items').then(r => r.json())")["own"]
+        assert server_note[f"R2|{r2[0]}"] == {
+            "verdict": "partially_meets",
+            "note": "names the genus only",
+        }
+        assert _label(session, "R2", r2[0])["note"] == "names the genus only"
+        done = len(r1) + 2
+        assert page.inner_text("#progress") == progress.format(done, 1 + (len(r2) == 2))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_page_is_blind_and_speaks_words(page: Any, tmp_path: Path) -> None:
+    project = Project(load_config(audited_project(tmp_path / "p", LINES)))
+    drawn = [("beta", "text_only", "food-2"), ("alpha", "multimodal", "plant-3")]
+    server, session, url = _serve(project, "ann-x", _sample(tmp_path, drawn), False)
+    names = ("alpha", "beta", "acme", "bolt")  # submission ids, model names, families
+    try:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        _ready(page, url)
+        page.keyboard.press("2")
+        page.wait_for_function(f"{PRESSED} == 1")
+        assert _lines(session.file)[0]["verdict"] == "partially_meets"
+        for path in ("", "api/items"):
+            got = page.evaluate(f"fetch('{path}').then(r => r.text())").lower()
+            assert not [n for n in names if n in got], path
+        # other annotators (a1, a2 labelled alpha's plant-3) are hidden too
+        items = page.evaluate("fetch('api/items').then(r => r.json())")
+        assert [i["ref"] for i in items["items"]] == ["R1", "R2"]
+        assert '"a1"' not in json.dumps(items) and '"a2"' not in json.dumps(items)
+        assert list(items["own"]) == [f"R1|{session.items[0]['checks'][0]['check_id']}"]
+        shown = page.inner_text("body")
+        assert not [n for n in names if n in shown.lower()]
+        assert "Annotators" not in shown and "partially_meets" not in shown
+        assert "answer_critical" not in shown and "Answer-critical" in shown
+        for word in ("1 Meets", "2 Partially meets", "3 Missing", "4 Contradicts"):
+            assert word in page.inner_text(".check")
+        assert "Silence is Missing, never Contradicts" in shown
+        # a post naming a response the session does not hold, or a check it lacks, is refused
+        post = """b => fetch('api/label', {method: 'POST', body: JSON.stringify(b),
+                    headers: {'Content-Type': 'application/json'}}).then(r => r.status)"""
+        ids = dict(zip(("submission_id", "setting", "question_id"), drawn[0], strict=True))
+        for bad in ({"ref": "R3", "check_id": "I1", "verdict": "meets"},
+                    {"ref": "R1", "check_id": "I9", "verdict": "meets"},
+                    {**ids, "check_id": "I1", "verdict": "meets"}):  # fmt: skip
+            assert page.evaluate(post, bad) == 400
+        assert len(_lines(session.file)) == 1
     finally:
         server.shutdown()
         server.server_close()
 
 
 def test_adjudication_lists_open_disagreements_with_the_annotators_verdicts(
-    page: object, tmp_path: Path
+    page: Any, tmp_path: Path
 ) -> None:
     config = audited_project(tmp_path / "p", LINES)
     server, session, url = _serve(Project(load_config(config)), "adj", None, True)
@@ -110,11 +214,11 @@ def test_adjudication_lists_open_disagreements_with_the_annotators_verdicts(
             (i["question_id"], [c["check_id"] for c in i["checks"]]) for i in session.items
         ] == [("plant-3", ["I1"])]
         assert len(CHECKS["plant-3"]) > 1
-        page.goto(url)  # type: ignore[attr-defined]
-        page.wait_for_selector("body[data-ready]")  # type: ignore[attr-defined]
-        assert "Annotators: a1 meets, a2 missing" in page.inner_text(".check")  # type: ignore[attr-defined]
-        page.keyboard.press("1")  # type: ignore[attr-defined]
-        page.wait_for_selector("button[aria-pressed=true]")  # type: ignore[attr-defined]
+        page.goto(url)
+        page.wait_for_selector("body[data-ready]")
+        assert "Annotators: a1 Meets, a2 Missing" in page.inner_text(".check")
+        page.keyboard.press("1")
+        page.wait_for_selector("button[aria-pressed=true]")
         [line] = _lines(session.file)
         assert (line["check_id"], line["verdict"], line["role"]) == ("I1", "meets", "adjudication")
     finally:
@@ -134,7 +238,7 @@ ATTACK = """async ([url, body]) => {
 }"""
 
 
-def test_another_site_in_the_browser_reads_and_writes_nothing(page: object, tmp_path: Path) -> None:
+def test_another_site_in_the_browser_reads_and_writes_nothing(page: Any, tmp_path: Path) -> None:
     project = Project(load_config(audited_project(tmp_path / "p", LINES)))
     sample = tmp_path / "draw.jsonl"
     sample.write_text(
@@ -146,18 +250,17 @@ def test_another_site_in_the_browser_reads_and_writes_nothing(page: object, tmp_
     site = make_server(tmp_path / "site", port=0)
     threading.Thread(target=site.serve_forever, daemon=True).start()
     check = session.items[0]["checks"][0]
-    label = {k: session.items[0][k] for k in ("submission_id", "setting", "question_id")}
-    body = json.dumps({**label, "check_id": check["check_id"], "verdict": "meets"})
+    body = json.dumps({"ref": "R1", "check_id": check["check_id"], "verdict": "meets"})
     try:
         # DNS rebinding: a name resolving to 127.0.0.1 gets the page and its items refused
         for path in ("", "api/items"):
-            reply = page.goto(url.replace("127.0.0.1", "rebound.test") + path)  # type: ignore[attr-defined]
-            assert reply.status == 421 and check["text"] not in page.content()  # type: ignore[attr-defined]
+            reply = page.goto(url.replace("127.0.0.1", "rebound.test") + path)
+            assert reply.status == 421 and check["text"] not in page.content()
         # another site's page, even knowing the token, cannot write a label
-        page.goto(f"http://127.0.0.1:{site.server_address[1]}/")  # type: ignore[attr-defined]
-        with page.expect_navigation() as nav:  # type: ignore[attr-defined]
-            assert page.evaluate(ATTACK, [url + "api/label", body]) == "no"  # type: ignore[attr-defined]
-        assert nav.value.status == 403 and "refused: a post from" in page.content()  # type: ignore[attr-defined]
+        page.goto(f"http://127.0.0.1:{site.server_address[1]}/")
+        with page.expect_navigation() as nav:
+            assert page.evaluate(ATTACK, [url + "api/label", body]) == "no"
+        assert nav.value.status == 403 and "refused: a post from" in page.content()
         assert not session.file.exists()
     finally:
         for s in (server, site):
