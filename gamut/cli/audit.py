@@ -106,9 +106,10 @@ def serve(
     annotator: str, sample: Path | None, adjudicate: bool, port: int, config_path: Path | None
 ) -> None:
     """Serve the local annotation page on 127.0.0.1 (never part of the public site): each
-    response with its checks and the four verdict buttons (keys 1-4), appending to your label
-    file in [benchmark] audit; a session resumes where it stopped. Other annotators' verdicts
-    are hidden, except with --adjudicate, which lists their disagreements."""
+    response with its checks and the four verdict buttons (keys 1-4, u undoes), writing to your
+    label file in [benchmark] audit; a session resumes at the first unlabelled check. The page
+    never names the model; other annotators' verdicts are hidden, except with --adjudicate,
+    which lists their disagreements."""
     from pydantic import TypeAdapter, ValidationError
 
     from gamut.audit_serve import make_audit_server, open_session
