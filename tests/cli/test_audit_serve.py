@@ -217,6 +217,8 @@ def test_adjudication_lists_open_disagreements_with_the_annotators_verdicts(
         page.goto(url)
         page.wait_for_selector("body[data-ready]")
         assert "Annotators: a1 Meets, a2 Missing" in page.inner_text(".check")
+        items = page.evaluate("fetch('api/items').then(r => r.text())")
+        assert "alpha" not in items.lower() and '"ref": "R1"' in items  # blind to the model
         page.keyboard.press("1")
         page.wait_for_selector("button[aria-pressed=true]")
         [line] = _lines(session.file)
