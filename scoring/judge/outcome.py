@@ -28,7 +28,11 @@ _HELD_KEEP = re.compile(
     r"APIResponseValidation)Error|invalid_request_error|authentication_error|permission_error|"
     r"not_found_error|rate_limit_error|api_error|overloaded_error|request_too_large|"
     r"billing_error|timeout_error|server_error|rate_limit_exceeded|insufficient_quota|"
-    r"invalid_api_key|model_not_found|context_length_exceeded|content_filter)\b"
+    r"invalid_api_key|model_not_found|context_length_exceeded|content_filter|"
+    # OpenAI's batch validation codes (a whole batch failed)
+    r"invalid_file|invalid_json_line|empty_file|duplicate_custom_id|mismatched_model|"
+    r"missing_required_parameter|invalid_url|max_file_size_exceeded|token_limit_exceeded|"
+    r"too_many_tasks)\b"
 )
 
 
