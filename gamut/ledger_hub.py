@@ -40,7 +40,7 @@ from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
 from scoring.ledger.order import COMPACTIONS, ranks, read_compactions, record_bytes, record_name
 from scoring.ledger.store import copy_checked
-from scoring.storage import make_staging_folder, remove_stale_staging
+from scoring.storage import make_staging_folder, open_regular, remove_stale_staging
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -141,7 +141,8 @@ def _http_error(exc: Any, repo_id: str, token_env: str, what: str) -> HubError:
 
 
 def _manifest(ledger: Ledger) -> bytes:
-    return (ledger.root / MANIFEST).read_bytes()
+    with open_regular(ledger.root / MANIFEST) as f:
+        return f.read(MAX_MANIFEST_BYTES)
 
 
 def _same_manifest(remote: bytes, ledger: Ledger, repo_id: str) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from scoring import fastjson
-from scoring.errors import Problem
+from scoring.errors import NotRegularFileError, Problem
+from scoring.storage import open_regular
 
 #: Deepest nesting of arrays and objects accepted in one line (a response line needs 1).
 MAX_DEPTH = 32
@@ -302,8 +304,12 @@ def read_jsonl(
         return out
 
     try:
-        size = path.stat().st_size
-        f = path.open("rb")
+        f = open_regular(path)
+        size = os.fstat(f.fileno()).st_size
+    except NotRegularFileError as exc:
+        problem(None, str(exc.strerror), "replace it with a regular file")
+        out.unreadable = True
+        return out
     except OSError as exc:
         problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
         out.unreadable = True
