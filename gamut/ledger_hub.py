@@ -331,7 +331,6 @@ def pull(ledger: Ledger, repo_id: str, *, token_env: str = TOKEN_ENV) -> PullRep
             Hub refused a download.
     """
     _check_repo_id(repo_id)
-    remove_stale_staging(ledger.root, (PULL_STAGING,))  # what a killed pull left
     api, _ = _api(token_env)
     head, files = _remote(api, repo_id, token_env)
     report = PullReport(repo_id, head, remote_shards=sum(1 for f in files if _SHARD_PATH.match(f)))
@@ -353,8 +352,8 @@ def _fetch(
 ) -> None:
     """Download the shards and push records at ``head`` the local ledger lacks into a staging
     folder, check each one, and merge those that pass (into ``report``: what was ingested, what
-    was refused)."""
-
+    was refused). The staging folders of a pull or push that was killed are removed first."""
+    remove_stale_staging(ledger.root, (PULL_STAGING,))  # SIGKILL skips every finally
     have = set(_local_files(ledger))
     ours = [f for f in files if _SHARD_PATH.match(f) or _RECORD_PATH.match(f)]
     missing = sorted(f for f in ours if f not in have)
