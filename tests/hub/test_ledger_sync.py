@@ -34,7 +34,9 @@ MANIFEST = "LEDGER.json"
 CHECK_TEXT = "Identifies the dish as pad thai."
 
 
-def _records(scheme: KeyScheme, start: int, n: int, verdict: Verdict = Verdict.MEETS) -> list:
+def _records(
+    scheme: KeyScheme, start: int, n: int, verdict: Verdict = Verdict.MEETS
+) -> list[VerdictRecord]:
     return [
         VerdictRecord(
             key=scheme.digest("jid", "q", f"response {i}") + scheme.digest("fact", CHECK_TEXT),
