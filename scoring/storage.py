@@ -193,24 +193,29 @@ def _regular(path: Path, mode: int) -> None:
         raise NotRegularFileError(str(path), _KINDS.get(stat.S_IFMT(mode), "not a file"))
 
 
-def open_regular(path: Path) -> io.BufferedReader:
+def open_regular(path: Path, *, links: bool = False) -> io.BufferedReader:
     """Open ``path`` to read its bytes, when its name holds a regular file.
 
-    Every reader of a folder that someone else can fill (ledgers, submissions, audit labels,
-    batch results, the workbench) opens its files so: a named pipe, socket, device, folder or
-    symbolic link (even to a regular file: a link can point anywhere, a submission or ledger
-    never needs one) is refused by name before it is opened (``lstat``), so that no reader waits
-    on a pipe or reads a device forever; the file is then opened without following a link and
-    without waiting, and checked again (``fstat``), so that a swap between the two is refused
-    too. Only the last part of the path is checked: the folders above it may be links.
+    Every reader of a folder that someone else can fill (ledgers, submissions, pull request
+    artifacts, audit labels, batch results, the workbench) opens its files so: a named pipe,
+    socket, device, folder or symbolic link (even to a regular file: a link can point anywhere,
+    and such a folder never needs one, as for submissions) is refused by name before it is
+    opened (``lstat``), so that no reader waits on a pipe or reads a device forever; the file is
+    then opened without following a link and without waiting, and checked again (``fstat``), so
+    that a swap between the two is refused too. Only the last part of the path is checked: the
+    folders above it may be links.
+
+    With ``links``, a symbolic link to a regular file is followed (the project's own inputs:
+    the rubric and questions files, which a Hub snapshot keeps as links into its cache); a link
+    to anything else is refused all the same.
 
     Raises:
         NotRegularFileError: the name holds something else (an ``OSError``: readers name it as
             an unreadable file).
         OSError: the file cannot be opened.
     """
-    _regular(path, os.lstat(path).st_mode)
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+    _regular(path, (os.stat if links else os.lstat)(path).st_mode)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if links else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
     except OSError as exc:

@@ -255,6 +255,7 @@ def read_jsonl(
     size_fix: str = "shorten the file",
     report: Callable[[Problem], None] | None = None,
     stream: bool = False,
+    links: bool = False,
 ) -> JsonlFile:
     """Read a JSON Lines file within ``limits``, every problem found at once.
 
@@ -270,6 +271,9 @@ def read_jsonl(
             iterated, so a file of many lines is never held parsed in memory all at once.
         stream: read the file a block at a time as the lines are iterated, never whole (needs
             ``report``): for files larger than memory should hold.
+        links: follow a symbolic link to a regular file (the project's own inputs); else a
+            name that holds anything but a regular file is refused by name
+            (:func:`~scoring.storage.open_regular`).
 
     Returns:
         The parsed lines and the problems. A file over the size limit, in UTF-16 or unreadable
@@ -304,7 +308,7 @@ def read_jsonl(
         return out
 
     try:
-        f = open_regular(path)
+        f = open_regular(path, links=links)
         size = os.fstat(f.fileno()).st_size
     except NotRegularFileError as exc:
         problem(None, str(exc.strerror), "replace it with a regular file")

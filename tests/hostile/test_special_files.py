@@ -11,6 +11,7 @@ and closed, which ends the wait. What a refusal costs is printed by
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -27,14 +28,16 @@ from gamut.project import Project as GamutProject
 from gamut.workbench.images import read_manifest
 from gamut.workbench.store import Workbench
 from scoring.audit import read_audit
-from scoring.errors import NotRegularFileError, ProblemsError
+from scoring.errors import NotRegularFileError, ProblemsError, RubricError
 from scoring.ledger import KeyScheme, Ledger, LedgerError, VerdictRecord
 from scoring.ledger.store import merge
+from scoring.questions import load_questions
+from scoring.rubric_io import load_rubrics, rubric_files
 from scoring.storage import open_regular
 from scoring.submissions import read_responses
 from scoring.verdicts import Verdict
 from tests.fakes.batch_server import run_batch_file
-from tests.hub.conftest import write_config
+from tests.hub.conftest import RUBRIC, write_config
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
 from tests.judge.store import verdict_keys
 from tests.judge.test_batch import hashed_verdict
@@ -172,6 +175,40 @@ def test_a_special_manifest_is_refused_by_name(tmp_path: Path, kind: str) -> Non
     with pytest.raises(LedgerError) as exc:
         within(bad.parent, lambda: _ledger(bad.parent))
     assert str(bad) in str(exc.value) and SPECIAL[kind] in str(exc.value)
+
+
+# -- rubrics and questions: links followed, to a regular file only --------------------------
+
+#: What a reader that follows links (the project's own inputs) says of each kind.
+FOLLOWED = {**SPECIAL, "link to /dev/zero": "not a regular file but a device"}
+
+
+@pytest.mark.parametrize("name", ["b.json", "b.jsonl"])
+def test_a_rubric_file_is_refused_by_name_and_a_link_to_one_read(
+    tmp_path: Path, kind: str, name: str
+) -> None:
+    folder = tmp_path / "rubrics"
+    folder.mkdir()
+    (tmp_path / "real.json").write_text(json.dumps(RUBRIC))
+    (folder / "a.json").symlink_to(tmp_path / "real.json")  # as in a Hub snapshot
+    bad = plant(folder / name, kind)
+    if kind == "folder":  # rubrics may be kept in folders, whatever their names
+        assert list(within(folder, lambda: load_rubrics(rubric_files(folder)))) == ["food-0001"]
+        return
+    with pytest.raises(RubricError) as exc:
+        within(folder, lambda: load_rubrics(rubric_files(folder)))
+    assert [(p.file, p.message) for p in exc.value.problems] == [
+        (str(bad), FOLLOWED[kind] if name.endswith("l") else f"cannot read: {FOLLOWED[kind]}")
+    ]
+    bad.unlink()
+    assert list(load_rubrics(rubric_files(folder))) == ["food-0001"]
+
+
+def test_a_questions_file_is_refused_by_name(tmp_path: Path, kind: str) -> None:
+    bad = plant(tmp_path / "questions.jsonl", kind)
+    with pytest.raises(ProblemsError) as exc:
+        within(tmp_path, lambda: load_questions(bad))
+    assert [(p.file, p.message) for p in exc.value.problems] == [(str(bad), FOLLOWED[kind])]
 
 
 # -- submissions, audit labels, the workbench, batch results ----------------------------------
