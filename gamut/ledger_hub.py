@@ -40,7 +40,7 @@ from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
 from scoring.ledger.order import COMPACTIONS, ranks, read_compactions, record_bytes, record_name
 from scoring.ledger.store import copy_checked
-from scoring.storage import make_staging_folder, remove_stale_staging
+from scoring.storage import make_staging_folder, open_regular, remove_stale_staging
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -141,7 +141,8 @@ def _http_error(exc: Any, repo_id: str, token_env: str, what: str) -> HubError:
 
 
 def _manifest(ledger: Ledger) -> bytes:
-    return (ledger.root / MANIFEST).read_bytes()
+    with open_regular(ledger.root / MANIFEST) as f:
+        return f.read(MAX_MANIFEST_BYTES)
 
 
 def _same_manifest(remote: bytes, ledger: Ledger, repo_id: str) -> None:
@@ -330,7 +331,6 @@ def pull(ledger: Ledger, repo_id: str, *, token_env: str = TOKEN_ENV) -> PullRep
             Hub refused a download.
     """
     _check_repo_id(repo_id)
-    remove_stale_staging(ledger.root, (PULL_STAGING,))  # what a killed pull left
     api, _ = _api(token_env)
     head, files = _remote(api, repo_id, token_env)
     report = PullReport(repo_id, head, remote_shards=sum(1 for f in files if _SHARD_PATH.match(f)))
@@ -352,8 +352,8 @@ def _fetch(
 ) -> None:
     """Download the shards and push records at ``head`` the local ledger lacks into a staging
     folder, check each one, and merge those that pass (into ``report``: what was ingested, what
-    was refused)."""
-
+    was refused). The staging folders of a pull or push that was killed are removed first."""
+    remove_stale_staging(ledger.root, (PULL_STAGING,))  # SIGKILL skips every finally
     have = set(_local_files(ledger))
     ours = [f for f in files if _SHARD_PATH.match(f) or _RECORD_PATH.match(f)]
     missing = sorted(f for f in ours if f not in have)

@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from scoring.storage import open_regular
+
 MAX_BODY = 4 << 20
 
 FORM_SCRIPT = """<script>
@@ -47,11 +49,16 @@ def text(status: int, reason: str) -> Reply:
 
 
 def image(path: Path | None) -> Reply:
-    """The image file at ``path``, or a 404."""
-    kind = mimetypes.guess_type(path.name)[0] if path is not None and path.is_file() else None
-    if path is None or kind is None:
-        return text(HTTPStatus.NOT_FOUND, "no such image")
-    return Reply(path.read_bytes(), kind)
+    """The image file at ``path`` (a link to one followed), or a 404; a pipe or device under
+    the name is never opened (:func:`~scoring.storage.open_regular`)."""
+    kind = mimetypes.guess_type(path.name)[0] if path is not None else None
+    try:
+        if path is not None and kind is not None:
+            with open_regular(path, links=True) as f:
+                return Reply(f.read(), kind)
+    except OSError:
+        pass
+    return text(HTTPStatus.NOT_FOUND, "no such image")
 
 
 Get = Callable[[str, dict[str, str]], Reply]

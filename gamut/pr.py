@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from gamut.workflow_commands import Level, annotation
 from scoring.errors import GamutError, Problem, ProblemsError
-from scoring.storage import atomic_write_bytes, atomic_write_text
+from scoring.storage import atomic_write_bytes, atomic_write_text, open_regular
 from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES, is_submission_id
 
 if TYPE_CHECKING:
@@ -159,9 +159,8 @@ def pack_artifact(
     sid = str(subs[0])
     folder = project.submissions.folder(sid).path
     for name in sorted(SUBMISSION_FILES):
-        src = folder / name
-        if src.is_file() and not src.is_symlink():
-            atomic_write_bytes(out / "submissions" / sid / name, src.read_bytes())
+        if os.path.lexists(folder / name):  # validated: a regular file (else refused by name)
+            atomic_write_bytes(out / "submissions" / sid / name, _read(folder / name))
     info = PrInfo(pr_number, head_sha, sid)
     atomic_write_text(
         out / PR_FILE,
@@ -288,15 +287,22 @@ def unpack_artifact(project: Project, artifact: Path) -> PrInfo:
     elif dest.exists():
         shutil.rmtree(dest)
     for name in subs[info.submission_id]:
-        data = (artifact / "submissions" / info.submission_id / name).read_bytes()
+        data = _read(artifact / "submissions" / info.submission_id / name)
         atomic_write_bytes(dest / name, data)
     shown = os.path.relpath(dest)
     return replace(info, submission_path=shown if not shown.startswith("..") else str(dest))
 
 
+def _read(path: Path) -> bytes:
+    """The bytes of a file of the artifact (listed by :func:`_walk`, so at most
+    :data:`MAX_FILE_BYTES`), opened with :func:`~scoring.storage.open_regular`."""
+    with open_regular(path) as f:
+        return f.read(MAX_FILE_BYTES + 1)
+
+
 def _read_pr(path: Path) -> PrInfo:
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(_read(path))
         pr_number, head_sha, sid = raw["pr_number"], raw["head_sha"], raw["submission_id"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
         raise ArtifactError(f"{PR_FILE} is not the expected JSON object") from None

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import scoring
 from scoring.judge.outcome import JudgeReport, JudgeStats
 from scoring.questions import Setting
-from scoring.storage import atomic_write_text
+from scoring.storage import atomic_write_text, open_regular
 
 if TYPE_CHECKING:
     from gamut.project import Project
@@ -37,12 +37,14 @@ _COUNTS = ("judge", "label", "identity", "checks", "empty")
 
 
 def file_digest(path: Path) -> str:
-    """The SHA-256 of a file's bytes, read in blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """The SHA-256 of a file's bytes (a link to a regular file followed, anything else under
+    the name refused: :func:`~scoring.storage.open_regular`).
+
+    Raises:
+        OSError: it cannot be read.
+    """
+    with open_regular(path, links=True) as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _files(root: Path, patterns: Iterable[str]) -> list[Path]:
@@ -82,7 +84,10 @@ def _inputs(project: Project, h: Any) -> None:
     for name, paths in groups:
         _update(h, name, str(len(paths)))
         for p in paths:
-            _update(h, str(p), file_digest(p) if p.is_file() else "absent")
+            try:
+                _update(h, str(p), file_digest(p))
+            except OSError:  # the run names it
+                _update(h, str(p), "absent")
 
 
 def _state(project: Project, h: Any) -> None:

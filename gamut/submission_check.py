@@ -8,6 +8,7 @@ held rubrics that only the maintainers can read, the job size says so instead.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -113,8 +114,6 @@ def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
     qids = [q.question_id for q in project.questions]
     for setting in Setting:
         path = folder / RESPONSE_FILES[setting.value]
-        if not path.is_file() or path.is_symlink():
-            continue
         read = read_response_file(
             path, display_path(path, project.cfg.root), setting.value, qids, limits
         )
@@ -170,7 +169,7 @@ def check_metadata_only(
     for sid in ids:
         path = root / sid / METADATA_FILE
         shown = display_path(path, here)
-        if not path.is_file() or path.is_symlink():
+        if not os.path.lexists(path):
             problems.append(
                 Problem(shown, None, "missing", f"create it with `gamut submission new {sid}`")
             )

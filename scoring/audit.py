@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from scoring.audit_line import AnnotatorId, AuditLine, Role
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Setting
+from scoring.storage import open_regular
 from scoring.verdicts import VERDICT_ORDER
 
 Ints = npt.NDArray[np.int64]
@@ -144,10 +145,11 @@ class AuditLabels:
 
 
 def audit_files(path: Path) -> list[Path]:
-    """The label files of an audit folder (``*.jsonl``, sorted), or the one file named."""
-    if path.is_file():
+    """The label files of an audit folder (``*.jsonl``, sorted), or the one file named. A name
+    that holds no regular file is listed too: reading it names it."""
+    if not path.is_dir():
         return [path]
-    return sorted(p for p in path.glob("*.jsonl") if p.is_file())
+    return sorted(path.glob("*.jsonl"))
 
 
 def read_audit(
@@ -193,12 +195,12 @@ def read_audit(
     key = _cache_key(
         files, submission_ids, has_responses, question_ids, check_ids, known_submissions
     )
-    cached = _load_cached(cache_dir, key) if cache_dir is not None else None
+    cached = _load_cached(cache_dir, key) if cache_dir is not None and key else None
     if cached is not None:
         return cached
     labels = _read(path, files, submission_ids, has_responses, question_ids, check_ids,
                    known_submissions)  # fmt: skip
-    if cache_dir is not None:
+    if cache_dir is not None and key:
         _save_cached(cache_dir, key, labels)
     return labels
 
@@ -214,11 +216,17 @@ def _cache_key(
     question_ids: Sequence[str],
     check_ids: Sequence[Sequence[str]],
     known_submissions: Collection[str],
-) -> str:
+) -> str | None:
+    """The cache key of labels read from ``files`` (None when one cannot be read: the reader
+    names it)."""
     h = hashlib.sha256(f"gamut-audit-{_CACHE_VERSION}\n".encode())
     for f in files:
         h.update(f"{f}\n".encode())
-        h.update(hashlib.sha256(f.read_bytes()).digest())
+        try:
+            with open_regular(f) as fh:
+                h.update(hashlib.file_digest(fh, "sha256").digest())
+        except OSError:
+            return None
     for part in (submission_ids, question_ids, sorted(known_submissions)):
         h.update("\n".join(part).encode() + b"\x00")
     h.update(np.ascontiguousarray(has_responses, np.bool_).tobytes())

@@ -21,7 +21,7 @@ from scoring.compiler import CheckKind
 from scoring.parameters import TIER_ORDER
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import compile_all, load_rubrics, rubric_files, rubric_set_version
-from scoring.storage import UNREADABLE_NPZ, atomic_write
+from scoring.storage import UNREADABLE_NPZ, atomic_write, open_regular
 
 KIND_ORDER: tuple[CheckKind, ...] = tuple(CheckKind)
 #: Joins the ids of an entry: never in one (an id is letters, digits, ``.``, ``_`` and ``-``).
@@ -111,9 +111,13 @@ def cache_key(path: Path) -> str:
     h = hashlib.sha256()
     for module in (compiler, rubric):
         h.update(Path(module.__file__ or "").read_bytes())
-    for f in [f for f in rubric_files(path) if f.is_file()]:
+    for f in rubric_files(path):
         h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode() + b"\0")
-        h.update(f.read_bytes())
+        try:
+            with open_regular(f, links=True) as fh:
+                h.update(hashlib.file_digest(fh, "sha256").digest())
+        except OSError:  # the compiler names it
+            h.update(b"unreadable")
         h.update(b"\0")
     return h.hexdigest()[:24]
 

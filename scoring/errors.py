@@ -204,11 +204,22 @@ class DiskFullError(GamutError):
         return None
 
 
+class NotRegularFileError(GamutError, OSError):
+    """A reader found something other than a regular file under a file's name: a named pipe,
+    socket, device, folder or symbolic link (:func:`scoring.storage.open_regular`). An
+    ``OSError`` too, so that every reader's handling of an unreadable file names it."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"not a regular file but {kind}", path)
+        self.kind = kind
+
+
 __all__ = [
     "NO_ROOM",
     "ConfigError",
     "DiskFullError",
     "GamutError",
+    "NotRegularFileError",
     "Problem",
     "ProblemsError",
     "RubricError",

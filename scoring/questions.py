@@ -75,6 +75,7 @@ def load_questions(path: Path) -> list[Question]:
         blank_lines=False,
         what="a questions file",
         size_fix="split the questions or check [benchmark] questions in the config",
+        links=True,  # the config names it; a Hub snapshot keeps it as a link into its cache
     )
     problems += read.problems
     for line in read.lines:

@@ -14,6 +14,7 @@ from scoring.bulk import gc_paused
 from scoring.compiler import Check, compile_rubric
 from scoring.errors import Problem, RubricError
 from scoring.rubric import MetaRubric
+from scoring.storage import open_regular
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,11 @@ RUBRIC_SUFFIXES = frozenset({".json", ".jsonl"})
 
 
 def rubric_files(path: Path) -> list[Path]:
-    """The rubric files at ``path``: every ``.json``/``.jsonl`` file under a folder, sorted, or
-    the path itself when it is not a folder."""
+    """The rubric files at ``path``: everything named ``*.json``/``*.jsonl`` under a folder but
+    a folder, sorted (a name that holds no regular file is refused by name when read), or the
+    path itself when it is not a folder."""
     if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in RUBRIC_SUFFIXES and p.is_file())
+        return sorted(p for p in path.rglob("*") if p.suffix in RUBRIC_SUFFIXES and not p.is_dir())
     return [path]
 
 
@@ -59,6 +61,7 @@ def _jsonl_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None
         what="a rubric file",
         size_fix="split the rubrics into several files",
         report=pending.append,
+        links=True,  # a Hub snapshot's files are links into its cache
     )
     for line in read.lines:  # parsed as iterated: problems and objects come in line order
         yield from ((p.line, None, p) for p in pending)
@@ -73,7 +76,8 @@ def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]
         yield from _jsonl_objects(path)
         return
     try:
-        text = path.read_text(encoding="utf-8")
+        with open_regular(path, links=True) as f:
+            text = f.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         yield (
             None,
@@ -81,7 +85,7 @@ def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]
             Problem(
                 str(path),
                 None,
-                f"cannot read: {exc}",
+                f"cannot read: {exc.strerror if isinstance(exc, OSError) else exc}",
                 "pass a readable UTF-8 .json or .jsonl file or a folder",
             ),
         )

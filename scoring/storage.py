@@ -1,5 +1,6 @@
-"""Small file-writing helpers: every write is to a temporary file, then renamed into place
-(and :data:`UNREADABLE_NPZ`, what reading back a damaged ``.npz`` entry raises).
+"""Small file helpers: every write is to a temporary file, then renamed into place; every
+file read from a folder anyone can fill is opened with :func:`open_regular` (and
+:data:`UNREADABLE_NPZ` is what reading back a damaged ``.npz`` entry raises).
 
 Files and folders get the modes an ordinary ``open()`` or ``mkdir`` would give them (0o666 and
 0o777 less the process umask), not the private 0o600 / 0o700 of temporary files: results and the
@@ -8,6 +9,8 @@ built site are served by web servers running as other users.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import re
 import shutil
@@ -17,7 +20,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from scoring.errors import DiskFullError
+from scoring.errors import DiskFullError, NotRegularFileError
 
 
 def _read_umask() -> int:
@@ -172,6 +175,62 @@ def atomic_write_bytes(
     atomic_write(path, write, mode, durable=durable)
 
 
+#: What a name holds when it is not a regular file, by its file type.
+_KINDS = {
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a device",
+    stat.S_IFBLK: "a device",
+    stat.S_IFDIR: "a folder",
+    stat.S_IFLNK: "a symbolic link",
+}
+#: What opening without following a link or waiting says of a name swapped since its lstat.
+_SWAPPED = {errno.ELOOP: "a symbolic link", errno.ENXIO: "a socket or device"}
+
+
+def _regular(path: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(str(path), _KINDS.get(stat.S_IFMT(mode), "not a file"))
+
+
+def open_regular(path: Path, *, links: bool = False) -> io.BufferedReader:
+    """Open ``path`` to read its bytes, when its name holds a regular file.
+
+    Every reader of a folder that someone else can fill (ledgers, submissions, pull request
+    artifacts, audit labels, batch results, the workbench) opens its files so: a named pipe,
+    socket, device, folder or symbolic link (even to a regular file: a link can point anywhere,
+    and such a folder never needs one, as for submissions) is refused by name before it is
+    opened (``lstat``), so that no reader waits on a pipe or reads a device forever; the file is
+    then opened without following a link and without waiting, and checked again (``fstat``), so
+    that a swap between the two is refused too. Only the last part of the path is checked: the
+    folders above it may be links.
+
+    With ``links``, a symbolic link to a regular file is followed (the project's own inputs:
+    the rubric and questions files, which a Hub snapshot keeps as links into its cache); a link
+    to anything else is refused all the same.
+
+    Raises:
+        NotRegularFileError: the name holds something else (an ``OSError``: readers name it as
+            an unreadable file).
+        OSError: the file cannot be opened.
+    """
+    _regular(path, (os.stat if links else os.lstat)(path).st_mode)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if links else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno in _SWAPPED:
+            raise NotRegularFileError(str(path), _SWAPPED[exc.errno]) from None
+        raise
+    try:
+        _regular(path, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        return io.BufferedReader(io.FileIO(fd, "rb"))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 #: What numpy raises reading a cache entry written by :func:`atomic_write` as ``.npz`` that is
 #: damaged, truncated (a bad zip file) or of another layout: the caches compute such an entry
 #: again.
@@ -193,5 +252,6 @@ __all__ = [
     "folder_mode",
     "make_staging_folder",
     "make_temp_folder",
+    "open_regular",
     "remove_stale_staging",
 ]

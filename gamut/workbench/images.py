@@ -13,9 +13,11 @@ from gamut.workbench.store import Workbench
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Popularity
 from scoring.rubric import Identifier, NonEmpty
+from scoring.storage import open_regular
 from scoring.submissions import read_jsonl
 
 FIELDS = ("image_id", "file", "entity", "domain", "popularity", "egocentric")
+_FILE = "give the path of a regular image file, relative to the manifest"
 IMAGES = "images.json"
 
 
@@ -79,14 +81,16 @@ def read_manifest(path: Path) -> dict[str, dict[str, Any]]:
                 Problem(str(path), line, f"duplicate image_id {row.image_id}", "give each a new id")
             )
             continue
-        file = (path.parent / row.file).resolve()
+        file = path.parent / row.file
         try:
-            digest = hashlib.sha256(file.read_bytes()).hexdigest()
-        except OSError:
+            with open_regular(file) as f:
+                digest = hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError as exc:
             problems.append(
-                Problem(str(path), line, f"image file {row.file} not found", "fix the path")
+                Problem(str(path), line, f"image file {row.file}: {exc.strerror}", _FILE)
             )
             continue
+        file = file.resolve()
         images[row.image_id] = {
             **row.model_dump(mode="json"),
             "question_id": row.question_id or row.image_id,

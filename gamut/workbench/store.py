@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import GamutError
-from scoring.storage import atomic_write_bytes
+from scoring.storage import atomic_write_bytes, open_regular
 
 FOLDER_MODE = 0o700
 FILE_MODE = 0o600
@@ -46,9 +46,15 @@ class Workbench:
         return self.root / name
 
     def read(self, name: str, default: Any = None) -> Any:
-        """The JSON value of ``name``, or ``default`` when the step has not written it yet."""
+        """The JSON value of ``name``, or ``default`` when the step has not written it yet.
+
+        Raises:
+            WorkbenchError: not valid JSON.
+            NotRegularFileError: the name holds no regular file (a pipe, a link, a folder).
+        """
         try:
-            return json.loads(self.path(name).read_text(encoding="utf-8"))
+            with open_regular(self.path(name)) as f:
+                return json.loads(f.read())
         except FileNotFoundError:
             return default
         except json.JSONDecodeError as exc:

@@ -19,18 +19,20 @@ import hashlib
 import hmac
 import json
 import math
+import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring.errors import Problem
+from scoring.errors import NotRegularFileError, Problem
 from scoring.ledger.keys import KeyScheme
 from scoring.ledger.records import BATCHES, FAILURES, SOURCES, VERDICTS, schema
+from scoring.storage import open_regular
 from scoring.verdicts import VERDICT_ORDER
 
 #: The key of a shard's metadata in its Parquet schema.
@@ -63,15 +65,15 @@ def shard_name(data: bytes, scheme: KeyScheme) -> str:
     return h.hexdigest() + ".parquet"
 
 
-def name_problem(path: Path, scheme: KeyScheme) -> str | None:
-    """Why ``path`` does not hold the bytes its name (before the suffix) names: their SHA-256,
-    or their MAC when the scheme is keyed (None when it does)."""
+def name_problem(f: BinaryIO, name: str, scheme: KeyScheme) -> str | None:
+    """Why the bytes of ``f`` (from its start) are not those its file ``name`` (before the
+    suffix) names: their SHA-256, or their MAC when the scheme is keyed (None when they are)."""
     key = scheme.mac_key
     h: Any = hashlib.sha256() if key is None else hmac.new(key, b"", hashlib.sha256)
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    if hmac.compare_digest(h.hexdigest(), path.name.partition(".")[0]):
+    f.seek(0)
+    for block in iter(lambda: f.read(1 << 20), b""):
+        h.update(block)
+    if hmac.compare_digest(h.hexdigest(), name.partition(".")[0]):
         return None
     if key is None:
         return "corrupted: its bytes do not match its name"
@@ -81,21 +83,28 @@ def name_problem(path: Path, scheme: KeyScheme) -> str | None:
     )
 
 
-def size_problem(path: Path) -> str | None:
-    """Why ``path`` is too large to be a shard, or its Parquet footer too large to read (None
-    when neither): read from the file's size and its last 8 bytes."""
-    size = path.stat().st_size
+def size_problem(f: BinaryIO) -> str | None:
+    """Why the open file ``f`` is too large to be a shard, or its Parquet footer too large to
+    read (None when neither): read from the file's size and its last 8 bytes."""
+    size = os.fstat(f.fileno()).st_size
     if size > MAX_SHARD_BYTES:
         return f"{size} bytes, more than a shard's {MAX_SHARD_BYTES}"
-    with path.open("rb") as f:
-        f.seek(max(size - 8, 0))
-        tail = f.read(8)
+    f.seek(max(size - 8, 0))
+    tail = f.read(8)
     if len(tail) < 8 or tail[4:] != b"PAR1":
         return "not a Parquet file (no PAR1 footer)"
     footer = int.from_bytes(tail[:4], "little")
     if footer > MAX_FOOTER_BYTES:
         return f"a Parquet footer of {footer} bytes, more than a shard's {MAX_FOOTER_BYTES}"
     return None
+
+
+def unreadable(path: Path, exc: OSError, fix: str) -> Problem:
+    """The problem of a ledger file that cannot be read: a name that holds no regular file
+    (:func:`~scoring.storage.open_regular`) is named so, any other error by its type."""
+    if isinstance(exc, NotRegularFileError):
+        return Problem(str(path), None, str(exc.strerror), "remove it: a ledger holds only files")
+    return Problem(str(path), None, f"cannot be read ({type(exc).__name__})", fix)
 
 
 def metadata_problem(md: pq.FileMetaData) -> str | None:
@@ -119,11 +128,12 @@ def metadata_problem(md: pq.FileMetaData) -> str | None:
     return None
 
 
-def contents_problem(path: Path, kind: str, pf: pq.ParquetFile) -> str | None:
-    """Why a shard's contents are not a ledger's (None when they are): read with every string
-    column as a dictionary, so that the decoded size is counted before anything is expanded."""
+def contents_problem(f: BinaryIO, kind: str, pf: pq.ParquetFile) -> str | None:
+    """Why the contents of the shard open as ``f`` are not a ledger's (None when they are):
+    read with every string column as a dictionary, so that the decoded size is counted before
+    anything is expanded."""
     strings = _string_paths(pf.schema_arrow)
-    table = pq.ParquetFile(path, read_dictionary=strings).read()
+    table = pq.ParquetFile(f, read_dictionary=strings).read()
     if table.num_rows > MAX_SHARD_ROWS or table.num_rows != pf.metadata.num_rows:
         return f"holds {table.num_rows} rows, its metadata counts {pf.metadata.num_rows}"
     decoded = sum(_decoded_bytes(table[name]) for name in table.column_names)
@@ -163,19 +173,31 @@ def code_problem(col: pa.ChunkedArray | pa.Array) -> str | None:
 def shard_problems(path: Path, kind: str, scheme: KeyScheme, held: bool) -> list[Problem]:
     """The problems of one shard file of ``kind`` in a ledger under ``scheme`` (held: without
     free text), in the order of this module's docstring; empty when it is sound. Nothing is
-    decoded before the name and the metadata check out."""
+    decoded before the name and the metadata check out; a name that holds no regular file is
+    refused unopened (:func:`~scoring.storage.open_regular`)."""
     fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
     try:
-        bad = size_problem(path)
+        f = open_regular(path)
+    except OSError as exc:
+        return [unreadable(path, exc, fix)]
+    with f:
+        return _shard_problems(f, path, kind, scheme, held, fix)
+
+
+def _shard_problems(
+    f: BinaryIO, path: Path, kind: str, scheme: KeyScheme, held: bool, fix: str
+) -> list[Problem]:
+    try:
+        bad = size_problem(f)
         if bad:  # nothing more is read of a file too large (or with too large a footer)
             return [Problem(str(path), None, bad, fix)]
-        bad = name_problem(path, scheme)
+        bad = name_problem(f, path.name, scheme)
     except OSError as exc:
         bad = f"cannot be read ({type(exc).__name__})"
     if bad:  # its footer (size-checked) may say why: another ledger's
-        return [_foreign(path, scheme) or Problem(str(path), None, bad, fix)]
+        return [_foreign(f, path, scheme) or Problem(str(path), None, bad, fix)]
     try:
-        pf = pq.ParquetFile(path)
+        pf = pq.ParquetFile(f)
         bad = metadata_problem(pf.metadata)
         if bad:
             return [Problem(str(path), None, f"refused before decoding: {bad}", fix)]
@@ -197,17 +219,17 @@ def shard_problems(path: Path, kind: str, scheme: KeyScheme, held: bool) -> list
     if not got.equals(schema(kind, held)):
         return [Problem(str(path), None, f"columns {got.names} are not a {kind} shard's", fix)]
     try:
-        bad = contents_problem(path, kind, pf)
+        bad = contents_problem(f, kind, pf)
     except (OSError, pa.ArrowException) as exc:
         bad = f"its rows cannot be read ({exc})"
     return [Problem(str(path), None, bad, fix)] if bad else []
 
 
-def _foreign(path: Path, scheme: KeyScheme) -> Problem | None:
+def _foreign(f: BinaryIO, path: Path, scheme: KeyScheme) -> Problem | None:
     """The problem of a shard whose (size-checked) footer names another key scheme, which is
     why its name is not this ledger's; None when it names this one or cannot be read."""
     try:
-        meta = shard_meta(pq.ParquetFile(path).schema_arrow)
+        meta = shard_meta(pq.ParquetFile(f).schema_arrow)
     except (OSError, pa.ArrowException):
         return None
     if not meta or meta.get("scheme") == scheme.scheme_id:
@@ -300,5 +322,6 @@ __all__ = [
     "shard_name",
     "shard_problems",
     "size_problem",
+    "unreadable",
     "write_parts",
 ]

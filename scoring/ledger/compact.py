@@ -17,12 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from scoring.ledger.checks import shard_name, write_parts
 from scoring.ledger.order import COMPACTIONS, compaction_bytes, pushed_order, record_name
 from scoring.ledger.records import KINDS
-from scoring.ledger.store import Ledger, shard_bytes
+from scoring.ledger.store import Ledger, shard_bytes, shard_metadata
 from scoring.storage import atomic_write_bytes
 
 #: A shard of fewer rows than this is small: a run of small shards is compacted.
@@ -103,7 +102,7 @@ def compact(ledger: Ledger) -> CompactReport:
 
 def _rows(ledger: Ledger, kind: str, name: str) -> int:
     try:
-        return int(pq.ParquetFile(ledger.root / kind / name).metadata.num_rows)
+        return int(shard_metadata(ledger.root / kind / name).num_rows)
     except (OSError, pa.ArrowException):
         return SMALL_ROWS  # unreadable: left alone (verify names it)
 

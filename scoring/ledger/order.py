@@ -24,6 +24,7 @@ a key counts: a later, different one is a *duplicate*, kept in its shard and nev
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from typing import Any
 from scoring.ledger.checks import name_problem, shard_name
 from scoring.ledger.keys import KeyScheme
 from scoring.ledger.records import KINDS
+from scoring.storage import open_regular
 
 #: The folders of push records and of compaction records, and a record's file name.
 PUSHES = "pushes"
@@ -84,17 +86,28 @@ def record_name(data: bytes, scheme: KeyScheme) -> str:
 
 
 def record_problem(path: Path, scheme: KeyScheme) -> str | None:
-    """Why ``path`` is not a sound push record of a ledger under ``scheme`` (None when it is)."""
+    """Why ``path`` is not a sound push record of a ledger under ``scheme`` (None when it is).
+
+    Raises:
+        OSError: it cannot be read, or its name holds no regular file
+            (:class:`~scoring.errors.NotRegularFileError`).
+    """
     if not RECORD.match(path.name):
         return "not a push record's name"
-    size = path.stat().st_size
-    if size > MAX_RECORD_BYTES:
-        return f"{size} bytes, more than a push record's {MAX_RECORD_BYTES}"
-    bad = name_problem(path, scheme)
+    data = _record_data(path)
+    if len(data) > MAX_RECORD_BYTES:
+        return f"more than a push record's {MAX_RECORD_BYTES} bytes"
+    bad = name_problem(io.BytesIO(data), path.name, scheme)
     if bad:
         return bad
     parse = _parse_compaction if path.parent.name == COMPACTIONS else _parse
-    return None if parse(path.name, path.read_bytes()) else "not a record (its JSON)"
+    return None if parse(path.name, data) else "not a record (its JSON)"
+
+
+def _record_data(path: Path) -> bytes:
+    """A record file's bytes, one more than a record may hold at most."""
+    with open_regular(path) as f:
+        return f.read(MAX_RECORD_BYTES + 1)
 
 
 def _paths(value: object, kind: str | None = None) -> bool:
@@ -156,9 +169,14 @@ def _read(folder: Path, scheme: KeyScheme, parse: Any) -> list[object]:
         return []
     out = []
     for p in sorted(folder.iterdir()):
-        if RECORD.match(p.name) and p.stat().st_size <= MAX_RECORD_BYTES:
-            data = p.read_bytes()
-            rec = parse(p.name, data) if record_name(data, scheme) == p.name else None
+        if not RECORD.match(p.name):
+            continue
+        try:
+            data = _record_data(p)
+        except OSError:
+            continue  # orders nothing: `Ledger.verify` names it
+        if len(data) <= MAX_RECORD_BYTES and record_name(data, scheme) == p.name:
+            rec = parse(p.name, data)
             if rec is not None:
                 out.append(rec)
     return out

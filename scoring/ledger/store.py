@@ -32,6 +32,7 @@ import json
 import os
 import re
 import shutil
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ from scoring.ledger.checks import (
     shard_name,
     shard_problems,
     size_problem,
+    unreadable,
     write_parts,
 )
 from scoring.ledger.keys import (
@@ -90,7 +92,7 @@ from scoring.ledger.records import (
     verdict_table,
     verdict_word,
 )
-from scoring.storage import atomic_write, atomic_write_bytes, atomic_write_text
+from scoring.storage import atomic_write, atomic_write_bytes, atomic_write_text, open_regular
 from scoring.verdicts import PAIR_KEY
 
 FORMAT = 1
@@ -188,14 +190,15 @@ class Ledger:
             )
         path = root / MANIFEST
         want = {"format": FORMAT, "scheme": scheme.scheme_id, "held": held}
-        if not path.is_file():
+        if not os.path.lexists(path):
             if not create:
                 raise LedgerError(f"no ledger at {root} (no {MANIFEST})")
             root.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, json.dumps(want, indent=1) + "\n", durable=True)
             return cls(root, scheme, held)
         try:
-            got = json.loads(path.read_text(encoding="utf-8")[:10_000])
+            with open_regular(path) as f:
+                got = json.loads(f.read(10_000).decode("utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise LedgerError(f"{path}: not a ledger manifest ({exc})") from None
         if not isinstance(got, dict) or got.get("format") != FORMAT:
@@ -277,13 +280,15 @@ class Ledger:
         path = self.root / kind / name
         fix = "run `gamut ledger verify`, and restore it from another copy (or remove it)"
         try:
-            bad = size_problem(path)
-            f = None if bad else pq.ParquetFile(path, read_dictionary=list(dictionaries) or None)
-            bad = bad or metadata_problem(f.metadata)  # type: ignore[union-attr]
-            if bad or f is None:
-                raise LedgerError(f"{path}: not read: {bad}; {fix}")
-            meta = shard_meta(f.schema_arrow)
-            table = f.read(columns=list(columns) if columns is not None else None)
+            with open_regular(path) as file:
+                bad = size_problem(file)
+                coded = list(dictionaries) or None
+                f = None if bad else pq.ParquetFile(file, read_dictionary=coded)
+                bad = bad or metadata_problem(f.metadata)  # type: ignore[union-attr]
+                if bad or f is None:
+                    raise LedgerError(f"{path}: not read: {bad}; {fix}")
+                meta = shard_meta(f.schema_arrow)
+                table = f.read(columns=list(columns) if columns is not None else None)
         except (OSError, pa.ArrowException) as exc:
             raise LedgerError(f"{path}: cannot read this shard ({exc}); {fix}") from None
         if meta.get("kind") != kind or meta.get("scheme") != self.scheme.scheme_id:
@@ -409,7 +414,7 @@ class Ledger:
             if f"{kind}/{name}" in replaced:
                 continue  # its rows are in a compaction's shards, which count in its place
             try:
-                md = pq.ParquetFile(self.root / kind / name).metadata
+                md = shard_metadata(self.root / kind / name)
                 idx = md.schema.to_arrow_schema().get_field_index(col)
                 lo = min(
                     (
@@ -580,8 +585,10 @@ class Ledger:
         problems: list[Problem] = []
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
-            if path.is_dir() or any(p.startswith(".") for p in rel.parts) or str(rel) == MANIFEST:
+            if any(p.startswith(".") for p in rel.parts) or str(rel) == MANIFEST:
                 continue
+            if len(rel.parts) == 1 and stat.S_ISDIR(path.lstat().st_mode):
+                continue  # a folder's files are checked one by one
             if len(rel.parts) == 2 and rel.parts[0] in (PUSHES, COMPACTIONS):
                 problems.extend(self.verify_record(path))
                 continue
@@ -595,11 +602,11 @@ class Ledger:
 
     def verify_record(self, path: Path) -> list[Problem]:
         """The problems of one push record file (its name against its bytes, its form)."""
+        fix = "restore it from another copy of the ledger (gamut ledger pull), or remove it"
         try:
             bad = record_problem(path, self.scheme)
         except OSError as exc:
-            bad = f"cannot be read ({type(exc).__name__})"
-        fix = "restore it from another copy of the ledger (gamut ledger pull), or remove it"
+            return [unreadable(path, exc, fix)]
         what = "compaction record" if path.parent.name == COMPACTIONS else "push record"
         return [Problem(str(path), None, f"{what} {bad}", fix)] if bad else []
 
@@ -697,7 +704,15 @@ def copy_checked(into: Ledger, other: Ledger) -> MergeReport:
 
 
 def _copy_to(src: Path, tmp: Path) -> None:
-    shutil.copyfile(src, tmp)
+    with open_regular(src) as f, tmp.open("wb") as out:
+        shutil.copyfileobj(f, out)
+
+
+def shard_metadata(path: Path) -> pq.FileMetaData:
+    """The Parquet metadata of the shard file ``path`` (opened with
+    :func:`~scoring.storage.open_regular`)."""
+    with open_regular(path) as f:
+        return pq.ParquetFile(f).metadata
 
 
 #: String columns of few values that the key index's table holds as dictionary arrays (read

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from scoring import fastjson
-from scoring.errors import Problem
+from scoring.errors import NotRegularFileError, Problem
+from scoring.storage import open_regular
 
 #: Deepest nesting of arrays and objects accepted in one line (a response line needs 1).
 MAX_DEPTH = 32
@@ -253,6 +255,7 @@ def read_jsonl(
     size_fix: str = "shorten the file",
     report: Callable[[Problem], None] | None = None,
     stream: bool = False,
+    links: bool = False,
 ) -> JsonlFile:
     """Read a JSON Lines file within ``limits``, every problem found at once.
 
@@ -268,6 +271,9 @@ def read_jsonl(
             iterated, so a file of many lines is never held parsed in memory all at once.
         stream: read the file a block at a time as the lines are iterated, never whole (needs
             ``report``): for files larger than memory should hold.
+        links: follow a symbolic link to a regular file (the project's own inputs); else a
+            name that holds anything but a regular file is refused by name
+            (:func:`~scoring.storage.open_regular`).
 
     Returns:
         The parsed lines and the problems. A file over the size limit, in UTF-16 or unreadable
@@ -302,8 +308,12 @@ def read_jsonl(
         return out
 
     try:
-        size = path.stat().st_size
-        f = path.open("rb")
+        f = open_regular(path, links=links)
+        size = os.fstat(f.fileno()).st_size
+    except NotRegularFileError as exc:
+        problem(None, str(exc.strerror), "replace it with a regular file")
+        out.unreadable = True
+        return out
     except OSError as exc:
         problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
         out.unreadable = True

@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from scoring.errors import Problem
+from scoring.storage import open_regular
 from scoring.submissions.formats import SubmissionMeta, unsafe_char
 
 MAX_METADATA_BYTES = 64 * 1024
@@ -20,6 +21,7 @@ MAX_YAML_NODES = 2000
 #: Fields whose text may span lines (newline and tab allowed); every other field is one line.
 MULTILINE_FIELDS = frozenset({("production", "notes"), ("production", "system_prompt")})
 _SCHEMA_HINT = "see the comments of `gamut submission new` or the schema of `gamut schema`"
+_REGULAR = "keep submission.yaml a regular file (run `gamut submission new ID` for a template)"
 Loc = tuple[str | int, ...]
 
 
@@ -180,7 +182,8 @@ def _is_todo(node: yaml.Node) -> bool:
 def field_line(path: Path, name: str) -> int | None:
     """The line of the top-level field ``name`` in a metadata file (1-based), if found."""
     try:
-        lines = path.read_bytes()[: MAX_METADATA_BYTES + 1].decode("utf-8").split("\n")
+        with open_regular(path) as f:
+            lines = f.read(MAX_METADATA_BYTES + 1).decode("utf-8").split("\n")
     except (OSError, UnicodeDecodeError):
         return None
     for n, line in enumerate(lines, 1):
@@ -193,7 +196,7 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
     """Validate ``submission.yaml``, reporting every problem with its line.
 
     Args:
-        path: the file (a regular file, not a symlink).
+        path: the file (a name that holds no regular file is refused by name).
         display: its name in problems.
 
     Returns:
@@ -203,10 +206,15 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
     def problem(line: int | None, msg: str, fix: str = _SCHEMA_HINT) -> Problem:
         return Problem(display, line, msg, fix)
 
-    if path.stat().st_size > MAX_METADATA_BYTES:
+    try:
+        with open_regular(path) as f:
+            data = f.read(MAX_METADATA_BYTES + 1)
+    except OSError as exc:
+        return None, [problem(None, f"cannot read the file: {exc.strerror}", _REGULAR)]
+    if len(data) > MAX_METADATA_BYTES:
         return None, [problem(None, f"file is over {MAX_METADATA_BYTES // 1024} KB")]
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [problem(None, f"not valid UTF-8 (byte {exc.start + 1})", "save as UTF-8")]
     try:

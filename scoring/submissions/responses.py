@@ -13,6 +13,7 @@ from pathlib import Path
 
 from scoring import process
 from scoring.errors import Problem
+from scoring.storage import open_regular
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
 from scoring.submissions.report import ERROR, WARNING, Limits
 
@@ -143,10 +144,14 @@ def content_hash(path: Path, limit: int) -> str | None:
     """The SHA-256 of the file's bytes (hex), or None when it holds more than ``limit`` bytes.
 
     Never reads more than ``limit + 1`` bytes.
+
+    Raises:
+        OSError: it cannot be read, or its name holds no regular file
+            (:func:`~scoring.storage.open_regular`).
     """
     digest = hashlib.sha256()
     size = 0
-    with path.open("rb") as f:
+    with open_regular(path) as f:
         while chunk := f.read(min(_CHUNK, limit + 1 - size)):
             size += len(chunk)
             if size > limit:
@@ -186,7 +191,7 @@ def read_response_file(
     """Read and check one response file, reporting every problem at once.
 
     Args:
-        path: the file (its caller has made sure it is a regular file, not a symlink).
+        path: the file (a name that holds no regular file is refused by name).
         display: the file name used in problems (relative to the repository root).
         setting: ``multimodal`` or ``text_only``, for messages.
         question_ids: the public question ids of the setting, or None to skip the id checks.

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from scoring.errors import Problem
 from scoring.questions import Question, Setting
@@ -23,6 +26,20 @@ from scoring.submissions.metadata import check_metadata, field_line
 from scoring.submissions.report import Limits, ValidationReport
 from scoring.submissions.responses import read_response_file
 
+_T = TypeVar("_T")
+
+
+def _other(folder: Path, read: Callable[[], _T]) -> _T | None:
+    """What ``read`` makes of a file of another submission's ``folder``: None when the folder is
+    a link or the file cannot be read (a name that holds no regular file included), which that
+    submission's own check names."""
+    if folder.is_symlink():
+        return None
+    try:
+        return read()
+    except OSError:
+        return None
+
 
 class _Others:
     """Other submissions' fingerprints for the copy check, read lazily and cached by content."""
@@ -39,10 +56,7 @@ class _Others:
         self.seen.add(key)
         if key not in self._by_file:
             path = self.subs_root / sid / RESPONSE_FILES[setting]
-            ok = (
-                not (self.subs_root / sid).is_symlink() and not path.is_symlink() and path.is_file()
-            )
-            digest = self.cache.of(path, fingerprints=True) if ok else None
+            digest = _other(self.subs_root / sid, lambda: self.cache.of(path, fingerprints=True))
             prints = digest.fingerprints if digest is not None else None
             self._by_file[key] = prints if prints is not None else {}
         return self._by_file[key]
@@ -67,8 +81,7 @@ class _Names:
         """The compared form of ``sid``'s model name, or None when its metadata is unreadable."""
         if sid not in self._cache:
             path = self.subs_root / sid / METADATA_FILE
-            ok = not (self.subs_root / sid).is_symlink() and not path.is_symlink()
-            meta = self.digests.metadata(path) if ok and path.is_file() else None
+            meta = _other(self.subs_root / sid, lambda: self.digests.metadata(path))
             self._cache[sid] = None if meta is None else display_key(meta.model_name)
         return self._cache[sid]
 
@@ -171,7 +184,7 @@ def validate_submissions(
             shown = display_path(files[METADATA_FILE], base)
             # a file the check passed before (same bytes) has no problems: only a file with
             # problems is checked again, for them
-            meta = others.cache.metadata(files[METADATA_FILE])
+            meta = _other(folder, partial(others.cache.metadata, files[METADATA_FILE]))
             if meta is None:
                 meta, problems = check_metadata(files[METADATA_FILE], shown)
                 report.problems += problems
@@ -199,7 +212,7 @@ def validate_submissions(
             shown = display_path(files[name], base)
             if errors_only:
                 others.seen.add((sid, setting.value))
-                digest = others.cache.of(files[name])
+                digest = _other(folder, partial(others.cache.of, files[name]))
                 # clean and answering exactly the public questions: the reader would find no
                 # error with the question ids either (they add only unknown and missing ids)
                 if digest is not None and digest.clean and digest.chars.keys() == qid_set:

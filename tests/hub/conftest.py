@@ -15,6 +15,9 @@ os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 TOKEN = "hf_test_token_not_a_secret"
+#: The ledger dataset of :func:`ledger_hub`, and the ledger secret it sets.
+LEDGER_REPO = "gamut/ledger"
+LEDGER_SECRET = "ledger-secret-for-tests-" + "0" * 20
 
 RUBRIC = {
     "question_id": "food-0001",
@@ -65,6 +68,18 @@ def hub() -> Iterator[FakeHub]:
     sha = commit_sha(files)
     repo = FakeRepo(commits={sha: files}, branches={"main": sha}, private=True)
     with serve_hub(FakeHub(repos={"gamut/held-rubrics": repo}, token=TOKEN)) as h:
+        yield h
+
+
+@pytest.fixture
+def ledger_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """A fake hub with an empty private dataset ``gamut/ledger``; the env points at it."""
+    sha = commit_sha({})
+    repo = FakeRepo(commits={sha: {}}, branches={"main": sha}, private=True)
+    with serve_hub(FakeHub(repos={LEDGER_REPO: repo}, token=TOKEN)) as h:
+        monkeypatch.setenv("GAMUT_HF_ENDPOINT", h.url)
+        monkeypatch.setenv("HF_TOKEN", TOKEN)
+        monkeypatch.setenv("GAMUT_LEDGER_KEY", LEDGER_SECRET)
         yield h
 
 

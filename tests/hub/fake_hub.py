@@ -10,7 +10,8 @@ two ``huggingface_hub.HfApi.create_commit`` uses: ``POST
 ``deletedFile`` lines; its additions are applied, then its deletions). A commit needs the token
 whatever the repo's visibility, and is refused with 412 when its ``parentCommit`` is not the
 branch head; ``FakeHub.before_commit`` can land another commit just before a commit request is
-answered, as a concurrent push would. Private repos need ``Authorization: Bearer <token>`` to
+answered, as a concurrent push would, and ``FakeHub.on_request`` sees every request before it is
+answered (a test kills its client there). Private repos need ``Authorization: Bearer <token>`` to
 read (401 otherwise); unknown repos, revisions and files answer 404 with the Hub's
 ``X-Error-Code``. Every request is recorded.
 
@@ -93,6 +94,15 @@ class FakeHub:
     #: called with (repo id, repo) when a commit request arrives, before its ``parentCommit`` is
     #: checked: a hook that lands a commit here makes the request's parent stale (412).
     before_commit: Callable[[str, FakeRepo], None] | None = None
+    #: called with each request once it is recorded, before it is answered (in the request's
+    #: thread): a hook that kills the client there leaves the request answered to nobody.
+    on_request: Callable[[Request], None] | None = None
+
+    def seen(self, request: Request) -> None:
+        """Record ``request`` and hand it to :attr:`on_request`."""
+        self.requests.append(request)
+        if self.on_request is not None:
+            self.on_request(request)
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -176,7 +186,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
         def _serve(self, head: bool) -> None:
             path = unquote(urlsplit(self.path).path)
-            hub.requests.append(
+            hub.seen(
                 Request(
                     self.command,
                     path,
@@ -283,7 +293,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             path = unquote(urlsplit(self.path).path)
-            hub.requests.append(Request("POST", path, self.headers.get("Authorization")))
+            hub.seen(Request("POST", path, self.headers.get("Authorization")))
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if path == "/api/repos/create":
                 self._create(json.loads(body))

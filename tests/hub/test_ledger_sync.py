@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,29 +24,19 @@ from scoring.ledger import KeyScheme, Ledger, VerdictRecord, keys_array
 from scoring.ledger.store import shard_bytes
 from scoring.process import COMMAND_LINE, LIBRARY, using
 from scoring.verdicts import Verdict
+from tests.hub.conftest import LEDGER_REPO as REPO
+from tests.hub.conftest import LEDGER_SECRET as SECRET
 from tests.hub.conftest import TOKEN, write_config
-from tests.hub.fake_hub import FakeHub, FakeRepo, commit_sha, serve_hub
+from tests.hub.fake_hub import FakeHub, FakeRepo, commit_sha
 
 MANIFEST = "LEDGER.json"
 
-REPO = "gamut/ledger"
-SECRET = "ledger-secret-for-tests-" + "0" * 20
 CHECK_TEXT = "Identifies the dish as pad thai."
 
 
-@pytest.fixture
-def ledger_hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    """A fake hub with an empty private dataset ``gamut/ledger``; the env points at it."""
-    sha = commit_sha({})
-    repo = FakeRepo(commits={sha: {}}, branches={"main": sha}, private=True)
-    with serve_hub(FakeHub(repos={REPO: repo}, token=TOKEN)) as h:
-        monkeypatch.setenv("GAMUT_HF_ENDPOINT", h.url)
-        monkeypatch.setenv("HF_TOKEN", TOKEN)
-        monkeypatch.setenv("GAMUT_LEDGER_KEY", SECRET)
-        yield h
-
-
-def _records(scheme: KeyScheme, start: int, n: int, verdict: Verdict = Verdict.MEETS) -> list:
+def _records(
+    scheme: KeyScheme, start: int, n: int, verdict: Verdict = Verdict.MEETS
+) -> list[VerdictRecord]:
     return [
         VerdictRecord(
             key=scheme.digest("jid", "q", f"response {i}") + scheme.digest("fact", CHECK_TEXT),

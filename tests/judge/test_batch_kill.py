@@ -4,10 +4,10 @@ killed between two files and inside the second."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -90,32 +90,23 @@ def test_sigkill_mid_import_then_import_again(tmp_path: Path) -> None:
     lines = results.read_bytes().splitlines(keepends=True)
     first, rest = tmp_path / "first.jsonl", tmp_path / "rest.jsonl"
     first.write_bytes(b"".join(lines[:10]))
-    fifo = tmp_path / "second.jsonl"  # the second file arrives while the import reads it
-    os.mkfifo(fifo)
+    # the second file: ten results, then blank lines (skipped) enough for a long read
+    second = tmp_path / "second.jsonl"
+    second.write_bytes(b"".join(lines[10:20]) + b"\n" * (8 * BLOCK_BYTES))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "gamut", "judge", "--config", str(cfg), "--import-batch",
-         str(first), str(fifo)],
+         str(first), str(second)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
-    writer = -1
 
-    def reading_the_second_file() -> bool:
-        nonlocal writer
-        if len(verdict_keys(root)) < 10:
-            return False
-        writer = os.open(fifo, os.O_WRONLY)  # waits for the import to open it
-        # ten results, then blank lines (skipped) past the reader's first block: the write
-        # returns once the import has read that block, lines and all; the file has no end yet
-        os.write(writer, b"".join(lines[10:20]) + b"\n" * (BLOCK_BYTES + (256 << 10)))
-        time.sleep(0.2)  # let it parse them
-        return True
+    def reading_the_second_file() -> bool:  # the first file is stored before it is opened
+        fds = Path(f"/proc/{proc.pid}/fd")
+        with contextlib.suppress(OSError):
+            return any(os.readlink(fd) == str(second.resolve()) for fd in fds.iterdir())
+        return False
 
-    try:
-        kill_when(proc, reading_the_second_file, "the import never ingested its first file")
-    finally:
-        if writer >= 0:
-            os.close(writer)
+    kill_when(proc, reading_the_second_file, "the import never opened its second file")
     after_kill = verdict_keys(root)
     assert len(after_kill) == 10  # the first file, whole; nothing of the second
     rest.write_bytes(b"".join(lines[10:]))

@@ -1,10 +1,13 @@
-"""Hostile verdict shards, built small in memory: the cases of ``tests/ledger/test_hostile.py``
-and of ``benchmarks/bench_hostile_shards.py`` (which measures what each costs to refuse)."""
+"""Hostile verdict shards, built small in memory, and special files named like files of a
+folder (:func:`plant`): the cases of ``tests/ledger/test_hostile.py``,
+``tests/hostile/test_special_files.py`` and of ``benchmarks/bench_hostile_shards.py`` (which
+measures what each costs to refuse)."""
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -19,6 +22,13 @@ from scoring.ledger.store import shard_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 
+#: The special files :func:`plant` makes, and what a reader says of each.
+SPECIAL = {
+    "fifo": "not a regular file but a named pipe (FIFO)",
+    "socket": "not a regular file but a socket",
+    "folder": "not a regular file but a folder",
+    "link to /dev/zero": "not a regular file but a symbolic link",
+}
 #: Rows of the shard that claims more rows than a shard may hold.
 MANY_ROWS = 40_000_000
 #: Keys of the shard whose keys share the key index's former mix.
@@ -115,3 +125,25 @@ def run_gamut(*args: str) -> tuple[int, str, float, float, float]:
     wall = time.perf_counter() - t0
     cpu = usage.ru_utime + usage.ru_stime
     return os.waitstatus_to_exitcode(status), out, wall, cpu, usage.ru_maxrss / 1024
+
+
+def plant(path: Path, kind: str) -> Path:
+    """Put a special file of ``kind`` (a key of :data:`SPECIAL`) at ``path``, replacing a file
+    there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":  # bound from its folder: a socket's path is short (108 bytes)
+        here = os.getcwd()
+        os.chdir(path.parent)
+        try:
+            with socket.socket(socket.AF_UNIX) as sock:
+                sock.bind(path.name)
+        finally:
+            os.chdir(here)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero")
+    return path

@@ -57,7 +57,7 @@ def test_manifest_problems_are_all_reported_with_file_and_line(tmp_path: Path) -
         read_manifest(bad)
     text = str(exc.value)
     assert f"{bad}:3: duplicate image_id img-1" in text
-    assert f"{bad}:4: image file missing.png not found" in text
+    assert f"{bad}:4: image file missing.png: No such file or directory" in text
     assert f"{bad}:5: popularity" in text and f"{bad}:5: egocentric" in text
     jl = write_jsonl(tmp_path / "m.jsonl", [{"image_id": "x", "file": "a.png"}])
     with pytest.raises(ProblemsError) as exc:
