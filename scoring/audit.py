@@ -324,7 +324,7 @@ def _read(
             try:
                 label = AuditLine.model_validate(line.value)
             except ValidationError as exc:
-                problems += Problem.of_validation(exc, name, n, _FORMAT, quote_keys=False)
+                problems += Problem.of_validation(exc, name, n, _FORMAT)
                 continue
             s = sub_index.get(label.submission_id)
             if s is None:
