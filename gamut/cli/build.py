@@ -48,16 +48,35 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return REPLAY(JUDGE(f))
 
 
-def _workbench(config_path: Path | None) -> Workbench:
+def _remember_workbench(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        ctx.meta["gamut.workbench"] = value
+
+
+#: ``--workbench DIR`` on every ``gamut build`` command: another workbench than the config's
+#: ``[workbench] dir`` (the one ``gamut build demo --out DIR`` made: ``DIR/workbench``).
+WORKBENCH = click.option(
+    "--workbench",
+    type=click.Path(path_type=Path, file_okay=False),
+    expose_value=False,
+    callback=_remember_workbench,
+    help="Workbench folder to use instead of the config's [workbench] dir (e.g. DIR/workbench "
+    "after `gamut build demo --out DIR`).",
+)
+
+
+def _workbench(config_path: Path | None, *, create: bool = True) -> Workbench:
     project = get_project(config_path)
-    root = project.workbench_path
+    chosen = click.get_current_context().meta.get("gamut.workbench")
+    root = project.workbench_path if chosen is None else chosen.resolve()
+
     for name, p in (("results", project.results), ("site", project.site_out)):
         if root == p or p in root.parents:
             raise WorkbenchError(
                 f"[workbench] dir {root} is inside the {name} folder {p}, which is published: "
                 "move it (the default is .gamut/workbench)"
             )
-    return Workbench.open(root)
+    return Workbench.open(root) if create else Workbench(root)
 
 
 def _done(what: str, c: Mapping[str, int] | None = None) -> None:
@@ -133,6 +152,7 @@ def build() -> None:
 
 @build.command()
 @config_option
+@WORKBENCH
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @handle_errors
 def status(config_path: Path | None, as_json: bool) -> None:
@@ -140,12 +160,12 @@ def status(config_path: Path | None, as_json: bool) -> None:
     from gamut.workbench.status import counts, next_step
     from gamut.workbench.usage import describe
 
-    wb = _workbench(config_path)
+    wb = _workbench(config_path, create=False)  # a status creates nothing
     c = counts(wb)
     if as_json:
         emit(json.dumps(c, indent=2) + "\n")
         return
-    out_console.print(f"workbench {wb.root}")
+    out_console.print(f"workbench {wb.root}" + ("" if wb.root.is_dir() else " (not started)"))
     for key, value in c.items():
         if key == "llm_usage":
             continue
@@ -166,6 +186,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
 @build.command()
 @click.argument("manifest", type=click.Path(path_type=Path, dir_okay=False))
 @config_option
+@WORKBENCH
 @handle_errors
 def images(manifest: Path, config_path: Path | None) -> None:
     """Import the image manifest MANIFEST (.csv or .jsonl: image_id, file, entity, domain,
@@ -188,6 +209,7 @@ def images(manifest: Path, config_path: Path | None) -> None:
 )
 @llm_options
 @config_option
+@WORKBENCH
 @handle_errors
 def propose(
     per_image: int, replay: Path | None, judge: str | None, config_path: Path | None
@@ -210,6 +232,7 @@ def review() -> None:
 @review.command("apply")
 @click.argument("decisions", type=click.Path(path_type=Path, dir_okay=False))
 @config_option
+@WORKBENCH
 @handle_errors
 def review_apply(decisions: Path, config_path: Path | None) -> None:
     """Record the annotators' decisions in DECISIONS (JSON Lines) and settle decided rounds."""
@@ -223,6 +246,7 @@ def review_apply(decisions: Path, config_path: Path | None) -> None:
 @build.command()
 @llm_options
 @config_option
+@WORKBENCH
 @handle_errors
 def guard(replay: Path | None, judge: str | None, config_path: Path | None) -> None:
     """The second LLM pass: the stranger test, and the selection of one question per image."""
@@ -236,6 +260,7 @@ def guard(replay: Path | None, judge: str | None, config_path: Path | None) -> N
 
 @build.command()
 @config_option
+@WORKBENCH
 @click.option(
     "--top",
     type=click.IntRange(1, 50),
@@ -267,6 +292,7 @@ def diversity(config_path: Path | None, top: int) -> None:
     help="Snippets kept per question.",
 )
 @config_option
+@WORKBENCH
 @handle_errors
 def evidence(
     snippets: Path | None,
@@ -293,6 +319,7 @@ def evidence(
 @build.command()
 @llm_options
 @config_option
+@WORKBENCH
 @handle_errors
 def draft(replay: Path | None, judge: str | None, config_path: Path | None) -> None:
     """Draft a meta-rubric per question from its snippets (one repair), compiled."""
@@ -313,6 +340,7 @@ def draft(replay: Path | None, judge: str | None, config_path: Path | None) -> N
 )
 @click.option("--fetch-sources", is_flag=True, help="Fetch each cited snippet's source page.")
 @config_option
+@WORKBENCH
 @handle_errors
 def refine(
     replay: Path | None,
@@ -340,6 +368,7 @@ def refine(
 @click.option("--entity", required=True, help="The corrected ground-truth entity.")
 @click.option("--reason", required=True, help="Why (listed in the release notes).")
 @config_option
+@WORKBENCH
 @handle_errors
 def correct(question_id: str, entity: str, reason: str, config_path: Path | None) -> None:
     """Correct a question's ground-truth entity, with a reason."""
@@ -353,6 +382,7 @@ def correct(question_id: str, entity: str, reason: str, config_path: Path | None
 @click.argument("question_id")
 @click.option("--reason", required=True, help="Why (listed in the release notes).")
 @config_option
+@WORKBENCH
 @handle_errors
 def drop(question_id: str, reason: str, config_path: Path | None) -> None:
     """Drop a question from the next release, with a reason."""
@@ -366,6 +396,7 @@ def drop(question_id: str, reason: str, config_path: Path | None) -> None:
 @click.argument("version")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), help="Where to write it.")
 @config_option
+@WORKBENCH
 @handle_errors
 def release_cmd(version: str, out: Path | None, config_path: Path | None) -> None:
     """Write release VERSION: questions.jsonl, held rubrics/, release.json and CHANGELOG.md."""
@@ -392,7 +423,8 @@ def demo(out: Path) -> None:
     meta = run_demo(out)
     out_console.print(
         f"demo release {meta['benchmark_version']} in {out}: {meta['n_questions']} questions, "
-        f"{meta['n_checks']} checks"
+        f"{meta['n_checks']} checks\n"
+        f"its workbench: gamut build status --workbench {out / 'workbench'}"
     )
 
 
@@ -401,6 +433,7 @@ def demo(out: Path) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
               help="Port on 127.0.0.1.")  # fmt: skip
 @config_option
+@WORKBENCH
 @handle_errors
 def review_serve(annotator: str, port: int, config_path: Path | None) -> None:
     """The annotation page on 127.0.0.1: accept, revise or discard each candidate."""
@@ -420,6 +453,7 @@ def revise() -> None:
 @click.argument("edits", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--annotator", required=True, help="Who made the edits (recorded with the round).")
 @config_option
+@WORKBENCH
 @handle_errors
 def revise_apply(edits: Path, annotator: str, config_path: Path | None) -> None:
     """Apply EDITS (JSON Lines: question_id, check_id, text or delete) to the items the checks
@@ -436,6 +470,7 @@ def revise_apply(edits: Path, annotator: str, config_path: Path | None) -> None:
 @click.option("--port", type=click.IntRange(0, 65535), default=8002, show_default=True,
               help="Port on 127.0.0.1.")  # fmt: skip
 @config_option
+@WORKBENCH
 @handle_errors
 def revise_serve(annotator: str, port: int, config_path: Path | None) -> None:
     """The revision page on 127.0.0.1: edit the compiled checks, see what recompiling implies."""

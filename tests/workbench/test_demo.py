@@ -13,6 +13,7 @@ from gamut.workbench.questions import CANDIDATES, State
 from gamut.workbench.store import Workbench
 from scoring.questions import load_questions
 from scoring.rubric_io import load_rubrics, read_rubrics, rubric_set_version
+from tests.demo_config import write_demo_config
 from tests.workbench.helpers import run
 
 
@@ -32,6 +33,15 @@ def test_demo_runs_every_step_to_a_release(tmp_path: Path) -> None:
     code, printed = run("build", "demo", "--out", str(out))
     assert code == 0, printed
     assert "demo release demo-1.0" in printed
+    # the printed follow-up command shows that workbench, and creates nothing elsewhere
+    hint = printed.split("its workbench: gamut ")[1].split()
+    cfg = write_demo_config(tmp_path / "cfg")
+    code, status = run(*hint, "--config", str(cfg))
+    assert code == 0 and f"workbench {out / 'workbench'}\n" in status, status
+    assert "questions: 4" in status
+    code, status = run("build", "status", "--config", str(cfg))
+    assert code == 0 and "(not started)" in status
+    assert not (tmp_path / "cfg" / ".gamut").exists()
     questions = load_questions(out / "questions.jsonl")
     assert sorted(q.question_id for q in questions) == [
         "animals-0001",
