@@ -56,11 +56,14 @@ def check_published(key: str, value: str, config_file: Path | str) -> None:
     if PLACEHOLDER not in value:
         return
     raise PlaceholderError(
-        f"{config_file}: {key} = {value!r} is a placeholder ({PLACEHOLDER}): the GAMUT "
-        "datasets are not published on the Hugging Face Hub yet. Maintainers: replace "
+        "submissions are not open yet: the GAMUT question set is not published. What works "
+        "now: fill in and check your metadata (`gamut submission validate` checks it), and "
+        "rehearse the whole path offline on the demo benchmark, with --config demo/gamut.toml "
+        "on each command (`gamut submission new ID`, `gamut generate`, `gamut submission "
+        "validate`, `gamut run`). (Maintainers: "
+        f"{config_file}: {key} = {value!r} is the placeholder {PLACEHOLDER}; replace "
         f"{PLACEHOLDER}/<name>@{PLACEHOLDER} with the dataset's ORG/NAME and the full commit sha "
-        "to pin (site_src/maintainers.md, 'Publishing the datasets'). To try the tools now, use "
-        "the offline demo: --config demo/gamut.toml"
+        "to pin, as site_src/maintainers.md, 'Publishing the datasets', says.)"
     )
 
 

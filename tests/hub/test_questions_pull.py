@@ -210,8 +210,15 @@ def test_the_live_config_names_the_placeholder_and_the_fix(tmp_path: Path) -> No
         r = _gamut(*args, "--config", str(live))
         text = " ".join(r.output.split())
         assert r.exit_code == 1, (args, r.output)
-        assert "is a placeholder (UNPUBLISHED)" in text, (args, text)
+        assert "submissions are not open yet: the GAMUT question set" in text, (args, text)
+        assert "is the placeholder UNPUBLISHED" in text  # and, for maintainers, the fix
         assert "--config demo/gamut.toml" in text and "commit sha" in text
+    copy = tmp_path / "live" / "gamut.toml"  # its submissions folder beside it, not the repo's
+    copy.parent.mkdir()
+    copy.write_text(live.read_text())
+    r = _gamut("submission", "new", "my-model", "--config", str(copy))
+    assert r.exit_code == 0, r.output
+    assert "Submissions are not open yet" in " ".join(r.output.split())
 
 
 def test_a_local_questions_file_needs_no_pull() -> None:
