@@ -18,6 +18,7 @@ from scoring.errors import GamutError, Problem
 from scoring.judge.spec import JudgeConfig
 from scoring.questions import Setting
 from scoring.submissions.formats import RESPONSE_FILES
+from scoring.submissions.gaming import question_words
 from scoring.submissions.layout import display_path
 from scoring.submissions.stats import ResponseStats, response_stats
 
@@ -112,13 +113,15 @@ def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
     result = SubmissionCheck(submission_id, report, judges=dict(project.cfg.judges))
     limits = Limits()
     qids = [q.question_id for q in project.questions]
+    qwords = question_words(project.questions)
     for setting in Setting:
         path = folder / RESPONSE_FILES[setting.value]
         read = read_response_file(
             path, display_path(path, project.cfg.root), setting.value, qids, limits
         )
         if read.responses:
-            result.stats[setting] = response_stats({q: r.text for q, r in read.responses.items()})
+            texts = {q: r.text for q, r in read.responses.items()}
+            result.stats[setting] = response_stats(texts, qwords)
     if not report.ok:
         result.job_unavailable = "fix the errors above first"
         return result

@@ -12,11 +12,15 @@ import statistics
 import string
 import unicodedata
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from scoring.errors import Problem
 from scoring.submissions.report import WARNING
 from scoring.submissions.responses import Response
+
+if TYPE_CHECKING:
+    from scoring.questions import Question
 
 #: A group of identical or templated responses is reported from this share of responses on.
 TEMPLATE_SHARE = 0.05
@@ -257,6 +261,41 @@ def normalised(responses: Mapping[str, Response]) -> dict[str, str]:
     return {q: normalise(r.text) for q, r in responses.items()}
 
 
+def template_groups(
+    texts: Mapping[str, str], question_words: Mapping[str, set[str]]
+) -> list[list[str]]:
+    """The groups of two or more question ids whose responses are identical or templated, the
+    largest first: the same words once case, punctuation and the words of their own questions
+    are removed (``texts``: :func:`normalised` responses), or identical outright (a skeleton
+    shorter than three words says too little: "pad thai" and "ramen" both leave none). The
+    template warning and the response statistics both count these."""
+    parent = {q: q for q, t in texts.items() if t}
+
+    def root(q: str) -> str:
+        while parent[q] != q:
+            q = parent[q] = parent[parent[q]]
+        return q
+
+    first: dict[str, str] = {}
+    for qid in parent:
+        own = question_words.get(qid, set())
+        skeleton = [w for w in texts[qid].split() if w not in own]
+        keys = ["\0" + texts[qid]] + ([" ".join(skeleton)] if len(skeleton) >= 3 else [])
+        for key in keys:  # one group for both relations (union of the pairs)
+            parent[root(qid)] = root(first.setdefault(key, qid))
+    groups: dict[str, list[str]] = defaultdict(list)
+    for qid in parent:
+        groups[root(qid)].append(qid)
+    return sorted((g for g in groups.values() if len(g) > 1), key=len, reverse=True)
+
+
+def question_words(questions: Iterable[Question]) -> dict[str, set[str]]:
+    """Each question's own words (both forms), which a templated answer fills in."""
+    return {
+        q.question_id: set(words(q.question)) | set(words(q.text_only_question)) for q in questions
+    }
+
+
 def template_warnings(
     display: str,
     responses: Mapping[str, Response],
@@ -271,18 +310,12 @@ def template_warnings(
     ``texts``: :func:`normalised` of ``responses``, when already computed.
     """
     texts = normalised(responses) if texts is None else texts
-    groups: dict[str, list[Response]] = defaultdict(list)
-    for qid, r in responses.items():
-        own = question_words.get(qid, set())
-        skeleton = [w for w in texts[qid].split() if w not in own]
-        if len(skeleton) >= 3:
-            groups[" ".join(skeleton)].append(r)
     n = len(responses)
     threshold = max(TEMPLATE_MIN, math.ceil(TEMPLATE_SHARE * n))
-    big = sorted((g for g in groups.values() if len(g) >= threshold), key=len, reverse=True)
+    big = [g for g in template_groups(texts, question_words) if len(g) >= threshold]
     out = []
-    for g in big[:3]:
-        g = sorted(g, key=lambda r: r.line)
+    for qids in big[:3]:
+        g = sorted((responses[q] for q in qids), key=lambda r: r.line)
         out.append(
             Problem(
                 display,

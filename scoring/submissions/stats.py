@@ -1,18 +1,17 @@
 """Response statistics of one response file: what the gaming warnings look at, as numbers.
 
 Pure functions over response texts: length distribution (characters), empty answers, answers that
-open with a refusal or an apology, and duplicated answers (the same text after the normalisation
-the template warning uses).
+open with a refusal or an apology, and identical or templated answers (the groups the template
+warning counts).
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scoring.submissions.gaming import LONG_FACTOR, LONG_MIN_CHARS, normalise
+from scoring.submissions.gaming import LONG_FACTOR, LONG_MIN_CHARS, normalise, template_groups
 
 #: An answer that opens like this is counted as a refusal (a heuristic: it is only reported).
 _REFUSAL = re.compile(
@@ -50,10 +49,11 @@ class ResponseStats:
             f"length in characters: min {self.length_min:,}, 10% {self.length_p10:,}, "
             f"median {self.length_median:,}, 90% {self.length_p90:,}, max {self.length_max:,}"
         )
-        dup = (
-            f"{self.duplicated} in duplicate groups (largest {self.largest_duplicate_group})"
+        dup = (  # the groups of the validator's warning, said the same way
+            f"{self.duplicated} identical or templated (largest group "
+            f"{self.largest_duplicate_group})"
             if self.duplicated
-            else "no duplicates"
+            else "none identical or templated"
         )
         return (
             f"{self.n:,} responses; {lengths}; {self.empty} empty, {self.refused} refused, "
@@ -69,11 +69,15 @@ def _percentile(sorted_values: list[int], q: float) -> int:
     return sorted_values[k]
 
 
-def response_stats(texts: Mapping[str, str]) -> ResponseStats:
-    """The statistics of one setting's responses, by question id."""
+def response_stats(
+    texts: Mapping[str, str], question_words: Mapping[str, set[str]]
+) -> ResponseStats:
+    """The statistics of one setting's responses, by question id; ``question_words``: each
+    question's own words (:func:`scoring.submissions.gaming.question_words`), so that the
+    duplicates counted are the groups the validator's template warning counts."""
     lengths = sorted(len(t) for t in texts.values())
-    groups = Counter(normalise(t) for t in texts.values() if t.strip())
-    dup_groups = [n for n in groups.values() if n > 1]
+    normal = {q: normalise(t) for q, t in texts.items() if t.strip()}
+    dup_groups = [len(g) for g in template_groups(normal, question_words)]
     median = _percentile(lengths, 0.5)
     threshold = max(LONG_FACTOR * median, LONG_MIN_CHARS)
     return ResponseStats(

@@ -99,13 +99,6 @@ class _Names:
         return mine is not None and (theirs is None or mine < theirs)
 
 
-def _question_words(questions: list[Question]) -> dict[str, set[str]]:
-    return {
-        q.question_id: set(gaming.words(q.question)) | set(gaming.words(q.text_only_question))
-        for q in questions
-    }
-
-
 def validate_submissions(
     subs_root: Path,
     questions: list[Question],
@@ -223,7 +216,7 @@ def validate_submissions(
                 continue
             texts = gaming.normalised(read.responses)  # once, for the template and copy checks
             if qwords is None:
-                qwords = _question_words(questions)
+                qwords = gaming.question_words(questions)
             report.problems += gaming.template_warnings(shown, read.responses, qwords, texts)
             report.problems += gaming.long_warnings(shown, read.responses)
             report.problems += gaming.judge_warnings(shown, read.responses)

@@ -25,17 +25,20 @@ def test_stats_count_lengths_empty_refused_and_duplicates() -> None:
     texts = {
         "q1": "",
         "q2": "I'm sorry, I can't identify this image.",
-        "q3": "The same answer.",
-        "q4": "the same answer",
+        "q3": "The same answer here.",
+        "q4": "the same answer, here",
         "q5": "A long and careful answer. " * 10,
         "q6": "Short.",
+        "q7": "The dish is pad thai.",  # templated with q8: the questions' own words differ
+        "q8": "The dish is ramen.",
     }
-    s = response_stats(texts)
-    assert (s.n, s.empty, s.refused) == (6, 1, 1)
-    assert (s.duplicated, s.largest_duplicate_group) == (2, 2)
+    words = {"q7": {"pad", "thai"}, "q8": {"ramen"}}
+    s = response_stats(texts, words)
+    assert (s.n, s.empty, s.refused) == (8, 1, 1)
+    assert (s.duplicated, s.largest_duplicate_group) == (4, 2)
     assert s.length_min == 0 and s.length_max == len(texts["q5"])
     assert s.length_min <= s.length_p10 <= s.length_median <= s.length_p90 <= s.length_max
-    assert "1 empty, 1 refused, 2 in duplicate groups (largest 2)" in s.line()
+    assert "1 empty, 1 refused, 4 identical or templated (largest group 2)" in s.line()
 
 
 @pytest.mark.parametrize(
@@ -107,7 +110,7 @@ price_out_per_mtok = 6.0
     text = " ".join(out.split())
     assert "valid: acme-check-1" in text
     assert "multimodal: 42 responses;" in text and "1 empty, 1 refused" in text
-    assert "3 in duplicate groups (largest 3)" in text
+    assert "3 identical or templated (largest group 3)" in text
     assert "text_only: no response file" in text
     offline = re.search(
         r"oracle \(replay:demo-oracle@[^)]*, primary\): ([\d,]+) checks, 0 already judged, "
