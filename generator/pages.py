@@ -122,7 +122,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         Column("rank", "Rank", "rank", "Rank by the primary judge; in brackets the 95% rank range"),
         Column("model", "Model", "text", numeric=False),
         Column("gamut", "Gamut [95% CI]", "ci", "Gamut score, 100 x the mean question score"),
-        Column("tie", "Tie group", "integer", "Models in one tie group are not separable"),
+        Column("tie", "Tie group", "integer", "1 + the models significantly better"),
         Column("ac", "AC", "f1", "Answer-critical tier score"),
         Column("v", "V", "f1", "Valuable tier score"),
         Column("c", "C", "f1", "Context tier score"),
@@ -262,7 +262,7 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
             Column("rank", "Rank", "integer", "Rank within this domain"),
             Column("model", "Model", numeric=False),
             Column("gamut", "Gamut [95% CI]", "ci"),
-            Column("tie", "Tie group", "integer", "Models in one tie group are not separable"),
+            Column("tie", "Tie group", "integer", "1 + the models significantly better"),
             Column("ac", "AC", "f1"),
             Column("v", "V", "f1"),
             Column("c", "C", "f1"),
@@ -306,8 +306,7 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
             )
         )
     n_q = int(bd["n_questions"].max()) if len(bd) else 0
-    n_groups = int(pd.to_numeric(bd["tie_group"], errors="coerce").max()) if len(bd) else 0
-    return {"name": human(name), "sections": sections, "n_questions": n_q, "n_groups": n_groups}
+    return {"name": human(name), "sections": sections, "n_questions": n_q}
 
 
 def tax_sentence(summary: dict[str, Any]) -> str:

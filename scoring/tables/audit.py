@@ -24,7 +24,7 @@ import pandas as pd
 from scoring.audit import NO_VERDICT, AuditLabels
 from scoring.check_table import KIND_ORDER
 from scoring.scorer import ScoringConfig, gamut_scores, tier_scores
-from scoring.tables.bootstrap import rank_many, weighted_means
+from scoring.tables.bootstrap import Ask, rank_many, weighted_means
 from scoring.tables.core import N_TIERS, N_VERDICTS, Status, count_verdicts
 from scoring.tables.judges import cohen_kappa
 from scoring.tables.matrix import SETTINGS
@@ -184,7 +184,7 @@ def ppi_columns(
             continue
         # a resample that draws fewer than two audited questions has no correction (NaN)
         kept = [n for n, k in zip(names, ok, strict=True) if k]
-        asked.append((out["gamut_ppi"][rows], boot[:, rows], kept))
+        asked.append(Ask(out["gamut_ppi"][rows], boot[:, rows], kept, judge_gamut.shape[1]))
         where.append(rows)
     for rows, ranking in zip(where, rank_many(asked), strict=True):
         out["rank_ppi"][rows] = ranking.rank

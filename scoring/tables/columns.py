@@ -214,7 +214,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "rank": (_I, "rank within setting and judge (complete rows only)"),
         "rank_lo": (_I, "best rank in the bootstrap resamples (95%)"),
         "rank_hi": (_I, "worst rank in the bootstrap resamples (95%)"),
-        "tie_group": (_I, "models whose intervals cannot be separated share a tie group"),
+        "tie_group": (_I, "1 + the number of models significantly better (Holm-adjusted)"),
         "text_only": (_F, "the same model's text-only Gamut score (multimodal rows)"),
         "gap": (_F, "text-only minus multimodal score: the visual-identification gap"),
         "gap_lo": (_F, "lower end of the gap's paired bootstrap 95% interval"),
@@ -242,7 +242,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             "n_questions": (_I, "questions in the group"),
             **_SCORE,
             "rank": (_I, "rank within the group, setting and judge"),
-            "tie_group": (_I, "models whose intervals cannot be separated share a tie group"),
+            "tie_group": (_I, "1 + the number of models significantly better (Holm-adjusted)"),
         }
         for group, kind, meaning in (
             ("domain", _S, "the domain"),
@@ -348,7 +348,12 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "diff": (_F, "Gamut score of a minus that of b"),
         "diff_lo": (_F, "lower end of the paired bootstrap 95% interval of the difference"),
         "diff_hi": (_F, "upper end"),
-        "significant": (_B, "true when that interval excludes zero"),
+        "significant": (_B, "true when p_adjusted is below 0.05"),
+        "p_adjusted": (
+            _F,
+            "p-value of the paired t test (difference over its bootstrap standard error), "
+            "Holm-adjusted over every pair of this judge's rankings in all settings",
+        ),
         "n_questions": (_I, "questions both models answered"),
         "n_a_higher": (_I, "questions where a scored higher"),
         "n_b_higher": (_I, "questions where b scored higher"),

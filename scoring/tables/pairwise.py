@@ -1,9 +1,10 @@
 """Every pair of models compared on the same questions: the paired score difference with its
 bootstrap interval, and on how many questions each scored higher.
 
-The arithmetic reuses the resample matrix of the leaderboard's intervals (``Scores.weights``), so a
-pair is called separable here exactly when the leaderboard's tie groups would separate the two
-models if they were neighbours.
+The interval reuses the resample matrix of the leaderboard's intervals (``Scores.weights``); the
+significance is the leaderboard ranking's own (:class:`scoring.tables.bootstrap.Ranking`): a paired
+t test on the bootstrap standard error, Holm-adjusted over every pair of one judge's rankings in
+all settings (the compare page's family), so a tie group never holds a significant pair.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from scoring.tables.bootstrap import percentile_ci
+from scoring.tables.bootstrap import ALPHA, percentile_ci
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Scores
 
@@ -31,6 +32,7 @@ PAIRWISE_COLUMNS = (
     "diff_lo",
     "diff_hi",
     "significant",
+    "p_adjusted",
     "n_questions",
     "n_a_higher",
     "n_b_higher",
@@ -46,7 +48,7 @@ class PairedDifferences:
         diff: point estimate of score(a) - score(b).
         lo: 2.5 percentile of the resampled differences.
         hi: 97.5 percentile of the resampled differences.
-        significant: the 95% interval excludes zero (never on the diagonal).
+        significant: the 95% interval excludes zero (never on the diagonal); unadjusted.
     """
 
     diff: Array
@@ -93,7 +95,7 @@ def question_wins(scores: Array, atol: float = 1e-12) -> tuple[Ints, Ints]:
 def pairwise(sc: Scores) -> pd.DataFrame:
     """One row per ordered pair of complete models in each (setting, judge)."""
     frames = []
-    for (k, j), (idx, _ranking) in sorted(sc.rankings.items()):
+    for (k, j), (idx, ranking) in sorted(sc.rankings.items()):
         n = idx.size
         if n < 2:
             continue
@@ -113,7 +115,8 @@ def pairwise(sc: Scores) -> pd.DataFrame:
                     "diff": d.diff[a, b],
                     "diff_lo": d.lo[a, b],
                     "diff_hi": d.hi[a, b],
-                    "significant": d.significant[a, b],
+                    "significant": ranking.p_adjusted[a, b] < ALPHA,
+                    "p_adjusted": ranking.p_adjusted[a, b],
                     "n_questions": higher[a, b] + higher[b, a] + equal[a, b],
                     "n_a_higher": higher[a, b],
                     "n_b_higher": higher[b, a],

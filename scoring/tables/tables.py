@@ -14,7 +14,7 @@ import pandas as pd
 
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
-from scoring.tables.bootstrap import paired, percentile_ci, rank_many, weighted_means
+from scoring.tables.bootstrap import Ask, paired, percentile_ci, rank_many, weighted_means
 from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
 from scoring.tables.cost import INT_COLUMNS as COST_INT_COLUMNS
@@ -275,7 +275,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     asked, where = [], []
     for d, boot in enumerate(boots):
         for rows, names in ranked:
-            asked.append((means[rows, d], boot[:, rows], names))
+            asked.append(Ask(means[rows, d], boot[:, rows], names, int(member[:, d].sum())))
             where.append((rows, d))
     for (rows, d), r in zip(where, rank_many(asked), strict=True):
         rank[rows, d], tie[rows, d] = r.rank, r.tie_group

@@ -427,6 +427,7 @@ def _question_tables(results: Path, lb: pd.DataFrame, rng: np.random.Generator) 
                     "diff_lo": diff - 4,
                     "diff_hi": diff + 4,
                     "significant": abs(diff) > 4,
+                    "p_adjusted": 0.01 if abs(diff) > 4 else 0.5,
                     "n_questions": len(QUESTIONS),
                     "n_a_higher": 2 if diff > 0 else 1,
                     "n_b_higher": 1 if diff > 0 else 2,

@@ -12,6 +12,7 @@ from scoring.questions import Question
 from scoring.rubric import MetaRubric
 from scoring.scorer import ScoringConfig, score_question
 from scoring.tables.bootstrap import (
+    Ask,
     estimate,
     nan_percentiles,
     paired,
@@ -70,10 +71,10 @@ def test_rankings_taken_together_are_each_ranking_taken_alone() -> None:
     for n in (5, 0, 1, 2, 7):  # with an empty ranking and a single model among them
         value = np.round(rng.normal(size=n), 1)  # rounded: some equal scores
         boot = value + rng.normal(scale=0.3, size=(400, n))
-        rankings.append((value, boot, [f"m{i}" for i in range(n)]))
+        rankings.append(Ask(value, boot, [f"m{i}" for i in range(n)], 40))
     together = rank_many(rankings)
-    for (value, boot, names), got in zip(rankings, together, strict=True):
-        alone = rank_models(value, boot.copy(), names)
+    for (value, boot, names, n_q, _), got in zip(rankings, together, strict=True):
+        alone = rank_models(value, boot.copy(), names, n_q)
         for field in ("rank", "rank_lo", "rank_hi", "tie_group"):
             assert np.array_equal(getattr(got, field), getattr(alone, field)), field
     assert [r.rank.size for r in together] == [5, 0, 1, 2, 7]
@@ -104,8 +105,10 @@ def test_paired_difference_uses_the_same_resamples() -> None:
 def test_rank_models_ties_and_ranges() -> None:
     value = np.array([1.0, 1.0, 0.0])
     boot = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, -1.0]])
-    r = rank_models(value, boot, ["b", "a", "c"])
-    assert list(r.rank) == [1, 1, 3] and list(r.tie_group) == [1, 1, 2]
+    r = rank_models(value, boot, ["b", "a", "c"])  # two resamples: nothing is significant
+    assert list(r.rank) == [1, 1, 3] and list(r.tie_group) == [1, 1, 1]
+    certain = rank_models(value, np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]]), n_questions=9)
+    assert list(certain.tie_group) == [1, 1, 3]  # 1 + the two models significantly better
     assert list(r.rank_lo) == [1, 1, 3] and list(r.rank_hi) == [1, 1, 3]
     empty = rank_models(np.zeros(0), np.zeros((2, 0)))
     assert empty.rank.size == 0
