@@ -364,10 +364,15 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "submission_id": _GROUP["submission_id"],
         "judge": _GROUP["judge"],
         **_PRIMARY,
-        "rank": (_I, "the model's rank under this judge (empty when not ranked)"),
-        "primary_rank": (_I, "its rank under the primary judge"),
+        "compared": (_B, "the model is complete under every judge and ranked here"),
+        "rank": (
+            _I,
+            "the model's rank under this judge among the models complete under every judge "
+            "(empty when not compared)",
+        ),
+        "primary_rank": (_I, "its rank under the primary judge among the same models"),
         "rank_change": (_I, "rank minus primary_rank (positive: placed lower by this judge)"),
-        "max_rank_change": (_I, "the model's largest absolute rank change over every judge"),
+        "max_rank_change": (_I, "the largest difference between its ranks under any two judges"),
     },
     "judge_family_matrix": {
         "setting": _GROUP["setting"],

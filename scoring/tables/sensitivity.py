@@ -1,7 +1,7 @@
 """How far the ranking depends on the judge and on the question sample (issue 23).
 
-- ``rank_sensitivity``: each model's rank under every judge beside the primary judge's, and the
-  largest change over the judges.
+- ``rank_sensitivity``: each model's rank under every judge beside the primary judge's, among
+  the models complete under every judge, and the largest change between any two judges.
 - ``judge_family_matrix``: the self-preference matrix, the mean score a judge of family F gives
   the models of family G minus the other judges' mean score of the same models.
 - ``min_detectable_difference``: per board (all questions, each domain) and setting, the
@@ -35,6 +35,7 @@ RANK_COLUMNS = [
     "submission_id",
     "judge",
     "primary",
+    "compared",
     "rank",
     "primary_rank",
     "rank_change",
@@ -53,25 +54,31 @@ MATRIX_COLUMNS = [
 MDD_COLUMNS = ["setting", "judge", "board", "n_questions", "n_pairs", "sd_paired", "mdd"]
 
 
-def _ranks(sc: Scores, k: int) -> npt.NDArray[np.float64]:
-    """``[S, J]`` rank of each submission under each judge in setting ``k`` (NaN: not ranked)."""
+def _scores(sc: Scores, k: int) -> npt.NDArray[np.float64]:
+    """``[S, J]`` Gamut score of each submission under each judge in setting ``k`` (NaN: not
+    complete)."""
     n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
-    out = np.full((n_s, n_j), np.nan)
-    for (setting, j), (idx, ranking) in sc.rankings.items():
-        if setting == k:
-            out[sc.groups.sub[idx], j] = ranking.rank
-    return out
+    g = Groups.index(np.arange(n_s)[:, None], k, np.arange(n_j)[None, :], n_j)
+    return np.where(sc.complete[g], sc.gamut.value[g], np.nan)
 
 
 def rank_sensitivity(sc: Scores) -> pd.DataFrame:
-    """One row per (setting, model ranked by the primary judge, judge)."""
+    """One row per (setting, model ranked by the primary judge, judge).
+
+    Ranks are taken among the models complete under every judge (``compared``), so that every
+    judge ranks the same models; the others keep empty ranks. ``max_rank_change`` is the largest
+    difference between the model's ranks under any two judges.
+    """
     rows: list[dict[str, Any]] = []
     p = sc.primary
     for k, setting in enumerate(SETTINGS):
-        ranks = _ranks(sc, k)
-        for s in np.flatnonzero(~np.isnan(ranks[:, p])):
+        value = _scores(sc, k)
+        common = np.asarray(~np.isnan(value).any(axis=1), np.bool_)
+        ranks = np.full(value.shape, np.nan)
+        ranks[common] = (value[common][None, :, :] > value[common][:, None, :]).sum(axis=1) + 1
+        for s in np.flatnonzero(~np.isnan(value[:, p])):
             change = ranks[s] - ranks[s, p]
-            largest = np.nanmax(np.abs(change)) if (~np.isnan(change)).any() else np.nan
+            largest = np.ptp(ranks[s]) if common[s] else np.nan
             for j, name in enumerate(sc.inputs.judges):
                 rows.append(
                     {
@@ -79,6 +86,7 @@ def rank_sensitivity(sc: Scores) -> pd.DataFrame:
                         "submission_id": sc.inputs.submission_ids[int(s)],
                         "judge": name,
                         "primary": j == p,
+                        "compared": bool(common[s]),
                         "rank": ranks[s, j],
                         "primary_rank": ranks[s, p],
                         "rank_change": change[j],
@@ -86,6 +94,7 @@ def rank_sensitivity(sc: Scores) -> pd.DataFrame:
                     }
                 )
     df = pd.DataFrame(rows, columns=RANK_COLUMNS)
+    df["compared"] = df["compared"].astype(bool)
     for c in ("rank", "primary_rank", "rank_change", "max_rank_change"):
         df[c] = pd.array(df[c].to_numpy(np.float64), dtype="Float64").astype("Int64")
     return df
