@@ -147,8 +147,14 @@ def ppi_cells(r: dict[str, Any]) -> dict[str, Cell]:
     }
 
 
-def ppi_sentence(lb: pd.DataFrame, simulated: bool) -> str:
-    """What the correction does, in one paragraph, with the audited counts."""
+def ppi_sentence(
+    lb: pd.DataFrame,
+    simulated: bool,
+    incomplete: pd.DataFrame | None = None,
+    names: dict[str, str] | None = None,
+) -> str:
+    """What the correction does and what its interval is for, in one paragraph, with the
+    audited counts and the questions left out for incomplete human verdicts, by name."""
     counts = lb["audited_questions"].dropna().astype(int)
     counts = counts[counts > 0]
     span = (
@@ -156,11 +162,26 @@ def ppi_sentence(lb: pd.DataFrame, simulated: bool) -> str:
     )
     text = (
         "Corrected (PPI) adds to each score the mean difference between the human and the judge "
-        f"question scores over the audited questions ({span} per row), so the judge's systematic "
-        "error is removed (prediction-powered inference); its interval adds the uncertainty of "
-        "that correction, so it is wider. Rows with fewer than 2 audited questions have no "
-        "corrected score."
+        f"question scores over the audited questions ({span} per row), each weighed by the "
+        "inverse of its chance of being drawn in the audit's draw by domain, so the judge's "
+        "systematic error is removed (prediction-powered inference). Its 95% interval is for "
+        "the mean over the population of questions the benchmark samples, not only these: it "
+        "counts the audited questions among all of them, the draw's domains as strata and the "
+        "question as the unit. Rows with fewer than 2 audited questions have no corrected score."
     )
+    if incomplete is not None and len(incomplete):
+        names = names or {}
+        parts = [
+            f"{names.get(str(sid), str(sid))} ({setting_label(str(setting))}): "
+            + ", ".join(str(q) for q in part["question_id"])
+            for (sid, setting), part in incomplete.groupby(
+                ["submission_id", "setting"], sort=True, observed=True
+            )
+        ]
+        text += (
+            " Left out of the correction because their human verdicts are incomplete (a check "
+            "not labelled, or a disagreement not adjudicated): " + "; ".join(parts) + "."
+        )
     return f"{text} {SIMULATED_NOTE}" if simulated else text
 
 

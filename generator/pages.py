@@ -208,7 +208,12 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "built": str(tables.provenance.get("generated_at") or "unknown")[:16].replace("T", " "),
         "mdd": mdd_sentence(tables),
         "ppi": (
-            ppi_sentence(lb, bool((audit_info(tables) or {}).get("simulated")))
+            ppi_sentence(
+                lb,
+                bool((audit_info(tables) or {}).get("simulated")),
+                tables.frames.get("audit_incomplete"),
+                names,
+            )
             if corrected
             else None
         ),

@@ -359,6 +359,17 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "n_b_higher": (_I, "questions where b scored higher"),
         "n_equal": (_I, "questions where both scored the same"),
     },
+    "audit_incomplete": {
+        "setting": _GROUP["setting"],
+        "submission_id": _GROUP["submission_id"],
+        "question_id": (_S, "a question of that response with some human labels"),
+        "n_checks": (_I, "the question's checks"),
+        "n_final": (
+            _I,
+            "checks with a final human verdict (fewer than n_checks: not labelled in full, or a "
+            "disagreement not adjudicated); the question is left out of the correction",
+        ),
+    },
     "rank_sensitivity": {
         "setting": _GROUP["setting"],
         "submission_id": _GROUP["submission_id"],
