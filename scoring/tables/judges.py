@@ -128,7 +128,8 @@ def judge_leniency(sc: Scores) -> pd.DataFrame:
         for j, name in enumerate(sc.inputs.judges):
             both = np.flatnonzero(done[:, j] & done[:, p])
             d = (boot[:, both, j] - boot[:, both, p]).mean(axis=1) if both.size else np.zeros(0)
-            lo, hi = percentile_ci(d[:, None]) if both.size else (np.full(1, np.nan),) * 2
+            n_q = sc.level.gamut.shape[1]
+            lo, hi = percentile_ci(d[:, None], n=n_q) if both.size else (np.full(1, np.nan),) * 2
             rows.append(
                 {
                     "setting": setting.value,
@@ -190,7 +191,7 @@ def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
 
             own_gap, other_gap = gap(value, own), gap(value, other)
             boot_pref = gap(boot, own) - gap(boot, other)
-            lo, hi = percentile_ci(boot_pref[:, None])
+            lo, hi = percentile_ci(boot_pref[:, None], n=sc.level.gamut.shape[1])
             own_score = _nanmean(value[own, j], axis=0)
             rows.append(
                 {

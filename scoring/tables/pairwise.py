@@ -46,8 +46,8 @@ class PairedDifferences:
 
     Attributes:
         diff: point estimate of score(a) - score(b).
-        lo: 2.5 percentile of the resampled differences.
-        hi: 97.5 percentile of the resampled differences.
+        lo: lower end of the (expanded) percentile interval of the resampled differences.
+        hi: its upper end.
         significant: the 95% interval excludes zero (never on the diagonal); unadjusted.
     """
 
@@ -57,17 +57,22 @@ class PairedDifferences:
     significant: npt.NDArray[np.bool_]
 
 
-def paired_differences(value: Array, boot: Array) -> PairedDifferences:
+def paired_differences(
+    value: Array, boot: Array, n_questions: int | None = None
+) -> PairedDifferences:
     """Score differences between every pair of models with paired bootstrap intervals.
 
     Args:
         value: ``[n]`` point estimates of the models' scores.
         boot: ``[B, n]`` the same scores in each resample (the same resamples for every model).
+        n_questions: the questions behind the scores, for the expanded percentile interval
+            (None: the plain 2.5-97.5 percentiles).
     """
     n = value.size
     diff = value[:, None] - value[None, :]
     resampled = (boot[:, :, None] - boot[:, None, :]).reshape(boot.shape[0], n * n)
-    lo, hi = (x.reshape(n, n) for x in percentile_ci(resampled, overwrite=True))
+    ci = percentile_ci(resampled, overwrite=True, n=n_questions)
+    lo, hi = (x.reshape(n, n) for x in ci)
     with np.errstate(invalid="ignore"):
         significant = (lo > 0.0) | (hi < 0.0)
     np.fill_diagonal(significant, False)
@@ -99,7 +104,7 @@ def pairwise(sc: Scores) -> pd.DataFrame:
         n = idx.size
         if n < 2:
             continue
-        d = paired_differences(sc.gamut.value[idx], sc.gamut.boot[:, idx])
+        d = paired_differences(sc.gamut.value[idx], sc.gamut.boot[:, idx], sc.level.gamut.shape[1])
         higher, equal = question_wins(sc.level.gamut[idx])
         a, b = np.divmod(np.arange(n * n, dtype=np.int64), n)
         keep = a != b

@@ -262,7 +262,9 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     ]
     # one pass of percentiles over every value's resamples: [B, g * values], value-major
     every = np.concatenate(boots, axis=1)
-    lo, hi = (x.reshape(len(order), g.size).T for x in percentile_ci(every, overwrite=True))
+    n = np.repeat(member.sum(axis=0).astype(np.int64), g.size)  # value-major, as ``every``
+    ci = percentile_ci(every, overwrite=True, n=n)
+    lo, hi = (x.reshape(len(order), g.size).T for x in ci)
     del every
     ranked = [  # rank within each (setting, judge): its rows here and its models' names
         (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.stats import kendalltau
 
 from scoring.check_table import CheckTable
@@ -14,8 +15,10 @@ from scoring.scorer import ScoringConfig, score_question
 from scoring.tables.bootstrap import (
     Ask,
     estimate,
+    expanded_tails,
     nan_percentiles,
     paired,
+    percentile_ci,
     rank_many,
     rank_models,
     resample_weights,
@@ -156,3 +159,20 @@ def test_question_level_agrees_with_the_reference_scorer(seed: int) -> None:
             start += len(ids[qi])
             ref = score_question(compiled[q.question_id], got, config)
             assert level.gamut[g, qi] == pytest.approx(ref.gamut)
+
+
+def test_expanded_percentiles_widen_the_interval_over_few_questions() -> None:
+    n = np.array([5, 42, 1813, 10**7])
+    lower, upper = expanded_tails(n)
+    # the normal probability of sqrt(n / (n - 1)) t_{n-1}(0.975)
+    expected = [100 * stats.norm.cdf(-np.sqrt(k / (k - 1)) * stats.t.ppf(0.975, k - 1)) for k in n]
+    assert lower == pytest.approx(expected, rel=1e-9)
+    assert lower[1] == pytest.approx(2.0476, abs=1e-4) and lower[-1] == pytest.approx(2.5, abs=1e-4)
+    assert (upper == 100 - lower).all()
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=(2, 5))
+    est = estimate(resample_weights(5, 2000, 1), values)
+    lo, hi = nan_percentiles(est.boot.copy(), (lower[0], upper[0]))
+    assert est.lo == pytest.approx(lo) and est.hi == pytest.approx(hi)
+    plain_lo, plain_hi = percentile_ci(est.boot)
+    assert (est.lo < plain_lo).all() and (est.hi > plain_hi).all()

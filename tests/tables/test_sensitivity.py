@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scipy import stats
 
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project as GamutProject
 from generator.claims import judge_claims
 from scoring.tables import Tables
-from scoring.tables.sensitivity import Z_ALPHA, Z_POWER
 from tests.tables.conftest import ALPHA_MM_GAMUT, ALPHA_MM_J2_GAMUT, main_project, main_verdict
 
 
@@ -43,8 +43,12 @@ def test_min_detectable_difference_from_neighbours_paired_differences(tables: Ta
     sd = statistics.stdev([0.05, -1 / 3, -0.95])
     assert (r["n_questions"], r["n_pairs"]) == (3, 1)
     assert r["sd_paired"] == pytest.approx(sd)
-    assert r["mdd"] == pytest.approx(100 * (Z_ALPHA + Z_POWER) * sd / math.sqrt(3))
-    assert pytest.approx(2.8016, abs=1e-4) == Z_ALPHA + Z_POWER
+    # Student's t with 2 degrees of freedom: t_0.975 = 4.3027, t_0.8 = 1.0607
+    quantiles = stats.t.ppf(0.975, 2) + stats.t.ppf(0.8, 2)
+    assert quantiles == pytest.approx(4.3027 + 1.0607, abs=1e-4)
+    assert r["mdd"] == pytest.approx(100 * quantiles * sd / math.sqrt(3))
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert r["mdd"] > 100 * z * sd / math.sqrt(3)  # the normal quantiles understate it
     food = t[(t.setting == "multimodal") & (t.judge == "j1") & (t.board == "domain:food")]
     assert food.iloc[0]["n_questions"] == 2
     assert food.iloc[0]["sd_paired"] == pytest.approx(statistics.stdev([0.05, -1 / 3]))
