@@ -282,7 +282,11 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "sd_gap": (_F, "standard deviation of the gap"),
         "min_gap": (_F, "smallest gap"),
         "max_gap": (_F, "largest gap"),
-        "corr_gap_multimodal": (_F, "Pearson correlation of gap and multimodal score"),
+        "corr_gap_mean": (
+            _F,
+            "Pearson correlation of the gap and the mean of the multimodal and text-only scores "
+            "(not the multimodal score alone, which biases it negative by construction)",
+        ),
         "kendall_tau": (_F, "Kendall tau between the multimodal and text-only orderings"),
     },
     "judge_scores": {

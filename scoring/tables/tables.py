@@ -359,8 +359,8 @@ def incomplete(sc: Scores) -> pd.DataFrame:
 
 
 def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
-    """Per judge: spread of the gap across models, its correlation with the multimodal score, and
-    Kendall tau-b between the multimodal and text-only orderings."""
+    """Per judge: spread of the gap across models, its correlation with the mean of the two
+    scores, and Kendall tau-b between the multimodal and text-only orderings."""
     from scoring.tables.judges import kendall_tau_b
 
     rows = []
@@ -370,7 +370,8 @@ def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
         mm = t["multimodal"].to_numpy(np.float64)
         to = t["text_only"].to_numpy(np.float64)
         n = int(gap.size)
-        varied = n >= 3 and np.ptp(gap) > 0 and np.ptp(mm) > 0
+        mean = (mm + to) / 2  # not mm alone: its noise enters the gap with a minus sign
+        varied = n >= 3 and np.ptp(gap) > 0 and np.ptp(mean) > 0
         rows.append(
             {
                 "judge": name,
@@ -380,7 +381,7 @@ def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
                 "sd_gap": float(gap.std(ddof=1)) if n > 1 else np.nan,
                 "min_gap": float(gap.min()) if n else np.nan,
                 "max_gap": float(gap.max()) if n else np.nan,
-                "corr_gap_multimodal": float(np.corrcoef(gap, mm)[0, 1]) if varied else np.nan,
+                "corr_gap_mean": float(np.corrcoef(gap, mean)[0, 1]) if varied else np.nan,
                 "kendall_tau": kendall_tau_b(mm, to),
             }
         )
@@ -394,7 +395,7 @@ def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
             "sd_gap",
             "min_gap",
             "max_gap",
-            "corr_gap_multimodal",
+            "corr_gap_mean",
             "kendall_tau",
         ],
     )

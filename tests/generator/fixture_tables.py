@@ -264,7 +264,7 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
             "sd_gap": float(grp.gap.std()),
             "min_gap": float(grp.gap.min()),
             "max_gap": float(grp.gap.max()),
-            "corr_gap_multimodal": -0.2,
+            "corr_gap_mean": -0.2,
             "kendall_tau": 0.67,
             "n_models": len(grp),
         }

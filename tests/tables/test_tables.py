@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -265,3 +266,16 @@ def test_files_provenance_and_no_rubric_text(tables: Tables) -> None:
     for f in tables.files:
         data = f.read_bytes()
         assert not any(t.encode() in data for t in texts if t), f
+
+
+def test_the_gap_is_correlated_with_the_mean_of_the_two_scores() -> None:
+    from types import SimpleNamespace
+
+    from scoring.tables.tables import modality_summary
+
+    mm, to = np.array([10.0, 20.0, 30.0, 40.0]), np.array([15.0, 28.0, 33.0, 41.0])
+    table = pd.DataFrame({"judge": "j", "multimodal": mm, "text_only": to, "gap": to - mm})
+    sc = SimpleNamespace(inputs=SimpleNamespace(judges=("j",)), primary=0)
+    r = modality_summary(sc, table).iloc[0]  # type: ignore[arg-type]
+    assert r["corr_gap_mean"] == pytest.approx(np.corrcoef(to - mm, (mm + to) / 2)[0, 1])
+    assert r["corr_gap_mean"] != pytest.approx(np.corrcoef(to - mm, mm)[0, 1])
