@@ -39,7 +39,14 @@ from scoring.audit_sample import Response, draw_sample  # noqa: E402
 from scoring.parameters import ScoringConfig  # noqa: E402
 from scoring.scorer import gamut_scores, tier_scores  # noqa: E402
 from scoring.tables.audit import ppi_mean  # noqa: E402
-from scoring.tables.bootstrap import ALPHA, Ask, estimate, rank_many, resample_weights  # noqa: E402
+from scoring.tables.bootstrap import (  # noqa: E402
+    ALPHA,
+    Ask,
+    coverage_ceiling,
+    estimate,
+    rank_many,
+    resample_weights,
+)
 from scoring.tables.pairwise import paired_differences  # noqa: E402
 
 Floats = npt.NDArray[np.float64]
@@ -207,7 +214,11 @@ def main() -> None:
         for name, (hits, trials) in figures.items():
             rate = hits / trials
             se = math.sqrt(max(rate * (1 - rate), 1e-12) / trials)
-            print(f"  {name:42} {rate:7.1%} {1.96 * se:10.1%} {trials:7d}")
+            note = ""
+            if name.startswith("per-domain"):  # the most any bootstrap interval can cover
+                n = int(name.split("(")[1].split()[0])
+                note = f"  (ceiling {coverage_ceiling(n):.1%})" if n < 8 else ""
+            print(f"  {name:42} {rate:7.1%} {1.96 * se:10.1%} {trials:7d}{note}")
 
 
 if __name__ == "__main__":

@@ -69,6 +69,8 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
                         "h_agreement": Cell(None if c is None else _num(c["agreement"])),
                         "kappa": Cell(_num(r["kappa"])),
                         "h_kappa": Cell(None if c is None else _num(c["kappa"])),
+                        "kappa_w": Cell(_num(r.get("kappa_linear"))),
+                        "h_kappa_w": Cell(None if c is None else _num(c.get("kappa_linear"))),
                         "f1": Cell(_num(r["macro_f1"])),
                         "h_f1": Cell(None if c is None else _num(c["macro_f1"])),
                         "leniency": Cell(_num(r["leniency"])),
@@ -85,6 +87,10 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
                 Column("h_agreement", "Human-human", "pct", "Annotators' agreement: the ceiling"),
                 Column("kappa", "Kappa", "f2", "Cohen's kappa, judge against humans"),
                 Column("h_kappa", "Human kappa", "f2", "Cohen's kappa between annotators"),
+                Column(
+                    "kappa_w", "Weighted kappa", "f2", "Linear weights: a near miss counts half"
+                ),
+                Column("h_kappa_w", "Human weighted", "f2", "The same between annotators"),
                 Column("f1", "Macro-F1", "f2", "Mean F1 over the four verdicts"),
                 Column("h_f1", "Human F1", "f2", "The same between annotators"),
                 Column("leniency", "Leniency", "f2", "Judge's mean verdict value minus humans'"),

@@ -311,7 +311,16 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
             )
         )
     n_q = int(bd["n_questions"].max()) if len(bd) else 0
-    return {"name": human(name), "sections": sections, "n_questions": n_q}
+    ceiling = (
+        float(bd["ci_coverage_ceiling"].min()) if "ci_coverage_ceiling" in bd and len(bd) else 1.0
+    )
+    return {
+        "name": human(name),
+        "sections": sections,
+        "n_questions": n_q,
+        # stated when the question count bounds the interval's coverage below 95%
+        "coverage_ceiling": f"{100 * ceiling:.1f}%" if ceiling < 0.95 else None,
+    }
 
 
 def tax_sentence(summary: dict[str, Any]) -> str:

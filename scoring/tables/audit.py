@@ -26,7 +26,7 @@ from scoring.check_table import KIND_ORDER
 from scoring.scorer import ScoringConfig, gamut_scores, tier_scores
 from scoring.tables.bootstrap import Ask, rank_many, weighted_means
 from scoring.tables.core import N_TIERS, N_VERDICTS, Status, count_verdicts
-from scoring.tables.judges import cohen_kappa
+from scoring.tables.judges import MIN_KIND_CHECKS, cohen_kappa, linear_weighted_kappa
 from scoring.tables.matrix import SETTINGS
 
 Floats = npt.NDArray[np.float64]
@@ -318,11 +318,12 @@ def agreement(confusion: npt.NDArray[np.int64], values: Floats) -> dict[str, flo
     reference).
 
     Returns:
-        ``n_checks``, ``agreement`` (raw), ``kappa`` (Cohen's), ``macro_f1`` (the mean F1 of the
-        verdicts that occur in either labelling) and ``leniency`` (the rows' mean verdict value
-        minus the columns', on the scale ``values``).
+        ``n_checks``, ``agreement`` (raw), ``kappa`` (Cohen's), ``kappa_linear`` (linear
+        weights), ``macro_f1`` (the mean F1 of the verdicts that occur in either labelling) and
+        ``leniency`` (the rows' mean verdict value minus the columns', on the scale ``values``).
     """
     kappa, observed, n = cohen_kappa(confusion)
+    linear = linear_weighted_kappa(confusion)
     rows = confusion.sum(axis=1).astype(np.float64)
     cols = confusion.sum(axis=0).astype(np.float64)
     tp = np.diag(confusion).astype(np.float64)
@@ -333,6 +334,7 @@ def agreement(confusion: npt.NDArray[np.int64], values: Floats) -> dict[str, flo
         "n_checks": float(n),
         "agreement": observed if n else float("nan"),
         "kappa": kappa if n else float("nan"),
+        "kappa_linear": linear,
         "macro_f1": float(f1[used].mean()) if used.any() else float("nan"),
         "leniency": float((rows @ values - cols @ values) / n) if n else float("nan"),
     }
@@ -353,13 +355,15 @@ def _kind_rows(
     ]
     for kind, table in tables:
         figures = agreement(table, values)
+        if kind != ALL_KINDS and figures["n_checks"] < MIN_KIND_CHECKS:  # too few for a kappa
+            figures["kappa"] = figures["kappa_linear"] = float("nan")
         row: dict[str, object] = {"kind": kind, **figures, "n_checks": int(figures["n_checks"])}
         row.update(zip(columns, (int(x) for x in table.ravel()), strict=True))
         rows.append(row)
     return rows
 
 
-_FIGURES = ("n_checks", "agreement", "kappa", "macro_f1", "leniency")
+_FIGURES = ("n_checks", "agreement", "kappa", "kappa_linear", "macro_f1", "leniency")
 
 
 def judge_human(

@@ -14,7 +14,6 @@ from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import ndtr, stdtr, stdtrit
 
 Array = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
@@ -117,11 +116,21 @@ def expanded_tails(n: int | Ints) -> tuple[Array, Array]:
     ``sqrt(n / (n - 1)) t_{n-1}(0.975)``, which widens the plain 2.5-97.5 percentiles for small
     ``n`` as Student's t and the sample variance's ``n - 1`` do (2.05-97.95 at 42 questions,
     0.4-99.6 at 5). Fewer than 2 questions keep the plain tails."""
+    from scipy.special import ndtr, stdtrit  # imported when scoring, not with the command line
+
     size = np.asarray(n, np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.sqrt(size / (size - 1)) * stdtrit(size - 1, 1 - (100.0 - LEVEL) / 200)
         lower = np.where(size >= 2, 100.0 * ndtr(-z), _TAILS[0])
     return np.asarray(lower, np.float64), np.asarray(100.0 - lower, np.float64)
+
+
+def coverage_ceiling(n: int) -> float:
+    """The most a bootstrap percentile interval over ``n`` questions can cover a mean whose
+    question scores are symmetric about it, as a fraction: the interval never leaves the range
+    of the n scores, and that range misses the centre when all n fall on one side, with
+    probability 2^(1 - n) (0.875 at 4 questions, 0.9375 at 5, above 0.97 from 7 on)."""
+    return 1.0 - 2.0 ** (1 - n) if n >= 1 else 0.0
 
 
 def percentile_ci(
@@ -212,6 +221,8 @@ def pair_pvalues(value: Array, boot: Array, n_questions: int) -> Array:
     freedom. Resamples where any model is undefined (NaN) are left out. A difference with no
     spread at all is certain: p = 0 unless it is zero.
     """
+    from scipy.special import stdtr  # imported when scoring, not with the command line
+
     n = value.size
     if n == 0:
         return np.ones((0, 0))

@@ -105,7 +105,12 @@ _STAMPS = {
 _AGREEMENT = {
     "n_checks": (_I, "(response, check) pairs that both sides labelled"),
     "agreement": (_F, "share of those with the same verdict"),
-    "kappa": (_F, "Cohen's kappa over the four verdicts"),
+    "kappa": (_F, "Cohen's kappa over the four verdicts; empty for a kind with too few checks"),
+    "kappa_linear": (
+        _F,
+        "Cohen's kappa with linear weights on the ordered scale meets, partially meets, missing, "
+        "contradicts (a near miss counts as partial agreement); empty for a kind with too few",
+    ),
     "macro_f1": (_F, "mean F1 over the verdicts that occur in either labelling"),
 }
 _AUDIT_KIND = (
@@ -240,6 +245,11 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             **_GROUP,
             group: (kind, meaning),
             "n_questions": (_I, "questions in the group"),
+            "ci_coverage_ceiling": (
+                _F,
+                "the most the interval can cover with this many questions, 1 - 2^(1 - "
+                "n_questions): a bootstrap interval stays within the range of the question scores",
+            ),
             **_SCORE,
             "rank": (_I, "rank within the group, setting and judge"),
             "tie_group": (_I, "1 + the number of models significantly better (Holm-adjusted)"),
@@ -416,8 +426,8 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "mdd": (
             _F,
             "smallest Gamut-score difference two models can have that the board's questions "
-            "detect with 80% power at alpha 0.05 (paired test): 100 (1.96 + 0.84) sd_paired / "
-            "sqrt(n_questions)",
+            "detect with 80% power at alpha 0.05 (paired t test): 100 (t_0.975 + t_0.8) "
+            "sd_paired / sqrt(n_questions), Student's t with n_questions - 1 degrees of freedom",
         ),
     },
     "judge_human": {

@@ -63,6 +63,22 @@ def cohen_kappa(confusion: npt.NDArray[np.int64]) -> tuple[float, float, int]:
     return kappa, observed, n
 
 
+def linear_weighted_kappa(confusion: npt.NDArray[np.int64]) -> float:
+    """Cohen's kappa with linear weights 1 - |i - j| / (k - 1) on an ordered k-point scale (the
+    verdicts in code order: meets, partially meets, missing, contradicts). NaN with no items or
+    when the weighted chance agreement is 1."""
+    n = int(confusion.sum())
+    if n == 0:
+        return float("nan")
+    k = confusion.shape[0]
+    idx = np.arange(k)
+    weight = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (k - 1)
+    p = confusion.astype(np.float64) / n
+    observed = float((weight * p).sum())
+    chance = float((weight * np.outer(p.sum(axis=1), p.sum(axis=0))).sum())
+    return (observed - chance) / (1.0 - chance) if chance < 1.0 else float("nan")
+
+
 def _scores(sc: Scores, setting: int) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
     """Score ``[S, J]``, resampled scores ``[B, S, J]`` and completeness ``[S, J]`` of a setting."""
     n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)

@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy.special import stdtrit
 
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
@@ -139,6 +138,8 @@ def mdd(sd: float, n: int) -> float:
     ``n`` questions, with Student's t quantiles of ``n - 1`` degrees of freedom (the paired t
     test's): ``100 (t_0.975 + t_0.8) sd / sqrt(n)``; the normal ones understate it by a third at
     4 questions."""
+    from scipy.special import stdtrit  # imported when scoring, not with the command line
+
     if n < 2 or not math.isfinite(sd):
         return float("nan")
     quantiles = float(stdtrit(n - 1, 0.975) + stdtrit(n - 1, 0.8))

@@ -14,7 +14,14 @@ import pandas as pd
 
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
-from scoring.tables.bootstrap import Ask, paired, percentile_ci, rank_many, weighted_means
+from scoring.tables.bootstrap import (
+    Ask,
+    coverage_ceiling,
+    paired,
+    percentile_ci,
+    rank_many,
+    weighted_means,
+)
 from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
 from scoring.tables.cost import INT_COLUMNS as COST_INT_COLUMNS
@@ -285,6 +292,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     df = pd.DataFrame(_labels(sc, rows_g))
     df[column] = [order[d] for d in np.tile(np.arange(len(order)), g.size)]
     df["n_questions"] = np.tile(member.sum(axis=0).astype(np.int64), g.size)
+    df["ci_coverage_ceiling"] = [coverage_ceiling(int(n)) for n in df["n_questions"]]
     df["gamut"] = means.ravel()
     df["gamut_lo"], df["gamut_hi"] = lo.ravel(), hi.ravel()
     df["rank"] = pd.array(rank.ravel(), dtype="Float64").astype("Int64")

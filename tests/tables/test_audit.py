@@ -272,3 +272,17 @@ def test_questions_with_incomplete_human_verdicts_are_named(tables: Tables) -> N
             "n_final": len(CHECKS["plant-3"]) - 1,
         }
     ]
+
+
+def test_linear_weighted_kappa_counts_near_misses_as_partial_agreement() -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 4, 200)
+    b = np.clip(a + rng.choice([-1, 0, 0, 0, 1], 200), 0, 3)
+    confusion = np.zeros((4, 4), np.int64)
+    np.add.at(confusion, (a, b), 1)
+    figures = agreement(confusion, np.array([1.0, 0.5, 0.0, -2.0]))
+    assert figures["kappa_linear"] == pytest.approx(cohen_kappa_score(a, b, weights="linear"))
+    assert figures["kappa"] == pytest.approx(cohen_kappa_score(a, b))
+    assert figures["kappa_linear"] > figures["kappa"]  # the misses are all near ones

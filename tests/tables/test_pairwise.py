@@ -140,3 +140,5 @@ def test_domain_breakdown_ranks_within_the_domain(tmp_path: Path) -> None:
     assert one.loc["gamma", "rank"] == 3 and one.loc["alpha", "rank"] == 1
     assert one.loc["alpha", "tie_group"] == one.loc["beta", "tie_group"] == 1
     assert one.loc["gamma", "tie_group"] == 3  # 1 + the two models significantly better
+    n = int(one.loc["alpha", "n_questions"])
+    assert one.loc["alpha", "ci_coverage_ceiling"] == pytest.approx(1 - 2 ** (1 - n))
