@@ -46,6 +46,12 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
     if jh is None or jh.empty:
         return None
     hh = tables.frames.get("human_human")
+    ja = tables.frames.get("judge_annotator")
+    like = (
+        {(str(x["setting"]), str(x["judge"]), str(x["kind"])): x for _, x in ja.iterrows()}
+        if ja is not None
+        else {}
+    )
     info = audit_info(tables) or {}
     sections = []
     for setting in [s.value for s in Setting if (jh["setting"] == s.value).any()]:
@@ -59,20 +65,30 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
         for _, r in sub.iterrows():
             kind = str(r["kind"])
             c = ceiling.loc[kind] if kind in ceiling.index else None
+            a = like.get((setting, str(r["judge"]), kind))  # the judge against each annotator
+
+            def both(column: str, a: Any = a, c: Any = c) -> tuple[Cell, Cell]:
+                return (
+                    Cell(None if a is None else _num(a.get(column))),
+                    Cell(None if c is None else _num(c.get(column))),
+                )
+
+            (agree, h_agree), (kappa, h_kappa) = both("agreement"), both("kappa")
+            (kappa_w, h_kappa_w), (f1, h_f1) = both("kappa_linear"), both("macro_f1")
             rows.append(
                 Row(
                     {
                         "judge": Cell(str(r["judge"])),
                         "kind": Cell(kind),
-                        "n": Cell(int(r["n_checks"])),
-                        "agreement": Cell(_num(r["agreement"])),
-                        "h_agreement": Cell(None if c is None else _num(c["agreement"])),
-                        "kappa": Cell(_num(r["kappa"])),
-                        "h_kappa": Cell(None if c is None else _num(c["kappa"])),
-                        "kappa_w": Cell(_num(r.get("kappa_linear"))),
-                        "h_kappa_w": Cell(None if c is None else _num(c.get("kappa_linear"))),
-                        "f1": Cell(_num(r["macro_f1"])),
-                        "h_f1": Cell(None if c is None else _num(c["macro_f1"])),
+                        "n": Cell(None if a is None else int(a["n_checks"])),
+                        "agreement": agree,
+                        "h_agreement": h_agree,
+                        "kappa": kappa,
+                        "h_kappa": h_kappa,
+                        "kappa_w": kappa_w,
+                        "h_kappa_w": h_kappa_w,
+                        "f1": f1,
+                        "h_f1": h_f1,
                         "leniency": Cell(_num(r["leniency"])),
                     },
                     attrs={"judge": str(r["judge"]), "kind": kind},
@@ -82,10 +98,10 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
             [
                 Column("judge", "Judge", numeric=False),
                 Column("kind", "Check kind", numeric=False),
-                Column("n", "Labelled checks", "integer", "Checks with judge and human verdicts"),
-                Column("agreement", "Agreement", "pct", "Share with the same verdict"),
+                Column("n", "Labels", "integer", "Annotators' labels on checks the judge judged"),
+                Column("agreement", "Agreement", "pct", "Judge against each annotator's label"),
                 Column("h_agreement", "Human-human", "pct", "Annotators' agreement: the ceiling"),
-                Column("kappa", "Kappa", "f2", "Cohen's kappa, judge against humans"),
+                Column("kappa", "Kappa", "f2", "Cohen's kappa, judge against each annotator"),
                 Column("h_kappa", "Human kappa", "f2", "Cohen's kappa between annotators"),
                 Column(
                     "kappa_w", "Weighted kappa", "f2", "Linear weights: a near miss counts half"
@@ -93,7 +109,9 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
                 Column("h_kappa_w", "Human weighted", "f2", "The same between annotators"),
                 Column("f1", "Macro-F1", "f2", "Mean F1 over the four verdicts"),
                 Column("h_f1", "Human F1", "f2", "The same between annotators"),
-                Column("leniency", "Leniency", "f2", "Judge's mean verdict value minus humans'"),
+                Column(
+                    "leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'"
+                ),
             ],
             rows,
             caption=f"Judge against the final human verdicts ({setting_label(setting)})",

@@ -358,7 +358,8 @@ def _kind_rows(
         if kind != ALL_KINDS and figures["n_checks"] < MIN_KIND_CHECKS:  # too few for a kappa
             figures["kappa"] = figures["kappa_linear"] = float("nan")
         row: dict[str, object] = {"kind": kind, **figures, "n_checks": int(figures["n_checks"])}
-        row.update(zip(columns, (int(x) for x in table.ravel()), strict=True))
+        if columns:
+            row.update(zip(columns, (int(x) for x in table.ravel()), strict=True))
         rows.append(row)
     return rows
 
@@ -405,6 +406,42 @@ def judge_human(
     return pd.DataFrame(rows, columns=["setting", "judge", "kind", *_FIGURES, *CONFUSION_COLUMNS])
 
 
+def judge_annotator(
+    verdicts: npt.NDArray[np.int8],
+    status: npt.NDArray[np.int8],
+    judges: tuple[str, ...],
+    labels: AuditLabels,
+    kind: Ints,
+    config: ScoringConfig,
+) -> pd.DataFrame:
+    """Per setting, judge and check kind (and ``all``): the judge against each annotator's own
+    label (not the adjudicated final verdict), one pair per label line on a check the judge
+    judged: like with like beside :func:`human_human`, which pairs annotators the same way.
+
+    Leniency is the judge's mean verdict value minus the annotators'.
+    """
+    values = verdict_values(config)
+    n_j, n_kinds = len(judges), len(KIND_ORDER)
+    label = np.flatnonzero(~labels.adjudication)
+    response, check, human = labels.response[label], labels.check[label], labels.verdict[label]
+    rows: list[dict[str, object]] = []
+    for k, setting in enumerate(SETTINGS):
+        for j, name in enumerate(judges):
+            mine = response % len(SETTINGS) == k
+            group = response[mine] * n_j + j  # the group of (response, judge)
+            v = verdicts[group, check[mine]].astype(np.int64)
+            ok = (v >= 0) & (status[group] != Status.ABSENT)
+            if not ok.any():
+                continue
+            code = (kind[check[mine][ok]] * N_VERDICTS + v[ok]) * N_VERDICTS + human[mine][ok]
+            per_kind = np.bincount(code, minlength=n_kinds * N_VERDICTS**2).reshape(
+                n_kinds, N_VERDICTS, N_VERDICTS
+            )
+            for row in _kind_rows(per_kind, values, ()):
+                rows.append({"setting": setting.value, "judge": name, **row})
+    return pd.DataFrame(rows, columns=["setting", "judge", "kind", *_FIGURES])
+
+
 def human_human(labels: AuditLabels, kind: Ints, config: ScoringConfig) -> pd.DataFrame:
     """Per setting and check kind (and ``all``): annotators against each other, over every pair of
     annotators' labels on one (response, check); the ceiling a judge can be held to.
@@ -443,6 +480,7 @@ __all__ = [
     "human_human",
     "human_scores",
     "incomplete_audits",
+    "judge_annotator",
     "judge_human",
     "ppi_columns",
     "ppi_mean",

@@ -449,6 +449,14 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             for h in _SHORT
         },
     },
+    "judge_annotator": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "kind": _AUDIT_KIND,
+        **_AGREEMENT,
+        "n_checks": (_I, "pairs of the judge's verdict and one annotator's label on a check"),
+        "leniency": (_F, "the judge's mean verdict value minus the annotators'"),
+    },
     "human_human": {
         "setting": _GROUP["setting"],
         "kind": _AUDIT_KIND,

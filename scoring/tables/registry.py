@@ -122,6 +122,20 @@ def _judge_human(b: Built) -> pd.DataFrame:
     )
 
 
+def _judge_annotator(b: Built) -> pd.DataFrame:
+    from scoring.tables import audit as _audit
+
+    inputs = b.scores.inputs
+    return _audit.judge_annotator(
+        inputs.verdicts,
+        b.scores.level.status,
+        inputs.judges,
+        b.labels[0],
+        inputs.checks.kind,
+        b.scores.config,
+    )
+
+
 def _human_human(b: Built) -> pd.DataFrame:
     from scoring.tables import audit as _audit
 
@@ -354,6 +368,13 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
             "kappa_linear",
             "macro_f1",
         ),
+        site_optional=True,
+    ),
+    ScoreTable(
+        "judge_annotator",
+        "Judge against each annotator",
+        _judge_annotator,
+        site=("setting", "judge", "kind", "n_checks", "agreement", "kappa", "kappa_linear"),
         site_optional=True,
     ),
     ScoreTable(

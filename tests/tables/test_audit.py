@@ -286,3 +286,19 @@ def test_linear_weighted_kappa_counts_near_misses_as_partial_agreement() -> None
     assert figures["kappa_linear"] == pytest.approx(cohen_kappa_score(a, b, weights="linear"))
     assert figures["kappa"] == pytest.approx(cohen_kappa_score(a, b))
     assert figures["kappa_linear"] > figures["kappa"]  # the misses are all near ones
+
+
+def test_the_judge_is_held_against_each_annotator_like_the_annotators_against_each_other(
+    tables: Tables,
+) -> None:
+    t = tables["judge_annotator"]
+    r = t[(t.setting == "multimodal") & (t.judge == "j1") & (t.kind == "all")].iloc[0]
+    # a1 labels all 11 checks, agreeing with j1 except food-1 I2 (meets against contradicts);
+    # a2 labels food-1 I2 (contradicts, as j1) and plant-3 I1 (missing, where j1 said meets);
+    # a3's adjudication is no annotator's label and is left out
+    assert ALPHA_MM[("plant-3", "I1")] == "meets" and ALPHA_MM[("food-1", "I2")] == "contradicts"
+    assert r["n_checks"] == 13
+    assert r["agreement"] == pytest.approx(11 / 13)
+    final = tables["judge_human"]
+    f = final[(final.setting == "multimodal") & (final.judge == "j1") & (final.kind == "all")]
+    assert f.iloc[0]["n_checks"] == 11 - 1  # against the final verdicts: plant-3 I1 has none
