@@ -46,6 +46,12 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
     if jh is None or jh.empty:
         return None
     hh = tables.frames.get("human_human")
+    ja = tables.frames.get("judge_annotator")
+    like = (
+        {(str(x["setting"]), str(x["judge"]), str(x["kind"])): x for _, x in ja.iterrows()}
+        if ja is not None
+        else {}
+    )
     info = audit_info(tables) or {}
     sections = []
     for setting in [s.value for s in Setting if (jh["setting"] == s.value).any()]:
@@ -59,18 +65,30 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
         for _, r in sub.iterrows():
             kind = str(r["kind"])
             c = ceiling.loc[kind] if kind in ceiling.index else None
+            a = like.get((setting, str(r["judge"]), kind))  # the judge against each annotator
+
+            def both(column: str, a: Any = a, c: Any = c) -> tuple[Cell, Cell]:
+                return (
+                    Cell(None if a is None else _num(a.get(column))),
+                    Cell(None if c is None else _num(c.get(column))),
+                )
+
+            (agree, h_agree), (kappa, h_kappa) = both("agreement"), both("kappa")
+            (kappa_w, h_kappa_w), (f1, h_f1) = both("kappa_linear"), both("macro_f1")
             rows.append(
                 Row(
                     {
                         "judge": Cell(str(r["judge"])),
                         "kind": Cell(kind),
-                        "n": Cell(int(r["n_checks"])),
-                        "agreement": Cell(_num(r["agreement"])),
-                        "h_agreement": Cell(None if c is None else _num(c["agreement"])),
-                        "kappa": Cell(_num(r["kappa"])),
-                        "h_kappa": Cell(None if c is None else _num(c["kappa"])),
-                        "f1": Cell(_num(r["macro_f1"])),
-                        "h_f1": Cell(None if c is None else _num(c["macro_f1"])),
+                        "n": Cell(None if a is None else int(a["n_checks"])),
+                        "agreement": agree,
+                        "h_agreement": h_agree,
+                        "kappa": kappa,
+                        "h_kappa": h_kappa,
+                        "kappa_w": kappa_w,
+                        "h_kappa_w": h_kappa_w,
+                        "f1": f1,
+                        "h_f1": h_f1,
                         "leniency": Cell(_num(r["leniency"])),
                     },
                     attrs={"judge": str(r["judge"]), "kind": kind},
@@ -80,14 +98,20 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
             [
                 Column("judge", "Judge", numeric=False),
                 Column("kind", "Check kind", numeric=False),
-                Column("n", "Labelled checks", "integer", "Checks with judge and human verdicts"),
-                Column("agreement", "Agreement", "pct", "Share with the same verdict"),
+                Column("n", "Labels", "integer", "Annotators' labels on checks the judge judged"),
+                Column("agreement", "Agreement", "pct", "Judge against each annotator's label"),
                 Column("h_agreement", "Human-human", "pct", "Annotators' agreement: the ceiling"),
-                Column("kappa", "Kappa", "f2", "Cohen's kappa, judge against humans"),
+                Column("kappa", "Kappa", "f2", "Cohen's kappa, judge against each annotator"),
                 Column("h_kappa", "Human kappa", "f2", "Cohen's kappa between annotators"),
+                Column(
+                    "kappa_w", "Weighted kappa", "f2", "Linear weights: a near miss counts half"
+                ),
+                Column("h_kappa_w", "Human weighted", "f2", "The same between annotators"),
                 Column("f1", "Macro-F1", "f2", "Mean F1 over the four verdicts"),
                 Column("h_f1", "Human F1", "f2", "The same between annotators"),
-                Column("leniency", "Leniency", "f2", "Judge's mean verdict value minus humans'"),
+                Column(
+                    "leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'"
+                ),
             ],
             rows,
             caption=f"Judge against the final human verdicts ({setting_label(setting)})",
@@ -147,8 +171,14 @@ def ppi_cells(r: dict[str, Any]) -> dict[str, Cell]:
     }
 
 
-def ppi_sentence(lb: pd.DataFrame, simulated: bool) -> str:
-    """What the correction does, in one paragraph, with the audited counts."""
+def ppi_sentence(
+    lb: pd.DataFrame,
+    simulated: bool,
+    incomplete: pd.DataFrame | None = None,
+    names: dict[str, str] | None = None,
+) -> str:
+    """What the correction does and what its interval is for, in one paragraph, with the
+    audited counts and the questions left out for incomplete human verdicts, by name."""
     counts = lb["audited_questions"].dropna().astype(int)
     counts = counts[counts > 0]
     span = (
@@ -156,11 +186,26 @@ def ppi_sentence(lb: pd.DataFrame, simulated: bool) -> str:
     )
     text = (
         "Corrected (PPI) adds to each score the mean difference between the human and the judge "
-        f"question scores over the audited questions ({span} per row), so the judge's systematic "
-        "error is removed (prediction-powered inference); its interval adds the uncertainty of "
-        "that correction, so it is wider. Rows with fewer than 2 audited questions have no "
-        "corrected score."
+        f"question scores over the audited questions ({span} per row), each weighed by the "
+        "inverse of its chance of being drawn in the audit's draw by domain, so the judge's "
+        "systematic error is removed (prediction-powered inference). Its 95% interval is for "
+        "the mean over the population of questions the benchmark samples, not only these: it "
+        "counts the audited questions among all of them, the draw's domains as strata and the "
+        "question as the unit. Rows with fewer than 2 audited questions have no corrected score."
     )
+    if incomplete is not None and len(incomplete):
+        names = names or {}
+        parts = [
+            f"{names.get(str(sid), str(sid))} ({setting_label(str(setting))}): "
+            + ", ".join(str(q) for q in part["question_id"])
+            for (sid, setting), part in incomplete.groupby(
+                ["submission_id", "setting"], sort=True, observed=True
+            )
+        ]
+        text += (
+            " Left out of the correction because their human verdicts are incomplete (a check "
+            "not labelled, or a disagreement not adjudicated): " + "; ".join(parts) + "."
+        )
     return f"{text} {SIMULATED_NOTE}" if simulated else text
 
 

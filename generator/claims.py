@@ -4,7 +4,8 @@ Each sentence is worded by rule from one setting's ``judge_tau``, ``judge_scores
 ``judge_self_preference``, ``judge_leniency`` and ``rank_sensitivity`` rows, so that it says
 what this leaderboard's data shows, whichever way that goes: whether two judges rank the models
 identically, the largest per-model score difference between them, each judge's self-scoring gap,
-the most lenient judge's range, and whether only adjacent swaps occur.
+the most lenient judge's range, and whether only adjacent swaps occur between any two judges
+among the models complete under every judge (those left out are named).
 """
 
 from __future__ import annotations
@@ -87,20 +88,36 @@ def _lenient(js: pd.DataFrame, leniency: pd.DataFrame, primary: str) -> list[str
 
 
 def _swaps(rs: pd.DataFrame | None, names: dict[str, str]) -> list[str]:
-    if rs is None or rs.empty or "rank_change" not in rs or rs["rank_change"].isna().all():
+    """Whether only adjacent swaps occur, over every pair of judges, among the models complete
+    under every judge; the models left out are named."""
+    if rs is None or rs.empty or "max_rank_change" not in rs:
         return []
-    change = rs["rank_change"].dropna().abs()
-    largest = int(change.max())
+    out = []
+    left = rs[~rs["compared"].astype(bool)] if "compared" in rs else rs.iloc[:0]
+    left_out = sorted({names.get(str(s), str(s)) for s in left["submission_id"]})
+    if left_out:
+        out.append(
+            "Ranks are compared among the models complete under every judge; left out: "
+            + ", ".join(left_out)
+            + "."
+        )
+    moved = rs.dropna(subset=["max_rank_change"])
+    if moved.empty:
+        return out
+    largest = int(moved["max_rank_change"].max())
     if largest == 0:
-        return ["Every judge ranks the models in the same order as the primary judge."]
+        return [*out, "Every judge ranks these models in the same order."]
     if largest == 1:
-        return ["Only adjacent swaps occur: no model moves more than one place between judges."]
-    moved = rs.assign(moved=rs["rank_change"].abs()).dropna(subset=["moved"])
-    worst = moved.sort_values("moved", ascending=False, kind="stable").iloc[0]
+        return [*out, "Only adjacent swaps occur: no model moves more than one place between "
+                "any two judges."]  # fmt: skip
+    worst = moved.sort_values("max_rank_change", ascending=False, kind="stable").iloc[0]
     model = names.get(str(worst["submission_id"]), str(worst["submission_id"]))
+    ranks = rs[rs["submission_id"] == worst["submission_id"]].dropna(subset=["rank"])
+    top, bottom = ranks.loc[ranks["rank"].idxmin()], ranks.loc[ranks["rank"].idxmax()]
     return [
-        f"Not only adjacent swaps: {model} moves {largest} places under {worst['judge']} "
-        "against the primary judge."
+        *out,
+        f"Not only adjacent swaps: {model} is ranked {int(top['rank'])} by {top['judge']} and "
+        f"{int(bottom['rank'])} by {bottom['judge']}, {largest} places apart.",
     ]
 
 
@@ -160,7 +177,7 @@ def rank_table(tables: Any, setting: str, names: dict[str, str]) -> Any:
         [
             Column("model", "Model", numeric=False),
             *(Column(f"j_{j}", f"Rank by {j}", "integer") for j in judges),
-            Column("max", "Largest change", "integer", "Largest rank change over the judges"),
+            Column("max", "Largest change", "integer", "Largest rank gap, any two judges"),
         ],
         [r for _, r in rows],
         caption="Rank under each judge (the primary judge first)",

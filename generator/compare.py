@@ -1,5 +1,6 @@
 """Comparing models: the compare page's data (each model's question scores per setting, and the
-``pairwise`` table's paired differences) and the significance matrix over every pair.
+``pairwise`` table's paired differences) and the significance matrix over every pair, marked by
+the table's Holm-adjusted significance (one family: the primary judge's pairs in every setting).
 
 The differences, intervals and question counts come from the ``pairwise`` score table; nothing is
 computed here.
@@ -74,6 +75,7 @@ def pair_records(tables: ScoreTables) -> list[dict[str, Any]]:
                 "lo": round(float(r["diff_lo"]), 3),
                 "hi": round(float(r["diff_hi"]), 3),
                 "sig": bool(r["significant"]),
+                "p": float(r["p_adjusted"]),
                 "n": int(r["n_questions"]),
                 "a_higher": int(r["n_a_higher"]),
                 "b_higher": int(r["n_b_higher"]),
@@ -106,7 +108,7 @@ def significance_matrix(
                 cells[f"m{i}"] = Cell(None)
                 continue
             sign = "higher" if r["diff"] > 0 else "lower"
-            verdict = sign if r["significant"] else "tie"
+            verdict = sign if r["significant"] else "tie"  # Holm-adjusted, not the interval
             cells[f"m{i}"] = Cell(
                 r["diff"],
                 r["diff_lo"],
@@ -131,7 +133,9 @@ def compare_page(
     """Context of ``compare.md``."""
     models = {s: [{"id": m, "name": names.get(m, m)} for m in _ordered(tables, s)]
               for s in settings}  # fmt: skip
+    family = len(_pairs(tables)) // 2  # Holm's family: every unordered pair of every setting
     return {
+        "family": family,
         "settings": [(s, SETTING_LABELS.get(s, s)) for s in settings],
         "config": {
             "models": models,
@@ -139,6 +143,7 @@ def compare_page(
             "pairs": pair_records(tables),
             "explorer": "explorer.html",
             "qdata": DATA,
+            "family": family,
         },
         "matrices": [
             (SETTING_LABELS.get(s, s), significance_matrix(tables, s, names)) for s in settings

@@ -122,7 +122,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         Column("rank", "Rank", "rank", "Rank by the primary judge; in brackets the 95% rank range"),
         Column("model", "Model", "text", numeric=False),
         Column("gamut", "Gamut [95% CI]", "ci", "Gamut score, 100 x the mean question score"),
-        Column("tie", "Tie group", "integer", "Models in one tie group are not separable"),
+        Column("tie", "Tie group", "integer", "1 + the models significantly better"),
         Column("ac", "AC", "f1", "Answer-critical tier score"),
         Column("v", "V", "f1", "Valuable tier score"),
         Column("c", "C", "f1", "Context tier score"),
@@ -208,7 +208,12 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "built": str(tables.provenance.get("generated_at") or "unknown")[:16].replace("T", " "),
         "mdd": mdd_sentence(tables),
         "ppi": (
-            ppi_sentence(lb, bool((audit_info(tables) or {}).get("simulated")))
+            ppi_sentence(
+                lb,
+                bool((audit_info(tables) or {}).get("simulated")),
+                tables.frames.get("audit_incomplete"),
+                names,
+            )
             if corrected
             else None
         ),
@@ -262,7 +267,7 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
             Column("rank", "Rank", "integer", "Rank within this domain"),
             Column("model", "Model", numeric=False),
             Column("gamut", "Gamut [95% CI]", "ci"),
-            Column("tie", "Tie group", "integer", "Models in one tie group are not separable"),
+            Column("tie", "Tie group", "integer", "1 + the models significantly better"),
             Column("ac", "AC", "f1"),
             Column("v", "V", "f1"),
             Column("c", "C", "f1"),
@@ -306,8 +311,16 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
             )
         )
     n_q = int(bd["n_questions"].max()) if len(bd) else 0
-    n_groups = int(pd.to_numeric(bd["tie_group"], errors="coerce").max()) if len(bd) else 0
-    return {"name": human(name), "sections": sections, "n_questions": n_q, "n_groups": n_groups}
+    ceiling = (
+        float(bd["ci_coverage_ceiling"].min()) if "ci_coverage_ceiling" in bd and len(bd) else 1.0
+    )
+    return {
+        "name": human(name),
+        "sections": sections,
+        "n_questions": n_q,
+        # stated when the question count bounds the interval's coverage below 95%
+        "coverage_ceiling": f"{100 * ceiling:.1f}%" if ceiling < 0.95 else None,
+    }
 
 
 def tax_sentence(summary: dict[str, Any]) -> str:

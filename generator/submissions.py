@@ -145,7 +145,7 @@ def submission_page(
             Column("partial", "Partially", "pct"),
             Column("missing", "Missing", "pct"),
             Column("contra", "Contradicts", "pct"),
-            Column("score", "Score", "f1"),
+            Column("score", "Pooled score", "f1"),
         ],
         kind_rows,
         caption="Verdict mix by check kind (primary judge)",

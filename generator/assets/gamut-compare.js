@@ -52,8 +52,8 @@
         summary.appendChild(h("p", { "class": "gamut-summary" }, [
           na + " minus " + nb + ": ", h("strong", { text: fmt(pair.diff, true) + " points" }),
           " [" + fmt(pair.lo, true) + ", " + fmt(pair.hi, true) + "], 95% paired bootstrap interval. ",
-          pair.sig ? "The interval excludes zero: the difference is significant."
-            : "The interval contains zero: the two models are not separable.",
+          (pair.sig ? "Significant" : "Not significant") + " after Holm's adjustment over the " +
+            cfg.family + " pairs of this page (adjusted p = " + pair.p.toPrecision(2) + ").",
           " " + na + " scored higher on " + pair.a_higher + " of " + pair.n + " questions, " + nb +
           " on " + pair.b_higher + ", and they tied on " + pair.equal + "."
         ]));

@@ -95,6 +95,7 @@ def _audit_parts(scores: Scores, audit: AuditLabels | None) -> tuple[dict[str, A
         humans,
         scores.weights,
         rankings,
+        _audit.question_strata(inputs.questions),
         scores.gamut.boot,
     )
     return columns, final

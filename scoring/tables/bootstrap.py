@@ -8,13 +8,15 @@ and a mean over any subset of questions is a matrix product.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 Array = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
 LEVEL = 95.0
 _TAILS = ((100.0 - LEVEL) / 2, 100.0 - (100.0 - LEVEL) / 2)
 
@@ -63,9 +65,12 @@ def weighted_means(
     return out
 
 
-def nan_percentiles(x: Array, qs: tuple[float, ...], *, overwrite: bool = False) -> list[Array]:
+def nan_percentiles(
+    x: Array, qs: Sequence[float | Array], *, overwrite: bool = False
+) -> list[Array]:
     """Percentiles (linear interpolation) over the first axis, NaN entries left out; NaN for a
-    column with no finite entry. Vectorised equivalent of ``np.nanpercentile(x, q, axis=0)``.
+    column with no finite entry. Vectorised equivalent of ``np.nanpercentile(x, q, axis=0)``; a
+    ``q`` may be an array with one percentile per column.
 
     ``overwrite``: sort ``x`` itself (an array nothing else reads) instead of a copy.
     """
@@ -91,24 +96,54 @@ def nan_percentiles(x: Array, qs: tuple[float, ...], *, overwrite: bool = False)
 
 @dataclass(frozen=True)
 class Estimate:
-    """Point estimates with percentile CIs, and the resampled values behind them."""
+    """Point estimates with percentile CIs, the resampled values behind them, and the number of
+    questions behind each."""
 
     value: Array
     lo: Array
     hi: Array
     boot: Array
+    n: Ints
 
     def take(self, idx: npt.NDArray[np.int64]) -> Estimate:
         """The estimates of the rows ``idx`` only."""
-        return Estimate(self.value[idx], self.lo[idx], self.hi[idx], self.boot[:, idx])
+        return Estimate(self.value[idx], self.lo[idx], self.hi[idx], self.boot[:, idx], self.n[idx])
 
 
-def percentile_ci(boot: Array, *, overwrite: bool = False) -> tuple[Array, Array]:
-    """The 2.5 and 97.5 percentiles over the first axis (NaN resamples left out).
+def expanded_tails(n: int | Ints) -> tuple[Array, Array]:
+    """The percentiles of a 95% expanded percentile interval over ``n`` questions (Hesterberg,
+    "What teachers should know about the bootstrap", 2015): the tails at the normal probability of
+    ``sqrt(n / (n - 1)) t_{n-1}(0.975)``, which widens the plain 2.5-97.5 percentiles for small
+    ``n`` as Student's t and the sample variance's ``n - 1`` do (2.05-97.95 at 42 questions,
+    0.4-99.6 at 5). Fewer than 2 questions keep the plain tails."""
+    from scipy.special import ndtr, stdtrit  # imported when scoring, not with the command line
+
+    size = np.asarray(n, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.sqrt(size / (size - 1)) * stdtrit(size - 1, 1 - (100.0 - LEVEL) / 200)
+        lower = np.where(size >= 2, 100.0 * ndtr(-z), _TAILS[0])
+    return np.asarray(lower, np.float64), np.asarray(100.0 - lower, np.float64)
+
+
+def coverage_ceiling(n: int) -> float:
+    """The most a bootstrap percentile interval over ``n`` questions can cover a mean whose
+    question scores are symmetric about it, as a fraction: the interval never leaves the range
+    of the n scores, and that range misses the centre when all n fall on one side, with
+    probability 2^(1 - n) (0.875 at 4 questions, 0.9375 at 5, above 0.97 from 7 on)."""
+    return 1.0 - 2.0 ** (1 - n) if n >= 1 else 0.0
+
+
+def percentile_ci(
+    boot: Array, *, overwrite: bool = False, n: int | Ints | None = None
+) -> tuple[Array, Array]:
+    """The 95% percentile interval over the first axis (NaN resamples left out): the 2.5 and 97.5
+    percentiles, or with ``n`` (the questions behind each column) the expanded ones of
+    :func:`expanded_tails`.
 
     ``overwrite``: ``boot`` is a temporary that may be sorted in place.
     """
-    lo, hi = nan_percentiles(boot, _TAILS, overwrite=overwrite)
+    tails = _TAILS if n is None else expanded_tails(n)
+    lo, hi = nan_percentiles(boot, tails, overwrite=overwrite)
     return lo, hi
 
 
@@ -116,29 +151,60 @@ def estimate(
     weights: Array, values: Array, subset: npt.NDArray[np.int64] | None = None, scale: float = 1.0
 ) -> Estimate:
     """Mean over questions of each row of ``values`` (or of the questions in ``subset``) with its
-    bootstrap CI, times ``scale``."""
+    expanded percentile bootstrap CI, times ``scale``."""
     ones = np.ones((1, values.shape[1]))
     value = weighted_means(ones, values, subset)[0] * scale
     boot = weighted_means(weights, values, subset) * scale
-    lo, hi = percentile_ci(boot)
-    return Estimate(value, lo, hi, boot)
+    kept = values if subset is None else values[:, subset]
+    n = (~np.isnan(kept)).sum(axis=1).astype(np.int64)
+    lo, hi = percentile_ci(boot, n=n)
+    return Estimate(value, lo, hi, boot, n)
 
 
 def paired(a: Estimate, b: Estimate) -> Estimate:
     """``a - b`` with the CI from the same resamples on both sides."""
     boot = a.boot - b.boot
-    lo, hi = percentile_ci(boot)
-    return Estimate(a.value - b.value, lo, hi, boot)
+    n = np.minimum(a.n, b.n)
+    lo, hi = percentile_ci(boot, n=n)
+    return Estimate(a.value - b.value, lo, hi, boot, n)
+
+
+#: Significance level of the pairwise tests behind the compare matrix and the tie groups.
+ALPHA = 0.05
+
+
+class Ask(NamedTuple):
+    """One ranking asked of :func:`rank_many`.
+
+    Attributes:
+        value: ``[n]`` point estimates.
+        boot: ``[B, n]`` resampled estimates (the same resamples for every model).
+        tiebreak: names fixing the order of equal scores (None: index order).
+        n_questions: questions behind the estimates (the t test's degrees of freedom + 1).
+        family: rankings with the same key are one family for Holm's adjustment (None: alone).
+    """
+
+    value: Array
+    boot: Array
+    tiebreak: Sequence[str] | None
+    n_questions: int
+    family: Hashable | None = None
 
 
 @dataclass(frozen=True)
 class Ranking:
-    """Ranks of n models (1 = best), their bootstrap range, and tie groups (1 = top group)."""
+    """Ranks of n models (1 = best), their bootstrap range, and tie groups.
+
+    ``tie_group`` is 1 + the number of models significantly better (Holm-adjusted, over the
+    ranking's family); ``p_adjusted[a, b]`` is the Holm-adjusted p-value of the pair (1 on the
+    diagonal).
+    """
 
     rank: npt.NDArray[np.int64]
     rank_lo: npt.NDArray[np.int64]
     rank_hi: npt.NDArray[np.int64]
     tie_group: npt.NDArray[np.int64]
+    p_adjusted: Array
 
 
 def _min_ranks(scores: Array) -> npt.NDArray[np.int64]:
@@ -147,43 +213,108 @@ def _min_ranks(scores: Array) -> npt.NDArray[np.int64]:
     return np.asarray(better.sum(axis=-1) + 1, np.int64)
 
 
-def rank_models(value: Array, boot: Array, tiebreak: list[str] | None = None) -> Ranking:
+def pair_pvalues(value: Array, boot: Array, n_questions: int) -> Array:
+    """Two-sided p-values of every paired difference, ``[n, n]`` (1 on the diagonal).
+
+    The statistic is the difference over its bootstrap standard error (the standard deviation of
+    the same resamples' differences), referred to Student's t with ``n_questions - 1`` degrees of
+    freedom. Resamples where any model is undefined (NaN) are left out. A difference with no
+    spread at all is certain: p = 0 unless it is zero.
+    """
+    from scipy.special import stdtr  # imported when scoring, not with the command line
+
+    n = value.size
+    if n == 0:
+        return np.ones((0, 0))
+    ok = boot[~np.isnan(boot).any(axis=1)]
+    diff = value[:, None] - value[None, :]
+    if ok.shape[0] < 2:
+        return np.ones((n, n))
+    cov = np.atleast_2d(np.cov(ok, rowvar=False))
+    var = np.diag(cov)[:, None] + np.diag(cov)[None, :] - 2.0 * cov
+    se = np.sqrt(np.maximum(var, 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.abs(diff) / se
+    df = float(n_questions - 1) if n_questions > 1 else np.inf
+    p = 2.0 * stdtr(df, -t)
+    p = np.where(se > 0, p, np.where(diff != 0, 0.0, 1.0))
+    np.fill_diagonal(p, 1.0)
+    return np.asarray(p, np.float64)
+
+
+def holm(pvalues: Array) -> Array:
+    """Holm's step-down adjustment of a family of p-values (any shape, NaN-free)."""
+    flat = pvalues.ravel()
+    m = flat.size
+    order = np.argsort(flat, kind="stable")
+    steps = np.minimum(1.0, (m - np.arange(m)) * flat[order])
+    out = np.empty(m)
+    out[order] = np.maximum.accumulate(steps) if m else steps
+    return out.reshape(pvalues.shape)
+
+
+def adjusted_pvalues(asks: Sequence[Ask]) -> list[Array]:
+    """Per ranking, the ``[n, n]`` Holm-adjusted p-values, each family adjusted over all of its
+    rankings' pairs (each unordered pair once)."""
+    raw = [pair_pvalues(a.value, a.boot, a.n_questions) for a in asks]
+    out = [np.ones_like(p) for p in raw]
+    families: dict[Hashable, list[int]] = {}
+    for i, a in enumerate(asks):
+        families.setdefault(("own", i) if a.family is None else ("family", a.family), []).append(i)
+    for members in families.values():
+        upper = [np.triu_indices(raw[i].shape[0], 1) for i in members]
+        pooled = np.concatenate([raw[i][u] for i, u in zip(members, upper, strict=True)])
+        adjusted = np.split(holm(pooled), np.cumsum([u[0].size for u in upper])[:-1])
+        for i, u, adj in zip(members, upper, adjusted, strict=True):
+            out[i][u] = adj
+            out[i].T[u] = adj
+    return out
+
+
+def significance_ranks(value: Array, p_adjusted: Array, alpha: float = ALPHA) -> Ints:
+    """1 + the number of models significantly better (higher, with adjusted p below ``alpha``).
+
+    When the significant pairs are those whose |difference| / standard error passes one
+    threshold (as Holm's adjustment over one family with one t distribution gives), "significantly
+    better" is transitive, so two models with the same value are never significantly different.
+    """
+    better = (value[None, :] > value[:, None]) & (p_adjusted < alpha)
+    return np.asarray(better.sum(axis=1) + 1, np.int64)
+
+
+def rank_models(
+    value: Array, boot: Array, tiebreak: list[str] | None = None, n_questions: int = 0
+) -> Ranking:
     """Rank models by score (higher is better) with bootstrap rank ranges and tie groups.
 
     Equal scores share the best rank. The rank range is the 2.5-97.5 percentile of the rank in each
-    resample. Models are ordered by score (then by ``tiebreak``); two neighbours whose paired
-    bootstrap difference has a 95% CI containing 0 share a tie group, so groups chain.
+    resample. The tie group is 1 + the number of models significantly better (paired t test on the
+    bootstrap standard error, Holm-adjusted over the ranking's pairs).
 
     Args:
         value: ``[n]`` point estimates.
         boot: ``[B, n]`` resampled estimates (same resamples for every model).
         tiebreak: optional names fixing the order of equal scores.
+        n_questions: questions behind the estimates (0: the normal limit of the t test).
     """
-    return rank_many([(value, boot, tiebreak)])[0]
+    return rank_many([Ask(value, boot, tiebreak, n_questions)])[0]
 
 
-def rank_many(rankings: Sequence[tuple[Array, Array, Sequence[str] | None]]) -> list[Ranking]:
-    """:func:`rank_models` of each ``(value, boot, tiebreak)``, with the percentiles of all of
-    them taken in one pass (each is still over its own columns, so the results are the same).
+def rank_many(rankings: Sequence[Ask]) -> list[Ranking]:
+    """:func:`rank_models` of each :class:`Ask`, with the percentiles of all of them taken in one
+    pass (each is still over its own columns), and Holm's adjustment over each family.
 
-    The resampled ranks of every ranking share one array, and so do the neighbours' paired
-    differences, each sorted in place and let go before the next is made.
+    The resampled ranks of every ranking share one array, sorted in place and let go after use.
     """
     if not rankings:
         return []
-    sizes = [value.size for value, _, _ in rankings]
-    n_boot = rankings[0][1].shape[0]
-    ranks, orders = [], []
+    sizes = [a.value.size for a in rankings]
+    n_boot = rankings[0].boot.shape[0]
     every = np.empty((n_boot, sum(sizes)))  # the resampled ranks, ranking after ranking
     start = 0
-    for value, boot, tiebreak in rankings:
-        n = value.size
-        ranks.append(_min_ranks(value))
-        every[:, start : start + n] = _min_ranks(boot)
+    for a, n in zip(rankings, sizes, strict=True):
+        every[:, start : start + n] = _min_ranks(a.boot)
         start += n
-        keys = tiebreak if tiebreak is not None else [f"{i:09d}" for i in range(n)]
-        orders.append(sorted(range(n), key=lambda i: (-value[i], keys[i])))
-    cut = np.cumsum(sizes)[:-1]
     if every.size:  # both tails from one partition of the array, which nothing else reads
         lo_all, hi_all = np.percentile(
             every, _TAILS, axis=0, method="inverted_cdf", overwrite_input=True
@@ -191,30 +322,16 @@ def rank_many(rankings: Sequence[tuple[Array, Array, Sequence[str] | None]]) -> 
     else:
         lo_all = hi_all = np.zeros(every.shape[1])
     del every
-    # every neighbour pair's paired difference: a new group starts after each pair whose 95% CI
-    # excludes 0
-    pairs = [max(n - 1, 0) for n in sizes]
-    diffs = np.empty((n_boot, sum(pairs)))
-    start = 0
-    for (_, boot, _), order, n in zip(rankings, orders, pairs, strict=True):
-        diffs[:, start : start + n] = boot[:, order[:-1]] - boot[:, order[1:]]
-        start += n
-    d_lo, d_hi = percentile_ci(diffs, overwrite=True)
-    del diffs
-    pair_cut = np.cumsum(pairs)[:-1]
+    cut = np.cumsum(sizes)[:-1]
     out = []
-    for rank, order, lo, hi, pair_lo, pair_hi in zip(
-        ranks,
-        orders,
+    for a, lo, hi, p in zip(
+        rankings,
         np.split(lo_all, cut),
         np.split(hi_all, cut),
-        np.split(d_lo, pair_cut),
-        np.split(d_hi, pair_cut),
+        adjusted_pvalues(rankings),
         strict=True,
     ):
-        group = np.zeros(rank.size, np.int64)
-        if order:
-            separated = ~((pair_lo <= 0.0) & (pair_hi >= 0.0))
-            group[order] = 1 + np.concatenate([[0], np.cumsum(separated)])
-        out.append(Ranking(rank, lo.astype(np.int64), hi.astype(np.int64), group))
+        rank = _min_ranks(a.value)
+        group = significance_ranks(a.value, p)
+        out.append(Ranking(rank, lo.astype(np.int64), hi.astype(np.int64), group, p))
     return out

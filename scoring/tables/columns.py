@@ -105,7 +105,12 @@ _STAMPS = {
 _AGREEMENT = {
     "n_checks": (_I, "(response, check) pairs that both sides labelled"),
     "agreement": (_F, "share of those with the same verdict"),
-    "kappa": (_F, "Cohen's kappa over the four verdicts"),
+    "kappa": (_F, "Cohen's kappa over the four verdicts; empty for a kind with too few checks"),
+    "kappa_linear": (
+        _F,
+        "Cohen's kappa with linear weights on the ordered scale meets, partially meets, missing, "
+        "contradicts (a near miss counts as partial agreement); empty for a kind with too few",
+    ),
     "macro_f1": (_F, "mean F1 over the verdicts that occur in either labelling"),
 }
 _AUDIT_KIND = (
@@ -214,7 +219,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "rank": (_I, "rank within setting and judge (complete rows only)"),
         "rank_lo": (_I, "best rank in the bootstrap resamples (95%)"),
         "rank_hi": (_I, "worst rank in the bootstrap resamples (95%)"),
-        "tie_group": (_I, "models whose intervals cannot be separated share a tie group"),
+        "tie_group": (_I, "1 + the number of models significantly better (Holm-adjusted)"),
         "text_only": (_F, "the same model's text-only Gamut score (multimodal rows)"),
         "gap": (_F, "text-only minus multimodal score: the visual-identification gap"),
         "gap_lo": (_F, "lower end of the gap's paired bootstrap 95% interval"),
@@ -240,9 +245,14 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             **_GROUP,
             group: (kind, meaning),
             "n_questions": (_I, "questions in the group"),
+            "ci_coverage_ceiling": (
+                _F,
+                "the most the interval can cover with this many questions, 1 - 2^(1 - "
+                "n_questions): a bootstrap interval stays within the range of the question scores",
+            ),
             **_SCORE,
             "rank": (_I, "rank within the group, setting and judge"),
-            "tie_group": (_I, "models whose intervals cannot be separated share a tie group"),
+            "tie_group": (_I, "1 + the number of models significantly better (Holm-adjusted)"),
         }
         for group, kind, meaning in (
             ("domain", _S, "the domain"),
@@ -282,7 +292,11 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "sd_gap": (_F, "standard deviation of the gap"),
         "min_gap": (_F, "smallest gap"),
         "max_gap": (_F, "largest gap"),
-        "corr_gap_multimodal": (_F, "Pearson correlation of gap and multimodal score"),
+        "corr_gap_mean": (
+            _F,
+            "Pearson correlation of the gap and the mean of the multimodal and text-only scores "
+            "(not the multimodal score alone, which biases it negative by construction)",
+        ),
         "kendall_tau": (_F, "Kendall tau between the multimodal and text-only orderings"),
     },
     "judge_scores": {
@@ -348,21 +362,42 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "diff": (_F, "Gamut score of a minus that of b"),
         "diff_lo": (_F, "lower end of the paired bootstrap 95% interval of the difference"),
         "diff_hi": (_F, "upper end"),
-        "significant": (_B, "true when that interval excludes zero"),
+        "significant": (_B, "true when p_adjusted is below 0.05"),
+        "p_adjusted": (
+            _F,
+            "p-value of the paired t test (difference over its bootstrap standard error), "
+            "Holm-adjusted over every pair of this judge's rankings in all settings",
+        ),
         "n_questions": (_I, "questions both models answered"),
         "n_a_higher": (_I, "questions where a scored higher"),
         "n_b_higher": (_I, "questions where b scored higher"),
         "n_equal": (_I, "questions where both scored the same"),
+    },
+    "audit_incomplete": {
+        "setting": _GROUP["setting"],
+        "submission_id": _GROUP["submission_id"],
+        "question_id": (_S, "a question of that response with some human labels"),
+        "n_checks": (_I, "the question's checks"),
+        "n_final": (
+            _I,
+            "checks with a final human verdict (fewer than n_checks: not labelled in full, or a "
+            "disagreement not adjudicated); the question is left out of the correction",
+        ),
     },
     "rank_sensitivity": {
         "setting": _GROUP["setting"],
         "submission_id": _GROUP["submission_id"],
         "judge": _GROUP["judge"],
         **_PRIMARY,
-        "rank": (_I, "the model's rank under this judge (empty when not ranked)"),
-        "primary_rank": (_I, "its rank under the primary judge"),
+        "compared": (_B, "the model is complete under every judge and ranked here"),
+        "rank": (
+            _I,
+            "the model's rank under this judge among the models complete under every judge "
+            "(empty when not compared)",
+        ),
+        "primary_rank": (_I, "its rank under the primary judge among the same models"),
         "rank_change": (_I, "rank minus primary_rank (positive: placed lower by this judge)"),
-        "max_rank_change": (_I, "the model's largest absolute rank change over every judge"),
+        "max_rank_change": (_I, "the largest difference between its ranks under any two judges"),
     },
     "judge_family_matrix": {
         "setting": _GROUP["setting"],
@@ -391,8 +426,8 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "mdd": (
             _F,
             "smallest Gamut-score difference two models can have that the board's questions "
-            "detect with 80% power at alpha 0.05 (paired test): 100 (1.96 + 0.84) sd_paired / "
-            "sqrt(n_questions)",
+            "detect with 80% power at alpha 0.05 (paired t test): 100 (t_0.975 + t_0.8) "
+            "sd_paired / sqrt(n_questions), Student's t with n_questions - 1 degrees of freedom",
         ),
     },
     "judge_human": {
@@ -413,6 +448,14 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             for j in _SHORT
             for h in _SHORT
         },
+    },
+    "judge_annotator": {
+        "setting": _GROUP["setting"],
+        "judge": _GROUP["judge"],
+        "kind": _AUDIT_KIND,
+        **_AGREEMENT,
+        "n_checks": (_I, "pairs of the judge's verdict and one annotator's label on a check"),
+        "leniency": (_F, "the judge's mean verdict value minus the annotators'"),
     },
     "human_human": {
         "setting": _GROUP["setting"],

@@ -63,6 +63,22 @@ def cohen_kappa(confusion: npt.NDArray[np.int64]) -> tuple[float, float, int]:
     return kappa, observed, n
 
 
+def linear_weighted_kappa(confusion: npt.NDArray[np.int64]) -> float:
+    """Cohen's kappa with linear weights 1 - |i - j| / (k - 1) on an ordered k-point scale (the
+    verdicts in code order: meets, partially meets, missing, contradicts). NaN with no items or
+    when the weighted chance agreement is 1."""
+    n = int(confusion.sum())
+    if n == 0:
+        return float("nan")
+    k = confusion.shape[0]
+    idx = np.arange(k)
+    weight = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (k - 1)
+    p = confusion.astype(np.float64) / n
+    observed = float((weight * p).sum())
+    chance = float((weight * np.outer(p.sum(axis=1), p.sum(axis=0))).sum())
+    return (observed - chance) / (1.0 - chance) if chance < 1.0 else float("nan")
+
+
 def _scores(sc: Scores, setting: int) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
     """Score ``[S, J]``, resampled scores ``[B, S, J]`` and completeness ``[S, J]`` of a setting."""
     n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
@@ -128,7 +144,8 @@ def judge_leniency(sc: Scores) -> pd.DataFrame:
         for j, name in enumerate(sc.inputs.judges):
             both = np.flatnonzero(done[:, j] & done[:, p])
             d = (boot[:, both, j] - boot[:, both, p]).mean(axis=1) if both.size else np.zeros(0)
-            lo, hi = percentile_ci(d[:, None]) if both.size else (np.full(1, np.nan),) * 2
+            n_q = sc.level.gamut.shape[1]
+            lo, hi = percentile_ci(d[:, None], n=n_q) if both.size else (np.full(1, np.nan),) * 2
             rows.append(
                 {
                     "setting": setting.value,
@@ -190,7 +207,7 @@ def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
 
             own_gap, other_gap = gap(value, own), gap(value, other)
             boot_pref = gap(boot, own) - gap(boot, other)
-            lo, hi = percentile_ci(boot_pref[:, None])
+            lo, hi = percentile_ci(boot_pref[:, None], n=sc.level.gamut.shape[1])
             own_score = _nanmean(value[own, j], axis=0)
             rows.append(
                 {

@@ -1,9 +1,10 @@
 """Every pair of models compared on the same questions: the paired score difference with its
 bootstrap interval, and on how many questions each scored higher.
 
-The arithmetic reuses the resample matrix of the leaderboard's intervals (``Scores.weights``), so a
-pair is called separable here exactly when the leaderboard's tie groups would separate the two
-models if they were neighbours.
+The interval reuses the resample matrix of the leaderboard's intervals (``Scores.weights``); the
+significance is the leaderboard ranking's own (:class:`scoring.tables.bootstrap.Ranking`): a paired
+t test on the bootstrap standard error, Holm-adjusted over every pair of one judge's rankings in
+all settings (the compare page's family), so a tie group never holds a significant pair.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from scoring.tables.bootstrap import percentile_ci
+from scoring.tables.bootstrap import ALPHA, percentile_ci
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Scores
 
@@ -31,6 +32,7 @@ PAIRWISE_COLUMNS = (
     "diff_lo",
     "diff_hi",
     "significant",
+    "p_adjusted",
     "n_questions",
     "n_a_higher",
     "n_b_higher",
@@ -44,9 +46,9 @@ class PairedDifferences:
 
     Attributes:
         diff: point estimate of score(a) - score(b).
-        lo: 2.5 percentile of the resampled differences.
-        hi: 97.5 percentile of the resampled differences.
-        significant: the 95% interval excludes zero (never on the diagonal).
+        lo: lower end of the (expanded) percentile interval of the resampled differences.
+        hi: its upper end.
+        significant: the 95% interval excludes zero (never on the diagonal); unadjusted.
     """
 
     diff: Array
@@ -55,17 +57,22 @@ class PairedDifferences:
     significant: npt.NDArray[np.bool_]
 
 
-def paired_differences(value: Array, boot: Array) -> PairedDifferences:
+def paired_differences(
+    value: Array, boot: Array, n_questions: int | None = None
+) -> PairedDifferences:
     """Score differences between every pair of models with paired bootstrap intervals.
 
     Args:
         value: ``[n]`` point estimates of the models' scores.
         boot: ``[B, n]`` the same scores in each resample (the same resamples for every model).
+        n_questions: the questions behind the scores, for the expanded percentile interval
+            (None: the plain 2.5-97.5 percentiles).
     """
     n = value.size
     diff = value[:, None] - value[None, :]
     resampled = (boot[:, :, None] - boot[:, None, :]).reshape(boot.shape[0], n * n)
-    lo, hi = (x.reshape(n, n) for x in percentile_ci(resampled, overwrite=True))
+    ci = percentile_ci(resampled, overwrite=True, n=n_questions)
+    lo, hi = (x.reshape(n, n) for x in ci)
     with np.errstate(invalid="ignore"):
         significant = (lo > 0.0) | (hi < 0.0)
     np.fill_diagonal(significant, False)
@@ -93,11 +100,11 @@ def question_wins(scores: Array, atol: float = 1e-12) -> tuple[Ints, Ints]:
 def pairwise(sc: Scores) -> pd.DataFrame:
     """One row per ordered pair of complete models in each (setting, judge)."""
     frames = []
-    for (k, j), (idx, _ranking) in sorted(sc.rankings.items()):
+    for (k, j), (idx, ranking) in sorted(sc.rankings.items()):
         n = idx.size
         if n < 2:
             continue
-        d = paired_differences(sc.gamut.value[idx], sc.gamut.boot[:, idx])
+        d = paired_differences(sc.gamut.value[idx], sc.gamut.boot[:, idx], sc.level.gamut.shape[1])
         higher, equal = question_wins(sc.level.gamut[idx])
         a, b = np.divmod(np.arange(n * n, dtype=np.int64), n)
         keep = a != b
@@ -113,7 +120,8 @@ def pairwise(sc: Scores) -> pd.DataFrame:
                     "diff": d.diff[a, b],
                     "diff_lo": d.lo[a, b],
                     "diff_hi": d.hi[a, b],
-                    "significant": d.significant[a, b],
+                    "significant": ranking.p_adjusted[a, b] < ALPHA,
+                    "p_adjusted": ranking.p_adjusted[a, b],
                     "n_questions": higher[a, b] + higher[b, a] + equal[a, b],
                     "n_a_higher": higher[a, b],
                     "n_b_higher": higher[b, a],

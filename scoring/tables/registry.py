@@ -122,10 +122,41 @@ def _judge_human(b: Built) -> pd.DataFrame:
     )
 
 
+def _judge_annotator(b: Built) -> pd.DataFrame:
+    from scoring.tables import audit as _audit
+
+    inputs = b.scores.inputs
+    return _audit.judge_annotator(
+        inputs.verdicts,
+        b.scores.level.status,
+        inputs.judges,
+        b.labels[0],
+        inputs.checks.kind,
+        b.scores.config,
+    )
+
+
 def _human_human(b: Built) -> pd.DataFrame:
     from scoring.tables import audit as _audit
 
     return _audit.human_human(b.labels[0], b.scores.inputs.checks.kind, b.scores.config)
+
+
+def _audit_incomplete(b: Built) -> pd.DataFrame:
+    from scoring.tables import audit as _audit
+
+    inputs = b.scores.inputs
+    labels, final = b.labels
+    humans = _audit.human_scores(
+        final, inputs.checks.question, inputs.checks.tier, len(inputs.questions), b.scores.config
+    )
+    return _audit.incomplete_audits(
+        labels,
+        humans,
+        inputs.checks.question,
+        list(inputs.submission_ids),
+        [q.question_id for q in inputs.questions],
+    )
 
 
 def _breakdown(column: str) -> Callable[[Built], pd.DataFrame]:
@@ -327,14 +358,37 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
         "judge_human",
         "Judge against the human audit",
         _judge_human,
-        site=("setting", "judge", "kind", "n_checks", "agreement", "kappa", "macro_f1"),
+        site=(
+            "setting",
+            "judge",
+            "kind",
+            "n_checks",
+            "agreement",
+            "kappa",
+            "kappa_linear",
+            "macro_f1",
+        ),
+        site_optional=True,
+    ),
+    ScoreTable(
+        "judge_annotator",
+        "Judge against each annotator",
+        _judge_annotator,
+        site=("setting", "judge", "kind", "n_checks", "agreement", "kappa", "kappa_linear"),
         site_optional=True,
     ),
     ScoreTable(
         "human_human",
         "Annotators against each other",
         _human_human,
-        site=("setting", "kind", "n_checks", "agreement", "kappa", "macro_f1"),
+        site=("setting", "kind", "n_checks", "agreement", "kappa", "kappa_linear", "macro_f1"),
+        site_optional=True,
+    ),
+    ScoreTable(
+        "audit_incomplete",
+        "Audited questions with incomplete human verdicts (left out of the correction)",
+        _audit_incomplete,
+        site=("setting", "submission_id", "question_id", "n_checks", "n_final"),
         site_optional=True,
     ),
     ScoreTable("incomplete", "Incomplete submissions", lambda b: _tables.incomplete(b.scores)),

@@ -11,7 +11,14 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.scorer import TIER_ORDER, ScoringConfig
-from scoring.tables.bootstrap import Estimate, Ranking, estimate, rank_many, resample_weights
+from scoring.tables.bootstrap import (
+    Ask,
+    Estimate,
+    Ranking,
+    estimate,
+    rank_many,
+    resample_weights,
+)
 from scoring.tables.core import QuestionLevel, Status, question_level
 from scoring.tables.load import SETTINGS, Inputs
 
@@ -87,14 +94,17 @@ def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores
         for k in range(len(SETTINGS))
         for j in range(n_j)
     }
+    # one family per judge: the compare page tests every pair of every setting at once
     ranked = rank_many(
         [
-            (
+            Ask(
                 gamut.value[idx],
                 gamut.boot[:, idx],
                 [inputs.submission_ids[int(s)] for s in groups.sub[idx]],
+                n_q,
+                family=j,
             )
-            for idx in members.values()
+            for (_k, j), idx in members.items()
         ]
     )
     rankings: dict[tuple[int, int], tuple[Ints, Ranking]] = {

@@ -1,13 +1,14 @@
 """How far the ranking depends on the judge and on the question sample (issue 23).
 
-- ``rank_sensitivity``: each model's rank under every judge beside the primary judge's, and the
-  largest change over the judges.
+- ``rank_sensitivity``: each model's rank under every judge beside the primary judge's, among
+  the models complete under every judge, and the largest change between any two judges.
 - ``judge_family_matrix``: the self-preference matrix, the mean score a judge of family F gives
   the models of family G minus the other judges' mean score of the same models.
 - ``min_detectable_difference``: per board (all questions, each domain) and setting, the
   smallest Gamut-score difference between two models that the question sample detects with 80%
   power at a two-sided alpha of 0.05, from the paired question-score differences of models that
-  are neighbours in the judge's ranking: ``100 (z_0.975 + z_0.8) sd(d) / sqrt(n)`` with the
+  are neighbours in the judge's ranking: ``100 (t_0.975 + t_0.8) sd(d) / sqrt(n)`` (Student's t
+  with n - 1 degrees of freedom) with the
   median over neighbouring pairs of the sample standard deviation ``sd(d)`` of their paired
   differences on the board's ``n`` questions.
 
@@ -26,8 +27,6 @@ import pandas as pd
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
 
-#: z of a two-sided 5% test and of 80% power.
-Z_ALPHA, Z_POWER = 1.959963984540054, 0.8416212335729143
 ALL_QUESTIONS = "all"
 
 RANK_COLUMNS = [
@@ -35,6 +34,7 @@ RANK_COLUMNS = [
     "submission_id",
     "judge",
     "primary",
+    "compared",
     "rank",
     "primary_rank",
     "rank_change",
@@ -53,25 +53,31 @@ MATRIX_COLUMNS = [
 MDD_COLUMNS = ["setting", "judge", "board", "n_questions", "n_pairs", "sd_paired", "mdd"]
 
 
-def _ranks(sc: Scores, k: int) -> npt.NDArray[np.float64]:
-    """``[S, J]`` rank of each submission under each judge in setting ``k`` (NaN: not ranked)."""
+def _scores(sc: Scores, k: int) -> npt.NDArray[np.float64]:
+    """``[S, J]`` Gamut score of each submission under each judge in setting ``k`` (NaN: not
+    complete)."""
     n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
-    out = np.full((n_s, n_j), np.nan)
-    for (setting, j), (idx, ranking) in sc.rankings.items():
-        if setting == k:
-            out[sc.groups.sub[idx], j] = ranking.rank
-    return out
+    g = Groups.index(np.arange(n_s)[:, None], k, np.arange(n_j)[None, :], n_j)
+    return np.where(sc.complete[g], sc.gamut.value[g], np.nan)
 
 
 def rank_sensitivity(sc: Scores) -> pd.DataFrame:
-    """One row per (setting, model ranked by the primary judge, judge)."""
+    """One row per (setting, model ranked by the primary judge, judge).
+
+    Ranks are taken among the models complete under every judge (``compared``), so that every
+    judge ranks the same models; the others keep empty ranks. ``max_rank_change`` is the largest
+    difference between the model's ranks under any two judges.
+    """
     rows: list[dict[str, Any]] = []
     p = sc.primary
     for k, setting in enumerate(SETTINGS):
-        ranks = _ranks(sc, k)
-        for s in np.flatnonzero(~np.isnan(ranks[:, p])):
+        value = _scores(sc, k)
+        common = np.asarray(~np.isnan(value).any(axis=1), np.bool_)
+        ranks = np.full(value.shape, np.nan)
+        ranks[common] = (value[common][None, :, :] > value[common][:, None, :]).sum(axis=1) + 1
+        for s in np.flatnonzero(~np.isnan(value[:, p])):
             change = ranks[s] - ranks[s, p]
-            largest = np.nanmax(np.abs(change)) if (~np.isnan(change)).any() else np.nan
+            largest = np.ptp(ranks[s]) if common[s] else np.nan
             for j, name in enumerate(sc.inputs.judges):
                 rows.append(
                     {
@@ -79,6 +85,7 @@ def rank_sensitivity(sc: Scores) -> pd.DataFrame:
                         "submission_id": sc.inputs.submission_ids[int(s)],
                         "judge": name,
                         "primary": j == p,
+                        "compared": bool(common[s]),
                         "rank": ranks[s, j],
                         "primary_rank": ranks[s, p],
                         "rank_change": change[j],
@@ -86,6 +93,7 @@ def rank_sensitivity(sc: Scores) -> pd.DataFrame:
                     }
                 )
     df = pd.DataFrame(rows, columns=RANK_COLUMNS)
+    df["compared"] = df["compared"].astype(bool)
     for c in ("rank", "primary_rank", "rank_change", "max_rank_change"):
         df[c] = pd.array(df[c].to_numpy(np.float64), dtype="Float64").astype("Int64")
     return df
@@ -127,10 +135,15 @@ def judge_family_matrix(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
 
 def mdd(sd: float, n: int) -> float:
     """The minimum detectable difference (points) for paired differences of sd ``sd`` over
-    ``n`` questions: ``100 (z_0.975 + z_0.8) sd / sqrt(n)``."""
+    ``n`` questions, with Student's t quantiles of ``n - 1`` degrees of freedom (the paired t
+    test's): ``100 (t_0.975 + t_0.8) sd / sqrt(n)``; the normal ones understate it by a third at
+    4 questions."""
+    from scipy.special import stdtrit  # imported when scoring, not with the command line
+
     if n < 2 or not math.isfinite(sd):
         return float("nan")
-    return 100.0 * (Z_ALPHA + Z_POWER) * sd / math.sqrt(n)
+    quantiles = float(stdtrit(n - 1, 0.975) + stdtrit(n - 1, 0.8))
+    return 100.0 * quantiles * sd / math.sqrt(n)
 
 
 def min_detectable_difference(sc: Scores) -> pd.DataFrame:

@@ -14,7 +14,14 @@ import pandas as pd
 
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
-from scoring.tables.bootstrap import paired, percentile_ci, rank_many, weighted_means
+from scoring.tables.bootstrap import (
+    Ask,
+    coverage_ceiling,
+    paired,
+    percentile_ci,
+    rank_many,
+    weighted_means,
+)
 from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
 from scoring.tables.cost import INT_COLUMNS as COST_INT_COLUMNS
@@ -262,7 +269,9 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     ]
     # one pass of percentiles over every value's resamples: [B, g * values], value-major
     every = np.concatenate(boots, axis=1)
-    lo, hi = (x.reshape(len(order), g.size).T for x in percentile_ci(every, overwrite=True))
+    n = np.repeat(member.sum(axis=0).astype(np.int64), g.size)  # value-major, as ``every``
+    ci = percentile_ci(every, overwrite=True, n=n)
+    lo, hi = (x.reshape(len(order), g.size).T for x in ci)
     del every
     ranked = [  # rank within each (setting, judge): its rows here and its models' names
         (
@@ -275,7 +284,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     asked, where = [], []
     for d, boot in enumerate(boots):
         for rows, names in ranked:
-            asked.append((means[rows, d], boot[:, rows], names))
+            asked.append(Ask(means[rows, d], boot[:, rows], names, int(member[:, d].sum())))
             where.append((rows, d))
     for (rows, d), r in zip(where, rank_many(asked), strict=True):
         rank[rows, d], tie[rows, d] = r.rank, r.tie_group
@@ -283,6 +292,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     df = pd.DataFrame(_labels(sc, rows_g))
     df[column] = [order[d] for d in np.tile(np.arange(len(order)), g.size)]
     df["n_questions"] = np.tile(member.sum(axis=0).astype(np.int64), g.size)
+    df["ci_coverage_ceiling"] = [coverage_ceiling(int(n)) for n in df["n_questions"]]
     df["gamut"] = means.ravel()
     df["gamut_lo"], df["gamut_hi"] = lo.ravel(), hi.ravel()
     df["rank"] = pd.array(rank.ravel(), dtype="Float64").astype("Int64")
@@ -357,8 +367,8 @@ def incomplete(sc: Scores) -> pd.DataFrame:
 
 
 def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
-    """Per judge: spread of the gap across models, its correlation with the multimodal score, and
-    Kendall tau-b between the multimodal and text-only orderings."""
+    """Per judge: spread of the gap across models, its correlation with the mean of the two
+    scores, and Kendall tau-b between the multimodal and text-only orderings."""
     from scoring.tables.judges import kendall_tau_b
 
     rows = []
@@ -368,7 +378,8 @@ def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
         mm = t["multimodal"].to_numpy(np.float64)
         to = t["text_only"].to_numpy(np.float64)
         n = int(gap.size)
-        varied = n >= 3 and np.ptp(gap) > 0 and np.ptp(mm) > 0
+        mean = (mm + to) / 2  # not mm alone: its noise enters the gap with a minus sign
+        varied = n >= 3 and np.ptp(gap) > 0 and np.ptp(mean) > 0
         rows.append(
             {
                 "judge": name,
@@ -378,7 +389,7 @@ def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
                 "sd_gap": float(gap.std(ddof=1)) if n > 1 else np.nan,
                 "min_gap": float(gap.min()) if n else np.nan,
                 "max_gap": float(gap.max()) if n else np.nan,
-                "corr_gap_multimodal": float(np.corrcoef(gap, mm)[0, 1]) if varied else np.nan,
+                "corr_gap_mean": float(np.corrcoef(gap, mean)[0, 1]) if varied else np.nan,
                 "kendall_tau": kendall_tau_b(mm, to),
             }
         )
@@ -392,7 +403,7 @@ def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
             "sd_gap",
             "min_gap",
             "max_gap",
-            "corr_gap_multimodal",
+            "corr_gap_mean",
             "kendall_tau",
         ],
     )

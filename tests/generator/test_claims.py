@@ -61,9 +61,12 @@ def tables(tau: float, lenient_lo: float, moves: list[int]) -> FakeTables:
             "rank_sensitivity": pd.DataFrame(
                 {
                     "setting": mm,
-                    "submission_id": ["m1", "m2", "m3"],
-                    "judge": "b",
-                    "rank_change": moves,
+                    "submission_id": ["m1", "m2", "m3"] * 2,
+                    "judge": ["a"] * 3 + ["b"] * 3,
+                    "compared": True,
+                    "rank": [1, 2, 3] + [1 + i + m for i, m in enumerate(moves)],
+                    "rank_change": [0, 0, 0, *moves],
+                    "max_rank_change": [abs(m) for m in moves] * 2,
                 }
             ),
         }
@@ -94,10 +97,10 @@ def test_different_rankings_a_mixed_judge_and_a_long_move_are_said_as_they_are()
     assert "from -2.0 to 0.0 points relative to the primary judge a: not uniformly" in claims[2]
     assert (
         claims[3]
-        == "Not only adjacent swaps: Model Two moves 2 places under b against the primary judge."
+        == "Not only adjacent swaps: Model Two is ranked 2 by a and 4 by b, 2 places apart."
     )
     assert judge_claims(tables(1.0, 1.0, [0, 0, 0]), "multimodal", NAMES)[3] == (
-        "Every judge ranks the models in the same order as the primary judge."
+        "Every judge ranks these models in the same order."
     )
     assert judge_claims(tables(1.0, 1.0, [0, 0, 0]), "text_only", NAMES) == []
 
@@ -107,7 +110,7 @@ def test_rank_table_puts_each_judges_rank_beside_the_primarys() -> None:
 
     t = tables(1.0, 1.0, [0, 1, -1])
     rs = t.frames["rank_sensitivity"]
-    both = pd.concat([rs.assign(judge="a", rank_change=0), rs]).assign(
+    both = rs.assign(
         rank=pd.array([1, 2, 3, 1, 3, pd.NA], dtype="Int64"),
         primary_rank=pd.array([1, 2, 3, 1, 2, 3], dtype="Int64"),
         max_rank_change=pd.array([0, 1, 1, 0, 1, 1], dtype="Int64"),

@@ -121,3 +121,23 @@ def test_a_single_judge_has_no_kind_table(results: Path) -> None:
     pd.read_parquet(path).iloc[0:0].to_parquet(path)
     for s in judges_page(load_tables(results))["sections"]:
         assert s["kappa_kinds"] is None and s["least_agreed"] == ""
+
+
+def test_the_corrected_score_note_says_what_it_is_for_and_names_what_was_left_out() -> None:
+    from generator.audit import ppi_sentence
+
+    lb = pd.DataFrame({"audited_questions": [10, 12, 0]})
+    incomplete = pd.DataFrame(
+        {
+            "setting": ["multimodal", "multimodal", "text_only"],
+            "submission_id": ["m1", "m1", "m2"],
+            "question_id": ["food-3", "plant-9", "food-1"],
+            "n_checks": [5, 7, 4],
+            "n_final": [4, 6, 0],
+        }
+    )
+    text = ppi_sentence(lb, False, incomplete, {"m1": "Model One"})
+    assert "(10 to 12 per row)" in text
+    assert "for the mean over the population of questions" in text
+    assert "Model One (Multimodal): food-3, plant-9; m2 (Text-only): food-1." in text
+    assert "Left out" not in ppi_sentence(lb, False, incomplete.iloc[:0])

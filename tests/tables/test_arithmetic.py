@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.stats import kendalltau
 
 from scoring.check_table import CheckTable
@@ -12,9 +13,12 @@ from scoring.questions import Question
 from scoring.rubric import MetaRubric
 from scoring.scorer import ScoringConfig, score_question
 from scoring.tables.bootstrap import (
+    Ask,
     estimate,
+    expanded_tails,
     nan_percentiles,
     paired,
+    percentile_ci,
     rank_many,
     rank_models,
     resample_weights,
@@ -70,10 +74,10 @@ def test_rankings_taken_together_are_each_ranking_taken_alone() -> None:
     for n in (5, 0, 1, 2, 7):  # with an empty ranking and a single model among them
         value = np.round(rng.normal(size=n), 1)  # rounded: some equal scores
         boot = value + rng.normal(scale=0.3, size=(400, n))
-        rankings.append((value, boot, [f"m{i}" for i in range(n)]))
+        rankings.append(Ask(value, boot, [f"m{i}" for i in range(n)], 40))
     together = rank_many(rankings)
-    for (value, boot, names), got in zip(rankings, together, strict=True):
-        alone = rank_models(value, boot.copy(), names)
+    for (value, boot, names, n_q, _), got in zip(rankings, together, strict=True):
+        alone = rank_models(value, boot.copy(), names, n_q)
         for field in ("rank", "rank_lo", "rank_hi", "tie_group"):
             assert np.array_equal(getattr(got, field), getattr(alone, field)), field
     assert [r.rank.size for r in together] == [5, 0, 1, 2, 7]
@@ -104,8 +108,10 @@ def test_paired_difference_uses_the_same_resamples() -> None:
 def test_rank_models_ties_and_ranges() -> None:
     value = np.array([1.0, 1.0, 0.0])
     boot = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, -1.0]])
-    r = rank_models(value, boot, ["b", "a", "c"])
-    assert list(r.rank) == [1, 1, 3] and list(r.tie_group) == [1, 1, 2]
+    r = rank_models(value, boot, ["b", "a", "c"])  # two resamples: nothing is significant
+    assert list(r.rank) == [1, 1, 3] and list(r.tie_group) == [1, 1, 1]
+    certain = rank_models(value, np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]]), n_questions=9)
+    assert list(certain.tie_group) == [1, 1, 3]  # 1 + the two models significantly better
     assert list(r.rank_lo) == [1, 1, 3] and list(r.rank_hi) == [1, 1, 3]
     empty = rank_models(np.zeros(0), np.zeros((2, 0)))
     assert empty.rank.size == 0
@@ -153,3 +159,20 @@ def test_question_level_agrees_with_the_reference_scorer(seed: int) -> None:
             start += len(ids[qi])
             ref = score_question(compiled[q.question_id], got, config)
             assert level.gamut[g, qi] == pytest.approx(ref.gamut)
+
+
+def test_expanded_percentiles_widen_the_interval_over_few_questions() -> None:
+    n = np.array([5, 42, 1813, 10**7])
+    lower, upper = expanded_tails(n)
+    # the normal probability of sqrt(n / (n - 1)) t_{n-1}(0.975)
+    expected = [100 * stats.norm.cdf(-np.sqrt(k / (k - 1)) * stats.t.ppf(0.975, k - 1)) for k in n]
+    assert lower == pytest.approx(expected, rel=1e-9)
+    assert lower[1] == pytest.approx(2.0476, abs=1e-4) and lower[-1] == pytest.approx(2.5, abs=1e-4)
+    assert (upper == 100 - lower).all()
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=(2, 5))
+    est = estimate(resample_weights(5, 2000, 1), values)
+    lo, hi = nan_percentiles(est.boot.copy(), (lower[0], upper[0]))
+    assert est.lo == pytest.approx(lo) and est.hi == pytest.approx(hi)
+    plain_lo, plain_hi = percentile_ci(est.boot)
+    assert (est.lo < plain_lo).all() and (est.hi > plain_hi).all()

@@ -8,9 +8,11 @@ import statistics
 from pathlib import Path
 
 import numpy as np
+import ppi_py
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from gamut import pipeline
 from gamut.config import load_config
@@ -51,11 +53,16 @@ LINES = [
 S_J = [ALPHA_MM_QUESTIONS[q] for q in ("food-1", "food-2", "plant-3")]  # -0.05, 1/3, 0.95
 RECT = [0.75 - -0.05, 1 / 3 - 1 / 3]  # human minus judge on food-1 and food-2: 0.8, 0
 # theta = mean(S_J) + mean(RECT) = 0.411111 + 0.4 = 0.811111
-# var(S_J) = (0.461111^2 + 0.077778^2 + 0.538889^2) / 2 = 0.254537; / N = 0.0848457
-# var(RECT) = (0.4^2 + 0.4^2) / 1 = 0.32; / n = 0.16
-# half-width = 1.96 sqrt(0.2448457) = 1.96 x 0.4948189 = 0.9698450
+# var(S_J) = (0.461111^2 + 0.077778^2 + 0.538889^2) / 2 = 0.254537
+# var(RECT) = (0.4^2 + 0.4^2) / 1 = 0.32; cov(S_J audited, RECT) = 2 (-0.191667 x 0.4) = -0.153333
+# one stratum: var(S_J) / N + var(RECT) / n + 2 cov / N = 0.0848457 + 0.16 - 0.1022222
+#   half-width = 1.96 sqrt(0.1426235) = 0.7402042
+# by domain (food: both audited, plants: none, its weight shared out to food): the phase-two
+#   term vanishes (every food question audited) and var = (0.254537 + 0.32 - 0.306667) / 3
+#   half-width = 1.96 sqrt(0.0892901) = 0.5856765
 THETA = 0.8111111111
-HALF = 0.9698450
+HALF = 0.7402042
+HALF_BY_DOMAIN = 0.5856765
 
 
 def audited_project(root: Path, lines: list[str]) -> Path:
@@ -74,11 +81,15 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> Tables:
 
 
 def test_ppi_mean_matches_the_hand_computation() -> None:
-    est = ppi_mean(np.array(S_J), np.array([0.75, 1 / 3, np.nan]), np.array([True, True, False]))
+    human, audited = np.array([0.75, 1 / 3, np.nan]), np.array([True, True, False])
+    est = ppi_mean(np.array(S_J), human, audited)
     assert est.theta == pytest.approx(THETA, abs=1e-9)
     assert est.hi - est.theta == pytest.approx(HALF, abs=1e-6)
     assert est.theta - est.lo == pytest.approx(HALF, abs=1e-6)
     assert est.n_audited == 2
+    by_domain = ppi_mean(np.array(S_J), human, audited, np.array([0, 0, 1]))
+    assert by_domain.theta == pytest.approx(THETA, abs=1e-9)
+    assert by_domain.hi - by_domain.theta == pytest.approx(HALF_BY_DOMAIN, abs=1e-6)
 
 
 def test_leaderboard_carries_the_corrected_score_of_the_audited_row(tables: Tables) -> None:
@@ -87,8 +98,9 @@ def test_leaderboard_carries_the_corrected_score_of_the_audited_row(tables: Tabl
     r = r.iloc[0]
     assert r["audited_questions"] == 2
     assert r["gamut_ppi"] == pytest.approx(100 * THETA, abs=1e-6)
-    assert r["gamut_ppi_lo"] == pytest.approx(100 * (THETA - HALF), abs=1e-4)
-    assert r["gamut_ppi_hi"] == pytest.approx(100 * (THETA + HALF), abs=1e-4)
+    # the draw's strata are the domains: food-1 and food-2 (food), plant-3 (plants)
+    assert r["gamut_ppi_lo"] == pytest.approx(100 * (THETA - HALF_BY_DOMAIN), abs=1e-4)
+    assert r["gamut_ppi_hi"] == pytest.approx(100 * (THETA + HALF_BY_DOMAIN), abs=1e-4)
     assert r["rank_ppi"] == 1 and r["tie_group_ppi"] == 1
     # judge j2 called food-1 I1 missing: S_j(food-1) = -0.25, so the correction is larger
     r2 = lb[(lb.submission_id == "alpha") & (lb.setting == "multimodal") & (lb.judge == "j2")]
@@ -165,22 +177,78 @@ def test_bad_labels_stop_the_scoring_with_every_problem(tmp_path: Path) -> None:
     st.lists(st.floats(-1, 1), min_size=2, max_size=40),
     st.data(),
 )
-def test_ppi_mean_is_the_formula_of_the_issue(judge: list[float], data: st.DataObject) -> None:
+def test_ppi_mean_holds_against_ppi_python(judge: list[float], data: st.DataObject) -> None:
+    """ppi-python 0.2.3 (``ppi_py.ppi_mean_ci``, lam=1, alpha=0.05): the same point estimate; its
+    variance var0(judge) / N + var0(d) / n (population variances, the unlabelled set taken as
+    independent of the labelled) differs from ours by the ddof and by 2 cov(judge, d) / N, the
+    audited questions' place among the N."""
     n = len(judge)
-    audited = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
-    human = data.draw(st.lists(st.floats(-1, 1), min_size=n, max_size=n))
-    est = ppi_mean(np.array(judge), np.array(human), np.array(audited))
-    rect = [h - j for h, j, a in zip(human, judge, audited, strict=True) if a]
-    if len(rect) < 2:
+    audited = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    human = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=n, max_size=n)))
+    s_j = np.array(judge)
+    est = ppi_mean(s_j, human, audited)
+    if audited.sum() < 2:
         assert math.isnan(est.theta) and math.isnan(est.lo) and math.isnan(est.hi)
         return
-    theta = statistics.fmean(judge) + statistics.fmean(rect)
-    half = 1.96 * math.sqrt(statistics.variance(judge) / n + statistics.variance(rect) / len(rect))
-    assert est.theta == pytest.approx(theta, abs=1e-9)
-    assert est.lo == pytest.approx(theta - half, abs=1e-9)
-    assert est.hi == pytest.approx(theta + half, abs=1e-9)
-    if all(h == j for h, j, a in zip(human, judge, audited, strict=True) if a):
-        assert est.theta == pytest.approx(statistics.fmean(judge), abs=1e-12)
+    y, yhat = human[audited], s_j[audited]
+    lo, hi = ppi_py.ppi_mean_ci(y, yhat, s_j, alpha=0.05, lam=1)
+    assert est.theta == pytest.approx(ppi_py.ppi_mean_pointestimate(y, yhat, s_j, lam=1)[0])
+    assert est.theta == pytest.approx((lo[0] + hi[0]) / 2, abs=1e-9)
+    z = stats.norm.ppf(0.975)
+    d, n_a = y - yhat, int(audited.sum())
+    ours = ((hi[0] - lo[0]) / (2 * z)) ** 2
+    ours += (s_j.var(ddof=1) - s_j.var()) / n + (d.var(ddof=1) - d.var()) / n_a
+    ours += 2 * np.cov(yhat, d)[0, 1] / n
+    # ours = s2_h / N + (1 - n / N) var(d) / n, with s2_h = var(judge) + var(d) + 2 cov, which
+    # a tiny sample can make negative: then it counts as 0
+    s2_h = s_j.var(ddof=1) + d.var(ddof=1) + 2 * np.cov(yhat, d)[0, 1]
+    ours -= min(s2_h, 0.0) / n
+    assert ((est.hi - est.lo) / (2 * 1.96)) ** 2 == pytest.approx(ours, abs=1e-9)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**16), st.integers(2, 4), st.integers(8, 40))
+def test_stratified_ppi_mean_holds_against_the_weighted_form_and_cochran(
+    seed: int, n_strata: int, n: int
+) -> None:
+    """The point estimate is ppi-python's weighted form (w = N_h / n_h); the variance is
+    Cochran's (1977) eq. 12.4 for double sampling for stratification, computed here by loops."""
+    rng = np.random.default_rng(seed)
+    strata = rng.integers(0, n_strata, size=n)
+    strata[:n_strata] = np.arange(n_strata)  # every stratum present
+    s_j = rng.uniform(-1, 1, size=n)
+    human = np.clip(s_j + rng.normal(0.1, 0.3, size=n), -1, 1)
+    audited = np.zeros(n, bool)
+    for h in range(n_strata):  # two per stratum where it can, one otherwise
+        members = np.flatnonzero(strata == h)
+        audited[rng.choice(members, size=min(2, members.size), replace=False)] = True
+    est = ppi_mean(s_j, human, audited, strata)
+    big = {h: int((strata == h).sum()) for h in range(n_strata)}
+    small = {h: int((audited & (strata == h)).sum()) for h in range(n_strata)}
+    w = np.array([big[h] / small[h] for h in strata[audited]])
+    y, yhat = human[audited], s_j[audited]
+    point = ppi_py.ppi_mean_pointestimate(y, yhat, s_j, lam=1, w=w)[0]
+    assert est.theta == pytest.approx(point, abs=1e-12)
+    d = y - yhat
+    p = w / w.sum()
+    mean_d = float(p @ d)
+    k = audited.sum() / (audited.sum() - 1)
+    var_d = k * float(p @ (d - mean_d) ** 2)
+    cov = k * float(p @ ((d - mean_d) * (yhat - p @ yhat)))
+    s2 = s_j.var(ddof=1) + var_d + 2 * cov  # the human score's variance over the population
+    within = {}
+    for h in range(n_strata):
+        dh = d[strata[audited] == h]
+        within[h] = dh.var(ddof=1) if dh.size > 1 else None
+    pooled_num = sum(((d[strata[audited] == h] - d[strata[audited] == h].mean()) ** 2).sum()
+                     for h in range(n_strata) if within[h] is not None)  # fmt: skip
+    pooled_den = sum(small[h] - 1 for h in range(n_strata) if within[h] is not None)
+    variance = max(s2, 0.0) / n
+    for h in range(n_strata):
+        s2_h = within[h] if within[h] is not None else pooled_num / pooled_den
+        w_h, nu_h = big[h] / n, small[h] / big[h]
+        variance += w_h * s2_h * (1 / nu_h - 1) / n  # Cochran 12.4, second term
+    assert est.hi - est.theta == pytest.approx(1.96 * math.sqrt(variance), abs=1e-9)
 
 
 def test_agreement_of_a_perfect_and_of_an_empty_table() -> None:
@@ -190,3 +258,47 @@ def test_agreement_of_a_perfect_and_of_an_empty_table() -> None:
     assert (a["agreement"], a["kappa"], a["macro_f1"], a["leniency"]) == (1.0, 1.0, 1.0, 0.0)
     empty = agreement(np.zeros((4, 4), np.int64), values)
     assert empty["n_checks"] == 0 and math.isnan(empty["kappa"]) and math.isnan(empty["macro_f1"])
+
+
+def test_questions_with_incomplete_human_verdicts_are_named(tables: Tables) -> None:
+    t = tables["audit_incomplete"]
+    # plant-3: I1 is a tie between a1 and a2 with no adjudication, the other checks are final
+    assert t.to_dict(orient="records") == [
+        {
+            "setting": "multimodal",
+            "submission_id": "alpha",
+            "question_id": "plant-3",
+            "n_checks": len(CHECKS["plant-3"]),
+            "n_final": len(CHECKS["plant-3"]) - 1,
+        }
+    ]
+
+
+def test_linear_weighted_kappa_counts_near_misses_as_partial_agreement() -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 4, 200)
+    b = np.clip(a + rng.choice([-1, 0, 0, 0, 1], 200), 0, 3)
+    confusion = np.zeros((4, 4), np.int64)
+    np.add.at(confusion, (a, b), 1)
+    figures = agreement(confusion, np.array([1.0, 0.5, 0.0, -2.0]))
+    assert figures["kappa_linear"] == pytest.approx(cohen_kappa_score(a, b, weights="linear"))
+    assert figures["kappa"] == pytest.approx(cohen_kappa_score(a, b))
+    assert figures["kappa_linear"] > figures["kappa"]  # the misses are all near ones
+
+
+def test_the_judge_is_held_against_each_annotator_like_the_annotators_against_each_other(
+    tables: Tables,
+) -> None:
+    t = tables["judge_annotator"]
+    r = t[(t.setting == "multimodal") & (t.judge == "j1") & (t.kind == "all")].iloc[0]
+    # a1 labels all 11 checks, agreeing with j1 except food-1 I2 (meets against contradicts);
+    # a2 labels food-1 I2 (contradicts, as j1) and plant-3 I1 (missing, where j1 said meets);
+    # a3's adjudication is no annotator's label and is left out
+    assert ALPHA_MM[("plant-3", "I1")] == "meets" and ALPHA_MM[("food-1", "I2")] == "contradicts"
+    assert r["n_checks"] == 13
+    assert r["agreement"] == pytest.approx(11 / 13)
+    final = tables["judge_human"]
+    f = final[(final.setting == "multimodal") & (final.judge == "j1") & (final.kind == "all")]
+    assert f.iloc[0]["n_checks"] == 11 - 1  # against the final verdicts: plant-3 I1 has none

@@ -17,7 +17,7 @@ def test_score_prints_the_primary_leaderboard_and_writes_files(tmp_path: Path) -
     assert "multimodal, judge j1" in result.output
     assert result.output.index("Alpha") < result.output.index("Beta")  # ranked order
     assert "41.1" in result.output  # alpha's hand-computed Gamut score
-    assert "wrote 62 files" in result.output  # 20 tables x 3, question_scores, provenance
+    assert "wrote 68 files" in result.output  # 22 tables x 3, question_scores, provenance
     assert (tmp_path / "results" / "leaderboard.csv").is_file()
 
 
