@@ -97,15 +97,18 @@ class BatchLLM(ProviderLLM):
             if b["state"] in FINAL_STATES:
                 continue
             if b["state"] == "submitting":
-                found = self.api.find(b["tag"], b["created"], len(b["ids"]), known)
-                if found is None:
+                found = self.api.find(b["tag"], b["created"], frozenset(b["ids"]), known)
+                if found.waiting:
+                    continue  # one that may be it is still running: shown when it ends
+                if not found.batch_ids:
                     b["state"] = "lost"
                     for cid in b["ids"]:
                         requests.pop(cid, None)
                     continue
-                batches[found] = {**b, "state": "submitted"}
+                bid = found.batch_ids[0]
+                batches[bid] = {**b, "state": "submitted"}
                 b["state"] = "created"
-                bid, b = found, batches[found]
+                b = batches[bid]
                 for cid in b["ids"]:
                     if cid in requests:
                         requests[cid].update(state="submitted", batch=bid)

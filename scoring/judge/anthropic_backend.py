@@ -39,6 +39,7 @@ from scoring.judge.batch.api import (
     BatchLine,
     BatchResult,
     BatchStatus,
+    Found,
     Limits,
     error_text,
     json_line,
@@ -233,28 +234,43 @@ class AnthropicBatchAPI(BatchAPI):
         return b.id
 
     def find(
-        self, tag: str, since: float, n_requests: int, known: frozenset[str] = frozenset()
-    ) -> str | None:
-        """Of the batches created from :data:`FIND_SKEW_S` before ``since`` on (by the
-        provider's clock) with ``n_requests`` requests that the ledger does not already record,
-        the one created nearest ``since`` (Message Batches carry no metadata; a wrong match
-        loses nothing: its results are ingested by their keys, and requests of this record
-        without a result are asked again)."""
-        found, gap = None, float("inf")
+        self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
+    ) -> Found:
+        """Of the batches created within :data:`FIND_SKEW_S` of ``since`` (either clock) with as
+        many requests as ``ids`` that the ledger does not record, those whose results carry
+        exactly ``ids``, nearest ``since`` first. Message Batches carry no metadata and show
+        their requests' ids only in their results, so a batch that may be the record's but has
+        not ended cannot be shown yet: the answer is then ``waiting``."""
+        shown: list[tuple[float, str]] = []
+        waiting = False
         try:
             for b in self._client.messages.batches.list(limit=100):
-                if b.created_at.timestamp() < since - FIND_SKEW_S:
+                at = b.created_at.timestamp()
+                if at < since - FIND_SKEW_S:
                     break
-                if b.id in known:
-                    continue
                 c = b.request_counts
                 total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
-                off = abs(b.created_at.timestamp() - since)
-                if total == n_requests and off < gap:
-                    found, gap = b.id, off
+                if b.id in known or total != len(ids) or at > since + FIND_SKEW_S:
+                    continue
+                if b.processing_status != "ended":
+                    waiting = True
+                elif self._carries(b.id, ids):
+                    shown.append((abs(at - since), b.id))
         except anthropic.AnthropicError as exc:
             raise self._fail("cannot list message batches", exc) from None
-        return found
+        if shown:
+            return Found(tuple(bid for _, bid in sorted(shown)))
+        return Found((), waiting)
+
+    def _carries(self, batch_id: str, ids: frozenset[str]) -> bool:
+        """Whether the ended batch's results are exactly one for each of ``ids`` (read until
+        the first id that is not one of them)."""
+        seen: set[str] = set()
+        for res in self.results(batch_id):
+            if res.custom_id not in ids:
+                return False
+            seen.add(res.custom_id)
+        return seen == ids
 
     def status(self, batch_id: str) -> BatchStatus:
         """``in_progress``, ``canceling`` or ``ended``."""

@@ -27,6 +27,7 @@ from scoring.judge.batch.api import (
     BatchLine,
     BatchResult,
     BatchStatus,
+    Found,
     error_text,
     read_result_line,
 )
@@ -166,21 +167,22 @@ class OpenAIBatchAPI(BatchAPI):
         return b.id
 
     def find(
-        self, tag: str, since: float, n_requests: int, known: frozenset[str] = frozenset()
-    ) -> str | None:
-        """The batch whose metadata names ``tag`` (the tag carries the submitting run's random
-        id, so it names one batch); the listing, newest first, is read back to
-        :data:`FIND_WINDOW_S` before ``since``, so a provider clock minutes off does not hide
-        it."""
+        self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
+    ) -> Found:
+        """The batches whose metadata names ``tag`` (a digest of ``ids`` and of the submitting
+        run's random id, so it names one chunk of one run); the listing, newest first, is read
+        back to :data:`FIND_WINDOW_S` before ``since``, so a provider clock minutes off does
+        not hide it."""
+        out: list[str] = []
         try:
             for b in self._client.batches.list(limit=100):
                 if b.created_at < since - FIND_WINDOW_S:
                     break
                 if (b.metadata or {}).get(TAG_KEY) == tag and b.id not in known:
-                    return b.id
+                    out.append(b.id)
         except self._sdk.OpenAIError as exc:
             raise self._fail("cannot list batches", exc) from None
-        return None
+        return Found(tuple(reversed(out)))
 
     def status(self, batch_id: str) -> BatchStatus:
         """The batch's status word; ``failed`` batches carry the provider's errors."""

@@ -108,6 +108,9 @@ class JudgeStats:
     #: ask again (never listed among this run's failures).
     judged_for_others: int = 0
     failed_for_others: int = 0
+    #: Batch mode: batches given up in this run (their results could not be read in
+    #: ``MAX_READ_TRIES`` tries; their requests asked again).
+    unreadable: list[str] = field(default_factory=list)
     #: ``--collect-only``: pairs without a verdict or a request in flight, left unasked for an
     #: approved run to submit.
     waiting: int = 0
@@ -184,6 +187,11 @@ class JudgeReport:
                     extra += (
                         f", {s.judged_for_others} verdicts stored for other submissions' "
                         f"requests ({s.failed_for_others} failed, left to their runs)"
+                    )
+                if s.unreadable:
+                    extra += (
+                        f", {len(s.unreadable)} batch(es) unreadable, their requests asked "
+                        f"again: {', '.join(s.unreadable)}"
                     )
                 if s.ignored_results:
                     extra += f", {s.ignored_results} results ignored (already judged or foreign)"

@@ -265,6 +265,8 @@ class FakeBatchServer(FakeLLMServer):
                     (b for b in self.batches.values() if b.protocol == "anthropic"),
                     key=lambda b: -b.created_at,
                 )
+                for b in items:  # batches run on their own, listed or retrieved or not
+                    self._advance(b)
                 data = [self._anthropic_batch(b) for b in items]
                 first = data[0]["id"] if data else None
                 last = data[-1]["id"] if data else None

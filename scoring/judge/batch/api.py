@@ -21,8 +21,8 @@ from scoring.submissions.jsonl import JsonlLimits, parse_line
 #: How far back (seconds, by either clock) a batch whose id was never recorded is looked for: a
 #: batch runs at most 24 h, and clocks may differ by minutes.
 FIND_WINDOW_S = 26 * 3600
-#: Where the provider keeps no metadata (the batch is matched by its request count), how far
-#: the provider's clock may be behind this machine's.
+#: Where the provider keeps no metadata (a batch is shown to be the record's by the custom ids of
+#: its results), how far apart the provider's clock and this machine's may be, either way.
 FIND_SKEW_S = 3600
 
 #: Result kinds other than a reply: ``rejected`` (the provider refused the request: not
@@ -68,6 +68,22 @@ class BatchStatus:
     finished: bool
     failed: bool = False
     message: str = ""
+
+
+class Found(NamedTuple):
+    """What :meth:`BatchAPI.find` knows of the batch a ``submitting`` record names.
+
+    Attributes:
+        batch_ids: the batches shown to carry exactly the record's requests (by the metadata
+            tag that names them, or by the custom ids of their results), the likeliest first:
+            the first is the record's, any other a copy of the same requests made by another
+            job (each is collected, none left unread).
+        waiting: no batch is shown yet, but one that may be the record's is still running and
+            can be shown only when it ends: ask again later (the record stays in flight).
+    """
+
+    batch_ids: tuple[str, ...] = ()
+    waiting: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,12 +223,12 @@ class BatchAPI(ABC):
 
     @abstractmethod
     def find(
-        self, tag: str, since: float, n_requests: int, known: frozenset[str] = frozenset()
-    ) -> str | None:
-        """The id of the batch created for the chunk ``tag`` (recorded at ``since``, epoch
-        seconds by this machine's clock, which may differ from the provider's by minutes), if
-        the provider has one; None when it has none. ``known``: batch ids the ledger already
-        records, never the answer."""
+        self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
+    ) -> Found:
+        """The batch created for the chunk ``tag`` of the requests ``ids`` (recorded at
+        ``since``, epoch seconds by this machine's clock, which may differ from the provider's
+        by minutes), adopted only when shown to carry exactly those requests. ``known``: batch
+        ids the ledger already records, never the answer."""
 
     @abstractmethod
     def status(self, batch_id: str) -> BatchStatus:
@@ -289,6 +305,7 @@ __all__ = [
     "BatchLine",
     "BatchResult",
     "BatchStatus",
+    "Found",
     "Limits",
     "error_text",
     "json_line",

@@ -4,16 +4,17 @@ Each state change is one appended row (never an update in place); a batch's stat
 row. States: ``submitting`` (about to be created: recorded under ``pending-<tag>`` with its keys,
 before the provider has an id), the provider's own words while it runs (``validating``,
 ``in_progress``, ``finalizing``, ``canceling``, ...), and final ones: ``collected`` (every result
-ingested), ``created`` (a ``submitting`` row whose batch now has its own rows) and ``lost`` (a
-``submitting`` row whose batch the provider does not have).
+ingested), ``created`` (a ``submitting`` row whose batch now has its own rows), ``lost`` (a
+``submitting`` row whose batch the provider does not have) and ``unreadable`` (a finished batch
+whose results could not be read in :data:`MAX_READ_TRIES` tries: its requests are asked again).
 
-The row's ``detail`` holds ``{"tag", "run", "attempt", "submissions"}``: the chunk's tag (a digest
-of its keys), the submitting run's random id (sent with the batch as metadata where the provider
-keeps metadata, so a batch created by a run killed before recording its id is found by what it
-carries, whatever the clocks say), which attempt its requests are (1 = first ask, 2 and 3 =
-re-asks), and the public ids of the submissions it covers. The rows that carry the keys also carry
-each key's public ids (``requests``), so a run that plans other submissions still ingests every
-result of the batch. Never request or reply text.
+The row's ``detail`` holds ``{"tag", "run", "attempt", "submissions", "tries"}``: the chunk's tag
+(a digest of its keys), the submitting run's random id (sent with the batch as metadata where the
+provider keeps metadata, so a batch created by a run killed before recording its id is found by
+what it carries, whatever the clocks say), which attempt its requests are (1 = first ask, 2 and 3 =
+re-asks), the public ids of the submissions it covers, and how many reads of its results failed.
+The rows that carry the keys also carry each key's public ids (``requests``), so a run that plans
+other submissions still ingests every result of the batch. Never request or reply text.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from scoring.ledger import BatchState, Ledger, custom_id
 from scoring.ledger.records import NO_REQUESTS
 
 #: States after which a batch needs nothing more.
-FINAL_STATES = frozenset({"collected", "created", "lost"})
+FINAL_STATES = frozenset({"collected", "created", "lost", "unreadable"})
+#: Reads of a finished batch's results that may fail (one per step) before it is given up.
+MAX_READ_TRIES = 3
 PENDING = "pending-"
 
 
@@ -45,6 +48,7 @@ class BatchRecord:
         created_at: when the batch was (about to be) created.
         requests: each key's public ids (submission, setting, question, check), in key order.
         run: the submitting run's random id (also the batch's metadata where kept).
+        tries: failed reads of its results so far.
     """
 
     tag: str
@@ -59,6 +63,7 @@ class BatchRecord:
     created_at: dt.datetime
     requests: pa.StructArray = field(default_factory=lambda: NO_REQUESTS, compare=False)
     run: str = ""
+    tries: int = 0
 
     @property
     def open(self) -> bool:
@@ -110,6 +115,7 @@ class BatchBook:
                             "run": r.run,
                             "attempt": r.attempt,
                             "submissions": list(r.submissions),
+                            "tries": r.tries,
                         }
                     ),
                 )
@@ -153,6 +159,7 @@ class BatchBook:
                     created_at=s.created_at,
                     requests=s.requests,
                     run=str(d.get("run", "")),
+                    tries=int(d.get("tries", 0)),
                 )
             )
         return out
@@ -162,4 +169,4 @@ class BatchBook:
         return sorted((r for r in self.latest(judge_id) if r.open), key=lambda r: r.created_at)
 
 
-__all__ = ["FINAL_STATES", "PENDING", "BatchBook", "BatchRecord"]
+__all__ = ["FINAL_STATES", "MAX_READ_TRIES", "PENDING", "BatchBook", "BatchRecord"]

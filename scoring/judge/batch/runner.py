@@ -20,7 +20,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -29,13 +29,15 @@ from scoring.judge.backends import Completion, Turn
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
     BatchAPI,
+    BatchError,
     BatchLine,
     BatchResult,
+    Found,
     Limits,
     batch_backend,
     split,
 )
-from scoring.judge.batch.book import PENDING, BatchBook, BatchRecord
+from scoring.judge.batch.book import MAX_READ_TRIES, PENDING, BatchBook, BatchRecord
 from scoring.judge.cache import Ids, VerdictCache, VerdictSink
 from scoring.judge.items import PairItem, Requested, record_failure, verdict_record
 from scoring.judge.judges import BuiltJudge
@@ -311,37 +313,21 @@ def step(
     """One collect-and-submit step for one judge; returns this run's requests still in flight
     (those of ``todo``: another run's requests in flight are theirs to count).
 
-    Every finished batch of the judge is collected, whichever run submitted it. ``skip`` holds
+    Every finished batch of the judge is collected, whichever run submitted it; a batch whose
+    state or results cannot be read stays in flight alone (see :func:`_visit`). ``skip`` holds
     the requests that failed for good earlier in this run (not submitted again until the next
     run); it grows with this step's failures. ``collect_only``: submit only what collecting
     asks again (re-asks, expired or missing results), never a first ask.
     """
-    ingest = Ingest(j, todo, cache, stats, progress)
-    collected: list[BatchRecord] = []
-    still: list[BatchRecord] = []
-    opened = book.open_batches(j.identity)
-    known = frozenset(r.batch_id for r in book.latest(j.identity))
-    for rec in opened:
-        if rec.state == "submitting":
-            found = api.find(rec.tag, rec.created_at.timestamp(), rec.n_requests, known)
-            if found is None:
-                book.record(rec.moved("lost"))
-                continue
-            made = rec.moved("submitted", found)
-            book.record(rec.moved("created"), made, with_keys=True)
-            rec = made
-        st = api.status(rec.batch_id)
-        if not st.finished:
-            if st.state != rec.state:
-                rec = rec.moved(st.state)
-                book.record(rec)
-            still.append(rec)
+    visit = _Visit(j, api, book, cache, Ingest(j, todo, cache, stats, progress), skip)
+    for rec in book.open_batches(j.identity):
+        if rec.state != "submitting":
+            visit(rec)
             continue
-        ingest.others = others_of(j, rec, todo, cache)
-        _collect(api, rec, st.failed, st.message, ingest, cache, stats)
-        ingest.others = {}
-        stats.batches_collected += 1
-        collected.append(rec.moved("collected"))
+        made = visit.recover(rec)
+        for r in made:
+            visit(r)
+    ingest, still = visit.ingest, visit.still
     skip |= ingest.failed
     in_flight = {cid for rec in still for cid in rec.custom_ids}
     asks = [a for a in ingest.asks if a.cid in todo and a.cid not in ingest.failed]
@@ -350,12 +336,103 @@ def step(
         asks += [Ask(c, 1) for c in todo if c not in queued and c not in skip]
     asks = [a for a in asks if a.cid not in in_flight]
     new = submit(j, api, book, todo, asks, stats)
-    if collected:
-        book.record(*collected)
+    if visit.collected:
+        book.record(*visit.collected)
     if collect_only:
         asked = {a.cid for a in asks}
         stats.waiting = sum(1 for c in todo if c not in in_flight and c not in asked)
     return sum(1 for c in in_flight if c in todo) + sum(r.n_requests for r in new)
+
+
+@dataclass
+class _Visit:
+    """One step's visit of a judge's open batches: each batch fails alone (a provider error
+    about one batch leaves it in flight, noted, and the others are still collected)."""
+
+    j: BuiltJudge
+    api: BatchAPI
+    book: BatchBook
+    cache: VerdictCache
+    ingest: Ingest
+    skip: set[str]
+    collected: list[BatchRecord] = field(default_factory=list)
+    still: list[BatchRecord] = field(default_factory=list)
+
+    def recover(self, rec: BatchRecord) -> list[BatchRecord]:
+        """The batches of a ``submitting`` record (a run killed between recording it and
+        learning the batch's id): only those shown to carry its requests are adopted (the
+        first as its own, any other as a copy another job made of the same requests); none
+        while one that may be it is still running (the record stays in flight); ``lost`` when
+        the provider has none."""
+        known = frozenset(r.batch_id for r in self.book.latest(self.j.identity))
+        try:
+            found = self.api.find(
+                rec.tag, rec.created_at.timestamp(), frozenset(rec.custom_ids), known
+            )
+        except BatchError as exc:
+            self._note(f"cannot look for the batch of {rec.batch_id}: {exc}")
+            found = Found((), waiting=True)
+        if found.waiting:
+            self.still.append(rec)
+            return []
+        if not found.batch_ids:
+            self.book.record(rec.moved("lost"))
+            return []
+        made = [rec.moved("submitted", bid) for bid in found.batch_ids]
+        self.book.record(rec.moved("created"), *made, with_keys=True)
+        return made
+
+    def __call__(self, rec: BatchRecord) -> None:
+        """Collect ``rec`` if it has finished; keep it in flight otherwise."""
+        try:
+            st = self.api.status(rec.batch_id)
+        except BatchError as exc:
+            self._note(f"cannot read the state of batch {rec.batch_id}: {exc}")
+            self.still.append(rec)
+            return
+        if not st.finished:
+            if st.state != rec.state:
+                rec = rec.moved(st.state)
+                self.book.record(rec)
+            self.still.append(rec)
+            return
+        ing, stats = self.ingest, self.ingest.stats
+        ing.others = others_of(self.j, rec, ing.todo, self.cache)
+        asked = len(ing.asks)
+        try:
+            _collect(self.api, rec, st.failed, st.message, ing, self.cache, self.skip)
+        except BatchError as exc:
+            del ing.asks[asked:]  # read again next step (what was stored stays stored)
+            self._unreadable(replace(rec, tries=rec.tries + 1), str(exc))
+            return
+        finally:
+            ing.others = {}
+        stats.batches_collected += 1
+        self.collected.append(rec.moved("collected"))
+
+    def _unreadable(self, rec: BatchRecord, why: str) -> None:
+        """A finished batch whose results could not be read: recorded with its tries and kept
+        in flight; after :data:`MAX_READ_TRIES`, given up and its requests without a verdict
+        asked again (another run's recorded as failed, for that run to ask)."""
+        self._note(
+            f"cannot read the results of batch {rec.batch_id} (try {rec.tries} of "
+            f"{MAX_READ_TRIES}): {why}"
+        )
+        if rec.tries < MAX_READ_TRIES:
+            self.book.record(rec)
+            self.still.append(rec)
+            return
+        ing = self.ingest
+        ing.others = others_of(self.j, rec, ing.todo, self.cache)
+        for cid in rec.custom_ids:
+            if cid not in self.skip:
+                ing.again(cid, rec.attempt, f"batch {rec.batch_id}: results unreadable")
+        ing.others = {}
+        ing.stats.unreadable.append(rec.batch_id)
+        self.book.record(rec.moved("unreadable"))
+
+    def _note(self, text: str) -> None:
+        self.ingest.stats.notes.append(text)
 
 
 def _collect(
@@ -365,11 +442,17 @@ def _collect(
     message: str,
     ingest: Ingest,
     cache: VerdictCache,
-    stats: JudgeStats,
+    skip: set[str],
 ) -> None:
     """Ingest every result of a finished batch; a request without a result is asked again (or,
-    another run's, recorded as failed), so every line of the batch is accounted for."""
-    seen: set[str] = set()
+    another run's, recorded as failed), so every line of the batch is accounted for. A request
+    that failed for good earlier in this run (``skip``) is left as it is.
+
+    Raises:
+        BatchError: its results cannot be read (what was read is stored).
+    """
+    seen: set[str] = set(skip)
+    stats = ingest.stats
     cache.begin()
     try:
         if failed:
