@@ -28,7 +28,9 @@ upload (OpenAI ``POST /v1/files``, Anthropic ``POST /v1/messages/batches``) with
 quotes the request too. Limits are the providers' own by default (``openai_max_requests``,
 ``openai_max_bytes``, ``anthropic_max_requests``, ``anthropic_max_bytes``); a request over them is
 refused as the provider would. ``stream_delay`` slows result downloads (seconds per
-``stream_chunk`` lines), so a test can kill a client mid-ingest.
+``stream_chunk`` lines), so a test can kill a client mid-ingest. ``create_gate_s`` and
+``drop_create`` hold a create before it creates anything and then drop it (a client killed
+before its create arrived); ``gone`` holds the batch ids whose results answer HTTP 404.
 """
 
 from __future__ import annotations
@@ -164,6 +166,15 @@ class FakeBatchServer(FakeLLMServer):
         #: seconds a batch create waits, after the batch exists, before it answers (a client
         #: killed meanwhile never learns the id)
         self.create_delay = 0.0
+        #: seconds a batch create waits before creating anything, and whether it then drops
+        #: the request (as if its client were killed before the request reached the provider)
+        self.create_gate_s = 0.0
+        self.drop_create = False
+        #: batch creates received, and of them dropped
+        self.create_requests = 0
+        self.creates_dropped = 0
+        #: result downloads that answer 404, by batch id (as a provider whose file is gone)
+        self.gone: set[str] = set()
         self.refuse_create = False
         self._lock = threading.Lock()
         self._n = 0
@@ -235,6 +246,14 @@ class FakeBatchServer(FakeLLMServer):
             if method == "POST" and len(parts) == 2:
                 return self._upload(headers, raw)
             if method == "GET" and len(parts) == 4 and parts[3] == "content":
+                if parts[2].rsplit("-", 1)[0] in self.gone:  # OpenAI's own 404 body
+                    err = {
+                        "message": f"No such File object: {parts[2]}",
+                        "type": "invalid_request_error",
+                        "param": "id",
+                        "code": None,
+                    }
+                    return 404, _dumps({"error": err}), None
                 data = self.files[parts[2]]
                 return 200, b"", data.splitlines() if data else []
         # OpenAI batches
@@ -280,6 +299,8 @@ class FakeBatchServer(FakeLLMServer):
                 b = self.batches[parts[3]]
                 if b.status != "ended":
                     return 400, _dumps(self._error("batch has not ended")), None
+                if b.id in self.gone:
+                    return 404, _dumps(self._error("not_found", "not_found_error")), None
                 return 200, b"", b.output
         return 404, _dumps(self._error(f"no route {method} {route}")), None
 
@@ -308,7 +329,19 @@ class FakeBatchServer(FakeLLMServer):
         }
         return 200, _dumps(obj), None
 
+    def _gate(self) -> tuple[int, bytes, None] | None:
+        """Wait :attr:`create_gate_s`; a 500 when the create is then dropped."""
+        self.create_requests += 1
+        if self.create_gate_s:
+            time.sleep(self.create_gate_s)
+        if not self.drop_create:
+            return None
+        self.creates_dropped += 1
+        return 500, _dumps(self._error("dropped", "api_error")), None
+
     def _create_openai(self, body: dict[str, Any]) -> tuple[int, bytes, None]:
+        if (dropped := self._gate()) is not None:
+            return dropped
         if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
             return 400, _dumps(self._error("endpoint or completion_window not supported")), None
         data = self.files[str(body.get("input_file_id"))]
@@ -361,6 +394,8 @@ class FakeBatchServer(FakeLLMServer):
     # -- Anthropic ---------------------------------------------------------------------------
 
     def _create_anthropic(self, raw: bytes) -> tuple[int, bytes, None]:
+        if (dropped := self._gate()) is not None:
+            return dropped
         if self.refuse_create:
             msg = f"content rejected: {_quoted(raw.decode('utf-8', 'replace'))}"
             return 400, _dumps(self._error(msg)), None

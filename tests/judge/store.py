@@ -64,3 +64,11 @@ def verdict_words(root: Path) -> dict[tuple[str, ...], int]:
     for r in rows:
         out.setdefault(tuple(str(x) for x in r[:5]), int(r[5]))  # type: ignore[call-overload]
     return out
+
+
+def batch_rows(root: Path) -> list[tuple[str, str]]:
+    """Every batch-state row of the ledger, as (batch id, state), in shard order."""
+    t = _shards(root, "batches")
+    if t is None:
+        return []
+    return list(zip(t["batch_id"].to_pylist(), t["state"].to_pylist(), strict=True))
