@@ -30,7 +30,8 @@ quotes the request too. Limits are the providers' own by default (``openai_max_r
 refused as the provider would. ``stream_delay`` slows result downloads (seconds per
 ``stream_chunk`` lines), so a test can kill a client mid-ingest. ``create_gate_s`` and
 ``drop_create`` hold a create before it creates anything and then drop it (a client killed
-before its create arrived); ``gone`` holds the batch ids whose results answer HTTP 404.
+before its create arrived); ``gone`` holds the batch (or file) ids whose results answer HTTP
+404.
 """
 
 from __future__ import annotations
@@ -246,7 +247,7 @@ class FakeBatchServer(FakeLLMServer):
             if method == "POST" and len(parts) == 2:
                 return self._upload(headers, raw)
             if method == "GET" and len(parts) == 4 and parts[3] == "content":
-                if parts[2].rsplit("-", 1)[0] in self.gone:  # OpenAI's own 404 body
+                if {parts[2], parts[2].rsplit("-", 1)[0]} & self.gone:  # OpenAI's 404 body
                     err = {
                         "message": f"No such File object: {parts[2]}",
                         "type": "invalid_request_error",

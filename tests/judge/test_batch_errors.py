@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from gamut.cli import main
 from tests.fakes.batch_server import FakeBatchServer
 from tests.judge.project import TOTAL_CALLS, check_of, write_project
-from tests.judge.store import verdict_keys
+from tests.judge.store import batch_rows, verdict_keys
 from tests.judge.test_batch import batch_judge
 
 
@@ -155,3 +155,61 @@ def test_a_failed_batch_names_its_error_code_only_when_rubrics_are_held(
     else:  # the fixed wording, and the error code from the closed list
         assert "rejected: the provider refused the request: invalid_file" in out
         assert "too many requests" not in out
+
+
+ALPHA, BETA = 20, 7  # requests of each test submission
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_batch_whose_results_are_gone_fails_alone(
+    tmp_path: Path, srv: FakeBatchServer, provider: str
+) -> None:
+    """A finished batch whose results answer HTTP 404 stays in flight, recorded with its
+    tries, while the others are collected; after three tries its requests are asked again,
+    and the run's summary names it."""
+    cfg = str(write_project(tmp_path, batch_judge(srv, provider=provider)))
+    srv.hold = True
+    assert _run("judge", "--config", cfg, "--submission", "alpha")[0] == 75
+    assert _run("judge", "--config", cfg, "--submission", "beta")[0] == 75
+    gone, _ = srv.created
+    srv.gone = {gone}
+    srv.release()
+    for n in (1, 2):
+        code, out = _run("judge", "--config", cfg)
+        assert code == 75 and f"{ALPHA} requests in flight" in out, out
+        assert f"cannot read the results of batch {gone} (try {n} of 3)" in out, out
+        assert f"{1 if n == 1 else 0} collected" in out, out
+    assert len(verdict_keys(tmp_path)) == BETA  # the other batch, collected on the first run
+    code, out = _run("judge", "--config", cfg)
+    assert code == 75 and f"1 batch(es) unreadable, their requests asked again: {gone}" in out
+    assert f"submitted ({ALPHA} requests, {ALPHA} asked again)" in out, out
+    assert len(srv.created) == 3 and srv.batch_sizes()[2] == ALPHA
+    code, out = _run("judge", "--config", cfg)
+    assert code == 0, out
+    keys = verdict_keys(tmp_path)
+    assert len(keys) == len(set(keys)) == TOTAL_CALLS
+    states = {b: {st for bid, st in batch_rows(tmp_path) if bid == b} for b in srv.created}
+    assert "unreadable" in states[gone] and "collected" not in states[gone]
+    assert all("collected" in states[b] for b in srv.created if b != gone)
+
+
+def test_a_batch_whose_error_file_is_gone_keeps_what_was_read(
+    tmp_path: Path, srv: FakeBatchServer
+) -> None:
+    """The output file read, the error file gone: the verdicts read are stored once, and only
+    the requests without one are asked again when the batch is given up."""
+    cfg = str(write_project(tmp_path, batch_judge(srv)))
+    srv.line_fault_fn = lambda cid, body: "500" if "tamarind" in check_of(body) else None
+    assert _run("judge", "--config", cfg)[0] == 75
+    (first,) = srv.created
+    srv.gone = {f"{first}-err"}
+    code, out = _run("judge", "--config", cfg)  # the batch ends, with errors: try 1
+    assert code == 75 and "(try 1 of 3)" in out, out
+    srv.line_fault_fn = None
+    for _ in range(2):
+        code, out = _run("judge", "--config", cfg)
+    stored = len(verdict_keys(tmp_path))
+    assert 0 < stored < TOTAL_CALLS and len(set(verdict_keys(tmp_path))) == stored
+    assert srv.batch_sizes() == [TOTAL_CALLS, TOTAL_CALLS - stored], out
+    assert _run("judge", "--config", cfg)[0] == 0
+    assert len(set(verdict_keys(tmp_path))) == len(verdict_keys(tmp_path)) == TOTAL_CALLS
