@@ -47,6 +47,7 @@ import sys
 import threading
 import time
 import urllib.request
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -600,7 +601,8 @@ class FakeBatchServer(FakeLLMServer):
 
 def run_batch_file(src: Path, dest: Path, responder: Responder, model: str | None = None) -> int:
     """Do what ``vllm run-batch -i SRC -o DEST`` does, with ``responder`` as the model: read
-    OpenAI batch request lines, write one output line per request (vLLM's format); ``model``
+    OpenAI batch request lines, write one output line per request (vLLM's format: a random
+    uuid in each line's ``id`` and ``request_id``, as ``run_batch.py`` makes them); ``model``
     overrides the reply's model field. Returns the lines written."""
     out = []
     for line in src.read_bytes().splitlines():
@@ -610,13 +612,13 @@ def run_batch_file(src: Path, dest: Path, responder: Responder, model: str | Non
         out.append(
             _dumps(
                 {
-                    "id": f"vllm-{len(out)}",
+                    "id": f"vllm-{uuid.uuid4().hex}",
                     "custom_id": req["custom_id"],
                     "response": {
                         "status_code": 200,
-                        "request_id": f"vllm-batch-{len(out)}",
+                        "request_id": f"vllm-batch-{uuid.uuid4().hex}",
                         "body": {
-                            "id": f"chatcmpl-{len(out)}",
+                            "id": f"chatcmpl-{uuid.uuid4().hex}",
                             "object": "chat.completion",
                             "created": int(time.time()),
                             "model": model or body["model"],
