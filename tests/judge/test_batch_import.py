@@ -13,7 +13,7 @@ from gamut.cli import main
 from tests.fakes.batch_server import run_batch_file
 from tests.fakes.llm_server import verdict_responder
 from tests.judge.project import TOTAL_CALLS, check_of, openai_judge, write_project
-from tests.judge.store import verdict_keys
+from tests.judge.store import failures, verdict_keys
 from tests.judge.test_batch_errors import stored_text
 
 VLLM_ERRORS = Path(__file__).parent / "fixtures" / "vllm" / "errors.jsonl"
@@ -141,3 +141,38 @@ def test_hostile_import_files_are_answered_with_problems(tmp_path: Path) -> None
     assert f"{long}:1: line is 3.0 MB, over the 1.0 MB limit" in out
     assert "4 of 4 result file(s) refused" in out
     assert len(verdict_keys(tmp_path / "p")) == 0
+
+
+def test_importing_a_file_again_counts_no_failed_line_twice(tmp_path: Path) -> None:
+    """Lines in ``vllm run-batch``'s output shape (vLLM commit 0056ae7b, as in
+    fixtures/vllm/README.md): unusable replies, a refused request and an engine error, imported
+    three times, are one attempt each, as after one import."""
+    cfg, req = _export(tmp_path / "p")
+    requests = [json.loads(x) for x in req.read_text().splitlines()]
+    verdict = json.dumps({"verdict": "meets", "rationale": "ok"})
+    prose = "It broadly meets it, I think."
+    good = tmp_path / "good.jsonl"
+    run_batch_file(req, good, lambda body: prose if "tamarind" in check_of(body) else verdict)
+    lines = good.read_bytes().splitlines()[2:]  # the first two: a 400 and a 500 instead
+    unusable = sum(1 for x in lines if prose.encode() in x)
+    res = tmp_path / "res.jsonl"
+    res.write_bytes(b"".join(x + b"\n" for x in _vllm_errors(requests)[:2] + lines))
+    code, out = _run("judge", "--config", cfg, "--import-batch", str(res))
+    said = f"{unusable} unusable repl(ies) to ask again, 1 server error(s) to ask again, 1 failed"
+    assert unusable > 0 and said in out, out
+    first = failures(tmp_path / "p")
+    assert sorted(f["calls"] for f in first.values()) == [1] * (unusable + 1)  # + the 400
+    verdicts = len(verdict_keys(tmp_path / "p"))
+    assert verdicts == TOTAL_CALLS - 2 - unusable
+    for _ in range(2):
+        code, out = _run("judge", "--config", cfg, "--import-batch", str(res))
+        assert f"{TOTAL_CALLS} result(s) already ingested" in out, out
+        assert "0 verdict(s) ingested, 0 unusable repl(ies) to ask again, 0 server" in out, out
+        assert failures(tmp_path / "p") == first  # no failed line counted as a new attempt
+        assert len(verdict_keys(tmp_path / "p")) == verdicts
+    again = tmp_path / "again"
+    code, out = _run("judge", "--config", cfg, "--export-batch", str(again))
+    assert code == 0, out
+    # the unusable replies asked a second time (attempt 2), the 400 and the 500 a first time
+    got = {p.name.split("-")[1]: len(p.read_text().splitlines()) for p in again.glob("*.jsonl")}
+    assert got == {"1": 2, "2": unusable}, got

@@ -6,7 +6,8 @@ before the provider has an id), the provider's own words while it runs (``valida
 ``in_progress``, ``finalizing``, ``canceling``, ...), and final ones: ``collected`` (every result
 ingested), ``created`` (a ``submitting`` row whose batch now has its own rows), ``lost`` (a
 ``submitting`` row whose batch the provider does not have) and ``unreadable`` (a finished batch
-whose results could not be read in :data:`MAX_READ_TRIES` tries: its requests are asked again).
+whose results could not be read in :data:`MAX_READ_TRIES` tries: its requests are asked again);
+``imported`` rows journal imported lines (:mod:`scoring.judge.batch.shard`), not batches.
 
 The row's ``detail`` holds ``{"tag", "run", "attempt", "submissions", "tries"}``: the chunk's tag
 (a digest of its keys), the submitting run's random id (sent with the batch as metadata where the
@@ -29,7 +30,7 @@ from scoring.ledger import BatchState, Ledger, custom_id
 from scoring.ledger.records import NO_REQUESTS
 
 #: States after which a batch needs nothing more.
-FINAL_STATES = frozenset({"collected", "created", "lost", "unreadable"})
+FINAL_STATES = frozenset({"collected", "created", "lost", "unreadable", "imported"})
 #: Reads of a finished batch's results that may fail (one per step) before it is given up.
 MAX_READ_TRIES = 3
 PENDING = "pending-"

@@ -5,7 +5,9 @@ Requests carry the same ``custom_id`` as in batch mode (the verdict key) and the
 judge backend's one body builder). An output file is checked whole before anything in it is
 ingested: a line that is not a result, an unknown id, an id twice, a reply from another model
 than the judge's, or a truncated last line refuses the file, with file and line. Ids that already
-have a verdict are skipped, so importing a file twice ingests nothing twice.
+have a verdict are skipped, and so are lines that gave none but are journalled as imported (see
+:mod:`scoring.judge.batch.shard`), so importing a file twice ingests nothing twice, and counts no
+failed line as a new attempt.
 """
 
 from __future__ import annotations
@@ -29,7 +31,13 @@ from scoring.judge.backends import JudgeRequest, Turn
 from scoring.judge.batch.api import BatchResult, batch_backend
 from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
 from scoring.judge.batch.runner import MAX_ATTEMPTS, Ingest
-from scoring.judge.batch.shard import ImportIngest, ShardSink
+from scoring.judge.batch.shard import (
+    ImportIngest,
+    ShardSink,
+    imported_lines,
+    journal_lines,
+    line_digest,
+)
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items
 from scoring.judge.judges import BuiltJudge
@@ -261,12 +269,16 @@ _FIX_LINE = "give the run's output file (one result object per line)"
 _FIX_TRUNC = "the file was cut short: take the whole output file of the run again"
 
 
+#: One result of a file, the judge it is for, and the line's own ``id`` (names the line).
+_Result = tuple[BatchResult, BuiltJudge, object]
+
+
 def _check_file(
     path: Path,
     owners: dict[str, tuple[BuiltJudge, PairItem]],
     known: set[str],
     held: bool,
-) -> tuple[list[tuple[BatchResult, BuiltJudge]], int, list[Problem]]:
+) -> tuple[list[_Result], int, list[Problem]]:
     """Every result of one file and its problems (the file is refused when there are any).
 
     The file is read by the one JSON Lines reader, streamed (within :data:`MAX_FILE_BYTES`,
@@ -274,7 +286,7 @@ def _check_file(
     :data:`MAX_PROBLEMS` problems."""
     f = str(path)
     problems: list[Problem] = []
-    results: list[tuple[BatchResult, BuiltJudge]] = []
+    results: list[_Result] = []
     first: dict[str, int] = {}
     skipped = 0
 
@@ -337,7 +349,7 @@ def _check_file(
                 "import each judge's own output (or fix the judge's model in the config)",
             )
             continue
-        results.append((res, j))
+        results.append((res, j, obj.get("id") or json.dumps(obj, sort_keys=True)))
     stopped = read.stopped_at or stopped
     if stopped is not None:
         problem(
@@ -369,7 +381,7 @@ _KIND_WORDS = {
 }
 
 
-def _fruitless(path: Path, results: list[tuple[BatchResult, BuiltJudge]]) -> Problem:
+def _fruitless(path: Path, results: list[_Result]) -> Problem:
     """The problem of a file that gave nothing: what its lines were."""
     if not results:
         return Problem(
@@ -378,7 +390,7 @@ def _fruitless(path: Path, results: list[tuple[BatchResult, BuiltJudge]]) -> Pro
             "holds no result lines: nothing was ingested",
             "give the output file of a `vllm run-batch` run of the exported requests",
         )
-    kinds = Counter(res.error_kind for res, _ in results)
+    kinds = Counter(res.error_kind for res, *_ in results)
     said = ", ".join(f"{n} {_KIND_WORDS.get(k, k)}" for k, n in sorted(kinds.items()))
     return Problem(
         str(path),
@@ -419,6 +431,7 @@ def import_batch(
         known: set[str] = set()
         ingests: dict[str, ImportIngest] = {}
         attempts: dict[str, dict[bytes, int]] = {}
+        done = imported_lines(ledger, [p.judge.identity for p in plans])
         for p in plans:
             j = p.judge
             todo, have = _open_items(p, known_index, empty)
@@ -436,14 +449,25 @@ def import_batch(
                 report.refused += 1
                 report.problems.extend(problems)
                 continue
-            report.skipped += skipped
             gave = sum(s.judged + s.reasks for s in report.stats.values())
-            for res, j in results:
-                ing = ingests[j.name]
-                item = ing.todo.get(res.custom_id)
-                attempt = attempts[j.name].get(item.key, 1) if item is not None else 1
-                if ing.one(res, attempt) and res.custom_id not in ing.todo:
-                    known.add(res.custom_id)
+            journal: dict[str, dict[bytes, str]] = {}
+            for res, j, line_id in results:
+                ing, cid = ingests[j.name], res.custom_id
+                item = ing.todo.get(cid)
+                if item is None:
+                    continue
+                digest = line_digest(line_id, cid)
+                if digest in done.get(cid, ()):
+                    skipped += 1
+                    continue
+                if ing.one(res, attempts[j.name].get(item.key, 1)) and cid not in ing.todo:
+                    known.add(cid)
+                else:
+                    journal.setdefault(j.name, {})[item.key] = digest
+                    done.setdefault(cid, set()).add(digest)
+            report.skipped += skipped
+            for j_name, lines in journal.items():
+                journal_lines(ledger, ingests[j_name].j, lines)
             _record_reasks(ingests.values())
             sink.write(ledger, known_index)  # the file's journal: a verdict shard, a failure shard
             if not skipped and sum(s.judged + s.reasks for s in report.stats.values()) == gave:

@@ -7,10 +7,21 @@ another. A process killed before the verdict shard is renamed into place stored 
 file; one killed between the two shards kept its verdicts, and importing the file again skips
 them and records its failures (the next export asks those requests again in any case). Nothing
 passes through the SQLite working index, whose one insert per verdict was a third of an import.
+
+A line that gives no verdict (an error, an unusable reply) leaves its key open, so importing the
+file again would read it as a new attempt. Such lines are journalled, before the shards, as one
+batch-state row per judge (state ``imported``): their keys, and in ``detail`` a digest of each
+line's identity (its own ``id``, unique per line of a run, and its ``custom_id``); a line whose
+digest is journalled is already ingested. A process killed between the journal row and the
+failure shard loses those failures (the next export asks those requests again), never counts one
+twice.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import secrets
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +35,7 @@ from scoring.judge.items import PairItem, Requested
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
-from scoring.ledger import FailureRecord, KeyIndex, Ledger, VerdictRecord, keys_array
+from scoring.ledger import BatchState, FailureRecord, KeyIndex, Ledger, VerdictRecord, keys_array
 from scoring.ledger.records import now, verdict_schema, verdict_values
 from scoring.verdicts import Verdict
 
@@ -162,4 +173,54 @@ class ImportIngest(Ingest):
         self.sink.add(item, verdict, comp, attempt, self.source, rationale)
 
 
-__all__ = ["ImportIngest", "ShardSink"]
+#: The state of a journal row of imported lines (final: never collected).
+IMPORTED = "imported"
+
+
+def line_digest(line_id: object, cid: str) -> str:
+    """The digest that names one result line: of its own ``id`` and its ``custom_id``."""
+    return hashlib.sha256(f"{line_id!r}\0{cid}".encode()).hexdigest()[:32]
+
+
+def imported_lines(ledger: Ledger, identities: list[str]) -> dict[str, set[str]]:
+    """The digests of every journalled line of these judge identities, by custom id."""
+    out: dict[str, set[str]] = {}
+    for s in ledger.batch_states(identities):
+        if s.state != IMPORTED:
+            continue
+        try:
+            lines = json.loads(s.detail).get("lines", [])
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        for cid, digest in zip(s.custom_ids, lines, strict=False):
+            out.setdefault(cid, set()).add(str(digest))
+    return out
+
+
+def journal_lines(ledger: Ledger, j: BuiltJudge, lines: dict[bytes, str]) -> None:
+    """Journal the lines (key -> line digest) of one file that gave ``j`` no verdict."""
+    if not lines:
+        return
+    at = now()
+    state = BatchState(
+        batch_id=f"import-{secrets.token_hex(8)}",
+        judge=j.name,
+        judge_identity=j.identity,
+        provider=j.config.provider,
+        state=IMPORTED,
+        n_requests=len(lines),
+        created_at=at,
+        keys=tuple(lines),
+        detail=json.dumps({"lines": list(lines.values())}),
+    )
+    ledger.append_batch_states([state])
+
+
+__all__ = [
+    "IMPORTED",
+    "ImportIngest",
+    "ShardSink",
+    "imported_lines",
+    "journal_lines",
+    "line_digest",
+]
