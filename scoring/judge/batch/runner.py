@@ -314,7 +314,7 @@ def step(
     (those of ``todo``: another run's requests in flight are theirs to count).
 
     Every finished batch of the judge is collected, whichever run submitted it; a batch whose
-    state or results cannot be read stays in flight alone (see :func:`_visit`). ``skip`` holds
+    state or results cannot be read stays in flight alone (see :class:`_Visit`). ``skip`` holds
     the requests that failed for good earlier in this run (not submitted again until the next
     run); it grows with this step's failures. ``collect_only``: submit only what collecting
     asks again (re-asks, expired or missing results), never a first ask.
@@ -446,12 +446,12 @@ def _collect(
 ) -> None:
     """Ingest every result of a finished batch; a request without a result is asked again (or,
     another run's, recorded as failed), so every line of the batch is accounted for. A request
-    that failed for good earlier in this run (``skip``) is left as it is.
+    that failed for good earlier in this run (``skip``) is left as it is, unless a reply came.
 
     Raises:
         BatchError: its results cannot be read (what was read is stored).
     """
-    seen: set[str] = set(skip)
+    seen: set[str] = set()
     stats = ingest.stats
     cache.begin()
     try:
@@ -464,7 +464,8 @@ def _collect(
             return
         n = 0
         for res in api.results(rec.batch_id):
-            if res.custom_id in seen:
+            # (a failure already recorded in this run: this batch is being read again)
+            if res.custom_id in seen or (res.custom_id in skip and res.completion is None):
                 stats.ignored_results += 1
                 continue
             seen.add(res.custom_id)
@@ -474,7 +475,7 @@ def _collect(
                 cache.commit()
                 cache.begin()
         for cid in rec.custom_ids:
-            if cid not in seen:
+            if cid not in seen and cid not in skip:
                 ingest.again(cid, rec.attempt)
     finally:
         cache.commit()
