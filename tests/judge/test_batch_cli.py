@@ -116,7 +116,7 @@ def test_export_then_import_self_hosted_results(tmp_path: Path) -> None:
     code, out = _run("judge", "--config", cfg, "--import-batch", str(other), str(dup),
                      str(unknown), str(truncated))  # fmt: skip
     assert code == 1
-    assert f"{other}:1" in out and "someone-else" in out
+    assert f"{other}: lines 1, 2, 3 and" in out and "someone-else" in out  # one line: summarised
     assert f"{dup}:4" in out and "appears twice (first at line 2)" in out
     assert f"{unknown}:1" in out and "unknown custom_id" in out
     assert f"{truncated}:5" in out and "truncated last line" in out
