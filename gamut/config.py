@@ -66,6 +66,12 @@ class BenchmarkConfig(_Section):
         "says so.",
     )
 
+    @property
+    def published(self) -> bool:
+        """Whether submissions are open: neither the question set's nor the rubrics' id is
+        still the :data:`PLACEHOLDER` of an unpublished dataset."""
+        return not any(PLACEHOLDER in v for v in (self.questions, self.rubrics))
+
 
 class StoreConfig(_Section):
     """Where the engine keeps its state and writes its outputs."""

@@ -207,7 +207,8 @@ def take_from_commit(
                 None,
                 f"changes the existing submission {sid!r}",
                 "a merged submission is never replaced by a pull request (the scoring run "
-                "refuses it): submit the new responses under a new id, such as ID-v2",
+                "refuses it): submit the new responses under a new id, such as ID-v2; to "
+                "correct or withdraw the merged one, ask the maintainers",
                 severity="warning",
             )
         )

@@ -385,14 +385,15 @@ class Project:
         """What the site build reads and writes."""
         from gamut.history import read_history
 
-        site = self.cfg.site
+        site, published = self.cfg.site, self.cfg.benchmark.published
         return SiteSpec(
             root=self.cfg.root,
             results=self.results,
             out=self.site_out,
             downloads_cache=self.cache_path.parent / SITE_DOWNLOADS,
             rubrics_public=self.rubrics_public,
-            questions=self.questions_path,
+            # an unpublished question set: no question file (nothing was scored against it)
+            questions=self.questions_path if published else None,
             submissions=self.submissions_root,
             title=site.title,
             description=site.description,
@@ -402,6 +403,7 @@ class Project:
             citation=site.citation,
             history=read_history(self.cfg.root / self.cfg.file.name, self.submissions_root),
             builder=site.builder,
+            submissions_open=published,
         )
 
 

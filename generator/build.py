@@ -111,6 +111,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         "judge": tables.primary_judge,
         "rubric_version": str(tables.provenance.get("rubric_version", "unknown")),
         "offline_matcher": tables.offline_matcher,
+        "submissions_open": spec.submissions_open,
     }
 
     def write(rel: str, template: str, title: str, **ctx: Any) -> None:
@@ -119,6 +120,11 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         text = env.get_template(template).render(title=_title(title), **common, **ctx)
         path.write_text(text, encoding="utf-8")
 
+    if not spec.submissions_open:  # the hand-written Submit page says so under its title
+        submit = docs / "submit.md"
+        title, _, rest = submit.read_text(encoding="utf-8").partition("\n")
+        closed = env.get_template("_closed.md.j2").render(on_submit=True, **common)
+        submit.write_text(f"{title}\n\n{closed}\n{rest}", encoding="utf-8")
     (docs / "assets").mkdir(parents=True, exist_ok=True)
     for bundle in vendor.SHIPPED:
         shutil.copyfile(vendor.verified(bundle), docs / "assets" / bundle.asset)

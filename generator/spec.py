@@ -58,6 +58,8 @@ class SiteSpec:
         history: what changed (the change feed's entries; None: a feed that says it has none).
         builder: what builds the pages from mkdocs.yml: ``mkdocs`` (MkDocs 1.6) or
             ``properdocs`` (ProperDocs, MkDocs 1.x's maintained fork).
+        submissions_open: the question set and the rubrics are published (False: the home and
+            Submit pages say that submissions are not open yet, and what works until they are).
     """
 
     root: Path
@@ -75,6 +77,7 @@ class SiteSpec:
     citation: str | None = None
     history: History | None = None
     builder: Literal["mkdocs", "properdocs"] = "mkdocs"
+    submissions_open: bool = True
 
 
 __all__ = ["Change", "ChangeKind", "History", "SiteSpec"]

@@ -18,7 +18,6 @@ from gamut.cli._common import (
     handle_errors,
     out_console,
 )
-from gamut.config import PLACEHOLDER
 from scoring.errors import summarise
 from scoring.submissions import new_submission
 from scoring.submissions.formats import SUBMISSION_ID_RULE, is_submission_id
@@ -78,7 +77,7 @@ def new(submission_id: str, config_path: Path) -> None:
             else f"  4. Commit only the files in {folder}/ and open a pull request."
         )
     )
-    if any(PLACEHOLDER in v for v in (cfg.benchmark.questions, cfg.benchmark.rubrics)):
+    if not cfg.benchmark.published:
         out_console.print(
             "\nSubmissions are not open yet: the question set is not published. Until it is, "
             "fill in and validate the metadata, and rehearse every step offline with "

@@ -173,12 +173,22 @@
       ]);
       return tr;
     });
-    return sortableTable("Responses (" + data.settings[setting] + ")", [
+    var head = [
       th("Model", "model"), th("Gamut", "gamut", true), th("AC", "ac", true),
       th("V", "v", true), th("C", "c", true), th("Meets", "meets", true),
       th("Partially", "partial", true), th("Missing", "missing", true),
       th("Contradicts", "contra", true), th("Response and verdicts", "response")
-    ], rows);
+    ];
+    /* on a phone each response is a block (gamut.css): a cell shows its column's name, and an
+       opened response takes the block's full width */
+    rows.forEach(function (tr) {
+      Array.prototype.forEach.call(tr.cells, function (cell, i) {
+        cell.setAttribute("data-label", head[i].textContent);
+      });
+    });
+    var table = sortableTable("Responses (" + data.settings[setting] + ")", head, rows);
+    table.classList.add("gamut-x-responses");
+    return table;
   }
 
   function checklist(data, setting, params) {

@@ -294,12 +294,13 @@
     var target = document.getElementById(form.getAttribute("data-target"));
     if (!target) { return; }
     var wanted = {}, changes = {};
-    form.querySelectorAll("[data-filter]").forEach(function (input) {
-      var name = input.getAttribute("data-filter");
-      wanted[name] = input.type === "checkbox" ? (input.checked ? input.value : "") : input.value;
+    form.querySelectorAll("[data-filter], [data-view]").forEach(function (input) {
+      var name = stateName(input);
+      var value = input.type === "checkbox" ? (input.checked ? input.value : "") : input.value;
       var first = input.tagName === "SELECT" && input.options.length ? input.options[0].value : "";
-      changes[name] = wanted[name] === first ? null : (wanted[name] || "all");
-      if (input.type === "checkbox") { changes[name] = wanted[name] || null; }
+      changes[name] = value === first ? null : (value || "all");
+      if (input.type === "checkbox") { changes[name] = value || null; }
+      if (input.hasAttribute("data-filter")) { wanted[name] = value; }
     });
     var shown = 0;
     target.querySelectorAll("tbody tr").forEach(function (row) {
@@ -316,10 +317,17 @@
     filterChart(form, target);
   }
 
+  /* A filter (``data-filter``: hides the rows whose ``data-NAME`` differs) and a view switch
+     (``data-view``: CSS reacts to it, as the "Corrected (PPI)" columns) are both kept in the
+     address bar under their name. */
+  function stateName(input) {
+    return input.getAttribute("data-filter") || input.getAttribute("data-view");
+  }
+
   /* Set a filter form from the address bar; a filter it does not name keeps the page's default. */
   function readFilters(form, params) {
-    form.querySelectorAll("[data-filter]").forEach(function (input) {
-      var value = params.get(input.getAttribute("data-filter"));
+    form.querySelectorAll("[data-filter], [data-view]").forEach(function (input) {
+      var value = params.get(stateName(input));
       if (!input.hasAttribute("data-default")) {
         input.setAttribute("data-default", input.type === "checkbox"
           ? (input.checked ? "on" : "") : input.value);

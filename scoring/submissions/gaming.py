@@ -416,7 +416,9 @@ def copy_warnings(
                     None,
                     f"{same} of {len(common)} responses ({100 * same / len(common):.0f}%) are "
                     f"identical to submission {other_id!r}",
-                    "if it is the same model, update that submission instead of adding one",
+                    "if it is the same model, keep one of them: a merged submission is never "
+                    "replaced by a pull request (new responses go under a new id, such as ID-v2; "
+                    "to correct or withdraw a merged one, ask the maintainers)",
                     severity=WARNING,
                 )
             )

@@ -384,7 +384,9 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
                     names_in[0],
                     None,
                     f"changes the existing submission {sid!r}",
-                    "maintainers: check that the pull request comes from its submitters",
+                    "a merged submission is never replaced by a pull request (the scoring run "
+                    "refuses it): submit the new responses under a new id, such as ID-v2; to "
+                    "correct or withdraw the merged one, ask the maintainers",
                     severity="warning",
                 )
             )

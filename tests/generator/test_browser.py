@@ -885,3 +885,148 @@ def test_a_response_links_to_how_it_was_judged(browser: Browser) -> None:
     row = page.locator("tr[data-judge=oracle]").inner_text()  # type: ignore[attr-defined]
     assert "demo-oracle" in row and "replay" in row and "direct" in row and "400" in row
     assert not browser.errors, browser.errors
+
+
+def test_an_opened_response_fits_a_phone(browser: Browser) -> None:
+    """At 390 px each response is a block: the opened one takes the screen's width, with no
+    sideways scroll of the responses table."""
+    page, qid, sid = browser.page, _first_question(), _first_model()
+    page.set_viewport_size({"width": 390, "height": 844})  # type: ignore[attr-defined]
+    try:
+        page.goto(f"{browser.base}demo/explorer.html?question={qid}&model={sid}")  # type: ignore[attr-defined]
+        assert _wait_loaded(page, "#gamut-explorer") == qid
+        details = page.locator(f"tr#m-{sid} details")  # type: ignore[attr-defined]
+        assert details.evaluate("d => d.open")
+        box = details.bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+        assert box["width"] >= 300, "the opened response is not full-width"
+        extra = page.eval_on_selector(  # type: ignore[attr-defined]
+            ".gamut-x-responses", "e => e.scrollWidth - e.clientWidth"
+        )
+        assert extra <= 1, f"the responses table scrolls {extra} px sideways"
+        labels = page.eval_on_selector_all(  # type: ignore[attr-defined]
+            f"tr#m-{sid} td", "els => els.map(e => getComputedStyle(e, '::before').content)"
+        )
+        assert '"Gamut "' in labels  # a score says which column it is
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
+
+
+def test_the_corrected_view_is_kept_in_the_url(browser: Browser) -> None:
+    page = browser.page
+    head = "#leaderboard-table th.gamut-col-"
+    page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
+    _wait_for_charts(page)
+    page.check("#gamut-ppi-toggle")  # type: ignore[attr-defined]
+    assert "ppi=yes" in page.url  # type: ignore[attr-defined]
+    page.reload()  # type: ignore[attr-defined]
+    page.wait_for_selector(head + "gamut_ppi", state="visible")  # type: ignore[attr-defined]
+    assert page.is_checked("#gamut-ppi-toggle")  # type: ignore[attr-defined]
+    assert not page.is_visible(head + "gamut")  # type: ignore[attr-defined]
+    page.uncheck("#gamut-ppi-toggle")  # type: ignore[attr-defined]
+    assert "ppi=" not in page.url  # type: ignore[attr-defined]
+    page.go_back()  # type: ignore[attr-defined]
+    page.wait_for_function("() => document.querySelector('#gamut-ppi-toggle').checked")  # type: ignore[attr-defined]
+    assert page.is_visible(head + "gamut_ppi")  # type: ignore[attr-defined]
+
+
+def test_the_whole_header_cell_sorts(browser: Browser) -> None:
+    """A click on a header cell's padding, away from its text, sorts; so does Enter on it."""
+    page = browser.page
+    page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
+    _wait_for_charts(page)
+    th = page.locator("#leaderboard-table th.gamut-col-gamut")  # type: ignore[attr-defined]
+    cell, text = (
+        th.bounding_box(),
+        th.locator("button").evaluate(
+            "b => { const r = document.createRange(); r.selectNodeContents(b);"
+            " const x = r.getBoundingClientRect(); return {x: x.x, y: x.y, width: x.width,"
+            " height: x.height}; }"
+        ),
+    )
+    x, y = cell["x"] + cell["width"] - 2, cell["y"] + cell["height"] - 2
+    assert x > text["x"] + text["width"] or y > text["y"] + text["height"], "not in the padding"
+    page.mouse.click(x, y)  # type: ignore[attr-defined]
+    assert th.get_attribute("aria-sort") == "ascending"
+    page.mouse.click(cell["x"] + 2, cell["y"] + 2)  # type: ignore[attr-defined]
+    assert th.get_attribute("aria-sort") == "descending"
+    th.locator("button").focus()
+    page.keyboard.press("Enter")  # type: ignore[attr-defined]
+    assert th.get_attribute("aria-sort") == "ascending"
+
+
+def test_the_judges_summary_comes_before_the_tables(browser: Browser) -> None:
+    page = browser.page
+    page.goto(browser.base + "demo/judges.html")  # type: ignore[attr-defined]
+    before = page.evaluate(  # type: ignore[attr-defined]
+        "() => { const h = [...document.querySelectorAll('article h2')].find("
+        "e => e.textContent.startsWith('What this data says'));"
+        " const t = document.querySelector('article table');"
+        " return !!h && !!h.nextElementSibling.querySelector('li') &&"
+        " !!(h.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING); }"
+    )
+    assert before, "the plain-language summary is not above the first table"
+
+
+def test_every_top_tab_is_on_screen_at_1280(browser: Browser) -> None:
+    page = browser.page
+    page.goto(browser.base + "demo/index.html")  # type: ignore[attr-defined]
+    tabs = page.eval_on_selector_all(  # type: ignore[attr-defined]
+        ".md-tabs__link",
+        "els => els.map(e => [e.textContent.trim(), e.getBoundingClientRect().right])",
+    )
+    width = page.eval_on_selector(".md-tabs__list", "e => e.getBoundingClientRect().right")  # type: ignore[attr-defined]
+    assert tabs and tabs[-1][0] == "Cite"
+    cut = [name for name, right in tabs if right > min(width, 1280)]
+    assert not cut, f"tabs cut off at 1280 px: {cut}"
+
+
+def test_column_names_break_between_words_only(browser: Browser) -> None:
+    """On a phone a long column name on the Downloads page wraps after an underscore, never
+    inside a word: each of its pieces sits on one line."""
+    page = browser.page
+    page.set_viewport_size({"width": 390, "height": 844})  # type: ignore[attr-defined]
+    try:
+        page.goto(browser.base + "demo/downloads.html")  # type: ignore[attr-defined]
+        split, wrapped = page.evaluate(  # type: ignore[attr-defined]
+            "() => { let split = [], wrapped = 0;"
+            " document.querySelectorAll('.gamut-dictionary td:first-child code').forEach(c => {"
+            "  if (c.getClientRects().length > 1) wrapped++;"
+            "  c.childNodes.forEach(n => { if (n.nodeType !== 3) return;"
+            "   const r = document.createRange(); r.selectNodeContents(n);"
+            "   if (r.getClientRects().length > 1) split.push(n.textContent); }); });"
+            " return [split, wrapped]; }"
+        )
+        assert not split, f"column names broken inside a word: {split[:5]}"
+        assert wrapped > 0, "no column name wraps at 390 px: the test shows nothing"
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})  # type: ignore[attr-defined]
+
+
+def test_a_site_of_unpublished_datasets_says_submissions_are_not_open(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """With the live config's dataset ids (still the placeholder) the home and Submit pages say
+    that submissions are not open yet and what works now; the demo's pages do not."""
+    live = load_config(REPO / "gamut.toml").benchmark
+    assert not live.published
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    assert cfg.benchmark.published
+    cfg = cfg.model_copy(update={"benchmark": cfg.benchmark.model_copy(
+        update={"questions": live.questions, "rubrics": live.rubrics})})  # fmt: skip
+    pipeline.build_site(
+        Project(_with_site(cfg, browser.base + "live/", browser.demo.parent / "live"))
+    )
+    page = browser.page
+    notice = ".admonition:has(.admonition-title:text-is('Submissions are not open yet'))"
+    for site, shown in (("live", True), ("demo", False)):
+        for name in ("index.html", "submit.html"):
+            page.goto(f"{browser.base}{site}/{name}")  # type: ignore[attr-defined]
+            assert page.locator(notice).count() == int(shown), (site, name)  # type: ignore[attr-defined]
+    page.goto(browser.base + "live/submit.html")  # type: ignore[attr-defined]
+    text = page.inner_text(notice)  # type: ignore[attr-defined]
+    assert "gamut submission validate" in text and "--config demo/gamut.toml" in text
+    top = page.evaluate(  # type: ignore[attr-defined]
+        "() => document.querySelector('article h1').nextElementSibling.className"
+    )
+    assert "admonition" in top, "the notice is not right under the Submit page's title"
