@@ -392,8 +392,7 @@ class Project:
             out=self.site_out,
             downloads_cache=self.cache_path.parent / SITE_DOWNLOADS,
             rubrics_public=self.rubrics_public,
-            # an unpublished question set: no question file (nothing was scored against it)
-            questions=self.questions_path if published else None,
+            questions=self.questions_path,
             submissions=self.submissions_root,
             title=site.title,
             description=site.description,

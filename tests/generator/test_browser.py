@@ -904,6 +904,10 @@ def test_an_opened_response_fits_a_phone(browser: Browser) -> None:
             ".gamut-x-responses", "e => e.scrollWidth - e.clientWidth"
         )
         assert extra <= 1, f"the responses table scrolls {extra} px sideways"
+        inner = details.evaluate(
+            "d => [...d.querySelectorAll('.gamut-table')].map(e => e.scrollWidth - e.clientWidth)"
+        )
+        assert inner and max(inner) <= 1, f"its verdict tables scroll sideways: {inner}"
         labels = page.eval_on_selector_all(  # type: ignore[attr-defined]
             f"tr#m-{sid} td", "els => els.map(e => getComputedStyle(e, '::before').content)"
         )
@@ -961,9 +965,11 @@ def test_the_judges_summary_comes_before_the_tables(browser: Browser) -> None:
     before = page.evaluate(  # type: ignore[attr-defined]
         "() => { const h = [...document.querySelectorAll('article h2')].find("
         "e => e.textContent.startsWith('What this data says'));"
+        " const after = (a, b) =>"
+        " !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);"
         " const t = document.querySelector('article table');"
-        " return !!h && !!h.nextElementSibling.querySelector('li') &&"
-        " !!(h.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_FOLLOWING); }"
+        " const li = h && [...document.querySelectorAll('article li')].find(e => after(h, e));"
+        " return !!li && after(li, t); }"
     )
     assert before, "the plain-language summary is not above the first table"
 
@@ -1006,14 +1012,16 @@ def test_column_names_break_between_words_only(browser: Browser) -> None:
 def test_a_site_of_unpublished_datasets_says_submissions_are_not_open(
     browser: Browser, tmp_path: Path
 ) -> None:
-    """With the live config's dataset ids (still the placeholder) the home and Submit pages say
-    that submissions are not open yet and what works now; the demo's pages do not."""
+    """While a dataset id of the config is still the live config's placeholder, the home and
+    Submit pages say that submissions are not open yet and what works now; the demo's pages do
+    not. (The site needs the questions file, so this site keeps the fixture's questions and takes
+    the live config's rubrics id.)"""
     live = load_config(REPO / "gamut.toml").benchmark
     assert not live.published
     cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
     assert cfg.benchmark.published
     cfg = cfg.model_copy(update={"benchmark": cfg.benchmark.model_copy(
-        update={"questions": live.questions, "rubrics": live.rubrics})})  # fmt: skip
+        update={"rubrics": live.rubrics})})  # fmt: skip
     pipeline.build_site(
         Project(_with_site(cfg, browser.base + "live/", browser.demo.parent / "live"))
     )
