@@ -83,24 +83,19 @@ def judge(
 
 def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport) -> None:
     """Say when a judge's provider reports a new model snapshot, judge the calibration subset
-    under it, and write the ``judge_drift`` table comparing the two snapshots."""
+    under it, and remember the judge (the score step compares the two snapshots in the
+    ``judge_drift`` table, :func:`snapshot_drift`)."""
     import json
 
     from gamut.progress import plain_progress
     from scoring.judge import drift as dr
     from scoring.judge import judge_all
-    from scoring.storage import atomic_write, atomic_write_text
+    from scoring.storage import atomic_write_text
 
     judged = [p for p in plans if report.judges[p.judge.name].judged and p.judge.backend.calls_out]
     if not judged:
         return
-    seen_path = project.private / "runs" / "snapshots.json"
-    try:
-        seen = json.loads(seen_path.read_text(encoding="utf-8")) if seen_path.is_file() else {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        seen = {}
-    seen = seen if isinstance(seen, dict) else {}
-    rows = []
+    seen = _snapshots_seen(project)
     for p in judged:
         change = dr.snapshot_change(project.ledger, p.judge)
         if change is None:
@@ -108,21 +103,52 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
         if seen.get(change.identity) != change.new:
             report.notes.append(str(change))
             seen[change.identity] = change.new
-        cal, pairs = dr.calibration_plan(p, project.ledger, change, project.key_scheme)
+        cal, _pairs = dr.calibration_plan(p, project.ledger, change, project.key_scheme)
         cal_report = judge_all([cal], project.ledger, project.cache_path, progress=plain_progress())
         report.notes.extend(cal_report.notes)
         report.judges[p.judge.name].failures.extend(cal_report.failures)
-        sc = project.cfg.scoring
-        rows.append(
-            dr.drift_row(
-                p, cal, pairs, project.ledger, change, sc.partial_credit, sc.contradiction_penalty
-            )
+    atomic_write_text(_snapshots_path(project), json.dumps(seen, indent=1) + "\n")
+
+
+def _snapshots_path(project: Project) -> Path:
+    return project.private / "runs" / "snapshots.json"
+
+
+def _snapshots_seen(project: Project) -> dict[str, str]:
+    """Judge identity -> the latest model snapshot announced (empty when unreadable)."""
+    import json
+
+    path = _snapshots_path(project)
+    try:
+        seen = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        seen = {}
+    return seen if isinstance(seen, dict) else {}
+
+
+def snapshot_drift(
+    project: Project, submissions: list[str] | None = None
+) -> list[dict[str, object]]:
+    """The ``judge_drift`` table's rows: each judge whose provider announced a new model
+    snapshot, its two snapshots compared on the calibration pairs both judged."""
+    from scoring.judge import drift as dr
+
+    seen = _snapshots_seen(project)
+    judges = project.judges(need_keys=False) if seen else []
+    named = [j.name for j in judges if j.identity in seen]
+    if not named:
+        return []
+    rows, sc = [], project.cfg.scoring
+    for p in project.pair_plans(named, submissions):
+        change = dr.snapshot_change(project.ledger, p.judge)
+        if change is None:
+            continue
+        cal, pairs = dr.calibration_plan(p, project.ledger, change, project.key_scheme)
+        row = dr.drift_row(
+            p, cal, pairs, project.ledger, change, sc.partial_credit, sc.contradiction_penalty
         )
-    atomic_write_text(seen_path, json.dumps(seen, indent=1) + "\n")
-    if rows:
-        out = project.results_layout.table("judge_drift")
-        frame = dr.drift_frame(rows)
-        atomic_write(out, lambda tmp: frame.to_parquet(tmp, index=False))
+        rows.append(row)
+    return rows
 
 
 class PublishedFolderError(GamutError):
@@ -316,6 +342,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         audit_simulated=cfg.benchmark.audit_simulated,
         costs=judging_cost(usage, cfg.judges, inputs.submission_ids, inputs.judges),
         benchmark_version=benchmark_version(project),
+        drift=snapshot_drift(project, submissions),
     )
 
 

@@ -12,13 +12,7 @@ import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.tables import COST_COLUMNS, ResultsLayout, site_tables
-from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
-
-#: Tables the site shows when present that are not score tables (written by the judge step
-#: when a judge's snapshot changed); the score tables it needs or shows when present are those
-#: of :data:`scoring.tables.registry.SCORE_TABLES` with ``site`` columns.
-JUDGE_TABLES: dict[str, tuple[str, ...]] = {"judge_drift": DRIFT_COLUMNS}
-
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 
 #: Columns of the verdict table that never carry rubric text.
 VERDICT_ID_COLUMNS: tuple[str, ...] = VERDICT_COLUMNS
@@ -126,10 +120,10 @@ def load_tables(results: Path) -> ScoreTables:
                 if isinstance(df[c].dtype, pd.CategoricalDtype):
                     df[c] = df[c].astype(object)
             frames[name] = df
-    for name, cols in {**JUDGE_TABLES, **site_tables(optional=True)}.items():
+    for name, cols in site_tables(optional=True).items():
         path = layout.table(name)
         if path.is_file():
-            df = _read_table(path, cols, "rerun `gamut judge` with this version", problems)
+            df = _read_table(path, cols, "rerun `gamut score` with this version", problems)
             if df is not None:
                 frames[name] = df
     prov_path = layout.provenance
@@ -151,7 +145,6 @@ def load_tables(results: Path) -> ScoreTables:
 
 __all__ = [
     "COST_COLUMNS",
-    "JUDGE_TABLES",
     "VERDICT_ID_COLUMNS",
     "VERDICT_TEXT_COLUMNS",
     "ScoreTables",

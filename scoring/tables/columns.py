@@ -475,6 +475,17 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             for b in _SHORT
         },
     },
+    "judge_drift": {
+        "judge": _GROUP["judge"],
+        "old_snapshot": (_S, "the first model snapshot the provider reported for the judge"),
+        "new_snapshot": (_S, "the latest one"),
+        "n_pairs": (_I, "calibration pairs both snapshots judged"),
+        "agreement": (_F, "share of those pairs with the same verdict"),
+        "kappa": (_F, "Cohen's kappa of the two snapshots' verdicts"),
+        "old_score": (_F, "mean check score (x100, tier formula credit) of the old snapshot"),
+        "new_score": (_F, "the same of the new snapshot"),
+        "score_diff": (_F, "new_score minus old_score"),
+    },
     "incomplete": {
         **_GROUP,
         "n_expected": (_I, "checks that need a verdict"),
