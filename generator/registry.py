@@ -266,7 +266,8 @@ def _being_written(title: str, whose: str) -> str:
 
 #: Every page, in the navigation's order (the pages of a family in the order ``each`` gives).
 PAGES: tuple[Page, ...] = (
-    Page("index.md", "index.md.j2", "Leaderboard", "Leaderboard", ("leaderboard",),
+    Page("index.md", "index.md.j2", "Leaderboard", "Leaderboard",
+         ("leaderboard", "min_detectable_difference"),
          lambda s: {"lb": pages.leaderboard(s.tables)}, wide=True),
     Page("domains/index.md", "domains.md.j2", "Domains", "Domains", ("by_domain",),
          lambda s: {"ctx": pages.domains(s.tables)}),
