@@ -16,9 +16,9 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator import vendor
+from generator import registry, vendor
 from generator.downloads import CARD_STAGING
-from generator.registry import Page, Site, navigation, registered
+from generator.registry import Page, navigation
 from generator.render import environment
 from generator.spec import SiteSpec
 from generator.tables import ScoreTables, SiteError, load_tables
@@ -93,10 +93,10 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         "rubric_version": str(tables.provenance.get("rubric_version", "unknown")),
         "offline_matcher": tables.offline_matcher,
     }
-    site = Site(spec, tables, docs)
+    site = registry.gather(spec, tables, docs)
     written: list[tuple[Page, list[tuple[str, str]]]] = []
-    for page in registered():
-        if not page.shown(site):
+    for page in registry.PAGES:
+        if page.shown is not None and not page.shown(site):
             continue
         if page.template is None:  # hand-written: listed when the deployment has it
             if page.placeholder is not None and not (docs / page.path).exists():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -41,100 +40,74 @@ from scoring.questions import load_questions
 Item = tuple[str, str, dict[str, Any]]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Site:
-    """What the pages are built from: the spec, the score tables and the docs folder being
-    filled; what several pages share is computed on first use, once."""
+    """What the pages are built from and share.
+
+    Attributes:
+        spec: what the build reads and writes.
+        tables: the score tables.
+        docs: the docs folder being filled (a page may write data files beside it).
+        names: submission id -> model name.
+        shown: the ranked submissions, in rank order, with their names.
+        inputs: every question and response the site shows.
+        downloads: the downloads (written into ``docs``), as :func:`write_downloads` returns.
+    """
 
     spec: SiteSpec
     tables: ScoreTables
     docs: Path
-
-    @cached_property
-    def names(self) -> dict[str, str]:
-        """Submission id -> model name."""
-        return pages.model_names(self.tables)
-
-    @cached_property
-    def shown(self) -> dict[str, str]:
-        """The ranked submissions, in rank order, with their names."""
-        return {sid: self.names[sid] for sid in pages.ranked_ids(self.tables)}
-
-    @cached_property
-    def inputs(self) -> SiteInputs:
-        """Every question and response the site shows.
-
-        Raises:
-            SiteError: the spec names no questions file or submissions folder.
-        """
-        spec = self.spec
-        if spec.questions is None or spec.submissions is None:
-            raise SiteError(
-                "the site shows every question and response: give the build the questions file "
-                "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
-            )
-        return load_site_inputs(spec.questions, spec.submissions, self.tables, spec.rubrics_public)
-
-    @cached_property
-    def downloads(self) -> dict[str, object]:
-        """The downloads (written into the docs folder) and the dataset card (staged)."""
-        spec, tables = self.spec, self.tables
-        questions = load_questions(spec.questions) if spec.questions is not None else None
-        dl = write_downloads(
-            tables,
-            self.docs,
-            public=spec.rubrics_public,
-            cache=spec.downloads_cache,
-            questions=questions,
-        )
-        main: list[Any] = dl["main"]  # type: ignore[assignment]
-        ids = [q.question_id for q in self.inputs.questions]
-        responses = responses_download(self.inputs.responses, ids, self.docs, tables.provenance)
-        main.insert(2, responses)  # after the leaderboard and its provenance
-        self._stage_card(main, dl["verdicts"])
-        return dl
-
-    def _stage_card(self, main: list[Download], verdicts: object) -> None:
-        """Write the dataset card where the build takes it from after mkdocs, and list it with
-        the provenance download."""
-        card = self.docs / CARD_STAGING
-        prov = next(d for d in main if d.name == "provenance")
-        prov.files.append(("Markdown, the dataset card", "downloads/README.md", 0))
-        listed = [d for d in (verdicts, *main) if isinstance(d, Download)]
-        spec = self.spec
-        text = dataset_card(
-            listed,
-            self.tables.provenance,
-            title=spec.title,
-            description=spec.description,
-            public=spec.rubrics_public,
-        )
-        card.parent.mkdir(parents=True, exist_ok=True)
-        card.write_text(text, encoding="utf-8")
-        prov.files[-1] = (*prov.files[-1][:2], card.stat().st_size)
-
-    @property
-    def per_submission(self) -> dict[str, dict[str, str]]:
-        """Submission id -> its downloads (label -> path)."""
-        return self.downloads["per_submission"]  # type: ignore[return-value]
-
-    @cached_property
-    def settings(self) -> list[str]:
-        """The leaderboard's settings, in page order."""
-        return pages.ordered_settings(self.tables["leaderboard"])
-
-    @cached_property
-    def badges(self) -> dict[str, str]:
-        """Submission id -> its badge's path (the badges are written on first use)."""
-        return write_badges(self.tables, self.docs)
+    names: dict[str, str]
+    shown: dict[str, str]
+    inputs: SiteInputs
+    downloads: dict[str, Any]
 
     def by_name(self) -> list[str]:
         """The submission ids in the order of their names."""
         return sorted(self.names, key=lambda s: self.names[s].lower())
 
 
-def _always(_site: Site) -> bool:
-    return True
+def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
+    """Read the questions and responses, and write the downloads and the staged dataset card.
+
+    Raises:
+        SiteError: the spec names no questions file or submissions folder.
+    """
+    if spec.questions is None or spec.submissions is None:
+        raise SiteError(
+            "the site shows every question and response: give the build the questions file "
+            "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
+        )
+    public, questions = spec.rubrics_public, load_questions(spec.questions)
+    dl = write_downloads(
+        tables, docs, public=public, cache=spec.downloads_cache, questions=questions
+    )
+    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
+    ids = [q.question_id for q in inputs.questions]
+    main: list[Download] = dl["main"]  # type: ignore[assignment]
+    main.insert(2, responses_download(inputs.responses, ids, docs, tables.provenance))
+    _stage_card(spec, tables, docs, [d for d in (dl["verdicts"], *main) if isinstance(d, Download)])
+    names = pages.model_names(tables)
+    shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
+    return Site(spec, tables, docs, names, shown, inputs, dl)
+
+
+def _stage_card(spec: SiteSpec, tables: ScoreTables, docs: Path, listed: list[Download]) -> None:
+    """Write the dataset card where the build takes it from after mkdocs, and list it with the
+    provenance download."""
+    card = docs / CARD_STAGING
+    prov = next(d for d in listed if d.name == "provenance")
+    prov.files.append(("Markdown, the dataset card", "downloads/README.md", 0))
+    text = dataset_card(
+        listed,
+        tables.provenance,
+        title=spec.title,
+        description=spec.description,
+        public=spec.rubrics_public,
+    )
+    card.parent.mkdir(parents=True, exist_ok=True)
+    card.write_text(text, encoding="utf-8")
+    prov.files[-1] = (*prov.files[-1][:2], card.stat().st_size)
 
 
 @dataclass(frozen=True)
@@ -151,7 +124,7 @@ class Page:
         reads: the score tables it reads (registered in ``scoring/tables/registry.py``).
         context: its template's variables.
         each: a family's pages, each as (key, title, template variables).
-        shown: whether the site has the page (by default always).
+        shown: whether the site has the page (None: always).
         wide: laid out over the full width.
         placeholder: a hand-written page's text when the deployment has none.
     """
@@ -163,7 +136,7 @@ class Page:
     reads: tuple[str, ...] = ()
     context: Callable[[Site], dict[str, Any]] = lambda _site: {}
     each: Callable[[Site], list[Item]] | None = None
-    shown: Callable[[Site], bool] = _always
+    shown: Callable[[Site], bool] | None = None
     wide: bool = False
     placeholder: str | None = None
 
@@ -199,12 +172,17 @@ def _explorer(site: Site) -> dict[str, Any]:
 
 
 def _compare(site: Site) -> dict[str, Any]:
-    data = write_compare_data(site.tables, site.docs, site.settings)
-    return {"ctx": compare_page(site.tables, site.shown, site.settings, data)}
+    settings = pages.ordered_settings(site.tables["leaderboard"])
+    data = write_compare_data(site.tables, site.docs, settings)
+    return {"ctx": compare_page(site.tables, site.shown, settings, data)}
 
 
 def _submissions(site: Site) -> list[Item]:
-    spec, per_sub = site.spec, site.per_submission
+    spec, per_sub, badges = (
+        site.spec,
+        site.downloads["per_submission"],
+        write_badges(site.tables, site.docs),
+    )
     return [
         (
             file_id(sid),
@@ -212,7 +190,7 @@ def _submissions(site: Site) -> list[Item]:
             {
                 "ctx": submission_page(site.tables, sid, per_sub.get(sid, {})),
                 "picks": highlights(site.tables, site.inputs, sid),
-                "badge": _badge_embed(spec, site.badges.get(sid), site.names[sid]),
+                "badge": _badge_embed(spec, badges.get(sid), site.names[sid]),
             },
         )
         for sid in site.by_name()
@@ -248,7 +226,7 @@ def _submission_index(site: Site) -> dict[str, Any]:
 
 
 def _downloads(site: Site) -> dict[str, Any]:
-    dl, per_sub = site.downloads, site.per_submission
+    dl, per_sub = site.downloads, site.downloads["per_submission"]
     return {
         "main": dl["main"],
         "verdicts": dl["verdicts"],
@@ -302,17 +280,12 @@ PAGES: tuple[Page, ...] = (
 )  # fmt: skip
 
 
-def registered() -> tuple[Page, ...]:
-    """The registered pages, read when called (a test may register one for a while)."""
-    return PAGES
-
-
 def navigation(written: list[tuple[Page, list[tuple[str, str]]]], docs: Path) -> list[Any]:
     """The mkdocs ``nav``: the written pages (each with its files' (path, title)) in registry
     order, then the deployment's other hand-written pages at the top of ``docs``, by name."""
     nav: list[Any] = []
     sections: dict[str, list[Any]] = {}
-    families = {p.nav for p in registered() if p.each is not None}
+    families = {p.nav for p in PAGES if p.each is not None}
     for page, files in written:
         if page.nav == "":
             nav += [path for path, _title in files]
@@ -325,8 +298,8 @@ def navigation(written: list[tuple[Page, list[tuple[str, str]]]], docs: Path) ->
             sections[page.nav] += [
                 path if page.each is None else {html.escape(title): path} for path, title in files
             ]
-    known = {p.path for p in registered()}
+    known = {p.path for p in PAGES}
     return nav + sorted(p.name for p in docs.glob("*.md") if p.name not in known)
 
 
-__all__ = ["PAGES", "Item", "Page", "Site", "navigation", "registered"]
+__all__ = ["PAGES", "Item", "Page", "Site", "gather", "navigation"]

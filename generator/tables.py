@@ -82,9 +82,7 @@ def _summary_by_judge(raw: Any) -> dict[str, dict[str, Any]]:
     return {}
 
 
-def _read_table(
-    path: Path, cols: tuple[str, ...], fix: str, problems: list[Problem]
-) -> pd.DataFrame | None:
+def _read_table(path: Path, cols: tuple[str, ...], problems: list[Problem]) -> pd.DataFrame | None:
     """One score table, or None with its problem (unreadable, or lacking ``cols``) noted."""
     try:
         df = pd.read_parquet(path)
@@ -93,6 +91,7 @@ def _read_table(
         return None
     missing = [c for c in cols if c not in df.columns]
     if missing:
+        fix = "rebuild the tables with this version of `gamut score`"
         problems.append(Problem(str(path), None, f"missing columns: {', '.join(missing)}", fix))
         return None
     return df
@@ -107,25 +106,16 @@ def load_tables(results: Path) -> ScoreTables:
     problems: list[Problem] = []
     frames: dict[str, pd.DataFrame] = {}
     layout = ResultsLayout(results)
-    for name, cols in site_tables(optional=False).items():
+    for name, cols in {**site_tables(optional=False), **site_tables(optional=True)}.items():
         path = layout.table(name)
         if not path.is_file():
-            problems.append(Problem(str(path), None, "score table not found", _FIX))
+            if name in site_tables(optional=False):
+                problems.append(Problem(str(path), None, "score table not found", _FIX))
             continue
-        df = _read_table(
-            path, cols, "rebuild the tables with this version of `gamut score`", problems
-        )
+        df = _read_table(path, cols, problems)
         if df is not None:
-            for c in df.columns:
-                if isinstance(df[c].dtype, pd.CategoricalDtype):
-                    df[c] = df[c].astype(object)
-            frames[name] = df
-    for name, cols in site_tables(optional=True).items():
-        path = layout.table(name)
-        if path.is_file():
-            df = _read_table(path, cols, "rerun `gamut score` with this version", problems)
-            if df is not None:
-                frames[name] = df
+            categorical = [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]
+            frames[name] = df.astype(dict.fromkeys(categorical, object))
     prov_path = layout.provenance
     summary_path = layout.table("modality_summary", "json")
     for p in (prov_path, summary_path):

@@ -16,7 +16,7 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from generator import build, registry
-from generator.registry import Page, registered
+from generator.registry import Page
 from generator.render import environment
 from generator.tables import ScoreTables, load_tables
 from scoring.tables import score_tables, site_tables
@@ -81,7 +81,7 @@ def test_the_guide_names_the_steps_this_test_takes() -> None:
 
 def test_every_page_reads_registered_tables_and_every_site_table_is_read() -> None:
     tables = {t.name for t in score_tables()}
-    read = {name for page in registered() for name in page.reads}
+    read = {name for page in registry.PAGES for name in page.reads}
     assert read <= tables, read - tables
     shown = {*site_tables(optional=False), *site_tables(optional=True)}
     assert shown <= read, f"tables the site requires that no page reads: {shown - read}"
@@ -114,7 +114,7 @@ def test_a_registered_page_is_written_listed_and_built(tmp_path: Path) -> None:
         assert f'href="{NAME}.html"' in (site / "index.html").read_text(encoding="utf-8")
 
     # undone: no entry, and the next build writes no such page nor lists it
-    assert ENTRY not in registered()
+    assert ENTRY not in registry.PAGES
     again = tmp_path / "again"
     again.mkdir()
     nav = build.generate_pages(project.site_spec(), again)
