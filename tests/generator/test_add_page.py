@@ -4,6 +4,7 @@ end, and nothing of it is left."""
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 from pathlib import Path
@@ -120,3 +121,18 @@ def test_a_registered_page_is_written_listed_and_built(tmp_path: Path) -> None:
     nav = build.generate_pages(project.site_spec(), again)
     assert "Organisations" not in _nav_titles(nav)
     assert not (again / f"{NAME}.md").exists()
+
+
+def test_a_page_shown_only_with_audit_labels_is_left_out_without(tmp_path: Path) -> None:
+    cfg = load_config(write_fixture_config(tmp_path / "project", rubrics_public=False))
+    spec = Project(cfg).site_spec()
+    assert "judge_human" not in load_tables(spec.results).frames  # the fixture has no audit
+    audited = dataclasses.replace(ENTRY, shown=lambda s: "judge_human" in s.tables.frames)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(build, "environment", _with_template)
+        mp.setattr(registry, "PAGES", (*registry.PAGES, audited))
+        docs = tmp_path / "docs"
+        docs.mkdir()
+        nav = build.generate_pages(spec, docs)
+    assert "Organisations" not in _nav_titles(nav)
+    assert not (docs / f"{NAME}.md").exists() and (docs / "judges.md").is_file()
