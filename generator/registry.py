@@ -245,7 +245,7 @@ def _being_written(title: str, whose: str) -> str:
 #: Every page, in the navigation's order (the pages of a family in the order ``each`` gives).
 PAGES: tuple[Page, ...] = (
     Page("index.md", "index.md.j2", "Leaderboard", "Leaderboard",
-         ("leaderboard", "min_detectable_difference"),
+         ("leaderboard", "min_detectable_difference", "audit_incomplete"),
          lambda s: {"lb": pages.leaderboard(s.tables)}, wide=True),
     Page("domains/index.md", "domains.md.j2", "Domains", "Domains", ("by_domain",),
          lambda s: {"ctx": pages.domains(s.tables)}),
@@ -261,8 +261,8 @@ PAGES: tuple[Page, ...] = (
          ("by_popularity", "by_egocentric"), lambda s: {"ctx": pages.groups(s.tables)}),
     Page("judges.md", "judges.md.j2", "Judges", "Judges",
          ("judge_scores", "judge_tau", "judge_kappa", "judge_kappa_by_kind", "judge_leniency",
-          "judge_self_preference", "rank_sensitivity", "judge_human", "human_human",
-          "judge_drift"),
+          "judge_self_preference", "rank_sensitivity", "judge_human", "judge_annotator",
+          "human_human", "judge_drift"),
          lambda s: {"ctx": judges_page(s.tables)}, wide=True),
     Page(JUDGING + "/{}.md", "judging.md.j2", each=_judging),
     Page("cost.md", "cost.md.j2", "Cost and length", "Cost", ("leaderboard",),
