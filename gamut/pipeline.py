@@ -6,26 +6,31 @@ responses, judges) are not read again by the next. ``gamut run`` is :func:`run`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gamut.project import Project
 from scoring.errors import GamutError
 from scoring.questions import Setting
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import pandas as pd
 
     from scoring.audit import AuditLabels
     from scoring.judge import JudgeReport
     from scoring.judge.batch.files import ImportReport
+    from scoring.judge.drift import SnapshotChange
     from scoring.judge.pairs import PairPlan
     from scoring.judge.progress import ProgressSink
     from scoring.judge.status import JudgingStatus
     from scoring.submissions import Limits, ValidationReport
     from scoring.tables import Inputs, Tables
+
+    Calibration = tuple[PairPlan, SnapshotChange, PairPlan, npt.NDArray[np.int64]]
 
 
 def judge(
@@ -81,48 +86,68 @@ def judge(
     return report
 
 
+#: Judge identity -> the latest model snapshot announced, under the private store.
+SNAPSHOTS = Path("runs") / "snapshots.json"
+
+
 def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport) -> None:
     """Say when a judge's provider reports a new model snapshot, judge the calibration subset
-    under it, and write the ``judge_drift`` table comparing the two snapshots."""
+    under it, and record the judge in :data:`SNAPSHOTS` (for :func:`snapshot_drift`)."""
     import json
 
     from gamut.progress import plain_progress
-    from scoring.judge import drift as dr
     from scoring.judge import judge_all
-    from scoring.storage import atomic_write, atomic_write_text
+    from scoring.storage import atomic_write_text
 
     judged = [p for p in plans if report.judges[p.judge.name].judged and p.judge.backend.calls_out]
     if not judged:
         return
-    seen_path = project.private / "runs" / "snapshots.json"
-    try:
-        seen = json.loads(seen_path.read_text(encoding="utf-8")) if seen_path.is_file() else {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        seen = {}
-    seen = seen if isinstance(seen, dict) else {}
-    rows = []
-    for p in judged:
-        change = dr.snapshot_change(project.ledger, p.judge)
-        if change is None:
-            continue
+    seen = _snapshots_seen(project)
+    for p, change, cal, _pairs in _calibrations(project, judged):
         if seen.get(change.identity) != change.new:
             report.notes.append(str(change))
             seen[change.identity] = change.new
-        cal, pairs = dr.calibration_plan(p, project.ledger, change, project.key_scheme)
         cal_report = judge_all([cal], project.ledger, project.cache_path, progress=plain_progress())
         report.notes.extend(cal_report.notes)
         report.judges[p.judge.name].failures.extend(cal_report.failures)
-        sc = project.cfg.scoring
-        rows.append(
-            dr.drift_row(
-                p, cal, pairs, project.ledger, change, sc.partial_credit, sc.contradiction_penalty
-            )
-        )
-    atomic_write_text(seen_path, json.dumps(seen, indent=1) + "\n")
-    if rows:
-        out = project.results_layout.table("judge_drift")
-        frame = dr.drift_frame(rows)
-        atomic_write(out, lambda tmp: frame.to_parquet(tmp, index=False))
+    atomic_write_text(project.private / SNAPSHOTS, json.dumps(seen, indent=1) + "\n")
+
+
+def _calibrations(project: Project, plans: list[PairPlan]) -> Iterator[Calibration]:
+    """Each judge of ``plans`` whose verdicts name two snapshots: its plan, the change, the
+    calibration plan and the calibration pairs' rows in its plan."""
+    from scoring.judge import drift as dr
+
+    for p in plans:
+        change = dr.snapshot_change(project.ledger, p.judge)
+        if change is not None:
+            yield p, change, *dr.calibration_plan(p, project.ledger, change, project.key_scheme)
+
+
+def _snapshots_seen(project: Project) -> dict[str, str]:
+    """:data:`SNAPSHOTS` (empty when missing or unreadable)."""
+    import json
+
+    path = project.private / SNAPSHOTS
+    try:
+        seen = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        seen = {}
+    return seen if isinstance(seen, dict) else {}
+
+
+def snapshot_drift(project: Project, submissions: list[str] | None = None) -> list[dict[str, Any]]:
+    """The ``judge_drift`` table's rows: each judge whose provider announced a new model
+    snapshot, its two snapshots compared on the calibration pairs both judged."""
+    from scoring.judge.drift import drift_row
+
+    seen = _snapshots_seen(project)  # no judge built, no pair planned, while it is empty
+    named = [j.name for j in project.judges(need_keys=False) if j.identity in seen] if seen else []
+    sc, plans = project.cfg.scoring, project.pair_plans(named, submissions) if named else []
+    return [
+        drift_row(p, cal, rows, project.ledger, change, sc.partial_credit, sc.contradiction_penalty)
+        for p, change, cal, rows in _calibrations(project, plans)
+    ]
 
 
 class PublishedFolderError(GamutError):
@@ -316,6 +341,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         audit_simulated=cfg.benchmark.audit_simulated,
         costs=judging_cost(usage, cfg.judges, inputs.submission_ids, inputs.judges),
         benchmark_version=benchmark_version(project),
+        drift=snapshot_drift(project, submissions),
     )
 
 

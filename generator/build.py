@@ -16,38 +16,18 @@ from typing import Any
 
 from markupsafe import Markup
 
-from generator import pages, vendor
-from generator.badges import write_badges
-from generator.cite import cite_page
-from generator.compare import compare_page, write_compare_data
-from generator.cost import cost_page
-from generator.downloads import (
-    CARD_STAGING,
-    Download,
-    dataset_card,
-    responses_download,
-    write_downloads,
-)
-from generator.explorer import write_explorer_data
-from generator.feed import write_feed
-from generator.inputs import load_site_inputs
-from generator.judges import judges_page
-from generator.judging import judges_by_prompt, judging_context, judging_page
-from generator.render import environment, file_id, human, slug
-from generator.spec import History, SiteSpec
-from generator.submissions import highlights, submission_page
+from generator import registry, vendor
+from generator.downloads import CARD_STAGING
+from generator.registry import Page, navigation
+from generator.render import environment
+from generator.spec import SiteSpec
 from generator.tables import ScoreTables, SiteError, load_tables
-from scoring.questions import load_questions
 from scoring.storage import make_staging_folder, remove_stale_staging
 
 ASSETS = Path(__file__).parent / "assets"
 REPO = Path(__file__).resolve().parents[1]
 GENERATED = Path("site_src") / "generated"
 PREVIEW_URL = "http://127.0.0.1:8000/"
-PLACEHOLDERS = {
-    "submit.md": "# Submit\n\nThe submitter's guide is being written.\n",
-    "maintainers.md": "# Maintainers\n\nThe maintainers' guide is being written.\n",
-}
 
 
 def project_dir(spec: SiteSpec) -> Path:
@@ -85,14 +65,11 @@ def _copy_handwritten(src: Path, docs: Path) -> None:
             shutil.copytree(entry, docs / entry.name)
         else:
             shutil.copy2(entry, docs / entry.name)
-    for name, text in PLACEHOLDERS.items():
-        if not (docs / name).exists():
-            (docs / name).write_text(text, encoding="utf-8")
 
 
 def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None) -> list[Any]:
-    """Copy the hand-written pages and write the generated pages, assets and downloads into
-    ``docs``.
+    """Copy the hand-written pages and write the registered pages (:data:`generator.registry.
+    PAGES`), assets and downloads into ``docs``.
 
     Args:
         spec: what to build from and into.
@@ -104,8 +81,12 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
     """
     tables = tables or load_tables(spec.results)
     _copy_handwritten(project_dir(spec) / "site_src", docs)
+    (docs / "assets").mkdir(parents=True, exist_ok=True)
+    for bundle in vendor.SHIPPED:
+        shutil.copyfile(vendor.verified(bundle), docs / "assets" / bundle.asset)
+    for asset in ASSETS.iterdir():
+        shutil.copy2(asset, docs / "assets" / asset.name)
     env = environment()
-    public = spec.rubrics_public
     common = {
         "demo": bool(spec.demo_notice or tables.is_demo),
         "judge": tables.primary_judge,
@@ -113,148 +94,31 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         "offline_matcher": tables.offline_matcher,
         "submissions_open": spec.submissions_open,
     }
-
-    def write(rel: str, template: str, title: str, **ctx: Any) -> None:
-        path = docs / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = env.get_template(template).render(title=_title(title), **common, **ctx)
-        path.write_text(text, encoding="utf-8")
-
     if not spec.submissions_open:  # the hand-written Submit page says so under its title
         submit = docs / "submit.md"
         title, _, rest = submit.read_text(encoding="utf-8").partition("\n")
         closed = env.get_template("_closed.md.j2").render(on_submit=True, **common)
         submit.write_text(f"{title}\n\n{closed}\n{rest}", encoding="utf-8")
-    (docs / "assets").mkdir(parents=True, exist_ok=True)
-    for bundle in vendor.SHIPPED:
-        shutil.copyfile(vendor.verified(bundle), docs / "assets" / bundle.asset)
-    for asset in ASSETS.iterdir():
-        shutil.copy2(asset, docs / "assets" / asset.name)
-
-    questions = load_questions(spec.questions) if spec.questions is not None else None
-    dl = write_downloads(
-        tables, docs, public=public, cache=spec.downloads_cache, questions=questions
-    )
-    write("index.md", "index.md.j2", "Leaderboard", lb=pages.leaderboard(tables), wide=True)
-    dom_ctx = pages.domains(tables)
-    write("domains/index.md", "domains.md.j2", "Domains", ctx=dom_ctx)
-    dom_nav: list[Any] = ["domains/index.md"]
-    for name, _href in dom_ctx["domains"]:
-        title = human(name)
-        write(f"domains/{slug(name)}.md", "domain.md.j2", title, ctx=pages.domain(tables, name))
-        dom_nav.append({html.escape(title): f"domains/{slug(name)}.md"})
-    write(
-        "multimodal.md", "multimodal.md.j2", "Multimodal vs text-only", ctx=pages.multimodal(tables)
-    )
-    write(
-        "popularity.md", "popularity.md.j2", "Popularity and egocentric", ctx=pages.groups(tables)
-    )
-    write("judges.md", "judges.md.j2", "Judges", ctx=judges_page(tables), wide=True)
-    for version in judges_by_prompt(tables):  # how each verdict was asked for: the template
-        write(
-            judging_page(version),
-            "judging.md.j2",
-            f"How this was judged ({version})",
-            ctx=judging_context(tables, version),
-        )
-
-    names = pages.model_names(tables)
-    write("cost.md", "cost.md.j2", "Cost and length", ctx=cost_page(tables, names), wide=True)
-    shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
-    if spec.questions is None or spec.submissions is None:
-        raise SiteError(
-            "the site shows every question and response: give the build the questions file "
-            "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
-        )
-    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
-    main_downloads: list[Any] = dl["main"]  # type: ignore[assignment]
-    main_downloads.insert(
-        2,  # after the leaderboard and its provenance
-        responses_download(
-            inputs.responses, [q.question_id for q in inputs.questions], docs, tables.provenance
-        ),
-    )
-    _stage_card(spec, docs, main_downloads, dl["verdicts"], tables.provenance)
-    explorer = write_explorer_data(tables, inputs, docs, public, shown)
-    write("explorer.md", "explorer.md.j2", "Questions", ctx=explorer, public=public, wide=True)
-    settings = pages.ordered_settings(tables["leaderboard"])
-    compare_data = write_compare_data(tables, docs, settings)
-    write("compare.md", "compare.md.j2", "Compare models",
-          ctx=compare_page(tables, shown, settings, compare_data), wide=True)  # fmt: skip
-    badge_paths = write_badges(tables, docs)
-    lb = tables["leaderboard"]
-    orgs = dict(zip(lb["submission_id"].astype(str), lb["organisation"], strict=True))
-    per_sub: dict[str, dict[str, str]] = dl["per_submission"]  # type: ignore[assignment]
-    sub_nav: list[Any] = ["submissions/index.md"]
-    items = []
-    for sid in sorted(names, key=lambda s: names[s].lower()):
-        rel = f"submissions/{file_id(sid)}.md"
-        write(
-            rel,
-            "submission.md.j2",
-            names[sid],
-            ctx=submission_page(tables, sid, per_sub.get(sid, {})),
-            picks=highlights(tables, inputs, sid),
-            badge=_badge_embed(spec, badge_paths.get(sid), names[sid]),
-        )
-        sub_nav.append({html.escape(names[sid]): rel})
-        items.append((f"{file_id(sid)}.html", names[sid], orgs.get(sid)))
-    history = spec.history or History(unavailable="the build was given no history")
-    built = str(tables.provenance.get("generated_at", "1970-01-01T00:00:00Z"))
-    feed = write_feed(docs, history, names, title=spec.title, url=spec.url, updated=built)
-    write(
-        "submissions/index.md",
-        "submissions.md.j2",
-        "Submissions",
-        items=items,
-        feed=f"../{feed}",
-        changes=len(history.changes),
-        unavailable=history.unavailable,
-    )
-    write(
-        "downloads.md",
-        "downloads.md.j2",
-        "Downloads",
-        main=dl["main"],
-        verdicts=dl["verdicts"],
-        public=public,
-        per_submission=[
-            (f"submissions/{file_id(s)}.html", names.get(s, s), list(per_sub[s].items()))
-            for s in sorted(per_sub)
-        ],
-    )
-    write("cite.md", "cite.md.j2", "Cite", ctx=cite_page(spec, tables))
-    nav: list[Any] = [
-        {"Leaderboard": "index.md"},
-        {"Domains": dom_nav},
-        {"Questions": "explorer.md"},
-        {"Compare": "compare.md"},
-        {"Multimodal vs text-only": "multimodal.md"},
-        {"Popularity": "popularity.md"},
-        {"Judges": "judges.md"},
-        {"Cost": "cost.md"},
-        {"Submissions": sub_nav},
-        {"Downloads": "downloads.md"},
-    ]
-    extra = sorted(
-        p.name
-        for p in docs.glob("*.md")
-        if p.name
-        not in {
-            "index.md",
-            "explorer.md",
-            "compare.md",
-            "multimodal.md",
-            "popularity.md",
-            "judges.md",
-            "cost.md",
-            "downloads.md",
-        }
-    )
-    order = {"methodology.md": 0, "submit.md": 1, "maintainers.md": 2, "cite.md": 3}
-    for name in sorted(extra, key=lambda n: (order.get(n, 9), n)):
-        nav.append(name)
-    return nav
+    site = registry.gather(spec, tables, docs)
+    written: list[tuple[Page, list[tuple[str, str]]]] = []
+    for page in registry.PAGES:
+        if page.shown is not None and not page.shown(site):
+            continue
+        if page.template is None:  # hand-written: listed when the deployment has it
+            if page.placeholder is not None and not (docs / page.path).exists():
+                (docs / page.path).write_text(page.placeholder, encoding="utf-8")
+            written.append((page, [(page.path, "")] if (docs / page.path).exists() else []))
+            continue
+        files = page.items(site)
+        for rel, title, ctx in files:
+            path = docs / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            template = env.get_template(page.template)
+            extra = {"wide": True} if page.wide else {}
+            text = template.render(title=_title(title), **common, **extra, **ctx)
+            path.write_text(text, encoding="utf-8")
+        written.append((page, [(rel, title) for rel, title, _ctx in files]))
+    return navigation(written, docs)
 
 
 class _Collect(logging.Handler):
@@ -359,31 +223,6 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
         except (MkDocsException, SystemExit) as exc:
             details = "".join(f"\n  {m}" for m in warnings.messages)
             raise SiteError(f"{spec.builder} build failed: {exc}{details}") from None
-
-
-def _stage_card(
-    spec: SiteSpec,
-    docs: Path,
-    main: list[Download],
-    verdicts: object,
-    provenance: dict[str, Any],
-) -> None:
-    """Write the dataset card where :func:`build_site` takes it from after mkdocs, and list it
-    with the provenance download."""
-    card = docs / CARD_STAGING
-    prov = next(d for d in main if d.name == "provenance")
-    prov.files.append(("Markdown, the dataset card", "downloads/README.md", 0))
-    listed = [d for d in (verdicts, *main) if isinstance(d, Download)]
-    text = dataset_card(
-        listed,
-        provenance,
-        title=spec.title,
-        description=spec.description,
-        public=spec.rubrics_public,
-    )
-    card.parent.mkdir(parents=True, exist_ok=True)
-    card.write_text(text, encoding="utf-8")
-    prov.files[-1] = (*prov.files[-1][:2], card.stat().st_size)
 
 
 def build_site(spec: SiteSpec) -> Path:

@@ -12,13 +12,7 @@ import pandas as pd
 
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.tables import COST_COLUMNS, ResultsLayout, site_tables
-from scoring.verdicts import DRIFT_COLUMNS, VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
-
-#: Tables the site shows when present that are not score tables (written by the judge step
-#: when a judge's snapshot changed); the score tables it needs or shows when present are those
-#: of :data:`scoring.tables.registry.SCORE_TABLES` with ``site`` columns.
-JUDGE_TABLES: dict[str, tuple[str, ...]] = {"judge_drift": DRIFT_COLUMNS}
-
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 
 #: Columns of the verdict table that never carry rubric text.
 VERDICT_ID_COLUMNS: tuple[str, ...] = VERDICT_COLUMNS
@@ -88,9 +82,7 @@ def _summary_by_judge(raw: Any) -> dict[str, dict[str, Any]]:
     return {}
 
 
-def _read_table(
-    path: Path, cols: tuple[str, ...], fix: str, problems: list[Problem]
-) -> pd.DataFrame | None:
+def _read_table(path: Path, cols: tuple[str, ...], problems: list[Problem]) -> pd.DataFrame | None:
     """One score table, or None with its problem (unreadable, or lacking ``cols``) noted."""
     try:
         df = pd.read_parquet(path)
@@ -99,6 +91,7 @@ def _read_table(
         return None
     missing = [c for c in cols if c not in df.columns]
     if missing:
+        fix = "rebuild the tables with this version of `gamut score`"
         problems.append(Problem(str(path), None, f"missing columns: {', '.join(missing)}", fix))
         return None
     return df
@@ -113,25 +106,16 @@ def load_tables(results: Path) -> ScoreTables:
     problems: list[Problem] = []
     frames: dict[str, pd.DataFrame] = {}
     layout = ResultsLayout(results)
-    for name, cols in site_tables(optional=False).items():
+    for name, cols in {**site_tables(optional=False), **site_tables(optional=True)}.items():
         path = layout.table(name)
         if not path.is_file():
-            problems.append(Problem(str(path), None, "score table not found", _FIX))
+            if name in site_tables(optional=False):
+                problems.append(Problem(str(path), None, "score table not found", _FIX))
             continue
-        df = _read_table(
-            path, cols, "rebuild the tables with this version of `gamut score`", problems
-        )
+        df = _read_table(path, cols, problems)
         if df is not None:
-            for c in df.columns:
-                if isinstance(df[c].dtype, pd.CategoricalDtype):
-                    df[c] = df[c].astype(object)
-            frames[name] = df
-    for name, cols in {**JUDGE_TABLES, **site_tables(optional=True)}.items():
-        path = layout.table(name)
-        if path.is_file():
-            df = _read_table(path, cols, "rerun `gamut judge` with this version", problems)
-            if df is not None:
-                frames[name] = df
+            categorical = [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]
+            frames[name] = df.astype(dict.fromkeys(categorical, object))
     prov_path = layout.provenance
     summary_path = layout.table("modality_summary", "json")
     for p in (prov_path, summary_path):
@@ -151,7 +135,6 @@ def load_tables(results: Path) -> ScoreTables:
 
 __all__ = [
     "COST_COLUMNS",
-    "JUDGE_TABLES",
     "VERDICT_ID_COLUMNS",
     "VERDICT_TEXT_COLUMNS",
     "ScoreTables",

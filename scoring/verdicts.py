@@ -102,23 +102,7 @@ def verdict_column_order(columns: Iterable[str]) -> list[str]:
     return [c for c in VERDICT_ROW_COLUMNS if c in given]
 
 
-#: Columns of the ``judge_drift`` table (written by the judge step when a judge's reported model
-#: snapshot changes, read by the site's judges page).
-DRIFT_COLUMNS: tuple[str, ...] = (
-    "judge",
-    "old_snapshot",
-    "new_snapshot",
-    "n_pairs",
-    "agreement",
-    "kappa",
-    "old_score",
-    "new_score",
-    "score_diff",
-)
-
-
 __all__ = [
-    "DRIFT_COLUMNS",
     "FINGERPRINT",
     "PAIR_KEY",
     "USAGE_TABLE",

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 import pyarrow.compute as pc
 
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.pairs import PairPlan, pair_plans
 from scoring.ledger import VERDICTS, KeyIndex, KeyScheme, Ledger, key_column
-from scoring.verdicts import DRIFT_COLUMNS, Verdict
+from scoring.verdicts import Verdict
 
 #: Pairs in the calibration subset of a judge.
 CALIBRATION_PAIRS = 200
@@ -151,19 +150,12 @@ def drift_row(
     return {"judge": change.judge, "old_snapshot": change.old, "new_snapshot": change.new, **stats}
 
 
-def drift_frame(rows: list[dict[str, object]]) -> pd.DataFrame:
-    """The ``judge_drift`` table (one row per judge whose snapshot changed)."""
-    return pd.DataFrame(rows, columns=list(DRIFT_COLUMNS))
-
-
 __all__ = [
     "CALIBRATION_PAIRS",
-    "DRIFT_COLUMNS",
     "SnapshotChange",
     "calibration_judge",
     "calibration_plan",
     "compare",
-    "drift_frame",
     "drift_row",
     "snapshot_change",
     "snapshots",

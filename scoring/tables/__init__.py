@@ -106,6 +106,7 @@ def iter_frames(
     families: dict[str, str],
     audit: AuditLabels | None = None,
     costs: dict[str, Any] | None = None,
+    drift: list[dict[str, object]] | None = None,
 ) -> Iterator[tuple[str, pd.DataFrame]]:
     """Every table of :data:`scoring.tables.registry.SCORE_TABLES` from computed scores (no
     I/O), each as soon as it is built: first the early ones (the largest first, so that a writer
@@ -117,10 +118,12 @@ def iter_frames(
         audit: the human audit labels, if the benchmark has any (docs/contract.md §11).
         costs: the leaderboard's judging columns per group (:func:`scoring.tables.cost.
             judging_cost`), or None (empty columns).
+        drift: the ``judge_drift`` rows (none: no judge's model snapshot changed).
     """
     entries = score_tables()
     now = process.InlineExecutor()  # built in this thread, one after another (the process policy)
     built = registry.Built(scores, families, audit, now.submit(_audit_parts, scores, audit), costs)
+    built.drift = drift or []
     built.confusions = now.submit(_judges.kind_confusions, scores)  # both kappa tables read them
     for t in [*(t for t in entries if t.early), *(t for t in entries if not t.early)]:
         built.frames[t.name] = df = t.build(built)
@@ -139,6 +142,7 @@ def build_tables(
     audit_simulated: bool = False,
     costs: dict[str, Any] | None = None,
     benchmark_version: str | None = None,
+    drift: list[dict[str, object]] | None = None,
 ) -> Tables:
     """Compute and write every score table into ``out_dir``.
 
@@ -156,6 +160,7 @@ def build_tables(
             :func:`scoring.tables.cost.judging_cost` (None: empty columns).
         benchmark_version: the question set's release version (``benchmark_version`` of the
             config), stamped on every leaderboard row; None: the set is not versioned.
+        drift: the ``judge_drift`` rows (none: no judge's model snapshot changed).
 
     Returns:
         The tables that were written, with their provenance and file paths.
@@ -187,7 +192,7 @@ def build_tables(
 
     def kept() -> Iterator[tuple[str, pd.DataFrame]]:  # each table written is also returned
         for name, df in iter_frames(
-            scores, {n: str(j["family"]) for n, j in judges.items()}, audit, costs
+            scores, {n: str(j["family"]) for n, j in judges.items()}, audit, costs, drift
         ):
             if name == "leaderboard":  # each row stamped with what produced it
                 df = stamp(df, inputs.stamps, now)

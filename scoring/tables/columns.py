@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
+from scoring.compiler import CheckKind
 from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.verdicts import VERDICT_KEY
 
@@ -37,12 +38,10 @@ _SHARES = {
     "share_contradicts": (_F, "share judged contradicts"),
 }
 _PRIMARY = {"primary": (_B, "true for the primary judge, which ranks the leaderboard")}
+#: Every check kind, as the column meanings list them.
+KINDS = ", ".join(CheckKind)
 _KIND = {
-    "kind": (
-        _S,
-        "check kind: fact, member, baseline, coverage, step, sequence, "
-        "relation_entity, relation_aspect or insight",
-    ),
+    "kind": (_S, f"check kind ({KINDS})"),
     "secondary": (_B, "true for extra-credit checks"),
 }
 _PAIR = {
@@ -113,11 +112,7 @@ _AGREEMENT = {
     ),
     "macro_f1": (_F, "mean F1 over the verdicts that occur in either labelling"),
 }
-_AUDIT_KIND = (
-    _S,
-    "check kind (fact, member, baseline, coverage, step, sequence, relation_entity, "
-    "relation_aspect, insight), or all",
-)
+_AUDIT_KIND = (_S, f"check kind ({KINDS}), or all")
 _SHORT = {"meets": "meets", "partial": "partially_meets", "missing": "missing"}
 _SHORT["contradicts"] = "contradicts"
 
@@ -475,6 +470,17 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             for b in _SHORT
         },
     },
+    "judge_drift": {
+        "judge": _GROUP["judge"],
+        "old_snapshot": (_S, "the first model snapshot the provider reported for the judge"),
+        "new_snapshot": (_S, "the latest one"),
+        "n_pairs": (_I, "calibration pairs both snapshots judged"),
+        "agreement": (_F, "share of those pairs with the same verdict"),
+        "kappa": (_F, "Cohen's kappa of the two snapshots' verdicts"),
+        "old_score": (_F, "mean check score (x100, tier formula credit) of the old snapshot"),
+        "new_score": (_F, "the same of the new snapshot"),
+        "score_diff": (_F, "new_score minus old_score"),
+    },
     "incomplete": {
         **_GROUP,
         "n_expected": (_I, "checks that need a verdict"),
@@ -488,11 +494,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "question_id": (_S, "the question"),
         "domain": (_S, "the question's domain"),
         "check_id": (_S, "the check, unique only within its question (I1, I3.b1, I4.seq, ...)"),
-        "kind": (
-            _S,
-            "check kind (fact, member, baseline, coverage, step, sequence, "
-            "relation_entity, relation_aspect, insight)",
-        ),
+        "kind": _KIND["kind"],
         "tier": (_S, "answer_critical, valuable or context"),
         "secondary": (
             _B,

@@ -31,8 +31,8 @@ from scoring.tables.scores import Scores
 
 @dataclass
 class Built:
-    """What a table is built from: the scores, the judges' families, the audit labels, and the
-    tables built before it.
+    """What a table is built from: the scores, the judges' families, the audit labels, the
+    snapshot drift, and the tables built before it.
 
     Attributes:
         scores: from :func:`scoring.tables.scores.compute`.
@@ -43,6 +43,8 @@ class Built:
         costs: the leaderboard's judging columns per group (:func:`scoring.tables.cost.
             judging_cost`), or None (empty columns).
         confusions: the per-kind confusion matrices both kappa tables read.
+        drift: the ``judge_drift`` rows (each judge whose model snapshot changed, compared on
+            its calibration pairs; ``gamut.pipeline.snapshot_drift``).
         frames: the tables built so far, by name.
     """
 
@@ -52,6 +54,7 @@ class Built:
     audit_parts: Future[tuple[dict[str, Any] | None, Any]]
     costs: dict[str, Any] | None = None
     confusions: Future[_judges.KindConfusions] | None = None
+    drift: list[dict[str, object]] = field(default_factory=list)
     frames: dict[str, Future[pd.DataFrame] | pd.DataFrame] = field(default_factory=dict)
 
     def table(self, name: str) -> pd.DataFrame:
@@ -389,6 +392,13 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
         "Audited questions with incomplete human verdicts (left out of the correction)",
         _audit_incomplete,
         site=("setting", "submission_id", "question_id", "n_checks", "n_final"),
+        site_optional=True,
+    ),
+    ScoreTable(
+        "judge_drift",
+        "Judge snapshot drift",
+        lambda b: pd.DataFrame(b.drift, columns=list(TABLES["judge_drift"])),
+        site=tuple(TABLES["judge_drift"]),
         site_optional=True,
     ),
     ScoreTable("incomplete", "Incomplete submissions", lambda b: _tables.incomplete(b.scores)),

@@ -1,5 +1,5 @@
 """Snapshot drift: a new model snapshot is announced once, the calibration pairs are judged under
-it, and the ``judge_drift`` table compares the two snapshots; the judges page shows it."""
+it, and the ``judge_drift`` score table compares the two snapshots; the judges page shows it."""
 
 from __future__ import annotations
 
@@ -48,6 +48,9 @@ def test_a_new_snapshot_is_announced_and_compared(tmp_path: Path, fake_llm: Fake
     fake_llm.snapshot = OLD
     code, out = _run("judge", "--config", str(cfg))
     assert code == 0 and "reports model snapshot" not in out
+    assert _run("score", "--config", str(cfg))[0] == 0
+    results = tmp_path / "results"
+    assert pd.read_parquet(results / "judge_drift.parquet").empty  # one snapshot: no drift
     # the provider moves the alias to a new snapshot; a changed response gives it work
     fake_llm.snapshot = NEW
     path = tmp_path / "submissions" / "alpha" / "multimodal.jsonl"
@@ -60,7 +63,8 @@ def test_a_new_snapshot_is_announced_and_compared(tmp_path: Path, fake_llm: Fake
     assert code == 0, out
     notes = [line for line in out.splitlines() if NEW in line]
     assert len(notes) == 1 and OLD in notes[0] and "judge_drift" in notes[0]
-    drift = pd.read_parquet(tmp_path / "results" / "judge_drift.parquet")
+    assert _run("score", "--config", str(cfg))[0] == 0  # the score step compares the snapshots
+    drift = pd.read_parquet(results / "judge_drift.parquet")
     assert drift[["judge", "old_snapshot", "new_snapshot"]].values.tolist() == [["gpt", OLD, NEW]]
     n = int(drift["n_pairs"].iloc[0])
     assert 0 < n <= min(CALIBRATION_PAIRS, TOTAL_CALLS)

@@ -1,0 +1,305 @@
+"""The site's pages, in one list: each page's file, template, navigation entry, the score tables
+it reads and when the site has it.
+
+The pages written, the navigation (in this order) and the hand-written pages' place in it all
+derive from :data:`PAGES`. docs/adding-a-page.md says how to add a page.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generator import pages
+from generator.badges import write_badges
+from generator.cite import cite_page
+from generator.compare import compare_page, write_compare_data
+from generator.cost import cost_page
+from generator.downloads import (
+    CARD_STAGING,
+    Download,
+    dataset_card,
+    responses_download,
+    write_downloads,
+)
+from generator.explorer import write_explorer_data
+from generator.feed import write_feed
+from generator.inputs import SiteInputs, load_site_inputs
+from generator.judges import judges_page
+from generator.judging import JUDGING, judges_by_prompt, judging_context
+from generator.render import file_id, human, slug
+from generator.spec import History, SiteSpec
+from generator.submissions import highlights, submission_page
+from generator.tables import ScoreTables, SiteError
+from scoring.questions import load_questions
+
+#: One page of a family: its key (the ``{}`` of the family's path), title and template variables.
+Item = tuple[str, str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Site:
+    """What the pages are built from and share.
+
+    Attributes:
+        spec: what the build reads and writes.
+        tables: the score tables.
+        docs: the docs folder being filled (a page may write data files beside it).
+        names: submission id -> model name.
+        shown: the ranked submissions, in rank order, with their names.
+        inputs: every question and response the site shows.
+        downloads: the downloads (written into ``docs``), as :func:`write_downloads` returns.
+    """
+
+    spec: SiteSpec
+    tables: ScoreTables
+    docs: Path
+    names: dict[str, str]
+    shown: dict[str, str]
+    inputs: SiteInputs
+    downloads: dict[str, Any]
+
+    def by_name(self) -> list[str]:
+        """The submission ids in the order of their names."""
+        return sorted(self.names, key=lambda s: self.names[s].lower())
+
+
+def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
+    """Read the questions and responses, and write the downloads and the staged dataset card.
+
+    Raises:
+        SiteError: the spec names no questions file or submissions folder.
+    """
+    if spec.questions is None or spec.submissions is None:
+        raise SiteError(
+            "the site shows every question and response: give the build the questions file "
+            "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
+        )
+    public, questions = spec.rubrics_public, load_questions(spec.questions)
+    dl = write_downloads(
+        tables, docs, public=public, cache=spec.downloads_cache, questions=questions
+    )
+    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
+    ids = [q.question_id for q in inputs.questions]
+    main: list[Download] = dl["main"]  # type: ignore[assignment]
+    main.insert(2, responses_download(inputs.responses, ids, docs, tables.provenance))
+    _stage_card(spec, tables, docs, [d for d in (dl["verdicts"], *main) if isinstance(d, Download)])
+    names = pages.model_names(tables)
+    shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
+    return Site(spec, tables, docs, names, shown, inputs, dl)
+
+
+def _stage_card(spec: SiteSpec, tables: ScoreTables, docs: Path, listed: list[Download]) -> None:
+    """Write the dataset card where the build takes it from after mkdocs, and list it with the
+    provenance download."""
+    card = docs / CARD_STAGING
+    prov = next(d for d in listed if d.name == "provenance")
+    prov.files.append(("Markdown, the dataset card", "downloads/README.md", 0))
+    text = dataset_card(
+        listed,
+        tables.provenance,
+        title=spec.title,
+        description=spec.description,
+        public=spec.rubrics_public,
+    )
+    card.parent.mkdir(parents=True, exist_ok=True)
+    card.write_text(text, encoding="utf-8")
+    prov.files[-1] = (*prov.files[-1][:2], card.stat().st_size)
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the site, or a family of pages (one per domain, submission, ...).
+
+    Attributes:
+        path: the Markdown file under the docs folder; a family's holds ``{}`` for each key.
+        template: its template under ``generator/templates/`` (None: hand-written, copied from
+            ``site_src/``, and listed when the deployment has it).
+        title: its title (a family's pages are titled by ``each``).
+        nav: its title in the navigation; pages sharing one form a section, the first its
+            index; ``""``: listed under its own title; None: not listed.
+        reads: the score tables it reads (registered in ``scoring/tables/registry.py``).
+        context: its template's variables.
+        each: a family's pages, each as (key, title, template variables).
+        shown: whether the site has the page (None: always).
+        wide: laid out over the full width.
+        placeholder: a hand-written page's text when the deployment has none.
+    """
+
+    path: str
+    template: str | None
+    title: str = ""
+    nav: str | None = None
+    reads: tuple[str, ...] = ()
+    context: Callable[[Site], dict[str, Any]] = lambda _site: {}
+    each: Callable[[Site], list[Item]] | None = None
+    shown: Callable[[Site], bool] | None = None
+    wide: bool = False
+    placeholder: str | None = None
+
+    def items(self, site: Site) -> list[tuple[str, str, dict[str, Any]]]:
+        """Each page to write, as (path, title, template variables)."""
+        if self.each is None:
+            return [(self.path, self.title, self.context(site))]
+        return [(self.path.format(key), title, ctx) for key, title, ctx in self.each(site)]
+
+
+def _domains(site: Site) -> list[Item]:
+    return [
+        (slug(name), human(name), {"ctx": pages.domain(site.tables, name)})
+        for name, _href in pages.domains(site.tables)["domains"]
+    ]
+
+
+def _judging(site: Site) -> list[Item]:
+    return [
+        (
+            file_id(version.lower()),
+            f"How this was judged ({version})",
+            {"ctx": judging_context(site.tables, version)},
+        )
+        for version in judges_by_prompt(site.tables)
+    ]
+
+
+def _explorer(site: Site) -> dict[str, Any]:
+    public = site.spec.rubrics_public
+    ctx = write_explorer_data(site.tables, site.inputs, site.docs, public, site.shown)
+    return {"ctx": ctx, "public": public}
+
+
+def _compare(site: Site) -> dict[str, Any]:
+    settings = pages.ordered_settings(site.tables["leaderboard"])
+    data = write_compare_data(site.tables, site.docs, settings)
+    return {"ctx": compare_page(site.tables, site.shown, settings, data)}
+
+
+def _submissions(site: Site) -> list[Item]:
+    spec, per_sub, badges = (
+        site.spec,
+        site.downloads["per_submission"],
+        write_badges(site.tables, site.docs),
+    )
+    return [
+        (
+            file_id(sid),
+            site.names[sid],
+            {
+                "ctx": submission_page(site.tables, sid, per_sub.get(sid, {})),
+                "picks": highlights(site.tables, site.inputs, sid),
+                "badge": _badge_embed(spec, badges.get(sid), site.names[sid]),
+            },
+        )
+        for sid in site.by_name()
+    ]
+
+
+def _badge_embed(spec: SiteSpec, path: str | None, name: str) -> dict[str, str] | None:
+    """The model page's badge: its path from the page, and the Markdown a model card embeds
+    (with the site's address when it is configured, else with ``SITE_URL`` to replace)."""
+    if path is None:
+        return None
+    site = spec.url.rstrip("/") if spec.url else "SITE_URL"
+    alt = f"GAMUT score of {name}".replace("[", "(").replace("]", ")")
+    embed = f"[![{alt}]({site}/{path})]({site}/)"
+    return {"src": f"../{path}", "markdown": embed, "needs_url": "" if spec.url else "yes"}
+
+
+def _submission_index(site: Site) -> dict[str, Any]:
+    lb = site.tables["leaderboard"]
+    orgs = dict(zip(lb["submission_id"].astype(str), lb["organisation"], strict=True))
+    items = [(f"{file_id(s)}.html", site.names[s], orgs.get(s)) for s in site.by_name()]
+    history = site.spec.history or History(unavailable="the build was given no history")
+    built = str(site.tables.provenance.get("generated_at", "1970-01-01T00:00:00Z"))
+    feed = write_feed(
+        site.docs, history, site.names, title=site.spec.title, url=site.spec.url, updated=built
+    )
+    return {
+        "items": items,
+        "feed": f"../{feed}",
+        "changes": len(history.changes),
+        "unavailable": history.unavailable,
+    }
+
+
+def _downloads(site: Site) -> dict[str, Any]:
+    dl, per_sub = site.downloads, site.downloads["per_submission"]
+    return {
+        "main": dl["main"],
+        "verdicts": dl["verdicts"],
+        "public": site.spec.rubrics_public,
+        "per_submission": [
+            (f"submissions/{file_id(s)}.html", site.names.get(s, s), list(per_sub[s].items()))
+            for s in sorted(per_sub)
+        ],
+    }
+
+
+def _being_written(title: str, whose: str) -> str:
+    return f"# {title}\n\nThe {whose} guide is being written.\n"
+
+
+#: Every page, in the navigation's order (the pages of a family in the order ``each`` gives).
+PAGES: tuple[Page, ...] = (
+    Page("index.md", "index.md.j2", "Leaderboard", "Leaderboard",
+         ("leaderboard", "min_detectable_difference", "audit_incomplete"),
+         lambda s: {"lb": pages.leaderboard(s.tables)}, wide=True),
+    Page("domains/index.md", "domains.md.j2", "Domains", "Domains", ("by_domain",),
+         lambda s: {"ctx": pages.domains(s.tables)}),
+    Page("domains/{}.md", "domain.md.j2", nav="Domains", reads=("by_domain",), each=_domains),
+    Page("explorer.md", "explorer.md.j2", "Questions", "Questions", ("question_scores",),
+         _explorer, wide=True),
+    Page("compare.md", "compare.md.j2", "Compare models", "Compare",
+         ("leaderboard", "pairwise", "question_scores"), _compare, wide=True),
+    Page("multimodal.md", "multimodal.md.j2", "Multimodal vs text-only",
+         "Multimodal vs text-only", ("modality", "modality_summary"),
+         lambda s: {"ctx": pages.multimodal(s.tables)}),
+    Page("popularity.md", "popularity.md.j2", "Popularity and egocentric", "Popularity",
+         ("by_popularity", "by_egocentric"), lambda s: {"ctx": pages.groups(s.tables)}),
+    Page("judges.md", "judges.md.j2", "Judges", "Judges",
+         ("judge_scores", "judge_tau", "judge_kappa", "judge_kappa_by_kind", "judge_leniency",
+          "judge_self_preference", "rank_sensitivity", "judge_human", "judge_annotator",
+          "human_human", "judge_drift"),
+         lambda s: {"ctx": judges_page(s.tables)}, wide=True),
+    Page(JUDGING + "/{}.md", "judging.md.j2", each=_judging),
+    Page("cost.md", "cost.md.j2", "Cost and length", "Cost", ("leaderboard",),
+         lambda s: {"ctx": cost_page(s.tables, s.names)}, wide=True),
+    Page("submissions/index.md", "submissions.md.j2", "Submissions", "Submissions",
+         ("leaderboard",), _submission_index),
+    Page("submissions/{}.md", "submission.md.j2", nav="Submissions",
+         reads=("leaderboard", "by_domain", "by_kind", "question_scores"), each=_submissions),
+    Page("downloads.md", "downloads.md.j2", "Downloads", "Downloads", context=_downloads),
+    Page("methodology.md", None, nav=""),
+    Page("submit.md", None, nav="", placeholder=_being_written("Submit", "submitter's")),
+    Page("maintainers.md", None, nav="", placeholder=_being_written("Maintainers", "maintainers'")),
+    Page("cite.md", "cite.md.j2", "Cite", "",
+         context=lambda s: {"ctx": cite_page(s.spec, s.tables)}),
+)  # fmt: skip
+
+
+def navigation(written: list[tuple[Page, list[tuple[str, str]]]], docs: Path) -> list[Any]:
+    """The mkdocs ``nav``: the written pages (each with its files' (path, title)) in registry
+    order, then the deployment's other hand-written pages at the top of ``docs``, by name."""
+    nav: list[Any] = []
+    sections: dict[str, list[Any]] = {}
+    families = {p.nav for p in PAGES if p.each is not None}
+    for page, files in written:
+        if page.nav == "":
+            nav += [path for path, _title in files]
+        elif page.nav is not None and page.nav not in families:
+            nav += [{page.nav: path} for path, _title in files]
+        elif page.nav is not None:
+            if page.nav not in sections:
+                sections[page.nav] = []
+                nav.append({page.nav: sections[page.nav]})
+            sections[page.nav] += [
+                path if page.each is None else {html.escape(title): path} for path, title in files
+            ]
+    known = {p.path for p in PAGES}
+    return nav + sorted(p.name for p in docs.glob("*.md") if p.name not in known)
+
+
+__all__ = ["PAGES", "Item", "Page", "Site", "gather", "navigation"]
