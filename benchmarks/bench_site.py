@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+from yardsticks import report
 
 from gamut import pipeline
 from gamut.config import load_config
@@ -172,6 +173,7 @@ def main() -> None:
         print(
             f"site build: {cold:.2f} s cold (downloads derived), {warm:.2f} s warm (target <= 30 s)"
         )
+        report("site build, cold / warm", f"{cold:.2f} / {warm:.2f} s", "target 30 s")
         biggest = max(site.rglob("*.html"), key=lambda p: p.stat().st_size)
         print(
             f"largest HTML page: {biggest.relative_to(site)} "

@@ -26,7 +26,6 @@ import pyarrow.parquet as pq
 
 from generator.render import file_id
 from generator.tables import ScoreTables, SiteError
-from scoring.process import ARROW_THREADS
 from scoring.questions import Question
 from scoring.storage import make_staging_folder, remove_stale_staging
 from scoring.tables import (
@@ -159,7 +158,7 @@ def _stable(provenance: dict[str, Any]) -> dict[str, Any]:
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     """CSV through Arrow's writer (pandas' float formatting is ten times slower), gzipped
     when the name says so."""
-    table = pa.Table.from_pandas(df, preserve_index=False, nthreads=ARROW_THREADS)
+    table = pa.Table.from_pandas(df, preserve_index=False)
     table = table.replace_schema_metadata(None)
     if path.suffix != ".gz":
         write_table_csv(table, path)

@@ -14,11 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from scoring import process
 from scoring.audit import AuditLabels
 from scoring.layout import PROVENANCE_FILE, ResultsLayout
 from scoring.scorer import ScoringConfig
-from scoring.tables import judges as _judges
 from scoring.tables import registry
 from scoring.tables.columns import (
     SECONDARY_NOTE,
@@ -119,9 +117,7 @@ def iter_frames(
             judging_cost`), or None (empty columns).
     """
     entries = score_tables()
-    now = process.InlineExecutor()  # built in this thread, one after another (the process policy)
-    built = registry.Built(scores, families, audit, now.submit(_audit_parts, scores, audit), costs)
-    built.confusions = now.submit(_judges.kind_confusions, scores)  # both kappa tables read them
+    built = registry.Built(scores, families, audit, _audit_parts(scores, audit), costs)
     for t in [*(t for t in entries if t.early), *(t for t in entries if not t.early)]:
         built.frames[t.name] = df = t.build(built)
         yield t.name, df
