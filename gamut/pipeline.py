@@ -338,7 +338,6 @@ def audit_labels(project: Project, inputs: Inputs) -> AuditLabels | None:
         question_ids=[q.question_id for q in inputs.questions],
         check_ids=inputs.check_ids,
         known_submissions=present,
-        cache_dir=project.private / "audit",
     )
 
 
