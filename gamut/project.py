@@ -28,8 +28,6 @@ if TYPE_CHECKING:
     from scoring.rubric import MetaRubric
     from scoring.submissions.digests import DigestCache
 
-#: The folder under the cache's folder where compressed site downloads are kept between builds.
-SITE_DOWNLOADS = "site-downloads"
 #: The file under the cache's folder that keeps submissions' fingerprints for the copy check.
 RESPONSE_DIGESTS = "response-digests.json"
 
@@ -336,7 +334,6 @@ class Project:
             root=self.cfg.root,
             results=self.results,
             out=self.site_out,
-            downloads_cache=self.cache_path.parent / SITE_DOWNLOADS,
             rubrics_public=self.rubrics_public,
             questions=self.questions_path,
             submissions=self.submissions_root,

@@ -132,9 +132,7 @@ def generate_pages(spec: SiteSpec, docs: Path, tables: ScoreTables | None = None
         shutil.copy2(asset, docs / "assets" / asset.name)
 
     questions = load_questions(spec.questions) if spec.questions is not None else None
-    dl = write_downloads(
-        tables, docs, public=public, cache=spec.downloads_cache, questions=questions
-    )
+    dl = write_downloads(tables, docs, public=public, questions=questions)
     write("index.md", "index.md.j2", "Leaderboard", lb=pages.leaderboard(tables), wide=True)
     dom_ctx = pages.domains(tables)
     write("domains/index.md", "domains.md.j2", "Domains", ctx=dom_ctx)

@@ -4,8 +4,7 @@ file that a reader of a folder reads: each is refused by name before it is opene
 
 Every reader runs in a thread with a time limit, so that one that waits on a pipe or reads a
 device fails the test instead of hanging it; a pipe still waited on is then opened for writing
-and closed, which ends the wait. What a refusal costs is printed by
-``benchmarks/bench_hostile_shards.py``, not asserted here.
+and closed, which ends the wait.
 """
 
 from __future__ import annotations
