@@ -246,7 +246,6 @@ def test_an_audit_label_file_is_refused_by_name_and_the_others_read(
                 has_responses=np.array([[True, True]]),
                 question_ids=("q-1",),
                 check_ids=(("I1",),),
-                cache_dir=tmp_path / "cache",
             ),
         )
     got = {(p.file, p.message) for p in exc.value.problems}
