@@ -87,8 +87,9 @@ test: $(DEV_STAMP) browser-deps checker-deps lint typecheck unit
 quick: $(DEV_STAMP) vendor
 	$(BIN)/pytest -n 2 --timeout 600 -m "not slow and not browser"
 
+# Every benchmark script, then one table of their figures, each beside its yardstick.
 bench: $(DEV_STAMP) vendor
-	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+	$(BIN)/python benchmarks/table.py
 
 clean:
 	rm -rf site site_src/generated results .gamut .pytest_cache .mypy_cache .ruff_cache

@@ -30,6 +30,8 @@ import threading
 import time
 from pathlib import Path
 
+from yardsticks import report
+
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
@@ -98,6 +100,9 @@ def measure(site: Path) -> None:
                         height = page.evaluate("document.documentElement.scrollHeight")
                         line += f"; page height {height:,} px"
                     print(line, flush=True)
+                    if target:
+                        report(f"first load, {kind}", f"{packed / 1e6:.3f} MB gzipped",
+                               f"target {target / 1e6:.2f} MB")  # fmt: skip
                     page.context.close()
             finally:
                 browser.close()

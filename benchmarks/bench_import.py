@@ -37,6 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from yardsticks import report  # noqa: E402
 
 #: The shape of ``benchmarks.bench_batch.make_project`` (not imported here: see :func:`setup`).
 N_QUESTIONS, CHECKS = 1813, 35
@@ -210,6 +211,8 @@ def main() -> None:
             f"RSS {max(o[2] for o in ours):.2f} GB (target < {TARGET_RSS_GB} GB): "
             f"{'met' if max(o[2] for o in ours) < TARGET_RSS_GB else 'MISSED'}"
         )
+        report("gamut judge --import-batch", f"{best[0]:.2f} s, {best[2]:.2f} GB",
+               f"orjson + pyarrow {yard[0]:.2f} s; target {TARGET_RATIO:.0f}x")  # fmt: skip
         print(BEFORE)
         print("\n".join("    " + ln for ln in best[3].splitlines() if "ingested" in ln))
         again = _measure([*gamut, "--import-batch", *map(str, files)], ROOT, env)

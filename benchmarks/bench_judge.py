@@ -25,6 +25,8 @@ from gamut.project import Project
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from yardsticks import report as report_figure
+
 from gamut.config import load_config
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMProcess
@@ -122,6 +124,8 @@ def run(n_checks: int, concurrency: int, fault_rate: float = 0.0) -> None:
             f"{elapsed:6.2f} s, {rate:6.1f} checks/s, ideal {ideal:.0f}/s, "
             f"ratio {rate / ideal:.3f}; judge CPU {cpu / n_checks * 1000:.2f} ms per check"
         )
+        report_figure(f"judging, concurrency {concurrency}, faults {fault_rate:.0%}",
+                      f"{rate:.1f} checks/s", f"ideal {ideal:.0f}/s")  # fmt: skip
         print(
             f"    verdicts stored {verdicts}/{n_checks} (at most {per_check} per check), "
             f"failures {len(s.failures)}, HTTP requests {stats['requests']}, "

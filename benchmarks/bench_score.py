@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from yardsticks import report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,6 +118,9 @@ def main() -> None:
             f"{TARGET_WARM_S:.1f} s / {TARGET_WARM_MB:.0f} MB: "
             f"{'met' if warm_s <= TARGET_WARM_S and warm_mb <= TARGET_WARM_MB else 'MISSED'})"
         )
+        report("gamut score, warm", f"{warm_s:.2f} s, {warm_mb:,.0f} MB",
+               f"target {TARGET_WARM_S} s, {TARGET_WARM_MB:.0f} MB")  # fmt: skip
+        report("gamut score, cold", f"{cold_s:.2f} s", f"target {TARGET_COLD_S} s")
     finally:
         if args.keep is None:
             shutil.rmtree(out, ignore_errors=True)

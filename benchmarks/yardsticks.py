@@ -85,6 +85,23 @@ def pulled_ledger_only(root: Path) -> None:
         (root / "results" / table).unlink(missing_ok=True)
 
 
+#: The file ``make bench`` (``benchmarks/table.py``) collects the figures in, one JSON line each.
+REPORT_ENV = "GAMUT_BENCH_REPORT"
+
+
+def report(figure: str, measured: str, yardstick: str) -> None:
+    """Hand one figure, beside its yardstick (a target, a figure measured before, or a minimal
+    script's time), to ``make bench``'s table; nothing when the script runs alone."""
+    import json
+
+    path = os.environ.get(REPORT_ENV)
+    if path:
+        bench = Path(sys.argv[0]).stem
+        row = {"bench": bench, "figure": figure, "measured": measured, "yardstick": yardstick}
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+
+
 def yardstick(what: str, *args: str) -> list[str]:
     """The command line of one yardstick."""
     return [sys.executable, str(Path(__file__).resolve()), what, *args]

@@ -29,12 +29,12 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut.hub import TOKEN_ENV, HubError, hub_api, hub_token
-from scoring import process
 from scoring.errors import Problem
 from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
@@ -55,6 +55,8 @@ PUSH_ATTEMPTS = 3
 PUSH_BACKOFF_S = 0.5
 #: The prefix of a pull's staging folder in the ledger (its process id follows).
 PULL_STAGING = ".pull-"
+#: Files a pull downloads at once (each one request; the waits overlap).
+PULL_THREADS = 8
 
 
 @dataclass
@@ -300,17 +302,16 @@ def _download(api: HfApi, repo_id: str, revision: str, path: str, token_env: str
 def _download_each(
     api: HfApi, repo_id: str, head: str, paths: list[str], stage: Path, token_env: str
 ) -> None:
-    """Download exactly ``paths`` at ``head`` into ``stage``, on the process policy's
-    ``ledger_pull`` threads (eight in the program): one request per file, none matching
-    patterns (whose cost grows with files times patterns). A file the Hub does not have is left
-    out (the caller names it)."""
+    """Download exactly ``paths`` at ``head`` into ``stage``, eight requests at a time: one
+    request per file, none matching patterns (whose cost grows with files times patterns). A
+    file the Hub does not have is left out (the caller names it)."""
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
     def one(path: str) -> None:
         with contextlib.suppress(EntryNotFoundError):  # named by the caller: not downloaded
             api.hf_hub_download(repo_id, path, repo_type="dataset", revision=head, local_dir=stage)
 
-    with process.pool("ledger_pull") as pool:
+    with ThreadPoolExecutor(PULL_THREADS) as pool:
         try:
             for _ in pool.map(one, paths):
                 pass

@@ -364,7 +364,6 @@ def audit_labels(project: Project, inputs: Inputs) -> AuditLabels | None:
         question_ids=[q.question_id for q in inputs.questions],
         check_ids=inputs.check_ids,
         known_submissions=present,
-        cache_dir=project.private / "audit",
     )
 
 
@@ -516,10 +515,9 @@ def run(
         notify: called after each stage with its name (one of :data:`STAGES`) and its result.
     """
     say = notify or (lambda _stage, _result: None)
-    with project.shared_reads.block():  # the validator's reads of the files serve the judge
-        keep, validation = publishable(project)
-        say("validated", validation)
-        report = judge(project, submissions=keep, progress=progress)
+    keep, validation = publishable(project)
+    say("validated", validation)
+    report = judge(project, submissions=keep, progress=progress)
     say("judged", report)
     verdicts = write_verdicts(project, keep)
     say("verdicts", verdicts)

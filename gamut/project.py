@@ -19,8 +19,6 @@ from scoring.layout import ResultsLayout, SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
 
 if TYPE_CHECKING:
-    from multiprocessing.process import BaseProcess
-
     from gamut.public_set import QuestionSource
     from scoring.check_table import CheckTable
     from scoring.compiler import Check
@@ -29,10 +27,7 @@ if TYPE_CHECKING:
     from scoring.ledger import KeyScheme, Ledger
     from scoring.rubric import MetaRubric
     from scoring.submissions.digests import DigestCache
-    from scoring.submissions.responses import SharedReads
 
-#: The folder under the cache's folder where compressed site downloads are kept between builds.
-SITE_DOWNLOADS = "site-downloads"
 #: The file under the cache's folder that keeps submissions' fingerprints for the copy check.
 RESPONSE_DIGESTS = "response-digests.json"
 
@@ -48,7 +43,6 @@ class Project:
         self.cfg = cfg
         self._units: dict[tuple[tuple[str, ...] | None, tuple[Setting, ...] | None], Any] = {}
         self._plans: dict[tuple[Any, ...], list[PairPlan]] = {}
-        self._compiling: BaseProcess | None = None
 
     @classmethod
     def load(cls, path: Path | str | None = None) -> Project:
@@ -212,15 +206,7 @@ class Project:
         from scoring.submissions import Limits
         from scoring.submissions.digests import DigestCache
 
-        return DigestCache(self.digests_path, Limits(), self.shared_reads)
-
-    @cached_property
-    def shared_reads(self) -> SharedReads:
-        """The response files read once for both the validator and the judge, inside
-        ``with project.shared_reads.block():`` (the digests cache and :meth:`units` share it)."""
-        from scoring.submissions.responses import SharedReads
-
-        return SharedReads()
+        return DigestCache(self.digests_path, Limits())
 
     @property
     def private(self) -> Path:
@@ -294,50 +280,9 @@ class Project:
 
         if "checks" in self.__dict__:
             return CheckTable.of(self.checks, rubric_set_version(self.rubrics))
-        if self._compiling is not None:
-            # the second process's work is in the cache now; if it failed, the compile below
-            # runs here and raises the rubric problems itself
-            self._compiling.join()
-            self._compiling = None
         return load_check_table(
             self.rubrics_path, self.private / "checks", held=not self.rubrics_public
         )
-
-    def prefetch_check_table(self) -> None:
-        """Compile the checks on the second core while this process validates the submissions,
-        when the private cache of compiled checks does not have them yet.
-
-        A forked process runs the compile of :attr:`check_table`, which writes the cache entry;
-        :attr:`check_table` then waits for it and reads the entry. Call this before any thread is
-        started (a fork copies only the calling thread). Does nothing where processes cannot be
-        forked, when the checks are already known, or when the process policy
-        (:mod:`scoring.process`) does not allow a forked compile.
-        """
-        import multiprocessing
-        import threading
-
-        from gamut.hub import is_hub_uri
-        from scoring import process
-        from scoring.check_table import cached_checks_path
-
-        if (
-            self._compiling is not None
-            or not process.current().fork_compile
-            or "check_table" in self.__dict__
-            or "checks" in self.__dict__
-            or "fork" not in multiprocessing.get_all_start_methods()
-            or threading.active_count() > 1
-            # a Hub reference is fetched first, with threads of its own: not before a fork
-            or (is_hub_uri(self.cfg.benchmark.rubrics) and "rubrics_path" not in self.__dict__)
-            or cached_checks_path(self.rubrics_path, self.private / "checks").is_file()
-        ):
-            return
-        self._compiling = multiprocessing.get_context("fork").Process(
-            target=_compile_checks,
-            args=(self.rubrics_path, self.private / "checks", not self.rubrics_public),
-            daemon=True,
-        )
-        self._compiling.start()
 
     def units(
         self, submissions: list[str] | None = None, settings: list[Setting] | None = None
@@ -356,7 +301,6 @@ class Project:
                 self.submissions_root,
                 submissions,
                 settings,
-                self.shared_reads,
             )
         out: JudgeInputs = self._units[key]
         return out
@@ -390,7 +334,6 @@ class Project:
             root=self.cfg.root,
             results=self.results,
             out=self.site_out,
-            downloads_cache=self.cache_path.parent / SITE_DOWNLOADS,
             rubrics_public=self.rubrics_public,
             questions=self.questions_path,
             submissions=self.submissions_root,
@@ -407,15 +350,3 @@ class Project:
 
 
 __all__ = ["Project"]
-
-
-def _compile_checks(rubrics: Path, cache_dir: Path, held: bool) -> None:
-    """The forked process of :meth:`Project.prefetch_check_table`: fill the cache entry, and
-    exit quietly on any error (the parent compiles again and reports the problems)."""
-    from scoring.check_table import load_check_table
-
-    try:
-        load_check_table(rubrics, cache_dir, held=held)
-    except BaseException:  # reported by the parent's own compile, with the full problem list
-        os._exit(1)
-    os._exit(0)

@@ -19,7 +19,6 @@ import pyarrow.parquet as pq
 import yaml
 
 from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_api, hub_token
-from scoring import process
 from scoring.questions import Setting
 from scoring.tables import (
     PROVENANCE_FILE,
@@ -95,11 +94,7 @@ def _parquet_bytes(table: pa.Table, provenance: dict[str, Any] | None) -> bytes:
 
 
 def _frame_table(df: pd.DataFrame) -> pa.Table:
-    return _plain_strings(
-        pa.Table.from_pandas(
-            df.reset_index(drop=True), preserve_index=False, nthreads=process.ARROW_THREADS
-        )
-    )
+    return _plain_strings(pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False))
 
 
 def _safe_name(submission_id: str) -> str:

@@ -4,17 +4,14 @@ dictionary (:mod:`scoring.tables.columns`); rubric text and rationales only when
 Score tables are small: each is published as Parquet (the results file itself) and CSV. Verdicts
 are millions of rows at paper scale, so they are published in Parquet only, twice: one file of
 every verdict (row groups by submission, so ``filters=[("submission_id", "==", ...)]`` reads one
-model) and one file per submission. They are a pure function of ``<results>/verdicts.parquet``,
-the public flag, the judges' identities and the questions' domains, and are cached under a key of
-all four: most builds reuse them unchanged.
+model) and one file per submission, derived from ``<results>/verdicts.parquet``, the public flag,
+the judges' identities and the questions' domains.
 """
 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +23,7 @@ import pyarrow.parquet as pq
 
 from generator.render import file_id
 from generator.tables import ScoreTables, SiteError
-from scoring.process import ARROW_THREADS
 from scoring.questions import Question
-from scoring.storage import make_staging_folder, remove_stale_staging
 from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
@@ -159,7 +154,7 @@ def _stable(provenance: dict[str, Any]) -> dict[str, Any]:
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     """CSV through Arrow's writer (pandas' float formatting is ten times slower), gzipped
     when the name says so."""
-    table = pa.Table.from_pandas(df, preserve_index=False, nthreads=ARROW_THREADS)
+    table = pa.Table.from_pandas(df, preserve_index=False)
     table = table.replace_schema_metadata(None)
     if path.suffix != ".gz":
         write_table_csv(table, path)
@@ -196,8 +191,6 @@ def _table_download(
 # --- verdicts -------------------------------------------------------------------------------------
 
 
-#: The prefix of a cache entry being written (its process id follows).
-CACHE_STAGING = ".tmp-"
 _PARQUET = {"compression": "zstd", "write_statistics": ["submission_id"]}
 
 
@@ -219,66 +212,7 @@ def _write_verdict_files(table: pa.Table, out: Path, provenance: dict[str, Any])
             writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
         if not parts:
             writer.write_table(table)
-    names = [str(c) for c in table.column_names]
-    (out / "columns.json").write_text(json.dumps(names), encoding="utf-8")
-    return names
-
-
-def _cache_key(
-    source: Path,
-    public: bool,
-    judge_ids: dict[str, str],
-    domains: dict[str, str],
-    provenance: dict[str, Any],
-) -> str:
-    h = hashlib.sha256(f"{FORMAT_VERSION}|{public}|".encode())
-    h.update(json.dumps([judge_ids, domains, _stable(provenance)], sort_keys=True).encode())
-    with source.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:24]
-
-
-def _cached_verdict_files(
-    source: Path,
-    public: bool,
-    judge_ids: dict[str, str],
-    domains: dict[str, str],
-    cache: Path,
-    provenance: dict[str, Any],
-) -> Path:
-    """The folder of derived verdict files for ``source``, written on a cache miss."""
-    entry = cache / _cache_key(source, public, judge_ids, domains, provenance)
-    if not (entry / "columns.json").is_file():
-        cache.mkdir(parents=True, exist_ok=True)
-        remove_stale_staging(cache, (CACHE_STAGING,))  # what a killed build left
-        tmp = make_staging_folder(cache, CACHE_STAGING)
-        try:
-            table = verdict_table(source, public, judge_ids, domains)
-            _write_verdict_files(table, tmp, provenance)
-            for old in cache.iterdir():  # older entries; never another build's staging folder
-                if old != tmp and old.is_dir() and not old.name.startswith(CACHE_STAGING):
-                    shutil.rmtree(old, ignore_errors=True)
-            os.replace(tmp, entry)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return entry
-
-
-def _link_tree(src: Path, dst: Path) -> None:
-    """Hard-link (or copy, across filesystems) every file of ``src`` into ``dst``."""
-    for path in src.rglob("*"):
-        target = dst / path.relative_to(src)
-        if path.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-            continue
-        if path.name == "columns.json":
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.link(path, target)
-        except OSError:
-            shutil.copy2(path, target)
+    return [str(c) for c in table.column_names]
 
 
 def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
@@ -296,7 +230,6 @@ def write_downloads(
     docs: Path,
     *,
     public: bool,
-    cache: Path,
     questions: list[Question] | None = None,
 ) -> dict[str, object]:
     """Write the download files under ``docs/downloads`` (a fresh build folder).
@@ -305,7 +238,6 @@ def write_downloads(
         tables: the score tables.
         docs: the build copy of the docs folder.
         public: whether rubric text and rationales may be published.
-        cache: folder for derived verdict files (reused while their inputs are unchanged).
         questions: the public questions (published with their metadata when given).
 
     Returns:
@@ -376,14 +308,13 @@ def write_downloads(
         ids = judge_ids(tables.provenance)
         domains = _domains(tables, questions)
         try:
-            derived = _cached_verdict_files(tables.verdicts_path, public, ids, domains, cache, prov)
+            table = verdict_table(tables.verdicts_path, public, ids, domains)
         except (OSError, pa.ArrowException) as exc:
             raise SiteError(
                 f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
                 "`gamut judge` (or `gamut run`)"
             ) from None
-        columns = list(json.loads((derived / "columns.json").read_text(encoding="utf-8")))
-        _link_tree(derived, out)
+        columns = _write_verdict_files(table, out, prov)
         rows = pq.read_metadata(out / "verdicts.parquet").num_rows
         verdicts = Download(
             "Verdicts",

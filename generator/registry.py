@@ -79,9 +79,7 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
     public, questions = spec.rubrics_public, load_questions(spec.questions)
-    dl = write_downloads(
-        tables, docs, public=public, cache=spec.downloads_cache, questions=questions
-    )
+    dl = write_downloads(tables, docs, public=public, questions=questions)
     inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
     ids = [q.question_id for q in inputs.questions]
     main: list[Download] = dl["main"]  # type: ignore[assignment]

@@ -45,7 +45,6 @@ class SiteSpec:
             checkout's).
         results: the score tables folder (``gamut score``'s output).
         out: the built site folder.
-        downloads_cache: where compressed downloads are kept between builds.
         rubrics_public: rubric, check and rationale text may appear on the site.
         questions: the public questions file.
         submissions: the submissions folder.
@@ -65,7 +64,6 @@ class SiteSpec:
     root: Path
     results: Path
     out: Path
-    downloads_cache: Path
     rubrics_public: bool
     questions: Path | None = None
     submissions: Path | None = None

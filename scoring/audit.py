@@ -12,8 +12,6 @@ none.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +23,6 @@ from pydantic import ValidationError
 from scoring.audit_line import AnnotatorId, AuditLine, Role
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Setting
-from scoring.storage import open_regular
 from scoring.verdicts import VERDICT_ORDER
 
 Ints = npt.NDArray[np.int64]
@@ -160,13 +157,8 @@ def read_audit(
     question_ids: Sequence[str],
     check_ids: Sequence[Sequence[str]],
     known_submissions: Collection[str] = (),
-    cache_dir: Path | None = None,
 ) -> AuditLabels:
     """Read and check every label file of the audit folder ``path``.
-
-    With ``cache_dir`` (in the private store), labels read without a problem are kept there as
-    arrays, keyed by the SHA-256 of the files' names and bytes and of everything they were
-    checked against; an unchanged audit is then loaded, not parsed again.
 
     Args:
         path: the audit folder (or one ``.jsonl`` file).
@@ -176,7 +168,6 @@ def read_audit(
         check_ids: each question's check ids, in the order of the expected checks.
         known_submissions: other submissions that exist but are not scored in this run (their
             lines are counted in ``ignored``, not refused).
-        cache_dir: where the decoded labels are kept (None: read the files every time).
 
     Raises:
         ProblemsError: every problem of every file (unknown ids, a setting without responses,
@@ -192,98 +183,8 @@ def read_audit(
             "cannot read the audit labels",
         )
     files = audit_files(path)
-    key = _cache_key(
-        files, submission_ids, has_responses, question_ids, check_ids, known_submissions
-    )
-    cached = _load_cached(cache_dir, key) if cache_dir is not None and key else None
-    if cached is not None:
-        return cached
-    labels = _read(path, files, submission_ids, has_responses, question_ids, check_ids,
-                   known_submissions)  # fmt: skip
-    if cache_dir is not None and key:
-        _save_cached(cache_dir, key, labels)
-    return labels
-
-
-#: Changes whenever what the cache holds changes.
-_CACHE_VERSION = 1
-
-
-def _cache_key(
-    files: list[Path],
-    submission_ids: Sequence[str],
-    has_responses: npt.NDArray[np.bool_],
-    question_ids: Sequence[str],
-    check_ids: Sequence[Sequence[str]],
-    known_submissions: Collection[str],
-) -> str | None:
-    """The cache key of labels read from ``files`` (None when one cannot be read: the reader
-    names it)."""
-    h = hashlib.sha256(f"gamut-audit-{_CACHE_VERSION}\n".encode())
-    for f in files:
-        h.update(f"{f}\n".encode())
-        try:
-            with open_regular(f) as fh:
-                h.update(hashlib.file_digest(fh, "sha256").digest())
-        except OSError:
-            return None
-    for part in (submission_ids, question_ids, sorted(known_submissions)):
-        h.update("\n".join(part).encode() + b"\x00")
-    h.update(np.ascontiguousarray(has_responses, np.bool_).tobytes())
-    for ids in check_ids:
-        h.update("\n".join(ids).encode() + b"\x01")
-    return h.hexdigest()
-
-
-_ARRAYS = ("response", "check", "annotator", "verdict", "adjudication")
-
-
-def _load_cached(folder: Path, key: str) -> AuditLabels | None:
-    path = folder / f"{key}.npz"
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(bytes(z["meta"]).decode())
-            arrays = [z[name] for name in _ARRAYS]
-    except (OSError, ValueError, KeyError):
-        return None  # absent or unreadable: read the files
-    response, check, annotator, verdict, adjudication = arrays
-    return AuditLabels(
-        tuple(meta["annotators"]),
-        response,
-        check,
-        annotator,
-        verdict,
-        adjudication,
-        meta["n_responses"],
-        meta["n_checks"],
-        tuple(meta["files"]),
-        meta["ignored"],
-    )
-
-
-def _save_cached(folder: Path, key: str, labels: AuditLabels) -> None:
-    from scoring.storage import atomic_write
-
-    meta = {
-        "annotators": list(labels.annotators),
-        "n_responses": labels.n_responses,
-        "n_checks": labels.n_checks,
-        "files": list(labels.files),
-        "ignored": labels.ignored,
-    }
-
-    def write(tmp: Path) -> None:
-        with tmp.open("wb") as f:
-            np.savez(
-                f,
-                meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                **{name: getattr(labels, name) for name in _ARRAYS},
-            )
-
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for old in folder.glob("*.npz"):  # one entry: the audit as it is now
-        old.unlink(missing_ok=True)
-    atomic_write(folder / f"{key}.npz", write, mode=0o600)
+    return _read(path, files, submission_ids, has_responses, question_ids, check_ids,
+                 known_submissions)  # fmt: skip
 
 
 def _read(

@@ -2,9 +2,7 @@
 
 Compiling a large rubric set takes longer than scoring it, so the compiled ids and attributes are
 kept in the private cache, keyed by the bytes of the rubric files and of the compiler: any change to
-either compiles afresh. An entry is a numpy ``.npz`` file (the ids as line-joined UTF-8), so that a
-process that only compiles (``gamut score`` forks one while it validates the submissions) loads no
-table library.
+either compiles afresh. An entry is a numpy ``.npz`` file (the ids as line-joined UTF-8).
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from scoring.bulk import gc_paused
 from scoring.compiler import Check, compile_rubric
 from scoring.errors import Problem, RubricError
 from scoring.rubric import MetaRubric
@@ -188,8 +187,7 @@ def load_rubrics(paths: Iterable[Path], held: bool = False) -> dict[str, MetaRub
     Raises:
         RubricError: listing every problem in every file.
     """
-    with gc_paused():  # thousands of validated models, none of them garbage
-        good, problems = read_rubrics(paths)
+    good, problems = read_rubrics(paths)
     if problems:
         if held:
             problems = [held_problem(p) for p in problems]
@@ -233,8 +231,7 @@ def lint_warnings(source: RubricSource) -> list[Problem]:
 
 def compile_all(rubrics: dict[str, MetaRubric]) -> dict[str, list[Check]]:
     """Compile every rubric, keyed by question id."""
-    with gc_paused():  # tens of thousands of checks, none of them garbage
-        return {qid: compile_rubric(r) for qid, r in rubrics.items()}
+    return {qid: compile_rubric(r) for qid, r in rubrics.items()}
 
 
 def rubric_set_version(rubrics: dict[str, MetaRubric]) -> str:

@@ -26,7 +26,6 @@ SITE_ALLOWED = (
     "scoring.layout",
     "scoring.lazy",
     "scoring.numbers",
-    "scoring.process",
     "scoring.questions",
     "scoring.storage",
     "scoring.submissions",

@@ -10,8 +10,7 @@ import importlib
 
 import click
 
-from scoring import __version__, process
-from scoring.process import COMMAND_LINE, ProcessPolicy
+from scoring import __version__
 
 #: name -> (module, attribute, one-line help shown by ``gamut --help``)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -84,25 +83,9 @@ def main() -> None:
     """
 
 
-def run(policy: ProcessPolicy = COMMAND_LINE) -> None:
-    """The ``gamut`` program (``python -m gamut`` too): the process policy entered, :func:`main`,
-    then a quick exit.
-
-    The policy (:data:`scoring.process.COMMAND_LINE`; a benchmark passes another) is entered
-    before any command module loads numpy, so that its BLAS setting takes effect. With its
-    ``exit_freeze``, every object is moved out of the garbage collector's sight once the command
-    is done (``gc.freeze``), so that the interpreter's last collection at exit does not walk the
-    questions, checks and tables the command loaded. Python never promises to finalise objects
-    still alive at exit, and every file is closed before.
-    """
-    import gc
-
-    process.enter(policy)
-    try:
-        main()
-    finally:
-        if policy.exit_freeze:
-            gc.freeze()
+def run() -> None:
+    """The ``gamut`` program (``python -m gamut`` too): :func:`main`."""
+    main()
 
 
 __all__ = ["COMMANDS", "main", "run"]

@@ -165,28 +165,27 @@ def judge(
     )
     offline = mode is not Mode.JUDGE
     project = Project(load_config(config_path, require_keys=False if offline else (names or True)))
-    with project.shared_reads.block():  # the validator's reads of the files serve the judge
-        chosen = pipeline.select(project, list(submissions) or None)
-        list_left_out(chosen.validation, "not judged")
-        sets = [Setting(s) for s in settings] or None
-        if mode is Mode.EXPORT:
-            assert export_dir is not None
-            _export(project, chosen, export_dir, names, sets)
-            return
-        if mode is Mode.IMPORT:
-            _import(project, chosen, list(files), names, status_out)
-            return
-        report = pipeline.judge(
-            project,
-            names,
-            chosen.ids,
-            sets,
-            dry_run=mode is Mode.DRY_RUN,
-            deadline_s=deadline,
-            wait_s=wait,
-            poll_s=poll,
-            collect_only=collect_only,
-        )
+    chosen = pipeline.select(project, list(submissions) or None)
+    list_left_out(chosen.validation, "not judged")
+    sets = [Setting(s) for s in settings] or None
+    if mode is Mode.EXPORT:
+        assert export_dir is not None
+        _export(project, chosen, export_dir, names, sets)
+        return
+    if mode is Mode.IMPORT:
+        _import(project, chosen, list(files), names, status_out)
+        return
+    report = pipeline.judge(
+        project,
+        names,
+        chosen.ids,
+        sets,
+        dry_run=mode is Mode.DRY_RUN,
+        deadline_s=deadline,
+        wait_s=wait,
+        poll_s=poll,
+        collect_only=collect_only,
+    )
     for note in report.notes:
         err_console.print(f"note: {note}", markup=False)
     for line in report.summary_lines():

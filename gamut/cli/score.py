@@ -85,7 +85,6 @@ def score(config_path: Path | None) -> None:
 
     project = get_project(config_path)
     project.cfg.require_judges()  # a config without judges is named before anything is read
-    project.prefetch_check_table()  # compiled on the second core while submissions are validated
     chosen = pipeline.select(project)
     list_left_out(chosen.validation, "not scored")
     tables = pipeline.score(project, chosen.ids)

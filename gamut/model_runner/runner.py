@@ -26,7 +26,6 @@ from gamut.model_runner.plan import (
     prepare,
 )
 from gamut.model_runner.provenance import production_record, record_production
-from scoring import process
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting
 from scoring.submissions import Limits
@@ -75,42 +74,40 @@ async def _write_answers(
 ) -> None:
     """Append answers as they arrive: what queued up during one write goes in the next batch.
 
-    Each answer is one complete line; a batch ends with one ``fsync`` (on a writer thread, so
-    calls keep flowing). Stops at ``None``, after writing everything queued before it.
+    Each answer is one complete line; a batch ends with one ``fsync``. Stops at ``None``, after
+    writing everything queued before it.
     """
-    loop = asyncio.get_running_loop()
-    with process.pool("answer_writer") as pool:
-        while True:
-            batch = [await inbox.get()]
-            while not inbox.empty():
-                batch.append(inbox.get_nowait())
-            answers = [a for a in batch if a is not None]
-            for setting in plan.files:
-                mine = [
-                    (qid, r.text, (r.input_tokens, r.output_tokens) if r.usage_reported else None)
-                    for s, qid, r in answers
-                    if s is setting
-                ]
-                if not mine:
-                    continue
-                await loop.run_in_executor(pool, plan.files[setting].append_many, mine)
-                stats = plan.stats[setting]
-                for s, _, r in answers:
-                    if s is setting:
-                        stats.done += 1
-                        stats.input_tokens += r.input_tokens
-                        stats.output_tokens += r.output_tokens
-                if reporter is not None:
-                    reporter.update(stats)
-            if len(answers) < len(batch):
-                return
+    while True:
+        batch = [await inbox.get()]
+        while not inbox.empty():
+            batch.append(inbox.get_nowait())
+        answers = [a for a in batch if a is not None]
+        for setting in plan.files:
+            mine = [
+                (qid, r.text, (r.input_tokens, r.output_tokens) if r.usage_reported else None)
+                for s, qid, r in answers
+                if s is setting
+            ]
+            if not mine:
+                continue
+            plan.files[setting].append_many(mine)
+            stats = plan.stats[setting]
+            for s, _, r in answers:
+                if s is setting:
+                    stats.done += 1
+                    stats.input_tokens += r.input_tokens
+                    stats.output_tokens += r.output_tokens
+            if reporter is not None:
+                reporter.update(stats)
+        if len(answers) < len(batch):
+            return
 
 
 async def run(plan: Plan, backend: Backend, reporter: Reporter | None = None) -> GenerateResult:
     """Answer every question the plan still needs, ``options.concurrency`` calls at a time.
 
     Answers are appended to their files as they arrive (complete lines, fsync), by one writer
-    that never holds up the calls. When ``options.deadline_s`` passes, calls in flight are
+    task. When ``options.deadline_s`` passes, calls in flight are
     cancelled and their questions listed as failures. A
     :class:`~gamut.model_runner.backends.FatalCallError` stops the run and is raised once the
     answers so far are on disk.

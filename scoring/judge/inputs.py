@@ -11,12 +11,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from scoring.bulk import gc_paused
 from scoring.compiler import Check
 from scoring.errors import Problem, ProblemsError
 from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting
-from scoring.submissions.responses import SharedReads, read_responses
+from scoring.submissions.responses import read_responses
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +49,6 @@ def response_units(
     root: Path,
     submissions: Iterable[str] | None = None,
     settings: Iterable[Setting] | None = None,
-    shared_reads: SharedReads | None = None,
 ) -> JudgeInputs:
     """Join questions, compiled checks and responses into units.
 
@@ -60,7 +58,6 @@ def response_units(
         root: the submissions folder.
         submissions: submission ids (default: every folder under ``root`` with a response file).
         settings: settings (default: both).
-        shared_reads: the reads the validator kept in an open block, if any.
 
     Questions without a rubric, and responses to questions that are not in the questions file,
     have nothing to judge and are skipped.
@@ -88,20 +85,19 @@ def response_units(
     shared = {qid: tuple(cs) for qid, cs in checks.items() if cs}  # one tuple per question
     units: list[ResponseUnit] = []
     problems: list[Problem] = []
-    with gc_paused():  # tens of thousands of units, none of them garbage
-        for sid in wanted:
-            for setting in setting_list:
-                path = layout.responses(sid, setting)
-                if not path.is_file():
+    for sid in wanted:
+        for setting in setting_list:
+            path = layout.responses(sid, setting)
+            if not path.is_file():
+                continue
+            responses, bad = read_responses(path)
+            problems.extend(bad)
+            for qid, text in responses.items():
+                q = by_id.get(qid)
+                cs = shared.get(qid)
+                if q is None or cs is None:
                     continue
-                responses, bad = read_responses(path, shared=shared_reads)
-                problems.extend(bad)
-                for qid, text in responses.items():
-                    q = by_id.get(qid)
-                    cs = shared.get(qid)
-                    if q is None or cs is None:
-                        continue
-                    units.append(ResponseUnit(sid, setting, qid, q.prompt(setting), text, cs))
+                units.append(ResponseUnit(sid, setting, qid, q.prompt(setting), text, cs))
     if problems:
         raise ProblemsError(problems, f"{len(problems)} problem(s) in the response files")
     return JudgeInputs(units, wanted)

@@ -19,7 +19,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scoring import process
 from scoring.compiler import CheckKind
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
@@ -340,7 +339,7 @@ def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> P
     """
 
     def write(tmp: Path) -> None:
-        table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.ARROW_THREADS)
+        table = pa.Table.from_pandas(df, preserve_index=False)
         meta = dict(table.schema.metadata or {})
         if fingerprint:
             meta[FINGERPRINT] = fingerprint.encode()
@@ -464,7 +463,7 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
     if suffix == ".parquet":
 
         def parquet(tmp: Path) -> None:
-            table = pa.Table.from_pandas(df, preserve_index=False, nthreads=process.ARROW_THREADS)
+            table = pa.Table.from_pandas(df, preserve_index=False)
             if provenance is not None:
                 meta = dict(table.schema.metadata or {})
                 meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()

@@ -41,7 +41,7 @@ from scoring.submissions import gaming
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import MAX_METADATA_BYTES, check_metadata
 from scoring.submissions.report import ERROR, Limits
-from scoring.submissions.responses import Response, SharedReads, content_hash, read_response_file
+from scoring.submissions.responses import Response, content_hash, read_response_file
 
 #: Changes whenever :func:`scoring.submissions.gaming.fingerprint`, ``normalise``, what the
 #: response reader keeps of a file, what the metadata check accepts or what a digest holds
@@ -121,15 +121,12 @@ def _encode(digest: FileDigest) -> dict[str, Any]:
     return out
 
 
-def read_digest(
-    path: Path, limits: Limits, *, fingerprints: bool, shared: SharedReads | None = None
-) -> FileDigest:
+def read_digest(path: Path, limits: Limits, *, fingerprints: bool) -> FileDigest:
     """Read one response file with the shared reader and digest it (no cache).
 
-    ``fingerprints``: also fingerprint each response for the copy check; ``shared``: the reads
-    shared with the judge in an open block, if any.
+    ``fingerprints``: also fingerprint each response for the copy check.
     """
-    read = read_response_file(path, "", "", None, limits, shared)
+    read = read_response_file(path, "", "", None, limits)
     return FileDigest(
         {q: gaming.fingerprint(r.text) for q, r in read.responses.items()}
         if fingerprints
@@ -152,15 +149,11 @@ class DigestCache:
     Args:
         path: the cache file (None: keep nothing between runs).
         limits: the size limits the files are read under (part of each entry's key).
-        shared: the reads a file's digest hands on to the judge in an open block, if any.
     """
 
-    def __init__(
-        self, path: Path | None, limits: Limits, shared: SharedReads | None = None
-    ) -> None:
+    def __init__(self, path: Path | None, limits: Limits) -> None:
         self.path = path
         self.limits = limits
-        self.shared = shared
         self._tag = f"{limits.max_response_bytes}:{limits.max_file_bytes}"
         doc = self._read() if path is not None else {}
         self._raw: dict[str, Any] = doc.get("files", {})
@@ -180,7 +173,7 @@ class DigestCache:
         if isinstance(digests, DigestCache):
             if digests.limits == limits:
                 return digests
-            return cls(digests.path, limits, digests.shared)
+            return cls(digests.path, limits)
         return cls(digests, limits)
 
     def _content_hash(self, path: Path, limit: int) -> str | None:
@@ -228,7 +221,7 @@ class DigestCache:
         key = f"{digest}:{self._tag}"
         found = self._used.get(key) or _entry(self._raw.get(key))
         if found is None or (fingerprints and found.fingerprints is None):
-            found = read_digest(path, self.limits, fingerprints=fingerprints, shared=self.shared)
+            found = read_digest(path, self.limits, fingerprints=fingerprints)
             self._changed = True
         self._used[key] = found
         self._seen.add(key)

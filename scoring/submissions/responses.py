@@ -5,13 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import threading
-from collections.abc import Callable, Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scoring import process
 from scoring.errors import Problem
 from scoring.storage import open_regular
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
@@ -74,70 +71,8 @@ def _bad_char(text: str) -> str | None:
     return f"{kind} U+{code:04X} (character {m.start() + 1})"
 
 
-#: Most bytes of files kept at once in a :class:`SharedReads` block (more are parsed again).
-SHARED_MAX_BYTES = 256 * 1024 * 1024
 #: Bytes read at a time to hash a file.
 _CHUNK = 1024 * 1024
-
-_Key = tuple[str, Limits]
-
-
-class SharedReads:
-    """Within a :meth:`block`, a response file read again with the same bytes and limits is not
-    parsed again: the responses of its first read are handed to the second.
-
-    A command that validates every submission and then reads the responses it judges parses
-    each file once instead of twice (without a cached digest, the validator reads every file).
-    Only reads that found no problem at all and checked no question ids are kept, each serves
-    one later read, and everything kept is dropped when the block ends. A nested block is part
-    of the outer one. One per :class:`~gamut.project.Project`, handed to the readers that share
-    it (the digests cache, the judge's response units); outside a block it keeps nothing. The
-    process policy's ``share_reads`` (:mod:`scoring.process`) switches the sharing on.
-    """
-
-    def __init__(self, max_bytes: int = SHARED_MAX_BYTES) -> None:
-        self.max_bytes = max_bytes
-        self._kept: dict[_Key, tuple[int, dict[str, Response]]] | None = None
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def block(self) -> Iterator[None]:
-        """Keep clean reads inside the block (when the process policy shares reads)."""
-        with self._lock:
-            outer = self._kept is not None or not process.current().share_reads
-            if not outer:
-                self._kept = {}
-        try:
-            yield
-        finally:
-            if not outer:
-                with self._lock:
-                    self._kept = None
-
-    def key(self, path: Path, limits: Limits) -> tuple[_Key, int] | None:
-        """The key of ``path``'s content in the block, and its size (None outside a block, or
-        when the file cannot be read within the limit: the reader names that)."""
-        if self._kept is None:
-            return None
-        try:
-            digest = content_hash(path, limits.max_file_bytes)
-            size = path.stat().st_size
-        except OSError:
-            return None
-        return None if digest is None else ((digest, limits), size)
-
-    def take(self, key: _Key) -> dict[str, Response] | None:
-        """The responses kept under ``key``, handed over once (None: not kept)."""
-        with self._lock:
-            kept = self._kept.pop(key, None) if self._kept is not None else None
-        return None if kept is None else dict(kept[1])
-
-    def keep(self, key: _Key, size: int, responses: dict[str, Response]) -> None:
-        """Keep a clean file's responses for the next read of it in the block, within the cap."""
-        with self._lock:
-            if self._kept is None or size + sum(n for n, _ in self._kept.values()) > self.max_bytes:
-                return
-            self._kept[key] = (size, dict(responses))
 
 
 def content_hash(path: Path, limit: int) -> str | None:
@@ -186,7 +121,6 @@ def read_response_file(
     setting: str,
     question_ids: Collection[str] | None,
     limits: Limits,
-    shared: SharedReads | None = None,
 ) -> ResponseFile:
     """Read and check one response file, reporting every problem at once.
 
@@ -196,16 +130,10 @@ def read_response_file(
         setting: ``multimodal`` or ``text_only``, for messages.
         question_ids: the public question ids of the setting, or None to skip the id checks.
         limits: the size limits.
-        shared: the reads shared in an open block (:class:`SharedReads`), if any.
 
     Returns:
         The responses by question id and the problems found.
     """
-    key = shared.key(path, limits) if shared is not None and question_ids is None else None
-    if key is not None and shared is not None:
-        kept = shared.take(key[0])
-        if kept is not None:  # a file without problems: its responses are all there is
-            return ResponseFile(kept)
     out = ResponseFile()
 
     unlisted: list[str] = []  # severities of the problems past the cap
@@ -344,8 +272,6 @@ def read_response_file(
                     "add one line for each; `gamut generate` resumes where it stopped",
                 )
             )
-    if key is not None and shared is not None and not out.problems:
-        shared.keep(*key, out.responses)
     return out
 
 
@@ -353,7 +279,6 @@ def read_responses(
     path: Path,
     display: str | None = None,
     limits: Limits | None = None,
-    shared: SharedReads | None = None,
 ) -> tuple[dict[str, str], list[Problem]]:
     """The responses of one file by question id, read exactly as the validator reads them.
 
@@ -364,11 +289,10 @@ def read_responses(
         path: the response file.
         display: its name in problems (default: the path).
         limits: the size limits (default :class:`Limits`).
-        shared: the reads shared in an open block (:class:`SharedReads`), if any.
 
     Returns:
         Question id -> response text, and every error found.
     """
-    read = read_response_file(path, display or str(path), "", None, limits or Limits(), shared)
+    read = read_response_file(path, display or str(path), "", None, limits or Limits())
     errors = [p for p in read.problems if p.severity == ERROR]
     return {qid: r.text for qid, r in read.responses.items()}, errors

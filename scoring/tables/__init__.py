@@ -14,11 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from scoring import process
 from scoring.audit import AuditLabels
 from scoring.layout import PROVENANCE_FILE, ResultsLayout
 from scoring.scorer import ScoringConfig
-from scoring.tables import judges as _judges
 from scoring.tables import registry
 from scoring.tables.columns import (
     SECONDARY_NOTE,
@@ -121,10 +119,8 @@ def iter_frames(
         drift: the ``judge_drift`` rows (none: no judge's model snapshot changed).
     """
     entries = score_tables()
-    now = process.InlineExecutor()  # built in this thread, one after another (the process policy)
-    built = registry.Built(scores, families, audit, now.submit(_audit_parts, scores, audit), costs)
+    built = registry.Built(scores, families, audit, _audit_parts(scores, audit), costs)
     built.drift = drift or []
-    built.confusions = now.submit(_judges.kind_confusions, scores)  # both kappa tables read them
     for t in [*(t for t in entries if t.early), *(t for t in entries if not t.early)]:
         built.frames[t.name] = df = t.build(built)
         yield t.name, df

@@ -2,8 +2,8 @@
 expected check, ``int8`` verdict codes and :data:`MISSING` where a check has no verdict.
 
 The Parquet file is streamed with its string columns as dictionaries and decoded a record batch
-at a time on each of two threads, so that only the matrix and a few batches are in memory and
-every step works on small integer arrays that stay in the processor's cache.
+at a time, so that only the matrix and a few batches are in memory and every step works on small
+integer arrays that stay in the processor's cache.
 """
 
 from __future__ import annotations

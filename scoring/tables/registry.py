@@ -12,7 +12,6 @@ ARCHITECTURE.md, "How to add a score table", says how to add one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -39,10 +38,9 @@ class Built:
         families: judge name -> the model family the judge belongs to.
         audit: the human audit labels, or None.
         audit_parts: the leaderboard's PPI columns and the final human verdicts (both None
-            without labels), computed on the pool beside the first tables.
+            without labels).
         costs: the leaderboard's judging columns per group (:func:`scoring.tables.cost.
             judging_cost`), or None (empty columns).
-        confusions: the per-kind confusion matrices both kappa tables read.
         drift: the ``judge_drift`` rows (each judge whose model snapshot changed, compared on
             its calibration pairs; ``gamut.pipeline.snapshot_drift``).
         frames: the tables built so far, by name.
@@ -51,28 +49,25 @@ class Built:
     scores: Scores
     families: dict[str, str]
     audit: AuditLabels | None
-    audit_parts: Future[tuple[dict[str, Any] | None, Any]]
+    audit_parts: tuple[dict[str, Any] | None, Any]
     costs: dict[str, Any] | None = None
-    confusions: Future[_judges.KindConfusions] | None = None
     drift: list[dict[str, object]] = field(default_factory=list)
-    frames: dict[str, Future[pd.DataFrame] | pd.DataFrame] = field(default_factory=dict)
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def table(self, name: str) -> pd.DataFrame:
-        """A table built earlier (its registry entry comes first, or it is built on the pool)."""
-        built = self.frames[name]
-        return built.result() if isinstance(built, Future) else built
+        """A table built earlier (its registry entry comes first)."""
+        return self.frames[name]
 
+    @cached_property
     def kind_confusions(self) -> _judges.KindConfusions:
-        """The confusion matrices of the kappa tables (computed once, on the pool)."""
-        if self.confusions is None:
-            raise RuntimeError("the confusions are submitted before the tables are built")
-        return self.confusions.result()
+        """The confusion matrices both kappa tables read (computed once)."""
+        return _judges.kind_confusions(self.scores)
 
     @cached_property
     def labels(self) -> tuple[AuditLabels, Any]:
         """The audit labels and their final verdicts (an empty set without labels)."""
         if self.audit is not None:
-            return self.audit, self.audit_parts.result()[1]
+            return self.audit, self.audit_parts[1]
         inputs = self.scores.inputs
         empty = AuditLabels.empty(len(inputs.submission_ids) * 2, inputs.checks.size)
         return empty, empty.final()
@@ -189,7 +184,7 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
     ScoreTable(
         "leaderboard",
         "Leaderboard",
-        lambda b: _tables.leaderboard(b.scores, b.audit_parts.result()[0], b.costs),
+        lambda b: _tables.leaderboard(b.scores, b.audit_parts[0], b.costs),
         site=(
             "submission_id",
             "setting",
@@ -310,13 +305,13 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
     ScoreTable(
         "judge_kappa",
         "Judge verdict agreement (Cohen's kappa)",
-        lambda b: _judges.judge_kappa(b.scores, b.kind_confusions()),
+        lambda b: _judges.judge_kappa(b.scores, b.kind_confusions),
         site=("setting", "judge_a", "judge_b", "kappa", "n_checks", "agreement"),
     ),
     ScoreTable(
         "judge_kappa_by_kind",
         "Judge verdict agreement by check kind (Cohen's kappa)",
-        lambda b: _judges.judge_kappa_by_kind(b.scores, b.kind_confusions()),
+        lambda b: _judges.judge_kappa_by_kind(b.scores, b.kind_confusions),
         site=("setting", "judge_a", "judge_b", "kind", "secondary", "kappa", "n_checks"),
     ),
     ScoreTable(

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring import __version__, process
+from scoring import __version__
 from scoring.layout import PROVENANCE_FILE as PROVENANCE_FILE
 from scoring.layout import ResultsLayout
 from scoring.scorer import ScoringConfig
@@ -97,7 +97,7 @@ def records_json(table: pa.Table) -> str:
 
 def arrow_table(df: pd.DataFrame) -> pa.Table:
     """A score table as Arrow (no index; NaN becomes null, as in every file written)."""
-    return pa.Table.from_pandas(df, preserve_index=False, nthreads=process.ARROW_THREADS)
+    return pa.Table.from_pandas(df, preserve_index=False)
 
 
 def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:

@@ -4,8 +4,7 @@ file that a reader of a folder reads: each is refused by name before it is opene
 
 Every reader runs in a thread with a time limit, so that one that waits on a pipe or reads a
 device fails the test instead of hanging it; a pipe still waited on is then opened for writing
-and closed, which ends the wait. What a refusal costs is printed by
-``benchmarks/bench_hostile_shards.py``, not asserted here.
+and closed, which ends the wait.
 """
 
 from __future__ import annotations
@@ -247,7 +246,6 @@ def test_an_audit_label_file_is_refused_by_name_and_the_others_read(
                 has_responses=np.array([[True, True]]),
                 question_ids=("q-1",),
                 check_ids=(("I1",),),
-                cache_dir=tmp_path / "cache",
             ),
         )
     got = {(p.file, p.message) for p in exc.value.problems}

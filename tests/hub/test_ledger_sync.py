@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -22,7 +21,6 @@ from gamut.hub import HubError
 from gamut.ledger_hub import PUSH_BACKOFF_S, pull, push
 from scoring.ledger import KeyScheme, Ledger, VerdictRecord, keys_array
 from scoring.ledger.store import shard_bytes
-from scoring.process import COMMAND_LINE, LIBRARY, using
 from scoring.verdicts import Verdict
 from tests.hub.conftest import LEDGER_REPO as REPO
 from tests.hub.conftest import LEDGER_SECRET as SECRET
@@ -245,33 +243,6 @@ def test_a_retry_checks_the_manifest_another_push_added(
     with pytest.raises(HubError, match="another ledger"):
         push(a, REPO, sleep=lambda s: None)
     assert set(_head(ledger_hub)) == set(_upload(other))
-
-
-def test_a_pull_downloads_on_the_programs_threads_and_as_a_library_on_its_own(
-    ledger_hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    a = _ledger(tmp_path / "a")
-    for start in range(0, 12, 3):  # several files to download
-        a.append_verdicts(_records(a.scheme, start, 3))
-    push(a, REPO)
-    started: list[str] = []
-    start_thread = threading.Thread.start
-
-    def record(thread: threading.Thread) -> None:
-        started.append(thread.name)
-        start_thread(thread)
-
-    monkeypatch.setattr(threading.Thread, "start", record)
-    for policy, name in ((LIBRARY, "library"), (COMMAND_LINE, "program")):
-        started.clear()
-        with using(policy):
-            b = _ledger(tmp_path / name)
-            assert pull(b, REPO).ingested and b.verdicts().num_rows == 12
-        ours = [t for t in started if t.startswith("gamut-")]
-        if policy is LIBRARY:
-            assert ours == []
-        else:
-            assert ours and all(t.startswith("gamut-ledger_pull") for t in ours)
 
 
 def test_pull_names_and_skips_a_corrupted_or_foreign_shard(

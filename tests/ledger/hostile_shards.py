@@ -1,7 +1,6 @@
 """Hostile verdict shards, built small in memory, and special files named like files of a
-folder (:func:`plant`): the cases of ``tests/ledger/test_hostile.py``,
-``tests/hostile/test_special_files.py`` and of ``benchmarks/bench_hostile_shards.py`` (which
-measures what each costs to refuse)."""
+folder (:func:`plant`): the cases of ``tests/ledger/test_hostile.py`` and
+``tests/hostile/test_special_files.py``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Forged and hostile shards: each is named and refused (verify, merge, reading), never trusted
 and never a traceback. The hostile files are built here, small
-(:mod:`tests.ledger.hostile_shards`); what each costs to refuse (at most 5 s and 300 MB) is
-measured by ``benchmarks/bench_hostile_shards.py``, not here."""
+(:mod:`tests.ledger.hostile_shards`)."""
 
 from __future__ import annotations
 

@@ -211,32 +211,3 @@ def test_final_verdict_matches_the_rule_written_out(
         else:
             expected = NO_VERDICT
         assert final[0, c] == expected
-
-
-def test_unchanged_labels_are_loaded_from_the_cache_and_a_change_is_read(tmp_path: Path) -> None:
-    folder = write(tmp_path / "audit", "a.jsonl", [line(), line(check_id="I2", verdict="missing")])
-    cache = tmp_path / "private" / "audit"
-    first = read(folder, cache_dir=cache)
-    entries = list(cache.glob("*.npz"))
-    assert len(entries) == 1 and (entries[0].stat().st_mode & 0o777) == 0o600
-    again = read(folder, cache_dir=cache)
-    assert again.final().tolist() == first.final().tolist()
-    assert list(cache.glob("*.npz")) == entries  # the same entry, not a new one
-    # a changed file is read again (and a bad one still refused, cache or not)
-    write(folder, "a.jsonl", [line(verdict="contradicts")])
-    assert read(folder, cache_dir=cache).verdict.tolist() == [3]
-    write(folder, "a.jsonl", [line(verdict="nope")])
-    with pytest.raises(ProblemsError):
-        read(folder, cache_dir=cache)
-    # the checks it was validated against are part of the key
-    write(folder, "a.jsonl", [line(check_id="I2")])
-    assert read(folder, cache_dir=cache).size == 1
-    with pytest.raises(ProblemsError, match="unknown check_id"):
-        read_audit(
-            folder,
-            submission_ids=SUBS,
-            has_responses=HAS,
-            question_ids=QIDS,
-            check_ids=(("I1",), CHECKS[1]),
-            cache_dir=cache,
-        )

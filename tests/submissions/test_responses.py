@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from gamut import pipeline
@@ -219,34 +218,3 @@ def test_sparse_file_creation_is_cheap(tmp_path: Path) -> None:
     with path.open("wb") as f:
         f.truncate(50 * 1024 * 1024)
     assert os.stat(path).st_size == 50 * 1024 * 1024
-
-
-def test_a_read_in_a_shared_block_is_the_read_outside_it(project: Project) -> None:
-    from scoring.process import COMMAND_LINE, using
-    from scoring.submissions.responses import SharedReads, read_response_file
-
-    folder = project.write("acme", text_only=good_lines())
-    clean, bad = folder / "text_only.jsonl", folder / "multimodal.jsonl"
-    lines = good_lines()
-    lines[1]["response"] = "  "  # a warning: this file is never handed on
-    bad.write_text(jsonl(lines))
-
-    def read(path: Path, display: str) -> tuple[dict[str, tuple[int, str]], list[Problem]]:
-        got = read_response_file(path, display, "", None, Limits(), shared)
-        return {q: (r.line, r.text) for q, r in got.responses.items()}, got.problems
-
-    shared = SharedReads()
-    want_clean, want_bad = read(clean, "a"), read(bad, "a")
-    with using(COMMAND_LINE), shared.block():
-        assert read(clean, "a") == want_clean  # kept for the next read of these bytes
-        assert read(clean, "b") == want_clean  # served: a clean file reads the same anywhere
-        assert read(bad, "a") == want_bad and read(bad, "a") == want_bad
-        assert read(bad, "b")[1] == [replace(p, file="b") for p in want_bad[1]]
-        read(clean, "a")
-        lines = good_lines()
-        lines[0]["response"] = "Pad see ew."
-        clean.write_text(jsonl(lines))  # new bytes: read anew, never the kept responses
-        assert read(clean, "a")[0]["food-0001"] == (1, "Pad see ew.")
-        with shared.block():  # a nested block is part of the outer one
-            assert read(clean, "a")[0]["food-0001"] == (1, "Pad see ew.")
-    assert read(clean, "a")[0]["food-0001"] == (1, "Pad see ew.")

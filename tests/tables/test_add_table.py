@@ -111,7 +111,7 @@ def test_a_registered_table_is_computed_written_documented_and_downloadable(
 
         # documented and downloadable on the site: its files, label and column dictionary
         docs = tmp_path / "docs"
-        dl = write_downloads(tables, docs, public=False, cache=tmp_path / "dl-cache")
+        dl = write_downloads(tables, docs, public=False)
         downloads = dl["main"]
         assert isinstance(downloads, list)
         main = {d.name: d for d in downloads}

@@ -6,7 +6,6 @@ import hashlib
 import json
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from gamut.config import load_config
 from gamut.project import Project
 from scoring.check_table import CheckTable, load_check_table
 from scoring.errors import ProblemsError, ScoringError
-from scoring.process import COMMAND_LINE, using
 from scoring.tables import tables as tables_module
 from scoring.tables import write as write_module
 from scoring.tables.registry import score_tables
@@ -97,8 +95,7 @@ def test_check_cache_follows_the_rubric_files(tmp_path: Path) -> None:
 
 
 def test_compiling_and_caching_the_checks_loads_no_table_library(tmp_path: Path) -> None:
-    # what lets `gamut score` fork the compile before it loads pandas: neither the fork's
-    # decision, nor the compile and its cache entry, loads pyarrow or pandas
+    # scoring needs no table library to compile the checks and cache them
     config = main_project().write(tmp_path)
     code = (
         "import sys\n"
@@ -114,30 +111,6 @@ def test_compiling_and_caching_the_checks_loads_no_table_library(tmp_path: Path)
     assert _fresh_process(code, config).stdout.strip() == "[]"
 
 
-#: Run in a fresh process (no thread of another test running, as in a command) under the process
-#: policy named by argv[2]: prefetch the check table of the config in argv[1] and print what
-#: happened.
-_PREFETCH = """
-import json, sys
-from gamut.config import load_config
-from gamut.project import Project
-from scoring import process
-from scoring.errors import ProblemsError
-process.enter(getattr(process, sys.argv[2]))
-project = Project(load_config(sys.argv[1]))
-project.prefetch_check_table()
-child = project._compiling
-out = {"started": child is not None}
-try:
-    table = project.check_table
-    out.update(ids=table.check_id, version=table.rubric_version, kinds=table.kind.tolist())
-except ProblemsError as exc:
-    out["problem_files"] = [str(p.file) for p in exc.problems]
-out["exitcode"] = None if child is None else child.exitcode
-print(json.dumps(out))
-"""
-
-
 def _fresh_process(code: str, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter with the config path (and ``args``) as arguments."""
     return subprocess.run(
@@ -147,59 +120,6 @@ def _fresh_process(code: str, config: Path, *args: str) -> subprocess.CompletedP
         check=True,
         cwd=Path(__file__).resolve().parents[2],
     )
-
-
-def _prefetched(config: Path, policy: str = "COMMAND_LINE") -> dict[str, Any]:
-    done = _fresh_process(_PREFETCH, config, policy)
-    assert done.stderr == ""  # the second process says nothing, even when it fails
-    result: dict[str, Any] = json.loads(done.stdout)
-    return result
-
-
-def test_checks_compiled_in_a_second_process_are_the_ones_compiled_here(tmp_path: Path) -> None:
-    config = main_project().write(tmp_path)
-    here = Project(load_config(config)).check_table  # compiled in this process (and cached)
-    cache = Project(load_config(config)).private / "checks"
-    for entry in cache.iterdir():
-        entry.unlink()
-    got = _prefetched(config)
-    assert got["started"] and got["exitcode"] == 0  # nothing cached: a second process compiled
-    assert got["ids"] == here.check_id and got["version"] == here.rubric_version
-    assert got["kinds"] == here.kind.tolist()
-    assert len(list(cache.iterdir())) == 1
-    assert _prefetched(config)["started"] is False  # cached now: nothing to start
-
-
-def test_the_engine_as_a_library_compiles_in_its_own_process(tmp_path: Path) -> None:
-    config = main_project().write(tmp_path)
-    got = _prefetched(config, "LIBRARY")
-    assert got["started"] is False and len(got["ids"]) > 0  # no fork: compiled by the caller
-
-
-def test_a_rubric_error_in_the_second_process_is_reported_here(tmp_path: Path) -> None:
-    config = main_project().write(tmp_path)
-    rubric = tmp_path / "rubrics" / "food-2.json"
-    rubric.write_text(rubric.read_text()[:-5])  # truncated JSON
-    got = _prefetched(config)
-    assert got["started"] and got["exitcode"] == 1
-    assert any("food-2.json" in f for f in got["problem_files"])
-    cache = Project(load_config(config)).private / "checks"
-    assert not list(cache.glob("*"))  # nothing cached from a bad set
-
-
-def test_no_fork_while_another_thread_runs(tmp_path: Path) -> None:
-    project = Project(load_config(main_project().write(tmp_path)))
-    release = threading.Event()
-    other = threading.Thread(target=release.wait)
-    other.start()
-    try:
-        with using(COMMAND_LINE):
-            project.prefetch_check_table()  # a fork would copy this thread only
-        assert project._compiling is None
-    finally:
-        release.set()
-        other.join()
-    assert len(project.check_table.check_id) > 0  # compiled here instead
 
 
 def test_new_rubric_check_without_verdict_makes_submissions_incomplete(tmp_path: Path) -> None:

@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from scoring.bulk import gc_paused
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.fastjson import dumps_line
 from scoring.judge.backends import JudgeRequest, Turn
@@ -419,9 +418,7 @@ def import_batch(
     report = ImportReport()
     for p in plans:
         _check_format(p.judge)
-    # every result is kept until its file is ingested, beside the items of every open pair:
-    # collections would traverse them all and free nothing (the parsed lines are trees)
-    with ledger.lock("gamut judge --import-batch"), gc_paused():
+    with ledger.lock("gamut judge --import-batch"):
         with VerdictCache(cache_path, ledger) as cache:
             cache.flush()  # what an interrupted run left: the ledger then knows every verdict
         known_index, _ = ledger.key_index()

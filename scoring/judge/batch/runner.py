@@ -19,12 +19,10 @@ import hashlib
 import secrets
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
-from scoring import process
 from scoring.judge.backends import Completion, Turn
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
@@ -248,54 +246,40 @@ def submit(
     stats: JudgeStats,
 ) -> list[BatchRecord]:
     """Submit ``asks`` in batches within the provider's limits, one attempt per batch; each
-    batch is recorded (with its keys) before it is created, and again with the provider's id.
-
-    One upload runs in a background thread while the next chunk is built (at most two chunks
-    in memory)."""
+    batch is recorded (with its keys) before it is created, and again with the provider's id."""
     out: list[BatchRecord] = []
     run = secrets.token_hex(8)
-
-    def done(fut: Future[str], rec: BatchRecord, n: int) -> None:
-        made = rec.moved("submitted", fut.result())
-        book.record(rec.moved("created"), made, with_keys=True)
-        out.append(made)
-        stats.batches_submitted += 1
-        stats.submitted += n
-
-    with process.pool("batch_upload") as pool:
-        prev: tuple[Future[str], BatchRecord, int] | None = None
-        for attempt in sorted({a.attempt for a in asks}):
-            mine = [a for a in asks if a.attempt == attempt]
-            for chunk in split(lines_of(j, api.line, todo, mine), limits_of(j, api)):
-                tag = chunk_tag(chunk, run)
-                items = [todo[ln.custom_id] for ln in chunk]
-                rec = BatchRecord(
-                    tag,
-                    PENDING + tag,
-                    j.name,
-                    j.identity,
-                    j.config.provider,
-                    "submitting",
-                    tuple(it.key for it in items),
-                    attempt,
-                    tuple(sorted({it.ids.submission_id for it in items})),
-                    now(),
-                    request_ids(
-                        [it.ids.submission_id for it in items],
-                        [it.ids.setting for it in items],
-                        [it.ids.question_id for it in items],
-                        [it.ids.check_id for it in items],
-                    ),
-                    run,
-                )
-                book.record(rec, with_keys=True)
-                fut = pool.submit(api.submit, chunk, tag)
-                del chunk, items
-                if prev is not None:
-                    done(*prev)
-                prev = (fut, rec, rec.n_requests)
-        if prev is not None:
-            done(*prev)
+    for attempt in sorted({a.attempt for a in asks}):
+        mine = [a for a in asks if a.attempt == attempt]
+        for chunk in split(lines_of(j, api.line, todo, mine), limits_of(j, api)):
+            tag = chunk_tag(chunk, run)
+            items = [todo[ln.custom_id] for ln in chunk]
+            rec = BatchRecord(
+                tag,
+                PENDING + tag,
+                j.name,
+                j.identity,
+                j.config.provider,
+                "submitting",
+                tuple(it.key for it in items),
+                attempt,
+                tuple(sorted({it.ids.submission_id for it in items})),
+                now(),
+                request_ids(
+                    [it.ids.submission_id for it in items],
+                    [it.ids.setting for it in items],
+                    [it.ids.question_id for it in items],
+                    [it.ids.check_id for it in items],
+                ),
+                run,
+            )
+            book.record(rec, with_keys=True)
+            made = rec.moved("submitted", api.submit(chunk, tag))
+            del chunk, items
+            book.record(rec.moved("created"), made, with_keys=True)
+            out.append(made)
+            stats.batches_submitted += 1
+            stats.submitted += rec.n_requests
     return out
 
 
