@@ -134,11 +134,12 @@ class JudgeConfig(BaseModel):
             )
         if self.mode == "batch" and self.provider == "replay":
             raise ValueError("provider 'replay' never calls out; it has no batch mode")
-        for key in ("max_tokens_param", "dialect"):
+        why = {"max_tokens_param": " (Anthropic's API names it max_tokens)", "dialect": ""}
+        for key, reason in why.items():
             if getattr(self, key) is not None and self.provider in ("anthropic", "replay"):
                 raise ValueError(
-                    f"'{key}' applies to OpenAI-compatible providers, not {self.provider!r}: "
-                    "remove it"
+                    f"'{key}' applies to OpenAI-compatible providers, not "
+                    f"{self.provider!r}{reason}: remove it"
                 )
         if self.dialect == "llama-cpp-python" and self.max_tokens_param == "max_completion_tokens":
             raise ValueError(

@@ -101,12 +101,15 @@ NAMED_FAULTS: tuple[str, ...] = (
 
 #: llama-cpp-python 0.3.36's answer to a body its request model refuses (here OpenAI's
 #: ``json_schema`` response format): its route handler (llama_cpp/server/errors.py) turns
-#: FastAPI's validation error into a 500 of type ``internal_server_error`` quoting pydantic.
+#: FastAPI's validation error into a 500 of type ``internal_server_error`` quoting pydantic (the
+#: message as the real server sent it, but for the install path before ``llama_cpp/``).
 LLAMA_CPP_PYTHON_INVALID = {
     "error": {
-        "message": "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
-        "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
-        "'ctx': {'expected': \"'text' or 'json_object'\"}}]",
+        "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+        "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+        "'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
+        '"llama_cpp/server/app.py", line 376, in create_chat_completion\n    POST '
+        "/v1/chat/completions\n",
         "type": "internal_server_error",
         "param": None,
         "code": None,
