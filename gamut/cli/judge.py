@@ -96,6 +96,13 @@ MAX_CHARS = 300
     "call. What an unattended collector runs: it finishes what an approved run started.",
 )
 @click.option(
+    "--check",
+    is_flag=True,
+    help="Only the preflight: one request per judge on a fixed public check shows that it "
+    "returns a usable verdict (a run does this first and stops a judge that does not); judge "
+    "nothing.",
+)
+@click.option(
     "--export-batch",
     "export_dir",
     type=click.Path(path_type=Path, file_okay=False),
@@ -129,6 +136,7 @@ def judge(
     wait: float | None,
     poll: float,
     collect_only: bool,
+    check: bool,
     export_dir: Path | None,
     import_files: bool,
     status_out: Path | None,
@@ -156,6 +164,7 @@ def judge(
 
     names = list(judges) or None
     mode = _mode(
+        check=check,
         dry_run=dry_run,
         collect_only=collect_only,
         export=export_dir is not None,
@@ -163,8 +172,11 @@ def judge(
         files=bool(files),
         narrowed=bool(submissions or settings),
     )
-    offline = mode is not Mode.JUDGE
+    offline = mode not in (Mode.JUDGE, Mode.CHECK)
     project = Project(load_config(config_path, require_keys=False if offline else (names or True)))
+    if mode is Mode.CHECK:
+        _check(project, names)
+        return
     chosen = pipeline.select(project, list(submissions) or None)
     list_left_out(chosen.validation, "not judged")
     sets = [Setting(s) for s in settings] or None
@@ -201,7 +213,7 @@ def judge(
         return
     path = pipeline.write_verdicts(project, chosen.valid)
     out_console.print(f"verdict table: {path}")
-    _exit(list(report.judges.values()), status_out, project, chosen)
+    _exit(list(report.judges.values()), status_out, project, chosen, report.stopped)
 
 
 class Mode(StrEnum):
@@ -209,6 +221,7 @@ class Mode(StrEnum):
     would do, write the requests for an offline run, or ingest that run's results."""
 
     JUDGE = "judge"
+    CHECK = "--check"
     DRY_RUN = "--dry-run"
     EXPORT = "--export-batch"
     IMPORT = "--import-batch"
@@ -216,6 +229,7 @@ class Mode(StrEnum):
 
 def _mode(
     *,
+    check: bool = False,
     dry_run: bool,
     collect_only: bool,
     export: bool,
@@ -226,7 +240,12 @@ def _mode(
     """The mode the options ask for; a usage error naming every option that does not fit it."""
     chosen = [
         m
-        for m, on in ((Mode.DRY_RUN, dry_run), (Mode.EXPORT, export), (Mode.IMPORT, import_files))
+        for m, on in (
+            (Mode.CHECK, check),
+            (Mode.DRY_RUN, dry_run),
+            (Mode.EXPORT, export),
+            (Mode.IMPORT, import_files),
+        )
         if on
     ]
     problems = []
@@ -237,13 +256,29 @@ def _mode(
         problems.append("result files are given only with --import-batch")
     if Mode.IMPORT in chosen and not files:
         problems.append("--import-batch needs the result FILE(s) to ingest")
-    if collect_only and (Mode.EXPORT in chosen or Mode.IMPORT in chosen):
+    if collect_only and {Mode.CHECK, Mode.EXPORT, Mode.IMPORT} & set(chosen):
         problems.append("--collect-only works on provider batches: drop it here")
+    if Mode.CHECK in chosen and narrowed:
+        problems.append("--check asks about a fixed public check: drop --submission/--setting")
     if Mode.IMPORT in chosen and narrowed:
         problems.append("--import-batch reads the ids from the files; drop --submission/--setting")
     if problems:
         raise click.UsageError("; ".join(problems))
     return mode
+
+
+def _check(project: Project, names: list[str] | None) -> None:
+    """--check: the preflight of the named judges alone; exit 1 when one fails."""
+    from scoring.judge.preflight import preflight
+
+    checked = preflight(project.judges(names, need_keys=True))
+    for c in checked.values():
+        (out_console if c.ok else err_console).print(str(c), markup=False)
+    if not checked:
+        out_console.print("no judge calls out (or every one has preflight = false)")
+    failed = [c for c in checked.values() if not c.ok]
+    if failed:
+        fail(f"{len(failed)} judge(s) return no usable verdict (above)", label=None)
 
 
 def _export(
@@ -298,14 +333,23 @@ def _import(
 
 
 def _exit(
-    stats: list[JudgeStats], status_out: Path | None, project: Project, chosen: Selection
+    stats: list[JudgeStats],
+    status_out: Path | None,
+    project: Project,
+    chosen: Selection,
+    stopped: dict[str, str] | None = None,
 ) -> None:
-    """Write the status file, then exit 1 when checks failed or submissions were left out, or
-    75 while batches are in flight and nothing else is wrong."""
+    """Write the status file, then exit 1 when a judge was stopped, checks failed or submissions
+    were left out, or 75 while batches are in flight and nothing else is wrong."""
     from gamut import pipeline
 
     if status_out is not None:
         atomic_write_text(status_out, pipeline.judging_status(project, chosen.ids).to_json())
+    if stopped:
+        fail(
+            f"{len(stopped)} judge(s) stopped before judging (above; nothing of theirs was "
+            "asked): change the config key named and run again"
+        )
     failures = [f for s in stats for f in s.failures]
     unfinished = sum(s.unfinished for s in stats)
     in_flight = sum(s.in_flight for s in stats)

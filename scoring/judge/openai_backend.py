@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -77,6 +78,8 @@ def classify(exc: Exception, redact: Any) -> BackendError:
         )
     if isinstance(exc, openai.APIStatusError):
         transient = exc.status_code in _RETRYABLE or exc.status_code >= 500
+        if transient and exc.status_code >= 500:
+            transient = not says_invalid_request(exc.response.text)
         return BackendError(
             ErrorKind.API_ERROR if transient else ErrorKind.REJECTED,
             msg,
@@ -109,11 +112,54 @@ def chat_body(
         judge.token_limit_key: judge.max_tokens,
     }
     if judge.structured_output:
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "verdict", "strict": True, "schema": REPLY_SCHEMA},
-        }
+        body["response_format"] = response_format(judge.request_dialect)
     return body
+
+
+def response_format(dialect: str) -> dict[str, Any]:
+    """The ``response_format`` that asks a server of ``dialect`` for a verdict object.
+
+    - ``openai``: ``{"type": "json_schema", "json_schema": {"name", "strict", "schema"}}``, the
+      shape OpenAI documents and vLLM (its ``JSONSchemaResponseFormat``), SGLang, llama-server,
+      Ollama and LM Studio read;
+    - ``llama-cpp-python``: ``{"type": "json_object", "schema": ...}`` (0.3.36's
+      ``ChatCompletionRequestResponseFormat`` allows only ``text`` and ``json_object``);
+    - ``tgi``: ``{"type": "json", "value": ...}`` (TGI's ``GrammarType``, tagged ``type`` with
+      content ``value``; it has no ``json_schema`` key).
+    """
+    if dialect == "llama-cpp-python":
+        return {"type": "json_object", "schema": REPLY_SCHEMA}
+    if dialect == "tgi":
+        return {"type": "json", "value": REPLY_SCHEMA}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "verdict", "strict": True, "schema": REPLY_SCHEMA},
+    }
+
+
+#: What an error body says when the request itself is invalid, whatever the HTTP status
+#: (llama-cpp-python answers a body its request model refuses with a 500 quoting pydantic's
+#: error; OpenAI's type ``invalid_request_error``; TGI's 422 "Failed to deserialize").
+_INVALID_REQUEST = re.compile(
+    r"invalid_request_error|validation error|literal_error|extra_forbidden|"
+    r"unsupported parameter|unrecognized request argument|failed to deserialize",
+    re.IGNORECASE,
+)
+
+
+def says_invalid_request(body: str) -> bool:
+    """Whether an error body says that the request itself is invalid (so asking again with the
+    same request cannot succeed)."""
+    return _INVALID_REQUEST.search(body[:20_000]) is not None
+
+
+async def _no_retry_of_invalid_requests(response: Any) -> None:
+    """An HTTP client response hook: a 5xx whose body says the request is invalid gets the
+    ``x-should-retry: false`` header the OpenAI SDK honours, so it is not retried as transient."""
+    if response.status_code >= 500:
+        await response.aread()
+        if says_invalid_request(response.text):
+            response.headers["x-should-retry"] = "false"
 
 
 _FINISHED = {"completed", "expired", "cancelled", "failed"}
@@ -257,7 +303,13 @@ class OpenAIBackend(BatchBackend):
 
             n = math.ceil(self.judge.max_concurrency / CONNECTIONS_PER_CLIENT)
             self._clients = [
-                openai.AsyncOpenAI(**client_options(self.judge, self._api_key)) for _ in range(n)
+                openai.AsyncOpenAI(
+                    **client_options(self.judge, self._api_key),
+                    http_client=openai.DefaultAsyncHttpxClient(
+                        event_hooks={"response": [_no_retry_of_invalid_requests]}
+                    ),
+                )
+                for _ in range(n)
             ]
         self._turn = (self._turn + 1) % len(self._clients)
         return self._clients[self._turn]

@@ -128,6 +128,8 @@ class JudgeReport:
     elapsed_s: float = 0.0
     #: what the run had to repair (a corrupt working index rebuilt, ...), for people
     notes: list[str] = field(default_factory=list)
+    #: judges stopped before their first request (a failed preflight): name -> why
+    stopped: dict[str, str] = field(default_factory=dict)
 
     @property
     def failures(self) -> list[Failure]:
@@ -137,7 +139,11 @@ class JudgeReport:
     @property
     def ok(self) -> bool:
         """True when every planned call ended with a verdict."""
-        return not self.failures and not any(s.unfinished for s in self.judges.values())
+        return (
+            not self.failures
+            and not self.stopped
+            and not any(s.unfinished for s in self.judges.values())
+        )
 
     @property
     def waiting(self) -> int:
@@ -151,7 +157,7 @@ class JudgeReport:
 
     def summary_lines(self) -> list[str]:
         """One human-readable line per judge (never any rubric or response text)."""
-        out = []
+        out = [f"stopped before judging: {why}" for why in self.stopped.values()]
         for s in self.judges.values():
             if self.dry_run:
                 flying = f", {s.in_flight} already in flight" if s.in_flight else ""

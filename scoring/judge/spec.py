@@ -15,6 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from scoring.errors import Problem
 
+#: Dialects whose servers read the output-token limit as ``max_tokens`` only (llama-cpp-python
+#: 0.3.36's request model has no other; TGI 3.3 reads max_completion_tokens as an alias, its
+#: earlier releases do not).
+_MAX_TOKENS_ONLY = ("llama-cpp-python", "tgi")
+
 
 class JudgeConfig(BaseModel):
     """One LLM judge. Its identity is provider + model + prompt version + decoding settings."""
@@ -41,6 +46,21 @@ class JudgeConfig(BaseModel):
         "max_tokens, which openai-python marks deprecated); vLLM reads both; 'max_tokens' for a "
         "server that knows only the old name. Not part of the judge's identity: the limit is "
         "the same under either name.",
+    )
+    dialect: Literal["openai", "llama-cpp-python", "tgi"] | None = Field(
+        default=None,
+        description="OpenAI-compatible providers: the server's request shape for structured "
+        "output. 'openai' (the default): response_format json_schema (OpenAI, vLLM, SGLang, "
+        "llama.cpp's llama-server, Ollama, LM Studio); 'llama-cpp-python': json_object with "
+        "a schema, and max_tokens (its server reads no other limit); 'tgi': Text Generation "
+        "Inference's json grammar, and max_tokens. Not part of the judge's identity: the "
+        "same schema constrains the reply in every shape.",
+    )
+    preflight: bool = Field(
+        default=True,
+        description="Before a run calls this judge, one request on a fixed public check shows "
+        "that it returns a usable verdict; when not, the judge is stopped with the server's "
+        "error, after at most 3 requests.",
     )
     timeout_s: Annotated[float, Field(gt=0)] = 120.0
     prompt_version: str = "v1"
@@ -114,17 +134,33 @@ class JudgeConfig(BaseModel):
             )
         if self.mode == "batch" and self.provider == "replay":
             raise ValueError("provider 'replay' never calls out; it has no batch mode")
-        if self.max_tokens_param is not None and self.provider in ("anthropic", "replay"):
+        why = {"max_tokens_param": " (Anthropic's API names it max_tokens)", "dialect": ""}
+        for key, reason in why.items():
+            if getattr(self, key) is not None and self.provider in ("anthropic", "replay"):
+                raise ValueError(
+                    f"'{key}' applies to OpenAI-compatible providers, not "
+                    f"{self.provider!r}{reason}: remove it"
+                )
+        if self.dialect == "llama-cpp-python" and self.max_tokens_param == "max_completion_tokens":
             raise ValueError(
-                f"'max_tokens_param' applies to OpenAI-compatible providers, not "
-                f"{self.provider!r} (Anthropic's API names it max_tokens): remove it"
+                "dialect 'llama-cpp-python': its server reads max_tokens only (it ignores "
+                "max_completion_tokens, so the reply would not be limited): remove "
+                "max_tokens_param"
             )
         return self
 
     @property
+    def request_dialect(self) -> str:
+        """The request shape the judge's server accepts (``dialect``, default ``openai``)."""
+        return self.dialect or "openai"
+
+    @property
     def token_limit_key(self) -> str:
-        """The chat completions body key of the output-token limit (``max_tokens_param``)."""
-        return self.max_tokens_param or "max_completion_tokens"
+        """The chat completions body key of the output-token limit: ``max_tokens_param``, or
+        ``max_tokens`` for a dialect that reads only that, else ``max_completion_tokens``."""
+        if self.max_tokens_param:
+            return self.max_tokens_param
+        return "max_tokens" if self.dialect in _MAX_TOKENS_ONLY else "max_completion_tokens"
 
     def prices(self, mode: str) -> tuple[float, float, float] | None:
         """(input, cached input, output) USD per million tokens in ``mode``, or None when the

@@ -43,7 +43,9 @@ credential it received, as careless providers do; for testing that keys are reda
 ``"400_echo"`` (a rejected request whose error message quotes the whole prompt back, as some
 providers do; for testing that held text never reaches a log); ``"404_echo"``, ``"422_echo"``,
 ``"429_echo"`` and ``"500_echo"`` quote it too, in the message and as the error's type (a
-self-hosted server's error body is any text).
+self-hosted server's error body is any text); ``"500_invalid"`` is a 500 whose body says the
+request itself is invalid, as llama-cpp-python's server answers a response format it does not
+know.
 
 ``reply_hook(request, payload) -> payload | bytes``, when set, rewrites every successful reply
 before it is sent (a dict is sent as JSON, bytes as they are): malformed usage blocks, deeply
@@ -88,7 +90,31 @@ FAULTS: tuple[str, ...] = (
 )
 
 #: Faults that are only ever asked for by name (never drawn by :func:`random_faults`).
-NAMED_FAULTS: tuple[str, ...] = ("400_echo", "404_echo", "422_echo", "429_echo", "500_echo")
+NAMED_FAULTS: tuple[str, ...] = (
+    "400_echo",
+    "404_echo",
+    "422_echo",
+    "429_echo",
+    "500_echo",
+    "500_invalid",
+)
+
+#: llama-cpp-python 0.3.36's answer to a body its request model refuses (here OpenAI's
+#: ``json_schema`` response format): its route handler (llama_cpp/server/errors.py) turns
+#: FastAPI's validation error into a 500 of type ``internal_server_error`` quoting pydantic (the
+#: message as the real server sent it, but for the install path before ``llama_cpp/``).
+LLAMA_CPP_PYTHON_INVALID = {
+    "error": {
+        "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+        "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+        "'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
+        '"llama_cpp/server/app.py", line 376, in create_chat_completion\n    POST '
+        "/v1/chat/completions\n",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
 
 Responder = Callable[[dict[str, Any]], str]
 FaultFn = Callable[["RecordedRequest"], "str | None"]
@@ -510,6 +536,8 @@ class FakeLLMServer:
                 json.dumps(err).encode(),
                 {"retry-after": f"{self.retry_after:g}"} if self.retry_500 else None,
             )
+        elif fault == "500_invalid":
+            self._write(writer, 500, json.dumps(LLAMA_CPP_PYTHON_INVALID).encode())
         elif fault == "400":
             err = {
                 "type": "error",

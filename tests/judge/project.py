@@ -183,13 +183,18 @@ def openai_judge(
     retries: int = 2,
     provider: str = "openai",
     extra: str = "",
+    preflight: bool = False,
 ) -> str:
-    """A ``[judges.NAME]`` table for an OpenAI-compatible (or Anthropic) judge at ``base_url``."""
+    """A ``[judges.NAME]`` table for an OpenAI-compatible (or Anthropic) judge at ``base_url``;
+    without the preflight request unless asked (tests count the requests a run makes)."""
     return (
         f'[judges.{name}]\nprovider = "{provider}"\nmodel = "judge-model"\n'
         f'base_url = "{base_url}"\napi_key_env = "GAMUT_TEST_KEY"\nfamily = "gpt"\n'
         f"max_concurrency = {concurrency}\nprimary = {'true' if primary else 'false'}\n"
-        f"timeout_s = {timeout}\nmax_retries = {retries}\n" + extra + "\n"
+        f"timeout_s = {timeout}\nmax_retries = {retries}\n"
+        + ("" if preflight else "preflight = false\n")
+        + extra
+        + "\n"
     )
 
 

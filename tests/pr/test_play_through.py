@@ -405,7 +405,8 @@ def test_a_submission_pull_request_end_to_end(
     _gamut(base, env, "judge", "--config", cfg, "--submission", "new-model")
     new_calls = len(llm.requests) - base_calls
     n_checks = sum(len(compile_rubric(MetaRubric.model_validate(r))) for r in RUBRICS)
-    assert new_calls == n_checks, "only the new submission is judged; the rest is cached"
+    # the preflight's one request, then only the new submission: the rest is cached
+    assert new_calls == 1 + n_checks, "only the new submission is judged; the rest is cached"
     assert hub.requests and {r.authorization for r in hub.requests} == {f"Bearer {TOKEN}"}
     _gamut(base, env, "score", "--config", cfg)
     out = tmp_path / "runner" / "comment" / "comment.md"
