@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring.errors import GamutError
-from scoring.tables.columns import arrow_type
+from scoring.tables.columns import TABLES, arrow_type
 from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS, verdict_column_order
 
 
@@ -136,6 +136,24 @@ def response_table(
     return pa.table({c: pa.array(v, arrow_type("responses", c)) for c, v in cols.items()})
 
 
+def published_types(name: str, table: pa.Table) -> pa.Table:
+    """``table`` in the published schema, the one every copy of table ``name`` has (the site's
+    downloads and the Hub dataset): dictionary and large-string columns as plain ``string``, and
+    an all-null column (Arrow ``null``, as pandas writes an empty text column) as its documented
+    type. ``datasets`` then reads every file of one config as one table."""
+    for i, field in enumerate(table.schema):
+        col = table.column(i)
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        if pa.types.is_large_string(col.type):
+            col = col.cast(pa.string())
+        if pa.types.is_null(col.type) and field.name in TABLES.get(name, {}):
+            col = col.cast(arrow_type(name, field.name))
+        if col is not table.column(i):
+            table = table.set_column(i, pa.field(field.name, col.type), col)
+    return table
+
+
 #: The published response table's columns, in order.
 RESPONSE_COLUMNS = ("submission_id", "setting", "question_id", "response", "length")
 
@@ -144,6 +162,7 @@ __all__ = [
     "RESPONSE_COLUMNS",
     "codes",
     "judge_ids",
+    "published_types",
     "response_table",
     "submission_slices",
     "verdict_table",

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -23,8 +24,10 @@ from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
 from generator import SiteError, downloads_size
+from scoring.tables import published_types
 from scoring.tables.columns import TABLES, VERDICT_KEY
 from scoring.verdicts import VERDICT_COLUMNS
+from tests.dataset_loading import card_configs, load_configs, read_everywhere
 from tests.generator.fixture_tables import JUDGES, QUESTIONS, write_fixture_config
 
 pytestmark = pytest.mark.slow
@@ -188,10 +191,10 @@ def test_leaderboard_parquet_keeps_the_published_types(built: tuple[GamutConfig,
     cfg, site = built
     lb = pq.read_table(site / "downloads" / "leaderboard.parquet")
     source = pq.read_table(cfg.path(cfg.store.results) / "leaderboard.parquet")
-    assert (
-        lb.equals(source)
-        and lb.schema.field("parameters").type == source.schema.field("parameters").type
-    )
+    # the results file's values in the published types: text as plain strings, never Arrow null
+    assert lb.equals(published_types("leaderboard", source))
+    assert lb.schema.field("parameters").type == pa.string()
+    assert not any(pa.types.is_large_string(f.type) or pa.types.is_null(f.type) for f in lb.schema)
 
 
 def test_responses_are_downloadable_with_their_lengths(built: tuple[GamutConfig, Path]) -> None:
@@ -240,3 +243,23 @@ def test_the_site_has_a_dataset_card_naming_every_file(built: tuple[GamutConfig,
     page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
     assert 'href="downloads/README.md"' in page
     assert not (site / "downloads" / "README.html").exists(), "a file, not a page"
+
+
+def test_the_downloads_folder_loads_as_a_dataset(
+    built: tuple[GamutConfig, Path], tmp_path: Path
+) -> None:
+    _, site = built
+    dl = site / "downloads"
+    configs = card_configs(dl)
+    tables = {p.stem: read_everywhere(p) for p in dl.glob("*.parquet")}
+    assert sorted(configs) == sorted(tables) and all(tables.values())  # empty: test_publish
+    assert all(files == [f"{name}.parquet"] for name, files in configs.items())
+    loaded = load_configs(dl, tmp_path / "hf", sorted(configs))
+    for name, got in loaded.items():
+        assert got["rows"] == tables[name] > 0, name
+        assert got["columns"] == pq.read_schema(dl / f"{name}.parquet").names, name
+        assert "null" not in got["features"].values(), name
+    board = pd.read_json(dl / "leaderboard.json")
+    parquet = pd.read_parquet(dl / "leaderboard.parquet")
+    assert list(board.columns) == list(parquet.columns) and len(board) == len(parquet)
+    assert board["gamut"].round(9).tolist() == parquet["gamut"].round(9).tolist()
