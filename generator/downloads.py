@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from generator import every_eval
 from generator.render import file_id
 from generator.tables import ScoreTables, SiteError
 from scoring.questions import Question
@@ -214,6 +215,22 @@ def _write_verdict_files(table: pa.Table, out: Path, provenance: dict[str, Any])
     return [str(c) for c in table.column_names]
 
 
+def _every_eval_download(lb: pd.DataFrame, prov: dict[str, Any], out: Path) -> Download:
+    """The leaderboard in Every Eval Ever's format (:mod:`generator.every_eval`)."""
+    n = every_eval.write_every_eval(lb, prov, out)
+    path = out / every_eval.FILE
+    return Download(
+        "Every Eval Ever",
+        "every_eval_ever",
+        n,
+        [("JSON Lines", f"downloads/{path.name}", path.stat().st_size)],
+        f'[json.loads(line) for line in open("{path.name}")]',
+        dict(every_eval.KEYS),
+        "One document per submission in the format of Every Eval Ever (its eval.schema.json, "
+        f"schema version {every_eval.SCHEMA_VERSION}), one per line.",
+    )
+
+
 def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
     if questions is not None:
         return {q.question_id: q.domain for q in questions}
@@ -300,6 +317,7 @@ def write_downloads(
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
         main.append(_table_download(name, label, df, out, path, prov))
 
+    main.append(_every_eval_download(lb, prov, out))
     per_sub: dict[str, dict[str, str]] = {}
     columns: list[str] = []
     verdicts: Download | None = None
