@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import html
 import io
 import json
@@ -263,3 +264,31 @@ def test_the_downloads_folder_loads_as_a_dataset(
     parquet = pd.read_parquet(dl / "leaderboard.parquet")
     assert list(board.columns) == list(parquet.columns) and len(board) == len(parquet)
     assert board["gamut"].round(9).tolist() == parquet["gamut"].round(9).tolist()
+
+
+def test_the_croissant_description_validates_and_reads_every_table(
+    built: tuple[GamutConfig, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mlcroissant as mlc
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # offline: any request would fail
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    _, site = built
+    dl = site / "downloads"
+    doc = json.loads((dl / "croissant.json").read_text(encoding="utf-8"))
+    assert doc["conformsTo"] == "http://mlcommons.org/croissant/1.0"
+    dataset = mlc.Dataset(jsonld=dl / "croissant.json")
+    issues = dataset.metadata.ctx.issues
+    assert not issues.errors and not issues.warnings, issues.report()
+    tables = {p.name: pq.read_metadata(p).num_rows for p in dl.glob("*.parquet")}
+    files = {f["@id"]: f for f in doc["distribution"]}
+    assert sorted(files) == sorted(tables)
+    for record_set in dataset.metadata.record_sets:
+        name = f"{record_set.name}.parquet"
+        rows = sum(1 for _ in dataset.records(record_set=record_set.uuid))
+        assert rows == tables[name], name
+        assert files[name]["sha256"] == hashlib.sha256((dl / name).read_bytes()).hexdigest()
+    page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
+    assert 'href="downloads/croissant.json"' in page
