@@ -25,7 +25,7 @@ _LEVEL = 0.95
 
 def _number(value: Any) -> float | None:
     """A finite float, or None for a missing or NaN value."""
-    if value is None or isinstance(value, bool):
+    if value is None or isinstance(value, bool) or bool(pd.isna(value)):
         return None
     out = float(value)
     return out if math.isfinite(out) else None
@@ -34,7 +34,8 @@ def _number(value: Any) -> float | None:
 def _strings(pairs: dict[str, Any]) -> dict[str, str]:
     """The schema's ``additional_details``: every value a string, missing ones left out."""
     out: dict[str, str] = {}
-    for key, value in pairs.items():
+    for key, raw in pairs.items():
+        value = raw.item() if hasattr(raw, "item") else raw  # numpy scalars as Python's
         if value is None or (not isinstance(value, str) and bool(pd.isna(value))):
             continue
         if isinstance(value, bool):
@@ -53,7 +54,7 @@ def _judge(name: str, j: dict[str, Any]) -> dict[str, Any]:
         "id": f"{provider}/{model}",
         "inference_platform": provider,
         "additional_details": {
-            "deployment_type": "externally_managed" if j.get("mode") else "unknown",
+            "deployment_type": "unknown",
             "model_availability": "unknown",
             **_strings(
                 {
