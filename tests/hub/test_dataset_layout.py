@@ -97,7 +97,6 @@ def test_the_site_and_the_hub_copies_share_one_schema(tmp_path: Path) -> None:
         load_tables(project.results_layout.root),
         docs,
         public=project.rubrics_public,
-        cache=tmp_path / "site-cache",
         questions=project.questions,
     )
     site = docs / "downloads"
