@@ -28,6 +28,7 @@ from scoring.tables import (
     arrow_type,
     dictionary,
     judge_ids,
+    published_types,
     response_table,
     submission_slices,
     undocumented,
@@ -47,26 +48,8 @@ class PublishFile:
     data: bytes
 
 
-def _plain_strings(table: pa.Table) -> pa.Table:
-    """Categorical and large-string columns become plain ``string`` columns.
-
-    Every file then has the same simple types whatever pandas produced; ``datasets`` reads all the
-    files of one config as one table.
-    """
-    for i, field in enumerate(table.schema):
-        col = table.column(i)
-        if pa.types.is_dictionary(field.type):
-            col = pa.chunked_array([c.dictionary_decode() for c in col.chunks],
-                                   type=field.type.value_type)  # fmt: skip
-        if pa.types.is_large_string(col.type):
-            col = col.cast(pa.string())
-        if col is not table.column(i):
-            table = table.set_column(i, pa.field(field.name, col.type), col)
-    return table
-
-
 def _documented(name: str, table: pa.Table) -> pa.Table:
-    """``table`` with every column documented and all-null columns given their published type.
+    """``table`` with every column documented, in its published types (:func:`published_types`).
 
     Raises:
         HubError: a column has no entry in :data:`scoring.tables.columns.TABLES`.
@@ -77,11 +60,7 @@ def _documented(name: str, table: pa.Table) -> pa.Table:
             f"{name}: undocumented columns {', '.join(missing)}; describe them in "
             "scoring/tables/columns.py (TABLES) so the dataset card can document them"
         )
-    for i, field in enumerate(table.schema):
-        if pa.types.is_null(field.type):
-            kind = arrow_type(name, field.name)
-            table = table.set_column(i, pa.field(field.name, kind), table.column(i).cast(kind))
-    return table
+    return published_types(name, table)
 
 
 def _parquet_bytes(table: pa.Table, provenance: dict[str, Any] | None) -> bytes:
@@ -94,7 +73,7 @@ def _parquet_bytes(table: pa.Table, provenance: dict[str, Any] | None) -> bytes:
 
 
 def _frame_table(df: pd.DataFrame) -> pa.Table:
-    return _plain_strings(pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False))
+    return pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False)
 
 
 def _safe_name(submission_id: str) -> str:
@@ -225,7 +204,6 @@ def publish_files(project: Project, repo_id: str | None = None) -> list[PublishF
             questions.column("domain").to_pylist(), strict=True)
     )  # fmt: skip
     verdicts = verdict_table(verdict_file, public, judge_ids(provenance or {}), domains)
-    verdicts = _plain_strings(verdicts)
     parts = submission_slices(verdicts)
     for sid in sorted(parts):
         add("verdicts", f"data/verdicts/{_safe_name(sid)}.parquet", parts[sid])

@@ -20,7 +20,9 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
+from generator import every_eval
 from generator.render import file_id
 from generator.tables import ScoreTables, SiteError
 from scoring.questions import Question
@@ -32,6 +34,7 @@ from scoring.tables import (
     arrow_type,
     dictionary,
     judge_ids,
+    published_types,
     response_table,
     score_tables,
     submission_slices,
@@ -104,27 +107,30 @@ def _with_provenance(table: pa.Table, provenance: dict[str, Any]) -> pa.Table:
     return table.replace_schema_metadata(meta)
 
 
-def _typed_parquet(df: pd.DataFrame, table: str, path: Path, provenance: dict[str, Any]) -> None:
-    """Write ``df`` with the dictionary's types (so an all-null column is still typed) and the
-    run's provenance."""
-    arrays = [pa.array(df[c].tolist(), type=arrow_type(table, c)) for c in df.columns]
-    typed = pa.Table.from_arrays(arrays, names=list(df.columns))
-    pq.write_table(_with_provenance(typed, provenance), path, compression="zstd")
+def _write_parquet(table: pa.Table, name: str, path: Path, provenance: dict[str, Any]) -> None:
+    """Write ``table`` in its published types (:func:`published_types`, the Hub copy's schema)
+    with the run's provenance."""
+    typed = _with_provenance(published_types(name, table), provenance)
+    pq.write_table(typed, path, compression="zstd")
 
 
 def _publish_parquet(
     source: Path | None, df: pd.DataFrame, table: str, path: Path, provenance: dict[str, Any]
 ) -> None:
-    """The results file itself when it carries the provenance (as ``gamut score`` writes it),
-    else ``df`` written with the dictionary's types and the provenance."""
-    if source is not None:
-        if PROVENANCE_KEY in (pq.read_schema(source).metadata or {}):
-            shutil.copyfile(source, path)
-            return
-        typed = pq.read_table(source)
-        pq.write_table(_with_provenance(typed, provenance), path, compression="zstd")
+    """The results file itself when it carries the provenance and already has the published
+    types (as ``gamut score`` writes it), else its table (or ``df``, typed by the dictionary)
+    written in the published types with the provenance."""
+    if source is None:
+        arrays = [pa.array(df[c].tolist(), type=arrow_type(table, c)) for c in df.columns]
+        _write_parquet(pa.Table.from_arrays(arrays, names=list(df.columns)), table, path,
+                       provenance)  # fmt: skip
         return
-    _typed_parquet(df, table, path, provenance)
+    schema = pq.read_schema(source)
+    empty = schema.empty_table()  # the types decide: the rows are read only to be rewritten
+    if published_types(table, empty) is empty and PROVENANCE_KEY in (schema.metadata or {}):
+        shutil.copyfile(source, path)
+        return
+    _write_parquet(pq.read_table(source), table, path, provenance)
 
 
 #: What each key of ``provenance.json`` records (the downloads page lists them).
@@ -199,20 +205,30 @@ def _write_verdict_files(table: pa.Table, out: Path, provenance: dict[str, Any])
     the (stable) provenance as file metadata."""
     (out / "verdicts").mkdir(parents=True, exist_ok=True)
     table = _with_provenance(table, _stable(provenance))
-    parts = submission_slices(table)
-
-    def one(item: tuple[str, pa.Table]) -> None:
-        sid, part = item
+    parts = {sid: published_types("verdicts", p) for sid, p in submission_slices(table).items()}
+    schema = published_types("verdicts", table.slice(0, 0)).schema
+    for sid, part in sorted(parts.items()):
         pq.write_table(part, out / "verdicts" / f"{file_id(sid)}.parquet", **_PARQUET)
-
-    for item in sorted(parts.items()):
-        one(item)
-    with pq.ParquetWriter(out / "verdicts.parquet", table.schema, **_PARQUET) as writer:
+    with pq.ParquetWriter(out / "verdicts.parquet", schema, **_PARQUET) as writer:
         for sid in sorted(parts):  # one row group per submission
             writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
-        if not parts:
-            writer.write_table(table)
     return [str(c) for c in table.column_names]
+
+
+def _every_eval_download(lb: pd.DataFrame, prov: dict[str, Any], out: Path) -> Download:
+    """The leaderboard in Every Eval Ever's format (:mod:`generator.every_eval`)."""
+    n = every_eval.write_every_eval(lb, prov, out)
+    path = out / every_eval.FILE
+    return Download(
+        "Every Eval Ever",
+        "every_eval_ever",
+        n,
+        [("JSON Lines", f"downloads/{path.name}", path.stat().st_size)],
+        f'[json.loads(line) for line in open("{path.name}")]',
+        dict(every_eval.KEYS),
+        "One document per submission in the format of Every Eval Ever (its eval.schema.json, "
+        f"schema version {every_eval.SCHEMA_VERSION}), one per line.",
+    )
 
 
 def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
@@ -258,8 +274,7 @@ def write_downloads(
     source = ResultsLayout(tables.results).table("leaderboard")
     _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
     records = json.loads(lb.to_json(orient="records", date_format="iso"))
-    payload = {"provenance": tables.provenance, "rows": records}
-    lb_json.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    lb_json.write_text(json.dumps(records, indent=1), encoding="utf-8")
     main.append(
         Download(
             "Leaderboard",
@@ -272,8 +287,9 @@ def write_downloads(
             ],
             'pd.read_csv("leaderboard.csv")',
             _describe("leaderboard", list(lb.columns)),
-            "One row per submission, setting and judge; the JSON file also holds the run's "
-            "provenance (rubric version, judges, scoring parameters).",
+            "One row per submission, setting and judge. The JSON file is an array of "
+            "records, one object per row, as pandas' `read_json` reads it; the run's "
+            "provenance is in `provenance.json`.",
         )
     )
     prov_file = out / PROVENANCE_FILE
@@ -301,6 +317,7 @@ def write_downloads(
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
         main.append(_table_download(name, label, df, out, path, prov))
 
+    main.append(_every_eval_download(lb, prov, out))
     per_sub: dict[str, dict[str, str]] = {}
     columns: list[str] = []
     verdicts: Download | None = None
@@ -367,6 +384,24 @@ def responses_download(
 CARD_STAGING = ".card/README.md"
 
 
+def _configs(downloads: list[Download]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The card's ``configs:``, one per table with rows, each naming its Parquet file (so that
+    ``datasets`` guesses no split from a file name), and the empty tables left out."""
+    configs: list[dict[str, Any]] = []
+    empty: list[str] = []
+    for d in downloads:
+        parquet = next((p for fmt, p, _ in d.files if fmt == "Parquet"), None)
+        if parquet is None:
+            continue
+        if d.rows == 0:
+            empty.append(d.name)
+            continue
+        files = [{"split": "train", "path": parquet.removeprefix("downloads/")}]
+        default = {"default": True} if d.name == "leaderboard" else {}
+        configs.append({"config_name": d.name, "data_files": files, **default})
+    return configs, empty
+
+
 def dataset_card(
     downloads: list[Download],
     provenance: dict[str, Any],
@@ -378,13 +413,18 @@ def dataset_card(
     """The site's dataset card (``downloads/README.md``): a Hugging Face style YAML header, then
     the run's provenance, every file with its rows and column dictionary, licence and citation."""
     judges = provenance.get("judges") or {}
+    configs, empty = _configs(downloads)
+    meta = {
+        "license": "apache-2.0",
+        "pretty_name": title,
+        "language": ["en"],
+        "task_categories": ["visual-question-answering"],
+        "tags": ["gamut", "leaderboard", "llm-as-judge", "evaluation"],
+        "configs": configs,
+    }
     header = [
         "---",
-        "license: apache-2.0",
-        f"pretty_name: {json.dumps(title)}",
-        "language: [en]",
-        "task_categories: [visual-question-answering]",
-        "tags: [gamut, leaderboard, llm-as-judge, evaluation]",
+        yaml.safe_dump(meta, sort_keys=False).rstrip(),
         "---",
         "",
         f"# {title}: downloads",
@@ -407,6 +447,30 @@ def dataset_card(
         "Every Parquet file carries this provenance as file metadata (`gamut.provenance`; the "
         "verdict files without `generated_at`); `provenance.json` holds it too.",
         "",
+        "## Loading",
+        "",
+        "Each table is a config of this folder (the `configs:` header names its Parquet file):",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        'leaderboard = load_dataset("path/to/downloads", "leaderboard", split="train")',
+        "",
+        "import pandas as pd  # or one file",
+        'board = pd.read_json("leaderboard.json")  # an array of records, one per row',
+        "```",
+        "",
+        *(
+            [
+                "Empty in this release, so not a config (`datasets` loads no zero-row table; "
+                "pandas, pyarrow and DuckDB read the file): "
+                + ", ".join(f"`{n}`" for n in empty)
+                + ".",
+                "",
+            ]
+            if empty
+            else []
+        ),
         "## Files",
         "",
     ]

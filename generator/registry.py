@@ -18,6 +18,7 @@ from generator.badges import write_badges
 from generator.cite import cite_page
 from generator.compare import compare_page, write_compare_data
 from generator.cost import cost_page
+from generator.croissant import write_croissant
 from generator.downloads import (
     CARD_STAGING,
     Download,
@@ -91,10 +92,13 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
 
 
 def _stage_card(spec: SiteSpec, tables: ScoreTables, docs: Path, listed: list[Download]) -> None:
-    """Write the dataset card where the build takes it from after mkdocs, and list it with the
-    provenance download."""
+    """Write the dataset card where the build takes it from after mkdocs and the Croissant
+    description beside the files, and list both with the provenance download."""
     card = docs / CARD_STAGING
     prov = next(d for d in listed if d.name == "provenance")
+    about = {"title": spec.title, "description": spec.description, "url": spec.url or ""}
+    jsonld = write_croissant(listed, docs / "downloads", tables.provenance, **about)
+    prov.files.append(("JSON-LD, Croissant", f"downloads/{jsonld.name}", jsonld.stat().st_size))
     prov.files.append(("Markdown, the dataset card", "downloads/README.md", 0))
     text = dataset_card(
         listed,

@@ -40,6 +40,25 @@ def _production(row: dict[str, Any]) -> list[tuple[str, str, Any]]:
     return out
 
 
+#: The declared training-data overlap (submission.yaml ``training_data``, leaderboard columns).
+TRAINING_FIELDS: tuple[tuple[str, str], ...] = (
+    ("contamination", "Contamination"),
+    ("training_datasets", "Training data that may overlap"),
+    ("training_notes", "Notes"),
+)
+
+
+def training_data(row: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, text) of the training data a submission declared; empty when it declared none."""
+    out = []
+    for col, label in TRAINING_FIELDS:
+        value = row.get(col)
+        if value is None or (not isinstance(value, str) and bool(pd.isna(value))) or value == "":
+            continue
+        out.append((label, str(value).replace("_", " ") if col == "contamination" else str(value)))
+    return out
+
+
 def submission_page(
     tables: ScoreTables, submission_id: str, downloads: dict[str, str], root: str = "../"
 ) -> dict[str, Any]:
@@ -154,6 +173,7 @@ def submission_page(
         "submission_id": submission_id,
         "meta": meta,
         "production": _production(meta),
+        "training": training_data(meta),
         "tiers": tiers,
         "domains": Table(dcols, [Row(dcells[d]) for d in doms], caption="Scores by domain"),
         "domain_figure": charts.dot_ci([human(d) for d in doms], series, y_title="Domain")

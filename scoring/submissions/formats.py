@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -169,6 +169,29 @@ class Production(BaseModel):
     )
 
 
+class TrainingData(BaseModel):
+    """What the model was trained on that may overlap the benchmark (as MTEB's
+    ``training_datasets``): declared by the submitter, shown on the model page."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    datasets: list[NonEmpty] = Field(
+        default_factory=list,
+        max_length=100,
+        description="Datasets the model was trained or tuned on that may overlap the benchmark's "
+        "images, questions or sources, e.g. 'COCO 2017 train'; empty when none is known.",
+    )
+    contamination: Literal["none_known", "possible", "confirmed"] = Field(
+        description="Whether the model may have seen the benchmark's questions, images or "
+        "answers in training: none_known, possible or confirmed."
+    )
+    notes: FreeText | None = Field(
+        default=None,
+        max_length=2000,
+        description="How the overlap was checked, or what is known of it.",
+    )
+
+
 class SubmissionMeta(BaseModel):
     """``submission.yaml``: who made the model and how the responses were produced.
 
@@ -193,6 +216,11 @@ class SubmissionMeta(BaseModel):
         description="E-mail address or GitHub handle of a responsible person."
     )
     production: Production = Field(description="How the responses were produced.")
+    training_data: TrainingData | None = Field(
+        default=None,
+        description="Training data that may overlap the benchmark, and known contamination; "
+        "null when not declared.",
+    )
     demo: StrictBool = Field(default=False, description="True for the synthetic demo models only.")
 
 

@@ -19,7 +19,9 @@ MAX_YAML_DEPTH = 8
 #: Most YAML nodes in ``submission.yaml`` (the format needs about 20).
 MAX_YAML_NODES = 2000
 #: Fields whose text may span lines (newline and tab allowed); every other field is one line.
-MULTILINE_FIELDS = frozenset({("production", "notes"), ("production", "system_prompt")})
+MULTILINE_FIELDS = frozenset(
+    {("production", "notes"), ("production", "system_prompt"), ("training_data", "notes")}
+)
 _SCHEMA_HINT = "see the comments of `gamut submission new` or the schema of `gamut schema`"
 _REGULAR = "keep submission.yaml a regular file (run `gamut submission new ID` for a template)"
 Loc = tuple[str | int, ...]

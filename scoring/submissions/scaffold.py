@@ -52,6 +52,13 @@ production:
   system_prompt: null
   # Anything else needed to reproduce the responses (API version, retries, ...); or null.
   notes: null
+
+# Training data that may overlap the benchmark (as MTEB's training_datasets), shown on the
+# model page; null if not declared. To declare it, replace null with a mapping:
+#   datasets: ["COCO 2017 train"]  # trained-on datasets that may share images or questions
+#   contamination: none_known      # none_known, possible or confirmed
+#   notes: null                    # how the overlap was checked, or what is known of it
+training_data: null
 """
 
 

@@ -35,6 +35,7 @@ from scoring.tables.pairwise import PAIRWISE_COLUMNS
 from scoring.tables.published import (
     RESPONSE_COLUMNS,
     judge_ids,
+    published_types,
     response_table,
     submission_slices,
     verdict_table,
@@ -222,6 +223,7 @@ __all__ = [
     "judge_ids",
     "load_inputs",
     "neutralise",
+    "published_types",
     "response_table",
     "score_table",
     "score_tables",

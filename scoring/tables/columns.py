@@ -232,6 +232,16 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "production_web_access": (_B, "whether the model could search or browse the web"),
         "production_system_prompt": (_S, "system prompt text or its hash, if given"),
         "production_notes": (_S, "anything else about how the responses were produced"),
+        "training_datasets": (
+            _S,
+            "datasets the model was trained on that may overlap the benchmark, '; '-separated "
+            "(submission.yaml training_data); empty when not declared",
+        ),
+        "contamination": (
+            _S,
+            "declared contamination: none_known, possible or confirmed; empty when not declared",
+        ),
+        "training_notes": (_S, "how the overlap was checked, or what is known of it"),
         **_PPI,
         **_STAMPS,
     },

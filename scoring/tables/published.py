@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring.errors import GamutError
-from scoring.tables.columns import arrow_type
+from scoring.tables.columns import TABLES, arrow_type
 from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS, verdict_column_order
 
 
@@ -136,14 +136,43 @@ def response_table(
     return pa.table({c: pa.array(v, arrow_type("responses", c)) for c, v in cols.items()})
 
 
+#: Tables whose text columns stay dictionary-encoded when published: millions of verdicts read
+#: in a sixth of the memory (5.3 M rows: 110 MB against 730 MB as plain strings).
+ENCODED_TABLES = frozenset({"verdicts"})
+
+
+def published_types(name: str, table: pa.Table) -> pa.Table:
+    """``table`` in the published schema, the one every copy of table ``name`` has (the site's
+    downloads and the Hub dataset): text as plain ``string`` (dictionary-encoded ``string`` in
+    :data:`ENCODED_TABLES`), and an all-null column (Arrow ``null``, as pandas writes an empty
+    text column) as its documented type. ``datasets`` reads every file of a config as one table
+    of string features."""
+    for i, field in enumerate(table.schema):
+        col = table.column(i)
+        kind = col.type
+        if pa.types.is_dictionary(kind) and name not in ENCODED_TABLES:
+            col = col.cast(pa.string())
+        elif pa.types.is_dictionary(kind) and kind.value_type != pa.string():
+            col = col.cast(pa.dictionary(kind.index_type, pa.string()))
+        elif pa.types.is_large_string(kind):
+            col = col.cast(pa.string())
+        if pa.types.is_null(col.type) and field.name in TABLES.get(name, {}):
+            col = col.cast(arrow_type(name, field.name))
+        if col is not table.column(i):
+            table = table.set_column(i, pa.field(field.name, col.type), col)
+    return table
+
+
 #: The published response table's columns, in order.
 RESPONSE_COLUMNS = ("submission_id", "setting", "question_id", "response", "length")
 
 
 __all__ = [
+    "ENCODED_TABLES",
     "RESPONSE_COLUMNS",
     "codes",
     "judge_ids",
+    "published_types",
     "response_table",
     "submission_slices",
     "verdict_table",

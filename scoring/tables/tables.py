@@ -105,6 +105,13 @@ def _meta_columns(sc: Scores, subs: npt.NDArray[np.int64]) -> dict[str, list[Any
         "production_web_access": [m.production.web_access for m in metas],
         "production_system_prompt": [m.production.system_prompt for m in metas],
         "production_notes": [m.production.notes for m in metas],
+        "training_datasets": [
+            "; ".join(m.training_data.datasets) if m.training_data else None for m in metas
+        ],
+        "contamination": [
+            m.training_data.contamination if m.training_data else None for m in metas
+        ],
+        "training_notes": [m.training_data.notes if m.training_data else None for m in metas],
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import html
 import io
 import json
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -23,8 +25,10 @@ from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
 from generator import SiteError, downloads_size
+from scoring.tables import published_types
 from scoring.tables.columns import TABLES, VERDICT_KEY
 from scoring.verdicts import VERDICT_COLUMNS
+from tests.dataset_loading import card_configs, load_configs, read_everywhere
 from tests.generator.fixture_tables import JUDGES, QUESTIONS, write_fixture_config
 
 pytestmark = pytest.mark.slow
@@ -188,10 +192,10 @@ def test_leaderboard_parquet_keeps_the_published_types(built: tuple[GamutConfig,
     cfg, site = built
     lb = pq.read_table(site / "downloads" / "leaderboard.parquet")
     source = pq.read_table(cfg.path(cfg.store.results) / "leaderboard.parquet")
-    assert (
-        lb.equals(source)
-        and lb.schema.field("parameters").type == source.schema.field("parameters").type
-    )
+    # the results file's values in the published types: text as plain strings, never Arrow null
+    assert lb.equals(published_types("leaderboard", source))
+    assert lb.schema.field("parameters").type == pa.string()
+    assert not any(pa.types.is_large_string(f.type) or pa.types.is_null(f.type) for f in lb.schema)
 
 
 def test_responses_are_downloadable_with_their_lengths(built: tuple[GamutConfig, Path]) -> None:
@@ -240,3 +244,51 @@ def test_the_site_has_a_dataset_card_naming_every_file(built: tuple[GamutConfig,
     page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
     assert 'href="downloads/README.md"' in page
     assert not (site / "downloads" / "README.html").exists(), "a file, not a page"
+
+
+def test_the_downloads_folder_loads_as_a_dataset(
+    built: tuple[GamutConfig, Path], tmp_path: Path
+) -> None:
+    _, site = built
+    dl = site / "downloads"
+    configs = card_configs(dl)
+    tables = {p.stem: read_everywhere(p) for p in dl.glob("*.parquet")}
+    assert sorted(configs) == sorted(tables) and all(tables.values())  # empty: test_publish
+    assert all(files == [f"{name}.parquet"] for name, files in configs.items())
+    loaded = load_configs(dl, tmp_path / "hf", sorted(configs))
+    for name, got in loaded.items():
+        assert got["rows"] == tables[name] > 0, name
+        assert got["columns"] == pq.read_schema(dl / f"{name}.parquet").names, name
+        assert "null" not in got["features"].values(), name
+    board = pd.read_json(dl / "leaderboard.json")
+    parquet = pd.read_parquet(dl / "leaderboard.parquet")
+    assert list(board.columns) == list(parquet.columns) and len(board) == len(parquet)
+    assert board["gamut"].round(9).tolist() == parquet["gamut"].round(9).tolist()
+
+
+def test_the_croissant_description_validates_and_reads_every_table(
+    built: tuple[GamutConfig, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mlcroissant as mlc
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # offline: any request would fail
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    _, site = built
+    dl = site / "downloads"
+    doc = json.loads((dl / "croissant.json").read_text(encoding="utf-8"))
+    assert doc["conformsTo"] == "http://mlcommons.org/croissant/1.0"
+    dataset = mlc.Dataset(jsonld=dl / "croissant.json")
+    issues = dataset.metadata.ctx.issues
+    assert not issues.errors and not issues.warnings, issues.report()
+    tables = {p.name: pq.read_metadata(p).num_rows for p in dl.glob("*.parquet")}
+    files = {f["@id"]: f for f in doc["distribution"]}
+    assert sorted(files) == sorted(tables)
+    for record_set in dataset.metadata.record_sets:
+        name = f"{record_set.name}.parquet"
+        rows = sum(1 for _ in dataset.records(record_set=record_set.uuid))
+        assert rows == tables[name], name
+        assert files[name]["sha256"] == hashlib.sha256((dl / name).read_bytes()).hexdigest()
+    page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
+    assert 'href="downloads/croissant.json"' in page

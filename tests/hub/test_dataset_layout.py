@@ -4,12 +4,10 @@ folder, loads offline with the rows and columns its card documents."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -17,48 +15,28 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from gamut.publish import publish_files
+from generator.downloads import Download, dataset_card, write_downloads
+from generator.tables import load_tables
 from scoring.tables.columns import TABLES
+from tests.dataset_loading import card_configs, load_configs, read_everywhere
 from tests.tables.conftest import main_project
 
 REPO = "gamut-bench/results"
-#: Loads every config in a fresh interpreter with the Hub switched off (both libraries read the
-#: switch at import), printing rows and columns per config as JSON.
-LOADER = """
-import json, sys
-import datasets
-folder, cache, names = sys.argv[1], sys.argv[2], sys.argv[3:]
-out = {}
-for name in names:
-    ds = datasets.load_dataset(folder, name, split="train", cache_dir=cache)
-    out[name] = {"rows": ds.num_rows, "columns": ds.column_names,
-                 "judge_id": sorted(set(ds["judge_id"])) if name == "verdicts" else []}
-print(json.dumps(out))
-"""
-
 pytestmark = pytest.mark.slow
 
 
-def _write_layout(root: Path) -> tuple[Path, str]:
-    cfg = load_config(main_project().write(root / "project"))
-    pipeline.score(Project(cfg))
+def _write_layout(root: Path, project: Project | None = None) -> tuple[Path, str]:
+    """The folder ``gamut publish`` would upload, of ``project`` (default: a scored project
+    under ``root/project``)."""
+    if project is None:
+        project = Project(load_config(main_project().write(root / "project")))
+        pipeline.score(project)
     out = root / "dataset"
-    for f in publish_files(Project(cfg), REPO):
+    for f in publish_files(project, REPO):
         path = out / f.path_in_repo
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(f.data)
     return out, (out / "README.md").read_text(encoding="utf-8")
-
-
-def _load_all(folder: Path, cache: Path, names: list[str]) -> dict[str, dict[str, Any]]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HOME": str(cache / "home")}  # fmt: skip
-    proc = subprocess.run(
-        [sys.executable, "-c", LOADER, str(folder), str(cache), *names],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    result: dict[str, dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
 
 
 def test_every_config_loads_with_datasets_offline(tmp_path: Path) -> None:
@@ -68,7 +46,7 @@ def test_every_config_loads_with_datasets_offline(tmp_path: Path) -> None:
     assert {"leaderboard", "verdicts", "questions", "question_scores", "by_domain", "by_kind",
             "modality", "judge_kappa", "judge_kappa_by_kind", "judge_tau",
             "judge_leniency"} <= set(names)  # fmt: skip
-    loaded = _load_all(folder, tmp_path / "hf-cache", names)
+    loaded = load_configs(folder, tmp_path / "hf-cache", names)
     assert sorted(loaded) == sorted(names)
     for name, got in loaded.items():
         assert got["rows"] > 0, name
@@ -108,3 +86,48 @@ def test_the_card_names_the_repo_licence_categories_and_citation(tmp_path: Path)
     assert "```bibtex" in citation and "@misc{" in citation and REPO in citation
     assert "unique only within its question" in card
     assert "Secondary (extra-credit) checks count" in card
+
+
+def test_the_site_and_the_hub_copies_share_one_schema(tmp_path: Path) -> None:
+    project = Project(load_config(main_project().write(tmp_path / "project")))
+    pipeline.score(project)
+    folder, _ = _write_layout(tmp_path, project)
+    docs = tmp_path / "docs"
+    dl = write_downloads(
+        load_tables(project.results_layout.root),
+        docs,
+        public=project.rubrics_public,
+        questions=project.questions,
+    )
+    site = docs / "downloads"
+    main: list[object] = list(dl["main"])  # type: ignore[call-overload]
+    listed = [d for d in (dl["verdicts"], *main) if isinstance(d, Download)]
+    card = dataset_card(listed, load_tables(project.results_layout.root).provenance,
+                        title="T", description="D", public=project.rubrics_public)  # fmt: skip
+    (site / "README.md").write_text(card, encoding="utf-8")
+    lb = pq.read_table(project.results_layout.table("leaderboard"))
+    empty_text = [f.name for f in lb.schema if pa.types.is_null(f.type)]
+    assert empty_text, "the fixture has no all-empty text column: this test would prove nothing"
+    (one,) = sorted((folder / "data" / "verdicts").glob("*.parquet"))[:1]
+    pairs = [(p, site / p.name) for p in sorted((folder / "data").glob("*.parquet"))]
+    pairs.append((one, site / "verdicts.parquet"))
+    compared = 0
+    for hub_file, site_file in pairs:
+        if not site_file.is_file():  # the responses come with the full build
+            continue
+        hub, ours = pq.read_schema(hub_file), pq.read_schema(site_file)
+        assert ours.remove_metadata() == hub.remove_metadata(), site_file.name
+        assert not any(pa.types.is_null(f.type) for f in ours), site_file.name
+        compared += 1
+    assert compared >= 10
+    board = pq.read_schema(site / "leaderboard.parquet")
+    assert all(board.field(c).type == pa.string() for c in empty_text)
+    # the site's folder loads too; a zero-row table is no config (datasets loads none) but
+    # pandas, pyarrow and DuckDB read it
+    assert read_everywhere(site / "incomplete.parquet") == 0
+    configs = card_configs(site)
+    assert "incomplete" not in configs and "`incomplete`" in card.split("## Loading")[1]
+    loaded = load_configs(site, tmp_path / "hf-site", sorted(configs))
+    assert {n: g["rows"] for n, g in loaded.items()} == {
+        n: pq.read_metadata(site / files[0]).num_rows for n, files in configs.items()
+    }

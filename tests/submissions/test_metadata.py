@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
 from gamut import pipeline
+from gamut.cli.schema import json_schemas
+from gamut.config import load_config
 from gamut.project import Project as GamutProject
+from generator.build import generate_pages
+from generator.tables import load_tables
 from scoring.errors import Problem
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import StrictLoader, yaml_problem
 from tests.submissions.helpers import GOOD_META, Project
+from tests.tables.conftest import main_project
 
 YAML = "submissions/acme/submission.yaml"
 
@@ -120,3 +127,52 @@ def test_not_utf8(project: Project) -> None:
     (folder / "submission.yaml").write_bytes(b"model_name: Acm\xe9\n")
     (err,) = pipeline.validate(GamutProject(project.cfg)).errors
     assert err.message.startswith("not valid UTF-8")
+
+
+TRAINING = {
+    "datasets": ["COCO 2017 train", "Wikipedia 2025-06 dump"],
+    "contamination": "possible",
+    "notes": "Wikipedia shares some of the questions' sources.\nNo question text was found.",
+}
+
+
+def test_training_data_is_optional_and_checked_with_its_lines(project: Project) -> None:
+    assert meta_errors(project, {**GOOD_META, "training_data": TRAINING}) == []
+    schema = json_schemas()["submission.schema.json"]
+    jsonschema.validate({**GOOD_META, "training_data": TRAINING}, schema)
+    text = yaml.safe_dump({**GOOD_META, "training_data": {"datasets": "COCO",
+                           "contamination": "maybe", "leak": True}}, sort_keys=False)  # fmt: skip
+    got = {(p.line, p.message.split(":")[0]) for p in meta_errors(project, text)}
+    lines = text.splitlines()
+    at = {k: n for n, line in enumerate(lines, 1) for k in ("datasets", "contamination", "leak")
+          if line.strip().startswith(f"{k}:")}  # fmt: skip
+    assert got == {
+        (at["datasets"], "training_data.datasets"),
+        (at["contamination"], "training_data.contamination"),
+        (at["leak"], "unknown field training_data.leak"),
+    }
+    bad = {**GOOD_META, "training_data": {"contamination": "maybe"}}
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(bad))
+
+
+def test_the_model_page_shows_the_declared_training_data(tmp_path: Path) -> None:
+    config = main_project().write(tmp_path / "project")
+    meta_file = tmp_path / "project" / "submissions" / "alpha" / "submission.yaml"
+    meta = yaml.safe_load(meta_file.read_text())
+    meta_file.write_text(yaml.safe_dump({**meta, "training_data": TRAINING}))
+    gp = GamutProject(load_config(config))
+    tables = pipeline.score(gp)
+    lb = tables.frames["leaderboard"].set_index("submission_id")
+    assert set(lb.loc["alpha", "contamination"]) == {"possible"}
+    assert set(lb.loc["alpha", "training_datasets"]) == {"COCO 2017 train; Wikipedia 2025-06 dump"}
+    assert lb.loc["beta", "contamination"].isna().all()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    generate_pages(gp.site_spec(), docs, load_tables(gp.results_layout.root))
+    alpha = (docs / "submissions" / "alpha.md").read_text(encoding="utf-8")
+    section = alpha.split("## Training data and contamination")[1].split("\n## ")[0]
+    assert "<dt>Contamination</dt><dd>possible</dd>" in section
+    assert "<dd>COCO 2017 train; Wikipedia 2025-06 dump</dd>" in section
+    assert "No question text was found." in section
+    beta = (docs / "submissions" / "beta.md").read_text(encoding="utf-8")
+    assert "Not declared" in beta.split("## Training data and contamination")[1].split("\n## ")[0]
