@@ -46,17 +46,6 @@ def _title(text: str) -> Markup:
     return Markup(json.dumps(html.escape(text, quote=True)))
 
 
-def _badge_embed(spec: SiteSpec, path: str | None, name: str) -> dict[str, str] | None:
-    """The model page's badge: its path from the page, and the Markdown a model card embeds
-    (with the site's address when it is configured, else with ``SITE_URL`` to replace)."""
-    if path is None:
-        return None
-    site = spec.url.rstrip("/") if spec.url else "SITE_URL"
-    alt = f"GAMUT score of {name}".replace("[", "(").replace("]", ")")
-    embed = f"[![{alt}]({site}/{path})]({site}/)"
-    return {"src": f"../{path}", "markdown": embed, "needs_url": "" if spec.url else "yes"}
-
-
 def _copy_handwritten(src: Path, docs: Path) -> None:
     for entry in src.iterdir():
         if entry.name == "generated" or entry.name.startswith("."):
