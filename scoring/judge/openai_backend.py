@@ -18,6 +18,7 @@ from scoring.judge.backends import (
     Turn,
     client_options,
     decode_body,
+    http_error,
     read_capped,
 )
 from scoring.judge.batch.api import (
@@ -53,7 +54,6 @@ from scoring.judge.spec import JudgeConfig
 if TYPE_CHECKING:  # the SDK is imported when a call is made: reading replies needs none of it
     import openai
 
-_RETRYABLE = {408, 409, 429}
 #: Concurrent calls per SDK client (see ``OpenAIBackend._client``).
 CONNECTIONS_PER_CLIENT = 16
 
@@ -75,13 +75,7 @@ def classify(exc: Exception, redact: Any) -> BackendError:
             raw=redact(getattr(exc, "doc", "") or ""),
         )
     if isinstance(exc, openai.APIStatusError):
-        transient = exc.status_code in _RETRYABLE or exc.status_code >= 500
-        return BackendError(
-            ErrorKind.API_ERROR if transient else ErrorKind.REJECTED,
-            msg,
-            error_class=cls,
-            status=status,
-        )
+        return http_error(exc, msg)
     return BackendError(ErrorKind.API_ERROR, msg, error_class=cls, status=status)
 
 
@@ -107,6 +101,8 @@ def chat_body(
         "temperature": judge.temperature,
         judge.token_limit_key: judge.max_tokens,
     }
+    if judge.seed is not None:
+        body["seed"] = judge.seed
     if judge.structured_output:
         body["response_format"] = {
             "type": "json_schema",
