@@ -200,6 +200,11 @@ class Limiter:
             self.hold_until = max(self.hold_until, now + min(retry_after, 600.0))
         self._freed.set()
 
+    def cancel(self) -> None:
+        """A request acquired but never sent."""
+        self.in_flight -= 1
+        self._freed.set()
+
     def useful(self) -> None:
         """A reply was usable: the first one opens the window (to ``max_concurrency`` when the
         budgets pace the judge; else it keeps growing from here)."""
@@ -302,9 +307,10 @@ class Pacer:
         tokens = estimated_tokens(request, turns, b.judge.max_tokens)
         errors = limited = 0
         while True:
-            if self.breaker.stopped:
-                raise Stopped(self.breaker.stopped)
             started = await self.limiter.acquire(tokens)
+            if self.breaker.stopped:  # tripped while this request waited
+                self.limiter.cancel()
+                raise Stopped(self.breaker.stopped)
             try:
                 comp = await b.complete(request, turns)
             except BackendError as exc:

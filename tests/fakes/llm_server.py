@@ -309,6 +309,9 @@ class FakeLLMServer:
         self.responder: Responder = responder or verdict_responder()
         #: the provider's rate limits (None: unlimited)
         self.limits = limits
+        #: (status, JSON body): every request is answered with this error (a provider's error
+        #: in its own shape), after the latency
+        self.error_reply: tuple[int, dict[str, Any]] | None = None
         self.latency = latency
         self.retry_after = retry_after
         self.hang_s = hang_s
@@ -525,6 +528,10 @@ class FakeLLMServer:
                 await asyncio.sleep(self.latency)
             finally:
                 self.in_flight -= 1
+        if self.error_reply is not None:
+            self._write(writer, self.error_reply[0], json.dumps(self.error_reply[1]).encode())
+            await writer.drain()
+            return True
         fault = req.fault
         refused = (
             [n for n in TOKEN_PARAMS if n in body and n not in self.token_params]
