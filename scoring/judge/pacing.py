@@ -387,6 +387,11 @@ def _fix(name: str, key_env: str | None, exc: BackendError) -> str:
         return "The account's quota is spent: raise it with the provider, then run again"
     if exc.status == 404 or words & {"model_not_found", "not_found_error"}:
         return f"No such model or endpoint: check judges.{name}.model and judges.{name}.base_url"
+    if exc.kind in (ErrorKind.BAD_BODY, ErrorKind.TOO_LARGE):
+        return (
+            f"The server's reply bodies cannot be read: check that judges.{name}.base_url is "
+            f"an API of judges.{name}.provider's kind, and its max_tokens"
+        )
     if exc.kind is ErrorKind.REJECTED:
         param = next((w[6:] for w in words if w.startswith("param=")), "")
         about = f" (it names the parameter {param!r})" if param else ""

@@ -93,8 +93,8 @@ async def _judge_one(
     back.
 
     Raises:
-        Stopped: the judge's breaker tripped before this check got a verdict or a failure
-            (it stays unjudged, for the next run).
+        Stopped: the judge's breaker tripped before this check's first request (it stays
+            unjudged, for the next run).
     """
     held = pacer.held
     request = item.plan.request(item.pair)
@@ -108,8 +108,10 @@ async def _judge_one(
         try:
             comp = await pacer.ask(request, turns)
         except Stopped:
-            _count(stats, calls - 1, tin, tcached, tout, time.perf_counter() - t0)
-            raise
+            calls -= 1
+            if not calls:
+                raise
+            break  # stopped between re-asks: a failure, with the last unusable reply
         except BackendError as exc:
             said = exc.brief() if held else str(exc)
             raw = "" if held else exc.raw

@@ -260,7 +260,11 @@ class RateLimits:
     window_s: float = 60.0
     #: answers given per kind ("requests", "tokens") of 429
     refused: dict[str, int] = field(default_factory=dict)
+    #: requests let through, their tokens, and when the first and the last came (monotonic)
     accepted: int = 0
+    tokens: int = 0
+    first_at: float = 0.0
+    last_at: float = 0.0
     _levels: dict[str, float] = field(default_factory=dict)
     _at: float = 0.0
 
@@ -282,6 +286,9 @@ class RateLimits:
         for kind in limits:
             self._levels[kind] -= cost[kind]
         self.accepted += 1
+        self.tokens += tokens
+        self.first_at = self.first_at or now
+        self.last_at = now
         return None
 
 
@@ -489,9 +496,10 @@ class FakeLLMServer:
         path = path.split("?", 1)[0]
         if method == "GET" and path == "/_stats":
             stats: dict[str, Any] = {"requests": len(self.requests), "faults": self.fault_counts}
-            if self.limits is not None:
-                stats["refused"] = self.limits.refused
-                stats["accepted"] = self.limits.accepted
+            lim = self.limits
+            if lim is not None:
+                stats |= {"refused": lim.refused, "accepted": lim.accepted, "tokens": lim.tokens}
+                stats["span_s"] = lim.last_at - lim.first_at
             self._write(writer, 200, json.dumps(stats).encode())
             await writer.drain()
             return True
