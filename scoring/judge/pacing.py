@@ -266,7 +266,7 @@ class Stopped(Exception):
 
 def _backoff(n: int) -> float:
     """Seconds before the ``n``-th retry (1, 2, ...): 0.5 s doubling to 8 s, with jitter."""
-    return min(8.0, 0.5 * 2 ** (n - 1)) * (0.75 + 0.25 * random.random())
+    return min(8.0, 0.5 * 2.0 ** (n - 1)) * (0.75 + 0.25 * random.random())
 
 
 class Pacer:
