@@ -10,7 +10,8 @@ The limiter decides when a request may start:
   429, a 503 or a 529 (at most once per round trip): additive increase, multiplicative
   decrease. Until the first usable reply it does not grow, and a failure shrinks it to one.
   A judge that states its limits needs no probing past the first usable reply: its window
-  opens to ``max_concurrency`` and the budgets below pace it.
+  opens to ``max_concurrency`` and the budgets below pace it, slowing by a tenth (down to half
+  the stated limits) on each round trip that met a 429, and climbing back as requests pass.
 - no request before a ``Retry-After`` has passed (the whole judge waits, not only the request
   that was refused).
 - when the judge states them, no more than ``requests_per_minute`` requests and
@@ -82,13 +83,25 @@ class Outcome(Enum):
 
 @dataclass
 class _Bucket:
-    """A token bucket: ``rate`` per second, at most ``size`` held; may go into debt by one
-    request (a request larger than the bucket still goes, when the bucket is full)."""
+    """A token bucket: ``rate`` per second (at most ``stated``), at most ``size`` held; may go
+    into debt by one request (a request larger than the bucket still goes, when it is full)."""
 
-    rate: float
+    stated: float
     size: float
     level: float
     at: float
+    rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.rate = self.stated
+
+    def slow(self) -> None:
+        """The provider refused a request: a tenth slower (down to half the stated rate)."""
+        self.rate = max(self.stated / 2, self.rate * 0.9)
+
+    def recover(self) -> None:
+        """A request went through: back towards the stated rate (a 10% cut in ~50 requests)."""
+        self.rate = min(self.stated, self.rate + self.stated * 0.002)
 
     def wait(self, now: float, cost: float) -> float:
         """Seconds until ``cost`` may be spent (0: now)."""
@@ -185,15 +198,21 @@ class Limiter:
         provider's ``Retry-After`` (seconds), if it sent one."""
         self.in_flight -= 1
         now = self._clock()
+        budgets = [b for b in (self._requests, self._tokens) if b is not None]
         if outcome is Outcome.OK:
             if self._proven:
                 self._grow()
+            for b in budgets:
+                b.recover()
         elif outcome is Outcome.SLOW_DOWN:
             self.slowed += 1
             if started >= self._last_cut:  # once per round trip
-                self.window = max(1.0, self.window / 2)
-                self._threshold = self.window
                 self._last_cut = now
+                for b in budgets:  # the budgets pace: slow them, not the window
+                    b.slow()
+                if not budgets:
+                    self.window = max(1.0, self.window / 2)
+                    self._threshold = self.window
         else:
             self.useless()
         if retry_after is not None:
