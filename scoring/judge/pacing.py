@@ -58,7 +58,7 @@ FIRST_WINDOW = 4
 #: not ours, and its clock is not ours).
 HEADROOM = 0.97
 #: Seconds' worth of the limits a budget may spend at once.
-BURST_S = 0.25
+BURST_S = 0.5
 #: Requests in a row refused the same way (4xx, or a body saying the request is invalid) that
 #: stop a judge.
 BREAK_REJECTED = 5
