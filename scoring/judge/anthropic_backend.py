@@ -26,6 +26,7 @@ from scoring.judge.backends import (
     Turn,
     client_options,
     decode_body,
+    http_error,
     model_of,
     read_capped,
     reading_reply,
@@ -59,8 +60,6 @@ from scoring.judge.generation import (
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
 
-_RETRYABLE = {408, 409, 429}
-
 
 def _classify(exc: Exception, backend: Backend) -> BackendError:
     msg = backend.redact(f"{type(exc).__name__}: {exc}")
@@ -76,13 +75,7 @@ def _classify(exc: Exception, backend: Backend) -> BackendError:
             raw=backend.redact(getattr(exc, "doc", "") or ""),
         )
     if isinstance(exc, anthropic.APIStatusError):
-        transient = exc.status_code in _RETRYABLE or exc.status_code >= 500
-        return BackendError(
-            ErrorKind.API_ERROR if transient else ErrorKind.REJECTED,
-            msg,
-            error_class=cls,
-            status=status,
-        )
+        return http_error(exc, msg)
     return BackendError(ErrorKind.API_ERROR, msg, error_class=cls, status=status)
 
 

@@ -2,14 +2,16 @@
 
 A leaf: it imports nothing else of the judge, and every other judge module may import it. A
 backend turns one :class:`JudgeRequest` (plus any re-ask turns) into one :class:`Completion`,
-or raises :class:`BackendError`. Retrying 429/5xx/timeouts is the SDK's job (``max_retries``);
-validating the reply and re-asking is the runner's. Providers are found by name in
-:mod:`scoring.judge.providers`.
+or raises :class:`BackendError`, classified by :func:`http_error` (transient or not, whatever the
+status code says, and the provider's ``Retry-After``). Retrying, pacing and re-asking are the
+runner's (:mod:`scoring.judge.pacing`); a direct call's SDK client does not retry. Providers are
+found by name in :mod:`scoring.judge.providers`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -38,6 +40,12 @@ class JudgeSettings(Protocol):
     def base_url(self) -> str | None: ...
     @property
     def temperature(self) -> float: ...
+    @property
+    def seed(self) -> int | None: ...
+    @property
+    def requests_per_minute(self) -> int | None: ...
+    @property
+    def tokens_per_minute(self) -> int | None: ...
     @property
     def max_tokens(self) -> int: ...
     @property
@@ -116,9 +124,10 @@ MAX_REPLY_BYTES = 256 * 1024
 class ErrorKind(StrEnum):
     """Why a call produced no usable reply (the value is the failure kind a run records)."""
 
-    #: transient: the SDK's retries are exhausted (429, 5xx, timeouts, dropped connections).
+    #: transient: the retries are exhausted (429, 5xx, timeouts, dropped connections).
     API_ERROR = "api_error"
-    #: a 4xx or a missing replay row: not asked again within the run.
+    #: a 4xx, a body saying the request itself is invalid, or a missing replay row: not asked
+    #: again within the run.
     REJECTED = "rejected"
     #: the provider's HTTP body was not usable JSON: the runner re-asks, as for a bad reply.
     BAD_BODY = "bad_body"
@@ -134,6 +143,10 @@ class BackendError(Exception):
         raw: the raw text received, when there was one.
         error_class: the SDK exception's class name, when there was one.
         status: the HTTP status of the provider's answer, when there was one.
+        retry_after: the provider's ``Retry-After``, in seconds, when it sent one.
+        detail: the provider's error type, code and parameter (identifiers only, never its
+            message: safe to print with held rubrics), e.g. ``invalid_request_error
+            unsupported_parameter param=max_tokens``.
     """
 
     def __init__(
@@ -144,12 +157,21 @@ class BackendError(Exception):
         *,
         error_class: str = "",
         status: int | None = None,
+        retry_after: float | None = None,
+        detail: str = "",
     ) -> None:
         super().__init__(message)
         self.kind = kind
         self.raw = raw
         self.error_class = error_class
         self.status = status
+        self.retry_after = retry_after
+        self.detail = detail
+
+    @property
+    def slow_down(self) -> bool:
+        """The provider asks to slow down: rate limited (429) or overloaded (503, 529)."""
+        return self.kind is ErrorKind.API_ERROR and self.status in SLOW_DOWN
 
     def brief(self) -> str:
         """The error's class and HTTP status only: never the provider's message, which may
@@ -158,6 +180,110 @@ class BackendError(Exception):
             "unusable reply body" if self.kind is ErrorKind.BAD_BODY else self.kind.value
         )
         return what + (f" (HTTP {self.status})" if self.status is not None else "")
+
+
+#: HTTP statuses that ask a client to slow down: rate limited, unavailable, overloaded (529).
+SLOW_DOWN = frozenset({429, 503, 529})
+_RETRYABLE = frozenset({408, 409, 429})
+#: Error types and codes by which providers say the request itself is invalid (OpenAI, Anthropic,
+#: vLLM, llama-cpp-python), or that no retry can pass (an exhausted quota).
+_INVALID = frozenset(
+    {
+        "invalid_request_error",
+        "BadRequestError",
+        "authentication_error",
+        "permission_error",
+        "not_found_error",
+        "unsupported_parameter",
+        "unsupported_value",
+        "invalid_value",
+        "model_not_found",
+        "invalid_api_key",
+        "context_length_exceeded",
+        "insufficient_quota",
+    }
+)
+#: What an error's text says when the request itself is invalid, whatever the HTTP status: a
+#: pydantic validation error (llama-cpp-python answers an unknown request shape with a 500 whose
+#: message is one: ``1 validation error for X`` ... ``[type=literal_error, ...``), TGI's 422
+#: "Failed to deserialize", and servers' words for a parameter they do not take.
+_VALIDATION = re.compile(
+    r"\bvalidation errors? for \w+|\[type=[a-z_]+, input_value=|failed to deserialize|"
+    r"unsupported parameter|unrecognized request argument",
+    re.IGNORECASE,
+)
+
+
+def says_invalid_request(body: str) -> bool:
+    """Whether an error body (its raw text) says that the request itself is invalid, so that
+    asking again with the same request cannot succeed (the test :func:`http_error` applies)."""
+    text = body[:20_000]
+    found = re.findall(r'"(?:type|code)"\s*:\s*"([A-Za-z0-9_.\-]{1,80})"', text)
+    return bool(_INVALID & set(found)) or _VALIDATION.search(text) is not None
+
+
+_WORD = re.compile(r"[A-Za-z0-9_.\-\[\]]{1,80}")
+
+
+def _word(value: object) -> str:
+    """An identifier from an error body (type, code, param), or "" when it is not one."""
+    return value if isinstance(value, str) and _WORD.fullmatch(value) else ""
+
+
+def retry_after_s(headers: Any) -> float | None:
+    """The ``Retry-After`` of a reply's headers (``retry-after-ms``, or ``retry-after`` in
+    seconds), or None when absent or not a number (an HTTP date counts as absent)."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        try:
+            seconds = float(value) / scale if value is not None else None
+        except ValueError:
+            seconds = None
+        if seconds is not None and 0 <= seconds < 86_400:
+            return seconds
+    return None
+
+
+def http_error(exc: Any, message: str) -> BackendError:
+    """A provider's error answer (an SDK's ``APIStatusError``) as a :class:`BackendError`.
+
+    Transient (``api_error``, retried): 408, 409, 429 and 5xx, unless the body says the request
+    itself is invalid (an error type or code such as ``invalid_request_error`` or
+    ``unsupported_parameter``, or a validation error's text), whatever the status; a 429 is a
+    rate limit unless its body says the quota is exhausted. Everything else is ``rejected``.
+    """
+    status = int(exc.status_code)
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, dict) else None
+    err = err if isinstance(err, dict) else {}
+    etype, code, param = (_word(err.get(k)) for k in ("type", "code", "param"))
+    text = err.get("message")
+    text = text[:4000] if isinstance(text, str) else str(body)[:4000]
+    quota = "insufficient_quota" in (etype, code)
+    invalid = quota or bool(_INVALID & {etype, code}) or bool(_VALIDATION.search(text))
+    transient = (status in _RETRYABLE or status >= 500) and not invalid
+    if status == 429 and not quota:
+        transient = True
+    response = getattr(exc, "response", None)
+    detail = " ".join(w for w in (etype, code, f"param={param}" if param else "") if w)
+    return BackendError(
+        ErrorKind.API_ERROR if transient else ErrorKind.REJECTED,
+        message,
+        error_class=type(exc).__name__,
+        status=status,
+        retry_after=retry_after_s(getattr(response, "headers", None)),
+        detail=detail or ("validation_error" if _VALIDATION.search(text) else ""),
+    )
+
+
+def estimated_tokens(request: JudgeRequest, turns: tuple[Turn, ...], max_tokens: int) -> int:
+    """The tokens a provider counts against its per-minute limit for a request before it runs:
+    about a token per 4 prompt characters, plus the output limit."""
+    chars = len(request.system) + len(request.shared) + len(request.check_prompt)
+    chars += sum(len(t.reply) + len(t.followup) for t in turns)
+    return chars // 4 + max_tokens
 
 
 def token_count(usage: object, field: str, raw: str = "") -> int:
@@ -223,13 +349,14 @@ def client_options(
     judge: JudgeSettings, api_key: str | None, *, batch: bool = False
 ) -> dict[str, Any]:
     """The keyword arguments of a provider SDK's client for ``judge``: key (a placeholder for
-    local servers that need none), endpoint, timeout and the SDK's own retries."""
+    local servers that need none), endpoint, timeout, and the SDK's own retries for batch calls
+    (a direct call is retried by the runner, through the judge's pacer, so the SDK's are off)."""
     timeout = max(judge.timeout_s, BATCH_MIN_TIMEOUT_S) if batch else judge.timeout_s
     return {
         "api_key": api_key or "not-needed",
         "base_url": judge.base_url,
         "timeout": timeout,
-        "max_retries": judge.max_retries,
+        "max_retries": judge.max_retries if batch else 0,
     }
 
 
@@ -331,11 +458,14 @@ class Backend(ABC):
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings that can change a reply (part of the judge's identity)."""
-        return {
+        out: dict[str, object] = {
             "temperature": self.judge.temperature,
             "max_tokens": self.judge.max_tokens,
             "structured_output": self.judge.structured_output,
         }
+        if self.judge.seed is not None:  # absent when unset: the identities of old judges hold
+            out["seed"] = self.judge.seed
+        return out
 
     def identity_extra(self) -> str:
         """Anything beyond the config that changes this backend's answers (e.g. a file digest)."""
@@ -362,9 +492,13 @@ __all__ = [
     "Turn",
     "client_options",
     "decode_body",
+    "estimated_tokens",
+    "http_error",
     "model_of",
     "read_capped",
     "reading_reply",
+    "retry_after_s",
+    "says_invalid_request",
     "token_count",
     "usage_of",
 ]

@@ -95,18 +95,22 @@ def build_judges(
 
 
 def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
-    """A judge's identity for the record: provider, model, family, request settings
-    (temperature, max_tokens, mode) and its prompt template."""
+    """A judge's identity for the record: provider, model, family, the request settings it sends
+    (temperature and seed where the provider takes them, max_tokens, mode) and its prompt
+    template."""
     out: dict[str, Any] = {
         "provider": judge.provider,
         "model": judge.model,
         "prompt_version": judge.prompt_version,
         "family": judge.family,
         # the request settings (the site's "How this was judged" page shows them)
-        "temperature": judge.temperature,
         "max_tokens": judge.max_tokens,
         "mode": judge.mode,
     }
+    if judge.provider != "anthropic":  # the Messages API takes no sampling parameter
+        out["temperature"] = judge.temperature
+    if judge.seed is not None:
+        out["seed"] = judge.seed
     if judge.unrecorded != "fail":
         out["unrecorded"] = judge.unrecorded  # what answers a request no replay file holds
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +18,9 @@ from scoring.judge.backends import (
     Turn,
     client_options,
     decode_body,
+    http_error,
     read_capped,
+    says_invalid_request,
 )
 from scoring.judge.batch.api import (
     FIND_WINDOW_S,
@@ -55,7 +56,6 @@ from scoring.judge.spec import JudgeConfig
 if TYPE_CHECKING:  # the SDK is imported when a call is made: reading replies needs none of it
     import openai
 
-_RETRYABLE = {408, 409, 429}
 #: Concurrent calls per SDK client (see ``OpenAIBackend._client``).
 CONNECTIONS_PER_CLIENT = 16
 
@@ -77,15 +77,7 @@ def classify(exc: Exception, redact: Any) -> BackendError:
             raw=redact(getattr(exc, "doc", "") or ""),
         )
     if isinstance(exc, openai.APIStatusError):
-        transient = exc.status_code in _RETRYABLE or exc.status_code >= 500
-        if transient and exc.status_code >= 500:
-            transient = not says_invalid_request(exc.response.text)
-        return BackendError(
-            ErrorKind.API_ERROR if transient else ErrorKind.REJECTED,
-            msg,
-            error_class=cls,
-            status=status,
-        )
+        return http_error(exc, msg)
     return BackendError(ErrorKind.API_ERROR, msg, error_class=cls, status=status)
 
 
@@ -111,6 +103,8 @@ def chat_body(
         "temperature": judge.temperature,
         judge.token_limit_key: judge.max_tokens,
     }
+    if judge.seed is not None:
+        body["seed"] = judge.seed
     if judge.structured_output:
         body["response_format"] = response_format(judge.request_dialect)
     return body
@@ -135,22 +129,6 @@ def response_format(dialect: str) -> dict[str, Any]:
         "type": "json_schema",
         "json_schema": {"name": "verdict", "strict": True, "schema": REPLY_SCHEMA},
     }
-
-
-#: What an error body says when the request itself is invalid, whatever the HTTP status
-#: (llama-cpp-python answers a body its request model refuses with a 500 quoting pydantic's
-#: error; OpenAI's type ``invalid_request_error``; TGI's 422 "Failed to deserialize").
-_INVALID_REQUEST = re.compile(
-    r"invalid_request_error|validation error|literal_error|extra_forbidden|"
-    r"unsupported parameter|unrecognized request argument|failed to deserialize",
-    re.IGNORECASE,
-)
-
-
-def says_invalid_request(body: str) -> bool:
-    """Whether an error body says that the request itself is invalid (so asking again with the
-    same request cannot succeed)."""
-    return _INVALID_REQUEST.search(body[:20_000]) is not None
 
 
 async def _no_retry_of_invalid_requests(response: Any) -> None:

@@ -114,6 +114,10 @@ class JudgeStats:
     #: ``--collect-only``: pairs without a verdict or a request in flight, left unasked for an
     #: approved run to submit.
     waiting: int = 0
+    #: Direct mode: why the judge's breaker stopped it ("" when it did not).
+    stopped: str = ""
+    #: Direct mode: answers that asked the judge to slow down (429, 503, 529).
+    rate_limited: int = 0
     failures: list[Failure] = field(default_factory=list)
     #: what the run had to skip (a provider's result line that names no request), for people
     notes: list[str] = field(default_factory=list)
@@ -180,7 +184,10 @@ class JudgeReport:
                 )
                 continue
             cost = f", cost ${s.cost:.4f}" if s.cost is not None else ""
-            extra = f", {s.unfinished} not attempted (deadline)" if s.unfinished else ""
+            why = "stopped" if s.stopped else "deadline"
+            extra = f", {s.unfinished} not attempted ({why})" if s.unfinished else ""
+            if s.rate_limited:
+                extra += f", {s.rate_limited} answers asked to slow down"
             if s.waiting:
                 extra += f", {s.waiting} not asked (collect only: an approved run asks them)"
             if s.mode == "batch":
@@ -212,6 +219,8 @@ class JudgeReport:
                 f"{s.tokens_in:,} in ({s.tokens_cached:,} cached), {s.tokens_out:,} "
                 f"out{cost}"
             )
+            if s.stopped:
+                out.append(s.stopped)
         return out
 
 

@@ -1,9 +1,10 @@
 """Running the judges: plan from the ledger, call what has no verdict, commit each verdict.
 
-Per judge, ``max_concurrency`` workers (the judge's one named limiter) pull (response, check) pairs
-from a shared queue. The SDKs retry 429/5xx/timeouts/dropped connections themselves
-(``max_retries``, honouring ``Retry-After``); this layer adds what they lack: re-asks for unusable
-output (at most two), a per-run deadline, and no retry of other 4xx. A verdict is never defaulted.
+Per judge, ``max_concurrency`` workers pull (response, check) pairs from a shared queue; each
+request goes through the judge's :class:`~scoring.judge.pacing.Pacer` (its one named limiter:
+AIMD concurrency, the stated per-minute budgets, retries of what is transient, and a breaker
+that stops a judge failing the same way again and again). This layer adds re-asks for unusable
+output (at most two) and a per-run deadline. A verdict is never defaulted.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items, record_failure, verdict_record
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
+from scoring.judge.pacing import Pacer, Stopped
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
@@ -82,13 +84,19 @@ async def _judge_one(
     cache: VerdictCache,
     stats: JudgeStats,
     commit: bool,
-    held: bool = False,
+    pacer: Pacer,
 ) -> bool:
     """Get one verdict (re-asking for unusable output) and store it, or store the failure.
 
-    With ``held`` rubrics, a provider error is printed and stored as its class and HTTP status
-    only, and no raw reply is kept: providers quote the prompt (and so the check) back.
+    With held rubrics (``pacer.held``), a provider error is printed and stored as its class and
+    HTTP status only, and no raw reply is kept: providers quote the prompt (and so the check)
+    back.
+
+    Raises:
+        Stopped: the judge's breaker tripped before this check's first request (it stays
+            unjudged, for the next run).
     """
+    held = pacer.held
     request = item.plan.request(item.pair)
     turns: tuple[Turn, ...] = ()
     calls = tin = tcached = tout = 0
@@ -98,7 +106,12 @@ async def _judge_one(
     for _ in range(1 + MAX_REASKS):
         calls += 1
         try:
-            comp = await j.backend.complete(request, turns)
+            comp = await pacer.ask(request, turns)
+        except Stopped:
+            calls -= 1
+            if not calls:
+                raise
+            break  # stopped between re-asks: a failure, with the last unusable reply
         except BackendError as exc:
             said = exc.brief() if held else str(exc)
             raw = "" if held else exc.raw
@@ -115,9 +128,11 @@ async def _judge_one(
         try:
             reply = parse_reply(comp.text)
         except BadReply as exc:
+            pacer.failed(None, str(exc))
             last_err, last_raw = str(exc), "" if held else comp.text
             turns = (*turns, Turn(comp.text, j.template.render_reask(str(exc))))
             continue
+        pacer.ok()
         latency = time.perf_counter() - t0
         cache.put(
             verdict_record(
@@ -221,6 +236,7 @@ async def _run_judge(
     queue = iter(items)
     calls_out = j.backend.calls_out
     n_workers = min(j.config.max_concurrency if calls_out else 1, len(items))
+    pacer = Pacer(j.backend, held)
     started = 0
 
     async def worker() -> None:
@@ -228,7 +244,10 @@ async def _run_judge(
         for item in queue:
             started += 1
             try:
-                ok = await _judge_one(j, item, cache, stats, commit=calls_out, held=held)
+                ok = await _judge_one(j, item, cache, stats, calls_out, pacer)
+            except Stopped:
+                stats.unfinished += 1
+                continue
             except asyncio.CancelledError:
                 record_failure(
                     j,
@@ -254,8 +273,10 @@ async def _run_judge(
         async with asyncio.timeout(deadline_s):
             await asyncio.gather(*(worker() for _ in range(n_workers)))
     except TimeoutError:
-        stats.unfinished = len(items) - started
+        stats.unfinished += len(items) - started
     finally:
+        stats.stopped = pacer.breaker.stopped
+        stats.rate_limited = pacer.limiter.slowed
         if not calls_out:
             cache.commit()
         await j.backend.aclose()

@@ -37,7 +37,25 @@ class JudgeConfig(BaseModel):
     family: Annotated[str, Field(min_length=1)]
     max_concurrency: Annotated[int, Field(ge=1, le=1024)] = 16
     primary: bool = False
-    temperature: float = 0.0
+    temperature: float = Field(
+        default=0.0,
+        description="OpenAI-compatible providers: the sampling temperature sent with every "
+        "request. Refused for 'anthropic' (its Messages API takes no sampling parameters).",
+    )
+    seed: int | None = Field(
+        default=None,
+        description="OpenAI-compatible providers: the sampling seed sent with every request "
+        "(part of the judge's identity when set). Refused for 'anthropic', which has none.",
+    )
+    requests_per_minute: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description="Direct mode: the provider's request limit; requests are paced under it.",
+    )
+    tokens_per_minute: Annotated[int, Field(ge=1)] | None = Field(
+        default=None,
+        description="Direct mode: the provider's token limit; requests are paced under it, "
+        "each counted as its prompt characters / 4 plus max_tokens, as providers count it.",
+    )
     max_tokens: Annotated[int, Field(ge=16)] = 400
     max_tokens_param: Literal["max_completion_tokens", "max_tokens"] | None = Field(
         default=None,
@@ -134,6 +152,13 @@ class JudgeConfig(BaseModel):
             )
         if self.mode == "batch" and self.provider == "replay":
             raise ValueError("provider 'replay' never calls out; it has no batch mode")
+        unheard = [k for k in ("temperature", "seed") if k in self.model_fields_set]
+        if self.provider == "anthropic" and unheard:
+            raise ValueError(
+                f"{' and '.join(unheard)}: the Anthropic Messages API (version 2026-10-21, sent "
+                "by the anthropic SDK 2.x) takes no sampling parameters, so the judge cannot "
+                "send it: remove it"
+            )
         why = {"max_tokens_param": " (Anthropic's API names it max_tokens)", "dialect": ""}
         for key, reason in why.items():
             if getattr(self, key) is not None and self.provider in ("anthropic", "replay"):

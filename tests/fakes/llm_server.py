@@ -47,6 +47,16 @@ self-hosted server's error body is any text); ``"500_invalid"`` is a 500 whose b
 request itself is invalid, as llama-cpp-python's server answers a response format it does not
 know.
 
+A provider's rate limits: ``FakeLLMServer(limits=RateLimits(rpm=1800, tpm=...))`` answers a
+request over a limit at once with a 429 in OpenAI's shape (``{"error": {"message": "Rate limit
+reached for MODEL ... on requests per min (RPM): Limit L, Used U, Requested R. Please try again
+in Nms. ...", "type": "requests" | "tokens", "param": null, "code": "rate_limit_exceeded"}}``,
+with ``retry-after-ms`` and ``retry-after`` headers, as api.openai.com sent them in 2026-11) or
+Anthropic's (``rate_limit_error``). Limits are token buckets refilled continuously, holding a
+second's worth (OpenAI enforces a per-minute limit over shorter periods); a request's tokens are
+its prompt characters / 4 plus its output limit. ``window_s`` shortens the minute, for a
+benchmark run at a time scale.
+
 ``reply_hook(request, payload) -> payload | bytes``, when set, rewrites every successful reply
 before it is sent (a dict is sent as JSON, bytes as they are): malformed usage blocks, deeply
 nested bodies and the like.
@@ -124,6 +134,7 @@ _REASONS = {
     200: "OK",
     400: "Bad Request",
     404: "Not Found",
+    401: "Unauthorized",
     429: "Too Many Requests",
     500: "Internal Server Error",
 }
@@ -265,6 +276,48 @@ def random_faults(
     return fn
 
 
+@dataclass
+class RateLimits:
+    """Per-minute limits the fake enforces (None: no such limit), over a minute of ``window_s``
+    seconds."""
+
+    rpm: int | None = None
+    tpm: int | None = None
+    window_s: float = 60.0
+    #: answers given per kind ("requests", "tokens") of 429
+    refused: dict[str, int] = field(default_factory=dict)
+    #: requests let through, their tokens, and when the first and the last came (monotonic)
+    accepted: int = 0
+    tokens: int = 0
+    first_at: float = 0.0
+    last_at: float = 0.0
+    _levels: dict[str, float] = field(default_factory=dict)
+    _at: float = 0.0
+
+    def refuse(self, tokens: int, now: float) -> tuple[str, int, float] | None:
+        """(kind, limit, seconds to wait) when a request of ``tokens`` is over a limit, else
+        None (and the request is counted)."""
+        limits = {k: v for k, v in (("requests", self.rpm), ("tokens", self.tpm)) if v}
+        cost = {"requests": 1.0, "tokens": float(tokens)}
+        for kind, limit in limits.items():
+            rate, size = limit / self.window_s, limit / 60.0
+            level = self._levels.get(kind, size) + (now - self._at) * rate if self._at else size
+            self._levels[kind] = min(size, level)
+        self._at = now
+        for kind, limit in limits.items():
+            short = cost[kind] - self._levels[kind]
+            if short > 0:
+                self.refused[kind] = self.refused.get(kind, 0) + 1
+                return kind, limit, short / (limit / self.window_s)
+        for kind in limits:
+            self._levels[kind] -= cost[kind]
+        self.accepted += 1
+        self.tokens += tokens
+        self.first_at = self.first_at or now
+        self.last_at = now
+        return None
+
+
 class FakeLLMServer:
     """The fake provider. Use as a context manager, or call :meth:`start` and :meth:`stop`.
 
@@ -284,8 +337,14 @@ class FakeLLMServer:
         retry_after: float = 0.05,
         hang_s: float = 3600.0,
         retry_500: bool = True,
+        limits: RateLimits | None = None,
     ) -> None:
         self.responder: Responder = responder or verdict_responder()
+        #: the provider's rate limits (None: unlimited)
+        self.limits = limits
+        #: (status, JSON body): every request is answered with this error (a provider's error
+        #: in its own shape), after the latency
+        self.error_reply: tuple[int, dict[str, Any]] | None = None
         self.latency = latency
         self.retry_after = retry_after
         self.hang_s = hang_s
@@ -462,7 +521,11 @@ class FakeLLMServer:
     ) -> bool:
         path = path.split("?", 1)[0]
         if method == "GET" and path == "/_stats":
-            stats = {"requests": len(self.requests), "faults": self.fault_counts}
+            stats: dict[str, Any] = {"requests": len(self.requests), "faults": self.fault_counts}
+            lim = self.limits
+            if lim is not None:
+                stats |= {"refused": lim.refused, "accepted": lim.accepted, "tokens": lim.tokens}
+                stats["span_s"] = lim.last_at - lim.first_at
             self._write(writer, 200, json.dumps(stats).encode())
             await writer.drain()
             return True
@@ -483,6 +546,15 @@ class FakeLLMServer:
             else (self.fault_fn(req) if self.fault_fn else None)
         )
         self.requests.append(req)
+        if self.limits is not None and req.fault is None:
+            over = self.limits.refuse(
+                len(prompt_text(body)) // 4 + (token_limit(body) or 0), time.monotonic()
+            )
+            if over is not None:
+                req.fault = "rate_limited"
+                self._rate_limited(writer, req, *over)
+                await writer.drain()
+                return True
         if self.latency:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
@@ -490,6 +562,10 @@ class FakeLLMServer:
                 await asyncio.sleep(self.latency)
             finally:
                 self.in_flight -= 1
+        if self.error_reply is not None:
+            self._write(writer, self.error_reply[0], json.dumps(self.error_reply[1]).encode())
+            await writer.drain()
+            return True
         fault = req.fault
         refused = (
             [n for n in TOKEN_PARAMS if n in body and n not in self.token_params]
@@ -585,6 +661,32 @@ class FakeLLMServer:
             self._write(writer, 200, out if isinstance(out, bytes) else json.dumps(out).encode())
         await writer.drain()
         return True
+
+    def _rate_limited(
+        self, writer: asyncio.StreamWriter, req: RecordedRequest, kind: str, limit: int, wait: float
+    ) -> None:
+        ms = max(1, round(wait * 1000))
+        headers = {"retry-after-ms": str(ms), "retry-after": str(max(1, -(-ms // 1000)))}
+        if req.protocol == "anthropic":
+            err: dict[str, Any] = {
+                "type": "error",
+                "error": {"type": "rate_limit_error", "message": f"Number of {kind} has "
+                          f"exceeded your per-minute rate limit ({limit})."},
+            }  # fmt: skip
+        else:
+            unit = "requests per min (RPM)" if kind == "requests" else "tokens per min (TPM)"
+            model = req.body.get("model", "fake")
+            err = {
+                "error": {
+                    "message": f"Rate limit reached for {model} in organization org-fake on "
+                    f"{unit}: Limit {limit}, Used {limit}, Requested 1. Please try again in "
+                    f"{ms}ms. Visit https://platform.openai.com/account/rate-limits to learn more.",
+                    "type": kind,
+                    "param": None,
+                    "code": "rate_limit_exceeded",
+                }
+            }
+        self._write(writer, 429, json.dumps(err).encode(), headers)
 
     # -- replies ---------------------------------------------------------------------------
 
@@ -701,8 +803,17 @@ class FakeLLMProcess(ChildServer):
         seed: the fault generator's seed.
     """
 
-    def __init__(self, latency: float = 0.0, fault_rate: float = 0.0, seed: int = 0) -> None:
+    def __init__(
+        self,
+        latency: float = 0.0,
+        fault_rate: float = 0.0,
+        seed: int = 0,
+        limits: RateLimits | None = None,
+    ) -> None:
         args = [f"--latency={latency}", f"--fault-rate={fault_rate}", f"--seed={seed}"]
+        if limits is not None:
+            args += [f"--rpm={limits.rpm or 0}", f"--tpm={limits.tpm or 0}"]
+            args += [f"--window={limits.window_s}"]
         super().__init__("tests.fakes.llm_server", args, stop_timeout=10)
 
     def stats(self) -> dict[str, Any]:
@@ -717,8 +828,12 @@ def _serve_forever(argv: list[str]) -> None:
     ap.add_argument("--latency", type=float, default=0.0)
     ap.add_argument("--fault-rate", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rpm", type=int, default=0)
+    ap.add_argument("--tpm", type=int, default=0)
+    ap.add_argument("--window", type=float, default=60.0)
     a = ap.parse_args(argv)
-    srv = FakeLLMServer(latency=a.latency).start()
+    limits = RateLimits(a.rpm or None, a.tpm or None, a.window) if a.rpm or a.tpm else None
+    srv = FakeLLMServer(latency=a.latency, limits=limits).start()
     if a.fault_rate:
         srv.fault_fn = random_faults(a.fault_rate, seed=a.seed)
     print(srv.port, flush=True)
@@ -737,6 +852,7 @@ __all__ = [
     "FAULTS",
     "FakeLLMProcess",
     "FakeLLMServer",
+    "RateLimits",
     "RecordedRequest",
     "fake_llm",
     "prompt_text",

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from scoring.judge.backends import JudgeRequest
-from scoring.judge.openai_backend import chat_body, says_invalid_request
+from scoring.judge.backends import JudgeRequest, says_invalid_request
+from scoring.judge.openai_backend import chat_body
 from scoring.judge.preflight import request
 from scoring.judge.prompt import REPLY_SCHEMA, load_template
 from scoring.judge.spec import JudgeConfig

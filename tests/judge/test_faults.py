@@ -10,7 +10,7 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.progress import NullProgress
-from tests.fakes.llm_server import FakeLLMServer, verdict_responder
+from tests.fakes.llm_server import FakeLLMServer, prompt_text, verdict_responder
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
 from tests.judge.store import failures as open_failures
 from tests.judge.store import verdict_keys
@@ -77,15 +77,20 @@ def test_hang_past_timeout_is_a_listed_failure_then_retried(
 def test_unusable_replies_fail_after_two_reasks_with_raw_text(
     tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
-    fake_llm.responder = lambda body: "Meets, I would say."
+    # one check of three responses gets prose (fewer unusable replies in a row than stop a judge)
+    good = verdict_responder("meets")
+    fake_llm.responder = lambda body: (
+        "Meets, I would say." if "dish as pad thai" in prompt_text(body) else good(body)
+    )
     cfg = load_config(_setup(tmp_path, fake_llm))
     report = pipeline.judge(Project(cfg), progress=QUIET)
-    assert len(fake_llm.requests) == 3 * TOTAL_CALLS
-    assert len(report.failures) == TOTAL_CALLS
+    assert len(fake_llm.requests) == TOTAL_CALLS - 3 + 3 * 3
+    assert len(report.failures) == 3
     assert {f.kind for f in report.failures} == {"bad_output"}
     assert {f.raw for f in report.failures} == {"Meets, I would say."}
     verdicts, failures = _keys(cfg.root)
-    assert not verdicts and len(failures) == TOTAL_CALLS  # never a default verdict
+    assert len(verdicts) == TOTAL_CALLS - 3 and len(failures) == 3  # never a default verdict
+    assert not report.judges["gpt"].stopped
     assert {r["raw"] for r in open_failures(cfg.root).values()} == {"Meets, I would say."}
     fake_llm.responder = verdict_responder("contradicts")
     assert pipeline.judge(Project(cfg), progress=QUIET).ok

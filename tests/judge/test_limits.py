@@ -11,6 +11,7 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.judge.backends import MAX_REPLY_BYTES
+from scoring.judge.pacing import BREAK_OTHER
 from scoring.judge.progress import NullProgress
 from scoring.ledger import LedgerError
 from tests.fakes.llm_server import FakeLLMServer
@@ -30,16 +31,17 @@ def test_a_50_mb_reply_is_cut_off_named_and_not_resent(
         write_project(tmp_path, openai_judge(fake_llm.openai_base_url, retries=0, concurrency=1))
     )
     report = pipeline.judge(Project(cfg), progress=QUIET)
-    assert len(report.failures) == TOTAL_CALLS
+    n = len(report.failures)  # the breaker stops the judge after BREAK_OTHER of them in a row
+    assert n >= BREAK_OTHER and n + report.judges["gpt"].unfinished == TOTAL_CALLS
     kinds = [f.kind for f in report.failures]
     # a connection cut mid-reply can make the next call on it fail as a dropped connection
     assert set(kinds) <= {"too_large", "api_error"} and kinds.count("too_large") >= 1
     big = next(f for f in report.failures if f.kind == "too_large")
     assert f"exceeded {MAX_REPLY_BYTES} bytes" in big.message
-    assert len(fake_llm.requests) == TOTAL_CALLS  # no re-ask re-sends the reply
+    assert len(fake_llm.requests) == n  # no re-ask re-sends the reply
     stored = sum(p.stat().st_size for p in (tmp_path / ".gamut").rglob("*") if p.is_file())
     assert stored < 5 * 1024 * 1024  # nothing of the replies was kept
-    assert len(failures(tmp_path)) == TOTAL_CALLS
+    assert len(failures(tmp_path)) == n
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
 
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
+from scoring.judge.pacing import BREAK_REJECTED
 from scoring.judge.progress import NullProgress
 from scoring.judge.spec import JudgeConfig
 from tests.fakes.batch_server import FakeBatchServer
@@ -55,8 +56,11 @@ def test_the_old_name_sent_to_a_reasoning_model_is_refused_not_retried(
     extra = 'max_tokens_param = "max_tokens"'
     cfg = write_project(tmp_path, openai_judge(fake_llm.openai_base_url, extra=extra))
     report = pipeline.judge(Project(load_config(cfg)), progress=QUIET)
-    assert not report.ok and report.judges["gpt"].judged == 0
-    assert len(fake_llm.requests) == TOTAL_CALLS  # a 400 is final: one request per check
+    s = report.judges["gpt"]
+    assert not report.ok and s.judged == 0
+    # a 400 is final, and BREAK_REJECTED of them in a row stop the judge, naming the parameter
+    assert len(fake_llm.requests) == BREAK_REJECTED
+    assert "'max_tokens'" in s.stopped and s.unfinished == TOTAL_CALLS - BREAK_REJECTED
 
 
 @pytest.mark.parametrize(
