@@ -51,6 +51,7 @@ from scoring.judge.backends import (
     Turn,
     estimated_tokens,
 )
+from scoring.judge.outcome import held_message
 
 #: Requests a judge may have in flight before its first success.
 FIRST_WINDOW = 4
@@ -387,8 +388,11 @@ class Pacer:
             n = BREAK_OTHER
         else:
             brief = exc.brief() + (f" {exc.detail}" if exc.detail else "")
-            what = f"{exc.kind.value}: " + (brief if self.held else str(exc)[:300])
-            fix = _fix(name, getattr(self.backend.judge, "api_key_env", None), exc)
+            # held: the error body's words only from the closed list (it may echo the prompt)
+            what = f"{exc.kind.value}: " + (
+                held_message(exc.kind.value, brief) if self.held else str(exc)[:300]
+            )
+            fix = _fix(name, getattr(self.backend.judge, "api_key_env", None), exc, self.held)
             n = BREAK_REJECTED if exc.kind is ErrorKind.REJECTED else BREAK_OTHER
         return (
             f"judge {name!r} stopped: {n} requests in a row failed the same way ({what}). "
@@ -396,7 +400,17 @@ class Pacer:
         )
 
 
-def _fix(name: str, key_env: str | None, exc: BackendError) -> str:
+#: The request body keys a judge sends: the only parameter names a held judge's message repeats
+#: from an error body (any other word there could be the prompt's).
+_PARAMS = frozenset(
+    {
+        "model", "messages", "temperature", "seed", "max_tokens", "max_completion_tokens",
+        "response_format", "system", "output_config", "stream", "n",
+    }
+)  # fmt: skip
+
+
+def _fix(name: str, key_env: str | None, exc: BackendError, held: bool = False) -> str:
     """What to change for the error ``exc`` of judge ``name``."""
     words = set(exc.detail.split())
     if exc.status in (401, 403) or words & {"authentication_error", "invalid_api_key"}:
@@ -413,6 +427,7 @@ def _fix(name: str, key_env: str | None, exc: BackendError) -> str:
         )
     if exc.kind is ErrorKind.REJECTED:
         param = next((w[6:] for w in words if w.startswith("param=")), "")
+        param = "" if held and param not in _PARAMS else param
         about = f" (it names the parameter {param!r})" if param else ""
         return (
             f"The server refuses the request itself{about}: check the request settings of "

@@ -352,6 +352,9 @@ class FakeLLMServer:
         self.fault_fn: FaultFn | None = None
         #: the model snapshot replies name (default: the model the request asked for)
         self.snapshot: str | None = None
+        #: The error type, code and param of the ``*_echo`` faults (default: each request's
+        #: check's last word).
+        self.echo_word: str | None = None
         self.reply_hook: (
             Callable[[RecordedRequest, dict[str, Any]], dict[str, Any] | bytes] | None
         ) = None
@@ -631,7 +634,10 @@ class FakeLLMServer:
             self._write(writer, 400, json.dumps(err).encode())
         elif fault is not None and fault.endswith("_echo"):
             quoted = prompt_text(body)
-            err = {"type": "error", "error": {"type": quoted[-60:], "message": quoted}}
+            check = re.search(r"CHECK \(kind: [a-z_]+\):\n(.*)\n", quoted)
+            word = self.echo_word or re.findall(r"[A-Za-z]+", check[1] if check else quoted)[-1]
+            what = {"type": word, "code": word, "param": word, "message": quoted}
+            err = {"type": "error", "error": what}
             self._write(writer, int(fault[:3]), json.dumps(err).encode(), {"retry-after": "0"})
         elif fault == "401":
             cred = headers.get("x-api-key") or headers.get("authorization", "")

@@ -98,9 +98,12 @@ def test_direct_replies_echoing_the_check(tmp_path: Path, provider: str, case: s
 def test_direct_error_bodies_quoting_the_prompt(tmp_path: Path, provider: str, fault: str) -> None:
     with FakeLLMServer() as srv:
         srv.fault_fn = lambda req: fault
+        srv.echo_word = "tofu"  # a held member as the error's type, code and param
         out = _direct(tmp_path, provider, srv)
         asked = [check_of(r.body) for r in srv.requests]
     assert f"HTTP {fault[:3]}" in out  # the status is kept: it is no input's text
+    if fault not in ("429_echo", "500_echo"):  # the same refusal every time: stopped early
+        assert "stopped" in out and len(asked) <= 10, out
     _assert_clean(out, tmp_path, asked)
 
 
