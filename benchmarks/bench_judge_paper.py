@@ -15,10 +15,9 @@ from it). Target: at most 5 s, met on a quiet machine: 3.8-4.6 s (peak 0.76-0.78
 load average 0.6-1.0 on 2 cores (when the yardstick wrote only the verdict table: 2.3-2.6 s,
 against 3.9-4.1 s for an earlier version of the step); on a virtual machine much of the difference
 is the kernel and the host backing fresh pages, so the figures move with the machine's memory state
-(two runs of one version differed by up to 1.5 s from one minute to the next). ARCHITECTURE.md
-("The verdict ledger") has the breakdown. The fresh store has no usage table either (the results
-folder is not committed). Every case runs at least twice (the machine is shared: read the
-ranges, with the load average).
+(two runs of one version differed by up to 1.5 s from one minute to the next). The fresh store
+has no usage table either (the results folder is not committed). Every case runs at least twice
+(the machine is shared: read the ranges, with the load average).
 
 Run: ``.venv/bin/python benchmarks/bench_judge_paper.py [--out DIR]`` (from the repository root;
 ``DIR`` keeps the generated project between runs).

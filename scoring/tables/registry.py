@@ -6,7 +6,7 @@ only, the site's required and optional tables (``generator/tables.py``) and the 
 (``generator/downloads.py``, in this order). Each table's columns, with their types and
 meanings, are its entry of :data:`scoring.tables.columns.TABLES` (which also describes the
 questions, responses and verdict tables, which are not computed from scores).
-ARCHITECTURE.md, "How to add a score table", says how to add one.
+docs/adding-a-score-table.md says how to add one.
 """
 
 from __future__ import annotations
