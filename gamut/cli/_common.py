@@ -245,10 +245,13 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        held = _HELD.set(False)  # this command's config says (get_config), not an earlier one's
         try:
             return fn(*args, **kwargs)
         except GamutError as exc:
             fail(str(exc))
+        except click.ClickException:  # a usage error: click words it, from the command line
+            raise
         except Exception as exc:
             full = DiskFullError.find(exc)
             if full is not None:
@@ -262,5 +265,7 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
                 "held); please report it with the lines below",
                 [ln for f in traceback.format_tb(exc.__traceback__) for ln in f.splitlines()],
             )
+        finally:
+            _HELD.reset(held)
 
     return wrapper

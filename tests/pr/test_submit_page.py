@@ -410,7 +410,8 @@ def test_the_submit_page_played_through_then_the_workflows(world: dict[str, Any]
     before = len(judge.requests)
     _run(base, secrets, [gamut, "judge", *cfg, "--submission", SID])
     n_checks = sum(len(compile_rubric(MetaRubric.model_validate(r))) for r in _rubrics())
-    assert len(judge.requests) - before == 3 * 2 * n_checks, "3 judges x 2 settings x checks"
+    # each judge's preflight request, then 3 judges x 2 settings x checks
+    assert len(judge.requests) - before == 3 + 3 * 2 * n_checks
     assert {r.protocol for r in judge.requests} == {"openai", "anthropic"}
     _run(base, secrets, [gamut, "score", *cfg])
     comment = runner / "comment" / "comment.md"

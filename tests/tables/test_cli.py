@@ -7,6 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from gamut.cli import main
+from scoring.tables.registry import score_tables
 from tests.tables.conftest import main_project, main_verdict
 
 
@@ -17,7 +18,8 @@ def test_score_prints_the_primary_leaderboard_and_writes_files(tmp_path: Path) -
     assert "multimodal, judge j1" in result.output
     assert result.output.index("Alpha") < result.output.index("Beta")  # ranked order
     assert "41.1" in result.output  # alpha's hand-computed Gamut score
-    assert "wrote 68 files" in result.output  # 22 tables x 3, question_scores, provenance
+    # every registered table in three formats but question_scores (one file), and provenance
+    assert f"wrote {3 * (len(score_tables()) - 1) + 2} files" in result.output
     assert (tmp_path / "results" / "leaderboard.csv").is_file()
 
 
