@@ -208,8 +208,8 @@ _INVALID = frozenset(
 #: message is one: ``1 validation error for X`` ... ``[type=literal_error, ...``), TGI's 422
 #: "Failed to deserialize", and servers' words for a parameter they do not take.
 _VALIDATION = re.compile(
-    r"\bvalidation errors? for \w+|\[type=[a-z_]+, input_value=|failed to deserialize|"
-    r"unsupported parameter|unrecognized request argument",
+    r"\bvalidation errors? for \w+|\[type=[a-z_]+, input_value=|literal_error|extra_forbidden|"
+    r"failed to deserialize|unsupported parameter|unrecognized request argument",
     re.IGNORECASE,
 )
 

@@ -13,6 +13,7 @@ from gamut import pipeline
 from gamut.cli import main
 from gamut.config import load_config
 from gamut.project import Project
+from scoring.judge.pacing import BREAK_REJECTED
 from scoring.judge.preflight import CHECK, MAX_REQUESTS, preflight
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer, prompt_text
@@ -82,7 +83,8 @@ def test_an_invalid_request_500_is_not_retried_in_a_run(
     project = _judges(tmp_path, openai_judge(fake_llm.openai_base_url, retries=3))
     report = pipeline.judge(project, progress=QUIET)
     assert report.judges["gpt"].judged == 0
-    assert len(fake_llm.requests) == TOTAL_CALLS  # one per check: none retried
+    # one per check, none retried, until the breaker stops the judge
+    assert len(fake_llm.requests) == BREAK_REJECTED
     assert {f.kind for f in report.failures} == {"rejected"}
 
 
