@@ -6,6 +6,7 @@ responses, judges) are not read again by the next. ``gamut run`` is :func:`run`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -408,11 +409,15 @@ def validate(
     )
 
 
-def build_site(project: Project) -> Path:
-    """Build the static site from the score tables; returns the site folder."""
+def build_site(
+    project: Project, *, force: bool = False, unchanged: Callable[[Path], None] | None = None
+) -> Path:
+    """Build the static site from the score tables (skipped, calling ``unchanged`` with the site
+    folder, when nothing it reads changed since the last build, unless ``force``); returns the
+    site folder."""
     import generator
 
-    return generator.build_site(project.site_spec())
+    return generator.build_site(project.site_spec(), force=force, unchanged=unchanged)
 
 
 @dataclass(frozen=True)
@@ -506,6 +511,7 @@ def run(
     project: Project,
     *,
     site: bool = True,
+    force_site: bool = False,
     progress: ProgressSink | None = None,
     notify: Callable[[str, object], None] | None = None,
 ) -> RunResult:
@@ -519,8 +525,10 @@ def run(
     Args:
         project: the deployment.
         site: also build the site.
+        force_site: build the site even when nothing it reads changed since the last build.
         progress: where the judge's progress goes.
-        notify: called after each stage with its name (one of :data:`STAGES`) and its result.
+        notify: called after each stage with its name (one of :data:`STAGES`) and its result,
+            and with ``site unchanged`` and the site folder when the site build is skipped.
     """
     say = notify or (lambda _stage, _result: None)
     keep, validation = publishable(project)
@@ -531,7 +539,8 @@ def run(
     say("verdicts", verdicts)
     tables = score(project, keep)
     say("scored", tables)
-    out = build_site(project) if site else None
+    unchanged = functools.partial(say, "site unchanged")
+    out = build_site(project, force=force_site, unchanged=unchanged) if site else None
     if out is not None:
         say("site", out)
     return RunResult(report, verdicts, tables, out, validation, tuple(sorted(validation.rejected)))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import html
 import json
 import logging
@@ -22,12 +24,15 @@ from generator.registry import Page, navigation
 from generator.render import environment
 from generator.spec import SiteSpec
 from generator.tables import ScoreTables, SiteError, load_tables
-from scoring.storage import make_staging_folder, remove_stale_staging
+from scoring import __version__
+from scoring.storage import atomic_write_text, make_staging_folder, remove_stale_staging
 
 ASSETS = Path(__file__).parent / "assets"
 REPO = Path(__file__).resolve().parents[1]
 GENERATED = Path("site_src") / "generated"
 PREVIEW_URL = "http://127.0.0.1:8000/"
+#: The file in a built site holding the fingerprint of what it was built from.
+STAMP = ".build-stamp"
 
 
 def project_dir(spec: SiteSpec) -> Path:
@@ -214,11 +219,52 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
             raise SiteError(f"{spec.builder} build failed: {exc}{details}") from None
 
 
-def build_site(spec: SiteSpec) -> Path:
-    """Generate every page from the score tables and build the static site.
+def fingerprint(spec: SiteSpec) -> str:
+    """A digest of everything a build of ``spec`` reads: the spec itself (the config's [site]
+    table, the paths, the change history), the engine version, and the size and modification
+    time of every file in the results, questions and submissions, the project's ``site_src/``
+    (not its generated pages) and ``mkdocs.yml``, this package (templates, assets, code) and
+    the vendored bundles."""
+    h = hashlib.sha256(json.dumps(dataclasses.asdict(spec), default=str).encode())
+    h.update(f"\0{__version__}\0{spec.out.resolve()}".encode())
+    project = project_dir(spec)
+    roots = [spec.results, spec.questions, spec.submissions, project / "site_src"]
+    roots += [project / "mkdocs.yml", Path(__file__).parent]
+    roots += [b.cached for b in vendor.SHIPPED]
+    for root in roots:
+        if root is None:
+            continue
+        paths = [root] if not root.is_dir() else sorted(root.rglob("*"))
+        for path in paths:
+            rel = path.relative_to(root).parts
+            generated = root.name == "site_src" and rel[:1] == ("generated",)
+            if generated or any(p[:1] == "." or p == "__pycache__" for p in rel):
+                continue
+            st = path.stat() if path.exists() else None
+            seen = "absent" if st is None else f"{st.st_size} {st.st_mtime_ns} {st.st_mode}"
+            h.update(f"\0{path}\0{seen}".encode())
+    return h.hexdigest()
+
+
+def _stamp(out: Path) -> str | None:
+    """The fingerprint the site in ``out`` was built from (None: no built site, or no stamp)."""
+    if not (out / STAMP).is_file():
+        return None
+    with (out / STAMP).open("rb") as f:
+        return f.read(100).decode("utf-8", errors="replace").strip()
+
+
+def build_site(
+    spec: SiteSpec, *, force: bool = False, unchanged: Callable[[Path], None] | None = None
+) -> Path:
+    """Generate every page from the score tables and build the static site, unless the site in
+    ``spec.out`` was built from the same inputs (its :data:`STAMP` holds their
+    :func:`fingerprint`) and ``force`` is off.
 
     The pages and the site are built in staging folders beside their targets and swapped in when
-    complete; staging folders a killed build left behind are removed first.
+    complete; staging folders a killed build left behind are removed first. The built site's
+    :data:`STAMP` file, written last, records the inputs' :func:`fingerprint`; ``unchanged`` is
+    called with the site folder when the build is skipped.
 
     Returns:
         The built site folder (``spec.out``), holding ``index.html``.
@@ -227,6 +273,11 @@ def build_site(spec: SiteSpec) -> Path:
         ProblemsError: when score tables are missing (run ``gamut score`` first).
         SiteError: when mkdocs fails.
     """
+    digest = fingerprint(spec)
+    if not force and _stamp(spec.out) == digest:
+        if unchanged is not None:
+            unchanged(spec.out.resolve())
+        return spec.out.resolve()
     project = project_dir(spec)
     tables = load_tables(spec.results)
     keep_docs = project == spec.root  # the project's own build: keep site_src/generated
@@ -248,6 +299,7 @@ def build_site(spec: SiteSpec) -> Path:
         run_mkdocs(spec, docs, nav, built)
         shutil.copyfile(docs / CARD_STAGING, built / "downloads" / "README.md")
         _swap_in(built, out)
+        atomic_write_text(out / STAMP, digest + "\n")
     finally:
         shutil.rmtree(built, ignore_errors=True)
         if not (keep_docs and docs == project / GENERATED):
@@ -255,4 +307,12 @@ def build_site(spec: SiteSpec) -> Path:
     return out
 
 
-__all__ = ["SiteError", "build_site", "generate_pages", "project_dir", "run_mkdocs"]
+__all__ = [
+    "STAMP",
+    "SiteError",
+    "build_site",
+    "fingerprint",
+    "generate_pages",
+    "project_dir",
+    "run_mkdocs",
+]

@@ -33,6 +33,9 @@ MAX_LISTED = 20
 @config_option
 @click.option("--no-site", is_flag=True, help="Stop after scoring; do not build the site.")
 @click.option(
+    "--force", is_flag=True, help="Build the site even when nothing it reads changed since."
+)
+@click.option(
     "--left-out-ok",
     is_flag=True,
     help="Exit 0 when the only problem is submissions left out for failing validation (they "
@@ -40,7 +43,7 @@ MAX_LISTED = 20
     "publish job deploys the others. Judge failures still exit 1.",
 )
 @handle_errors
-def run(config_path: Path | None, no_site: bool, left_out_ok: bool) -> None:
+def run(config_path: Path | None, no_site: bool, force: bool, left_out_ok: bool) -> None:
     """Judge every response/check without a verdict, score, and build the site.
 
     With --config demo/gamut.toml this runs the embedded demo offline: its judges replay stored
@@ -54,7 +57,7 @@ def run(config_path: Path | None, no_site: bool, left_out_ok: bool) -> None:
     from gamut import pipeline
 
     project = get_project(config_path)
-    result = pipeline.run(project, site=not no_site, notify=_report_stage)
+    result = pipeline.run(project, site=not no_site, force_site=force, notify=_report_stage)
     if result.site is not None:
         index = result.site / "index.html"
         out_console.print(f"\nThe leaderboard site is in {result.site}")
@@ -82,6 +85,8 @@ def _report_stage(stage: str, result: object) -> None:
         err_console.print(f"verdict table: {result}")
     elif stage == "scored" and isinstance(result, Tables):
         err_console.print(f"score tables: {result.out_dir}")
+    elif stage == "site unchanged":
+        err_console.print(f"site unchanged: {result}")
 
 
 def _gamut_command() -> str:

@@ -23,17 +23,21 @@ def site() -> None:
 
 @site.command()
 @config_option
+@click.option("--force", is_flag=True, help="Build even when nothing it reads changed since.")
 @handle_errors
-def build(config_path: Path | None) -> None:
+def build(config_path: Path | None, force: bool) -> None:
     """Generate every page from <results>/ and build the site into [site] out.
 
-    Run `gamut score` (or `gamut run`) first. The build starts from scratch each time.
+    Run `gamut score` (or `gamut run`) first. The build starts from scratch each time, and is
+    skipped when nothing it reads changed since the last build into the same folder.
     """
     from gamut import pipeline
     from generator import downloads_size
 
-    out = pipeline.build_site(get_project(config_path))
-    out_console.print(f"site built: {out / 'index.html'}")
+    skipped: list[Path] = []
+    out = pipeline.build_site(get_project(config_path), force=force, unchanged=skipped.append)
+    built = "site unchanged" if skipped else "site built"
+    out_console.print(f"{built}: {out / 'index.html'}")
     n_files, n_bytes = downloads_size(out)
     out_console.print(f"downloads: {n_files} files, {n_bytes / 1e6:.1f} MB")
 
