@@ -9,6 +9,7 @@ import html
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ from generator.render import environment
 from generator.spec import SiteSpec
 from generator.tables import ScoreTables, SiteError, load_tables
 from scoring import __version__
+from scoring.layout import PROVENANCE_FILE
 from scoring.storage import atomic_write_text, make_staging_folder, remove_stale_staging
 
 ASSETS = Path(__file__).parent / "assets"
@@ -33,6 +35,8 @@ GENERATED = Path("site_src") / "generated"
 PREVIEW_URL = "http://127.0.0.1:8000/"
 #: The file in a built site holding the fingerprint of what it was built from.
 STAMP = ".build-stamp"
+#: The most of ``provenance.json`` the fingerprint reads.
+MAX_PROVENANCE = 1 << 20
 
 
 def project_dir(spec: SiteSpec) -> Path:
@@ -219,12 +223,35 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
             raise SiteError(f"{spec.builder} build failed: {exc}{details}") from None
 
 
+def _content(path: Path) -> str:
+    """The digest of a results file, less when the tables were written: ``generated_at`` in
+    ``provenance.json`` and in each Parquet file's footer (the tables rewritten unchanged digest
+    alike; the footer also holds the schema, which the CSV beside it repeats)."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - 8))
+        tail = f.read(8)
+        if path.suffix == ".parquet" and len(tail) == 8 and tail[4:] == b"PAR1":
+            size = max(0, size - 8 - int.from_bytes(tail[:4], "little"))
+        f.seek(0)
+        if path.name == PROVENANCE_FILE:
+            text = f.read(MAX_PROVENANCE).decode("utf-8", errors="replace")
+            return hashlib.sha256(
+                re.sub(r'"generated_at": *"[^"]*"', "", text).encode()
+            ).hexdigest()
+        while size > 0 and (chunk := f.read(min(size, 1 << 20))):
+            h.update(chunk)
+            size -= len(chunk)
+    return h.hexdigest()
+
+
 def fingerprint(spec: SiteSpec) -> str:
     """A digest of everything a build of ``spec`` reads: the spec itself (the config's [site]
     table, the paths, the change history), the engine version, and the size and modification
     time of every file in the results, questions and submissions, the project's ``site_src/``
     (not its generated pages) and ``mkdocs.yml``, this package (templates, assets, code) and
-    the vendored bundles."""
+    the vendored bundles; the results files by their content (:func:`_content`)."""
     h = hashlib.sha256(json.dumps(dataclasses.asdict(spec), default=str).encode())
     h.update(f"\0{__version__}\0{spec.out.resolve()}".encode())
     project = project_dir(spec)
@@ -242,6 +269,8 @@ def fingerprint(spec: SiteSpec) -> str:
                 continue
             st = path.stat() if path.exists() else None
             seen = "absent" if st is None else f"{st.st_size} {st.st_mtime_ns} {st.st_mode}"
+            if root == spec.results and st is not None and path.is_file():
+                seen = f"{st.st_size} {_content(path)}"  # `gamut score` rewrites them each run
             h.update(f"\0{path}\0{seen}".encode())
     return h.hexdigest()
 

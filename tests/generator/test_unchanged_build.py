@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -15,6 +17,7 @@ from gamut.cli import main
 from gamut.config import load_config
 from gamut.project import Project
 from generator.build import STAMP
+from scoring.tables.write import parquet_bytes
 from tests.generator.conftest import REPO
 from tests.generator.fixture_tables import write_fixture_config
 
@@ -56,9 +59,19 @@ def test_an_unchanged_build_is_skipped_and_each_input_rebuilds(tmp_path: Path) -
     assert not _rebuilt(cfg, site)
     assert (site / STAMP).read_text(encoding="utf-8") == stamp
 
-    # a results table
+    # the tables written again, unchanged but for when (as every `gamut score` does): skipped
     table = tmp_path / "results" / "leaderboard.parquet"
+    arrow = pq.read_table(table)
+    table.write_bytes(parquet_bytes(arrow, {"generated_at": "2030-01-01T00:00:00Z"}))
+    assert _rebuilt(cfg, site)
+    table.write_bytes(parquet_bytes(arrow, {"generated_at": "2031-01-01T00:00:00Z"}))
+    prov = tmp_path / "results" / "provenance.json"
+    when = json.loads(prov.read_text(encoding="utf-8"))["generated_at"]
+    prov.write_text(prov.read_text(encoding="utf-8").replace(when, "2031-01-01T00:00:00Z"))
+    assert not _rebuilt(cfg, site)
+    # a results table
     df = pd.read_parquet(table)
+    df.loc[0, "n_questions"] += 1
     df.to_parquet(table)
     assert _rebuilt(cfg, site)
     assert not _rebuilt(cfg, site)
