@@ -1,5 +1,6 @@
 """Assemble the docs folder (hand-written pages + pages generated from the score tables) and run
-``mkdocs build`` on it. Every build starts from scratch, so removed submissions leave no pages."""
+``mkdocs build`` on it. Every build starts from scratch, so removed submissions leave no pages;
+a build whose inputs did not change since the last one into the same folder is skipped."""
 
 from __future__ import annotations
 
