@@ -35,8 +35,8 @@ from yardsticks import report
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from gamut.synthetic.paper import write_paper_scale
 from generator.serve import make_server
+from workbench.synthetic.paper import write_paper_scale
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",

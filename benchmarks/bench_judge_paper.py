@@ -1,4 +1,4 @@
-"""The judge step at paper scale (the synthetic project of ``gamut demo paper``: 5.33 M
+"""The judge step at paper scale (the synthetic project of ``gamut-workbench demo paper``: 5.33 M
 verdicts, three replay judges): the first run, which judges everything by replay, and a run with
 every verdict in the ledger. Each runs ``gamut judge`` in a fresh process (judge, then the verdict
 table), and its wall time and peak memory are printed beside the baselines measured on main before
@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 from yardsticks import measure, pulled_ledger_only, report, yardstick  # noqa: E402
 
 GAMUT = [sys.executable, "-m", "gamut"]
+WORKBENCH = [sys.executable, "-m", "workbench"]
 BASELINES = {"first run with replay judges": (450.0, 7.4, 60.0, 2.0), "every verdict cached": (
     128.0, 6.0, 5.0, 1.0), "fresh store, ledger pulled": (128.0, 6.0, 5.0, 1.0)}  # fmt: skip
 #: The fresh-store case measured at the start of the session that added it (random-order key
@@ -135,7 +136,7 @@ def main() -> None:
     env["PYTHONPATH"] = str(ROOT)
     try:
         if not (out / "gamut.toml").exists():
-            subprocess.run([*GAMUT, "demo", "paper", "--out", str(out)], env=env, check=True)
+            subprocess.run([*WORKBENCH, "demo", "paper", "--out", str(out)], env=env, check=True)
         for state in (".gamut", "results/verdicts.parquet"):
             p = out / state
             if p.is_dir():

@@ -1,5 +1,5 @@
-"""A paper-scale verdict ledger (5.33 M verdicts of ``gamut demo paper``, three replay judges,
-held rubrics: files named by their MAC) pushed to a fake Hugging Face Hub on 127.0.0.1, then
+"""A paper-scale verdict ledger (5.33 M verdicts of ``gamut-workbench demo paper``, three replay
+judges, held rubrics: files named by their MAC) pushed to a fake Hugging Face Hub on 127.0.0.1, then
 ``gamut ledger pull`` into an empty ledger and ``gamut ledger verify`` of it, as a fresh CI runner
 does before judging. Each command runs in a process of its own, twice, and its wall time and its
 own peak memory (``wait4``) are printed beside its yardstick, a minimal script doing the same work
@@ -68,7 +68,8 @@ def main() -> None:
     try:
         gamut = [sys.executable, "-m", "gamut"]
         if not (out / "gamut.toml").exists():
-            subprocess.run([*gamut, "demo", "paper", "--out", str(out)], env=env, check=True)
+            make = [sys.executable, "-m", "workbench", "demo", "paper", "--out", str(out)]
+            subprocess.run(make, env=env, check=True)
         if not (out / ".gamut" / "ledger" / "verdicts").is_dir():
             t0 = time.perf_counter()
             subprocess.run([*gamut, "judge"], cwd=out, env=env, check=True, capture_output=True)

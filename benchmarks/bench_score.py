@@ -66,7 +66,7 @@ def main() -> None:
         # in a child process, so that the timed runs are not forked from a large parent (the
         # peak resident size of a child counts the memory it had before exec)
         code = (
-            "import sys; from pathlib import Path; from gamut.synthetic.paper import "
+            "import sys; from pathlib import Path; from workbench.synthetic.paper import "
             "write_paper_scale; print(write_paper_scale(Path(sys.argv[1])))"
         )
         done = subprocess.run(

@@ -35,11 +35,11 @@ from yardsticks import report
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from gamut.synthetic.paper import write_paper_scale
 from generator.downloads import write_downloads
 from generator.serve import make_server
 from generator.tables import load_tables
 from scoring.questions import load_questions
+from workbench.synthetic.paper import write_paper_scale
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",

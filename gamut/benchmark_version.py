@@ -1,5 +1,5 @@
 """Which benchmark version the leaderboard's rows are judged against (the version a workbench
-release names, ``gamut build release VERSION``)."""
+release names, ``gamut-workbench build release VERSION``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from scoring.errors import GamutError
 if TYPE_CHECKING:
     from gamut.project import Project
 
-#: What ``gamut build release`` writes beside the released ``questions.jsonl``.
+#: What ``gamut-workbench build release`` writes beside the released ``questions.jsonl``.
 RELEASE_FILE = "release.json"
 
 
@@ -37,9 +37,9 @@ def benchmark_version(project: Project) -> str | None:
         version = None
     if not isinstance(version, str) or not version:
         raise GamutError(
-            f"{path}: no benchmark_version string (a release.json of `gamut build release` "
-            f"has one); fix the file, or give [benchmark] benchmark_version in "
-            f"{project.config_file}"
+            f"{path}: no benchmark_version string (a release.json of "
+            "`gamut-workbench build release` has one); fix the file, or give [benchmark] "
+            f"benchmark_version in {project.config_file}"
         )
     return version
 

@@ -50,7 +50,7 @@ class BenchmarkConfig(_Section):
         default=None,
         min_length=1,
         description="The question set's release version (release.json's benchmark_version, "
-        "from `gamut build release`), stamped on every leaderboard row; unset: the "
+        "from `gamut-workbench build release`), stamped on every leaderboard row; unset: the "
         "benchmark_version of a release.json beside the questions file, else none "
         "(gamut.benchmark_version.benchmark_version).",
     )
@@ -127,7 +127,7 @@ class PublishConfig(_Section):
 
 
 class WorkbenchConfig(_Section):
-    """The maintainers' private workbench (``gamut build ...``): never published."""
+    """The maintainers' private workbench (``gamut-workbench build ...``): never published."""
 
     dir: Path = Field(
         default=Path(".gamut/workbench"),
@@ -135,21 +135,26 @@ class WorkbenchConfig(_Section):
         "inside results or the site.",
     )
     propose_max_tokens: int = Field(
-        default=2048, ge=16, description="Output-token limit of a `gamut build propose` reply."
+        default=2048,
+        ge=16,
+        description="Output-token limit of a `gamut-workbench build propose` reply.",
     )
     guard_max_tokens: int = Field(
-        default=2048, ge=16, description="Output-token limit of a `gamut build guard` reply."
+        default=2048,
+        ge=16,
+        description="Output-token limit of a `gamut-workbench build guard` reply.",
     )
     draft_max_tokens: int = Field(
         default=8192,
         ge=16,
-        description="Output-token limit of a `gamut build draft` reply (a whole meta-rubric; "
-        "the judge's own max_tokens is sized for verdicts).",
+        description="Output-token limit of a `gamut-workbench build draft` reply (a whole "
+        "meta-rubric; the judge's own max_tokens is sized for verdicts).",
     )
     refine_max_tokens: int = Field(
         default=16384,
         ge=16,
-        description="Output-token limit of a `gamut build refine` reply (the draft's superset).",
+        description="Output-token limit of a `gamut-workbench build refine` reply (the draft's "
+        "superset).",
     )
 
     def max_tokens(self, step: str) -> int:

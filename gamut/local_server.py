@@ -1,9 +1,10 @@
-"""The server of the local pages (``gamut audit serve``, ``build review serve``, ``build revise
-serve``), which show held text and write labels: it listens on 127.0.0.1 and refuses, with a 4xx
-and a reason, a ``Host`` other than ``127.0.0.1:PORT`` or ``localhost:PORT`` (DNS rebinding), a
-path without this session's random token (``/TOKEN/...``: the printed URL carries it and the pages
-use relative URLs, so every request does), and a POST not typed ``application/json`` or whose
-``Origin`` is another site's (cross-site forms and no-preflight ``text/plain`` fetches)."""
+"""The server of the local pages (``gamut audit serve``; ``gamut-workbench build review serve``
+and ``build revise serve``), which show held text and write labels: it listens on 127.0.0.1 and
+refuses, with a 4xx and a reason, a ``Host`` other than ``127.0.0.1:PORT`` or ``localhost:PORT``
+(DNS rebinding), a path without this session's random token (``/TOKEN/...``: the printed URL
+carries it and the pages use relative URLs, so every request does), and a POST not typed
+``application/json`` or whose ``Origin`` is another site's (cross-site forms and no-preflight
+``text/plain`` fetches)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The package contract (ARCHITECTURE.md, "Packages"): gamut -> scoring, gamut -> generator,
-generator -> scoring's public names; nothing points back; and inside a package no two modules
-import each other, directly or around a loop.
+generator -> scoring's public names, workbench -> any of them; nothing points back; and inside a
+package no two modules import each other, directly or around a loop.
 
 Every import statement counts, including those inside functions and under ``TYPE_CHECKING``: a
 lazy import is still a dependency.
@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: Third-party packages the engine must not use: the CLI, the terminal and the Hub are the
 #: application's business.
-ENGINE_FORBIDDEN = ("gamut", "generator", "click", "rich", "huggingface_hub")
+ENGINE_FORBIDDEN = ("gamut", "generator", "workbench", "click", "rich", "huggingface_hub")
 #: The engine modules the site may import from, and only the names in their ``__all__``.
 SITE_ALLOWED = (
     "scoring",
@@ -157,7 +157,7 @@ def test_the_engine_imports_no_application_site_cli_or_hub() -> None:
 def test_the_site_imports_no_application_and_only_public_engine_names() -> None:
     bad = []
     for file, line, module, names in _imports("generator"):
-        if _top(module) == "gamut":
+        if _top(module) in ("gamut", "workbench"):
             bad.append(f"{file}:{line}: imports {module}")
         elif _top(module) == "scoring":
             if module not in SITE_ALLOWED:
@@ -168,7 +168,21 @@ def test_the_site_imports_no_application_and_only_public_engine_names() -> None:
     assert not bad, "the site reads only the engine's public names:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("package", ["scoring", "generator", "gamut"])
+def test_the_leaderboard_application_imports_no_workbench() -> None:
+    """The workbench builds on the application (its CLI helpers, the config); the application,
+    which a reader of the leaderboard walks through, never reaches into the workbench."""
+    bad = [
+        f"{file}:{line}: imports {module}"
+        for file, line, module, _ in _imports("gamut")
+        if _top(module) == "workbench"
+    ]
+    assert not bad, "gamut must not depend on the workbench:\n" + "\n".join(bad)
+
+
+PACKAGES = ["scoring", "generator", "gamut", "workbench"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
 def test_every_module_imports_on_its_own(package: str) -> None:
     """No import cycle hides behind import order: each module imports first in a fresh process."""
     import subprocess
@@ -184,7 +198,7 @@ def test_every_module_imports_on_its_own(package: str) -> None:
         "bad = []\n"
         f"for m in {modules!r}:\n"
         "    for k in [k for k in sys.modules if k.split('.')[0] in "
-        "('scoring', 'generator', 'gamut')]:\n"
+        f"{tuple(PACKAGES)!r}]:\n"
         "        del sys.modules[k]\n"
         "    try:\n"
         "        importlib.import_module(m)\n"
@@ -198,7 +212,7 @@ def test_every_module_imports_on_its_own(package: str) -> None:
     assert result.stdout.strip() == "", result.stdout
 
 
-@pytest.mark.parametrize("package", ["scoring", "generator", "gamut"])
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_two_modules_of_a_package_import_each_other(package: str) -> None:
     """Counting imports inside functions and under ``TYPE_CHECKING``: a loop hidden there still
     ties the modules together. Fix: move what both need into a leaf module that imports

@@ -44,26 +44,23 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "comment": ("gamut.cli.comment", "comment", "Render the pull-request comment."),
     "pr": ("gamut.cli.pr", "pr", "Pull-request workflow steps: annotations and the artifact."),
     "publish": ("gamut.cli.publish", "publish", "Publish the results to a Hugging Face dataset."),
-    "build": (
-        "gamut.cli.build",
-        "build",
-        "The benchmark workbench: build, revise and release questions and rubrics.",
-    ),
-    "demo": ("gamut.cli.demo", "demo", "Regenerate the demo or a paper-scale synthetic project."),
     "audit": ("gamut.cli.audit", "audit", "The human audit of the judge: draw responses to label."),
 }
 
 
 class LazyGroup(click.Group):
-    """A group whose subcommands are imported when they are used."""
+    """A group whose subcommands, listed in :attr:`table`, are imported when they are used."""
+
+    #: name -> (module, attribute, one-line help); a subclass names its own table
+    table: dict[str, tuple[str, str, str]] = COMMANDS
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(self.table)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
+        if cmd_name not in self.table:
             return None
-        module, attr, _ = COMMANDS[cmd_name]
+        module, attr, _ = self.table[cmd_name]
         cmd = getattr(importlib.import_module(module), attr)
         if not isinstance(cmd, click.Command):
             raise TypeError(f"{module}.{attr} is not a click command")
@@ -71,7 +68,7 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
-            formatter.write_dl([(name, COMMANDS[name][2]) for name in self.list_commands(ctx)])
+            formatter.write_dl([(name, self.table[name][2]) for name in self.list_commands(ctx)])
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -88,4 +85,4 @@ def run() -> None:
     main()
 
 
-__all__ = ["COMMANDS", "main", "run"]
+__all__ = ["COMMANDS", "LazyGroup", "main", "run"]

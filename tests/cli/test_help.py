@@ -1,11 +1,14 @@
-"""Every command and option of `gamut` has help text (ARCHITECTURE.md, "The command line")."""
+"""Every command and option of `gamut` and `gamut-workbench` has help text (ARCHITECTURE.md,
+"The command line"), and each program lists its own commands only."""
 
 from __future__ import annotations
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
+from workbench.cli import main as workbench_main
 
 
 def _walk(
@@ -21,14 +24,24 @@ def _walk(
     return out
 
 
-def test_every_command_and_option_has_help() -> None:
+@pytest.mark.parametrize("program", [main, workbench_main], ids=["gamut", "gamut-workbench"])
+def test_every_command_and_option_has_help(program: click.Group) -> None:
     missing = []
-    for path, cmd in _walk(main):
+    walked = _walk(program)
+    assert len(walked) > 10  # the lazy groups were opened
+    for path, cmd in walked:
         if not (cmd.help or "").strip():
-            missing.append(" ".join(path) or "gamut")
+            missing.append(" ".join(path) or "(the program)")
         for p in cmd.params:
             if isinstance(p, click.Option) and not (p.help or "").strip():
                 missing.append(f"{' '.join(path)} {p.opts[0]}")
-        result = CliRunner().invoke(main, [*path, "--help"])
+        result = CliRunner().invoke(program, [*path, "--help"])
         assert result.exit_code == 0, (path, result.output)
     assert not missing, f"commands/options without help text: {missing}"
+
+
+def test_the_leaderboard_lists_no_workbench_command_and_the_workbench_lists_them() -> None:
+    ours = CliRunner().invoke(main, ["--help"]).output
+    theirs = CliRunner().invoke(workbench_main, ["--help"]).output
+    assert " run " in ours and " build " not in ours and " demo " not in ours
+    assert " build " in theirs and " demo " in theirs and " run " not in theirs

@@ -1,10 +1,10 @@
 """Every file the project writes that has a published schema validates against it.
 
-The files are written by the commands themselves (``gamut schema``, ``gamut demo paper``, ``gamut
-rubric compile``) and the demo's committed files (written by ``gamut demo write``); each is read
-as the JSON values it holds and validated with the ``jsonschema`` library against the schema
-files ``gamut schema`` wrote. Verdict rows (``gamut export verdicts``, the published table) are
-in ``tests/judge/test_verdict_schema.py``.
+The files are written by the commands themselves (``gamut schema``, ``gamut-workbench demo
+paper``, ``gamut rubric compile``) and the demo's committed files (written by ``gamut-workbench
+demo write``); each is read as the JSON values it holds and validated with the ``jsonschema``
+library against the schema files ``gamut schema`` wrote. Verdict rows (``gamut export
+verdicts``, the published table) are in ``tests/judge/test_verdict_schema.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from gamut.cli.schema import json_schemas
 from scoring.submissions.jsonl import read_jsonl
 from scoring.submissions.metadata import _Loader
 from tests.schema_tally import validate_file, written
+from workbench.cli import main as workbench_main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,7 +90,7 @@ def test_every_file_a_written_project_holds_validates_against_its_schema(tmp_pat
     runner = CliRunner()
     out = tmp_path / "paper"
     small = ["--questions", "12", "--models", "2", "--judges", "1", "--checks", "8"]
-    r = runner.invoke(main, ["demo", "paper", "--out", str(out), *small])
+    r = runner.invoke(workbench_main, ["demo", "paper", "--out", str(out), *small])
     assert r.exit_code == 0, r.output
     r = runner.invoke(
         main, ["rubric", "compile", str(out / "rubrics.jsonl"), "-o", str(out / "checks.jsonl")]

@@ -34,7 +34,9 @@ ARTIFACTS = REPO / "test-artifacts"
 def _demo_config(root: Path) -> GamutConfig:
     """The shipped demo with its outputs redirected into ``root``."""
     for part in ("submissions", "verdicts"):
-        assert (REPO / "demo" / part).is_dir(), f"demo/{part} missing: run gamut demo write"
+        assert (REPO / "demo" / part).is_dir(), (
+            f"demo/{part} missing: run gamut-workbench demo write"
+        )
     return load_config(write_demo_config(root))
 
 

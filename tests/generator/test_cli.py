@@ -82,7 +82,9 @@ def test_gamut_run_on_the_demo_with_held_rubrics(
 ) -> None:
     """The main job end to end on the shipped demo (outputs redirected into a temporary folder),
     with the rubrics marked held: no rubric text may reach the built site."""
-    assert (REPO / "demo" / "submissions").is_dir(), "demo data missing: run gamut demo write"
+    assert (REPO / "demo" / "submissions").is_dir(), (
+        "demo data missing: run gamut-workbench demo write"
+    )
     text = demo_config_text().replace("rubrics_public = true", "rubrics_public = false")
     text = text.replace("[store]\n", '[store]\nledger_key_env = "GAMUT_TEST_LEDGER_KEY"\n', 1)
     assert "rubrics_public = false" in text and "ledger_key_env" in text
@@ -110,7 +112,9 @@ def test_gamut_run_on_the_demo_with_held_rubrics(
 def test_gamut_run_with_judge_failures_builds_the_site_and_exits_1(tmp_path: Path) -> None:
     """A judge that cannot answer for one submission: that submission is shown as incomplete,
     the site is still built, and the command exits 1 so that a rerun retries."""
-    assert (REPO / "demo" / "submissions").is_dir(), "demo data missing: run gamut demo write"
+    assert (REPO / "demo" / "submissions").is_dir(), (
+        "demo data missing: run gamut-workbench demo write"
+    )
     import pandas as pd
 
     oracle = pd.read_parquet(REPO / "demo" / "verdicts" / "oracle.parquet")

@@ -20,12 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.workbench.llm import LLMError, LLMRequest, ask
-from gamut.workbench.questions import Proposal
 from tests.fakes.batch_server import FakeBatchServer, run_batch_file
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest
 from tests.judge.project import RUBRICS, check_of, openai_judge, write_project
 from tests.judge.test_batch import batch_judge
+from workbench.llm import LLMError, LLMRequest, ask
+from workbench.questions import Proposal
 
 Reply = Callable[[dict[str, Any]], str]
 

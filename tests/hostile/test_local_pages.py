@@ -23,15 +23,15 @@ from gamut.audit_serve import make_audit_server, open_session
 from gamut.config import load_config
 from gamut.local_server import LocalServer
 from gamut.project import Project
-from gamut.workbench.questions import CANDIDATES, DECISIONS
-from gamut.workbench.review_page import make_review_server
-from gamut.workbench.revise_page import make_revise_server
-from gamut.workbench.store import Workbench
 from scoring.compiler import compile_rubric
 from scoring.rubric import MetaRubric
 from tests.tables.test_audit import LINES, audited_project
 from tests.workbench.helpers import run
 from tests.workbench.test_steps import _proposed
+from workbench.questions import CANDIDATES, DECISIONS
+from workbench.review_page import make_review_server
+from workbench.revise_page import make_revise_server
+from workbench.store import Workbench
 
 JSON = "application/json"
 

@@ -24,8 +24,6 @@ from click.testing import CliRunner
 from gamut import pipeline
 from gamut.cli import main
 from gamut.project import Project as GamutProject
-from gamut.workbench.images import read_manifest
-from gamut.workbench.store import Workbench
 from scoring.audit import read_audit
 from scoring.errors import NotRegularFileError, ProblemsError, RubricError
 from scoring.ledger import KeyScheme, Ledger, LedgerError, VerdictRecord
@@ -42,6 +40,8 @@ from tests.judge.store import verdict_keys
 from tests.judge.test_batch import hashed_verdict
 from tests.ledger.hostile_shards import SPECIAL, plant
 from tests.submissions.helpers import Project
+from workbench.images import read_manifest
+from workbench.store import Workbench
 
 KINDS = tuple(SPECIAL)
 #: Generous: a refusal takes milliseconds; a reader waiting on a pipe never returns.

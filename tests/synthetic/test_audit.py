@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from gamut.config import load_config
-from gamut.synthetic.audit import ANNOTATOR_ERROR_RATE, AUDIT_SHARE, DOUBLE_SHARE
+from workbench.synthetic.audit import ANNOTATOR_ERROR_RATE, AUDIT_SHARE, DOUBLE_SHARE
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo"

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gamut.synthetic.calibration import agreement, cohen_kappa
+from workbench.synthetic.calibration import agreement, cohen_kappa
 
 KEY = {"submission_id": "m", "setting": "multimodal", "question_id": "q"}
 

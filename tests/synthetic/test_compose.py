@@ -8,19 +8,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gamut.synthetic.compose import compose_response, sequence_label, threshold_label
-from gamut.synthetic.profiles import DEMO_MODELS
-from gamut.synthetic.text import (
+from scoring.questions import Setting
+from scoring.rubric import FlexibleList, MetaRubric, Process
+from scoring.rubric_io import load_rubrics
+from scoring.verdicts import Verdict
+from workbench.synthetic.compose import compose_response, sequence_label, threshold_label
+from workbench.synthetic.profiles import DEMO_MODELS
+from workbench.synthetic.text import (
     contradict_statement,
     identified_entity,
     statement,
     vague_member,
     vague_statement,
 )
-from scoring.questions import Setting
-from scoring.rubric import FlexibleList, MetaRubric, Process
-from scoring.rubric_io import load_rubrics
-from scoring.verdicts import Verdict
 
 FIXTURES = Path(__file__).parent / "fixtures"
 M, P, S, C = Verdict.MEETS, Verdict.PARTIALLY_MEETS, Verdict.MISSING, Verdict.CONTRADICTS

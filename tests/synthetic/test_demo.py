@@ -12,16 +12,16 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from gamut.cli import main
 from gamut.project import Project
-from gamut.synthetic import random_rubric
-from gamut.synthetic.demo import REPLAY_COLUMNS, compose_all, generate_demo
-from gamut.synthetic.profiles import DEMO_MODELS, PARTISAN_OWN_FAMILY_UPGRADE
 from scoring import score_question
 from scoring.questions import Popularity, Question, load_questions
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import compile_all, load_rubrics
 from scoring.submissions.formats import SubmissionMeta
+from workbench.cli import main
+from workbench.synthetic import random_rubric
+from workbench.synthetic.demo import REPLAY_COLUMNS, compose_all, generate_demo
+from workbench.synthetic.profiles import DEMO_MODELS, PARTISAN_OWN_FAMILY_UPGRADE
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DOMAINS = ("plants", "food", "animals", "vehicles", "landmarks", "objects")
@@ -195,10 +195,3 @@ def test_cli_demo_and_config_without_demo_judges(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["demo", "write", "--config", str(config)])
     assert result.exit_code == 1
     assert "lenient" in result.output
-
-
-def test_every_command_has_help() -> None:
-    for command in main.commands.values():
-        assert command.help
-        for param in command.params:
-            assert getattr(param, "help", None), f"{command.name} --{param.name}"

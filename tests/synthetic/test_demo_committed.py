@@ -9,9 +9,9 @@ import pandas as pd
 
 from gamut.config import load_config
 from gamut.project import Project
-from gamut.synthetic.demo import generate_demo
 from scoring import score_question
 from scoring.rubric_io import compile_all, load_rubrics
+from workbench.synthetic.demo import generate_demo
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "demo"
@@ -25,9 +25,9 @@ def test_committed_demo_data_is_what_the_generator_writes(tmp_path: Path) -> Non
     written = generate_demo(Project.load(tmp_path / "demo" / "gamut.toml"))
     for path in written:
         committed = ROOT / path.relative_to(tmp_path)
-        assert committed.is_file(), f"{committed} is missing: run gamut demo write"
+        assert committed.is_file(), f"{committed} is missing: run gamut-workbench demo write"
         assert committed.read_bytes() == path.read_bytes(), (
-            f"{committed} is stale: run gamut demo write and commit the result"
+            f"{committed} is stale: run gamut-workbench demo write and commit the result"
         )
 
 

@@ -9,13 +9,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from gamut.cli import main
 from gamut.config import load_config
-from gamut.synthetic import write_paper_scale
 from scoring.questions import load_questions
 from scoring.rubric_io import compile_all, load_rubrics
 from scoring.submissions.formats import SubmissionMeta
 from scoring.verdicts import VERDICT_COLUMNS
+from workbench.cli import main
+from workbench.synthetic import write_paper_scale
 
 KEY = ["submission_id", "setting", "judge", "question_id", "check_id"]
 

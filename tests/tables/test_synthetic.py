@@ -7,7 +7,7 @@ from pathlib import Path
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from gamut.synthetic.paper import PAPER_JUDGES, write_paper_scale
+from workbench.synthetic.paper import PAPER_JUDGES, write_paper_scale
 
 
 def test_planted_family_bias_and_leniency_are_recovered(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from gamut.cli import main
+from workbench.cli import main
 
 
 def write_config(root: Path, workbench: str = "wb") -> Path:

@@ -1,6 +1,6 @@
-"""`gamut build` LLM steps in batch mode (a judge with ``mode = "batch"``): the real OpenAI and
-Anthropic SDKs against the fake batch provider on 127.0.0.1, through the command line; each run
-collects what finished and submits what is new."""
+"""`gamut-workbench build` LLM steps in batch mode (a judge with ``mode = "batch"``): the real
+OpenAI and Anthropic SDKs against the fake batch provider on 127.0.0.1, through the command
+line; each run collects what finished and submits what is new."""
 
 from __future__ import annotations
 
@@ -13,18 +13,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gamut.cli import main
-from gamut.workbench.batch import BATCHES
-from gamut.workbench.demo import demo_before_guard, demo_data, run_demo
-from gamut.workbench.llm import ReplayLLM
-from gamut.workbench.questions import CANDIDATES, entered_questions, guard
-from gamut.workbench.rubrics import STATUS
-from gamut.workbench.store import Workbench
 from tests.fakes.batch_server import FakeBatchServer
 from tests.fakes.llm_server import prompt_text
 from tests.judge.project import openai_judge
 from tests.workbench.helpers import write_config
 from tests.workbench.test_provider_llm import KEY, _project, _proposals
+from workbench.batch import BATCHES
+from workbench.cli import main
+from workbench.demo import demo_before_guard, demo_data, run_demo
+from workbench.llm import ReplayLLM
+from workbench.questions import CANDIDATES, entered_questions, guard
+from workbench.rubrics import STATUS
+from workbench.store import Workbench
 
 BATCH = 'mode = "batch"\nbatch_price_in_per_mtok = 1.0\nbatch_price_out_per_mtok = 4.0\n'
 
@@ -57,7 +57,7 @@ def test_propose_submits_a_batch_and_the_next_run_collects_it(
     code, out = _build("propose", "--per-image", "2", "--config", cfg)
     assert code == 0, out
     assert "submitted 4 request(s) in 1 batch(es); 4 in flight" in out
-    assert "run `gamut build propose` again to collect them" in out
+    assert "run `gamut-workbench build propose` again to collect them" in out
     assert srv.requests == []  # no direct call
     assert srv.batch_sizes() == [4]
     for _, body in srv.bodies():

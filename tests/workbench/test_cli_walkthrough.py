@@ -1,4 +1,4 @@
-"""Every `gamut build` step through the command line, as a maintainer runs them; no output
+"""Every `gamut-workbench build` step through the command line, as a maintainer runs them; no output
 carries held text (snippets, items, members, check text)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
-from gamut.workbench.demo import DEMO_IMAGES, demo_data
 from tests.workbench.helpers import run, write_config
 from tests.workbench.test_demo import _held_strings
+from workbench.demo import DEMO_IMAGES, demo_data
 
 
 def test_the_build_commands_in_order(tmp_path: Path) -> None:
@@ -29,7 +29,7 @@ def test_the_build_commands_in_order(tmp_path: Path) -> None:
         outputs.append(out)
         return out
 
-    step("status", expect="next: gamut build images MANIFEST")
+    step("status", expect="next: gamut-workbench build images MANIFEST")
     step("images", str(tmp_path / "manifest.csv"), expect="added 4")
     step("propose", "--per-image", "2", "--replay", llm, expect="for 4 image(s)")
     step("review", "apply", str(data / "decisions-1.jsonl"), expect="accept 3")
@@ -38,7 +38,7 @@ def test_the_build_commands_in_order(tmp_path: Path) -> None:
     step("review", "apply", str(data / "decisions-2.jsonl"), expect="accept 3")
     step("guard", "--replay", llm, expect="reseeded 1")
     step("review", "apply", str(data / "decisions-3.jsonl"), expect="accept 1")
-    step("guard", "--replay", llm, expect="next: gamut build evidence")
+    step("guard", "--replay", llm, expect="next: gamut-workbench build evidence")
     step("evidence", "--snippets", str(data / "snippets.jsonl"), expect="for 4 question(s)")
     step("draft", "--replay", llm, expect="ok 4, repaired 1")
     step(
@@ -47,7 +47,7 @@ def test_the_build_commands_in_order(tmp_path: Path) -> None:
         llm,
         "--pages",
         str(data / "pages.jsonl"),
-        expect="next: gamut build release VERSION",
+        expect="next: gamut-workbench build release VERSION",
     )
     status = json.loads(step("status", "--json", expect='"refined": 4'))
     assert status["candidates"]["entered"] == 4 and status["candidates"]["discarded"] == 4

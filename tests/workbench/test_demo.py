@@ -1,4 +1,5 @@
-"""`gamut build demo`: every workbench step offline, ending with a release the leaderboard reads."""
+"""`gamut-workbench build demo`: every workbench step offline, ending with a release the
+leaderboard reads."""
 
 from __future__ import annotations
 
@@ -7,14 +8,16 @@ import stat
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from gamut.workbench.demo import demo_data
-from gamut.workbench.questions import CANDIDATES, State
-from gamut.workbench.store import Workbench
+from gamut.cli import main as gamut_main
 from scoring.questions import load_questions
 from scoring.rubric_io import load_rubrics, read_rubrics, rubric_set_version
 from tests.demo_config import write_demo_config
 from tests.workbench.helpers import run
+from workbench.demo import demo_data
+from workbench.questions import CANDIDATES, State
+from workbench.store import Workbench
 
 
 def _held_strings(rubrics: Path) -> list[str]:
@@ -51,8 +54,8 @@ def test_demo_runs_every_step_to_a_release(tmp_path: Path) -> None:
     ]
     good, problems = read_rubrics([out / "rubrics"])
     assert not problems and len(good) == 4
-    code, lint = run("rubric", "lint", str(out / "rubrics"))
-    assert code == 0, lint
+    lint = CliRunner().invoke(gamut_main, ["rubric", "lint", str(out / "rubrics")])
+    assert lint.exit_code == 0, lint.output
     meta = json.loads((out / "release.json").read_text())
     assert meta["benchmark_version"] == "demo-1.0" and meta["n_questions"] == 4
     # the rubric version the leaderboard stamps on its provenance names this release
@@ -108,19 +111,19 @@ def test_demo_refuses_a_folder_in_use(tmp_path: Path) -> None:
 
 
 def test_the_demo_ships_its_inputs_as_package_data() -> None:
-    """`gamut build demo` reads nothing of the repository: every file it needs is under
-    gamut/workbench/demo_data/, every one of them is named by pyproject's package data, and the
+    """`gamut-workbench build demo` reads nothing of the repository: every file it needs is under
+    workbench/demo_data/, every one of them is named by pyproject's package data, and the
     images are the repository's demo images of the same names."""
     import fnmatch
     import tomllib
 
-    from gamut.workbench import demo
+    from workbench import demo
 
-    root = Path(demo.__file__).resolve().parents[2]
+    root = Path(demo.__file__).resolve().parents[1]
     globs = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
         "setuptools"
-    ]["package-data"]["gamut"]
-    package = root / "gamut"
+    ]["package-data"]["workbench"]
+    package = root / "workbench"
     files = [f for f in demo_data().rglob("*") if f.is_file() and "__pycache__" not in f.parts]
     assert len(files) >= 10
     for f in files:

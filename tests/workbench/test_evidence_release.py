@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 
 import pytest
 
-from gamut.workbench.evidence import HttpPages, HttpSearch, SearchError, audit
-from gamut.workbench.release import record_correction, release
-from gamut.workbench.store import Workbench, WorkbenchError
 from tests.workbench.helpers import run
+from workbench.evidence import HttpPages, HttpSearch, SearchError, audit
+from workbench.release import record_correction, release
+from workbench.store import Workbench, WorkbenchError
 
 
 class _Search(BaseHTTPRequestHandler):

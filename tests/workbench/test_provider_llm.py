@@ -1,5 +1,5 @@
-"""`gamut build` LLM steps answered by a configured judge's model: the real OpenAI and Anthropic
-SDKs against the fake provider on 127.0.0.1, through the command line."""
+"""`gamut-workbench build` LLM steps answered by a configured judge's model: the real OpenAI and
+Anthropic SDKs against the fake provider on 127.0.0.1, through the command line."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ import anthropic
 import pytest
 from click.testing import CliRunner
 
-from gamut.cli import main
-from gamut.workbench.demo import DEMO_IMAGES, demo_data
-from gamut.workbench.llm import SCHEMA_INSTRUCTION, load_template, reply_schema
-from gamut.workbench.questions import Proposal
 from scoring.judge.generation import strict_schema
 from tests.fakes.llm_server import FakeLLMServer, fake_llm, prompt_text
 from tests.judge.project import openai_judge
 from tests.workbench.helpers import write_config
+from workbench.cli import main
+from workbench.demo import DEMO_IMAGES, demo_data
+from workbench.llm import SCHEMA_INSTRUCTION, load_template, reply_schema
+from workbench.questions import Proposal
 
 __all__ = ["fake_llm"]
 
@@ -245,7 +245,7 @@ def test_a_reply_off_the_schema_is_repaired_once(
 
 
 def test_strict_schema_closes_every_object_and_requires_every_property() -> None:
-    from gamut.workbench.questions import GuardReply
+    from workbench.questions import GuardReply
 
     strict = strict_schema(reply_schema(GuardReply))
     check = strict["$defs"]["GuardCheck"]

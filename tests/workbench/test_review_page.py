@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gamut.workbench.review_page import make_review_server
-from gamut.workbench.store import Workbench
 from tests.workbench.test_steps import _proposed
+from workbench.review_page import make_review_server
+from workbench.store import Workbench
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -96,8 +96,8 @@ def test_two_blind_reviewers_and_an_adjudicator(tmp_path: Path, page: Any) -> No
 def test_the_revision_page_edits_checks_and_shows_what_recompiling_changed(
     tmp_path: Path, page: Any
 ) -> None:
-    from gamut.workbench.revise_page import make_revise_server
     from tests.workbench.helpers import run
+    from workbench.revise_page import make_revise_server
 
     assert run("build", "demo", "--out", str(tmp_path / "demo"))[0] == 0
     wb = Workbench(tmp_path / "demo" / "workbench")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from gamut.workbench.revision import REVISIONS, apply_edits
-from gamut.workbench.store import Workbench
 from scoring.errors import ProblemsError
 from tests.workbench.helpers import run, write_jsonl
+from workbench.revision import REVISIONS, apply_edits
+from workbench.store import Workbench
 
 
 @pytest.fixture
@@ -77,10 +77,10 @@ def test_bad_edits_are_all_refused_and_nothing_written(wb: Workbench, tmp_path: 
 def test_a_revised_rubric_is_refined_again_before_the_second_round(
     wb: Workbench, tmp_path: Path
 ) -> None:
-    from gamut.workbench.demo import demo_data
-    from gamut.workbench.evidence import SavedPages
-    from gamut.workbench.llm import LLMRequest
-    from gamut.workbench.rubrics import refine
+    from workbench.demo import demo_data
+    from workbench.evidence import SavedPages
+    from workbench.llm import LLMRequest
+    from workbench.rubrics import refine
 
     pages = SavedPages(demo_data() / "pages.jsonl")
 
@@ -106,10 +106,10 @@ def test_a_revised_rubric_is_refined_again_before_the_second_round(
 def test_two_human_rounds_with_a_refinement_between_and_no_third(
     wb: Workbench, tmp_path: Path
 ) -> None:
-    from gamut.workbench.demo import demo_data
-    from gamut.workbench.evidence import SavedPages
-    from gamut.workbench.llm import LLMRequest
-    from gamut.workbench.rubrics import refine
+    from workbench.demo import demo_data
+    from workbench.evidence import SavedPages
+    from workbench.llm import LLMRequest
+    from workbench.rubrics import refine
 
     def edit(n: int) -> Path:
         row = {"question_id": "food-0001", "check_id": "I1", "text": f"Names the dish ({n})."}
@@ -123,7 +123,7 @@ def test_two_human_rounds_with_a_refinement_between_and_no_third(
     with pytest.raises(ProblemsError) as exc:  # round 2 waits for the LLM refinement
         apply_edits(wb, edit(2), "ann-s")
     assert f"{tmp_path / 'e2.jsonl'}:1: question food-0001: round 1 is done" in str(exc.value)
-    assert "run `gamut build refine` first" in str(exc.value)
+    assert "run `gamut-workbench build refine` first" in str(exc.value)
     assert refine(wb, Again(), SavedPages(demo_data() / "pages.jsonl")) == {"ok": 1}
     assert apply_edits(wb, edit(2), "ann-s")["edits"] == 1
     assert [r["round"] for r in wb.read(REVISIONS)] == [1, 2]
@@ -131,5 +131,5 @@ def test_two_human_rounds_with_a_refinement_between_and_no_third(
     with pytest.raises(ProblemsError) as exc:
         apply_edits(wb, edit(3), "ann-t")
     assert "has had its 2 human revision rounds" in str(exc.value)
-    assert "gamut build correct|drop food-0001" in str(exc.value)
+    assert "gamut-workbench build correct|drop food-0001" in str(exc.value)
     assert wb.read("rubrics/food-0001.json") == before and len(wb.read(REVISIONS)) == 2

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from gamut.workbench.demo import DEMO_IMAGES, demo_data
-from gamut.workbench.images import read_manifest
-from gamut.workbench.llm import LLMError, LLMRequest, ReplayLLM, ask
-from gamut.workbench.questions import Proposal, apply_decisions, propose
-from gamut.workbench.store import Workbench
 from scoring.errors import ProblemsError
 from tests.workbench.helpers import run, write_config, write_jsonl
+from workbench.demo import DEMO_IMAGES, demo_data
+from workbench.images import read_manifest
+from workbench.llm import LLMError, LLMRequest, ReplayLLM, ask
+from workbench.questions import Proposal, apply_decisions, propose
+from workbench.store import Workbench
 
 
 def _manifest(tmp_path: Path) -> Path:
@@ -33,7 +33,7 @@ def test_images_are_imported_checksummed_into_a_private_folder(tmp_path: Path) -
     shutil.copy(DEMO_IMAGES / "img-plants-0002.png", tmp_path / "images")
     code, out = run("build", "images", str(tmp_path / "manifest.csv"), "--config", str(cfg))
     assert code == 0, out
-    assert "added 4" in out and "next: gamut build propose" in out
+    assert "added 4" in out and "next: gamut-workbench build propose" in out
     wb = tmp_path / "wb"
     assert stat.S_IMODE(wb.stat().st_mode) == 0o700
     images = json.loads((wb / "images.json").read_text())
@@ -69,7 +69,7 @@ def _proposed(tmp_path: Path) -> Workbench:
     m = _manifest(tmp_path)
     m.write_text("\n".join(m.read_text().splitlines()[:2]) + "\n")  # plants-0001 only
     wb = Workbench.open(tmp_path / "wb")
-    from gamut.workbench.images import import_images
+    from workbench.images import import_images
 
     import_images(wb, m)
     propose(wb, ReplayLLM(demo_data() / "llm.jsonl"), 2)

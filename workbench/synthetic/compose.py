@@ -13,21 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gamut.synthetic.profiles import MISIDENTIFIED, UNIDENTIFIED, Behaviour, Probs
-from gamut.synthetic.text import (
-    aspect_sentence,
-    capfirst,
-    contradict_statement,
-    ident_partial,
-    identified_entity,
-    is_identification,
-    join_and,
-    lcfirst,
-    statement,
-    vague,
-    vague_member,
-    vague_statement,
-)
 from scoring.compiler import SHORT_LIST_MAX, compile_rubric, default_coverage_thresholds
 from scoring.errors import GamutError
 from scoring.questions import Setting
@@ -41,6 +26,21 @@ from scoring.rubric import (
     Tier,
 )
 from scoring.verdicts import VERDICT_ORDER, Verdict
+from workbench.synthetic.profiles import MISIDENTIFIED, UNIDENTIFIED, Behaviour, Probs
+from workbench.synthetic.text import (
+    aspect_sentence,
+    capfirst,
+    contradict_statement,
+    ident_partial,
+    identified_entity,
+    is_identification,
+    join_and,
+    lcfirst,
+    statement,
+    vague,
+    vague_member,
+    vague_statement,
+)
 
 M, P, S, C = VERDICT_ORDER
 

@@ -1,4 +1,4 @@
-"""``gamut build correct | drop | release``: corrections, drops and a versioned release.
+"""``gamut-workbench build correct | drop | release``: corrections, drops and a versioned release.
 
 A release is the public questions file and the held rubrics in the formats the leaderboard reads
 (``questions.jsonl``, ``rubrics/<question_id>.json``), ``release.json`` (the benchmark version
@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from gamut.benchmark_version import RELEASE_FILE
-from gamut.workbench.questions import entered_questions
-from gamut.workbench.store import Workbench, WorkbenchError
 from scoring.compiler import compile_rubric
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import rubric_set_version
 from scoring.storage import atomic_write_text
 from scoring.submissions import dumps_line
+from workbench.questions import entered_questions
+from workbench.store import Workbench, WorkbenchError
 
 CORRECTIONS = "corrections.json"
 RELEASES = "releases.json"
@@ -38,7 +38,9 @@ def record_correction(
         raise WorkbenchError("give a reason: it is listed in the release notes")
     known = {q["question_id"] for q in entered_questions(wb)}
     if question_id not in known:
-        raise WorkbenchError(f"no entered question {question_id} (see `gamut build status`)")
+        raise WorkbenchError(
+            f"no entered question {question_id} (see `gamut-workbench build status`)"
+        )
     corrections: dict[str, dict[str, Any]] = wb.read(CORRECTIONS, {})
     kind = "drop" if entity is None else "correct"
     corrections[question_id] = {"kind": kind, "entity": entity, "reason": reason.strip()}
@@ -115,7 +117,9 @@ def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, A
         questions.append(q)
         rubrics[qid] = MetaRubric.model_validate(raw)
     if not questions:
-        raise WorkbenchError("no question has a refined rubric: run `gamut build refine` first")
+        raise WorkbenchError(
+            "no question has a refined rubric: run `gamut-workbench build refine` first"
+        )
     digests = _check_digests(rubrics)
     previous = history[-1] if history else None
     text, changes = _changelog(version, previous, questions, digests, dropped, corrected)

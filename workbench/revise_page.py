@@ -1,9 +1,9 @@
-"""``gamut build revise serve --annotator ID``: human revision of the compiled checks on
+"""``gamut-workbench build revise serve --annotator ID``: human revision of the compiled checks on
 127.0.0.1.
 
 For each refined question the page shows the meta-rubric's items and, under each, the checks it
 compiles to; the annotator edits what a check asks for (or deletes it) and saves. The tool maps
-each edit back to its item (:func:`gamut.workbench.revision.revise_rubrics`), recompiles, records
+each edit back to its item (:func:`workbench.revision.revise_rubrics`), recompiles, records
 the round and shows, by check id, where the edited checklist and the recompiled one differ. The
 page holds held text: it is for this machine only (:mod:`gamut.local_server`).
 """
@@ -15,11 +15,11 @@ from http import HTTPStatus
 from typing import Any
 
 from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, text
-from gamut.workbench.revision import REVISIONS, CheckEdit, part_value, revise_rubrics
-from gamut.workbench.store import Workbench, WorkbenchError
 from scoring.compiler import compile_rubric
 from scoring.errors import ProblemsError
 from scoring.rubric import MetaRubric
+from workbench.revision import REVISIONS, CheckEdit, part_value, revise_rubrics
+from workbench.store import Workbench, WorkbenchError
 
 
 def _questions(wb: Workbench) -> list[str]:

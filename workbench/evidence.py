@@ -1,4 +1,5 @@
-"""``gamut build evidence``: short web snippets per question through a :class:`SearchProvider`.
+"""``gamut-workbench build evidence``: short web snippets per question through a
+:class:`SearchProvider`.
 
 Two providers: :class:`SnippetsFile` (a local JSON Lines file, for offline work and tests) and
 :class:`HttpSearch` (an HTTP search API the maintainers configure, its key from the environment).
@@ -22,11 +23,11 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gamut.workbench.questions import entered_questions
-from gamut.workbench.store import Checkpoint, Workbench
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.rubric import NonEmpty
 from scoring.submissions import read_jsonl
+from workbench.questions import entered_questions
+from workbench.store import Checkpoint, Workbench
 
 EVIDENCE = "evidence.json"
 

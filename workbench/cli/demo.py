@@ -1,4 +1,4 @@
-"""``gamut demo``: write the demo data or a paper-scale synthetic project."""
+"""``gamut-workbench demo``: write the demo data or a paper-scale synthetic project."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from gamut.cli._common import config_option, get_project, handle_errors, out_console
-from gamut.synthetic.demo import DEMO_SEED, generate_demo
-from gamut.synthetic.paper import write_paper_scale
+from workbench.synthetic.demo import DEMO_SEED, generate_demo
+from workbench.synthetic.paper import write_paper_scale
 
 
 @click.group()

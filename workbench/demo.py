@@ -1,7 +1,8 @@
-"""``gamut build demo --out DIR``: every workbench step offline on four of the demo's images.
+"""``gamut-workbench build demo --out DIR``: every workbench step offline on four of the demo's
+images.
 
 The images, recorded LLM replies (a replay provider), a snippets file and three rounds of
-recorded annotator decisions, shipped in ``gamut/workbench/demo_data/`` (package data), take
+recorded annotator decisions, shipped in ``workbench/demo_data/`` (package data), take
 the images through proposals (one image has all its candidates discarded and is proposed for
 again), review rounds (a disagreement adjudicated, a revision re-entering), the guard (one
 image's questions rejected as leading or boilerplate and new candidates seeded), evidence,
@@ -16,25 +17,25 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from gamut.workbench.evidence import SavedPages, SnippetsFile, gather
-from gamut.workbench.images import import_images
-from gamut.workbench.llm import ReplayLLM
-from gamut.workbench.questions import apply_decisions, guard, propose
-from gamut.workbench.release import release
-from gamut.workbench.rubrics import draft, refine
-from gamut.workbench.store import Workbench, WorkbenchError
+from workbench.evidence import SavedPages, SnippetsFile, gather
+from workbench.images import import_images
+from workbench.llm import ReplayLLM
+from workbench.questions import apply_decisions, guard, propose
+from workbench.release import release
+from workbench.rubrics import draft, refine
+from workbench.store import Workbench, WorkbenchError
 
 VERSION = "demo-1.0"
 
 
 def demo_data() -> Path:
     """The folder of the demo's recorded inputs (package data: also in an installed gamut)."""
-    return Path(str(resources.files("gamut.workbench").joinpath("demo_data")))
+    return Path(str(resources.files("workbench").joinpath("demo_data")))
 
 
 #: The demo's four images, shipped with the package (copies of the repository's
-#: ``demo/images`` files of the same names, which a test keeps equal), so that ``gamut build
-#: demo`` runs from an installed package too.
+#: ``demo/images`` files of the same names, which a test keeps equal), so that
+#: ``gamut-workbench build demo`` runs from an installed package too.
 DEMO_IMAGES = demo_data() / "images"
 
 

@@ -1,10 +1,10 @@
-"""``gamut build review serve --annotator ID``: the annotation page on 127.0.0.1.
+"""``gamut-workbench build review serve --annotator ID``: the annotation page on 127.0.0.1.
 
 The page lists the candidates waiting for this annotator: those in review that they have not
 decided in the current round (at most two annotators review a candidate, blind to each other: the
 page never shows another annotator's decision), and, for a third annotator, those whose two
 reviews disagree, to adjudicate. Each decision is recorded and settled as a decisions file would
-be (:func:`gamut.workbench.questions.settle`). The page is for this machine only
+be (:func:`workbench.questions.settle`). The page is for this machine only
 (:mod:`gamut.local_server`).
 """
 
@@ -18,10 +18,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from gamut.local_server import FORM_SCRIPT, LocalServer, Reply, image, text
-from gamut.workbench.images import IMAGES
-from gamut.workbench.questions import CANDIDATES, DECISIONS, Decision, State, settle
-from gamut.workbench.store import Workbench
 from scoring.errors import ProblemsError
+from workbench.images import IMAGES
+from workbench.questions import CANDIDATES, DECISIONS, Decision, State, settle
+from workbench.store import Workbench
 
 
 def waiting(wb: Workbench, annotator: str) -> list[tuple[str, dict[str, Any], str]]:

@@ -1,4 +1,4 @@
-"""``gamut build ...``: the benchmark workbench (maintainers only; its folder is private).
+"""``gamut-workbench build ...``: the benchmark workbench (maintainers only; its folder is private).
 
 Every command works on the ``[workbench] dir`` of the config, is resumable, says what it did and
 what is next, and prints ids and counts only: the folder holds held text.
@@ -23,10 +23,10 @@ from gamut.cli._common import (
     out_console,
     serve_until_interrupted,
 )
-from gamut.workbench.store import Workbench, WorkbenchError
+from workbench.store import Workbench, WorkbenchError
 
 if TYPE_CHECKING:
-    from gamut.workbench.llm import LLM
+    from workbench.llm import LLM
 
 REPLAY = click.option(
     "--replay",
@@ -50,24 +50,25 @@ def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _remember_workbench(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
     if value is not None:
-        ctx.meta["gamut.workbench"] = value
+        ctx.meta["workbench"] = value
 
 
-#: ``--workbench DIR`` on every ``gamut build`` command: another workbench than the config's
-#: ``[workbench] dir`` (the one ``gamut build demo --out DIR`` made: ``DIR/workbench``).
+#: ``--workbench DIR`` on every ``gamut-workbench build`` command: another workbench than the
+#: config's ``[workbench] dir`` (the one ``gamut-workbench build demo --out DIR`` made:
+#: ``DIR/workbench``).
 WORKBENCH = click.option(
     "--workbench",
     type=click.Path(path_type=Path, file_okay=False),
     expose_value=False,
     callback=_remember_workbench,
     help="Workbench folder to use instead of the config's [workbench] dir (e.g. DIR/workbench "
-    "after `gamut build demo --out DIR`).",
+    "after `gamut-workbench build demo --out DIR`).",
 )
 
 
 def _workbench(config_path: Path | None, *, create: bool = True) -> Workbench:
     project = get_project(config_path)
-    chosen = click.get_current_context().meta.get("gamut.workbench")
+    chosen = click.get_current_context().meta.get("workbench")
     root = project.workbench_path if chosen is None else chosen.resolve()
 
     for name, p in (("results", project.results), ("site", project.site_out)):
@@ -85,7 +86,7 @@ def _done(what: str, c: Mapping[str, int] | None = None) -> None:
 
 
 def _next(wb: Workbench) -> None:
-    from gamut.workbench.status import counts, next_step
+    from workbench.status import counts, next_step
 
     out_console.print(f"next: {next_step(counts(wb))}")
 
@@ -97,9 +98,9 @@ def _llm(
     """Recorded replies (``--replay``), else the model of a configured judge: direct calls, or
     its provider's batch API when the judge's ``mode`` is ``batch`` (what was submitted and
     what is in flight printed after the step)."""
-    from gamut.workbench import usage
-    from gamut.workbench.batch import BatchLLM
-    from gamut.workbench.llm import ProviderLLM, ReplayLLM
+    from workbench import usage
+    from workbench.batch import BatchLLM
+    from workbench.llm import ProviderLLM, ReplayLLM
 
     if replay is not None:
         if judge is not None:
@@ -157,8 +158,8 @@ def build() -> None:
 @handle_errors
 def status(config_path: Path | None, as_json: bool) -> None:
     """Counts per state of every step, and the command to run next."""
-    from gamut.workbench.status import counts, next_step
-    from gamut.workbench.usage import describe
+    from workbench.status import counts, next_step
+    from workbench.usage import describe
 
     wb = _workbench(config_path, create=False)  # a status creates nothing
     c = counts(wb)
@@ -191,7 +192,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
 def images(manifest: Path, config_path: Path | None) -> None:
     """Import the image manifest MANIFEST (.csv or .jsonl: image_id, file, entity, domain,
     popularity, egocentric), each image checksummed; every bad row reported at once."""
-    from gamut.workbench.images import import_images
+    from workbench.images import import_images
 
     wb = _workbench(config_path)
     added, changed = import_images(wb, manifest)
@@ -215,7 +216,7 @@ def propose(
     per_image: int, replay: Path | None, judge: str | None, config_path: Path | None
 ) -> None:
     """Ask the LLM for candidate questions for every image that needs them."""
-    from gamut.workbench.questions import propose as run
+    from workbench.questions import propose as run
 
     wb = _workbench(config_path)
     with _llm(replay, judge, config_path, wb, "propose") as llm:
@@ -236,7 +237,7 @@ def review() -> None:
 @handle_errors
 def review_apply(decisions: Path, config_path: Path | None) -> None:
     """Record the annotators' decisions in DECISIONS (JSON Lines) and settle decided rounds."""
-    from gamut.workbench.questions import apply_decisions
+    from workbench.questions import apply_decisions
 
     wb = _workbench(config_path)
     _done("recorded the decisions", apply_decisions(wb, decisions))
@@ -250,7 +251,7 @@ def review_apply(decisions: Path, config_path: Path | None) -> None:
 @handle_errors
 def guard(replay: Path | None, judge: str | None, config_path: Path | None) -> None:
     """The second LLM pass: the stranger test, and the selection of one question per image."""
-    from gamut.workbench.questions import guard as run
+    from workbench.questions import guard as run
 
     wb = _workbench(config_path)
     with _llm(replay, judge, config_path, wb, "guard") as llm:
@@ -271,7 +272,7 @@ def guard(replay: Path | None, judge: str | None, config_path: Path | None) -> N
 @handle_errors
 def diversity(config_path: Path | None, top: int) -> None:
     """The most common question openings per domain, before and after the guard (JSON)."""
-    from gamut.workbench.questions import diversity as run
+    from workbench.questions import diversity as run
 
     emit(json.dumps(run(_workbench(config_path), top), indent=2) + "\n")
 
@@ -302,7 +303,7 @@ def evidence(
     config_path: Path | None,
 ) -> None:
     """Short web snippets for every entered question without any yet."""
-    from gamut.workbench.evidence import HttpSearch, SearchProvider, SnippetsFile, gather
+    from workbench.evidence import HttpSearch, SearchProvider, SnippetsFile, gather
 
     provider: SearchProvider
     if snippets is not None and search_url is None:
@@ -323,7 +324,7 @@ def evidence(
 @handle_errors
 def draft(replay: Path | None, judge: str | None, config_path: Path | None) -> None:
     """Draft a meta-rubric per question from its snippets (one repair), compiled."""
-    from gamut.workbench.rubrics import draft as run
+    from workbench.rubrics import draft as run
 
     wb = _workbench(config_path)
     with _llm(replay, judge, config_path, wb, "draft") as llm:
@@ -351,8 +352,8 @@ def refine(
 ) -> None:
     """Audit each draft (cited snippets re-verified against their sources, partly covered lists
     flagged) and rebuild it as a verified superset (one repair), recompiled."""
-    from gamut.workbench.evidence import HttpPages, SavedPages, SourcePages
-    from gamut.workbench.rubrics import refine as run
+    from workbench.evidence import HttpPages, SavedPages, SourcePages
+    from workbench.rubrics import refine as run
 
     if (pages is None) == (not fetch_sources):
         raise click.UsageError("give --pages FILE or --fetch-sources")
@@ -372,7 +373,7 @@ def refine(
 @handle_errors
 def correct(question_id: str, entity: str, reason: str, config_path: Path | None) -> None:
     """Correct a question's ground-truth entity, with a reason."""
-    from gamut.workbench.release import record_correction
+    from workbench.release import record_correction
 
     record_correction(_workbench(config_path), question_id, reason, entity)
     out_console.print(f"corrected {question_id}")
@@ -386,7 +387,7 @@ def correct(question_id: str, entity: str, reason: str, config_path: Path | None
 @handle_errors
 def drop(question_id: str, reason: str, config_path: Path | None) -> None:
     """Drop a question from the next release, with a reason."""
-    from gamut.workbench.release import record_correction
+    from workbench.release import record_correction
 
     record_correction(_workbench(config_path), question_id, reason)
     out_console.print(f"dropped {question_id}")
@@ -400,7 +401,7 @@ def drop(question_id: str, reason: str, config_path: Path | None) -> None:
 @handle_errors
 def release_cmd(version: str, out: Path | None, config_path: Path | None) -> None:
     """Write release VERSION: questions.jsonl, held rubrics/, release.json and CHANGELOG.md."""
-    from gamut.workbench.release import release
+    from workbench.release import release
 
     meta = release(_workbench(config_path), version, out)
     out_console.print(
@@ -418,13 +419,13 @@ def release_cmd(version: str, out: Path | None, config_path: Path | None) -> Non
 @handle_errors
 def demo(out: Path) -> None:
     """Run every step offline on a handful of the demo's images, ending with a release in OUT."""
-    from gamut.workbench.demo import run_demo
+    from workbench.demo import run_demo
 
     meta = run_demo(out)
     out_console.print(
         f"demo release {meta['benchmark_version']} in {out}: {meta['n_questions']} questions, "
         f"{meta['n_checks']} checks\n"
-        f"its workbench: gamut build status --workbench {out / 'workbench'}"
+        f"its workbench: gamut-workbench build status --workbench {out / 'workbench'}"
     )
 
 
@@ -437,7 +438,7 @@ def demo(out: Path) -> None:
 @handle_errors
 def review_serve(annotator: str, port: int, config_path: Path | None) -> None:
     """The annotation page on 127.0.0.1: accept, revise or discard each candidate."""
-    from gamut.workbench.review_page import make_review_server
+    from workbench.review_page import make_review_server
 
     server = make_review_server(_workbench(config_path), annotator, port=port)
     out_console.print(f"review page for {annotator}: {server.url}")
@@ -458,7 +459,7 @@ def revise() -> None:
 def revise_apply(edits: Path, annotator: str, config_path: Path | None) -> None:
     """Apply EDITS (JSON Lines: question_id, check_id, text or delete) to the items the checks
     came from, recompile, and record where the edited and recompiled checklists differ."""
-    from gamut.workbench.revision import apply_edits
+    from workbench.revision import apply_edits
 
     wb = _workbench(config_path)
     _done("revised (differences by check id in revisions.json)", apply_edits(wb, edits, annotator))
@@ -474,7 +475,7 @@ def revise_apply(edits: Path, annotator: str, config_path: Path | None) -> None:
 @handle_errors
 def revise_serve(annotator: str, port: int, config_path: Path | None) -> None:
     """The revision page on 127.0.0.1: edit the compiled checks, see what recompiling implies."""
-    from gamut.workbench.revise_page import make_revise_server
+    from workbench.revise_page import make_revise_server
 
     server = make_revise_server(_workbench(config_path), annotator, port=port)
     out_console.print(f"revision page for {annotator}: {server.url}")

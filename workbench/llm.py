@@ -1,7 +1,7 @@
 """The one adapter between the workbench's LLM steps and a model provider.
 
 Every LLM step (propose, guard, draft, repair, refine) calls :func:`ask` with a versioned prompt
-template from ``gamut/workbench/prompts/`` (``<name>_<version>.txt``), the template's variables, a
+template from ``workbench/prompts/`` (``<name>_<version>.txt``), the template's variables, a
 request key (what the request is about: an image, a question) and a pydantic model whose JSON
 Schema is the structured output asked for. :func:`ask` renders the prompt, hands one
 :class:`LLMRequest` to an :class:`LLM` and validates the reply; no step knows which LLM it has.
@@ -14,7 +14,7 @@ Schema is the structured output asked for. :func:`ask` renders the prompt, hands
   ``output_config.format``), or, for a judge with ``structured_output = false``, at the
   prompt's end; :func:`ask` validates the reply either way, and feeds the problems of a reply
   that does not fit back once for repair (template ``fix_v1``).
-- :class:`gamut.workbench.batch.BatchLLM` (a judge with ``mode = "batch"``) sends the same
+- :class:`workbench.batch.BatchLLM` (a judge with ``mode = "batch"``) sends the same
   bodies through the provider's batch API; a request waiting for its batch is
   :class:`Deferred` and the step goes on with its other items.
 - :class:`ReplayLLM` answers from recorded replies (offline work, the demo, the tests).
@@ -81,21 +81,19 @@ class Template:
 
 @functools.cache
 def load_template(name: str) -> Template:
-    """Load ``gamut/workbench/prompts/<name>.txt`` (``name`` includes the version: ``propose_v1``).
+    """Load ``workbench/prompts/<name>.txt`` (``name`` includes the version: ``propose_v1``).
 
     Raises:
         LLMError: no such template, or a section is missing.
     """
     try:
         text = (
-            resources.files("gamut.workbench")
+            resources.files("workbench")
             .joinpath("prompts", f"{name}.txt")
             .read_text(encoding="utf-8")
         )
     except (FileNotFoundError, OSError):
-        raise LLMError(
-            f"no workbench prompt template {name!r} in gamut/workbench/prompts/"
-        ) from None
+        raise LLMError(f"no workbench prompt template {name!r} in workbench/prompts/") from None
     try:
         body = template_sections(text, name, _SECTIONS)
     except GamutError as exc:
@@ -283,7 +281,7 @@ class ProviderLLM:
 
     Args:
         judge: the judge whose provider, model, base URL, key variable and decoding settings
-            are used (its ``mode`` = "batch" selects :class:`~gamut.workbench.batch.BatchLLM`).
+            are used (its ``mode`` = "batch" selects :class:`~workbench.batch.BatchLLM`).
         name: the judge's name, for messages.
         environ: where the key variable is read (default: the process environment).
         max_tokens: the output-token limit of this step's replies (default: the judge's own,
@@ -304,8 +302,8 @@ class ProviderLLM:
         max_tokens: int | None = None,
         step: str = "",
     ) -> None:
-        from gamut.workbench.usage import Usage
         from scoring.judge.providers import REGISTRY
+        from workbench.usage import Usage
 
         env = os.environ if environ is None else environ
         var = judge.api_key_env

@@ -1,4 +1,5 @@
-"""``gamut build images``: the image manifest, imported from CSV or JSON Lines and checksummed."""
+"""``gamut-workbench build images``: the image manifest, imported from CSV or JSON Lines and
+checksummed."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
 
-from gamut.workbench.store import Workbench
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Popularity
 from scoring.rubric import Identifier, NonEmpty
 from scoring.storage import open_regular
 from scoring.submissions import read_jsonl
+from workbench.store import Workbench
 
 FIELDS = ("image_id", "file", "entity", "domain", "popularity", "egocentric")
 _FILE = "give the path of a regular image file, relative to the manifest"

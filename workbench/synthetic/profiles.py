@@ -67,7 +67,7 @@ class DemoModel:
             "date": dt.date(2026, 1, 1),
             "contact": "demo@example.org",
             "production": {
-                "decoding": "synthetic: composed by gamut demo write",
+                "decoding": "synthetic: composed by gamut-workbench demo write",
                 "tools": False,
                 "web_access": False,
                 "notes": f"Synthetic demo model ({self.profile}); no model was run.",

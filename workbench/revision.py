@@ -1,4 +1,5 @@
-"""Human revision of the compiled checks (``gamut build revise apply EDITS --annotator ID``).
+"""Human revision of the compiled checks (``gamut-workbench build revise apply EDITS
+--annotator ID``).
 
 An annotator edits the binary rubric: each edit names a check and gives the new content of what
 the check asks for (a fact's text, a list member, a step, an aspect, an insight) or deletes it.
@@ -8,7 +9,7 @@ check whose member list changed with the edit, a sequence check whose steps move
 appeared or vanished): the annotator sees what the edit implies elsewhere. Checks derived from
 several parts (thresholds, coverage, sequences) and a relation's entity are edited through their
 parts. Each round is recorded (who, when, which checks); the commands print ids only. A rubric
-has two human rounds (:data:`MAX_ROUNDS`): round 1, then an LLM refinement (``gamut build
+has two human rounds (:data:`MAX_ROUNDS`): round 1, then an LLM refinement (``gamut-workbench build
 refine``), then round 2; a second round before that refinement, or a third, is refused.
 """
 
@@ -22,11 +23,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gamut.workbench.store import RUBRIC_STATUS, Workbench, WorkbenchError
 from scoring.compiler import Check, compile_rubric
 from scoring.errors import Problem, ProblemsError, RubricError
 from scoring.rubric import MetaRubric, NonEmpty
 from scoring.submissions import read_jsonl
+from workbench.store import RUBRIC_STATUS, Workbench, WorkbenchError
 
 REVISIONS = "revisions.json"
 _PART = re.compile(
@@ -144,13 +145,14 @@ def _round_refused(qid: str, rounds: int, status: dict[str, Any]) -> tuple[str, 
         return (
             f"question {qid} has had its {MAX_ROUNDS} human revision rounds (round 1, an LLM "
             "refinement, round 2); a third is not part of the process",
-            f"release it as it is, or correct or drop it: `gamut build correct|drop {qid}`",
+            "release it as it is, or correct or drop it: "
+            f"`gamut-workbench build correct|drop {qid}`",
         )
     if rounds == 1 and status.get("refined_after", 0) < 1:
         return (
             f"question {qid}: round 1 is done and the LLM refinement that comes before round 2 "
             "has not run",
-            "run `gamut build refine` first",
+            "run `gamut-workbench build refine` first",
         )
     return None
 

@@ -1,18 +1,18 @@
-"""``gamut build status``: counts per state of every step, and the step to run next."""
+"""``gamut-workbench build status``: counts per state of every step, and the step to run next."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from gamut.workbench import usage
-from gamut.workbench.batch import in_flight
-from gamut.workbench.evidence import EVIDENCE
-from gamut.workbench.images import IMAGES
-from gamut.workbench.questions import CANDIDATES, STATES, entered_questions, needs_proposals
-from gamut.workbench.release import RELEASES
-from gamut.workbench.rubrics import STATUS
-from gamut.workbench.store import Workbench
+from workbench import usage
+from workbench.batch import in_flight
+from workbench.evidence import EVIDENCE
+from workbench.images import IMAGES
+from workbench.questions import CANDIDATES, STATES, entered_questions, needs_proposals
+from workbench.release import RELEASES
+from workbench.rubrics import STATUS
+from workbench.store import Workbench
 
 
 def counts(wb: Workbench) -> dict[str, Any]:
@@ -43,20 +43,20 @@ def counts(wb: Workbench) -> dict[str, Any]:
 def next_step(c: dict[str, Any]) -> str:
     """The command to run next, from :func:`counts`."""
     if not c["images"]:
-        return "gamut build images MANIFEST"
+        return "gamut-workbench build images MANIFEST"
     if c["images_needing_proposals"]:
-        return "gamut build propose --per-image K"
+        return "gamut-workbench build propose --per-image K"
     if c["candidates"]["in_review"]:
-        return "gamut build review apply DECISIONS (or review serve --annotator ID)"
+        return "gamut-workbench build review apply DECISIONS (or review serve --annotator ID)"
     if c["candidates"]["accepted"]:
-        return "gamut build guard"
+        return "gamut-workbench build guard"
     if c["with_evidence"] < c["questions"]:
-        return "gamut build evidence"
+        return "gamut-workbench build evidence"
     if c["drafted"] + c["draft_failed"] < c["with_evidence"]:
-        return "gamut build draft"
+        return "gamut-workbench build draft"
     if c["refined"] + c["refine_failed"] < c["drafted"]:
-        return "gamut build refine"
-    return "gamut build release VERSION"
+        return "gamut-workbench build refine"
+    return "gamut-workbench build release VERSION"
 
 
 __all__ = ["counts", "next_step"]

@@ -14,14 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gamut.workbench.evidence import EVIDENCE, SourcePages, audit
-from gamut.workbench.llm import LLM, Deferred, ask
-from gamut.workbench.questions import entered_questions
-from gamut.workbench.revision import REVISIONS
-from gamut.workbench.store import RUBRIC_STATUS, Checkpoint, Workbench
 from scoring.compiler import compile_rubric
 from scoring.errors import RubricError
 from scoring.rubric import MetaRubric
+from workbench.evidence import EVIDENCE, SourcePages, audit
+from workbench.llm import LLM, Deferred, ask
+from workbench.questions import entered_questions
+from workbench.revision import REVISIONS
+from workbench.store import RUBRIC_STATUS, Checkpoint, Workbench
 
 DRAFT_TEMPLATE = "draft_v1"
 REPAIR_TEMPLATE = "repair_v1"

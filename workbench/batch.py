@@ -23,8 +23,6 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from gamut.workbench.llm import Deferred, LLMError, LLMRequest, ProviderLLM, json_reply
-from gamut.workbench.store import Workbench
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
     BatchAPI,
@@ -35,6 +33,8 @@ from scoring.judge.batch.api import (
 )
 from scoring.judge.batch.book import FINAL_STATES, PENDING
 from scoring.judge.batch.runner import chunk_tag
+from workbench.llm import Deferred, LLMError, LLMRequest, ProviderLLM, json_reply
+from workbench.store import Workbench
 
 if TYPE_CHECKING:
     from scoring.judge.spec import JudgeConfig

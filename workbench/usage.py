@@ -1,8 +1,8 @@
 """What the live LLM steps cost: requests and tokens per step and mode, from the provider's own
 usage, priced at the configured prices of the judge that answered (``JudgeConfig.cost``,
 the one pricing home, as ``gamut judge --dry-run`` and the run summary), kept in the workbench's
-``usage.json`` and shown by ``gamut build status``. Replayed replies cost nothing and are not
-counted."""
+``usage.json`` and shown by ``gamut-workbench build status``. Replayed replies cost nothing and
+are not counted."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gamut.workbench.store import Workbench
+from workbench.store import Workbench
 
 if TYPE_CHECKING:
     from scoring.judge.spec import JudgeConfig

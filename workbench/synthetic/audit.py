@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gamut.synthetic._io import jsonl
 from scoring.questions import Question
 from scoring.storage import atomic_write_text
 from scoring.verdicts import VERDICT_ORDER
+from workbench.synthetic._io import jsonl
 
 #: Probability that a simulated annotator departs from the known label.
 ANNOTATOR_ERROR_RATE = 0.1

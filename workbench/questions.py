@@ -18,12 +18,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gamut.workbench.images import IMAGES
-from gamut.workbench.llm import LLM, Deferred, LLMError, ask
-from gamut.workbench.store import Checkpoint, Workbench, WorkbenchError
 from scoring.errors import Problem, ProblemsError
 from scoring.rubric import NonEmpty
 from scoring.submissions import read_jsonl
+from workbench.images import IMAGES
+from workbench.llm import LLM, Deferred, LLMError, ask
+from workbench.store import Checkpoint, Workbench, WorkbenchError
 
 CANDIDATES = "candidates.json"
 DECISIONS = "decisions.json"
@@ -97,7 +97,9 @@ class Decision(_Model):
 def _images(wb: Workbench) -> dict[str, dict[str, Any]]:
     images: dict[str, dict[str, Any]] | None = wb.read(IMAGES)
     if not images:
-        raise WorkbenchError("no images in the workbench: run `gamut build images MANIFEST` first")
+        raise WorkbenchError(
+            "no images in the workbench: run `gamut-workbench build images MANIFEST` first"
+        )
     return images
 
 

@@ -1,0 +1,5 @@
+"""``python -m workbench``: the ``gamut-workbench`` command line."""
+
+from workbench.cli import run
+
+run()
