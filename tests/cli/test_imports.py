@@ -38,10 +38,12 @@ print(json.dumps({"exit": code, "modules": sorted({m.split(".")[0] for m in sys.
 """
 
 
-def _imports(args: list[str], cwd: Path) -> set[str]:
-    """The top-level packages ``gamut ARGS`` imports; the command must succeed."""
+def _imports(args: list[str], cwd: Path, cli: str = "gamut.cli") -> set[str]:
+    """The top-level packages ``gamut ARGS`` imports (the program of module ``cli``); the command
+    must succeed."""
+    code = _RUN.replace("from gamut.cli import main", f"from {cli} import main")
     done = subprocess.run(
-        [sys.executable, "-c", _RUN, *args], cwd=cwd, capture_output=True, text=True, check=False
+        [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, check=False
     )
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["exit"] in (0, None), done.stdout + done.stderr
@@ -85,6 +87,13 @@ def test_light_commands_import_no_heavy_library(
     assert not imported & forbidden, sorted(imported & forbidden)
 
 
+@pytest.mark.parametrize("args", [["--help"], ["build", "--help"]])
+def test_the_workbench_help_imports_no_heavy_library(project: Path, args: list[str]) -> None:
+    imported = _imports(args, project, "workbench.cli")
+    assert "workbench" in imported and "click" in imported
+    assert not imported & HEAVY, sorted(imported & HEAVY)
+
+
 def test_the_probe_sees_heavy_imports(project: Path) -> None:
     # `gamut score` reads tables: the same probe reports pandas there, so an empty set above
     # means the light commands really did not import it
@@ -101,17 +110,20 @@ def test_the_probe_sees_heavy_imports(project: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "code"), [(["--version"], 0), (["no-such-command"], 2)])
+@pytest.mark.parametrize(
+    ("package", "program"), [("gamut", "gamut"), ("workbench", "gamut-workbench")]
+)
 def test_the_program_exits_with_the_commands_code_and_its_output(
-    project: Path, args: list[str], code: int
+    project: Path, args: list[str], code: int, package: str, program: str
 ) -> None:
-    # `python -m gamut` is the installed program's entry point (`run`): the code and the
-    # output are the command's
+    # `python -m gamut` (`python -m workbench`) is the installed program's entry point (`run`):
+    # the code and the output are the command's
     done = subprocess.run(
-        [sys.executable, "-m", "gamut", *args], cwd=project, capture_output=True, text=True
+        [sys.executable, "-m", package, *args], cwd=project, capture_output=True, text=True
     )
     assert done.returncode == code
     if code == 0:
-        assert done.stdout.startswith("gamut, version ")
+        assert done.stdout.startswith(f"{program}, version ")
     else:
         assert "No such command 'no-such-command'" in done.stderr
 
@@ -120,4 +132,5 @@ def test_the_installed_program_is_run() -> None:
     import tomllib
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"gamut": "gamut.cli:run"}  # as `python -m gamut`, tested above
+    # as `python -m gamut` and `python -m workbench`, tested above
+    assert scripts == {"gamut": "gamut.cli:run", "gamut-workbench": "workbench.cli:run"}

@@ -37,7 +37,7 @@ def test_demo_runs_every_step_to_a_release(tmp_path: Path) -> None:
     assert code == 0, printed
     assert "demo release demo-1.0" in printed
     # the printed follow-up command shows that workbench, and creates nothing elsewhere
-    hint = printed.split("its workbench: gamut ")[1].split()
+    hint = printed.split("its workbench: gamut-workbench ")[1].split()
     cfg = write_demo_config(tmp_path / "cfg")
     code, status = run(*hint, "--config", str(cfg))
     assert code == 0 and f"workbench {out / 'workbench'}\n" in status, status

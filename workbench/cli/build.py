@@ -141,8 +141,8 @@ def _llm(
             )
     if batch.deferred:
         out_console.print(
-            f"waiting: {batch.deferred} request(s) of this step are in batches; run `gamut "
-            f"build {step}` again to collect them (it resumes)"
+            f"waiting: {batch.deferred} request(s) of this step are in batches; run "
+            f"`gamut-workbench build {step}` again to collect them (it resumes)"
         )
 
 
