@@ -179,6 +179,70 @@ class _Writer:
         return " ".join(parts)
 
 
+def _identification(rubric: MetaRubric) -> Fact | None:
+    """The rubric's identification fact (``This is X.``), if it has one."""
+    return next(
+        (i for i in rubric.items if isinstance(i, Fact) and is_identification(i.text)), None
+    )
+
+
+def _identify(
+    ident: Fact,
+    *,
+    domain: str,
+    setting: Setting,
+    behaviour: Behaviour,
+    rng: np.random.Generator,
+    wrong_entities: list[str],
+) -> tuple[str, Verdict, Probs]:
+    """The sentence that identifies the entity, its known verdict, and the probabilities for the
+    rest of the response (a misidentified or unidentified entity changes what follows)."""
+    multimodal = setting is Setting.MULTIMODAL
+    r = rng.random()
+    if multimodal and r < behaviour.misidentify and wrong_entities:
+        wrong = wrong_entities[int(rng.integers(len(wrong_entities)))]
+        return f"This is {wrong}.", C, MISIDENTIFIED
+    if multimodal and r < behaviour.misidentify + behaviour.unsure_identity:
+        return "I cannot tell exactly what this is from the photo.", S, UNIDENTIFIED
+    if multimodal and rng.random() < behaviour.probs[1]:
+        return ident_partial(ident.text, domain), P, behaviour.probs
+    return statement(ident.text), M, behaviour.probs
+
+
+def _flexible_list(w: _Writer, item: FlexibleList) -> str:
+    """A flexible list's members; its baseline and coverage (or per-member) checks labelled."""
+    outcomes, text = w.members(item.topic, item.members)
+    n_met, n_vague, n_wrong = (outcomes.count(v) for v in (M, P, C))
+    for j, b in enumerate(item.baselines, 1):
+        w.labels[f"{item.id}.b{j}"] = threshold_label(n_met, n_vague, n_wrong, b)
+    n = len(item.members)
+    if n <= SHORT_LIST_MAX and item.tier is not Tier.CONTEXT:
+        w.labels.update({f"{item.id}.m{j}": v for j, v in enumerate(outcomes, 1)})
+    else:
+        ks = item.coverage_thresholds or default_coverage_thresholds(n, item.baselines)
+        for j, k in enumerate(ks, 1):
+            w.labels[f"{item.id}.c{j}"] = threshold_label(n_met, n_vague, n_wrong, k)
+    return text
+
+
+def _block(w: _Writer, item: StrictList | FlexibleList | Process | Relationship) -> list[str]:
+    """The paragraph of one structured item, with its insight."""
+    block: list[str] = []
+    if isinstance(item, StrictList):
+        outcomes, text = w.members(item.topic, item.members)
+        w.labels.update({f"{item.id}.m{j}": v for j, v in enumerate(outcomes, 1)})
+        block.append(text)
+    elif isinstance(item, FlexibleList):
+        block.append(_flexible_list(w, item))
+    elif isinstance(item, Process):
+        block.append(w.process(item))
+    else:
+        block.append(w.relationship(item))
+    if not isinstance(item, Relationship) and item.insight is not None:
+        block.append(w.fact(f"{item.id}.i", item.insight.text))
+    return block
+
+
 def compose_response(
     rubric: MetaRubric,
     *,
@@ -205,28 +269,18 @@ def compose_response(
     """
     probs = behaviour.probs
     intro: list[str] = [opener] if opener else []
-    ident = next(
-        (i for i in rubric.items if isinstance(i, Fact) and is_identification(i.text)), None
-    )
+    ident = _identification(rubric)
     labels: dict[str, Verdict] = {}
     if ident is not None:
-        multimodal = setting is Setting.MULTIMODAL
-        r = rng.random()
-        if multimodal and r < behaviour.misidentify and wrong_entities:
-            wrong = wrong_entities[int(rng.integers(len(wrong_entities)))]
-            labels[ident.id] = C
-            intro.append(f"This is {wrong}.")
-            probs = MISIDENTIFIED
-        elif multimodal and r < behaviour.misidentify + behaviour.unsure_identity:
-            labels[ident.id] = S
-            intro.append("I cannot tell exactly what this is from the photo.")
-            probs = UNIDENTIFIED
-        elif multimodal and rng.random() < probs[1]:
-            labels[ident.id] = P
-            intro.append(ident_partial(ident.text, domain))
-        else:
-            labels[ident.id] = M
-            intro.append(statement(ident.text))
+        sentence, labels[ident.id], probs = _identify(
+            ident,
+            domain=domain,
+            setting=setting,
+            behaviour=behaviour,
+            rng=rng,
+            wrong_entities=wrong_entities,
+        )
+        intro.append(sentence)
     w = _Writer(rng, probs, behaviour)
     w.labels.update(labels)
     paragraphs: list[list[str]] = [intro]
@@ -236,31 +290,7 @@ def compose_response(
         if isinstance(item, Fact):
             paragraphs[-1].append(w.fact(item.id, item.text))
             continue
-        block: list[str] = []
-        if isinstance(item, StrictList):
-            outcomes, text = w.members(item.topic, item.members)
-            w.labels.update({f"{item.id}.m{j}": v for j, v in enumerate(outcomes, 1)})
-            block.append(text)
-        elif isinstance(item, FlexibleList):
-            outcomes, text = w.members(item.topic, item.members)
-            block.append(text)
-            n_met, n_vague, n_wrong = (outcomes.count(v) for v in (M, P, C))
-            for j, b in enumerate(item.baselines, 1):
-                w.labels[f"{item.id}.b{j}"] = threshold_label(n_met, n_vague, n_wrong, b)
-            n = len(item.members)
-            if n <= SHORT_LIST_MAX and item.tier is not Tier.CONTEXT:
-                w.labels.update({f"{item.id}.m{j}": v for j, v in enumerate(outcomes, 1)})
-            else:
-                ks = item.coverage_thresholds or default_coverage_thresholds(n, item.baselines)
-                for j, k in enumerate(ks, 1):
-                    w.labels[f"{item.id}.c{j}"] = threshold_label(n_met, n_vague, n_wrong, k)
-        elif isinstance(item, Process):
-            block.append(w.process(item))
-        elif isinstance(item, Relationship):
-            block.append(w.relationship(item))
-        if not isinstance(item, Relationship) and item.insight is not None:
-            block.append(w.fact(f"{item.id}.i", item.insight.text))
-        paragraphs.append(block)
+        paragraphs.append(_block(w, item))
         paragraphs.append([])
     text = "\n\n".join(" ".join(s for s in p if s) for p in paragraphs if any(p)).strip()
     if not text:
@@ -277,7 +307,5 @@ def compose_response(
 
 def entity_of(rubric: MetaRubric) -> str | None:
     """The entity a rubric's identification fact names, if it has one."""
-    for item in rubric.items:
-        if isinstance(item, Fact) and is_identification(item.text):
-            return identified_entity(item.text)
-    return None
+    ident = _identification(rubric)
+    return None if ident is None else identified_entity(ident.text)

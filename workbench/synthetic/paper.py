@@ -40,6 +40,8 @@ _WORDS = (
     "saffron", "thistle", "umber", "velvet", "willow", "yarrow", "zinc",
 )  # fmt: skip
 _TIERS = tuple(Tier)
+_SETTING_NAMES = [s.value for s in SETTINGS]
+_VERDICT_NAMES = [v.value for v in VERDICT_ORDER]
 _RATIONALE = (
     "Synthetic verdict: the response states this.",
     "Synthetic verdict: the response states this only vaguely.",
@@ -341,6 +343,74 @@ def _config_text(judges: tuple[PaperJudge, ...]) -> str:
     return "\n".join(lines)
 
 
+def _replay_table(
+    codes: npt.NDArray[Any], checks: _Checks, model_ids: list[str], qids: list[str]
+) -> pa.Table:
+    """One replay judge's verdicts ``codes`` (models, settings, checks) as its replay file's
+    string columns."""
+    n_m, n_s, n_c = codes.shape
+    n = n_m * n_s * n_c
+    table = pa.table(
+        {
+            "submission_id": _dict_array(np.repeat(np.arange(n_m), n_s * n_c), model_ids),
+            "setting": _dict_array(np.tile(np.repeat(np.arange(n_s), n_c), n_m), _SETTING_NAMES),
+            "question_id": _dict_array(np.tile(checks.question, n_m * n_s), qids),
+            "check_id": _dict_array(np.tile(checks.check, n_m * n_s), checks.check_ids),
+            "verdict": _dict_array(codes.reshape(n), _VERDICT_NAMES),
+            "rationale": _dict_array(codes.reshape(n), list(_RATIONALE)),
+        }
+    )
+    return table.cast(pa.schema([(name, pa.string()) for name in table.column_names]))
+
+
+def _verdict_table(
+    stacked: npt.NDArray[Any],
+    checks: _Checks,
+    model_ids: list[str],
+    qids: list[str],
+    judges: tuple[PaperJudge, ...],
+) -> pa.Table:
+    """Every judge's verdicts ``stacked`` (models, settings, judges, checks) as the engine's
+    verdict table."""
+    n_m, n_s, n_j, n_c = stacked.shape
+    reps = n_m * n_s * n_j
+    table = pa.table(
+        {
+            "submission_id": _dict_array(np.repeat(np.arange(n_m), n_s * n_j * n_c), model_ids),
+            "setting": _dict_array(
+                np.tile(np.repeat(np.arange(n_s), n_j * n_c), n_m), _SETTING_NAMES
+            ),
+            "judge": _dict_array(
+                np.tile(np.repeat(np.arange(n_j), n_c), n_m * n_s), [j.name for j in judges]
+            ),
+            "question_id": _dict_array(np.tile(checks.question, reps), qids),
+            "check_id": _dict_array(np.tile(checks.check, reps), checks.check_ids),
+            "kind": _dict_array(np.tile(checks.kind, reps), checks.kinds),
+            "tier": _dict_array(np.tile(checks.tier, reps), [t.value for t in _TIERS]),
+            "secondary": pa.array(np.tile(checks.secondary, reps)),
+            "verdict": _dict_array(stacked.reshape(-1), _VERDICT_NAMES),
+        }
+    )
+    assert tuple(table.column_names) == VERDICT_COLUMNS
+    return table
+
+
+def _benchmark(
+    rng: np.random.Generator, words: _WordPool, n_questions: int, checks_per_question: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The questions and their meta-rubrics, with about ``checks_per_question`` checks each."""
+    questions = _questions(rng, words, n_questions)
+    spread = max(1, checks_per_question // 5)
+    targets = rng.integers(
+        checks_per_question - spread, checks_per_question + spread + 1, size=n_questions
+    )
+    rubrics = [
+        random_rubric(rng, q["question_id"], int(t), words)
+        for q, t in zip(questions, targets, strict=True)
+    ]
+    return questions, rubrics
+
+
 def write_paper_scale(
     out_dir: Path,
     *,
@@ -369,13 +439,8 @@ def write_paper_scale(
     out_dir.mkdir(parents=True, exist_ok=True)
     judges = PAPER_JUDGES[:n_judges]
     words = _WordPool(rng)
-    questions = _questions(rng, words, n_questions)
+    questions, rubrics = _benchmark(rng, words, n_questions, checks_per_question)
     qids = [q["question_id"] for q in questions]
-    spread = max(1, checks_per_question // 5)
-    targets = rng.integers(
-        checks_per_question - spread, checks_per_question + spread + 1, size=n_questions
-    )
-    rubrics = [random_rubric(rng, q, int(t), words) for q, t in zip(qids, targets, strict=True)]
     checks = _flatten([compile_rubric(MetaRubric.model_validate(r)) for r in rubrics])
     atomic_write_text(out_dir / "questions.jsonl", jsonl(questions))
     atomic_write_text(out_dir / "rubrics.jsonl", jsonl(rubrics))
@@ -395,46 +460,11 @@ def write_paper_scale(
     per_judge = [
         judge_verdicts(rng, labels, j, np.array([f == j.family for f in families])) for j in judges
     ]
-    n_m, n_s, n_c = labels.shape
-    verdict_names = [v.value for v in VERDICT_ORDER]
-    setting_names = [s.value for s in SETTINGS]
     for j, codes in zip(judges, per_judge, strict=True):
-        n = n_m * n_s * n_c
-        table = pa.table(
-            {
-                "submission_id": _dict_array(np.repeat(np.arange(n_m), n_s * n_c), model_ids),
-                "setting": _dict_array(np.tile(np.repeat(np.arange(n_s), n_c), n_m), setting_names),
-                "question_id": _dict_array(np.tile(checks.question, n_m * n_s), qids),
-                "check_id": _dict_array(np.tile(checks.check, n_m * n_s), checks.check_ids),
-                "verdict": _dict_array(codes.reshape(n), verdict_names),
-                "rationale": _dict_array(codes.reshape(n), list(_RATIONALE)),
-            }
-        )
-        table = table.cast(pa.schema([(name, pa.string()) for name in table.column_names]))
+        table = _replay_table(codes, checks, model_ids, qids)
         write_parquet(out_dir / "verdicts" / f"{j.name}.parquet", table)
-
     stacked = np.stack(per_judge, axis=2)  # (models, settings, judges, checks)
-    reps = n_m * n_s * len(judges)
-    table = pa.table(
-        {
-            "submission_id": _dict_array(
-                np.repeat(np.arange(n_m), n_s * len(judges) * n_c), model_ids
-            ),
-            "setting": _dict_array(
-                np.tile(np.repeat(np.arange(n_s), len(judges) * n_c), n_m), setting_names
-            ),
-            "judge": _dict_array(
-                np.tile(np.repeat(np.arange(len(judges)), n_c), n_m * n_s), [j.name for j in judges]
-            ),
-            "question_id": _dict_array(np.tile(checks.question, reps), qids),
-            "check_id": _dict_array(np.tile(checks.check, reps), checks.check_ids),
-            "kind": _dict_array(np.tile(checks.kind, reps), checks.kinds),
-            "tier": _dict_array(np.tile(checks.tier, reps), [t.value for t in _TIERS]),
-            "secondary": pa.array(np.tile(checks.secondary, reps)),
-            "verdict": _dict_array(stacked.reshape(-1), verdict_names),
-        }
-    )
-    assert tuple(table.column_names) == VERDICT_COLUMNS
+    table = _verdict_table(stacked, checks, model_ids, qids, judges)
     write_parquet(out_dir / "results" / VERDICT_TABLE, table)
 
     config = out_dir / "gamut.toml"
