@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbench.synthetic.calibration import agreement, cohen_kappa
+from workbench.synthetic.calibration import agreement
 
 KEY = {"submission_id": "m", "setting": "multimodal", "question_id": "q"}
 
@@ -41,9 +41,17 @@ def test_hand_computed_example() -> None:
 
 
 def test_kappa_is_zero_for_independent_raters() -> None:
-    truth = np.array([0, 0, 1, 1])
-    pred = np.array([0, 1, 0, 1])
-    assert cohen_kappa(truth, pred) == pytest.approx(0.0)
+    labels = _frame(["meets", "meets", "missing", "missing"])
+    judge = _frame(["meets", "missing", "meets", "missing"])
+    out = agreement(labels, judge).set_index("verdict")
+    assert out.loc["all", "kappa"] == pytest.approx(0.0)
+    assert out.loc["all", "agreement"] == 0.5
+
+
+def test_kappa_is_undefined_when_both_give_one_verdict_only() -> None:
+    labels = _frame(["meets", "meets"])
+    out = agreement(labels, labels.copy()).set_index("verdict")
+    assert np.isnan(out.loc["all", "kappa"]) and out.loc["all", "agreement"] == 1.0
 
 
 def test_verdict_table_with_judges_is_compared_judge_by_judge() -> None:

@@ -19,8 +19,8 @@ from scoring.rubric import MetaRubric
 from scoring.rubric_io import compile_all, load_rubrics
 from scoring.submissions.formats import SubmissionMeta
 from workbench.cli import main
-from workbench.synthetic import random_rubric
 from workbench.synthetic.demo import REPLAY_COLUMNS, compose_all, generate_demo
+from workbench.synthetic.paper import random_rubric
 from workbench.synthetic.profiles import DEMO_MODELS, PARTISAN_OWN_FAMILY_UPGRADE
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -1,4 +1,5 @@
-"""Agreement of a judge's verdicts with known labels: per-class precision, recall, F1 and kappa.
+"""Agreement of a judge's verdicts with known labels: per-class precision, recall, F1 and kappa
+(the engine's, :func:`scoring.tables.judges.cohen_kappa`).
 
 Use it to calibrate a real judge on the demo: its verdicts against ``demo/verdicts/oracle.parquet``.
 """
@@ -8,26 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from scoring.tables.judges import cohen_kappa
 from scoring.verdicts import PAIR_KEY, VERDICT_ORDER
-
-KEY = PAIR_KEY
-
-
-def cohen_kappa(truth: np.ndarray, pred: np.ndarray, n_classes: int = 4) -> float:
-    """Cohen's kappa of two integer label arrays (NaN when there are no pairs).
-
-    Args:
-        truth: reference class codes in ``[0, n_classes)``.
-        pred: the other rater's codes, same length.
-        n_classes: number of classes.
-    """
-    if len(truth) == 0:
-        return float("nan")
-    observed = float(np.mean(truth == pred))
-    p_truth = np.bincount(truth, minlength=n_classes) / len(truth)
-    p_pred = np.bincount(pred, minlength=n_classes) / len(pred)
-    expected = float(p_truth @ p_pred)
-    return 1.0 if expected == 1.0 else (observed - expected) / (1.0 - expected)
 
 
 def _one(truth: np.ndarray, pred: np.ndarray) -> pd.DataFrame:
@@ -51,8 +34,9 @@ def _one(truth: np.ndarray, pred: np.ndarray) -> pd.DataFrame:
         "f1": frame.f1.mean(),
     }
     frame = pd.concat([frame, pd.DataFrame([overall])], ignore_index=True)
-    frame["agreement"] = float(np.mean(truth == pred)) if len(truth) else float("nan")
-    frame["kappa"] = cohen_kappa(truth, pred)
+    n = len(VERDICT_ORDER)
+    confusion = np.bincount(truth * n + pred, minlength=n * n).reshape(n, n)
+    frame["kappa"], frame["agreement"], _ = cohen_kappa(confusion)
     return frame
 
 
@@ -71,7 +55,7 @@ def agreement(labels: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
         (``agreement`` and ``kappa`` are overall figures, repeated on every row), and ``judge``
         first when the verdicts have that column.
     """
-    key = [k for k in KEY if k in labels.columns and k in verdicts.columns]
+    key = [k for k in PAIR_KEY if k in labels.columns and k in verdicts.columns]
     left = labels[[*key, "verdict"]].astype(str)
     right_cols = [*key, "verdict"] + (["judge"] if "judge" in verdicts.columns else [])
     right = verdicts[right_cols].astype(str)
