@@ -24,11 +24,6 @@ def jsonl(rows: Iterable[Mapping[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows)
 
 
-def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write rows as JSON Lines, atomically."""
-    atomic_write_text(path, jsonl(rows))
-
-
 def write_yaml(path: Path, data: Mapping[str, Any]) -> None:
     """Write a mapping as block-style YAML with sorted keys, atomically."""
     text = yaml.safe_dump(dict(data), sort_keys=True, allow_unicode=True, default_flow_style=False)
