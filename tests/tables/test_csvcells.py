@@ -96,7 +96,7 @@ def test_every_csv_writer_goes_through_the_shared_helper() -> None:
     """No module but scoring/tables/csvcells.py writes CSV itself."""
     writers = re.compile(r"\.to_csv\(|\bwrite_csv\(|csv\.writer\(|csv\.DictWriter\(")
     offenders = []
-    for package in ("scoring", "generator", "gamut"):
+    for package in ("scoring", "generator", "gamut", "workbench"):
         for path in sorted((REPO / package).rglob("*.py")):
             if path.name == "csvcells.py":
                 continue

@@ -91,7 +91,7 @@ def test_the_jobs_with_secrets_install_from_the_lock_only(name: str) -> None:
 
 
 #: The project's own packages, whose third-party imports must all be runtime dependencies.
-PACKAGES = ("scoring", "gamut", "generator")
+PACKAGES = ("scoring", "gamut", "generator", "workbench")
 
 
 def _third_party_imports() -> dict[str, list[str]]:
