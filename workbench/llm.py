@@ -18,21 +18,19 @@ Schema is the structured output asked for. :func:`ask` renders the prompt, hands
   bodies through the provider's batch API; a request waiting for its batch is
   :class:`Deferred` and the step goes on with its other items.
 - :class:`ReplayLLM` answers from recorded replies (offline work, the demo, the tests).
-- :class:`CountingLLM` counts what a run would send.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import functools
 import hashlib
 import json
 import os
 import re
-from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
@@ -44,6 +42,7 @@ from scoring.judge.prompt import template_sections
 from scoring.submissions import read_jsonl
 
 if TYPE_CHECKING:
+    from gamut.model_runner.images import ImageRef
     from scoring.judge.generation import Generator, Request
     from scoring.judge.spec import JudgeConfig
 
@@ -233,43 +232,18 @@ SCHEMA_INSTRUCTION = (
 )
 
 
-@dataclass(frozen=True)
-class ImageFile:
-    """A local image sent with a request (the generation protocol's image input)."""
+def _image(path: Path) -> ImageRef:
+    """The local image at ``path``, its media type read from its bytes (the model runner's).
 
-    path: Path
-    media_type: str
-    url: str | None = None
+    Raises:
+        LLMError: not a readable image, or a format model APIs do not take.
+    """
+    from gamut.model_runner.images import ImageRef, open_image
 
-    @classmethod
-    def open(cls, path: Path) -> ImageFile:
-        """The image at ``path``, its media type read from its bytes.
-
-        Raises:
-            LLMError: not a readable image, or a format model APIs do not take.
-        """
-        from PIL import Image, UnidentifiedImageError
-
-        try:
-            with Image.open(path) as im:
-                fmt = im.format
-        except (OSError, UnidentifiedImageError) as exc:
-            raise LLMError(f"{path}: not a readable image ({type(exc).__name__})") from None
-        media_type = _MEDIA_TYPES.get(fmt or "")
-        if media_type is None:
-            raise LLMError(f"{path}: image format {fmt} is not taken by model APIs (use PNG, JPEG)")
-        return cls(path, media_type)
-
-    def base64_data(self) -> str:
-        """The file's bytes, base64-encoded."""
-        return base64.b64encode(self.path.read_bytes()).decode("ascii")
-
-    def data_url(self) -> str:
-        """A ``data:`` URL of the file."""
-        return f"data:{self.media_type};base64,{self.base64_data()}"
-
-
-_MEDIA_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WEBP": "image/webp"}
+    media_type, reason = open_image(path)
+    if media_type is None:
+        raise LLMError(f"{path}: {reason}")
+    return ImageRef(path=path, media_type=media_type)
 
 
 class ProviderLLM:
@@ -364,7 +338,7 @@ class ProviderLLM:
         default), or else at the prompt's end."""
         from scoring.judge.generation import OutputSchema, Request
 
-        image = None if request.image is None else ImageFile.open(request.image)
+        image = None if request.image is None else _image(request.image)
         if self.judge.structured_output:
             return Request(request.user, image, OutputSchema(request.template, request.schema))
         prompt = f"{request.user}\n\n{SCHEMA_INSTRUCTION}{json.dumps(request.schema)}"
@@ -426,56 +400,17 @@ def _unfenced(text: str) -> str:
     return m[1] if m else text
 
 
-def estimate_tokens(text: str) -> int:
-    """A provider-neutral token estimate: four characters a token, as the judge's dry run."""
-    return max(1, (len(text) + 3) // 4)
-
-
-@dataclass
-class CountingLLM:
-    """Counts requests and estimated tokens per template (or per ``group(request)``), replying
-    with ``answer(request)``."""
-
-    answer: Callable[[LLMRequest], Any]
-    image_tokens: int = 1000
-    #: what the counts are keyed by (default: the template)
-    group: Callable[[LLMRequest], str] = field(default=lambda r: r.template)
-    requests: Counter[str] = field(default_factory=Counter)
-    input_tokens: Counter[str] = field(default_factory=Counter)
-    output_tokens: Counter[str] = field(default_factory=Counter)
-    _schema_tokens: dict[int, int] = field(default_factory=dict, repr=False)
-
-    def complete(self, request: LLMRequest) -> Any:
-        """Count ``request`` and its reply, then return the reply."""
-        out = self.answer(request)
-        t = self.group(request)
-        self.requests[t] += 1
-        schema = self._schema_tokens.get(id(request.schema))
-        if schema is None:
-            schema = self._schema_tokens[id(request.schema)] = estimate_tokens(
-                json.dumps(request.schema)
-            )
-        self.input_tokens[t] += estimate_tokens(request.system + request.user) + schema
-        if request.image is not None:
-            self.input_tokens[t] += self.image_tokens
-        self.output_tokens[t] += estimate_tokens(json.dumps(out))
-        return out
-
-
 __all__ = [
     "FIX_TEMPLATE",
     "LLM",
     "SCHEMA_INSTRUCTION",
-    "CountingLLM",
     "Deferred",
-    "ImageFile",
     "LLMError",
     "LLMRequest",
     "ProviderLLM",
     "ReplayLLM",
     "Template",
     "ask",
-    "estimate_tokens",
     "json_reply",
     "load_template",
     "repair_request",

@@ -47,7 +47,7 @@ def _is_url(ref: str) -> bool:
     return ref.startswith(("http://", "https://"))
 
 
-def _open_image(path: Path) -> tuple[str | None, str]:
+def open_image(path: Path) -> tuple[str | None, str]:
     """Return (media type, "") for a readable image, or (None, reason) for anything else."""
     if not path.is_file():
         return None, "image file not found"
@@ -101,7 +101,7 @@ def resolve_images(
         path = Path(q.image)
         path = (path if path.is_absolute() else base / path).resolve()
         if path not in checked:
-            checked[path] = _open_image(path)
+            checked[path] = open_image(path)
         media_type, reason = checked[path]
         if media_type is None:
             problems.append(
