@@ -3,9 +3,11 @@
 Each sentence is worded by rule from one setting's ``judge_tau``, ``judge_scores``,
 ``judge_self_preference``, ``judge_leniency`` and ``rank_sensitivity`` rows, so that it says
 what this leaderboard's data shows, whichever way that goes: whether two judges rank the models
-identically, the largest per-model score difference between them, each judge's self-scoring gap,
-the most lenient judge's range, and whether only adjacent swaps occur between any two judges
-among the models complete under every judge (those left out are named).
+identically, the largest per-model score difference between them, each judge's self-scoring gap
+and self-preference, the most lenient judge's mean offset and range, and whether only adjacent
+swaps occur between any two judges among the models complete under every judge (those left out
+are named). The words follow the figures as printed (:func:`scoring.numbers.compared`), each
+with its interval where the tables have one.
 """
 
 from __future__ import annotations
@@ -14,11 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from scoring.numbers import f2
-
-
-def _f1(x: float) -> str:
-    return f"{x:.1f}"
+from scoring.numbers import compared, f1, f2, number, rounded, signed, with_ci
 
 
 def _pairs(tau: pd.DataFrame, names: dict[str, str]) -> list[str]:
@@ -30,35 +28,49 @@ def _pairs(tau: pd.DataFrame, names: dict[str, str]) -> list[str]:
             continue
         order = (
             f"Judges {a} and {b} give identical rankings"
-            if float(t) >= 1.0 - 1e-12
+            if f2(t) == "1.00"
             else f"Judges {a} and {b} rank the models differently (Kendall tau-b {f2(t)})"
         )
-        diff = r.get("max_abs_diff")
-        if diff is None or pd.isna(diff) or "max_diff_submission" not in r:
+        diff = rounded(r.get("max_abs_diff"))
+        if diff is None or "max_diff_submission" not in r:
             out.append(order + ".")
-            continue
-        model = names.get(str(r["max_diff_submission"]), str(r["max_diff_submission"]))
-        out.append(
-            f"{order}; the largest per-model score difference between them is "
-            f"{_f1(float(diff))} points ({model})."
-        )
+        elif diff == 0:
+            out.append(f"{order}; they give every model the same score at this precision.")
+        else:
+            model = names.get(str(r["max_diff_submission"]), str(r["max_diff_submission"]))
+            out.append(
+                f"{order}; the largest per-model score difference between them is "
+                f"{f1(diff)} points ({model})."
+            )
     return out
 
 
-def _self(sp: pd.DataFrame) -> list[str]:
+def _self(sp: pd.DataFrame, primary: str) -> list[str]:
+    """Each judge's gap on its own family's models, and its self-preference (net of the same gap
+    on other families) with its interval; the primary judge's alone beside it when it prints
+    differently."""
     out = []
     for _, r in sp.iterrows():
-        gap_value = r.get("own_minus_others")
-        if not r.get("n_own", 1) or gap_value is None or pd.isna(gap_value):
+        gap = r.get("own_minus_others")
+        if not r.get("n_own", 1) or gap is None or pd.isna(gap):
             continue
-        gap = float(gap_value)
-        way = "higher" if gap > 0 else "lower"
-        out.append(
-            f"{r['judge']} scores its own family's models ({r.get('family', 'its family')}) "
-            f"{_f1(abs(gap))} points {way} than the other judges score them"
-            + (" (the same)." if abs(gap) < 0.05 else ".")
+        said = compared(gap, "the other judges score them")
+        text = (
+            f"{r['judge']} scores its own family's models ({r.get('family', 'its family')}) {said}"
         )
+        pref = with_ci(r.get("self_preference"), *_bounds(r, "self_preference"), sign=True)
+        if number(r.get("self_preference")) is not None:
+            text += f"; net of the same difference on other families, its self-preference is {pref}"
+        alone = r.get("self_preference_primary")
+        if number(alone) is not None and signed(alone) != signed(r.get("self_preference")):
+            shown = with_ci(alone, *_bounds(r, "self_preference_primary"), sign=True)
+            text += f" ({shown} against the primary judge {primary} alone)"
+        out.append(text + ".")
     return out
+
+
+def _bounds(r: Any, name: str) -> tuple[Any, Any]:
+    return r.get(f"{name}_lo"), r.get(f"{name}_hi")
 
 
 def _lenient(js: pd.DataFrame, leniency: pd.DataFrame, primary: str) -> list[str]:
@@ -75,16 +87,15 @@ def _lenient(js: pd.DataFrame, leniency: pd.DataFrame, primary: str) -> list[str
     d = (wide[name] - wide[primary]).dropna()
     if d.empty:
         return []
-    lo, hi = float(d.min()), float(d.max())
+    lo, hi = rounded(d.min()) or 0.0, rounded(d.max()) or 0.0
+    mean = compared(top["offset"], f"the primary judge {primary}", lo=top.get("offset_lo"),
+                    hi=top.get("offset_hi"))  # fmt: skip
+    lead = f"The most lenient judge, {name}, scores the models {mean} on average"
     if lo > 0:
-        return [
-            f"The most lenient judge, {name}, scores every model higher than the primary judge "
-            f"{primary}, by {_f1(lo)} to {_f1(hi)} points."
-        ]
-    return [
-        f"The most lenient judge, {name}, scores the models from {_f1(lo)} to {_f1(hi)} points "
-        f"relative to the primary judge {primary}: not uniformly higher."
-    ]
+        return [f"{lead}, and every model higher, by {f1(lo)} to {f1(hi)} points."]
+    if lo == hi == 0:
+        return [f"{lead}, and every model the same at this precision."]
+    return [f"{lead}; per model from {signed(lo)} to {signed(hi)} points: not uniformly higher."]
 
 
 def _swaps(rs: pd.DataFrame | None, names: dict[str, str]) -> list[str]:
@@ -140,7 +151,7 @@ def judge_claims(tables: Any, setting: str, names: dict[str, str]) -> list[str]:
     out = _pairs(tau, names)
     sp = rows("judge_self_preference")
     if sp is not None:
-        out += _self(sp)
+        out += _self(sp, tables.primary_judge)
     js, leniency = rows("judge_scores"), rows("judge_leniency")
     if js is not None and leniency is not None:
         out += _lenient(js, leniency, tables.primary_judge)

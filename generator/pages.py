@@ -26,6 +26,7 @@ from generator.render import (
     Column,
     Row,
     Table,
+    f1,
     file_id,
     human,
     setting_label,
@@ -41,6 +42,7 @@ from generator.stamps import (
     stamp_cell,
 )
 from generator.tables import ScoreTables
+from scoring.numbers import rounded
 
 
 def submission_href(submission_id: str, root: str) -> str:
@@ -341,16 +343,15 @@ def tax_sentence(summary: dict[str, Any]) -> str:
         or any(isinstance(v, float) and math.isnan(v) for v in (mean, sd, lo, hi))
     ):
         return "Too few models have both a multimodal and a text-only score to judge the gap."
-    # the words follow the exact gaps (a gap of -0.03 is a loss, though it prints as 0.0 at one
-    # decimal); a gap that one decimal would show as 0.0 is printed with two, so the printed
-    # numbers agree with the words
-    exact_lo, exact_hi = float(lo), float(hi)
-    mean, sd = (round(float(v), 1) + 0.0 for v in (mean, sd))
-    lo, hi = exact_lo, exact_hi
+    # the words follow the figures as printed: a gap of -0.03 prints as 0.0, and reads as no loss
+    mean, sd, lo, hi = (rounded(v) or 0.0 for v in (mean, sd, lo, hi))
     if lo > 0:
         who = f"All {n} models score higher when the entity is named in text"
     elif lo == 0:
-        who = f"All {n} models score at least as well when the entity is named in text"
+        who = (
+            f"None of the {n} models scores lower (at this precision) when the entity is named "
+            "in text"
+        )
     elif hi < 0:
         who = f"All {n} models score lower when the entity is named in text"
     else:
@@ -363,16 +364,9 @@ def tax_sentence(summary: dict[str, Any]) -> str:
     else:
         verdict = "so the visual identification tax differs markedly between models"
     return (
-        f"{who}: the gap averages {signed(mean)} points, ranges from {_gap(exact_lo)} to "
-        f"{_gap(exact_hi)} (standard deviation {sd:.1f}), {verdict}."
+        f"{who}: the gap averages {signed(mean)} points, ranges from {signed(lo)} to "
+        f"{signed(hi)} (standard deviation {f1(sd)}), {verdict}."
     )
-
-
-def _gap(x: float) -> str:
-    """A gap with one decimal, or two when one would hide its sign (-0.03, not +0.0)."""
-    if x != 0 and round(x, 1) == 0:
-        return f"{x:+.2f}" if round(x, 2) != 0 else ("+" if x > 0 else "-") + "0.00"
-    return signed(x)
 
 
 def multimodal(tables: ScoreTables, root: str = "") -> dict[str, Any]:

@@ -1,5 +1,9 @@
 """How numbers are shown, everywhere the project shows them: the site, the pull-request comment and
-the terminal. One decimal for scores, a dash for a missing value, never a negative zero."""
+the terminal. One decimal for scores, a dash for a missing value, never a negative zero, and no
+sign on a value that rounds to zero ("0.0", never "+0.0" for -0.03).
+
+Sentences are worded from the figures as printed (:func:`compared`): a difference that prints as
+0.0 reads "about the same", never "higher by 0.0" or "0.0 points lower"."""
 
 from __future__ import annotations
 
@@ -21,10 +25,10 @@ def number(value: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
-def _no_negative_zero(text: str, sign: str = "") -> str:
+def _no_negative_zero(text: str) -> str:
     """'-0.0' reads as a loss; a value that rounds to zero is shown as zero."""
     if text.startswith("-") and float(text.rstrip("%")) == 0:
-        return sign + text[1:]
+        return text[1:]
     return text
 
 
@@ -41,9 +45,57 @@ def f2(value: Any) -> str:
 
 
 def signed(value: Any) -> str:
-    """One decimal with an explicit sign (for gaps and offsets)."""
+    """One decimal with an explicit sign (for gaps and offsets); a value that rounds to zero is
+    "0.0", with no sign."""
     f = number(value)
-    return MISSING if f is None else _no_negative_zero(f"{f:+.1f}", "+")
+    if f is None:
+        return MISSING
+    text = f"{f:+.1f}"
+    return "0.0" if float(text) == 0 else text
+
+
+def rounded(value: Any) -> float | None:
+    """``value`` as one decimal prints it (what a sentence about a printed figure reasons on), or
+    None when missing; never -0.0."""
+    f = number(value)
+    return None if f is None else float(f"{f:.1f}") + 0.0
+
+
+def compared(
+    value: Any,
+    than: str = "",
+    *,
+    lo: Any = None,
+    hi: Any = None,
+    more: str = "higher",
+    less: str = "lower",
+    unit: str = "points",
+) -> str:
+    """A difference in words, from its figures as printed (one decimal): ``3.2 points higher than
+    X``, ``3.2 points lower than X``, or ``about the same as X (no difference at this
+    precision)`` when it prints as 0.0; with ``lo`` and ``hi``, its 95% interval follows
+    (``; 95% CI of the difference [-5.0, -1.4]``).
+
+    Args:
+        value: the difference (this minus ``than``).
+        than: what it is compared with (empty: nothing named).
+        lo: lower end of the difference's 95% interval, if any.
+        hi: upper end.
+        more: the word for a positive difference.
+        less: the word for a negative one.
+        unit: the unit after the number.
+    """
+    r = rounded(value)
+    if r is None:
+        return MISSING
+    interval = ""
+    if number(lo) is not None and number(hi) is not None:
+        interval = f"95% CI of the difference [{signed(lo)}, {signed(hi)}]"
+    if r == 0:
+        tail = "; ".join(["no difference at this precision", *([interval] if interval else [])])
+        return f"about the same{' as ' + than if than else ''} ({tail})"
+    said = f"{f1(abs(r))} {unit} {more if r > 0 else less}{' than ' + than if than else ''}"
+    return f"{said}; {interval}" if interval else said
 
 
 def pct(value: Any) -> str:
@@ -76,4 +128,16 @@ def with_ci(value: Any, lo: Any, hi: Any, *, sign: bool = False) -> str:
     return f"{show(value)} [{show(lo)}, {show(hi)}]"
 
 
-__all__ = ["MISSING", "f1", "f2", "integer", "number", "pct", "signed", "usd", "with_ci"]
+__all__ = [
+    "MISSING",
+    "compared",
+    "f1",
+    "f2",
+    "integer",
+    "number",
+    "pct",
+    "rounded",
+    "signed",
+    "usd",
+    "with_ci",
+]

@@ -400,7 +400,7 @@
     if (x === null || x === undefined) { return "–"; }
     var s = x.toFixed(1);
     if (s === "-0.0") { s = "0.0"; }
-    return signed && x >= 0 && s.charAt(0) !== "-" ? "+" + s : s;
+    return signed && s !== "0.0" && s.charAt(0) !== "-" ? "+" + s : s;  /* zero: no sign */
   }
 
   /* The page scripts (explorer, comparison) reuse the sorting, the address-bar state and its

@@ -25,8 +25,10 @@ from scoring.audit import NO_VERDICT, AuditLabels
 from scoring.check_table import KIND_ORDER
 from scoring.scorer import ScoringConfig, gamut_scores, tier_scores
 from scoring.tables.bootstrap import Ask, rank_many, weighted_means
+from scoring.tables.checks import CheckIndex
+from scoring.tables.columns import TABLES
 from scoring.tables.core import N_TIERS, N_VERDICTS, Status, count_verdicts
-from scoring.tables.judges import MIN_KIND_CHECKS, cohen_kappa, linear_weighted_kappa
+from scoring.tables.judges import MIN_KIND_CHECKS, agreement_intervals, confusion_figures
 from scoring.tables.matrix import SETTINGS
 
 Floats = npt.NDArray[np.float64]
@@ -322,20 +324,13 @@ def agreement(confusion: npt.NDArray[np.int64], values: Floats) -> dict[str, flo
         weights), ``macro_f1`` (the mean F1 of the verdicts that occur in either labelling) and
         ``leniency`` (the rows' mean verdict value minus the columns', on the scale ``values``).
     """
-    kappa, observed, n = cohen_kappa(confusion)
-    linear = linear_weighted_kappa(confusion)
+    n = int(confusion.sum())
     rows = confusion.sum(axis=1).astype(np.float64)
     cols = confusion.sum(axis=0).astype(np.float64)
-    tp = np.diag(confusion).astype(np.float64)
-    den = rows + cols
-    f1 = np.where(den > 0, 2 * tp / np.where(den > 0, den, 1.0), np.nan)
-    used = den > 0
+    figures = {k: float(v) for k, v in confusion_figures(confusion).items()}
     return {
         "n_checks": float(n),
-        "agreement": observed if n else float("nan"),
-        "kappa": kappa if n else float("nan"),
-        "kappa_linear": linear,
-        "macro_f1": float(f1[used].mean()) if used.any() else float("nan"),
+        **figures,
         "leniency": float((rows @ values - cols @ values) / n) if n else float("nan"),
     }
 
@@ -346,25 +341,46 @@ def verdict_values(config: ScoringConfig) -> Floats:
 
 
 def _kind_rows(
-    per_kind: npt.NDArray[np.int64], values: Floats, columns: tuple[str, ...]
+    per_question: npt.NDArray[np.int64], weights: Floats, values: Floats, columns: tuple[str, ...]
 ) -> list[dict[str, object]]:
-    """One row per check kind present (and ``all``): agreement figures and confusion counts."""
+    """One row per check kind present (and ``all``): agreement figures with their intervals over
+    questions, and confusion counts.
+
+    Args:
+        per_question: ``[Q, kinds, k, k]`` each question's confusion table per check kind.
+        weights: the scores' bootstrap weights, ``[B, Q]``.
+        values: the verdict scale of leniency.
+        columns: the confusion count columns (none: not given).
+    """
+    kinds = [k for k in range(per_question.shape[1]) if per_question[:, k].any()]
+    stacked = np.concatenate([per_question.sum(axis=1, keepdims=True), per_question[:, kinds]], 1)
+    names = [ALL_KINDS, *(KIND_ORDER[k].value for k in kinds)]
+    floor = np.array([1] + [MIN_KIND_CHECKS] * len(kinds))  # the kinds' kappas have a floor
+    ci = agreement_intervals(stacked, weights, floor)
     rows: list[dict[str, object]] = []
-    tables = [(ALL_KINDS, per_kind.sum(axis=0))] + [
-        (KIND_ORDER[k].value, per_kind[k]) for k in range(per_kind.shape[0]) if per_kind[k].sum()
-    ]
-    for kind, table in tables:
+    for t, (kind, table) in enumerate(zip(names, stacked.sum(axis=0), strict=True)):
         figures = agreement(table, values)
         if kind != ALL_KINDS and figures["n_checks"] < MIN_KIND_CHECKS:  # too few for a kappa
             figures["kappa"] = figures["kappa_linear"] = float("nan")
-        row: dict[str, object] = {"kind": kind, **figures, "n_checks": int(figures["n_checks"])}
+        bounds = {f"{f}_{e}": float(ci[f][i][t]) for f in ci for i, e in enumerate(("lo", "hi"))}
+        row: dict[str, object] = {"kind": kind, **figures, **bounds}
+        row["n_checks"] = int(figures["n_checks"])
         if columns:
             row.update(zip(columns, (int(x) for x in table.ravel()), strict=True))
         rows.append(row)
     return rows
 
 
-_FIGURES = ("n_checks", "agreement", "kappa", "kappa_linear", "macro_f1", "leniency")
+def _per_question(code: Ints, n_questions: int) -> npt.NDArray[np.int64]:
+    """``[Q, kinds, k, k]`` counts of the cells coded ``((question * kinds + kind) * k + rater)
+    * k + reference``."""
+    shape = (n_questions, len(KIND_ORDER), N_VERDICTS, N_VERDICTS)
+    return np.bincount(code, minlength=int(np.prod(shape))).reshape(shape)
+
+
+def _code(question: Ints, kind: Ints, rater: Ints, reference: Ints) -> Ints:
+    """The cell code of :func:`_per_question`."""
+    return ((question * len(KIND_ORDER) + kind) * N_VERDICTS + rater) * N_VERDICTS + reference
 
 
 def judge_human(
@@ -374,36 +390,34 @@ def judge_human(
     judge_of: Ints,
     judges: tuple[str, ...],
     final: npt.NDArray[np.int8],
-    kind: Ints,
+    checks: CheckIndex,
+    weights: Floats,
     config: ScoringConfig,
 ) -> pd.DataFrame:
     """Per setting, judge and check kind (and ``all``): the judge against the final human verdicts
-    on every (response, check) that has both."""
-    values = verdict_values(config)
-    n_kinds = len(KIND_ORDER)
+    on every (response, check) that has both, with intervals over questions (``weights``: the
+    scores' bootstrap weights)."""
+    values, n_q = verdict_values(config), int(weights.shape[1])
     rows: list[dict[str, object]] = []
     # each response's labelled checks, once (a few percent of the checks)
     cols = [np.flatnonzero(final[r] != NO_VERDICT) for r in range(final.shape[0])]
     for k, setting in enumerate(SETTINGS):
         for j, name in enumerate(judges):
-            per_kind = np.zeros((n_kinds, N_VERDICTS, N_VERDICTS), np.int64)
             groups = np.flatnonzero(
                 (status != Status.ABSENT) & (judge_of == j) & (response_of % len(SETTINGS) == k)
             )
+            codes = [np.zeros(0, np.int64)]
             for g in groups:
-                r = int(response_of[g])
-                c = cols[r]
-                if not c.size:
-                    continue
+                r, c = int(response_of[g]), cols[int(response_of[g])]
                 v = verdicts[g, c].astype(np.int64)
-                ok = v >= 0
-                cell = (kind[c[ok]] * N_VERDICTS + v[ok]) * N_VERDICTS + final[r, c[ok]]
-                per_kind += np.bincount(cell, minlength=per_kind.size).reshape(per_kind.shape)
-            if not per_kind.any():
-                continue
-            for row in _kind_rows(per_kind, values, CONFUSION_COLUMNS):
-                rows.append({"setting": setting.value, "judge": name, **row})
-    return pd.DataFrame(rows, columns=["setting", "judge", "kind", *_FIGURES, *CONFUSION_COLUMNS])
+                c = c[v >= 0]
+                codes.append(_code(checks.question[c], checks.kind[c], v[v >= 0], final[r, c]))
+            code = np.concatenate(codes)
+            if code.size:
+                per_q = _per_question(code, n_q)
+                for row in _kind_rows(per_q, weights, values, CONFUSION_COLUMNS):
+                    rows.append({"setting": setting.value, "judge": name, **row})
+    return pd.DataFrame(rows, columns=list(TABLES["judge_human"]))
 
 
 def judge_annotator(
@@ -411,7 +425,8 @@ def judge_annotator(
     status: npt.NDArray[np.int8],
     judges: tuple[str, ...],
     labels: AuditLabels,
-    kind: Ints,
+    checks: CheckIndex,
+    weights: Floats,
     config: ScoringConfig,
 ) -> pd.DataFrame:
     """Per setting, judge and check kind (and ``all``): the judge against each annotator's own
@@ -420,8 +435,7 @@ def judge_annotator(
 
     Leniency is the judge's mean verdict value minus the annotators'.
     """
-    values = verdict_values(config)
-    n_j, n_kinds = len(judges), len(KIND_ORDER)
+    values, n_j, n_q = verdict_values(config), len(judges), int(weights.shape[1])
     label = np.flatnonzero(~labels.adjudication)
     response, check, human = labels.response[label], labels.check[label], labels.verdict[label]
     rows: list[dict[str, object]] = []
@@ -433,38 +447,35 @@ def judge_annotator(
             ok = (v >= 0) & (status[group] != Status.ABSENT)
             if not ok.any():
                 continue
-            code = (kind[check[mine][ok]] * N_VERDICTS + v[ok]) * N_VERDICTS + human[mine][ok]
-            per_kind = np.bincount(code, minlength=n_kinds * N_VERDICTS**2).reshape(
-                n_kinds, N_VERDICTS, N_VERDICTS
-            )
-            for row in _kind_rows(per_kind, values, ()):
+            c = check[mine][ok]
+            code = _code(checks.question[c], checks.kind[c], v[ok], human[mine][ok])
+            for row in _kind_rows(_per_question(code, n_q), weights, values, ()):
                 rows.append({"setting": setting.value, "judge": name, **row})
-    return pd.DataFrame(rows, columns=["setting", "judge", "kind", *_FIGURES])
+    return pd.DataFrame(rows, columns=list(TABLES["judge_annotator"]))
 
 
-def human_human(labels: AuditLabels, kind: Ints, config: ScoringConfig) -> pd.DataFrame:
+def human_human(
+    labels: AuditLabels, checks: CheckIndex, weights: Floats, config: ScoringConfig
+) -> pd.DataFrame:
     """Per setting and check kind (and ``all``): annotators against each other, over every pair of
     annotators' labels on one (response, check); the ceiling a judge can be held to.
 
     Leniency here is the first annotator's (lower id) mean value minus the second's.
     """
-    values = verdict_values(config)
+    values, n_q = verdict_values(config), int(weights.shape[1])
     cell, a, b = labels.annotator_pairs()
     response = cell // max(labels.n_checks, 1)
     check = cell % max(labels.n_checks, 1)
-    n_kinds = len(KIND_ORDER)
     rows: list[dict[str, object]] = []
     for k, setting in enumerate(SETTINGS):
         mine = response % len(SETTINGS) == k
         if not mine.any():
             continue
-        code = (kind[check[mine]] * N_VERDICTS + a[mine]) * N_VERDICTS + b[mine]
-        per_kind = np.bincount(code, minlength=n_kinds * N_VERDICTS**2).reshape(
-            n_kinds, N_VERDICTS, N_VERDICTS
-        )
-        for row in _kind_rows(per_kind, values, PAIR_COLUMNS):
+        c = check[mine]
+        code = _code(checks.question[c], checks.kind[c], a[mine], b[mine])
+        for row in _kind_rows(_per_question(code, n_q), weights, values, PAIR_COLUMNS):
             rows.append({"setting": setting.value, **row})
-    return pd.DataFrame(rows, columns=["setting", "kind", *_FIGURES, *PAIR_COLUMNS])
+    return pd.DataFrame(rows, columns=list(TABLES["human_human"]))
 
 
 __all__ = [

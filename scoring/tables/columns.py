@@ -112,6 +112,15 @@ _AGREEMENT = {
     ),
     "macro_f1": (_F, "mean F1 over the verdicts that occur in either labelling"),
 }
+#: Each agreement figure's 95% interval: a bootstrap over questions (every check of a drawn
+#: question together, the scores' resamples), empty below the floor.
+_INTERVALS = {
+    f"{name}_{end}": (_F, f"{'lower' if end == 'lo' else 'upper'} end of {name}'s 95% interval")
+    for name in ("agreement", "kappa", "kappa_linear", "macro_f1")
+    for end in ("lo", "hi")
+}
+_KAPPA_CI = {k: _INTERVALS[k] for k in ("kappa_lo", "kappa_hi")}
+_AGREEMENT_CI = {k: _INTERVALS[k] for k in ("agreement_lo", "agreement_hi")}
 _AUDIT_KIND = (_S, f"check kind ({KINDS}), or all")
 _SHORT = {"meets": "meets", "partial": "partially_meets", "missing": "missing"}
 _SHORT["contradicts"] = "contradicts"
@@ -335,18 +344,27 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "n_own": (_I, "models of the judge's family"),
         "n_other": (_I, "models of other families"),
         "own_score": (_F, "the judge's mean score of its own family's models"),
-        "others_score_of_own": (_F, "the other judges' mean score of those models"),
+        "others_score_of_own": (_F, "the mean of every other judge's score of those models"),
         "own_minus_others": (_F, "own_score minus others_score_of_own"),
         "other_families_diff": (_F, "the same difference over the other families' models"),
         "self_preference": (_F, "own_minus_others minus other_families_diff"),
         "self_preference_lo": (_F, "lower end of its 95% interval"),
         "self_preference_hi": (_F, "upper end"),
+        "self_preference_primary": (
+            _F,
+            "the same self-preference against the primary judge alone instead of the mean of "
+            "every other judge (empty for the primary judge)",
+        ),
+        "self_preference_primary_lo": (_F, "lower end of its 95% interval"),
+        "self_preference_primary_hi": (_F, "upper end"),
     },
     "judge_kappa": {
         **_PAIR,
         "kappa": (_F, "Cohen's kappa over every check both judges judged"),
+        **_KAPPA_CI,
         "n_checks": (_I, "checks both judges judged"),
         "agreement": (_F, "share of those checks with the same verdict"),
+        **_AGREEMENT_CI,
     },
     "judge_kappa_by_kind": {
         **_PAIR,
@@ -356,8 +374,10 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             "Cohen's kappa over the checks of this kind both judges judged; empty when "
             f"fewer than {MIN_KIND_CHECKS} were",
         ),
+        **_KAPPA_CI,
         "n_checks": (_I, "checks of this kind both judges judged (one per response and check)"),
         "agreement": (_F, "share of those checks with the same verdict"),
+        **_AGREEMENT_CI,
     },
     "pairwise": {
         "setting": _GROUP["setting"],
@@ -440,6 +460,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "judge": _GROUP["judge"],
         "kind": _AUDIT_KIND,
         **_AGREEMENT,
+        **_INTERVALS,
         "leniency": (
             _F,
             "the judge's mean verdict value minus the humans', on the scale meets 1, partially "
@@ -459,6 +480,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "judge": _GROUP["judge"],
         "kind": _AUDIT_KIND,
         **_AGREEMENT,
+        **_INTERVALS,
         "n_checks": (_I, "pairs of the judge's verdict and one annotator's label on a check"),
         "leniency": (_F, "the judge's mean verdict value minus the annotators'"),
     },
@@ -466,6 +488,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "setting": _GROUP["setting"],
         "kind": _AUDIT_KIND,
         **_AGREEMENT,
+        **_INTERVALS,
         "n_checks": (_I, "pairs of two annotators' labels on one (response, check)"),
         "leniency": (
             _F,

@@ -53,30 +53,77 @@ def cohen_kappa(confusion: npt.NDArray[np.int64]) -> tuple[float, float, int]:
 
     Kappa is NaN when chance agreement is 1 (both raters always gave the same single verdict).
     """
+    figures = confusion_figures(confusion)
     n = int(confusion.sum())
-    if n == 0:
-        return float("nan"), float("nan"), 0
-    p = confusion.astype(np.float64) / n
-    observed = float(np.trace(p))
-    chance = float(p.sum(axis=1) @ p.sum(axis=0))
-    kappa = (observed - chance) / (1.0 - chance) if chance < 1.0 else float("nan")
-    return kappa, observed, n
+    return float(figures["kappa"]), float(figures["agreement"]), n
 
 
-def linear_weighted_kappa(confusion: npt.NDArray[np.int64]) -> float:
-    """Cohen's kappa with linear weights 1 - |i - j| / (k - 1) on an ordered k-point scale (the
-    verdicts in code order: meets, partially meets, missing, contradicts). NaN with no items or
-    when the weighted chance agreement is 1."""
-    n = int(confusion.sum())
-    if n == 0:
-        return float("nan")
-    k = confusion.shape[0]
-    idx = np.arange(k)
-    weight = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (k - 1)
-    p = confusion.astype(np.float64) / n
-    observed = float((weight * p).sum())
-    chance = float((weight * np.outer(p.sum(axis=1), p.sum(axis=0))).sum())
-    return (observed - chance) / (1.0 - chance) if chance < 1.0 else float("nan")
+def confusion_figures(confusion: npt.NDArray[Any]) -> dict[str, Floats]:
+    """Agreement figures of square confusion tables ``[..., k, k]`` (counts, possibly resampled
+    and so fractional), vectorised over the leading axes.
+
+    Returns:
+        ``agreement`` (raw), ``kappa`` (Cohen's), ``kappa_linear`` (weights 1 - |i - j| / (k - 1)
+        on the ordered scale, the verdicts in code order) and ``macro_f1`` (the mean F1 of the
+        categories that occur in either labelling); NaN for an empty table, and a kappa is NaN
+        when its chance agreement is 1.
+    """
+    c = np.asarray(confusion, np.float64)
+    k = c.shape[-1]
+    n = c.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = c / n[..., None, None]
+        rows, cols = p.sum(axis=-1), p.sum(axis=-2)
+        idx = np.arange(k)
+        weight = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (k - 1)
+        chance = np.einsum("...i,...j,ij->...", rows, cols, weight)
+        observed_w = np.einsum("...ij,ij->...", p, weight)
+        observed = np.trace(p, axis1=-2, axis2=-1)
+        plain = (rows * cols).sum(axis=-1)
+        den = rows + cols
+        f1 = np.where(den > 0, 2 * np.diagonal(p, axis1=-2, axis2=-1) / den, np.nan)
+        used = (den > 0).sum(axis=-1)
+        macro = np.where(used > 0, np.nansum(f1, axis=-1) / used, np.nan)
+        return {
+            "agreement": np.where(n > 0, observed, np.nan),
+            "kappa": np.where(plain < 1.0, (observed - plain) / (1.0 - plain), np.nan),
+            "kappa_linear": np.where(chance < 1.0, (observed_w - chance) / (1.0 - chance), np.nan),
+            "macro_f1": macro,
+        }
+
+
+#: The figures :func:`agreement_intervals` gives an interval for.
+INTERVAL_FIGURES = ("agreement", "kappa", "kappa_linear", "macro_f1")
+
+
+def agreement_intervals(
+    per_question: npt.NDArray[np.int64], weights: Floats, min_checks: int | Ints = 1
+) -> dict[str, tuple[Floats, Floats]]:
+    """95% cluster-bootstrap intervals of :func:`confusion_figures` of T confusion tables, over
+    questions: a resample takes every check of a drawn question together, with the same question
+    weights as every other statistic (``weights``, ``[B, Q]``).
+
+    Args:
+        per_question: ``[Q, T, k, k]`` each question's counts in each table.
+        weights: the bootstrap weights of the scores.
+        min_checks: a table with fewer checks gets NaN intervals (the floor of its figures),
+            one for all or one per table.
+
+    Returns:
+        figure -> (lo, hi), each ``[T]``: expanded percentile intervals (:func:`percentile_ci`)
+        over the questions that have checks in the table.
+    """
+    flat = per_question.reshape(per_question.shape[0], -1)
+    used = np.flatnonzero(flat.any(axis=1))  # the labelled questions: few in an audit
+    boot = (weights[:, used] @ flat[used].astype(np.float64)).reshape(-1, *per_question.shape[1:])
+    figures = confusion_figures(boot)
+    n_questions = (per_question.sum(axis=(2, 3)) > 0).sum(axis=0).astype(np.int64)
+    few = per_question.sum(axis=(0, 2, 3)) < min_checks
+    out = {}
+    for name in INTERVAL_FIGURES:
+        lo, hi = percentile_ci(figures[name], overwrite=True, n=n_questions)
+        out[name] = (np.where(few, np.nan, lo), np.where(few, np.nan, hi))
+    return out
 
 
 def _scores(sc: Scores, setting: int) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
@@ -173,75 +220,93 @@ def _nanmean(x: Floats, axis: int) -> Floats:
     return np.asarray(x.mean(axis=axis), np.float64)
 
 
+def _preference(
+    value: Floats, boot: Floats, j: int, others: list[int], own: npt.NDArray[np.bool_], n_q: int
+) -> tuple[float, float, float, float, float]:
+    """Judge ``j``'s score of the ``own`` models minus the mean of the ``others`` judges' (the
+    gap), the same gap on the other models, their difference (the self-preference) and its
+    interval from the shared resamples. ``value`` is ``[S, J]``, ``boot`` ``[B, S, J]``."""
+    other = ~own
+
+    def gap(v: Floats, sel: npt.NDArray[np.bool_]) -> Floats:
+        rest = v[..., others].mean(axis=-1) if others else np.full(v.shape[:-1], np.nan)
+        return _nanmean((v[..., j] - rest)[..., sel], axis=-1)
+
+    own_gap, other_gap = float(gap(value, own)), float(gap(value, other))
+    lo, hi = percentile_ci((gap(boot, own) - gap(boot, other))[:, None], n=n_q)
+    return own_gap, other_gap, own_gap - other_gap, float(lo[0]), float(hi[0])
+
+
 def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
     """Per setting and judge: how much more a judge favours its own family's models than others do.
 
-    ``own_minus_others`` is the judge's mean score of the models of its own family minus the other
-    judges' mean score of the same models; ``other_families_diff`` is the same difference on the
-    models of other families; ``self_preference`` is the first minus the second, with a CI from the
-    shared resamples. Only models complete under every judge take part.
+    ``own_minus_others`` is the judge's mean score of the models of its own family minus the mean
+    of every other judge's score of the same models; ``other_families_diff`` is the same
+    difference on the models of other families; ``self_preference`` is the first minus the
+    second, with a CI from the shared resamples. ``self_preference_primary`` is the same against
+    the primary judge alone (NaN for the primary judge). Only models complete under every judge
+    take part.
 
     Args:
         sc: the computed scores.
         families: judge name -> model family it belongs to.
     """
-    fam = [sc.inputs.meta[s].model_family.strip().lower() for s in sc.inputs.submission_ids]
-    fam_arr = np.array(fam, dtype=object)
-    n_j = len(sc.inputs.judges)
+    fam = np.array(
+        [sc.inputs.meta[s].model_family.strip().lower() for s in sc.inputs.submission_ids], object
+    )
+    n_j, n_q, p = len(sc.inputs.judges), sc.level.gamut.shape[1], sc.primary
     rows: list[dict[str, Any]] = []
     for k, setting in enumerate(SETTINGS):
         value, boot, done = _scores(sc, k)
         models = done.all(axis=1) if n_j else np.zeros(0, np.bool_)
         for j, name in enumerate(sc.inputs.judges):
-            family = families[name]
-            own = models & (fam_arr == family.strip().lower())
-            other = models & ~own
-            others = [i for i in range(n_j) if i != j]
-
-            def gap(
-                v: Floats, sel: npt.NDArray[np.bool_], j: int = j, others: list[int] = others
-            ) -> Floats:
-                # v[..., S, J] -> judge j minus the other judges, mean over the selected models
-                rest = v[..., others].mean(axis=-1) if others else np.full(v.shape[:-1], np.nan)
-                return _nanmean((v[..., j] - rest)[..., sel], axis=-1)
-
-            own_gap, other_gap = gap(value, own), gap(value, other)
-            boot_pref = gap(boot, own) - gap(boot, other)
-            lo, hi = percentile_ci(boot_pref[:, None], n=sc.level.gamut.shape[1])
-            own_score = _nanmean(value[own, j], axis=0)
+            own = models & (fam == families[name].strip().lower())
+            everyone = [i for i in range(n_j) if i != j]
+            own_gap, other_gap, pref, lo, hi = _preference(
+                value[models], boot[:, models], j, everyone, own[models], n_q
+            )
+            alone = (
+                _preference(value[models], boot[:, models], j, [p], own[models], n_q)[2:]
+                if j != p
+                else (np.nan, np.nan, np.nan)
+            )
+            own_score = float(_nanmean(value[own, j], axis=0))
             rows.append(
                 {
                     "setting": setting.value,
                     "judge": name,
-                    "family": family,
+                    "family": families[name],
                     "n_own": int(own.sum()),
-                    "n_other": int(other.sum()),
-                    "own_score": float(own_score),
-                    "others_score_of_own": float(own_score - own_gap),
-                    "own_minus_others": float(own_gap),
-                    "other_families_diff": float(other_gap),
-                    "self_preference": float(own_gap - other_gap),
-                    "self_preference_lo": float(lo[0]),
-                    "self_preference_hi": float(hi[0]),
+                    "n_other": int((models & ~own).sum()),
+                    "own_score": own_score,
+                    "others_score_of_own": own_score - own_gap,
+                    "own_minus_others": own_gap,
+                    "other_families_diff": other_gap,
+                    "self_preference": pref,
+                    "self_preference_lo": lo,
+                    "self_preference_hi": hi,
+                    **dict(zip(_ALONE, alone, strict=True)),
                 }
             )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "setting",
-            "judge",
-            "family",
-            "n_own",
-            "n_other",
-            "own_score",
-            "others_score_of_own",
-            "own_minus_others",
-            "other_families_diff",
-            "self_preference",
-            "self_preference_lo",
-            "self_preference_hi",
-        ],
-    )
+    return pd.DataFrame(rows, columns=_PREFERENCE)
+
+
+_ALONE = ("self_preference_primary", "self_preference_primary_lo", "self_preference_primary_hi")
+_PREFERENCE = [
+    "setting",
+    "judge",
+    "family",
+    "n_own",
+    "n_other",
+    "own_score",
+    "others_score_of_own",
+    "own_minus_others",
+    "other_families_diff",
+    "self_preference",
+    "self_preference_lo",
+    "self_preference_hi",
+    *_ALONE,
+]
 
 
 def subset_confusions(
@@ -262,29 +327,21 @@ def subset_confusions(
     return confusion.reshape(n_keys, N_VERDICTS, N_VERDICTS)
 
 
-def subset_kappas(
-    confusions: npt.NDArray[np.int64], min_checks: int = 1
-) -> list[tuple[float, float, int]]:
-    """Cohen's kappa, raw agreement and the number of cells both judges judged, per confusion
-    table of :func:`subset_confusions`; a subset with fewer than ``min_checks`` shared cells
-    gets NaN kappa."""
-    out = []
-    for table in confusions:
-        kappa, agreement, n = cohen_kappa(table)
-        out.append((kappa if n >= min_checks else float("nan"), agreement, n))
-    return out
-
-
-#: (setting, judge a, judge b) -> the pair's confusion table per check kind key.
+#: (setting, judge a, judge b) -> the pair's confusion tables ``[Q, kind key, k, k]``: per
+#: question (for the intervals over questions) and check kind key.
 KindConfusions = dict[tuple[int, int, int], npt.NDArray[np.int64]]
 
 
 def kind_confusions(sc: Scores) -> KindConfusions:
-    """Per setting and pair of judges, the confusion table of each check kind key (summed, the
-    table over every check): what both kappa tables read."""
-    key = sc.inputs.checks.kind_key
+    """Per setting and pair of judges, the confusion table of each question and check kind key
+    (summed, the table over every check): what both kappa tables read."""
+    checks = sc.inputs.checks
+    n_q = len(sc.inputs.questions)
+    key = checks.question.astype(np.int64) * N_KIND_KEYS + checks.kind_key
     return {
-        (k, a, b): subset_confusions(*_pair_verdicts(sc, k, a, b), key, N_KIND_KEYS)
+        (k, a, b): subset_confusions(*_pair_verdicts(sc, k, a, b), key, n_q * N_KIND_KEYS).reshape(
+            n_q, N_KIND_KEYS, N_VERDICTS, N_VERDICTS
+        )
         for k in range(len(SETTINGS))
         for a, b in combinations(range(len(sc.inputs.judges)), 2)
     }
@@ -300,33 +357,60 @@ def _pair_verdicts(
     return v[Groups.index(s, setting, a, n_j)], v[Groups.index(s, setting, b, n_j)]
 
 
+#: The kappa tables' figures: each with its interval.
+KAPPA_COLUMNS = (
+    "kappa",
+    "kappa_lo",
+    "kappa_hi",
+    "n_checks",
+    "agreement",
+    "agreement_lo",
+    "agreement_hi",
+)
+
+
+def _kappa_figures(
+    per_question: npt.NDArray[np.int64], weights: Floats, min_checks: int
+) -> list[dict[str, Any]]:
+    """Kappa and agreement of each table of ``per_question`` (``[Q, T, k, k]``) with their
+    intervals over questions; NaN kappa (and intervals) for a table under ``min_checks``."""
+    tables = per_question.sum(axis=0)
+    n = tables.sum(axis=(1, 2))
+    point = confusion_figures(tables)
+    ci = agreement_intervals(per_question, weights, min_checks)
+    few = n < min_checks
+    return [
+        {
+            "kappa": np.nan if few[t] else float(point["kappa"][t]),
+            "kappa_lo": float(ci["kappa"][0][t]),
+            "kappa_hi": float(ci["kappa"][1][t]),
+            "n_checks": int(n[t]),
+            "agreement": float(point["agreement"][t]),
+            "agreement_lo": float(ci["agreement"][0][t]),
+            "agreement_hi": float(ci["agreement"][1][t]),
+        }
+        for t in range(tables.shape[0])
+    ]
+
+
 def judge_kappa(sc: Scores, confusions: KindConfusions | None = None) -> pd.DataFrame:
-    """Per setting and pair of judges: Cohen's kappa over every check both judged.
+    """Per setting and pair of judges: Cohen's kappa and raw agreement over every check both
+    judged, each with its bootstrap interval over questions.
 
     ``confusions``: :func:`kind_confusions` of ``sc``, when already computed.
     """
     confusions = kind_confusions(sc) if confusions is None else confusions
     rows: list[dict[str, Any]] = []
-    for (k, a, b), per_kind in confusions.items():
-        [(kappa, agreement, n)] = subset_kappas(per_kind.sum(axis=0, keepdims=True))
-        rows.append(
-            {
-                "setting": SETTINGS[k].value,
-                "judge_a": sc.inputs.judges[a],
-                "judge_b": sc.inputs.judges[b],
-                "kappa": kappa,
-                "n_checks": n,
-                "agreement": agreement,
-            }
-        )
-    return pd.DataFrame(
-        rows, columns=["setting", "judge_a", "judge_b", "kappa", "n_checks", "agreement"]
-    )
+    for (k, a, b), per_q in confusions.items():
+        [figures] = _kappa_figures(per_q.sum(axis=1, keepdims=True), sc.weights, 1)
+        names = {"judge_a": sc.inputs.judges[a], "judge_b": sc.inputs.judges[b]}
+        rows.append({"setting": SETTINGS[k].value, **names, **figures})
+    return pd.DataFrame(rows, columns=["setting", "judge_a", "judge_b", *KAPPA_COLUMNS])
 
 
 def judge_kappa_by_kind(sc: Scores, confusions: KindConfusions | None = None) -> pd.DataFrame:
     """Per setting, pair of judges, check kind and secondary flag: Cohen's kappa over the checks
-    of that kind both judged, to show where the judges disagree.
+    of that kind both judged, to show where the judges disagree, with intervals over questions.
 
     The split is that of ``by_kind``, so the two tables join on (setting, kind, secondary): a
     kind's verdict mix there explains its kappa here, and the secondary flag keeps apart checks
@@ -339,10 +423,9 @@ def judge_kappa_by_kind(sc: Scores, confusions: KindConfusions | None = None) ->
     present = np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
     labels = [kind_of(int(p)) for p in present]
     rows: list[dict[str, Any]] = []
-    for (k, a, b), per_kind in confusions.items():
-        stats = subset_kappas(per_kind, MIN_KIND_CHECKS)
-        for p, (kind, secondary) in zip(present, labels, strict=True):
-            kappa, agreement, n = stats[int(p)]
+    for (k, a, b), per_q in confusions.items():
+        stats = _kappa_figures(per_q[:, present], sc.weights, MIN_KIND_CHECKS)
+        for (kind, secondary), figures in zip(labels, stats, strict=True):
             rows.append(
                 {
                     "setting": SETTINGS[k].value,
@@ -350,13 +433,11 @@ def judge_kappa_by_kind(sc: Scores, confusions: KindConfusions | None = None) ->
                     "judge_b": sc.inputs.judges[b],
                     "kind": kind.value,
                     "secondary": secondary,
-                    "kappa": kappa,
-                    "n_checks": n,
-                    "agreement": agreement,
+                    **figures,
                 }
             )
     keys = ["setting", "judge_a", "judge_b", "kind", "secondary"]
-    df = pd.DataFrame(rows, columns=[*keys, "kappa", "n_checks", "agreement"])
-    return df.astype(
-        {"secondary": np.bool_, "kappa": np.float64, "n_checks": np.int64, "agreement": np.float64}
+    df = pd.DataFrame(rows, columns=[*keys, *KAPPA_COLUMNS])
+    return df.astype({"secondary": np.bool_, "n_checks": np.int64}).astype(
+        {c: np.float64 for c in KAPPA_COLUMNS if c != "n_checks"}
     )

@@ -104,6 +104,14 @@ class ScoreTable:
         return TABLES[self.name]
 
 
+#: The agreement figures the judges page shows, each with its interval.
+_AGREEMENT_SITE = tuple(
+    f"{f}{end}"
+    for f in ("agreement", "kappa", "kappa_linear", "macro_f1")
+    for end in ("", "_lo", "_hi")
+)
+
+
 def _judge_human(b: Built) -> pd.DataFrame:
     from scoring.tables import audit as _audit
 
@@ -115,7 +123,8 @@ def _judge_human(b: Built) -> pd.DataFrame:
         g.judge,
         inputs.judges,
         b.labels[1],
-        inputs.checks.kind,
+        inputs.checks,
+        b.scores.weights,
         b.scores.config,
     )
 
@@ -129,7 +138,8 @@ def _judge_annotator(b: Built) -> pd.DataFrame:
         b.scores.level.status,
         inputs.judges,
         b.labels[0],
-        inputs.checks.kind,
+        inputs.checks,
+        b.scores.weights,
         b.scores.config,
     )
 
@@ -137,7 +147,8 @@ def _judge_annotator(b: Built) -> pd.DataFrame:
 def _human_human(b: Built) -> pd.DataFrame:
     from scoring.tables import audit as _audit
 
-    return _audit.human_human(b.labels[0], b.scores.inputs.checks.kind, b.scores.config)
+    inputs = b.scores.inputs
+    return _audit.human_human(b.labels[0], inputs.checks, b.scores.weights, b.scores.config)
 
 
 def _audit_incomplete(b: Built) -> pd.DataFrame:
@@ -306,13 +317,13 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
         "judge_kappa",
         "Judge verdict agreement (Cohen's kappa)",
         lambda b: _judges.judge_kappa(b.scores, b.kind_confusions),
-        site=("setting", "judge_a", "judge_b", "kappa", "n_checks", "agreement"),
+        site=("setting", "judge_a", "judge_b", *_judges.KAPPA_COLUMNS),
     ),
     ScoreTable(
         "judge_kappa_by_kind",
         "Judge verdict agreement by check kind (Cohen's kappa)",
         lambda b: _judges.judge_kappa_by_kind(b.scores, b.kind_confusions),
-        site=("setting", "judge_a", "judge_b", "kind", "secondary", "kappa", "n_checks"),
+        site=("setting", "judge_a", "judge_b", "kind", "secondary", *_judges.KAPPA_COLUMNS),
     ),
     ScoreTable(
         "judge_leniency",
@@ -331,6 +342,13 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
             "own_score",
             "others_score_of_own",
             "own_minus_others",
+            "other_families_diff",
+            "self_preference",
+            "self_preference_lo",
+            "self_preference_hi",
+            "self_preference_primary",
+            "self_preference_primary_lo",
+            "self_preference_primary_hi",
         ),
     ),
     ScoreTable(
@@ -356,30 +374,21 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
         "judge_human",
         "Judge against the human audit",
         _judge_human,
-        site=(
-            "setting",
-            "judge",
-            "kind",
-            "n_checks",
-            "agreement",
-            "kappa",
-            "kappa_linear",
-            "macro_f1",
-        ),
+        site=("setting", "judge", "kind", "n_checks", "leniency", *_AGREEMENT_SITE),
         site_optional=True,
     ),
     ScoreTable(
         "judge_annotator",
         "Judge against each annotator",
         _judge_annotator,
-        site=("setting", "judge", "kind", "n_checks", "agreement", "kappa", "kappa_linear"),
+        site=("setting", "judge", "kind", "n_checks", *_AGREEMENT_SITE),
         site_optional=True,
     ),
     ScoreTable(
         "human_human",
         "Annotators against each other",
         _human_human,
-        site=("setting", "kind", "n_checks", "agreement", "kappa", "kappa_linear", "macro_f1"),
+        site=("setting", "kind", "n_checks", *_AGREEMENT_SITE),
         site_optional=True,
     ),
     ScoreTable(

@@ -283,8 +283,12 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
                         "kind": k,
                         "secondary": k == "member",
                         "kappa": np.nan if none else KIND_KAPPA[k] - 0.05 * p,
+                        "kappa_lo": np.nan if none else KIND_KAPPA[k] - 0.05 * p - 0.08,
+                        "kappa_hi": np.nan if none else KIND_KAPPA[k] - 0.05 * p + 0.07,
                         "n_checks": 0 if none else 160,
                         "agreement": np.nan if none else 0.9 - 0.05 * p,
+                        "agreement_lo": np.nan if none else 0.86 - 0.05 * p,
+                        "agreement_hi": np.nan if none else 0.93 - 0.05 * p,
                     }
                 )
             tau.append(
@@ -303,8 +307,12 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
                     "judge_a": a,
                     "judge_b": b,
                     "kappa": 0.71,
+                    "kappa_lo": 0.66,
+                    "kappa_hi": 0.75,
                     "n_checks": 1200,
                     "agreement": 0.83,
+                    "agreement_lo": 0.8,
+                    "agreement_hi": 0.86,
                 }
             )
         for judge in JUDGES:
@@ -328,6 +336,11 @@ def write_fixture_results(results: Path, *, demo: bool = True, seed: int = 7) ->
                     "own_minus_others": 5.0 if judge == "partisan" else np.nan,
                     "other_families_diff": -1.0,
                     "self_preference": 6.0 if judge == "partisan" else np.nan,
+                    "self_preference_lo": 2.5 if judge == "partisan" else np.nan,
+                    "self_preference_hi": 9.5 if judge == "partisan" else np.nan,
+                    "self_preference_primary": 7.5 if judge == "partisan" else np.nan,
+                    "self_preference_primary_lo": 3.0 if judge == "partisan" else np.nan,
+                    "self_preference_primary_hi": 12.0 if judge == "partisan" else np.nan,
                 }
             )
     pd.DataFrame(tau).to_parquet(results / "judge_tau.parquet")

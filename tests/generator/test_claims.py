@@ -85,8 +85,8 @@ def test_identical_rankings_a_uniformly_lenient_judge_and_adjacent_swaps() -> No
         "score them."
     )
     assert claims[2] == (
-        "The most lenient judge, b, scores every model higher than the primary judge a, by "
-        "3.0 to 5.0 points."
+        "The most lenient judge, b, scores the models 4.0 points higher than the primary judge "
+        "a on average, and every model higher, by 3.0 to 5.0 points."
     )
     assert claims[3].startswith("Only adjacent swaps occur")
 
@@ -94,7 +94,10 @@ def test_identical_rankings_a_uniformly_lenient_judge_and_adjacent_swaps() -> No
 def test_different_rankings_a_mixed_judge_and_a_long_move_are_said_as_they_are() -> None:
     claims = judge_claims(tables(0.3333, -2.0, [0, 2, -2]), "multimodal", NAMES)
     assert "rank the models differently (Kendall tau-b 0.33)" in claims[0]
-    assert "from -2.0 to 0.0 points relative to the primary judge a: not uniformly" in claims[2]
+    assert "1.0 points lower than the primary judge a on average; per model from -2.0 to 0.0" in (
+        claims[2]
+    )
+    assert claims[2].endswith("points: not uniformly higher.")
     assert (
         claims[3]
         == "Not only adjacent swaps: Model Two is ranked 2 by a and 4 by b, 2 places apart."

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from generator.judges import judges_page, least_agreed_sentence
-from generator.render import Table, fmt
+from generator.judges import Kappa, judges_page, least_agreed_sentence
+from generator.render import Cell, Table, fmt
 from generator.tables import ScoreTables, load_tables
 from scoring.tables import MIN_KIND_CHECKS
 from tests.generator.fixture_tables import KIND_KAPPA, write_fixture_results
@@ -33,9 +33,20 @@ def _shown(table: Table) -> dict[str, dict[str, str]]:
     for r in table.rows:
         kind = str(r.cells["kind"].value)
         label = f"{kind} (secondary)" if r.cells["secondary"].value else kind
-        values = {c.label: (c.fmt, r.cells[c.key].value) for c in table.columns}
-        out[label] = {k: str(v) if f == "text" else fmt(f, v) for k, (f, v) in values.items()}
+        out[label] = {c.label: _text(c.fmt, r.cells[c.key]) for c in table.columns}
     return out
+
+
+def _text(name: str, cell: Cell) -> str:
+    """A cell as the table template prints it: ``0.71 [0.66, 0.75]`` for a figure with its
+    interval (the interval left out where it is missing)."""
+    if name == "text":
+        return str(cell.value)
+    base = name.removesuffix("_ci")
+    shown = fmt(base, cell.value)
+    if name.endswith("_ci") and "–" not in (shown, fmt(base, cell.lo), fmt(base, cell.hi)):
+        shown += f" [{fmt(base, cell.lo)}, {fmt(base, cell.hi)}]"
+    return shown
 
 
 def test_the_table_has_a_kappa_and_a_count_per_pair(results: Path) -> None:
@@ -44,8 +55,10 @@ def test_the_table_has_a_kappa_and_a_count_per_pair(results: Path) -> None:
     assert isinstance(table, Table) and table.caption
     shown = _shown(table)
     assert list(shown) == ["fact", "member (secondary)", "baseline", "step", "sequence"]
-    assert shown["sequence"]["oracle / lenient kappa"] == f"{KIND_KAPPA['sequence']:.2f}"
-    assert shown["sequence"]["lenient / partisan kappa"] == f"{KIND_KAPPA['sequence'] - 0.1:.2f}"
+    k = KIND_KAPPA["sequence"]
+    assert shown["sequence"]["oracle / lenient kappa"] == f"{k:.2f} [{k - 0.08:.2f}, {k + 0.07:.2f}]"
+    k -= 0.1
+    assert shown["sequence"]["lenient / partisan kappa"] == f"{k:.2f} [{k - 0.08:.2f}, {k + 0.07:.2f}]"
     assert shown["fact"]["oracle / partisan checks"] == "160"
     assert len(table.columns) == 2 + 2 * 3  # kind, secondary, then kappa and checks per pair
 
@@ -55,14 +68,14 @@ def test_a_kind_with_no_joint_checks_shows_the_missing_mark(results: Path) -> No
     for a, b in (("oracle", "lenient"), ("oracle", "partisan"), ("lenient", "partisan")):
         assert shown["sequence"][f"{a} / {b} kappa"] == "–"
         assert shown["sequence"][f"{a} / {b} checks"] == "0"
-    assert shown["step"]["oracle / lenient kappa"] == "0.55"
+    assert shown["step"]["oracle / lenient kappa"] == "0.55 [0.47, 0.62]"
 
 
 def test_the_sentence_names_the_least_agreed_kinds(results: Path) -> None:
     tables = load_tables(results)
     mm = str(_section(tables, "Multimodal")["least_agreed"])
-    assert "agree least on sequence checks (kappa 0.31, lenient and partisan)" in mm
-    assert "and step checks (0.45, lenient and partisan)" in mm
+    assert "agree least on sequence checks (kappa 0.31 [0.23, 0.38], lenient and partisan)" in mm
+    assert "and step checks (0.45 [0.37, 0.52], lenient and partisan)" in mm
     assert mm.endswith("and most on fact checks (no pair below 0.72).")
     # text-only sequence checks have no kappa: the next two are named instead
     to = str(_section(tables, "Text-only")["least_agreed"])
@@ -74,16 +87,17 @@ def test_the_sentence_follows_the_data(results: Path) -> None:
     path = results / "judge_kappa_by_kind.parquet"
     df = pd.read_parquet(path)
     worst = (df["setting"] == "multimodal") & (df["kind"] == "baseline")
-    df.loc[worst & (df["judge_a"] == "oracle") & (df["judge_b"] == "partisan"), "kappa"] = 0.05
+    pair = worst & (df["judge_a"] == "oracle") & (df["judge_b"] == "partisan")
+    df.loc[pair, ["kappa", "kappa_lo", "kappa_hi"]] = [0.05, -0.02, 0.11]
     df.to_parquet(path)
     mm = str(_section(load_tables(results), "Multimodal")["least_agreed"])
-    assert "least on baseline checks (kappa 0.05, oracle and partisan)" in mm
-    assert "and sequence checks (0.31, lenient and partisan)" in mm
+    assert "least on baseline checks (kappa 0.05 [-0.02, 0.11], oracle and partisan)" in mm
+    assert "and sequence checks (0.31 [0.23, 0.38], lenient and partisan)" in mm
 
 
 def test_one_judge_pair_and_few_kinds_are_worded_plainly() -> None:
     pair = ("a", "b")
-    three = [("fact", 0.8, pair), ("step", 0.2, pair), ("insight", 0.5, pair)]
+    three = [Kappa("fact", 0.8, pair), Kappa("step", 0.2, pair), Kappa("insight", 0.5, pair)]
     assert least_agreed_sentence(three, 1) == (
         "The judges agree least on step checks (kappa 0.20) and insight checks (0.50), "
         "and most on fact checks (0.80)."
@@ -101,7 +115,7 @@ def test_one_judge_pair_and_few_kinds_are_worded_plainly() -> None:
 
 def test_ties_keep_the_table_order() -> None:
     pair = ("a", "b")
-    kinds = [("fact", 0.5, pair), ("member", 0.5, pair), ("step", 0.9, pair)]
+    kinds = [Kappa("fact", 0.5, pair), Kappa("member", 0.5, pair), Kappa("step", 0.9, pair)]
     assert "least on fact checks (kappa 0.50) and member checks" in least_agreed_sentence(kinds, 1)
 
 
