@@ -40,6 +40,85 @@ def _num(x: Any) -> float | None:
     return None if x is None or pd.isna(x) else float(x)
 
 
+#: The agreement figures shown side by side (judge, then annotators): key, table column, label,
+#: format and meaning.
+_FIGURES = (
+    ("agreement", "agreement", "Agreement", "pct_ci", "Exact agreement"),
+    ("kappa", "kappa", "Kappa", "f2_ci", "Cohen's kappa"),
+    ("kappa_w", "kappa_linear", "Weighted kappa", "f2_ci", "Linear weights: a near miss counts"),
+    ("f1", "macro_f1", "Macro-F1", "f2_ci", "Mean F1 over the four verdicts"),
+)
+
+
+def _figure(record: Any, column: str) -> Cell:
+    """A figure of a ``judge_annotator`` or ``human_human`` record with its interval (a dash
+    without the record)."""
+    if record is None:
+        return Cell(None)
+    return Cell(*(_num(record.get(f"{column}{end}")) for end in ("", "_lo", "_hi")))
+
+
+def _agreement_table(sub: pd.DataFrame, like: dict[Any, Any], ceiling: Any, setting: str) -> Table:
+    """One setting's judge-against-annotator figures beside the annotators' own, per judge and
+    check kind, each with its interval over questions."""
+    rows = []
+    for _, r in sub.iterrows():
+        kind = str(r["kind"])
+        c = ceiling.loc[kind] if kind in ceiling.index else None
+        a = like.get((setting, str(r["judge"]), kind))  # the judge against each annotator
+        cells = {
+            "judge": Cell(str(r["judge"])),
+            "kind": Cell(kind),
+            "n": Cell(None if a is None else int(a["n_checks"])),
+            "leniency": Cell(_num(r["leniency"])),
+        }
+        for key, column, *_ in _FIGURES:
+            cells[key], cells[f"h_{key}"] = _figure(a, column), _figure(c, column)
+        rows.append(Row(cells, attrs={"judge": str(r["judge"]), "kind": kind}))
+    cols = [
+        Column("judge", "Judge", numeric=False),
+        Column("kind", "Check kind", numeric=False),
+        Column("n", "Labels", "integer", "Annotators' labels on checks the judge judged"),
+    ]
+    for key, _, label, form, meaning in _FIGURES:
+        cols.append(Column(key, f"{label} [95% CI]", form, f"{meaning}, judge against each label"))
+        cols.append(Column(f"h_{key}", f"Human {label.lower()}", form, f"{meaning}, annotators"))
+    cols.append(
+        Column("leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'")
+    )
+    return Table(
+        cols,
+        rows,
+        caption=f"Judge against the human labels ({setting_label(setting)})",
+        table_id=f"judge-human-{setting}",
+    )
+
+
+def _confusion_table(sub: pd.DataFrame, primary: str, setting: str) -> Table | None:
+    """The primary judge's confusion counts against the final human verdicts, or None."""
+    rows = sub[(sub["judge"] == primary) & (sub["kind"] == "all")]
+    if not len(rows):
+        return None
+    p = rows.iloc[0]
+    return Table(
+        [
+            Column("judge", "Judge said \\ humans said", numeric=False),
+            *(Column(h, label, "integer") for h, label in VERDICTS),
+        ],
+        [
+            Row(
+                {
+                    "judge": Cell(label),
+                    **{h: Cell(int(p[f"judge_{j}_human_{h}"])) for h, _ in VERDICTS},
+                }
+            )
+            for j, label in VERDICTS
+        ],
+        caption=f"Confusion counts of the primary judge, {primary} ({setting_label(setting)})",
+        sortable=False,
+    )
+
+
 def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
     """Context of the judges page's "Judge vs human" section, or None without audit labels."""
     jh = tables.frames.get("judge_human")
@@ -61,86 +140,12 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
             if hh is not None and not hh.empty
             else pd.DataFrame()
         )
-        rows = []
-        for _, r in sub.iterrows():
-            kind = str(r["kind"])
-            c = ceiling.loc[kind] if kind in ceiling.index else None
-            a = like.get((setting, str(r["judge"]), kind))  # the judge against each annotator
-
-            def both(column: str, a: Any = a, c: Any = c) -> tuple[Cell, Cell]:
-                return (
-                    Cell(None if a is None else _num(a.get(column))),
-                    Cell(None if c is None else _num(c.get(column))),
-                )
-
-            (agree, h_agree), (kappa, h_kappa) = both("agreement"), both("kappa")
-            (kappa_w, h_kappa_w), (f1, h_f1) = both("kappa_linear"), both("macro_f1")
-            rows.append(
-                Row(
-                    {
-                        "judge": Cell(str(r["judge"])),
-                        "kind": Cell(kind),
-                        "n": Cell(None if a is None else int(a["n_checks"])),
-                        "agreement": agree,
-                        "h_agreement": h_agree,
-                        "kappa": kappa,
-                        "h_kappa": h_kappa,
-                        "kappa_w": kappa_w,
-                        "h_kappa_w": h_kappa_w,
-                        "f1": f1,
-                        "h_f1": h_f1,
-                        "leniency": Cell(_num(r["leniency"])),
-                    },
-                    attrs={"judge": str(r["judge"]), "kind": kind},
-                )
-            )
-        agreement = Table(
-            [
-                Column("judge", "Judge", numeric=False),
-                Column("kind", "Check kind", numeric=False),
-                Column("n", "Labels", "integer", "Annotators' labels on checks the judge judged"),
-                Column("agreement", "Agreement", "pct", "Judge against each annotator's label"),
-                Column("h_agreement", "Human-human", "pct", "Annotators' agreement: the ceiling"),
-                Column("kappa", "Kappa", "f2", "Cohen's kappa, judge against each annotator"),
-                Column("h_kappa", "Human kappa", "f2", "Cohen's kappa between annotators"),
-                Column(
-                    "kappa_w", "Weighted kappa", "f2", "Linear weights: a near miss counts half"
-                ),
-                Column("h_kappa_w", "Human weighted", "f2", "The same between annotators"),
-                Column("f1", "Macro-F1", "f2", "Mean F1 over the four verdicts"),
-                Column("h_f1", "Human F1", "f2", "The same between annotators"),
-                Column(
-                    "leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'"
-                ),
-            ],
-            rows,
-            caption=f"Judge against the final human verdicts ({setting_label(setting)})",
-            table_id=f"judge-human-{setting}",
-        )
-        primary = sub[(sub["judge"] == tables.primary_judge) & (sub["kind"] == "all")]
-        confusion = None
-        if len(primary):
-            p = primary.iloc[0]
-            confusion = Table(
-                [
-                    Column("judge", "Judge said \\ humans said", numeric=False),
-                    *(Column(h, label, "integer") for h, label in VERDICTS),
-                ],
-                [
-                    Row(
-                        {
-                            "judge": Cell(label),
-                            **{h: Cell(int(p[f"judge_{j}_human_{h}"])) for h, _ in VERDICTS},
-                        }
-                    )
-                    for j, label in VERDICTS
-                ],
-                caption=f"Confusion counts of the primary judge, {tables.primary_judge} "
-                f"({setting_label(setting)})",
-                sortable=False,
-            )
         sections.append(
-            {"title": setting_label(setting), "agreement": agreement, "confusion": confusion}
+            {
+                "title": setting_label(setting),
+                "agreement": _agreement_table(sub, like, ceiling, setting),
+                "confusion": _confusion_table(sub, tables.primary_judge, setting),
+            }
         )
     return {
         "sections": sections,

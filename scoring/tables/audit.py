@@ -353,12 +353,13 @@ def _kind_rows(
         columns: the confusion count columns (none: not given).
     """
     kinds = [k for k in range(per_question.shape[1]) if per_question[:, k].any()]
-    stacked = np.concatenate([per_question.sum(axis=1, keepdims=True), per_question[:, kinds]], 1)
     names = [ALL_KINDS, *(KIND_ORDER[k].value for k in kinds)]
     floor = np.array([1] + [MIN_KIND_CHECKS] * len(kinds))  # the kinds' kappas have a floor
-    ci = agreement_intervals(stacked, weights, floor)
+    ci = agreement_intervals(per_question[:, kinds], weights, floor, total=True)
+    tables = per_question[:, kinds].sum(axis=0)
+    tables = np.concatenate([tables.sum(axis=0, keepdims=True), tables])
     rows: list[dict[str, object]] = []
-    for t, (kind, table) in enumerate(zip(names, stacked.sum(axis=0), strict=True)):
+    for t, (kind, table) in enumerate(zip(names, tables, strict=True)):
         figures = agreement(table, values)
         if kind != ALL_KINDS and figures["n_checks"] < MIN_KIND_CHECKS:  # too few for a kappa
             figures["kappa"] = figures["kappa_linear"] = float("nan")

@@ -97,7 +97,11 @@ INTERVAL_FIGURES = ("agreement", "kappa", "kappa_linear", "macro_f1")
 
 
 def agreement_intervals(
-    per_question: npt.NDArray[np.int64], weights: Floats, min_checks: int | Ints = 1
+    per_question: npt.NDArray[np.int64],
+    weights: Floats,
+    min_checks: int | Ints = 1,
+    *,
+    total: bool = False,
 ) -> dict[str, tuple[Floats, Floats]]:
     """95% cluster-bootstrap intervals of :func:`confusion_figures` of T confusion tables, over
     questions: a resample takes every check of a drawn question together, with the same question
@@ -107,18 +111,26 @@ def agreement_intervals(
         per_question: ``[Q, T, k, k]`` each question's counts in each table.
         weights: the bootstrap weights of the scores.
         min_checks: a table with fewer checks gets NaN intervals (the floor of its figures),
-            one for all or one per table.
+            one for all or one per table (with ``total``, the total's first).
+        total: also the table of their sum, first (its resamples are the sum of theirs).
 
     Returns:
-        figure -> (lo, hi), each ``[T]``: expanded percentile intervals (:func:`percentile_ci`)
-        over the questions that have checks in the table.
+        figure -> (lo, hi), each ``[T]`` (``[T + 1]`` with ``total``): expanded percentile
+        intervals (:func:`percentile_ci`) over the questions that have checks in the table.
     """
     flat = per_question.reshape(per_question.shape[0], -1)
     used = np.flatnonzero(flat.any(axis=1))  # the labelled questions: few in an audit
-    boot = (weights[:, used] @ flat[used].astype(np.float64)).reshape(-1, *per_question.shape[1:])
+    w = weights if used.size == flat.shape[0] else weights[:, used]
+    # counts and multiplicities are small integers: exact in float32, at half the cost
+    boot = (w.astype(np.float32) @ flat[used].astype(np.float32)).astype(np.float64)
+    boot = boot.reshape(-1, *per_question.shape[1:])
+    checks = per_question.sum(axis=(2, 3))
+    if total:
+        boot = np.concatenate([boot.sum(axis=1, keepdims=True), boot], axis=1)
+        checks = np.concatenate([checks.sum(axis=1, keepdims=True), checks], axis=1)
     figures = confusion_figures(boot)
-    n_questions = (per_question.sum(axis=(2, 3)) > 0).sum(axis=0).astype(np.int64)
-    few = per_question.sum(axis=(0, 2, 3)) < min_checks
+    n_questions = (checks > 0).sum(axis=0).astype(np.int64)
+    few = checks.sum(axis=0) < min_checks
     out = {}
     for name in INTERVAL_FIGURES:
         lo, hi = percentile_ci(figures[name], overwrite=True, n=n_questions)
@@ -330,11 +342,14 @@ def subset_confusions(
 #: (setting, judge a, judge b) -> the pair's confusion tables ``[Q, kind key, k, k]``: per
 #: question (for the intervals over questions) and check kind key.
 KindConfusions = dict[tuple[int, int, int], npt.NDArray[np.int64]]
+#: (setting, judge a, judge b) -> the kappa figures over every check, then per check kind key
+#: present (:func:`kappa_figures`).
+KappaFigures = dict[tuple[int, int, int], list[dict[str, Any]]]
 
 
 def kind_confusions(sc: Scores) -> KindConfusions:
     """Per setting and pair of judges, the confusion table of each question and check kind key
-    (summed, the table over every check): what both kappa tables read."""
+    (summed, the table over every check)."""
     checks = sc.inputs.checks
     n_q = len(sc.inputs.questions)
     key = checks.question.astype(np.int64) * N_KIND_KEYS + checks.kind_key
@@ -369,46 +384,60 @@ KAPPA_COLUMNS = (
 )
 
 
-def _kappa_figures(
-    per_question: npt.NDArray[np.int64], weights: Floats, min_checks: int
-) -> list[dict[str, Any]]:
-    """Kappa and agreement of each table of ``per_question`` (``[Q, T, k, k]``) with their
-    intervals over questions; NaN kappa (and intervals) for a table under ``min_checks``."""
-    tables = per_question.sum(axis=0)
-    n = tables.sum(axis=(1, 2))
-    point = confusion_figures(tables)
-    ci = agreement_intervals(per_question, weights, min_checks)
-    few = n < min_checks
-    return [
-        {
-            "kappa": np.nan if few[t] else float(point["kappa"][t]),
-            "kappa_lo": float(ci["kappa"][0][t]),
-            "kappa_hi": float(ci["kappa"][1][t]),
-            "n_checks": int(n[t]),
-            "agreement": float(point["agreement"][t]),
-            "agreement_lo": float(ci["agreement"][0][t]),
-            "agreement_hi": float(ci["agreement"][1][t]),
-        }
-        for t in range(tables.shape[0])
-    ]
+def _present_keys(sc: Scores) -> Ints:
+    """The check kind keys some question has."""
+    return np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
 
 
-def judge_kappa(sc: Scores, confusions: KindConfusions | None = None) -> pd.DataFrame:
+def kappa_figures(sc: Scores) -> KappaFigures:
+    """Per setting and pair of judges: kappa and raw agreement with their intervals over
+    questions, over every check both judged and then per check kind key present (NaN kappa and
+    intervals for a kind under :data:`MIN_KIND_CHECKS` shared checks): what both kappa tables
+    read, from one bootstrap per pair."""
+    present = _present_keys(sc)
+    floor = np.array([1] + [MIN_KIND_CHECKS] * present.size)
+    out: KappaFigures = {}
+    for key, per_q in kind_confusions(sc).items():
+        kinds = per_q[:, present]
+        tables = np.concatenate([kinds.sum(axis=(0, 1))[None], kinds.sum(axis=0)])
+        n = tables.sum(axis=(1, 2))
+        point = confusion_figures(tables)
+        ci = agreement_intervals(kinds, sc.weights, floor, total=True)
+        out[key] = [
+            {
+                "kappa": np.nan if n[t] < floor[t] else float(point["kappa"][t]),
+                "kappa_lo": float(ci["kappa"][0][t]),
+                "kappa_hi": float(ci["kappa"][1][t]),
+                "n_checks": int(n[t]),
+                "agreement": float(point["agreement"][t]),
+                "agreement_lo": float(ci["agreement"][0][t]),
+                "agreement_hi": float(ci["agreement"][1][t]),
+            }
+            for t in range(tables.shape[0])
+        ]
+    return out
+
+
+def judge_kappa(sc: Scores, figures: KappaFigures | None = None) -> pd.DataFrame:
     """Per setting and pair of judges: Cohen's kappa and raw agreement over every check both
     judged, each with its bootstrap interval over questions.
 
-    ``confusions``: :func:`kind_confusions` of ``sc``, when already computed.
+    ``figures``: :func:`kappa_figures` of ``sc``, when already computed.
     """
-    confusions = kind_confusions(sc) if confusions is None else confusions
-    rows: list[dict[str, Any]] = []
-    for (k, a, b), per_q in confusions.items():
-        [figures] = _kappa_figures(per_q.sum(axis=1, keepdims=True), sc.weights, 1)
-        names = {"judge_a": sc.inputs.judges[a], "judge_b": sc.inputs.judges[b]}
-        rows.append({"setting": SETTINGS[k].value, **names, **figures})
+    figures = kappa_figures(sc) if figures is None else figures
+    rows: list[dict[str, Any]] = [
+        {
+            "setting": SETTINGS[k].value,
+            "judge_a": sc.inputs.judges[a],
+            "judge_b": sc.inputs.judges[b],
+            **every[0],
+        }
+        for (k, a, b), every in figures.items()
+    ]
     return pd.DataFrame(rows, columns=["setting", "judge_a", "judge_b", *KAPPA_COLUMNS])
 
 
-def judge_kappa_by_kind(sc: Scores, confusions: KindConfusions | None = None) -> pd.DataFrame:
+def judge_kappa_by_kind(sc: Scores, figures: KappaFigures | None = None) -> pd.DataFrame:
     """Per setting, pair of judges, check kind and secondary flag: Cohen's kappa over the checks
     of that kind both judged, to show where the judges disagree, with intervals over questions.
 
@@ -419,13 +448,11 @@ def judge_kappa_by_kind(sc: Scores, confusions: KindConfusions | None = None) ->
     no question has gets no row; one with fewer than :data:`MIN_KIND_CHECKS` shared checks gets
     NaN kappa.
     """
-    confusions = kind_confusions(sc) if confusions is None else confusions
-    present = np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
-    labels = [kind_of(int(p)) for p in present]
+    figures = kappa_figures(sc) if figures is None else figures
+    labels = [kind_of(int(p)) for p in _present_keys(sc)]
     rows: list[dict[str, Any]] = []
-    for (k, a, b), per_q in confusions.items():
-        stats = _kappa_figures(per_q[:, present], sc.weights, MIN_KIND_CHECKS)
-        for (kind, secondary), figures in zip(labels, stats, strict=True):
+    for (k, a, b), every in figures.items():
+        for (kind, secondary), one in zip(labels, every[1:], strict=True):
             rows.append(
                 {
                     "setting": SETTINGS[k].value,
@@ -433,7 +460,7 @@ def judge_kappa_by_kind(sc: Scores, confusions: KindConfusions | None = None) ->
                     "judge_b": sc.inputs.judges[b],
                     "kind": kind.value,
                     "secondary": secondary,
-                    **figures,
+                    **one,
                 }
             )
     keys = ["setting", "judge_a", "judge_b", "kind", "secondary"]

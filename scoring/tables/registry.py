@@ -59,9 +59,9 @@ class Built:
         return self.frames[name]
 
     @cached_property
-    def kind_confusions(self) -> _judges.KindConfusions:
-        """The confusion matrices both kappa tables read (computed once)."""
-        return _judges.kind_confusions(self.scores)
+    def kappa_figures(self) -> _judges.KappaFigures:
+        """The kappa figures both kappa tables read (computed once)."""
+        return _judges.kappa_figures(self.scores)
 
     @cached_property
     def labels(self) -> tuple[AuditLabels, Any]:
@@ -316,13 +316,13 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
     ScoreTable(
         "judge_kappa",
         "Judge verdict agreement (Cohen's kappa)",
-        lambda b: _judges.judge_kappa(b.scores, b.kind_confusions),
+        lambda b: _judges.judge_kappa(b.scores, b.kappa_figures),
         site=("setting", "judge_a", "judge_b", *_judges.KAPPA_COLUMNS),
     ),
     ScoreTable(
         "judge_kappa_by_kind",
         "Judge verdict agreement by check kind (Cohen's kappa)",
-        lambda b: _judges.judge_kappa_by_kind(b.scores, b.kind_confusions),
+        lambda b: _judges.judge_kappa_by_kind(b.scores, b.kappa_figures),
         site=("setting", "judge_a", "judge_b", "kind", "secondary", *_judges.KAPPA_COLUMNS),
     ),
     ScoreTable(

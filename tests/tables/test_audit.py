@@ -302,3 +302,66 @@ def test_the_judge_is_held_against_each_annotator_like_the_annotators_against_ea
     final = tables["judge_human"]
     f = final[(final.setting == "multimodal") & (final.judge == "j1") & (final.kind == "all")]
     assert f.iloc[0]["n_checks"] == 11 - 1  # against the final verdicts: plant-3 I1 has none
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**16), st.integers(2, 12))
+def test_agreement_figures_hold_against_sklearn(seed: int, n_items: int) -> None:
+    """Raw agreement, both kappas and macro-F1 of one table, as scikit-learn computes them from
+    the labels (macro-F1 over the verdicts either labelling uses)."""
+    from sklearn.metrics import cohen_kappa_score, f1_score
+
+    from scoring.tables.judges import confusion_figures
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, n_items)
+    b = np.where(rng.random(n_items) < 0.6, a, rng.integers(0, 4, n_items))
+    confusion = np.zeros((4, 4), np.int64)
+    np.add.at(confusion, (a, b), 1)
+    got = {k: float(v) for k, v in confusion_figures(confusion).items()}
+    assert got["agreement"] == pytest.approx(float((a == b).mean()))
+    used = sorted(set(a) | set(b))
+    assert got["macro_f1"] == pytest.approx(f1_score(a, b, labels=used, average="macro"))
+    if len(used) > 1:
+        assert got["kappa"] == pytest.approx(cohen_kappa_score(a, b))
+        assert got["kappa_linear"] == pytest.approx(
+            cohen_kappa_score(a, b, labels=[0, 1, 2, 3], weights="linear")
+        )
+
+
+def test_agreement_intervals_resample_questions_with_all_their_checks() -> None:
+    """The interval of the total of two tables is the expanded percentile interval of its kappa
+    recomputed, resample by resample, from the checks of the drawn questions (a loop over
+    resamples here); a table under the floor has none."""
+    from scoring.tables.bootstrap import percentile_ci, resample_weights
+    from scoring.tables.judges import agreement_intervals, cohen_kappa
+
+    rng = np.random.default_rng(3)
+    n_q, n_b = 15, 300
+    per_q = np.zeros((n_q, 2, 4, 4), np.int64)
+    for q in range(n_q):  # 3 to 8 checks per question, the raters agreeing 70% of the time
+        for t in range(2):
+            n = rng.integers(3, 9)
+            a = rng.integers(0, 4, n)
+            b = np.where(rng.random(n) < 0.7, a, rng.integers(0, 4, n))
+            np.add.at(per_q[q, t], (a, b), 1)
+    weights = resample_weights(n_q, n_b, 11)
+    got = agreement_intervals(per_q, weights, np.array([1, 1, 10**6]), total=True)
+    by_hand = []
+    for row in weights:
+        drawn = np.repeat(np.arange(n_q), row.astype(int))
+        by_hand.append(cohen_kappa(per_q[drawn].sum(axis=(0, 1)))[0])
+    lo, hi = percentile_ci(np.array(by_hand)[:, None], n=n_q)
+    assert got["kappa"][0][0] == pytest.approx(lo[0]) and got["kappa"][1][0] == pytest.approx(hi[0])
+    assert not np.isnan(got["macro_f1"][0][1])  # the first table (after the total): no floor
+    assert all(np.isnan(got[f][e][2]) for f in got for e in (0, 1))  # the second: under it
+
+
+def test_the_agreement_tables_carry_intervals_around_their_figures(tables: Tables) -> None:
+    for name in ("judge_human", "judge_annotator", "human_human"):
+        t = tables[name]
+        for figure in ("agreement", "kappa", "kappa_linear", "macro_f1"):
+            defined = t[t[f"{figure}_lo"].notna()]
+            assert len(defined), (name, figure)
+            assert (defined[f"{figure}_lo"] <= defined[figure] + ABS).all(), (name, figure)
+            assert (defined[figure] <= defined[f"{figure}_hi"] + ABS).all(), (name, figure)
