@@ -14,8 +14,11 @@ population of questions, overall and per domain, under the judge and under the h
 The intervals are computed by the site's own functions (``scoring.tables``) and scored against
 that truth: the Gamut score CI, the paired difference of every pair, the rank range, the tie
 group (no model counted as significantly better than another it is not truly better than), the
-PPI-corrected interval (for the human mean), the per-domain CI, and the compare matrix's
-family-wise error rate under a true null (all models equal: six and fourteen of them).
+PPI-corrected interval (for the human mean), the per-domain CI, the intervals of the judge's
+agreement with the true labels (raw agreement, Cohen's kappa unweighted and linear-weighted,
+macro-F1: a bootstrap over questions, every check of a question together; the truth is the
+figure of the population's pooled checks), and the compare matrix's family-wise error rate under
+a true null (all models equal: six and fourteen of them).
 
     .venv/bin/python benchmarks/bench_coverage.py [--seeds 200] [--sizes 42,1813]
 """
@@ -47,6 +50,7 @@ from scoring.tables.bootstrap import (  # noqa: E402
     rank_many,
     resample_weights,
 )
+from scoring.tables.judges import agreement_intervals, confusion_figures  # noqa: E402
 from scoring.tables.pairwise import paired_differences  # noqa: E402
 
 Floats = npt.NDArray[np.float64]
@@ -106,10 +110,12 @@ def _scores(v: Codes) -> Floats:
 
 def truth(ability: Floats, per_domain: int = 200_000) -> dict[str, Floats]:
     """Population means x100: ``judge`` and ``human`` ``[M]`` overall (domains weighed by their
-    shares) and ``judge_domain`` ``[M, D]``."""
+    shares) and ``judge_domain`` ``[M, D]``; and the agreement figures of the judge against the
+    true verdicts over the population's checks (``agreement``, ``kappa``, ... as scalars)."""
     rng = np.random.default_rng(10**6)
     judge_d = np.zeros((ability.size, len(DOMAIN_SIZES)))
     human_d = np.zeros_like(judge_d)
+    confusion_d = np.zeros((len(DOMAIN_SIZES), 16))
     chunk = 20_000
     for d in range(len(DOMAIN_SIZES)):
         for _ in range(per_domain // chunk):
@@ -117,9 +123,12 @@ def truth(ability: Floats, per_domain: int = 200_000) -> dict[str, Floats]:
             true, judge = _verdicts(rng, ability, difficulty)
             human_d[:, d] += _scores(true).sum(1)
             judge_d[:, d] += _scores(judge).sum(1)
+            confusion_d[d] += np.bincount((judge * 4 + true).ravel(), minlength=16)
     judge_d, human_d = 100 * judge_d / per_domain, 100 * human_d / per_domain
     share = np.asarray(DOMAIN_SIZES, np.float64) / sum(DOMAIN_SIZES)
-    return {"judge": judge_d @ share, "human": human_d @ share, "judge_domain": judge_d}
+    agreement = confusion_figures((share @ (confusion_d / per_domain)).reshape(4, 4))
+    means = {"judge": judge_d @ share, "human": human_d @ share, "judge_domain": judge_d}
+    return {**means, **agreement}
 
 
 def _audited(rng_seed: int, n_models: int, domain: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
@@ -165,6 +174,11 @@ def simulate(seed: int, n_questions: int, known: dict[str, Floats]) -> dict[str,
         out["judge CI against the human mean"].append(
             bool(est.lo[m] <= known["human"][m] <= est.hi[m])
         )
+    # the judge against the true labels, every check of every model, clustered by question
+    cell = (np.arange(n_questions)[None, :, None] * 4 + judge_v) * 4 + true_v
+    per_q = np.bincount(cell.ravel(), minlength=n_questions * 16).reshape(n_questions, 1, 4, 4)
+    for name, (lo, hi) in agreement_intervals(per_q, weights).items():
+        out[f"agreement: {name}"] = [bool(lo[0] <= known[name] <= hi[0])]
     for k, size in enumerate(sizes):
         sub = estimate(weights, s_j, np.flatnonzero(domain == k), 100.0)
         held = (sub.lo <= known["judge_domain"][:, k]) & (known["judge_domain"][:, k] <= sub.hi)

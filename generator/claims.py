@@ -88,13 +88,14 @@ def _lenient(js: pd.DataFrame, leniency: pd.DataFrame, primary: str) -> list[str
     if d.empty:
         return []
     lo, hi = rounded(d.min()) or 0.0, rounded(d.max()) or 0.0
-    mean = compared(top["offset"], f"the primary judge {primary}", lo=top.get("offset_lo"),
-                    hi=top.get("offset_hi"))  # fmt: skip
-    lead = f"The most lenient judge, {name}, scores the models {mean} on average"
+    than = f"the primary judge {primary}"
+    mean = compared(top["offset"], than, lo=top.get("offset_lo"), hi=top.get("offset_hi"))
+    lead = f"The most lenient judge, {name}, scores the models, on average, {mean}"
     if lo > 0:
-        return [f"{lead}, and every model higher, by {f1(lo)} to {f1(hi)} points."]
+        each = f"by {f1(lo)} points" if lo == hi else f"by {f1(lo)} to {f1(hi)} points"
+        return [f"{lead}; it scores every model higher, {each}."]
     if lo == hi == 0:
-        return [f"{lead}, and every model the same at this precision."]
+        return [f"{lead}; it gives every model the same score at this precision."]
     return [f"{lead}; per model from {signed(lo)} to {signed(hi)} points: not uniformly higher."]
 
 

@@ -74,7 +74,7 @@ def compared(
     """A difference in words, from its figures as printed (one decimal): ``3.2 points higher than
     X``, ``3.2 points lower than X``, or ``about the same as X (no difference at this
     precision)`` when it prints as 0.0; with ``lo`` and ``hi``, its 95% interval follows
-    (``; 95% CI of the difference [-5.0, -1.4]``).
+    (`` (95% CI of the difference [-5.0, -1.4])``).
 
     Args:
         value: the difference (this minus ``than``).
@@ -95,7 +95,7 @@ def compared(
         tail = "; ".join(["no difference at this precision", *([interval] if interval else [])])
         return f"about the same{' as ' + than if than else ''} ({tail})"
     said = f"{f1(abs(r))} {unit} {more if r > 0 else less}{' than ' + than if than else ''}"
-    return f"{said}; {interval}" if interval else said
+    return f"{said} ({interval})" if interval else said
 
 
 def pct(value: Any) -> str:

@@ -85,8 +85,8 @@ def test_identical_rankings_a_uniformly_lenient_judge_and_adjacent_swaps() -> No
         "score them."
     )
     assert claims[2] == (
-        "The most lenient judge, b, scores the models 4.0 points higher than the primary judge "
-        "a on average, and every model higher, by 3.0 to 5.0 points."
+        "The most lenient judge, b, scores the models, on average, 4.0 points higher than the "
+        "primary judge a; it scores every model higher, by 3.0 to 5.0 points."
     )
     assert claims[3].startswith("Only adjacent swaps occur")
 
@@ -94,7 +94,7 @@ def test_identical_rankings_a_uniformly_lenient_judge_and_adjacent_swaps() -> No
 def test_different_rankings_a_mixed_judge_and_a_long_move_are_said_as_they_are() -> None:
     claims = judge_claims(tables(0.3333, -2.0, [0, 2, -2]), "multimodal", NAMES)
     assert "rank the models differently (Kendall tau-b 0.33)" in claims[0]
-    assert "1.0 points lower than the primary judge a on average; per model from -2.0 to 0.0" in (
+    assert "on average, 1.0 points lower than the primary judge a; per model from -2.0 to 0.0" in (
         claims[2]
     )
     assert claims[2].endswith("points: not uniformly higher.")

@@ -155,3 +155,62 @@ def test_the_corrected_score_note_says_what_it_is_for_and_names_what_was_left_ou
     assert "for the mean over the population of questions" in text
     assert "Model One (Multimodal): food-3, plant-9; m2 (Text-only): food-1." in text
     assert "Left out" not in ppi_sentence(lb, False, incomplete.iloc[:0])
+
+
+def _rows(table: Table, key: str) -> dict[str, dict[str, Cell]]:
+    return {str(r.cells[key].value): r.cells for r in table.rows}
+
+
+def test_the_sentences_print_the_figures_of_the_tables_beside_them(results: Path) -> None:
+    for title in ("Multimodal", "Text-only"):
+        s = _section(load_tables(results), title)
+        claims = " ".join(s["claims"])
+        partisan = _rows(s["self_pref"], "judge")["partisan"]
+        assert f"its self-preference is {_text('signed_ci', partisan['sp'])}" in claims
+        alone = _text("signed_ci", partisan["spp"])
+        assert f"({alone} against the primary judge oracle alone)" in claims
+        offset = _rows(s["leniency"], "judge")["lenient"]["offset"]
+        value, interval = _text("signed_ci", offset).split(" ", 1)
+        assert f"on average, {value.lstrip('+')} points higher than the primary judge" in claims
+        assert f"(95% CI of the difference {interval})" in claims
+
+
+def test_a_difference_that_prints_as_zero_reads_as_no_difference(results: Path) -> None:
+    path = results / "judge_self_preference.parquet"
+    df = pd.read_parquet(path)
+    mine = df["judge"] == "partisan"
+    df.loc[mine, ["own_minus_others", "self_preference", "self_preference_lo"]] = [
+        -0.03, -0.04, -3.0]  # fmt: skip
+    df.loc[mine, ["self_preference_primary", "self_preference_primary_lo"]] = [0.02, -2.0]
+    df.to_parquet(path)
+    s = _section(load_tables(results), "Multimodal")
+    claims = " ".join(s["claims"])
+    partisan = _rows(s["self_pref"], "judge")["partisan"]
+    assert _text("signed", partisan["diff"]) == "0.0"
+    assert _text("signed_ci", partisan["sp"]) == "0.0 [-3.0, +9.5]"
+    assert "models (aurora) about the same as the other judges score them (no difference" in claims
+    assert "its self-preference is 0.0 [-3.0, +9.5]" in claims
+    assert "primary judge oracle alone" not in claims  # it prints the same: said once
+    assert "0.0 points" not in claims and "+0.0" not in claims and "-0.0" not in claims
+
+
+def test_the_gap_sentence_and_the_gap_column_print_the_same_figures(results: Path) -> None:
+    import json
+
+    from generator.pages import multimodal
+
+    mod = pd.read_parquet(results / "modality.parquet")
+    first = mod.index[mod["judge"] == "oracle"][0]
+    mod.loc[first, "gap"] = -0.03
+    mod.to_parquet(results / "modality.parquet")
+    summary_path = results / "modality_summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    gaps = mod[mod["judge"] == "oracle"]["gap"]
+    summary["oracle"].update(min_gap=float(gaps.min()), max_gap=float(gaps.max()))
+    summary_path.write_text(json.dumps(summary), encoding="utf-8")
+    ctx = multimodal(load_tables(results))
+    shown = [_text("signed", r.cells["gap"]) for r in ctx["table"].rows]
+    assert "0.0" in shown and "+0.0" not in shown and "-0.0" not in shown
+    low, high = min(shown, key=float), max(shown, key=float)
+    assert f"ranges from {low} to {high}" in ctx["sentence"]
+    assert ctx["sentence"].startswith("None of the 4 models scores lower (at this precision)")

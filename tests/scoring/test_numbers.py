@@ -55,7 +55,7 @@ def test_compared_words_follow_the_printed_figures(x: float, a: float, b: float)
         assert "0.0 points" not in text
     else:
         word = "higher" if r > 0 else "lower"
-        assert text.startswith(f"{f1(abs(r))} points {word} than B; ")
+        assert text.startswith(f"{f1(abs(r))} points {word} than B (95% CI of the difference [")
         assert f1(abs(r)) != "0.0" and "-" not in text.split(" points")[0]
 
 

@@ -38,3 +38,11 @@ def test_the_compare_matrix_keeps_its_family_wise_error(figures: dict[str, float
     assert figures["matrix FWER under the null, 6 models"] <= 0.15
     assert figures["matrix FWER under the null, 14 models"] <= 0.15
     assert figures["matrix: no wrong-sign cell"] >= 0.9
+
+
+@pytest.mark.parametrize("figure", ["agreement", "kappa", "kappa_linear", "macro_f1"])
+def test_the_agreement_intervals_hold_the_populations_figure(
+    figures: dict[str, float], figure: str
+) -> None:
+    # one interval a seed: 95% reads 95 +- about 7 points over 40 seeds
+    assert 0.8 <= figures[f"agreement: {figure}"] <= 1.0
