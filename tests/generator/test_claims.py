@@ -94,8 +94,9 @@ def test_identical_rankings_a_uniformly_lenient_judge_and_adjacent_swaps() -> No
 def test_different_rankings_a_mixed_judge_and_a_long_move_are_said_as_they_are() -> None:
     claims = judge_claims(tables(0.3333, -2.0, [0, 2, -2]), "multimodal", NAMES)
     assert "rank the models differently (Kendall tau-b 0.33)" in claims[0]
-    assert "on average, 1.0 points lower than the primary judge a; per model from -2.0 to 0.0" in (
-        claims[2]
+    assert (
+        "on average, 1.0 points lower than the primary judge a; per model from -2.0 to 0.0"
+        in (claims[2])
     )
     assert claims[2].endswith("points: not uniformly higher.")
     assert (

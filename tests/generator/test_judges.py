@@ -56,9 +56,11 @@ def test_the_table_has_a_kappa_and_a_count_per_pair(results: Path) -> None:
     shown = _shown(table)
     assert list(shown) == ["fact", "member (secondary)", "baseline", "step", "sequence"]
     k = KIND_KAPPA["sequence"]
-    assert shown["sequence"]["oracle / lenient kappa"] == f"{k:.2f} [{k - 0.08:.2f}, {k + 0.07:.2f}]"
+    with_interval = f"{k:.2f} [{k - 0.08:.2f}, {k + 0.07:.2f}]"
+    assert shown["sequence"]["oracle / lenient kappa"] == with_interval
     k -= 0.1
-    assert shown["sequence"]["lenient / partisan kappa"] == f"{k:.2f} [{k - 0.08:.2f}, {k + 0.07:.2f}]"
+    with_interval = f"{k:.2f} [{k - 0.08:.2f}, {k + 0.07:.2f}]"
+    assert shown["sequence"]["lenient / partisan kappa"] == with_interval
     assert shown["fact"]["oracle / partisan checks"] == "160"
     assert len(table.columns) == 2 + 2 * 3  # kind, secondary, then kappa and checks per pair
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-
 from hypothesis import given
 from hypothesis import strategies as st
 
