@@ -55,7 +55,8 @@ def _figure(record: Any, column: str) -> Cell:
     without the record)."""
     if record is None:
         return Cell(None)
-    return Cell(*(_num(record.get(f"{column}{end}")) for end in ("", "_lo", "_hi")))
+    value, lo, hi = (_num(record.get(f"{column}{end}")) for end in ("", "_lo", "_hi"))
+    return Cell(value, lo, hi)
 
 
 def _agreement_table(sub: pd.DataFrame, like: dict[Any, Any], ceiling: Any, setting: str) -> Table:

@@ -3,6 +3,7 @@ checks and per check kind)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -217,7 +218,7 @@ def _preference_tables(len_df: pd.DataFrame, sp: pd.DataFrame) -> tuple[Table, T
     return leniency, Table(cols, rows, caption="Self-preference")
 
 
-def _ci(r: dict[str, Any], name: str) -> tuple[Any, Any, Any]:
+def _ci(r: Mapping[Any, Any], name: str) -> tuple[Any, Any, Any]:
     """A record's figure and its interval (None where the table has no such column)."""
     return r.get(name), r.get(f"{name}_lo"), r.get(f"{name}_hi")
 
