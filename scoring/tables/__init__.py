@@ -19,6 +19,7 @@ from scoring.layout import PROVENANCE_FILE, ResultsLayout
 from scoring.scorer import ScoringConfig
 from scoring.tables import registry
 from scoring.tables.columns import (
+    MIN_KIND_CHECKS,
     SECONDARY_NOTE,
     TABLES,
     VERDICT_KEY,
@@ -29,7 +30,6 @@ from scoring.tables.columns import (
 )
 from scoring.tables.cost import COST_COLUMNS
 from scoring.tables.csvcells import neutralise, write_frame_csv, write_table_csv
-from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.pairwise import PAIRWISE_COLUMNS
 from scoring.tables.published import (

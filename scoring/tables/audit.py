@@ -26,9 +26,9 @@ from scoring.check_table import KIND_ORDER
 from scoring.scorer import ScoringConfig, gamut_scores, tier_scores
 from scoring.tables.bootstrap import Ask, rank_many, weighted_means
 from scoring.tables.checks import CheckIndex
-from scoring.tables.columns import TABLES
+from scoring.tables.columns import MIN_KIND_CHECKS, TABLES
 from scoring.tables.core import N_TIERS, N_VERDICTS, Status, count_verdicts
-from scoring.tables.judges import MIN_KIND_CHECKS, agreement_intervals, confusion_figures
+from scoring.tables.judges import agreement_intervals, confusion_figures
 from scoring.tables.matrix import SETTINGS
 
 Floats = npt.NDArray[np.float64]

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 import pyarrow as pa
 
 from scoring.compiler import CheckKind
-from scoring.tables.judges import MIN_KIND_CHECKS
 from scoring.verdicts import VERDICT_KEY
 
 _S, _I, _F, _B = "string", "int64", "double", "bool"
@@ -101,6 +100,12 @@ _STAMPS = {
     ),
     "stale_reason": (_S, "what changed since the row was judged; empty when not stale"),
 }
+#: The fewest (response, check) pairs compared for a check kind's kappa (judge against judge or
+#: against people); a kind with fewer gets NaN kappa and no intervals (its agreement is still
+#: given). With fewer, kappa's standard error at typical agreement (0.85 observed, 0.4 by chance)
+#: is above 0.1, as large as the differences between kinds it is read for. The figures over all
+#: checks have no such floor.
+MIN_KIND_CHECKS = 30
 _AGREEMENT = {
     "n_checks": (_I, "(response, check) pairs that both sides labelled"),
     "agreement": (_F, "share of those with the same verdict"),

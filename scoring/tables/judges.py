@@ -16,19 +16,13 @@ import pandas as pd
 
 from scoring.tables.bootstrap import percentile_ci
 from scoring.tables.checks import N_KIND_KEYS, kind_of
+from scoring.tables.columns import MIN_KIND_CHECKS, TABLES
 from scoring.tables.core import N_VERDICTS
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
 
 Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
-
-#: The fewest (response, check) pairs two judges must both have judged for a check kind's kappa
-#: in ``judge_kappa_by_kind``; a kind with fewer gets NaN kappa (its agreement is still given).
-#: With fewer, kappa's standard error at typical agreement (0.85 observed, 0.4 by chance) is above
-#: 0.1, as large as the differences between kinds it is read for. The kappa over all checks
-#: (``judge_kappa``) has no such floor.
-MIN_KIND_CHECKS = 30
 
 
 def kendall_tau_b(x: Floats, y: Floats) -> float:
@@ -300,25 +294,10 @@ def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
                     **dict(zip(_ALONE, alone, strict=True)),
                 }
             )
-    return pd.DataFrame(rows, columns=_PREFERENCE)
+    return pd.DataFrame(rows, columns=list(TABLES["judge_self_preference"]))
 
 
 _ALONE = ("self_preference_primary", "self_preference_primary_lo", "self_preference_primary_hi")
-_PREFERENCE = [
-    "setting",
-    "judge",
-    "family",
-    "n_own",
-    "n_other",
-    "own_score",
-    "others_score_of_own",
-    "own_minus_others",
-    "other_families_diff",
-    "self_preference",
-    "self_preference_lo",
-    "self_preference_hi",
-    *_ALONE,
-]
 
 
 def subset_confusions(
@@ -372,18 +351,6 @@ def _pair_verdicts(
     return v[Groups.index(s, setting, a, n_j)], v[Groups.index(s, setting, b, n_j)]
 
 
-#: The kappa tables' figures: each with its interval.
-KAPPA_COLUMNS = (
-    "kappa",
-    "kappa_lo",
-    "kappa_hi",
-    "n_checks",
-    "agreement",
-    "agreement_lo",
-    "agreement_hi",
-)
-
-
 def _present_keys(sc: Scores) -> Ints:
     """The check kind keys some question has."""
     return np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
@@ -434,7 +401,7 @@ def judge_kappa(sc: Scores, figures: KappaFigures | None = None) -> pd.DataFrame
         }
         for (k, a, b), every in figures.items()
     ]
-    return pd.DataFrame(rows, columns=["setting", "judge_a", "judge_b", *KAPPA_COLUMNS])
+    return pd.DataFrame(rows, columns=list(TABLES["judge_kappa"]))
 
 
 def judge_kappa_by_kind(sc: Scores, figures: KappaFigures | None = None) -> pd.DataFrame:
@@ -463,8 +430,6 @@ def judge_kappa_by_kind(sc: Scores, figures: KappaFigures | None = None) -> pd.D
                     **one,
                 }
             )
-    keys = ["setting", "judge_a", "judge_b", "kind", "secondary"]
-    df = pd.DataFrame(rows, columns=[*keys, *KAPPA_COLUMNS])
-    return df.astype({"secondary": np.bool_, "n_checks": np.int64}).astype(
-        {c: np.float64 for c in KAPPA_COLUMNS if c != "n_checks"}
-    )
+    df = pd.DataFrame(rows, columns=list(TABLES["judge_kappa_by_kind"]))
+    floats = [c for c in df.columns[5:] if c != "n_checks"]
+    return df.astype({"secondary": np.bool_, "n_checks": np.int64, **dict.fromkeys(floats, float)})

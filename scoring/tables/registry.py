@@ -317,13 +317,13 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
         "judge_kappa",
         "Judge verdict agreement (Cohen's kappa)",
         lambda b: _judges.judge_kappa(b.scores, b.kappa_figures),
-        site=("setting", "judge_a", "judge_b", *_judges.KAPPA_COLUMNS),
+        site=tuple(TABLES["judge_kappa"]),
     ),
     ScoreTable(
         "judge_kappa_by_kind",
         "Judge verdict agreement by check kind (Cohen's kappa)",
         lambda b: _judges.judge_kappa_by_kind(b.scores, b.kappa_figures),
-        site=("setting", "judge_a", "judge_b", "kind", "secondary", *_judges.KAPPA_COLUMNS),
+        site=tuple(TABLES["judge_kappa_by_kind"]),
     ),
     ScoreTable(
         "judge_leniency",
