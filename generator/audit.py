@@ -83,7 +83,8 @@ def _agreement_table(sub: pd.DataFrame, like: dict[Any, Any], ceiling: Any, sett
     ]
     for key, _, label, form, meaning in _FIGURES:
         cols.append(Column(key, f"{label} [95% CI]", form, f"{meaning}, judge against each label"))
-        cols.append(Column(f"h_{key}", f"Human {label.lower()}", form, f"{meaning}, annotators"))
+        human = f"Human {label[0].lower()}{label[1:]}"  # "Human macro-F1"
+        cols.append(Column(f"h_{key}", human, form, f"{meaning}, annotators"))
     cols.append(
         Column("leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'")
     )
