@@ -28,7 +28,7 @@ from scoring.tables.bootstrap import Ask, rank_many, weighted_means
 from scoring.tables.checks import CheckIndex
 from scoring.tables.columns import MIN_KIND_CHECKS, TABLES
 from scoring.tables.core import N_TIERS, N_VERDICTS, Status, count_verdicts
-from scoring.tables.judges import agreement_intervals, confusion_figures
+from scoring.tables.judges import agreement_intervals, confusion_figures, with_total
 from scoring.tables.matrix import SETTINGS
 
 Floats = npt.NDArray[np.float64]
@@ -355,11 +355,10 @@ def _kind_rows(
     kinds = [k for k in range(per_question.shape[1]) if per_question[:, k].any()]
     names = [ALL_KINDS, *(KIND_ORDER[k].value for k in kinds)]
     floor = np.array([1] + [MIN_KIND_CHECKS] * len(kinds))  # the kinds' kappas have a floor
-    ci = agreement_intervals(per_question[:, kinds], weights, floor, total=True)
-    tables = per_question[:, kinds].sum(axis=0)
-    tables = np.concatenate([tables.sum(axis=0, keepdims=True), tables])
+    stacked = with_total(per_question[:, kinds])
+    ci = agreement_intervals(stacked, weights, floor)
     rows: list[dict[str, object]] = []
-    for t, (kind, table) in enumerate(zip(names, tables, strict=True)):
+    for t, (kind, table) in enumerate(zip(names, stacked.sum(axis=0), strict=True)):
         figures = agreement(table, values)
         if kind != ALL_KINDS and figures["n_checks"] < MIN_KIND_CHECKS:  # too few for a kappa
             figures["kappa"] = figures["kappa_linear"] = float("nan")

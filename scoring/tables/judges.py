@@ -64,18 +64,18 @@ def confusion_figures(confusion: npt.NDArray[Any]) -> dict[str, Floats]:
     """
     c = np.asarray(confusion, np.float64)
     k = c.shape[-1]
+    idx = np.arange(k)
+    weight = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (k - 1)
     n = c.sum(axis=(-2, -1))
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = c / n[..., None, None]
-        rows, cols = p.sum(axis=-1), p.sum(axis=-2)
-        idx = np.arange(k)
-        weight = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (k - 1)
-        chance = np.einsum("...i,...j,ij->...", rows, cols, weight)
-        observed_w = np.einsum("...ij,ij->...", p, weight)
-        observed = np.trace(p, axis1=-2, axis2=-1)
+        rows, cols = c.sum(axis=-1) / n[..., None], c.sum(axis=-2) / n[..., None]
+        diagonal = np.diagonal(c, axis1=-2, axis2=-1) / n[..., None]
+        chance = ((rows @ weight) * cols).sum(axis=-1)
+        observed_w = (c.reshape(*c.shape[:-2], k * k) @ weight.ravel()) / n
+        observed = diagonal.sum(axis=-1)
         plain = (rows * cols).sum(axis=-1)
         den = rows + cols
-        f1 = np.where(den > 0, 2 * np.diagonal(p, axis1=-2, axis2=-1) / den, np.nan)
+        f1 = np.where(den > 0, 2 * diagonal / den, np.nan)
         used = (den > 0).sum(axis=-1)
         macro = np.where(used > 0, np.nansum(f1, axis=-1) / used, np.nan)
         return {
@@ -91,11 +91,7 @@ INTERVAL_FIGURES = ("agreement", "kappa", "kappa_linear", "macro_f1")
 
 
 def agreement_intervals(
-    per_question: npt.NDArray[np.int64],
-    weights: Floats,
-    min_checks: int | Ints = 1,
-    *,
-    total: bool = False,
+    per_question: npt.NDArray[np.int64], weights: Floats, min_checks: int | Ints = 1
 ) -> dict[str, tuple[Floats, Floats]]:
     """95% cluster-bootstrap intervals of :func:`confusion_figures` of T confusion tables, over
     questions: a resample takes every check of a drawn question together, with the same question
@@ -105,24 +101,19 @@ def agreement_intervals(
         per_question: ``[Q, T, k, k]`` each question's counts in each table.
         weights: the bootstrap weights of the scores.
         min_checks: a table with fewer checks gets NaN intervals (the floor of its figures),
-            one for all or one per table (with ``total``, the total's first).
-        total: also the table of their sum, first (its resamples are the sum of theirs).
+            one for all or one per table.
 
     Returns:
-        figure -> (lo, hi), each ``[T]`` (``[T + 1]`` with ``total``): expanded percentile
-        intervals (:func:`percentile_ci`) over the questions that have checks in the table.
+        figure -> (lo, hi), each ``[T]``: expanded percentile intervals (:func:`percentile_ci`)
+        over the questions that have checks in the table.
     """
     flat = per_question.reshape(per_question.shape[0], -1)
     used = np.flatnonzero(flat.any(axis=1))  # the labelled questions: few in an audit
     w = weights if used.size == flat.shape[0] else weights[:, used]
     # counts and multiplicities are small integers: exact in float32, at half the cost
     boot = (w.astype(np.float32) @ flat[used].astype(np.float32)).astype(np.float64)
-    boot = boot.reshape(-1, *per_question.shape[1:])
+    figures = confusion_figures(boot.reshape(-1, *per_question.shape[1:]))
     checks = per_question.sum(axis=(2, 3))
-    if total:
-        boot = np.concatenate([boot.sum(axis=1, keepdims=True), boot], axis=1)
-        checks = np.concatenate([checks.sum(axis=1, keepdims=True), checks], axis=1)
-    figures = confusion_figures(boot)
     n_questions = (checks > 0).sum(axis=0).astype(np.int64)
     few = checks.sum(axis=0) < min_checks
     out = {}
@@ -356,33 +347,41 @@ def _present_keys(sc: Scores) -> Ints:
     return np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
 
 
+def with_total(per_question: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """``[Q, T, k, k]`` tables with their sum (the table of every check) first: ``[Q, T + 1, k,
+    k]``."""
+    return np.concatenate([per_question.sum(axis=1, keepdims=True), per_question], axis=1)
+
+
 def kappa_figures(sc: Scores) -> KappaFigures:
     """Per setting and pair of judges: kappa and raw agreement with their intervals over
     questions, over every check both judged and then per check kind key present (NaN kappa and
     intervals for a kind under :data:`MIN_KIND_CHECKS` shared checks): what both kappa tables
-    read, from one bootstrap per pair."""
+    read, every pair's tables resampled in one product."""
     present = _present_keys(sc)
-    floor = np.array([1] + [MIN_KIND_CHECKS] * present.size)
-    out: KappaFigures = {}
-    for key, per_q in kind_confusions(sc).items():
-        kinds = per_q[:, present]
-        tables = np.concatenate([kinds.sum(axis=(0, 1))[None], kinds.sum(axis=0)])
-        n = tables.sum(axis=(1, 2))
-        point = confusion_figures(tables)
-        ci = agreement_intervals(kinds, sc.weights, floor, total=True)
-        out[key] = [
-            {
-                "kappa": np.nan if n[t] < floor[t] else float(point["kappa"][t]),
-                "kappa_lo": float(ci["kappa"][0][t]),
-                "kappa_hi": float(ci["kappa"][1][t]),
-                "n_checks": int(n[t]),
-                "agreement": float(point["agreement"][t]),
-                "agreement_lo": float(ci["agreement"][0][t]),
-                "agreement_hi": float(ci["agreement"][1][t]),
-            }
-            for t in range(tables.shape[0])
-        ]
-    return out
+    confusions = kind_confusions(sc)
+    if not confusions:  # a single judge
+        return {}
+    stacked = np.concatenate([with_total(c[:, present]) for c in confusions.values()], axis=1)
+    floor = np.tile([1] + [MIN_KIND_CHECKS] * present.size, len(confusions))
+    tables = stacked.sum(axis=0)
+    n = tables.sum(axis=(1, 2))
+    point = confusion_figures(tables)
+    ci = agreement_intervals(stacked, sc.weights, floor)
+    rows = [
+        {
+            "kappa": np.nan if n[t] < floor[t] else float(point["kappa"][t]),
+            "kappa_lo": float(ci["kappa"][0][t]),
+            "kappa_hi": float(ci["kappa"][1][t]),
+            "n_checks": int(n[t]),
+            "agreement": float(point["agreement"][t]),
+            "agreement_lo": float(ci["agreement"][0][t]),
+            "agreement_hi": float(ci["agreement"][1][t]),
+        }
+        for t in range(tables.shape[0])
+    ]
+    size = present.size + 1
+    return {key: rows[i * size : (i + 1) * size] for i, key in enumerate(confusions)}
 
 
 def judge_kappa(sc: Scores, figures: KappaFigures | None = None) -> pd.DataFrame:

@@ -334,7 +334,7 @@ def test_agreement_intervals_resample_questions_with_all_their_checks() -> None:
     recomputed, resample by resample, from the checks of the drawn questions (a loop over
     resamples here); a table under the floor has none."""
     from scoring.tables.bootstrap import percentile_ci, resample_weights
-    from scoring.tables.judges import agreement_intervals, cohen_kappa
+    from scoring.tables.judges import agreement_intervals, cohen_kappa, with_total
 
     rng = np.random.default_rng(3)
     n_q, n_b = 15, 300
@@ -346,7 +346,7 @@ def test_agreement_intervals_resample_questions_with_all_their_checks() -> None:
             b = np.where(rng.random(n) < 0.7, a, rng.integers(0, 4, n))
             np.add.at(per_q[q, t], (a, b), 1)
     weights = resample_weights(n_q, n_b, 11)
-    got = agreement_intervals(per_q, weights, np.array([1, 1, 10**6]), total=True)
+    got = agreement_intervals(with_total(per_q), weights, np.array([1, 1, 10**6]))
     by_hand = []
     for row in weights:
         drawn = np.repeat(np.arange(n_q), row.astype(int))

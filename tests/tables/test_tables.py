@@ -171,6 +171,8 @@ def test_self_preference_detects_planted_family_bias(tables: Tables) -> None:
     assert row(sp, setting="text_only", judge="j1")["self_preference"] == pytest.approx(0.0)
     j2 = row(sp, setting="multimodal", judge="j2")
     assert j2["n_own"] == 0 and math.isnan(j2["self_preference"])
+    assert math.isnan(j1["self_preference_primary"])  # the primary judge: not against itself
+    assert j1["self_preference_lo"] <= j1["self_preference"] <= j1["self_preference_hi"]
 
 
 def test_kappa_on_the_shared_rows(tables: Tables) -> None:
@@ -179,6 +181,9 @@ def test_kappa_on_the_shared_rows(tables: Tables) -> None:
     chance = (4 * 3 + 3 * 3 + 14 * 15 + 1 * 1) / 22**2
     assert k["n_checks"] == 22 and k["agreement"] == pytest.approx(21 / 22)
     assert k["kappa"] == pytest.approx((21 / 22 - chance) / (1 - chance))
+    # the one disagreement is drawn or not: the resamples' kappa runs up to 1
+    assert k["kappa_lo"] < k["kappa"] < k["kappa_hi"] == pytest.approx(1.0)
+    assert k["agreement_lo"] < k["agreement"] < k["agreement_hi"] == pytest.approx(1.0)
     assert row(tables["judge_kappa"], setting="text_only", judge_a="j1", judge_b="j2")[
         "kappa"
     ] == pytest.approx(1.0)
