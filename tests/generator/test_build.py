@@ -167,7 +167,7 @@ def test_judges_page_shows_kappa_per_kind(held_site: tuple[GamutConfig, Path]) -
     _, site = held_site
     text = (site / "judges.html").read_text(encoding="utf-8")
     mm, to = text.split('id="text-only"')
-    least = "agree least on sequence checks (kappa 0.31, lenient and partisan)"
+    least = "agree least on sequence checks (kappa 0.31 [0.23, 0.38], lenient and partisan)"
     assert least in mm.split('id="verdict-agreement-by-check-kind"')[1]
     kinds = to.split('id="verdict-agreement-by-check-kind_1"')[1].split("</table>")[0]
     assert "<caption>Verdict agreement by check kind" in kinds and 'scope="col"' in kinds
