@@ -241,12 +241,35 @@ def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str,
     return dict(zip(qs["question_id"].astype(str), qs["domain"].astype(str), strict=True))
 
 
+def published_verdicts(
+    tables: ScoreTables, public: bool, questions: list[Question] | None = None
+) -> pa.Table | None:
+    """The published verdict table (:func:`scoring.tables.verdict_table`) of the results, or
+    None when no verdict table was published.
+
+    Raises:
+        SiteError: the verdict table is unreadable.
+        GamutError: it names a judge or question with no entry.
+    """
+    if tables.verdicts_path is None:
+        return None
+    ids = judge_ids(tables.provenance)
+    try:
+        return verdict_table(tables.verdicts_path, public, ids, _domains(tables, questions))
+    except (OSError, pa.ArrowException) as exc:
+        raise SiteError(
+            f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
+            "`gamut judge` (or `gamut run`)"
+        ) from None
+
+
 def write_downloads(
     tables: ScoreTables,
     docs: Path,
     *,
     public: bool,
     questions: list[Question] | None = None,
+    verdicts: pa.Table | None = None,
 ) -> dict[str, object]:
     """Write the download files under ``docs/downloads`` (a fresh build folder).
 
@@ -255,6 +278,7 @@ def write_downloads(
         docs: the build copy of the docs folder.
         public: whether rubric text and rationales may be published.
         questions: the public questions (published with their metadata when given).
+        verdicts: the :func:`published_verdicts` (read here when not given).
 
     Returns:
         ``{"main": [Download, ...], "verdicts": Download | None, "per_submission":
@@ -265,47 +289,8 @@ def write_downloads(
     """
     out = docs / "downloads"
     out.mkdir(parents=True, exist_ok=True)
-    lb = tables["leaderboard"]
-    prov = tables.provenance
-    main: list[Download] = []
-    lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
-    lb_parquet = out / "leaderboard.parquet"
-    _write_csv(lb, lb_csv)
-    source = ResultsLayout(tables.results).table("leaderboard")
-    _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
-    records = json.loads(lb.to_json(orient="records", date_format="iso"))
-    lb_json.write_text(json.dumps(records, indent=1), encoding="utf-8")
-    main.append(
-        Download(
-            "Leaderboard",
-            "leaderboard",
-            len(lb),
-            [
-                ("CSV", "downloads/leaderboard.csv", lb_csv.stat().st_size),
-                ("Parquet", "downloads/leaderboard.parquet", lb_parquet.stat().st_size),
-                ("JSON", "downloads/leaderboard.json", lb_json.stat().st_size),
-            ],
-            'pd.read_csv("leaderboard.csv")',
-            _describe("leaderboard", list(lb.columns)),
-            "One row per submission, setting and judge. The JSON file is an array of "
-            "records, one object per row, as pandas' `read_json` reads it; the run's "
-            "provenance is in `provenance.json`.",
-        )
-    )
-    prov_file = out / PROVENANCE_FILE
-    prov_file.write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    main.append(
-        Download(
-            "Provenance",
-            "provenance",
-            1,
-            [("JSON", f"downloads/{PROVENANCE_FILE}", prov_file.stat().st_size)],
-            f'json.load(open("{PROVENANCE_FILE}"))',
-            {k: v for k, v in PROVENANCE_KEYS.items() if k in prov},
-            "What produced every file here; each Parquet file also carries it as file "
-            "metadata (gamut.provenance; the verdict files without generated_at).",
-        )
-    )
+    lb, prov = tables["leaderboard"], tables.provenance
+    main = [_leaderboard_download(tables, out), _provenance_download(prov, out)]
     if questions is not None:
         main.append(
             _table_download("questions", "Questions", _question_frame(questions), out, None, prov)
@@ -316,44 +301,77 @@ def write_downloads(
             continue
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
         main.append(_table_download(name, label, df, out, path, prov))
-
     main.append(_every_eval_download(lb, prov, out))
-    per_sub: dict[str, dict[str, str]] = {}
-    columns: list[str] = []
-    verdicts: Download | None = None
-    if tables.verdicts_path is not None:
-        ids = judge_ids(tables.provenance)
-        domains = _domains(tables, questions)
-        try:
-            table = verdict_table(tables.verdicts_path, public, ids, domains)
-        except (OSError, pa.ArrowException) as exc:
-            raise SiteError(
-                f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
-                "`gamut judge` (or `gamut run`)"
-            ) from None
-        columns = _write_verdict_files(table, out, prov)
-        rows = pq.read_metadata(out / "verdicts.parquet").num_rows
-        verdicts = Download(
-            "Verdicts",
-            "verdicts",
-            rows,
-            [("Parquet", "downloads/verdicts.parquet", (out / "verdicts.parquet").stat().st_size)],
-            'pd.read_parquet("verdicts.parquet", filters=[("submission_id", "==", "ID")])',
-            _describe("verdicts", columns),
-            f"{VERDICT_KEY_NOTE}\n\n{SECONDARY_NOTE}",
-        )
-        sids = {str(s) for s in lb["submission_id"]}
-        for sid in sorted(sids):
-            if (out / "verdicts" / f"{file_id(sid)}.parquet").is_file():
-                per_sub[sid] = {"Verdicts (Parquet)": f"downloads/verdicts/{file_id(sid)}.parquet"}
-    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    table = published_verdicts(tables, public, questions) if verdicts is None else verdicts
+    listed = None if table is None else _verdicts_download(table, out, prov)
+    per_sub = {
+        sid: {"Verdicts (Parquet)": f"downloads/verdicts/{file_id(sid)}.parquet"}
+        for sid in sorted({str(s) for s in lb["submission_id"]})
+        if listed is not None and (out / "verdicts" / f"{file_id(sid)}.parquet").is_file()
+    }
     return {
         "main": main,
-        "verdicts": verdicts,
+        "verdicts": listed,
         "per_submission": per_sub,
-        "verdict_columns": columns,
-        "bytes": total,
+        "verdict_columns": list(listed.columns) if listed is not None else [],
+        "bytes": sum(p.stat().st_size for p in out.rglob("*") if p.is_file()),
     }
+
+
+def _leaderboard_download(tables: ScoreTables, out: Path) -> Download:
+    """The leaderboard as CSV, Parquet (in the published types) and a JSON array of records."""
+    lb, prov = tables["leaderboard"], tables.provenance
+    lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
+    lb_parquet = out / "leaderboard.parquet"
+    _write_csv(lb, lb_csv)
+    source = ResultsLayout(tables.results).table("leaderboard")
+    _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
+    records = json.loads(lb.to_json(orient="records", date_format="iso"))
+    lb_json.write_text(json.dumps(records, indent=1), encoding="utf-8")
+    return Download(
+        "Leaderboard",
+        "leaderboard",
+        len(lb),
+        [
+            ("CSV", "downloads/leaderboard.csv", lb_csv.stat().st_size),
+            ("Parquet", "downloads/leaderboard.parquet", lb_parquet.stat().st_size),
+            ("JSON", "downloads/leaderboard.json", lb_json.stat().st_size),
+        ],
+        'pd.read_csv("leaderboard.csv")',
+        _describe("leaderboard", list(lb.columns)),
+        "One row per submission, setting and judge. The JSON file is an array of "
+        "records, one object per row, as pandas' `read_json` reads it; the run's "
+        "provenance is in `provenance.json`.",
+    )
+
+
+def _provenance_download(prov: dict[str, Any], out: Path) -> Download:
+    prov_file = out / PROVENANCE_FILE
+    prov_file.write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return Download(
+        "Provenance",
+        "provenance",
+        1,
+        [("JSON", f"downloads/{PROVENANCE_FILE}", prov_file.stat().st_size)],
+        f'json.load(open("{PROVENANCE_FILE}"))',
+        {k: v for k, v in PROVENANCE_KEYS.items() if k in prov},
+        "What produced every file here; each Parquet file also carries it as file "
+        "metadata (gamut.provenance; the verdict files without generated_at).",
+    )
+
+
+def _verdicts_download(table: pa.Table, out: Path, prov: dict[str, Any]) -> Download:
+    """Every verdict in one file and one file per submission."""
+    columns = _write_verdict_files(table, out, prov)
+    return Download(
+        "Verdicts",
+        "verdicts",
+        pq.read_metadata(out / "verdicts.parquet").num_rows,
+        [("Parquet", "downloads/verdicts.parquet", (out / "verdicts.parquet").stat().st_size)],
+        'pd.read_parquet("verdicts.parquet", filters=[("submission_id", "==", "ID")])',
+        _describe("verdicts", columns),
+        f"{VERDICT_KEY_NOTE}\n\n{SECONDARY_NOTE}",
+    )
 
 
 def responses_download(

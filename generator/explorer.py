@@ -30,7 +30,6 @@ from generator.render import SETTING_LABELS, file_id, human, safe_url
 from generator.tables import ScoreTables
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
-from scoring.storage import atomic_write_text
 
 #: Folder of the explorer's data under the site root.
 DATA = "explorer"
@@ -63,10 +62,10 @@ def data_script(obj: Any) -> str:
 
 
 def _dump(path: Path, obj: Any) -> int:
-    text = data_script(obj)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, text)
-    return len(text.encode("utf-8"))
+    """Write a data script into the build's staging folder (swapped in whole when complete)."""
+    data = data_script(obj).encode("utf-8")
+    path.write_bytes(data)
+    return len(data)
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -124,9 +123,11 @@ class _Scores:
     def of(cls, tables: ScoreTables) -> _Scores:
         qs = tables["question_scores"]
         qs = qs[qs["judge"].astype(str) == tables.primary_judge]
-        keys = zip(qs["submission_id"].astype(str), qs["setting"].astype(str),
-                   qs["question_id"].astype(str), strict=True)  # fmt: skip
-        vals = zip(*([points(x) for x in qs[c]] for c in ("gamut_raw", "ac_raw", "v_raw", "c_raw")),
+        ids = ("submission_id", "setting", "question_id")
+        keys = zip(*(qs[c].astype(str).tolist() for c in ids), strict=True)
+        columns = (qs[c].to_numpy(float, na_value=np.nan).tolist()
+                   for c in ("gamut_raw", "ac_raw", "v_raw", "c_raw"))  # fmt: skip
+        vals = zip(*([None if x != x else round(100.0 * x, 2) for x in c] for c in columns),
                    strict=True)  # fmt: skip
         return cls(dict(zip(keys, vals, strict=True)))
 
@@ -139,7 +140,8 @@ class _Counts:
     """Verdict counts of every (question, model-setting, label), counted once for all checks."""
 
     labels: list[str]
-    counts: np.ndarray[Any, Any]  # [question, group, label, verdict]
+    counts: list[Any]  # [question][group][label][verdict], nested lists
+    seen: list[Any]  # [question][group][label]: any verdict
 
     @classmethod
     def of(cls, v: Verdicts, column: np.ndarray[Any, Any], order: list[str]) -> _Counts:
@@ -151,12 +153,13 @@ class _Counts:
         n_g, n_l, n_v = len(v.groups), len(labels), len(VERDICTS)
         k, g = np.nonzero(v.codes >= 0)
         flat = ((q_code[k] * n_g + g) * n_l + lab[k]) * n_v + v.codes[k, g]
-        counts = np.bincount(flat, minlength=n_q * n_g * n_l * n_v)
-        return cls(labels, counts.reshape(n_q, n_g, n_l, n_v))
+        counts = np.bincount(flat, minlength=n_q * n_g * n_l * n_v).reshape(n_q, n_g, n_l, n_v)
+        seen: list[Any] = counts.any(axis=3).tolist()  # type: ignore[assignment]
+        return cls(labels, counts.tolist(), seen)
 
     def of_question(self, q: int, g: int) -> dict[str, list[int]]:
-        c = self.counts[q, g]
-        return {x: c[i].tolist() for i, x in enumerate(self.labels) if c[i].any()}
+        c, seen = self.counts[q][g], self.seen[q][g]
+        return {x: c[i] for i, x in enumerate(self.labels) if seen[i]}
 
 
 def _checklist(v: Verdicts, lo: int, hi: int, settings: list[str]) -> list[dict[str, Any]]:
@@ -212,19 +215,20 @@ def write_explorer_data(
     primary = (tables.provenance.get("judges") or {}).get(tables.primary_judge) or {}
     # the page with the prompt template and request settings of the judge shown
     judging = judging_href(str(primary.get("prompt_version")), tables.primary_judge)
+    settings = [s for s in SETTINGS if any((m, s) in inputs.responses for m in models)]
     index, largest = [], 0
+    (site / DATA / "q").mkdir(parents=True, exist_ok=True)
     for q in inputs.questions:
         qid = q.question_id
         lo, hi = spans.get(qid, (0, 0))
-        settings = [s for s in SETTINGS if any((m, s) in inputs.responses for m in models)]
         rows = []
-        for m in models:
+        for mi, m in enumerate(models):
             for s in settings:
                 resp = inputs.responses.get((m, s))
                 if resp is None:
                     continue
                 gamut, ac, vv, c = scores.lookup.get((m, s, qid), (None, None, None, None))
-                row: dict[str, Any] = {"m": models.index(m), "s": s, "response": resp.get(qid),
+                row: dict[str, Any] = {"m": mi, "s": s, "response": resp.get(qid),
                                        "gamut": gamut, "ac": ac, "v": vv, "c": c}  # fmt: skip
                 gi = g_index.get((m, s))
                 if v is not None and tiers and kinds and gi is not None and hi > lo:

@@ -23,6 +23,7 @@ from generator.downloads import (
     CARD_STAGING,
     Download,
     dataset_card,
+    published_verdicts,
     responses_download,
     write_downloads,
 )
@@ -80,8 +81,10 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
     public, questions = spec.rubrics_public, load_questions(spec.questions)
-    dl = write_downloads(tables, docs, public=public, questions=questions)
-    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
+    verdicts = published_verdicts(tables, public, questions)
+    dl = write_downloads(tables, docs, public=public, questions=questions, verdicts=verdicts)
+    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public, verdicts, questions)
+    del verdicts
     ids = [q.question_id for q in inputs.questions]
     main: list[Download] = dl["main"]  # type: ignore[assignment]
     main.insert(2, responses_download(inputs.responses, ids, docs, tables.provenance))

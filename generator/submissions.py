@@ -207,16 +207,20 @@ def highlights(
     """The model's best and worst questions per setting (primary judge), with links into the
     explorer, and example responses: its best, middle and worst question of the first setting."""
     qs = tables["question_scores"]
-    qs = qs[(qs["submission_id"].astype(str) == submission_id)
-            & (qs["judge"].astype(str) == tables.primary_judge)]  # fmt: skip
+    qs = qs[(qs["submission_id"] == submission_id) & (qs["judge"] == tables.primary_judge)]
     text = {q.question_id: q for q in inputs.questions}
     sections: list[dict[str, Any]] = []
     examples: list[dict[str, Any]] = []
     for setting in sorted({str(s) for s in qs["setting"]}, key=lambda s: (s != "multimodal", s)):
-        sub = qs[qs["setting"].astype(str) == setting].sort_values(
+        sub = qs[qs["setting"] == setting].sort_values(
             ["gamut_raw", "question_id"], ascending=[False, True]
         )
-        recs = [{str(k): v for k, v in r.items()} for r in sub.to_dict(orient="records")]
+        # only the rows shown: the n best, the n worst and the middle one
+        shown = sorted({*range(min(n, len(sub))), *range(max(0, len(sub) - n), len(sub))}
+                       | ({len(sub) // 2} if len(sub) else set()))  # fmt: skip
+        rows = sub.iloc[shown].to_dict(orient="records")
+        at = {i: {str(k): v for k, v in r.items()} for i, r in zip(shown, rows, strict=True)}
+        recs = [at[i] for i in range(len(sub)) if i in at]
 
         def link(r: dict[str, Any], setting: str = setting) -> dict[str, Any]:
             qid = str(r["question_id"])
@@ -239,7 +243,7 @@ def highlights(
         )
         if not examples and recs:
             responses = inputs.responses.get((submission_id, setting), {})
-            picks = {"Best": recs[0], "Middle": recs[len(recs) // 2], "Worst": recs[-1]}
+            picks = {"Best": at[0], "Middle": at[len(sub) // 2], "Worst": at[len(sub) - 1]}
             for label, r in picks.items():
                 item = link(r)
                 item["label"] = f"{label} question ({setting_label(setting)})"
