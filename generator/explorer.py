@@ -218,25 +218,13 @@ def write_explorer_data(
     settings = [s for s in SETTINGS if any((m, s) in inputs.responses for m in models)]
     index, largest = [], 0
     (site / DATA / "q").mkdir(parents=True, exist_ok=True)
+    listed = [{"id": m, "name": names[m], "href": f"submissions/{file_id(m)}.html"} for m in models]
+    counts = (tiers, kinds) if tiers is not None and kinds is not None else None
     for q in inputs.questions:
         qid = q.question_id
         lo, hi = spans.get(qid, (0, 0))
-        rows = []
-        for mi, m in enumerate(models):
-            for s in settings:
-                resp = inputs.responses.get((m, s))
-                if resp is None:
-                    continue
-                gamut, ac, vv, c = scores.lookup.get((m, s, qid), (None, None, None, None))
-                row: dict[str, Any] = {"m": mi, "s": s, "response": resp.get(qid),
-                                       "gamut": gamut, "ac": ac, "v": vv, "c": c}  # fmt: skip
-                gi = g_index.get((m, s))
-                if v is not None and tiers and kinds and gi is not None and hi > lo:
-                    row["tiers"] = tiers.of_question(q_pos[qid], gi)
-                    row["kinds"] = kinds.of_question(q_pos[qid], gi)
-                    if public:
-                        row["verdicts"] = _LUT[v.codes[lo:hi, gi]].tobytes().decode("ascii")
-                rows.append(row)
+        where = (q_pos.get(qid, -1), lo, hi)
+        rows = _rows(qid, where, models, settings, inputs, scores, counts, g_index, public)
         data: dict[str, Any] = {
             "id": qid,
             "domain": human(q.domain),
@@ -249,10 +237,7 @@ def write_explorer_data(
             "judge": tables.primary_judge,
             "judging": judging,
             "settings": {s: SETTING_LABELS.get(s, s) for s in settings},
-            "models": [
-                {"id": m, "name": names[m], "href": f"submissions/{file_id(m)}.html"}
-                for m in models
-            ],
+            "models": listed,
             "public": public,
             "rows": rows,
         }
@@ -269,6 +254,40 @@ def write_explorer_data(
                       question_file(qid), q.text_only_question, *means])  # fmt: skip
     _dump(site / DATA / "questions.js", {"questions": index, "settings": SETTING_LABELS})
     return {"n_questions": len(index), "largest_bytes": largest}
+
+
+def _rows(
+    qid: str,
+    where: tuple[int, int, int],
+    models: list[str],
+    settings: list[str],
+    inputs: SiteInputs,
+    scores: _Scores,
+    counts: tuple[_Counts, _Counts] | None,
+    g_index: dict[tuple[str, str], int],
+    public: bool,
+) -> list[dict[str, Any]]:
+    """Each shown model's response to one question, with its scores and verdict counts (and
+    verdict string with public rubrics); ``where``: the question's place in the counts and its
+    checks' row range."""
+    v, (q_at, lo, hi) = inputs.verdicts, where
+    rows = []
+    for mi, m in enumerate(models):
+        for s in settings:
+            resp = inputs.responses.get((m, s))
+            if resp is None:
+                continue
+            gamut, ac, vv, c = scores.lookup.get((m, s, qid), (None, None, None, None))
+            row: dict[str, Any] = {"m": mi, "s": s, "response": resp.get(qid),
+                                   "gamut": gamut, "ac": ac, "v": vv, "c": c}  # fmt: skip
+            gi = g_index.get((m, s))
+            if v is not None and counts is not None and gi is not None and hi > lo:
+                row["tiers"] = counts[0].of_question(q_at, gi)
+                row["kinds"] = counts[1].of_question(q_at, gi)
+                if public:
+                    row["verdicts"] = _LUT[v.codes[lo:hi, gi]].tobytes().decode("ascii")
+            rows.append(row)
+    return rows
 
 
 def _rationales(
