@@ -136,8 +136,8 @@ def read_verdicts(table: pa.Table, judge: str, submission_ids: list[str], public
     enc = {c: codes(table.column(c).combine_chunks()) for c in _ENCODED}
     position = {sid: i for i, sid in enumerate(submission_ids)}
     (sub, subs), (st, sts), (jd, jds) = enc["submission_id"], enc["setting"], enc["judge"]
-    keep = np.isin(sub, [i for i, s in enumerate(subs) if s in position])
-    rows = np.flatnonzero(keep & np.isin(jd, [i for i, j in enumerate(jds) if j == judge]))
+    shown = np.array([s in position for s in subs] + [False])[sub]
+    rows = np.flatnonzero(shown & np.array([j == judge for j in jds] + [False])[jd])
     sub, st = sub[rows], st[rows]
     group_key, cols_g = np.unique(sub * len(sts) + st, return_inverse=True)
     groups = [(subs[k // len(sts)], sts[k % len(sts)]) for k in group_key.tolist()]
@@ -157,12 +157,16 @@ def read_verdicts(table: pa.Table, judge: str, submission_ids: list[str], public
     codes_m[at[rows_k], cols_g] = lut[verdict[rows]] if len(names) else []
     firsts = pa.array(rows[first][sort])
 
-    def column(name: str) -> npt.NDArray[np.object_]:
-        return np.asarray(table.column(name).take(firsts).to_pylist(), dtype=object)
+    def column(name: str) -> npt.NDArray[Any]:
+        col = table.column(name).take(firsts).combine_chunks()
+        if pa.types.is_dictionary(col.type) or pa.types.is_string(col.type):
+            idx, values = codes(col)
+            return np.asarray(values, dtype=object)[idx]
+        return np.asarray(col.to_numpy(zero_copy_only=False))
 
     text = rationale = None
     if public and "check_text" in table.column_names:
-        text = column("check_text")
+        text = np.asarray(table.column("check_text").take(firsts).to_pylist(), dtype=object)
     if public and "rationale" in table.column_names:
         rationale = np.full(codes_m.shape, None, object)
         values = table.column("rationale").take(pa.array(rows)).to_pylist()
@@ -171,8 +175,8 @@ def read_verdicts(table: pa.Table, judge: str, submission_ids: list[str], public
         groups=groups,
         question=np.asarray([qs[i] for i in q_of[sort]], dtype=object),
         check_id=np.asarray([cs[i] for i in c_of[sort]], dtype=object),
-        kind=column("kind").astype(str).astype(object),
-        tier=column("tier").astype(str).astype(object),
+        kind=column("kind"),
+        tier=column("tier"),
         secondary=column("secondary").astype(bool),
         codes=codes_m,
         check_text=text,

@@ -9,6 +9,7 @@ import math
 from collections import Counter
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from generator import charts
@@ -48,8 +49,15 @@ def submission_href(submission_id: str, root: str) -> str:
     return f"{root}submissions/{file_id(submission_id)}.html"
 
 
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): v for k, v in r.items()} for r in df.to_dict(orient="records")]
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``df`` as dicts (``to_dict(orient="records")`` in one conversion: pandas
+    builds each record by indexing every column)."""
+    cols, values = [str(c) for c in df.columns], df.to_numpy(dtype=object)
+    values[_IS_NA(values).astype(bool)] = None  # as to_dict gives a nullable column's NA
+    return [dict(zip(cols, row, strict=True)) for row in values.tolist()]
+
+
+_IS_NA = np.frompyfunc(lambda v: v is pd.NA, 1, 1)
 
 
 def _primary(df: pd.DataFrame, judge: str) -> pd.DataFrame:
@@ -177,7 +185,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     corrected = has_corrected(lb)
     rows = []
     for setting in settings:
-        for r in _records(_rank_order(lb[lb["setting"] == setting])):
+        for r in records(_rank_order(lb[lb["setting"] == setting])):
             sid = str(r["submission_id"])
             m = mod.loc[sid] if sid in mod.index else None
             rows.append(_leaderboard_row(r, setting, m, names[sid], root, corrected))
@@ -188,7 +196,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         s = lb[lb["setting"] == setting].set_index("submission_id").reindex(ids)
         series.append((setting_label(setting), s["gamut"].tolist(), s["gamut_lo"].tolist(),
                        s["gamut_hi"].tolist()))  # fmt: skip
-    n_stale = sum(is_stale(r) for r in _records(lb))
+    n_stale = sum(is_stale(r) for r in records(lb))
     cols = _leaderboard_columns(corrected)
     simulated = bool((audit_info(tables) or {}).get("simulated"))
     return {
@@ -279,7 +287,7 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
                     "n": Cell(r["n_questions"]),
                 }
             )
-            for r in _records(sub)
+            for r in records(sub)
         ]
         labels = [names.get(str(s), str(s)) for s in sub["submission_id"]]
         fig = charts.dot_ci(
@@ -389,7 +397,7 @@ def multimodal(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                 "gap": Cell(r["gap"], r["gap_lo"], r["gap_hi"]),
             }
         )
-        for r in _records(mod)
+        for r in records(mod)
     ]
     summary = tables.modality_summary.get(judge, {})
     return {
@@ -470,6 +478,7 @@ __all__ = [
     "multimodal",
     "ordered_settings",
     "ranked_ids",
+    "records",
     "setting_label",
     "submission_href",
     "tax_sentence",

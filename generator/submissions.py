@@ -11,6 +11,7 @@ from generator import charts
 from generator.cost import cost_table
 from generator.explorer import points
 from generator.inputs import SiteInputs
+from generator.pages import records
 from generator.render import Cell, Column, Row, Table, excerpt, human, setting_label, slug
 from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, is_stale, stamp_cell, stamp_detail
 from generator.tables import ScoreTables
@@ -75,10 +76,11 @@ def submission_page(
     mine = lb[lb["submission_id"] == submission_id]
     prim = mine[mine["judge"] == judge]
     meta = dict(prim.iloc[0]) if len(prim) else dict(mine.iloc[0])
-    ordered = mine.sort_values(
+    by_judge = mine.sort_values(
         ["judge", "setting"],
         key=lambda s: s.map(lambda v: (v != judge, v != "multimodal", str(v))),
-    ).to_dict(orient="records")
+    )
+    ordered = records(by_judge)
     bd = tables["by_domain"]
     domains, figure = _domain_table(bd[(bd["submission_id"] == submission_id)
                                        & (bd["judge"] == judge)], root)  # fmt: skip
@@ -93,13 +95,13 @@ def submission_page(
         "domain_figure": figure,
         "kinds": _kind_table(bk[(bk["submission_id"] == submission_id) & (bk["judge"] == judge)]),
         "cost": cost_table(
-            [{str(k): v for k, v in r.items()} for r in ordered],
+            ordered,
             None,
             caption="Judging cost, tokens and length by setting and judge",
         ),
         "stale": [
             (setting_label(str(r["setting"])), str(r["judge"]), str(r["stale_reason"]))
-            for r in mine.to_dict(orient="records")
+            for r in records(mine)
             if is_stale(r)
         ],
         "stamp": stamp_detail(meta),
@@ -182,7 +184,7 @@ def _kind_table(bk: pd.DataFrame) -> Table:
                 "score": Cell(r["score"]),
             }
         )
-        for r in bk.to_dict(orient="records")
+        for r in records(bk)
     ]
     cols = [
         Column("setting", "Setting", numeric=False),
@@ -219,8 +221,7 @@ def highlights(
         # only the rows shown: the n best, the n worst and the middle one
         shown = sorted({*range(min(n, len(sub))), *range(max(0, len(sub) - n), len(sub))}
                        | ({len(sub) // 2} if len(sub) else set()))  # fmt: skip
-        rows = sub.iloc[shown].to_dict(orient="records")
-        at = {i: {str(k): v for k, v in r.items()} for i, r in zip(shown, rows, strict=True)}
+        at = dict(zip(shown, records(sub.iloc[shown]), strict=True))
         recs = [at[i] for i in range(len(sub)) if i in at]
 
         def link(r: dict[str, Any], setting: str = setting) -> dict[str, Any]:
