@@ -77,10 +77,7 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
     Raises:
         SiteError: the spec names no questions file or submissions folder.
     """
-    questions, submissions = _sources(spec)
-    public, loaded = spec.rubrics_public, load_questions(questions)
-    verdicts = published_verdicts(tables, public, loaded)
-    inputs = load_site_inputs(questions, submissions, tables, public, verdicts, loaded)
+    inputs, verdicts = _inputs(spec, tables)
     dl = write_dataset(spec, tables, docs, inputs, verdicts, docs / CARD_STAGING)
     del verdicts
     names = pages.model_names(tables)
@@ -88,13 +85,18 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
     return Site(spec, tables, docs, names, shown, inputs, dl)
 
 
-def _sources(spec: SiteSpec) -> tuple[Path, Path]:
+def _inputs(spec: SiteSpec, tables: ScoreTables) -> tuple[SiteInputs, pa.Table | None]:
+    """The questions, responses and primary-judge verdicts the site shows, and the published
+    verdict table they were taken from (read once for the pages and the downloads)."""
     if spec.questions is None or spec.submissions is None:
         raise SiteError(
             "the site shows every question and response: give the build the questions file "
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
-    return spec.questions, spec.submissions
+    public, questions = spec.rubrics_public, load_questions(spec.questions)
+    verdicts = published_verdicts(tables, public, questions)
+    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public, verdicts, questions)
+    return inputs, verdicts
 
 
 def write_dataset(
@@ -138,14 +140,8 @@ def dataset_folder(spec: SiteSpec, out: Path, repo: str) -> Path:
     Returns:
         The folder (``out/downloads``).
     """
-    questions, submissions = _sources(spec)
-    tables, public, loaded = (
-        load_tables(spec.results),
-        spec.rubrics_public,
-        load_questions(questions),
-    )
-    verdicts = published_verdicts(tables, public, loaded)
-    inputs = load_site_inputs(questions, submissions, tables, public, verdicts, loaded)
+    tables = load_tables(spec.results)
+    inputs, verdicts = _inputs(spec, tables)
     write_dataset(spec, tables, out, inputs, verdicts, out / "downloads" / "README.md", repo)
     return out / "downloads"
 
