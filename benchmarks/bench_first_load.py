@@ -18,6 +18,11 @@ question 0.150. Then the header search's index (52 kB gzipped) and worker (12 kB
 the search is opened (assets/gamut-search.js): leaderboard 0.582, domain 0.579, explorer list
 0.121, explorer question 0.087, compare 0.165, judges 0.587, model 0.582, downloads 0.085.
 
+Then, for every HTML page of the site, what the browser must fetch before it can show the page:
+the page itself, its render-blocking scripts (``<script src>`` without ``async``, ``defer`` or
+``type="module"``) and its style sheets, each gzip-compressed; prints the largest (target <= 200 KB;
+78-86 KB on the demo before; the charting library and the page data arrive after).
+
 Run with ``python benchmarks/bench_first_load.py`` (``make bench`` runs every benchmark).
 """
 
@@ -28,6 +33,7 @@ import shutil
 import tempfile
 import threading
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 from yardsticks import report
@@ -66,9 +72,56 @@ def _pages(site: Path) -> dict[str, str]:
     }
 
 
+class _Blocking(HTMLParser):
+    """The render-blocking scripts and the style sheets a page names."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "script" and a.get("src") and not {"async", "defer"} & a.keys():
+            if a.get("type") != "module":
+                self.found.append(str(a["src"]))
+        elif tag == "link" and a.get("rel") == "stylesheet" and a.get("href"):
+            self.found.append(str(a["href"]))
+
+
+def _gzipped(path: Path) -> int:
+    return len(gzip.compress(path.read_bytes(), 6))
+
+
+def blocking(site: Path) -> None:
+    """Print the largest page with its render-blocking scripts and style sheets, gzipped."""
+    sizes: dict[Path, int] = {}
+    pages: dict[str, int] = {}
+    for page in sorted(site.rglob("*.html")):
+        parser = _Blocking()
+        parser.feed(page.read_text(encoding="utf-8"))
+        total = _gzipped(page)
+        for ref in parser.found:
+            rel = ref.split("?")[0].split("#")[0]
+            path = (site / rel.lstrip("/") if rel.startswith("/") else page.parent / rel).resolve()
+            if path not in sizes:
+                sizes[path] = _gzipped(path)
+            total += sizes[path]
+        pages[page.relative_to(site).as_posix()] = total
+    worst = max(pages, key=pages.__getitem__)
+    kb = pages[worst] / 1024
+    print(f"HTML + blocking scripts + CSS, gzipped: largest {kb:.1f} KB ({worst}), smallest "
+          f"{min(pages.values()) / 1024:.1f} KB, over {len(pages)} pages "
+          "(target <= 200 KB; demo before 78-86 KB)")  # fmt: skip
+    report("first load, HTML + blocking scripts + CSS (largest page)", f"{kb:.1f} KB gzipped",
+           "target 200 KB")  # fmt: skip
+
+
 def measure(site: Path) -> None:
     from playwright.sync_api import sync_playwright
 
+    if not CHROMIUM.exists():
+        print("first load in Chromium: skipped (no /usr/bin/chromium; `make browser-deps`)")
+        return
     server = make_server(site.parent, port=0)
     base = f"http://127.0.0.1:{server.server_address[1]}/{site.name}/"
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -112,9 +165,6 @@ def measure(site: Path) -> None:
 
 
 def main() -> None:
-    if not CHROMIUM.exists():
-        print("first load: skipped (no /usr/bin/chromium; `make browser-deps`)")
-        return
     work = Path(tempfile.mkdtemp(prefix="gamut-bench-load-"))
     try:
         t0 = time.perf_counter()
@@ -122,6 +172,7 @@ def main() -> None:
         pipeline.score(project)
         site = pipeline.build_site(project)
         print(f"setup (paper-scale data, scores, site): {time.perf_counter() - t0:.1f} s")
+        blocking(site)
         measure(site)
     finally:
         shutil.rmtree(work, ignore_errors=True)

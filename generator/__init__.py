@@ -15,12 +15,14 @@ if TYPE_CHECKING:
     from generator.build import SiteError, build_site, generate_pages
     from generator.downloads import downloads_size
     from generator.pages import tax_sentence
+    from generator.registry import dataset_folder
     from generator.tables import ScoreTables, load_tables
 
 _LAZY = {
     "ScoreTables": "generator.tables",
     "SiteError": "generator.tables",
     "build_site": "generator.build",
+    "dataset_folder": "generator.registry",
     "downloads_size": "generator.downloads",
     "generate_pages": "generator.build",
     "load_tables": "generator.tables",
@@ -36,6 +38,7 @@ __all__ = [
     "SiteError",
     "SiteSpec",
     "build_site",
+    "dataset_folder",
     "downloads_size",
     "generate_pages",
     "load_tables",

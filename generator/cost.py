@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
-
 from generator import charts
-from generator.pages import ordered_settings, ranked_ids
+from generator.pages import ordered_settings, ranked_ids, records
 from generator.render import Cell, Column, Row, Table, setting_label
 from generator.tables import COST_COLUMNS, ScoreTables
 from scoring.numbers import integer, number, pct, usd
@@ -55,10 +53,6 @@ def model_tokens_text(r: dict[str, Any]) -> str:
     if share is None or share == 0:
         return NOT_RECORDED
     return f"{NOT_RECORDED} for {pct(1 - share)} of responses"
-
-
-def _rows(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): v for k, v in r.items()} for r in df.to_dict(orient="records")]
 
 
 def cost_table(rows: list[dict[str, Any]], names: dict[str, str] | None, caption: str) -> Table:
@@ -122,7 +116,7 @@ def cost_page(tables: ScoreTables, names: dict[str, str]) -> dict[str, Any]:
         _o=prim["submission_id"].astype(str).map(order),
         _s=prim["setting"].astype(str).map({s: i for i, s in enumerate(settings)}),
     ).sort_values(["_s", "_o"])
-    rows = _rows(prim.drop(columns=["_o", "_s"]))
+    rows = records(prim.drop(columns=["_o", "_s"]))
     complete = [r for r in rows if r["status"] == "complete"]
 
     def series(x: str) -> list[tuple[str, list[Any], list[Any], list[Any]]]:

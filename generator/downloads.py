@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,12 +242,35 @@ def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str,
     return dict(zip(qs["question_id"].astype(str), qs["domain"].astype(str), strict=True))
 
 
+def published_verdicts(
+    tables: ScoreTables, public: bool, questions: list[Question] | None = None
+) -> pa.Table | None:
+    """The published verdict table (:func:`scoring.tables.verdict_table`) of the results, or
+    None when no verdict table was published.
+
+    Raises:
+        SiteError: the verdict table is unreadable.
+        GamutError: it names a judge or question with no entry.
+    """
+    if tables.verdicts_path is None:
+        return None
+    ids = judge_ids(tables.provenance)
+    try:
+        return verdict_table(tables.verdicts_path, public, ids, _domains(tables, questions))
+    except (OSError, pa.ArrowException) as exc:
+        raise SiteError(
+            f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
+            "`gamut judge` (or `gamut run`)"
+        ) from None
+
+
 def write_downloads(
     tables: ScoreTables,
     docs: Path,
     *,
     public: bool,
     questions: list[Question] | None = None,
+    verdicts: pa.Table | None = None,
 ) -> dict[str, object]:
     """Write the download files under ``docs/downloads`` (a fresh build folder).
 
@@ -255,6 +279,7 @@ def write_downloads(
         docs: the build copy of the docs folder.
         public: whether rubric text and rationales may be published.
         questions: the public questions (published with their metadata when given).
+        verdicts: the :func:`published_verdicts` (read here when not given).
 
     Returns:
         ``{"main": [Download, ...], "verdicts": Download | None, "per_submission":
@@ -265,47 +290,8 @@ def write_downloads(
     """
     out = docs / "downloads"
     out.mkdir(parents=True, exist_ok=True)
-    lb = tables["leaderboard"]
-    prov = tables.provenance
-    main: list[Download] = []
-    lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
-    lb_parquet = out / "leaderboard.parquet"
-    _write_csv(lb, lb_csv)
-    source = ResultsLayout(tables.results).table("leaderboard")
-    _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
-    records = json.loads(lb.to_json(orient="records", date_format="iso"))
-    lb_json.write_text(json.dumps(records, indent=1), encoding="utf-8")
-    main.append(
-        Download(
-            "Leaderboard",
-            "leaderboard",
-            len(lb),
-            [
-                ("CSV", "downloads/leaderboard.csv", lb_csv.stat().st_size),
-                ("Parquet", "downloads/leaderboard.parquet", lb_parquet.stat().st_size),
-                ("JSON", "downloads/leaderboard.json", lb_json.stat().st_size),
-            ],
-            'pd.read_csv("leaderboard.csv")',
-            _describe("leaderboard", list(lb.columns)),
-            "One row per submission, setting and judge. The JSON file is an array of "
-            "records, one object per row, as pandas' `read_json` reads it; the run's "
-            "provenance is in `provenance.json`.",
-        )
-    )
-    prov_file = out / PROVENANCE_FILE
-    prov_file.write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    main.append(
-        Download(
-            "Provenance",
-            "provenance",
-            1,
-            [("JSON", f"downloads/{PROVENANCE_FILE}", prov_file.stat().st_size)],
-            f'json.load(open("{PROVENANCE_FILE}"))',
-            {k: v for k, v in PROVENANCE_KEYS.items() if k in prov},
-            "What produced every file here; each Parquet file also carries it as file "
-            "metadata (gamut.provenance; the verdict files without generated_at).",
-        )
-    )
+    lb, prov = tables["leaderboard"], tables.provenance
+    main = [_leaderboard_download(tables, out), _provenance_download(prov, out)]
     if questions is not None:
         main.append(
             _table_download("questions", "Questions", _question_frame(questions), out, None, prov)
@@ -316,44 +302,77 @@ def write_downloads(
             continue
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
         main.append(_table_download(name, label, df, out, path, prov))
-
     main.append(_every_eval_download(lb, prov, out))
-    per_sub: dict[str, dict[str, str]] = {}
-    columns: list[str] = []
-    verdicts: Download | None = None
-    if tables.verdicts_path is not None:
-        ids = judge_ids(tables.provenance)
-        domains = _domains(tables, questions)
-        try:
-            table = verdict_table(tables.verdicts_path, public, ids, domains)
-        except (OSError, pa.ArrowException) as exc:
-            raise SiteError(
-                f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
-                "`gamut judge` (or `gamut run`)"
-            ) from None
-        columns = _write_verdict_files(table, out, prov)
-        rows = pq.read_metadata(out / "verdicts.parquet").num_rows
-        verdicts = Download(
-            "Verdicts",
-            "verdicts",
-            rows,
-            [("Parquet", "downloads/verdicts.parquet", (out / "verdicts.parquet").stat().st_size)],
-            'pd.read_parquet("verdicts.parquet", filters=[("submission_id", "==", "ID")])',
-            _describe("verdicts", columns),
-            f"{VERDICT_KEY_NOTE}\n\n{SECONDARY_NOTE}",
-        )
-        sids = {str(s) for s in lb["submission_id"]}
-        for sid in sorted(sids):
-            if (out / "verdicts" / f"{file_id(sid)}.parquet").is_file():
-                per_sub[sid] = {"Verdicts (Parquet)": f"downloads/verdicts/{file_id(sid)}.parquet"}
-    total = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    table = published_verdicts(tables, public, questions) if verdicts is None else verdicts
+    listed = None if table is None else _verdicts_download(table, out, prov)
+    per_sub = {
+        sid: {"Verdicts (Parquet)": f"downloads/verdicts/{file_id(sid)}.parquet"}
+        for sid in sorted({str(s) for s in lb["submission_id"]})
+        if listed is not None and (out / "verdicts" / f"{file_id(sid)}.parquet").is_file()
+    }
     return {
         "main": main,
-        "verdicts": verdicts,
+        "verdicts": listed,
         "per_submission": per_sub,
-        "verdict_columns": columns,
-        "bytes": total,
+        "verdict_columns": list(listed.columns) if listed is not None else [],
+        "bytes": sum(p.stat().st_size for p in out.rglob("*") if p.is_file()),
     }
+
+
+def _leaderboard_download(tables: ScoreTables, out: Path) -> Download:
+    """The leaderboard as CSV, Parquet (in the published types) and a JSON array of records."""
+    lb, prov = tables["leaderboard"], tables.provenance
+    lb_csv, lb_json = out / "leaderboard.csv", out / "leaderboard.json"
+    lb_parquet = out / "leaderboard.parquet"
+    _write_csv(lb, lb_csv)
+    source = ResultsLayout(tables.results).table("leaderboard")
+    _publish_parquet(source if source.is_file() else None, lb, "leaderboard", lb_parquet, prov)
+    records = json.loads(lb.to_json(orient="records", date_format="iso"))
+    lb_json.write_text(json.dumps(records, indent=1), encoding="utf-8")
+    return Download(
+        "Leaderboard",
+        "leaderboard",
+        len(lb),
+        [
+            ("CSV", "downloads/leaderboard.csv", lb_csv.stat().st_size),
+            ("Parquet", "downloads/leaderboard.parquet", lb_parquet.stat().st_size),
+            ("JSON", "downloads/leaderboard.json", lb_json.stat().st_size),
+        ],
+        'pd.read_csv("leaderboard.csv")',
+        _describe("leaderboard", list(lb.columns)),
+        "One row per submission, setting and judge. The JSON file is an array of "
+        "records, one object per row, as pandas' `read_json` reads it; the run's "
+        "provenance is in `provenance.json`.",
+    )
+
+
+def _provenance_download(prov: dict[str, Any], out: Path) -> Download:
+    prov_file = out / PROVENANCE_FILE
+    prov_file.write_text(json.dumps(prov, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return Download(
+        "Provenance",
+        "provenance",
+        1,
+        [("JSON", f"downloads/{PROVENANCE_FILE}", prov_file.stat().st_size)],
+        f'json.load(open("{PROVENANCE_FILE}"))',
+        {k: v for k, v in PROVENANCE_KEYS.items() if k in prov},
+        "What produced every file here; each Parquet file also carries it as file "
+        "metadata (gamut.provenance; the verdict files without generated_at).",
+    )
+
+
+def _verdicts_download(table: pa.Table, out: Path, prov: dict[str, Any]) -> Download:
+    """Every verdict in one file and one file per submission."""
+    columns = _write_verdict_files(table, out, prov)
+    return Download(
+        "Verdicts",
+        "verdicts",
+        pq.read_metadata(out / "verdicts.parquet").num_rows,
+        [("Parquet", "downloads/verdicts.parquet", (out / "verdicts.parquet").stat().st_size)],
+        'pd.read_parquet("verdicts.parquet", filters=[("submission_id", "==", "ID")])',
+        _describe("verdicts", columns),
+        f"{VERDICT_KEY_NOTE}\n\n{SECONDARY_NOTE}",
+    )
 
 
 def responses_download(
@@ -402,6 +421,31 @@ def _configs(downloads: list[Download]) -> tuple[list[dict[str, Any]], list[str]
     return configs, empty
 
 
+#: The Hub's ``size_categories`` buckets above ``n<1K`` (``datasets``'
+#: ``utils/resources/size_categories.json``), each with its exclusive upper bound.
+SIZE_CATEGORIES: tuple[tuple[int, str], ...] = (
+    (10**3, "n<1K"),
+    (10**4, "1K<n<10K"),
+    (10**5, "10K<n<100K"),
+    (10**6, "100K<n<1M"),
+    (10**7, "1M<n<10M"),
+    (10**8, "10M<n<100M"),
+    (10**9, "100M<n<1B"),
+    (10**10, "1B<n<10B"),
+    (10**11, "10B<n<100B"),
+    (10**12, "100B<n<1T"),
+)
+
+
+def size_category(rows: int) -> str:
+    """The Hub's ``size_categories`` bucket for a dataset of ``rows`` rows (a row count equal
+    to a bound is in the bucket above it, as ``datasets`` counts)."""
+    for bound, label in SIZE_CATEGORIES:
+        if rows < bound:
+            return label
+    return "n>1T"
+
+
 def dataset_card(
     downloads: list[Download],
     provenance: dict[str, Any],
@@ -409,31 +453,50 @@ def dataset_card(
     title: str,
     description: str,
     public: bool,
+    repo: str | None = None,
+    url: str = "",
 ) -> str:
-    """The site's dataset card (``downloads/README.md``): a Hugging Face style YAML header, then
-    the run's provenance, every file with its rows and column dictionary, licence and citation."""
-    judges = provenance.get("judges") or {}
+    """The dataset card (``README.md``) of the downloads folder, as the site serves it and as
+    ``gamut publish hf`` sends it to the Hub dataset ``repo``: a Hugging Face YAML header (one
+    ``configs:`` entry per table with rows, licence, language, task and size categories), the
+    run's provenance, how to load it, every file with its rows and column dictionary, the
+    licence and a citation."""
     configs, empty = _configs(downloads)
     meta = {
         "license": "apache-2.0",
         "pretty_name": title,
         "language": ["en"],
         "task_categories": ["visual-question-answering"],
+        "size_categories": [size_category(max((d.rows for d in downloads), default=0))],
         "tags": ["gamut", "leaderboard", "llm-as-judge", "evaluation"],
         "configs": configs,
     }
-    header = [
-        "---",
-        yaml.safe_dump(meta, sort_keys=False).rstrip(),
-        "---",
-        "",
-        f"# {title}: downloads",
-        "",
-        description,
-        "",
+    heading = f"# {title}: {'published results' if repo else 'downloads'}"
+    lines = ["---", yaml.safe_dump(meta, sort_keys=False).rstrip(), "---", "", heading, "",
+             description, "", *_card_provenance(provenance, public),
+             *_card_loading(downloads, empty, repo)]  # fmt: skip
+    for d in downloads:
+        files = ", ".join(f"`{p.removeprefix('downloads/')}` ({fmt})" for fmt, p, _ in d.files)
+        lines += [f"### `{d.name}`", "", f"{d.label}: {files}; {d.rows:,} rows.", ""]
+        if d.name == "verdicts":
+            lines += ["Also one file per submission: `verdicts/<submission_id>.parquet`.", ""]
+        lines += [d.note, ""] if d.note else []
+        lines += ["| column | meaning |", "| --- | --- |"]
+        lines += [f"| `{c}` | {m} |" for c, m in d.columns.items()] + [""]
+    if not public:
+        lines += ["The meta-rubrics are held: verdicts carry check ids, kinds, tiers and verdicts "
+                  "only, never rubric or check text.", ""]  # fmt: skip
+    lines += [*_card_licence(provenance, public), *_card_citation(title, repo, provenance)]
+    return "\n".join(lines + (["", f"Leaderboard: {url}"] if url else [])) + "\n"
+
+
+def _card_provenance(provenance: dict[str, Any], public: bool) -> list[str]:
+    judges = provenance.get("judges") or {}
+    return [
         f"- rubric version: `{provenance.get('rubric_version', 'unknown')}`",
         f"- engine version: `{provenance.get('engine_version', 'unknown')}`",
         f"- generated at: {provenance.get('generated_at', 'unknown')}",
+        f"- submissions: {provenance.get('n_submissions', 'unknown')}",
         f"- primary judge: `{provenance.get('primary_judge', 'unknown')}`",
         *(
             f"- judge `{name}`: {j.get('provider')}:{j.get('model')}, prompt "
@@ -447,69 +510,73 @@ def dataset_card(
         "Every Parquet file carries this provenance as file metadata (`gamut.provenance`; the "
         "verdict files without `generated_at`); `provenance.json` holds it too.",
         "",
-        "## Loading",
-        "",
-        "Each table is a config of this folder (the `configs:` header names its Parquet file):",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        'leaderboard = load_dataset("path/to/downloads", "leaderboard", split="train")',
-        "",
-        "import pandas as pd  # or one file",
-        'board = pd.read_json("leaderboard.json")  # an array of records, one per row',
-        "```",
-        "",
-        *(
-            [
-                "Empty in this release, so not a config (`datasets` loads no zero-row table; "
-                "pandas, pyarrow and DuckDB read the file): "
-                + ", ".join(f"`{n}`" for n in empty)
-                + ".",
-                "",
-            ]
-            if empty
-            else []
-        ),
-        "## Files",
-        "",
     ]
-    lines = header
+
+
+def _card_loading(downloads: list[Download], empty: list[str], repo: str | None) -> list[str]:
+    where = repo or "path/to/downloads"
+    lines = ["## Loading", "",
+             "Each table with rows is a config (the `configs:` header names its Parquet file):",
+             "", "```python", "from datasets import load_dataset", "",
+             f'leaderboard = load_dataset("{where}", "leaderboard", split="train")',
+             f'verdicts = load_dataset("{where}", "verdicts", split="train")', "",
+             "import pandas as pd  # or one file",
+             f'board = pd.read_parquet("{f"hf://datasets/{repo}/" if repo else ""}'
+             'leaderboard.parquet")', "```", "", "| config | file | rows |", "| --- | --- | --- |",
+             ]  # fmt: skip
     for d in downloads:
-        files = ", ".join(f"`{p.removeprefix('downloads/')}` ({fmt})" for fmt, p, _ in d.files)
-        lines += [f"### {d.label}", "", f"{files}; {d.rows:,} rows.", ""]
-        if d.name == "verdicts":
-            lines += ["Also one file per submission: `verdicts/<submission_id>.parquet`.", ""]
-        if d.note:
-            lines += [d.note, ""]
-        lines += ["| column | meaning |", "| --- | --- |"]
-        lines += [f"| `{c}` | {m} |" for c, m in d.columns.items()]
-        lines.append("")
-    if not public:
-        lines += [
-            "The meta-rubrics are held: verdicts carry check ids, kinds, tiers and verdicts "
-            "only, never rubric or check text.",
-            "",
-        ]
-    lines += [
+        parquet = next((p for fmt, p, _ in d.files if fmt == "Parquet"), None)
+        if parquet is not None and d.name not in empty:
+            lines.append(f"| `{d.name}` | `{parquet.removeprefix('downloads/')}` | {d.rows} |")
+    lines.append("")
+    if empty:
+        names = ", ".join(f"`{n}`" for n in empty)
+        lines += [f"Empty in this release, so not a config (`datasets` loads no zero-row table; "
+                  f"pandas, pyarrow, DuckDB and polars read the file): {names}.", ""]  # fmt: skip
+    return [*lines, "## Files", "", VERDICT_KEY_NOTE, "", SECONDARY_NOTE, ""]
+
+
+def _card_licence(provenance: dict[str, Any], public: bool) -> list[str]:
+    judges = (provenance.get("judges") or {}).values()
+    models = ", ".join(sorted(f"{j.get('provider')}:{j.get('model')}" for j in judges
+                              if isinstance(j, dict)))  # fmt: skip
+    return [
         "## Licence",
         "",
         "The project's own files (the score tables, the question metadata, the provenance and "
-        "this card) are released under the Apache License 2.0. The verdicts are outputs of "
-        "third-party judge models and the responses came from the submitters' models: such "
-        "outputs remain subject to the terms of the providers that produced them. No images are "
-        "included.",
+        "this card) are released under the Apache License 2.0. The verdicts"
+        + (" and their rationales" if public else "")
+        + " are outputs of third-party judge models"
+        + (f" ({models})" if models else "")
+        + ", and the responses (config `responses`) came from the submitters' models: such "
+        "outputs remain subject to the terms of the providers that produced them, which this "
+        "licence does not override. No images are included.",
         "",
-        "## Citation",
-        "",
-        "```bibtex",
+    ]
+
+
+def _card_citation(title: str, repo: str | None, provenance: dict[str, Any]) -> list[str]:
+    lines = ["## Citation", "", "```bibtex"]
+    if repo:
+        year = str(provenance.get("generated_at", ""))[:4] or "unknown"
+        key = re.sub(r"[^a-z0-9]+", "_", repo.lower()).strip("_")
+        lines += [
+            f"@misc{{{key},",
+            f"  title        = {{{{{title}}}: published results}},",
+            f"  howpublished = {{\\url{{https://huggingface.co/datasets/{repo}}}}},",
+            f"  year         = {{{year}}},",
+            f"  note         = {{Rubric version {provenance.get('rubric_version', 'unknown')}}}",
+            "}",
+            "",
+        ]
+    return [
+        *lines,
         "@misc{gamut_benchmark,",
         "  title = {{Two-Level Meta-Rubrics for Evaluating Open-Ended Generation: GAMUT, a "
         "Benchmark for Factual Completeness}}",
         "}",
         "```",
     ]
-    return "\n".join(lines) + "\n"
 
 
 def downloads_size(site: Path) -> tuple[int, int]:
@@ -524,6 +591,8 @@ __all__ = [
     "Download",
     "dataset_card",
     "downloads_size",
+    "published_verdicts",
     "responses_download",
+    "size_category",
     "write_downloads",
 ]

@@ -30,7 +30,6 @@ from generator.render import SETTING_LABELS, file_id, human, safe_url
 from generator.tables import ScoreTables
 from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question
-from scoring.storage import atomic_write_text
 
 #: Folder of the explorer's data under the site root.
 DATA = "explorer"
@@ -63,10 +62,10 @@ def data_script(obj: Any) -> str:
 
 
 def _dump(path: Path, obj: Any) -> int:
-    text = data_script(obj)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, text)
-    return len(text.encode("utf-8"))
+    """Write a data script into the build's staging folder (swapped in whole when complete)."""
+    data = data_script(obj).encode("utf-8")
+    path.write_bytes(data)
+    return len(data)
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -124,9 +123,11 @@ class _Scores:
     def of(cls, tables: ScoreTables) -> _Scores:
         qs = tables["question_scores"]
         qs = qs[qs["judge"].astype(str) == tables.primary_judge]
-        keys = zip(qs["submission_id"].astype(str), qs["setting"].astype(str),
-                   qs["question_id"].astype(str), strict=True)  # fmt: skip
-        vals = zip(*([points(x) for x in qs[c]] for c in ("gamut_raw", "ac_raw", "v_raw", "c_raw")),
+        ids = ("submission_id", "setting", "question_id")
+        keys = zip(*(qs[c].astype(str).tolist() for c in ids), strict=True)
+        columns = (qs[c].to_numpy(float, na_value=np.nan).tolist()
+                   for c in ("gamut_raw", "ac_raw", "v_raw", "c_raw"))  # fmt: skip
+        vals = zip(*([None if x != x else round(100.0 * x, 2) for x in c] for c in columns),
                    strict=True)  # fmt: skip
         return cls(dict(zip(keys, vals, strict=True)))
 
@@ -139,7 +140,8 @@ class _Counts:
     """Verdict counts of every (question, model-setting, label), counted once for all checks."""
 
     labels: list[str]
-    counts: np.ndarray[Any, Any]  # [question, group, label, verdict]
+    counts: list[Any]  # [question][group][label][verdict], nested lists
+    seen: list[Any]  # [question][group][label]: any verdict
 
     @classmethod
     def of(cls, v: Verdicts, column: np.ndarray[Any, Any], order: list[str]) -> _Counts:
@@ -151,12 +153,13 @@ class _Counts:
         n_g, n_l, n_v = len(v.groups), len(labels), len(VERDICTS)
         k, g = np.nonzero(v.codes >= 0)
         flat = ((q_code[k] * n_g + g) * n_l + lab[k]) * n_v + v.codes[k, g]
-        counts = np.bincount(flat, minlength=n_q * n_g * n_l * n_v)
-        return cls(labels, counts.reshape(n_q, n_g, n_l, n_v))
+        counts = np.bincount(flat, minlength=n_q * n_g * n_l * n_v).reshape(n_q, n_g, n_l, n_v)
+        seen: list[Any] = counts.any(axis=3).tolist()  # type: ignore[assignment]
+        return cls(labels, counts.tolist(), seen)
 
     def of_question(self, q: int, g: int) -> dict[str, list[int]]:
-        c = self.counts[q, g]
-        return {x: c[i].tolist() for i, x in enumerate(self.labels) if c[i].any()}
+        c, seen = self.counts[q][g], self.seen[q][g]
+        return {x: c[i] for i, x in enumerate(self.labels) if seen[i]}
 
 
 def _checklist(v: Verdicts, lo: int, hi: int, settings: list[str]) -> list[dict[str, Any]]:
@@ -212,27 +215,16 @@ def write_explorer_data(
     primary = (tables.provenance.get("judges") or {}).get(tables.primary_judge) or {}
     # the page with the prompt template and request settings of the judge shown
     judging = judging_href(str(primary.get("prompt_version")), tables.primary_judge)
+    settings = [s for s in SETTINGS if any((m, s) in inputs.responses for m in models)]
     index, largest = [], 0
+    (site / DATA / "q").mkdir(parents=True, exist_ok=True)
+    listed = [{"id": m, "name": names[m], "href": f"submissions/{file_id(m)}.html"} for m in models]
+    counts = (tiers, kinds) if tiers is not None and kinds is not None else None
     for q in inputs.questions:
         qid = q.question_id
         lo, hi = spans.get(qid, (0, 0))
-        settings = [s for s in SETTINGS if any((m, s) in inputs.responses for m in models)]
-        rows = []
-        for m in models:
-            for s in settings:
-                resp = inputs.responses.get((m, s))
-                if resp is None:
-                    continue
-                gamut, ac, vv, c = scores.lookup.get((m, s, qid), (None, None, None, None))
-                row: dict[str, Any] = {"m": models.index(m), "s": s, "response": resp.get(qid),
-                                       "gamut": gamut, "ac": ac, "v": vv, "c": c}  # fmt: skip
-                gi = g_index.get((m, s))
-                if v is not None and tiers and kinds and gi is not None and hi > lo:
-                    row["tiers"] = tiers.of_question(q_pos[qid], gi)
-                    row["kinds"] = kinds.of_question(q_pos[qid], gi)
-                    if public:
-                        row["verdicts"] = _LUT[v.codes[lo:hi, gi]].tobytes().decode("ascii")
-                rows.append(row)
+        where = (q_pos.get(qid, -1), lo, hi)
+        rows = _rows(qid, where, models, settings, inputs, scores, counts, g_index, public)
         data: dict[str, Any] = {
             "id": qid,
             "domain": human(q.domain),
@@ -245,10 +237,7 @@ def write_explorer_data(
             "judge": tables.primary_judge,
             "judging": judging,
             "settings": {s: SETTING_LABELS.get(s, s) for s in settings},
-            "models": [
-                {"id": m, "name": names[m], "href": f"submissions/{file_id(m)}.html"}
-                for m in models
-            ],
+            "models": listed,
             "public": public,
             "rows": rows,
         }
@@ -265,6 +254,40 @@ def write_explorer_data(
                       question_file(qid), q.text_only_question, *means])  # fmt: skip
     _dump(site / DATA / "questions.js", {"questions": index, "settings": SETTING_LABELS})
     return {"n_questions": len(index), "largest_bytes": largest}
+
+
+def _rows(
+    qid: str,
+    where: tuple[int, int, int],
+    models: list[str],
+    settings: list[str],
+    inputs: SiteInputs,
+    scores: _Scores,
+    counts: tuple[_Counts, _Counts] | None,
+    g_index: dict[tuple[str, str], int],
+    public: bool,
+) -> list[dict[str, Any]]:
+    """Each shown model's response to one question, with its scores and verdict counts (and
+    verdict string with public rubrics); ``where``: the question's place in the counts and its
+    checks' row range."""
+    v, (q_at, lo, hi) = inputs.verdicts, where
+    rows = []
+    for mi, m in enumerate(models):
+        for s in settings:
+            resp = inputs.responses.get((m, s))
+            if resp is None:
+                continue
+            gamut, ac, vv, c = scores.lookup.get((m, s, qid), (None, None, None, None))
+            row: dict[str, Any] = {"m": mi, "s": s, "response": resp.get(qid),
+                                   "gamut": gamut, "ac": ac, "v": vv, "c": c}  # fmt: skip
+            gi = g_index.get((m, s))
+            if v is not None and counts is not None and gi is not None and hi > lo:
+                row["tiers"] = counts[0].of_question(q_at, gi)
+                row["kinds"] = counts[1].of_question(q_at, gi)
+                if public:
+                    row["verdicts"] = _LUT[v.codes[lo:hi, gi]].tobytes().decode("ascii")
+            rows.append(row)
+    return rows
 
 
 def _rationales(

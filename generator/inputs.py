@@ -1,6 +1,6 @@
 """What the explorer shows beyond the score tables, read through the engine's public formats: the
 questions file, each submission's response files (with the engine's response reader) and the
-primary judge's rows of ``verdicts.parquet``.
+primary judge's rows of the published verdict table.
 
 Verdicts arrive as dense arrays (check x model-setting) so that pages never loop over millions of
 rows. Check text and rationales are read only when the rubrics are public.
@@ -8,22 +8,23 @@ rows. Check text and rationales are read only when the rubrics are public.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from generator.tables import VERDICT_ID_COLUMNS, VERDICT_TEXT_COLUMNS, ScoreTables, SiteError
+from generator.tables import VERDICT_ID_COLUMNS, ScoreTables, SiteError
 from scoring import Tier
 from scoring.errors import Problem, ProblemsError
 from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions import ERROR, Limits, read_response_file
+from scoring.tables import codes
 from scoring.verdicts import VERDICT_ORDER
 
 SETTINGS = tuple(s.value for s in Setting)
@@ -110,60 +111,86 @@ def _check_order(check_ids: pd.Series) -> pd.Series:
     return num.map("{:09d}".format) + "|" + parts[1] + "|" + sub.map("{:09d}".format)
 
 
-def read_verdicts(path: Path, judge: str, submission_ids: list[str], public: bool) -> Verdicts:
-    """The judge's verdicts of ``submission_ids`` from the verdict table, as dense arrays.
+def _ranks(key: Sequence[Any]) -> Ints:
+    """Each item's place when ``key`` is sorted (stable)."""
+    order = sorted(range(len(key)), key=key.__getitem__)
+    ranks = np.empty(len(key), np.int64)
+    ranks[order] = np.arange(len(key))
+    return ranks
+
+
+#: The verdict table's columns read by their dictionary codes.
+_ENCODED = ("submission_id", "setting", "judge", "question_id", "check_id", "verdict")
+
+
+def read_verdicts(table: pa.Table, judge: str, submission_ids: list[str], public: bool) -> Verdicts:
+    """The judge's verdicts of ``submission_ids`` as dense arrays, from the published verdict
+    table (:func:`scoring.tables.verdict_table`), column-wise on its dictionary codes.
 
     Raises:
-        SiteError: when the table cannot be read or lacks its id columns.
+        SiteError: when the table lacks its id columns.
     """
-    schema = pq.read_schema(path)
-    missing = [c for c in VERDICT_ID_COLUMNS if c not in schema.names]
+    missing = [c for c in VERDICT_ID_COLUMNS if c not in table.column_names]
     if missing:
-        raise SiteError(f"{path}: verdict table lacks {', '.join(missing)}; run `gamut judge`")
-    cols = list(VERDICT_ID_COLUMNS)
-    if public:
-        cols += [c for c in VERDICT_TEXT_COLUMNS if c in schema.names]
-    table = pq.read_table(path, columns=cols, filters=[("judge", "=", judge)])
-    wanted = pa.array(submission_ids, type=pa.string())
-    table = table.filter(pc.is_in(table["submission_id"].cast(pa.string()), value_set=wanted))
-    df = table.to_pandas()
-    for c in df.columns:
-        if isinstance(df[c].dtype, pd.CategoricalDtype):
-            df[c] = df[c].astype(object)
-    key = pd.MultiIndex.from_arrays([df["submission_id"].astype(str), df["setting"].astype(str)])
+        raise SiteError(f"the verdict table lacks {', '.join(missing)}; run `gamut judge`")
+    enc = {c: codes(table.column(c).combine_chunks()) for c in _ENCODED}
     position = {sid: i for i, sid in enumerate(submission_ids)}
-    groups = sorted(set(key), key=lambda g: (position[g[0]], g[1]))
-    cols_g = pd.MultiIndex.from_tuples(groups, names=key.names).get_indexer(key)
-    checks = df.drop_duplicates(["question_id", "check_id"]).copy()
-    checks["_order"] = _check_order(checks["check_id"].astype(str))
-    checks = checks.sort_values(["question_id", "_order"], kind="stable").reset_index(drop=True)
-    rows = pd.MultiIndex.from_frame(checks[["question_id", "check_id"]]).get_indexer(
-        pd.MultiIndex.from_frame(df[["question_id", "check_id"]])
+    (sub, subs), (st, sts), (jd, jds) = enc["submission_id"], enc["setting"], enc["judge"]
+    shown = np.array([s in position for s in subs] + [False])[sub]
+    rows = np.flatnonzero(shown & np.array([j == judge for j in jds] + [False])[jd])
+    sub, st = sub[rows], st[rows]
+    group_key, cols_g = np.unique(sub * len(sts) + st, return_inverse=True)
+    groups = [(subs[k // len(sts)], sts[k % len(sts)]) for k in group_key.tolist()]
+    cols_g = _ranks([(position[s], t) for s, t in groups])[cols_g]
+    groups = sorted(groups, key=lambda g: (position[g[0]], g[1]))
+    (q, qs), (c, cs) = enc["question_id"], enc["check_id"]
+    check_key, first, rows_k = np.unique(
+        q[rows] * len(cs) + c[rows], return_index=True, return_inverse=True
     )
-    codes = np.full((len(checks), len(groups)), -1, np.int8)
-    code_of = {v: i for i, v in enumerate(VERDICTS)}
-    codes[rows, cols_g] = df["verdict"].astype(str).map(code_of).fillna(-1).to_numpy(np.int8)
+    q_of, c_of = check_key // len(cs), check_key % len(cs)
+    sort = np.lexsort((_ranks(list(_check_order(pd.Series(cs, dtype=object))))[c_of],
+                       _ranks(qs)[q_of]))  # fmt: skip
+    at = np.argsort(sort)  # unique check -> its row
+    codes_m = np.full((len(check_key), len(groups)), -1, np.int8)
+    verdict, names = enc["verdict"]
+    lut = np.array([VERDICTS.index(v) if v in VERDICTS else -1 for v in names], np.int8)
+    codes_m[at[rows_k], cols_g] = lut[verdict[rows]] if len(names) else []
+    firsts = pa.array(rows[first][sort])
+
+    def column(name: str) -> npt.NDArray[Any]:
+        col = table.column(name).take(firsts).combine_chunks()
+        if pa.types.is_dictionary(col.type) or pa.types.is_string(col.type):
+            idx, values = codes(col)
+            return np.asarray(values, dtype=object)[idx]
+        return np.asarray(col.to_numpy(zero_copy_only=False))
+
     text = rationale = None
-    if public and "check_text" in df.columns:
-        text = checks["check_text"].astype(object).to_numpy()
-    if public and "rationale" in df.columns:
-        rationale = np.full((len(checks), len(groups)), None, object)
-        rationale[rows, cols_g] = df["rationale"].to_numpy(object)
+    if public and "check_text" in table.column_names:
+        text = np.asarray(table.column("check_text").take(firsts).to_pylist(), dtype=object)
+    if public and "rationale" in table.column_names:
+        rationale = np.full(codes_m.shape, None, object)
+        values = table.column("rationale").take(pa.array(rows)).to_pylist()
+        rationale[at[rows_k], cols_g] = np.asarray(values, dtype=object)
     return Verdicts(
         groups=groups,
-        question=checks["question_id"].astype(str).to_numpy(object),
-        check_id=checks["check_id"].astype(str).to_numpy(object),
-        kind=checks["kind"].astype(str).to_numpy(object),
-        tier=checks["tier"].astype(str).to_numpy(object),
-        secondary=checks["secondary"].astype(bool).to_numpy(),
-        codes=codes,
+        question=np.asarray([qs[i] for i in q_of[sort]], dtype=object),
+        check_id=np.asarray([cs[i] for i in c_of[sort]], dtype=object),
+        kind=column("kind"),
+        tier=column("tier"),
+        secondary=column("secondary").astype(bool),
+        codes=codes_m,
         check_text=text,
         rationale=rationale,
     )
 
 
 def load_site_inputs(
-    questions: Path, submissions: Path, tables: ScoreTables, public: bool
+    questions: Path,
+    submissions: Path,
+    tables: ScoreTables,
+    public: bool,
+    verdicts: pa.Table | None = None,
+    loaded: list[Question] | None = None,
 ) -> SiteInputs:
     """Read the questions, the shown submissions' responses and the primary judge's verdicts.
 
@@ -172,23 +199,20 @@ def load_site_inputs(
         submissions: the submissions folder.
         tables: the score tables (which submissions are shown, the primary judge).
         public: whether the rubrics are public (check text and rationales are read only then).
+        verdicts: the published verdict table (None: no verdict table was published).
+        loaded: the questions of ``questions``, when already read.
 
     Raises:
         ProblemsError: a questions or response file is invalid (every problem listed).
-        SiteError: the verdict table is unreadable.
+        SiteError: the verdict table lacks its id columns.
     """
-    qs = load_questions(questions)
+    qs = loaded if loaded is not None else load_questions(questions)
     sids = sorted({str(s) for s in tables["leaderboard"]["submission_id"]})
     responses = _responses(submissions, sids, [q.question_id for q in qs])
-    verdicts = None
-    if tables.verdicts_path is not None:
-        try:
-            verdicts = read_verdicts(tables.verdicts_path, tables.primary_judge, sids, public)
-        except (OSError, ValueError) as exc:
-            raise SiteError(
-                f"cannot read {tables.verdicts_path}: {exc}; rebuild it with `gamut judge`"
-            ) from None
-    return SiteInputs(qs, questions, responses, verdicts)
+    shown = None
+    if verdicts is not None:
+        shown = read_verdicts(verdicts, tables.primary_judge, sids, public)
+    return SiteInputs(qs, questions, responses, shown)
 
 
 __all__ = [

@@ -9,6 +9,7 @@ import math
 from collections import Counter
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from generator import charts
@@ -50,8 +51,15 @@ def submission_href(submission_id: str, root: str) -> str:
     return f"{root}submissions/{file_id(submission_id)}.html"
 
 
-def _records(df: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): v for k, v in r.items()} for r in df.to_dict(orient="records")]
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of ``df`` as dicts (``to_dict(orient="records")`` in one conversion: pandas
+    builds each record by indexing every column)."""
+    cols, values = [str(c) for c in df.columns], df.to_numpy(dtype=object)
+    values[_IS_NA(values).astype(bool)] = None  # as to_dict gives a nullable column's NA
+    return [dict(zip(cols, row, strict=True)) for row in values.tolist()]
+
+
+_IS_NA = np.frompyfunc(lambda v: v is pd.NA, 1, 1)
 
 
 def _primary(df: pd.DataFrame, judge: str) -> pd.DataFrame:
@@ -113,13 +121,7 @@ def model_names(tables: ScoreTables) -> dict[str, str]:
     }
 
 
-def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
-    """The home page: primary-judge leaderboard in every setting, with filters and a chart."""
-    judge = tables.primary_judge
-    lb = _primary(tables["leaderboard"], judge)
-    mod = _primary(tables["modality"], judge).set_index("submission_id")
-    settings = _settings(lb)
-    names = model_names(tables)
+def _leaderboard_columns(corrected: bool) -> list[Column]:
     cols = [
         Column("rank", "Rank", "rank", "Rank by the primary judge; in brackets the 95% rank range"),
         Column("model", "Model", "text", numeric=False),
@@ -139,70 +141,71 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         Column("status", "Status", "text", numeric=False),
         STAMP_COLUMN,
     ]
-    corrected = has_corrected(lb)
     if corrected:  # shown instead of rank, score and tie group by the "Corrected (PPI)" toggle
         cols[4:4] = PPI_COLUMNS
+    return cols
+
+
+def _leaderboard_row(
+    r: dict[str, Any], setting: str, m: Any, name: str, root: str, corrected: bool
+) -> Row:
+    """One leaderboard row; ``m`` is the submission's modality row (None: none)."""
+    sid = str(r["submission_id"])
+    cells = {
+        "rank": Cell(r["rank"], r["rank_lo"], r["rank_hi"]),
+        "tie": Cell(r["tie_group"]),
+        "model": Cell(name, href=submission_href(sid, root)),
+        "organisation": Cell(r["organisation"]),
+        "open": Cell(bool(r["open_weights"])),
+        "setting": Cell(setting_label(setting)),
+        "gamut": Cell(r["gamut"], r["gamut_lo"], r["gamut_hi"]),
+        "ac": Cell(r["ac"]),
+        "v": Cell(r["v"]),
+        "c": Cell(r["c"]),
+        "contra": Cell(r["share_contradicts"]),
+        "text_only": Cell(None if m is None else m["text_only"]),
+        "gap": Cell(*((None, None, None) if m is None else (m["gap"], m["gap_lo"], m["gap_hi"]))),
+        "chars": Cell(r["mean_response_chars"]),
+        "date": Cell(str(r["date"])[:10] if r["date"] is not None else None),
+        "status": Cell(r["status"]),
+        "stamp": stamp_cell(r),
+        **(ppi_cells(r) if corrected else {}),
+    }
+    open_weights = "yes" if r["open_weights"] else "no"
+    attrs = {"setting": setting, "organisation": str(r["organisation"]), "open": open_weights,
+             "fresh": fresh_attr(r), "sid": sid}  # fmt: skip
+    return Row(cells=cells, attrs=attrs)
+
+
+def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
+    """The home page: primary-judge leaderboard in every setting, with filters and a chart."""
+    judge = tables.primary_judge
+    lb = _primary(tables["leaderboard"], judge)
+    mod = _primary(tables["modality"], judge).set_index("submission_id")
+    settings = _settings(lb)
+    names = model_names(tables)
+    corrected = has_corrected(lb)
     rows = []
     for setting in settings:
-        for r in _records(_rank_order(lb[lb["setting"] == setting])):
+        for r in records(_rank_order(lb[lb["setting"] == setting])):
             sid = str(r["submission_id"])
             m = mod.loc[sid] if sid in mod.index else None
-            rows.append(
-                Row(
-                    cells={
-                        "rank": Cell(r["rank"], r["rank_lo"], r["rank_hi"]),
-                        "tie": Cell(r["tie_group"]),
-                        "model": Cell(names[sid], href=submission_href(sid, root)),
-                        "organisation": Cell(r["organisation"]),
-                        "open": Cell(bool(r["open_weights"])),
-                        "setting": Cell(setting_label(setting)),
-                        "gamut": Cell(r["gamut"], r["gamut_lo"], r["gamut_hi"]),
-                        "ac": Cell(r["ac"]),
-                        "v": Cell(r["v"]),
-                        "c": Cell(r["c"]),
-                        "contra": Cell(r["share_contradicts"]),
-                        "text_only": Cell(None if m is None else m["text_only"]),
-                        "gap": Cell(
-                            None if m is None else m["gap"],
-                            None if m is None else m["gap_lo"],
-                            None if m is None else m["gap_hi"],
-                        ),
-                        "chars": Cell(r["mean_response_chars"]),
-                        "date": Cell(str(r["date"])[:10] if r["date"] is not None else None),
-                        "status": Cell(r["status"]),
-                        "stamp": stamp_cell(r),
-                        **(ppi_cells(r) if corrected else {}),
-                    },
-                    attrs={
-                        "setting": setting,
-                        "organisation": str(r["organisation"]),
-                        "open": "yes" if r["open_weights"] else "no",
-                        "fresh": fresh_attr(r),
-                        "sid": sid,
-                    },
-                )
-            )
+            rows.append(_leaderboard_row(r, setting, m, names[sid], root, corrected))
     order = _rank_order(lb[lb["setting"] == settings[0]]) if settings else lb
-    order_ids = [str(x) for x in order["submission_id"]]
-    labels = [names[sid] for sid in order_ids]
+    ids = [str(x) for x in order["submission_id"]]
     series = []
     for setting in settings:
-        s = lb[lb["setting"] == setting].set_index("submission_id").reindex(order_ids)
-        series.append(
-            (
-                setting_label(setting),
-                s["gamut"].tolist(),
-                s["gamut_lo"].tolist(),
-                s["gamut_hi"].tolist(),
-            )
-        )
-    ids = [str(x) for x in order["submission_id"]]
-    n_stale = sum(is_stale(r) for r in _records(lb))
+        s = lb[lb["setting"] == setting].set_index("submission_id").reindex(ids)
+        series.append((setting_label(setting), s["gamut"].tolist(), s["gamut_lo"].tolist(),
+                       s["gamut_hi"].tolist()))  # fmt: skip
+    n_stale = sum(is_stale(r) for r in records(lb))
+    cols = _leaderboard_columns(corrected)
+    simulated = bool((audit_info(tables) or {}).get("simulated"))
     return {
         "table": Table(cols, rows, caption="Leaderboard", table_id="leaderboard-table"),
         "settings": [(s, setting_label(s)) for s in settings],
         "organisations": sorted({str(o) for o in lb["organisation"]}),
-        "figure": charts.dot_ci(labels, series, keys=settings, ids=ids),
+        "figure": charts.dot_ci([names[sid] for sid in ids], series, keys=settings, ids=ids),
         "n_models": lb["submission_id"].nunique(),
         "n_stale": n_stale,
         "stamp_legend": STAMP_LEGEND_FILTER if n_stale else STAMP_LEGEND,
@@ -210,12 +213,7 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "built": str(tables.provenance.get("generated_at") or "unknown")[:16].replace("T", " "),
         "mdd": mdd_sentence(tables),
         "ppi": (
-            ppi_sentence(
-                lb,
-                bool((audit_info(tables) or {}).get("simulated")),
-                tables.frames.get("audit_incomplete"),
-                names,
-            )
+            ppi_sentence(lb, simulated, tables.frames.get("audit_incomplete"), names)
             if corrected
             else None
         ),
@@ -291,7 +289,7 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
                     "n": Cell(r["n_questions"]),
                 }
             )
-            for r in _records(sub)
+            for r in records(sub)
         ]
         labels = [names.get(str(s), str(s)) for s in sub["submission_id"]]
         fig = charts.dot_ci(
@@ -393,7 +391,7 @@ def multimodal(tables: ScoreTables, root: str = "") -> dict[str, Any]:
                 "gap": Cell(r["gap"], r["gap_lo"], r["gap_hi"]),
             }
         )
-        for r in _records(mod)
+        for r in records(mod)
     ]
     summary = tables.modality_summary.get(judge, {})
     return {
@@ -474,6 +472,7 @@ __all__ = [
     "multimodal",
     "ordered_settings",
     "ranked_ids",
+    "records",
     "setting_label",
     "submission_href",
     "tax_sentence",

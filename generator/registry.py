@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from generator import pages
 from generator.badges import write_badges
 from generator.cite import cite_page
@@ -23,6 +25,7 @@ from generator.downloads import (
     CARD_STAGING,
     Download,
     dataset_card,
+    published_verdicts,
     responses_download,
     write_downloads,
 )
@@ -34,7 +37,7 @@ from generator.judging import JUDGING, judges_by_prompt, judging_context
 from generator.render import file_id, human, slug
 from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
-from generator.tables import ScoreTables, SiteError
+from generator.tables import ScoreTables, SiteError, load_tables
 from scoring.questions import load_questions
 
 #: One page of a family: its key (the ``{}`` of the family's path), title and template variables.
@@ -74,42 +77,73 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
     Raises:
         SiteError: the spec names no questions file or submissions folder.
     """
+    inputs, verdicts = _inputs(spec, tables)
+    dl = write_dataset(spec, tables, docs, inputs, verdicts, docs / CARD_STAGING)
+    del verdicts
+    names = pages.model_names(tables)
+    shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
+    return Site(spec, tables, docs, names, shown, inputs, dl)
+
+
+def _inputs(spec: SiteSpec, tables: ScoreTables) -> tuple[SiteInputs, pa.Table | None]:
+    """The questions, responses and primary-judge verdicts the site shows, and the published
+    verdict table they were taken from (read once for the pages and the downloads)."""
     if spec.questions is None or spec.submissions is None:
         raise SiteError(
             "the site shows every question and response: give the build the questions file "
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
     public, questions = spec.rubrics_public, load_questions(spec.questions)
-    dl = write_downloads(tables, docs, public=public, questions=questions)
-    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public)
-    ids = [q.question_id for q in inputs.questions]
+    verdicts = published_verdicts(tables, public, questions)
+    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public, verdicts, questions)
+    return inputs, verdicts
+
+
+def write_dataset(
+    spec: SiteSpec,
+    tables: ScoreTables,
+    docs: Path,
+    inputs: SiteInputs,
+    verdicts: pa.Table | None,
+    card: Path,
+    repo: str | None = None,
+) -> dict[str, Any]:
+    """Write the downloads folder (``docs/downloads``: every table, the responses, the Every
+    Eval Ever export and the Croissant description) and its dataset card at ``card``.
+
+    Returns:
+        The downloads, as :func:`write_downloads` returns them.
+    """
+    public, ids = spec.rubrics_public, [q.question_id for q in inputs.questions]
+    dl = write_downloads(tables, docs, public=public, questions=inputs.questions, verdicts=verdicts)
     main: list[Download] = dl["main"]  # type: ignore[assignment]
     main.insert(2, responses_download(inputs.responses, ids, docs, tables.provenance))
-    _stage_card(spec, tables, docs, [d for d in (dl["verdicts"], *main) if isinstance(d, Download)])
-    names = pages.model_names(tables)
-    shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
-    return Site(spec, tables, docs, names, shown, inputs, dl)
-
-
-def _stage_card(spec: SiteSpec, tables: ScoreTables, docs: Path, listed: list[Download]) -> None:
-    """Write the dataset card where the build takes it from after mkdocs and the Croissant
-    description beside the files, and list both with the provenance download."""
-    card = docs / CARD_STAGING
+    listed = [d for d in (dl["verdicts"], *main) if isinstance(d, Download)]
     prov = next(d for d in listed if d.name == "provenance")
-    about = {"title": spec.title, "description": spec.description, "url": spec.url or ""}
-    jsonld = write_croissant(listed, docs / "downloads", tables.provenance, **about)
+    about = {"title": spec.title, "description": spec.description}
+    jsonld = write_croissant(listed, docs / "downloads", tables.provenance, url=spec.url or "",
+                             **about)  # fmt: skip
     prov.files.append(("JSON-LD, Croissant", f"downloads/{jsonld.name}", jsonld.stat().st_size))
     prov.files.append(("Markdown, the dataset card", "downloads/README.md", 0))
-    text = dataset_card(
-        listed,
-        tables.provenance,
-        title=spec.title,
-        description=spec.description,
-        public=spec.rubrics_public,
-    )
+    text = dataset_card(listed, tables.provenance, public=public, repo=repo, url=spec.url or "",
+                        **about)  # fmt: skip
     card.parent.mkdir(parents=True, exist_ok=True)
     card.write_text(text, encoding="utf-8")
     prov.files[-1] = (*prov.files[-1][:2], card.stat().st_size)
+    return dl
+
+
+def dataset_folder(spec: SiteSpec, out: Path, repo: str) -> Path:
+    """Write the downloads folder of ``spec``'s results into ``out``, with its dataset card as
+    ``README.md`` naming the Hub dataset ``repo``: the files ``gamut publish hf`` sends.
+
+    Returns:
+        The folder (``out/downloads``).
+    """
+    tables = load_tables(spec.results)
+    inputs, verdicts = _inputs(spec, tables)
+    write_dataset(spec, tables, out, inputs, verdicts, out / "downloads" / "README.md", repo)
+    return out / "downloads"
 
 
 @dataclass(frozen=True)
@@ -304,4 +338,13 @@ def navigation(written: list[tuple[Page, list[tuple[str, str]]]], docs: Path) ->
     return nav + sorted(p.name for p in docs.glob("*.md") if p.name not in known)
 
 
-__all__ = ["PAGES", "Item", "Page", "Site", "gather", "navigation"]
+__all__ = [
+    "PAGES",
+    "Item",
+    "Page",
+    "Site",
+    "dataset_folder",
+    "gather",
+    "navigation",
+    "write_dataset",
+]

@@ -11,6 +11,7 @@ from generator import charts
 from generator.cost import cost_table
 from generator.explorer import points
 from generator.inputs import SiteInputs
+from generator.pages import records
 from generator.render import Cell, Column, Row, Table, excerpt, human, setting_label, slug
 from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, is_stale, stamp_cell, stamp_detail
 from generator.tables import ScoreTables
@@ -75,11 +76,44 @@ def submission_page(
     mine = lb[lb["submission_id"] == submission_id]
     prim = mine[mine["judge"] == judge]
     meta = dict(prim.iloc[0]) if len(prim) else dict(mine.iloc[0])
-    ordered = mine.sort_values(
+    by_judge = mine.sort_values(
         ["judge", "setting"],
         key=lambda s: s.map(lambda v: (v != judge, v != "multimodal", str(v))),
     )
-    tier_rows = [
+    ordered = records(by_judge)
+    bd = tables["by_domain"]
+    domains, figure = _domain_table(bd[(bd["submission_id"] == submission_id)
+                                       & (bd["judge"] == judge)], root)  # fmt: skip
+    bk = tables["by_kind"]
+    return {
+        "submission_id": submission_id,
+        "meta": meta,
+        "production": _production(meta),
+        "training": training_data(meta),
+        "tiers": _tier_table(ordered),
+        "domains": domains,
+        "domain_figure": figure,
+        "kinds": _kind_table(bk[(bk["submission_id"] == submission_id) & (bk["judge"] == judge)]),
+        "cost": cost_table(
+            ordered,
+            None,
+            caption="Judging cost, tokens and length by setting and judge",
+        ),
+        "stale": [
+            (setting_label(str(r["setting"])), str(r["judge"]), str(r["stale_reason"]))
+            for r in records(mine)
+            if is_stale(r)
+        ],
+        "stamp": stamp_detail(meta),
+        "stamp_legend": STAMP_LEGEND,
+        "downloads": [(label, root + path) for label, path in downloads.items()],
+        "judge": judge,
+    }
+
+
+def _tier_table(ordered: list[dict[Any, Any]]) -> Table:
+    """Scores by setting and judge."""
+    rows = [
         Row(
             {
                 "setting": Cell(setting_label(str(r["setting"]))),
@@ -93,25 +127,24 @@ def submission_page(
                 "stamp": stamp_cell(r),
             }
         )
-        for r in ordered.to_dict(orient="records")
+        for r in ordered
     ]
-    tiers = Table(
-        [
-            Column("setting", "Setting", numeric=False),
-            Column("judge", "Judge", numeric=False),
-            Column("gamut", "Gamut [95% CI]", "ci"),
-            Column("ac", "AC", "f1"),
-            Column("v", "V", "f1"),
-            Column("c", "C", "f1"),
-            Column("rank", "Rank", "rank"),
-            Column("status", "Status", numeric=False),
-            STAMP_COLUMN,
-        ],
-        tier_rows,
-        caption="Scores by setting and judge",
-    )
-    bd = tables["by_domain"]
-    bd = bd[(bd["submission_id"] == submission_id) & (bd["judge"] == judge)]
+    cols = [
+        Column("setting", "Setting", numeric=False),
+        Column("judge", "Judge", numeric=False),
+        Column("gamut", "Gamut [95% CI]", "ci"),
+        Column("ac", "AC", "f1"),
+        Column("v", "V", "f1"),
+        Column("c", "C", "f1"),
+        Column("rank", "Rank", "rank"),
+        Column("status", "Status", numeric=False),
+        STAMP_COLUMN,
+    ]
+    return Table(cols, rows, caption="Scores by setting and judge")
+
+
+def _domain_table(bd: pd.DataFrame, root: str) -> tuple[Table, Any]:
+    """Scores by domain (the submission's primary-judge rows), as a table and a chart."""
     doms = sorted({str(d) for d in bd["domain"]})
     settings = sorted({str(s) for s in bd["setting"]}, key=lambda s: (s != "multimodal", s))
     dcols = [Column("domain", "Domain", numeric=False)]
@@ -125,20 +158,19 @@ def submission_page(
             dcells[d][f"g_{s}"] = Cell(
                 sub.at[d, "gamut"], sub.at[d, "gamut_lo"], sub.at[d, "gamut_hi"]
             )
-        series.append(
-            (
-                setting_label(s),
-                sub["gamut"].tolist(),
-                sub["gamut_lo"].tolist(),
-                sub["gamut_hi"].tolist(),
-            )
-        )
-    bk = tables["by_kind"]
-    bk = bk[(bk["submission_id"] == submission_id) & (bk["judge"] == judge)]
+        series.append((setting_label(s), sub["gamut"].tolist(), sub["gamut_lo"].tolist(),
+                       sub["gamut_hi"].tolist()))  # fmt: skip
+    table = Table(dcols, [Row(dcells[d]) for d in doms], caption="Scores by domain")
+    figure = charts.dot_ci([human(d) for d in doms], series, y_title="Domain") if doms else None
+    return table, figure
+
+
+def _kind_table(bk: pd.DataFrame) -> Table:
+    """The verdict mix by check kind (the submission's primary-judge rows)."""
     bk = bk.sort_values(
         ["setting", "kind", "secondary"], key=lambda s: s.map(lambda v: (v != "multimodal", str(v)))
     )
-    kind_rows = [
+    rows = [
         Row(
             {
                 "setting": Cell(setting_label(str(r["setting"]))),
@@ -152,49 +184,20 @@ def submission_page(
                 "score": Cell(r["score"]),
             }
         )
-        for r in bk.to_dict(orient="records")
+        for r in records(bk)
     ]
-    kinds = Table(
-        [
-            Column("setting", "Setting", numeric=False),
-            Column("kind", "Check kind", numeric=False),
-            Column("secondary", "Secondary", "yes_no"),
-            Column("n", "Checks", "integer"),
-            Column("meets", "Meets", "pct"),
-            Column("partial", "Partially", "pct"),
-            Column("missing", "Missing", "pct"),
-            Column("contra", "Contradicts", "pct"),
-            Column("score", "Pooled score", "f1"),
-        ],
-        kind_rows,
-        caption="Verdict mix by check kind (primary judge)",
-    )
-    return {
-        "submission_id": submission_id,
-        "meta": meta,
-        "production": _production(meta),
-        "training": training_data(meta),
-        "tiers": tiers,
-        "domains": Table(dcols, [Row(dcells[d]) for d in doms], caption="Scores by domain"),
-        "domain_figure": charts.dot_ci([human(d) for d in doms], series, y_title="Domain")
-        if doms
-        else None,
-        "kinds": kinds,
-        "cost": cost_table(
-            [{str(k): v for k, v in r.items()} for r in ordered.to_dict(orient="records")],
-            None,
-            caption="Judging cost, tokens and length by setting and judge",
-        ),
-        "stale": [
-            (setting_label(str(r["setting"])), str(r["judge"]), str(r["stale_reason"]))
-            for r in mine.to_dict(orient="records")
-            if is_stale(r)
-        ],
-        "stamp": stamp_detail(meta),
-        "stamp_legend": STAMP_LEGEND,
-        "downloads": [(label, root + path) for label, path in downloads.items()],
-        "judge": judge,
-    }
+    cols = [
+        Column("setting", "Setting", numeric=False),
+        Column("kind", "Check kind", numeric=False),
+        Column("secondary", "Secondary", "yes_no"),
+        Column("n", "Checks", "integer"),
+        Column("meets", "Meets", "pct"),
+        Column("partial", "Partially", "pct"),
+        Column("missing", "Missing", "pct"),
+        Column("contra", "Contradicts", "pct"),
+        Column("score", "Pooled score", "f1"),
+    ]
+    return Table(cols, rows, caption="Verdict mix by check kind (primary judge)")
 
 
 def _explorer_href(root: str, question_id: str, submission_id: str, setting: str) -> str:
@@ -207,16 +210,19 @@ def highlights(
     """The model's best and worst questions per setting (primary judge), with links into the
     explorer, and example responses: its best, middle and worst question of the first setting."""
     qs = tables["question_scores"]
-    qs = qs[(qs["submission_id"].astype(str) == submission_id)
-            & (qs["judge"].astype(str) == tables.primary_judge)]  # fmt: skip
+    qs = qs[(qs["submission_id"] == submission_id) & (qs["judge"] == tables.primary_judge)]
     text = {q.question_id: q for q in inputs.questions}
     sections: list[dict[str, Any]] = []
     examples: list[dict[str, Any]] = []
     for setting in sorted({str(s) for s in qs["setting"]}, key=lambda s: (s != "multimodal", s)):
-        sub = qs[qs["setting"].astype(str) == setting].sort_values(
+        sub = qs[qs["setting"] == setting].sort_values(
             ["gamut_raw", "question_id"], ascending=[False, True]
         )
-        recs = [{str(k): v for k, v in r.items()} for r in sub.to_dict(orient="records")]
+        # only the rows shown: the n best, the n worst and the middle one
+        shown = sorted({*range(min(n, len(sub))), *range(max(0, len(sub) - n), len(sub))}
+                       | ({len(sub) // 2} if len(sub) else set()))  # fmt: skip
+        at = dict(zip(shown, records(sub.iloc[shown]), strict=True))
+        recs = [at[i] for i in range(len(sub)) if i in at]
 
         def link(r: dict[str, Any], setting: str = setting) -> dict[str, Any]:
             qid = str(r["question_id"])
@@ -239,7 +245,7 @@ def highlights(
         )
         if not examples and recs:
             responses = inputs.responses.get((submission_id, setting), {})
-            picks = {"Best": recs[0], "Middle": recs[len(recs) // 2], "Worst": recs[-1]}
+            picks = {"Best": at[0], "Middle": at[len(sub) // 2], "Worst": at[len(sub) - 1]}
             for label, r in picks.items():
                 item = link(r)
                 item["label"] = f"{label} question ({setting_label(setting)})"

@@ -1,6 +1,6 @@
 """Loading a dataset folder (the site's downloads, the Hub layout) as its readers do: every
-config of its card's ``configs:`` header with ``datasets`` offline, every Parquet file with pandas,
-pyarrow and DuckDB."""
+config of its card's ``configs:`` header with ``datasets`` offline, every Parquet and CSV file with
+pandas, pyarrow, DuckDB and polars."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import polars as pl
+import pyarrow.csv as pv
 import pyarrow.parquet as pq
 import yaml
 
@@ -53,9 +55,21 @@ def load_configs(folder: Path, cache: Path, names: list[str]) -> dict[str, dict[
 
 
 def read_everywhere(path: Path) -> int:
-    """The rows of a Parquet file, read the same by pandas, pyarrow and DuckDB."""
-    rows = int(pq.read_table(path).num_rows)
-    assert len(pd.read_parquet(path)) == rows, path
-    counted = duckdb.sql(f"SELECT count(*) FROM read_parquet('{path}')")
+    """The rows of a Parquet or CSV (plain or gzipped) file, read the same by pandas, pyarrow,
+    DuckDB and polars (eagerly, and lazily where polars can scan the file)."""
+    if path.suffix == ".parquet":
+        rows = int(pq.read_table(path).num_rows)
+        assert len(pd.read_parquet(path)) == rows, path
+        sql = f"SELECT count(*) FROM read_parquet('{path}')"
+        assert pl.read_parquet(path).height == rows, path
+        assert pl.scan_parquet(path).select(pl.len()).collect().item() == rows, path
+    else:
+        rows = int(pv.read_csv(path).num_rows)
+        assert len(pd.read_csv(path)) == rows, path
+        sql = f"SELECT count(*) FROM read_csv('{path}')"
+        assert pl.read_csv(path).height == rows, path
+        if path.suffix == ".csv":  # polars scans uncompressed CSV only
+            assert pl.scan_csv(path).select(pl.len()).collect().item() == rows, path
+    counted = duckdb.sql(sql)
     assert counted is not None and counted.fetchall() == [(rows,)], path
     return rows

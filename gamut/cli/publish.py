@@ -34,7 +34,8 @@ def publish() -> None:
 def hf(
     config_path: Path, repo_id: str | None, token_env: str, private: bool, dry_run: bool
 ) -> None:
-    """Upload results/ (score tables, per-submission verdicts, dataset card) in one commit.
+    """Upload the site's downloads folder (score tables, questions, responses, verdicts, the
+    Every Eval Ever export, the Croissant description, the dataset card) in one commit.
 
     The endpoint is GAMUT_HF_ENDPOINT or HF_ENDPOINT, else https://huggingface.co. Rubric and
     check text are never uploaded unless benchmark.rubrics_public is true.

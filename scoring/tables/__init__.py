@@ -34,6 +34,7 @@ from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.pairwise import PAIRWISE_COLUMNS
 from scoring.tables.published import (
     RESPONSE_COLUMNS,
+    codes,
     judge_ids,
     published_types,
     response_table,
@@ -218,6 +219,7 @@ __all__ = [
     "Tables",
     "arrow_type",
     "build_tables",
+    "codes",
     "dictionary",
     "iter_frames",
     "judge_ids",

@@ -149,7 +149,7 @@ def test_a_new_submission_goes_from_new_to_the_leaderboard_offline(
     # the Hub dataset carries the same responses as the site's download
     cfg = load_config(tmp_path / "demo" / "gamut.toml")
     hub = {f.path_in_repo: f.data for f in publish_files(Project(cfg), "gamut-org/gamut-results")}
-    on_hub = pq.read_table(io.BytesIO(hub["data/responses.parquet"]))
+    on_hub = pq.read_table(io.BytesIO(hub["responses.parquet"]))
     on_site = pq.read_table(tmp_path / "site" / "downloads" / "responses.parquet")
     assert on_hub.equals(on_site) and SID in on_site.column("submission_id").to_pylist()
     # and the export, the site and the Hub give a verdict the same columns
@@ -157,7 +157,7 @@ def test_a_new_submission_goes_from_new_to_the_leaderboard_offline(
     assert exported.exit_code == 0, exported.output
     names = pq.read_schema(tmp_path / "verdicts.parquet").names
     assert names == pq.read_schema(tmp_path / "site" / "downloads" / "verdicts.parquet").names
-    hub_verdicts = pq.read_table(io.BytesIO(hub[f"data/verdicts/{SID}.parquet"]))
+    hub_verdicts = pq.read_table(io.BytesIO(hub[f"verdicts/{SID}.parquet"]))
     assert names == hub_verdicts.column_names and "domain" in names
     meta = pq.read_schema(tmp_path / "verdicts.parquet").metadata
     stamped = json.loads(meta[b"gamut.provenance"])

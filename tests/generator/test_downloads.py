@@ -266,6 +266,27 @@ def test_the_downloads_folder_loads_as_a_dataset(
     assert board["gamut"].round(9).tolist() == parquet["gamut"].round(9).tolist()
 
 
+def test_every_download_reads_with_pandas_pyarrow_duckdb_and_polars(
+    built: tuple[GamutConfig, Path],
+) -> None:
+    import polars as pl
+
+    _, site = built
+    dl = site / "downloads"
+    files = sorted([*dl.rglob("*.parquet"), *dl.rglob("*.csv"), *dl.rglob("*.csv.gz")])
+    assert {"leaderboard.csv", "verdicts.parquet", "question_scores.csv.gz"} <= {
+        f.name for f in files
+    }
+    rows = {f.relative_to(dl).as_posix(): read_everywhere(f) for f in files}
+    assert rows["leaderboard.csv"] == rows["leaderboard.parquet"] > 0
+    assert rows["verdicts.parquet"] == sum(
+        n for name, n in rows.items() if name.startswith("verdicts/")
+    )
+    board = pl.read_json(dl / "leaderboard.json")
+    assert board.height == rows["leaderboard.parquet"]
+    assert sorted(board.columns) == sorted(pq.read_schema(dl / "leaderboard.parquet").names)
+
+
 def test_the_croissant_description_validates_and_reads_every_table(
     built: tuple[GamutConfig, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

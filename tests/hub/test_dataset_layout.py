@@ -1,5 +1,6 @@
 """The published dataset as ``datasets`` sees it: every config of the layout, written to a local
-folder, loads offline with the rows and columns its card documents."""
+folder, loads offline with the rows and columns its card documents; the layout is the site's
+downloads folder, with the Every Eval Ever export and a Croissant description that validates."""
 
 from __future__ import annotations
 
@@ -15,10 +16,8 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from gamut.publish import publish_files
-from generator.downloads import Download, dataset_card, write_downloads
-from generator.tables import load_tables
 from scoring.tables.columns import TABLES
-from tests.dataset_loading import card_configs, load_configs, read_everywhere
+from tests.dataset_loading import load_configs, read_everywhere
 from tests.tables.conftest import main_project
 
 REPO = "gamut-bench/results"
@@ -63,12 +62,12 @@ def test_every_config_loads_with_datasets_offline(tmp_path: Path) -> None:
     assert template and verdicts["judge_id"] == [f"replay:j{i}-model@{template}" for i in (1, 2)]
 
 
-def test_empty_tables_are_left_out_and_named(tmp_path: Path) -> None:
+def test_empty_tables_are_published_but_no_config(tmp_path: Path) -> None:
     folder, card = _write_layout(tmp_path)
-    assert not (folder / "data" / "incomplete.parquet").exists()
+    assert read_everywhere(folder / "incomplete.parquet") == 0
     header = yaml.safe_load(card.split("---\n")[1])
     assert "incomplete" not in {c["config_name"] for c in header["configs"]}
-    assert "not published" in card and "`incomplete`" in card
+    assert "not a config" in card and "`incomplete`" in card.split("## Loading")[1]
 
 
 def test_the_card_names_the_repo_licence_categories_and_citation(tmp_path: Path) -> None:
@@ -88,46 +87,42 @@ def test_the_card_names_the_repo_licence_categories_and_citation(tmp_path: Path)
     assert "Secondary (extra-credit) checks count" in card
 
 
-def test_the_site_and_the_hub_copies_share_one_schema(tmp_path: Path) -> None:
+def test_the_hub_layout_is_the_sites_downloads_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mlcroissant as mlc
+
     project = Project(load_config(main_project().write(tmp_path / "project")))
     pipeline.score(project)
     folder, _ = _write_layout(tmp_path, project)
-    docs = tmp_path / "docs"
-    dl = write_downloads(
-        load_tables(project.results_layout.root),
-        docs,
-        public=project.rubrics_public,
-        questions=project.questions,
-    )
-    site = docs / "downloads"
-    main: list[object] = list(dl["main"])  # type: ignore[call-overload]
-    listed = [d for d in (dl["verdicts"], *main) if isinstance(d, Download)]
-    card = dataset_card(listed, load_tables(project.results_layout.root).provenance,
-                        title="T", description="D", public=project.rubrics_public)  # fmt: skip
-    (site / "README.md").write_text(card, encoding="utf-8")
+    site = pipeline.build_site(project) / "downloads"
+    hub = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    ours = sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file())
+    assert hub == ours and {"every_eval_ever.jsonl", "croissant.json"} <= set(hub)
+    compared = 0
+    for name in hub:
+        if name.endswith(".parquet"):
+            hub_schema, site_schema = pq.read_schema(folder / name), pq.read_schema(site / name)
+            assert hub_schema.remove_metadata() == site_schema.remove_metadata(), name
+            assert not any(pa.types.is_null(f.type) for f in hub_schema), name
+            compared += 1
+        elif name not in ("README.md", "croissant.json"):  # the card names the repo
+            assert (folder / name).read_bytes() == (site / name).read_bytes(), name
+    assert compared >= 10
     lb = pq.read_table(project.results_layout.table("leaderboard"))
     empty_text = [f.name for f in lb.schema if pa.types.is_null(f.type)]
     assert empty_text, "the fixture has no all-empty text column: this test would prove nothing"
-    (one,) = sorted((folder / "data" / "verdicts").glob("*.parquet"))[:1]
-    pairs = [(p, site / p.name) for p in sorted((folder / "data").glob("*.parquet"))]
-    pairs.append((one, site / "verdicts.parquet"))
-    compared = 0
-    for hub_file, site_file in pairs:
-        if not site_file.is_file():  # the responses come with the full build
-            continue
-        hub, ours = pq.read_schema(hub_file), pq.read_schema(site_file)
-        assert ours.remove_metadata() == hub.remove_metadata(), site_file.name
-        assert not any(pa.types.is_null(f.type) for f in ours), site_file.name
-        compared += 1
-    assert compared >= 10
-    board = pq.read_schema(site / "leaderboard.parquet")
+    board = pq.read_schema(folder / "leaderboard.parquet")
     assert all(board.field(c).type == pa.string() for c in empty_text)
-    # the site's folder loads too; a zero-row table is no config (datasets loads none) but
-    # pandas, pyarrow and DuckDB read it
-    assert read_everywhere(site / "incomplete.parquet") == 0
-    configs = card_configs(site)
-    assert "incomplete" not in configs and "`incomplete`" in card.split("## Loading")[1]
-    loaded = load_configs(site, tmp_path / "hf-site", sorted(configs))
-    assert {n: g["rows"] for n, g in loaded.items()} == {
-        n: pq.read_metadata(site / files[0]).num_rows for n, files in configs.items()
-    }
+    assert f'load_dataset("{REPO}", "leaderboard"' not in (site / "README.md").read_text()
+    # the Croissant description validates and reads every table (offline)
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(var, "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    dataset = mlc.Dataset(jsonld=folder / "croissant.json")
+    issues = dataset.metadata.ctx.issues
+    assert not issues.errors and not issues.warnings, issues.report()
+    for record_set in dataset.metadata.record_sets:
+        rows = sum(1 for _ in dataset.records(record_set=record_set.uuid))
+        assert rows == pq.read_metadata(folder / f"{record_set.name}.parquet").num_rows

@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from gamut.publish import size_category
+from generator.downloads import size_category
 
 BOUNDARIES = [
     (0, "n<1K"),

@@ -129,7 +129,7 @@ def test_a_registered_table_is_computed_written_documented_and_downloadable(
 
         # downloadable from the Hub dataset, documented on its card
         files = {f.path_in_repo: f.data for f in publish_files(Project(cfg), REPO)}
-        assert f"data/{NAME}.parquet" in files
+        assert f"{NAME}.parquet" in files
         card = html.unescape(files["README.md"].decode("utf-8"))
         assert COLUMNS["longest_chars"][1] in card
 
