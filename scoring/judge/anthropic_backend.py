@@ -42,8 +42,10 @@ from scoring.judge.batch.api import (
     BatchStatus,
     Found,
     Limits,
+    Listed,
     error_text,
     json_line,
+    pages_of,
     read_result_line,
     stated_megabytes,
 )
@@ -264,6 +266,15 @@ class AnthropicBatchAPI(BatchAPI):
                 return False
             seen.add(res.custom_id)
         return seen == ids
+
+    def listed(self, pages: int, size: int) -> Iterator[Listed]:
+        """Every batch: Message Batches carry no metadata (a batch shows whose it is by the
+        custom ids of its results)."""
+        try:
+            for b in pages_of(self._client.messages.batches.list(limit=size), pages):
+                yield Listed(b.id, b.processing_status == "ended")
+        except anthropic.AnthropicError as exc:
+            raise self._fail("cannot list message batches", exc) from None
 
     def status(self, batch_id: str) -> BatchStatus:
         """``in_progress``, ``canceling`` or ``ended``."""

@@ -30,7 +30,9 @@ from scoring.judge.batch.api import (
     BatchResult,
     BatchStatus,
     Found,
+    Listed,
     error_text,
+    pages_of,
     read_result_line,
 )
 from scoring.judge.batch.openai_lines import (
@@ -207,6 +209,15 @@ class OpenAIBatchAPI(BatchAPI):
         except self._sdk.OpenAIError as exc:
             raise self._fail("cannot list batches", exc) from None
         return Found(tuple(reversed(out)))
+
+    def listed(self, pages: int, size: int) -> Iterator[Listed]:
+        """The batches whose metadata carries a chunk tag (as this project's batches do)."""
+        try:
+            for b in pages_of(self._client.batches.list(limit=size), pages):
+                if (b.metadata or {}).get(TAG_KEY):
+                    yield Listed(b.id, b.status in _FINISHED)
+        except self._sdk.OpenAIError as exc:
+            raise self._fail("cannot list batches", exc) from None
 
     def status(self, batch_id: str) -> BatchStatus:
         """The batch's status word; ``failed`` batches carry the provider's errors."""

@@ -15,7 +15,10 @@ Endpoints. OpenAI: ``POST /v1/files`` (multipart, purpose ``batch``), ``GET
 /v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}``, ``GET /v1/batches``,
 ``POST /v1/batches/{id}/cancel``. Anthropic: ``POST /v1/messages/batches``, ``GET
 /v1/messages/batches/{id}``, ``GET /v1/messages/batches/{id}/results``, ``GET
-/v1/messages/batches``.
+/v1/messages/batches``. The two listings page newest first as the SDKs read them (openai 3.63
+``SyncCursorPage``: ``{"object": "list", "data", "first_id", "last_id", "has_more"}``, the next
+page ``?after=<last id>``; anthropic 2.17 ``SyncPage``: ``{"data", "first_id", "last_id",
+"has_more"}``, the next page ``?after_id=<last_id>``), ``limit`` batches a page (default 20).
 
 Per-request faults (``line_fault_fn(custom_id, body) -> kind | None``): ``"bad_verdict"`` and
 ``"prose"`` (unusable replies), ``"malformed"`` (a 200 line whose body has no message),
@@ -46,6 +49,7 @@ import signal
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable
@@ -178,6 +182,8 @@ class FakeBatchServer(FakeLLMServer):
         #: result downloads that answer 404, by batch id (as a provider whose file is gone)
         self.gone: set[str] = set()
         self.refuse_create = False
+        #: listing pages served (either protocol)
+        self.list_requests = 0
         self._lock = threading.Lock()
         self._n = 0
 
@@ -214,7 +220,8 @@ class FakeBatchServer(FakeLLMServer):
         if not re.match(r"^/v1/(files|batches|messages/batches)(/|$)", route):
             return await super()._respond(writer, method, path, headers, raw)
         try:
-            status, payload, stream = self._route(method, route, headers, raw)
+            query = dict(urllib.parse.parse_qsl(path.partition("?")[2]))
+            status, payload, stream = self._route(method, route, headers, raw, query)
         except KeyError as exc:
             status, payload, stream = 404, _dumps(self._error(f"no such object {exc}")), None
         if stream is None:
@@ -239,8 +246,37 @@ class FakeBatchServer(FakeLLMServer):
     def _error(message: str, kind: str = "invalid_request_error") -> dict[str, Any]:
         return {"type": "error", "error": {"type": kind, "message": message}}
 
+    def _listing(self, protocol: str, query: dict[str, str], cursor: str) -> dict[str, Any]:
+        """One page of a batch listing, newest first, after the batch the ``cursor`` parameter
+        names (OpenAI's ``after``, Anthropic's ``after_id``), of ``limit`` batches (default 20).
+        Batches run on their own: listed, retrieved or not."""
+        items = sorted(
+            (b for b in self.batches.values() if b.protocol == protocol),
+            key=lambda b: (-b.created_at, b.id),
+        )
+        self.list_requests += 1
+        ids = [b.id for b in items]
+        start = ids.index(query[cursor]) + 1 if cursor in query else 0
+        page = items[start : start + int(query.get("limit", 20))]
+        for b in page:
+            self._advance(b)
+        show = self._openai_batch if protocol == "openai" else self._anthropic_batch
+        data = [show(b) for b in page]
+        return {
+            **({"object": "list"} if protocol == "openai" else {}),
+            "data": data,
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+            "has_more": start + len(page) < len(items),
+        }
+
     def _route(
-        self, method: str, route: str, headers: dict[str, str], raw: bytes
+        self,
+        method: str,
+        route: str,
+        headers: dict[str, str],
+        raw: bytes,
+        query: dict[str, str],
     ) -> tuple[int, bytes, list[bytes] | None]:
         parts = route.strip("/").split("/")
         # OpenAI files
@@ -263,12 +299,7 @@ class FakeBatchServer(FakeLLMServer):
             if method == "POST" and len(parts) == 2:
                 return self._create_openai(json.loads(raw or b"{}"))
             if method == "GET" and len(parts) == 2:
-                items = sorted(
-                    (b for b in self.batches.values() if b.protocol == "openai"),
-                    key=lambda b: -b.created_at,
-                )
-                data = [self._openai_batch(b) for b in items]
-                return 200, _dumps({"object": "list", "data": data, "has_more": False}), None
+                return 200, _dumps(self._listing("openai", query, "after")), None
             if method == "GET" and len(parts) == 3:
                 b = self.batches[parts[2]]
                 self._advance(b)
@@ -282,17 +313,7 @@ class FakeBatchServer(FakeLLMServer):
             if method == "POST" and len(parts) == 3:
                 return self._create_anthropic(raw)
             if method == "GET" and len(parts) == 3:
-                items = sorted(
-                    (b for b in self.batches.values() if b.protocol == "anthropic"),
-                    key=lambda b: -b.created_at,
-                )
-                for b in items:  # batches run on their own, listed or retrieved or not
-                    self._advance(b)
-                data = [self._anthropic_batch(b) for b in items]
-                first = data[0]["id"] if data else None
-                last = data[-1]["id"] if data else None
-                page = {"data": data, "has_more": False, "first_id": first, "last_id": last}
-                return 200, _dumps(page), None
+                return 200, _dumps(self._listing("anthropic", query, "after_id")), None
             if method == "GET" and len(parts) == 4:
                 b = self.batches[parts[3]]
                 self._advance(b)

@@ -24,6 +24,10 @@ FIND_WINDOW_S = 26 * 3600
 #: Where the provider keeps no metadata (a batch is shown to be the record's by the custom ids of
 #: its results), how far apart the provider's clock and this machine's may be, either way.
 FIND_SKEW_S = 3600
+#: Pages of a provider's batch listing (100 batches each, newest first) that a sweep for
+#: batches no ledger row names reads.
+SWEEP_PAGES = 10
+SWEEP_PAGE_SIZE = 100
 
 #: Result kinds other than a reply: ``rejected`` (the provider refused the request: not
 #: resubmitted in this run), ``api_error`` (a transient error), ``expired`` and ``canceled``
@@ -84,6 +88,24 @@ class Found(NamedTuple):
 
     batch_ids: tuple[str, ...] = ()
     waiting: bool = False
+
+
+class Listed(NamedTuple):
+    """A batch as the provider's listing shows it: its id, and whether it has finished."""
+
+    batch_id: str
+    finished: bool
+
+
+def pages_of(first: Any, pages: int) -> Iterator[Any]:
+    """The items of at most ``pages`` pages of an SDK listing, from its first page on (the SDKs'
+    ``has_next_page``/``get_next_page``: OpenAI's ``after``, Anthropic's ``after_id`` cursor)."""
+    page = first
+    for n in range(1, pages + 1):
+        yield from page.data
+        if n == pages or not page.has_next_page():
+            return
+        page = page.get_next_page()
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +253,11 @@ class BatchAPI(ABC):
         ids the ledger already records, never the answer."""
 
     @abstractmethod
+    def listed(self, pages: int, size: int) -> Iterator[Listed]:
+        """The batches on the account that may be this project's, newest first, from at most
+        ``pages`` pages of ``size`` batches of the provider's listing."""
+
+    @abstractmethod
     def status(self, batch_id: str) -> BatchStatus:
         """The batch's state."""
 
@@ -300,6 +327,8 @@ __all__ = [
     "FIND_WINDOW_S",
     "MAX_MESSAGE_CHARS",
     "RESUBMIT_KINDS",
+    "SWEEP_PAGES",
+    "SWEEP_PAGE_SIZE",
     "BatchAPI",
     "BatchError",
     "BatchLine",
@@ -307,8 +336,10 @@ __all__ = [
     "BatchStatus",
     "Found",
     "Limits",
+    "Listed",
     "error_text",
     "json_line",
+    "pages_of",
     "read_result_line",
     "split",
     "stated_megabytes",

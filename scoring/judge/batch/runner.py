@@ -10,7 +10,9 @@ record's ids say where it belongs). A result is ingested only while its (respons
 verdict, so a step killed mid-ingest and taken again stores no verdict twice; a batch is marked
 collected only after every line of it is ingested, asked again or recorded as failed, so none is
 lost; a batch is recorded (with its keys and a random run id in its tag) before it is created, so
-a step killed in between finds it again by what it carries instead of submitting it twice.
+a step killed in between finds it again by what it carries instead of submitting it twice. A
+batch that no ledger copy names (its job killed before recording it, its copy gone) is found by
+a run's first step in the provider's listing (:func:`adopt_strays`) and collected as any other.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import pyarrow as pa
 from scoring.judge.backends import Completion, Turn
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
+    SWEEP_PAGE_SIZE,
+    SWEEP_PAGES,
     BatchAPI,
     BatchError,
     BatchLine,
@@ -42,7 +46,7 @@ from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.ledger import custom_id, keys_array
+from scoring.ledger import custom_id, key_from_custom_id, keys_array
 from scoring.ledger.records import now, request_ids
 from scoring.verdicts import Verdict
 
@@ -254,25 +258,7 @@ def submit(
         for chunk in split(lines_of(j, api.line, todo, mine), limits_of(j, api)):
             tag = chunk_tag(chunk, run)
             items = [todo[ln.custom_id] for ln in chunk]
-            rec = BatchRecord(
-                tag,
-                PENDING + tag,
-                j.name,
-                j.identity,
-                j.config.provider,
-                "submitting",
-                tuple(it.key for it in items),
-                attempt,
-                tuple(sorted({it.ids.submission_id for it in items})),
-                now(),
-                request_ids(
-                    [it.ids.submission_id for it in items],
-                    [it.ids.setting for it in items],
-                    [it.ids.question_id for it in items],
-                    [it.ids.check_id for it in items],
-                ),
-                run,
-            )
+            rec = _record(j, tag, PENDING + tag, "submitting", items, attempt, run)
             book.record(rec, with_keys=True)
             made = rec.moved("submitted", api.submit(chunk, tag))
             del chunk, items
@@ -281,6 +267,109 @@ def submit(
             stats.batches_submitted += 1
             stats.submitted += rec.n_requests
     return out
+
+
+def _record(
+    j: BuiltJudge,
+    tag: str,
+    batch_id: str,
+    state: str,
+    items: list[PairItem],
+    attempt: int = 1,
+    run: str = "",
+) -> BatchRecord:
+    """The record of a batch of ``items`` (with their keys and public ids)."""
+    return BatchRecord(
+        tag,
+        batch_id,
+        j.name,
+        j.identity,
+        j.config.provider,
+        state,
+        tuple(it.key for it in items),
+        attempt,
+        tuple(sorted({it.ids.submission_id for it in items})),
+        now(),
+        request_ids(
+            [it.ids.submission_id for it in items],
+            [it.ids.setting for it in items],
+            [it.ids.question_id for it in items],
+            [it.ids.check_id for it in items],
+        ),
+        run,
+    )
+
+
+def adopt_strays(
+    j: BuiltJudge,
+    api: BatchAPI,
+    book: BatchBook,
+    cache: VerdictCache,
+    todo: dict[str, PairItem],
+    notes: list[str],
+) -> list[BatchRecord]:
+    """The finished batches on the account that no row of the ledger names (of any judge) and
+    that are shown to carry requests of ``todo``: a job killed between creating a batch and
+    recording its id, whose ledger copy is gone. Each is recorded (with those keys, as a first
+    ask: its attempt is not known) to be collected as any other, and so never twice.
+
+    A batch is shown to be ours when every custom id of its results is a key of ``todo`` or a
+    key with a verdict: one that carries another request without a verdict is left for a run
+    that plans it (its results are never read as unwanted). A batch that cannot be listed or
+    read is noted and left alone; the others are still adopted.
+    """
+    known = {s.batch_id for s in book.ledger.batch_states()}
+    try:
+        strays = [b.batch_id for b in api.listed(SWEEP_PAGES, SWEEP_PAGE_SIZE) if b.finished]
+    except BatchError as exc:
+        notes.append(f"cannot list the batches on the account: {exc}")
+        return []
+    out = []
+    for bid in strays:
+        if bid in known:
+            continue
+        try:
+            cids = _carried(api, bid, todo, cache)
+        except BatchError as exc:
+            notes.append(f"cannot read the results of unrecorded batch {bid}: {exc}")
+            continue
+        if cids:
+            out.append(_record(j, bid, bid, "submitted", [todo[c] for c in cids]))
+    if out:
+        book.record(*out, with_keys=True)
+        notes.append(
+            f"adopted {len(out)} unrecorded batch(es): {', '.join(r.batch_id for r in out)}"
+        )
+    return out
+
+
+def _carried(api: BatchAPI, bid: str, todo: dict[str, PairItem], cache: VerdictCache) -> list[str]:
+    """The custom ids of ``todo`` that the results of ``bid`` carry; none when it carries a
+    request that is neither in ``todo`` nor judged, or more results than a batch can hold."""
+    mine: dict[str, None] = {}
+    rest: list[bytes] = []
+    for n, res in enumerate(api.results(bid)):
+        if n >= api.limits.max_requests:
+            return []
+        if res.custom_id in todo:
+            mine[res.custom_id] = None
+            continue
+        try:
+            rest.append(key_from_custom_id(res.custom_id))
+        except ValueError:
+            return []
+        if len(rest) == 1024:
+            if not _judged(rest, cache):
+                return []
+            rest = []
+    return list(mine) if not rest or _judged(rest, cache) else []
+
+
+def _judged(keys: list[bytes], cache: VerdictCache) -> bool:
+    """Whether every one of ``keys`` has a verdict (in the ledger or the working index)."""
+    ka = keys_array(keys)
+    done = cache.ledger.key_index()[0].contains(ka) | cache.pending_index().contains(ka)
+    return bool(done.all())
 
 
 def step(
@@ -293,6 +382,7 @@ def step(
     progress: ProgressSink,
     skip: set[str],
     collect_only: bool = False,
+    sweep: bool = False,
 ) -> int:
     """One collect-and-submit step for one judge; returns this run's requests still in flight
     (those of ``todo``: another run's requests in flight are theirs to count).
@@ -301,7 +391,9 @@ def step(
     state or results cannot be read stays in flight alone (see :class:`_Visit`). ``skip`` holds
     the requests that failed for good earlier in this run (not submitted again until the next
     run); it grows with this step's failures. ``collect_only``: submit only what collecting
-    asks again (re-asks, expired or missing results), never a first ask.
+    asks again (re-asks, expired or missing results), never a first ask. ``sweep``: then adopt
+    and collect the finished batches that carry open requests and that no ledger row names
+    (see :func:`adopt_strays`), before anything is submitted.
     """
     visit = _Visit(j, api, book, cache, Ingest(j, todo, cache, stats, progress), skip)
     for rec in book.open_batches(j.identity):
@@ -311,6 +403,9 @@ def step(
         made = visit.recover(rec)
         for r in made:
             visit(r)
+    if sweep and todo:
+        for rec in adopt_strays(j, api, book, cache, todo, stats.notes):
+            visit(rec)
     ingest, still = visit.ingest, visit.still
     skip |= ingest.failed
     in_flight = {cid for rec in still for cid in rec.custom_ids}
@@ -491,6 +586,7 @@ def run_batch_judges(
         todos = {j.name: pending_items(items) for j, items, _ in plans}
         skips: dict[str, set[str]] = {j.name: set() for j, _, _ in plans}
         end = None if wait_s is None else time.monotonic() + wait_s
+        first = True
         while True:
             for j, _, stats in plans:
                 stats.in_flight = step(
@@ -503,7 +599,9 @@ def run_batch_judges(
                     progress,
                     skips[j.name],
                     collect_only,
+                    sweep=first,
                 )
+            first = False
             busy = sum(s.in_flight for _, _, s in plans)
             if end is None or not busy or time.monotonic() + poll_s > end:
                 return
@@ -525,6 +623,7 @@ __all__ = [
     "MAX_ATTEMPTS",
     "Ask",
     "Ingest",
+    "adopt_strays",
     "in_flight_ids",
     "limits_of",
     "lines_of",
