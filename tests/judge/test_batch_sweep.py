@@ -94,7 +94,8 @@ def test_another_benchmarks_batch_is_left_alone(tmp_path: Path, provider: str) -
     other = copy.deepcopy(RUBRICS)
     for r in other:
         for item in r["items"]:
-            item["text"] = f"{item.get('text', '')} (other benchmark)"
+            if "text" in item:
+                item["text"] += " (other benchmark)"
     with FakeBatchServer(responder=hashed_verdict) as srv:
         theirs = Job(srv, tmp_path / "other", provider, "s1")
         theirs.cfg = write_project(
