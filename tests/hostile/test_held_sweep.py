@@ -205,26 +205,21 @@ def test_a_swept_batch_echoing_the_check(tmp_path: Path, provider: str) -> None:
     """Two jobs killed after creating their batches, their ledger copies gone; a fresh copy's
     sweep adopts the one whose replies echo the check (and refusals quote it) and fails on the
     one whose results are gone: neither prints nor stores held text."""
-    from tests.judge.test_batch_recovery import RESPONSES, Job
+    from tests.judge.test_batch_recovery import Job
 
     with FakeBatchServer(responder=REPLIES["extra key"]) as srv:
         srv.line_fault_fn = lambda cid, body: "400" if "tamarind" in check_of(body) else None
-        for sid in ("s1", "s2"):
-            job = Job(srv, tmp_path / f"lost-{sid}", provider, sid)
-            job.cfg = write_project(
-                job.root, batch_judge(srv, provider=provider), public=False, responses=RESPONSES
-            )
+        for sid in ("alpha", "beta"):
+            job = Job(srv, tmp_path / f"lost-{sid}", provider, sid, public=False, responses=None)
             job.killed_after_create()
         srv.gone = {srv.created[1]}
         root = tmp_path / "fresh"
-        cfg = write_project(
-            root, batch_judge(srv, provider=provider), public=False, responses=RESPONSES
-        )
-        out = _judge(cfg, "--submission", "s1", "--submission", "s2")
+        cfg = write_project(root, batch_judge(srv, provider=provider), public=False)
+        out = _judge(cfg)
         assert f"cannot read the results of unrecorded batch {srv.created[1]}" in out, out
         assert f"adopted 1 unrecorded batch(es): {srv.created[0]}" in out, out
         for _ in range(4):  # the re-asks and the gone batch's requests, in their own batches
-            out += _judge(cfg, "--submission", "s1", "--submission", "s2")
+            out += _judge(cfg)
         asked = [check_of(b) for _, b in srv.bodies()]
     assert "bad_output" in out and "rejected" in out
     _assert_clean(out, root, asked)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,9 +57,12 @@ _CHILD = (
 class Job:
     """One job: its own copy of the project (and ledger), judging one submission."""
 
-    def __init__(self, srv: FakeBatchServer, root: Path, provider: str, sid: str) -> None:
+    def __init__(
+        self, srv: FakeBatchServer, root: Path, provider: str, sid: str, **project: Any
+    ) -> None:
         self.srv, self.root, self.sid = srv, root, sid
-        self.cfg = write_project(root, batch_judge(srv, provider=provider), responses=RESPONSES)
+        project = {"responses": RESPONSES, **project}
+        self.cfg = write_project(root, batch_judge(srv, provider=provider), **project)
 
     def _child(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
@@ -176,10 +180,10 @@ def test_no_batch_adopted_while_it_cannot_be_shown(tmp_path: Path, provider: str
     flight (nothing asked again, nothing adopted) until they end."""
     with FakeBatchServer(responder=hashed_verdict) as srv:
         srv.clock_skew_s = 90.0
+        srv.hold = True  # (a run's sweep of the listing would otherwise see them end)
         jobs = _jobs(srv, tmp_path, provider, SUBMISSIONS[:2])
         for j in jobs:
             j.killed_after_create()
-        srv.hold = True
         for j in jobs:
             s = j.judge()
             assert s.submitted == 0 and s.in_flight == PAIRS and s.judged == 0, s
@@ -201,9 +205,11 @@ def test_two_jobs_that_asked_the_same_requests_collect_both_batches(
     batches of its requests, once each, so no paid batch is left unread."""
     with FakeBatchServer(responder=hashed_verdict) as srv:
         srv.clock_skew_s = -90.0
+        srv.hold = True  # still running: the copy cannot adopt the first's batch by its sweep
         jobs = _jobs(srv, tmp_path, provider, ("s1", "s2", "s1"))
         for j in jobs:
             j.killed_after_create()
+        srv.release()
         for j in jobs:
             j.rerun_until_done()
         _paid(srv, jobs)

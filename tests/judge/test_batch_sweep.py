@@ -97,10 +97,7 @@ def test_another_benchmarks_batch_is_left_alone(tmp_path: Path, provider: str) -
             if "text" in item:
                 item["text"] += " (other benchmark)"
     with FakeBatchServer(responder=hashed_verdict) as srv:
-        theirs = Job(srv, tmp_path / "other", provider, "s1")
-        theirs.cfg = write_project(
-            theirs.root, batch_judge(srv, provider=provider), responses=RESPONSES, rubrics=other
-        )
+        theirs = Job(srv, tmp_path / "other", provider, "s1", rubrics=other)
         theirs.killed_after_create()
         (foreign,) = srv.created
         run = Fresh(srv, tmp_path / "fresh", provider)
