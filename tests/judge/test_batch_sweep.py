@@ -8,8 +8,11 @@ or a submission it does not judge) is left alone; a batch whose results are gone
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
+import anthropic
+import openai
 import pytest
 
 from gamut import pipeline
@@ -144,3 +147,48 @@ def test_the_listing_is_read_page_by_page_within_a_bound(
         assert srv.list_requests - pages == 2
         assert sorted(run.collected()) == sorted(newest) and s.submitted == PAIRS, s
         assert oldest not in {b for b, _ in batch_rows(run.root)}
+
+
+def _other_projects_batch(srv: FakeBatchServer, provider: str) -> str:
+    """A batch made on the account by another tool through the provider's own SDK: its custom
+    ids are not keys (and on OpenAI it even carries a metadata key like this project's)."""
+    msgs = [{"role": "user", "content": "Say hi."}]
+    if provider == "anthropic":
+        a = anthropic.Anthropic(base_url=srv.anthropic_base_url, api_key="sk-other")
+        reqs = [
+            {"custom_id": f"other-{i}", "params": {"model": "m", "max_tokens": 9, "messages": msgs}}
+            for i in range(3)
+        ]
+        made = a.messages.batches.create(requests=reqs).id  # type: ignore[arg-type]
+        return a.messages.batches.retrieve(made).id  # (the fake runs it when it is looked at)
+    o = openai.OpenAI(base_url=srv.openai_base_url, api_key="sk-other")
+    lines = [
+        {"custom_id": f"other-{i}", "method": "POST", "url": "/v1/chat/completions"}
+        | {"body": {"model": "m", "messages": msgs}}
+        for i in range(3)
+    ]
+    data = "".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines).encode()
+    f = o.files.create(file=("other.jsonl", data), purpose="batch")
+    made = o.batches.create(
+        input_file_id=f.id,
+        endpoint="/v1/chat/completions",
+        completion_window="24h",
+        metadata={"gamut_chunk": "theirs"},
+    ).id
+    return o.batches.retrieve(made).id
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_another_projects_batch_is_read_by_one_sweep_only(tmp_path: Path, provider: str) -> None:
+    """Recorded ``foreign`` (no keys) by the first sweep, so the next sweep skips it."""
+    with FakeBatchServer(responder=hashed_verdict) as srv:
+        other = _other_projects_batch(srv, provider)
+        run = Fresh(srv, tmp_path / "fresh", provider)
+        srv.hold = True  # its own batch stays in flight: the next run sweeps again
+        s = run.judge(("s1",))
+        assert s.submitted == PAIRS and (other, "foreign") in batch_rows(run.root), s
+        srv.gone = {other}  # read again, it would fail
+        pages = srv.list_requests
+        s = run.judge(("s1",))
+        assert srv.list_requests == pages + 1 and s.in_flight == PAIRS, s
+        assert not [n for n in s.notes if other in n], s.notes

@@ -6,7 +6,8 @@ before the provider has an id), the provider's own words while it runs (``valida
 ``in_progress``, ``finalizing``, ``canceling``, ...), and final ones: ``collected`` (every result
 ingested), ``created`` (a ``submitting`` row whose batch now has its own rows), ``lost`` (a
 ``submitting`` row whose batch the provider does not have) and ``unreadable`` (a finished batch
-whose results could not be read in :data:`MAX_READ_TRIES` tries: its requests are asked again);
+whose results could not be read in :data:`MAX_READ_TRIES` tries: its requests are asked again)
+and ``foreign`` (a batch on the account that a sweep found to be another project's: no keys);
 ``imported`` rows journal imported lines (:mod:`scoring.judge.batch.shard`), not batches.
 
 The row's ``detail`` holds ``{"tag", "run", "attempt", "submissions", "tries"}``: the chunk's tag
@@ -29,8 +30,10 @@ import pyarrow as pa
 from scoring.ledger import BatchState, Ledger, custom_id
 from scoring.ledger.records import NO_REQUESTS
 
+#: The state of another project's batch (found by a sweep of the provider's listing).
+FOREIGN = "foreign"
 #: States after which a batch needs nothing more.
-FINAL_STATES = frozenset({"collected", "created", "lost", "unreadable", "imported"})
+FINAL_STATES = frozenset({"collected", "created", "lost", "unreadable", "imported", FOREIGN})
 #: Reads of a finished batch's results that may fail (one per step) before it is given up.
 MAX_READ_TRIES = 3
 PENDING = "pending-"
@@ -170,4 +173,4 @@ class BatchBook:
         return sorted((r for r in self.latest(judge_id) if r.open), key=lambda r: r.created_at)
 
 
-__all__ = ["FINAL_STATES", "MAX_READ_TRIES", "PENDING", "BatchBook", "BatchRecord"]
+__all__ = ["FINAL_STATES", "FOREIGN", "MAX_READ_TRIES", "PENDING", "BatchBook", "BatchRecord"]

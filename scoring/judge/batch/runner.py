@@ -39,7 +39,7 @@ from scoring.judge.batch.api import (
     batch_backend,
     split,
 )
-from scoring.judge.batch.book import MAX_READ_TRIES, PENDING, BatchBook, BatchRecord
+from scoring.judge.batch.book import FOREIGN, MAX_READ_TRIES, PENDING, BatchBook, BatchRecord
 from scoring.judge.cache import Ids, VerdictCache, VerdictSink
 from scoring.judge.items import PairItem, Requested, record_failure, verdict_record
 from scoring.judge.judges import BuiltJudge
@@ -315,8 +315,9 @@ def adopt_strays(
 
     A batch is shown to be ours when every custom id of its results is a key of ``todo`` or a
     key with a verdict: one that carries another request without a verdict is left for a run
-    that plans it (its results are never read as unwanted). A batch that cannot be listed or
-    read is noted and left alone; the others are still adopted.
+    that plans it (its results are never read as unwanted). One whose results name a custom id
+    that is no key is another project's: recorded ``foreign``, so no sweep reads it again. A
+    batch that cannot be listed or read is noted and left alone; the others are still adopted.
     """
     known = {s.batch_id for s in book.ledger.batch_states()}
     try:
@@ -324,7 +325,7 @@ def adopt_strays(
     except BatchError as exc:
         notes.append(f"cannot list the batches on the account: {exc}")
         return []
-    out = []
+    out, foreign = [], []
     for bid in strays:
         if bid in known:
             continue
@@ -333,19 +334,25 @@ def adopt_strays(
         except BatchError as exc:
             notes.append(f"cannot read the results of unrecorded batch {bid}: {exc}")
             continue
-        if cids:
+        if cids is None:
+            foreign.append(_record(j, bid, bid, FOREIGN, []))
+        elif cids:
             out.append(_record(j, bid, bid, "submitted", [todo[c] for c in cids]))
+    if out or foreign:
+        book.record(*out, *foreign, with_keys=True)
     if out:
-        book.record(*out, with_keys=True)
         notes.append(
             f"adopted {len(out)} unrecorded batch(es): {', '.join(r.batch_id for r in out)}"
         )
     return out
 
 
-def _carried(api: BatchAPI, bid: str, todo: dict[str, PairItem], cache: VerdictCache) -> list[str]:
+def _carried(
+    api: BatchAPI, bid: str, todo: dict[str, PairItem], cache: VerdictCache
+) -> list[str] | None:
     """The custom ids of ``todo`` that the results of ``bid`` carry; none when it carries a
-    request that is neither in ``todo`` nor judged, or more results than a batch can hold."""
+    request that is neither in ``todo`` nor judged, or more results than a batch can hold;
+    None when a custom id is no key (not this project's batch)."""
     mine: dict[str, None] = {}
     rest: list[bytes] = []
     for n, res in enumerate(api.results(bid)):
@@ -357,7 +364,7 @@ def _carried(api: BatchAPI, bid: str, todo: dict[str, PairItem], cache: VerdictC
         try:
             rest.append(key_from_custom_id(res.custom_id))
         except ValueError:
-            return []
+            return None
         if len(rest) == 1024:
             if not _judged(rest, cache):
                 return []
