@@ -18,6 +18,7 @@ is read here, so the validator, the judge, the scorer and the generator agree on
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import os
 import re
@@ -279,136 +280,117 @@ def read_jsonl(
         The parsed lines and the problems. A file over the size limit, in UTF-16 or unreadable
         gives one problem and no lines; a UTF-8 byte order mark is reported and skipped.
     """
-    limits = limits or JsonlLimits()
     if stream and report is None:
         raise ValueError("a streamed read needs report")
-    out = JsonlFile()
-    sink = report or out.problems.append
-    count = 0
-
-    def problem(line: int | None, msg: str, fix_: str) -> None:
-        nonlocal count
-        count += 1
-        sink(Problem(display, line, msg, fix_))
-
-    def stop(n: int) -> bool:
-        if limits.max_problems is None or count < limits.max_problems:
-            return False
-        out.stopped_at = n
-        return True
-
-    def too_large(size: int) -> JsonlFile:
-        problem(
-            None,
-            f"file is {size_text(size)}, over the {size_text(limits.max_file_bytes)} limit"
-            + (f" for {what}" if what else ""),
-            size_fix,
-        )
-        out.unreadable = True
-        return out
-
+    r = _Reading(display, limits or JsonlLimits(), report, (what, size_fix))
+    cap = r.limits.max_file_bytes
     try:
         f = open_regular(path, links=links)
-        size = os.fstat(f.fileno()).st_size
     except NotRegularFileError as exc:
-        problem(None, str(exc.strerror), "replace it with a regular file")
-        out.unreadable = True
-        return out
+        return r.refuse(None, str(exc.strerror), "replace it with a regular file")
     except OSError as exc:
-        problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
-        out.unreadable = True
-        return out
+        return r.cannot_read(exc)
     keep_open = False
     try:
-        if size > limits.max_file_bytes:
-            return too_large(size)
-        data = f.read(BLOCK_BYTES if stream else limits.max_file_bytes + 1)
-        if len(data) > limits.max_file_bytes:
-            return too_large(len(data))
+        size = os.fstat(f.fileno()).st_size
+        data = b"" if size > cap else f.read(BLOCK_BYTES if stream else cap + 1)
+        if max(size, len(data)) > cap:
+            return r.too_large(max(size, len(data)))
         if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-            problem(1, "file is UTF-16, not UTF-8", "save the file as UTF-8 without a BOM")
-            out.unreadable = True
-            return out
+            return r.refuse(1, "file is UTF-16, not UTF-8", "save the file as UTF-8 without a BOM")
         if not stream and not data.strip():
-            out.empty = True
-            return out
+            r.out.empty = True
+            return r.out
         if data.startswith(codecs.BOM_UTF8):
-            problem(
-                1,
-                "file starts with a UTF-8 byte order mark (BOM)",
-                "save it as UTF-8 without a BOM",
-            )
+            r.problem(1, "file starts with a UTF-8 byte order mark (BOM)", _NO_BOM)
             data = data[len(codecs.BOM_UTF8) :]
         keep_open = stream
     except OSError as exc:
-        problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
-        out.unreadable = True
-        return out
+        return r.cannot_read(exc)
     finally:
         if not keep_open:
             f.close()
+    # a whole read has all its bytes already: the rest of the "file" is empty
+    rest = _Capped(f if stream else io.BytesIO(), cap - len(data))
+    lines = r.lines(rest, data, fix, blank_lines)
+    r.out.lines = lines if report is not None else list(lines)
+    return r.out
 
-    def parsed() -> Iterator[JsonlLine]:
-        n = 0
-        for n, raw in split_lines(data):
-            if not raw or raw.isspace():  # blank (what strip() would empty), without the copy
-                if blank_lines:
-                    problem(n, "empty line", "remove the empty line")
-                continue
-            value, wrong = parse_line(raw, limits)
-            if wrong is not None:
-                problem(n, wrong, fix)
-                if stop(n):
-                    return
-                continue
-            yield JsonlLine(n, value)
-        if not data.endswith(b"\n"):
-            out.unterminated = n
 
-    def streamed() -> Iterator[JsonlLine]:
-        blank = True
-        capped = _Capped(f, limits.max_file_bytes - len(data))
+_NO_BOM = "save it as UTF-8 without a BOM"
+
+
+class _Reading:
+    """One file being read: its problems (counted), the file's account, and its lines."""
+
+    def __init__(
+        self,
+        display: str,
+        limits: JsonlLimits,
+        report: Callable[[Problem], None] | None,
+        size_words: tuple[str, str],
+    ) -> None:
+        self.display, self.limits, self.size_words, self.count = display, limits, size_words, 0
+        self.out = JsonlFile()
+        self.sink = report or self.out.problems.append
+
+    def problem(self, line: int | None, msg: str, fix: str) -> None:
+        self.count += 1
+        self.sink(Problem(self.display, line, msg, fix))
+
+    def refuse(self, line: int | None, msg: str, fix: str) -> JsonlFile:
+        """The file refused as a whole: one problem, no lines."""
+        self.problem(line, msg, fix)
+        self.out.unreadable = True
+        return self.out
+
+    def cannot_read(self, exc: OSError) -> JsonlFile:
+        return self.refuse(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
+
+    def too_large(self, size: int) -> JsonlFile:
+        what, size_fix = self.size_words
+        limit = size_text(self.limits.max_file_bytes)
+        for_ = f" for {what}" if what else ""
+        return self.refuse(
+            None, f"file is {size_text(size)}, over the {limit} limit{for_}", size_fix
+        )
+
+    def lines(self, f: _Capped, first: bytes, fix: str, blank_lines: bool) -> Iterator[JsonlLine]:
+        """The parsed lines of a file whose first bytes are ``first`` and the rest in ``f``;
+        each other line is a problem, and the reading stops at ``max_problems`` of them."""
+        out, limits, blank = self.out, self.limits, True
+        cap = limits.max_problems
         try:
             for n, raw, length, newline in stream_lines(
-                capped, data, limits.max_line_bytes, not blank_lines
+                f, first, limits.max_line_bytes, not blank_lines
             ):
                 if not newline:
                     out.unterminated = n
-                if raw is not None and (not raw or raw.isspace()):
+                if raw is not None and (not raw or raw.isspace()):  # blank, without a copy
                     if not blank_lines:
                         continue
-                    problem(n, "empty line", "remove the empty line")
+                    self.problem(n, "empty line", "remove the empty line")
                 elif raw is None:
                     blank = False
-                    problem(
-                        n,
-                        f"line is {size_text(length)}, over the "
-                        f"{size_text(limits.max_line_bytes)} limit",
-                        fix,
-                    )
+                    over = size_text(limits.max_line_bytes)
+                    self.problem(n, f"line is {size_text(length)}, over the {over} limit", fix)
                 else:
                     blank = False
                     value, wrong = parse_line(raw, limits)
                     if wrong is None:
                         yield JsonlLine(n, value)
                         continue
-                    problem(n, wrong, fix)
-                if stop(n):
+                    self.problem(n, wrong, fix)
+                if cap is not None and self.count >= cap:
+                    out.stopped_at = n
                     return
-            if capped.over:
-                too_large(limits.max_file_bytes + 1)
-            out.empty = blank and not capped.over
+            if f.over:
+                self.too_large(limits.max_file_bytes + 1)
+            out.empty = blank and not f.over
         except OSError as exc:
-            problem(None, f"cannot read the file: {exc.strerror or exc}", "check the path")
-            out.unreadable = True
+            self.cannot_read(exc)
         finally:
             f.close()
-
-    if stream:
-        out.lines = streamed()
-    else:
-        out.lines = parsed() if report is not None else list(parsed())
-    return out
 
 
 class _Capped:
@@ -426,6 +408,9 @@ class _Capped:
         data = self._f.read(min(n, self._left))
         self._left -= len(data)
         return data
+
+    def close(self) -> None:
+        self._f.close()
 
 
 def dumps_line(obj: Any) -> str:
