@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,6 +115,79 @@ def _usage(
     return usage.input_tokens, usage.output_tokens
 
 
+def _shape(obj: dict[str, object]) -> Iterator[tuple[str, str, str | None]]:
+    """(message, fix, question id) for what is wrong with a line's keys and their types."""
+    qid, resp = obj.get("question_id"), obj.get("response")
+    keys = obj.keys()
+    if keys != _KEY_SET and keys != _WITH_USAGE:  # checked one by one only when wrong
+        extra = sorted(set(obj) - _WITH_USAGE)
+        if extra:
+            yield (
+                "unexpected key(s): " + ", ".join(repr(k) for k in extra),
+                "keep only question_id, response and (optionally) usage",
+                None,
+            )
+        missing = [k for k in _KEYS if k not in obj]
+        if missing:
+            yield "missing key(s): " + ", ".join(repr(k) for k in missing), _LINE_FORMAT, None
+    if "question_id" in obj and not isinstance(qid, str):
+        yield f"question_id must be a string (found {json.dumps(qid)[:60]})", _LINE_FORMAT, None
+    if "response" in obj and not isinstance(resp, str):
+        yield (
+            f"response must be a string (found {type(resp).__name__})",
+            'write the model\'s answer as a JSON string; use "" if it gave none',
+            qid if isinstance(qid, str) else None,
+        )
+
+
+def _text(resp: str, max_bytes: int) -> Iterator[tuple[str, str, str]]:
+    """(message, fix, severity) for what is wrong with a response's text."""
+    bad = _bad_char(resp)
+    if bad is not None:
+        fix = "remove it; the only control characters allowed are newline and tab"
+        yield f"response contains {bad}", fix, ERROR
+    # a response of at most max_bytes // 4 characters is within the limit however encoded (a
+    # character is at most 4 bytes): only longer ones are encoded to be measured
+    n_bytes = 0 if len(resp) <= max_bytes // 4 else len(resp.encode("utf-8", "surrogatepass"))
+    if n_bytes > max_bytes:
+        yield (
+            f"response is {size_text(n_bytes)}, over the {size_text(max_bytes)} limit",
+            "shorten it, e.g. by limiting the model's output tokens",
+            ERROR,
+        )
+    if not resp or resp.isspace():  # what strip() would empty, without the copy
+        yield (
+            "empty response: it scores 'missing' on every check",
+            "check that the model really gave no answer",
+            WARNING,
+        )
+
+
+def _summary(display: str, setting: str, unlisted: list[str], absent: list[str]) -> list[Problem]:
+    """The problems that close a file's list: how many more were not listed (``unlisted``: their
+    severities), and which questions have no response."""
+    out = []
+    if unlisted:
+        more = f"{len(unlisted)} more problem(s) in this file are not listed"
+        severity = ERROR if ERROR in unlisted else WARNING
+        out.append(
+            Problem(display, None, more, "fix the ones above and validate again", severity=severity)
+        )
+    if absent:
+        shown = ", ".join(absent[:10]) + (
+            f" and {len(absent) - 10} more" if len(absent) > 10 else ""
+        )
+        out.append(
+            Problem(
+                display,
+                None,
+                f"{len(absent)} {setting} question(s) have no response: {shown}",
+                "add one line for each; `gamut generate` resumes where it stopped",
+            )
+        )
+    return out
+
+
 def read_response_file(
     path: Path,
     display: str,
@@ -132,10 +205,10 @@ def read_response_file(
         limits: the size limits.
 
     Returns:
-        The responses by question id and the problems found.
+        The responses by question id and the problems found. At most
+        :data:`MAX_PROBLEMS_PER_FILE` problems are listed, the rest counted in one more.
     """
     out = ResponseFile()
-
     unlisted: list[str] = []  # severities of the problems past the cap
 
     def report(p: Problem) -> None:
@@ -145,133 +218,50 @@ def read_response_file(
             unlisted.append(p.severity)
 
     def problem(
-        line: int | None, msg: str, fix: str, qid: str | None = None, sev: str = ERROR
+        n: int | None, msg: str, fix: str, qid: str | None = None, sev: str = ERROR
     ) -> None:
-        report(Problem(display, line, msg, fix, question_id=qid, severity=sev))
+        report(Problem(display, n, msg, fix, question_id=qid, severity=sev))
 
-    read = read_jsonl(
-        path,
-        display,
-        _LINE_FORMAT,
-        jsonl_limits(limits),
-        what="a response file",
-        size_fix="shorten the responses; each may hold at most "
-        + size_text(limits.max_response_bytes),
-        report=report,
-    )
+    max_bytes = limits.max_response_bytes
+    size_fix = f"shorten the responses; each may hold at most {size_text(max_bytes)}"
+    read = read_jsonl(path, display, _LINE_FORMAT, jsonl_limits(limits), what="a response file",
+                      size_fix=size_fix, report=report)  # fmt: skip
     if read.unreadable:
         return out
     if read.empty:
-        problem(
-            None,
-            "empty file: it holds no responses",
-            f"{_LINE_FORMAT}, one for every public question; `gamut generate` writes this file",
-        )
+        answer = f"{_LINE_FORMAT}, one for every public question; `gamut generate` writes this file"
+        problem(None, "empty file: it holds no responses", answer)
         return out
-
     known = None if question_ids is None else frozenset(question_ids)
-    # a response of at most this many characters is within the byte limit however encoded (a
-    # character is at most 4 bytes): only longer ones are encoded to be measured
-    short = limits.max_response_bytes // 4
     first_line: dict[str, int] = {}
     for parsed in read.lines:
         n, obj = parsed.line, parsed.value
         if not isinstance(obj, dict):
             problem(n, f"not a JSON object (found {type(obj).__name__})", _LINE_FORMAT)
             continue
-        keys = obj.keys()
-        if keys != _KEY_SET and keys != _WITH_USAGE:  # checked one by one only when wrong
-            extra = sorted(set(obj) - _WITH_USAGE)
-            if extra:
-                problem(
-                    n,
-                    "unexpected key(s): " + ", ".join(repr(k) for k in extra),
-                    "keep only question_id, response and (optionally) usage",
-                )
-            missing = [k for k in _KEYS if k not in obj]
-            if missing:
-                problem(n, "missing key(s): " + ", ".join(repr(k) for k in missing), _LINE_FORMAT)
+        for msg, fix, who in _shape(obj):
+            problem(n, msg, fix, who)
         qid, resp = obj.get("question_id"), obj.get("response")
-        if "question_id" in obj and not isinstance(qid, str):
-            problem(n, f"question_id must be a string (found {json.dumps(qid)[:60]})", _LINE_FORMAT)
-        if "response" in obj and not isinstance(resp, str):
-            problem(
-                n,
-                f"response must be a string (found {type(resp).__name__})",
-                'write the model\'s answer as a JSON string; use "" if it gave none',
-                qid if isinstance(qid, str) else None,
-            )
         if not isinstance(qid, str):
             continue
         if known is not None and qid not in known:
+            export = "`gamut questions export` lists them"
             problem(
                 n,
                 f"unknown question_id {qid!r}",
-                f"answer only the public {setting} questions; `gamut questions export` lists them",
+                f"answer only the public {setting} questions; {export}",
             )
-            continue
-        if qid in first_line:
-            problem(
-                n,
-                f"question_id {qid!r} answered again (first on line {first_line[qid]})",
-                "keep exactly one response per question",
-                qid,
-            )
-            continue
-        first_line[qid] = n
-        if not isinstance(resp, str):
-            continue
-        bad = _bad_char(resp)
-        if bad is not None:
-            problem(
-                n,
-                f"response contains {bad}",
-                "remove it; the only control characters allowed are newline and tab",
-                qid,
-            )
-        n_bytes = 0 if len(resp) <= short else len(resp.encode("utf-8", "surrogatepass"))
-        if n_bytes > limits.max_response_bytes:
-            problem(
-                n,
-                f"response is {size_text(n_bytes)}, over the "
-                f"{size_text(limits.max_response_bytes)} limit",
-                "shorten it, e.g. by limiting the model's output tokens",
-                qid,
-            )
-        if not resp or resp.isspace():  # what strip() would empty, without the copy
-            problem(
-                n,
-                "empty response: it scores 'missing' on every check",
-                "check that the model really gave no answer",
-                qid,
-                WARNING,
-            )
-        out.responses[qid] = Response(n, resp, _usage(obj, n, qid, problem))
-
-    if unlisted:
-        out.problems.append(
-            Problem(
-                display,
-                None,
-                f"{len(unlisted)} more problem(s) in this file are not listed",
-                "fix the ones above and validate again",
-                severity=ERROR if ERROR in unlisted else WARNING,
-            )
-        )
-    if question_ids is not None:
-        absent = [q for q in question_ids if q not in first_line]
-        if absent:
-            shown = ", ".join(absent[:10]) + (
-                f" and {len(absent) - 10} more" if len(absent) > 10 else ""
-            )
-            out.problems.append(  # past the cap too: it says what the file lacks
-                Problem(
-                    display,
-                    None,
-                    f"{len(absent)} {setting} question(s) have no response: {shown}",
-                    "add one line for each; `gamut generate` resumes where it stopped",
-                )
-            )
+        elif qid in first_line:
+            again = f"question_id {qid!r} answered again (first on line {first_line[qid]})"
+            problem(n, again, "keep exactly one response per question", qid)
+        else:
+            first_line[qid] = n
+            if isinstance(resp, str):
+                for msg, fix, sev in _text(resp, max_bytes):
+                    problem(n, msg, fix, qid, sev)
+                out.responses[qid] = Response(n, resp, _usage(obj, n, qid, problem))
+    absent = [q for q in question_ids or () if q not in first_line]
+    out.problems += _summary(display, setting, unlisted, absent)  # past the cap: they sum it up
     return out
 
 
