@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import ValidationError
 
 from scoring.audit_line import AnnotatorId, AuditLine, Role
 from scoring.errors import Problem, ProblemsError
@@ -33,7 +32,7 @@ _SETTINGS: tuple[Setting, ...] = tuple(Setting)
 #: Largest label file (a line is about 150 bytes: some 400,000 labels a file).
 MAX_AUDIT_FILE_BYTES = 64 * 1024 * 1024
 MAX_AUDIT_LINE_BYTES = 16 * 1024
-_FORMAT = "docs/contract.md §11 gives the label fields"
+_FORMAT = "write one label object per line (docs/contract.md §11 gives the label fields)"
 
 
 @dataclass(frozen=True)
@@ -187,6 +186,70 @@ def read_audit(
                  known_submissions)  # fmt: skip
 
 
+#: What is wrong with a label line: the message (``l``: the label; ``at``: the file and line of
+#: the label it repeats) and the fix.
+_WRONG = {
+    "submission": (
+        "unknown submission_id {l.submission_id!r}",
+        "label only submissions that are in the submissions folder",
+    ),
+    "setting": (
+        "submission {l.submission_id!r} has no {l.setting.value} responses",
+        "fix the setting",
+    ),
+    "question": ("unknown question_id {l.question_id!r}", "use an id of the questions file"),
+    "check": (
+        "unknown check_id {l.check_id!r} for question {l.question_id}",
+        "use a check id of the compiled rubric (`gamut rubric compile`)",
+    ),
+    "again": (
+        "annotator {l.annotator!r} already gave a {l.role.value} for {l.submission_id} "
+        "{l.setting.value} {l.question_id} {l.check_id} ({at})",
+        "keep one line per annotator, response and check",
+    ),
+    "adjudicated": (
+        "a second adjudication of {l.submission_id} {l.setting.value} {l.question_id} "
+        "{l.check_id} ({at})",
+        "keep one adjudication per response and check",
+    ),
+}
+
+
+class _Places:
+    """Where a label's ids point: its response (row) and its check (column)."""
+
+    def __init__(
+        self,
+        submission_ids: Sequence[str],
+        has_responses: npt.NDArray[np.bool_],
+        question_ids: Sequence[str],
+        check_ids: Sequence[Sequence[str]],
+    ) -> None:
+        self.subs = {s: i for i, s in enumerate(submission_ids)}
+        self.questions = {q: i for i, q in enumerate(question_ids)}
+        self.has_responses, self.check_ids = has_responses, check_ids
+        self.starts = np.concatenate([[0], np.cumsum([len(c) for c in check_ids])]).astype(np.int64)
+        self.columns: dict[int, dict[str, int]] = {}  # by question, made when first needed
+
+    def __call__(self, label: AuditLine) -> tuple[int, int] | str:
+        """``(response, check)`` of the label, or the key in :data:`_WRONG` of what is wrong."""
+        s = self.subs.get(label.submission_id)
+        if s is None:
+            return "submission"
+        k = _SETTINGS.index(label.setting)
+        if not self.has_responses[s, k]:
+            return "setting"
+        q = self.questions.get(label.question_id)
+        if q is None:
+            return "question"
+        cols = self.columns.get(q)
+        if cols is None:
+            first = int(self.starts[q])
+            cols = self.columns[q] = {c: first + i for i, c in enumerate(self.check_ids[q])}
+        c = cols.get(label.check_id)
+        return "check" if c is None else (s * len(_SETTINGS) + k, c)
+
+
 def _read(
     path: Path,
     files: list[Path],
@@ -196,121 +259,47 @@ def _read(
     check_ids: Sequence[Sequence[str]],
     known_submissions: Collection[str],
 ) -> AuditLabels:
-    from scoring.submissions.jsonl import JsonlLimits, read_jsonl
+    from scoring.submissions.jsonl import JsonlLimits, read_jsonl, validated
 
-    sub_index = {s: i for i, s in enumerate(submission_ids)}
-    q_index = {q: i for i, q in enumerate(question_ids)}
-    starts = np.concatenate([[0], np.cumsum([len(c) for c in check_ids])]).astype(np.int64)
-    n_checks = int(starts[-1])
-    check_maps: dict[int, dict[str, int]] = {}
+    place = _Places(submission_ids, has_responses, question_ids, check_ids)
+    unscored = set(known_submissions) - set(submission_ids)  # their lines are counted, not read
     problems: list[Problem] = []
     rows: list[tuple[int, int, str, int, bool]] = []
-    seen: dict[tuple[int, int, str, bool], tuple[str, int]] = {}
-    adjudicated: dict[tuple[int, int], tuple[str, int]] = {}
+    first: dict[tuple[object, ...], str] = {}  # (response, check, annotator, role) / (r, c) -> at
     ignored = 0
     for f in files:
         name = str(f)
         read = read_jsonl(
             f,
             name,
-            "write one label object per line",
+            _FORMAT,
             JsonlLimits(MAX_AUDIT_FILE_BYTES, MAX_AUDIT_LINE_BYTES),
             blank_lines=False,
             what="an audit label file",
             size_fix="split the labels into more files",
+            report=problems.append,
         )
-        problems += read.problems
-        for line in read.lines:
-            n = line.line
-            try:
-                label = AuditLine.model_validate(line.value)
-            except ValidationError as exc:
-                problems += Problem.of_validation(exc, name, n, _FORMAT)
+        for n, label in validated(read.lines, AuditLine.model_validate, name, _FORMAT, problems):
+            if label.submission_id in unscored:
+                ignored += 1
                 continue
-            s = sub_index.get(label.submission_id)
-            if s is None:
-                if label.submission_id in known_submissions:
-                    ignored += 1
-                else:
-                    problems.append(
-                        Problem(
-                            name,
-                            n,
-                            f"unknown submission_id {label.submission_id!r}",
-                            "label only submissions that are in the submissions folder",
-                        )
-                    )
-                continue
-            k = _SETTINGS.index(label.setting)
-            if not has_responses[s, k]:
-                problems.append(
-                    Problem(
-                        name,
-                        n,
-                        f"submission {label.submission_id!r} has no "
-                        f"{label.setting.value} responses",
-                        "fix the setting",
-                    )
+            where, at = place(label), ""
+            if not isinstance(where, str):
+                r, c = where
+                adj = label.role is Role.ADJUDICATION
+                keys = (
+                    [(r, c, label.annotator, adj), (r, c)]
+                    if adj
+                    else [(r, c, label.annotator, adj)]
                 )
-                continue
-            q = q_index.get(label.question_id)
-            if q is None:
-                problems.append(
-                    Problem(
-                        name,
-                        n,
-                        f"unknown question_id {label.question_id!r}",
-                        "use an id of the questions file",
-                    )
-                )
-                continue
-            cmap = check_maps.get(q)
-            if cmap is None:
-                cmap = check_maps[q] = {c: int(starts[q]) + i for i, c in enumerate(check_ids[q])}
-            c = cmap.get(label.check_id)
-            if c is None:
-                problems.append(
-                    Problem(
-                        name,
-                        n,
-                        f"unknown check_id {label.check_id!r} for question {label.question_id}",
-                        "use a check id of the compiled rubric (`gamut rubric compile`)",
-                    )
-                )
-                continue
-            r = s * len(_SETTINGS) + k
-            adj = label.role is Role.ADJUDICATION
-            key = (r, c, label.annotator, adj)
-            if key in seen:
-                first = seen[key]
-                problems.append(
-                    Problem(
-                        name,
-                        n,
-                        f"annotator {label.annotator!r} already gave a {label.role.value} for "
-                        f"{label.submission_id} {label.setting.value} {label.question_id} "
-                        f"{label.check_id} ({first[0]}:{first[1]})",
-                        "keep one line per annotator, response and check",
-                    )
-                )
-                continue
-            seen[key] = (name, n)
-            if adj:
-                if (r, c) in adjudicated:
-                    first = adjudicated[(r, c)]
-                    problems.append(
-                        Problem(
-                            name,
-                            n,
-                            f"a second adjudication of {label.submission_id} "
-                            f"{label.setting.value} {label.question_id} {label.check_id} "
-                            f"({first[0]}:{first[1]})",
-                            "keep one adjudication per response and check",
-                        )
-                    )
+                clash = next((key for key in keys if key in first), None)
+                if clash is None:
+                    first.update(dict.fromkeys(keys, f"{name}:{n}"))
+                    rows.append((r, c, label.annotator, label.verdict.code, adj))
                     continue
-                adjudicated[(r, c)] = (name, n)
-            rows.append((r, c, label.annotator, label.verdict.code, adj))
+                where, at = ("again" if len(clash) == 4 else "adjudicated"), first[clash]
+            message, fix = _WRONG[where]
+            problems.append(Problem(name, n, message.format(l=label, at=at), fix))
     if problems:
         raise ProblemsError(
             problems, f"{len(problems)} problem(s) in the audit labels under {path}"
@@ -326,7 +315,7 @@ def _read(
         np.fromiter((row[3] for row in rows), np.int8, n),
         np.fromiter((row[4] for row in rows), np.bool_, n),
         len(submission_ids) * len(_SETTINGS),
-        n_checks,
+        int(place.starts[-1]),
         tuple(str(f) for f in files),
         ignored,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from scoring.errors import Problem, ProblemsError
 from scoring.rubric import Identifier, NonEmpty
@@ -62,31 +62,24 @@ def load_questions(path: Path) -> list[Question]:
         ProblemsError: with file, line and fix for each problem (including duplicate ids).
     """
     # imported here: scoring.submissions imports this module
-    from scoring.submissions.jsonl import JsonlLimits, read_jsonl
+    from scoring.submissions.jsonl import JsonlLimits, read_jsonl, validated
 
     problems: list[Problem] = []
     out: list[Question] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, int | None] = {}
+    fix = "write one question object per line (docs/contract.md §1 gives the fields)"
     read = read_jsonl(
         path,
         str(path),
-        "write one JSON object per line",
+        fix,
         JsonlLimits(MAX_QUESTIONS_FILE_BYTES, MAX_QUESTION_LINE_BYTES),
         blank_lines=False,
         what="a questions file",
         size_fix="split the questions or check [benchmark] questions in the config",
+        report=problems.append,
         links=True,  # the config names it; a Hub snapshot keeps it as a link into its cache
     )
-    problems += read.problems
-    for line in read.lines:
-        n = line.line
-        try:
-            q = Question.model_validate(line.value)
-        except ValidationError as exc:
-            problems += Problem.of_validation(
-                exc, str(path), n, "see docs/contract.md §1 for the question fields"
-            )
-            continue
+    for n, q in validated(read.lines, Question.model_validate, str(path), fix, problems):
         if q.question_id in seen:
             problems.append(
                 Problem(

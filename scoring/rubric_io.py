@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,71 +42,63 @@ def rubric_files(path: Path) -> list[Path]:
 #: (ARCHITECTURE.md, "Hostile input"), with room for a whole rubric set in one file.
 MAX_RUBRIC_FILE_BYTES = 256 * 1024 * 1024
 MAX_RUBRIC_LINE_BYTES = 8 * 1024 * 1024
+_SPLIT = "split the rubrics into several files"
 
 
-def _jsonl_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]:
-    """(line, object, problem) for each line of a rubric ``.jsonl`` file, by the one JSON Lines
-    reader: lines end at ``\\n`` only (a U+2028 inside a string is text), blank lines skipped."""
+def _objects(path: Path, problems: list[Problem]) -> Iterable[tuple[int | None, Any]]:
+    """``(line, object)`` for each rubric object of one file, its problems put in ``problems``.
+
+    A ``.jsonl`` file is read by the one JSON Lines reader (lines end at ``\\n`` only, so a
+    U+2028 inside a string is text; blank lines skipped), its objects and problems in line
+    order; a ``.json`` file holds one object or a list of them."""
     # imported here: scoring.submissions imports the rubric models
-    from scoring.submissions.jsonl import JsonlLimits, read_jsonl
+    from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
 
-    pending: list[Problem] = []
-    read = read_jsonl(
-        path,
-        str(path),
-        "write one rubric object per line",
-        JsonlLimits(MAX_RUBRIC_FILE_BYTES, MAX_RUBRIC_LINE_BYTES),
-        blank_lines=False,
-        what="a rubric file",
-        size_fix="split the rubrics into several files",
-        report=pending.append,
-        links=True,  # a Hub snapshot's files are links into its cache
-    )
-    for line in read.lines:  # parsed as iterated: problems and objects come in line order
-        yield from ((p.line, None, p) for p in pending)
-        pending.clear()
-        yield line.line, line.value, None
-    yield from ((p.line, None, p) for p in pending)
-
-
-def _raw_objects(path: Path) -> Iterator[tuple[int | None, Any, Problem | None]]:
-    """Yield (line, object, problem) for each rubric object in one file."""
+    limits = JsonlLimits(MAX_RUBRIC_FILE_BYTES, MAX_RUBRIC_LINE_BYTES)
     if path.suffix == ".jsonl":
-        yield from _jsonl_objects(path)
-        return
+        return read_jsonl(
+            path,
+            str(path),
+            "write one rubric object per line",
+            limits,
+            blank_lines=False,
+            what="a rubric file",
+            size_fix=_SPLIT,
+            report=problems.append,
+            links=True,  # a Hub snapshot's files are links into its cache
+        ).lines
+    line, fix = None, "pass a readable UTF-8 .json or .jsonl file or a folder"
     try:
         with open_regular(path, links=True) as f:
-            text = f.read().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        yield (
-            None,
-            None,
-            Problem(
-                str(path),
-                None,
-                f"cannot read: {exc.strerror if isinstance(exc, OSError) else exc}",
-                "pass a readable UTF-8 .json or .jsonl file or a folder",
-            ),
-        )
-        return
-    try:
-        obj = json.loads(text)
+            data = f.read(limits.max_file_bytes + 1)
+        if len(data) > limits.max_file_bytes:
+            msg, fix = f"file is over the {size_text(limits.max_file_bytes)} limit", _SPLIT
+        else:
+            obj = json.loads(data.decode("utf-8"))
+            return [(None, o) for o in (obj if isinstance(obj, list) else [obj])]
+    except OSError as exc:
+        msg = f"cannot read: {exc.strerror}"
+    except UnicodeDecodeError as exc:
+        msg = f"cannot read: {exc}"
     except RecursionError:
-        yield None, None, Problem(str(path), None, "nested too deeply", "flatten the object")
-        return
+        msg, fix = "nested too deeply", "flatten the object"
     except json.JSONDecodeError as exc:
-        yield (
-            exc.lineno,
-            None,
-            Problem(str(path), exc.lineno, f"not valid JSON: {exc.msg}", "fix the JSON syntax"),
-        )
-        return
-    for o in obj if isinstance(obj, list) else [obj]:
-        yield None, o, None
+        line, msg, fix = exc.lineno, f"not valid JSON: {exc.msg}", "fix the JSON syntax"
+    problems.append(Problem(str(path), line, msg, fix))
+    return []
+
+
+def _rubric(obj: Any) -> MetaRubric:
+    if not isinstance(obj, dict):
+        fix = "see docs/contract.md §3 for the format"
+        raise RubricError([Problem("", None, "a rubric must be a JSON object", fix)])
+    return MetaRubric.model_validate(obj)
 
 
 def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Problem]]:
     """Read every rubric under ``paths``; return the valid ones and every problem found."""
+    from scoring.submissions.jsonl import validated
+
     good: list[RubricSource] = []
     problems: list[Problem] = []
     seen: dict[str, str] = {}
@@ -122,25 +114,8 @@ def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Proble
             )
             continue
         for f in rubric_files(root):
-            for line, obj, problem in _raw_objects(f):
-                if problem is not None:
-                    problems.append(problem)
-                    continue
-                if not isinstance(obj, dict):
-                    problems.append(
-                        Problem(
-                            str(f),
-                            line,
-                            "a rubric must be a JSON object",
-                            "see docs/contract.md §3 for the format",
-                        )
-                    )
-                    continue
-                try:
-                    rubric = MetaRubric.model_validate(obj)
-                except RubricError as err:
-                    problems.extend(replace(p, file=str(f), line=line) for p in err.problems)
-                    continue
+            fix = "see docs/contract.md §3 for the format"
+            for line, rubric in validated(_objects(f, problems), _rubric, str(f), fix, problems):
                 where = f"{f}" + (f":{line}" if line else "")
                 if rubric.question_id in seen:
                     problems.append(

@@ -23,15 +23,18 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol, TypeVar
+
+from pydantic import ValidationError
 
 from scoring import fastjson
-from scoring.errors import NotRegularFileError, Problem
+from scoring.errors import NotRegularFileError, Problem, ProblemsError
 from scoring.storage import open_regular
 
+T = TypeVar("T")
 #: Deepest nesting of arrays and objects accepted in one line (a response line needs 1).
 MAX_DEPTH = 32
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -393,6 +396,29 @@ class _Reading:
             f.close()
 
 
+def validated(
+    lines: Iterable[tuple[int | None, Any]],
+    parse: Callable[[Any], T],
+    display: str,
+    fix: str,
+    problems: list[Problem],
+) -> Iterator[tuple[int | None, T]]:
+    """``(line, parse(value))`` for each ``(line, value)`` that ``parse`` accepts, in order.
+
+    What ``parse`` refuses goes to ``problems`` at that line of ``display``: each error of a
+    pydantic ``ValidationError`` (with ``fix``), or the problems of a :class:`ProblemsError`.
+    Used with :func:`read_jsonl` (a :class:`JsonlLine` is such a pair): read, then validate
+    each line, every problem at once.
+    """
+    for line, value in lines:
+        try:
+            yield line, parse(value)
+        except ValidationError as exc:
+            problems += Problem.of_validation(exc, display, line, fix)
+        except ProblemsError as err:
+            problems += (replace(p, file=display, line=line) for p in err.problems)
+
+
 class _Capped:
     """A file read a block at a time that reads nothing past ``left`` more bytes (a file that
     grows while it is read, or a device, stays within the size limit); ``over`` says it would
@@ -436,4 +462,5 @@ __all__ = [
     "size_text",
     "split_lines",
     "stream_lines",
+    "validated",
 ]
