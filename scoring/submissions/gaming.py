@@ -423,3 +423,20 @@ def copy_warnings(
                 )
             )
     return out
+
+
+def warnings(
+    display: str,
+    responses: Mapping[str, Response],
+    question_words: dict[str, set[str]],
+    others: Mapping[str, Mapping[str, int]],
+) -> list[Problem]:
+    """Every gaming warning of one response file: templated answers, overlong ones, text aimed
+    at the judge, and answers copied from ``others`` (as for :func:`copy_warnings`)."""
+    texts = normalised(responses)  # once, for the template and copy checks
+    return [
+        *template_warnings(display, responses, question_words, texts),
+        *long_warnings(display, responses),
+        *judge_warnings(display, responses),
+        *copy_warnings(display, responses, others, texts),
+    ]

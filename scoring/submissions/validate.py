@@ -61,6 +61,17 @@ class _Others:
             self._by_file[key] = prints if prints is not None else {}
         return self._by_file[key]
 
+    def save(self, entries: list[str]) -> None:
+        """Save the cache; its entries no longer used are dropped once every current response
+        file (of the submissions folder's ``entries``) was looked up."""
+        current = {
+            (e, s.value)
+            for e in entries
+            for s in Setting
+            if (self.subs_root / e / RESPONSE_FILES[s.value]).is_file()
+        }
+        self.cache.save(prune=current <= self.seen)
+
 
 def display_key(name: str) -> str:
     """A display name compared the way readers see it: case, width and spacing ignored."""
@@ -85,10 +96,6 @@ class _Names:
             self._cache[sid] = None if meta is None else display_key(meta.model_name)
         return self._cache[sid]
 
-    def note(self, sid: str, key: str) -> None:
-        """Record a name already read."""
-        self._cache[sid] = key
-
     def keeps(self, sid: str, other: str) -> bool:
         """Whether ``sid`` keeps the name it shares with ``other``: it entered git history
         first. Without history to tell (neither or both at once), neither keeps it."""
@@ -97,6 +104,55 @@ class _Names:
                 self._since[s] = first_in_history(self.subs_root, s)
         mine, theirs = self._since[sid], self._since[other]
         return mine is not None and (theirs is None or mine < theirs)
+
+    def check(self, sid: str, path: Path, base: Path, peers: list[str]) -> list[Problem]:
+        """The problems of ``sid``'s metadata file ``path``: its own, and a model name that one
+        of the submissions ``peers`` keeps (see :meth:`keeps`)."""
+        shown = display_path(path, base)
+        # a file the check passed before (same bytes) has no problems: only a file with
+        # problems is checked again, for them
+        meta = _other(path.parent, partial(self.digests.metadata, path))
+        problems: list[Problem] = []
+        if meta is None:
+            meta, problems = check_metadata(path, shown)
+        if meta is None:
+            return problems
+        self._cache[sid] = display_key(meta.model_name)
+        for other in peers:
+            if self.key(other) == self._cache[sid] and not self.keeps(sid, other):
+                problems.append(
+                    Problem(
+                        shown,
+                        field_line(path, "model_name"),
+                        f"model_name {meta.model_name!r} is already the name of "
+                        f"submission {other!r}",
+                        "choose a name that tells the two models apart (case and spacing are "
+                        "ignored in this comparison; the submission committed first keeps the "
+                        "name)",
+                    )
+                )
+        return problems
+
+
+def _targets(
+    subs_root: Path, paths: list[Path] | None, changed_from: str | None, base: Path
+) -> tuple[list[str], list[Problem]]:
+    """The submissions to validate (each once, in the order found) and the problems met finding
+    them: those changed since ``changed_from``, those ``paths`` name, or (with neither, or the
+    submissions folder among ``paths``) every one."""
+    ids: list[str] = []
+    problems: list[Problem] = []
+    everything = paths is None and changed_from is None
+    if changed_from is not None:
+        found, wrong = changed_targets(subs_root, changed_from, base)
+        ids, problems = ids + found, problems + wrong
+    if paths:
+        found, whole, wrong = targets_from_paths(subs_root, paths, base)
+        ids, problems, everything = ids + found, problems + wrong, everything or whole
+    if everything:
+        found, wrong = all_targets(subs_root, base)
+        ids, problems = ids + found, problems + wrong
+    return list(dict.fromkeys(ids)), problems
 
 
 def validate_submissions(
@@ -130,110 +186,49 @@ def validate_submissions(
 
     Returns:
         The report: errors and warnings, each with file, line, message and fix.
-
     """
     limits = limits or Limits()
     report = ValidationReport()
     if not subs_root.is_dir():
-        report.problems.append(
-            Problem(
-                display_path(subs_root, base),
-                None,
-                "submissions folder not found",
-                "create it, or check [benchmark] submissions in the config",
-            )
-        )
+        fix = "create it, or check [benchmark] submissions in the config"
+        shown = display_path(subs_root, base)
+        report.problems.append(Problem(shown, None, "submissions folder not found", fix))
         return report
-    ids: list[str] = []
-    everything = paths is None and changed_from is None
-    if changed_from is not None:
-        found, problems = changed_targets(subs_root, changed_from, base)
-        ids += found
-        report.problems += problems
-    if paths:
-        found, whole, problems = targets_from_paths(subs_root, paths, base)
-        ids += found
-        everything = everything or whole
-        report.problems += problems
+    report.submissions, report.problems = _targets(subs_root, paths, changed_from, base)
     entries = sorted(e.name for e in os.scandir(subs_root))
-    if everything:
-        found, problems = all_targets(subs_root, base)
-        ids += found
-        report.problems += problems
-    ids = list(dict.fromkeys(ids))
-    report.submissions = ids
-
+    folders = [e for e in entries if (subs_root / e).is_dir()]
     qids = [q.question_id for q in questions]
-    qid_set = set(qids)
     qwords: dict[str, set[str]] | None = None  # the template check's, made when first needed
     others = _Others(subs_root, DigestCache.open(digests, limits))
     names = _Names(subs_root, others.cache)
-    for sid in ids:
+    for sid in report.submissions:
         n_before = len(report.errors)
         folder = subs_root / sid
         files, problems = check_folder(folder, base, [e for e in entries if e != sid])
         report.problems += problems
+        peers = [e for e in folders if e != sid]
         if METADATA_FILE in files:
-            shown = display_path(files[METADATA_FILE], base)
-            # a file the check passed before (same bytes) has no problems: only a file with
-            # problems is checked again, for them
-            meta = _other(folder, partial(others.cache.metadata, files[METADATA_FILE]))
-            if meta is None:
-                meta, problems = check_metadata(files[METADATA_FILE], shown)
-                report.problems += problems
-            if meta is not None:
-                names.note(sid, display_key(meta.model_name))
-                for other in entries:
-                    if other == sid or not (subs_root / other).is_dir():
-                        continue
-                    if names.key(other) == names.key(sid) and not names.keeps(sid, other):
-                        report.problems.append(
-                            Problem(
-                                shown,
-                                field_line(files[METADATA_FILE], "model_name"),
-                                f"model_name {meta.model_name!r} is already the name of "
-                                f"submission {other!r}",
-                                "choose a name that tells the two models apart (case and "
-                                "spacing are ignored in this comparison; the submission "
-                                "committed first keeps the name)",
-                            )
-                        )
+            report.problems += names.check(sid, files[METADATA_FILE], base, peers)
         for setting in Setting:
-            name = RESPONSE_FILES[setting.value]
-            if name not in files:
+            path = files.get(RESPONSE_FILES[setting.value])
+            if path is None:
                 continue
-            shown = display_path(files[name], base)
             if errors_only:
                 others.seen.add((sid, setting.value))
-                digest = _other(folder, partial(others.cache.of, files[name]))
+                digest = _other(folder, partial(others.cache.of, path))
                 # clean and answering exactly the public questions: the reader would find no
                 # error with the question ids either (they add only unknown and missing ids)
-                if digest is not None and digest.clean and digest.chars.keys() == qid_set:
+                if digest is not None and digest.clean and digest.chars.keys() == set(qids):
                     continue
-            read = read_response_file(files[name], shown, setting.value, qids, limits)
+            shown = display_path(path, base)
+            read = read_response_file(path, shown, setting.value, qids, limits)
             report.problems += read.problems
             if errors_only or not read.responses:
                 continue
-            texts = gaming.normalised(read.responses)  # once, for the template and copy checks
-            if qwords is None:
-                qwords = gaming.question_words(questions)
-            report.problems += gaming.template_warnings(shown, read.responses, qwords, texts)
-            report.problems += gaming.long_warnings(shown, read.responses)
-            report.problems += gaming.judge_warnings(shown, read.responses)
-            theirs = {
-                other: others.responses(other, setting.value)
-                for other in entries
-                if other != sid and (subs_root / other).is_dir()
-            }
-            report.problems += gaming.copy_warnings(shown, read.responses, theirs, texts)
+            qwords = qwords or gaming.question_words(questions)
+            theirs = {other: others.responses(other, setting.value) for other in peers}
+            report.problems += gaming.warnings(shown, read.responses, qwords, theirs)
         if len(report.errors) > n_before:
             report.rejected.append(sid)
-    # cache entries no longer used are dropped once every current response file was looked up
-    current = {
-        (e, s.value)
-        for e in entries
-        for s in Setting
-        if (subs_root / e / RESPONSE_FILES[s.value]).is_file()
-    }
-    others.cache.save(prune=current <= others.seen)
+    others.save(entries)
     return report
