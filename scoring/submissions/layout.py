@@ -281,32 +281,23 @@ def _outside_problems(
     return problems
 
 
-def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], list[Problem]]:
-    """The submission touched by the changes since ``ref``; every file outside it is a problem.
+def _changes(
+    subs_root: Path, ref: str, where: str
+) -> tuple[Path, tuple[str, ...], dict[str, str]] | Problem:
+    """The repository's top folder, the submissions folder's path in it (as parts), and how
+    each changed file differs: ``committed`` on the branch since ``ref``, ``uncommitted`` or
+    ``untracked``; or the problem (at ``where``) that stops finding them."""
 
-    The changes are ``git diff --name-only REF...HEAD`` plus untracked files and uncommitted
-    changes (none in CI). They must all lie in one submission's own folder.
-    """
-    where = f"--changed-from {ref}"
+    def problem(message: str, fix: str) -> Problem:
+        return Problem(where, None, message, fix)
+
     if not ref or ref.startswith("-") or any(c.isspace() or not c.isprintable() for c in ref):
-        return [], [
-            Problem(
-                where,
-                None,
-                f"{ref!r} is not a git revision",
-                "pass a branch name or commit sha, e.g. --changed-from origin/main",
-            )
-        ]
+        fix = "pass a branch name or commit sha, e.g. --changed-from origin/main"
+        return problem(f"{ref!r} is not a git revision", fix)
     top = _git(subs_root, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
-        return [], [
-            Problem(
-                where,
-                None,
-                "the submissions folder is not in a git repository",
-                "run inside a clone of the leaderboard repository",
-            )
-        ]
+        fix = "run inside a clone of the leaderboard repository"
+        return problem("the submissions folder is not in a git repository", fix)
     toplevel = Path(top.stdout.strip())
     # the revision is never read as an option, whatever it holds
     diff = _git(
@@ -314,68 +305,53 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
         f"{ref}...HEAD", "--",
     )  # fmt: skip
     if diff.returncode != 0:
-        return [], [
-            Problem(
-                where,
-                None,
-                f"cannot compare with {ref!r}: {diff.stderr.strip()}",
-                "fetch the base branch first, e.g. `git fetch origin main`, or pass a valid ref",
-            )
-        ]
-    untracked = _git(toplevel, "ls-files", "--others", "--exclude-standard", "-z")
-    uncommitted = _git(toplevel, "diff", "--name-only", "--no-renames", "-z", "HEAD", "--")
-    # How each file differs: committed on the branch, changed but not committed, or untracked.
-    how: dict[str, str] = {}
-    for kind, out in (
-        ("untracked", untracked.stdout),
-        ("uncommitted", uncommitted.stdout),
-        ("committed", diff.stdout),
-    ):
-        how.update({n: kind for n in out.split("\0") if n})
-    names = sorted(how)
+        fix = "fetch the base branch first, e.g. `git fetch origin main`, or pass a valid ref"
+        return problem(f"cannot compare with {ref!r}: {diff.stderr.strip()}", fix)
     subs_rel = _inside(os.path.realpath(subs_root), os.path.realpath(toplevel))
     if subs_rel is None:
-        return [], [
-            Problem(
-                where,
-                None,
-                "the submissions folder is outside the git repository",
-                "check [benchmark] submissions in the config",
-            )
-        ]
-    subs_parts = Path(subs_rel).parts if subs_rel != "." else ()
+        fix = "check [benchmark] submissions in the config"
+        return problem("the submissions folder is outside the git repository", fix)
+    how: dict[str, str] = {}
+    for kind, args in (
+        ("untracked", ("ls-files", "--others", "--exclude-standard", "-z")),
+        ("uncommitted", ("diff", "--name-only", "--no-renames", "-z", "HEAD", "--")),
+    ):
+        how.update({n: kind for n in _git(toplevel, *args).stdout.split("\0") if n})
+    how.update({n: "committed" for n in diff.stdout.split("\0") if n})
+    return toplevel, Path(subs_rel).parts if subs_rel != "." else (), how
+
+
+def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], list[Problem]]:
+    """The submission touched by the changes since ``ref``; every file outside it is a problem.
+
+    The changes are ``git diff --name-only REF...HEAD`` plus untracked files and uncommitted
+    changes (none in CI). They must all lie in one submission's own folder.
+    """
+    where = f"--changed-from {ref}"
+    found = _changes(subs_root, ref, where)
+    if isinstance(found, Problem):
+        return [], [found]
+    toplevel, subs_parts, how = found
     touched: dict[str, list[str]] = {}
     outside: list[str] = []
-    for name in names:
+    for name in sorted(how):
         parts = Path(name).parts
         inner = parts[len(subs_parts) :]
         if parts[: len(subs_parts)] != subs_parts or len(inner) < 2:
             outside.append(name)
-            continue
-        touched.setdefault(inner[0], []).append(name)
+        else:
+            touched.setdefault(inner[0], []).append(name)
     subs_shown = Path(*subs_parts).as_posix() if subs_parts else "."
     own = f"{subs_shown}/{next(iter(touched))}/" if len(touched) == 1 else f"{subs_shown}/<id>/"
     problems = _outside_problems(toplevel, ref, outside, how, own)
-    if len(touched) > 1:
-        ids = ", ".join(sorted(touched))
-        for sid in sorted(touched)[1:]:
-            problems.append(
-                Problem(
-                    touched[sid][0],
-                    None,
-                    f"the change touches several submissions ({ids})",
-                    "open one pull request per submission",
-                )
-            )
-    if not touched and not problems:
+    several = f"the change touches several submissions ({', '.join(sorted(touched))})"
+    for sid in sorted(touched)[1:]:
         problems.append(
-            Problem(
-                where,
-                None,
-                "the change touches no submission",
-                f"add your folder under {subs_shown}/ (`gamut submission new ID`)",
-            )
+            Problem(touched[sid][0], None, several, "open one pull request per submission")
         )
+    if not touched and not problems:
+        fix = f"add your folder under {subs_shown}/ (`gamut submission new ID`)"
+        problems.append(Problem(where, None, "the change touches no submission", fix))
     for sid, names_in in sorted(touched.items()):
         at_base = _git(toplevel, "cat-file", "-e", f"{ref}:{Path(*subs_parts, sid).as_posix()}")
         if at_base.returncode == 0:
