@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,28 @@ def field_line(path: Path, name: str) -> int | None:
     return None
 
 
+def _field_problems(
+    exc: ValidationError, nodes: dict[Loc, yaml.Node], chars: Collection[Loc], todo: set[Loc]
+) -> Iterator[tuple[int | None, str, str]]:
+    """``(line, message, fix)`` for each error of the model, but for a value whose characters
+    (``chars``) or TODO (``todo``, and what is inside it) is already a problem."""
+    for e in exc.errors(include_url=False):
+        loc = tuple(e["loc"])
+        if loc in chars or any(loc[: len(t)] == t for t in todo):
+            continue
+        name = ".".join(map(str, loc))
+        if e["type"] == "missing":  # at the line of the mapping that lacks it
+            yield (
+                _line(nodes, loc[:-1]),
+                f"{name} is missing",
+                f"add {name}: " + (_description(loc) or "see the scaffold"),
+            )
+        elif e["type"] == "extra_forbidden":
+            yield _line(nodes, loc), f"unknown field {name}", "remove it or fix its spelling"
+        else:
+            yield _line(nodes, loc), f"{name}: {e['msg']}", _description(loc) or _SCHEMA_HINT
+
+
 def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, list[Problem]]:
     """Validate ``submission.yaml``, reporting every problem with its line.
 
@@ -211,12 +234,11 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
     try:
         with open_regular(path) as f:
             data = f.read(MAX_METADATA_BYTES + 1)
+        if len(data) > MAX_METADATA_BYTES:
+            return None, [problem(None, f"file is over {MAX_METADATA_BYTES // 1024} KB")]
+        text = data.decode("utf-8")
     except OSError as exc:
         return None, [problem(None, f"cannot read the file: {exc.strerror}", _REGULAR)]
-    if len(data) > MAX_METADATA_BYTES:
-        return None, [problem(None, f"file is over {MAX_METADATA_BYTES // 1024} KB")]
-    try:
-        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [problem(None, f"not valid UTF-8 (byte {exc.start + 1})", "save as UTF-8")]
     try:
@@ -255,29 +277,6 @@ def check_metadata(path: Path, display: str) -> tuple[SubmissionMeta | None, lis
     try:
         meta = SubmissionMeta.model_validate(raw)
     except ValidationError as exc:
-        for e in exc.errors(include_url=False):
-            loc = tuple(e["loc"])
-            if loc in chars or any(loc[: len(t)] == t for t in todo):
-                continue
-            name = ".".join(map(str, loc))
-            if e["type"] == "missing":
-                problems.append(
-                    problem(
-                        _line(nodes, loc[:-1]) if len(loc) > 1 else None,
-                        f"{name} is missing",
-                        f"add {name}: {_description(loc) or 'see the scaffold'}",
-                    )
-                )
-            elif e["type"] == "extra_forbidden":
-                problems.append(
-                    problem(
-                        _line(nodes, loc), f"unknown field {name}", "remove it or fix its spelling"
-                    )
-                )
-            else:
-                hint = _description(loc)
-                problems.append(
-                    problem(_line(nodes, loc), f"{name}: {e['msg']}", hint or _SCHEMA_HINT)
-                )
+        problems += (problem(*p) for p in _field_problems(exc, nodes, chars, todo))
         return None, problems
     return (None if problems else meta), problems
