@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
 
@@ -108,8 +110,66 @@ def _in_order(topic: str, steps: list[str]) -> str:
     )
 
 
+#: What an item's rule emits for each check: id suffix, kind, secondary (extra credit, one tier
+#: below the item's) and the check text.
+_Emitted = Iterator[tuple[str, CheckKind, bool, str]]
+
+
+def _fact(item: Fact) -> _Emitted:
+    yield "", CheckKind.FACT, False, item.text
+
+
+def _strict_list(item: StrictList) -> _Emitted:
+    for j, m in enumerate(item.members, 1):
+        yield f".m{j}", CheckKind.MEMBER, False, _mentions(item.topic, m)
+
+
+def _flexible_list(item: FlexibleList) -> _Emitted:
+    members, topic, options = item.members, item.topic, _options(item.members)
+    for j, b in enumerate(item.baselines, 1):
+        yield f".b{j}", CheckKind.BASELINE, False, _at_least(topic, b, len(members), options)
+    if len(members) <= SHORT_LIST_MAX and item.tier is not Tier.CONTEXT:
+        for j, m in enumerate(members, 1):
+            yield f".m{j}", CheckKind.MEMBER, True, _mentions(topic, m)
+    else:
+        ks = item.coverage_thresholds or default_coverage_thresholds(len(members), item.baselines)
+        for j, k in enumerate(ks, 1):
+            yield f".c{j}", CheckKind.COVERAGE, True, _at_least(topic, k, len(members), options)
+
+
+def _process(item: Process) -> _Emitted:
+    for j, s in enumerate(item.steps, 1):
+        text = f"In describing {item.topic}, the response includes the step: {_clause(s.text)}."
+        yield f".s{j}", CheckKind.STEP, not s.required, text
+    required = [s.text for s in item.steps if s.required]
+    if len(required) >= 2:
+        yield ".seq", CheckKind.SEQUENCE, False, _in_order(item.topic, required)
+    if len(required) < len(item.steps) and len(item.steps) >= 2:
+        every = [s.text for s in item.steps]
+        yield ".seq_all", CheckKind.SEQUENCE, True, _in_order(item.topic, every)
+
+
+def _relationship(item: Relationship) -> _Emitted:
+    entity = f"The response identifies {item.entity} as {_clause(item.relation)}."
+    yield ".e", CheckKind.RELATION_ENTITY, False, entity
+    for j, a in enumerate(item.aspects, 1):
+        aspect = f"In relating it to {item.entity} ({item.relation}), the response states that: "
+        yield f".a{j}", CheckKind.RELATION_ASPECT, False, f"{aspect}{_clause(a)}."
+
+
+#: The compile rule of each item type.
+_RULES: dict[type[Any], Callable[[Any], _Emitted]] = {
+    Fact: _fact,
+    StrictList: _strict_list,
+    FlexibleList: _flexible_list,
+    Process: _process,
+    Relationship: _relationship,
+}
+
+
 def compile_rubric(rubric: MetaRubric) -> list[Check]:
-    """Compile one meta-rubric into its checks, in item order.
+    """Compile one meta-rubric into its checks, in item order: each item by the rule of its
+    type (:data:`_RULES`), then its insight, if it has one.
 
     Args:
         rubric: a validated meta-rubric.
@@ -119,122 +179,15 @@ def compile_rubric(rubric: MetaRubric) -> list[Check]:
     """
     qid = rubric.question_id
     out: list[Check] = []
-
-    def add(
-        item_id: str,
-        suffix: str,
-        kind: CheckKind,
-        tier: Tier,
-        secondary: bool,
-        text: str,
-        cites: list[str],
-    ) -> None:
-        # fields come from a validated rubric
-        out.append(Check(qid, item_id + suffix, item_id, kind, tier, secondary, text, tuple(cites)))
-
     for item in rubric.items:
-        iid, tier, cites = item.id, item.tier, item.cites
-        insight: Insight | None = None
-        if isinstance(item, Fact):
-            add(iid, "", CheckKind.FACT, tier, False, item.text, cites)
-        elif isinstance(item, StrictList):
-            for j, m in enumerate(item.members, 1):
-                add(iid, f".m{j}", CheckKind.MEMBER, tier, False, _mentions(item.topic, m), cites)
-            insight = item.insight
-        elif isinstance(item, FlexibleList):
-            members = item.members
-            options = _options(members)
-            for j, b in enumerate(item.baselines, 1):
-                add(
-                    iid,
-                    f".b{j}",
-                    CheckKind.BASELINE,
-                    tier,
-                    False,
-                    _at_least(item.topic, b, len(members), options),
-                    cites,
-                )
-            lower = tier.lower()
-            if len(members) <= SHORT_LIST_MAX and tier is not Tier.CONTEXT:
-                for j, m in enumerate(members, 1):
-                    add(
-                        iid,
-                        f".m{j}",
-                        CheckKind.MEMBER,
-                        lower,
-                        True,
-                        _mentions(item.topic, m),
-                        cites,
-                    )
-            else:
-                ks = item.coverage_thresholds or default_coverage_thresholds(
-                    len(members), item.baselines
-                )
-                for j, k in enumerate(ks, 1):
-                    add(
-                        iid,
-                        f".c{j}",
-                        CheckKind.COVERAGE,
-                        lower,
-                        True,
-                        _at_least(item.topic, k, len(members), options),
-                        cites,
-                    )
-            insight = item.insight
-        elif isinstance(item, Process):
-            lower = tier.lower()
-            for j, s in enumerate(item.steps, 1):
-                text = (
-                    f"In describing {item.topic}, the response includes the step: "
-                    f"{_clause(s.text)}."
-                )
-                if s.required:
-                    add(iid, f".s{j}", CheckKind.STEP, tier, False, text, cites)
-                else:
-                    add(iid, f".s{j}", CheckKind.STEP, lower, True, text, cites)
-            required = [s.text for s in item.steps if s.required]
-            if len(required) >= 2:
-                add(
-                    iid,
-                    ".seq",
-                    CheckKind.SEQUENCE,
-                    tier,
-                    False,
-                    _in_order(item.topic, required),
-                    cites,
-                )
-            if len(required) < len(item.steps) and len(item.steps) >= 2:
-                add(
-                    iid,
-                    ".seq_all",
-                    CheckKind.SEQUENCE,
-                    lower,
-                    True,
-                    _in_order(item.topic, [s.text for s in item.steps]),
-                    cites,
-                )
-            insight = item.insight
-        elif isinstance(item, Relationship):
-            add(
-                iid,
-                ".e",
-                CheckKind.RELATION_ENTITY,
-                tier,
-                False,
-                f"The response identifies {item.entity} as {_clause(item.relation)}.",
-                cites,
+        iid, cites = item.id, tuple(item.cites)
+        tiers = (item.tier, item.tier.lower())
+        for suffix, kind, secondary, text in _RULES[type(item)](item):
+            out.append(
+                Check(qid, iid + suffix, iid, kind, tiers[secondary], secondary, text, cites)
             )
-            for j, a in enumerate(item.aspects, 1):
-                add(
-                    iid,
-                    f".a{j}",
-                    CheckKind.RELATION_ASPECT,
-                    tier,
-                    False,
-                    f"In relating it to {item.entity} ({item.relation}), the response states "
-                    f"that: {_clause(a)}.",
-                    cites,
-                )
+        insight: Insight | None = getattr(item, "insight", None)
         if insight is not None:
-            add(iid, ".i", CheckKind.INSIGHT, insight.tier, False, insight.text, cites)
+            out.append(Check(qid, iid + ".i", iid, CheckKind.INSIGHT, insight.tier, False,
+                             insight.text, cites))  # fmt: skip
     return out
