@@ -22,6 +22,7 @@ from gamut.pr import MAX_FILE_BYTES, MAX_TOTAL_BYTES, SUBMISSION_FILES, Artifact
 from scoring.errors import Problem, ProblemsError
 from scoring.storage import atomic_write_bytes
 from scoring.submissions.formats import is_submission_id
+from scoring.submissions.layout import existing_submission_warning
 
 if TYPE_CHECKING:
     from gamut.project import Project
@@ -93,6 +94,82 @@ def on_base(project: Project, submission_id: str, base: str = "HEAD") -> bool:
     return _git(toplevel, "cat-file", "-e", f"{base}:{folder}").returncode == 0
 
 
+def _one_submission(
+    toplevel: Path, subs: PurePosixPath, base_sha: str, head_sha: str
+) -> tuple[str, str, list[Problem]]:
+    """The id of the one submission the changes ``base...head`` touch, the first file changed
+    in it, and the problems found (its id is not valid, a file outside its folder).
+
+    Raises:
+        ArtifactError: git cannot compare the two commits.
+        ProblemsError: the changes touch no submission, or more than one.
+    """
+    diff = _git(
+        toplevel, "diff", "--name-only", "--no-renames", "-z", "--end-of-options",
+        f"{base_sha}...{head_sha}", "--",
+    )  # fmt: skip
+    if diff.returncode != 0:
+        raise ArtifactError(f"cannot compare the head with the base: {_out(diff).strip()[:300]}")
+    problems: list[Problem] = []
+    touched: dict[str, list[str]] = {}
+    for name in sorted({n for n in _out(diff).split("\0") if n}):
+        parts = PurePosixPath(name).parts
+        inner = parts[len(subs.parts) :]
+        if parts[: len(subs.parts)] != subs.parts or len(inner) != 2:
+            problems.append(Problem(name, None, "changed outside a submission folder", _FIX_SCOPE))
+        else:
+            touched.setdefault(inner[0], []).append(name)
+    if len(touched) != 1:
+        found = ", ".join(sorted(touched)) or "none"
+        problems.append(
+            Problem(
+                f"{base_sha[:12]}...{head_sha[:12]}",
+                None,
+                f"the pull request must change exactly one submission (it changes: {found})",
+                "open one pull request per submission",
+            )
+        )
+        raise ProblemsError(problems, "the pull request's changes were not taken")
+    ((sid, files),) = touched.items()
+    if not is_submission_id(sid):
+        problems.append(
+            Problem((subs / sid).as_posix(), None, f"{sid!r} is not a valid submission id", "")
+        )
+    return sid, files[0], problems
+
+
+def _blobs(toplevel: Path, head_sha: str, folder: str) -> tuple[dict[str, str], list[Problem]]:
+    """The blob of each file of ``folder`` in the head commit, and the problems of the folder:
+    anything but a regular file, a name a submission does not have, or too many bytes."""
+    listing = _git(toplevel, "ls-tree", "-z", "-l", "--full-tree", head_sha, "--", f"{folder}/")
+    if listing.returncode != 0:
+        raise ArtifactError(f"cannot list {folder} in the head commit")
+    blobs: dict[str, str] = {}
+    problems: list[Problem] = []
+    total = 0
+    for entry in filter(None, _out(listing).split("\0")):
+        meta, _, path = entry.partition("\t")
+        mode, kind, oid, size = [*meta.split(), "", "", "", ""][:4]
+        file = PurePosixPath(path).name
+        if kind != "blob" or mode not in _REGULAR:
+            what = "a symbolic link" if mode == "120000" else f"a {kind or 'entry'} ({mode})"
+            problems.append(Problem(path, None, f"is {what}", "keep only regular files"))
+        elif file not in SUBMISSION_FILES:
+            fix = "a submission holds only its three files"
+            problems.append(Problem(path, None, "unexpected file", fix))
+        elif not size.isdigit() or int(size) > MAX_FILE_BYTES:
+            message = f"{size} bytes (at most {MAX_FILE_BYTES})"
+            problems.append(Problem(path, None, message, "shorten it"))
+        else:
+            total += int(size)
+            blobs[file] = oid
+    if total > MAX_TOTAL_BYTES:
+        problems.append(
+            Problem(folder, None, f"{total} bytes in all", f"at most {MAX_TOTAL_BYTES}")
+        )
+    return blobs, problems
+
+
 def take_from_commit(
     project: Project, pr_number: int, head: str, base: str
 ) -> tuple[PrInfo, list[Problem]]:
@@ -119,99 +196,25 @@ def take_from_commit(
     toplevel, subs = _locate(project)
     head_sha = _commit(toplevel, head, "head")
     base_sha = _commit(toplevel, base, "base")
-    subs_abs = os.path.realpath(project.submissions_root)
-
-    diff = _git(
-        toplevel, "diff", "--name-only", "--no-renames", "-z", "--end-of-options",
-        f"{base_sha}...{head_sha}", "--",
-    )  # fmt: skip
-    if diff.returncode != 0:
-        raise ArtifactError(f"cannot compare the head with the base: {_out(diff).strip()[:300]}")
-    names = sorted({n for n in _out(diff).split("\0") if n})
-    problems: list[Problem] = []
-    touched: dict[str, list[str]] = {}
-    for name in names:
-        parts = PurePosixPath(name).parts
-        inner = parts[len(subs.parts) :]
-        if parts[: len(subs.parts)] != subs.parts or len(inner) != 2:
-            problems.append(Problem(name, None, "changed outside a submission folder", _FIX_SCOPE))
-            continue
-        touched.setdefault(inner[0], []).append(name)
-    if len(touched) != 1:
-        found = ", ".join(sorted(touched)) or "none"
-        problems.append(
-            Problem(
-                f"{base_sha[:12]}...{head_sha[:12]}",
-                None,
-                f"the pull request must change exactly one submission (it changes: {found})",
-                "open one pull request per submission",
-            )
-        )
-        raise ProblemsError(problems, "the pull request's changes were not taken")
-    (sid,) = touched
+    sid, first_file, problems = _one_submission(toplevel, subs, base_sha, head_sha)
     folder = (subs / sid).as_posix()
-    if not is_submission_id(sid):
-        problems.append(Problem(folder, None, f"{sid!r} is not a valid submission id", ""))
-
-    listing = _git(toplevel, "ls-tree", "-z", "-l", "--full-tree", head_sha, "--", f"{folder}/")
-    if listing.returncode != 0:
-        raise ArtifactError(f"cannot list {folder} in the head commit")
-    blobs: dict[str, str] = {}
-    total = 0
-    for entry in _out(listing).split("\0"):
-        if not entry:
-            continue
-        meta, _, path = entry.partition("\t")
-        mode, kind, oid, size = [*meta.split(), "", "", "", ""][:4]
-        file = PurePosixPath(path).name
-        if kind != "blob" or mode not in _REGULAR:
-            what = "a symbolic link" if mode == "120000" else f"a {kind or 'entry'} ({mode})"
-            problems.append(Problem(path, None, f"is {what}", "keep only regular files"))
-        elif file not in SUBMISSION_FILES:
-            problems.append(
-                Problem(path, None, "unexpected file", "a submission holds only its three files")
-            )
-        elif not size.isdigit() or int(size) > MAX_FILE_BYTES:
-            problems.append(
-                Problem(path, None, f"{size} bytes (at most {MAX_FILE_BYTES})", "shorten it")
-            )
-        else:
-            total += int(size)
-            blobs[file] = oid
-    if total > MAX_TOTAL_BYTES:
-        problems.append(
-            Problem(folder, None, f"{total} bytes in all", f"at most {MAX_TOTAL_BYTES}")
-        )
-    if problems:
-        raise ProblemsError(problems, f"the submission in {head_sha[:12]} was not taken")
-
+    blobs, wrong = _blobs(toplevel, head_sha, folder)
+    if problems or wrong:
+        raise ProblemsError(problems + wrong, f"the submission in {head_sha[:12]} was not taken")
     data = {}
     for file, oid in sorted(blobs.items()):
         blob = _git(toplevel, "cat-file", "blob", oid)
         if blob.returncode != 0 or len(blob.stdout) > MAX_FILE_BYTES:
             raise ArtifactError(f"cannot read {folder}/{file} from the head commit")
         data[file] = blob.stdout
-    dest = Path(subs_abs) / sid
+    dest = Path(os.path.realpath(project.submissions_root)) / sid
     if dest.is_symlink():
         dest.unlink()
     elif dest.exists():
         shutil.rmtree(dest)
     for file, content in data.items():
         atomic_write_bytes(dest / file, content)
-
-    warnings: list[Problem] = []
-    if _git(toplevel, "cat-file", "-e", f"{base_sha}:{folder}").returncode == 0:
-        warnings.append(
-            Problem(
-                touched[sid][0],
-                None,
-                f"changes the existing submission {sid!r}",
-                "a merged submission is never replaced by a pull request (the scoring run "
-                "refuses it): submit the new responses under a new id, such as ID-v2; to "
-                "correct or withdraw the merged one, ask the maintainers",
-                severity="warning",
-            )
-        )
+    warnings = existing_submission_warning(toplevel, base_sha, folder, sid, first_file)
     shown = os.path.relpath(dest)
     info = PrInfo(pr_number, head_sha, sid, shown if not shown.startswith("..") else str(dest))
     return info, warnings

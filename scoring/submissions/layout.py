@@ -321,6 +321,26 @@ def _changes(
     return toplevel, Path(subs_rel).parts if subs_rel != "." else (), how
 
 
+def existing_submission_warning(
+    toplevel: Path, ref: str, folder: str, sid: str, file: str
+) -> list[Problem]:
+    """A warning at ``file`` when the submission ``sid`` (``folder``, relative to the top of the
+    repository ``toplevel``) already exists at ``ref``: a pull request never replaces it."""
+    if _git(toplevel, "cat-file", "-e", f"{ref}:{folder}").returncode != 0:
+        return []
+    return [
+        Problem(
+            file,
+            None,
+            f"changes the existing submission {sid!r}",
+            "a merged submission is never replaced by a pull request (the scoring run "
+            "refuses it): submit the new responses under a new id, such as ID-v2; to "
+            "correct or withdraw the merged one, ask the maintainers",
+            severity="warning",
+        )
+    ]
+
+
 def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], list[Problem]]:
     """The submission touched by the changes since ``ref``; every file outside it is a problem.
 
@@ -353,19 +373,8 @@ def changed_targets(subs_root: Path, ref: str, base: Path) -> tuple[list[str], l
         fix = f"add your folder under {subs_shown}/ (`gamut submission new ID`)"
         problems.append(Problem(where, None, "the change touches no submission", fix))
     for sid, names_in in sorted(touched.items()):
-        at_base = _git(toplevel, "cat-file", "-e", f"{ref}:{Path(*subs_parts, sid).as_posix()}")
-        if at_base.returncode == 0:
-            problems.append(
-                Problem(
-                    names_in[0],
-                    None,
-                    f"changes the existing submission {sid!r}",
-                    "a merged submission is never replaced by a pull request (the scoring run "
-                    "refuses it): submit the new responses under a new id, such as ID-v2; to "
-                    "correct or withdraw the merged one, ask the maintainers",
-                    severity="warning",
-                )
-            )
+        folder = Path(*subs_parts, sid).as_posix()
+        problems += existing_submission_warning(toplevel, ref, folder, sid, names_in[0])
     return sorted(touched), problems
 
 
