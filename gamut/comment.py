@@ -364,6 +364,45 @@ def judging_line(judging: dict[str, int]) -> str:
     return line
 
 
+def _model_line(first: pd.Series, sid: str, primary: str, prov: dict[str, Any]) -> str:
+    """Who the model is, which judge judged it, and the rubric version."""
+    model = escape(first.get("model_name", sid), 120)
+    org = first.get("organisation")
+    judge = prov.get("judges", {}).get(primary, {})
+    version = prov.get("rubric_version")
+    return (
+        f"Model **{model}**"
+        + (f" ({escape(org, 120)})" if org and not pd.isna(org) else "")
+        + f", judged by the primary judge {code(primary, 60)}"
+        + (f" ({code(judge['model'])})" if judge.get("model") else "")
+        + (f", rubric version {code(version, 40)}" if version else "")
+        + "."
+    )
+
+
+def _gap_section(rows: pd.DataFrame) -> list[str]:
+    gap = rows[rows["setting"] == "multimodal"]
+    if not len(gap) or "gap" not in gap.columns or pd.isna(gap.iloc[0]["gap"]):
+        return []
+    return [
+        "",
+        "Visual-identification gap (text-only minus multimodal): "
+        f"**{_ci(gap.iloc[0], 'gap', signed=True)}**",
+    ]
+
+
+def _footer(site_url: str | None, sid: str) -> list[str]:
+    page = submission_url(site_url, sid)
+    published = "The submission's page on the leaderboard, once merged and published"
+    return [
+        *(["", f"{published}: <{page}>"] if page else []),
+        "",
+        "<sub>Scores are 100 × the mean question score (range −100 to 100) with 95% "
+        "bootstrap intervals over questions. Ranks are among the entries currently on the "
+        "leaderboard. This comment is updated on every push to the pull request.</sub>",
+    ]
+
+
 def render_comment(
     project: Project,
     submission_id: str,
@@ -388,86 +427,36 @@ def render_comment(
         CommentError: no score tables yet, or the submission has no row in the leaderboard
             (unless it is still being judged).
     """
-    pending = judging is not None and judging["done"] < judging["checks"]
-    cfg = project.cfg
-    results = project.results
-    board = _read(results, "leaderboard", config_flag=config_flag)
+    board = _read(project.results, "leaderboard", config_flag=config_flag)
     assert board is not None
     prov_file = project.results_layout.provenance
     prov: dict[str, Any] = (
         json.loads(prov_file.read_text(encoding="utf-8")) if prov_file.is_file() else {}
     )
-    primary = str(prov.get("primary_judge") or cfg.primary_judge)
-    mine = board[(board["submission_id"] == submission_id)]
-    rows = mine[mine["judge"] == primary].sort_values("setting")
-    if rows.empty and pending and judging is not None:
-        return (
-            "\n".join(
-                [
-                    MARKER,
-                    f"## GAMUT score: {code(submission_id, 64)}",
-                    "",
-                    judging_line(judging),
-                    "",
-                    "Scores appear here once the primary judge's verdicts are in.",
-                    *_warnings_section(warnings),
-                ]
-            )
-            + "\n"
-        )
+    primary = str(prov.get("primary_judge") or project.cfg.primary_judge)
+    mine = board[(board["submission_id"] == submission_id) & (board["judge"] == primary)]
+    rows = mine.sort_values("setting")
+    pending = judging is not None and judging["done"] < judging["checks"]
+    progress = [judging_line(judging), ""] if pending and judging is not None else []
+    lines = [MARKER, f"## GAMUT score: {code(submission_id, 64)}", ""]
+    if rows.empty and progress:
+        lines += [*progress, "Scores appear here once the primary judge's verdicts are in."]
+        return "\n".join(lines + _warnings_section(warnings)) + "\n"
     if rows.empty:
         raise CommentError(
             f"submission {submission_id!r} has no row for judge {primary!r} in "
             f"{project.results_layout.table('leaderboard')}; run `gamut judge{config_flag}` and "
             f"`gamut score{config_flag}`"
         )
-    first = rows.iloc[0]
-    judge = prov.get("judges", {}).get(primary, {})
-    model = escape(first.get("model_name", submission_id), 120)
-    org = first.get("organisation")
-    lines = [
-        MARKER,
-        f"## GAMUT score: {code(submission_id, 64)}",
-        "",
-        f"Model **{model}**"
-        + (f" ({escape(org, 120)})" if org and not pd.isna(org) else "")
-        + f", judged by the primary judge {code(primary, 60)}"
-        + (f" ({code(judge['model'])})" if judge.get("model") else "")
-        + (
-            f", rubric version {code(prov['rubric_version'], 40)}"
-            if prov.get("rubric_version")
-            else ""
-        )
-        + ".",
-        "",
-        *([judging_line(judging), ""] if pending and judging is not None else []),
-        *_scores_section(rows, board),
-    ]
-    gap = rows[rows["setting"] == "multimodal"]
-    if len(gap) and "gap" in gap.columns and not pd.isna(gap.iloc[0]["gap"]):
-        lines += [
-            "",
-            "Visual-identification gap (text-only minus multimodal): "
-            f"**{_ci(gap.iloc[0], 'gap', signed=True)}**",
-        ]
-    lines += _mix_section(rows)
-    lines += _domain_section(_read(results, "by_domain", required=False), submission_id, primary)
+    lines += [_model_line(rows.iloc[0], submission_id, primary, prov), "", *progress]
+    lines += _scores_section(rows, board) + _gap_section(rows) + _mix_section(rows)
+    by_domain = _read(project.results, "by_domain", required=False)
+    lines += _domain_section(by_domain, submission_id, primary)
     lines += _judges_section(board, submission_id, primary)
     lines += _cost_section(board, submission_id)
     lines += _incomplete_section(board, submission_id, causes or {})
     lines += _warnings_section(warnings)
-    page = submission_url(cfg.site.url, submission_id)
-    if page:
-        lines += [
-            "",
-            f"The submission's page on the leaderboard, once merged and published: <{page}>",
-        ]
-    lines += [
-        "",
-        "<sub>Scores are 100 × the mean question score (range −100 to 100) with 95% "
-        "bootstrap intervals over questions. Ranks are among the entries currently on the "
-        "leaderboard. This comment is updated on every push to the pull request.</sub>",
-    ]
+    lines += _footer(project.cfg.site.url, submission_id)
     return "\n".join(lines) + "\n"
 
 
