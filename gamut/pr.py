@@ -198,6 +198,57 @@ def _walk(root: Path) -> tuple[list[str], list[Problem]]:
     return sorted(files), problems
 
 
+def _submissions(artifact: Path, files: list[str]) -> tuple[dict[str, list[str]], list[Problem]]:
+    """The files of each submission in the artifact's ``files``, and what breaks the rules:
+    too many files, too many bytes, a path that is not ``pr.json``, ``validation.json`` or a
+    submission's file, and any number of submissions but one."""
+    where = str(artifact)
+    problems: list[Problem] = []
+    if len(files) > MAX_FILES:
+        message = f"{len(files)} files (at most {MAX_FILES})"
+        problems.append(Problem(where, None, message, "the artifact holds one submission"))
+    total = 0
+    subs: dict[str, list[str]] = {}
+    for rel in files:
+        size = (artifact / rel).lstat().st_size
+        total += size
+        if size > MAX_FILE_BYTES:
+            message = f"{size} bytes (at most {MAX_FILE_BYTES})"
+            problems.append(Problem(rel, None, message, "the validator rejects files this large"))
+        parts = rel.split("/")
+        if rel in {PR_FILE, REPORT_FILE}:
+            continue
+        if (
+            len(parts) == 3
+            and parts[0] == "submissions"
+            and is_submission_id(parts[1])
+            and parts[2] in SUBMISSION_FILES
+        ):
+            subs.setdefault(parts[1], []).append(parts[2])
+        else:
+            fix = "only pr.json, validation.json and submissions/<id>/ files"
+            problems.append(Problem(rel, None, "unexpected path in the artifact", fix))
+    if total > MAX_TOTAL_BYTES:
+        problems.append(Problem(where, None, f"{total} bytes in all", f"at most {MAX_TOTAL_BYTES}"))
+    if len(subs) != 1:
+        message = f"holds {len(subs)} submissions ({', '.join(sorted(subs))})"
+        problems.append(Problem(where, None, message, "a pull request adds exactly one submission"))
+    return subs, problems
+
+
+def install_submission(dest: Path, files: dict[str, bytes]) -> str:
+    """Replace the submission folder ``dest`` (a link is removed, not followed) by ``files``,
+    each written atomically; return the folder as shown to a user (relative when it can be)."""
+    if dest.is_symlink():
+        dest.unlink()
+    elif dest.exists():
+        shutil.rmtree(dest)
+    for name, data in files.items():
+        atomic_write_bytes(dest / name, data)
+    shown = os.path.relpath(dest)
+    return shown if not shown.startswith("..") else str(dest)
+
+
 def unpack_artifact(project: Project, artifact: Path) -> PrInfo:
     """Check the downloaded artifact and copy its submission into the submissions folder.
 
@@ -212,85 +263,20 @@ def unpack_artifact(project: Project, artifact: Path) -> PrInfo:
     if not artifact.is_dir() or artifact.is_symlink():
         raise ArtifactError(f"{artifact} is not a folder; download the artifact first")
     files, problems = _walk(artifact)
-    if len(files) > MAX_FILES:
-        problems.append(
-            Problem(
-                str(artifact),
-                None,
-                f"{len(files)} files (at most {MAX_FILES})",
-                "the artifact holds one submission",
-            )
-        )
-    total = 0
-    subs: dict[str, list[str]] = {}
-    for rel in files:
-        size = (artifact / rel).lstat().st_size
-        total += size
-        if size > MAX_FILE_BYTES:
-            problems.append(
-                Problem(
-                    rel,
-                    None,
-                    f"{size} bytes (at most {MAX_FILE_BYTES})",
-                    "the validator rejects files this large",
-                )
-            )
-        parts = rel.split("/")
-        if rel in {PR_FILE, REPORT_FILE}:
-            continue
-        if (
-            len(parts) == 3
-            and parts[0] == "submissions"
-            and is_submission_id(parts[1])
-            and parts[2] in SUBMISSION_FILES
-        ):
-            subs.setdefault(parts[1], []).append(parts[2])
-        else:
-            problems.append(
-                Problem(
-                    rel,
-                    None,
-                    "unexpected path in the artifact",
-                    "only pr.json, validation.json and submissions/<id>/ files",
-                )
-            )
-    if total > MAX_TOTAL_BYTES:
-        problems.append(
-            Problem(str(artifact), None, f"{total} bytes in all", f"at most {MAX_TOTAL_BYTES}")
-        )
-    if len(subs) != 1:
-        problems.append(
-            Problem(
-                str(artifact),
-                None,
-                f"holds {len(subs)} submissions ({', '.join(sorted(subs))})",
-                "a pull request adds exactly one submission",
-            )
-        )
+    subs, wrong = _submissions(artifact, files)
+    problems += wrong
     info = _read_pr(artifact / PR_FILE) if PR_FILE in files else None
     if info is None:
         raise ArtifactError(f"{artifact} has no {PR_FILE}; was it made by `gamut pr pack`?")
-    if subs and info.submission_id not in subs:
-        problems.append(
-            Problem(
-                PR_FILE,
-                None,
-                "names a submission the artifact does not hold",
-                "rebuild the artifact",
-            )
-        )
+    sid = info.submission_id
+    if subs and sid not in subs:
+        message = "names a submission the artifact does not hold"
+        problems.append(Problem(PR_FILE, None, message, "rebuild the artifact"))
     if problems:
         raise ProblemsError(problems, f"artifact {artifact} rejected")
-    dest = project.submissions.folder(info.submission_id).path
-    if dest.is_symlink():
-        dest.unlink()
-    elif dest.exists():
-        shutil.rmtree(dest)
-    for name in subs[info.submission_id]:
-        data = _read(artifact / "submissions" / info.submission_id / name)
-        atomic_write_bytes(dest / name, data)
-    shown = os.path.relpath(dest)
-    return replace(info, submission_path=shown if not shown.startswith("..") else str(dest))
+    data = {name: _read(artifact / "submissions" / sid / name) for name in subs[sid]}
+    shown = install_submission(project.submissions.folder(sid).path, data)
+    return replace(info, submission_path=shown)
 
 
 def _read(path: Path) -> bytes:

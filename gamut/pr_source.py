@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from gamut.pr import MAX_FILE_BYTES, MAX_TOTAL_BYTES, SUBMISSION_FILES, ArtifactError, PrInfo
+from gamut.pr import (
+    MAX_FILE_BYTES,
+    MAX_TOTAL_BYTES,
+    SUBMISSION_FILES,
+    ArtifactError,
+    PrInfo,
+    install_submission,
+)
 from scoring.errors import Problem, ProblemsError
-from scoring.storage import atomic_write_bytes
 from scoring.submissions.formats import is_submission_id
 from scoring.submissions.layout import existing_submission_warning
 
@@ -208,16 +213,9 @@ def take_from_commit(
             raise ArtifactError(f"cannot read {folder}/{file} from the head commit")
         data[file] = blob.stdout
     dest = Path(os.path.realpath(project.submissions_root)) / sid
-    if dest.is_symlink():
-        dest.unlink()
-    elif dest.exists():
-        shutil.rmtree(dest)
-    for file, content in data.items():
-        atomic_write_bytes(dest / file, content)
+    shown = install_submission(dest, data)
     warnings = existing_submission_warning(toplevel, base_sha, folder, sid, first_file)
-    shown = os.path.relpath(dest)
-    info = PrInfo(pr_number, head_sha, sid, shown if not shown.startswith("..") else str(dest))
-    return info, warnings
+    return PrInfo(pr_number, head_sha, sid, shown), warnings
 
 
 __all__ = ["on_base", "submissions_in_repo", "take_from_commit"]
