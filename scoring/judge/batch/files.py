@@ -272,6 +272,34 @@ _FIX_TRUNC = "the file was cut short: take the whole output file of the run agai
 _Result = tuple[BatchResult, BuiltJudge, object]
 
 
+def _refusal(
+    cid: str, again: int | None, res: BatchResult, owner: tuple[BuiltJudge, PairItem] | None
+) -> tuple[str, str] | None:
+    """Why a result line is refused (message, fix): its ``custom_id`` was given before (on line
+    ``again``) or names no pair waiting for a verdict (``owner`` None), or the reply is from
+    another model than its judge's; None when it is not."""
+    if again is not None:
+        return (
+            f"custom_id {cid[:16]}... appears twice (first at line {again})",
+            "give each result once; the file is not ingested",
+        )
+    if owner is None:
+        return (
+            f"unknown custom_id {cid[:16]}...: no (response, check) of these judges "
+            "without a verdict has it",
+            "import output files of requests exported by `gamut judge --export-batch` "
+            "for the current submissions and rubrics",
+        )
+    j, comp = owner[0], res.completion
+    if comp is not None and comp.model != j.config.model:
+        return (
+            f"reply from model {comp.model[:80]!r}, but judge {j.name!r} is model "
+            f"{j.config.model!r}",
+            "import each judge's own output (or fix the judge's model in the config)",
+        )
+    return None
+
+
 def _check_file(
     path: Path,
     owners: dict[str, tuple[BuiltJudge, PairItem]],
@@ -288,83 +316,49 @@ def _check_file(
     results: list[_Result] = []
     first: dict[str, int] = {}
     skipped = 0
-
-    def problem(n: int, message: str, fix: str) -> None:
-        problems.append(Problem(f, n, message, fix))
-
-    read = read_jsonl(
-        path,
-        f,
-        _FIX_LINE,
-        _LIMITS,
-        blank_lines=False,
-        what="a result file",
-        size_fix=f"split the run's input into files under {MAX_FILE_BYTES >> 30} GB of results",
-        report=problems.append,
-        stream=True,
-    )
+    size_fix = f"split the run's input into files under {MAX_FILE_BYTES >> 30} GB of results"
+    read = read_jsonl(path, f, _FIX_LINE, _LIMITS, blank_lines=False, what="a result file",
+                      size_fix=size_fix, report=problems.append, stream=True)  # fmt: skip
     stopped = None
-    for line in read.lines:
-        if len(problems) >= MAX_PROBLEMS:
+    for n, obj in read.lines:
+        if len(problems) >= MAX_PROBLEMS:  # the reader's and these together
             stopped = problems[-1].line
             break
-        n, obj = line.line, line.value
         try:
             res = parse_result_line(obj, "", _same, held=held)
         except ValueError as exc:
-            problem(n, str(exc), _FIX_LINE)
+            problems.append(Problem(f, n, str(exc), _FIX_LINE))
             continue
         if res.error_kind == "bad_body" and not held:  # keep the raw reply (capped when stored)
             res = res._replace(raw=json.dumps(obj)[: 64 * 1024])
         cid = res.custom_id
-        if cid in first:
-            problem(
-                n,
-                f"custom_id {cid[:16]}... appears twice (first at line {first[cid]})",
-                "give each result once; the file is not ingested",
-            )
-            continue
-        first[cid] = n
-        if cid in known:
+        again = first.setdefault(cid, n)
+        if again == n and cid in known:
             skipped += 1
             continue
-        owner = owners.get(cid)
-        if owner is None:
-            problem(
-                n,
-                f"unknown custom_id {cid[:16]}...: no (response, check) of these judges "
-                "without a verdict has it",
-                "import output files of requests exported by `gamut judge --export-batch` "
-                "for the current submissions and rubrics",
-            )
+        wrong = _refusal(cid, None if again == n else again, res, owners.get(cid))
+        if wrong is not None:
+            problems.append(Problem(f, n, *wrong))
             continue
-        j = owner[0]
-        comp = res.completion
-        if comp is not None and comp.model != j.config.model:
-            problem(
-                n,
-                f"reply from model {comp.model[:80]!r}, but judge {j.name!r} is model "
-                f"{j.config.model!r}",
-                "import each judge's own output (or fix the judge's model in the config)",
-            )
-            continue
-        results.append((res, j, obj.get("id") or json.dumps(obj, sort_keys=True)))
+        results.append((res, owners[cid][0], obj.get("id") or json.dumps(obj, sort_keys=True)))
     stopped = read.stopped_at or stopped
     if stopped is not None:
-        problem(
-            stopped,
-            f"{len(problems)} problems: the rest of the file was not read",
-            "fix these (is it the run's output file?) and import the file again",
+        problems.append(
+            Problem(
+                f,
+                stopped,
+                f"{len(problems)} problems: the rest of the file was not read",
+                "fix these (is it the run's output file?) and import the file again",
+            )
         )
     cut = read.unterminated
     if cut is not None and stopped is None:
         at = [i for i, p in enumerate(problems) if p.line == cut]
         if at:
-            problems[at[0]] = Problem(
-                f, cut, "truncated last line (no newline, not JSON)", _FIX_TRUNC
-            )
+            message = "truncated last line (no newline, not JSON)"
+            problems[at[0]] = Problem(f, cut, message, _FIX_TRUNC)
         else:
-            problem(cut, "truncated last line (no newline)", _FIX_TRUNC)
+            problems.append(Problem(f, cut, "truncated last line (no newline)", _FIX_TRUNC))
     return results, skipped, problems
 
 
