@@ -16,15 +16,20 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import operator
 import os
 import sqlite3
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
+
+import pyarrow as pa
 
 from scoring.errors import DiskFullError, GamutError
 from scoring.ledger import FailureRecord, Ledger, VerdictRecord
 from scoring.ledger.keys import KeyIndex, keys_array
-from scoring.ledger.records import verdict_values
+from scoring.ledger.records import failure_schema, verdict_schema
 from scoring.verdicts import VERDICT_ORDER
 
 SCHEMA_VERSION = "2"
@@ -33,32 +38,59 @@ MAX_RAW_CHARS = 4000
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS verdicts (
-    key BLOB PRIMARY KEY,
-    judge_identity TEXT NOT NULL, judge TEXT NOT NULL, submission_id TEXT NOT NULL,
-    setting TEXT NOT NULL, question_id TEXT NOT NULL, check_id TEXT NOT NULL,
-    verdict INTEGER NOT NULL, model TEXT NOT NULL, source TEXT NOT NULL,
-    tokens_in INTEGER NOT NULL, tokens_cached INTEGER NOT NULL, tokens_out INTEGER NOT NULL,
-    calls INTEGER NOT NULL, latency_s REAL NOT NULL, rationale TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS failures (
-    key BLOB PRIMARY KEY,
-    judge_identity TEXT NOT NULL, judge TEXT NOT NULL, submission_id TEXT NOT NULL,
-    setting TEXT NOT NULL, question_id TEXT NOT NULL, check_id TEXT NOT NULL,
-    kind TEXT NOT NULL, calls INTEGER NOT NULL, message TEXT NOT NULL, raw TEXT NOT NULL,
-    failed_at TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS covered (fingerprint TEXT PRIMARY KEY);
 """
-_V_COLS = (
-    "key, judge_identity, judge, submission_id, setting, question_id, check_id, verdict, model, "
-    "source, tokens_in, tokens_cached, tokens_out, calls, latency_s, rationale, created_at"
-)
-_F_COLS = (
-    "key, judge_identity, judge, submission_id, setting, question_id, check_id, kind, calls, "
-    "message, raw, failed_at"
-)
+
+
+class _Table:
+    """A table of the journal, whose rows are those of a ledger shard of public rubrics (the
+    schema is declared once, in :mod:`scoring.ledger.records`): a verdict as its code, a time
+    as ISO text; a held ledger's journal leaves the text columns a held shard lacks empty."""
+
+    def __init__(self, name: str, public: pa.Schema, held: pa.Schema) -> None:
+        self.names = tuple(public.names)
+        cols = ", ".join(self.names)
+        self.insert = f"INTO {name} ({cols}) VALUES ({', '.join('?' * len(self.names))})"
+        self.select = f"SELECT {cols} FROM {name}"
+        self.create = f"CREATE TABLE IF NOT EXISTS {name} ({', '.join(map(_column, public))});"
+        self._get = operator.attrgetter(*self.names)
+        self._times = [i for i, f in enumerate(public) if pa.types.is_timestamp(f.type)]
+        self._text = [i for i, n in enumerate(self.names) if n not in held.names]
+        self._verdict = [i for i, n in enumerate(self.names) if n == "verdict"]
+
+    def row(self, record: VerdictRecord | FailureRecord, held: bool) -> list[Any]:
+        """The record's values, in the table's columns."""
+        row = list(self._get(record))
+        for i in self._verdict:
+            row[i] = row[i].code
+        for i in self._times:
+            row[i] = row[i].isoformat()
+        for i in self._text if held else ():
+            row[i] = ""
+        return row
+
+    def fields(self, row: Sequence[Any]) -> dict[str, Any]:
+        """A row as the fields of its record."""
+        out = dict(zip(self.names, row, strict=True))
+        for i in self._verdict:
+            out[self.names[i]] = VERDICT_ORDER[row[i]]
+        for i in self._times:
+            out[self.names[i]] = dt.datetime.fromisoformat(row[i])
+        return out
+
+
+def _column(f: pa.Field) -> str:
+    if pa.types.is_integer(f.type):
+        kind = "INTEGER"
+    elif pa.types.is_floating(f.type):
+        kind = "REAL"
+    else:  # the key's bytes, text, and a time as ISO text
+        kind = "BLOB" if pa.types.is_fixed_size_binary(f.type) else "TEXT"
+    return f"{f.name} {kind} NOT NULL" + (" PRIMARY KEY" if f.name == "key" else "")
+
+
+_VERDICTS = _Table("verdicts", verdict_schema(held=False), verdict_schema(held=True))
+_FAILURES = _Table("failures", failure_schema(held=False), failure_schema(held=True))
 
 
 #: Seconds a connection waits for another's lock before it gives up.
@@ -135,10 +167,6 @@ def cap_raw(raw: str) -> str:
     return raw if len(raw) <= MAX_RAW_CHARS else raw[:MAX_RAW_CHARS] + " [cut]"
 
 
-def _ts(t: dt.datetime) -> str:
-    return t.isoformat()
-
-
 class VerdictCache:
     """The SQLite working index of one ledger. Use as a context manager, or call :meth:`close`.
 
@@ -168,7 +196,7 @@ class VerdictCache:
         db = sqlite3.connect(self.path, isolation_level=None, timeout=OPEN_TIMEOUT_S)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_DDL)
+        db.executescript(_DDL + _VERDICTS.create + _FAILURES.create)
         return db
 
     def _problem(self) -> str | None:
@@ -241,15 +269,7 @@ class VerdictCache:
         already has one."""
         if commit:
             self._db.execute("BEGIN")
-        cur = self._db.execute(
-            f"INSERT OR IGNORE INTO verdicts ({_V_COLS}) VALUES "
-            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                *verdict_values(r)[:-1],
-                "" if self.ledger.held else r.rationale,
-                _ts(r.created_at),
-            ),
-        )
+        cur = self._db.execute("INSERT OR IGNORE " + _VERDICTS.insert, _VERDICTS.row(r, self.held))
         self._db.execute("DELETE FROM failures WHERE key=?", (r.key,))
         if commit:
             self._db.execute("COMMIT")
@@ -257,25 +277,8 @@ class VerdictCache:
 
     def fail(self, r: FailureRecord) -> None:
         """Record a failure (the latest of a key replaces an earlier one; held: no text)."""
-        held = self.ledger.held
-        raw = cap_raw(r.raw)
-        self._db.execute(
-            f"INSERT OR REPLACE INTO failures ({_F_COLS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                r.key,
-                r.judge_identity,
-                r.judge,
-                r.submission_id,
-                r.setting,
-                r.question_id,
-                r.check_id,
-                r.kind,
-                r.calls,
-                "" if held else r.message,
-                "" if held else raw,
-                _ts(r.failed_at),
-            ),
-        )
+        row = _FAILURES.row(replace(r, raw=cap_raw(r.raw)), self.held)
+        self._db.execute("INSERT OR REPLACE " + _FAILURES.insert, row)
 
     def begin(self) -> None:
         """Open a transaction for a batch of ``put(..., commit=False)``."""
@@ -295,53 +298,16 @@ class VerdictCache:
         Verdicts whose key the ledger already has (shipped by a run killed before it could say
         so) are dropped, not shipped twice.
         """
-        rows = self._db.execute(f"SELECT {_V_COLS} FROM verdicts").fetchall()
-        frows = self._db.execute(f"SELECT {_F_COLS} FROM failures").fetchall()
+        rows = self._db.execute(_VERDICTS.select).fetchall()
+        frows = self._db.execute(_FAILURES.select).fetchall()
         if not rows and not frows:
             return []
-        records = [
-            VerdictRecord(
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                r[5],
-                r[6],
-                verdict=VERDICT_ORDER[r[7]],
-                model=r[8],
-                source=r[9],
-                tokens_in=r[10],
-                tokens_cached=r[11],
-                tokens_out=r[12],
-                calls=r[13],
-                latency_s=r[14],
-                rationale=r[15],
-                created_at=dt.datetime.fromisoformat(r[16]),
-            )
-            for r in rows
-        ]
+        records = [VerdictRecord(**_VERDICTS.fields(r)) for r in rows]
         if records:
             index, _ = self.ledger.key_index()
             new = ~index.contains(keys_array([r.key for r in records]))
             records = [r for r, keep in zip(records, new, strict=True) if keep]
-        failures = [
-            FailureRecord(
-                f[0],
-                f[1],
-                f[2],
-                f[3],
-                f[4],
-                f[5],
-                f[6],
-                kind=f[7],
-                calls=f[8],
-                message=f[9],
-                raw=f[10],
-                failed_at=dt.datetime.fromisoformat(f[11]),
-            )
-            for f in frows
-        ]
+        failures = [FailureRecord(**_FAILURES.fields(f)) for f in frows]
         names = [self.ledger.append_verdicts(records), self.ledger.append_failures(failures)]
         self._db.execute("BEGIN")
         self._db.execute("DELETE FROM verdicts")
