@@ -49,7 +49,6 @@ CREATE TABLE IF NOT EXISTS failures (
     kind TEXT NOT NULL, calls INTEGER NOT NULL, message TEXT NOT NULL, raw TEXT NOT NULL,
     failed_at TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS covered (fingerprint TEXT PRIMARY KEY);
 """
 _V_COLS = (
     "key, judge_identity, judge, submission_id, setting, question_id, check_id, verdict, model, "
@@ -353,17 +352,6 @@ class VerdictCache:
         """The keys of the verdicts not yet shipped."""
         keys = [k for (k,) in self._db.execute("SELECT key FROM verdicts")]
         return KeyIndex(keys_array(keys))
-
-    # -- what is known to be done ----------------------------------------------------------
-
-    def covered(self, fingerprint: str) -> bool:
-        """Whether a run with this fingerprint found every pair judged."""
-        row = self._db.execute("SELECT 1 FROM covered WHERE fingerprint=?", (fingerprint,))
-        return row.fetchone() is not None
-
-    def set_covered(self, fingerprint: str) -> None:
-        """Remember that every pair of this fingerprint has a verdict in the ledger."""
-        self._db.execute("INSERT OR IGNORE INTO covered VALUES (?)", (fingerprint,))
 
 
 __all__ = [
