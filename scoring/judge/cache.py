@@ -4,8 +4,6 @@ It holds what a run has not yet shipped to the ledger: each verdict and failure 
 as it arrives (so a killed run loses only its calls in flight) and moved into a ledger shard by
 :meth:`VerdictCache.flush` (every few thousand verdicts and at the end of a run; the next run
 ships what a killed run left). A verdict already stored is never replaced: ``INSERT OR IGNORE``.
-It also remembers which (plan, ledger state) fingerprints were fully judged, so a run with nothing
-to do is recognised without a lookup.
 
 Everything in it can be rebuilt from the ledger: a missing, empty or corrupt file is moved aside
 and started afresh (the run says so), and the verdicts come from the ledger, not from new calls.

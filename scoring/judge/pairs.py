@@ -262,7 +262,7 @@ def pair_plans(
         unit_digests = scheme.digests_of_hex(base[by_ids], lead=(j.identity,))
         checks = table.digests(scheme, by_ids)
         for a in (unit_digests, checks, unit, check, empty):
-            a.flags.writeable = False  # fixed for the plan's life (key indexes remember answers)
+            a.flags.writeable = False  # fixed for the plan's life
         out.append(PairPlan(j, units, table, unit, check, position, unit_digests, checks, empty))
     return out
 
