@@ -47,7 +47,7 @@ def _plan(
     n_empty = int(plan.empty.sum())
     stats.checks += n
     stats.empty += n_empty
-    done = known.contains(plan) | pending.contains(plan)
+    done = (plan.rows_in(known) >= 0) | pending.contains(plan)
     todo = np.flatnonzero(~done & ~plan.empty)
     stats.cache_hits += n - n_empty - len(todo)
     stats.planned = len(todo)
