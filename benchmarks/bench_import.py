@@ -221,7 +221,7 @@ def main() -> None:
         _fresh(project, cold=True)
         cold = _measure([*gamut, "--import-batch", *map(str, files)], ROOT, env)
         print(
-            f"ours with no local store at all (no response digests or run records of the export): "
+            f"ours with no local store at all (no run records of the export): "
             f"wall {cold[0]:.2f} s, CPU {cold[1]:.2f} s, peak RSS {cold[2] * 1000:.0f} MB"
         )
     finally:

@@ -5,8 +5,8 @@ table), and its wall time and peak memory are printed beside the baselines measu
 the ledger: about 450 s / 7.4 GB for the first run and 128 s / 6 GB for the cached run. Targets:
 at most 60 s / 2 GB and 5 s / 1 GB. The cached run is timed twice over: with the local store of
 earlier runs, and with a fresh store holding only the ledger (what a workflow job has after
-``gamut ledger pull``: no working index, compiled checks, run records, response digests or
-verdict table). Beside the fresh-store case, in the same run, is its yardstick: a DuckDB script
+``gamut ledger pull``: no working index, run records or verdict table). Beside the fresh-store
+case, in the same run, is its yardstick: a DuckDB script
 doing the same work (``benchmarks/yardsticks.py judge``: the plans' keys, dumped by gamut outside
 the timing, anti-joined against the ledger's verdict shards, then the verdict table written by
 joining them, the usage table by grouping the same join, and the stamps' model snapshots listed
@@ -151,8 +151,7 @@ def main() -> None:
         for _ in range(3):
             results.append(("every verdict cached", _measure([*GAMUT, "judge"], out, env)))
         # what a workflow job does: a new machine pulls the ledger, so nothing but the ledger is
-        # there (no compiled checks, no run fingerprints, no working index, no response digests,
-        # no verdict table)
+        # there (no run fingerprints, no working index, no verdict table)
         for _ in range(2):
             pulled_ledger_only(out)
             results.append(("fresh store, ledger pulled", _measure([*GAMUT, "judge"], out, env)))

@@ -2,9 +2,9 @@
 
 Writes the paper-scale synthetic project (1,813 questions x 14 models x 2 settings x 3 judges,
 about 5.3 million verdicts) into a temporary folder, then runs ``gamut score --config ...`` as a
-subprocess, process start and 1,000 bootstrap resamples included. A cold run starts without the
-private cache (it compiles the rubrics and reads every response file); a warm run reads the
-compiled-check index and the digests from it, as every run after the judge step does. Each round
+subprocess, process start and 1,000 bootstrap resamples included (it compiles the rubrics, reads
+every response file and decodes the verdict table: nothing is kept between runs). A cold run
+follows dropped private state (``.gamut`` less the ledger); a warm one follows another. Each round
 is one cold run and two warm ones; prints wall time, CPU time, peak memory and verdicts per second
 of each run, then the medians beside the baseline measured before the verdict matrix was streamed
 (warm 1.64 s and 521 MB peak) and the targets (warm at most 1.2 s and 400 MB, cold at most 2 s).
@@ -90,7 +90,7 @@ def main() -> None:
         )
         if os.environ.get("PYTHONDONTWRITEBYTECODE"):
             print("PYTHONDONTWRITEBYTECODE is set: the project's bytecode was compiled first")
-        # rounds of one cold run (the private cache removed) and two warm ones, so that the
+        # rounds of one cold run (the private state removed) and two warm ones, so that the
         # machine's drift falls on both kinds alike; the medians are the figures
         runs: dict[str, list[tuple[float, float, float]]] = {"cold": [], "warm": []}
         for r in range(args.runs):
@@ -107,12 +107,12 @@ def main() -> None:
         warm_s = statistics.median(w for w, _, _ in runs["warm"])
         warm_mb = max(m for _, _, m in runs["warm"])
         print(
-            f"cold (compiles the rubrics, no digests), median of {len(runs['cold'])}: "
+            f"cold, median of {len(runs['cold'])}: "
             f"{cold_s:.2f} s (target {TARGET_COLD_S:.1f} s: "
             f"{'met' if cold_s <= TARGET_COLD_S else 'MISSED'})"
         )
         print(
-            f"warm (cached check index), median of {len(runs['warm'])}: {warm_s:.2f} s, "
+            f"warm, median of {len(runs['warm'])}: {warm_s:.2f} s, "
             f"{warm_mb:,.0f} MB peak at most (baseline {BASELINE_WARM_S:.2f} s / "
             f"{BASELINE_WARM_MB:.0f} MB, {BASELINE_WARM_S / warm_s:.1f}x faster; target "
             f"{TARGET_WARM_S:.1f} s / {TARGET_WARM_MB:.0f} MB: "

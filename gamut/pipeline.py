@@ -336,7 +336,6 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         rubrics_source=cfg.benchmark.rubrics,
         only=submissions,
         digests=project.digests,
-        matrix_cache=project.private / "matrix",
     )
     usage = read_usage(usage_path(project.verdict_table), project.verdict_table)
     return build_tables(

@@ -28,9 +28,6 @@ if TYPE_CHECKING:
     from scoring.rubric import MetaRubric
     from scoring.submissions.digests import DigestCache
 
-#: The file under the cache's folder that keeps submissions' fingerprints for the copy check.
-RESPONSE_DIGESTS = "response-digests.json"
-
 
 class Project:
     """The deployment described by one config file.
@@ -193,24 +190,18 @@ class Project:
             self._plans[key] = pair_plans(units, built, self.key_scheme)
         return self._plans[key]
 
-    @property
-    def digests_path(self) -> Path:
-        """The cache of response file digests (copy-check fingerprints and response lengths, by
-        content hash), beside the verdict cache."""
-        return self.cache_path.parent / RESPONSE_DIGESTS
-
     @cached_property
     def digests(self) -> DigestCache:
-        """The digests cache at :attr:`digests_path`, open for this project's commands: the
-        validation and the scoring of one run share it, so each file is hashed once."""
+        """The files this project's commands read: the validation and the scoring of one run
+        share them, so each file is read once."""
         from scoring.submissions import Limits
         from scoring.submissions.digests import DigestCache
 
-        return DigestCache(self.digests_path, Limits())
+        return DigestCache(Limits())
 
     @property
     def private(self) -> Path:
-        """The private store (held rubrics, compiled checks); never inside results or the site."""
+        """The private store (held rubrics, run records); never inside results or the site."""
         return self.path(self.cfg.store.private)
 
     @property
@@ -270,19 +261,11 @@ class Project:
 
     @cached_property
     def check_table(self) -> CheckTable:
-        """The compiled checks as arrays (ids and codes, no text).
-
-        Taken from the rubrics already loaded in this process, else from the private cache of
-        compiled checks (scoring alone never needs the rubric text).
-        """
-        from scoring.check_table import CheckTable, load_check_table
+        """The compiled checks as arrays (ids and codes, no text)."""
+        from scoring.check_table import CheckTable
         from scoring.rubric_io import rubric_set_version
 
-        if "checks" in self.__dict__:
-            return CheckTable.of(self.checks, rubric_set_version(self.rubrics))
-        return load_check_table(
-            self.rubrics_path, self.private / "checks", held=not self.rubrics_public
-        )
+        return CheckTable.of(self.checks, rubric_set_version(self.rubrics))
 
     def units(
         self, submissions: list[str] | None = None, settings: list[Setting] | None = None

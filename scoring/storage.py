@@ -1,6 +1,5 @@
 """Small file helpers: every write is to a temporary file, then renamed into place; every
-file read from a folder anyone can fill is opened with :func:`open_regular` (and
-:data:`UNREADABLE_NPZ` is what reading back a damaged ``.npz`` entry raises).
+file read from a folder anyone can fill is opened with :func:`open_regular`.
 
 Files and folders get the modes an ordinary ``open()`` or ``mkdir`` would give them (0o666 and
 0o777 less the process umask), not the private 0o600 / 0o700 of temporary files: results and the
@@ -16,7 +15,6 @@ import re
 import shutil
 import stat
 import tempfile
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -231,20 +229,7 @@ def open_regular(path: Path, *, links: bool = False) -> io.BufferedReader:
         raise
 
 
-#: What numpy raises reading a cache entry written by :func:`atomic_write` as ``.npz`` that is
-#: damaged, truncated (a bad zip file) or of another layout: the caches compute such an entry
-#: again.
-UNREADABLE_NPZ: tuple[type[Exception], ...] = (
-    OSError,
-    ValueError,
-    KeyError,
-    EOFError,
-    zipfile.BadZipFile,
-)
-
-
 __all__ = [
-    "UNREADABLE_NPZ",
     "atomic_write",
     "atomic_write_bytes",
     "atomic_write_text",

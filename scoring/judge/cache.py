@@ -4,8 +4,6 @@ It holds what a run has not yet shipped to the ledger: each verdict and failure 
 as it arrives (so a killed run loses only its calls in flight) and moved into a ledger shard by
 :meth:`VerdictCache.flush` (every few thousand verdicts and at the end of a run; the next run
 ships what a killed run left). A verdict already stored is never replaced: ``INSERT OR IGNORE``.
-It also remembers which (plan, ledger state) fingerprints were fully judged, so a run with nothing
-to do is recognised without a lookup.
 
 Everything in it can be rebuilt from the ledger: a missing, empty or corrupt file is moved aside
 and started afresh (the run says so), and the verdicts come from the ledger, not from new calls.
@@ -38,7 +36,6 @@ MAX_RAW_CHARS = 4000
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS covered (fingerprint TEXT PRIMARY KEY);
 """
 
 
@@ -319,17 +316,6 @@ class VerdictCache:
         """The keys of the verdicts not yet shipped."""
         keys = [k for (k,) in self._db.execute("SELECT key FROM verdicts")]
         return KeyIndex(keys_array(keys))
-
-    # -- what is known to be done ----------------------------------------------------------
-
-    def covered(self, fingerprint: str) -> bool:
-        """Whether a run with this fingerprint found every pair judged."""
-        row = self._db.execute("SELECT 1 FROM covered WHERE fingerprint=?", (fingerprint,))
-        return row.fetchone() is not None
-
-    def set_covered(self, fingerprint: str) -> None:
-        """Remember that every pair of this fingerprint has a verdict in the ledger."""
-        self._db.execute("INSERT OR IGNORE INTO covered VALUES (?)", (fingerprint,))
 
 
 __all__ = [

@@ -22,7 +22,7 @@ from scoring.compiler import Check
 from scoring.judge.backends import Backend, BulkReply, JudgeRequest
 from scoring.judge.inputs import ResponseUnit
 from scoring.judge.judges import BuiltJudge
-from scoring.ledger.keys import Keys, KeyScheme, join_keys
+from scoring.ledger.keys import KeyIndex, Keys, KeyScheme, join_keys
 from scoring.verdicts import PAIR_KEY
 
 IntArray = npt.NDArray[np.int64]
@@ -146,6 +146,8 @@ class PairPlan:
     #: the unit whose shared prompt part was rendered last, and that part: a unit's pairs come
     #: one after another, so each response's part is rendered (its fence hashed) once
     _shared: tuple[int, str] = field(default=(-1, ""), repr=False, compare=False)
+    #: the index last asked by :meth:`rows_in`, and its answer
+    _found: tuple[KeyIndex, IntArray] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.unit)
@@ -157,6 +159,16 @@ class PairPlan:
     def key_slice(self, start: int, stop: int) -> Keys:
         """The verdict keys of pairs ``start`` to ``stop`` (a key index asks a slice at a time)."""
         return self.keys_of(slice(start, stop))
+
+    def rows_in(self, index: KeyIndex) -> IntArray:
+        """Each pair's row in ``index`` (-1: not there), read-only; kept for the index last
+        asked, so that the steps of one run (planning the calls, writing the verdict table)
+        sharing the ledger's index look the keys up once."""
+        if self._found is None or self._found[0] is not index:
+            rows = index.find(self)
+            rows.flags.writeable = False
+            self._found = (index, rows)
+        return self._found[1]
 
     @cached_property
     def fingerprint(self) -> str:
@@ -262,7 +274,7 @@ def pair_plans(
         unit_digests = scheme.digests_of_hex(base[by_ids], lead=(j.identity,))
         checks = table.digests(scheme, by_ids)
         for a in (unit_digests, checks, unit, check, empty):
-            a.flags.writeable = False  # fixed for the plan's life (key indexes remember answers)
+            a.flags.writeable = False  # fixed for the plan's life
         out.append(PairPlan(j, units, table, unit, check, position, unit_digests, checks, empty))
     return out
 

@@ -26,7 +26,7 @@ from scoring.judge.pacing import Pacer, Stopped
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
 from scoring.judge.prompt import BadReply, parse_reply
-from scoring.ledger import VERDICTS, KeyIndex, Ledger, key_bytes
+from scoring.ledger import KeyIndex, Ledger, key_bytes
 from scoring.ledger.records import now as now_utc
 from scoring.ledger.records import verdict_schema
 
@@ -39,26 +39,15 @@ _BATCH = 500  # commit size for backends that never call out
 FLUSH_EVERY = 10_000
 
 
-def ledger_state(ledger: Ledger) -> str:
-    """A digest of the ledger's verdict shards (which only ever grow) and of its push records
-    (which decide which verdict of a key judged twice counts)."""
-    from scoring.judge.cache import digest
-
-    return digest(*ledger.shard_names(VERDICTS), *ledger.order_state())
-
-
 def _plan(
-    plan: PairPlan, known: KeyIndex, pending: KeyIndex, stats: JudgeStats, covered: bool
+    plan: PairPlan, known: KeyIndex, pending: KeyIndex, stats: JudgeStats
 ) -> npt.NDArray[np.int64]:
     """The pairs of ``plan`` with no verdict (in the ledger or pending in the index)."""
     n = len(plan)
     n_empty = int(plan.empty.sum())
     stats.checks += n
     stats.empty += n_empty
-    if covered:
-        stats.cache_hits += n - n_empty
-        return np.empty(0, np.int64)
-    done = known.contains(plan) | pending.contains(plan)
+    done = (plan.rows_in(known) >= 0) | pending.contains(plan)
     todo = np.flatnonzero(~done & ~plan.empty)
     stats.cache_hits += n - n_empty - len(todo)
     stats.planned = len(todo)
@@ -70,12 +59,6 @@ def _plan(
         stats.est_tokens_in = int(chars.sum()) // 4 + 150 * len(todo)
     stats.est_tokens_out = EST_TOKENS_OUT * len(todo)
     return todo
-
-
-def _look_up(index: KeyIndex, plans: list[PairPlan]) -> None:
-    """Look every plan's keys up in ``index`` at once (each plan's keys computed a slice at a
-    time): the index remembers each answer."""
-    index.remember(plans)
 
 
 async def _judge_one(
@@ -364,21 +347,15 @@ def judge_all(
         report.notes.extend(cache.notes)
         if not dry_run:
             cache.flush()  # what a killed run left behind
-        state = ledger_state(ledger)
         work: list[tuple[PairPlan, npt.NDArray[np.int64], JudgeStats]] = []
-        covered = {p.judge.name: cache.covered(p.fingerprint + state) for p in plans}
-        if all(covered.values()):
-            known = pending = KeyIndex(np.empty((0, 32), np.uint8))
-        else:
-            known, _ = ledger.key_index()
-            pending = cache.pending_index()
-            _look_up(known, [p for p in plans if not covered[p.judge.name]])
+        known, _ = ledger.key_index()
+        pending = cache.pending_index()
         book = None
         for p in plans:
             j = p.judge
             mode = j.config.mode if j.backend.calls_out else "offline"
             stats = JudgeStats(j.name, j.label, j.identity, mode=mode)
-            todo = _plan(p, known, pending, stats, covered[j.name])
+            todo = _plan(p, known, pending, stats)
             if j.config.mode == "batch":
                 from scoring.judge.batch.book import BatchBook
 
@@ -402,11 +379,7 @@ def judge_all(
         if not dry_run:
             _run(work, ledger, cache, progress, deadline_s, wait_s, poll_s, collect_only)
             cache.flush()
-            state = ledger_state(ledger)
             for p, _, stats in work:
-                done = not (stats.failures or stats.unfinished or stats.in_flight)
-                if done and not stats.waiting:
-                    cache.set_covered(p.fingerprint + state)
                 stats.cost = p.judge.config.cost(
                     stats.mode,
                     stats.tokens_in,

@@ -206,7 +206,7 @@ def _gather(
     empties: list[Any] = []
     every = True
     for n, p in enumerate(plans):
-        row = index.rows(p)  # the index's own remembered answer (all -1 when it is empty)
+        row = p.rows_in(index)  # all -1 when the index is empty
         keep = p.empty | (row >= 0)
         # every pair has its verdict (the usual case): the plan's own arrays, not copies
         sel: Any = slice(None) if keep.all() else np.flatnonzero(keep)

@@ -171,7 +171,7 @@ def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
     index, _ = ledger.key_index()
     sums = UsageSums(ledger)
     for p in plans:  # a pair with no call (-1) counts nowhere
-        sums.add(p, np.where(p.empty, -1, index.rows(p)), p.file_codes(slice(None)))
+        sums.add(p, np.where(p.empty, -1, p.rows_in(index)), p.file_codes(slice(None)))
     return sums.frame()
 
 

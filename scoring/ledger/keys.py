@@ -19,11 +19,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-import secrets
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeGuard
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +46,8 @@ _CUSTOM_ID = re.compile(r"^[0-9a-f]{64}$")
 
 #: Queries compared at a time by :meth:`KeyIndex.find`.
 _FIND_CHUNK = 1 << 18
+#: Index rows of one sort key a lookup walks before it matches the rest of the run by whole key.
+_WALK = 8
 
 #: SHA-256's block: HMAC pads its key to it.
 _BLOCK = 64
@@ -260,44 +261,30 @@ def _words(keys: Keys) -> Words:
     return np.ascontiguousarray(keys, dtype=np.uint8).view(np.uint64).reshape(-1, KEY_BYTES // 8)
 
 
-#: The multipliers of :func:`mix32`: odd, drawn afresh by each process, so that nobody can
-#: choose keys that share a mix (a run of equal mixes is walked key by key: chosen keys would make
-#: a lookup quadratic). Mixes are never stored.
-_MIX = np.array([secrets.randbits(64) | 1 for _ in range(KEY_BYTES // 8)], dtype=np.uint64)
+def sort_key(keys: Keys | Words) -> npt.NDArray[np.uint32]:
+    """What an index sorts keys by: the high 32 bits of the first word of the key's unit half
+    XOR those of its check half (keys are digests, so these spread evenly; the keys of one
+    response share their unit half, so both halves count). Different keys may share it: a
+    lookup compares whole keys."""
+    w = np.ascontiguousarray(keys).view(np.uint64)
+    both = w[:, 0] ^ w[:, 2]
+    both >>= np.uint64(32)
+    out: npt.NDArray[np.uint32] = both.astype(np.uint32)
+    return out
 
 
-def mix32(keys: Keys | Words) -> npt.NDArray[np.uint32]:
-    """A 32-bit mix of each key (both halves), for sorting and searching: the high half of the
-    sum of the key's four words times this process's multipliers (:data:`_MIX`), a universal
-    hash, so that two different keys share a mix with chance about 2**-32 whatever the keys."""
-    w = np.ascontiguousarray(keys).view(np.uint64)  # (n, 4)
-    h = w[:, 0] * _MIX[0]
-    term = np.empty_like(h)
-    for i in range(1, w.shape[1]):
-        np.multiply(w[:, i], _MIX[i], out=term)
-        h += term
-    del term
-    h >>= np.uint64(32)
-    mix: npt.NDArray[np.uint32] = h.astype(np.uint32)
-    return mix
-
-
-def _by_mix(
-    mix: npt.NDArray[np.uint32], row_type: type[np.signedinteger] = np.int64
-) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.signedinteger]]:
-    """``mix`` sorted, and the stable order that sorts it (as ``row_type``): equal mixes keep
-    their row order. Each mix is sorted with its row number in its low 32 bits, as one 64-bit
-    value: the values are distinct, so an unstable sort (NumPy's vectorised one, several times
-    faster than its stable radix sort at paper scale) gives the stable order."""
-    n = len(mix)
-    if n > 1 << 32:  # row numbers that do not fit 32 bits (never at any scale seen)
-        order = np.argsort(mix, kind="stable")
-        return mix[order], order.astype(row_type)
-    both = mix.astype(np.uint64)
+def _sorted(sk: npt.NDArray[np.uint32]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
+    """``sk`` sorted, and the stable order that sorts it: each value sorted with its row number
+    in its low 32 bits, as one 64-bit value (distinct values: NumPy's fast unstable sort gives
+    the stable order)."""
+    if len(sk) > 1 << 32:  # row numbers that do not fit 32 bits
+        order = np.argsort(sk, kind="stable")
+        return sk[order], order
+    both = sk.astype(np.uint64)
     both <<= np.uint64(32)
-    both |= np.arange(n, dtype=np.uint64)
+    both |= np.arange(len(sk), dtype=np.uint64)
     both.sort()
-    rows = (both & np.uint64(0xFFFFFFFF)).astype(row_type)
+    rows = (both & np.uint64(0xFFFFFFFF)).astype(np.int64)
     both >>= np.uint64(32)
     return both.astype(np.uint32), rows
 
@@ -305,10 +292,9 @@ def _by_mix(
 def _same_at(
     a: Words, ia: npt.NDArray[np.integer], b: Words, ib: npt.NDArray[np.integer]
 ) -> npt.NDArray[np.bool_]:
-    """Whether key ``a[ia[i]]`` is key ``b[ib[i]]``, for each ``i``: the rows gathered whole
-    (one ``take`` of four 64-bit words per row, NumPy's fast path, where indexing ``V32`` rows
-    copies each one generically), then compared a word at a time."""
-    ra, rb = np.take(a, ia, axis=0), np.take(b, ib, axis=0)  # whole rows: one pass each
+    """Whether key ``a[ia[i]]`` is key ``b[ib[i]]``, for each ``i`` (whole rows gathered, then
+    compared a word at a time)."""
+    ra, rb = np.take(a, ia, axis=0), np.take(b, ib, axis=0)
     out: npt.NDArray[np.bool_] = ra[:, 0] == rb[:, 0]
     for w in range(1, a.shape[1]):
         out &= ra[:, w] == rb[:, w]
@@ -318,8 +304,7 @@ def _same_at(
 class KeySource(Protocol):
     """Keys computed a slice at a time, never held whole (a judge's pairs:
     :class:`scoring.judge.pairs.PairPlan`, whose keys are joined from one digest per response
-    and one per check). Fixed for the source's life: a :class:`KeyIndex` remembers its
-    answers to one."""
+    and one per check)."""
 
     def __len__(self) -> int: ...
 
@@ -332,21 +317,9 @@ class KeySource(Protocol):
 Queries = Keys | KeySource
 
 
-def _writeable(queries: Queries) -> TypeGuard[Keys]:
-    """Whether ``queries`` is a writeable key array, whose answer is never remembered (it may
-    change); a source or a read-only array is fixed."""
-    return isinstance(queries, np.ndarray) and bool(queries.flags.writeable)
-
-
 class KeyIndex:
-    """A sorted index over a key array, for bulk membership and lookup.
-
-    The index holds the keys' 32-bit mixes in sorted order (and the row of each), and a lookup
-    sorts its queries the same way, so that the binary search walks memory in order: at paper
-    scale (1.8 M queries into 5.3 M keys) that is about 10 times faster than searching in the
-    queries' own order, whose every probe is a cache miss. Both sort each mix with its row number
-    as one 64-bit value (:func:`_by_mix`). Rows sharing a mix are next to each other, and whole
-    keys are compared.
+    """A sorted index over a key array: a lookup is a sorted join (queries sorted the same way,
+    then one binary search, walking the index in order), whole keys compared.
 
     Args:
         keys: ``(n, KEY_BYTES)`` keys (duplicates allowed; the first row of a key wins). The
@@ -358,31 +331,18 @@ class KeyIndex:
         if keys.flags.writeable:
             keys = keys.copy()
             keys.flags.writeable = False
-        # every row number of an index of fewer than 2**31 keys fits 32 bits: half the memory
-        self._row_type: type[np.signedinteger] = (
-            np.int32 if len(keys) < np.iinfo(np.int32).max else np.int64
-        )
-        # equal mixes keep row order: the first row wins
-        self._sorted, self._order = _by_mix(mix32(keys), self._row_type)
-        self._keys = keys  # in their own row order
+        self._sorted, self._order = _sorted(sort_key(keys))  # equal keys: the first row first
+        self._keys = keys
         self._words = _words(keys)
-        # answers to read-only query arrays (a plan's keys, asked again by the verdict table)
-        self._answers: dict[int, tuple[Queries, npt.NDArray[np.signedinteger]]] = {}
 
     def __len__(self) -> int:
         return len(self._order)
 
     def first_rows(self) -> npt.NDArray[np.int64]:
-        """For each row of the index's key array, the first row holding the same key.
-
-        Rows of one key share a mix, so they are in one run of equal mixes in the sorted index,
-        the first row first: a row whose run starts with its own key has that first row; the
-        rare row whose run starts with another key (two keys sharing a mix) is looked up.
-        """
+        """For each row of the index's key array, the first row holding the same key (rows of
+        one key are in one run of equal sort keys, the first row first)."""
         n = len(self._order)
         first = np.arange(n, dtype=np.int64)
-        if n < 2:
-            return first
         same = np.flatnonzero(self._sorted[1:] == self._sorted[:-1]) + 1  # positions in a run
         if not len(same):
             return first
@@ -393,125 +353,63 @@ class KeyIndex:
         first[rows[equal]] = lead[equal]
         other = rows[~equal]
         if len(other):  # a run shared by two keys: the row's own key is found, not assumed
-            first[other] = self._find(self._keys[other], np.int64)
+            first[other] = self.find(self._keys[other])
         return first
 
     def find(self, queries: Queries) -> npt.NDArray[np.int64]:
-        """For each query key, the row of the index's key array holding it, or -1.
-
-        The answer to fixed queries (a :class:`KeySource`, or a read-only array) is remembered
-        (the queries are kept, so their id is not reused, and they cannot change): asking again
-        for the same plan's keys costs nothing.
-        """
-        if _writeable(queries):
-            return self._find(queries, np.int64)
-        return self._remembered(queries).astype(np.int64)  # a copy: the caller may change it
-
-    def rows(self, queries: Queries) -> npt.NDArray[np.signedinteger]:
-        """:meth:`find` of fixed queries, as the remembered answer itself: read-only, in the
-        index's row type (32-bit below 2**31 keys), no copy.
-
-        Raises:
-            ValueError: ``queries`` is a writeable array (only answers to fixed queries are
-                kept).
-        """
-        if _writeable(queries):
-            raise ValueError("only the answer to a read-only key array is remembered")
-        out = self._remembered(queries).view()
-        out.flags.writeable = False
-        return out
-
-    def remember(self, sources: Sequence[Queries]) -> None:
-        """Find the rows of each fixed query set now (a :class:`KeySource` or a read-only key
-        array), so that a later :meth:`find`, :meth:`rows` or :meth:`contains` of it costs
-        nothing (a slice of queries at a time: a source's keys are computed a slice at a time,
-        never whole).
-
-        Raises:
-            ValueError: an array is writeable (only answers to fixed queries are kept).
-        """
-        if any(_writeable(q) for q in sources):
-            raise ValueError("only the answer to a read-only key array is remembered")
-        for q in {id(q): q for q in sources if not self._known(q)}.values():
-            self._answers[id(q)] = (q, self._find(q, self._row_type))
-
-    def _known(self, queries: Queries) -> bool:
-        seen = self._answers.get(id(queries))
-        return seen is not None and seen[0] is queries
-
-    def _remembered(self, queries: Queries) -> npt.NDArray[np.signedinteger]:
-        if not self._known(queries):
-            self.remember([queries])
-        return self._answers[id(queries)][1]
-
-    def _find(self, queries: Queries, row_type: type[np.signedinteger]) -> npt.NDArray[Any]:
-        """The rows of ``queries`` (-1 where absent), a slice of :data:`_FIND_CHUNK` at a time:
-        of an array, its slices; of a source, its keys computed a slice at a time."""
+        """For each query key, the row of the index's key array holding it, or -1 (a slice of
+        :data:`_FIND_CHUNK` queries at a time: a source's keys are computed a slice at a time,
+        never whole)."""
         part_of: Callable[[int, int], Keys]
         if isinstance(queries, np.ndarray):
             whole = np.ascontiguousarray(queries, dtype=np.uint8).reshape(-1, KEY_BYTES)
             n, part_of = len(whole), lambda start, stop: whole[start:stop]
         else:
             n, part_of = len(queries), queries.key_slice
-        out = np.full(n, -1, dtype=row_type)
-        if not len(self):
-            return out
-        for start in range(0, n, _FIND_CHUNK):
-            self._find_slice(part_of(start, min(start + _FIND_CHUNK, n)), out, start)
+        out = np.full(n, -1, dtype=np.int64)
+        if len(self):
+            for start in range(0, n, _FIND_CHUNK):
+                stop = min(start + _FIND_CHUNK, n)
+                out[start:stop] = self._find_slice(_words(part_of(start, stop)))
         return out
 
-    def _find_slice(self, q: Keys, out: npt.NDArray[np.signedinteger], start: int) -> None:
-        """Set ``out[start : start + len(q)]`` for the queries ``q`` (a slice of at most
-        :data:`_FIND_CHUNK`), sorted by mix (so that its search still walks the index in order),
-        for a few megabytes of temporaries however many queries."""
-        part = _words(q)
-        mix, by_mix = _by_mix(mix32(part))
-        pos = np.searchsorted(self._sorted, mix)
-        self._resolve(mix, pos, part, by_mix, start, out)
+    def contains(self, queries: Queries) -> npt.NDArray[np.bool_]:
+        """For each query key, whether the index holds it."""
+        held: npt.NDArray[np.bool_] = self.find(queries) >= 0
+        return held
 
-    def _resolve(
-        self,
-        mix: npt.NDArray[np.uint32],
-        pos: npt.NDArray[np.int64],
-        part: Words,
-        asked: npt.NDArray[np.signedinteger],
-        start: int,
-        out: npt.NDArray[np.signedinteger],
-    ) -> None:
-        """Set ``out[start + asked[i]]`` to the index row of query ``i`` (mix ``mix[i]``, key
-        ``part[asked[i]]``, first candidate position ``pos[i]``) when the index holds it."""
+    def _find_slice(self, part: Words) -> npt.NDArray[np.int64]:
+        """:meth:`find` of at most :data:`_FIND_CHUNK` keys: sorted by sort key, searched, then
+        each candidate run walked forward while its sort key matches (one step, usually; at
+        most :data:`_WALK`, then the rest of a long run is matched by whole key)."""
+        sk, asked = _sorted(sort_key(part))
+        pos = np.searchsorted(self._sorted, sk)
+        out = np.full(len(part), -1, dtype=np.int64)
         n = len(self._sorted)
-        # the first candidate of every query at once (the usual answer: a hit, or a miss with no
-        # row of its mix), without the bookkeeping of the walk below
-        first = np.minimum(pos, n - 1)
-        row = self._order[first]
-        same = self._sorted[first] == mix
-        same &= pos < n
-        hit = _same_at(self._words, row, part, asked)
-        hit &= same
-        out[asked[hit] + start] = row[hit]
-        # rows sharing a mix are next to each other: walk forward while the mix matches
-        pending = np.flatnonzero(same & ~hit)
-        pos = pos + 1
-        while len(pending):
+        pending = np.arange(len(sk))
+        for _ in range(_WALK):
             p = pos[pending]
-            ok = p < n
-            pending, p = pending[ok], p[ok]
-            same = self._sorted[p] == mix[pending]
-            pending, p = pending[same], p[same]
+            p, pending = p[p < n], pending[p < n]
+            same = self._sorted[p] == sk[pending]
+            p, pending = p[same], pending[same]
             row = self._order[p]
             hit = _same_at(self._words, row, part, asked[pending])
-            out[asked[pending[hit]] + start] = row[hit]
+            out[asked[pending[hit]]] = row[hit]
             pending = pending[~hit]
             pos[pending] += 1
+        if len(pending):
+            out[asked[pending]] = self._by_whole_key(part[asked[pending]])
+        return out
 
-    def contains(self, queries: Queries) -> npt.NDArray[np.bool_]:
-        """For each query key, whether the index holds it (remembered as :meth:`find` is)."""
-        if _writeable(queries):
-            found: npt.NDArray[np.bool_] = self._find(queries, self._row_type) >= 0
-            return found
-        held: npt.NDArray[np.bool_] = self._remembered(queries) >= 0
-        return held
+    def _by_whole_key(self, part: Words) -> npt.NDArray[np.int64]:
+        """The rows of the keys ``part`` among the index's rows that share their sort keys, by
+        whole key (runs too long to walk: keys chosen to share a sort key cost linear time)."""
+        sk = np.unique(sort_key(part))
+        lo, hi = np.searchsorted(self._sorted, sk), np.searchsorted(self._sorted, sk, "right")
+        rows = np.sort(np.concatenate([self._order[a:b] for a, b in zip(lo, hi, strict=True)]))
+        stored = key_bytes(self._keys[rows])[::-1]  # reversed: the first row of a key wins
+        first = dict(zip(stored, rows.tolist()[::-1], strict=True))
+        return np.array([first.get(k, -1) for k in key_bytes(part.view(np.uint8))], np.int64)
 
 
 __all__ = [

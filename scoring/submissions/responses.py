@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Callable, Collection, Iterator
@@ -10,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scoring.errors import Problem
-from scoring.storage import open_regular
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
 from scoring.submissions.report import ERROR, WARNING, Limits
 
@@ -69,30 +67,6 @@ def _bad_char(text: str) -> str | None:
     code = ord(m.group())
     kind = "an unpaired surrogate" if 0xD800 <= code <= 0xDFFF else "control character"
     return f"{kind} U+{code:04X} (character {m.start() + 1})"
-
-
-#: Bytes read at a time to hash a file.
-_CHUNK = 1024 * 1024
-
-
-def content_hash(path: Path, limit: int) -> str | None:
-    """The SHA-256 of the file's bytes (hex), or None when it holds more than ``limit`` bytes.
-
-    Never reads more than ``limit + 1`` bytes.
-
-    Raises:
-        OSError: it cannot be read, or its name holds no regular file
-            (:func:`~scoring.storage.open_regular`).
-    """
-    digest = hashlib.sha256()
-    size = 0
-    with open_regular(path) as f:
-        while chunk := f.read(min(_CHUNK, limit + 1 - size)):
-            size += len(chunk)
-            if size > limit:
-                return None
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _usage(

@@ -42,35 +42,22 @@ def _other(folder: Path, read: Callable[[], _T]) -> _T | None:
 
 
 class _Others:
-    """Other submissions' fingerprints for the copy check, read lazily and cached by content."""
+    """Other submissions' fingerprints for the copy check, read lazily, once each."""
 
     def __init__(self, subs_root: Path, cache: DigestCache) -> None:
         self.subs_root = subs_root
         self.cache = cache
-        self.seen: set[tuple[str, str]] = set()
         self._by_file: dict[tuple[str, str], dict[str, int]] = {}
 
     def responses(self, sid: str, setting: str) -> dict[str, int]:
         """Fingerprints of the responses of ``sid`` in ``setting`` (empty if unreadable)."""
         key = (sid, setting)
-        self.seen.add(key)
         if key not in self._by_file:
             path = self.subs_root / sid / RESPONSE_FILES[setting]
             digest = _other(self.subs_root / sid, lambda: self.cache.of(path, fingerprints=True))
             prints = digest.fingerprints if digest is not None else None
             self._by_file[key] = prints if prints is not None else {}
         return self._by_file[key]
-
-    def save(self, entries: list[str]) -> None:
-        """Save the cache; its entries no longer used are dropped once every current response
-        file (of the submissions folder's ``entries``) was looked up."""
-        current = {
-            (e, s.value)
-            for e in entries
-            for s in Setting
-            if (self.subs_root / e / RESPONSE_FILES[s.value]).is_file()
-        }
-        self.cache.save(prune=current <= self.seen)
 
 
 def display_key(name: str) -> str:
@@ -79,8 +66,8 @@ def display_key(name: str) -> str:
 
 
 class _Names:
-    """Other submissions' display names (``model_name``), read lazily (by content, through the
-    digests), for the duplicate check."""
+    """Other submissions' display names (``model_name``), read lazily (through the digests),
+    for the duplicate check."""
 
     def __init__(self, subs_root: Path, digests: DigestCache) -> None:
         self.subs_root = subs_root
@@ -163,7 +150,7 @@ def validate_submissions(
     *,
     base: Path,
     limits: Limits | None = None,
-    digests: Path | DigestCache | None = None,
+    digests: DigestCache | None = None,
     errors_only: bool = False,
 ) -> ValidationReport:
     """Validate submission folders against docs/contract.md §7, collecting every problem at once.
@@ -177,9 +164,9 @@ def validate_submissions(
             must touch only one submission's folder, and that submission is validated.
         base: the folder that paths in messages are shown relative to (the config's folder).
         limits: size limits (default :class:`Limits`).
-        digests: the cache file of response file digests, which holds the other submissions'
-            fingerprints for the copy check (see :mod:`scoring.submissions.digests`), or that
-            cache already open; None computes them every time.
+        digests: the digests of the files this process read already, which hold the other
+            submissions' fingerprints for the copy check (:mod:`scoring.submissions.digests`);
+            None reads them afresh.
         errors_only: find the errors only (what decides whether a submission is left out), not
             the warnings of the gaming checks; a response file whose digest says it reads clean
             and answers exactly the public questions is not read again (it has no error).
@@ -214,7 +201,6 @@ def validate_submissions(
             if path is None:
                 continue
             if errors_only:
-                others.seen.add((sid, setting.value))
                 digest = _other(folder, partial(others.cache.of, path))
                 # clean and answering exactly the public questions: the reader would find no
                 # error with the question ids either (they add only unknown and missing ids)
@@ -230,5 +216,4 @@ def validate_submissions(
             report.problems += gaming.warnings(shown, read.responses, qwords, theirs)
         if len(report.errors) > n_before:
             report.rejected.append(sid)
-    others.save(entries)
     return report

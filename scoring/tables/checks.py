@@ -1,6 +1,6 @@
 """The expected checks: every check of every question, as integer-coded arrays.
 
-The compiled checks of the rubric set and their private cache are :mod:`scoring.check_table`'s;
+The compiled checks of the rubric set are :mod:`scoring.check_table`'s;
 this module indexes them against the questions.
 """
 

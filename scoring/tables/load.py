@@ -94,7 +94,7 @@ def _response_chars(
     (responses, responses recording their tokens, input tokens, output tokens)."""
     out = np.full(len(qindex), np.nan)
     digest = digests.of(path)
-    if digest is None or not digest.clean:
+    if not digest.clean:
         # the digest only says that the file is bad: the reader says what is wrong with it
         _, problems = read_responses(path, limits=digests.limits)
         raise ProblemsError(problems, f"cannot read the responses in {path} ({_VALIDATE})")
@@ -109,7 +109,7 @@ def read_submissions(
     folder: Path,
     qindex: dict[str, int],
     only: Collection[str] | None = None,
-    digests: Path | DigestCache | None = None,
+    digests: DigestCache | None = None,
 ) -> tuple[
     tuple[str, ...],
     dict[str, SubmissionMeta],
@@ -121,8 +121,7 @@ def read_submissions(
     response file's token counts (:attr:`Inputs.model_usage`).
 
     ``only``: the submission ids to read (default: every folder with a metadata file).
-    ``digests``: the cache file of response file digests (see :mod:`scoring.submissions.digests`)
-    or that cache already open; None reads every file in full.
+    ``digests``: the files this process read already (:mod:`scoring.submissions.digests`).
     """
     dirs = [
         f
@@ -134,16 +133,13 @@ def read_submissions(
     chars = np.full((len(ids), len(SETTINGS), len(qindex)), np.nan)
     usage = np.zeros((len(ids), len(SETTINGS), 4), np.int64)
     cache = DigestCache.open(digests, Limits())
-    try:
-        meta = {sub.id: _read_meta(sub.metadata, cache) for sub in dirs}
-        for si, sub in enumerate(dirs):
-            for k, setting in enumerate(SETTINGS):
-                f = sub.responses(setting)
-                if f.is_file():
-                    has[si, k] = True
-                    chars[si, k], usage[si, k] = _response_chars(f, qindex, cache)
-    finally:  # the digests read before a bad file are kept for the next run
-        cache.save(prune=False)
+    meta = {sub.id: _read_meta(sub.metadata, cache) for sub in dirs}
+    for si, sub in enumerate(dirs):
+        for k, setting in enumerate(SETTINGS):
+            f = sub.responses(setting)
+            if f.is_file():
+                has[si, k] = True
+                chars[si, k], usage[si, k] = _response_chars(f, qindex, cache)
     return ids, meta, has, chars, usage
 
 
@@ -156,8 +152,7 @@ def load_inputs(
     *,
     rubrics_source: str,
     only: Collection[str] | None = None,
-    digests: Path | DigestCache | None = None,
-    matrix_cache: Path | None = None,
+    digests: DigestCache | None = None,
 ) -> Inputs:
     """Read the submissions and the verdict table, and index them against questions and checks.
 
@@ -170,10 +165,7 @@ def load_inputs(
         rubrics_source: where the rubrics came from, for messages.
         only: the submission ids to score (default: every submission in the folder); a
             pipeline leaves out those that fail validation.
-        digests: the cache file of response file digests, or that cache already open (None:
-            read every response file).
-        matrix_cache: the folder keeping the decoded verdict matrix of the last unchanged table
-            (None: decode the table every time).
+        digests: the files this process read already (validation and scoring share them).
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
@@ -185,7 +177,7 @@ def load_inputs(
     ids, meta, has, chars, usage = read_submissions(
         submissions, {q: i for i, q in enumerate(qids)}, only, digests
     )
-    matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids, matrix_cache)
+    matrix, ignored = read_verdicts(verdicts, ids, judges, qids, check_ids)
     return Inputs(
         questions,
         index,

@@ -8,7 +8,6 @@ integer arrays that stay in the processor's cache.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,6 @@ import pyarrow.parquet as pq
 
 from scoring.errors import ScoringError
 from scoring.questions import Setting
-from scoring.storage import UNREADABLE_NPZ, atomic_write
 from scoring.verdicts import VERDICT_KEY, VERDICT_ORDER
 
 SETTINGS: tuple[Setting, ...] = tuple(Setting)
@@ -29,8 +27,6 @@ KEY_COLUMNS = (*VERDICT_KEY, "verdict")
 #: Rows decoded at a time: large enough that per-batch work is negligible, small enough that the
 #: batch's arrays stay a few megabytes.
 BATCH_ROWS = 1 << 18
-#: Changes whenever what the matrix holds or how it is keyed changes (older entries are unused).
-_MATRIX_VERSION = 1
 
 
 class _Decoder:
@@ -77,42 +73,12 @@ def check_positions(check_ids: list[list[str]]) -> tuple[dict[str, int], npt.NDA
     return codes, dense
 
 
-def _matrix_key(
-    path: Path,
-    submission_ids: tuple[str, ...],
-    judges: tuple[str, ...],
-    question_ids: list[str],
-    check_ids: list[list[str]],
-) -> str:
-    """A digest of everything the matrix is computed from: the table's bytes and the ids."""
-    h = hashlib.sha256(f"gamut verdict matrix v{_MATRIX_VERSION}\0".encode())
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    for ids in (submission_ids, judges, question_ids, *check_ids):
-        h.update("\0".join(ids).encode("utf-8", "surrogatepass") + b"\1")
-    return h.hexdigest()[:32]
-
-
-def _cached_matrix(cached: Path, shape: tuple[int, int]) -> tuple[npt.NDArray[np.int8], int] | None:
-    """A matrix stored by an earlier run, or None when it is absent or unusable."""
-    try:
-        with np.load(cached, allow_pickle=False) as f:
-            matrix, ignored = f["matrix"], f["ignored"]
-            if matrix.dtype != np.int8 or matrix.shape != shape or ignored.shape != ():
-                return None
-            return np.array(matrix), int(ignored)
-    except UNREADABLE_NPZ:
-        return None  # a damaged entry (a truncated one is a bad zip file) is computed again
-
-
 def read_verdicts(
     path: Path,
     submission_ids: tuple[str, ...],
     judges: tuple[str, ...],
     question_ids: list[str],
     check_ids: list[list[str]],
-    cache_dir: Path | None = None,
 ) -> tuple[npt.NDArray[np.int8], int]:
     """The dense verdict matrix ``[G, K]`` and the number of rows that match nothing expected.
 
@@ -120,48 +86,12 @@ def read_verdicts(
     check among every question's checks, in question order. Rows for unknown submissions, judges,
     questions or checks (a stale table) are counted and left out.
 
-    ``cache_dir``: where the matrix of the last table read is kept, keyed by the table's bytes and
-    the ids (one entry); a table that did not change since is not decoded again. Only a table
-    that read without error is kept.
-
     Raises:
         ScoringError: the table is missing or unreadable, holds an unknown verdict, or holds two
             verdicts for one (submission, setting, judge, check).
     """
     if not path.is_file():
         raise ScoringError(f"no verdict table at {path} (run `gamut judge` first)")
-    if cache_dir is None:
-        return _read_verdicts(path, submission_ids, judges, question_ids, check_ids)
-    shape = (len(submission_ids) * len(SETTINGS) * len(judges), sum(map(len, check_ids)))
-    try:
-        key = _matrix_key(path, submission_ids, judges, question_ids, check_ids)
-    except OSError as exc:
-        raise ScoringError(f"cannot read the verdict table {path}: {exc}") from None
-    cached = cache_dir / f"verdicts-{key}.npz"
-    found = _cached_matrix(cached, shape) if cached.is_file() else None
-    if found is not None:
-        return found
-    matrix, ignored = _read_verdicts(path, submission_ids, judges, question_ids, check_ids)
-
-    def write(tmp: Path) -> None:
-        with tmp.open("wb") as f:
-            np.savez(f, matrix=matrix, ignored=np.int64(ignored))
-
-    atomic_write(cached, write)
-    for old in cache_dir.glob("verdicts-*.npz"):  # one entry: the current table
-        if old != cached:
-            old.unlink(missing_ok=True)
-    return matrix, ignored
-
-
-def _read_verdicts(
-    path: Path,
-    submission_ids: tuple[str, ...],
-    judges: tuple[str, ...],
-    question_ids: list[str],
-    check_ids: list[list[str]],
-) -> tuple[npt.NDArray[np.int8], int]:
-    """:func:`read_verdicts` without the cache."""
     fix = "(rewrite it with `gamut judge`)"
     try:
         names = pq.read_schema(path).names

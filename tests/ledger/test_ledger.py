@@ -32,7 +32,7 @@ from scoring.ledger import (
     keys_array,
     merge,
 )
-from scoring.ledger.keys import mix32
+from scoring.ledger.keys import sort_key
 from scoring.verdicts import Verdict
 
 SECRET = "s" * 40
@@ -95,23 +95,23 @@ def test_key_index_finds_keys_and_first_verdict_wins(tmp_path: Path) -> None:
 
 @functools.cache
 def _sharing_a_mix() -> np.ndarray:
-    """Distinct keys, each pair of rows (0 and 1, 2 and 3, ...) sharing this process's 32-bit
-    mix: found by a birthday search (300,000 random keys hold a few such pairs)."""
+    """Distinct keys, each pair of rows (0 and 1, 2 and 3, ...) sharing a 32-bit sort key:
+    found by a birthday search (300,000 random keys hold a few such pairs)."""
     rng = np.random.default_rng(11)
     keys = rng.integers(0, 256, size=(300_000, 32), dtype=np.uint8)
-    mix = mix32(keys)
+    mix = sort_key(keys)
     order = np.argsort(mix, kind="stable")
     same = np.flatnonzero(mix[order][1:] == mix[order][:-1])
-    assert len(same), "no two of 300,000 random keys share a mix: the mix is not 32 bits"
+    assert len(same), "no two of 300,000 random keys share a sort key: it is not 32 bits"
     pairs = keys[np.stack([order[same], order[same + 1]], axis=1).ravel()]
     assert len({bytes(k) for k in pairs}) == len(pairs)
     return pairs
 
 
 def test_key_index_handles_keys_sharing_a_mix() -> None:
-    # two keys with equal mixes still resolve to their own rows
+    # two keys with equal sort keys still resolve to their own rows
     a, b = _sharing_a_mix()[0:1], _sharing_a_mix()[1:2]
-    assert mix32(a) == mix32(b)
+    assert sort_key(a) == sort_key(b)
     index = KeyIndex(np.concatenate([a, b, a]))
     assert index.find(np.concatenate([b, a])).tolist() == [1, 0]
     assert index.find(np.full((1, 32), 7, dtype=np.uint8)).tolist() == [-1]
@@ -142,15 +142,7 @@ def test_key_index_answers_like_a_dictionary(stored: list[int], asked: list[int]
     assert index.find(queries).tolist() == want
     # each stored row's first row of its key, runs of equal mixes shared by two keys included
     assert index.first_rows().tolist() == [first[key(n)] for n in stored]
-    queries.flags.writeable = False  # remembered from here on, with the same answers
-    assert index.find(queries).tolist() == want
-    again = index.find(queries)
-    again[:] = 99  # the caller's copy: the remembered answer is untouched
-    assert index.find(queries).tolist() == want
-    own = index.rows(queries)  # the remembered answer itself: the same rows, read-only
-    assert own.tolist() == want and not own.flags.writeable
-    with pytest.raises(ValueError, match="read-only"):
-        index.rows(keys_array([key(n) for n in asked]) if asked else np.empty((0, 32), np.uint8))
+    assert index.contains(queries).tolist() == [w >= 0 for w in want]
 
 
 def test_key_index_answers_across_comparison_slices(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -188,33 +180,23 @@ def test_a_ledger_keeps_its_key_index_until_a_shard_is_added(tmp_path: Path) -> 
     assert len(other) == 0
 
 
-def test_remembered_answers_are_those_find_gives(
+def test_a_long_run_of_one_sort_key_is_matched_by_whole_key(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import scoring.ledger.keys as keys_module
 
-    monkeypatch.setattr(keys_module, "_FIND_CHUNK", 4)  # many slices of queries
+    monkeypatch.setattr(keys_module, "_WALK", 2)  # runs longer than 2 rows: by whole key
     rng = np.random.default_rng(9)
     stored = rng.integers(0, 256, size=(60, 32), dtype=np.uint8)
-    shared = _sharing_a_mix()[:10]
-    stored[10 : 10 + len(shared)] = shared  # equal mixes for some pairs of rows
+    words = stored.view(np.uint64)
+    words[:30, 2] = words[:30, 0]  # 30 keys sharing sort key 0
     stored[40] = stored[5]  # a duplicate: the first row wins
+    assert (sort_key(stored[:30]) == 0).all()
     first = {bytes(k): i for i, k in reversed(list(enumerate(stored)))}
-    asked = [
-        np.concatenate([stored[::-2], rng.integers(0, 256, size=(7, 32), dtype=np.uint8)]),
-        stored[::3].copy(),
-        np.empty((0, 32), dtype=np.uint8),
-    ]
-    for a in asked:
-        a.flags.writeable = False
+    queries = np.concatenate([stored[::-1], rng.integers(0, 256, size=(7, 32), dtype=np.uint8)])
     index = KeyIndex(stored)
-    index.remember([*asked, asked[0]])
-    for a in asked:
-        want = [first.get(bytes(k), -1) for k in a]
-        assert index.find(a).tolist() == want
-        assert index.contains(a).tolist() == [w >= 0 for w in want]
-    with pytest.raises(ValueError, match="read-only"):
-        index.remember([stored[:3].copy()])  # a writeable array may change: nothing is kept
+    assert index.find(queries).tolist() == [first.get(bytes(k), -1) for k in queries]
+    assert index.first_rows().tolist() == [first[bytes(k)] for k in stored]
 
 
 def test_a_key_index_over_several_shards_has_their_rows_in_order(tmp_path: Path) -> None:

@@ -1,15 +1,11 @@
-"""Reading inputs and writing files: determinism, the check cache, and every input error."""
+"""Reading inputs and writing files: determinism and every input error."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -17,7 +13,6 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.check_table import CheckTable, load_check_table
 from scoring.errors import ProblemsError, ScoringError
 from scoring.tables import tables as tables_module
 from scoring.tables import write as write_module
@@ -34,7 +29,7 @@ def test_two_runs_write_identical_files(tmp_path: Path, monkeypatch: pytest.Monk
     cfg = load_config(main_project().write(tmp_path))
     first = pipeline.score(Project(cfg))
     before = _snapshot(first.out_dir)
-    pipeline.score(Project(cfg))  # the second run reads the compiled checks from the cache
+    pipeline.score(Project(cfg))
     assert _snapshot(first.out_dir) == before
     assert json.loads(before["provenance.json"])["generated_at"] == "2026-01-01T00:00:00Z"
 
@@ -63,63 +58,6 @@ def test_a_table_that_fails_to_build_leaves_the_results_as_they_were(
         pipeline.score(Project(load_config(config)))
     assert len(encoded) == len(score_tables()) - 1  # those before it were encoded as they came
     assert _snapshot(out) == before  # ... and none was written
-
-
-def test_check_cache_follows_the_rubric_files(tmp_path: Path) -> None:
-    main_project().write(tmp_path)
-    cache = tmp_path / "cache"
-    first = load_check_table(tmp_path / "rubrics", cache)
-    assert len(list(cache.iterdir())) == 1
-    again = load_check_table(tmp_path / "rubrics", cache)
-    assert again.check_id == first.check_id and again.rubric_version == first.rubric_version
-    assert (again.tier == first.tier).all() and (again.secondary == first.secondary).all()
-    rubric = tmp_path / "rubrics" / "food-2.json"
-    obj = json.loads(rubric.read_text())
-    obj["items"].append({"id": "I3", "type": "fact", "tier": "context", "text": "Adds one."})
-    rubric.write_text(json.dumps(obj))
-    changed = load_check_table(tmp_path / "rubrics", cache)
-    assert len(list(cache.iterdir())) == 1  # the stale entry is gone
-    assert len(changed.check_id) == len(first.check_id) + 1
-    assert changed.rubric_version != first.rubric_version
-    # a damaged entry is compiled again: garbage, a truncated file, or another layout
-    (entry,) = cache.iterdir()
-    whole = entry.read_bytes()
-    with entry.open("wb") as f:
-        np.savez(f, tier=np.zeros(2, np.int8))
-    other = entry.read_bytes()
-    for damaged in (b"not an npz file", whole[: len(whole) // 2], other):
-        entry.write_bytes(damaged)
-        rebuilt = load_check_table(tmp_path / "rubrics", cache)
-        assert rebuilt.check_id == changed.check_id
-        assert CheckTable.load(entry).check_id == changed.check_id  # written again, whole
-
-
-def test_compiling_and_caching_the_checks_loads_no_table_library(tmp_path: Path) -> None:
-    # scoring needs no table library to compile the checks and cache them
-    config = main_project().write(tmp_path)
-    code = (
-        "import sys\n"
-        "from gamut.config import load_config\n"
-        "from gamut.project import Project\n"
-        "from scoring.check_table import cached_checks_path, load_check_table\n"
-        "p = Project(load_config(sys.argv[1]))\n"
-        "entry = cached_checks_path(p.rubrics_path, p.private / 'checks')\n"
-        "table = load_check_table(p.rubrics_path, p.private / 'checks', held=True)\n"
-        "assert entry.is_file() and len(table.check_id) > 0\n"
-        "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n"
-    )
-    assert _fresh_process(code, config).stdout.strip() == "[]"
-
-
-def _fresh_process(code: str, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` in a fresh interpreter with the config path (and ``args``) as arguments."""
-    return subprocess.run(
-        [sys.executable, "-c", code, str(config), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
 
 
 def test_new_rubric_check_without_verdict_makes_submissions_incomplete(tmp_path: Path) -> None:
@@ -201,70 +139,12 @@ def test_response_length_counts_characters_not_bytes(tmp_path: Path) -> None:
     assert lb.loc[("alpha", "multimodal", "j1"), "mean_response_chars"] == 11
 
 
-def _digest_files(project: Project) -> dict[str, dict[str, object]]:
-    files: dict[str, dict[str, object]] = json.loads(project.digests_path.read_text())["files"]
-    return files
-
-
-def test_response_lengths_come_from_the_digests_of_the_files(tmp_path: Path) -> None:
-    project = Project(load_config(main_project().write(tmp_path)))
-    cold = pipeline.score(project)["question_scores"]
-    files = _digest_files(project)
-    contents = {p.read_bytes() for p in (tmp_path / "submissions").glob("*/*.jsonl")}
-    assert {k.split(":")[0] for k in files} == {hashlib.sha256(c).hexdigest() for c in contents}
-    assert all(e["clean"] is True for e in files.values())
-    written = project.digests_path.read_bytes()
-    warm = pipeline.score(Project(project.cfg))["question_scores"]
-    assert warm["response_chars"].tolist() == cold["response_chars"].tolist()
-    assert project.digests_path.read_bytes() == written  # nothing new: not rewritten
-    # the digests are what the scorer reads: a planted length shows up in the tables
-    for entry in files.values():
-        entry["chars"] = [7] * len(entry["chars"])  # type: ignore[arg-type]
-    doc = json.loads(written)
-    project.digests_path.write_text(json.dumps({**doc, "files": files}))
-    planted = pipeline.score(Project(project.cfg))["question_scores"]
-    assert set(planted["response_chars"]) == {7}
-
-
-def test_a_bad_response_file_is_reported_even_with_a_cached_digest(tmp_path: Path) -> None:
+def test_a_bad_response_file_is_reported(tmp_path: Path) -> None:
     project = Project(load_config(main_project().write(tmp_path)))
     pipeline.score(project)
     path = tmp_path / "submissions" / "alpha" / "multimodal.jsonl"
     lines = path.read_text("utf-8").splitlines()
     path.write_text("\n".join([*lines, "{not json"]) + "\n", "utf-8")
-    for _ in range(2):  # the second time, the file's digest is cached and says it is not clean
-        with pytest.raises(ProblemsError, match="cannot read the responses") as err:
-            pipeline.score(Project(project.cfg))
-        assert [p.line for p in err.value.problems] == [len(lines) + 1]
-    key = next(k for k in _digest_files(project) if not _digest_files(project)[k]["clean"])
-    assert key.split(":")[0] == hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def test_the_decoded_verdict_matrix_is_kept_while_the_table_is_unchanged(tmp_path: Path) -> None:
-    project = Project(load_config(main_project().write(tmp_path)))
-    first = pipeline.score(project)["question_scores"]
-    (entry,) = (project.private / "matrix").glob("verdicts-*.npz")
-    assert pipeline.score(Project(project.cfg))["question_scores"].equals(first)
-    # the kept matrix is what a later run reads: planted verdicts show up in the tables
-    with np.load(entry) as f:
-        matrix, ignored = f["matrix"], f["ignored"]
-    with entry.open("wb") as out:
-        np.savez(out, matrix=np.full_like(matrix, 0), ignored=ignored)  # 0: every check meets
-    planted = pipeline.score(Project(project.cfg))["question_scores"]
-    assert set(planted["n_meets"]) != set(first["n_meets"])
-    # a damaged entry is decoded again from the table, a truncated one too
-    whole = entry.read_bytes()
-    for damaged in (b"not an npz file", whole[: len(whole) // 2]):
-        entry.write_bytes(damaged)
-        assert pipeline.score(Project(project.cfg))["question_scores"].equals(first)
-    # a changed table gets a new entry (the old one goes), and its errors are never cached
-    path = tmp_path / "results" / "verdicts.parquet"
-    table = pq.read_table(path)
-    pq.write_table(pa.concat_tables([table, table.slice(0, 1)]), path)
-    with pytest.raises(ScoringError, match="more than one"):
+    with pytest.raises(ProblemsError, match="cannot read the responses") as err:
         pipeline.score(Project(project.cfg))
-    pq.write_table(table.slice(1), path)
-    t = pipeline.score(Project(project.cfg))
-    assert set(t.leaderboard["status"]) == {"complete", "incomplete"}
-    (again,) = (project.private / "matrix").glob("verdicts-*.npz")
-    assert again != entry
+    assert [p.line for p in err.value.problems] == [len(lines) + 1]
