@@ -187,6 +187,25 @@ def judge(
     if mode is Mode.IMPORT:
         _import(project, chosen, list(files), names, status_out)
         return
+    _judge(project, chosen, names, sets, mode, deadline, wait, poll, collect_only, status_out)
+
+
+def _judge(
+    project: Project,
+    chosen: Selection,
+    names: list[str] | None,
+    sets: list[Setting] | None,
+    mode: Mode,
+    deadline: float | None,
+    wait: float | None,
+    poll: float,
+    collect_only: bool,
+    status_out: Path | None,
+) -> None:
+    """Judge (or, in a dry run, count) what has no verdict, print the report, write the verdict
+    table and exit with the run's status."""
+    from gamut import pipeline
+
     report = pipeline.judge(
         project,
         names,

@@ -8,7 +8,6 @@ provider's default for structured output.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,18 +17,16 @@ import anthropic
 from anthropic.types.messages import MessageBatch
 
 from scoring.judge.backends import (
-    Backend,
     BackendError,
     Completion,
-    ErrorKind,
     JudgeRequest,
     Turn,
     client_options,
     decode_body,
-    http_error,
     model_of,
     read_capped,
     reading_reply,
+    sdk_error,
     token_count,
     usage_of,
 )
@@ -61,24 +58,6 @@ from scoring.judge.generation import (
 )
 from scoring.judge.prompt import REPLY_SCHEMA
 from scoring.judge.spec import JudgeConfig
-
-
-def _classify(exc: Exception, backend: Backend) -> BackendError:
-    msg = backend.redact(f"{type(exc).__name__}: {exc}")
-    cls = type(exc).__name__
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    if isinstance(exc, json.JSONDecodeError | anthropic.APIResponseValidationError):
-        return BackendError(
-            ErrorKind.BAD_BODY,
-            msg,
-            error_class=cls,
-            status=status,
-            raw=backend.redact(getattr(exc, "doc", "") or ""),
-        )
-    if isinstance(exc, anthropic.APIStatusError):
-        return http_error(exc, msg)
-    return BackendError(ErrorKind.API_ERROR, msg, error_class=cls, status=status)
 
 
 def message_params(
@@ -330,7 +309,7 @@ class AnthropicBackend(BatchBackend):
             async with self._client.messages.with_streaming_response.create(**params) as resp:
                 raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
         except (anthropic.AnthropicError, ValueError) as exc:
-            raise _classify(exc, self) from None
+            raise sdk_error(exc, self.redact, anthropic) from None
         return self._read(raw)
 
     def _read(self, raw: str) -> Completion:

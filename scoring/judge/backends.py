@@ -278,6 +278,22 @@ def http_error(exc: Any, message: str) -> BackendError:
     )
 
 
+def sdk_error(exc: Exception, redact: Callable[[str], str], sdk: Any) -> BackendError:
+    """An exception of a provider's SDK (``sdk``: the ``openai`` or ``anthropic`` module, after
+    its own retries) as a :class:`BackendError`; its message names the class and HTTP status
+    first (the words a held failure keeps), the key redacted."""
+    cls = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    msg = redact(f"{cls}{'' if status is None else f' (HTTP {status})'}: {exc}")
+    if isinstance(exc, json.JSONDecodeError | sdk.APIResponseValidationError):
+        raw = redact(getattr(exc, "doc", "") or "")
+        return BackendError(ErrorKind.BAD_BODY, msg, raw, error_class=cls, status=status)
+    if isinstance(exc, sdk.APIStatusError):
+        return http_error(exc, msg)
+    return BackendError(ErrorKind.API_ERROR, msg, error_class=cls, status=status)
+
+
 def estimated_tokens(request: JudgeRequest, turns: tuple[Turn, ...], max_tokens: int) -> int:
     """The tokens a provider counts against its per-minute limit for a request before it runs:
     about a token per 4 prompt characters, plus the output limit."""
@@ -499,6 +515,7 @@ __all__ = [
     "reading_reply",
     "retry_after_s",
     "says_invalid_request",
+    "sdk_error",
     "token_count",
     "usage_of",
 ]

@@ -11,16 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scoring.judge.backends import (
-    BackendError,
     Completion,
-    ErrorKind,
     JudgeRequest,
     Turn,
     client_options,
     decode_body,
-    http_error,
     read_capped,
     says_invalid_request,
+    sdk_error,
 )
 from scoring.judge.batch.api import (
     FIND_WINDOW_S,
@@ -60,27 +58,6 @@ if TYPE_CHECKING:  # the SDK is imported when a call is made: reading replies ne
 
 #: Concurrent calls per SDK client (see ``OpenAIBackend._client``).
 CONNECTIONS_PER_CLIENT = 16
-
-
-def classify(exc: Exception, redact: Any) -> BackendError:
-    """Map an SDK exception (after the SDK's own retries) to a :class:`BackendError`."""
-    import openai
-
-    msg = redact(f"{type(exc).__name__}: {exc}")
-    cls = type(exc).__name__
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError):
-        return BackendError(
-            ErrorKind.BAD_BODY,
-            msg,
-            error_class=cls,
-            status=status,
-            raw=redact(getattr(exc, "doc", "") or ""),
-        )
-    if isinstance(exc, openai.APIStatusError):
-        return http_error(exc, msg)
-    return BackendError(ErrorKind.API_ERROR, msg, error_class=cls, status=status)
 
 
 def chat_body(
@@ -318,7 +295,7 @@ class OpenAIBackend(BatchBackend):
             )
             raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
         except (openai.OpenAIError, ValueError) as exc:
-            raise classify(exc, self.redact) from None
+            raise sdk_error(exc, self.redact, openai) from None
         return self._read(raw)
 
     def _read(self, raw: str) -> Completion:

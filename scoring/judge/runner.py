@@ -69,17 +69,13 @@ async def _judge_one(
     commit: bool,
     pacer: Pacer,
 ) -> bool:
-    """Get one verdict (re-asking for unusable output) and store it, or store the failure.
-
-    With held rubrics (``pacer.held``), a provider error is printed and stored as its class and
-    HTTP status only, and no raw reply is kept: providers quote the prompt (and so the check)
-    back.
+    """Get one verdict (re-asking for unusable output) and store it, or store the failure
+    (its words reduced, with held rubrics, by :func:`~scoring.judge.items.record_failure`).
 
     Raises:
         Stopped: the judge's breaker tripped before this check's first request (it stays
             unjudged, for the next run).
     """
-    held = pacer.held
     request = item.plan.request(item.pair)
     turns: tuple[Turn, ...] = ()
     calls = tin = tcached = tout = 0
@@ -96,12 +92,10 @@ async def _judge_one(
                 raise
             break  # stopped between re-asks: a failure, with the last unusable reply
         except BackendError as exc:
-            said = exc.brief() if held else str(exc)
-            raw = "" if held else exc.raw
             if exc.kind is not ErrorKind.BAD_BODY:
-                fail_kind, last_err, last_raw = exc.kind.value, said, raw
+                fail_kind, last_err, last_raw = exc.kind.value, str(exc), exc.raw
                 break
-            last_err, last_raw = f"the provider's reply body was unusable: {said}", raw
+            last_err, last_raw = f"the provider's reply body was unusable: {exc}", exc.raw
             continue
         tin, tcached, tout = (
             tin + comp.tokens_in,
@@ -112,7 +106,7 @@ async def _judge_one(
             reply = parse_reply(comp.text)
         except BadReply as exc:
             pacer.failed(None, str(exc))
-            last_err, last_raw = str(exc), "" if held else comp.text
+            last_err, last_raw = str(exc), comp.text
             turns = (*turns, Turn(comp.text, j.template.render_reask(str(exc))))
             continue
         pacer.ok()
