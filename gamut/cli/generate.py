@@ -18,11 +18,11 @@ from gamut.cli._common import (
     handle_errors,
     out_console,
 )
-from gamut.model_runner.backends import PROVIDERS
 from gamut.model_runner.plan import GenerateOptions, GenerateResult
 from gamut.model_runner.progress import reporter_for
 from gamut.model_runner.runner import generate
 from scoring.errors import GamutError
+from scoring.judge.providers import REGISTRY
 from scoring.layout import SubmissionFolder
 from scoring.questions import Setting
 
@@ -66,7 +66,7 @@ def _ask_model_name(folder: SubmissionFolder) -> str | None:
 @click.option("--model", required=True, help="Model name as the API knows it.")
 @click.option(
     "--provider",
-    type=click.Choice(PROVIDERS),
+    type=click.Choice(REGISTRY.generators()),
     default="openai",
     show_default=True,
     help="API protocol: OpenAI-compatible chat completions (OpenAI, Gemini, vLLM, "
@@ -191,7 +191,7 @@ def generate_cmd(
     options = GenerateOptions(
         submission_id=submission_id,
         model=model,
-        provider="anthropic" if provider == "anthropic" else "openai",
+        provider=provider,
         base_url=base_url,
         api_key_env=api_key_env,
         settings=tuple(Setting(s) for s in settings) or (Setting.MULTIMODAL, Setting.TEXT_ONLY),

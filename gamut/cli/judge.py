@@ -404,7 +404,7 @@ def _exit(
 def replay_miss(project: Project, f: Failure) -> bool:
     """Whether ``f`` is a replay judge's request its file holds no verdict for."""
     judge = project.cfg.judges.get(f.judge)
-    return judge is not None and judge.provider == "replay" and f.kind == "rejected"
+    return judge is not None and judge.replay is not None and f.kind == "rejected"
 
 
 def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:

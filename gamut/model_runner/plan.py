@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
-from gamut.model_runner.backends import DEFAULT_KEY_ENV, BackendSettings, Provider
 from gamut.model_runner.images import ImageRef, resolve_images
 from gamut.model_runner.provenance import drift_problem, read_metadata, run_signature
 from gamut.model_runner.store import ResponseFile
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.judge.generation import BackendSettings
+from scoring.judge.providers import REGISTRY
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions.formats import SubmissionId
@@ -36,7 +37,7 @@ class GenerateOptions:
 
     submission_id: str
     model: str
-    provider: Provider = "openai"
+    provider: str = "openai"
     base_url: str | None = None
     api_key_env: str | None = None
     settings: tuple[Setting, ...] = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
@@ -60,10 +61,10 @@ class GenerateOptions:
     def sampling_temperature(self) -> float | None:
         """The temperature sent, or None for none.
 
-        Chat completions default to 0; Anthropic Messages gets none, as its API (as this SDK
-        release describes it) takes no sampling parameters.
+        Chat completions default to 0; a provider whose API takes no sampling parameters
+        (Anthropic Messages) gets none.
         """
-        if self.provider == "anthropic":
+        if not REGISTRY.entry(self.provider).sampling:
             return None
         return 0.0 if self.temperature is None else self.temperature
 
@@ -81,7 +82,7 @@ class GenerateOptions:
     @property
     def key_env(self) -> str:
         """The environment variable that holds the API key."""
-        return self.api_key_env or DEFAULT_KEY_ENV[self.provider]
+        return self.api_key_env or REGISTRY.entry(self.provider).key_env
 
 
 @dataclass
@@ -210,16 +211,9 @@ def response_path(folder: Path, setting: Setting) -> Path:
     return SubmissionFolder(folder).responses(setting)
 
 
-def prepare(
-    project: Project, options: GenerateOptions, environ: Mapping[str, str] | None = None
-) -> Plan:
-    """Check everything a run needs before any model call.
-
-    Raises:
-        ProblemsError: every problem found (bad id, missing key, broken response file lines,
-            missing or unreadable images), all at once.
-    """
-    env = os.environ if environ is None else environ
+def _option_problems(options: GenerateOptions, has_key: bool) -> list[Problem]:
+    """What is wrong with the options themselves: the id, options the provider does not take,
+    the API key's variable."""
     problems: list[Problem] = []
     try:
         TypeAdapter(SubmissionId).validate_python(options.submission_id)
@@ -232,27 +226,27 @@ def prepare(
                 "use 3 to 64 lowercase letters, digits, '-', '_' or '.'",
             )
         )
-    if options.provider == "anthropic" and options.temperature is not None:
+    entry, provider = REGISTRY.entry(options.provider), options.provider
+    if not entry.sampling and options.temperature is not None:
         problems.append(
             Problem(
                 "--temperature",
                 None,
-                "the Anthropic Messages API takes no sampling parameters",
-                "drop --temperature for --provider anthropic",
+                f"the {provider} API takes no sampling parameters",
+                f"drop --temperature for --provider {provider}",
             )
         )
-    if options.provider == "anthropic" and options.max_tokens_param is not None:
+    if not entry.chat_completions and options.max_tokens_param is not None:
         problems.append(
             Problem(
                 "--max-tokens-param",
                 None,
-                "applies to OpenAI-compatible providers (the Anthropic Messages API names it "
+                f"applies to OpenAI-compatible providers, not {provider} (its API names it "
                 "max_tokens)",
-                "drop --max-tokens-param for --provider anthropic",
+                f"drop --max-tokens-param for --provider {provider}",
             )
         )
-    api_key = env.get(options.key_env, "")
-    if not api_key:
+    if not has_key:
         problems.append(
             Problem(
                 options.key_env,
@@ -262,6 +256,21 @@ def prepare(
                 "without keys), or name another with --api-key-env",
             )
         )
+    return problems
+
+
+def prepare(
+    project: Project, options: GenerateOptions, environ: Mapping[str, str] | None = None
+) -> Plan:
+    """Check everything a run needs before any model call.
+
+    Raises:
+        ProblemsError: every problem found (bad id, missing key, broken response file lines,
+            missing or unreadable images), all at once.
+    """
+    env = os.environ if environ is None else environ
+    api_key = env.get(options.key_env, "")
+    problems = _option_problems(options, bool(api_key))
     questions_file = project.questions_path
     try:
         all_questions = load_questions(questions_file)

@@ -17,7 +17,6 @@ from typing import Any
 
 import yaml
 
-from gamut.model_runner.backends import Provider
 from scoring import __version__
 from scoring.errors import Problem
 from scoring.storage import atomic_write_text
@@ -51,7 +50,7 @@ def prompt_sha256(system_prompt: str | None) -> str | None:
 
 
 def run_signature(
-    provider: Provider,
+    provider: str,
     model: str,
     temperature: float | None,
     max_tokens: int,

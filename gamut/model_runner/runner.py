@@ -15,7 +15,6 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from gamut.model_runner.backends import Backend, CallFailed, Reply, Request, make_backend
 from gamut.model_runner.plan import (
     Failure,
     GenerateOptions,
@@ -26,6 +25,8 @@ from gamut.model_runner.plan import (
     prepare,
 )
 from gamut.model_runner.provenance import production_record, record_production
+from scoring.judge.generation import CallFailed, Generator, Reply, Request
+from scoring.judge.providers import REGISTRY
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting
 from scoring.submissions import Limits
@@ -45,7 +46,7 @@ def clean_response(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
-async def _ask(backend: Backend, request: Request, reply_retries: int) -> Reply:
+async def _ask(backend: Generator, request: Request, reply_retries: int) -> Reply:
     """One answer. An empty or malformed reply is asked again, then counted as a failure."""
     reason = ""
     for _ in range(reply_retries + 1):
@@ -103,13 +104,13 @@ async def _write_answers(
             return
 
 
-async def run(plan: Plan, backend: Backend, reporter: Reporter | None = None) -> GenerateResult:
+async def run(plan: Plan, backend: Generator, reporter: Reporter | None = None) -> GenerateResult:
     """Answer every question the plan still needs, ``options.concurrency`` calls at a time.
 
     Answers are appended to their files as they arrive (complete lines, fsync), by one writer
     task. When ``options.deadline_s`` passes, calls in flight are
     cancelled and their questions listed as failures. A
-    :class:`~gamut.model_runner.backends.FatalCallError` stops the run and is raised once the
+    :class:`~scoring.judge.generation.FatalCallError` stops the run and is raised once the
     answers so far are on disk.
     """
     o = plan.options
@@ -216,7 +217,7 @@ def generate(
         record_production(
             SubmissionFolder(plan.folder).metadata, plan.metadata, record, o.model_name, day
         )
-        backend = make_backend(o.provider, backend_settings(plan))
+        backend = REGISTRY.generator(o.provider, backend_settings(plan))
         return asyncio.run(run(plan, backend, reporter))
     finally:
         plan.close()

@@ -12,7 +12,7 @@ from scoring.errors import ConfigError, GamutError, Problem
 from scoring.judge.backends import Backend
 from scoring.judge.cache import judge_identity
 from scoring.judge.prompt import PromptTemplate, load_template
-from scoring.judge.providers import backend_class
+from scoring.judge.providers import REGISTRY, backend_class
 from scoring.judge.spec import JudgeConfig, judge_key_problems
 
 
@@ -107,7 +107,7 @@ def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
         "max_tokens": judge.max_tokens,
         "mode": judge.mode,
     }
-    if judge.provider != "anthropic":  # the Messages API takes no sampling parameter
+    if REGISTRY.entry(judge.provider).sampling:
         out["temperature"] = judge.temperature
     if judge.seed is not None:
         out["seed"] = judge.seed

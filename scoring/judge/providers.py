@@ -1,6 +1,11 @@
-"""The one registry of providers: a name a judge's ``provider`` gives -> the module serving it.
+"""The one registry of providers: a provider's name (a judge's ``provider``, ``gamut generate
+--provider``) -> the module and classes serving it, and what it takes. Judging, batches and
+generation all find a provider here, and nothing else names one.
 
-Built-in providers are listed here; a third-party package adds one through the Python entry
+A provider module has a :class:`~scoring.judge.backends.Backend` subclass (direct calls); it may
+also serve batches (a :class:`~scoring.judge.batch.api.BatchBackend`, checked by ``isinstance``)
+and generation (a :class:`~scoring.judge.generation.Generator`, named by its entry). Built-in
+providers are listed here; a third-party package adds one through the Python entry
 point group :data:`ENTRY_POINT_GROUP` (``name = "package.module:BackendClass"``), or code calls
 :func:`register_backend`. A provider's module is imported only when a judge uses it, so reading a
 config (which checks provider names) imports no SDK.
@@ -17,7 +22,7 @@ from types import ModuleType
 
 from scoring.errors import GamutError
 from scoring.judge.backends import Backend
-from scoring.judge.generation import Generator
+from scoring.judge.generation import BackendSettings, Generator
 
 #: The entry point group a third-party package registers its judge backends under.
 ENTRY_POINT_GROUP = "gamut.backends"
@@ -35,6 +40,12 @@ class ProviderEntry:
             class says (its ``needs_key`` attribute; entry points, read when asked).
         generator: its :class:`~scoring.judge.generation.Generator` class for ``gamut
             generate`` ("" when it serves no generation).
+        key_env: the environment variable its key is usually in (generation's default).
+        sampling: its API takes sampling parameters (``temperature``, ``seed``).
+        chat_completions: it speaks OpenAI chat completions: it takes ``max_tokens_param`` and
+            ``dialect``, and its requests can be written as OpenAI batch files.
+        replays: it answers from a stored verdict file (``replay``, ``unrecorded``): it never
+            calls out and has no batch mode.
     """
 
     module: str
@@ -42,19 +53,32 @@ class ProviderEntry:
     pip_name: str = ""
     needs_key: bool | None = True
     generator: str = ""
+    key_env: str = ""
+    sampling: bool = True
+    chat_completions: bool = False
+    replays: bool = False
 
 
 _BUILTIN: dict[str, ProviderEntry] = {
     "openai": ProviderEntry(
-        "scoring.judge.openai_backend", "OpenAIBackend", "openai", generator="OpenAIGenerator"
+        "scoring.judge.openai_backend",
+        "OpenAIBackend",
+        "openai",
+        generator="OpenAIGenerator",
+        key_env="OPENAI_API_KEY",
+        chat_completions=True,
     ),
     "anthropic": ProviderEntry(
         "scoring.judge.anthropic_backend",
         "AnthropicBackend",
         "anthropic",
         generator="AnthropicGenerator",
+        key_env="ANTHROPIC_API_KEY",
+        sampling=False,  # Messages API 2026-10-21 (the SDK 2.x) refuses them
     ),
-    "replay": ProviderEntry("scoring.judge.replay_backend", "ReplayBackend", "", needs_key=False),
+    "replay": ProviderEntry(
+        "scoring.judge.replay_backend", "ReplayBackend", "", needs_key=False, replays=True
+    ),
 }
 
 
@@ -159,6 +183,10 @@ class ProviderRegistry:
             raise GamutError(f"provider {provider!r} serves no generation (one of {known})")
         out: type[Generator] = getattr(self._module(provider, entry, "generator"), entry.generator)
         return out
+
+    def generator(self, provider: str, settings: BackendSettings) -> Generator:
+        """A generator of ``provider`` for ``settings`` (see :meth:`generator_class`)."""
+        return self.generator_class(provider)(settings)
 
     def needs_key(self, provider: str) -> bool:
         """Whether judges of ``provider`` need an API key (unknown names: True)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,9 @@ from scoring.judge.prompt import BadReply, parse_reply
 from scoring.ledger import KeyIndex, Ledger, key_bytes
 from scoring.ledger.records import now as now_utc
 from scoring.ledger.records import verdict_schema
+
+if TYPE_CHECKING:
+    from scoring.judge.batch.book import BatchBook
 
 #: Re-asks after an unusable reply (so at most 1 + MAX_REASKS replies per check).
 MAX_REASKS = 2
@@ -292,6 +296,37 @@ def _dry_run_batch(stats: JudgeStats, n_flying: int) -> None:
     stats.est_tokens_out = round(stats.est_tokens_out * share)
 
 
+def _plan_judge(
+    p: PairPlan,
+    known: KeyIndex,
+    pending: KeyIndex,
+    book: BatchBook | None,
+    dry_run: bool,
+    collect_only: bool,
+) -> tuple[npt.NDArray[np.int64], JudgeStats]:
+    """One judge's pairs to ask, and its planned counts and cost (``book``: the batch records,
+    for a dry run)."""
+    j = p.judge
+    mode = j.config.mode if j.backend.calls_out else "offline"
+    stats = JudgeStats(j.name, j.label, j.identity, mode=mode)
+    todo = _plan(p, known, pending, stats)
+    if j.config.mode == "batch":
+        if book is not None:  # a real run's step counts what is in flight as it collects
+            flying = {k for r in book.open_batches(j.identity) for k in r.keys}
+            # this plan's requests in flight, by key (not another submission's)
+            keys = key_bytes(p.keys_of(todo)) if flying else []
+            stats.in_flight = sum(1 for k in keys if k in flying)
+            _dry_run_batch(stats, stats.in_flight)
+            if collect_only:
+                stats.planned = 0
+    elif collect_only:
+        stats.waiting = 0 if dry_run else len(todo)
+        todo = todo[:0]
+        stats.planned = 0
+    _estimate(p, todo, stats)
+    return todo, stats
+
+
 def judge_all(
     plans: list[PairPlan],
     ledger: Ledger,
@@ -345,40 +380,21 @@ def judge_all(
         known, _ = ledger.key_index()
         pending = cache.pending_index()
         book = None
-        for p in plans:
-            j = p.judge
-            mode = j.config.mode if j.backend.calls_out else "offline"
-            stats = JudgeStats(j.name, j.label, j.identity, mode=mode)
-            todo = _plan(p, known, pending, stats)
-            if j.config.mode == "batch":
-                from scoring.judge.batch.book import BatchBook
+        if dry_run and any(p.judge.config.mode == "batch" for p in plans):
+            from scoring.judge.batch.book import BatchBook
 
-                if dry_run:  # a real run's step counts what is in flight as it collects
-                    book = book or BatchBook(ledger)
-                    flying = {k for r in book.open_batches(j.identity) for k in r.keys}
-                    # this plan's requests in flight, by key (not another submission's)
-                    keys = key_bytes(p.keys_of(todo)) if flying else []
-                    stats.in_flight = sum(1 for k in keys if k in flying)
-                    _dry_run_batch(stats, stats.in_flight)
-                    if collect_only:
-                        stats.planned = 0
-            elif collect_only:
-                stats.waiting = 0 if dry_run else len(todo)
-                todo = todo[:0]
-                stats.planned = 0
-            _estimate(p, todo, stats)
+            book = BatchBook(ledger)
+        for p in plans:
+            todo, stats = _plan_judge(p, known, pending, book, dry_run, collect_only)
             work.append((p, todo, stats))
-            report.judges[j.name] = stats
+            report.judges[p.judge.name] = stats
         del known, pending
         if not dry_run:
             _run(work, ledger, cache, progress, deadline_s, wait_s, poll_s, collect_only)
             cache.flush()
             for p, _, stats in work:
                 stats.cost = p.judge.config.cost(
-                    stats.mode,
-                    stats.tokens_in,
-                    stats.tokens_cached,
-                    stats.tokens_out,
+                    stats.mode, stats.tokens_in, stats.tokens_cached, stats.tokens_out
                 )
                 report.notes.extend(stats.notes)
     report.elapsed_s = time.perf_counter() - t0

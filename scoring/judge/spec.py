@@ -141,30 +141,30 @@ class JudgeConfig(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _replay_file(self) -> JudgeConfig:
-        if self.provider == "replay" and self.replay is None:
-            raise ValueError("provider 'replay' needs replay = \"PATH\" (the stored verdicts)")
-        if self.provider != "replay" and self.replay is not None:
-            raise ValueError(f"'replay' applies only to provider 'replay', not {self.provider!r}")
-        if self.provider != "replay" and self.unrecorded != "fail":
+    def _what_the_provider_takes(self) -> JudgeConfig:
+        from scoring.judge.providers import REGISTRY
+
+        entry, p = REGISTRY.entry(self.provider), self.provider
+        if entry.replays and self.replay is None:
+            raise ValueError(f'provider {p!r} needs replay = "PATH" (the stored verdicts)')
+        if not entry.replays and self.replay is not None:
+            raise ValueError(f"'replay' applies only to provider 'replay', not {p!r}")
+        if not entry.replays and self.unrecorded != "fail":
             raise ValueError(
-                f"'unrecorded' applies only to provider 'replay', not {self.provider!r}: remove it"
+                f"'unrecorded' applies only to provider 'replay', not {p!r}: remove it"
             )
-        if self.mode == "batch" and self.provider == "replay":
-            raise ValueError("provider 'replay' never calls out; it has no batch mode")
+        if self.mode == "batch" and entry.replays:
+            raise ValueError(f"provider {p!r} never calls out; it has no batch mode")
         unheard = [k for k in ("temperature", "seed") if k in self.model_fields_set]
-        if self.provider == "anthropic" and unheard:
+        if not entry.sampling and unheard:
             raise ValueError(
-                f"{' and '.join(unheard)}: the Anthropic Messages API (version 2026-10-21, sent "
-                "by the anthropic SDK 2.x) takes no sampling parameters, so the judge cannot "
-                "send it: remove it"
+                f"{' and '.join(unheard)}: the {p} API takes no sampling parameters, so the "
+                "judge cannot send it: remove it"
             )
-        why = {"max_tokens_param": " (Anthropic's API names it max_tokens)", "dialect": ""}
-        for key, reason in why.items():
-            if getattr(self, key) is not None and self.provider in ("anthropic", "replay"):
+        for key in ("max_tokens_param", "dialect"):
+            if getattr(self, key) is not None and not entry.chat_completions:
                 raise ValueError(
-                    f"'{key}' applies to OpenAI-compatible providers, not "
-                    f"{self.provider!r}{reason}: remove it"
+                    f"'{key}' applies to OpenAI-compatible providers, not {p!r}: remove it"
                 )
         if self.dialect == "llama-cpp-python" and self.max_tokens_param == "max_completion_tokens":
             raise ValueError(

@@ -83,8 +83,11 @@ def test_batch_bodies_carry_the_same_name(
     assert second.ok and second.judges["gpt"].judged == TOTAL_CALLS
 
 
-def test_max_tokens_param_is_refused_for_anthropic_with_the_reason() -> None:
-    with pytest.raises(ValidationError, match="Anthropic's API names it max_tokens"):
+def test_max_tokens_param_is_refused_for_anthropic() -> None:
+    with pytest.raises(
+        ValidationError,
+        match="'max_tokens_param' applies to OpenAI-compatible providers, not 'anthropic'",
+    ):
         JudgeConfig(
             provider="anthropic", model="m", family="f", max_tokens_param="max_completion_tokens"
         )

@@ -44,6 +44,7 @@ from scoring.judge.outcome import JudgeStats
 from scoring.judge.pairs import IntArray, PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import BadReply, parse_reply
+from scoring.judge.providers import REGISTRY
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
 from scoring.storage import atomic_write
 from scoring.submissions.jsonl import JsonlLimits, read_jsonl
@@ -52,12 +53,10 @@ from scoring.submissions.jsonl import JsonlLimits, read_jsonl
 MAX_LINE_BYTES = 1 << 20
 #: Largest result file read, in bytes.
 MAX_FILE_BYTES = 2 << 30
-#: Providers whose request bodies are in the OpenAI format.
-OPENAI_FORMAT = ("openai",)
 
 
 def _check_format(j: BuiltJudge) -> None:
-    if j.config.provider not in OPENAI_FORMAT:
+    if not REGISTRY.entry(j.config.provider).chat_completions:
         raise GamutError(
             f"judge {j.name!r} uses provider {j.config.provider!r}; batch files are in the "
             "OpenAI batch format, for judges with provider 'openai' (an OpenAI-compatible "
