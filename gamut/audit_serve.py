@@ -37,10 +37,6 @@ from scoring.verdicts import PAIR_KEY
 HIDDEN = "submission_id"
 
 
-class AuditServeError(GamutError):
-    """The annotation page cannot start (no audit folder configured, no sample given)."""
-
-
 @dataclass
 class Session:
     """What the page works on: the items (in the page's order, ``R<n>`` being the n-th), and the
@@ -228,17 +224,17 @@ def open_session(
     adjudication (the open disagreements of the audit folder), in the page's blind order."""
     audit = project.audit_path
     if audit is None:
-        raise AuditServeError("set [benchmark] audit to the folder the labels are written to")
+        raise GamutError("set [benchmark] audit to the folder the labels are written to")
     folder = audit if not audit.is_file() else audit.parent
     if adjudicate:
         items = _disagreements(project, folder)
     else:
         if sample is None:
-            raise AuditServeError("give --sample FILE (written by gamut audit sample)")
+            raise GamutError("give --sample FILE (written by gamut audit sample)")
         drawn = [line.value for line in read_jsonl(sample, str(sample), "one object a line").lines]
         items = _items(project, drawn)
     items = _blind_order(items, annotator)
     return Session(project, annotator, items, adjudicate, folder / f"{annotator}.jsonl")
 
 
-__all__ = ["AuditServeError", "Session", "make_audit_server", "open_session"]
+__all__ = ["Session", "make_audit_server", "open_session"]

@@ -22,7 +22,7 @@ def benchmark_version(project: Project) -> str | None:
 
     Raises:
         GamutError: that ``release.json`` is not JSON or names no string version.
-        gamut.public_set.QuestionsNotPulled: a Hub question set not pulled yet (as
+        GamutError: a Hub question set not pulled yet (as
             :attr:`Project.questions_path`).
     """
     given = project.cfg.benchmark.benchmark_version

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from scoring import numbers
-from scoring.errors import GamutError
+from scoring.errors import CommentError
 from scoring.layout import ResultsLayout
 from scoring.questions import Setting
 from scoring.rubric import Tier
@@ -47,10 +47,6 @@ NOT_JUDGED = "not judged yet"
 
 #: (judge, setting) -> failure kind -> number of checks.
 Causes = dict[tuple[str, str], dict[str, int]]
-
-
-class CommentError(GamutError):
-    """The score tables or the warnings file cannot make a comment."""
 
 
 def failure_causes(failures: Iterable[FailureRecord], submission_id: str) -> Causes:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from scoring.errors import GamutError
+from scoring.errors import GitHubError
 
 SCORE_WORKFLOW = "score-submission.yml"
 SCORE_ENVIRONMENT = "submission-scoring"
@@ -45,10 +45,6 @@ TIMEOUT_S = 30.0
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
-
-
-class GitHubError(GamutError):
-    """GitHub's API could not be asked, or answered something unexpected."""
 
 
 @dataclass(frozen=True)
@@ -427,7 +423,6 @@ __all__ = [
     "VALIDATE_WORKFLOW",
     "Approval",
     "GitHub",
-    "GitHubError",
     "Pull",
     "approved_score_run",
     "claim_time",

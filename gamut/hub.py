@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from gamut.config import PLACEHOLDER
-from scoring.errors import GamutError
+from scoring.errors import HubError, PlaceholderError
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -37,14 +37,6 @@ _HF_URI = re.compile(
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 #: A dataset id, ORG/NAME.
 REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
-
-
-class HubError(GamutError):
-    """The Hub could not be reached, refused access, or the reference is malformed."""
-
-
-class PlaceholderError(HubError):
-    """A dataset id in the config is still the :data:`PLACEHOLDER` of an unpublished dataset."""
 
 
 def check_published(key: str, value: str, config_file: Path | str) -> None:

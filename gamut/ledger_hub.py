@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gamut.hub import TOKEN_ENV, HubError, hub_api, hub_token
-from scoring.errors import Problem
+from gamut.hub import TOKEN_ENV, hub_api, hub_token
+from scoring.errors import HubError, Problem
 from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
 from scoring.ledger.order import COMPACTIONS, ranks, read_compactions, record_bytes, record_name

@@ -159,10 +159,6 @@ def snapshot_drift(project: Project, submissions: list[str] | None = None) -> li
     ]
 
 
-class PublishedFolderError(GamutError):
-    """Held check text would be written where it is published or committed."""
-
-
 def _in_work_tree(path: Path) -> Path | None:
     """The git work tree ``path`` is in (a folder holding ``.git``, a folder or a worktree's
     file), if any."""
@@ -178,7 +174,7 @@ def private_folder(project: Project, out_dir: Path) -> None:
     private store ``[store] private`` excepted, which is never published).
 
     Raises:
-        PublishedFolderError: naming the folder and the fix.
+        GamutError: naming the folder and the fix.
     """
     out = out_dir.resolve()
     private = project.private.resolve()
@@ -196,7 +192,7 @@ def private_folder(project: Project, out_dir: Path) -> None:
         tree = _in_work_tree(out)
         where = None if tree is None else f"the git work tree {tree}"
     if where is not None:
-        raise PublishedFolderError(
+        raise GamutError(
             f"--export-batch {out_dir}: the request files hold the check text of held rubrics, "
             f"and this folder is inside {where}, which is published or committed; give a folder "
             f"outside the repository, or under the private store, e.g. {private / 'batch'}"
@@ -217,7 +213,7 @@ def export_batch(
     written 0600 in a 0700 folder.
 
     Raises:
-        PublishedFolderError: held rubrics, and ``out_dir`` is published or committed.
+        GamutError: held rubrics, and ``out_dir`` is published or committed.
     """
     from scoring.judge.batch.files import export_batch as export
 
@@ -547,7 +543,6 @@ def run(
 
 __all__ = [
     "STAGES",
-    "PublishedFolderError",
     "RunResult",
     "Selection",
     "build_site",

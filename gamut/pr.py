@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut.workflow_commands import Level, annotation
-from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.errors import ArtifactError, Problem, ProblemsError
 from scoring.storage import atomic_write_bytes, atomic_write_text, open_regular
 from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES, is_submission_id
 
@@ -38,10 +38,6 @@ _SHA = re.compile(r"^[0-9a-f]{40}$")
 MAX_ANNOTATIONS = 30
 #: Rows of the step summary's problem table.
 MAX_SUMMARY_ROWS = 200
-
-
-class ArtifactError(GamutError):
-    """The artifact handed over by the validation workflow is not what it must be."""
 
 
 @dataclass(frozen=True)

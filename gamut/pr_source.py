@@ -21,11 +21,10 @@ from gamut.pr import (
     MAX_FILE_BYTES,
     MAX_TOTAL_BYTES,
     SUBMISSION_FILES,
-    ArtifactError,
     PrInfo,
     install_submission,
 )
-from scoring.errors import Problem, ProblemsError
+from scoring.errors import ArtifactError, Problem, ProblemsError
 from scoring.submissions.formats import is_submission_id
 from scoring.submissions.layout import existing_submission_warning
 

@@ -71,7 +71,7 @@ class Project:
         """The public questions file (the pulled copy when the config names a Hub dataset).
 
         Raises:
-            gamut.public_set.QuestionsNotPulled: a Hub question set not pulled yet.
+            GamutError: a Hub question set not pulled yet.
         """
         from gamut.public_set import questions_file
 

@@ -39,10 +39,6 @@ MAX_BYTES = 20 * 1024**3
 _CHUNK = 1 << 20
 
 
-class QuestionsNotPulled(GamutError):
-    """The config names a Hub question set that is not (completely) in the local cache."""
-
-
 @dataclass(frozen=True)
 class QuestionSet:
     """Where a Hub question set comes from and where its local copy lives."""
@@ -112,14 +108,14 @@ def questions_file(source: QuestionSource) -> Path:
     """The local questions file: the configured path, or the pulled copy of a Hub question set.
 
     Raises:
-        QuestionsNotPulled: a Hub question set that has not been pulled (completely) yet.
+        GamutError: a Hub question set that has not been pulled (completely) yet.
         PlaceholderError: the id is still the placeholder of an unpublished dataset.
     """
     qs = question_set(source)
     if qs is None:
         return source.local
     if not (qs.folder / MANIFEST).is_file():
-        raise QuestionsNotPulled(
+        raise GamutError(
             f"the public questions {qs.uri} are not in the local cache ({qs.folder}); fill it "
             f"once with `{PULL_COMMAND}` (it downloads them at the pinned revision)"
         )
@@ -160,7 +156,8 @@ def _safe_repo_path(name: str) -> bool:
 def _tree(ref: HubRef, where: str) -> list[_Entry]:
     from huggingface_hub.hf_api import RepoFile
 
-    from gamut.hub import HubError, hub_api, hub_token
+    from gamut.hub import hub_api, hub_token
+    from scoring.errors import HubError
 
     api = hub_api(hub_token() or False)
     with _hub_errors(where):
@@ -199,7 +196,8 @@ def _hub_errors(where: str) -> Iterator[None]:
         RevisionNotFoundError,
     )
 
-    from gamut.hub import TOKEN_ENV, HubError
+    from gamut.hub import TOKEN_ENV
+    from scoring.errors import HubError
 
     try:
         yield
@@ -257,7 +255,8 @@ def pull(source: QuestionSource) -> PullResult:
     """
     from huggingface_hub import snapshot_download
 
-    from gamut.hub import HubError, hub_endpoint, hub_token
+    from gamut.hub import hub_endpoint, hub_token
+    from scoring.errors import HubError
 
     qs = question_set(source)
     if qs is None:
@@ -317,7 +316,6 @@ __all__ = [
     "MANIFEST",
     "PullResult",
     "QuestionSet",
-    "QuestionsNotPulled",
     "pull",
     "question_set",
     "questions_file",

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gamut.hub import REPO_ID, TOKEN_ENV, HubError, hub_api, hub_token
+from gamut.hub import REPO_ID, TOKEN_ENV, hub_api, hub_token
+from scoring.errors import HubError
 
 if TYPE_CHECKING:
     from gamut.project import Project

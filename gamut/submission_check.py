@@ -100,7 +100,7 @@ def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
 
     Raises:
         ProblemsError: the questions file itself is invalid (a deployment problem).
-        QuestionsNotPulled: the public question set is not in the local cache.
+        GamutError: the public question set is not in the local cache.
     """
     from gamut import pipeline
     from scoring.submissions import Limits

@@ -25,8 +25,9 @@ from generator.downloads import CARD_STAGING
 from generator.registry import Page, navigation
 from generator.render import environment
 from generator.spec import SiteSpec
-from generator.tables import ScoreTables, SiteError, load_tables
+from generator.tables import ScoreTables, load_tables
 from scoring import __version__
+from scoring.errors import SiteError
 from scoring.layout import PROVENANCE_FILE
 from scoring.storage import atomic_write_text, make_staging_folder, remove_stale_staging
 

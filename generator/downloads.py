@@ -25,7 +25,8 @@ import yaml
 
 from generator import every_eval
 from generator.render import file_id
-from generator.tables import ScoreTables, SiteError
+from generator.tables import ScoreTables
+from scoring.errors import SiteError
 from scoring.questions import Question
 from scoring.tables import (
     PROVENANCE_FILE,

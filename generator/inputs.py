@@ -18,9 +18,9 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
-from generator.tables import VERDICT_ID_COLUMNS, ScoreTables, SiteError
+from generator.tables import VERDICT_ID_COLUMNS, ScoreTables
 from scoring import Tier
-from scoring.errors import Problem, ProblemsError
+from scoring.errors import Problem, ProblemsError, SiteError
 from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions import ERROR, Limits, read_response_file

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from generator.render import Cell, Column, Row, Table, file_id
-from generator.tables import ScoreTables, SiteError
+from generator.tables import ScoreTables
 from scoring import load_template
-from scoring.errors import GamutError
+from scoring.errors import GamutError, SiteError
 
 #: Folder of the pages under the site root.
 JUDGING = "judging"

@@ -37,7 +37,8 @@ from generator.judging import JUDGING, judges_by_prompt, judging_context
 from generator.render import file_id, human, slug
 from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
-from generator.tables import ScoreTables, SiteError, load_tables
+from generator.tables import ScoreTables, load_tables
+from scoring.errors import SiteError
 from scoring.questions import load_questions
 
 #: One page of a family: its key (the ``{}`` of the family's path), title and template variables.

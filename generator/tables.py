@@ -10,16 +10,12 @@ from typing import Any
 
 import pandas as pd
 
-from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.errors import Problem, ProblemsError
 from scoring.tables import COST_COLUMNS, ResultsLayout, site_tables
 from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
 
 #: Columns of the verdict table that never carry rubric text.
 VERDICT_ID_COLUMNS: tuple[str, ...] = VERDICT_COLUMNS
-
-
-class SiteError(GamutError):
-    """The site cannot be built (missing project files, unreadable tables, or mkdocs failed)."""
 
 
 _FIX = "run `gamut score` (or `gamut run`) to write the score tables first"
@@ -138,6 +134,5 @@ __all__ = [
     "VERDICT_ID_COLUMNS",
     "VERDICT_TEXT_COLUMNS",
     "ScoreTables",
-    "SiteError",
     "load_tables",
 ]

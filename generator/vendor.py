@@ -25,7 +25,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from generator.tables import SiteError
+from scoring.errors import SiteError
 from scoring.storage import atomic_write_bytes
 
 REPO = Path(__file__).resolve().parents[1]

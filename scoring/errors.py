@@ -1,15 +1,46 @@
-"""Named exceptions of the engine. The CLI turns each into one clean message and exit code 1."""
+"""Every named exception of the engine and the application, and the :class:`Problem` they
+report. The CLI turns each into one clean message and exit code 1 (with held rubrics, an error
+that may quote a prompt or a reply, ``quotes_input``, by its class only).
+
+::
+
+    GamutError
+    ├── ProblemsError            every problem of one pass (each a Problem: file, line, fix)
+    │   ├── RubricError          a meta-rubric breaks docs/contract.md §3
+    │   └── ConfigError          the project configuration (gamut.toml) is invalid
+    ├── ScoringError             verdicts cannot be scored
+    ├── DiskFullError            a write found no room (the same command goes on after)
+    ├── NotRegularFileError      (also an OSError) a reader met a pipe, socket, device or link
+    ├── LedgerError              a ledger cannot be opened, read or written as asked
+    ├── BackendError             a judge's call gave no usable reply (kind, status, raw reply)
+    ├── BadReply                 a judge's reply is not a verdict object (it is asked again)
+    ├── Stopped                  a judge's breaker tripped: its remaining checks wait
+    ├── BatchError               a provider's batch API call failed (the next run retries)
+    ├── CallFailed               gamut generate: one question got no answer
+    ├── FatalCallError           gamut generate: the API refuses every call
+    ├── SiteError                the site cannot be built from these tables
+    ├── HubError                 the Hugging Face Hub cannot be reached or refused access
+    │   └── PlaceholderError     a config still names an unpublished dataset
+    ├── GitHubError              a GitHub API call failed
+    ├── ArtifactError            a workflow artifact is not what the PR step expects
+    ├── CommentError             a PR comment cannot be written from these files
+    └── (the workbench's own: WorkbenchError, LLMError > Deferred, SearchError)
+"""
 
 from __future__ import annotations
 
 import errno
 import sys
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 
 class GamutError(Exception):
-    """Base class of every error the engine raises on bad input or configuration."""
+    """Base class of every error the engine and the application raise."""
+
+    #: The message may quote a prompt, a check or a reply: with held rubrics it is never shown.
+    quotes_input = False
 
 
 @dataclass(frozen=True)
@@ -214,16 +245,160 @@ class NotRegularFileError(GamutError, OSError):
         self.kind = kind
 
 
+class LedgerError(GamutError):
+    """A ledger cannot be opened, read or written as asked."""
+
+
+class ErrorKind(StrEnum):
+    """Why a judge's call produced no usable reply (the value is the failure kind recorded)."""
+
+    #: transient: the retries are exhausted (429, 5xx, timeouts, dropped connections).
+    API_ERROR = "api_error"
+    #: a 4xx, a body saying the request itself is invalid, or a missing replay row: not asked
+    #: again within the run.
+    REJECTED = "rejected"
+    #: the provider's HTTP body was not usable JSON: the runner re-asks, as for a bad reply.
+    BAD_BODY = "bad_body"
+    #: the reply body exceeded the size limit: nothing of it was read on or stored.
+    TOO_LARGE = "too_large"
+
+
+#: HTTP statuses that ask a client to slow down: rate limited, unavailable, overloaded (529).
+SLOW_DOWN = frozenset({429, 503, 529})
+
+
+class BackendError(GamutError):
+    """A judge's call that produced no usable reply.
+
+    Attributes:
+        kind: why (:class:`ErrorKind`).
+        raw: the raw text received, when there was one.
+        error_class: the SDK exception's class name, when there was one.
+        status: the HTTP status of the provider's answer, when there was one.
+        retry_after: the provider's ``Retry-After``, in seconds, when it sent one.
+        detail: the provider's error type, code and parameter (identifiers only, never its
+            message: safe to print with held rubrics), e.g. ``invalid_request_error
+            unsupported_parameter param=max_tokens``.
+    """
+
+    quotes_input = True
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        raw: str = "",
+        *,
+        error_class: str = "",
+        status: int | None = None,
+        retry_after: float | None = None,
+        detail: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.raw = raw
+        self.error_class = error_class
+        self.status = status
+        self.retry_after = retry_after
+        self.detail = detail
+
+    @property
+    def slow_down(self) -> bool:
+        """The provider asks to slow down: rate limited (429) or overloaded (503, 529)."""
+        return self.kind is ErrorKind.API_ERROR and self.status in SLOW_DOWN
+
+    def brief(self) -> str:
+        """The error's class and HTTP status only: never the provider's message, which may
+        quote the prompt (and so a held check)."""
+        what = self.error_class or (
+            "unusable reply body" if self.kind is ErrorKind.BAD_BODY else self.kind.value
+        )
+        return what + (f" (HTTP {self.status})" if self.status is not None else "")
+
+
+class BadReply(GamutError):
+    """A judge's reply that is not a valid verdict object; ``str(exc)`` says what is wrong."""
+
+    quotes_input = True
+
+
+class Stopped(GamutError):
+    """The judge's breaker has tripped: no more requests (the check stays unjudged)."""
+
+
+class BatchError(GamutError):
+    """A batch API call failed (after the SDK's retries); ``str(exc)`` is redacted. The batch
+    records are unchanged, so the next run takes the same step again."""
+
+
+class CallFailed(GamutError):
+    """``gamut generate``: one question could not be answered (after the SDK's retries).
+
+    Attributes:
+        retry: whether asking again may help (an empty or malformed reply, which the SDK does
+            not retry itself); HTTP failures have had their retries already.
+    """
+
+    quotes_input = True
+
+    def __init__(self, reason: str, retry: bool = False) -> None:
+        super().__init__(reason)
+        self.retry = retry
+
+
+class FatalCallError(GamutError):
+    """The API refuses every call (authentication, permission, unknown model or endpoint)."""
+
+
+class SiteError(GamutError):
+    """The site cannot be built: a table is missing or malformed, or an asset is not there."""
+
+
+class HubError(GamutError):
+    """The Hub could not be reached, refused access, or the reference is malformed."""
+
+
+class PlaceholderError(HubError):
+    """A dataset id in the config is still the placeholder of an unpublished dataset."""
+
+
+class GitHubError(GamutError):
+    """A GitHub API call failed; the message names the request and the fix."""
+
+
+class ArtifactError(GamutError):
+    """A workflow artifact is not what the PR step expects."""
+
+
+class CommentError(GamutError):
+    """A PR comment cannot be written from the files given."""
+
+
 __all__ = [
     "NO_ROOM",
+    "SLOW_DOWN",
+    "ArtifactError",
+    "BackendError",
+    "BadReply",
+    "BatchError",
+    "CallFailed",
+    "CommentError",
     "ConfigError",
     "DiskFullError",
+    "ErrorKind",
+    "FatalCallError",
     "GamutError",
+    "GitHubError",
+    "HubError",
+    "LedgerError",
     "NotRegularFileError",
+    "PlaceholderError",
     "Problem",
     "ProblemsError",
     "RubricError",
     "ScoringError",
+    "SiteError",
+    "Stopped",
     "summarise",
     "validation_messages",
 ]

@@ -353,7 +353,7 @@ class ProviderLLM:
                 provider's text, which may quote the prompt back).
             FatalCallError: no call can succeed (bad key, unknown model, nothing listening).
         """
-        from scoring.judge.generation import CallFailed
+        from scoring.errors import CallFailed
 
         gen = self._generator(request.system)
         call = self.call(request)

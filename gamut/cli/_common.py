@@ -249,7 +249,9 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
         try:
             return fn(*args, **kwargs)
         except GamutError as exc:
-            fail(str(exc))
+            if not (exc.quotes_input and _HELD.get()):
+                fail(str(exc))
+            _unshown(exc)
         except click.ClickException:  # a usage error: click words it, from the command line
             raise
         except Exception as exc:
@@ -258,14 +260,18 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
                 fail(str(full))
             if not _HELD.get():
                 raise
-            # an unforeseen error's message may quote what it was working on (a held check):
-            # its class and where it was raised, never its text
-            fail(
-                f"internal error: {type(exc).__name__} (its message is not shown: rubrics are "
-                "held); please report it with the lines below",
-                [ln for f in traceback.format_tb(exc.__traceback__) for ln in f.splitlines()],
-            )
+            _unshown(exc)
         finally:
             _HELD.reset(held)
 
     return wrapper
+
+
+def _unshown(exc: BaseException) -> NoReturn:
+    """Fail with held rubrics on an error whose message may quote what it was working on (a held
+    check): its class and where it was raised, never its text."""
+    fail(
+        f"internal error: {type(exc).__name__} (its message is not shown: rubrics are "
+        "held); please report it with the lines below",
+        [ln for f in traceback.format_tb(exc.__traceback__) for ln in f.splitlines()],
+    )

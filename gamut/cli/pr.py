@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from gamut.cli._common import config_option, emit, err_console, get_project, handle_errors
-from gamut.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
+from gamut.pr import annotate, pack_artifact, unpack_artifact
+from scoring.errors import ArtifactError
 from scoring.submissions.formats import is_submission_id
 
 _REPORT = click.Path(path_type=Path, dir_okay=False, exists=True)

@@ -40,8 +40,8 @@ def hf(
     The endpoint is GAMUT_HF_ENDPOINT or HF_ENDPOINT, else https://huggingface.co. Rubric and
     check text are never uploaded unless benchmark.rubrics_public is true.
     """
-    from gamut.hub import HubError
     from gamut.publish import publish_files, publish_results  # pandas, pyarrow: lazily
+    from scoring.errors import HubError
 
     project = get_project(config_path)
     repo = repo_id or project.cfg.publish.hf_dataset

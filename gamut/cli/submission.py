@@ -24,8 +24,8 @@ from scoring.submissions.formats import SUBMISSION_ID_RULE, is_submission_id
 from scoring.submissions.layout import display_path
 
 if TYPE_CHECKING:
-    from gamut.hub import PlaceholderError
     from gamut.project import Project
+    from scoring.errors import PlaceholderError
 
 
 def _check_id(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -112,7 +112,7 @@ def validate(
     once. Exits 1 on any error; warnings (likely gaming or accidents) do not fail.
     """
     from gamut import pipeline
-    from gamut.hub import PlaceholderError
+    from scoring.errors import PlaceholderError
 
     project = get_project(config_path)
     try:
@@ -149,8 +149,8 @@ def check(submission_id: str, config_path: Path | None) -> None:
     judge, calls, estimated tokens and cost at the configured prices. Nothing is called. Exits 1
     when validation finds an error.
     """
-    from gamut.hub import PlaceholderError
     from gamut.submission_check import check_submission
+    from scoring.errors import PlaceholderError
 
     project = get_project(config_path)
     folder = project.submissions_root / submission_id

@@ -13,7 +13,7 @@ from gamut.model_runner.plan import (
 from gamut.model_runner.provenance import record_production
 from gamut.model_runner.runner import generate, run
 from gamut.model_runner.store import ResponseFile
-from scoring.judge.generation import FatalCallError
+from scoring.errors import FatalCallError
 
 __all__ = [
     "Failure",

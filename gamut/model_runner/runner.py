@@ -25,7 +25,8 @@ from gamut.model_runner.plan import (
     prepare,
 )
 from gamut.model_runner.provenance import production_record, record_production
-from scoring.judge.generation import CallFailed, Generator, Reply, Request
+from scoring.errors import CallFailed
+from scoring.judge.generation import Generator, Reply, Request
 from scoring.judge.providers import REGISTRY
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting

@@ -12,14 +12,8 @@ from typing import TYPE_CHECKING
 from scoring.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from scoring.judge.backends import (
-        Backend,
-        BackendError,
-        Completion,
-        ErrorKind,
-        JudgeRequest,
-        Turn,
-    )
+    from scoring.errors import BackendError, ErrorKind
+    from scoring.judge.backends import Backend, Completion, JudgeRequest, Turn
     from scoring.judge.cache import VerdictCache
     from scoring.judge.inputs import JudgeInputs, ResponseUnit, list_submissions, response_units
     from scoring.judge.judges import BuiltJudge, build_judges, judge_provenance
@@ -33,8 +27,8 @@ if TYPE_CHECKING:
 #: public name -> the module that defines it
 _HOMES = {
     "Backend": "scoring.judge.backends",
-    "BackendError": "scoring.judge.backends",
-    "ErrorKind": "scoring.judge.backends",
+    "BackendError": "scoring.errors",
+    "ErrorKind": "scoring.errors",
     "Completion": "scoring.judge.backends",
     "JudgeRequest": "scoring.judge.backends",
     "Turn": "scoring.judge.backends",

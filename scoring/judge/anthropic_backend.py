@@ -16,8 +16,8 @@ from typing import Any
 import anthropic
 from anthropic.types.messages import MessageBatch
 
+from scoring.errors import BackendError, CallFailed
 from scoring.judge.backends import (
-    BackendError,
     Completion,
     JudgeRequest,
     Turn,
@@ -48,7 +48,6 @@ from scoring.judge.batch.api import (
 )
 from scoring.judge.generation import (
     BackendSettings,
-    CallFailed,
     Reply,
     Request,
     connection_error,

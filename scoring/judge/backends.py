@@ -15,11 +15,11 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from scoring.compiler import CheckKind
+from scoring.errors import BackendError, ErrorKind
 from scoring.questions import Setting
 
 if TYPE_CHECKING:
@@ -121,69 +121,6 @@ class BulkReply:
 MAX_REPLY_BYTES = 256 * 1024
 
 
-class ErrorKind(StrEnum):
-    """Why a call produced no usable reply (the value is the failure kind a run records)."""
-
-    #: transient: the retries are exhausted (429, 5xx, timeouts, dropped connections).
-    API_ERROR = "api_error"
-    #: a 4xx, a body saying the request itself is invalid, or a missing replay row: not asked
-    #: again within the run.
-    REJECTED = "rejected"
-    #: the provider's HTTP body was not usable JSON: the runner re-asks, as for a bad reply.
-    BAD_BODY = "bad_body"
-    #: the reply body exceeded :data:`MAX_REPLY_BYTES`: nothing of it was read on or stored.
-    TOO_LARGE = "too_large"
-
-
-class BackendError(Exception):
-    """A call that produced no usable reply.
-
-    Attributes:
-        kind: why (:class:`ErrorKind`).
-        raw: the raw text received, when there was one.
-        error_class: the SDK exception's class name, when there was one.
-        status: the HTTP status of the provider's answer, when there was one.
-        retry_after: the provider's ``Retry-After``, in seconds, when it sent one.
-        detail: the provider's error type, code and parameter (identifiers only, never its
-            message: safe to print with held rubrics), e.g. ``invalid_request_error
-            unsupported_parameter param=max_tokens``.
-    """
-
-    def __init__(
-        self,
-        kind: ErrorKind,
-        message: str,
-        raw: str = "",
-        *,
-        error_class: str = "",
-        status: int | None = None,
-        retry_after: float | None = None,
-        detail: str = "",
-    ) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.raw = raw
-        self.error_class = error_class
-        self.status = status
-        self.retry_after = retry_after
-        self.detail = detail
-
-    @property
-    def slow_down(self) -> bool:
-        """The provider asks to slow down: rate limited (429) or overloaded (503, 529)."""
-        return self.kind is ErrorKind.API_ERROR and self.status in SLOW_DOWN
-
-    def brief(self) -> str:
-        """The error's class and HTTP status only: never the provider's message, which may
-        quote the prompt (and so a held check)."""
-        what = self.error_class or (
-            "unusable reply body" if self.kind is ErrorKind.BAD_BODY else self.kind.value
-        )
-        return what + (f" (HTTP {self.status})" if self.status is not None else "")
-
-
-#: HTTP statuses that ask a client to slow down: rate limited, unavailable, overloaded (529).
-SLOW_DOWN = frozenset({429, 503, 529})
 _RETRYABLE = frozenset({408, 409, 429})
 #: Error types and codes by which providers say the request itself is invalid (OpenAI, Anthropic,
 #: vLLM, llama-cpp-python), or that no retry can pass (an exhausted quota).
@@ -499,10 +436,8 @@ class Backend(ABC):
 __all__ = [
     "MAX_REPLY_BYTES",
     "Backend",
-    "BackendError",
     "BulkReply",
     "Completion",
-    "ErrorKind",
     "JudgeRequest",
     "JudgeSettings",
     "Turn",

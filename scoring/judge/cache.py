@@ -108,15 +108,6 @@ _TRANSIENT = (
 )
 
 
-class CacheCorruptError(GamutError):
-    """The working index is corrupt and could not be moved aside."""
-
-
-class CacheBusyError(GamutError):
-    """The working index could not be opened, for a reason that moving it aside would not mend
-    (another process holds it, or the disk failed a read): it is left as it is."""
-
-
 def digest(*parts: str) -> str:
     """A hex SHA-256 over the parts, unambiguously separated."""
     h = hashlib.sha256()
@@ -215,7 +206,7 @@ class VerdictCache:
                 raise DiskFullError(full.detail, str(self.path)) from exc
             name = str(getattr(exc, "sqlite_errorname", ""))
             if name.startswith(_TRANSIENT):
-                raise CacheBusyError(
+                raise GamutError(
                     f"the verdict index {self.path} cannot be opened ({exc}; {name}): another "
                     "gamut command may be using it (wait for it to finish), or the disk failed "
                     "a read; it was left as it is"
@@ -238,7 +229,7 @@ class VerdictCache:
                 if side.exists():
                     os.replace(side, aside.with_name(aside.name + suffix))
         except OSError as exc:
-            raise CacheCorruptError(
+            raise GamutError(
                 f"the verdict index {self.path} cannot be used: {problem}; moving it aside "
                 f"failed ({exc}): delete it and rerun, it is rebuilt from the ledger "
                 f"{self.ledger.root}"
@@ -320,7 +311,6 @@ class VerdictCache:
 
 __all__ = [
     "MAX_RAW_CHARS",
-    "CacheCorruptError",
     "Ids",
     "VerdictCache",
     "VerdictSink",

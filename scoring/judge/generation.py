@@ -17,27 +17,10 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from scoring.errors import GamutError
+from scoring.errors import CallFailed, FatalCallError
 
 # Status codes after which every other call would fail the same way.
 _FATAL_STATUS = {401, 403, 404}
-
-
-class CallFailed(Exception):
-    """One question could not be answered (after the SDK's retries).
-
-    Attributes:
-        retry: whether asking again may help (an empty or malformed reply, which the SDK does
-            not retry itself); HTTP failures have had their retries already.
-    """
-
-    def __init__(self, reason: str, retry: bool = False) -> None:
-        super().__init__(reason)
-        self.retry = retry
-
-
-class FatalCallError(GamutError):
-    """The API refuses every call (authentication, permission, unknown model or endpoint)."""
 
 
 class ImageInput(Protocol):
@@ -264,8 +247,6 @@ def _api_message(exc: Exception, settings: BackendSettings) -> str:
 
 __all__ = [
     "BackendSettings",
-    "CallFailed",
-    "FatalCallError",
     "Generator",
     "ImageInput",
     "OutputSchema",

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from scoring.errors import CallFailed
 from scoring.judge.backends import (
     Completion,
     JudgeRequest,
@@ -42,7 +43,6 @@ from scoring.judge.batch.openai_lines import (
 )
 from scoring.judge.generation import (
     BackendSettings,
-    CallFailed,
     Reply,
     Request,
     connection_error,

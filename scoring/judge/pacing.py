@@ -42,15 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from scoring.judge.backends import (
-    Backend,
-    BackendError,
-    Completion,
-    ErrorKind,
-    JudgeRequest,
-    Turn,
-    estimated_tokens,
-)
+from scoring.errors import BackendError, ErrorKind, Stopped
+from scoring.judge.backends import Backend, Completion, JudgeRequest, Turn, estimated_tokens
 from scoring.judge.outcome import held_message
 
 #: Requests a judge may have in flight before its first success.
@@ -280,10 +273,6 @@ class Breaker:
             self.stopped = message()
 
 
-class Stopped(Exception):
-    """The judge's breaker has tripped: no more requests (the check stays unjudged)."""
-
-
 def _backoff(n: int) -> float:
     """Seconds before the ``n``-th retry (1, 2, ...): 0.5 s doubling to 8 s, with jitter."""
     return min(8.0, 0.5 * 2.0 ** (n - 1)) * (0.75 + 0.25 * random.random())
@@ -450,5 +439,4 @@ __all__ = [
     "Limiter",
     "Outcome",
     "Pacer",
-    "Stopped",
 ]

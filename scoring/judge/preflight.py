@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scoring.compiler import CheckKind
-from scoring.judge.backends import BackendError, ErrorKind, JudgeRequest, Turn
+from scoring.errors import BackendError, BadReply, ErrorKind
+from scoring.judge.backends import JudgeRequest, Turn
 from scoring.judge.judges import BuiltJudge
-from scoring.judge.prompt import BadReply, PromptTemplate, parse_reply
+from scoring.judge.prompt import PromptTemplate, parse_reply
 from scoring.judge.providers import backend_class
 from scoring.questions import Setting
 

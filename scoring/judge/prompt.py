@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scoring import fastjson
 from scoring.compiler import CheckKind
-from scoring.errors import GamutError, validation_messages
+from scoring.errors import BadReply, GamutError, validation_messages
 from scoring.verdicts import Verdict
 
 _SECTIONS = ("version", "system", "shared", "check", "reask")
@@ -47,10 +47,6 @@ REPLY_SCHEMA: dict[str, Any] = {
     "required": ["verdict", "rationale"],
     "additionalProperties": False,
 }
-
-
-class BadReply(ValueError):
-    """A reply that is not a valid verdict object; ``str(exc)`` says what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -193,7 +189,6 @@ def parse_reply(text: str) -> JudgeReply:
 
 __all__ = [
     "REPLY_SCHEMA",
-    "BadReply",
     "JudgeReply",
     "PromptTemplate",
     "available_versions",

@@ -17,15 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scoring.errors import GamutError
-from scoring.judge.backends import (
-    BackendError,
-    BulkReply,
-    Completion,
-    ErrorKind,
-    JudgeRequest,
-    Turn,
-)
+from scoring.errors import BackendError, ErrorKind, GamutError
+from scoring.judge.backends import BulkReply, Completion, JudgeRequest, Turn
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.spec import JudgeConfig
 from scoring.verdicts import PAIR_KEY, VERDICT_ORDER

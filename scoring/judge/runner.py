@@ -18,15 +18,16 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from scoring.judge.backends import BackendError, BulkReply, ErrorKind, Turn
+from scoring.errors import BackendError, BadReply, ErrorKind, Stopped
+from scoring.judge.backends import BulkReply, Turn
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items, record_failure, verdict_record
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
-from scoring.judge.pacing import Pacer, Stopped
+from scoring.judge.pacing import Pacer
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
-from scoring.judge.prompt import BadReply, parse_reply
+from scoring.judge.prompt import parse_reply
 from scoring.ledger import KeyIndex, Ledger, key_bytes
 from scoring.ledger.records import now as now_utc
 from scoring.ledger.records import verdict_schema

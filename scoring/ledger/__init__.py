@@ -11,6 +11,7 @@ is already judged with :meth:`Ledger.key_index`, and appends what it gets with
 a batch request's ``custom_id`` is :func:`custom_id` of its key.
 """
 
+from scoring.errors import LedgerError
 from scoring.ledger.keys import (
     KEY_BYTES,
     KeyIndex,
@@ -37,15 +38,7 @@ from scoring.ledger.records import (
     verdict_schema,
     verdict_table,
 )
-from scoring.ledger.store import (
-    MANIFEST,
-    Conflict,
-    Ledger,
-    LedgerError,
-    MergeReport,
-    key_column,
-    merge,
-)
+from scoring.ledger.store import MANIFEST, Conflict, Ledger, MergeReport, key_column, merge
 
 __all__ = [
     "BATCHES",

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring.errors import GamutError, Problem
+from scoring.errors import LedgerError, Problem
 from scoring.ledger.checks import (
     META_KEY,
     code_problem,
@@ -98,10 +98,6 @@ from scoring.verdicts import PAIR_KEY
 FORMAT = 1
 MANIFEST = "LEDGER.json"
 _SHARD = re.compile(r"^[0-9a-f]{64}\.parquet$")
-
-
-class LedgerError(GamutError):
-    """A ledger cannot be opened, read or written as asked."""
 
 
 @dataclass(frozen=True)
@@ -750,7 +746,6 @@ __all__ = [
     "MANIFEST",
     "Conflict",
     "Ledger",
-    "LedgerError",
     "MergeReport",
     "copy_checked",
     "key_column",

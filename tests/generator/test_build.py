@@ -15,9 +15,8 @@ import pytest
 from gamut import pipeline
 from gamut.config import GamutConfig
 from gamut.project import Project
-from generator import SiteError
 from generator.vendor import IFRAME_WORKER, PLOTLY
-from scoring.errors import ProblemsError
+from scoring.errors import ProblemsError, SiteError
 from tests.generator.conftest import (
     REPO,
     assert_no_rubric_text,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from generator.build import site_builder
-from generator.tables import SiteError
+from scoring.errors import SiteError
 from tests.demo_config import demo_config_text
 
 GENERATOR = re.compile(rb'<meta name="generator" content="([^"]*)">')

@@ -24,7 +24,8 @@ import yaml
 from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
-from generator import SiteError, downloads_size
+from generator import downloads_size
+from scoring.errors import SiteError
 from scoring.tables import published_types
 from scoring.tables.columns import TABLES, VERDICT_KEY
 from scoring.verdicts import VERDICT_COLUMNS

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.tables import SiteError
 from generator.vendor import AXE, IFRAME_WORKER, PLOTLY, SHIPPED, TESTING, Bundle, fetch, verified
+from scoring.errors import SiteError
 
 SCRIPT = b"/* plotly.js (cartesian - minified) v9.9.9 */ window.Plotly = {};\n"
 

@@ -25,8 +25,8 @@ from gamut import pipeline
 from gamut.cli import main
 from gamut.project import Project as GamutProject
 from scoring.audit import read_audit
-from scoring.errors import NotRegularFileError, ProblemsError, RubricError
-from scoring.ledger import KeyScheme, Ledger, LedgerError, VerdictRecord
+from scoring.errors import LedgerError, NotRegularFileError, ProblemsError, RubricError
+from scoring.ledger import KeyScheme, Ledger, VerdictRecord
 from scoring.ledger.store import merge
 from scoring.questions import load_questions
 from scoring.rubric_io import load_rubrics, rubric_files

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.hub import HubError
 from gamut.ledger_hub import PUSH_BACKOFF_S, pull, push
+from scoring.errors import HubError
 from scoring.ledger import KeyScheme, Ledger, VerdictRecord, keys_array
 from scoring.ledger.store import shard_bytes
 from scoring.verdicts import Verdict

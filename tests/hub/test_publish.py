@@ -15,9 +15,9 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
 from gamut import pipeline
 from gamut.config import load_config
-from gamut.hub import HubError
 from gamut.project import Project
 from gamut.publish import build_publish_operations, publish_files, publish_results
+from scoring.errors import HubError
 from tests.hub.conftest import write_config
 from tests.tables.conftest import main_project
 from tests.tables.project import CHECKS

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from gamut.config import load_config
-from gamut.hub import HubError, parse_hub_uri
+from gamut.hub import parse_hub_uri
 from gamut.project import Project
+from scoring.errors import HubError
 from scoring.rubric_io import load_rubrics
 from tests.hub.conftest import TOKEN, write_config
 from tests.hub.fake_hub import FakeHub

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scoring.judge.cache import CacheBusyError, VerdictCache, digest, judge_identity
+from scoring.errors import GamutError
+from scoring.judge.cache import VerdictCache, digest, judge_identity
 from scoring.ledger import FailureRecord, KeyScheme, Ledger, VerdictRecord
 from scoring.verdicts import Verdict
 
@@ -94,7 +95,7 @@ def test_an_index_another_process_holds_is_left_where_it_is(
     holder.execute("BEGIN EXCLUSIVE")
     holder.execute("DELETE FROM meta WHERE k='nothing'")
     try:
-        with pytest.raises(CacheBusyError, match="another gamut command may be using it"):
+        with pytest.raises(GamutError, match="another gamut command may be using it"):
             VerdictCache(path, led)
     finally:
         holder.rollback()

@@ -10,10 +10,10 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
+from scoring.errors import LedgerError
 from scoring.judge.backends import MAX_REPLY_BYTES
 from scoring.judge.pacing import BREAK_OTHER
 from scoring.judge.progress import NullProgress
-from scoring.ledger import LedgerError
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
 from tests.judge.store import failures

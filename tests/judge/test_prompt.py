@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scoring.compiler import CheckKind
-from scoring.errors import GamutError
+from scoring.errors import BadReply, GamutError
 from scoring.judge.prompt import (
-    BadReply,
     available_versions,
     load_template,
     parse_reply,

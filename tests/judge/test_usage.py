@@ -13,9 +13,9 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
+from scoring.errors import LedgerError
 from scoring.judge.progress import NullProgress
 from scoring.judge.usage import dictionary_codes, grouped, usage_path
-from scoring.ledger import LedgerError
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project
 

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from scoring.ledger import KeyScheme, Ledger, LedgerError, VerdictRecord
+from scoring.errors import LedgerError
+from scoring.ledger import KeyScheme, Ledger, VerdictRecord
 from scoring.ledger.keys import sort_key
 from scoring.ledger.store import shard_bytes
 from scoring.verdicts import Verdict

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scoring.errors import LedgerError
 from scoring.judge.cache import digest as old_digest
 from scoring.ledger import (
     BatchState,
@@ -23,7 +24,6 @@ from scoring.ledger import (
     KeyIndex,
     KeyScheme,
     Ledger,
-    LedgerError,
     VerdictRecord,
     custom_id,
     join_keys,

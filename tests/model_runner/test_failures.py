@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gamut.model_runner import FatalCallError, GenerateOptions, GenerateResult, generate
-from scoring.errors import GamutError, ProblemsError
+from gamut.model_runner import GenerateOptions, GenerateResult, generate
+from scoring.errors import FatalCallError, GamutError, ProblemsError
 from scoring.questions import Setting
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest, random_faults
 from tests.model_runner.project import Project, answer_responder, base_url

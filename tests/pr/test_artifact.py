@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from gamut.pr import ArtifactError, annotate, pack_artifact, unpack_artifact
+from gamut.pr import annotate, pack_artifact, unpack_artifact
 from gamut.project import Project
-from scoring.errors import ProblemsError
+from scoring.errors import ArtifactError, ProblemsError
 from tests.hub.conftest import write_config
 
 SHA = "a" * 40

@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from gamut.cli import main
 from gamut.comment import (
     MARKER,
-    CommentError,
     escape,
     failure_causes,
     read_warnings,
@@ -23,6 +22,7 @@ from gamut.comment import (
 )
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
+from scoring.errors import CommentError
 from scoring.ledger import FailureRecord, KeyScheme, Ledger
 from tests.hub.conftest import write_config
 

@@ -14,14 +14,8 @@ from click.testing import CliRunner
 
 from gamut.cli import main
 from gamut.comment import MARKER
-from gamut.github import (
-    GitHub,
-    GitHubError,
-    approved_score_run,
-    claim_time,
-    claimed_by,
-    open_pulls,
-)
+from gamut.github import GitHub, approved_score_run, claim_time, claimed_by, open_pulls
+from scoring.errors import GitHubError
 from tests.fakes.github_api import FakeGitHub, serve_github
 from tests.hub.conftest import write_config
 

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from scoring.errors import GamutError
-from scoring.judge.backends import Backend, BackendError, Completion, ErrorKind, JudgeRequest, Turn
+from scoring.errors import BackendError, BatchError, ErrorKind, GamutError
+from scoring.judge.backends import Backend, Completion, JudgeRequest, Turn
 from scoring.submissions.jsonl import JsonlLimits, parse_line
 
 #: How far back (seconds, by either clock) a batch whose id was never recorded is looked for: a
@@ -125,11 +125,6 @@ def stated_megabytes(mb: int) -> int:
     """The bytes a batch may hold under a provider's limit of ``mb`` MB: decimal megabytes, as
     the providers state them (200 MB is 200,000,000 bytes, not 200 MiB), less the margin."""
     return int(mb * 1_000_000 * BYTE_LIMIT_MARGIN)
-
-
-class BatchError(GamutError):
-    """A batch API call failed (after the SDK's retries); ``str(exc)`` is redacted. The batch
-    records are unchanged, so the next run takes the same step again."""
 
 
 #: A provider's word for an error (a type or code such as ``invalid_request_error``): kept
@@ -330,7 +325,6 @@ __all__ = [
     "SWEEP_PAGES",
     "SWEEP_PAGE_SIZE",
     "BatchAPI",
-    "BatchError",
     "BatchLine",
     "BatchResult",
     "BatchStatus",

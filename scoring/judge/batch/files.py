@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.errors import BadReply, GamutError, Problem, ProblemsError
 from scoring.fastjson import dumps_line
 from scoring.judge.backends import JudgeRequest, Turn
 from scoring.judge.batch.api import BatchResult, batch_backend
@@ -43,7 +43,7 @@ from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.pairs import IntArray, PairPlan
 from scoring.judge.progress import NullProgress
-from scoring.judge.prompt import BadReply, parse_reply
+from scoring.judge.prompt import parse_reply
 from scoring.judge.providers import REGISTRY
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
 from scoring.storage import atomic_write

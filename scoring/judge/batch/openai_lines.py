@@ -9,15 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from scoring.errors import BackendError
 from scoring.fastjson import dumps_line
-from scoring.judge.backends import (
-    BackendError,
-    Completion,
-    model_of,
-    reading_reply,
-    token_count,
-    usage_of,
-)
+from scoring.judge.backends import Completion, model_of, reading_reply, token_count, usage_of
 from scoring.judge.batch.api import BatchResult, Limits, error_text, stated_megabytes
 
 #: OpenAI's limits per input file.

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
+from scoring.errors import BadReply, BatchError
 from scoring.judge.backends import Completion, Turn
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
     SWEEP_PAGE_SIZE,
     SWEEP_PAGES,
     BatchAPI,
-    BatchError,
     BatchLine,
     BatchResult,
     Found,
@@ -45,7 +45,7 @@ from scoring.judge.items import PairItem, Requested, record_failure, verdict_rec
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.outcome import JudgeStats
 from scoring.judge.progress import ProgressSink
-from scoring.judge.prompt import BadReply, parse_reply
+from scoring.judge.prompt import parse_reply
 from scoring.ledger import custom_id, key_from_custom_id, keys_array
 from scoring.ledger.records import now, request_ids
 from scoring.verdicts import Verdict
