@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from scoring.judge.judges import BuiltJudge, build_judges, judge_provenance
     from scoring.judge.pairs import PairPlan, pair_plans
     from scoring.judge.prompt import JudgeReply, load_template, parse_reply
-    from scoring.judge.providers import backend_class, register_backend, registered_providers
+    from scoring.judge.providers import REGISTRY, ProviderEntry
     from scoring.judge.runner import Failure, JudgeReport, JudgeStats, judge_all
     from scoring.judge.spec import JudgeConfig, judge_key_problems
     from scoring.judge.table import export_verdicts, verdict_frame, write_verdict_table
@@ -32,9 +32,8 @@ _HOMES = {
     "Completion": "scoring.judge.backends",
     "JudgeRequest": "scoring.judge.backends",
     "Turn": "scoring.judge.backends",
-    "backend_class": "scoring.judge.providers",
-    "register_backend": "scoring.judge.providers",
-    "registered_providers": "scoring.judge.providers",
+    "REGISTRY": "scoring.judge.providers",
+    "ProviderEntry": "scoring.judge.providers",
     "VerdictCache": "scoring.judge.cache",
     "JudgeInputs": "scoring.judge.inputs",
     "ResponseUnit": "scoring.judge.inputs",
@@ -64,6 +63,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
 
 
 __all__ = [
+    "REGISTRY",
     "Backend",
     "BackendError",
     "BuiltJudge",
@@ -77,10 +77,10 @@ __all__ = [
     "JudgeRequest",
     "JudgeStats",
     "PairPlan",
+    "ProviderEntry",
     "ResponseUnit",
     "Turn",
     "VerdictCache",
-    "backend_class",
     "build_judges",
     "export_verdicts",
     "judge_all",
@@ -90,8 +90,6 @@ __all__ = [
     "load_template",
     "pair_plans",
     "parse_reply",
-    "register_backend",
-    "registered_providers",
     "response_units",
     "verdict_frame",
     "write_verdict_table",

@@ -12,7 +12,7 @@ from scoring.errors import ConfigError, GamutError, Problem
 from scoring.judge.backends import Backend
 from scoring.judge.cache import judge_identity
 from scoring.judge.prompt import PromptTemplate, load_template
-from scoring.judge.providers import REGISTRY, backend_class
+from scoring.judge.providers import REGISTRY
 from scoring.judge.spec import JudgeConfig, judge_key_problems
 
 
@@ -70,7 +70,7 @@ def build_judges(
         jc = judges[name]
         template = load_template(jc.prompt_version)
         key = os.environ.get(jc.api_key_env) if jc.api_key_env and need_keys else None
-        backend = backend_class(jc.provider)(name, jc, key, root)
+        backend = REGISTRY.backend_class(jc.provider)(name, jc, key, root)
         identity = judge_identity(
             {
                 "provider": jc.provider,

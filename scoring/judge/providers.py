@@ -7,8 +7,8 @@ also serve batches (a :class:`~scoring.judge.batch.api.BatchBackend`, checked by
 and generation (a :class:`~scoring.judge.generation.Generator`, named by its entry). Built-in
 providers are listed here; a third-party package adds one through the Python entry
 point group :data:`ENTRY_POINT_GROUP` (``name = "package.module:BackendClass"``), or code calls
-:func:`register_backend`. A provider's module is imported only when a judge uses it, so reading a
-config (which checks provider names) imports no SDK.
+``REGISTRY.register``. A provider's module is imported only when it is used, so reading a config
+(which checks provider names) imports no SDK.
 """
 
 from __future__ import annotations
@@ -202,47 +202,9 @@ class ProviderRegistry:
 REGISTRY = ProviderRegistry(_BUILTIN)
 
 
-def register_backend(
-    provider: str, module: str, cls: str, pip_name: str = "", *, needs_key: bool = True
-) -> None:
-    """Register a backend class by provider name (imported only when a judge uses it).
-
-    Args:
-        provider: the name a judge's ``provider`` gives.
-        module: the module holding the class, imported on first use.
-        cls: the class name (a :class:`~scoring.judge.backends.Backend` subclass).
-        pip_name: what to install when the module's imports are missing.
-        needs_key: its judges need ``api_key_env`` (unless they name a ``base_url``).
-    """
-    REGISTRY.register(provider, ProviderEntry(module, cls, pip_name, needs_key))
-
-
-def needs_key(provider: str) -> bool:
-    """Whether judges of ``provider`` need an API key."""
-    return REGISTRY.needs_key(provider)
-
-
-def registered_providers() -> tuple[str, ...]:
-    """Every provider name a judge may use, in registration order."""
-    return REGISTRY.names()
-
-
-def backend_class(provider: str) -> type[Backend]:
-    """The backend class for a provider name, importing its SDK only now.
-
-    Raises:
-        GamutError: unknown provider, or its SDK is not installed (with the install command).
-    """
-    return REGISTRY.backend_class(provider)
-
-
 __all__ = [
     "ENTRY_POINT_GROUP",
     "REGISTRY",
     "ProviderEntry",
     "ProviderRegistry",
-    "backend_class",
-    "needs_key",
-    "register_backend",
-    "registered_providers",
 ]

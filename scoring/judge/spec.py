@@ -1,6 +1,6 @@
 """A judge's definition as data: the ``[judges.NAME]`` tables of a project config.
 
-The provider names a registered backend (:func:`scoring.judge.register_backend`): the registry is
+The provider names a registered backend (:data:`scoring.judge.providers.REGISTRY`): the registry is
 the only list of providers.
 """
 
@@ -27,7 +27,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: Annotated[
-        str, Field(description="A registered backend name (scoring.judge.register_backend).")
+        str, Field(description="A registered backend name (scoring.judge.providers.REGISTRY).")
     ]
     model: Annotated[str, Field(min_length=1)]
     base_url: str | None = None
@@ -228,7 +228,7 @@ def judge_key_problems(
     servers need no key), and that environment variable must be set and non-empty. The key itself
     never appears in a message.
     """
-    from scoring.judge.providers import needs_key
+    from scoring.judge.providers import REGISTRY
 
     env = os.environ if environ is None else environ
     out: list[Problem] = []
@@ -238,7 +238,7 @@ def judge_key_problems(
         if (
             name not in wanted
             or not isinstance(d, Mapping)
-            or not needs_key(str(d.get("provider")))
+            or not REGISTRY.needs_key(str(d.get("provider")))
         ):
             continue
         var = d.get("api_key_env")

@@ -94,14 +94,14 @@ def test_template_needs_every_section() -> None:
 def test_backends_load_lazily_with_an_install_hint() -> None:
     import sys
 
-    from scoring.judge.providers import REGISTRY, ProviderEntry, backend_class
+    from scoring.judge.providers import REGISTRY, ProviderEntry
 
     missing = ProviderEntry("no_such_sdk_module_for_gamut", "X", "no-such-sdk")
     with REGISTRY.registered("openai", missing):
         with pytest.raises(GamutError, match="pip install no-such-sdk"):
-            backend_class("openai")
+            REGISTRY.backend_class("openai")
         with pytest.raises(GamutError, match="unknown judge provider 'telepathy'"):
-            backend_class("telepathy")
-    assert backend_class("openai").__name__ == "OpenAIBackend"
-    assert backend_class("replay").__name__ == "ReplayBackend"
+            REGISTRY.backend_class("telepathy")
+    assert REGISTRY.backend_class("openai").__name__ == "OpenAIBackend"
+    assert REGISTRY.backend_class("replay").__name__ == "ReplayBackend"
     assert "no_such_sdk_module_for_gamut" not in sys.modules

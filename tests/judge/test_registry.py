@@ -14,9 +14,8 @@ from gamut.cli.generate import generate_cmd
 from gamut.config import load_config
 from gamut.project import Project
 from scoring.errors import ConfigError, GamutError
-from scoring.judge import registered_providers
 from scoring.judge.progress import NullProgress
-from scoring.judge.providers import REGISTRY, ProviderEntry, backend_class
+from scoring.judge.providers import REGISTRY, ProviderEntry
 from tests.judge.project import TOTAL_CHECKS, write_project
 
 JUDGE = '[judges.kw]\nprovider = "keyword"\nmodel = "words-v1"\nfamily = "none"\nprimary = true\n'
@@ -30,7 +29,7 @@ def keyword_backend() -> Iterator[None]:
 
 
 def test_a_registered_backend_judges_from_the_config(tmp_path: Path, keyword_backend: None) -> None:
-    assert "keyword" in registered_providers()
+    assert "keyword" in REGISTRY.names()
     project = Project(load_config(write_project(tmp_path, JUDGE)))
     report = pipeline.judge(project, progress=NullProgress())
     assert report.ok and not report.failures
@@ -53,7 +52,7 @@ def test_one_module_per_provider_serves_judging_and_generation() -> None:
     choice = next(p for p in generate_cmd.params if p.name == "provider")
     assert tuple(choice.type.choices) == REGISTRY.generators() == ("openai", "anthropic")  # type: ignore[attr-defined]
     for name in REGISTRY.generators():
-        generator, backend = REGISTRY.generator_class(name), backend_class(name)
+        generator, backend = REGISTRY.generator_class(name), REGISTRY.backend_class(name)
         assert generator.__module__ == backend.__module__ == REGISTRY.entry(name).module
     with pytest.raises(GamutError, match="'replay' serves no generation"):
         REGISTRY.generator_class("replay")
