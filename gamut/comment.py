@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from scoring import numbers
-from scoring.errors import CommentError
+from scoring.errors import GamutError
 from scoring.layout import ResultsLayout
 from scoring.questions import Setting
 from scoring.rubric import Tier
@@ -138,7 +138,7 @@ def _read(
     path = ResultsLayout(results).table(name)
     if not path.is_file():
         if required:
-            raise CommentError(f"{path} does not exist; run `gamut score{config_flag}` first")
+            raise GamutError(f"{path} does not exist; run `gamut score{config_flag}` first")
         return None
     df = pd.read_parquet(path)
     for col in df.columns:
@@ -154,15 +154,15 @@ def read_warnings(path: Path) -> list[dict[str, Any]]:
     list of problems.
 
     Raises:
-        CommentError: the file is missing or not such a report.
+        GamutError: the file is missing or not such a report.
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CommentError(f"cannot read warnings file {path}: {exc}") from None
+        raise GamutError(f"cannot read warnings file {path}: {exc}") from None
     problems = data.get("problems") if isinstance(data, dict) else data
     if not isinstance(problems, list) or not all(isinstance(p, dict) for p in problems):
-        raise CommentError(
+        raise GamutError(
             f"{path} is not a validator report; write it with "
             "`gamut submission validate --format json`"
         )
@@ -330,7 +330,7 @@ def read_judging(path: Path, submission_id: str) -> dict[str, int] | None:
     ``done``, ``in_flight``, ``failed``), or None when the file does not name it.
 
     Raises:
-        CommentError: the file is missing or not such a file.
+        GamutError: the file is missing or not such a file.
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8")[:5_000_000])
@@ -340,7 +340,7 @@ def read_judging(path: Path, submission_id: str) -> dict[str, int] | None:
             return None
         out = {k: int(row[k]) for k in ("checks", "done", "in_flight", "failed")}
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise CommentError(
+        raise GamutError(
             f"cannot read judging status {path}: {exc!r}; write it with "
             "`gamut judge --status-out FILE`"
         ) from None
@@ -420,7 +420,7 @@ def render_comment(
         config_flag: the ``--config PATH`` a printed command needs (in the error's hint).
 
     Raises:
-        CommentError: no score tables yet, or the submission has no row in the leaderboard
+        GamutError: no score tables yet, or the submission has no row in the leaderboard
             (unless it is still being judged).
     """
     board = _read(project.results, "leaderboard", config_flag=config_flag)
@@ -439,7 +439,7 @@ def render_comment(
         lines += [*progress, "Scores appear here once the primary judge's verdicts are in."]
         return "\n".join(lines + _warnings_section(warnings)) + "\n"
     if rows.empty:
-        raise CommentError(
+        raise GamutError(
             f"submission {submission_id!r} has no row for judge {primary!r} in "
             f"{project.results_layout.table('leaderboard')}; run `gamut judge{config_flag}` and "
             f"`gamut score{config_flag}`"

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from scoring.errors import ConfigError, Problem
+from scoring.errors import Problem, ProblemsError
 from scoring.judge.spec import JudgeConfig, judge_key_problems
 from scoring.parameters import ScoringConfig
 from scoring.rubric import Identifier
@@ -192,7 +192,7 @@ class GamutConfig(_Section):
         """Name of the judge whose scores rank the leaderboard.
 
         Raises:
-            ConfigError: the config defines no judge.
+            ProblemsError: the config defines no judge.
         """
         self.require_judges()
         return next(n for n, j in self.judges.items() if j.primary)
@@ -201,10 +201,10 @@ class GamutConfig(_Section):
         """Raise unless the config defines judges (commands that judge or score need them).
 
         Raises:
-            ConfigError: no ``[judges.NAME]`` table, naming the file.
+            ProblemsError: no ``[judges.NAME]`` table, naming the file.
         """
         if not self.judges:
-            raise ConfigError(
+            raise ProblemsError(
                 [
                     Problem(
                         str(self.file),
@@ -254,14 +254,14 @@ def load_config(
         environ: the environment to check keys in (default: ``os.environ``).
 
     Raises:
-        ConfigError: one problem per broken rule, with the key that holds it.
+        ProblemsError: one problem per broken rule, with the key that holds it.
     """
     path = config_path(path)
     file = str(path)
     try:
         raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(
+        raise ProblemsError(
             [
                 Problem(
                     file,
@@ -272,7 +272,7 @@ def load_config(
             ]
         ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
+        raise ProblemsError(
             [Problem(file, None, f"not valid TOML: {exc}", "fix the syntax")]
         ) from None
     problems: list[Problem] = []
@@ -293,7 +293,7 @@ def load_config(
         primary = _primary_problem(raw, file)
         if primary is not None and not any("primary = true" in p.message for p in problems):
             problems.append(primary)
-        raise ConfigError(problems, f"invalid config {file}") from None
+        raise ProblemsError(problems, f"invalid config {file}") from None
     if problems:
-        raise ConfigError(problems, f"invalid config {file}")
+        raise ProblemsError(problems, f"invalid config {file}")
     return cfg.model_copy(update={"root": path.resolve().parent, "file": path})

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from scoring.errors import GitHubError
+from scoring.errors import GamutError
 
 SCORE_WORKFLOW = "score-submission.yml"
 SCORE_ENVIRONMENT = "submission-scoring"
@@ -70,9 +70,9 @@ class GitHub:
 
     def __init__(self, repo: str, token: str, api_url: str = DEFAULT_API) -> None:
         if not _REPO.match(repo):
-            raise GitHubError(f"{repo!r} is not an owner/name repository")
+            raise GamutError(f"{repo!r} is not an owner/name repository")
         if not api_url.startswith(("https://", "http://")):
-            raise GitHubError(f"{api_url!r} is not an http(s) API address")
+            raise GamutError(f"{api_url!r} is not an http(s) API address")
         self.repo = repo
         self.token = token
         self.api_url = api_url.rstrip("/")
@@ -83,14 +83,14 @@ class GitHub:
         ``$GITHUB_TOKEN``) and ``$GITHUB_API_URL``.
 
         Raises:
-            GitHubError: no repository or no token.
+            GamutError: no repository or no token.
         """
         repo = repo or os.environ.get("GITHUB_REPOSITORY", "")
         token = os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN") or ""
         if not repo:
-            raise GitHubError("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")
+            raise GamutError("no repository: pass --repo OWNER/NAME or set GITHUB_REPOSITORY")
         if not token:
-            raise GitHubError("no token: set GH_TOKEN (in a workflow: ${{ github.token }})")
+            raise GamutError("no token: set GH_TOKEN (in a workflow: ${{ github.token }})")
         return cls(repo, token, os.environ.get("GITHUB_API_URL") or DEFAULT_API)
 
     def _get(self, url: str) -> tuple[Any, str | None]:
@@ -109,18 +109,18 @@ class GitHub:
                 body = resp.read(MAX_BODY + 1)
                 link = resp.headers.get("Link")
         except urllib.error.HTTPError as exc:
-            raise GitHubError(
+            raise GamutError(
                 f"GitHub answered HTTP {exc.code} to GET {shown}; check the job's permissions "
                 "(actions: read, pull-requests: read) and the token"
             ) from None
         except (urllib.error.URLError, OSError) as exc:
-            raise GitHubError(f"cannot reach GitHub at {shown}: {exc}; retry the run") from None
+            raise GamutError(f"cannot reach GitHub at {shown}: {exc}; retry the run") from None
         if len(body) > MAX_BODY:
-            raise GitHubError(f"GitHub's answer to GET {shown} exceeds {MAX_BODY} bytes")
+            raise GamutError(f"GitHub's answer to GET {shown} exceeds {MAX_BODY} bytes")
         try:
             data = json.loads(body)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            raise GitHubError(f"GitHub's answer to GET {shown} is not JSON") from None
+            raise GamutError(f"GitHub's answer to GET {shown} is not JSON") from None
         return data, link
 
     def get(self, path: str, **params: str | int) -> Any:
@@ -138,16 +138,16 @@ class GitHub:
             data, link = self._get(url)
             items = data.get(key) if key is not None and isinstance(data, dict) else data
             if not isinstance(items, list):
-                raise GitHubError(f"GitHub's answer to GET {path} is not a listing")
+                raise GamutError(f"GitHub's answer to GET {path} is not a listing")
             yield from items
             found = _NEXT.search(link or "")
             url = found[1] if found and found[1].startswith(self.api_url + "/") else None
-        raise GitHubError(f"GET {path} has more than {MAX_PAGES} pages; narrow the query")
+        raise GamutError(f"GET {path} has more than {MAX_PAGES} pages; narrow the query")
 
 
 def _approval(run_id: int, entries: Any) -> Approval | None:
     if not isinstance(entries, list):
-        raise GitHubError(f"the approvals of run {run_id} are not a list")
+        raise GamutError(f"the approvals of run {run_id} are not a list")
     for entry in entries:
         if not isinstance(entry, dict) or entry.get("state") != "approved":
             continue
@@ -202,10 +202,10 @@ def approved_score_run(gh: GitHub, head_sha: str) -> Approval | None:
     ``submission-scoring`` Environment.
 
     Raises:
-        GitHubError: the sha is malformed, or GitHub cannot be asked or answers oddly.
+        GamutError: the sha is malformed, or GitHub cannot be asked or answers oddly.
     """
     if not _SHA.match(head_sha):
-        raise GitHubError("the head commit must be given as 40 lowercase hex digits")
+        raise GamutError("the head commit must be given as 40 lowercase hex digits")
     seen: set[int] = set()
     for run in _score_runs(gh, head_sha):
         if not isinstance(run, dict) or run.get("event") != "workflow_run":
@@ -395,7 +395,7 @@ def claimed_by(gh: GitHub, number: int, submission_id: str, submissions: str) ->
     newcomer's folder.
 
     Raises:
-        GitHubError: GitHub cannot be asked, or answers oddly.
+        GamutError: GitHub cannot be asked, or answers oddly.
     """
     pulls = open_pulls(gh)
     rivals = [

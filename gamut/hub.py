@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from gamut.config import PLACEHOLDER
-from scoring.errors import HubError, PlaceholderError
+from scoring.errors import GamutError, PlaceholderError
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -89,23 +89,23 @@ def parse_hub_uri(uri: str, key: str = "benchmark.rubrics") -> HubRef:
         key: the config key holding it, for messages.
 
     Raises:
-        HubError: the reference is malformed or not pinned to a commit.
+        GamutError: the reference is malformed or not pinned to a commit.
     """
     m = _HF_URI.match(uri.strip())
     if m is None:
-        raise HubError(
+        raise GamutError(
             f"{key} = {uri!r} is not a Hub reference; "
             "write it as hf://datasets/ORG/NAME@<40-hex commit sha>[/path]"
         )
     rev = m["rev"]
     if not _SHA.match(rev):
-        raise HubError(
+        raise GamutError(
             f"{key} revision {rev!r} is not a full commit sha; pin the dataset to one commit "
             "(40 lowercase hex digits) so every score names the data it used"
         )
     sub = (m["sub"] or "").strip("/")
     if any(part in {"", ".", ".."} for part in sub.split("/")) and sub:
-        raise HubError(f"{key} path {sub!r} must be a plain relative path")
+        raise GamutError(f"{key} path {sub!r} must be a plain relative path")
     return HubRef(repo_id=m["repo"], revision=rev, subfolder=sub)
 
 
@@ -142,7 +142,7 @@ def private_cache(private: Path, published: dict[str, Path]) -> Path:
     for name, other in published.items():
         public = other.resolve()
         if private == public or public in private.parents:
-            raise HubError(
+            raise GamutError(
                 f"store.private ({private}) lies inside {name} ({public}); held rubrics must not "
                 "be published: point store.private somewhere else, e.g. .gamut/private"
             )
@@ -158,7 +158,7 @@ def snapshot_path(value: str, cache: Path) -> Path:
     themselves.
 
     Raises:
-        HubError: malformed reference, missing or refused token, unknown repo or revision, or an
+        GamutError: malformed reference, missing or refused token, unknown repo or revision, or an
             unreachable Hub with nothing cached.
     """
     ref = parse_hub_uri(value)
@@ -190,18 +190,18 @@ def _snapshot(ref: HubRef, cache: Path) -> Path:
             endpoint=endpoint,
         )
     except RevisionNotFoundError:
-        raise HubError(f"held rubrics: no revision {where}; check the commit sha") from None
+        raise GamutError(f"held rubrics: no revision {where}; check the commit sha") from None
     except (RepositoryNotFoundError, GatedRepoError):
         fix = "check the name" if token else f"set {TOKEN_ENV} to a token with read access"
-        raise HubError(f"held rubrics: {where} not found or not accessible ({fix})") from None
+        raise GamutError(f"held rubrics: {where} not found or not accessible ({fix})") from None
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
-        raise HubError(
+        raise GamutError(
             f"held rubrics: the Hub answered HTTP {status} for {where}; "
             f"check that {TOKEN_ENV} holds a valid read token"
         ) from None
     except (LocalEntryNotFoundError, OSError) as exc:
-        raise HubError(
+        raise GamutError(
             f"held rubrics: cannot download {where} and nothing is cached ({type(exc).__name__}); "
             "check the network and GAMUT_HF_ENDPOINT"
         ) from None
@@ -209,7 +209,7 @@ def _snapshot(ref: HubRef, cache: Path) -> Path:
 
     path = Path(folder)
     if not rubric_files(path):
-        raise HubError(
+        raise GamutError(
             f"held rubrics: {where} holds no .json/.jsonl files under "
             f"{ref.subfolder or 'its root'}; check the folder in benchmark.rubrics"
         )

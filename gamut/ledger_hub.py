@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut.hub import TOKEN_ENV, hub_api, hub_token
-from scoring.errors import HubError, Problem
+from scoring.errors import GamutError, Problem
 from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
 from scoring.ledger.order import COMPACTIONS, ranks, read_compactions, record_bytes, record_name
@@ -89,7 +89,7 @@ class PushReport(PullReport):
 
 def _check_repo_id(repo_id: str) -> None:
     if not _REPO_ID.match(repo_id):
-        raise HubError(
+        raise GamutError(
             f"ledger dataset {repo_id!r} must look like ORG/NAME ([store] ledger_hub or --repo)"
         )
 
@@ -97,7 +97,7 @@ def _check_repo_id(repo_id: str) -> None:
 def _api(token_env: str) -> tuple[HfApi, str]:
     token = hub_token(token_env)
     if token is None:
-        raise HubError(
+        raise GamutError(
             f"no Hub token: set {token_env} to a token with access to the private ledger dataset"
         )
     return hub_api(token), token
@@ -110,7 +110,7 @@ def _remote(api: HfApi, repo_id: str, token_env: str) -> tuple[str, set[str]]:
     try:
         info = api.repo_info(repo_id, repo_type="dataset", revision="main")
     except RepositoryNotFoundError:
-        raise HubError(
+        raise GamutError(
             f"the ledger dataset {repo_id} does not exist or {token_env} cannot read it: create "
             f"it as a private dataset (hf repo create {repo_id} --repo-type dataset --private) "
             f"and give {token_env} access"
@@ -118,12 +118,12 @@ def _remote(api: HfApi, repo_id: str, token_env: str) -> tuple[str, set[str]]:
     except HfHubHTTPError as exc:
         raise _http_error(exc, repo_id, token_env, "read") from None
     except OSError as exc:
-        raise HubError(
+        raise GamutError(
             f"cannot reach the Hub for the ledger dataset {repo_id} ({type(exc).__name__}); "
             "check the network and GAMUT_HF_ENDPOINT"
         ) from None
     if info.private is not True:
-        raise HubError(
+        raise GamutError(
             f"the ledger dataset {repo_id} is not private; the verdict ledger is never kept in a "
             "public dataset: make it private on the Hub (Settings > visibility), then rerun"
         )
@@ -135,8 +135,8 @@ def _status(exc: Any) -> int | str:
     return exc.response.status_code if getattr(exc, "response", None) is not None else "?"
 
 
-def _http_error(exc: Any, repo_id: str, token_env: str, what: str) -> HubError:
-    return HubError(
+def _http_error(exc: Any, repo_id: str, token_env: str, what: str) -> GamutError:
+    return GamutError(
         f"the Hub answered HTTP {_status(exc)} to the {what} of the ledger dataset {repo_id}; "
         f"check that {token_env} holds a token with {what} access"
     )
@@ -156,7 +156,7 @@ def _same_manifest(remote: bytes, ledger: Ledger, repo_id: str) -> None:
     want = json.loads(_manifest(ledger))
     if not isinstance(got, dict) or any(got.get(k) != want[k] for k in want):
         shown = {k: got.get(k) for k in want} if isinstance(got, dict) else "not a manifest"
-        raise HubError(
+        raise GamutError(
             f"the ledger dataset {repo_id} holds another ledger ({MANIFEST}: {shown}; this one: "
             f"{want}): another ledger secret or rubric setting; use the matching secret, or "
             "another [store] ledger_hub"
@@ -237,7 +237,7 @@ def push(
     retry. Shards are content-named and append-only, so nothing is sent twice or dropped.
 
     Raises:
-        HubError: no token, a missing or public dataset, a dataset holding another ledger, the
+        GamutError: no token, a missing or public dataset, a dataset holding another ledger, the
             Hub refused the commit, another push landed first at every attempt, or the local
             ledger has problems (listed).
     """
@@ -247,7 +247,7 @@ def push(
     _check_repo_id(repo_id)
     problems = ledger.verify()
     if problems:
-        raise HubError(
+        raise GamutError(
             f"the ledger {ledger.root} has {len(problems)} problem(s); nothing was pushed "
             "(run `gamut ledger verify`):\n" + "\n".join(f"  {p}" for p in problems[:20])
         )
@@ -279,7 +279,7 @@ def push(
         report.commit_url = str(info.commit_url)
         report.duplicates = ledger.duplicates()[0]
         return report
-    raise HubError(
+    raise GamutError(
         f"the ledger dataset {repo_id} changed before each of {attempts} commit attempts (other "
         "pushes landing first); nothing was pushed: run `gamut ledger push` again once the other "
         "pushes are done"
@@ -328,7 +328,7 @@ def pull(ledger: Ledger, repo_id: str, *, token_env: str = TOKEN_ENV) -> PullRep
     error: the report counts the duplicates kept aside. The caller holds the ledger's lock.
 
     Raises:
-        HubError: no token, a missing or public dataset, a dataset holding another ledger, or the
+        GamutError: no token, a missing or public dataset, a dataset holding another ledger, or the
             Hub refused a download.
     """
     _check_repo_id(repo_id)

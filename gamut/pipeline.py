@@ -55,7 +55,7 @@ def judge(
     asks again; no first ask, no direct call (the unattended collector's mode).
 
     Raises:
-        ConfigError: no judges, unknown judge names or missing API keys, before any call.
+        ProblemsError: no judges, unknown judge names or missing API keys, before any call.
         ProblemsError: unreadable questions, rubrics or responses.
     """
     from gamut import runs
@@ -314,7 +314,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
-        ScoringError: the verdict table is missing or inconsistent.
+        GamutError: the verdict table is missing or inconsistent.
     """
     from gamut.benchmark_version import benchmark_version
     from scoring.judge.usage import usage_path

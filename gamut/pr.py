@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut.workflow_commands import Level, annotation
-from scoring.errors import ArtifactError, Problem, ProblemsError
+from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.storage import atomic_write_bytes, atomic_write_text, open_regular
 from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES, is_submission_id
 
@@ -63,9 +63,9 @@ class PrInfo:
 
 def _check_pr(pr_number: int, head_sha: str) -> None:
     if not 0 < pr_number < 10**9:
-        raise ArtifactError(f"PR number {pr_number} is out of range")
+        raise GamutError(f"PR number {pr_number} is out of range")
     if not _SHA.match(head_sha):
-        raise ArtifactError("head sha must be 40 lowercase hex digits")
+        raise GamutError("head sha must be 40 lowercase hex digits")
 
 
 # --- the validation side ------------------------------------------------------------------------
@@ -144,14 +144,14 @@ def pack_artifact(
     """Write the artifact folder: ``pr.json``, the report and ``submissions/<id>/`` files.
 
     Raises:
-        ArtifactError: the report failed, or does not name exactly one submission.
+        GamutError: the report failed, or does not name exactly one submission.
     """
     _check_pr(pr_number, head_sha)
     if not report.get("ok"):
-        raise ArtifactError("the validation report has errors; nothing to hand over")
+        raise GamutError("the validation report has errors; nothing to hand over")
     subs = report.get("submissions", [])
     if len(subs) != 1 or not is_submission_id(str(subs[0])):
-        raise ArtifactError(f"a pull request must add exactly one submission (found: {subs})")
+        raise GamutError(f"a pull request must add exactly one submission (found: {subs})")
     sid = str(subs[0])
     folder = project.submissions.folder(sid).path
     for name in sorted(SUBMISSION_FILES):
@@ -253,17 +253,17 @@ def unpack_artifact(project: Project, artifact: Path) -> PrInfo:
     each file at most 16 MB and 40 MB in all. The copied folder replaces any folder of that id.
 
     Raises:
-        ArtifactError: ``pr.json`` is missing or malformed.
+        GamutError: ``pr.json`` is missing or malformed.
         ProblemsError: any other file breaks a rule (all of them listed).
     """
     if not artifact.is_dir() or artifact.is_symlink():
-        raise ArtifactError(f"{artifact} is not a folder; download the artifact first")
+        raise GamutError(f"{artifact} is not a folder; download the artifact first")
     files, problems = _walk(artifact)
     subs, wrong = _submissions(artifact, files)
     problems += wrong
     info = _read_pr(artifact / PR_FILE) if PR_FILE in files else None
     if info is None:
-        raise ArtifactError(f"{artifact} has no {PR_FILE}; was it made by `gamut pr pack`?")
+        raise GamutError(f"{artifact} has no {PR_FILE}; was it made by `gamut pr pack`?")
     sid = info.submission_id
     if subs and sid not in subs:
         message = "names a submission the artifact does not hold"
@@ -287,10 +287,10 @@ def _read_pr(path: Path) -> PrInfo:
         raw = json.loads(_read(path))
         pr_number, head_sha, sid = raw["pr_number"], raw["head_sha"], raw["submission_id"]
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError):
-        raise ArtifactError(f"{PR_FILE} is not the expected JSON object") from None
+        raise GamutError(f"{PR_FILE} is not the expected JSON object") from None
     if not isinstance(pr_number, int) or isinstance(pr_number, bool):
-        raise ArtifactError(f"{PR_FILE}: pr_number must be an integer")
+        raise GamutError(f"{PR_FILE}: pr_number must be an integer")
     if not isinstance(head_sha, str) or not isinstance(sid, str) or not is_submission_id(sid):
-        raise ArtifactError(f"{PR_FILE}: head_sha and submission_id must be valid strings")
+        raise GamutError(f"{PR_FILE}: head_sha and submission_id must be valid strings")
     _check_pr(pr_number, head_sha)
     return PrInfo(pr_number, head_sha, sid)

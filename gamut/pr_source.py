@@ -24,7 +24,7 @@ from gamut.pr import (
     PrInfo,
     install_submission,
 )
-from scoring.errors import ArtifactError, Problem, ProblemsError
+from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.submissions.formats import is_submission_id
 from scoring.submissions.layout import existing_submission_warning
 
@@ -52,11 +52,11 @@ def _out(proc: subprocess.CompletedProcess[bytes]) -> str:
 def _commit(repo: Path, rev: str, what: str) -> str:
     """The full sha of ``rev`` (a commit already in the repository), never read as an option."""
     if not rev or rev.startswith("-") or any(c.isspace() or not c.isprintable() for c in rev):
-        raise ArtifactError(f"{what} {rev!r} is not a git revision")
+        raise GamutError(f"{what} {rev!r} is not a git revision")
     proc = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
     sha = _out(proc).strip()
     if proc.returncode != 0 or not _SHA.match(sha):
-        raise ArtifactError(
+        raise GamutError(
             f"{what} {rev!r} is not a commit of this repository; fetch it first "
             "(e.g. git fetch origin refs/pull/<number>/head)"
         )
@@ -68,12 +68,12 @@ def _locate(project: Project) -> tuple[Path, PurePosixPath]:
     root = project.cfg.root
     top = _git(root, "rev-parse", "--show-toplevel")
     if top.returncode != 0:
-        raise ArtifactError(f"{root} is not in a git repository")
+        raise GamutError(f"{root} is not in a git repository")
     toplevel = Path(_out(top).strip())
     subs_abs = os.path.realpath(project.submissions_root)
     rel = os.path.relpath(subs_abs, os.path.realpath(toplevel))
     if rel == ".." or rel.startswith(".." + os.sep):
-        raise ArtifactError("the submissions folder is outside the git repository")
+        raise GamutError("the submissions folder is outside the git repository")
     return toplevel, PurePosixPath(Path(rel).as_posix()) if rel != "." else PurePosixPath()
 
 
@@ -81,7 +81,7 @@ def submissions_in_repo(project: Project) -> str:
     """The submissions folder as a repository-relative POSIX path (``.`` for the top).
 
     Raises:
-        ArtifactError: the config is not in a git repository, or the folder is outside it.
+        GamutError: the config is not in a git repository, or the folder is outside it.
     """
     return _locate(project)[1].as_posix()
 
@@ -91,7 +91,7 @@ def on_base(project: Project, submission_id: str, base: str = "HEAD") -> bool:
     ``gamut pr take`` may have written into) already holds the submission ``submission_id``.
 
     Raises:
-        ArtifactError: the config is not in a git repository, or the folder is outside it.
+        GamutError: the config is not in a git repository, or the folder is outside it.
     """
     toplevel, rel = _locate(project)
     folder = (rel / submission_id).as_posix()
@@ -105,7 +105,7 @@ def _one_submission(
     in it, and the problems found (its id is not valid, a file outside its folder).
 
     Raises:
-        ArtifactError: git cannot compare the two commits.
+        GamutError: git cannot compare the two commits.
         ProblemsError: the changes touch no submission, or more than one.
     """
     diff = _git(
@@ -113,7 +113,7 @@ def _one_submission(
         f"{base_sha}...{head_sha}", "--",
     )  # fmt: skip
     if diff.returncode != 0:
-        raise ArtifactError(f"cannot compare the head with the base: {_out(diff).strip()[:300]}")
+        raise GamutError(f"cannot compare the head with the base: {_out(diff).strip()[:300]}")
     problems: list[Problem] = []
     touched: dict[str, list[str]] = {}
     for name in sorted({n for n in _out(diff).split("\0") if n}):
@@ -147,7 +147,7 @@ def _blobs(toplevel: Path, head_sha: str, folder: str) -> tuple[dict[str, str], 
     anything but a regular file, a name a submission does not have, or too many bytes."""
     listing = _git(toplevel, "ls-tree", "-z", "-l", "--full-tree", head_sha, "--", f"{folder}/")
     if listing.returncode != 0:
-        raise ArtifactError(f"cannot list {folder} in the head commit")
+        raise GamutError(f"cannot list {folder} in the head commit")
     blobs: dict[str, str] = {}
     problems: list[Problem] = []
     total = 0
@@ -189,14 +189,14 @@ def take_from_commit(
         What was taken, and warnings (a change to an existing submission).
 
     Raises:
-        ArtifactError: a revision is unknown or malformed.
+        GamutError: a revision is unknown or malformed.
         ProblemsError: the commit changes files outside one submission's folder, or that folder
             holds anything but regular files with the expected names and sizes (all listed).
     """
     if not 0 < pr_number < 10**9:
-        raise ArtifactError(f"PR number {pr_number} is out of range")
+        raise GamutError(f"PR number {pr_number} is out of range")
     if not _SHA.match(head):
-        raise ArtifactError("the head commit must be given as 40 lowercase hex digits")
+        raise GamutError("the head commit must be given as 40 lowercase hex digits")
     toplevel, subs = _locate(project)
     head_sha = _commit(toplevel, head, "head")
     base_sha = _commit(toplevel, base, "base")
@@ -209,7 +209,7 @@ def take_from_commit(
     for file, oid in sorted(blobs.items()):
         blob = _git(toplevel, "cat-file", "blob", oid)
         if blob.returncode != 0 or len(blob.stdout) > MAX_FILE_BYTES:
-            raise ArtifactError(f"cannot read {folder}/{file} from the head commit")
+            raise GamutError(f"cannot read {folder}/{file} from the head commit")
         data[file] = blob.stdout
     dest = Path(os.path.realpath(project.submissions_root)) / sid
     shown = install_submission(dest, data)

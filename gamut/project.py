@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from gamut.config import GamutConfig, load_config
 from generator.spec import SiteSpec
-from scoring.errors import ConfigError, Problem
+from scoring.errors import Problem, ProblemsError
 from scoring.layout import ResultsLayout, SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
 
@@ -127,7 +127,7 @@ class Project:
         """How verdict keys are hashed: keyed by the ledger secret when rubrics are held.
 
         Raises:
-            ConfigError: rubrics are held and no ledger secret is configured or set.
+            ProblemsError: rubrics are held and no ledger secret is configured or set.
         """
         from scoring.ledger import KeyScheme
 
@@ -141,7 +141,7 @@ class Project:
                 if not var
                 else f"store.ledger_key_env: environment variable {var} is not set"
             )
-            raise ConfigError(
+            raise ProblemsError(
                 [
                     Problem(
                         self.config_file,
@@ -226,7 +226,7 @@ class Project:
         """The local file or folder of the rubrics; an ``hf://`` reference is fetched first.
 
         Raises:
-            gamut.hub.HubError: a Hub reference cannot be resolved.
+            GamutError: a Hub reference cannot be resolved.
         """
         return self._resolve("benchmark.rubrics", self.cfg.benchmark.rubrics)
 
@@ -235,7 +235,7 @@ class Project:
         """The local folder of the human audit labels (``[benchmark] audit``), None if unset.
 
         Raises:
-            gamut.hub.HubError: a Hub reference cannot be resolved.
+            GamutError: a Hub reference cannot be resolved.
         """
         value = self.cfg.benchmark.audit
         return None if value is None else self._resolve("benchmark.audit", value)
@@ -292,7 +292,7 @@ class Project:
         """The named judges (default: all), built and ready to call.
 
         Raises:
-            ConfigError: no judges configured, unknown names or missing API keys.
+            ProblemsError: no judges configured, unknown names or missing API keys.
         """
         from scoring.judge import build_judges
 

@@ -88,7 +88,7 @@ def question_set(source: QuestionSource) -> QuestionSet | None:
 
     Raises:
         PlaceholderError: the id is still the placeholder of an unpublished dataset.
-        HubError: the reference is malformed or not pinned to a commit.
+        GamutError: the reference is malformed or not pinned to a commit.
     """
     value = source.value
     from gamut.hub import HubRef, check_published, is_hub_uri, parse_hub_uri
@@ -157,7 +157,7 @@ def _tree(ref: HubRef, where: str) -> list[_Entry]:
     from huggingface_hub.hf_api import RepoFile
 
     from gamut.hub import hub_api, hub_token
-    from scoring.errors import HubError
+    from scoring.errors import GamutError
 
     api = hub_api(hub_token() or False)
     with _hub_errors(where):
@@ -171,13 +171,13 @@ def _tree(ref: HubRef, where: str) -> list[_Entry]:
         if not isinstance(item, RepoFile):
             continue
         if not _safe_repo_path(item.path):
-            raise HubError(f"public questions: {where} lists an unsafe file name {item.path!r}")
+            raise GamutError(f"public questions: {where} lists an unsafe file name {item.path!r}")
         if item.lfs is not None:
             entries.append(_Entry(item.path, item.lfs.size, "sha256", item.lfs.sha256))
         else:
             entries.append(_Entry(item.path, item.size, "git-sha1", item.blob_id))
     if len(entries) > MAX_FILES or sum(e.size for e in entries) > MAX_BYTES:
-        raise HubError(
+        raise GamutError(
             f"public questions: {where} holds {len(entries)} files of "
             f"{sum(e.size for e in entries):,} bytes, more than this tool accepts "
             f"({MAX_FILES} files, {MAX_BYTES:,} bytes); check benchmark.questions"
@@ -187,7 +187,7 @@ def _tree(ref: HubRef, where: str) -> list[_Entry]:
 
 @contextmanager
 def _hub_errors(where: str) -> Iterator[None]:
-    """Turn ``huggingface_hub`` errors into one :class:`HubError` naming the set and the fix."""
+    """Turn ``huggingface_hub`` errors into one :class:`GamutError` naming the set and the fix."""
     from huggingface_hub.errors import (
         GatedRepoError,
         HfHubHTTPError,
@@ -197,27 +197,27 @@ def _hub_errors(where: str) -> Iterator[None]:
     )
 
     from gamut.hub import TOKEN_ENV
-    from scoring.errors import HubError
+    from scoring.errors import GamutError
 
     try:
         yield
     except RevisionNotFoundError:
-        raise HubError(
+        raise GamutError(
             f"public questions: no revision {where}; check the commit sha in benchmark.questions"
         ) from None
     except (RepositoryNotFoundError, GatedRepoError):
-        raise HubError(
+        raise GamutError(
             f"public questions: {where} not found or not accessible; check the name in "
             f"benchmark.questions (a private copy needs {TOKEN_ENV})"
         ) from None
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
-        raise HubError(
+        raise GamutError(
             f"public questions: the Hub answered HTTP {status} for {where}; run "
             f"`{PULL_COMMAND}` again later: files already downloaded are kept"
         ) from None
     except (LocalEntryNotFoundError, OSError) as exc:
-        raise HubError(
+        raise GamutError(
             f"public questions: the download of {where} stopped ({type(exc).__name__}: "
             f"{str(exc)[:200]}); run `{PULL_COMMAND}` again: files already downloaded are kept "
             "(check the network and GAMUT_HF_ENDPOINT if it keeps failing)"
@@ -248,7 +248,7 @@ def pull(source: QuestionSource) -> PullResult:
     hash; the questions file is then parsed to check it.
 
     Raises:
-        HubError: a local questions file is configured, the reference is malformed, unknown or
+        GamutError: a local questions file is configured, the reference is malformed, unknown or
             unreachable, or files failed their checksum.
         PlaceholderError: the id is still the placeholder of an unpublished dataset.
         ProblemsError: the downloaded questions file is invalid.
@@ -256,11 +256,11 @@ def pull(source: QuestionSource) -> PullResult:
     from huggingface_hub import snapshot_download
 
     from gamut.hub import hub_endpoint, hub_token
-    from scoring.errors import HubError
+    from scoring.errors import GamutError
 
     qs = question_set(source)
     if qs is None:
-        raise HubError(
+        raise GamutError(
             f"{source.config_file}: benchmark.questions is the local file {source.value!r}; "
             "there is nothing to pull (it is read directly)"
         )
@@ -273,7 +273,7 @@ def pull(source: QuestionSource) -> PullResult:
     where = f"{qs.ref.repo_id}@{qs.ref.revision[:12]} on {hub_endpoint()}"
     entries = _tree(qs.ref, where)
     if qs.file not in {e.path for e in entries}:
-        raise HubError(
+        raise GamutError(
             f"public questions: {where} has no file {qs.file!r}; check the path in "
             "benchmark.questions"
         )
@@ -291,7 +291,7 @@ def pull(source: QuestionSource) -> PullResult:
     bad = _verify(qs.folder, entries)
     if bad:
         listed = "; ".join(bad[:20]) + (f"; and {len(bad) - 20} more" if len(bad) > 20 else "")
-        raise HubError(
+        raise GamutError(
             f"public questions: {len(bad)} file(s) of {where} do not match the Hub's checksums "
             f"and were removed: {listed}. Run `{PULL_COMMAND}` again to fetch them"
         )

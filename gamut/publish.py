@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut.hub import REPO_ID, TOKEN_ENV, hub_api, hub_token
-from scoring.errors import HubError
+from scoring.errors import GamutError
 
 if TYPE_CHECKING:
     from gamut.project import Project
@@ -44,14 +44,14 @@ def publish_files(project: Project, repo_id: str | None = None) -> list[PublishF
             ``publish.hf_dataset``.
 
     Raises:
-        HubError: no repo id, or the results folder has no leaderboard or no verdict table yet.
+        GamutError: no repo id, or the results folder has no leaderboard or no verdict table yet.
         GamutError: a column is undocumented, or a scored response file no longer reads clean.
     """
     import generator
 
     repo = repo_id or project.cfg.publish.hf_dataset
     if not repo or not REPO_ID.match(repo):
-        raise HubError(
+        raise GamutError(
             f"the dataset {repo!r} must look like ORG/NAME: pass --repo or set publish.hf_dataset"
         )
     layout = project.results_layout
@@ -60,7 +60,7 @@ def publish_files(project: Project, repo_id: str | None = None) -> list[PublishF
         (layout.verdicts, "gamut judge"),
     ):
         if not need.is_file():
-            raise HubError(f"{need} does not exist; run `{cmd}` (or `gamut run`) first")
+            raise GamutError(f"{need} does not exist; run `{cmd}` (or `gamut run`) first")
     with tempfile.TemporaryDirectory(prefix="gamut-publish-") as tmp:
         folder = generator.dataset_folder(project.site_spec(), Path(tmp), repo)
         return [
@@ -102,15 +102,15 @@ def publish_results(
     """Upload the results to the dataset ``repo_id`` as one commit; return the commit URL.
 
     Raises:
-        HubError: bad repo id, no token, or the Hub refused the commit.
+        GamutError: bad repo id, no token, or the Hub refused the commit.
     """
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
     if not REPO_ID.match(repo_id):
-        raise HubError(f"--repo {repo_id!r} must look like ORG/NAME")
+        raise GamutError(f"--repo {repo_id!r} must look like ORG/NAME")
     token = hub_token(token_env)
     if token is None:
-        raise HubError(f"no Hub token: set {token_env} to a token with write access to {repo_id}")
+        raise GamutError(f"no Hub token: set {token_env} to a token with write access to {repo_id}")
     files = publish_files(project, repo_id)
     api = hub_api(token)
     try:
@@ -127,7 +127,7 @@ def publish_results(
         )
     except HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else "?"
-        raise HubError(
+        raise GamutError(
             f"the Hub refused the upload to {repo_id} (HTTP {status}); check that "
             f"{token_env} has write access"
         ) from None

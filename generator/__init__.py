@@ -12,7 +12,7 @@ from generator.spec import SiteSpec
 from scoring.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from generator.build import SiteError, build_site, generate_pages
+    from generator.build import GamutError, build_site, generate_pages
     from generator.downloads import downloads_size
     from generator.pages import tax_sentence
     from generator.registry import dataset_folder
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 _LAZY = {
     "ScoreTables": "generator.tables",
-    "SiteError": "generator.tables",
+    "GamutError": "generator.tables",
     "build_site": "generator.build",
     "dataset_folder": "generator.registry",
     "downloads_size": "generator.downloads",
@@ -34,8 +34,8 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [
+    "GamutError",
     "ScoreTables",
-    "SiteError",
     "SiteSpec",
     "build_site",
     "dataset_folder",

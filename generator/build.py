@@ -27,7 +27,7 @@ from generator.render import environment
 from generator.spec import SiteSpec
 from generator.tables import ScoreTables, load_tables
 from scoring import __version__
-from scoring.errors import SiteError
+from scoring.errors import GamutError
 from scoring.layout import PROVENANCE_FILE
 from scoring.storage import atomic_write_text, make_staging_folder, remove_stale_staging
 
@@ -46,7 +46,7 @@ def project_dir(spec: SiteSpec) -> Path:
     for d in (spec.root, REPO):
         if (d / "mkdocs.yml").is_file() and (d / "site_src").is_dir():
             return d
-    raise SiteError(
+    raise GamutError(
         f"no mkdocs.yml and site_src/ beside {spec.root} or in {REPO}; "
         "run from a checkout of the repository"
     )
@@ -166,20 +166,20 @@ def site_builder(name: str) -> tuple[Callable[..., Any], Callable[..., Any], typ
     one process builds with one of the two: ``gamut site build`` and ``gamut run`` do.
 
     Raises:
-        SiteError: this process has loaded the other builder.
+        GamutError: this process has loaded the other builder.
     """
     aliased = "properdocs.replacement" in sys.modules
     mkdocs_loaded = any(m.startswith("mkdocs.") for m in sys.modules)
     if name == "mkdocs":
         if aliased:
-            raise SiteError(f"this process has built with ProperDocs; {_NEW_PROCESS}")
+            raise GamutError(f"this process has built with ProperDocs; {_NEW_PROCESS}")
         from mkdocs.commands.build import build as mk_build
         from mkdocs.config import load_config as mk_load_config
         from mkdocs.exceptions import MkDocsException
 
         return mk_load_config, mk_build, MkDocsException
     if mkdocs_loaded and not aliased:
-        raise SiteError(f"this process has loaded MkDocs; {_NEW_PROCESS}")
+        raise GamutError(f"this process has loaded MkDocs; {_NEW_PROCESS}")
     import properdocs.replacement  # noqa: F401  (the theme's mkdocs.* imports)
     from properdocs.commands.build import build
     from properdocs.config import load_config
@@ -196,7 +196,7 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
     builder ``spec.builder`` names (MkDocs or ProperDocs).
 
     Raises:
-        SiteError: when the builder reports a warning or an error.
+        GamutError: when the builder reports a warning or an error.
     """
     load_config, build, MkDocsException = site_builder(spec.builder)
 
@@ -222,7 +222,7 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
             build(mk)
         except (MkDocsException, SystemExit) as exc:
             details = "".join(f"\n  {m}" for m in warnings.messages)
-            raise SiteError(f"{spec.builder} build failed: {exc}{details}") from None
+            raise GamutError(f"{spec.builder} build failed: {exc}{details}") from None
 
 
 def _content(path: Path) -> str:
@@ -302,7 +302,7 @@ def build_site(
 
     Raises:
         ProblemsError: when score tables are missing (run ``gamut score`` first).
-        SiteError: when mkdocs fails.
+        GamutError: when mkdocs fails.
     """
     digest = fingerprint(spec)
     if not force and _stamp(spec.out) == digest:
@@ -340,7 +340,7 @@ def build_site(
 
 __all__ = [
     "STAMP",
-    "SiteError",
+    "GamutError",
     "build_site",
     "fingerprint",
     "generate_pages",

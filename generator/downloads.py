@@ -26,7 +26,7 @@ import yaml
 from generator import every_eval
 from generator.render import file_id
 from generator.tables import ScoreTables
-from scoring.errors import SiteError
+from scoring.errors import GamutError
 from scoring.questions import Question
 from scoring.tables import (
     PROVENANCE_FILE,
@@ -87,7 +87,7 @@ class Download:
 def _describe(table: str, columns: list[str]) -> dict[str, str]:
     missing = undocumented(table, columns)
     if missing:
-        raise SiteError(f"{table}: undocumented columns {', '.join(missing)}; {_FIX}")
+        raise GamutError(f"{table}: undocumented columns {', '.join(missing)}; {_FIX}")
     return dictionary(table, columns)
 
 
@@ -238,7 +238,7 @@ def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str,
         return {q.question_id: q.domain for q in questions}
     path = ResultsLayout(tables.results).table("question_scores")
     if not path.is_file():
-        raise SiteError(f"{path} not found: the verdict downloads need each question's domain")
+        raise GamutError(f"{path} not found: the verdict downloads need each question's domain")
     qs = pq.read_table(path, columns=["question_id", "domain"]).to_pandas()
     return dict(zip(qs["question_id"].astype(str), qs["domain"].astype(str), strict=True))
 
@@ -250,7 +250,7 @@ def published_verdicts(
     None when no verdict table was published.
 
     Raises:
-        SiteError: the verdict table is unreadable.
+        GamutError: the verdict table is unreadable.
         GamutError: it names a judge or question with no entry.
     """
     if tables.verdicts_path is None:
@@ -259,7 +259,7 @@ def published_verdicts(
     try:
         return verdict_table(tables.verdicts_path, public, ids, _domains(tables, questions))
     except (OSError, pa.ArrowException) as exc:
-        raise SiteError(
+        raise GamutError(
             f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
             "`gamut judge` (or `gamut run`)"
         ) from None
@@ -287,7 +287,7 @@ def write_downloads(
         {submission_id: {label: path}}, "verdict_columns": [...], "bytes": total size}``.
 
     Raises:
-        SiteError: a published column has no dictionary entry, or the verdict table is unreadable.
+        GamutError: a published column has no dictionary entry, or the verdict table is unreadable.
     """
     out = docs / "downloads"
     out.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from generator.tables import VERDICT_ID_COLUMNS, ScoreTables
 from scoring import Tier
-from scoring.errors import Problem, ProblemsError, SiteError
+from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions import ERROR, Limits, read_response_file
@@ -128,11 +128,11 @@ def read_verdicts(table: pa.Table, judge: str, submission_ids: list[str], public
     table (:func:`scoring.tables.verdict_table`), column-wise on its dictionary codes.
 
     Raises:
-        SiteError: when the table lacks its id columns.
+        GamutError: when the table lacks its id columns.
     """
     missing = [c for c in VERDICT_ID_COLUMNS if c not in table.column_names]
     if missing:
-        raise SiteError(f"the verdict table lacks {', '.join(missing)}; run `gamut judge`")
+        raise GamutError(f"the verdict table lacks {', '.join(missing)}; run `gamut judge`")
     enc = {c: codes(table.column(c).combine_chunks()) for c in _ENCODED}
     position = {sid: i for i, sid in enumerate(submission_ids)}
     (sub, subs), (st, sts), (jd, jds) = enc["submission_id"], enc["setting"], enc["judge"]
@@ -204,7 +204,7 @@ def load_site_inputs(
 
     Raises:
         ProblemsError: a questions or response file is invalid (every problem listed).
-        SiteError: the verdict table lacks its id columns.
+        GamutError: the verdict table lacks its id columns.
     """
     qs = loaded if loaded is not None else load_questions(questions)
     sids = sorted({str(s) for s in tables["leaderboard"]["submission_id"]})

@@ -15,7 +15,7 @@ from typing import Any
 from generator.render import Cell, Column, Row, Table, file_id
 from generator.tables import ScoreTables
 from scoring import load_template
-from scoring.errors import GamutError, SiteError
+from scoring.errors import GamutError
 
 #: Folder of the pages under the site root.
 JUDGING = "judging"
@@ -113,13 +113,13 @@ def judging_context(tables: ScoreTables, version: str) -> dict[str, Any]:
     """The page of one prompt version: its template's sections and its judges' settings.
 
     Raises:
-        SiteError: this engine ships no template of that version (the tables were scored by
+        GamutError: this engine ships no template of that version (the tables were scored by
             another engine release).
     """
     try:
         template = load_template(version)
     except GamutError as exc:
-        raise SiteError(
+        raise GamutError(
             f"cannot show how the verdicts were judged: {exc}; build the site with the engine "
             "release that scored the tables"
         ) from None

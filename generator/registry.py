@@ -38,7 +38,7 @@ from generator.render import file_id, human, slug
 from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
 from generator.tables import ScoreTables, load_tables
-from scoring.errors import SiteError
+from scoring.errors import GamutError
 from scoring.questions import load_questions
 
 #: One page of a family: its key (the ``{}`` of the family's path), title and template variables.
@@ -76,7 +76,7 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
     """Read the questions and responses, and write the downloads and the staged dataset card.
 
     Raises:
-        SiteError: the spec names no questions file or submissions folder.
+        GamutError: the spec names no questions file or submissions folder.
     """
     inputs, verdicts = _inputs(spec, tables)
     dl = write_dataset(spec, tables, docs, inputs, verdicts, docs / CARD_STAGING)
@@ -90,7 +90,7 @@ def _inputs(spec: SiteSpec, tables: ScoreTables) -> tuple[SiteInputs, pa.Table |
     """The questions, responses and primary-judge verdicts the site shows, and the published
     verdict table they were taken from (read once for the pages and the downloads)."""
     if spec.questions is None or spec.submissions is None:
-        raise SiteError(
+        raise GamutError(
             "the site shows every question and response: give the build the questions file "
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )

@@ -25,7 +25,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from scoring.errors import SiteError
+from scoring.errors import GamutError
 from scoring.storage import atomic_write_bytes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -114,13 +114,13 @@ def verified(bundle: Bundle = PLOTLY, path: Path | None = None) -> Path:
     """The fetched bundle, after checking its checksum.
 
     Raises:
-        SiteError: the file was never fetched or does not match the committed checksum.
+        GamutError: the file was never fetched or does not match the committed checksum.
     """
     path = path or bundle.cached
     if not path.is_file():
-        raise SiteError(f"{bundle.package}@{bundle.version} is not set up ({path} missing); {FIX}")
+        raise GamutError(f"{bundle.package}@{bundle.version} is not set up ({path} missing); {FIX}")
     if _sha256(path.read_bytes()) != bundle.sha256:
-        raise SiteError(
+        raise GamutError(
             f"{path} does not match the checksum committed in generator/vendor.py; delete it "
             f"and {FIX.removeprefix('run ')}"
         )
@@ -132,9 +132,9 @@ def _download(url: str, timeout: float, bundle: Bundle) -> bytes:
         with urllib.request.urlopen(url, timeout=timeout) as resp:
             data: bytes = resp.read(bundle.max_bytes + 1)
     except (urllib.error.URLError, OSError) as exc:
-        raise SiteError(f"cannot download {url} ({exc}); check the network and retry") from None
+        raise GamutError(f"cannot download {url} ({exc}); check the network and retry") from None
     if len(data) > bundle.max_bytes:
-        raise SiteError(
+        raise GamutError(
             f"{url} is larger than {bundle.max_bytes >> 20} MiB; not {bundle.package}'s tarball"
         )
     return data
@@ -159,7 +159,7 @@ def fetch(
         The stored file.
 
     Raises:
-        SiteError: the download failed or the tarball or file does not match its checksum.
+        GamutError: the download failed or the tarball or file does not match its checksum.
     """
     dest = dest or bundle.cached
     if dest.is_file() and _sha256(dest.read_bytes()) == bundle.sha256:
@@ -167,7 +167,7 @@ def fetch(
     url = url or bundle.tarball_url
     tarball = _download(url, timeout, bundle)
     if not _integrity_ok(tarball, bundle.integrity):
-        raise SiteError(
+        raise GamutError(
             f"{url} does not match the integrity hash committed in generator/vendor.py "
             f"({bundle.package}@{bundle.version}); refusing to use it"
         )
@@ -177,9 +177,9 @@ def fetch(
             handle = tar.extractfile(info) if info.isfile() else None
             data = handle.read() if handle is not None else b""
     except (tarfile.TarError, KeyError, OSError) as exc:
-        raise SiteError(f"{url}: cannot read {bundle.member} from the tarball ({exc})") from None
+        raise GamutError(f"{url}: cannot read {bundle.member} from the tarball ({exc})") from None
     if _sha256(data) != bundle.sha256:
-        raise SiteError(f"{bundle.member} in {url} does not match the committed SHA-256")
+        raise GamutError(f"{bundle.member} in {url} does not match the committed SHA-256")
     atomic_write_bytes(dest, data)
     return dest
 
@@ -189,7 +189,7 @@ def main() -> int:
     for bundle in (*SHIPPED, *TESTING):
         try:
             path = fetch(bundle)
-        except SiteError as exc:
+        except GamutError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         print(f"{bundle.package}@{bundle.version}: {path} (sha256 verified)")

@@ -12,14 +12,7 @@ from scoring.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from scoring.compiler import Check, CheckKind, compile_rubric, default_coverage_thresholds
-    from scoring.errors import (
-        ConfigError,
-        GamutError,
-        Problem,
-        ProblemsError,
-        RubricError,
-        ScoringError,
-    )
+    from scoring.errors import GamutError, Problem, ProblemsError, RubricError
     from scoring.judge.prompt import PromptTemplate, load_template
     from scoring.rubric import ItemType, MetaRubric, Tier
     from scoring.scorer import (
@@ -39,12 +32,10 @@ _HOMES = {
     "CheckKind": "scoring.compiler",
     "compile_rubric": "scoring.compiler",
     "default_coverage_thresholds": "scoring.compiler",
-    "ConfigError": "scoring.errors",
+    "ProblemsError": "scoring.errors",
     "GamutError": "scoring.errors",
     "Problem": "scoring.errors",
-    "ProblemsError": "scoring.errors",
     "RubricError": "scoring.errors",
-    "ScoringError": "scoring.errors",
     "PromptTemplate": "scoring.judge.prompt",
     "load_template": "scoring.judge.prompt",
     "ItemType": "scoring.rubric",
@@ -65,7 +56,6 @@ __getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
 __all__ = [
     "Check",
     "CheckKind",
-    "ConfigError",
     "GamutError",
     "ItemType",
     "MetaRubric",
@@ -75,7 +65,6 @@ __all__ = [
     "QuestionScore",
     "RubricError",
     "ScoringConfig",
-    "ScoringError",
     "Tier",
     "Verdict",
     "__version__",

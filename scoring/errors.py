@@ -4,27 +4,21 @@ that may quote a prompt or a reply, ``quotes_input``, by its class only).
 
 ::
 
-    GamutError
+    GamutError                   bad input, configuration or state; the message says what to do
     ├── ProblemsError            every problem of one pass (each a Problem: file, line, fix)
-    │   ├── RubricError          a meta-rubric breaks docs/contract.md §3
-    │   └── ConfigError          the project configuration (gamut.toml) is invalid
-    ├── ScoringError             verdicts cannot be scored
+    │   └── RubricError          a meta-rubric breaks docs/contract.md §3 (caught per file)
     ├── DiskFullError            a write found no room (the same command goes on after)
     ├── NotRegularFileError      (also an OSError) a reader met a pipe, socket, device or link
-    ├── LedgerError              a ledger cannot be opened, read or written as asked
     ├── BackendError             a judge's call gave no usable reply (kind, status, raw reply)
     ├── BadReply                 a judge's reply is not a verdict object (it is asked again)
     ├── Stopped                  a judge's breaker tripped: its remaining checks wait
     ├── BatchError               a provider's batch API call failed (the next run retries)
-    ├── CallFailed               gamut generate: one question got no answer
-    ├── FatalCallError           gamut generate: the API refuses every call
-    ├── SiteError                the site cannot be built from these tables
-    ├── HubError                 the Hugging Face Hub cannot be reached or refused access
-    │   └── PlaceholderError     a config still names an unpublished dataset
-    ├── GitHubError              a GitHub API call failed
-    ├── ArtifactError            a workflow artifact is not what the PR step expects
-    ├── CommentError             a PR comment cannot be written from these files
-    └── (the workbench's own: WorkbenchError, LLMError > Deferred, SearchError)
+    ├── CallFailed               gamut generate: one question got no answer (``retry``)
+    ├── PlaceholderError         a config still names an unpublished dataset
+    └── (gamut.workbench's own: WorkbenchError, LLMError > Deferred, SearchError)
+
+An error is a class of its own only when some code catches it apart from the others or it
+carries data; any other is a :class:`GamutError` whose message says what went wrong.
 """
 
 from __future__ import annotations
@@ -162,14 +156,6 @@ class RubricError(ProblemsError):
     """A meta-rubric breaks a rule of docs/contract.md §3."""
 
 
-class ScoringError(GamutError):
-    """Verdicts cannot be scored: a check lacks a verdict, or a verdict is unknown."""
-
-
-class ConfigError(ProblemsError):
-    """The project configuration (gamut.toml) is invalid."""
-
-
 #: The errnos of a write that found no room: the disk is full, a quota is used up, or the file
 #: would pass a size limit (of the filesystem, or the process's RLIMIT_FSIZE).
 NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
@@ -243,10 +229,6 @@ class NotRegularFileError(GamutError, OSError):
     def __init__(self, path: str, kind: str) -> None:
         super().__init__(errno.EINVAL, f"not a regular file but {kind}", path)
         self.kind = kind
-
-
-class LedgerError(GamutError):
-    """A ledger cannot be opened, read or written as asked."""
 
 
 class ErrorKind(StrEnum):
@@ -346,58 +328,25 @@ class CallFailed(GamutError):
         self.retry = retry
 
 
-class FatalCallError(GamutError):
-    """The API refuses every call (authentication, permission, unknown model or endpoint)."""
-
-
-class SiteError(GamutError):
-    """The site cannot be built: a table is missing or malformed, or an asset is not there."""
-
-
-class HubError(GamutError):
-    """The Hub could not be reached, refused access, or the reference is malformed."""
-
-
-class PlaceholderError(HubError):
+class PlaceholderError(GamutError):
     """A dataset id in the config is still the placeholder of an unpublished dataset."""
-
-
-class GitHubError(GamutError):
-    """A GitHub API call failed; the message names the request and the fix."""
-
-
-class ArtifactError(GamutError):
-    """A workflow artifact is not what the PR step expects."""
-
-
-class CommentError(GamutError):
-    """A PR comment cannot be written from the files given."""
 
 
 __all__ = [
     "NO_ROOM",
     "SLOW_DOWN",
-    "ArtifactError",
     "BackendError",
     "BadReply",
     "BatchError",
     "CallFailed",
-    "CommentError",
-    "ConfigError",
     "DiskFullError",
     "ErrorKind",
-    "FatalCallError",
     "GamutError",
-    "GitHubError",
-    "HubError",
-    "LedgerError",
     "NotRegularFileError",
     "PlaceholderError",
     "Problem",
     "ProblemsError",
     "RubricError",
-    "ScoringError",
-    "SiteError",
     "Stopped",
     "summarise",
     "validation_messages",

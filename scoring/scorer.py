@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scoring.compiler import Check
-from scoring.errors import ScoringError
+from scoring.errors import GamutError
 from scoring.parameters import TIER_ORDER, ScoringConfig
 from scoring.rubric import Tier
 from scoring.verdicts import VERDICT_ORDER, Verdict
@@ -63,7 +63,7 @@ def _parse_verdict(value: Verdict | str, check_id: str, question_id: str) -> Ver
         return Verdict(value)
     except ValueError:
         allowed = ", ".join(v.value for v in Verdict)
-        raise ScoringError(
+        raise GamutError(
             f"question {question_id}, check {check_id}: unknown verdict {value!r} "
             f"(allowed: {allowed})"
         ) from None
@@ -82,23 +82,23 @@ def score_question(
         config: scoring parameters; the paper's values when omitted.
 
     Raises:
-        ScoringError: a check has no verdict, a verdict is unknown, a verdict names no check, or
+        GamutError: a check has no verdict, a verdict is unknown, a verdict names no check, or
             there are no checks.
     """
     cfg = config or ScoringConfig()
     if not checks:
-        raise ScoringError("cannot score a question with no checks")
+        raise GamutError("cannot score a question with no checks")
     qid = checks[0].question_id
     missing = [c.check_id for c in checks if c.check_id not in verdicts]
     if missing:
-        raise ScoringError(
+        raise GamutError(
             f"question {qid}: {len(missing)} check(s) have no verdict: {', '.join(missing)} "
             "(judge them first; a check without a verdict is never scored as missing)"
         )
     known = {c.check_id for c in checks}
     extra = sorted(set(verdicts) - known)
     if extra:
-        raise ScoringError(
+        raise GamutError(
             f"question {qid}: verdicts for unknown check(s): {', '.join(extra)} "
             "(the rubric changed since judging; re-judge)"
         )

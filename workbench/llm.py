@@ -351,7 +351,7 @@ class ProviderLLM:
             LLMError: the call failed after the SDK's retries, or the reply is not JSON (the
                 message names the template, the key and the failure's class, never the
                 provider's text, which may quote the prompt back).
-            FatalCallError: no call can succeed (bad key, unknown model, nothing listening).
+            GamutError: no call can succeed (bad key, unknown model, nothing listening).
         """
         from scoring.errors import CallFailed
 

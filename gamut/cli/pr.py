@@ -10,7 +10,7 @@ import click
 
 from gamut.cli._common import config_option, emit, err_console, get_project, handle_errors
 from gamut.pr import annotate, pack_artifact, unpack_artifact
-from scoring.errors import ArtifactError
+from scoring.errors import GamutError
 from scoring.submissions.formats import is_submission_id
 
 _REPORT = click.Path(path_type=Path, dir_okay=False, exists=True)
@@ -20,9 +20,9 @@ def _report(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ArtifactError(f"cannot read validator report {path}: {exc}") from None
+        raise GamutError(f"cannot read validator report {path}: {exc}") from None
     if not isinstance(data, dict):
-        raise ArtifactError(
+        raise GamutError(
             f"{path} is not a validator report (gamut submission validate --format json)"
         )
     return data
@@ -181,13 +181,13 @@ def claimed(
     if submission_id is None:
         ids = sorted(submission_ids(gh, pr_number, folder))
         if len(ids) != 1:
-            raise ArtifactError(
+            raise GamutError(
                 f"PR #{pr_number} changes {len(ids)} submission folders ({', '.join(ids)}); "
                 "a pull request adds exactly one submission"
             )
         submission_id = ids[0]
     if not is_submission_id(submission_id):
-        raise ArtifactError(f"{submission_id!r} is not a valid submission id")
+        raise GamutError(f"{submission_id!r} is not a valid submission id")
     holder: int | str | None = "main" if on_base(project, submission_id) else None
     if holder is None:
         holder = claimed_by(gh, pr_number, submission_id, folder)

@@ -41,12 +41,12 @@ def hf(
     check text are never uploaded unless benchmark.rubrics_public is true.
     """
     from gamut.publish import publish_files, publish_results  # pandas, pyarrow: lazily
-    from scoring.errors import HubError
+    from scoring.errors import GamutError
 
     project = get_project(config_path)
     repo = repo_id or project.cfg.publish.hf_dataset
     if not repo:
-        raise HubError("no dataset named: pass --repo ORG/NAME or set publish.hf_dataset")
+        raise GamutError("no dataset named: pass --repo ORG/NAME or set publish.hf_dataset")
     if dry_run:
         for f in publish_files(project, repo):
             out_console.print(f"{f.path_in_repo}	{len(f.data)} bytes")

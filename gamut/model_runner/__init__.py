@@ -13,11 +13,11 @@ from gamut.model_runner.plan import (
 from gamut.model_runner.provenance import record_production
 from gamut.model_runner.runner import generate, run
 from gamut.model_runner.store import ResponseFile
-from scoring.errors import FatalCallError
+from scoring.errors import GamutError
 
 __all__ = [
     "Failure",
-    "FatalCallError",
+    "GamutError",
     "GenerateOptions",
     "GenerateResult",
     "ImageRef",

@@ -111,7 +111,7 @@ async def run(plan: Plan, backend: Generator, reporter: Reporter | None = None) 
     Answers are appended to their files as they arrive (complete lines, fsync), by one writer
     task. When ``options.deadline_s`` passes, calls in flight are
     cancelled and their questions listed as failures. A
-    :class:`~scoring.judge.generation.FatalCallError` stops the run and is raised once the
+    :class:`~scoring.judge.generation.GamutError` stops the run and is raised once the
     answers so far are on disk.
     """
     o = plan.options
@@ -206,7 +206,7 @@ def generate(
 
     Raises:
         ProblemsError: when a check fails (nothing called, nothing written).
-        FatalCallError: when the API refuses every call.
+        GamutError: when the API refuses every call.
     """
     plan = prepare(project, options, environ)
     try:

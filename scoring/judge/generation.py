@@ -6,7 +6,7 @@ generation with a class of this protocol, found through :mod:`scoring.judge.prov
 Each generator has one async method, :meth:`Generator.answer`. HTTP retries (429 and 5xx with
 ``Retry-After``, timeouts, dropped connections; exponential backoff) are the official SDK's own,
 bounded by ``max_retries``; what is left after them is raised as :class:`CallFailed`, or as
-:class:`FatalCallError` when no other question can succeed either (bad key, unknown model).
+:class:`GamutError` when no other question can succeed either (bad key, unknown model).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import ssl
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from scoring.errors import CallFailed, FatalCallError
+from scoring.errors import CallFailed, GamutError
 
 # Status codes after which every other call would fail the same way.
 _FATAL_STATUS = {401, 403, 404}
@@ -113,7 +113,7 @@ class Generator(Protocol):
 
         Raises:
             CallFailed: the call failed after retries or the reply is empty.
-            FatalCallError: no call can succeed with these settings.
+            GamutError: no call can succeed with these settings.
         """
         ...
 
@@ -174,7 +174,7 @@ def status_error(exc: Exception, provider: str, settings: BackendSettings) -> Ex
             403: "permission denied",
             404: f"model {settings.model!r} or the endpoint was not found",
         }[status]
-        return FatalCallError(
+        return GamutError(
             f"{provider} API: {what} (HTTP {status}); check --model, --base-url and "
             "the key in --api-key-env"
         )
@@ -221,7 +221,7 @@ def connection_error(exc: Exception, provider: str, host: str) -> Exception:
     cause = _connection_cause(exc)
     message = f"{provider} API at {host}: {_CAUSE_HELP[cause]}"
     if cause in {"refused", "DNS", "TLS"}:
-        return FatalCallError(message)
+        return GamutError(message)
     return CallFailed(message)
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scoring.errors import ConfigError, GamutError, Problem
+from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.judge.backends import Backend
 from scoring.judge.cache import judge_identity
 from scoring.judge.prompt import PromptTemplate, load_template
@@ -51,7 +51,7 @@ def build_judges(
         config_file: the config file the definitions came from, for messages.
 
     Raises:
-        ConfigError: unknown judge names and missing API keys, all at once.
+        ProblemsError: unknown judge names and missing API keys, all at once.
         GamutError: an unknown prompt version or an unloadable backend.
     """
     file = config_file
@@ -64,7 +64,7 @@ def build_judges(
     if need_keys:
         problems += judge_key_problems(judges, file, [n for n in wanted if n in judges])
     if problems:
-        raise ConfigError(problems, "cannot start the judges")
+        raise ProblemsError(problems, "cannot start the judges")
     out = []
     for name in wanted:
         jc = judges[name]

@@ -369,7 +369,7 @@ def judge_all(
         Per-judge counts, tokens, cost and failures; ``notes`` says what the index had to do.
 
     Raises:
-        LedgerError: another run holds the ledger, or the ledger cannot be read.
+        GamutError: another run holds the ledger, or the ledger cannot be read.
     """
     t0 = time.perf_counter()
     report = JudgeReport({}, dry_run)

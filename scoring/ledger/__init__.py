@@ -11,7 +11,7 @@ is already judged with :meth:`Ledger.key_index`, and appends what it gets with
 a batch request's ``custom_id`` is :func:`custom_id` of its key.
 """
 
-from scoring.errors import LedgerError
+from scoring.errors import GamutError
 from scoring.ledger.keys import (
     KEY_BYTES,
     KeyIndex,
@@ -53,11 +53,11 @@ __all__ = [
     "BatchState",
     "Conflict",
     "FailureRecord",
+    "GamutError",
     "KeyIndex",
     "KeyScheme",
     "Keys",
     "Ledger",
-    "LedgerError",
     "MergeReport",
     "PushRecord",
     "VerdictRecord",

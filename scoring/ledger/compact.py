@@ -73,7 +73,7 @@ def compact(ledger: Ledger) -> CompactReport:
     holds the ledger's lock.
 
     Raises:
-        LedgerError: a shard of a run cannot be read (named); nothing of that run is changed.
+        GamutError: a shard of a run cannot be read (named); nothing of that run is changed.
     """
     report = CompactReport()
     for kind in KINDS:

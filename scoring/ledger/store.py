@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring.errors import LedgerError, Problem
+from scoring.errors import GamutError, Problem
 from scoring.ledger.checks import (
     META_KEY,
     code_problem,
@@ -137,7 +137,7 @@ def shard_bytes(table: pa.Table, kind: str, scheme: KeyScheme, held: bool) -> by
     """A shard's file content: ``table`` as Parquet, with the ledger's metadata."""
     want = schema(kind, held)
     if not table.schema.equals(want, check_metadata=False):
-        raise LedgerError(f"a {kind} shard must have the columns {want.names}")
+        raise GamutError(f"a {kind} shard must have the columns {want.names}")
     meta = json.dumps({"format": FORMAT, "kind": kind, "scheme": scheme.scheme_id, "held": held})
     table = table.replace_schema_metadata({META_KEY: meta.encode()})
     buf = io.BytesIO()
@@ -176,11 +176,11 @@ class Ledger:
         """Open (or create) the ledger at ``root``.
 
         Raises:
-            LedgerError: held without a keyed scheme, a broken manifest, or a ledger written
+            GamutError: held without a keyed scheme, a broken manifest, or a ledger written
                 under another key scheme or held setting.
         """
         if held and not scheme.held:
-            raise LedgerError(
+            raise GamutError(
                 "rubrics are held, so ledger keys must be keyed hashes: set [store] "
                 "ledger_key_env to an environment variable holding the ledger secret"
             )
@@ -188,7 +188,7 @@ class Ledger:
         want = {"format": FORMAT, "scheme": scheme.scheme_id, "held": held}
         if not os.path.lexists(path):
             if not create:
-                raise LedgerError(f"no ledger at {root} (no {MANIFEST})")
+                raise GamutError(f"no ledger at {root} (no {MANIFEST})")
             root.mkdir(parents=True, exist_ok=True)
             atomic_write_text(path, json.dumps(want, indent=1) + "\n", durable=True)
             return cls(root, scheme, held)
@@ -196,11 +196,11 @@ class Ledger:
             with open_regular(path) as f:
                 got = json.loads(f.read(10_000).decode("utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LedgerError(f"{path}: not a ledger manifest ({exc})") from None
+            raise GamutError(f"{path}: not a ledger manifest ({exc})") from None
         if not isinstance(got, dict) or got.get("format") != FORMAT:
-            raise LedgerError(f"{path}: ledger format {got!r} is not {FORMAT}")
+            raise GamutError(f"{path}: ledger format {got!r} is not {FORMAT}")
         if str(got.get("scheme")).startswith(KEYED_V1_PREFIX) and got.get("held") is True:
-            raise LedgerError(
+            raise GamutError(
                 f"{path}: this ledger was written under held key scheme 1 "
                 f"({got.get('scheme')!r}), whose check keys leave out the question id; this "
                 f"version reads scheme {KEYED_VERSION} only and cannot convert it (the keys "
@@ -208,7 +208,7 @@ class Ledger:
                 "[store] ledger_hub dataset), and judge into it"
             )
         if got.get("scheme") != want["scheme"] or got.get("held") != held:
-            raise LedgerError(
+            raise GamutError(
                 f"{path}: this ledger was written with keys {got.get('scheme')!r} "
                 f"(held={got.get('held')}), the config gives {want['scheme']!r} (held={held}): "
                 "another ledger secret or rubric setting; use the matching secret, or another "
@@ -271,7 +271,7 @@ class Ledger:
         row).
 
         Raises:
-            LedgerError: unreadable, too large, or not a shard of this ledger.
+            GamutError: unreadable, too large, or not a shard of this ledger.
         """
         path = self.root / kind / name
         fix = "run `gamut ledger verify`, and restore it from another copy (or remove it)"
@@ -282,16 +282,16 @@ class Ledger:
                 f = None if bad else pq.ParquetFile(file, read_dictionary=coded)
                 bad = bad or metadata_problem(f.metadata)  # type: ignore[union-attr]
                 if bad or f is None:
-                    raise LedgerError(f"{path}: not read: {bad}; {fix}")
+                    raise GamutError(f"{path}: not read: {bad}; {fix}")
                 meta = shard_meta(f.schema_arrow)
                 table = f.read(columns=list(columns) if columns is not None else None)
         except (OSError, pa.ArrowException) as exc:
-            raise LedgerError(f"{path}: cannot read this shard ({exc}); {fix}") from None
+            raise GamutError(f"{path}: cannot read this shard ({exc}); {fix}") from None
         if meta.get("kind") != kind or meta.get("scheme") != self.scheme.scheme_id:
-            raise LedgerError(f"{path}: a foreign shard ({meta}); run `gamut ledger verify`")
+            raise GamutError(f"{path}: a foreign shard ({meta}); run `gamut ledger verify`")
         bad = code_problem(table["verdict"]) if "verdict" in table.column_names else None
         if bad:
-            raise LedgerError(f"{path}: not read: {bad}; {fix}")
+            raise GamutError(f"{path}: not read: {bad}; {fix}")
         return table
 
     def _read_all(
@@ -457,12 +457,12 @@ class Ledger:
         others, nor whole.
 
         Raises:
-            LedgerError: the ledger's verdict shards are no longer those the index was built
+            GamutError: the ledger's verdict shards are no longer those the index was built
                 from (another process pulled or compacted meanwhile): build the index again.
         """
         state = self._index_state(identities)
         if self._index is None or self._index[0] != state:
-            raise LedgerError(
+            raise GamutError(
                 f"{self.root / VERDICTS}: the verdict shards changed while a run read them "
                 "(a pull or a compaction at the same time); run the command again"
             )
@@ -502,7 +502,7 @@ class Ledger:
         Arrow's column and as the array: at paper scale that is 170 MB less at once.
 
         Raises:
-            LedgerError: a shard cannot be read, or holds more rows than its metadata counts.
+            GamutError: a shard cannot be read, or holds more rows than its metadata counts.
         """
         shards = self._ordered_rows(VERDICTS)
         keys = np.empty((sum(rows for _, rows in shards), KEY_BYTES), dtype=np.uint8)
@@ -513,7 +513,7 @@ class Ledger:
             VERDICTS, ["key", *want], identities, shards, coded
         ):
             if read > counted:
-                raise LedgerError(
+                raise GamutError(
                     f"{self.root / VERDICTS / name}: holds {read} rows, its metadata "
                     f"counts {counted}; run `gamut ledger verify`, and restore it from another copy"
                 )
@@ -639,7 +639,7 @@ class Ledger:
         The kernel drops it when the process ends, however it ends.
 
         Raises:
-            LedgerError: another process holds it.
+            GamutError: another process holds it.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -647,7 +647,7 @@ class Ledger:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                raise LedgerError(
+                raise GamutError(
                     f"another {what} is writing the ledger {self.root}; wait for it to finish "
                     "(or stop it), then rerun"
                 ) from None
@@ -663,18 +663,18 @@ def merge(into: Ledger, other: Ledger) -> MergeReport:
     is a duplicate kept aside (counted in the report).
 
     Raises:
-        LedgerError: ``other`` has a corrupted, forged or foreign file (named), or another key
+        GamutError: ``other`` has a corrupted, forged or foreign file (named), or another key
             scheme.
     """
     if other.scheme.scheme_id != into.scheme.scheme_id or other.held != into.held:
-        raise LedgerError(
+        raise GamutError(
             f"cannot merge {other.root} into {into.root}: written under keys "
             f"{other.scheme.scheme_id!r} (held={other.held}), not {into.scheme.scheme_id!r} "
             f"(held={into.held})"
         )
     bad = other.verify()
     if bad:
-        raise LedgerError(f"cannot merge {other.root}: " + "; ".join(str(p) for p in bad[:10]))
+        raise GamutError(f"cannot merge {other.root}: " + "; ".join(str(p) for p in bad[:10]))
     return copy_checked(into, other)
 
 
@@ -727,7 +727,7 @@ def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:
     parts = []
     for c in chunks:
         if c.null_count:
-            raise LedgerError("a ledger shard has a null key")
+            raise GamutError("a ledger shard has a null key")
         buf = c.buffers()[1]
         start = c.offset * KEY_BYTES
         arr = np.frombuffer(buf, dtype=np.uint8)[start : start + len(c) * KEY_BYTES]

@@ -164,7 +164,7 @@ def build_tables(
         The tables that were written, with their provenance and file paths.
 
     Raises:
-        ScoringError: the verdicts are inconsistent.
+        GamutError: the verdicts are inconsistent.
     """
     scores = compute(inputs, scoring, primary_judge)
     prov = provenance(

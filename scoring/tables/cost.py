@@ -24,7 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scoring.errors import ScoringError
+from scoring.errors import GamutError
 from scoring.judge.spec import JudgeConfig
 from scoring.tables.matrix import SETTINGS
 
@@ -59,7 +59,7 @@ def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
     """The usage table at ``path`` (None when there is none: every cost column is then empty).
 
     Raises:
-        ScoringError: it cannot be read, lacks a column, or was written for another verdict
+        GamutError: it cannot be read, lacks a column, or was written for another verdict
             table than the one at ``verdict_table`` (their fingerprints differ).
     """
     from scoring.judge.usage import USAGE_COLUMNS
@@ -71,13 +71,13 @@ def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
         table = pq.read_table(path)
         theirs = (pq.read_schema(verdict_table).metadata or {}).get(FINGERPRINT)
     except (OSError, pa.ArrowException) as exc:
-        raise ScoringError(f"cannot read the usage table {path}: {exc} ({_FIX})") from None
+        raise GamutError(f"cannot read the usage table {path}: {exc} ({_FIX})") from None
     missing = [c for c in USAGE_COLUMNS if c not in table.column_names]
     if missing:
-        raise ScoringError(f"the usage table {path} lacks {', '.join(missing)} ({_FIX})")
+        raise GamutError(f"the usage table {path} lacks {', '.join(missing)} ({_FIX})")
     ours = (table.schema.metadata or {}).get(FINGERPRINT)
     if ours != theirs:
-        raise ScoringError(
+        raise GamutError(
             f"the usage table {path} was written for another verdict table than "
             f"{verdict_table} ({_FIX})"
         )

@@ -169,7 +169,7 @@ def load_inputs(
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).
-        ScoringError: the verdict table is missing or broken.
+        GamutError: the verdict table is missing or broken.
     """
     table = checks
     index, check_ids = index_checks(questions, table, rubrics_source)

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from scoring.errors import ScoringError
+from scoring.errors import GamutError
 from scoring.questions import Setting
 from scoring.verdicts import VERDICT_KEY, VERDICT_ORDER
 
@@ -87,17 +87,17 @@ def read_verdicts(
     questions or checks (a stale table) are counted and left out.
 
     Raises:
-        ScoringError: the table is missing or unreadable, holds an unknown verdict, or holds two
+        GamutError: the table is missing or unreadable, holds an unknown verdict, or holds two
             verdicts for one (submission, setting, judge, check).
     """
     if not path.is_file():
-        raise ScoringError(f"no verdict table at {path} (run `gamut judge` first)")
+        raise GamutError(f"no verdict table at {path} (run `gamut judge` first)")
     fix = "(rewrite it with `gamut judge`)"
     try:
         names = pq.read_schema(path).names
         missing = [c for c in KEY_COLUMNS if c not in names]
         if missing:
-            raise ScoringError(
+            raise GamutError(
                 f"cannot read the verdict table {path}: no column(s) {', '.join(missing)} {fix}"
             )
         table = pq.ParquetFile(path, read_dictionary=list(KEY_COLUMNS))
@@ -107,7 +107,7 @@ def read_verdicts(
             path, batches, table.metadata.num_rows, submission_ids, judges, question_ids, check_ids
         )
     except (pa.ArrowInvalid, OSError) as exc:
-        raise ScoringError(f"cannot read the verdict table {path}: {exc} {fix}") from None
+        raise GamutError(f"cannot read the verdict table {path}: {exc} {fix}") from None
 
 
 def _fill(
@@ -144,7 +144,7 @@ def _fill(
         if (c["verdict"] < 0).any():
             used = pc.unique(batch.column("verdict").cast(pa.string())).to_pylist()
             bad = sorted({str(v) for v in used} - {v.value for v in VERDICT_ORDER})
-            raise ScoringError(
+            raise GamutError(
                 f"{path}: unknown verdict value(s) {bad} "
                 "(allowed: meets, partially_meets, missing, contradicts)"
             )
@@ -157,7 +157,7 @@ def _fill(
 
     kept = sum(put(batch) for batch in batches)  # one batch in memory at a time
     if int(np.count_nonzero(matrix != MISSING)) != kept:
-        raise ScoringError(
+        raise GamutError(
             f"{path}: some (submission, setting, judge, check) has more than one "
             "verdict row (rewrite the table with `gamut judge`)"
         )

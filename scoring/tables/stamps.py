@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from scoring import __version__
-from scoring.errors import ScoringError
+from scoring.errors import GamutError
 
 #: Parquet file metadata key of what judged a verdict table's rows (written by `gamut judge`).
 STAMPS = b"gamut.stamps"
@@ -52,23 +52,23 @@ def read_stamps(path: Path) -> dict[str, Any] | None:
     """What judged the verdict table at ``path``, or None when it records nothing.
 
     Raises:
-        ScoringError: the record is there but is not a JSON object.
+        GamutError: the record is there but is not a JSON object.
     """
     try:
         meta = pq.read_metadata(path).metadata or {}  # the file's: the writer adds it last
     except OSError as exc:
-        raise ScoringError(f"cannot read the verdict table {path}: {exc} ({_FIX})") from None
+        raise GamutError(f"cannot read the verdict table {path}: {exc} ({_FIX})") from None
     raw = meta.get(STAMPS)
     if raw is None:
         return None
     try:
         value = json.loads(raw)
     except ValueError as exc:
-        raise ScoringError(
+        raise GamutError(
             f"{path}: its {STAMPS.decode()} record is not JSON ({exc}); {_FIX}"
         ) from None
     if not isinstance(value, dict) or not isinstance(value.get("judges"), dict):
-        raise ScoringError(f"{path}: its {STAMPS.decode()} record is not an object; {_FIX}")
+        raise GamutError(f"{path}: its {STAMPS.decode()} record is not an object; {_FIX}")
     return value
 
 

@@ -16,7 +16,7 @@ from gamut import pipeline
 from gamut.config import GamutConfig
 from gamut.project import Project
 from generator.vendor import IFRAME_WORKER, PLOTLY
-from scoring.errors import ProblemsError, SiteError
+from scoring.errors import GamutError, ProblemsError
 from tests.generator.conftest import (
     REPO,
     assert_no_rubric_text,
@@ -217,7 +217,7 @@ def test_a_failed_build_leaves_no_temporary_folders(tmp_path: Path) -> None:
 
     cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
     (cfg.path(cfg.store.results) / "verdicts.parquet").write_bytes(b"not parquet")
-    with pytest.raises(SiteError, match="gamut judge"):
+    with pytest.raises(GamutError, match="gamut judge"):
         pipeline.build_site(Project(cfg))
     assert not [p for p in tmp_path.iterdir() if p.name.startswith((".docs.", ".site."))]
     assert not (tmp_path / "site").exists()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from generator.build import site_builder
-from scoring.errors import SiteError
+from scoring.errors import GamutError
 from tests.demo_config import demo_config_text
 
 GENERATOR = re.compile(rb'<meta name="generator" content="([^"]*)">')
@@ -62,7 +62,7 @@ def test_mkdocs_and_properdocs_write_the_same_pages(tmp_path: Path) -> None:
 def test_one_process_builds_with_one_builder() -> None:
     import mkdocs.config  # noqa: F401  (this process has loaded MkDocs, as the tests do)
 
-    with pytest.raises(SiteError, match="loaded MkDocs; build in a new process"):
+    with pytest.raises(GamutError, match="loaded MkDocs; build in a new process"):
         site_builder("properdocs")
     assert "properdocs.replacement" not in sys.modules
 

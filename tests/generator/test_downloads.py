@@ -25,7 +25,7 @@ from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
 from generator import downloads_size
-from scoring.errors import SiteError
+from scoring.errors import GamutError
 from scoring.tables import published_types
 from scoring.tables.columns import TABLES, VERDICT_KEY
 from scoring.verdicts import VERDICT_COLUMNS
@@ -154,7 +154,7 @@ def test_an_undocumented_column_stops_the_build_with_its_name(tmp_path: Path) ->
     df["mystery"] = 1
     df.to_parquet(path)
     want = r"by_kind: undocumented columns mystery.*scoring/tables/columns"
-    with pytest.raises(SiteError, match=want):
+    with pytest.raises(GamutError, match=want):
         pipeline.build_site(Project(cfg))
 
 

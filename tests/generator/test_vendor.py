@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from generator.vendor import AXE, IFRAME_WORKER, PLOTLY, SHIPPED, TESTING, Bundle, fetch, verified
-from scoring.errors import SiteError
+from scoring.errors import GamutError
 
 SCRIPT = b"/* plotly.js (cartesian - minified) v9.9.9 */ window.Plotly = {};\n"
 
@@ -98,7 +98,7 @@ def test_a_tarball_that_differs_from_the_committed_hash_is_refused(
     bundle = _bundle(_tarball("package/plotly-cartesian.min.js", SCRIPT))
     state.body = _tarball("package/plotly-cartesian.min.js", SCRIPT + b"alert(1);\n")
     dest = tmp_path / "plotly-cartesian.min.js"
-    with pytest.raises(SiteError, match="integrity hash"):
+    with pytest.raises(GamutError, match="integrity hash"):
         fetch(bundle, dest=dest, url=url)
     assert not dest.exists()
 
@@ -110,7 +110,7 @@ def test_a_file_that_differs_from_the_committed_sha256_is_refused(
     state.body = _tarball("package/plotly-cartesian.min.js", SCRIPT)
     bundle = replace(_bundle(state.body), sha256="0" * 64)
     dest = tmp_path / "plotly-cartesian.min.js"
-    with pytest.raises(SiteError, match="SHA-256"):
+    with pytest.raises(GamutError, match="SHA-256"):
         fetch(bundle, dest=dest, url=url)
     assert not dest.exists()
 
@@ -120,23 +120,23 @@ def test_a_tarball_without_the_script_is_named(
 ) -> None:
     state, url = registry
     state.body = _tarball("package/README.md", b"# readme\n")
-    with pytest.raises(SiteError, match=r"cannot read package/plotly-cartesian\.min\.js"):
+    with pytest.raises(GamutError, match=r"cannot read package/plotly-cartesian\.min\.js"):
         fetch(_bundle(state.body), dest=tmp_path / "x.js", url=url)
 
 
 def test_an_unreachable_registry_says_so(tmp_path: Path) -> None:
     bundle = _bundle(b"")
-    with pytest.raises(SiteError, match="cannot download"):
+    with pytest.raises(GamutError, match="cannot download"):
         fetch(bundle, dest=tmp_path / "x.js", url="http://127.0.0.1:9/none.tgz", timeout=5)
 
 
 def test_a_missing_or_tampered_bundle_stops_the_build_with_the_fix(tmp_path: Path) -> None:
     bundle = _bundle(b"")
     path = tmp_path / "plotly-cartesian.min.js"
-    with pytest.raises(SiteError, match="make vendor"):
+    with pytest.raises(GamutError, match="make vendor"):
         verified(bundle, path)
     path.write_bytes(SCRIPT + b"// changed\n")
-    with pytest.raises(SiteError, match="does not match the checksum"):
+    with pytest.raises(GamutError, match="does not match the checksum"):
         verified(bundle, path)
 
 

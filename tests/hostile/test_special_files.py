@@ -25,7 +25,7 @@ from gamut import pipeline
 from gamut.cli import main
 from gamut.project import Project as GamutProject
 from scoring.audit import read_audit
-from scoring.errors import LedgerError, NotRegularFileError, ProblemsError, RubricError
+from scoring.errors import GamutError, NotRegularFileError, ProblemsError, RubricError
 from scoring.ledger import KeyScheme, Ledger, VerdictRecord
 from scoring.ledger.store import merge
 from scoring.questions import load_questions
@@ -152,7 +152,7 @@ def test_verify_names_a_special_file_named_like_a_shard_or_record_and_checks_the
 
 def test_reading_the_ledger_names_a_special_shard(ledger: Ledger, kind: str) -> None:
     bad = plant(ledger.root / "verdicts" / ("a" * 64 + ".parquet"), kind)
-    with pytest.raises(LedgerError) as exc:
+    with pytest.raises(GamutError) as exc:
         within(ledger.root, ledger.verdicts)
     assert str(bad) in str(exc.value) and SPECIAL[kind] in str(exc.value)
 
@@ -163,7 +163,7 @@ def test_merge_refuses_a_ledger_holding_a_special_file_by_name(
     other = _ledger(tmp_path / "other")
     other.append_verdicts(_records(other.scheme, 10, 2))
     bad = plant(other.root / "verdicts" / ("a" * 64 + ".parquet"), kind)
-    with pytest.raises(LedgerError) as exc:
+    with pytest.raises(GamutError) as exc:
         within(other.root, lambda: merge(ledger, other))
     assert str(bad) in str(exc.value) and SPECIAL[kind] in str(exc.value)
     assert ledger.verdicts().num_rows == 3  # nothing copied from a ledger that fails
@@ -171,7 +171,7 @@ def test_merge_refuses_a_ledger_holding_a_special_file_by_name(
 
 def test_a_special_manifest_is_refused_by_name(tmp_path: Path, kind: str) -> None:
     bad = plant(tmp_path / "led" / "LEDGER.json", kind)
-    with pytest.raises(LedgerError) as exc:
+    with pytest.raises(GamutError) as exc:
         within(bad.parent, lambda: _ledger(bad.parent))
     assert str(bad) in str(exc.value) and SPECIAL[kind] in str(exc.value)
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from gamut.cli import main
 from gamut.ledger_hub import PUSH_BACKOFF_S, pull, push
-from scoring.errors import HubError
+from scoring.errors import GamutError
 from scoring.ledger import KeyScheme, Ledger, VerdictRecord, keys_array
 from scoring.ledger.store import shard_bytes
 from scoring.verdicts import Verdict
@@ -192,7 +192,7 @@ def test_a_head_that_moves_at_every_attempt_fails_naming_the_attempts_and_writes
         *(_upload(b, n, manifest=i == 0) for i, n in enumerate(names) if n is not None),
     )
     waits: list[float] = []
-    with pytest.raises(HubError, match="before each of 3 commit attempts") as err:
+    with pytest.raises(GamutError, match="before each of 3 commit attempts") as err:
         push(a, REPO, sleep=waits.append)
     assert "nothing was pushed" in str(err.value) and "`gamut ledger push` again" in str(err.value)
     assert waits == [PUSH_BACKOFF_S, 2 * PUSH_BACKOFF_S]
@@ -240,7 +240,7 @@ def test_a_retry_checks_the_manifest_another_push_added(
     other = _ledger(tmp_path / "other", held=False)  # another key scheme
     other.append_verdicts(_records(other.scheme, 0, 2))
     _lands_first(ledger_hub, _upload(other))
-    with pytest.raises(HubError, match="another ledger"):
+    with pytest.raises(GamutError, match="another ledger"):
         push(a, REPO, sleep=lambda s: None)
     assert set(_head(ledger_hub)) == set(_upload(other))
 
@@ -430,12 +430,12 @@ def test_a_public_dataset_or_another_ledger_is_refused(ledger_hub: FakeHub, tmp_
     push(a, REPO)
     public = _ledger(tmp_path / "p", held=False)
     public.append_verdicts(_records(public.scheme, 0, 2))
-    with pytest.raises(HubError, match="another ledger"):
+    with pytest.raises(GamutError, match="another ledger"):
         push(public, REPO)
-    with pytest.raises(HubError, match="another ledger"):
+    with pytest.raises(GamutError, match="another ledger"):
         pull(public, REPO)
     ledger_hub.repos[REPO].private = False
-    with pytest.raises(HubError, match="not private"):
+    with pytest.raises(GamutError, match="not private"):
         push(a, REPO)
     assert _commits(ledger_hub) == 1
 

@@ -17,7 +17,7 @@ from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
 from gamut.publish import build_publish_operations, publish_files, publish_results
-from scoring.errors import HubError
+from scoring.errors import GamutError
 from tests.hub.conftest import write_config
 from tests.tables.conftest import main_project
 from tests.tables.project import CHECKS
@@ -136,7 +136,7 @@ def test_operations_add_everything_and_delete_only_stale_data(tmp_path: Path) ->
 
 def test_missing_results_name_the_command(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, "rubrics"))
-    with pytest.raises(HubError, match="gamut score"):
+    with pytest.raises(GamutError, match="gamut score"):
         publish_files(Project(cfg), REPO)
 
 
@@ -145,7 +145,7 @@ def test_publish_needs_a_token_and_a_repo_id(
 ) -> None:
     cfg = load_config(write_config(tmp_path, "rubrics"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    with pytest.raises(HubError, match="set HF_TOKEN"):
+    with pytest.raises(GamutError, match="set HF_TOKEN"):
         publish_results(Project(cfg), "gamut/results")
-    with pytest.raises(HubError, match="ORG/NAME"):
+    with pytest.raises(GamutError, match="ORG/NAME"):
         publish_results(Project(cfg), "not a repo")

@@ -9,7 +9,7 @@ import pytest
 from gamut.config import load_config
 from gamut.hub import parse_hub_uri
 from gamut.project import Project
-from scoring.errors import HubError
+from scoring.errors import GamutError
 from scoring.rubric_io import load_rubrics
 from tests.hub.conftest import TOKEN, write_config
 from tests.hub.fake_hub import FakeHub
@@ -42,7 +42,7 @@ def test_parse_pins_a_commit_and_keeps_the_folder() -> None:
     ],
 )
 def test_parse_rejects_unpinned_or_malformed(uri: str, words: str) -> None:
-    with pytest.raises(HubError, match=words):
+    with pytest.raises(GamutError, match=words):
         parse_hub_uri(uri)
 
 
@@ -87,7 +87,7 @@ def test_missing_token_is_refused_with_a_fix(
 ) -> None:
     monkeypatch.delenv("HF_TOKEN")
     cfg = load_config(write_config(tmp_path, f"hf://datasets/gamut/held-rubrics@{held_sha}"))
-    with pytest.raises(HubError, match="HF_TOKEN") as exc:
+    with pytest.raises(GamutError, match="HF_TOKEN") as exc:
         _ = Project(cfg).rubrics_path
     assert any(r.authorization is None for r in env.requests)
     assert not (tmp_path / ".gamut" / "private").exists() or not list(
@@ -101,7 +101,7 @@ def test_wrong_token_is_refused_and_never_echoed(
 ) -> None:
     monkeypatch.setenv("HF_TOKEN", "hf_wrong_value")
     cfg = load_config(write_config(tmp_path, f"hf://datasets/gamut/held-rubrics@{held_sha}"))
-    with pytest.raises(HubError) as exc:
+    with pytest.raises(GamutError) as exc:
         _ = Project(cfg).rubrics_path
     assert "hf_wrong_value" not in str(exc.value)
     assert "401" in str(exc.value) or "not accessible" in str(exc.value)
@@ -109,17 +109,17 @@ def test_wrong_token_is_refused_and_never_echoed(
 
 def test_unknown_repo_and_revision_are_404(tmp_path: Path, env: FakeHub, held_sha: str) -> None:
     cfg = load_config(write_config(tmp_path / "a", f"hf://datasets/gamut/nope@{held_sha}"))
-    with pytest.raises(HubError, match="not found or not accessible"):
+    with pytest.raises(GamutError, match="not found or not accessible"):
         _ = Project(cfg).rubrics_path
     cfg = load_config(write_config(tmp_path / "b", f"hf://datasets/gamut/held-rubrics@{SHA}"))
-    with pytest.raises(HubError, match="check the commit sha"):
+    with pytest.raises(GamutError, match="check the commit sha"):
         _ = Project(cfg).rubrics_path
 
 
 def test_private_cache_inside_results_is_refused(tmp_path: Path, held_sha: str) -> None:
     uri = f"hf://datasets/gamut/held-rubrics@{held_sha}"
     cfg = load_config(write_config(tmp_path, uri, extra='[store]\nprivate = "results/held"\n'))
-    with pytest.raises(HubError, match=r"inside store\.results"):
+    with pytest.raises(GamutError, match=r"inside store\.results"):
         _ = Project(cfg).rubrics_path
 
 

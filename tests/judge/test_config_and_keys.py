@@ -11,7 +11,7 @@ from gamut import pipeline
 from gamut.cli import main
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.errors import ConfigError
+from scoring.errors import ProblemsError
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.conftest import FAKE_KEY
@@ -27,7 +27,7 @@ def test_unknown_key_missing_env_and_two_primaries_all_reported(
         fake_llm.openai_base_url, "b"
     )
     cfg_path = write_project(tmp_path, toml)
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(ProblemsError) as err:
         load_config(cfg_path, require_keys=True)
     text = str(err.value)
     assert "judges.a.temprature" in text and "remove the key" in text
@@ -47,9 +47,9 @@ def test_missing_key_stops_judge_all_before_any_call(
 ) -> None:
     cfg = load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url)))
     monkeypatch.setenv("GAMUT_TEST_KEY", "")
-    with pytest.raises(ConfigError, match="GAMUT_TEST_KEY is not set"):
+    with pytest.raises(ProblemsError, match="GAMUT_TEST_KEY is not set"):
         pipeline.judge(Project(cfg), progress=NullProgress())
-    with pytest.raises(ConfigError, match="no judge named 'nope'"):
+    with pytest.raises(ProblemsError, match="no judge named 'nope'"):
         pipeline.judge(Project(cfg), judges=["nope"], progress=NullProgress())
     assert fake_llm.requests == []
 
@@ -78,7 +78,7 @@ def test_replay_judge_needs_its_file(tmp_path: Path) -> None:
         '[judges.o]\nprovider = "openai"\nmodel = "m"\nfamily = "f"\nreplay = "x.parquet"\n'
         'api_key_env = "GAMUT_TEST_KEY"\n'
     )
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(ProblemsError) as err:
         load_config(write_project(tmp_path, toml))
     text = str(err.value)
     assert "judges.r: provider 'replay' needs replay" in text

@@ -10,7 +10,7 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.errors import LedgerError
+from scoring.errors import GamutError
 from scoring.judge.backends import MAX_REPLY_BYTES
 from scoring.judge.pacing import BREAK_OTHER
 from scoring.judge.progress import NullProgress
@@ -49,7 +49,7 @@ def test_a_second_run_on_the_same_ledger_is_refused(
     tmp_path: Path, fake_llm: FakeLLMServer
 ) -> None:
     project = Project(load_config(write_project(tmp_path, openai_judge(fake_llm.openai_base_url))))
-    with project.ledger.lock(), pytest.raises(LedgerError, match="another gamut judge"):
+    with project.ledger.lock(), pytest.raises(GamutError, match="another gamut judge"):
         pipeline.judge(project, progress=QUIET)
     assert fake_llm.requests == []
 

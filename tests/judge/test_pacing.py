@@ -18,7 +18,7 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.errors import ConfigError
+from scoring.errors import ProblemsError
 from scoring.judge.pacing import BREAK_REJECTED, Limiter, Outcome
 from scoring.judge.progress import NullProgress
 from tests.fakes.llm_server import FakeLLMServer, RateLimits
@@ -248,7 +248,7 @@ def test_anthropic_judges_send_no_sampling_parameter(
 @pytest.mark.parametrize("extra", ["temperature = 0.0", "seed = 1", "temperature = 0.2\nseed = 1"])
 def test_anthropic_judges_refuse_sampling_parameters_by_name(tmp_path: Path, extra: str) -> None:
     judge = openai_judge("http://127.0.0.1:9", provider="anthropic", extra=extra)
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(ProblemsError) as err:
         load_config(write_project(tmp_path, judge))
     text = str(err.value)
     for key in ("temperature", "seed"):

@@ -13,7 +13,7 @@ from gamut import pipeline
 from gamut.cli.generate import generate_cmd
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.errors import ConfigError, GamutError
+from scoring.errors import GamutError, ProblemsError
 from scoring.judge.progress import NullProgress
 from scoring.judge.providers import REGISTRY, ProviderEntry
 from tests.judge.project import TOTAL_CHECKS, write_project
@@ -40,7 +40,7 @@ def test_a_registered_backend_judges_from_the_config(tmp_path: Path, keyword_bac
 
 
 def test_an_unregistered_provider_is_refused_with_the_registered_names(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError) as err:
+    with pytest.raises(ProblemsError) as err:
         load_config(write_project(tmp_path, JUDGE))
     text = str(err.value)
     assert "judges.kw.provider" in text and "unknown provider 'keyword'" in text

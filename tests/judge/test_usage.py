@@ -13,7 +13,7 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.errors import LedgerError
+from scoring.errors import GamutError
 from scoring.judge.progress import NullProgress
 from scoring.judge.usage import dictionary_codes, grouped, usage_path
 from tests.fakes.llm_server import FakeLLMServer
@@ -61,7 +61,7 @@ def test_a_column_of_a_changed_ledger_is_refused(tmp_path: Path, fake_llm: FakeL
     assert sum(len(c) for c in ledger.indexed_column("tokens_in")) == len(index) == TOTAL_CALLS
     shard = next((ledger.root / "verdicts").glob("*.parquet"))
     shard.rename(shard.with_name("f" * 64 + ".parquet"))  # another shard set than the index's
-    with pytest.raises(LedgerError, match="changed while a run read them"):
+    with pytest.raises(GamutError, match="changed while a run read them"):
         list(ledger.indexed_column("tokens_in"))
 
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from gamut.cli import main
-from scoring.errors import LedgerError
+from scoring.errors import GamutError
 from scoring.ledger import KeyScheme, Ledger, VerdictRecord
 from scoring.ledger.keys import sort_key
 from scoring.ledger.store import shard_bytes
@@ -111,7 +111,7 @@ def test_values_out_of_range_are_refused_by_verify_and_by_reading(
     for what in bad:
         assert what in out
     # `gamut judge` reads the verdicts through the key index: a named error, not a traceback
-    with pytest.raises(LedgerError, match=r"verdict code 9 is not one of 0\.\.3"):
+    with pytest.raises(GamutError, match=r"verdict code 9 is not one of 0\.\.3"):
         led.key_index()
 
 
@@ -150,7 +150,7 @@ def test_a_footer_too_large_to_read_is_refused(tmp_path: Path) -> None:
     path = _plant(led, b"PAR1" + b"\0" * 64 + (1 << 30).to_bytes(4, "little") + b"PAR1")
     (problem,) = led.verify()
     assert problem.file == str(path) and "Parquet footer of 1073741824 bytes" in problem.message
-    with pytest.raises(LedgerError, match="footer"):
+    with pytest.raises(GamutError, match="footer"):
         led.verdicts()
 
 

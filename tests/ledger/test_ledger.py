@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.errors import LedgerError
+from scoring.errors import GamutError
 from scoring.judge.cache import digest as old_digest
 from scoring.ledger import (
     BatchState,
@@ -247,7 +247,7 @@ def test_a_broken_shard_is_named_when_the_index_is_asked_for(tmp_path: Path) -> 
     name = led.append_verdicts([_verdict(s, 1)])
     assert name is not None
     (tmp_path / "verdicts" / name).write_bytes(b"PAR1 not a shard")
-    with pytest.raises(LedgerError, match=re.escape(name)):
+    with pytest.raises(GamutError, match=re.escape(name)):
         led.key_index()
 
 
@@ -391,11 +391,11 @@ def test_merge_keeps_a_conflicting_verdict_aside_and_the_first_counts(tmp_path: 
 def test_merge_refuses_another_key_scheme(tmp_path: Path) -> None:
     a = Ledger.open(tmp_path / "a", KeyScheme.keyed(SECRET), held=True)
     b = Ledger.open(tmp_path / "b", KeyScheme.keyed("t" * 40), held=True)
-    with pytest.raises(LedgerError, match="written under keys"):
+    with pytest.raises(GamutError, match="written under keys"):
         merge(a, b)
-    with pytest.raises(LedgerError, match="another ledger secret"):
+    with pytest.raises(GamutError, match="another ledger secret"):
         Ledger.open(tmp_path / "a", KeyScheme.keyed("t" * 40), held=True)
-    with pytest.raises(LedgerError, match="ledger_key_env"):
+    with pytest.raises(GamutError, match="ledger_key_env"):
         Ledger.open(tmp_path / "c", KeyScheme.public(), held=True)
 
 
@@ -419,7 +419,7 @@ def test_verify_names_a_flipped_byte_a_foreign_shard_and_a_stray_file(tmp_path: 
     assert "do not match its name" in problems[name]
     assert "foreign shard" in problems[foreign]
     assert problems["notes.txt"] == "not a ledger shard"
-    with pytest.raises(LedgerError, match="cannot merge"):
+    with pytest.raises(GamutError, match="cannot merge"):
         merge(Ledger.open(tmp_path / "fresh", s, held=False), led)
 
 
@@ -484,7 +484,7 @@ def test_shard_metadata_names_kind_and_scheme(tmp_path: Path) -> None:
 
 def test_lock_refuses_a_second_writer(tmp_path: Path) -> None:
     led = Ledger.open(tmp_path, KeyScheme.public(), held=False)
-    with led.lock(), pytest.raises(LedgerError, match="another gamut judge"), led.lock():
+    with led.lock(), pytest.raises(GamutError, match="another gamut judge"), led.lock():
         pass
     with led.lock():  # released
         pass
@@ -520,7 +520,7 @@ def test_a_ledger_of_the_first_held_key_scheme_is_refused_by_name(tmp_path: Path
     (tmp_path / "LEDGER.json").write_text(
         '{"format": 1, "scheme": "hmac-sha256:0123456789abcdef", "held": true}\n'
     )
-    with pytest.raises(LedgerError, match="held key scheme 1") as err:
+    with pytest.raises(GamutError, match="held key scheme 1") as err:
         Ledger.open(tmp_path, KeyScheme.keyed(SECRET), held=True)
     assert "question id" in str(err.value) and "new [store] ledger folder" in str(err.value)
 

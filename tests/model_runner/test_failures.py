@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from gamut.model_runner import GenerateOptions, GenerateResult, generate
-from scoring.errors import FatalCallError, GamutError, ProblemsError
+from scoring.errors import GamutError, ProblemsError
 from scoring.questions import Setting
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest, random_faults
 from tests.model_runner.project import Project, answer_responder, base_url
@@ -117,7 +117,7 @@ def test_an_endpoint_that_refuses_everything_stops_the_run(
     project: Project, server: FakeLLMServer, env: dict[str, str]
 ) -> None:
     opts = _options(server, url=server.url + "/wrong/v1", concurrency=2)
-    with pytest.raises(FatalCallError, match="not found"):
+    with pytest.raises(GamutError, match="not found"):
         generate(project.deployment, opts, environ=env)
     assert len(server.requests) <= 2 * project.n_questions
 
@@ -264,7 +264,7 @@ def test_a_connection_that_cannot_succeed_names_host_and_cause(
         url = url.format(port=_free_port(), http_port=http_port)
         host = url.split("//", 1)[1].split("/", 1)[0]
         opts = _options(server, provider, url=url, max_retries=0, concurrency=1, limit=2)
-        with pytest.raises(FatalCallError) as info:
+        with pytest.raises(GamutError) as info:
             generate(project.deployment, opts, environ=env)
     message = str(info.value)
     assert f"at {host}:" in message and cause in message, message

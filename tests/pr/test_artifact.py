@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from gamut.cli import main
 from gamut.pr import annotate, pack_artifact, unpack_artifact
 from gamut.project import Project
-from scoring.errors import ArtifactError, ProblemsError
+from scoring.errors import GamutError, ProblemsError
 from tests.hub.conftest import write_config
 
 SHA = "a" * 40
@@ -69,11 +69,11 @@ GOOD = {"submissions/my-model/submission.yaml": b"x: 1\n",
 
 def test_pack_refuses_failed_or_multiple(tmp_path: Path) -> None:
     cfg = _cfg(tmp_path)
-    with pytest.raises(ArtifactError, match="has errors"):
+    with pytest.raises(GamutError, match="has errors"):
         pack_artifact(cfg, {**REPORT, "ok": False}, 1, SHA, tmp_path / "a")
-    with pytest.raises(ArtifactError, match="exactly one"):
+    with pytest.raises(GamutError, match="exactly one"):
         pack_artifact(cfg, {**REPORT, "submissions": ["my-model", "other"]}, 1, SHA, tmp_path / "a")
-    with pytest.raises(ArtifactError, match="40 lowercase hex"):
+    with pytest.raises(GamutError, match="40 lowercase hex"):
         pack_artifact(cfg, REPORT, 1, "HEAD", tmp_path / "a")
 
 
@@ -118,7 +118,7 @@ def test_unpack_rejects_symlinks_and_huge_files(tmp_path: Path) -> None:
 )
 def test_unpack_rejects_a_malformed_pr_file(tmp_path: Path, pr: object) -> None:
     art = _artifact(tmp_path / "art", GOOD, pr)
-    with pytest.raises(ArtifactError):
+    with pytest.raises(GamutError):
         unpack_artifact(_base(tmp_path / "base"), art)
 
 

@@ -22,7 +22,7 @@ from gamut.comment import (
 )
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
-from scoring.errors import CommentError
+from scoring.errors import GamutError
 from scoring.ledger import FailureRecord, KeyScheme, Ledger
 from tests.hub.conftest import write_config
 
@@ -146,15 +146,15 @@ def test_warnings_file_keeps_only_warnings(tmp_path: Path) -> None:
         {"file": "b", "line": 2, "severity": "warning", "message": "odd"}]}))  # fmt: skip
     assert [w["message"] for w in read_warnings(f)] == ["odd"]
     f.write_text('{"problems": 3}')
-    with pytest.raises(CommentError, match="not a validator report"):
+    with pytest.raises(GamutError, match="not a validator report"):
         read_warnings(f)
 
 
 def test_unknown_submission_and_missing_tables(cfg: GamutConfig, tmp_path: Path) -> None:
-    with pytest.raises(CommentError, match="gamut judge"):
+    with pytest.raises(GamutError, match="gamut judge"):
         render_comment(Project(cfg), "nobody")
     (tmp_path / "results" / "leaderboard.parquet").unlink()
-    with pytest.raises(CommentError, match="gamut score"):
+    with pytest.raises(GamutError, match="gamut score"):
         render_comment(Project(cfg), "new-model")
 
 
@@ -185,7 +185,7 @@ def test_judging_progress_while_batches_are_in_flight(cfg: GamutConfig, tmp_path
     assert queued.startswith(MARKER) and "judging: 0 of 70 checks done" in queued
     done = render_comment(Project(cfg), "new-model", [], judging=read_judging(status, "new-model"))
     assert "judging:" not in done  # finished: the plain score comment
-    with pytest.raises(CommentError, match="no row"):
+    with pytest.raises(GamutError, match="no row"):
         render_comment(Project(cfg), "queued", [])  # without progress it is an error, as before
     out = tmp_path / "c.md"
     args = ["comment", "--config", str(cfg.file), "--submission", "half-done"]
@@ -194,7 +194,7 @@ def test_judging_progress_while_batches_are_in_flight(cfg: GamutConfig, tmp_path
     assert "judging: 250 of 700 checks done" in out.read_text()
     bad = tmp_path / "bad.json"
     bad.write_text("[1, 2]")
-    with pytest.raises(CommentError, match="status-out"):
+    with pytest.raises(GamutError, match="status-out"):
         read_judging(bad, "x")
 
 

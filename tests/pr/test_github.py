@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from gamut.cli import main
 from gamut.comment import MARKER
 from gamut.github import GitHub, approved_score_run, claim_time, claimed_by, open_pulls
-from scoring.errors import GitHubError
+from scoring.errors import GamutError
 from tests.fakes.github_api import FakeGitHub, serve_github
 from tests.hub.conftest import write_config
 
@@ -88,14 +88,14 @@ def test_the_head_sha_is_checked_even_when_the_api_does_not_filter(fake: FakeGit
 @pytest.mark.parametrize("status", [401, 403, 404, 500])
 def test_an_api_failure_is_a_named_error_never_an_answer(fake: FakeGitHub, status: int) -> None:
     fake.fail_with = status
-    with pytest.raises(GitHubError, match=f"HTTP {status}.*permissions"):
+    with pytest.raises(GamutError, match=f"HTTP {status}.*permissions"):
         approved_score_run(_client(fake), A)
 
 
 def test_a_wrong_token_is_refused(fake: FakeGitHub) -> None:
-    with pytest.raises(GitHubError, match="HTTP 401"):
+    with pytest.raises(GamutError, match="HTTP 401"):
         approved_score_run(GitHub(fake.repo, "wrong", fake.url), A)
-    with pytest.raises(GitHubError, match="40 lowercase hex"):
+    with pytest.raises(GamutError, match="40 lowercase hex"):
         approved_score_run(_client(fake), "HEAD")
 
 

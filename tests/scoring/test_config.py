@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gamut.config import load_config
-from scoring.errors import ConfigError
+from scoring.errors import ProblemsError
 
 REPO = Path(__file__).parents[2]
 
@@ -60,7 +60,7 @@ partial_credit = 2
 """
     )
     (tmp_path / "g.toml").write_text(bad)
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(ProblemsError) as info:
         load_config(tmp_path / "g.toml")
     msg = str(info.value)
     assert "benchmark.rubric_public: Extra inputs are not permitted (remove the key" in msg
@@ -74,14 +74,14 @@ def test_two_primaries(tmp_path: Path) -> None:
         GOOD + '\n[judges.b]\nprovider = "openai"\nmodel = "x"\nfamily = "f"\nprimary = true\n'
     )
     with pytest.raises(
-        ConfigError, match=r"exactly one judge must have primary = true \(found: a, b\)"
+        ProblemsError, match=r"exactly one judge must have primary = true \(found: a, b\)"
     ):
         load_config(tmp_path / "g.toml")
 
 
 def test_missing_file_and_bad_toml(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="config file not found"):
+    with pytest.raises(ProblemsError, match="config file not found"):
         load_config(tmp_path / "nope.toml")
     (tmp_path / "g.toml").write_text("[benchmark\n")
-    with pytest.raises(ConfigError, match="not valid TOML"):
+    with pytest.raises(ProblemsError, match="not valid TOML"):
         load_config(tmp_path / "g.toml")

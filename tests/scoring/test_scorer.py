@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from scoring import (
     Check,
     CheckKind,
+    GamutError,
     ScoringConfig,
-    ScoringError,
     Tier,
     Verdict,
     score_question,
@@ -92,22 +92,22 @@ def test_parameters_come_from_the_config() -> None:
 
 
 def test_check_without_verdict_raises_naming_it() -> None:
-    with pytest.raises(ScoringError, match=r"question q: 1 check\(s\) have no verdict: b"):
+    with pytest.raises(GamutError, match=r"question q: 1 check\(s\) have no verdict: b"):
         score_question([check("a", AC), check("b", V)], {"a": "meets"})
 
 
 def test_unknown_verdict_raises_naming_it() -> None:
-    with pytest.raises(ScoringError, match=r"check a: unknown verdict 'yes' \(allowed: meets"):
+    with pytest.raises(GamutError, match=r"check a: unknown verdict 'yes' \(allowed: meets"):
         score_question([check("a", AC)], {"a": "yes"})
 
 
 def test_verdict_for_unknown_check_raises() -> None:
-    with pytest.raises(ScoringError, match=r"verdicts for unknown check\(s\): zz"):
+    with pytest.raises(GamutError, match=r"verdicts for unknown check\(s\): zz"):
         score_question([check("a", AC)], {"a": "meets", "zz": "meets"})
 
 
 def test_no_checks_raises() -> None:
-    with pytest.raises(ScoringError, match="no checks"):
+    with pytest.raises(GamutError, match="no checks"):
         score_question([], {})
 
 

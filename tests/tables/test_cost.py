@@ -16,7 +16,7 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.errors import ScoringError
+from scoring.errors import GamutError
 from scoring.judge.spec import JudgeConfig
 from scoring.judge.usage import USAGE_COLUMNS, USAGE_TABLE
 from scoring.tables.cost import JUDGE_COST_COLUMNS, judging_cost, read_usage
@@ -115,9 +115,9 @@ def test_the_leaderboard_has_the_columns_and_a_stale_usage_table_is_refused(
     assert beta["judge_tokens_recorded"].iloc[0] == 0.0 and beta["judge_tokens_in"].isna().all()
     assert str(lb["judge_tokens_in"].dtype) == "Int64"
     pq.write_table(usage.replace_schema_metadata({FINGERPRINT: b"old"}), results / USAGE_TABLE)
-    with pytest.raises(ScoringError, match="another verdict table"):
+    with pytest.raises(GamutError, match="another verdict table"):
         read_usage(results / USAGE_TABLE, verdicts)
-    with pytest.raises(ScoringError, match="gamut judge"):
+    with pytest.raises(GamutError, match="gamut judge"):
         pipeline.score(Project(load_config(config)))
 
 

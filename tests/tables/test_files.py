@@ -13,7 +13,7 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.errors import ProblemsError, ScoringError
+from scoring.errors import GamutError, ProblemsError
 from scoring.tables import tables as tables_module
 from scoring.tables import write as write_module
 from scoring.tables.registry import score_tables
@@ -50,11 +50,11 @@ def test_a_table_that_fails_to_build_leaves_the_results_as_they_were(
         return real(table, prov)
 
     def broken(_scores: Any) -> Any:
-        raise ScoringError("the last table cannot be built")
+        raise GamutError("the last table cannot be built")
 
     monkeypatch.setattr(write_module, "parquet_bytes", counting)
     monkeypatch.setattr(tables_module, "incomplete", broken)  # the last table built
-    with pytest.raises(ScoringError, match="cannot be built"):
+    with pytest.raises(GamutError, match="cannot be built"):
         pipeline.score(Project(load_config(config)))
     assert len(encoded) == len(score_tables()) - 1  # those before it were encoded as they came
     assert _snapshot(out) == before  # ... and none was written
@@ -88,14 +88,14 @@ def test_duplicate_and_unknown_verdicts_are_errors(tmp_path: Path) -> None:
     path = tmp_path / "results" / "verdicts.parquet"
     original = pq.read_table(path)
     pq.write_table(pa.concat_tables([original, original.slice(0, 1)]), path)
-    with pytest.raises(ScoringError, match="more than one"):
+    with pytest.raises(GamutError, match="more than one"):
         pipeline.score(Project(load_config(config)))
     bad = original.set_column(8, "verdict", pa.array(["meets"] * (original.num_rows - 1) + ["yes"]))
     pq.write_table(bad, path)
-    with pytest.raises(ScoringError, match="'yes'"):
+    with pytest.raises(GamutError, match="'yes'"):
         pipeline.score(Project(load_config(config)))
     path.unlink()
-    with pytest.raises(ScoringError, match="gamut judge"):
+    with pytest.raises(GamutError, match="gamut judge"):
         pipeline.score(Project(load_config(config)))
 
 

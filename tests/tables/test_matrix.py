@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from scoring.errors import ScoringError
+from scoring.errors import GamutError
 from scoring.tables import matrix as matrix_module
 from scoring.tables.matrix import KEY_COLUMNS, MISSING, SETTINGS, read_verdicts
 from scoring.verdicts import VERDICT_ORDER
@@ -112,7 +112,7 @@ def test_an_unknown_verdict_in_a_later_row_group_is_refused(tmp_path: Path) -> N
     rows[-1]["verdict"] = "excellent"
     path = tmp_path / "verdicts.parquet"
     _write(path, rows, 5)
-    with pytest.raises(ScoringError, match=r"unknown verdict value\(s\) \['excellent'\]"):
+    with pytest.raises(GamutError, match=r"unknown verdict value\(s\) \['excellent'\]"):
         read_verdicts(path, SUBMISSIONS, JUDGES, QUESTIONS, CHECKS)
 
 
@@ -125,14 +125,14 @@ def test_two_verdicts_for_one_check_are_refused(tmp_path: Path) -> None:
         and r["question_id"] in QUESTIONS and not r["check_id"].endswith("c99")
     )  # fmt: skip
     _write(path, [*rows, expected], 3)
-    with pytest.raises(ScoringError, match="more than one verdict row"):
+    with pytest.raises(GamutError, match="more than one verdict row"):
         read_verdicts(path, SUBMISSIONS, JUDGES, QUESTIONS, CHECKS)
 
 
 def test_a_table_without_a_key_column_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "verdicts.parquet"
     pq.write_table(pa.table({"submission_id": ["acme"], "verdict": ["meets"]}), path)
-    with pytest.raises(ScoringError, match=r"no column\(s\) setting, judge, question_id, check_id"):
+    with pytest.raises(GamutError, match=r"no column\(s\) setting, judge, question_id, check_id"):
         read_verdicts(path, SUBMISSIONS, JUDGES, QUESTIONS, CHECKS)
 
 
@@ -141,5 +141,5 @@ def test_a_truncated_table_is_refused_with_the_fix(tmp_path: Path) -> None:
     _write(path, _rows(random.Random(0)), 3)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ScoringError, match=r"cannot read the verdict table .*`gamut judge`"):
+    with pytest.raises(GamutError, match=r"cannot read the verdict table .*`gamut judge`"):
         read_verdicts(path, SUBMISSIONS, JUDGES, QUESTIONS, CHECKS)

@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 
 from gamut.hub import is_hub_uri
-from scoring.errors import ConfigError, Problem, ProblemsError
+from scoring.errors import Problem, ProblemsError
 from scoring.questions import Question, Setting, load_questions
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import load_rubrics
@@ -60,7 +60,7 @@ def _stable(*parts: str | int) -> list[int]:
 def _inputs(project: Project) -> tuple[list[Question], dict[str, MetaRubric]]:
     cfg = project.cfg
     if is_hub_uri(cfg.benchmark.rubrics):
-        raise ConfigError(
+        raise ProblemsError(
             [
                 Problem(
                     str(cfg.file),
@@ -199,7 +199,7 @@ def generate_demo(
         Every file written, sorted.
 
     Raises:
-        ConfigError: a demo judge is missing from the config or has no replay path.
+        ProblemsError: a demo judge is missing from the config or has no replay path.
         ProblemsError: the questions or rubrics are invalid, or a question has no rubric.
     """
     cfg = project.cfg
@@ -215,7 +215,7 @@ def generate_demo(
         if n not in cfg.judges or cfg.judges[n].replay is None
     ]
     if problems:
-        raise ConfigError(problems, "the config lacks the demo judges")
+        raise ProblemsError(problems, "the config lacks the demo judges")
     questions, rubrics = _inputs(project)
     responses, labels = compose_all(questions, rubrics, seed=seed, models=models)
     written: list[Path] = []
