@@ -27,9 +27,9 @@ from gamut.local_server import LocalServer, Reply, image, text
 from gamut.project import Project
 from scoring.audit_line import AuditLine, Role
 from scoring.errors import GamutError
+from scoring.jsonl import JsonlLimits, dumps_line, read_jsonl
 from scoring.questions import Setting
 from scoring.storage import atomic_write_text
-from scoring.submissions.jsonl import JsonlLimits, dumps_line, read_jsonl
 from scoring.submissions.responses import read_responses
 from scoring.verdicts import PAIR_KEY
 

@@ -24,12 +24,12 @@ if TYPE_CHECKING:
     from scoring.audit import AuditLabels
     from scoring.judge import JudgeReport
     from scoring.judge.batch.files import ImportReport
-    from scoring.judge.drift import SnapshotChange
     from scoring.judge.pairs import PairPlan
     from scoring.judge.progress import ProgressSink
     from scoring.judge.status import JudgingStatus
     from scoring.submissions import Limits, ValidationReport
     from scoring.tables import Inputs, Tables
+    from scoring.tables.drift import SnapshotChange
 
     Calibration = tuple[PairPlan, SnapshotChange, PairPlan, npt.NDArray[np.int64]]
 
@@ -125,7 +125,7 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
 def _calibrations(project: Project, plans: list[PairPlan]) -> Iterator[Calibration]:
     """Each judge of ``plans`` whose verdicts name two snapshots: its plan, the change, the
     calibration plan and the calibration pairs' rows in its plan."""
-    from scoring.judge import drift as dr
+    from scoring.tables import drift as dr
 
     for p in plans:
         change = dr.snapshot_change(project.ledger, p.judge)
@@ -148,7 +148,7 @@ def _snapshots_seen(project: Project) -> dict[str, str]:
 def snapshot_drift(project: Project, submissions: list[str] | None = None) -> list[dict[str, Any]]:
     """The ``judge_drift`` table's rows: each judge whose provider announced a new model
     snapshot, its two snapshots compared on the calibration pairs both judged."""
-    from scoring.judge.drift import drift_row
+    from scoring.tables.drift import drift_row
 
     seen = _snapshots_seen(project)  # no judge built, no pair planned, while it is empty
     named = [j.name for j in project.judges(need_keys=False) if j.identity in seen] if seen else []

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from scoring.audit_line import AnnotatorId, AuditLine, Role
 from scoring.errors import Problem, ProblemsError
+from scoring.jsonl import JsonlLimits, read_jsonl, validated
 from scoring.questions import Setting
 from scoring.verdicts import VERDICT_ORDER
 
@@ -259,8 +260,6 @@ def _read(
     check_ids: Sequence[Sequence[str]],
     known_submissions: Collection[str],
 ) -> AuditLabels:
-    from scoring.submissions.jsonl import JsonlLimits, read_jsonl, validated
-
     place = _Places(submission_ids, has_responses, question_ids, check_ids)
     unscored = set(known_submissions) - set(submission_ids)  # their lines are counted, not read
     problems: list[Problem] = []

@@ -47,7 +47,7 @@ _LS, _PS = "\u2028".encode(), "\u2029".encode()
 def dumps_line(obj: Any) -> bytes:
     """One compact JSON line (no newline) of ``obj``, UTF-8, U+2028 and U+2029 escaped (line
     breaks to :meth:`str.splitlines` and to JavaScript), as
-    :func:`scoring.submissions.jsonl.dumps_line` writes them. A value orjson refuses (a lone
+    :func:`scoring.jsonl.dumps_line` writes them. A value orjson refuses (a lone
     surrogate in a string, an integer beyond 64 bits) is written by the standard library,
     non-ASCII characters escaped."""
     try:

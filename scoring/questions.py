@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from scoring.errors import Problem, ProblemsError
+from scoring.jsonl import JsonlLimits, read_jsonl, validated
 from scoring.rubric import Identifier, NonEmpty
 
 #: What a questions file may hold (bytes): read like every JSON Lines file (ARCHITECTURE.md,
@@ -55,15 +56,12 @@ class Question(BaseModel):
 def load_questions(path: Path) -> list[Question]:
     """Read and validate a questions file, reporting every bad line at once.
 
-    The file is read by the one JSON Lines reader (:func:`scoring.submissions.jsonl.read_jsonl`):
+    The file is read by the one JSON Lines reader (:func:`scoring.jsonl.read_jsonl`):
     lines end at ``\\n`` only, so a U+2028 inside a string is text; blank lines are skipped.
 
     Raises:
         ProblemsError: with file, line and fix for each problem (including duplicate ids).
     """
-    # imported here: scoring.submissions imports this module
-    from scoring.submissions.jsonl import JsonlLimits, read_jsonl, validated
-
     problems: list[Problem] = []
     out: list[Question] = []
     seen: dict[str, int | None] = {}

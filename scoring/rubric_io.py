@@ -12,6 +12,7 @@ from typing import Any
 
 from scoring.compiler import Check, compile_rubric
 from scoring.errors import Problem, RubricError
+from scoring.jsonl import JsonlLimits, read_jsonl, size_text, validated
 from scoring.rubric import MetaRubric
 from scoring.storage import open_regular
 
@@ -51,9 +52,6 @@ def _objects(path: Path, problems: list[Problem]) -> Iterable[tuple[int | None, 
     A ``.jsonl`` file is read by the one JSON Lines reader (lines end at ``\\n`` only, so a
     U+2028 inside a string is text; blank lines skipped), its objects and problems in line
     order; a ``.json`` file holds one object or a list of them."""
-    # imported here: scoring.submissions imports the rubric models
-    from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
-
     limits = JsonlLimits(MAX_RUBRIC_FILE_BYTES, MAX_RUBRIC_LINE_BYTES)
     if path.suffix == ".jsonl":
         return read_jsonl(
@@ -97,8 +95,6 @@ def _rubric(obj: Any) -> MetaRubric:
 
 def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Problem]]:
     """Read every rubric under ``paths``; return the valid ones and every problem found."""
-    from scoring.submissions.jsonl import validated
-
     good: list[RubricSource] = []
     problems: list[Problem] = []
     seen: dict[str, str] = {}

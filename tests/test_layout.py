@@ -249,3 +249,48 @@ def test_the_graph_counts_lazy_and_type_checking_imports(tmp_path: Path) -> None
         "probe.c": {"probe.a": 1},
     }
     assert import_loops(graph) == [["probe.a", "probe.b"]]
+
+
+#: The engine's layers, lowest first: a module imports only from its own layer and those below.
+#: The package's root (``scoring``, which holds ``__version__`` and imports lazily) is above all.
+ENGINE_LAYERS = (
+    ("errors", "storage", "fastjson", "lazy", "numbers", "jsonl", "csvcells"),
+    (
+        "rubric",
+        "compiler",
+        "parameters",
+        "rubric_io",
+        "check_table",
+        "questions",
+        "verdicts",
+        "scorer",
+    ),
+    ("submissions", "audit_line", "audit_sample", "layout", "audit"),
+    ("ledger", "judge"),
+    ("tables",),
+)
+
+
+def _layer(module: str) -> int | None:
+    part = module.split(".")[1] if "." in module else ""
+    return next((i for i, names in enumerate(ENGINE_LAYERS) if part in names), None)
+
+
+def test_every_engine_module_has_a_layer() -> None:
+    """A new module of the engine is given its place in :data:`ENGINE_LAYERS`."""
+    missing = [m for m in module_graph("scoring") if m != "scoring" and _layer(m) is None]
+    assert not missing, f"add these to ENGINE_LAYERS in tests/test_layout.py: {missing}"
+
+
+def test_the_engine_imports_only_downwards() -> None:
+    """Base (I/O with its limits, atomic writes, errors) under rubrics and questions, under
+    submissions and the audit, under the judge and the ledger, under the tables. Counting lazy
+    imports: none may point up. Fix: move what both need down to the lower layer."""
+    graph = module_graph("scoring")
+    upward = [
+        f"{_file_of(m)}:{line}: {m} (layer {_layer(m)}) imports {t} (layer {_layer(t)})"
+        for m, targets in graph.items()
+        for t, line in targets.items()
+        if m != "scoring" and t != "scoring" and (_layer(t) or 0) > (_layer(m) or 0)
+    ]
+    assert not upward, "\n".join(upward)

@@ -41,9 +41,9 @@ def sample(n: int, out: Path, seed: int, config_path: Path | None) -> None:
     from gamut import pipeline
     from scoring.audit import read_audit
     from scoring.audit_sample import Response, draw_sample
+    from scoring.jsonl import dumps_line
     from scoring.questions import Setting
     from scoring.storage import atomic_write_text
-    from scoring.submissions.jsonl import dumps_line
 
     project = get_project(config_path)
     selection = pipeline.select(project)

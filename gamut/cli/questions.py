@@ -8,9 +8,9 @@ from typing import Any
 import click
 
 from gamut.cli._common import config_option, err_console, get_project, handle_errors, out_console
+from scoring.jsonl import dumps_line
 from scoring.questions import Question, Setting, load_questions
 from scoring.storage import atomic_write_text
-from scoring.submissions.jsonl import dumps_line
 
 
 def export_record(q: Question, setting: Setting, questions_file: Path) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from scoring.errors import Problem
-from scoring.submissions.jsonl import JsonlLimits, dumps_line, parse_line, split_lines
+from scoring.jsonl import JsonlLimits, dumps_line, parse_line, split_lines
 
 
 def _repair_tail(path: Path) -> int:

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scoring.compiler import CheckKind
+from scoring.csvcells import write_frame_csv
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
 from scoring.judge.usage import UsageSums, dictionary_codes, grouped, write_usage_frame
@@ -27,8 +28,6 @@ from scoring.ledger import VERDICTS, Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write, atomic_write_text
-from scoring.tables.csvcells import write_frame_csv
-from scoring.tables.stamps import STAMPS
 from scoring.verdicts import FINGERPRINT, VERDICT_COLUMNS, Verdict, verdict_column_order
 
 EMPTY_RATIONALE = "The response is empty."
@@ -45,6 +44,9 @@ WRITE_BATCH = 1 << 16
 #: is one judge's rows). The statistics of the question and check ids, which no reader uses, were
 #: a third of the table's encoding time at paper scale.
 STATS_COLUMNS = ["submission_id", "setting", "judge"]
+
+#: Parquet file metadata key of what judged a verdict table's rows (written by `gamut judge`).
+STAMPS = b"gamut.stamps"
 
 
 def table_fingerprint(

@@ -1,6 +1,6 @@
 """Submission validation (docs/contract.md §7): every problem of a submission folder, at once."""
 
-from scoring.submissions.jsonl import JsonlLimits, dumps_line, read_jsonl
+from scoring.jsonl import JsonlLimits, dumps_line, read_jsonl
 from scoring.submissions.report import ERROR, WARNING, Limits, ValidationReport
 from scoring.submissions.responses import (
     Response,

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scoring.errors import Problem
-from scoring.submissions.jsonl import JsonlLimits, read_jsonl, size_text
+from scoring.jsonl import JsonlLimits, read_jsonl, size_text
+from scoring.submissions.formats import ResponseUsage
 from scoring.submissions.report import ERROR, WARNING, Limits
 
 #: Problems listed per response file; the rest are counted in one more problem.
@@ -77,8 +78,6 @@ def _usage(
     if USAGE_KEY not in obj:
         return None
     from pydantic import ValidationError
-
-    from scoring.submissions.formats import ResponseUsage
 
     try:
         usage = ResponseUsage.model_validate(obj[USAGE_KEY])

@@ -15,8 +15,10 @@ from typing import Any
 import pandas as pd
 
 from scoring.audit import AuditLabels
+from scoring.csvcells import neutralise, write_frame_csv, write_table_csv
 from scoring.layout import PROVENANCE_FILE, ResultsLayout
 from scoring.scorer import ScoringConfig
+from scoring.tables import audit as _audit
 from scoring.tables import registry
 from scoring.tables.columns import (
     MIN_KIND_CHECKS,
@@ -29,7 +31,6 @@ from scoring.tables.columns import (
     undocumented,
 )
 from scoring.tables.cost import COST_COLUMNS
-from scoring.tables.csvcells import neutralise, write_frame_csv, write_table_csv
 from scoring.tables.load import Inputs, load_inputs
 from scoring.tables.pairwise import PAIRWISE_COLUMNS
 from scoring.tables.published import (
@@ -76,8 +77,6 @@ def _audit_parts(scores: Scores, audit: AuditLabels | None) -> tuple[dict[str, A
     """The leaderboard's PPI columns and the final human verdicts (None without labels)."""
     if audit is None:
         return None, None
-    from scoring.tables import audit as _audit
-
     inputs = scores.inputs
     final = audit.final()
     humans = _audit.human_scores(

@@ -26,7 +26,9 @@ import pyarrow.parquet as pq
 
 from scoring.errors import GamutError
 from scoring.judge.spec import JudgeConfig
+from scoring.judge.usage import USAGE_COLUMNS
 from scoring.tables.matrix import SETTINGS
+from scoring.verdicts import FINGERPRINT
 
 Floats = npt.NDArray[np.float64]
 
@@ -62,9 +64,6 @@ def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
         GamutError: it cannot be read, lacks a column, or was written for another verdict
             table than the one at ``verdict_table`` (their fingerprints differ).
     """
-    from scoring.judge.usage import USAGE_COLUMNS
-    from scoring.verdicts import FINGERPRINT
-
     if not path.is_file():
         return None
     try:

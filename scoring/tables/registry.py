@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.audit import AuditLabels
+from scoring.tables import audit as _audit
 from scoring.tables import judges as _judges
 from scoring.tables import sensitivity as _sensitivity
 from scoring.tables import tables as _tables
@@ -113,8 +114,6 @@ _AGREEMENT_SITE = tuple(
 
 
 def _judge_human(b: Built) -> pd.DataFrame:
-    from scoring.tables import audit as _audit
-
     inputs, g = b.scores.inputs, b.scores.groups
     return _audit.judge_human(
         inputs.verdicts,
@@ -130,8 +129,6 @@ def _judge_human(b: Built) -> pd.DataFrame:
 
 
 def _judge_annotator(b: Built) -> pd.DataFrame:
-    from scoring.tables import audit as _audit
-
     inputs = b.scores.inputs
     return _audit.judge_annotator(
         inputs.verdicts,
@@ -145,15 +142,11 @@ def _judge_annotator(b: Built) -> pd.DataFrame:
 
 
 def _human_human(b: Built) -> pd.DataFrame:
-    from scoring.tables import audit as _audit
-
     inputs = b.scores.inputs
     return _audit.human_human(b.labels[0], inputs.checks, b.scores.weights, b.scores.config)
 
 
 def _audit_incomplete(b: Built) -> pd.DataFrame:
-    from scoring.tables import audit as _audit
-
     inputs = b.scores.inputs
     labels, final = b.labels
     humans = _audit.human_scores(

@@ -23,9 +23,7 @@ import pyarrow.parquet as pq
 
 from scoring import __version__
 from scoring.errors import GamutError
-
-#: Parquet file metadata key of what judged a verdict table's rows (written by `gamut judge`).
-STAMPS = b"gamut.stamps"
+from scoring.judge.table import STAMPS
 
 #: The stamp columns of the leaderboard, in order.
 STAMP_COLUMNS = (

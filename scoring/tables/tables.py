@@ -14,6 +14,7 @@ import pandas as pd
 
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
+from scoring.tables.audit import PPI_COLUMNS
 from scoring.tables.bootstrap import (
     Ask,
     coverage_ceiling,
@@ -26,6 +27,7 @@ from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
 from scoring.tables.cost import INT_COLUMNS as COST_INT_COLUMNS
 from scoring.tables.cost import JUDGE_COST_COLUMNS, MODEL_TOKEN_COLUMNS, model_tokens
+from scoring.tables.judges import kendall_tau_b
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
 
@@ -216,8 +218,6 @@ def _no_costs(n: int) -> dict[str, Floats]:
 
 
 def _no_audit(n: int) -> dict[str, Floats]:
-    from scoring.tables.audit import PPI_COLUMNS
-
     out = {name: np.full(n, np.nan) for name in PPI_COLUMNS}
     out["audited_questions"] = np.zeros(n)
     return out
@@ -376,8 +376,6 @@ def incomplete(sc: Scores) -> pd.DataFrame:
 def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
     """Per judge: spread of the gap across models, its correlation with the mean of the two
     scores, and Kendall tau-b between the multimodal and text-only orderings."""
-    from scoring.tables.judges import kendall_tau_b
-
     rows = []
     for name in sc.inputs.judges:
         t = table[table["judge"] == name]

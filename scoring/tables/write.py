@@ -20,11 +20,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from scoring import __version__
+from scoring.csvcells import table_text_csv
 from scoring.layout import PROVENANCE_FILE as PROVENANCE_FILE
 from scoring.layout import ResultsLayout
 from scoring.scorer import ScoringConfig
 from scoring.storage import atomic_write_bytes, atomic_write_text
-from scoring.tables.csvcells import table_text_csv
 from scoring.tables.load import Inputs
 
 PROVENANCE_KEY = b"gamut.provenance"

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from gamut.cli import main
 from gamut.cli.schema import json_schemas
-from scoring.submissions.jsonl import read_jsonl
+from scoring.jsonl import read_jsonl
 from scoring.submissions.metadata import _Loader
 from tests.schema_tally import validate_file, written
 from workbench.cli import main as workbench_main

@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 from gamut import pipeline
 from gamut.cli import main
 from gamut.project import Project as GamutProject
-from scoring.submissions import read_jsonl, read_responses
-from scoring.submissions.jsonl import (
+from scoring.jsonl import (
     MAX_DEPTH,
     JsonlLimits,
     dumps_line,
@@ -24,6 +23,7 @@ from scoring.submissions.jsonl import (
     nesting,
     parse_line,
 )
+from scoring.submissions import read_jsonl, read_responses
 from scoring.submissions.metadata import check_metadata
 from tests.submissions.helpers import GOOD_META, QUESTION_IDS, RESPONSES, Project, good_lines, jsonl
 

@@ -17,8 +17,8 @@ from gamut import pipeline
 from gamut.cli import main
 from gamut.config import load_config
 from gamut.project import Project
+from scoring.jsonl import BLOCK_BYTES
 from scoring.judge.progress import NullProgress
-from scoring.submissions.jsonl import BLOCK_BYTES
 from tests.fakes.batch_server import FakeBatchServer, run_batch_file
 from tests.judge.project import TOTAL_CALLS, kill_when, openai_judge, write_project
 from tests.judge.store import verdict_keys

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from gamut.cli import main
 from generator.judges import drift_table
 from generator.tables import ScoreTables
-from scoring.judge.drift import CALIBRATION_PAIRS, compare
+from scoring.tables.drift import CALIBRATION_PAIRS, compare
 from scoring.verdicts import Verdict
 from tests.fakes.llm_server import FakeLLMServer
 from tests.judge.project import TOTAL_CALLS, openai_judge, write_project

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from scoring.tables.csvcells import (
+from scoring.csvcells import (
     FORMULA_START,
     neutralise,
     neutralise_frame,
@@ -93,7 +93,7 @@ def test_arrow_tables_fix_plain_and_dictionary_columns() -> None:
 
 
 def test_every_csv_writer_goes_through_the_shared_helper() -> None:
-    """No module but scoring/tables/csvcells.py writes CSV itself."""
+    """No module but scoring/csvcells.py writes CSV itself."""
     writers = re.compile(r"\.to_csv\(|\bwrite_csv\(|csv\.writer\(|csv\.DictWriter\(")
     offenders = []
     for package in ("scoring", "generator", "gamut", "workbench"):
@@ -102,7 +102,7 @@ def test_every_csv_writer_goes_through_the_shared_helper() -> None:
                 continue
             if writers.search(path.read_text(encoding="utf-8")):
                 offenders.append(str(path.relative_to(REPO)))
-    assert not offenders, f"write CSV with scoring.tables.csvcells instead: {offenders}"
+    assert not offenders, f"write CSV with scoring.csvcells instead: {offenders}"
 
 
 @pytest.fixture

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from scoring.errors import BackendError, BatchError, ErrorKind, GamutError
+from scoring.jsonl import JsonlLimits, parse_line
 from scoring.judge.backends import Backend, Completion, JudgeRequest, Turn
-from scoring.submissions.jsonl import JsonlLimits, parse_line
 
 #: How far back (seconds, by either clock) a batch whose id was never recorded is looked for: a
 #: batch runs at most 24 h, and clocks may differ by minutes.

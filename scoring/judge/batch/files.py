@@ -26,6 +26,7 @@ import numpy as np
 
 from scoring.errors import BadReply, GamutError, Problem, ProblemsError
 from scoring.fastjson import dumps_line
+from scoring.jsonl import JsonlLimits, read_jsonl
 from scoring.judge.backends import JudgeRequest, Turn
 from scoring.judge.batch.api import BatchResult, batch_backend
 from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
@@ -47,7 +48,6 @@ from scoring.judge.prompt import parse_reply
 from scoring.judge.providers import REGISTRY
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
 from scoring.storage import atomic_write
-from scoring.submissions.jsonl import JsonlLimits, read_jsonl
 
 #: Longest result line read, in bytes (a reply is a few hundred; a longer line is refused).
 MAX_LINE_BYTES = 1 << 20

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.pairs import PairPlan, pair_plans
 from scoring.ledger import VERDICTS, KeyIndex, KeyScheme, Ledger, key_column
+from scoring.tables.judges import cohen_kappa, subset_confusions
 from scoring.verdicts import Verdict
 
 #: Pairs in the calibration subset of a judge.
@@ -108,8 +109,6 @@ def compare(
     contradiction_penalty: float,
 ) -> dict[str, float | int]:
     """Agreement, Cohen's kappa and mean check scores (x100) of two verdict code arrays."""
-    from scoring.tables.judges import cohen_kappa, subset_confusions
-
     n = len(Verdict)
     every = np.zeros(len(old), np.int64)  # one subset: every pair
     confusion = subset_confusions(old[None, :], new[None, :], every, 1)[0]

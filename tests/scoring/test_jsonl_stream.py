@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import scoring.submissions.jsonl as jsonl
+import scoring.jsonl as jsonl
 from scoring.errors import Problem
-from scoring.submissions.jsonl import JsonlLimits, read_jsonl
+from scoring.jsonl import JsonlLimits, read_jsonl
 
 
 def _read(path: Path, stream: bool, **kw: object) -> tuple[list[tuple[int, object]], list[str]]:
