@@ -6,6 +6,7 @@ rule at once, each naming the question, the item and the rule.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections import Counter
 from enum import StrEnum
@@ -56,13 +57,15 @@ class Tier(StrEnum):
 
     def lower(self) -> Tier:
         """One level lower: AC -> V, V -> C, and C stays C (there is no tier beneath Context)."""
-        order = list(Tier)
-        return order[min(order.index(self) + 1, len(order) - 1)]
+        return _LOWER[self]
 
     @property
     def short(self) -> str:
         """The abbreviation used in tables: AC, V or C."""
         return {"answer_critical": "AC", "valuable": "V", "context": "C"}[self.value]
+
+
+_LOWER = dict(zip(Tier, [*list(Tier)[1:], Tier.CONTEXT], strict=True))
 
 
 class ItemType(StrEnum):
@@ -111,6 +114,8 @@ class _Item(_Strict):
 
 
 def _unique(values: list[str], what: str) -> list[str]:
+    if len(set(map(str.casefold, values))) == len(values):
+        return values
     counts = Counter(v.casefold() for v in values)
     dupes = [v for v in values if counts[v.casefold()] > 1]
     if dupes:
@@ -287,6 +292,14 @@ class MetaRubric(_Strict):
         return rubric
 
 
+def _repeated(ids: list[Any]) -> list[str]:
+    """The ids that occur more than once, as text, sorted."""
+    with contextlib.suppress(TypeError):  # an unhashable id (a list, an object) is counted
+        if len(set(ids)) == len(ids):
+            return []
+    return sorted({str(i) for i in ids if ids.count(i) > 1})
+
+
 def cross_reference_problems(data: dict[str, Any], file: str = "<rubric>") -> list[Problem]:
     """Rules that span items, checked on the raw object: unique ids and citations that resolve."""
     qid = str(data.get("question_id", "?"))
@@ -296,7 +309,7 @@ def cross_reference_problems(data: dict[str, Any], file: str = "<rubric>") -> li
     snippet_ids = [s.get("id") for s in snippets if isinstance(s, dict)]
     item_ids = [i.get("id") for i in items if isinstance(i, dict)]
     out: list[Problem] = []
-    for sid in sorted({str(s) for s in snippet_ids if snippet_ids.count(s) > 1}):
+    for sid in _repeated(snippet_ids):
         out.append(
             Problem(
                 file,
@@ -306,7 +319,7 @@ def cross_reference_problems(data: dict[str, Any], file: str = "<rubric>") -> li
                 qid,
             )
         )
-    for iid in sorted({str(i) for i in item_ids if item_ids.count(i) > 1}):
+    for iid in _repeated(item_ids):
         out.append(
             Problem(
                 file,
