@@ -92,8 +92,11 @@ def request_ids(
     return pa.StructArray.from_arrays(cols, fields=list(_REQUEST))
 
 
-#: No request ids (a state row that does not carry the keys).
-NO_REQUESTS = request_ids((), (), (), ())
+#: No request ids (a state row that does not carry the keys); made of empty Arrow arrays, not of
+#: Python lists (pyarrow imports pandas the first time it converts a list).
+NO_REQUESTS = pa.StructArray.from_arrays(
+    [pa.array(np.empty(0, object), pa.string()) for _ in REQUEST_IDS], fields=list(_REQUEST)
+)
 
 BATCH_SCHEMA = pa.schema(
     [

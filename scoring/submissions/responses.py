@@ -192,7 +192,9 @@ def _plain_file(
     texts = [o["response"] for o in objs]
     if {type(q) for q in qids} | {type(t) for t in texts} != {str} or len(set(qids)) < len(qids):
         return None
-    if (known is not None and not known.issuperset(qids)) or not _plain_texts(texts, limits):
+    if known is not None and not known.issuperset(qids):
+        return None
+    if not _plain_texts(texts, limits, b"\n".join(lines or ())):
         return None
     try:
         return {
@@ -203,14 +205,21 @@ def _plain_file(
         return None
 
 
-def _plain_texts(texts: list[str], limits: Limits) -> bool:
+#: What a JSON text must hold for a string in it to hold a forbidden character: an escape of one
+#: (``\\u``, ``\\b``, ``\\f``, ``\\r``), U+007F, or a character of U+0080-U+00BF (UTF-8
+#: ``C2 xx``); raw control characters are not JSON.
+_MAYBE_BAD = (b"\\u", b"\\b", b"\\f", b"\\r", b"\x7f", b"\xc2")
+
+
+def _plain_texts(texts: list[str], limits: Limits, raw: bytes) -> bool:
     """No text is empty or blank, over the size limit (any text of at most a quarter of it in
-    characters is within it), or holds a forbidden character (``\\n`` is allowed)."""
+    characters is within it), or holds a forbidden character (``\\n`` is allowed); ``raw``:
+    the JSON the texts were read from (most files need no search of the texts)."""
     return (
         min(map(len, texts)) > 0
         and max(map(len, texts)) <= limits.max_response_bytes // 4
         and not any(map(str.isspace, texts))
-        and _BAD_CHAR.search("\n".join(texts)) is None
+        and (not any(b in raw for b in _MAYBE_BAD) or _BAD_CHAR.search("\n".join(texts)) is None)
     )
 
 

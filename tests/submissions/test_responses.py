@@ -256,6 +256,7 @@ def test_a_clean_file_reads_the_same_by_the_fast_path_and_line_by_line(
         b"",
         b'{"question_id": "q1", "response": "again"}',
         b'{"question_id": "q5", "response": "\\u0007"}',
+        b'{"question_id": "q5", "response": "\xc2\x85"}',
     ):
         path.write_bytes(b"\n".join([bad, json.dumps(rows[0]).encode()]))
         assert responses._plain_file(path, frozenset(ids), Limits()) is None
