@@ -262,10 +262,9 @@ class Project:
     @cached_property
     def check_table(self) -> CheckTable:
         """The compiled checks as arrays (ids and codes, no text)."""
-        from scoring.check_table import CheckTable
-        from scoring.rubric_io import rubric_set_version
+        from scoring.check_table import checks_of
 
-        return CheckTable.of(self.checks, rubric_set_version(self.rubrics))
+        return checks_of(self.rubrics)
 
     def units(
         self, submissions: list[str] | None = None, settings: list[Setting] | None = None

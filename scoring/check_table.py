@@ -10,8 +10,8 @@ import numpy.typing as npt
 from scoring import compiler
 from scoring.compiler import CheckKind
 from scoring.parameters import TIER_ORDER
-from scoring.rubric import MetaRubric
-from scoring.rubric_io import compile_all, rubric_set_version
+from scoring.rubric import MetaRubric, Tier
+from scoring.rubric_io import rubric_set_version
 
 KIND_ORDER: tuple[CheckKind, ...] = tuple(CheckKind)
 
@@ -30,22 +30,31 @@ class CheckTable:
     @classmethod
     def of(cls, compiled: dict[str, list[compiler.Check]], rubric_version: str) -> CheckTable:
         """From compiled checks keyed by question id."""
-        checks = [c for cs in compiled.values() for c in cs]
+        rows = [(c.question_id, c.check_id, c.kind, c.tier, c.secondary) for cs in
+                compiled.values() for c in cs]  # fmt: skip
+        return cls._of(rows, rubric_version)
+
+    @classmethod
+    def _of(
+        cls, rows: list[tuple[str, str, CheckKind, Tier, bool]], rubric_version: str
+    ) -> CheckTable:
         tier = {t: i for i, t in enumerate(TIER_ORDER)}
         kind = {k: i for i, k in enumerate(KIND_ORDER)}
         return cls(
-            [c.question_id for c in checks],
-            [c.check_id for c in checks],
-            np.array([tier[c.tier] for c in checks], np.int8),
-            np.array([kind[c.kind] for c in checks], np.int8),
-            np.array([c.secondary for c in checks], np.bool_),
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+            np.array([tier[r[3]] for r in rows], np.int8),
+            np.array([kind[r[2]] for r in rows], np.int8),
+            np.array([r[4] for r in rows], np.bool_),
             rubric_version,
         )
 
 
 def checks_of(rubrics: dict[str, MetaRubric]) -> CheckTable:
-    """Compile ``rubrics`` into a :class:`CheckTable`."""
-    return CheckTable.of(compile_all(rubrics), rubric_set_version(rubrics))
+    """The :class:`CheckTable` of ``rubrics``: what compiling them gives, without making the
+    check texts."""
+    rows = [(q, *codes) for q, r in rubrics.items() for codes in compiler.check_codes(r)]
+    return CheckTable._of(rows, rubric_set_version(rubrics))
 
 
 __all__ = ["KIND_ORDER", "CheckTable", "checks_of"]

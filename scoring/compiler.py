@@ -89,12 +89,11 @@ def _options(members: list[str]) -> str:
     return "; ".join(_clause(m) for m in members)
 
 
-def _at_least(topic: str, k: int, n: int, options: str) -> str:
-    """The check of ``k`` of a list's ``n`` members (``options``: :func:`_options` of them,
-    joined once per list, not once per threshold)."""
+def _at_least(topic: str, k: int, members: list[str]) -> str:
+    """The check of ``k`` of a list's members."""
     return (
         f"Regarding {topic}, the response mentions at least {k} of the following "
-        f"{n} options: {options}."
+        f"{len(members)} options: {_options(members)}."
     )
 
 
@@ -110,51 +109,62 @@ def _in_order(topic: str, steps: list[str]) -> str:
     )
 
 
+def _includes(topic: str, step: str) -> str:
+    return f"In describing {topic}, the response includes the step: {_clause(step)}."
+
+
+def _identifies(entity: str, relation: str) -> str:
+    return f"The response identifies {entity} as {_clause(relation)}."
+
+
+def _states(entity: str, relation: str, aspect: str) -> str:
+    return f"In relating it to {entity} ({relation}), the response states that: {_clause(aspect)}."
+
+
 #: What an item's rule emits for each check: id suffix, kind, secondary (extra credit, one tier
-#: below the item's) and the check text.
-_Emitted = Iterator[tuple[str, CheckKind, bool, str]]
+#: below the item's), and the function and arguments that make the check text (called only when
+#: the text is wanted: the score tables need none).
+_Emitted = Iterator[tuple[str, CheckKind, bool, Callable[..., str], tuple[Any, ...]]]
 
 
 def _fact(item: Fact) -> _Emitted:
-    yield "", CheckKind.FACT, False, item.text
+    yield "", CheckKind.FACT, False, str, (item.text,)
 
 
 def _strict_list(item: StrictList) -> _Emitted:
     for j, m in enumerate(item.members, 1):
-        yield f".m{j}", CheckKind.MEMBER, False, _mentions(item.topic, m)
+        yield f".m{j}", CheckKind.MEMBER, False, _mentions, (item.topic, m)
 
 
 def _flexible_list(item: FlexibleList) -> _Emitted:
-    members, topic, options = item.members, item.topic, _options(item.members)
+    members, topic = item.members, item.topic
     for j, b in enumerate(item.baselines, 1):
-        yield f".b{j}", CheckKind.BASELINE, False, _at_least(topic, b, len(members), options)
+        yield f".b{j}", CheckKind.BASELINE, False, _at_least, (topic, b, members)
     if len(members) <= SHORT_LIST_MAX and item.tier is not Tier.CONTEXT:
         for j, m in enumerate(members, 1):
-            yield f".m{j}", CheckKind.MEMBER, True, _mentions(topic, m)
+            yield f".m{j}", CheckKind.MEMBER, True, _mentions, (topic, m)
     else:
         ks = item.coverage_thresholds or default_coverage_thresholds(len(members), item.baselines)
         for j, k in enumerate(ks, 1):
-            yield f".c{j}", CheckKind.COVERAGE, True, _at_least(topic, k, len(members), options)
+            yield f".c{j}", CheckKind.COVERAGE, True, _at_least, (topic, k, members)
 
 
 def _process(item: Process) -> _Emitted:
     for j, s in enumerate(item.steps, 1):
-        text = f"In describing {item.topic}, the response includes the step: {_clause(s.text)}."
-        yield f".s{j}", CheckKind.STEP, not s.required, text
+        yield f".s{j}", CheckKind.STEP, not s.required, _includes, (item.topic, s.text)
     required = [s.text for s in item.steps if s.required]
     if len(required) >= 2:
-        yield ".seq", CheckKind.SEQUENCE, False, _in_order(item.topic, required)
+        yield ".seq", CheckKind.SEQUENCE, False, _in_order, (item.topic, required)
     if len(required) < len(item.steps) and len(item.steps) >= 2:
         every = [s.text for s in item.steps]
-        yield ".seq_all", CheckKind.SEQUENCE, True, _in_order(item.topic, every)
+        yield ".seq_all", CheckKind.SEQUENCE, True, _in_order, (item.topic, every)
 
 
 def _relationship(item: Relationship) -> _Emitted:
-    entity = f"The response identifies {item.entity} as {_clause(item.relation)}."
-    yield ".e", CheckKind.RELATION_ENTITY, False, entity
+    entity, relation = item.entity, item.relation
+    yield ".e", CheckKind.RELATION_ENTITY, False, _identifies, (entity, relation)
     for j, a in enumerate(item.aspects, 1):
-        aspect = f"In relating it to {item.entity} ({item.relation}), the response states that: "
-        yield f".a{j}", CheckKind.RELATION_ASPECT, False, f"{aspect}{_clause(a)}."
+        yield f".a{j}", CheckKind.RELATION_ASPECT, False, _states, (entity, relation, a)
 
 
 #: The compile rule of each item type.
@@ -165,6 +175,19 @@ _RULES: dict[type[Any], Callable[[Any], _Emitted]] = {
     Process: _process,
     Relationship: _relationship,
 }
+
+
+def _emitted(rubric: MetaRubric) -> Iterator[tuple[str, str, CheckKind, Tier, bool, Any, Any]]:
+    """(item id, check id, kind, tier, secondary, text function, its arguments) of each check,
+    in item order: each item by the rule of its type (:data:`_RULES`), then its insight."""
+    for item in rubric.items:
+        iid = item.id
+        tiers = (item.tier, item.tier.lower())
+        for suffix, kind, secondary, text, args in _RULES[type(item)](item):
+            yield iid, iid + suffix, kind, tiers[secondary], secondary, text, args
+        insight: Insight | None = getattr(item, "insight", None)
+        if insight is not None:
+            yield iid, iid + ".i", CheckKind.INSIGHT, insight.tier, False, str, (insight.text,)
 
 
 def compile_rubric(rubric: MetaRubric) -> list[Check]:
@@ -178,16 +201,14 @@ def compile_rubric(rubric: MetaRubric) -> list[Check]:
         The flat checklist; check ids are unique within the question.
     """
     qid = rubric.question_id
-    out: list[Check] = []
-    for item in rubric.items:
-        iid, cites = item.id, tuple(item.cites)
-        tiers = (item.tier, item.tier.lower())
-        for suffix, kind, secondary, text in _RULES[type(item)](item):
-            out.append(
-                Check(qid, iid + suffix, iid, kind, tiers[secondary], secondary, text, cites)
-            )
-        insight: Insight | None = getattr(item, "insight", None)
-        if insight is not None:
-            out.append(Check(qid, iid + ".i", iid, CheckKind.INSIGHT, insight.tier, False,
-                             insight.text, cites))  # fmt: skip
-    return out
+    cites = {item.id: tuple(item.cites) for item in rubric.items}  # ids are unique
+    return [
+        Check(qid, cid, iid, kind, tier, secondary, text(*args), cites[iid])
+        for iid, cid, kind, tier, secondary, text, args in _emitted(rubric)
+    ]
+
+
+def check_codes(rubric: MetaRubric) -> list[tuple[str, CheckKind, Tier, bool]]:
+    """(check id, kind, tier, secondary) of each check :func:`compile_rubric` makes, in its
+    order, without making their texts (what the score tables need)."""
+    return [(cid, kind, tier, sec) for _, cid, kind, tier, sec, _, _ in _emitted(rubric)]
