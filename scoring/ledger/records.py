@@ -92,10 +92,10 @@ def request_ids(
     return pa.StructArray.from_arrays(cols, fields=list(_REQUEST))
 
 
-#: No request ids (a state row that does not carry the keys); made of empty Arrow arrays, not of
-#: Python lists (pyarrow imports pandas the first time it converts a list).
+#: No request ids (a state row that does not carry the keys); made of empty Arrow arrays, not
+#: converted from Python objects (pyarrow imports pandas the first time it converts some).
 NO_REQUESTS = pa.StructArray.from_arrays(
-    [pa.array(np.empty(0, object), pa.string()) for _ in REQUEST_IDS], fields=list(_REQUEST)
+    [pa.nulls(0, pa.string()) for _ in REQUEST_IDS], fields=list(_REQUEST)
 )
 
 BATCH_SCHEMA = pa.schema(
