@@ -45,8 +45,6 @@ from scoring.tables import (
     write_table_csv,
 )
 
-#: Bump when the layout or content of the derived verdict files changes.
-FORMAT_VERSION = "3"
 #: The file metadata key of the provenance in every published Parquet file.
 PROVENANCE_KEY = b"gamut.provenance"
 
@@ -588,7 +586,6 @@ def downloads_size(site: Path) -> tuple[int, int]:
 
 __all__ = [
     "CARD_STAGING",
-    "FORMAT_VERSION",
     "Download",
     "dataset_card",
     "downloads_size",
