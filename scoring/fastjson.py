@@ -29,19 +29,15 @@ def loads(data: bytes | str) -> Any:
     """The value of ``data`` as the standard library reads it, or :data:`MISS` when orjson
     cannot say (the text is not JSON to orjson, or holds a long digit run): the caller then
     parses it with the standard library, with its own limits and messages."""
-    if not no_long_int(data):
+    if isinstance(data, bytes):
+        if _RUN in data.translate(_DIGITS):
+            return MISS
+    elif _LONG_INT.search(data) is not None:
         return MISS
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         return MISS
-
-
-def no_long_int(data: bytes | str) -> bool:
-    """``data`` holds no run of 19 digits (where orjson and the standard library may differ)."""
-    if isinstance(data, bytes):
-        return _RUN not in data.translate(_DIGITS)
-    return _LONG_INT.search(data) is None
 
 
 #: U+2028 and U+2029 in UTF-8.
@@ -63,4 +59,4 @@ def dumps_line(obj: Any) -> bytes:
     return data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
 
 
-__all__ = ["MISS", "dumps_line", "loads", "no_long_int"]
+__all__ = ["MISS", "dumps_line", "loads"]

@@ -248,26 +248,6 @@ def stream_lines(
         buf, pos = buf[pos:] + more, 0
 
 
-def plain_lines(path: Path, limits: JsonlLimits) -> list[bytes] | None:
-    """The lines of a file that :func:`read_jsonl` reads with no problem of the file's own: a
-    regular file within the size limits, with no byte order mark, line over the limit or run of
-    19 digits; split at ``\\n`` (a final newline dropped). None for any other file (or one
-    that cannot be read). Each line is still to be parsed, with orjson (a blank line fails):
-    a reader's fast path hands a file that fails any of this to :func:`read_jsonl`, which says
-    what is wrong with it."""
-    try:
-        with open_regular(path) as f:
-            data = f.read(limits.max_file_bytes + 1)
-    except OSError:
-        return None
-    if len(data) > limits.max_file_bytes or not fastjson.no_long_int(data):
-        return None
-    if data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return None
-    lines = data.removesuffix(b"\n").split(b"\n")
-    return None if max(map(len, lines)) > limits.max_line_bytes else lines
-
-
 def read_jsonl(
     path: Path,
     display: str,
@@ -478,7 +458,6 @@ __all__ = [
     "json_depth",
     "nesting",
     "parse_line",
-    "plain_lines",
     "read_jsonl",
     "size_text",
     "split_lines",

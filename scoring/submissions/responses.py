@@ -8,10 +8,8 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from scoring.errors import Problem
-from scoring.jsonl import JsonlLimits, plain_lines, read_jsonl, size_text
+from scoring.jsonl import JsonlLimits, read_jsonl, size_text
 from scoring.submissions.formats import ResponseUsage
 from scoring.submissions.report import ERROR, WARNING, Limits
 
@@ -163,66 +161,6 @@ def _summary(display: str, setting: str, unlisted: list[str], absent: list[str])
     return out
 
 
-class _NotPlain(Exception):
-    """A line of a response file that the fast path leaves to the line-by-line reader."""
-
-
-def _refuse(*_: object) -> None:
-    raise _NotPlain
-
-
-def _plain_file(
-    path: Path, known: frozenset[str] | None, limits: Limits
-) -> dict[str, Response] | None:
-    """The responses of a file in which the line-by-line reader finds no problem at all, each
-    check made once over every line; None for any other file (that reader then reports what is
-    wrong). Each line is one JSON object of exactly the keys of a response line (so its depth
-    is within the limit), answering a question once; no response is empty, too long, or holds
-    a forbidden character."""
-    lines = plain_lines(path, jsonl_limits(limits))
-    try:
-        objs = list(map(orjson.loads, lines or ()))
-    except orjson.JSONDecodeError:
-        return None
-    if not objs or {type(o) for o in objs} != {dict}:
-        return None
-    if any(o.keys() != _KEY_SET and o.keys() != _WITH_USAGE for o in objs):
-        return None
-    qids = [o["question_id"] for o in objs]
-    texts = [o["response"] for o in objs]
-    if {type(q) for q in qids} | {type(t) for t in texts} != {str} or len(set(qids)) < len(qids):
-        return None
-    if known is not None and not known.issuperset(qids):
-        return None
-    if not _plain_texts(texts, limits, b"\n".join(lines or ())):
-        return None
-    try:
-        return {
-            q: Response(n, t, _usage(o, n, q, _refuse) if len(o) > 2 else None)
-            for n, (q, t, o) in enumerate(zip(qids, texts, objs, strict=True), 1)
-        }
-    except _NotPlain:
-        return None
-
-
-#: What a JSON text must hold for a string in it to hold a forbidden character: an escape of one
-#: (``\\u``, ``\\b``, ``\\f``, ``\\r``), U+007F, or a character of U+0080-U+00BF (UTF-8
-#: ``C2 xx``); raw control characters are not JSON.
-_MAYBE_BAD = (b"\\u", b"\\b", b"\\f", b"\\r", b"\x7f", b"\xc2")
-
-
-def _plain_texts(texts: list[str], limits: Limits, raw: bytes) -> bool:
-    """No text is empty or blank, over the size limit (any text of at most a quarter of it in
-    characters is within it), or holds a forbidden character (``\\n`` is allowed); ``raw``:
-    the JSON the texts were read from (most files need no search of the texts)."""
-    return (
-        min(map(len, texts)) > 0
-        and max(map(len, texts)) <= limits.max_response_bytes // 4
-        and not any(map(str.isspace, texts))
-        and (not any(b in raw for b in _MAYBE_BAD) or _BAD_CHAR.search("\n".join(texts)) is None)
-    )
-
-
 def read_response_file(
     path: Path,
     display: str,
@@ -243,11 +181,6 @@ def read_response_file(
         The responses by question id and the problems found. At most
         :data:`MAX_PROBLEMS_PER_FILE` problems are listed, the rest counted in one more.
     """
-    known = None if question_ids is None else frozenset(question_ids)
-    plain = _plain_file(path, known, limits)
-    if plain is not None:
-        absent = [q for q in question_ids or () if q not in plain]
-        return ResponseFile(plain, _summary(display, setting, [], absent))
     out = ResponseFile()
     unlisted: list[str] = []  # severities of the problems past the cap
 
@@ -272,6 +205,7 @@ def read_response_file(
         answer = f"{_LINE_FORMAT}, one for every public question; `gamut generate` writes this file"
         problem(None, "empty file: it holds no responses", answer)
         return out
+    known = None if question_ids is None else frozenset(question_ids)
     first_line: dict[str, int] = {}
     for parsed in read.lines:
         n, obj = parsed.line, parsed.value

@@ -6,8 +6,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from gamut import pipeline
 from gamut.project import Project as GamutProject
 from scoring.errors import Problem
@@ -220,43 +218,3 @@ def test_sparse_file_creation_is_cheap(tmp_path: Path) -> None:
     with path.open("wb") as f:
         f.truncate(50 * 1024 * 1024)
     assert os.stat(path).st_size == 50 * 1024 * 1024
-
-
-def test_a_clean_file_reads_the_same_by_the_fast_path_and_line_by_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A file with nothing to report is read in one pass per check; the line reader gives the
-    same responses, lines, token counts and problems (CRLF endings, usage, non-ASCII, no final
-    newline); one bad line sends the whole file to the line reader."""
-    from scoring.submissions import responses
-
-    rows = [
-        {"question_id": "q1", "response": "plain"},
-        {
-            "question_id": "q2",
-            "response": "naïve\tcafé",
-            "usage": {"input_tokens": 3, "output_tokens": 4},
-        },
-        {"question_id": "q3", "response": "line\nbreak \u2028 kept"},
-    ]
-    path = tmp_path / "multimodal.jsonl"
-    path.write_bytes(b"\r\n".join(json.dumps(r).encode() for r in rows))
-    ids = ["q1", "q2", "q3", "q4"]
-    assert responses._plain_file(path, frozenset(ids), Limits()) is not None
-    fast = responses.read_response_file(path, "f", "multimodal", ids, Limits())
-    assert fast.responses["q2"].usage == (3, 4) and fast.responses["q3"].line == 3
-    assert [p.message.split(":")[0] for p in fast.problems] == [
-        "1 multimodal question(s) have no response"
-    ]
-    monkeypatch.setattr(responses, "_plain_file", lambda *_: None)
-    assert responses.read_response_file(path, "f", "multimodal", ids, Limits()) == fast
-    monkeypatch.undo()
-    for bad in (
-        b'{"question_id": "q9", "response": "x"}',
-        b"",
-        b'{"question_id": "q1", "response": "again"}',
-        b'{"question_id": "q5", "response": "\\u0007"}',
-        b'{"question_id": "q5", "response": "\xc2\x85"}',
-    ):
-        path.write_bytes(b"\n".join([bad, json.dumps(rows[0]).encode()]))
-        assert responses._plain_file(path, frozenset(ids), Limits()) is None
