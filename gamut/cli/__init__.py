@@ -2,11 +2,14 @@
 
 Each command group lives in its own module, imported only when that command runs (``gamut --help``
 imports none of them): the table below is the command list, with each command's one-line help.
+Installed packages add commands through the ``gamut.commands`` entry points: the workbench's
+``gamut build`` (SPEC section 12) is one, so this package never imports the workbench.
 """
 
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import entry_points
 
 import click
 
@@ -54,21 +57,32 @@ class LazyGroup(click.Group):
     #: name -> (module, attribute, one-line help); a subclass names its own table
     table: dict[str, tuple[str, str, str]] = COMMANDS
 
+    #: the entry-point group whose commands join the table (installed packages' own commands)
+    plugins: str = "gamut.commands"
+
+    def _table(self) -> dict[str, tuple[str, str, str]]:
+        found = {ep.name: (ep.module, ep.attr, "") for ep in entry_points(group=self.plugins)}
+        return {**found, **self.table}
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(self.table)
+        return sorted(self._table())
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.table:
+        if cmd_name not in (table := self._table()):
             return None
-        module, attr, _ = self.table[cmd_name]
+        module, attr, _ = table[cmd_name]
         cmd = getattr(importlib.import_module(module), attr)
         if not isinstance(cmd, click.Command):
             raise TypeError(f"{module}.{attr} is not a click command")
         return cmd
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name, (_, _, brief) in sorted(self._table().items()):
+            command = None if brief else self.get_command(ctx, name)
+            rows.append((name, brief or (command.get_short_help_str(80) if command else "")))
         with formatter.section("Commands"):
-            formatter.write_dl([(name, self.table[name][2]) for name in self.list_commands(ctx)])
+            formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

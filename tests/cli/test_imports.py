@@ -76,6 +76,7 @@ def project(tmp_path: Path) -> Path:
         (["questions", "export", "--setting", "text_only", "--out", "q.jsonl"], HEAVY),
         (["score", "--help"], HEAVY),
         (["run", "--help"], HEAVY),
+        (["build", "--help"], HEAVY),  # the workbench's command, found by its entry point
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else "light" if v is HEAVY else "plain",
 )
