@@ -228,6 +228,3 @@ def in_flight(wb: Workbench) -> int:
     """Batch requests of the workbench submitted and not collected yet (for ``status``)."""
     state: dict[str, dict[str, Any]] = wb.read(BATCHES, {"requests": {}})
     return sum(1 for r in state["requests"].values() if r["state"] in ("queued", "submitted"))
-
-
-__all__ = ["BATCHES", "BatchLLM", "in_flight", "request_id"]

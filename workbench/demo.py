@@ -75,6 +75,3 @@ def run_demo(out: Path) -> dict[str, Any]:
     draft(wb, llm)
     refine(wb, llm, SavedPages(data / "pages.jsonl"))
     return release(wb, VERSION, out)
-
-
-__all__ = ["VERSION", "demo_before_guard", "demo_data", "run_demo"]

@@ -229,18 +229,3 @@ def audit(rubric: dict[str, Any], pages: SourcePages) -> dict[str, Any]:
         if missing:
             partial.append({"item_id": item["id"], "uncovered": missing, "of": len(parts)})
     return {"snippets": found, "partial": partial}
-
-
-__all__ = [
-    "EVIDENCE",
-    "FoundSnippet",
-    "HttpPages",
-    "HttpSearch",
-    "SavedPages",
-    "SearchError",
-    "SearchProvider",
-    "SnippetsFile",
-    "SourcePages",
-    "audit",
-    "gather",
-]

@@ -112,6 +112,3 @@ def import_images(wb: Workbench, manifest: Path) -> tuple[int, int]:
     changed = sum(1 for i in new if i in old and old[i] != new[i])
     wb.write(IMAGES, {**old, **new})
     return added, changed
-
-
-__all__ = ["IMAGES", "ManifestRow", "import_images", "read_manifest"]

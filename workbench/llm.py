@@ -398,21 +398,3 @@ def _unfenced(text: str) -> str:
     """``text`` without a Markdown code fence around it (models add one despite being told)."""
     m = re.fullmatch(r"\s*```(?:json)?\s*\n(.*)\n\s*```\s*", text, re.DOTALL)
     return m[1] if m else text
-
-
-__all__ = [
-    "FIX_TEMPLATE",
-    "LLM",
-    "SCHEMA_INSTRUCTION",
-    "Deferred",
-    "LLMError",
-    "LLMRequest",
-    "ProviderLLM",
-    "ReplayLLM",
-    "Template",
-    "ask",
-    "json_reply",
-    "load_template",
-    "repair_request",
-    "reply_schema",
-]

@@ -439,20 +439,3 @@ def diversity(wb: Workbench, top: int = 5) -> dict[str, dict[str, Any]]:
             "distinct_selected": len(after) / max(1, sum(after.values())),
         }
     return out
-
-
-__all__ = [
-    "STATES",
-    "Decision",
-    "GuardReply",
-    "Proposal",
-    "State",
-    "apply_decisions",
-    "diversity",
-    "entered_questions",
-    "guard",
-    "needs_proposals",
-    "opening",
-    "propose",
-    "settle",
-]

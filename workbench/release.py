@@ -154,6 +154,3 @@ def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, A
     )
     wb.write(RELEASES, history)
     return meta
-
-
-__all__ = ["CORRECTIONS", "RELEASES", "record_correction", "release"]

@@ -105,6 +105,3 @@ def make_review_server(wb: Workbench, annotator: str, port: int = 8001) -> Local
         return text(HTTPStatus.OK, message)
 
     return LocalServer(get, post, port)
-
-
-__all__ = ["make_review_server", "render", "waiting"]

@@ -116,6 +116,3 @@ def _save(wb: Workbench, annotator: str, qid: str, form: dict[str, Any]) -> str:
     except (ProblemsError, WorkbenchError) as exc:
         return f"not saved: {str(exc).splitlines()[-1].strip()}"
     return f"saved: {c['edits']} edit(s), {c['differences']} check(s) differ"
-
-
-__all__ = ["make_revise_server", "render_question"]

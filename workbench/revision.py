@@ -249,14 +249,3 @@ def revise_rubrics(
         raise WorkbenchError(f"{path} holds no edits")
     wb.write(REVISIONS, history)
     return counts
-
-
-__all__ = [
-    "MAX_ROUNDS",
-    "REVISIONS",
-    "CheckEdit",
-    "apply_edits",
-    "differences",
-    "part_value",
-    "revise_rubrics",
-]

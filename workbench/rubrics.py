@@ -211,6 +211,3 @@ def refine(wb: Workbench, llm: LLM, pages: SourcePages) -> Counter[str]:
     kept in the rubric status) go to the model with the draft.
     """
     return _step(wb, llm, "refine", pages)
-
-
-__all__ = ["STATUS", "ItemsReply", "draft", "refine", "superset_problems"]

@@ -57,6 +57,3 @@ def next_step(c: dict[str, Any]) -> str:
     if c["refined"] + c["refine_failed"] < c["drafted"]:
         return "gamut-workbench build refine"
     return "gamut-workbench build release VERSION"
-
-
-__all__ = ["counts", "next_step"]

@@ -95,13 +95,3 @@ class Checkpoint:
         """Save now."""
         self.save()
         self.last = time.monotonic()
-
-
-__all__ = [
-    "FILE_MODE",
-    "FOLDER_MODE",
-    "RUBRIC_STATUS",
-    "Checkpoint",
-    "Workbench",
-    "WorkbenchError",
-]

@@ -72,6 +72,3 @@ def describe(row: Mapping[str, Any]) -> str:
         f"{row['requests']:,} requests, {row['tokens_in']:,} tokens in ({row['tokens_cached']:,} "
         f"cached), {row['tokens_out']:,} out, {price}"
     )
-
-
-__all__ = ["USAGE", "Usage", "describe", "read", "record"]

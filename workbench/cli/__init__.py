@@ -45,6 +45,3 @@ def main() -> None:
 def run() -> None:
     """The ``gamut-workbench`` program (``python -m workbench`` too): :func:`main`."""
     main()
-
-
-__all__ = ["COMMANDS", "main", "run"]

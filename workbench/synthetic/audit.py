@@ -109,12 +109,3 @@ def write_audit(folder: Path, lines: dict[str, list[dict[str, str]]]) -> list[Pa
         atomic_write_text(path, jsonl(rows))
         written.append(path)
     return written
-
-
-__all__ = [
-    "ANNOTATOR_ERROR_RATE",
-    "AUDIT_SHARE",
-    "DOUBLE_SHARE",
-    "simulate_audit",
-    "write_audit",
-]

@@ -138,14 +138,3 @@ LENIENT_MISSING_TO_PARTIAL = 0.25
 LENIENT_PARTIAL_TO_MEETS = 0.35
 #: Rate at which the partisan judge upgrades, by one level, a verdict of a model of its own family.
 PARTISAN_OWN_FAMILY_UPGRADE = 0.40
-
-__all__ = [
-    "DEMO_MODELS",
-    "LENIENT_MISSING_TO_PARTIAL",
-    "LENIENT_PARTIAL_TO_MEETS",
-    "MISIDENTIFIED",
-    "PARTISAN_OWN_FAMILY_UPGRADE",
-    "UNIDENTIFIED",
-    "Behaviour",
-    "DemoModel",
-]
