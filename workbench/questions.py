@@ -1,11 +1,9 @@
 """Question construction: ``propose``, the review rounds and ``guard`` (the paper's process).
 
-Candidates live in ``candidates.json``, each in one state of :data:`STATES`. A candidate is
-reviewed in its round by two annotators blind to each other; agreement decides, a disagreement
-waits for a third annotator's adjudication. Accepted candidates go to the guard; a revised one
-re-enters the next round with the edited text; an image whose candidates are all discarded (or
-rejected by the guard) is proposed for again. Only a candidate accepted by the annotators and
-selected by the guard enters the benchmark.
+Each candidate (``candidates.json``) is reviewed in its round by two blind annotators; agreement
+decides, a disagreement waits for a third's adjudication. A revised candidate re-enters the next
+round; an image whose candidates are all discarded or rejected is proposed for again. Only a
+candidate accepted by the annotators and selected by the guard enters the benchmark.
 """
 
 from __future__ import annotations
@@ -16,11 +14,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from scoring.errors import Problem, ProblemsError
+from scoring.jsonl import read_jsonl, validated
 from scoring.rubric import NonEmpty
-from scoring.submissions import read_jsonl
 from workbench.images import IMAGES
 from workbench.llm import LLM, Deferred, LLMError, ask
 from workbench.store import Checkpoint, Workbench, WorkbenchError
@@ -43,7 +41,6 @@ class State(StrEnum):
     NOT_SELECTED = "not_selected"
 
 
-STATES = tuple(State)
 #: States after which an image needs new candidates if no candidate of it is in another state.
 _DEAD = {State.DISCARDED, State.GUARD_REJECTED, State.NOT_SELECTED}
 
@@ -184,65 +181,42 @@ def propose(wb: Workbench, llm: LLM, per_image: int) -> list[str]:
     return done
 
 
-def read_decisions(path: Path, cands: dict[str, dict[str, Any]]) -> list[tuple[int, Decision]]:
-    """The decisions in a JSON Lines file, each checked against the candidates; all problems at
-    once (file:line).
-
-    Raises:
-        ProblemsError: a line that is no decision, names an unknown candidate or another round,
-            or a revision without its edited text.
+def read_decisions(
+    path: Path, cands: dict[str, dict[str, Any]]
+) -> list[tuple[int | None, Decision]]:
+    """The decisions in a JSON Lines file, each checked against the candidates (an unknown
+    candidate, another round, a revision without its text); every problem at once.
     """
     data = read_jsonl(path, str(path), "each line: a decision object (see Decision)")
     problems = list(data.problems)
     out = []
-    for ln in data.lines:
-        try:
-            d = Decision.model_validate(ln.value)
-        except ValidationError as exc:
-            problems += Problem.of_validation(exc, str(path), ln.line, "fix the line", "decision")
-            continue
+    for line, d in validated(data.lines, Decision.model_validate, str(path), "fix it", problems):
         c = cands.get(d.candidate_id)
         if c is None:
-            problems.append(
-                Problem(str(path), ln.line, f"unknown candidate {d.candidate_id}", "check the id")
-            )
+            problem = (f"unknown candidate {d.candidate_id}", "check the id")
         elif d.round != c["round"]:
-            problems.append(
-                Problem(
-                    str(path),
-                    ln.line,
-                    f"{d.candidate_id} is in round {c['round']}, not {d.round}",
-                    "decide on the candidate's current round",
-                )
+            problem = (
+                f"{d.candidate_id} is in round {c['round']}, not {d.round}",
+                "decide on the candidate's current round",
             )
         elif d.decision == "revise" and d.question is None and d.text_only_question is None:
-            problems.append(
-                Problem(str(path), ln.line, "revise without edited text", "give question")
-            )
+            problem = ("revise without edited text", "give question")
         else:
-            out.append((ln.line, d))
+            out.append((line, d))
+            continue
+        problems.append(Problem(str(path), line, *problem))
     if problems:
         raise ProblemsError(problems, f"invalid decisions file {path}")
     return out
 
 
-def _same(a: Decision, b: Decision) -> bool:
-    return (a.decision, a.question, a.text_only_question) == (
-        b.decision,
-        b.question,
-        b.text_only_question,
-    )
-
-
 def apply_decisions(wb: Workbench, path: Path) -> Counter[str]:
-    """Record the decisions in ``path`` and settle every candidate whose round is decided.
-
-    Returns counts of outcomes (accept, revise, discard) and of candidates ``awaiting`` a review
-    or an adjudication.
+    """Record the decisions in ``path`` and settle every candidate whose round is decided:
+    counts of outcomes and of candidates ``awaiting`` a review or an adjudication.
 
     Raises:
-        ProblemsError: bad lines; an annotator deciding one candidate twice in a round (an
-            adjudicator who reviewed it among them); a third reviewer.
+        ProblemsError: bad lines; an annotator deciding a candidate twice in a round; a third
+            reviewer.
     """
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
     return settle(wb, cands, read_decisions(path, cands), str(path))
@@ -256,7 +230,6 @@ def settle(
 ) -> Counter[str]:
     """Record checked decisions (``new``: line, decision) and settle every decided round; as
     :func:`apply_decisions`, whose problems name ``display``."""
-    path = display
     stored: list[dict[str, Any]] = wb.read(DECISIONS, [])
     known = {(d["candidate_id"], d["round"], d["annotator"]) for d in stored}
     problems = []
@@ -265,7 +238,7 @@ def settle(
         if key in known:
             problems.append(
                 Problem(
-                    str(path),
+                    display,
                     line,
                     f"{d.annotator} already decided {d.candidate_id} in round {d.round}",
                     "each annotator decides a candidate once a round; a third annotator, "
@@ -283,10 +256,10 @@ def settle(
         reviewers = {d.annotator for d in ds if d.role == "review"}
         if len(reviewers) > 2:
             problems.append(
-                Problem(str(path), None, f"{cid} round {rnd}: three reviewers", "two review")
+                Problem(display, None, f"{cid} round {rnd}: three reviewers", "two review")
             )
     if problems:
-        raise ProblemsError(problems, f"invalid decisions file {path}")
+        raise ProblemsError(problems, f"invalid decisions file {display}")
     wb.write(DECISIONS, stored)
     counts: Counter[str] = Counter()
     for cid, c in cands.items():
@@ -298,7 +271,8 @@ def settle(
         if len(reviews) < 2:
             counts["awaiting"] += 1
             continue
-        outcome = reviews[0] if _same(*reviews) else adjudication
+        same = len({(r.decision, r.question, r.text_only_question) for r in reviews}) == 1
+        outcome = reviews[0] if same else adjudication
         if outcome is None:
             counts["awaiting"] += 1
             continue

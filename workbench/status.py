@@ -9,7 +9,7 @@ from workbench import usage
 from workbench.batch import in_flight
 from workbench.evidence import EVIDENCE
 from workbench.images import IMAGES
-from workbench.questions import CANDIDATES, STATES, entered_questions, needs_proposals
+from workbench.questions import CANDIDATES, State, entered_questions, needs_proposals
 from workbench.release import RELEASES
 from workbench.rubrics import STATUS
 from workbench.store import Workbench
@@ -27,7 +27,7 @@ def counts(wb: Workbench) -> dict[str, Any]:
     return {
         "images": len(images),
         "images_needing_proposals": len(needs_proposals(images, cands)) if images else 0,
-        "candidates": {s.value: by_state.get(s.value, 0) for s in STATES},
+        "candidates": {s.value: by_state.get(s.value, 0) for s in State},
         "questions": len(entered),
         "with_evidence": sum(1 for q in entered if q in evidence),
         "drafted": sum(1 for q in entered if status.get(q, {}).get("draft") == "ok"),
