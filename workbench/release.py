@@ -1,11 +1,8 @@
 """``gamut-workbench build correct | drop | release``: corrections, drops and a versioned release.
 
-A release is the public questions file and the held rubrics in the formats the leaderboard reads
-(``questions.jsonl``, ``rubrics/<question_id>.json``), ``release.json`` (the benchmark version
-the leaderboard stamps on its rows, the rubric set's content hash) and ``CHANGELOG.md`` against
-the previous release: questions added, dropped (with reasons), corrected; checks added, removed
-and changed, by id only (check text is held). A rubric change invalidates only the verdicts of the
-checks it changed: the ledger keys verdicts by the check's text.
+A release is ``questions.jsonl`` and the held ``rubrics/<question_id>.json``, ``release.json``
+(the benchmark version stamped on the leaderboard's rows, the rubric set's hash) and a
+``CHANGELOG.md`` against the previous release, checks by id only (check text is held).
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from workbench import usage
 from workbench.batch import in_flight
 from workbench.evidence import EVIDENCE
 from workbench.images import IMAGES
@@ -13,6 +12,7 @@ from workbench.questions import CANDIDATES, State, entered_questions, needs_prop
 from workbench.release import RELEASES
 from workbench.rubrics import STATUS
 from workbench.store import Workbench
+from workbench.usage import USAGE
 
 
 def counts(wb: Workbench) -> dict[str, Any]:
@@ -36,7 +36,7 @@ def counts(wb: Workbench) -> dict[str, Any]:
         "refine_failed": sum(1 for q in entered if status.get(q, {}).get("refine") == "failed"),
         "releases": [r["version"] for r in wb.read(RELEASES, [])],
         "batch_requests_in_flight": in_flight(wb),
-        "llm_usage": usage.read(wb),
+        "llm_usage": wb.read(USAGE, {}),
     }
 
 

@@ -1,8 +1,6 @@
-"""What the live LLM steps cost: requests and tokens per step and mode, from the provider's own
-usage, priced at the configured prices of the judge that answered (``JudgeConfig.cost``,
-the one pricing home, as ``gamut judge --dry-run`` and the run summary), kept in the workbench's
-``usage.json`` and shown by ``gamut-workbench build status``. Replayed replies cost nothing and
-are not counted."""
+"""What the live LLM steps cost: requests and tokens per step and mode, from the provider's usage,
+priced by the answering judge's ``JudgeConfig.cost``, kept in ``usage.json`` for ``build status``
+(replayed replies are not counted)."""
 
 from __future__ import annotations
 
@@ -56,12 +54,6 @@ def record(
         row["cost_usd"] = None if usd is None or row["cost_usd"] is None else row["cost_usd"] + usd
         row["judges"] = sorted({*row.get("judges", []), judge})
     wb.write(USAGE, data)
-
-
-def read(wb: Workbench) -> dict[str, dict[str, dict[str, Any]]]:
-    """Step -> mode -> requests, tokens and cost so far."""
-    out: dict[str, dict[str, dict[str, Any]]] = wb.read(USAGE, {})
-    return out
 
 
 def describe(row: Mapping[str, Any]) -> str:

@@ -253,16 +253,9 @@ def compose_response(
     wrong_entities: list[str],
     opener: str = "",
 ) -> Composed:
-    """Write one response to one question and record the known verdict of each check.
-
-    Args:
-        rubric: the question's meta-rubric.
-        domain: the question's domain (used when the response names only the kind of entity).
-        setting: multimodal responses may misidentify the entity; text-only ones are given it.
-        behaviour: the model's probabilities for this question.
-        rng: the seeded generator (drawn from in a fixed order).
-        wrong_entities: entities of other questions, used for a misidentification.
-        opener: the model's habitual first sentence, if any.
+    """Write one response to one question and record the known verdict of each check
+    (``wrong_entities``: other questions' entities, for a misidentification in the multimodal
+    setting; ``opener``: the model's habitual first sentence).
 
     Raises:
         GamutError: the labels do not cover the compiled checks exactly (a generator bug).

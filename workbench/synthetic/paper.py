@@ -1,11 +1,7 @@
-"""A paper-scale synthetic benchmark for benchmarks and load tests (never committed).
-
-``write_paper_scale(out_dir)`` writes a complete, self-contained project: a ``gamut.toml`` with
-three ``replay`` judges, questions, random but valid meta-rubrics, submissions, one replay file
-per judge and the joined verdict table ``results/verdicts.parquet``. At full size (1,813
-questions, 14 models, 2 settings, 3 judges, about 35 checks per question) that is about 5.3
-million verdict rows, drawn with vectorised numpy from per-model quality, a per-model multimodal
-penalty, and per-judge noise, leniency and own-family bias.
+"""A paper-scale synthetic project for benchmarks and load tests (never committed): config,
+questions, random valid meta-rubrics, submissions, replay files and ``results/verdicts.parquet``
+(about 5.3 million verdict rows at full size), drawn with numpy from per-model quality and
+multimodal penalty and per-judge noise, leniency and own-family bias.
 """
 
 from __future__ import annotations
@@ -234,8 +230,8 @@ def simulate_labels(
     popularity: npt.NDArray[np.int8],
     egocentric: npt.NDArray[np.bool_],
     n_models: int,
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float64]]:
-    """Known verdict codes, shape (models, settings, checks), and each model's quality."""
+) -> npt.NDArray[np.int8]:
+    """Known verdict codes, shape (models, settings, checks)."""
     quality = np.sort(rng.normal(0.5, 0.6, n_models))[::-1]
     mm_penalty = rng.uniform(0.1, 0.8, n_models)
     caution = rng.uniform(-1.0, 1.0, n_models)
@@ -253,7 +249,7 @@ def simulate_labels(
     p_contra = 1 / (1 + np.exp(1.6 + caution[:, None, None] - 0.4 * (-x - 0.4)))
     codes = np.where(x > 0.4, 0, np.where(x > -0.4, 1, 2)).astype(np.int8)
     codes[(codes == 2) & (rng.random(x.shape) < p_contra)] = 3
-    return codes, quality
+    return codes
 
 
 def judge_verdicts(
@@ -343,21 +339,38 @@ def _config_text(judges: tuple[PaperJudge, ...]) -> str:
     return "\n".join(lines)
 
 
+def _key_columns(
+    shape: tuple[int, ...],
+    checks: _Checks,
+    model_ids: list[str],
+    qids: list[str],
+    judges: tuple[PaperJudge, ...] = (),
+) -> dict[str, pa.Array]:
+    """The key columns of verdicts shaped (models, settings, [judges,] checks)."""
+    n_m, n_s, n_c = shape[0], shape[1], shape[-1]
+    n_j = max(1, len(judges))
+    reps = n_m * n_s * n_j
+    cols = {
+        "submission_id": _dict_array(np.repeat(np.arange(n_m), n_s * n_j * n_c), model_ids),
+        "setting": _dict_array(np.tile(np.repeat(np.arange(n_s), n_j * n_c), n_m), _SETTING_NAMES),
+    }
+    if judges:
+        judge = np.tile(np.repeat(np.arange(n_j), n_c), n_m * n_s)
+        cols["judge"] = _dict_array(judge, [j.name for j in judges])
+    cols["question_id"] = _dict_array(np.tile(checks.question, reps), qids)
+    cols["check_id"] = _dict_array(np.tile(checks.check, reps), checks.check_ids)
+    return cols
+
+
 def _replay_table(
     codes: npt.NDArray[Any], checks: _Checks, model_ids: list[str], qids: list[str]
 ) -> pa.Table:
-    """One replay judge's verdicts ``codes`` (models, settings, checks) as its replay file's
-    string columns."""
-    n_m, n_s, n_c = codes.shape
-    n = n_m * n_s * n_c
+    """One replay judge's verdict codes (models, settings, checks) as its replay file."""
     table = pa.table(
         {
-            "submission_id": _dict_array(np.repeat(np.arange(n_m), n_s * n_c), model_ids),
-            "setting": _dict_array(np.tile(np.repeat(np.arange(n_s), n_c), n_m), _SETTING_NAMES),
-            "question_id": _dict_array(np.tile(checks.question, n_m * n_s), qids),
-            "check_id": _dict_array(np.tile(checks.check, n_m * n_s), checks.check_ids),
-            "verdict": _dict_array(codes.reshape(n), _VERDICT_NAMES),
-            "rationale": _dict_array(codes.reshape(n), list(_RATIONALE)),
+            **_key_columns(codes.shape, checks, model_ids, qids),
+            "verdict": _dict_array(codes.reshape(-1), _VERDICT_NAMES),
+            "rationale": _dict_array(codes.reshape(-1), list(_RATIONALE)),
         }
     )
     return table.cast(pa.schema([(name, pa.string()) for name in table.column_names]))
@@ -370,21 +383,11 @@ def _verdict_table(
     qids: list[str],
     judges: tuple[PaperJudge, ...],
 ) -> pa.Table:
-    """Every judge's verdicts ``stacked`` (models, settings, judges, checks) as the engine's
-    verdict table."""
-    n_m, n_s, n_j, n_c = stacked.shape
-    reps = n_m * n_s * n_j
+    """Every judge's verdict codes (models, settings, judges, checks) as the verdict table."""
+    reps = stacked.size // len(checks.check)
     table = pa.table(
         {
-            "submission_id": _dict_array(np.repeat(np.arange(n_m), n_s * n_j * n_c), model_ids),
-            "setting": _dict_array(
-                np.tile(np.repeat(np.arange(n_s), n_j * n_c), n_m), _SETTING_NAMES
-            ),
-            "judge": _dict_array(
-                np.tile(np.repeat(np.arange(n_j), n_c), n_m * n_s), [j.name for j in judges]
-            ),
-            "question_id": _dict_array(np.tile(checks.question, reps), qids),
-            "check_id": _dict_array(np.tile(checks.check, reps), checks.check_ids),
+            **_key_columns(stacked.shape, checks, model_ids, qids, judges),
             "kind": _dict_array(np.tile(checks.kind, reps), checks.kinds),
             "tier": _dict_array(np.tile(checks.tier, reps), [t.value for t in _TIERS]),
             "secondary": pa.array(np.tile(checks.secondary, reps)),
@@ -420,19 +423,9 @@ def write_paper_scale(
     checks_per_question: int = 35,
     seed: int = 0,
 ) -> Path:
-    """Write a complete synthetic project at paper scale under ``out_dir``.
-
-    Args:
-        out_dir: folder to write into (created; existing generated files are overwritten).
-        n_questions: number of questions.
-        n_models: number of synthetic submissions, each in both settings.
-        n_judges: number of replay judges (1 to 3); the first is primary.
-        checks_per_question: mean compiled checks per question.
-        seed: random seed; the same seed gives the same files.
-
-    Returns:
-        The path of the written ``gamut.toml``.
-    """
+    """Write a synthetic project at paper scale under ``out_dir`` (generated files overwritten;
+    the same seed gives the same files): ``n_models`` submissions in both settings and
+    ``n_judges`` replay judges (the first primary). Returns the written ``gamut.toml``."""
     if not 1 <= n_judges <= len(PAPER_JUDGES):
         raise ValueError(f"n_judges must be between 1 and {len(PAPER_JUDGES)}")
     rng = np.random.default_rng(seed)
@@ -448,7 +441,7 @@ def write_paper_scale(
     pops = [p.value for p in Popularity]
     popularity = np.array([pops.index(q["popularity"]) for q in questions], np.int8)
     egocentric = np.array([q["egocentric"] for q in questions], np.bool_)
-    labels, _ = simulate_labels(rng, checks, popularity, egocentric, n_models)
+    labels = simulate_labels(rng, checks, popularity, egocentric, n_models)
     model_ids = [f"synthetic-{m + 1:02d}" for m in range(n_models)]
     families = [_FAMILIES[(m * 3) % len(_FAMILIES)] for m in range(n_models)]
     for m, mid in enumerate(model_ids):

@@ -1,10 +1,5 @@
-"""The demo's fictional models and simulated judges, as data.
-
-Each model has a behaviour per setting and popularity bucket: the probabilities with which it
-meets, partially meets, leaves out or contradicts each drawn check, how often it misidentifies the
-entity in the image, and how often it muddles the order of a process. The judge rates are the
-documented rates at which the two simulated judges depart from the known labels.
-"""
+"""The demo's fictional models (a behaviour per setting and popularity bucket) and the
+documented rates at which the two simulated judges depart from the known labels, as data."""
 
 from __future__ import annotations
 
@@ -19,16 +14,9 @@ Probs = tuple[float, float, float, float]  # meets, partially_meets, missing, co
 
 @dataclass(frozen=True)
 class Behaviour:
-    """How a model answers one question in one setting.
-
-    Attributes:
-        probs: probabilities of meets, partially meets, missing and contradicts for each check
-            drawn independently (facts, list members, steps, relationship parts, insights).
-        misidentify: probability, in the multimodal setting, of naming the wrong entity.
-        unsure_identity: probability, in the multimodal setting, of declining to name the entity.
-        swap: probability of one local swap in a process's step order.
-        reverse: probability of reversing a process's step order.
-    """
+    """How a model answers one question in one setting: the probabilities of each verdict for
+    every independently drawn check; in the multimodal setting, of naming the wrong entity or
+    declining to name it; of one local swap, or a reversal, of a process's steps."""
 
     probs: Probs
     misidentify: float = 0.0
