@@ -1,11 +1,7 @@
-"""``gamut-workbench build revise serve --annotator ID``: human revision of the compiled checks on
-127.0.0.1.
-
-For each refined question the page shows the meta-rubric's items and, under each, the checks it
-compiles to; the annotator edits what a check asks for (or deletes it) and saves. The tool maps
-each edit back to its item (:func:`workbench.revision.revise_rubrics`), recompiles, records
-the round and shows, by check id, where the edited checklist and the recompiled one differ. The
-page holds held text: it is for this machine only (:mod:`gamut.local_server`).
+"""``gamut-workbench build revise serve --annotator ID``: the revision page on 127.0.0.1 (held
+text: this machine only). Each refined question's items with the checks they compile to, to edit
+or delete; a save is a revision round (:func:`~workbench.revision.revise_rubrics`) and shows by
+check id where the edited and recompiled checklists differ.
 """
 
 from __future__ import annotations

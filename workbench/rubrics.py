@@ -58,10 +58,6 @@ def _schema() -> dict[str, Any]:
     }
 
 
-def _snippets_text(snippets: list[dict[str, Any]]) -> str:
-    return "\n".join(f"{s['id']} ({s['url']}): {s['text']}" for s in snippets)
-
-
 def superset_problems(draft: MetaRubric, reply: ItemsReply) -> list[str]:
     """What makes a refined rubric not a verified superset of ``draft``: a draft item neither kept
     (same id) nor removed with a stated reason, or a removal of an item the draft lacks."""
@@ -140,7 +136,10 @@ def _step(wb: Workbench, llm: LLM, phase: str, pages: SourcePages | None = None)
         if phase == "refine" and st.get("draft") != "ok":
             continue
         snippets = evidence[qid]
-        variables = {"question": q["text_only_question"], "snippets": _snippets_text(snippets)}
+        variables = {
+            "question": q["text_only_question"],
+            "snippets": "\n".join(f"{s['id']} ({s['url']}): {s['text']}" for s in snippets),
+        }
         draft = None
         if phase == "draft":
             template = DRAFT_TEMPLATE

@@ -64,10 +64,6 @@ class DemoModel:
         }
 
 
-def _same(b: Behaviour) -> tuple[Behaviour, Behaviour]:
-    return b, b
-
-
 #: The six demo models, in submission-id order.
 DEMO_MODELS: tuple[DemoModel, ...] = (
     DemoModel(
