@@ -106,6 +106,17 @@ def needs_proposals(images: dict[str, Any], cands: dict[str, dict[str, Any]]) ->
     return [i for i in sorted(images) if i not in alive]
 
 
+def _state(wb: Workbench) -> tuple[dict[str, Any], dict[str, dict[str, int]], Checkpoint]:
+    """The candidates and attempts, and a checkpoint that saves both."""
+    cands: dict[str, Any] = wb.read(CANDIDATES, {})
+    attempts: dict[str, dict[str, int]] = wb.read(ATTEMPTS, {})
+    return (
+        cands,
+        attempts,
+        Checkpoint(lambda: [wb.write(CANDIDATES, cands), wb.write(ATTEMPTS, attempts)]),
+    )
+
+
 def _by_image(cands: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     for cid, c in cands.items():
@@ -135,20 +146,10 @@ def _add(
 
 
 def propose(wb: Workbench, llm: LLM, per_image: int) -> list[str]:
-    """Ask for ``per_image`` candidates for every image that needs them; the images done.
-
-    Resumable: the candidates are saved as it goes (:class:`Checkpoint`) and at the end.
-    """
+    """Ask for ``per_image`` candidates for every image that needs them; the images done."""
     images = _images(wb)
-    cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
-    attempts: dict[str, dict[str, int]] = wb.read(ATTEMPTS, {})
+    cands, attempts, cp = _state(wb)
     done = []
-
-    def save() -> None:
-        wb.write(CANDIDATES, cands)
-        wb.write(ATTEMPTS, attempts)
-
-    cp = Checkpoint(save)
     by_image = _by_image(cands)
     for image_id in needs_proposals(images, cands):
         img = images[image_id]
@@ -297,16 +298,9 @@ def guard(wb: Workbench, llm: LLM) -> Counter[str]:
     round), ``rejected`` (every question failed: the image is proposed for again).
     """
     images = _images(wb)
-    cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
-    attempts: dict[str, dict[str, int]] = wb.read(ATTEMPTS, {})
+    cands, attempts, cp = _state(wb)
     per_image = _by_image(cands)
     counts: Counter[str] = Counter()
-
-    def save() -> None:
-        wb.write(CANDIDATES, cands)
-        wb.write(ATTEMPTS, attempts)
-
-    cp = Checkpoint(save)
     for image_id in sorted(per_image):
         states = {State(cands[c]["state"]) for c in per_image[image_id]}
         if State.ACCEPTED not in states or states & {State.IN_REVIEW, State.ENTERED}:

@@ -40,47 +40,50 @@ class CheckEdit(BaseModel):
     delete: bool = False
 
 
+_FIELDS = {"m": "members", "s": "steps", "a": "aspects"}
+
+
+def _part(item: dict[str, Any], m: re.Match[str]) -> tuple[Any, Any] | None:
+    """Where the editable content of the check ``m`` names lives in ``item``: (container, key)."""
+    if m["single"] == "i":
+        return (item["insight"], "text") if "insight" in item else None
+    if m["kind"] is None:
+        return (item, "text") if item["type"] == "fact" else None
+    parts = item.get(_FIELDS[m["kind"]])
+    k = int(m["n"]) - 1
+    if parts is None or not 0 <= k < len(parts):
+        return None
+    return (parts[k], "text") if m["kind"] == "s" else (parts, k)
+
+
 def _apply(raw: dict[str, Any], edit: CheckEdit) -> str | None:
     """Apply ``edit`` to the rubric's JSON ``raw``; a problem message, or None when applied."""
     m = _PART.match(edit.check_id)
     item = next((i for i in raw["items"] if m and i["id"] == m["item"]), None)
     if m is None or item is None:
         return f"no check {edit.check_id}"
-    if m["kind"] in ("b", "c") or m["single"] in ("seq", "seq_all"):
+    whole = m["kind"] is None and m["single"] is None
+    derived = m["kind"] in ("b", "c") or m["single"] in ("seq", "seq_all")
+    if derived or (whole and item["type"] != "fact"):
         return f"{edit.check_id} is not a check of its own: edit its parts"
     if m["single"] == "e":
         return f"{edit.check_id} names the related entity: edit the relation in the meta-rubric"
     if edit.delete == (edit.text is not None):
         return "give either text or delete"
-    if m["single"] == "i":
-        if "insight" not in item:
-            return f"no check {edit.check_id}"
-        if edit.delete:
-            del item["insight"]
-        else:
-            item["insight"]["text"] = edit.text
-        return None
-    if m["kind"] is None:
-        if item["type"] != "fact":
-            return f"{edit.check_id} is not a check of its own: edit its parts"
-        if edit.delete:
-            raw["items"].remove(item)
-        else:
-            item["text"] = edit.text
-        return None
-    field = {"m": "members", "s": "steps", "a": "aspects"}[m["kind"]]
-    parts = item.get(field)
-    k = int(m["n"]) - 1
-    if parts is None or not 0 <= k < len(parts):
+    where = _part(item, m)
+    if where is None:
         return f"no check {edit.check_id}"
-    if edit.delete:
-        del parts[k]
-        if not parts and field != "aspects":
-            raw["items"].remove(item)
-    elif field == "steps":
-        parts[k]["text"] = edit.text
+    if not edit.delete:
+        where[0][where[1]] = edit.text
+    elif m["single"] == "i":
+        del item["insight"]
+    elif whole:
+        raw["items"].remove(item)
     else:
-        parts[k] = edit.text
+        parts = item[_FIELDS[m["kind"]]]
+        del parts[int(m["n"]) - 1]
+        if not parts and m["kind"] != "a":
+            raw["items"].remove(item)
     return None
 
 
@@ -95,12 +98,8 @@ def part_value(item: dict[str, Any], check_id: str) -> str | None:
     m = _PART.match(check_id)
     if m is None or m["kind"] in ("b", "c") or m["single"] in ("e", "seq", "seq_all"):
         return None
-    if m["single"] == "i":
-        return str(item["insight"]["text"])
-    if m["kind"] is None:
-        return str(item["text"]) if item["type"] == "fact" else None
-    value = item[{"m": "members", "s": "steps", "a": "aspects"}[m["kind"]]][int(m["n"]) - 1]
-    return str(value["text"] if m["kind"] == "s" else value)
+    where = _part(item, m)
+    return None if where is None else str(where[0][where[1]])
 
 
 def differences(
