@@ -292,10 +292,8 @@ def settle(
 
 
 def guard(wb: Workbench, llm: LLM) -> Counter[str]:
-    """The second LLM pass over every image whose candidates are all settled and some accepted.
-
-    Returns counts: images ``entered``, ``reseeded`` (boilerplate: new candidates for the next
-    round), ``rejected`` (every question failed: the image is proposed for again).
+    """The second LLM pass over every image whose candidates are all settled and some accepted:
+    counts of images ``entered``, ``reseeded`` (new candidates) and ``rejected`` (proposed anew).
     """
     images = _images(wb)
     cands, attempts, cp = _state(wb)

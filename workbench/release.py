@@ -85,14 +85,11 @@ def _changelog(
 
 
 def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, Any]:
-    """Write release ``version`` to ``out`` (default ``<workbench>/releases/VERSION``).
-
-    The release holds every entered question with a refined rubric that is not dropped; a
-    question without a sound rubric is left out and listed as dropped.
+    """Write release ``version`` to ``out`` (default ``<workbench>/releases/VERSION``): every
+    entered question with a refined rubric that is not dropped (one without is listed dropped).
 
     Raises:
-        WorkbenchError: a bad or already released version, a folder that already holds a
-            release, or nothing to release.
+        WorkbenchError: a bad or released version, a folder with a release, nothing to release.
     """
     if not re.fullmatch(VERSION_PATTERN, version):
         raise WorkbenchError(f"version {version!r}: use letters, digits, '.', '_', '-'")

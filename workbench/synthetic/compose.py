@@ -1,10 +1,6 @@
-"""Composing a readable response from a meta-rubric, with the verdict of every check known.
-
-Each independently drawn part of the rubric (a fact, a list member, a step, a related entity or
-aspect, an insight) is deliberately stated (``meets``), stated vaguely (``partially_meets``), left
-out (``missing``) or replaced by a specific wrong statement (``contradicts``). Threshold and
-sequence checks are then labelled from what the text actually contains, so every label is
-consistent with the prose.
+"""Composing a readable response from a meta-rubric, with the verdict of every check known: each
+independently drawn part is stated, stated vaguely, left out or replaced by a specific wrong
+statement, and threshold and sequence checks are labelled from what the text then contains.
 """
 
 from __future__ import annotations
