@@ -45,23 +45,32 @@ class DemoModel:
 
     def metadata(self) -> dict[str, Any]:
         """The model's ``submission.yaml`` content (valid per ``SubmissionMeta``)."""
-        return {
-            "model_name": self.model_name,
-            "organisation": "GAMUT demo (fictional)",
-            "model_family": self.family,
-            "link": "https://example.org/gamut-demo",
-            "open_weights": False,
-            "parameters": None,
-            "date": dt.date(2026, 1, 1),
-            "contact": "demo@example.org",
-            "production": {
-                "decoding": "synthetic: composed by gamut-workbench demo write",
-                "tools": False,
-                "web_access": False,
-                "notes": f"Synthetic demo model ({self.profile}); no model was run.",
-            },
-            "demo": True,
-        }
+        meta = synthetic_meta(self.model_name, self.family, "demo", open_weights=False)
+        meta["organisation"] = "GAMUT demo (fictional)"
+        meta["link"] = "https://example.org/gamut-demo"
+        meta["production"]["decoding"] = "synthetic: composed by gamut-workbench demo write"
+        meta["production"]["notes"] = f"Synthetic demo model ({self.profile}); no model was run."
+        return meta
+
+
+def synthetic_meta(name: str, family: str, contact: str, *, open_weights: bool) -> dict[str, Any]:
+    """A synthetic model's ``submission.yaml`` content (valid per ``SubmissionMeta``)."""
+    return {
+        "model_name": name,
+        "organisation": "Synthetic Lab (fictional)",
+        "model_family": family,
+        "link": "https://example.org/synthetic",
+        "open_weights": open_weights,
+        "parameters": None,
+        "date": dt.date(2026, 1, 1),
+        "contact": f"{contact}@example.org",
+        "production": {
+            "decoding": "synthetic, no model was run",
+            "tools": False,
+            "web_access": False,
+        },
+        "demo": True,
+    }
 
 
 #: The six demo models, in submission-id order.
