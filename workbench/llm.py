@@ -29,7 +29,6 @@ from scoring.jsonl import read_jsonl, validated
 from scoring.judge.prompt import template_sections
 
 if TYPE_CHECKING:
-    from gamut.model_runner.images import ImageRef
     from scoring.judge.generation import Generator, Request
     from scoring.judge.spec import JudgeConfig
 
@@ -208,20 +207,6 @@ SCHEMA_INSTRUCTION = (
 )
 
 
-def _image(path: Path) -> ImageRef:
-    """The local image at ``path``, its media type read from its bytes (the model runner's).
-
-    Raises:
-        LLMError: not a readable image, or a format model APIs do not take.
-    """
-    from gamut.model_runner.images import ImageRef, open_image
-
-    media_type, reason = open_image(path)
-    if media_type is None:
-        raise LLMError(f"{path}: {reason}")
-    return ImageRef(path=path, media_type=media_type)
-
-
 class ProviderLLM:
     """Sends each request to a configured judge's model through its provider's generation class
     (the one ``gamut generate`` uses), in one event loop so that each client keeps its
@@ -300,9 +285,15 @@ class ProviderLLM:
     def call(self, request: LLMRequest) -> Request:
         """The generation request: the prompt and image, with the schema as the provider's
         native structured output (the judge's ``structured_output``), or at the prompt's end."""
+        from gamut.model_runner.images import ImageRef, open_image
         from scoring.judge.generation import OutputSchema, Request
 
-        image = None if request.image is None else _image(request.image)
+        image = None
+        if request.image is not None:  # its media type read from its bytes (LLMError if none)
+            media_type, reason = open_image(request.image)
+            if media_type is None:
+                raise LLMError(f"{request.image}: {reason}")
+            image = ImageRef(path=request.image, media_type=media_type)
         if self.judge.structured_output:
             return Request(request.user, image, OutputSchema(request.template, request.schema))
         prompt = f"{request.user}\n\n{SCHEMA_INSTRUCTION}{json.dumps(request.schema)}"

@@ -15,10 +15,10 @@ from typing import Any
 
 from gamut.benchmark_version import RELEASE_FILE
 from scoring.compiler import compile_rubric
+from scoring.jsonl import dumps_line
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import rubric_set_version
 from scoring.storage import atomic_write_text
-from scoring.submissions import dumps_line
 from workbench.questions import entered_questions
 from workbench.store import Workbench, WorkbenchError
 
