@@ -71,6 +71,15 @@ class BatchLLM(ProviderLLM):
     def _save(self) -> None:
         self.wb.write(BATCHES, self.state)
 
+    def _created(self, pending: dict[str, Any], bid: str) -> dict[str, Any]:
+        """Record the batch ``pending`` as created with id ``bid``, its requests in it."""
+        b = self.state["batches"][bid] = {**pending, "state": "submitted"}
+        pending["state"] = "created"
+        for cid in b["ids"]:
+            if cid in self.state["requests"]:
+                self.state["requests"][cid].update(state="submitted", batch=bid)
+        return b
+
     def collect(self) -> None:
         """Collect every finished batch: replies kept, failures noted, the rest asked again."""
         requests, batches = self.state["requests"], self.state["batches"]
@@ -88,12 +97,7 @@ class BatchLLM(ProviderLLM):
                         requests.pop(cid, None)
                     continue
                 bid = found.batch_ids[0]
-                batches[bid] = {**b, "state": "submitted"}
-                b["state"] = "created"
-                b = batches[bid]
-                for cid in b["ids"]:
-                    if cid in requests:
-                        requests[cid].update(state="submitted", batch=bid)
+                b = self._created(b, bid)
             st = self.api.status(bid)
             if not st.finished:
                 b["state"] = st.state
@@ -169,7 +173,7 @@ class BatchLLM(ProviderLLM):
         if self.judge.batch_max_requests is not None:
             lim = Limits(min(lim.max_requests, self.judge.batch_max_requests), lim.max_bytes)
         run = secrets.token_hex(8)
-        requests, batches = self.state["requests"], self.state["batches"]
+        batches = self.state["batches"]
         queue, self._queue = self._queue, []
         for chunk in split(queue, lim):
             tag = chunk_tag(chunk, run)
@@ -181,11 +185,7 @@ class BatchLLM(ProviderLLM):
                 "ids": ids,
             }
             self._save()
-            bid = self.api.submit(chunk, tag)
-            batches[bid] = {**batches[PENDING + tag], "state": "submitted"}
-            batches[PENDING + tag]["state"] = "created"
-            for cid in ids:
-                requests[cid].update(state="submitted", batch=bid)
+            self._created(batches[PENDING + tag], self.api.submit(chunk, tag))
             self._save()
             self.submitted += len(ids)
             self.batches += 1

@@ -184,7 +184,6 @@ def _identification(rubric: MetaRubric) -> Fact | None:
 
 def _identify(
     ident: Fact,
-    *,
     domain: str,
     setting: Setting,
     behaviour: Behaviour,
@@ -262,12 +261,7 @@ def compose_response(
     labels: dict[str, Verdict] = {}
     if ident is not None:
         sentence, labels[ident.id], probs = _identify(
-            ident,
-            domain=domain,
-            setting=setting,
-            behaviour=behaviour,
-            rng=rng,
-            wrong_entities=wrong_entities,
+            ident, domain, setting, behaviour, rng, wrong_entities
         )
         intro.append(sentence)
     w = _Writer(rng, probs, behaviour)
