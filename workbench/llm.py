@@ -228,23 +228,14 @@ class ProviderLLM:
         step: str = "",
     ) -> None:
         from scoring.judge.providers import REGISTRY
+        from scoring.judge.spec import judge_key_problems
         from workbench.usage import Usage
 
-        var = judge.api_key_env
-        if var:
-            key = os.environ.get(var, "")
-            if not key:
-                raise LLMError(
-                    f"judge {name}: environment variable {var} (its api_key_env) is not set; "
-                    f"export {var}=<your key>, or give --replay FILE"
-                )
-        elif judge.base_url:
-            key = "not-needed"  # a local server without keys, as the judge's own calls
-        else:
-            raise LLMError(
-                f"judge {name}: no api_key_env; name the environment variable holding the key "
-                "in its [judges.NAME] table, or give --replay FILE"
-            )
+        problems = judge_key_problems({name: judge}, str(name))
+        if problems:
+            raise LLMError(f"{problems[0].message}: {problems[0].fix}, or give --replay FILE")
+        # a local server (a base_url) needs no key, as in the judge's own calls
+        key = os.environ.get(judge.api_key_env or "") or "not-needed"
         self.name = name
         self.judge = judge
         self.max_tokens = judge.max_tokens if max_tokens is None else max_tokens
