@@ -1,18 +1,12 @@
 """Batch mode for the workbench's LLM steps: a judge with ``mode = "batch"`` answers through its
-provider's batch API, the judge's own (:mod:`scoring.judge.batch.api`: OpenAI Files and Batches,
-Anthropic Message Batches), recorded in the workbench's ``batches.json``.
+provider's batch API (:mod:`scoring.judge.batch.api`), recorded in ``batches.json``.
 
-A step run in batch mode first collects every finished batch (replies kept by request), then
-asks as in direct mode: a request already answered gets its reply, one in flight or new is
-:class:`Deferred` (the step goes on with its other items), and the new ones are submitted when
-the step ends, in chunks within the provider's limits. Running the step again collects what
-finished and goes on from there: resumable, as the judge's batch mode. A batch is recorded
-(``submitting``, with its requests) before it is created, so one created by a run killed in
-between is found again by its tag (OpenAI metadata) or its size and time (Anthropic), as the
-judge's runner does; one the provider does not have is ``lost`` and its requests are asked
-again. A request the provider refused fails its step once (the message names its class and
-status, never the provider's text: the prompts are held text) and is asked anew next time;
-expired, cancelled and transient results are asked again without failing.
+A step first collects every finished batch, then asks as in direct mode: an answered request
+gets its reply, one in flight or new is :class:`Deferred` (the step goes on), and the new ones
+are submitted when the step ends. A batch is recorded (``submitting``) before it is created, so
+one created by a killed run is found again by its tag, as the judge's runner does; one the
+provider lacks is ``lost`` and asked again. A refused request fails its step once (never quoting
+the provider's text: the prompts are held) and is asked anew next time.
 """
 
 from __future__ import annotations
@@ -20,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scoring.judge.batch.api import (
@@ -49,30 +42,19 @@ def request_id(judge: str, model: str, request: LLMRequest) -> str:
 
 
 class BatchLLM(ProviderLLM):
-    """A batch-mode judge's model for one step run (use as a context manager: collects on
-    entry, submits on exit).
-
-    Args:
-        wb: the workbench whose ``batches.json`` records the batches.
-        judge, name, environ, max_tokens, step: as :class:`ProviderLLM` (a reply's usage is
-            counted under the step that asked, whichever step's run collects it).
-
-    Attributes:
-        deferred: requests of this run waiting for a batch (submitted now or earlier).
-        submitted: requests submitted by this run, and ``batches`` the batches created.
-        collected: replies collected by this run.
-    """
+    """A batch-mode judge's model for one step run (a context manager: collects on entry,
+    submits on exit); a reply's usage is counted under the step that asked. ``deferred``,
+    ``submitted``, ``batches`` and ``collected`` count this run's requests and batches."""
 
     def __init__(
         self,
         wb: Workbench,
         judge: JudgeConfig,
         name: str,
-        environ: Mapping[str, str] | None = None,
         max_tokens: int | None = None,
         step: str = "",
     ) -> None:
-        super().__init__(judge, name, environ, max_tokens, step)
+        super().__init__(judge, name, max_tokens, step)
         from scoring.judge.providers import REGISTRY
 
         backend = REGISTRY.backend_class(judge.provider)(name, judge, self._api_key, wb.root)
@@ -88,6 +70,15 @@ class BatchLLM(ProviderLLM):
 
     def _save(self) -> None:
         self.wb.write(BATCHES, self.state)
+
+    def _created(self, pending: dict[str, Any], bid: str) -> dict[str, Any]:
+        """Record the batch ``pending`` as created with id ``bid``, its requests in it."""
+        b = self.state["batches"][bid] = {**pending, "state": "submitted"}
+        pending["state"] = "created"
+        for cid in b["ids"]:
+            if cid in self.state["requests"]:
+                self.state["requests"][cid].update(state="submitted", batch=bid)
+        return b
 
     def collect(self) -> None:
         """Collect every finished batch: replies kept, failures noted, the rest asked again."""
@@ -106,12 +97,7 @@ class BatchLLM(ProviderLLM):
                         requests.pop(cid, None)
                     continue
                 bid = found.batch_ids[0]
-                batches[bid] = {**b, "state": "submitted"}
-                b["state"] = "created"
-                b = batches[bid]
-                for cid in b["ids"]:
-                    if cid in requests:
-                        requests[cid].update(state="submitted", batch=bid)
+                b = self._created(b, bid)
             st = self.api.status(bid)
             if not st.finished:
                 b["state"] = st.state
@@ -182,12 +168,12 @@ class BatchLLM(ProviderLLM):
 
     def submit(self) -> None:
         """Submit the queued requests in batches within the provider's limits, each recorded
-        before it is created and again with the provider's id."""
+        before it is created and again with its id."""
         lim = self.api.limits
         if self.judge.batch_max_requests is not None:
             lim = Limits(min(lim.max_requests, self.judge.batch_max_requests), lim.max_bytes)
         run = secrets.token_hex(8)
-        requests, batches = self.state["requests"], self.state["batches"]
+        batches = self.state["batches"]
         queue, self._queue = self._queue, []
         for chunk in split(queue, lim):
             tag = chunk_tag(chunk, run)
@@ -199,11 +185,7 @@ class BatchLLM(ProviderLLM):
                 "ids": ids,
             }
             self._save()
-            bid = self.api.submit(chunk, tag)
-            batches[bid] = {**batches[PENDING + tag], "state": "submitted"}
-            batches[PENDING + tag]["state"] = "created"
-            for cid in ids:
-                requests[cid].update(state="submitted", batch=bid)
+            self._created(batches[PENDING + tag], self.api.submit(chunk, tag))
             self._save()
             self.submitted += len(ids)
             self.batches += 1
@@ -228,6 +210,3 @@ def in_flight(wb: Workbench) -> int:
     """Batch requests of the workbench submitted and not collected yet (for ``status``)."""
     state: dict[str, dict[str, Any]] = wb.read(BATCHES, {"requests": {}})
     return sum(1 for r in state["requests"].values() if r["state"] in ("queued", "submitted"))
-
-
-__all__ = ["BATCHES", "BatchLLM", "in_flight", "request_id"]

@@ -1,13 +1,7 @@
 """``gamut-workbench build demo --out DIR``: every workbench step offline on four of the demo's
-images.
-
-The images, recorded LLM replies (a replay provider), a snippets file and three rounds of
-recorded annotator decisions, shipped in ``workbench/demo_data/`` (package data), take
-the images through proposals (one image has all its candidates discarded and is proposed for
-again), review rounds (a disagreement adjudicated, a revision re-entering), the guard (one
-image's questions rejected as leading or boilerplate and new candidates seeded), evidence,
-drafts (one repaired), refinement (one repaired, one item removed with a reason) and a release
-in DIR.
+images, from recorded replies, snippets, pages and three rounds of annotator decisions shipped
+in ``workbench/demo_data/`` (package data), exercising each branch (an image proposed for
+again, an adjudication, a revision, a guard rejection and reseeding, repairs, a removed item).
 """
 
 from __future__ import annotations
@@ -33,9 +27,8 @@ def demo_data() -> Path:
     return Path(str(resources.files("workbench").joinpath("demo_data")))
 
 
-#: The demo's four images, shipped with the package (copies of the repository's
-#: ``demo/images`` files of the same names, which a test keeps equal), so that
-#: ``gamut-workbench build demo`` runs from an installed package too.
+#: The demo's four images, copies of ``demo/images`` files (a test keeps them equal), shipped
+#: so that ``gamut-workbench build demo`` runs from an installed package too.
 DEMO_IMAGES = demo_data() / "images"
 
 
@@ -75,6 +68,3 @@ def run_demo(out: Path) -> dict[str, Any]:
     draft(wb, llm)
     refine(wb, llm, SavedPages(data / "pages.jsonl"))
     return release(wb, VERSION, out)
-
-
-__all__ = ["VERSION", "demo_before_guard", "demo_data", "run_demo"]

@@ -1,10 +1,6 @@
-"""``gamut-workbench build evidence``: short web snippets per question through a
-:class:`SearchProvider`.
-
-Two providers: :class:`SnippetsFile` (a local JSON Lines file, for offline work and tests) and
-:class:`HttpSearch` (an HTTP search API the maintainers configure, its key from the environment).
-Each snippet keeps its source URL and retrieval date. Snippets are held text: commands print
-counts only.
+"""``gamut-workbench build evidence``: short web snippets per question from a local snippets file
+or an HTTP search API, each with its source URL and retrieval date; and the audit that
+re-verifies cited snippets against their source pages. Snippets are held text.
 """
 
 from __future__ import annotations
@@ -23,9 +19,9 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.errors import GamutError, ProblemsError
+from scoring.jsonl import read_jsonl, validated
 from scoring.rubric import NonEmpty
-from scoring.submissions import read_jsonl
 from workbench.questions import entered_questions
 from workbench.store import Checkpoint, Workbench
 
@@ -54,27 +50,20 @@ class SearchProvider(Protocol):
         """At most ``limit`` snippets for ``query``."""
 
 
+class _SnippetLine(FoundSnippet):
+    question_id: NonEmpty
+
+
 class SnippetsFile:
     """Snippets from a JSON Lines file: ``{"question_id", "url", "title", "text", "retrieved"}``."""
 
     def __init__(self, path: Path) -> None:
+        fix = "give question_id, url, title, text, retrieved (YYYY-MM-DD)"
         data = read_jsonl(path, str(path), "each line: a snippet object")
         problems = list(data.problems)
         self.by_question: dict[str, list[FoundSnippet]] = defaultdict(list)
-        for ln in data.lines:
-            v = ln.value
-            try:
-                qid = str(v["question_id"])
-                self.by_question[qid].append(FoundSnippet.model_validate(v))
-            except (TypeError, KeyError, ValidationError) as exc:
-                problems.append(
-                    Problem(
-                        str(path),
-                        ln.line,
-                        f"not a snippet ({type(exc).__name__})",
-                        "give question_id, url, title, text, retrieved (YYYY-MM-DD)",
-                    )
-                )
+        for _, s in validated(data.lines, _SnippetLine.model_validate, str(path), fix, problems):
+            self.by_question[s.question_id].append(s)
         if problems:
             raise ProblemsError(problems, f"invalid snippets file {path}")
 
@@ -137,7 +126,8 @@ def gather(wb: Workbench, provider: SearchProvider, limit: int = 8) -> int:
             continue
         found = provider.search(qid, q["text_only_question"], limit)
         evidence[qid] = [
-            {"id": f"S{i}", **s.model_dump(mode="json")} for i, s in enumerate(found, 1)
+            {"id": f"S{i}", **s.model_dump(mode="json", include=set(FoundSnippet.model_fields))}
+            for i, s in enumerate(found, 1)
         ]
         done += 1
         cp.touch()
@@ -152,23 +142,20 @@ class SourcePages(Protocol):
         """The page's text, or None when it cannot be had."""
 
 
+class _Page(BaseModel):
+    url: str
+    text: str
+
+
 class SavedPages:
     """Saved copies of source pages: a JSON Lines file of ``{"url", "text"}`` (offline, tests)."""
 
     def __init__(self, path: Path) -> None:
-        data = read_jsonl(path, str(path), 'each line: {"url": ..., "text": ...}')
+        fix = 'each line: {"url": ..., "text": ...}'
+        data = read_jsonl(path, str(path), fix)
         problems = list(data.problems)
-        self.pages: dict[str, str] = {}
-        for ln in data.lines:
-            v = ln.value
-            if not (
-                isinstance(v, dict)
-                and isinstance(v.get("url"), str)
-                and isinstance(v.get("text"), str)
-            ):
-                problems.append(Problem(str(path), ln.line, "not a page", "give url and text"))
-                continue
-            self.pages[v["url"]] = v["text"]
+        pages = validated(data.lines, _Page.model_validate, str(path), fix, problems)
+        self.pages = {p.url: p.text for _, p in pages}
         if problems:
             raise ProblemsError(problems, f"invalid pages file {path}")
 
@@ -229,18 +216,3 @@ def audit(rubric: dict[str, Any], pages: SourcePages) -> dict[str, Any]:
         if missing:
             partial.append({"item_id": item["id"], "uncovered": missing, "of": len(parts)})
     return {"snippets": found, "partial": partial}
-
-
-__all__ = [
-    "EVIDENCE",
-    "FoundSnippet",
-    "HttpPages",
-    "HttpSearch",
-    "SavedPages",
-    "SearchError",
-    "SearchProvider",
-    "SnippetsFile",
-    "SourcePages",
-    "audit",
-    "gather",
-]

@@ -8,13 +8,13 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictBool
 
 from scoring.errors import Problem, ProblemsError
+from scoring.jsonl import read_jsonl, validated
 from scoring.questions import Popularity
 from scoring.rubric import Identifier, NonEmpty
 from scoring.storage import open_regular
-from scoring.submissions import read_jsonl
 from workbench.store import Workbench
 
 FIELDS = ("image_id", "file", "entity", "domain", "popularity", "egocentric")
@@ -36,8 +36,8 @@ class ManifestRow(BaseModel):
     question_id: Identifier | None = None
 
 
-def _csv_rows(path: Path, problems: list[Problem]) -> list[tuple[int, Any]]:
-    rows: list[tuple[int, Any]] = []
+def _csv_rows(path: Path, problems: list[Problem]) -> list[tuple[int | None, Any]]:
+    rows: list[tuple[int | None, Any]] = []
     with path.open(encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
         missing = [c for c in FIELDS if c not in (reader.fieldnames or [])]
@@ -70,13 +70,8 @@ def read_manifest(path: Path) -> dict[str, dict[str, Any]]:
         problems.extend(data.problems)
         rows = [(ln.line, ln.value) for ln in data.lines]
     images: dict[str, dict[str, Any]] = {}
-    for line, value in rows:
-        try:
-            row = ManifestRow.model_validate(value)
-        except ValidationError as exc:
-            fix = "fix the value in this row"
-            problems += Problem.of_validation(exc, str(path), line, fix, "row")
-            continue
+    fix = "fix the value in this row"
+    for line, row in validated(rows, ManifestRow.model_validate, str(path), fix, problems):
         if row.image_id in images:
             problems.append(
                 Problem(str(path), line, f"duplicate image_id {row.image_id}", "give each a new id")
@@ -112,6 +107,3 @@ def import_images(wb: Workbench, manifest: Path) -> tuple[int, int]:
     changed = sum(1 for i in new if i in old and old[i] != new[i])
     wb.write(IMAGES, {**old, **new})
     return added, changed
-
-
-__all__ = ["IMAGES", "ManifestRow", "import_images", "read_manifest"]

@@ -1,30 +1,17 @@
 """The one adapter between the workbench's LLM steps and a model provider.
 
-Every LLM step (propose, guard, draft, repair, refine) calls :func:`ask` with a versioned prompt
-template from ``workbench/prompts/`` (``<name>_<version>.txt``), the template's variables, a
-request key (what the request is about: an image, a question) and a pydantic model whose JSON
-Schema is the structured output asked for. :func:`ask` renders the prompt, hands one
-:class:`LLMRequest` to an :class:`LLM` and validates the reply; no step knows which LLM it has.
-
-- :class:`ProviderLLM` sends each request to a configured judge's model through the engine's
-  provider registry (:mod:`scoring.judge.providers`): the provider's generation class (the one
-  ``gamut generate`` uses), the judge's model, base URL, decoding settings and the key in its
-  ``api_key_env``, in direct mode (one call at a time). The JSON Schema goes as the provider's
-  native structured output (OpenAI ``response_format`` json_schema, strict; Anthropic
-  ``output_config.format``), or, for a judge with ``structured_output = false``, at the
-  prompt's end; :func:`ask` validates the reply either way, and feeds the problems of a reply
-  that does not fit back once for repair (template ``fix_v1``).
-- :class:`workbench.batch.BatchLLM` (a judge with ``mode = "batch"``) sends the same
-  bodies through the provider's batch API; a request waiting for its batch is
-  :class:`Deferred` and the step goes on with its other items.
-- :class:`ReplayLLM` answers from recorded replies (offline work, the demo, the tests).
+Every LLM step calls :func:`ask` with a versioned prompt template from ``workbench/prompts/``
+(``<name>_<version>.txt``), its variables, a request key (an image, a question) and a pydantic
+model whose JSON Schema is the structured output asked for; :func:`ask` validates the reply and
+asks once for a repair (``fix_v1``). The :class:`LLM` answering is :class:`ProviderLLM` (a
+configured judge's model, direct calls), :class:`workbench.batch.BatchLLM` (its batch API) or
+:class:`ReplayLLM` (recorded replies: offline work, the demo, the tests).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import json
 import os
 import re
@@ -37,12 +24,11 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from scoring.errors import GamutError, Problem, ProblemsError, validation_messages
+from scoring.errors import GamutError, ProblemsError, validation_messages
+from scoring.jsonl import read_jsonl, validated
 from scoring.judge.prompt import template_sections
-from scoring.submissions import read_jsonl
 
 if TYPE_CHECKING:
-    from gamut.model_runner.images import ImageRef
     from scoring.judge.generation import Generator, Request
     from scoring.judge.spec import JudgeConfig
 
@@ -65,8 +51,6 @@ class Template:
     """A parsed workbench prompt template."""
 
     name: str
-    version: str
-    digest: str
     system: str
     user: str
 
@@ -97,13 +81,7 @@ def load_template(name: str) -> Template:
         body = template_sections(text, name, _SECTIONS)
     except GamutError as exc:
         raise LLMError(str(exc)) from None
-    return Template(
-        name=name,
-        version=body["version"].strip(),
-        digest=hashlib.sha256(text.encode()).hexdigest()[:16],
-        system=body["system"],
-        user=body["user"],
-    )
+    return Template(name=name, system=body["system"], user=body["user"])
 
 
 @dataclass(frozen=True)
@@ -140,10 +118,8 @@ def ask(
     image: Path | None = None,
     schema: dict[str, Any] | None = None,
 ) -> T:
-    """Render ``template``, send it through ``llm`` and validate the reply as ``reply``.
-
-    ``schema`` replaces ``reply``'s JSON Schema as the structured output asked for (when the
-    reply is checked by rules beyond a model, as a meta-rubric is, to feed problems back).
+    """Render ``template``, send it through ``llm`` and validate the reply as ``reply``
+    (``schema``, when given, is the structured output asked for instead of ``reply``'s).
 
     Raises:
         LLMError: the reply does not fit ``reply``'s schema (never a default value).
@@ -173,9 +149,7 @@ def ask(
 
 
 def repair_request(request: LLMRequest, raw: Any, problems: list[str]) -> LLMRequest:
-    """The one repair of a reply that ``request``'s schema refused: the same request, its
-    reply and the problems fed back (template :data:`FIX_TEMPLATE`, key
-    ``<template>:<key>``)."""
+    """The one repair of a refused reply: the request, its reply and the problems fed back."""
     fix = load_template(FIX_TEMPLATE)
     return LLMRequest(
         template=FIX_TEMPLATE,
@@ -193,24 +167,25 @@ def repair_request(request: LLMRequest, raw: Any, problems: list[str]) -> LLMReq
     )
 
 
+class _Recorded(BaseModel):
+    template: str
+    key: str
+    reply: Any
+
+
 class ReplayLLM:
     """Answers from a JSON Lines file of recorded replies: ``{"template", "key", "reply"}``."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        data = read_jsonl(
-            path, str(path), 'each line: {"template": ..., "key": ..., "reply": {...}}'
-        )
+        fix = 'each line: {"template": ..., "key": ..., "reply": {...}}'
+        data = read_jsonl(path, str(path), fix)
         problems = list(data.problems)
-        self.replies: dict[tuple[str, str], Any] = {}
-        for ln in data.lines:
-            v = ln.value
-            if not (isinstance(v, dict) and {"template", "key", "reply"} <= set(v)):
-                problems.append(
-                    Problem(str(path), ln.line, "not a recorded reply", "give template, key, reply")
-                )
-                continue
-            self.replies[(str(v["template"]), str(v["key"]))] = v["reply"]
+        parse = _Recorded.model_validate
+        self.replies: dict[tuple[str, str], Any] = {
+            (r.template, r.key): r.reply
+            for _, r in validated(data.lines, parse, str(path), fix, problems)
+        }
         if problems:
             raise ProblemsError(problems, f"invalid replay file {path}")
 
@@ -232,39 +207,16 @@ SCHEMA_INSTRUCTION = (
 )
 
 
-def _image(path: Path) -> ImageRef:
-    """The local image at ``path``, its media type read from its bytes (the model runner's).
-
-    Raises:
-        LLMError: not a readable image, or a format model APIs do not take.
-    """
-    from gamut.model_runner.images import ImageRef, open_image
-
-    media_type, reason = open_image(path)
-    if media_type is None:
-        raise LLMError(f"{path}: {reason}")
-    return ImageRef(path=path, media_type=media_type)
-
-
 class ProviderLLM:
-    """Sends each request to a configured judge's model through its provider's generation class.
+    """Sends each request to a configured judge's model through its provider's generation class
+    (the one ``gamut generate`` uses), in one event loop so that each client keeps its
+    connections; one client per system prompt. Use as a context manager.
 
-    One event loop (:class:`asyncio.Runner`) serves every call, so each provider client keeps its
-    connections; one client per system prompt (the generator takes it with its settings). Use
-    as a context manager, or call :meth:`close`.
-
-    Args:
-        judge: the judge whose provider, model, base URL, key variable and decoding settings
-            are used (its ``mode`` = "batch" selects :class:`~workbench.batch.BatchLLM`).
-        name: the judge's name, for messages.
-        environ: where the key variable is read (default: the process environment).
-        max_tokens: the output-token limit of this step's replies (default: the judge's own,
-            sized for verdicts; the workbench's ``[workbench]`` config gives each step its own).
-        step: the step asking (its requests' usage is counted under it, in :attr:`usage`).
+    ``max_tokens`` is the step's output-token limit (default: the judge's); the usage of each
+    request is counted under ``step`` in :attr:`usage`.
 
     Raises:
-        LLMError: the judge names no key variable (and no local ``base_url``), or the variable
-            is unset or empty; the message names the variable, never the key.
+        LLMError: the judge's key variable is not set (the message names it, never the key).
         GamutError: the provider serves no generation, or its SDK is not installed.
     """
 
@@ -272,29 +224,18 @@ class ProviderLLM:
         self,
         judge: JudgeConfig,
         name: str,
-        environ: Mapping[str, str] | None = None,
         max_tokens: int | None = None,
         step: str = "",
     ) -> None:
         from scoring.judge.providers import REGISTRY
+        from scoring.judge.spec import judge_key_problems
         from workbench.usage import Usage
 
-        env = os.environ if environ is None else environ
-        var = judge.api_key_env
-        if var:
-            key = env.get(var, "")
-            if not key:
-                raise LLMError(
-                    f"judge {name}: environment variable {var} (its api_key_env) is not set; "
-                    f"export {var}=<your key>, or give --replay FILE"
-                )
-        elif judge.base_url:
-            key = "not-needed"  # a local server without keys, as the judge's own calls
-        else:
-            raise LLMError(
-                f"judge {name}: no api_key_env; name the environment variable holding the key "
-                "in its [judges.NAME] table, or give --replay FILE"
-            )
+        problems = judge_key_problems({name: judge}, str(name))
+        if problems:
+            raise LLMError(f"{problems[0].message}: {problems[0].fix}, or give --replay FILE")
+        # a local server (a base_url) needs no key, as in the judge's own calls
+        key = os.environ.get(judge.api_key_env or "") or "not-needed"
         self.name = name
         self.judge = judge
         self.max_tokens = judge.max_tokens if max_tokens is None else max_tokens
@@ -333,12 +274,17 @@ class ProviderLLM:
         return gen
 
     def call(self, request: LLMRequest) -> Request:
-        """The generation request sent: the rendered template and the image, with the schema
-        as the provider's native structured output (the judge's ``structured_output``, the
-        default), or else at the prompt's end."""
+        """The generation request: the prompt and image, with the schema as the provider's
+        native structured output (the judge's ``structured_output``), or at the prompt's end."""
+        from gamut.model_runner.images import ImageRef, open_image
         from scoring.judge.generation import OutputSchema, Request
 
-        image = None if request.image is None else _image(request.image)
+        image = None
+        if request.image is not None:  # its media type read from its bytes (LLMError if none)
+            media_type, reason = open_image(request.image)
+            if media_type is None:
+                raise LLMError(f"{request.image}: {reason}")
+            image = ImageRef(path=request.image, media_type=media_type)
         if self.judge.structured_output:
             return Request(request.user, image, OutputSchema(request.template, request.schema))
         prompt = f"{request.user}\n\n{SCHEMA_INSTRUCTION}{json.dumps(request.schema)}"
@@ -348,9 +294,8 @@ class ProviderLLM:
         """Ask the judge's model; the reply text parsed as JSON.
 
         Raises:
-            LLMError: the call failed after the SDK's retries, or the reply is not JSON (the
-                message names the template, the key and the failure's class, never the
-                provider's text, which may quote the prompt back).
+            LLMError: the call failed after the SDK's retries, or the reply is not JSON (never
+                quoting the provider's text, which may quote the prompt back).
             GamutError: no call can succeed (bad key, unknown model, nothing listening).
         """
         from scoring.errors import CallFailed
@@ -380,39 +325,17 @@ class ProviderLLM:
 
 
 def json_reply(request: LLMRequest, text: str) -> Any:
-    """A reply's text parsed as JSON (a Markdown fence around it allowed).
+    """A reply's text parsed as JSON, a Markdown fence around it allowed (models add one
+    despite being told).
 
     Raises:
         LLMError: not JSON (the message names the template and key, never the text).
     """
+    m = re.fullmatch(r"\s*```(?:json)?\s*\n(.*)\n\s*```\s*", text, re.DOTALL)
     try:
-        return json.loads(_unfenced(text))
+        return json.loads(m[1] if m else text)
     except ValueError:
         raise LLMError(
             f"{request.template} reply for {request.key}: not JSON (the model's reply; "
             "run the step again)"
         ) from None
-
-
-def _unfenced(text: str) -> str:
-    """``text`` without a Markdown code fence around it (models add one despite being told)."""
-    m = re.fullmatch(r"\s*```(?:json)?\s*\n(.*)\n\s*```\s*", text, re.DOTALL)
-    return m[1] if m else text
-
-
-__all__ = [
-    "FIX_TEMPLATE",
-    "LLM",
-    "SCHEMA_INSTRUCTION",
-    "Deferred",
-    "LLMError",
-    "LLMRequest",
-    "ProviderLLM",
-    "ReplayLLM",
-    "Template",
-    "ask",
-    "json_reply",
-    "load_template",
-    "repair_request",
-    "reply_schema",
-]

@@ -1,11 +1,9 @@
 """Question construction: ``propose``, the review rounds and ``guard`` (the paper's process).
 
-Candidates live in ``candidates.json``, each in one state of :data:`STATES`. A candidate is
-reviewed in its round by two annotators blind to each other; agreement decides, a disagreement
-waits for a third annotator's adjudication. Accepted candidates go to the guard; a revised one
-re-enters the next round with the edited text; an image whose candidates are all discarded (or
-rejected by the guard) is proposed for again. Only a candidate accepted by the annotators and
-selected by the guard enters the benchmark.
+Each candidate (``candidates.json``) is reviewed in its round by two blind annotators; agreement
+decides, a disagreement waits for a third's adjudication. A revised candidate re-enters the next
+round; an image whose candidates are all discarded or rejected is proposed for again. Only a
+candidate accepted by the annotators and selected by the guard enters the benchmark.
 """
 
 from __future__ import annotations
@@ -16,11 +14,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from scoring.errors import Problem, ProblemsError
+from scoring.jsonl import read_jsonl, validated
 from scoring.rubric import NonEmpty
-from scoring.submissions import read_jsonl
 from workbench.images import IMAGES
 from workbench.llm import LLM, Deferred, LLMError, ask
 from workbench.store import Checkpoint, Workbench, WorkbenchError
@@ -43,7 +41,6 @@ class State(StrEnum):
     NOT_SELECTED = "not_selected"
 
 
-STATES = tuple(State)
 #: States after which an image needs new candidates if no candidate of it is in another state.
 _DEAD = {State.DISCARDED, State.GUARD_REJECTED, State.NOT_SELECTED}
 
@@ -109,6 +106,17 @@ def needs_proposals(images: dict[str, Any], cands: dict[str, dict[str, Any]]) ->
     return [i for i in sorted(images) if i not in alive]
 
 
+def _state(wb: Workbench) -> tuple[dict[str, Any], dict[str, dict[str, int]], Checkpoint]:
+    """The candidates and attempts, and a checkpoint that saves both."""
+    cands: dict[str, Any] = wb.read(CANDIDATES, {})
+    attempts: dict[str, dict[str, int]] = wb.read(ATTEMPTS, {})
+    return (
+        cands,
+        attempts,
+        Checkpoint(lambda: [wb.write(CANDIDATES, cands), wb.write(ATTEMPTS, attempts)]),
+    )
+
+
 def _by_image(cands: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     for cid, c in cands.items():
@@ -138,20 +146,10 @@ def _add(
 
 
 def propose(wb: Workbench, llm: LLM, per_image: int) -> list[str]:
-    """Ask for ``per_image`` candidates for every image that needs them; the images done.
-
-    Resumable: the candidates are saved as it goes (:class:`Checkpoint`) and at the end.
-    """
+    """Ask for ``per_image`` candidates for every image that needs them; the images done."""
     images = _images(wb)
-    cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
-    attempts: dict[str, dict[str, int]] = wb.read(ATTEMPTS, {})
+    cands, attempts, cp = _state(wb)
     done = []
-
-    def save() -> None:
-        wb.write(CANDIDATES, cands)
-        wb.write(ATTEMPTS, attempts)
-
-    cp = Checkpoint(save)
     by_image = _by_image(cands)
     for image_id in needs_proposals(images, cands):
         img = images[image_id]
@@ -184,65 +182,42 @@ def propose(wb: Workbench, llm: LLM, per_image: int) -> list[str]:
     return done
 
 
-def read_decisions(path: Path, cands: dict[str, dict[str, Any]]) -> list[tuple[int, Decision]]:
-    """The decisions in a JSON Lines file, each checked against the candidates; all problems at
-    once (file:line).
-
-    Raises:
-        ProblemsError: a line that is no decision, names an unknown candidate or another round,
-            or a revision without its edited text.
+def read_decisions(
+    path: Path, cands: dict[str, dict[str, Any]]
+) -> list[tuple[int | None, Decision]]:
+    """The decisions in a JSON Lines file, each checked against the candidates (an unknown
+    candidate, another round, a revision without its text); every problem at once.
     """
     data = read_jsonl(path, str(path), "each line: a decision object (see Decision)")
     problems = list(data.problems)
     out = []
-    for ln in data.lines:
-        try:
-            d = Decision.model_validate(ln.value)
-        except ValidationError as exc:
-            problems += Problem.of_validation(exc, str(path), ln.line, "fix the line", "decision")
-            continue
+    for line, d in validated(data.lines, Decision.model_validate, str(path), "fix it", problems):
         c = cands.get(d.candidate_id)
         if c is None:
-            problems.append(
-                Problem(str(path), ln.line, f"unknown candidate {d.candidate_id}", "check the id")
-            )
+            problem = (f"unknown candidate {d.candidate_id}", "check the id")
         elif d.round != c["round"]:
-            problems.append(
-                Problem(
-                    str(path),
-                    ln.line,
-                    f"{d.candidate_id} is in round {c['round']}, not {d.round}",
-                    "decide on the candidate's current round",
-                )
+            problem = (
+                f"{d.candidate_id} is in round {c['round']}, not {d.round}",
+                "decide on the candidate's current round",
             )
         elif d.decision == "revise" and d.question is None and d.text_only_question is None:
-            problems.append(
-                Problem(str(path), ln.line, "revise without edited text", "give question")
-            )
+            problem = ("revise without edited text", "give question")
         else:
-            out.append((ln.line, d))
+            out.append((line, d))
+            continue
+        problems.append(Problem(str(path), line, *problem))
     if problems:
         raise ProblemsError(problems, f"invalid decisions file {path}")
     return out
 
 
-def _same(a: Decision, b: Decision) -> bool:
-    return (a.decision, a.question, a.text_only_question) == (
-        b.decision,
-        b.question,
-        b.text_only_question,
-    )
-
-
 def apply_decisions(wb: Workbench, path: Path) -> Counter[str]:
-    """Record the decisions in ``path`` and settle every candidate whose round is decided.
-
-    Returns counts of outcomes (accept, revise, discard) and of candidates ``awaiting`` a review
-    or an adjudication.
+    """Record the decisions in ``path`` and settle every candidate whose round is decided:
+    counts of outcomes and of candidates ``awaiting`` a review or an adjudication.
 
     Raises:
-        ProblemsError: bad lines; an annotator deciding one candidate twice in a round (an
-            adjudicator who reviewed it among them); a third reviewer.
+        ProblemsError: bad lines; an annotator deciding a candidate twice in a round; a third
+            reviewer.
     """
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
     return settle(wb, cands, read_decisions(path, cands), str(path))
@@ -256,7 +231,6 @@ def settle(
 ) -> Counter[str]:
     """Record checked decisions (``new``: line, decision) and settle every decided round; as
     :func:`apply_decisions`, whose problems name ``display``."""
-    path = display
     stored: list[dict[str, Any]] = wb.read(DECISIONS, [])
     known = {(d["candidate_id"], d["round"], d["annotator"]) for d in stored}
     problems = []
@@ -265,7 +239,7 @@ def settle(
         if key in known:
             problems.append(
                 Problem(
-                    str(path),
+                    display,
                     line,
                     f"{d.annotator} already decided {d.candidate_id} in round {d.round}",
                     "each annotator decides a candidate once a round; a third annotator, "
@@ -283,10 +257,10 @@ def settle(
         reviewers = {d.annotator for d in ds if d.role == "review"}
         if len(reviewers) > 2:
             problems.append(
-                Problem(str(path), None, f"{cid} round {rnd}: three reviewers", "two review")
+                Problem(display, None, f"{cid} round {rnd}: three reviewers", "two review")
             )
     if problems:
-        raise ProblemsError(problems, f"invalid decisions file {path}")
+        raise ProblemsError(problems, f"invalid decisions file {display}")
     wb.write(DECISIONS, stored)
     counts: Counter[str] = Counter()
     for cid, c in cands.items():
@@ -298,7 +272,8 @@ def settle(
         if len(reviews) < 2:
             counts["awaiting"] += 1
             continue
-        outcome = reviews[0] if _same(*reviews) else adjudication
+        same = len({(r.decision, r.question, r.text_only_question) for r in reviews}) == 1
+        outcome = reviews[0] if same else adjudication
         if outcome is None:
             counts["awaiting"] += 1
             continue
@@ -317,22 +292,13 @@ def settle(
 
 
 def guard(wb: Workbench, llm: LLM) -> Counter[str]:
-    """The second LLM pass over every image whose candidates are all settled and some accepted.
-
-    Returns counts: images ``entered``, ``reseeded`` (boilerplate: new candidates for the next
-    round), ``rejected`` (every question failed: the image is proposed for again).
+    """The second LLM pass over every image whose candidates are all settled and some accepted:
+    counts of images ``entered``, ``reseeded`` (new candidates) and ``rejected`` (proposed anew).
     """
     images = _images(wb)
-    cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
-    attempts: dict[str, dict[str, int]] = wb.read(ATTEMPTS, {})
+    cands, attempts, cp = _state(wb)
     per_image = _by_image(cands)
     counts: Counter[str] = Counter()
-
-    def save() -> None:
-        wb.write(CANDIDATES, cands)
-        wb.write(ATTEMPTS, attempts)
-
-    cp = Checkpoint(save)
     for image_id in sorted(per_image):
         states = {State(cands[c]["state"]) for c in per_image[image_id]}
         if State.ACCEPTED not in states or states & {State.IN_REVIEW, State.ENTERED}:
@@ -439,20 +405,3 @@ def diversity(wb: Workbench, top: int = 5) -> dict[str, dict[str, Any]]:
             "distinct_selected": len(after) / max(1, sum(after.values())),
         }
     return out
-
-
-__all__ = [
-    "STATES",
-    "Decision",
-    "GuardReply",
-    "Proposal",
-    "State",
-    "apply_decisions",
-    "diversity",
-    "entered_questions",
-    "guard",
-    "needs_proposals",
-    "opening",
-    "propose",
-    "settle",
-]

@@ -1,11 +1,8 @@
 """``gamut-workbench build correct | drop | release``: corrections, drops and a versioned release.
 
-A release is the public questions file and the held rubrics in the formats the leaderboard reads
-(``questions.jsonl``, ``rubrics/<question_id>.json``), ``release.json`` (the benchmark version
-the leaderboard stamps on its rows, the rubric set's content hash) and ``CHANGELOG.md`` against
-the previous release: questions added, dropped (with reasons), corrected; checks added, removed
-and changed, by id only (check text is held). A rubric change invalidates only the verdicts of the
-checks it changed: the ledger keys verdicts by the check's text.
+A release is ``questions.jsonl`` and the held ``rubrics/<question_id>.json``, ``release.json``
+(the benchmark version stamped on the leaderboard's rows, the rubric set's hash) and a
+``CHANGELOG.md`` against the previous release, checks by id only (check text is held).
 """
 
 from __future__ import annotations
@@ -18,10 +15,10 @@ from typing import Any
 
 from gamut.benchmark_version import RELEASE_FILE
 from scoring.compiler import compile_rubric
+from scoring.jsonl import dumps_line
 from scoring.rubric import MetaRubric
 from scoring.rubric_io import rubric_set_version
 from scoring.storage import atomic_write_text
-from scoring.submissions import dumps_line
 from workbench.questions import entered_questions
 from workbench.store import Workbench, WorkbenchError
 
@@ -88,14 +85,11 @@ def _changelog(
 
 
 def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, Any]:
-    """Write release ``version`` to ``out`` (default ``<workbench>/releases/VERSION``).
-
-    The release holds every entered question with a refined rubric that is not dropped; a
-    question without a sound rubric is left out and listed as dropped.
+    """Write release ``version`` to ``out`` (default ``<workbench>/releases/VERSION``): every
+    entered question with a refined rubric that is not dropped (one without is listed dropped).
 
     Raises:
-        WorkbenchError: a bad or already released version, a folder that already holds a
-            release, or nothing to release.
+        WorkbenchError: a bad or released version, a folder with a release, nothing to release.
     """
     if not re.fullmatch(VERSION_PATTERN, version):
         raise WorkbenchError(f"version {version!r}: use letters, digits, '.', '_', '-'")
@@ -154,6 +148,3 @@ def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, A
     )
     wb.write(RELEASES, history)
     return meta
-
-
-__all__ = ["CORRECTIONS", "RELEASES", "record_correction", "release"]

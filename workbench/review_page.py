@@ -1,11 +1,8 @@
 """``gamut-workbench build review serve --annotator ID``: the annotation page on 127.0.0.1.
 
-The page lists the candidates waiting for this annotator: those in review that they have not
-decided in the current round (at most two annotators review a candidate, blind to each other: the
-page never shows another annotator's decision), and, for a third annotator, those whose two
-reviews disagree, to adjudicate. Each decision is recorded and settled as a decisions file would
-be (:func:`workbench.questions.settle`). The page is for this machine only
-(:mod:`gamut.local_server`).
+It lists the candidates this annotator can decide now: to review (never showing another
+annotator's decision: reviews are blind), or, for a third annotator, to adjudicate two reviews
+that disagree. Each decision is settled as a decisions file's (:func:`~workbench.questions.settle`).
 """
 
 from __future__ import annotations
@@ -105,6 +102,3 @@ def make_review_server(wb: Workbench, annotator: str, port: int = 8001) -> Local
         return text(HTTPStatus.OK, message)
 
     return LocalServer(get, post, port)
-
-
-__all__ = ["make_review_server", "render", "waiting"]

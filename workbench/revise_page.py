@@ -1,11 +1,7 @@
-"""``gamut-workbench build revise serve --annotator ID``: human revision of the compiled checks on
-127.0.0.1.
-
-For each refined question the page shows the meta-rubric's items and, under each, the checks it
-compiles to; the annotator edits what a check asks for (or deletes it) and saves. The tool maps
-each edit back to its item (:func:`workbench.revision.revise_rubrics`), recompiles, records
-the round and shows, by check id, where the edited checklist and the recompiled one differ. The
-page holds held text: it is for this machine only (:mod:`gamut.local_server`).
+"""``gamut-workbench build revise serve --annotator ID``: the revision page on 127.0.0.1 (held
+text: this machine only). Each refined question's items with the checks they compile to, to edit
+or delete; a save is a revision round (:func:`~workbench.revision.revise_rubrics`) and shows by
+check id where the edited and recompiled checklists differ.
 """
 
 from __future__ import annotations
@@ -116,6 +112,3 @@ def _save(wb: Workbench, annotator: str, qid: str, form: dict[str, Any]) -> str:
     except (ProblemsError, WorkbenchError) as exc:
         return f"not saved: {str(exc).splitlines()[-1].strip()}"
     return f"saved: {c['edits']} edit(s), {c['differences']} check(s) differ"
-
-
-__all__ = ["make_revise_server", "render_question"]

@@ -1,16 +1,10 @@
-"""Human revision of the compiled checks (``gamut-workbench build revise apply EDITS
---annotator ID``).
+"""Human revision of the compiled checks (``gamut-workbench build revise apply|serve``).
 
-An annotator edits the binary rubric: each edit names a check and gives the new content of what
-the check asks for (a fact's text, a list member, a step, an aspect, an insight) or deletes it.
-The tool maps each edit back to the meta-rubric item the check came from, applies it there,
-recompiles, and lists where the edited checklist and the recompiled one differ (a threshold
-check whose member list changed with the edit, a sequence check whose steps moved, a check that
-appeared or vanished): the annotator sees what the edit implies elsewhere. Checks derived from
-several parts (thresholds, coverage, sequences) and a relation's entity are edited through their
-parts. Each round is recorded (who, when, which checks); the commands print ids only. A rubric
-has two human rounds (:data:`MAX_ROUNDS`): round 1, then an LLM refinement (``gamut-workbench build
-refine``), then round 2; a second round before that refinement, or a third, is refused.
+An edit names a check and gives the new content of what it asks for (a fact, a list member, a
+step, an aspect, an insight) or deletes it; the tool applies it to the meta-rubric item the check
+came from, recompiles, and lists by check id where the edited and recompiled checklists differ.
+Derived checks (thresholds, coverage, sequences, a relation's entity) are edited through their
+parts. A rubric has two recorded rounds, with an LLM refinement between them.
 """
 
 from __future__ import annotations
@@ -21,12 +15,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from scoring.compiler import Check, compile_rubric
 from scoring.errors import Problem, ProblemsError, RubricError
+from scoring.jsonl import read_jsonl, validated
 from scoring.rubric import MetaRubric, NonEmpty
-from scoring.submissions import read_jsonl
 from workbench.store import RUBRIC_STATUS, Workbench, WorkbenchError
 
 REVISIONS = "revisions.json"
@@ -46,47 +40,50 @@ class CheckEdit(BaseModel):
     delete: bool = False
 
 
+_FIELDS = {"m": "members", "s": "steps", "a": "aspects"}
+
+
+def _part(item: dict[str, Any], m: re.Match[str]) -> tuple[Any, Any] | None:
+    """Where the editable content of the check ``m`` names lives in ``item``: (container, key)."""
+    if m["single"] == "i":
+        return (item["insight"], "text") if "insight" in item else None
+    if m["kind"] is None:
+        return (item, "text") if item["type"] == "fact" else None
+    parts = item.get(_FIELDS[m["kind"]])
+    k = int(m["n"]) - 1
+    if parts is None or not 0 <= k < len(parts):
+        return None
+    return (parts[k], "text") if m["kind"] == "s" else (parts, k)
+
+
 def _apply(raw: dict[str, Any], edit: CheckEdit) -> str | None:
     """Apply ``edit`` to the rubric's JSON ``raw``; a problem message, or None when applied."""
     m = _PART.match(edit.check_id)
     item = next((i for i in raw["items"] if m and i["id"] == m["item"]), None)
     if m is None or item is None:
         return f"no check {edit.check_id}"
-    if m["kind"] in ("b", "c") or m["single"] in ("seq", "seq_all"):
+    whole = m["kind"] is None and m["single"] is None
+    derived = m["kind"] in ("b", "c") or m["single"] in ("seq", "seq_all")
+    if derived or (whole and item["type"] != "fact"):
         return f"{edit.check_id} is not a check of its own: edit its parts"
     if m["single"] == "e":
         return f"{edit.check_id} names the related entity: edit the relation in the meta-rubric"
     if edit.delete == (edit.text is not None):
         return "give either text or delete"
-    if m["single"] == "i":
-        if "insight" not in item:
-            return f"no check {edit.check_id}"
-        if edit.delete:
-            del item["insight"]
-        else:
-            item["insight"]["text"] = edit.text
-        return None
-    if m["kind"] is None:
-        if item["type"] != "fact":
-            return f"{edit.check_id} is not a check of its own: edit its parts"
-        if edit.delete:
-            raw["items"].remove(item)
-        else:
-            item["text"] = edit.text
-        return None
-    field = {"m": "members", "s": "steps", "a": "aspects"}[m["kind"]]
-    parts = item.get(field)
-    k = int(m["n"]) - 1
-    if parts is None or not 0 <= k < len(parts):
+    where = _part(item, m)
+    if where is None:
         return f"no check {edit.check_id}"
-    if edit.delete:
-        del parts[k]
-        if not parts and field != "aspects":
-            raw["items"].remove(item)
-    elif field == "steps":
-        parts[k]["text"] = edit.text
+    if not edit.delete:
+        where[0][where[1]] = edit.text
+    elif m["single"] == "i":
+        del item["insight"]
+    elif whole:
+        raw["items"].remove(item)
     else:
-        parts[k] = edit.text
+        parts = item[_FIELDS[m["kind"]]]
+        del parts[int(m["n"]) - 1]
+        if not parts and m["kind"] != "a":
+            raw["items"].remove(item)
     return None
 
 
@@ -101,12 +98,8 @@ def part_value(item: dict[str, Any], check_id: str) -> str | None:
     m = _PART.match(check_id)
     if m is None or m["kind"] in ("b", "c") or m["single"] in ("e", "seq", "seq_all"):
         return None
-    if m["single"] == "i":
-        return str(item["insight"]["text"])
-    if m["kind"] is None:
-        return str(item["text"]) if item["type"] == "fact" else None
-    value = item[{"m": "members", "s": "steps", "a": "aspects"}[m["kind"]]][int(m["n"]) - 1]
-    return str(value["text"] if m["kind"] == "s" else value)
+    where = _part(item, m)
+    return None if where is None else str(where[0][where[1]])
 
 
 def differences(
@@ -166,15 +159,8 @@ def apply_edits(wb: Workbench, path: Path, annotator: str) -> Counter[str]:
     data = read_jsonl(path, str(path), "each line: {question_id, check_id, text | delete}")
     problems = list(data.problems)
     edits: dict[str, list[tuple[int | None, CheckEdit]]] = {}
-    for ln in data.lines:
-        try:
-            e = CheckEdit.model_validate(ln.value)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"]) or "edit"
-            problems.append(Problem(str(path), ln.line, f"{where}: {first['msg']}", "fix it"))
-            continue
-        edits.setdefault(e.question_id, []).append((ln.line, e))
+    for line, e in validated(data.lines, CheckEdit.model_validate, str(path), "fix it", problems):
+        edits.setdefault(e.question_id, []).append((line, e))
     return revise_rubrics(wb, edits, str(path), annotator, problems)
 
 
@@ -188,18 +174,17 @@ def revise_rubrics(
     """Apply checked edits by question as one round of ``annotator`` (see :func:`apply_edits`;
     problems name ``display``)."""
     problems = list(problems or [])
-    path = display
     results = {}
     done = Counter(r["question_id"] for r in wb.read(REVISIONS, []))
     status: dict[str, dict[str, Any]] = wb.read(RUBRIC_STATUS, {})
     for qid, mine in edits.items():
         raw = wb.read(f"rubrics/{qid}.json")
         if raw is None:
-            problems.append(Problem(path, mine[0][0], f"no refined rubric {qid}", "refine it"))
+            problems.append(Problem(display, mine[0][0], f"no refined rubric {qid}", "refine it"))
             continue
         refused = _round_refused(qid, done[qid], status.get(qid, {}))
         if refused is not None:
-            problems.append(Problem(path, mine[0][0], *refused))
+            problems.append(Problem(display, mine[0][0], *refused))
             continue
         checks = {c.check_id: c for c in compile_rubric(MetaRubric.model_validate(raw))}
         edited: dict[str, Check | None] = dict(checks)
@@ -208,7 +193,7 @@ def revise_rubrics(
         for line, e in sorted(mine, key=lambda x: _order(x[1]), reverse=True):
             msg = _apply(raw, e)
             if msg is not None:
-                problems.append(Problem(str(path), line, msg, "see `gamut rubric show`", qid))
+                problems.append(Problem(display, line, msg, "see `gamut rubric show`", qid))
             elif e.delete:
                 edited[e.check_id] = None
             else:
@@ -216,18 +201,18 @@ def revise_rubrics(
         try:
             rubric = MetaRubric.model_validate(raw)
         except RubricError as exc:
-            problems += [Problem(str(path), None, p.message, p.fix, qid) for p in exc.problems]
+            problems += [Problem(display, None, p.message, p.fix, qid) for p in exc.problems]
             continue
-        results[qid] = (raw, rubric, mine, differences(edited, compile_rubric(rubric), touched))
+        results[qid] = (rubric, mine, differences(edited, compile_rubric(rubric), touched))
     if problems:
-        raise ProblemsError(problems, f"invalid edits file {path}")
+        raise ProblemsError(problems, f"invalid edits file {display}")
     if not results:
-        raise WorkbenchError(f"{path} holds no edits")
+        raise WorkbenchError(f"{display} holds no edits")
     history: list[dict[str, Any]] = wb.read(REVISIONS, [])
     rounds = Counter(r["question_id"] for r in history)
     counts: Counter[str] = Counter()
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    for qid, (_raw, rubric, mine, diff) in results.items():
+    for qid, (rubric, mine, diff) in results.items():
         wb.write(f"rubrics/{qid}.json", rubric.model_dump(mode="json", exclude_none=True))
         history.append(
             {
@@ -245,18 +230,5 @@ def revise_rubrics(
         counts["questions"] += 1
         counts["edits"] += len(mine)
         counts["differences"] += len(diff)
-    if counts["edits"] == 0:
-        raise WorkbenchError(f"{path} holds no edits")
     wb.write(REVISIONS, history)
     return counts
-
-
-__all__ = [
-    "MAX_ROUNDS",
-    "REVISIONS",
-    "CheckEdit",
-    "apply_edits",
-    "differences",
-    "part_value",
-    "revise_rubrics",
-]

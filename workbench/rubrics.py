@@ -1,8 +1,6 @@
-"""Rubric construction: ``draft`` (an LLM meta-rubric grounded in the snippets) and ``refine`` (the
-audit that rebuilds it as a verified superset of the draft), each validated by the meta-rubric
-schema with the problems fed back for at most one repair, then compiled by the rules.
-
-Meta-rubrics are held text: these functions return question ids and counts, never item text.
+"""Rubric construction: ``draft`` (an LLM meta-rubric grounded in the snippets) and ``refine`` (an
+audit, then a rebuild as a verified superset of the draft), each validated with the problems fed
+back for one repair, then compiled. Meta-rubrics are held: these return ids and counts only.
 """
 
 from __future__ import annotations
@@ -58,10 +56,6 @@ def _schema() -> dict[str, Any]:
         "required": ["items"],
         "$defs": full.get("$defs", {}),
     }
-
-
-def _snippets_text(snippets: list[dict[str, Any]]) -> str:
-    return "\n".join(f"{s['id']} ({s['url']}): {s['text']}" for s in snippets)
 
 
 def superset_problems(draft: MetaRubric, reply: ItemsReply) -> list[str]:
@@ -142,7 +136,10 @@ def _step(wb: Workbench, llm: LLM, phase: str, pages: SourcePages | None = None)
         if phase == "refine" and st.get("draft") != "ok":
             continue
         snippets = evidence[qid]
-        variables = {"question": q["text_only_question"], "snippets": _snippets_text(snippets)}
+        variables = {
+            "question": q["text_only_question"],
+            "snippets": "\n".join(f"{s['id']} ({s['url']}): {s['text']}" for s in snippets),
+        }
         draft = None
         if phase == "draft":
             template = DRAFT_TEMPLATE
@@ -202,15 +199,7 @@ def draft(wb: Workbench, llm: LLM) -> Counter[str]:
 
 
 def refine(wb: Workbench, llm: LLM, pages: SourcePages) -> Counter[str]:
-    """Refine every draft not refined yet into a verified superset, recompiled; and every
-    rubric revised by a human round since its last refinement (the paper's second LLM pass
-    between the two human rounds), replay key ``<question_id>#<pass>``.
-
-    The audit phase first re-verifies every cited snippet against its source page (``pages``)
-    and flags lists and processes their snippets cover in part; its findings (ids and states,
-    kept in the rubric status) go to the model with the draft.
-    """
+    """Refine every draft not refined yet, and every rubric revised by a human round since its
+    last refinement (replay key ``<question_id>#<pass>``), into a verified superset: the audit
+    of its cited snippets against their ``pages`` goes to the model with the draft."""
     return _step(wb, llm, "refine", pages)
-
-
-__all__ = ["STATUS", "ItemsReply", "draft", "refine", "superset_problems"]

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from workbench import usage
 from workbench.batch import in_flight
 from workbench.evidence import EVIDENCE
 from workbench.images import IMAGES
-from workbench.questions import CANDIDATES, STATES, entered_questions, needs_proposals
+from workbench.questions import CANDIDATES, State, entered_questions, needs_proposals
 from workbench.release import RELEASES
 from workbench.rubrics import STATUS
 from workbench.store import Workbench
+from workbench.usage import USAGE
 
 
 def counts(wb: Workbench) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def counts(wb: Workbench) -> dict[str, Any]:
     return {
         "images": len(images),
         "images_needing_proposals": len(needs_proposals(images, cands)) if images else 0,
-        "candidates": {s.value: by_state.get(s.value, 0) for s in STATES},
+        "candidates": {s.value: by_state.get(s.value, 0) for s in State},
         "questions": len(entered),
         "with_evidence": sum(1 for q in entered if q in evidence),
         "drafted": sum(1 for q in entered if status.get(q, {}).get("draft") == "ok"),
@@ -36,7 +36,7 @@ def counts(wb: Workbench) -> dict[str, Any]:
         "refine_failed": sum(1 for q in entered if status.get(q, {}).get("refine") == "failed"),
         "releases": [r["version"] for r in wb.read(RELEASES, [])],
         "batch_requests_in_flight": in_flight(wb),
-        "llm_usage": usage.read(wb),
+        "llm_usage": wb.read(USAGE, {}),
     }
 
 
@@ -57,6 +57,3 @@ def next_step(c: dict[str, Any]) -> str:
     if c["refined"] + c["refine_failed"] < c["drafted"]:
         return "gamut-workbench build refine"
     return "gamut-workbench build release VERSION"
-
-
-__all__ = ["counts", "next_step"]

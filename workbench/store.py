@@ -1,9 +1,6 @@
-"""The workbench folder (``[workbench] dir``): every build step's state as private JSON files.
-
-The folder is created 0700 and every file in it 0600, each written atomically (a temporary file,
-then a rename), so a step stopped at any point leaves the previous state whole and the same command
-goes on from there. The folder holds held text (candidate questions, snippets, meta-rubrics): it is
-never published, and the commands print only ids and counts from it.
+"""The workbench folder (``[workbench] dir``): every build step's state as JSON files, the folder
+0700 and each file 0600, written atomically (a stopped step leaves the previous state whole). It
+holds held text (candidates, snippets, meta-rubrics): never published; commands print ids only.
 """
 
 from __future__ import annotations
@@ -50,7 +47,7 @@ class Workbench:
 
         Raises:
             WorkbenchError: not valid JSON.
-            NotRegularFileError: the name holds no regular file (a pipe, a link, a folder).
+            NotRegularFileError: not a regular file (a pipe, a link, a folder).
         """
         try:
             with open_regular(self.path(name)) as f:
@@ -75,11 +72,8 @@ class Workbench:
 
 
 class Checkpoint:
-    """Saves a step's state files as it goes: at most every ``every_s`` seconds, and at the end.
-
-    A step stopped between two saves loses at most that much work and redoes it when run again;
-    saving after every request would rewrite a paper-scale state file thousands of times.
-    """
+    """Saves a step's state at most every ``every_s`` seconds and at the end: a stopped step
+    redoes at most that much, and a paper-scale state file is not rewritten per request."""
 
     def __init__(self, save: Callable[[], object], every_s: float = 2.0) -> None:
         self.save = save
@@ -95,13 +89,3 @@ class Checkpoint:
         """Save now."""
         self.save()
         self.last = time.monotonic()
-
-
-__all__ = [
-    "FILE_MODE",
-    "FOLDER_MODE",
-    "RUBRIC_STATUS",
-    "Checkpoint",
-    "Workbench",
-    "WorkbenchError",
-]

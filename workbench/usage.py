@@ -1,8 +1,6 @@
-"""What the live LLM steps cost: requests and tokens per step and mode, from the provider's own
-usage, priced at the configured prices of the judge that answered (``JudgeConfig.cost``,
-the one pricing home, as ``gamut judge --dry-run`` and the run summary), kept in the workbench's
-``usage.json`` and shown by ``gamut-workbench build status``. Replayed replies cost nothing and
-are not counted."""
+"""What the live LLM steps cost: requests and tokens per step and mode, from the provider's usage,
+priced by the answering judge's ``JudgeConfig.cost``, kept in ``usage.json`` for ``build status``
+(replayed replies are not counted)."""
 
 from __future__ import annotations
 
@@ -58,12 +56,6 @@ def record(
     wb.write(USAGE, data)
 
 
-def read(wb: Workbench) -> dict[str, dict[str, dict[str, Any]]]:
-    """Step -> mode -> requests, tokens and cost so far."""
-    out: dict[str, dict[str, dict[str, Any]]] = wb.read(USAGE, {})
-    return out
-
-
 def describe(row: Mapping[str, Any]) -> str:
     """One mode's usage as a line of ``status``."""
     usd = row["cost_usd"]
@@ -72,6 +64,3 @@ def describe(row: Mapping[str, Any]) -> str:
         f"{row['requests']:,} requests, {row['tokens_in']:,} tokens in ({row['tokens_cached']:,} "
         f"cached), {row['tokens_out']:,} out, {price}"
     )
-
-
-__all__ = ["USAGE", "Usage", "describe", "read", "record"]

@@ -15,7 +15,7 @@ from scoring.rubric_io import compile_all, load_rubrics
 from scoring.submissions.formats import SubmissionMeta
 from scoring.verdicts import VERDICT_COLUMNS
 from workbench.cli import main
-from workbench.synthetic import write_paper_scale
+from workbench.synthetic.paper import write_paper_scale
 
 KEY = ["submission_id", "setting", "judge", "question_id", "check_id"]
 

@@ -1,8 +1,5 @@
-"""The ``gamut-workbench`` command line: the tools that make a benchmark (``build ...``) and its
-synthetic data (``demo ...``), apart from the leaderboard's ``gamut``. Same shape as ``gamut``'s:
-each group is imported only when it runs, and the options and error handling are ``gamut``'s own
-(:mod:`gamut.cli._common`).
-"""
+"""The ``gamut-workbench`` command line (``build ...``, ``demo ...``), shaped as ``gamut``'s: each
+group imported only when it runs, with ``gamut``'s options and error handling."""
 
 from __future__ import annotations
 
@@ -45,6 +42,3 @@ def main() -> None:
 def run() -> None:
     """The ``gamut-workbench`` program (``python -m workbench`` too): :func:`main`."""
     main()
-
-
-__all__ = ["COMMANDS", "main", "run"]

@@ -43,19 +43,11 @@ JUDGE = click.option(
 )
 
 
-def llm_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``--replay FILE`` or ``--judge NAME``: where an LLM step's replies come from."""
-    return REPLAY(JUDGE(f))
-
-
 def _remember_workbench(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
     if value is not None:
         ctx.meta["workbench"] = value
 
 
-#: ``--workbench DIR`` on every ``gamut-workbench build`` command: another workbench than the
-#: config's ``[workbench] dir`` (the one ``gamut-workbench build demo --out DIR`` made:
-#: ``DIR/workbench``).
 WORKBENCH = click.option(
     "--workbench",
     type=click.Path(path_type=Path, file_okay=False),
@@ -66,11 +58,20 @@ WORKBENCH = click.option(
 )
 
 
+def _step(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``--config`` and ``--workbench DIR`` (every ``build`` command's), errors handled."""
+    return config_option(WORKBENCH(handle_errors(f)))
+
+
+def _llm_step(f: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`_step` with ``--replay FILE`` or ``--judge NAME``: where the replies come from."""
+    return REPLAY(JUDGE(_step(f)))
+
+
 def _workbench(config_path: Path | None, *, create: bool = True) -> Workbench:
     project = get_project(config_path)
     chosen = click.get_current_context().meta.get("workbench")
     root = project.workbench_path if chosen is None else chosen.resolve()
-
     for name, p in (("results", project.results), ("site", project.site_out)):
         if root == p or p in root.parents:
             raise WorkbenchError(
@@ -80,14 +81,12 @@ def _workbench(config_path: Path | None, *, create: bool = True) -> Workbench:
     return Workbench.open(root) if create else Workbench(root)
 
 
-def _done(what: str, c: Mapping[str, int] | None = None) -> None:
-    detail = ", ".join(f"{k} {v}" for k, v in sorted((c or {}).items()))
-    out_console.print(what + (f" ({detail})" if detail else ""))
-
-
-def _next(wb: Workbench) -> None:
+def _done(wb: Workbench, what: str, c: Mapping[str, int] | None = None) -> None:
+    """Say what a step did (with its counts) and the step to run next."""
     from workbench.status import counts, next_step
 
+    detail = ", ".join(f"{k} {v}" for k, v in sorted((c or {}).items()))
+    out_console.print(what + (f" ({detail})" if detail else ""))
     out_console.print(f"next: {next_step(counts(wb))}")
 
 
@@ -96,8 +95,7 @@ def _llm(
     replay: Path | None, judge: str | None, config_path: Path | None, wb: Workbench, step: str
 ) -> Iterator[LLM]:
     """Recorded replies (``--replay``), else the model of a configured judge: direct calls, or
-    its provider's batch API when the judge's ``mode`` is ``batch`` (what was submitted and
-    what is in flight printed after the step)."""
+    its provider's batch API when the judge's ``mode`` is ``batch``."""
     from workbench import usage
     from workbench.batch import BatchLLM
     from workbench.llm import ProviderLLM, ReplayLLM
@@ -120,30 +118,26 @@ def _llm(
         )
     j = cfg.judges[name]
     limit = cfg.workbench.max_tokens(step)
-    if j.mode != "batch":
-        with ProviderLLM(j, name, max_tokens=limit, step=step) as llm:
-            try:
-                yield llm
-            finally:
-                usage.record(wb, name, j, "direct", llm.usage)
-        return
-    batch = BatchLLM(wb, j, name, max_tokens=limit, step=step)
+    llm = (
+        BatchLLM(wb, j, name, max_tokens=limit, step=step)
+        if j.mode == "batch"
+        else ProviderLLM(j, name, max_tokens=limit, step=step)
+    )
     try:
-        with batch:
-            yield batch
+        with llm:
+            yield llm
     finally:
-        usage.record(wb, name, j, "batch", batch.usage)
-        if batch.collected or batch.submitted or batch.deferred:
-            out_console.print(
-                f"batch ({name}): collected {batch.collected} repl(ies), submitted "
-                f"{batch.submitted} request(s) in {batch.batches} batch(es); "
-                f"{batch.in_flight()} in flight"
-            )
-    if batch.deferred:
+        usage.record(wb, name, j, j.mode, llm.usage)
+    if isinstance(llm, BatchLLM) and (llm.collected or llm.submitted or llm.deferred):
         out_console.print(
-            f"waiting: {batch.deferred} request(s) of this step are in batches; run "
-            f"`gamut-workbench build {step}` again to collect them (it resumes)"
+            f"batch ({name}): collected {llm.collected} repl(ies), submitted "
+            f"{llm.submitted} request(s) in {llm.batches} batch(es); {llm.in_flight()} in flight"
         )
+        if llm.deferred:
+            out_console.print(
+                f"waiting: {llm.deferred} request(s) of this step are in batches; run "
+                f"`gamut-workbench build {step}` again to collect them (it resumes)"
+            )
 
 
 @click.group()
@@ -152,10 +146,8 @@ def build() -> None:
 
 
 @build.command()
-@config_option
-@WORKBENCH
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
-@handle_errors
+@_step
 def status(config_path: Path | None, as_json: bool) -> None:
     """Counts per state of every step, and the command to run next."""
     from workbench.status import counts, next_step
@@ -186,9 +178,7 @@ def status(config_path: Path | None, as_json: bool) -> None:
 
 @build.command()
 @click.argument("manifest", type=click.Path(path_type=Path, dir_okay=False))
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def images(manifest: Path, config_path: Path | None) -> None:
     """Import the image manifest MANIFEST (.csv or .jsonl: image_id, file, entity, domain,
     popularity, egocentric), each image checksummed; every bad row reported at once."""
@@ -196,8 +186,7 @@ def images(manifest: Path, config_path: Path | None) -> None:
 
     wb = _workbench(config_path)
     added, changed = import_images(wb, manifest)
-    _done("imported the manifest", {"added": added, "changed": changed})
-    _next(wb)
+    _done(wb, "imported the manifest", {"added": added, "changed": changed})
 
 
 @build.command()
@@ -208,10 +197,7 @@ def images(manifest: Path, config_path: Path | None) -> None:
     required=True,
     help="Candidates to ask for per image.",
 )
-@llm_options
-@config_option
-@WORKBENCH
-@handle_errors
+@_llm_step
 def propose(
     per_image: int, replay: Path | None, judge: str | None, config_path: Path | None
 ) -> None:
@@ -221,8 +207,7 @@ def propose(
     wb = _workbench(config_path)
     with _llm(replay, judge, config_path, wb, "propose") as llm:
         done = run(wb, llm, per_image)
-    _done(f"proposed candidates for {len(done)} image(s)")
-    _next(wb)
+    _done(wb, f"proposed candidates for {len(done)} image(s)")
 
 
 @build.group()
@@ -232,36 +217,28 @@ def review() -> None:
 
 @review.command("apply")
 @click.argument("decisions", type=click.Path(path_type=Path, dir_okay=False))
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def review_apply(decisions: Path, config_path: Path | None) -> None:
     """Record the annotators' decisions in DECISIONS (JSON Lines) and settle decided rounds."""
     from workbench.questions import apply_decisions
 
     wb = _workbench(config_path)
-    _done("recorded the decisions", apply_decisions(wb, decisions))
-    _next(wb)
+    _done(wb, "recorded the decisions", apply_decisions(wb, decisions))
 
 
 @build.command()
-@llm_options
-@config_option
-@WORKBENCH
-@handle_errors
+@_llm_step
 def guard(replay: Path | None, judge: str | None, config_path: Path | None) -> None:
     """The second LLM pass: the stranger test, and the selection of one question per image."""
     from workbench.questions import guard as run
 
     wb = _workbench(config_path)
     with _llm(replay, judge, config_path, wb, "guard") as llm:
-        _done("guarded", run(wb, llm))
-    _next(wb)
+        counts = run(wb, llm)
+    _done(wb, "guarded", counts)
 
 
 @build.command()
-@config_option
-@WORKBENCH
 @click.option(
     "--top",
     type=click.IntRange(1, 50),
@@ -269,7 +246,7 @@ def guard(replay: Path | None, judge: str | None, config_path: Path | None) -> N
     show_default=True,
     help="Openings listed per domain.",
 )
-@handle_errors
+@_step
 def diversity(config_path: Path | None, top: int) -> None:
     """The most common question openings per domain, before and after the guard (JSON)."""
     from workbench.questions import diversity as run
@@ -292,9 +269,7 @@ def diversity(config_path: Path | None, top: int) -> None:
     show_default=True,
     help="Snippets kept per question.",
 )
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def evidence(
     snippets: Path | None,
     search_url: str | None,
@@ -313,36 +288,29 @@ def evidence(
     else:
         raise click.UsageError("give --snippets FILE, or --search-url with --search-key-env")
     wb = _workbench(config_path)
-    _done(f"gathered snippets for {gather(wb, provider, limit)} question(s)")
-    _next(wb)
+    _done(wb, f"gathered snippets for {gather(wb, provider, limit)} question(s)")
 
 
 @build.command()
-@llm_options
-@config_option
-@WORKBENCH
-@handle_errors
+@_llm_step
 def draft(replay: Path | None, judge: str | None, config_path: Path | None) -> None:
     """Draft a meta-rubric per question from its snippets (one repair), compiled."""
     from workbench.rubrics import draft as run
 
     wb = _workbench(config_path)
     with _llm(replay, judge, config_path, wb, "draft") as llm:
-        _done("drafted", run(wb, llm))
-    _next(wb)
+        counts = run(wb, llm)
+    _done(wb, "drafted", counts)
 
 
 @build.command()
-@llm_options
 @click.option(
     "--pages",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     help="Saved source pages (JSON Lines: url, text) to re-verify the snippets against.",
 )
 @click.option("--fetch-sources", is_flag=True, help="Fetch each cited snippet's source page.")
-@config_option
-@WORKBENCH
-@handle_errors
+@_llm_step
 def refine(
     replay: Path | None,
     judge: str | None,
@@ -360,17 +328,15 @@ def refine(
     sources: SourcePages = SavedPages(pages) if pages is not None else HttpPages()
     wb = _workbench(config_path)
     with _llm(replay, judge, config_path, wb, "refine") as llm:
-        _done("refined", run(wb, llm, sources))
-    _next(wb)
+        counts = run(wb, llm, sources)
+    _done(wb, "refined", counts)
 
 
 @build.command()
 @click.argument("question_id")
 @click.option("--entity", required=True, help="The corrected ground-truth entity.")
 @click.option("--reason", required=True, help="Why (listed in the release notes).")
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def correct(question_id: str, entity: str, reason: str, config_path: Path | None) -> None:
     """Correct a question's ground-truth entity, with a reason."""
     from workbench.release import record_correction
@@ -382,9 +348,7 @@ def correct(question_id: str, entity: str, reason: str, config_path: Path | None
 @build.command()
 @click.argument("question_id")
 @click.option("--reason", required=True, help="Why (listed in the release notes).")
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def drop(question_id: str, reason: str, config_path: Path | None) -> None:
     """Drop a question from the next release, with a reason."""
     from workbench.release import record_correction
@@ -396,9 +360,7 @@ def drop(question_id: str, reason: str, config_path: Path | None) -> None:
 @build.command("release")
 @click.argument("version")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), help="Where to write it.")
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def release_cmd(version: str, out: Path | None, config_path: Path | None) -> None:
     """Write release VERSION: questions.jsonl, held rubrics/, release.json and CHANGELOG.md."""
     from workbench.release import release
@@ -433,9 +395,7 @@ def demo(out: Path) -> None:
 @click.option("--annotator", required=True, help="Your annotator id (recorded with each decision).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8001, show_default=True,
               help="Port on 127.0.0.1.")  # fmt: skip
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def review_serve(annotator: str, port: int, config_path: Path | None) -> None:
     """The annotation page on 127.0.0.1: accept, revise or discard each candidate."""
     from workbench.review_page import make_review_server
@@ -453,26 +413,22 @@ def revise() -> None:
 @revise.command("apply")
 @click.argument("edits", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--annotator", required=True, help="Who made the edits (recorded with the round).")
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def revise_apply(edits: Path, annotator: str, config_path: Path | None) -> None:
     """Apply EDITS (JSON Lines: question_id, check_id, text or delete) to the items the checks
     came from, recompile, and record where the edited and recompiled checklists differ."""
     from workbench.revision import apply_edits
 
     wb = _workbench(config_path)
-    _done("revised (differences by check id in revisions.json)", apply_edits(wb, edits, annotator))
-    _next(wb)
+    counts = apply_edits(wb, edits, annotator)
+    _done(wb, "revised (differences by check id in revisions.json)", counts)
 
 
 @revise.command("serve")
 @click.option("--annotator", required=True, help="Your annotator id (recorded with each round).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8002, show_default=True,
               help="Port on 127.0.0.1.")  # fmt: skip
-@config_option
-@WORKBENCH
-@handle_errors
+@_step
 def revise_serve(annotator: str, port: int, config_path: Path | None) -> None:
     """The revision page on 127.0.0.1: edit the compiled checks, see what recompiling implies."""
     from workbench.revise_page import make_revise_server

@@ -86,6 +86,3 @@ def write(config_path: Path, seed: int) -> None:
     """Write the demo's synthetic submissions and judge replay files (byte-identical on rerun)."""
     written = generate_demo(get_project(config_path), seed=seed)
     out_console.print(f"wrote {len(written)} files (synthetic models, responses and judges)")
-
-
-__all__ = ["demo"]

@@ -1,13 +1,10 @@
-"""The demo's simulated human audit (docs/contract.md §11): labels derived from the known labels.
+"""The demo's simulated human audit (docs/contract.md §11), derived from the known labels.
 
-Simulated, not human: each simulated annotator gives the known label of a check, except that
-with probability :data:`ANNOTATOR_ERROR_RATE` it gives a neighbouring verdict on the scale meets,
-partially_meets, missing, contradicts instead (either neighbour with equal chance; the only one
-at either end). For every (model, setting, domain), :data:`AUDIT_SHARE` of the questions (at least
-one) are drawn; ``sim-a`` labels every check of a drawn response, ``sim-b`` also labels every
-check of :data:`DOUBLE_SHARE` of them, and where the two differ ``sim-adjudicator`` gives the
-known label (an adjudicator without error). The pages that show these labels say they are
-simulated (``[benchmark] audit_simulated = true`` in ``demo/gamut.toml``).
+A simulated annotator gives the known label, or at :data:`ANNOTATOR_ERROR_RATE` a neighbouring
+verdict. Per (model, setting, domain), :data:`AUDIT_SHARE` of the questions (at least one) are
+drawn: ``sim-a`` labels every check, ``sim-b`` those of :data:`DOUBLE_SHARE` of them, and
+``sim-adjudicator`` gives the known label where they differ. The pages say these are simulated
+(``audit_simulated = true`` in ``demo/gamut.toml``).
 """
 
 from __future__ import annotations
@@ -64,13 +61,8 @@ def _line(key: tuple[str, str, str], cid: str, code: int, who: str, role: str) -
 def simulate_audit(
     labels: pd.DataFrame, questions: list[Question], *, seed: int
 ) -> dict[str, list[dict[str, str]]]:
-    """The simulated label lines per annotator file name (without ``.jsonl``).
-
-    Args:
-        labels: the known labels (``submission_id, setting, question_id, check_id, verdict``).
-        questions: the demo questions (for their domains).
-        seed: the demo's seed; the same seed and labels give the same lines.
-    """
+    """The simulated label lines per annotator file name (without ``.jsonl``), from the known
+    labels and the questions' domains; the same seed and labels give the same lines."""
     domain = {q.question_id: q.domain for q in questions}
     codes = {v.value: i for i, v in enumerate(VERDICT_ORDER)}
     out: dict[str, list[dict[str, str]]] = {FIRST: [], SECOND: [], ADJUDICATOR: []}
@@ -109,12 +101,3 @@ def write_audit(folder: Path, lines: dict[str, list[dict[str, str]]]) -> list[Pa
         atomic_write_text(path, jsonl(rows))
         written.append(path)
     return written
-
-
-__all__ = [
-    "ANNOTATOR_ERROR_RATE",
-    "AUDIT_SHARE",
-    "DOUBLE_SHARE",
-    "simulate_audit",
-    "write_audit",
-]

@@ -41,37 +41,24 @@ def _one(truth: np.ndarray, pred: np.ndarray) -> pd.DataFrame:
 
 
 def agreement(labels: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Compare verdicts with known labels, per verdict class and overall.
-
-    Args:
-        labels: the known labels (e.g. ``demo/verdicts/oracle.parquet``): the key columns
-            ``submission_id, setting, question_id, check_id`` and ``verdict``.
-        verdicts: a judge's verdicts with the same key columns (a verdict table with a ``judge``
-            column is compared judge by judge). Only checks present in both are compared.
-
-    Returns:
-        One row per verdict class plus an ``all`` row (macro-averaged precision, recall and F1),
-        with columns ``verdict, support, predicted, precision, recall, f1, agreement, kappa``
-        (``agreement`` and ``kappa`` are overall figures, repeated on every row), and ``judge``
-        first when the verdicts have that column.
-    """
+    """Verdicts against known labels (e.g. ``demo/verdicts/oracle.parquet``) on the checks
+    both have, judge by judge when the verdicts have a ``judge`` column (then first): one row
+    per verdict class and an ``all`` row (macro-averaged precision, recall and F1), with the
+    overall ``agreement`` and ``kappa`` repeated on every row."""
     key = [k for k in PAIR_KEY if k in labels.columns and k in verdicts.columns]
     left = labels[[*key, "verdict"]].astype(str)
     right_cols = [*key, "verdict"] + (["judge"] if "judge" in verdicts.columns else [])
     right = verdicts[right_cols].astype(str)
     merged = left.merge(right, on=key, suffixes=("_label", "_judge"))
     codes = {v.value: i for i, v in enumerate(VERDICT_ORDER)}
-    if "judge" not in merged.columns:
-        return _one(
-            merged.verdict_label.map(codes).to_numpy(int),
-            merged.verdict_judge.map(codes).to_numpy(int),
-        )
+    by_judge = "judge" in merged.columns
     parts = []
-    for judge, group in merged.groupby("judge", sort=True):
+    for judge, group in merged.groupby("judge", sort=True) if by_judge else [("", merged)]:
         part = _one(
             group.verdict_label.map(codes).to_numpy(int),
             group.verdict_judge.map(codes).to_numpy(int),
         )
-        part.insert(0, "judge", judge)
+        if by_judge:
+            part.insert(0, "judge", judge)
         parts.append(part)
     return pd.concat(parts, ignore_index=True)

@@ -1,10 +1,6 @@
-"""Composing a readable response from a meta-rubric, with the verdict of every check known.
-
-Each independently drawn part of the rubric (a fact, a list member, a step, a related entity or
-aspect, an insight) is deliberately stated (``meets``), stated vaguely (``partially_meets``), left
-out (``missing``) or replaced by a specific wrong statement (``contradicts``). Threshold and
-sequence checks are then labelled from what the text actually contains, so every label is
-consistent with the prose.
+"""Composing a readable response from a meta-rubric, with the verdict of every check known: each
+independently drawn part is stated, stated vaguely, left out or replaced by a specific wrong
+statement, and threshold and sequence checks are labelled from what the text then contains.
 """
 
 from __future__ import annotations
@@ -188,7 +184,6 @@ def _identification(rubric: MetaRubric) -> Fact | None:
 
 def _identify(
     ident: Fact,
-    *,
     domain: str,
     setting: Setting,
     behaviour: Behaviour,
@@ -253,16 +248,9 @@ def compose_response(
     wrong_entities: list[str],
     opener: str = "",
 ) -> Composed:
-    """Write one response to one question and record the known verdict of each check.
-
-    Args:
-        rubric: the question's meta-rubric.
-        domain: the question's domain (used when the response names only the kind of entity).
-        setting: multimodal responses may misidentify the entity; text-only ones are given it.
-        behaviour: the model's probabilities for this question.
-        rng: the seeded generator (drawn from in a fixed order).
-        wrong_entities: entities of other questions, used for a misidentification.
-        opener: the model's habitual first sentence, if any.
+    """Write one response to one question and record the known verdict of each check
+    (``wrong_entities``: other questions' entities, for a misidentification in the multimodal
+    setting; ``opener``: the model's habitual first sentence).
 
     Raises:
         GamutError: the labels do not cover the compiled checks exactly (a generator bug).
@@ -273,12 +261,7 @@ def compose_response(
     labels: dict[str, Verdict] = {}
     if ident is not None:
         sentence, labels[ident.id], probs = _identify(
-            ident,
-            domain=domain,
-            setting=setting,
-            behaviour=behaviour,
-            rng=rng,
-            wrong_entities=wrong_entities,
+            ident, domain, setting, behaviour, rng, wrong_entities
         )
         intro.append(sentence)
     w = _Writer(rng, probs, behaviour)

@@ -1,10 +1,5 @@
-"""The demo's fictional models and simulated judges, as data.
-
-Each model has a behaviour per setting and popularity bucket: the probabilities with which it
-meets, partially meets, leaves out or contradicts each drawn check, how often it misidentifies the
-entity in the image, and how often it muddles the order of a process. The judge rates are the
-documented rates at which the two simulated judges depart from the known labels.
-"""
+"""The demo's fictional models (a behaviour per setting and popularity bucket) and the
+documented rates at which the two simulated judges depart from the known labels, as data."""
 
 from __future__ import annotations
 
@@ -19,16 +14,9 @@ Probs = tuple[float, float, float, float]  # meets, partially_meets, missing, co
 
 @dataclass(frozen=True)
 class Behaviour:
-    """How a model answers one question in one setting.
-
-    Attributes:
-        probs: probabilities of meets, partially meets, missing and contradicts for each check
-            drawn independently (facts, list members, steps, relationship parts, insights).
-        misidentify: probability, in the multimodal setting, of naming the wrong entity.
-        unsure_identity: probability, in the multimodal setting, of declining to name the entity.
-        swap: probability of one local swap in a process's step order.
-        reverse: probability of reversing a process's step order.
-    """
+    """How a model answers one question in one setting: the probabilities of each verdict for
+    every independently drawn check; in the multimodal setting, of naming the wrong entity or
+    declining to name it; of one local swap, or a reversal, of a process's steps."""
 
     probs: Probs
     misidentify: float = 0.0
@@ -57,27 +45,32 @@ class DemoModel:
 
     def metadata(self) -> dict[str, Any]:
         """The model's ``submission.yaml`` content (valid per ``SubmissionMeta``)."""
-        return {
-            "model_name": self.model_name,
-            "organisation": "GAMUT demo (fictional)",
-            "model_family": self.family,
-            "link": "https://example.org/gamut-demo",
-            "open_weights": False,
-            "parameters": None,
-            "date": dt.date(2026, 1, 1),
-            "contact": "demo@example.org",
-            "production": {
-                "decoding": "synthetic: composed by gamut-workbench demo write",
-                "tools": False,
-                "web_access": False,
-                "notes": f"Synthetic demo model ({self.profile}); no model was run.",
-            },
-            "demo": True,
-        }
+        meta = synthetic_meta(self.model_name, self.family, "demo", open_weights=False)
+        meta["organisation"] = "GAMUT demo (fictional)"
+        meta["link"] = "https://example.org/gamut-demo"
+        meta["production"]["decoding"] = "synthetic: composed by gamut-workbench demo write"
+        meta["production"]["notes"] = f"Synthetic demo model ({self.profile}); no model was run."
+        return meta
 
 
-def _same(b: Behaviour) -> tuple[Behaviour, Behaviour]:
-    return b, b
+def synthetic_meta(name: str, family: str, contact: str, *, open_weights: bool) -> dict[str, Any]:
+    """A synthetic model's ``submission.yaml`` content (valid per ``SubmissionMeta``)."""
+    return {
+        "model_name": name,
+        "organisation": "Synthetic Lab (fictional)",
+        "model_family": family,
+        "link": "https://example.org/synthetic",
+        "open_weights": open_weights,
+        "parameters": None,
+        "date": dt.date(2026, 1, 1),
+        "contact": f"{contact}@example.org",
+        "production": {
+            "decoding": "synthetic, no model was run",
+            "tools": False,
+            "web_access": False,
+        },
+        "demo": True,
+    }
 
 
 #: The six demo models, in submission-id order.
@@ -138,14 +131,3 @@ LENIENT_MISSING_TO_PARTIAL = 0.25
 LENIENT_PARTIAL_TO_MEETS = 0.35
 #: Rate at which the partisan judge upgrades, by one level, a verdict of a model of its own family.
 PARTISAN_OWN_FAMILY_UPGRADE = 0.40
-
-__all__ = [
-    "DEMO_MODELS",
-    "LENIENT_MISSING_TO_PARTIAL",
-    "LENIENT_PARTIAL_TO_MEETS",
-    "MISIDENTIFIED",
-    "PARTISAN_OWN_FAMILY_UPGRADE",
-    "UNIDENTIFIED",
-    "Behaviour",
-    "DemoModel",
-]

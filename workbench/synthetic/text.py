@@ -1,8 +1,5 @@
-"""Turning rubric phrases into response sentences: stated, vaguer, or specifically wrong.
-
-Rubric facts are written as judge instructions ("Notes that it was promoted in the 1930s."); a
-response states the fact itself ("It was promoted in the 1930s."). These helpers do that rewrite
-with a few patterns and fall back to the phrase as written.
+"""Turning rubric phrases ("Notes that it was promoted in the 1930s.") into response sentences
+("It was promoted in the 1930s."): stated, vaguer, or specifically wrong, by a few patterns.
 """
 
 from __future__ import annotations
@@ -31,25 +28,9 @@ _PAREN = re.compile(r"\s*\([^)]*\)")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-2][0-9])(s?)\b")
 _NUMBER = re.compile(r"\b\d+\b")
 _CUTS = (
-    ", ",
-    " in ",
-    " with ",
-    " until ",
-    " into ",
-    " from ",
-    " for ",
-    " to ",
-    " at ",
-    " so ",
-    " because ",
-    " on ",
-    " of ",
-    " such as ",
-    " that ",
-    " which ",
-    " and ",
-    " or ",
-)
+    ", ", " in ", " with ", " until ", " into ", " from ", " for ", " to ", " at ", " so ",
+    " because ", " on ", " of ", " such as ", " that ", " which ", " and ", " or ",
+)  # fmt: skip
 _STOP = _set(
     "the a an of with and or in to for on at by until into from its their as that which so "
     "is are was were be only mainly just also often usually instead rather against over under "
