@@ -72,6 +72,10 @@ class SnippetsFile:
         return self.by_question.get(question_id, [])[:limit]
 
 
+#: a search reply is a few results; more is refused, not read into memory
+MAX_SEARCH_REPLY_BYTES = 4 * 1024 * 1024
+
+
 @dataclass(frozen=True)
 class HttpSearch:
     """A search API: ``GET <url>?q=QUERY&count=N`` with ``Authorization: Bearer <key>``,
@@ -90,13 +94,19 @@ class HttpSearch:
         req = urllib.request.Request(f"{self.url}?{qs}", headers={"Authorization": f"Bearer {key}"})
         try:
             with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                body: Any = json.load(resp)
+                raw = resp.read(MAX_SEARCH_REPLY_BYTES + 1)
+            if len(raw) > MAX_SEARCH_REPLY_BYTES:
+                raise SearchError(
+                    f"search API reply for {question_id} is over {MAX_SEARCH_REPLY_BYTES} bytes; "
+                    "ask for fewer results (a smaller limit)"
+                )
+            body: Any = json.loads(raw)
         except urllib.error.HTTPError as exc:
             raise SearchError(
                 f"search API answered HTTP {exc.code} for {question_id} "
                 "(check the key and the URL, then run the step again)"
             ) from None
-        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
+        except (urllib.error.URLError, TimeoutError, ValueError, RecursionError) as exc:
             raise SearchError(f"search API failed for {question_id}: {exc}; run again") from None
         today = dt.date.today()
         results = body.get("results") if isinstance(body, dict) else None

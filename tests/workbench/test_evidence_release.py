@@ -38,6 +38,13 @@ class _Search(BaseHTTPRequestHandler):
             self.end_headers()
             return
         n = int(query["count"][0])
+        if query["q"] == ["deep"]:  # a hostile reply: nesting deeper than any parser's stack
+            data = b"[" * 200_000 + b"]" * 200_000
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         body: dict[str, Any] = {
             "results": [
                 {"url": f"https://example.org/{i}", "title": f"T{i}", "snippet": f"text {i}"}
@@ -80,6 +87,17 @@ def test_http_search_sends_the_key_from_the_environment(
     assert [s.url for s in found] == ["https://example.org/0", "https://example.org/1"]
     assert found[0].retrieved == dt.date.today() and found[0].text == "text 0"
     assert _Search.seen[-1][1]["q"] == ["what is pad thai"]
+
+
+def test_http_search_refuses_a_reply_too_big_or_too_deep(
+    search_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GAMUT_TEST_SEARCH_KEY", "sekret")
+    provider = HttpSearch(search_url, "GAMUT_TEST_SEARCH_KEY")
+    with pytest.raises(SearchError, match="is over 4194304 bytes; ask for fewer results"):
+        provider.search("q1", "what is pad thai", 100_000)  # ~7 MB of results
+    with pytest.raises(SearchError, match="search API failed for q1"):
+        provider.search("q1", "deep", 2)
 
 
 def test_the_audit_reads_source_pages_over_http(search_url: str) -> None:
