@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from scoring.audit_line import AnnotatorId, AuditLine, Role
+from scoring.audit_line import AuditLine, Role
 from scoring.errors import Problem, ProblemsError
 from scoring.jsonl import JsonlLimits, read_jsonl, validated
 from scoring.questions import Setting
@@ -318,15 +318,3 @@ def _read(
         tuple(str(f) for f in files),
         ignored,
     )
-
-
-__all__ = [
-    "MAX_AUDIT_FILE_BYTES",
-    "NO_VERDICT",
-    "AnnotatorId",
-    "AuditLabels",
-    "AuditLine",
-    "Role",
-    "audit_files",
-    "read_audit",
-]

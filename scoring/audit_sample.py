@@ -74,6 +74,3 @@ def draw_sample(
         rng = np.random.default_rng([seed, *(zlib.crc32(part.encode()) for part in key)])
         out += [pool[int(i)] for i in rng.choice(len(pool), size=count, replace=False)]
     return sorted(out)
-
-
-__all__ = ["Response", "draw_sample"]

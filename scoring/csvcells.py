@@ -115,15 +115,3 @@ def write_table_csv(table: pa.Table, sink: pa.NativeFile | Path, *, header: bool
     ]
     out = str(sink) if isinstance(sink, Path) else sink
     pacsv.write_csv(plain.cast(pa.schema(fields)), out, pacsv.WriteOptions(include_header=header))
-
-
-__all__ = [
-    "FORMULA_START",
-    "PREFIX",
-    "neutralise",
-    "neutralise_frame",
-    "neutralise_table",
-    "table_text_csv",
-    "write_frame_csv",
-    "write_table_csv",
-]

@@ -57,6 +57,3 @@ def dumps_line(obj: Any) -> bytes:
     if data.isascii():
         return data
     return data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
-
-
-__all__ = ["MISS", "dumps_line", "loads"]

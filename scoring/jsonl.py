@@ -447,20 +447,3 @@ def dumps_line(obj: Any) -> str:
     """
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
-__all__ = [
-    "MAX_DEPTH",
-    "JsonlFile",
-    "JsonlLimits",
-    "JsonlLine",
-    "dumps_line",
-    "json_depth",
-    "nesting",
-    "parse_line",
-    "read_jsonl",
-    "size_text",
-    "split_lines",
-    "stream_lines",
-    "validated",
-]

@@ -212,16 +212,3 @@ def rubric_set_version(rubrics: dict[str, MetaRubric]) -> str:
         h.update(rubrics[qid].model_dump_json(exclude_none=True).encode())
         h.update(b"\n")
     return "sha256:" + h.hexdigest()[:16]
-
-
-__all__ = [
-    "RUBRIC_SUFFIXES",
-    "RubricSource",
-    "compile_all",
-    "held_problem",
-    "lint_warnings",
-    "load_rubrics",
-    "read_rubrics",
-    "rubric_files",
-    "rubric_set_version",
-]

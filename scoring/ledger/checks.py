@@ -305,23 +305,3 @@ def _values(col: pa.ChunkedArray) -> set[str]:
             arr = arr.dictionary.take(pc.unique(arr.indices))
         out.update(v for v in pc.unique(arr).to_pylist() if v is not None)
     return out
-
-
-__all__ = [
-    "MAX_COLUMN_VALUES",
-    "MAX_DECODED_BYTES",
-    "MAX_SHARD_BYTES",
-    "MAX_SHARD_ROWS",
-    "META_KEY",
-    "WRITE_ROWS",
-    "code_problem",
-    "contents_problem",
-    "metadata_problem",
-    "name_problem",
-    "shard_meta",
-    "shard_name",
-    "shard_problems",
-    "size_problem",
-    "unreadable",
-    "write_parts",
-]

@@ -105,6 +105,3 @@ def _rows(ledger: Ledger, kind: str, name: str) -> int:
         return int(shard_metadata(ledger.root / kind / name).num_rows)
     except (OSError, pa.ArrowException):
         return SMALL_ROWS  # unreadable: left alone (verify names it)
-
-
-__all__ = ["COMPACT_AT", "SMALL_ROWS", "CompactReport", "compact", "small_runs", "small_shards"]

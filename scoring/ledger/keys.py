@@ -410,18 +410,3 @@ class KeyIndex:
         stored = key_bytes(self._keys[rows])[::-1]  # reversed: the first row of a key wins
         first = dict(zip(stored, rows.tolist()[::-1], strict=True))
         return np.array([first.get(k, -1) for k in key_bytes(part.view(np.uint8))], np.int64)
-
-
-__all__ = [
-    "KEY_BYTES",
-    "KeyIndex",
-    "KeyScheme",
-    "KeySource",
-    "Keys",
-    "Queries",
-    "custom_id",
-    "join_keys",
-    "key_bytes",
-    "key_from_custom_id",
-    "keys_array",
-]

@@ -245,24 +245,3 @@ def sort_keys(
             keys[s] = (start, 0, c.name, j)
         replaced.update(c.replaces)
     return keys, replaced
-
-
-__all__ = [
-    "COMPACTIONS",
-    "MAX_RECORD_BYTES",
-    "PUSHES",
-    "RECORD",
-    "Compaction",
-    "PushRecord",
-    "chain",
-    "compaction_bytes",
-    "honoured",
-    "pushed_order",
-    "ranks",
-    "read_compactions",
-    "read_records",
-    "record_bytes",
-    "record_name",
-    "record_problem",
-    "sort_keys",
-]

@@ -304,29 +304,3 @@ def batch_states(table: pa.Table) -> list[BatchState]:
 def verdict_word(code: int) -> Verdict:
     """The verdict of an integer code."""
     return VERDICT_ORDER[code]
-
-
-__all__ = [
-    "BATCHES",
-    "BATCH_SCHEMA",
-    "FAILURES",
-    "KINDS",
-    "NO_REQUESTS",
-    "REQUEST_IDS",
-    "SOURCES",
-    "VERDICTS",
-    "BatchState",
-    "FailureRecord",
-    "VerdictRecord",
-    "batch_states",
-    "batch_table",
-    "failure_schema",
-    "failure_table",
-    "now",
-    "request_ids",
-    "schema",
-    "verdict_schema",
-    "verdict_table",
-    "verdict_values",
-    "verdict_word",
-]

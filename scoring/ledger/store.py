@@ -740,15 +740,3 @@ def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:
 def key_column(col: pa.ChunkedArray | pa.Array) -> Keys:
     """A ledger ``key`` column as an ``(n, 32)`` uint8 array."""
     return _key_array(col)
-
-
-__all__ = [
-    "MANIFEST",
-    "Conflict",
-    "Ledger",
-    "MergeReport",
-    "copy_checked",
-    "key_column",
-    "merge",
-    "shard_bytes",
-]

@@ -99,6 +99,3 @@ class DigestCache:
         if path not in self._meta:
             self._meta[path] = check_metadata(path, "")[0]
         return self._meta[path]
-
-
-__all__ = ["DigestCache", "FileDigest", "read_digest", "usage_totals"]

@@ -93,6 +93,3 @@ def response_stats(
         length_p90=_percentile(lengths, 0.9),
         length_max=lengths[-1] if lengths else 0,
     )
-
-
-__all__ = ["ResponseStats", "is_refusal", "response_stats"]
