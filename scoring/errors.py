@@ -88,11 +88,9 @@ class Problem:
 def validation_messages(exc: Any, whole: str = "", *, quote_keys: bool = True) -> list[str]:
     """Each error of a pydantic ``ValidationError`` as ``path: message``.
 
-    The path is made of the format's own field names and positions, the message is pydantic's
-    (worded from the format, not the input), with one exception: the name of a key the format
-    does not have is the input's own text. Without ``quote_keys`` it is left out ("a key the
-    format does not have"), so that a reply or file that may carry held text (a judge's reply
-    echoing a check as a key) is described without quoting it.
+    Paths and messages are worded from the format, except a key the format does not have, which is
+    the input's text: without ``quote_keys`` it is left unnamed, so a reply that may echo held text
+    is never quoted.
     """
     out = []
     for e in exc.errors(include_url=False):
@@ -252,15 +250,9 @@ SLOW_DOWN = frozenset({429, 503, 529})
 class BackendError(GamutError):
     """A judge's call that produced no usable reply.
 
-    Attributes:
-        kind: why (:class:`ErrorKind`).
-        raw: the raw text received, when there was one.
-        error_class: the SDK exception's class name, when there was one.
-        status: the HTTP status of the provider's answer, when there was one.
-        retry_after: the provider's ``Retry-After``, in seconds, when it sent one.
-        detail: the provider's error type, code and parameter (identifiers only, never its
-            message: safe to print with held rubrics), e.g. ``invalid_request_error
-            unsupported_parameter param=max_tokens``.
+    ``kind`` says why, ``raw`` is the text received, ``status`` the HTTP status, ``retry_after`` the
+    provider's ``Retry-After`` seconds; ``detail`` holds the provider's error type, code and
+    parameter (identifiers only, never its message: safe to print with held rubrics).
     """
 
     quotes_input = True
@@ -314,12 +306,7 @@ class BatchError(GamutError):
 
 
 class CallFailed(GamutError):
-    """``gamut generate``: one question could not be answered (after the SDK's retries).
-
-    Attributes:
-        retry: whether asking again may help (an empty or malformed reply, which the SDK does
-            not retry itself); HTTP failures have had their retries already.
-    """
+    """``gamut generate``: one question got no answer; ``retry``: asking again may help."""
 
     quotes_input = True
 

@@ -148,12 +148,7 @@ def held_problem(p: Problem) -> Problem:
 
 
 def load_rubrics(paths: Iterable[Path], held: bool = False) -> dict[str, MetaRubric]:
-    """Load and validate rubrics, keyed by question id.
-
-    Args:
-        paths: rubric files or folders.
-        held: the rubrics are held (not public): problems name the question, item and rule but
-            never quote rubric text (see :func:`held_problem`).
+    """Load and validate rubrics by question id; ``held``: problems never quote rubric text.
 
     Raises:
         RubricError: listing every problem in every file.

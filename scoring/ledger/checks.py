@@ -1,16 +1,10 @@
 """What a shard must be before the ledger trusts it: its name, its size, and its contents.
 
-A shard is named by the SHA-256 of its bytes in a public ledger and by their HMAC-SHA256 under the
-shard MAC key (:attr:`KeyScheme.mac_key`, derived from the ledger secret) in a held one, so a
-held shard whose bytes were rewritten, and renamed by their new SHA-256, is not sound: without
-the secret nobody can name a shard. The name is the manifest of the shard's MAC: it travels with
-the file through push, pull and merge, and, like the shard, is never rewritten.
-
-A shard is checked in the order that costs least against a hostile file: its file size, its
-name (streamed), then its Parquet metadata (rows, values per column, uncompressed bytes) before
-anything is decoded, then its contents read with every string column as a dictionary (so a small
-dictionary repeated over many rows is counted, not expanded): the decoded size, and every value
-in range (verdict codes, counts, sources, failure kinds, batch states).
+A shard is named by the SHA-256 of its bytes (public) or their HMAC under the shard MAC key
+(held), so without the secret nobody can name a rewritten held shard. Checks run cheapest first
+against a hostile file: file size, name (streamed), Parquet metadata (rows, values, uncompressed
+bytes), then contents read with string columns as dictionaries (counted, not expanded): decoded
+size and every value in range.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """What a ledger holds: verdicts, failures and batch states, as rows and as Arrow schemas.
 
-A held ledger (rubrics not public) has no free-text columns: no rationale, no failure message, no
-raw reply. Those can restate held check text, and a ledger is meant to be copied (pushed to a
-private dataset, pulled by jobs). The ids (submission, setting, question, check id) are public.
+A held ledger has no free-text columns (rationale, failure message, raw reply): they can restate
+held check text, and a ledger is copied. The ids are public.
 """
 
 from __future__ import annotations
@@ -138,14 +137,8 @@ def now() -> dt.datetime:
 
 @dataclass(frozen=True, slots=True)
 class VerdictRecord:
-    """One verdict for the ledger.
-
-    Attributes:
-        key: the verdict key (:mod:`scoring.ledger.keys`).
-        model: the model snapshot the provider reported in its reply ("" when none).
-        source: one of :data:`SOURCES`.
-        rationale: kept only in ledgers of public rubrics.
-    """
+    """One verdict for the ledger (``model``: the snapshot the provider reported; ``rationale``:
+    kept only when rubrics are public)."""
 
     key: bytes
     judge_identity: str
@@ -214,15 +207,8 @@ class FailureRecord:
 class BatchState:
     """A provider batch's state at one moment; the ledger keeps every change.
 
-    Attributes:
-        batch_id: the provider's batch id.
-        state: the provider's state word (e.g. ``in_progress``, ``ended``, ``expired``) or this
-            project's (``submitted``, ``collected``).
-        input_file_ids: the uploaded request files (OpenAI) or ``[]``.
-        output_file_ids: result and error files, once known.
-        keys: the verdict keys requested in the batch (usually on the first row only).
-        requests: each key's public ids (:data:`REQUEST_IDS`), in the order of ``keys``.
-        detail: free JSON for the provider's extra fields; never request or reply text.
+    ``keys`` are the verdict keys requested (usually on the first row only), ``requests`` their
+    public ids; ``detail``: free JSON for the provider's extra fields, never request or reply text.
     """
 
     batch_id: str

@@ -130,16 +130,7 @@ def all_targets(subs_root: Path, base: Path) -> tuple[list[str], list[Problem]]:
 def check_folder(
     folder: Path, base: Path, others: list[str]
 ) -> tuple[dict[str, Path], list[Problem]]:
-    """Check a submission folder's name and contents.
-
-    Args:
-        folder: ``<submissions>/<id>``.
-        base: the repository root, for file names in problems.
-        others: the names of the other entries of the submissions folder.
-
-    Returns:
-        The usable files by name, and the problems found.
-    """
+    """Check a submission folder's name and contents: the usable files by name, and the problems."""
     shown = display_path(folder, base)
     name = folder.name
     problems: list[Problem] = []
