@@ -319,22 +319,4 @@ class PlaceholderError(GamutError):
     """A dataset id in the config is still the placeholder of an unpublished dataset."""
 
 
-__all__ = [
-    "NO_ROOM",
-    "SLOW_DOWN",
-    "BackendError",
-    "BadReply",
-    "BatchError",
-    "CallFailed",
-    "DiskFullError",
-    "ErrorKind",
-    "GamutError",
-    "NotRegularFileError",
-    "PlaceholderError",
-    "Problem",
-    "ProblemsError",
-    "RubricError",
-    "Stopped",
-    "summarise",
-    "validation_messages",
-]
+__all__ = ["GamutError", "Problem", "ProblemsError"]  # the names the site may use

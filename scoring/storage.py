@@ -229,14 +229,9 @@ def open_regular(path: Path, *, links: bool = False) -> io.BufferedReader:
         raise
 
 
-__all__ = [
-    "atomic_write",
+__all__ = [  # the names the site may use
     "atomic_write_bytes",
     "atomic_write_text",
-    "file_mode",
-    "folder_mode",
     "make_staging_folder",
-    "make_temp_folder",
-    "open_regular",
     "remove_stale_staging",
 ]

@@ -102,17 +102,4 @@ def verdict_column_order(columns: Iterable[str]) -> list[str]:
     return [c for c in VERDICT_ROW_COLUMNS if c in given]
 
 
-__all__ = [
-    "FINGERPRINT",
-    "PAIR_KEY",
-    "USAGE_TABLE",
-    "VERDICT_COLUMNS",
-    "VERDICT_KEY",
-    "VERDICT_ORDER",
-    "VERDICT_ROW_COLUMNS",
-    "VERDICT_TABLE",
-    "VERDICT_TEXT_COLUMNS",
-    "Verdict",
-    "VerdictRow",
-    "verdict_column_order",
-]
+__all__ = ["VERDICT_COLUMNS", "VERDICT_ORDER", "VERDICT_TEXT_COLUMNS"]  # the site may use
