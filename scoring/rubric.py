@@ -262,12 +262,9 @@ def _hint(err_type: str, field: str) -> str:
 
 
 class MetaRubric(_Strict):
-    """One question's meta-rubric: evidence snippets and typed items (docs/contract.md §3).
-
-    Rules across values, which the JSON Schema cannot state and the validator enforces: snippet
-    ids and item ids are each unique within the rubric, every cited id names a snippet, list
-    members are distinct, and a flexible list's baselines and coverage thresholds are bounded by
-    its member count.
+    """One question's meta-rubric (docs/contract.md §3), with the rules across values the JSON
+    Schema cannot state: unique ids, cited snippets exist, distinct list members, bounded
+    thresholds.
     """
 
     question_id: Identifier

@@ -1,9 +1,7 @@
-"""Small file helpers: every write is to a temporary file, then renamed into place; every
-file read from a folder anyone can fill is opened with :func:`open_regular`.
-
-Files and folders get the modes an ordinary ``open()`` or ``mkdir`` would give them (0o666 and
-0o777 less the process umask), not the private 0o600 / 0o700 of temporary files: results and the
-built site are served by web servers running as other users.
+"""Small file helpers: every write goes to a temporary file renamed into place; every file read
+from a folder anyone can fill is opened with :func:`open_regular`. New files get ordinary modes
+(0o666/0o777 less the umask), not the private ones of temporary files: web servers running as
+other users serve them.
 """
 
 from __future__ import annotations
@@ -76,14 +74,8 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale_staging(parent: Path, prefixes: tuple[str, ...]) -> list[Path]:
-    """Delete the staging folders in ``parent`` that no running process is filling.
-
-    A folder counts when it is a real folder (not a link) named ``<prefix><pid>.<random>``
-    (:func:`make_staging_folder`) for one of ``prefixes`` and that process is gone. A SIGKILL
-    skips every ``finally``, so the build after one calls this first.
-
-    Returns:
-        The folders removed.
+    """Delete the staging folders (real folders named ``<prefix><pid>.<random>``) in ``parent``
+    whose process is gone (a SIGKILL skips every ``finally``); returns those removed.
     """
     removed = []
     try:
@@ -123,12 +115,10 @@ def atomic_write(
 ) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
 
-    A crash or error leaves ``path`` as it was and no temporary file behind. An existing file
-    keeps its mode; a new one gets :func:`file_mode`; with ``mode``, either gets ``mode`` (a
-    private file: 0o600; the temporary file is 0o600 from its creation). With ``durable``, the
-    file's bytes reach the disk before the rename and the rename before the return (``fsync``
-    of the file, then of its folder: about 5 ms), so that a power cut cannot leave an empty
-    file under the name: what the ledger writes (paid verdicts), never a site page.
+    A crash or error leaves ``path`` as it was and no temporary file. An existing file keeps its
+    mode, a new one gets :func:`file_mode`, unless ``mode`` is given. ``durable`` fsyncs the file
+    and then its folder (about 5 ms), so a power cut cannot leave an empty file under the name: for
+    the ledger (paid verdicts), never a site page.
 
     Raises:
         DiskFullError: the write found no room (naming ``path``).

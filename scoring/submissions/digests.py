@@ -1,11 +1,8 @@
-"""What one command keeps of each response file and metadata file it read, so that each is read
-once per process.
+"""What one command keeps of each response and metadata file it read, so each is read once.
 
-Two readers need a little of every response file: the copy check compares each response of the
-validated file with the response to the same question in every other submission (one fingerprint
-per response), and the scorer needs each response's length and token counts. A run that validates
-and then scores shares one :class:`DigestCache`, so each file is read once. Nothing is kept
-between runs. The digests hold no response text.
+The copy check needs a fingerprint of every response of every submission, the scorer each
+response's length and token counts; a run that validates and then scores shares one
+:class:`DigestCache`. Nothing is kept between runs, and no response text.
 """
 
 from __future__ import annotations
@@ -23,14 +20,8 @@ from scoring.submissions.responses import Response, read_response_file
 
 @dataclass(frozen=True)
 class FileDigest:
-    """What is kept of one response file.
-
-    Attributes:
-        fingerprints: question id -> the copy check's fingerprint of the response; None when
-            they were not asked for.
-        chars: question id -> the response's length in characters.
-        clean: the reader found no error in the file.
-        usage: (responses recording their tokens, their input tokens, their output tokens).
+    """What is kept of one response file: fingerprints (None when not asked for) and lengths by
+    question id, whether it read clean, and ``usage`` (responses with tokens, input, output tokens).
     """
 
     fingerprints: dict[str, int] | None
@@ -62,11 +53,7 @@ def usage_totals(responses: Iterable[Response]) -> tuple[int, int, int]:
 
 
 class DigestCache:
-    """The digests of the response files and the metadata read by one command, by path.
-
-    Args:
-        limits: the size limits the files are read under.
-    """
+    """The digests of the response files and metadata read by one command, by path."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -82,10 +69,8 @@ class DigestCache:
         return cls(limits)
 
     def of(self, path: Path, *, fingerprints: bool = False) -> FileDigest:
-        """The digest of the response file at ``path``.
-
-        ``fingerprints``: the digest must hold the copy check's fingerprints (a digest made
-        without them is made again, with them).
+        """The digest of the response file at ``path`` (made again when ``fingerprints`` are wanted
+        and it lacks them).
         """
         found = self._files.get(path)
         if found is None or (fingerprints and found.fingerprints is None):

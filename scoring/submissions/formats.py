@@ -69,11 +69,8 @@ _UNSAFE_MULTILINE = re.compile(f"[{_UNSAFE}]")
 
 
 def unsafe_char(text: str, multiline: bool = False) -> str | None:
-    """Describe the first control, bidirectional or invisible character of ``text``, or None.
-
-    Args:
-        text: a metadata value.
-        multiline: allow newline and tab (for free-text fields).
+    """Describe the first control, bidirectional or invisible character of ``text`` (``multiline``
+    allows newline and tab), or None.
     """
     m = (_UNSAFE_MULTILINE if multiline else _UNSAFE_ONE_LINE).search(text)
     if m is None:
@@ -195,10 +192,8 @@ class TrainingData(BaseModel):
 class SubmissionMeta(BaseModel):
     """``submission.yaml``: who made the model and how the responses were produced.
 
-    Every text value is one line (``production.notes`` and ``system_prompt`` may span lines)
-    with no control, bidirectional or zero-width character, U+E0000-U+E007F included (which the
-    patterns cannot name); ``model_name`` is not used by another submission (compared after
-    NFKC, case and spacing folding); the link is a valid http(s) URL; the date a real date.
+    Every text value is one line (but ``production.notes`` and ``system_prompt``) with no control,
+    bidirectional or zero-width character (U+E0000-U+E007F too); the link is http(s); the date real.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -191,11 +191,8 @@ def _match(flat: str) -> str | None:
 
 
 def judge_phrase(text: str) -> str | None:
-    """The first phrase of ``text`` that seems addressed to the judge, or None.
-
-    The text is matched as written, then folded (see :func:`fold`: zero-width characters,
-    look-alike letters, full-width forms, accents and letter spacing do not hide a phrase), then
-    any base64 it holds, decoded. A phrase found only after decoding is marked ``(base64)``.
+    """The first phrase of ``text`` that seems addressed to the judge, or None: matched as written,
+    then folded (:func:`fold`), then in any base64 it holds (marked ``(base64)``).
     """
     tokens = text.split()
     found = _match(" ".join(tokens))
@@ -264,11 +261,10 @@ def normalised(responses: Mapping[str, Response]) -> dict[str, str]:
 def template_groups(
     texts: Mapping[str, str], question_words: Mapping[str, set[str]]
 ) -> list[list[str]]:
-    """The groups of two or more question ids whose responses are identical or templated, the
-    largest first: the same words once case, punctuation and the words of their own questions
-    are removed (``texts``: :func:`normalised` responses), or identical outright (a skeleton
-    shorter than three words says too little: "pad thai" and "ramen" both leave none). The
-    template warning and the response statistics both count these."""
+    """The groups of two or more question ids whose responses are identical, or the same once case,
+    punctuation and their own questions' words are removed (skeletons under three words say too
+    little), largest first.
+    """
     parent = {q: q for q, t in texts.items() if t}
 
     def root(q: str) -> str:
@@ -302,13 +298,7 @@ def template_warnings(
     question_words: Mapping[str, set[str]],
     texts: Mapping[str, str] | None = None,
 ) -> list[Problem]:
-    """Warn about groups of identical or templated responses.
-
-    Two responses are "templated" when they are identical once case, punctuation, and the words of
-    their own questions are removed ("The dish in the image is pad thai" and "The dish in the
-    image is ramen" for questions naming them). Skeletons shorter than three words are ignored.
-    ``texts``: :func:`normalised` of ``responses``, when already computed.
-    """
+    """Warn about groups of identical or templated responses (:func:`template_groups`)."""
     texts = normalised(responses) if texts is None else texts
     n = len(responses)
     threshold = max(TEMPLATE_MIN, math.ceil(TEMPLATE_SHARE * n))
@@ -392,14 +382,8 @@ def copy_warnings(
     others: Mapping[str, Mapping[str, int]],
     texts: Mapping[str, str] | None = None,
 ) -> list[Problem]:
-    """Warn when a high share of responses is identical to another submission's (same setting).
-
-    Args:
-        display: the file name used in problems.
-        responses: this file's responses.
-        others: other submissions' responses for the same setting, by submission id, each as
-            :func:`fingerprint` by question id (small to keep in memory).
-        texts: :func:`normalised` of ``responses``, when already computed.
+    """Warn when a high share of responses is identical to another submission's in the same setting
+    (``others``: their :func:`fingerprint` by question id, by submission id).
     """
     mine = normalised(responses) if texts is None else texts
     hashed = {q: digest(t) for q, t in mine.items()}

@@ -43,10 +43,8 @@ def _inside(path: str, folder: str) -> str | None:
 def targets_from_paths(
     subs_root: Path, paths: list[Path], base: Path
 ) -> tuple[list[str], bool, list[Problem]]:
-    """Turn PATH arguments into submission ids.
-
-    Returns:
-        The ids named, whether the whole submissions folder was named, and the problems.
+    """Turn PATH arguments into submission ids: the ids, whether the whole folder was named, and the
+    problems.
     """
     ids: list[str] = []
     everything = False
