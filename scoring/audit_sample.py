@@ -47,8 +47,7 @@ def draw_sample(
     exclude: Collection[tuple[str, str, str]] = (),
 ) -> list[Response]:
     """Draw ``n`` responses stratified by (submission, setting, domain), never one of ``exclude``;
-    the same inputs and seed give the same draw, sorted.
-    """
+    the same inputs and seed give the same draw, sorted."""
     strata: dict[tuple[str, str, str], list[Response]] = {}
     for r in responses:
         if (r.submission_id, r.setting, r.question_id) not in exclude:

@@ -192,8 +192,7 @@ def _emitted(rubric: MetaRubric) -> Iterator[tuple[str, str, CheckKind, Tier, bo
 
 def compile_rubric(rubric: MetaRubric) -> list[Check]:
     """Compile one validated meta-rubric into its checks, in item order (each item by its type's
-    rule in :data:`_RULES`, then its insight); check ids are unique within the question.
-    """
+    rule in :data:`_RULES`, then its insight); check ids are unique within the question."""
     qid = rubric.question_id
     cites = {item.id: tuple(item.cites) for item in rubric.items}  # ids are unique
     return [

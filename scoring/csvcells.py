@@ -79,8 +79,7 @@ def neutralise_table(table: pa.Table) -> pa.Table:
 def table_text_csv(table: pa.Table) -> str:
     """A small table as CSV text the way pandas writes a frame (minimal quoting, ``\\n``, empty cell
     for null or NaN, shortest numbers), formula-like cells neutralised; several times faster than
-    pandas for the score tables (tests compare the two).
-    """
+    pandas for the score tables (tests compare the two)."""
     columns = []
     for col in neutralise_table(table).columns:
         if pa.types.is_floating(col.type) and pc.any(pc.is_nan(col)).as_py():

@@ -1,8 +1,7 @@
 """JSON read by orjson where it gives what the standard library gives, else by the standard library,
 so a faster parse never changes a text's meaning. orjson refuses raw control characters in
 strings, lone surrogates and ``1e400`` (those go to the standard library) and reads integers past
-64 bits as floats (so a text with a run of 19 digits does too).
-"""
+64 bits as floats (so a text with a run of 19 digits does too)."""
 
 from __future__ import annotations
 

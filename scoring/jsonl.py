@@ -366,8 +366,7 @@ def validated(
     problems: list[Problem],
 ) -> Iterator[tuple[int | None, T]]:
     """``(line, parse(value))`` for each pair ``parse`` accepts; what it refuses (a pydantic
-    ``ValidationError``, with ``fix``, or a :class:`ProblemsError`) goes to ``problems``.
-    """
+    ``ValidationError``, with ``fix``, or a :class:`ProblemsError`) goes to ``problems``."""
     for line, value in lines:
         try:
             yield line, parse(value)

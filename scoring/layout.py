@@ -1,6 +1,5 @@
 """Where the files of a folder are: one value per folder, so a file name is spelled once
-(submission folder, submissions folder, results folder); ``gamut.project.Project`` builds them.
-"""
+(submission folder, submissions folder, results folder); ``gamut.project.Project`` builds them."""
 
 from __future__ import annotations
 

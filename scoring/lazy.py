@@ -12,8 +12,7 @@ def lazy_exports(
     package: str, homes: Mapping[str, str], namespace: dict[str, Any]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module ``__getattr__`` and ``__dir__`` of ``package``, importing each public name from
-    its home module (``homes``) when first asked and keeping it in ``namespace``.
-    """
+    its home module (``homes``) when first asked and keeping it in ``namespace``."""
 
     def getattr_(name: str) -> Any:
         if name not in homes:

@@ -73,8 +73,7 @@ def compared(
 ) -> str:
     """A difference (this minus ``than``) in words, from its figures as printed: ``3.2 points higher
     than X``, or ``about the same as X (no difference at this precision)`` when it prints as 0.0;
-    with ``lo`` and ``hi``, its 95% interval follows.
-    """
+    with ``lo`` and ``hi``, its 95% interval follows."""
     r = rounded(value)
     if r is None:
         return MISSING

@@ -264,8 +264,7 @@ def _hint(err_type: str, field: str) -> str:
 class MetaRubric(_Strict):
     """One question's meta-rubric (docs/contract.md §3), with the rules across values the JSON
     Schema cannot state: unique ids, cited snippets exist, distinct list members, bounded
-    thresholds.
-    """
+    thresholds."""
 
     question_id: Identifier
     snippets: list[Snippet] = Field(

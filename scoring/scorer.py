@@ -28,8 +28,7 @@ def tier_scores(
     counts: npt.NDArray[np.int64] | npt.NDArray[np.float64], config: ScoringConfig
 ) -> npt.NDArray[np.float64]:
     """Tier scores ``(M + lambda*P + mu*C) / (M + P + S - mu*C)`` from counts whose last axis is
-    (M, P, S, C); NaN where a tier has no checks.
-    """
+    (M, P, S, C); NaN where a tier has no checks."""
     c = np.asarray(counts, dtype=np.float64)
     m, p, s, x = c[..., 0], c[..., 1], c[..., 2], c[..., 3]
     lam, mu = config.partial_credit, config.contradiction_penalty

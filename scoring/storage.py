@@ -1,8 +1,7 @@
 """Small file helpers: every write goes to a temporary file renamed into place; every file read
 from a folder anyone can fill is opened with :func:`open_regular`. New files get ordinary modes
 (0o666/0o777 less the umask), not the private ones of temporary files: web servers running as
-other users serve them.
-"""
+other users serve them."""
 
 from __future__ import annotations
 
@@ -75,8 +74,7 @@ def _alive(pid: int) -> bool:
 
 def remove_stale_staging(parent: Path, prefixes: tuple[str, ...]) -> list[Path]:
     """Delete the staging folders (real folders named ``<prefix><pid>.<random>``) in ``parent``
-    whose process is gone (a SIGKILL skips every ``finally``); returns those removed.
-    """
+    whose process is gone (a SIGKILL skips every ``finally``); returns those removed."""
     removed = []
     try:
         entries = list(parent.iterdir())

@@ -47,8 +47,7 @@ VERDICT_KEY: tuple[str, ...] = ("submission_id", "setting", "judge", "question_i
 class VerdictRow(BaseModel):
     """One row of every verdict table (results, ``gamut export verdicts`` and the published one):
     its fields in column order, the required ones in every table; ``rationale`` and ``check_text``
-    only when rubrics are public. ``gamut schema`` writes its JSON Schema.
-    """
+    only when rubrics are public. ``gamut schema`` writes its JSON Schema."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 

@@ -70,8 +70,7 @@ class DigestCache:
 
     def of(self, path: Path, *, fingerprints: bool = False) -> FileDigest:
         """The digest of the response file at ``path`` (made again when ``fingerprints`` are wanted
-        and it lacks them).
-        """
+        and it lacks them)."""
         found = self._files.get(path)
         if found is None or (fingerprints and found.fingerprints is None):
             found = self._files[path] = read_digest(path, self.limits, fingerprints=fingerprints)

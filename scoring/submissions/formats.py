@@ -70,8 +70,7 @@ _UNSAFE_MULTILINE = re.compile(f"[{_UNSAFE}]")
 
 def unsafe_char(text: str, multiline: bool = False) -> str | None:
     """Describe the first control, bidirectional or invisible character of ``text`` (``multiline``
-    allows newline and tab), or None.
-    """
+    allows newline and tab), or None."""
     m = (_UNSAFE_MULTILINE if multiline else _UNSAFE_ONE_LINE).search(text)
     if m is None:
         return None

@@ -192,8 +192,7 @@ def _match(flat: str) -> str | None:
 
 def judge_phrase(text: str) -> str | None:
     """The first phrase of ``text`` that seems addressed to the judge, or None: matched as written,
-    then folded (:func:`fold`), then in any base64 it holds (marked ``(base64)``).
-    """
+    then folded (:func:`fold`), then in any base64 it holds (marked ``(base64)``)."""
     tokens = text.split()
     found = _match(" ".join(tokens))
     if found is None and (not text.isascii() or _spaced(text)):
@@ -263,8 +262,7 @@ def template_groups(
 ) -> list[list[str]]:
     """The groups of two or more question ids whose responses are identical, or the same once case,
     punctuation and their own questions' words are removed (skeletons under three words say too
-    little), largest first.
-    """
+    little), largest first."""
     parent = {q: q for q, t in texts.items() if t}
 
     def root(q: str) -> str:
@@ -383,8 +381,7 @@ def copy_warnings(
     texts: Mapping[str, str] | None = None,
 ) -> list[Problem]:
     """Warn when a high share of responses is identical to another submission's in the same setting
-    (``others``: their :func:`fingerprint` by question id, by submission id).
-    """
+    (``others``: their :func:`fingerprint` by question id, by submission id)."""
     mine = normalised(responses) if texts is None else texts
     hashed = {q: digest(t) for q, t in mine.items()}
     out = []

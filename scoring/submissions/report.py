@@ -22,8 +22,7 @@ class Limits:
 @dataclass
 class ValidationReport:
     """Every problem found in the validated submissions, in order; ``rejected``: the validated ids
-    with at least one error.
-    """
+    with at least one error."""
 
     problems: list[Problem] = field(default_factory=list)
     submissions: list[str] = field(default_factory=list)

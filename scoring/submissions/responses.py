@@ -228,8 +228,7 @@ def read_responses(
     limits: Limits | None = None,
 ) -> tuple[dict[str, str], list[Problem]]:
     """The responses of one file by question id, and its errors, read exactly as the validator
-    reads them (the judge's and the scorer's reader).
-    """
+    reads them (the judge's and the scorer's reader)."""
     read = read_response_file(path, display or str(path), "", None, limits or Limits())
     errors = [p for p in read.problems if p.severity == ERROR]
     return {qid: r.text for qid, r in read.responses.items()}, errors

@@ -1,6 +1,5 @@
 """Response statistics of one response file, as numbers: lengths, empty answers, refusals and
-identical or templated answers (the groups the template warning counts). Pure functions.
-"""
+identical or templated answers (the groups the template warning counts). Pure functions."""
 
 from __future__ import annotations
 
