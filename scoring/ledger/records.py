@@ -233,20 +233,21 @@ class BatchState:
 
 def verdict_table(records: Sequence[VerdictRecord], held: bool) -> pa.Table:
     """Verdict records as a table of :func:`verdict_schema` (held: no rationale)."""
-    cols: dict[str, list[Any]] = {f.name: [] for f in verdict_schema(held)}
-    for r in records:
-        for name, values in cols.items():
-            values.append(r.verdict.code if name == "verdict" else getattr(r, name))
-    return pa.table(cols, schema=verdict_schema(held))
+    return _table(records, verdict_schema(held))
 
 
 def failure_table(records: Sequence[FailureRecord], held: bool) -> pa.Table:
     """Failure records as a table of :func:`failure_schema` (held: no message or raw)."""
-    cols: dict[str, list[Any]] = {f.name: [] for f in failure_schema(held)}
+    return _table(records, failure_schema(held))
+
+
+def _table(records: Sequence[VerdictRecord | FailureRecord], schema: pa.Schema) -> pa.Table:
+    cols: dict[str, list[Any]] = {f.name: [] for f in schema}
     for r in records:
         for name, values in cols.items():
-            values.append(getattr(r, name))
-    return pa.table(cols, schema=failure_schema(held))
+            v = getattr(r, name)
+            values.append(v.code if isinstance(v, Verdict) else v)
+    return pa.table(cols, schema=schema)
 
 
 def batch_table(states: Sequence[BatchState]) -> pa.Table:
@@ -267,23 +268,9 @@ def batch_states(table: pa.Table) -> list[BatchState]:
     out = []
     requests = table.column("requests").combine_chunks()
     for i, row in enumerate(table.drop_columns(["requests"]).to_pylist()):
-        out.append(
-            BatchState(
-                batch_id=row["batch_id"],
-                judge=row["judge"],
-                judge_identity=row["judge_identity"],
-                provider=row["provider"],
-                state=row["state"],
-                n_requests=row["n_requests"],
-                created_at=row["created_at"],
-                updated_at=row["updated_at"],
-                input_file_ids=tuple(row["input_file_ids"]),
-                output_file_ids=tuple(row["output_file_ids"]),
-                keys=tuple(row["keys"]),
-                requests=requests[i].values,
-                detail=row["detail"],
-            )
-        )
+        for name in ("input_file_ids", "output_file_ids", "keys"):
+            row[name] = tuple(row[name])
+        out.append(BatchState(**row, requests=requests[i].values))
     return out
 
 
