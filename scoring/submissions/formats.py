@@ -38,22 +38,13 @@ REQUIRED_FILES = (METADATA_FILE, RESPONSE_FILES["multimodal"])
 # C0/C1 controls, soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width and
 # bidirectional marks, embeddings, overrides and isolates, line/paragraph separators, invisible
 # operators, the BOM, interlinear annotation marks, unpaired surrogates and tag characters.
-_UNSAFE_RANGES: tuple[tuple[int, int], ...] = (
-    (0x00, 0x08),
-    (0x0B, 0x1F),
-    (0x7F, 0x9F),
-    (0xAD, 0xAD),
-    (0x61C, 0x61C),
-    (0x180E, 0x180E),
-    (0x200B, 0x200F),
-    (0x2028, 0x202E),
-    (0x2060, 0x2064),
-    (0x2066, 0x206F),
-    (0xFEFF, 0xFEFF),
-    (0xFFF9, 0xFFFB),
-    (0xD800, 0xDFFF),
-    (0xE0000, 0xE007F),
+_UNSAFE_HEX = (
+    "0-8 B-1F 7F-9F AD 61C 180E 200B-200F 2028-202E 2060-2064 2066-206F FEFF FFF9-FFFB D800-DFFF "
+    "E0000-E007F"
 )
+_UNSAFE_RANGES = [
+    (int(a, 16), int(b or a, 16)) for a, _, b in (r.partition("-") for r in _UNSAFE_HEX.split())
+]
 _UNSAFE = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in _UNSAFE_RANGES)
 #: The same characters written with ``\\uXXXX`` escapes, which JSON Schema's regular
 #: expressions (ECMA-262) and Python's read alike; without the unpaired surrogates and the tag
