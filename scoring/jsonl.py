@@ -53,8 +53,7 @@ class JsonlLimits:
 
 
 class JsonlLine(NamedTuple):
-    """One parsed line and its 1-based line number (a tuple: one is made per line read, and a
-    frozen dataclass costs a microsecond more to make)."""
+    """One parsed line and its 1-based number (a tuple: cheaper than a dataclass per line)."""
 
     line: int
     value: Any
@@ -95,8 +94,8 @@ def json_depth(raw: bytes) -> int:
 
 
 def nesting(value: Any, cap: int) -> int:
-    """The deepest nesting of arrays and objects in a parsed JSON value, what :func:`json_depth`
-    gives for its text; counted up to ``cap + 1`` (a deeper value stops the count there)."""
+    """The nesting depth of a parsed JSON value, as :func:`json_depth` gives for its text, counted
+    up to ``cap + 1``."""
     if not isinstance(value, (dict, list)):
         return 0
     deepest = 0
@@ -171,11 +170,9 @@ def split_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
 def stream_lines(
     f: _Reader, first: bytes, max_line: int, skip_blank: bool
 ) -> Iterator[tuple[int, bytes | None, int, bool]]:
-    """``(line number, line, its length, ends with a newline)`` for each line of an open file
-    whose first bytes ``first`` were already read, split at ``\\n`` with ``\\r`` dropped, read
-    a block at a time. A line longer than ``max_line`` is ``None`` (skipped unread: at most a
-    block of it is in memory). With ``skip_blank``, blank lines are skipped, a run of them in
-    one step, and are never yielded."""
+    """``(line number, line, its length, ends with a newline)`` for each line of an open file whose
+    first bytes ``first`` were read, a block at a time. A line over ``max_line`` is ``None`` (at
+    most a block of it in memory); ``skip_blank`` skips runs of blank lines in one step."""
     buf, pos, n, eof = first, 0, 0, False
     while True:
         if skip_blank:
@@ -321,8 +318,8 @@ class _Reading:
         )
 
     def lines(self, f: _Capped, first: bytes, fix: str, blank_lines: bool) -> Iterator[JsonlLine]:
-        """The parsed lines of a file whose first bytes are ``first`` and the rest in ``f``;
-        each other line is a problem, and the reading stops at ``max_problems`` of them."""
+        """The parsed lines of a file (``first`` bytes, then ``f``), each other line a problem,
+        stopping at ``max_problems`` of them."""
         out, limits, blank = self.out, self.limits, True
         cap = limits.max_problems
         try:
@@ -377,9 +374,8 @@ def validated(
 
 
 class _Capped:
-    """A file read a block at a time that reads nothing past ``left`` more bytes (a file that
-    grows while it is read, or a device, stays within the size limit); ``over`` says it would
-    have."""
+    """A file that reads nothing past ``left`` more bytes (a growing file or a device stays within
+    the limit); ``over`` says it would have."""
 
     def __init__(self, f: BinaryIO, left: int) -> None:
         self._f, self._left, self.over = f, left, False
@@ -397,10 +393,7 @@ class _Capped:
 
 
 def dumps_line(obj: Any) -> str:
-    """One JSON line (no newline) that :func:`read_jsonl` reads back and no line splitter breaks.
-
-    Non-ASCII text stays readable UTF-8, except U+2028 and U+2029 (line breaks to
-    :meth:`str.splitlines` and to JavaScript), which are escaped.
-    """
+    """One JSON line (no newline) that :func:`read_jsonl` reads back: UTF-8, with U+2028 and U+2029
+    (line breaks to :meth:`str.splitlines` and JavaScript) escaped."""
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")

@@ -139,9 +139,7 @@ def _parse(name: str, data: bytes) -> PushRecord | None:
 
 
 def read_records(root: Path, scheme: KeyScheme) -> list[PushRecord]:
-    """The sound push records under ``root`` (a ledger folder), in chain order: a record whose
-    name is not its bytes' (held: their MAC) or that does not parse orders nothing
-    (``Ledger.verify`` names it)."""
+    """The sound push records under ``root`` in chain order (an unsound one orders nothing)."""
     return chain([r for r in _read(root / PUSHES, scheme, _parse) if isinstance(r, PushRecord)])
 
 
@@ -221,9 +219,8 @@ def honoured(
 def sort_keys(
     rank: dict[str, int], compactions: list[Compaction]
 ) -> tuple[dict[str, tuple[int, int, str, int]], set[str]]:
-    """Where each pushed or compacted shard path counts (a sort key; a path without one is not
-    pushed and counts after all of them), and the paths the (honoured) ``compactions`` replace,
-    which are not read."""
+    """Where each pushed or compacted shard path counts (unpushed paths count after all), and the
+    paths the ``compactions`` replace (never read)."""
     keys = {p: (r, 1, "", 0) for p, r in rank.items()}
     replaced: set[str] = set()
     for c in compactions:
