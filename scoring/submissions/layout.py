@@ -146,13 +146,10 @@ def check_folder(
         error(shown, f"{unlisted} more unexpected entries are not listed", f"remove them; {_ONLY}")
     for required in REQUIRED_FILES:
         if required not in files and not os.path.lexists(folder / required):
-            what = (
-                "metadata" if required == METADATA_FILE else "responses to the multimodal questions"
-            )
-            fix = (
-                "run `gamut submission new ID` for a commented template"
+            what, fix = (
+                ("metadata", "run `gamut submission new ID` for a commented template")
                 if required == METADATA_FILE
-                else "run `gamut generate` to write it"
+                else ("responses to the multimodal questions", "run `gamut generate` to write it")
             )
             error(f"{shown}/{required}", f"missing {required} ({what})", fix)
     return files, problems
@@ -176,24 +173,13 @@ def _outside_problem(toplevel: Path, ref: str, name: str, how: str, own: str) ->
             "deletes), or keep such files under .gamut/, which git ignores",
         )
     if how == "uncommitted":
-        return Problem(
-            name,
-            None,
-            "changed outside a submission folder (not committed)",
-            f"{scope}: undo the change with `git restore -- {name}`",
-        )
+        fix = f"{scope}: undo the change with `git restore -- {name}`"
+        return Problem(name, None, "changed outside a submission folder (not committed)", fix)
     at_base = _git(toplevel, "cat-file", "-e", f"{ref}:{name}").returncode == 0
-    undo = (
-        f"`git checkout {ref} -- {name}` then commit"
-        if at_base
-        else f"`git rm -- {name}` then commit"
-    )
-    return Problem(
-        name,
-        None,
-        "changed outside a submission folder (committed on this branch)",
-        f"{scope}: undo it with {undo}, or move the change to a separate pull request",
-    )
+    undo = f"`git checkout {ref} -- {name}`" if at_base else f"`git rm -- {name}`"
+    fix = f"{scope}: undo it with {undo} then commit, or move the change to a separate pull request"
+    message = "changed outside a submission folder (committed on this branch)"
+    return Problem(name, None, message, fix)
 
 
 def _outside_problems(
