@@ -124,45 +124,6 @@ class AuditLabels:
         )
 
 
-def audit_files(path: Path) -> list[Path]:
-    """The label files of an audit folder (``*.jsonl``, sorted), or the one file named. A name
-    that holds no regular file is listed too: reading it names it."""
-    if not path.is_dir():
-        return [path]
-    return sorted(path.glob("*.jsonl"))
-
-
-def read_audit(
-    path: Path,
-    *,
-    submission_ids: Sequence[str],
-    has_responses: npt.NDArray[np.bool_],
-    question_ids: Sequence[str],
-    check_ids: Sequence[Sequence[str]],
-    known_submissions: Collection[str] = (),
-) -> AuditLabels:
-    """Read and check every label file of the audit folder ``path`` (or one ``.jsonl`` file).
-
-    ``has_responses`` is ``[S, 2]``; ``check_ids`` are each question's, in expected-check order;
-    lines of ``known_submissions`` that are not scored are counted in ``ignored``, not refused.
-
-    Raises:
-        ProblemsError: every problem of every file.
-    """
-    if not path.exists():
-        raise ProblemsError(
-            [
-                Problem(
-                    str(path), None, "audit folder not found", "create it or fix [benchmark] audit"
-                )
-            ],
-            "cannot read the audit labels",
-        )
-    files = audit_files(path)
-    return _read(path, files, submission_ids, has_responses, question_ids, check_ids,
-                 known_submissions)  # fmt: skip
-
-
 #: What is wrong with a label line: the message (``l``: the label; ``at``: the file and line of
 #: the label it repeats) and the fix.
 _WRONG = {
@@ -227,15 +188,30 @@ class _Places:
         return "check" if c is None else (s * len(_SETTINGS) + k, c)
 
 
-def _read(
+def read_audit(
     path: Path,
-    files: list[Path],
+    *,
     submission_ids: Sequence[str],
     has_responses: npt.NDArray[np.bool_],
     question_ids: Sequence[str],
     check_ids: Sequence[Sequence[str]],
-    known_submissions: Collection[str],
+    known_submissions: Collection[str] = (),
 ) -> AuditLabels:
+    """Read and check every label file of the audit folder ``path`` (or one ``.jsonl`` file).
+
+    ``has_responses`` is ``[S, 2]``; ``check_ids`` are each question's, in expected-check order;
+    lines of ``known_submissions`` that are not scored are counted in ``ignored``, not refused.
+
+    Raises:
+        ProblemsError: every problem of every file.
+    """
+    if not path.exists():
+        fix = "create it or fix [benchmark] audit"
+        problem = Problem(str(path), None, "audit folder not found", fix)
+        raise ProblemsError([problem], "cannot read the audit labels")
+    # the label files of the folder, or the one file named (a name holding no file is read, and
+    # named by the reader)
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     place = _Places(submission_ids, has_responses, question_ids, check_ids)
     unscored = set(known_submissions) - set(submission_ids)  # their lines are counted, not read
     problems: list[Problem] = []
