@@ -7,7 +7,6 @@ response's length and token counts; a run that validates and then scores shares 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from scoring.submissions import gaming
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import check_metadata
 from scoring.submissions.report import ERROR, Limits
-from scoring.submissions.responses import Response, read_response_file
+from scoring.submissions.responses import read_response_file
 
 
 @dataclass(frozen=True)
@@ -36,20 +35,12 @@ def read_digest(path: Path, limits: Limits, *, fingerprints: bool) -> FileDigest
     ``fingerprints``: also fingerprint each response for the copy check.
     """
     read = read_response_file(path, "", "", None, limits)
-    return FileDigest(
-        {q: gaming.fingerprint(r.text) for q, r in read.responses.items()}
-        if fingerprints
-        else None,
-        {q: len(r.text) for q, r in read.responses.items()},
-        not any(p.severity == ERROR for p in read.problems),
-        usage_totals(read.responses.values()),
-    )
-
-
-def usage_totals(responses: Iterable[Response]) -> tuple[int, int, int]:
-    """(responses that record their tokens, their input tokens, their output tokens)."""
-    counted = [r.usage for r in responses if r.usage is not None]
-    return len(counted), sum(u[0] for u in counted), sum(u[1] for u in counted)
+    got = read.responses
+    prints = {q: gaming.fingerprint(r.text) for q, r in got.items()} if fingerprints else None
+    counted = [r.usage for r in got.values() if r.usage is not None]
+    usage = len(counted), sum(u[0] for u in counted), sum(u[1] for u in counted)
+    clean = not any(p.severity == ERROR for p in read.problems)
+    return FileDigest(prints, {q: len(r.text) for q, r in got.items()}, clean, usage)
 
 
 class DigestCache:

@@ -138,21 +138,15 @@ def _summary(display: str, setting: str, unlisted: list[str], absent: list[str])
     if unlisted:
         more = f"{len(unlisted)} more problem(s) in this file are not listed"
         severity = ERROR if ERROR in unlisted else WARNING
-        out.append(
-            Problem(display, None, more, "fix the ones above and validate again", severity=severity)
-        )
+        fix = "fix the ones above and validate again"
+        out.append(Problem(display, None, more, fix, severity=severity))
     if absent:
         shown = ", ".join(absent[:10]) + (
             f" and {len(absent) - 10} more" if len(absent) > 10 else ""
         )
-        out.append(
-            Problem(
-                display,
-                None,
-                f"{len(absent)} {setting} question(s) have no response: {shown}",
-                "add one line for each; `gamut generate` resumes where it stopped",
-            )
-        )
+        missing = f"{len(absent)} {setting} question(s) have no response: {shown}"
+        fix = "add one line for each; `gamut generate` resumes where it stopped"
+        out.append(Problem(display, None, missing, fix))
     return out
 
 

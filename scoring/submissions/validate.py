@@ -107,17 +107,14 @@ class _Names:
         self._cache[sid] = display_key(meta.model_name)
         for other in peers:
             if self.key(other) == self._cache[sid] and not self.keeps(sid, other):
-                problems.append(
-                    Problem(
-                        shown,
-                        field_line(path, "model_name"),
-                        f"model_name {meta.model_name!r} is already the name of "
-                        f"submission {other!r}",
-                        "choose a name that tells the two models apart (case and spacing are "
-                        "ignored in this comparison; the submission committed first keeps the "
-                        "name)",
-                    )
+                taken = (
+                    f"model_name {meta.model_name!r} is already the name of submission {other!r}"
                 )
+                fix = (
+                    "choose a name that tells the two models apart (case and spacing are ignored "
+                    "in this comparison; the submission committed first keeps the name)"
+                )
+                problems.append(Problem(shown, field_line(path, "model_name"), taken, fix))
         return problems
 
 
