@@ -1,13 +1,8 @@
 """Human audit labels (docs/contract.md §11): the format, its reader and the final human verdict.
 
-A label file is JSON Lines, one human verdict a line: ``submission_id``, ``setting``,
-``question_id``, ``check_id``, ``annotator``, ``verdict``, ``role`` (``label`` or
-``adjudication``), optional ``note``; no check text. :func:`read_audit` reads every ``*.jsonl``
-file of the audit folder with the project's one JSON Lines reader and checks each line against
-the submissions, questions and checks being scored, every problem at once with ``file:line``.
-The result, :class:`AuditLabels`, is integer arrays; :meth:`AuditLabels.final` applies the rule:
-the adjudication if there is one, else the verdict a strict majority of the annotators gave, else
-none.
+A label file is JSON Lines, one human verdict a line, no check text. :func:`read_audit` checks
+each line against what is being scored, every problem at once; :meth:`AuditLabels.final` gives
+the adjudication, else a strict majority's verdict, else none.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from scoring.audit_line import AnnotatorId, AuditLine, Role
+from scoring.audit_line import AuditLine, Role
 from scoring.errors import Problem, ProblemsError
 from scoring.jsonl import JsonlLimits, read_jsonl, validated
 from scoring.questions import Setting
@@ -38,22 +33,10 @@ _FORMAT = "write one label object per line (docs/contract.md §11 gives the labe
 
 @dataclass(frozen=True)
 class AuditLabels:
-    """Every valid label line, as arrays (one entry per line).
+    """Every valid label line, as ``[L]`` arrays.
 
-    A response ``r`` is ``submission * 2 + setting`` (the submission's index in the scored ids,
-    the setting's in (multimodal, text_only)); a check is its column among the expected checks.
-
-    Attributes:
-        annotators: annotator ids, sorted (annotator index = position).
-        response: ``[L]`` the response of each line.
-        check: ``[L]`` the check of each line.
-        annotator: ``[L]`` the annotator of each line.
-        verdict: ``[L]`` verdict codes (meets 0 .. contradicts 3).
-        adjudication: ``[L]`` whether the line is an adjudication.
-        n_responses: number of responses (scored submissions x 2).
-        n_checks: number of expected checks.
-        files: the label files read, in order.
-        ignored: lines of submissions that exist but are not being scored.
+    A response is ``submission * 2 + setting``; a check is its column among the expected checks;
+    ``annotator`` indexes the sorted ``annotators``; ``ignored``: lines of unscored submissions.
     """
 
     annotators: tuple[str, ...]
@@ -141,52 +124,6 @@ class AuditLabels:
         )
 
 
-def audit_files(path: Path) -> list[Path]:
-    """The label files of an audit folder (``*.jsonl``, sorted), or the one file named. A name
-    that holds no regular file is listed too: reading it names it."""
-    if not path.is_dir():
-        return [path]
-    return sorted(path.glob("*.jsonl"))
-
-
-def read_audit(
-    path: Path,
-    *,
-    submission_ids: Sequence[str],
-    has_responses: npt.NDArray[np.bool_],
-    question_ids: Sequence[str],
-    check_ids: Sequence[Sequence[str]],
-    known_submissions: Collection[str] = (),
-) -> AuditLabels:
-    """Read and check every label file of the audit folder ``path``.
-
-    Args:
-        path: the audit folder (or one ``.jsonl`` file).
-        submission_ids: the submissions being scored, in the score tables' order.
-        has_responses: ``[S, 2]`` whether each has a response file for each setting.
-        question_ids: the questions, in order.
-        check_ids: each question's check ids, in the order of the expected checks.
-        known_submissions: other submissions that exist but are not scored in this run (their
-            lines are counted in ``ignored``, not refused).
-
-    Raises:
-        ProblemsError: every problem of every file (unknown ids, a setting without responses,
-            a second label by one annotator, a second adjudication, a bad verdict or field).
-    """
-    if not path.exists():
-        raise ProblemsError(
-            [
-                Problem(
-                    str(path), None, "audit folder not found", "create it or fix [benchmark] audit"
-                )
-            ],
-            "cannot read the audit labels",
-        )
-    files = audit_files(path)
-    return _read(path, files, submission_ids, has_responses, question_ids, check_ids,
-                 known_submissions)  # fmt: skip
-
-
 #: What is wrong with a label line: the message (``l``: the label; ``at``: the file and line of
 #: the label it repeats) and the fix.
 _WRONG = {
@@ -251,15 +188,30 @@ class _Places:
         return "check" if c is None else (s * len(_SETTINGS) + k, c)
 
 
-def _read(
+def read_audit(
     path: Path,
-    files: list[Path],
+    *,
     submission_ids: Sequence[str],
     has_responses: npt.NDArray[np.bool_],
     question_ids: Sequence[str],
     check_ids: Sequence[Sequence[str]],
-    known_submissions: Collection[str],
+    known_submissions: Collection[str] = (),
 ) -> AuditLabels:
+    """Read and check every label file of the audit folder ``path`` (or one ``.jsonl`` file).
+
+    ``has_responses`` is ``[S, 2]``; ``check_ids`` are each question's, in expected-check order;
+    lines of ``known_submissions`` that are not scored are counted in ``ignored``, not refused.
+
+    Raises:
+        ProblemsError: every problem of every file.
+    """
+    if not path.exists():
+        fix = "create it or fix [benchmark] audit"
+        problem = Problem(str(path), None, "audit folder not found", fix)
+        raise ProblemsError([problem], "cannot read the audit labels")
+    # the label files of the folder, or the one file named (a name holding no file is read, and
+    # named by the reader)
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     place = _Places(submission_ids, has_responses, question_ids, check_ids)
     unscored = set(known_submissions) - set(submission_ids)  # their lines are counted, not read
     problems: list[Problem] = []
@@ -318,15 +270,3 @@ def _read(
         tuple(str(f) for f in files),
         ignored,
     )
-
-
-__all__ = [
-    "MAX_AUDIT_FILE_BYTES",
-    "NO_VERDICT",
-    "AnnotatorId",
-    "AuditLabels",
-    "AuditLine",
-    "Role",
-    "audit_files",
-    "read_audit",
-]

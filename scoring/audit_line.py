@@ -36,6 +36,3 @@ class AuditLine(BaseModel):
     verdict: Verdict
     role: Role
     note: str | None = Field(default=None, max_length=2000)
-
-
-__all__ = ["AnnotatorId", "AuditLine", "Role"]

@@ -1,11 +1,8 @@
 """Drawing responses for the human audit (``gamut audit sample``). Pure, no I/O.
 
-The unit of the correction is the response (docs/contract.md §11), so a draw is a list of
-(submission, setting, question); every check of a drawn response is to be labelled. The draw is
-stratified by model, setting and domain: each stratum gets its share of ``n`` in proportion to
-its size (largest remainders, ties in an order drawn from the seed), and within it the responses
-are drawn uniformly without replacement, from a generator seeded by (seed, stratum), so a
-stratum's draw does not depend on the others.
+Each stratum (model, setting, domain) gets its share of ``n`` by largest remainders (ties in an
+order drawn from the seed), drawn uniformly without replacement from a generator seeded by
+(seed, stratum), so a stratum's draw does not depend on the others.
 """
 
 from __future__ import annotations
@@ -49,17 +46,8 @@ def draw_sample(
     seed: int,
     exclude: Collection[tuple[str, str, str]] = (),
 ) -> list[Response]:
-    """Draw ``n`` responses stratified by (submission, setting, domain).
-
-    Args:
-        responses: every response that can be drawn.
-        n: how many to draw (all of them when there are fewer).
-        seed: the random seed; the same inputs and seed give the same draw.
-        exclude: (submission, setting, question) already audited, never drawn again.
-
-    Returns:
-        The drawn responses, sorted by submission, setting and question.
-    """
+    """Draw ``n`` responses stratified by (submission, setting, domain), never one of ``exclude``;
+    the same inputs and seed give the same draw, sorted."""
     strata: dict[tuple[str, str, str], list[Response]] = {}
     for r in responses:
         if (r.submission_id, r.setting, r.question_id) not in exclude:
@@ -74,6 +62,3 @@ def draw_sample(
         rng = np.random.default_rng([seed, *(zlib.crc32(part.encode()) for part in key)])
         out += [pool[int(i)] for i in rng.choice(len(pool), size=count, replace=False)]
     return sorted(out)
-
-
-__all__ = ["Response", "draw_sample"]

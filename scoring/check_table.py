@@ -55,6 +55,3 @@ def checks_of(rubrics: dict[str, MetaRubric]) -> CheckTable:
     check texts."""
     rows = [(q, *codes) for q, r in rubrics.items() for codes in compiler.check_codes(r)]
     return CheckTable._of(rows, rubric_set_version(rubrics))
-
-
-__all__ = ["KIND_ORDER", "CheckTable", "checks_of"]

@@ -191,15 +191,8 @@ def _emitted(rubric: MetaRubric) -> Iterator[tuple[str, str, CheckKind, Tier, bo
 
 
 def compile_rubric(rubric: MetaRubric) -> list[Check]:
-    """Compile one meta-rubric into its checks, in item order: each item by the rule of its
-    type (:data:`_RULES`), then its insight, if it has one.
-
-    Args:
-        rubric: a validated meta-rubric.
-
-    Returns:
-        The flat checklist; check ids are unique within the question.
-    """
+    """Compile one validated meta-rubric into its checks, in item order (each item by its type's
+    rule in :data:`_RULES`, then its insight); check ids are unique within the question."""
     qid = rubric.question_id
     cites = {item.id: tuple(item.cites) for item in rubric.items}  # ids are unique
     return [

@@ -1,11 +1,8 @@
 """CSV cells that a spreadsheet cannot run as formulas: the one CSV writer of the project.
 
-A text cell starting with ``=``, ``+``, ``-`` or ``@`` (or a tab or carriage return, which some
-spreadsheets skip before reading a formula) is a formula to Excel, LibreOffice and Google Sheets:
-a submitter's ``model_name = "=HYPERLINK(...)"`` would become a live link in a maintainer's
-spreadsheet. Such cells get a leading apostrophe, as OWASP recommends ("CSV Injection"): the
-cell then shows as text. Numbers and booleans are left alone, and the Parquet and JSON files keep
-every value as it is.
+A text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
+apostrophe (OWASP, "CSV Injection"), so a submitter's ``=HYPERLINK(...)`` shows as text. Numbers
+and booleans are left alone; Parquet and JSON keep every value as it is.
 """
 
 from __future__ import annotations
@@ -80,14 +77,9 @@ def neutralise_table(table: pa.Table) -> pa.Table:
 
 
 def table_text_csv(table: pa.Table) -> str:
-    """A small table as CSV text, the way pandas writes a frame: minimal quoting, ``\\n`` line
-    ends, an empty cell for null or NaN, Python's shortest form of each number, ``True`` and
-    ``False``; formula-like text cells neutralised.
-
-    The cells are fixed a column at a time in Arrow (text neutralised, NaN made null), and the
-    rows go through the standard library's CSV writer as Python values: for the score tables
-    that is several times faster than pandas' writer (tests compare the two on generated frames).
-    """
+    """A small table as CSV text the way pandas writes a frame (minimal quoting, ``\\n``, empty cell
+    for null or NaN, shortest numbers), formula-like cells neutralised; several times faster than
+    pandas for the score tables (tests compare the two)."""
     columns = []
     for col in neutralise_table(table).columns:
         if pa.types.is_floating(col.type) and pc.any(pc.is_nan(col)).as_py():
@@ -115,15 +107,3 @@ def write_table_csv(table: pa.Table, sink: pa.NativeFile | Path, *, header: bool
     ]
     out = str(sink) if isinstance(sink, Path) else sink
     pacsv.write_csv(plain.cast(pa.schema(fields)), out, pacsv.WriteOptions(include_header=header))
-
-
-__all__ = [
-    "FORMULA_START",
-    "PREFIX",
-    "neutralise",
-    "neutralise_frame",
-    "neutralise_table",
-    "table_text_csv",
-    "write_frame_csv",
-    "write_table_csv",
-]

@@ -17,8 +17,7 @@ that may quote a prompt or a reply, ``quotes_input``, by its class only).
     ├── PlaceholderError         a config still names an unpublished dataset
     └── (gamut.workbench's own: WorkbenchError, LLMError > Deferred, SearchError)
 
-An error is a class of its own only when some code catches it apart from the others or it
-carries data; any other is a :class:`GamutError` whose message says what went wrong.
+An error has a class of its own only when code catches it apart or it carries data.
 """
 
 from __future__ import annotations
@@ -60,11 +59,8 @@ class Problem:
         *,
         quote_keys: bool = True,
     ) -> list[Problem]:
-        """One problem per error of a pydantic ``ValidationError`` on one input line: the
-        field's dotted path and pydantic's message (``whole`` names the line's object when the
-        error is not of one field). Without ``quote_keys`` (a file that may hold held text), a
-        key the format does not have is said as such, never named (see
-        :func:`validation_messages`)."""
+        """One problem per error of a pydantic ``ValidationError`` on one input line
+        (:func:`validation_messages`; ``whole`` names the line's object)."""
         return [
             cls(file, line, text, fix)
             for text in validation_messages(exc, whole, quote_keys=quote_keys)
@@ -88,11 +84,9 @@ class Problem:
 def validation_messages(exc: Any, whole: str = "", *, quote_keys: bool = True) -> list[str]:
     """Each error of a pydantic ``ValidationError`` as ``path: message``.
 
-    The path is made of the format's own field names and positions, the message is pydantic's
-    (worded from the format, not the input), with one exception: the name of a key the format
-    does not have is the input's own text. Without ``quote_keys`` it is left out ("a key the
-    format does not have"), so that a reply or file that may carry held text (a judge's reply
-    echoing a check as a key) is described without quoting it.
+    Paths and messages are worded from the format, except a key the format does not have, which is
+    the input's text: without ``quote_keys`` it is left unnamed, so a reply that may echo held text
+    is never quoted.
     """
     out = []
     for e in exc.errors(include_url=False):
@@ -110,16 +104,14 @@ def validation_messages(exc: Any, whole: str = "", *, quote_keys: bool = True) -
 _CUSTOM_ERRORS = frozenset({"value_error", "assertion_error"})
 
 
-#: A problem said at this many places of one file is said once, with its count and the first
-#: :data:`PLACES_SHOWN` lines (one repeated mistake is one line, not thousands).
+#: A problem at this many lines of one file is said once, with its count and first lines.
 REPEATS_SUMMARISED = 4
 PLACES_SHOWN = 3
 
 
 def summarise(problems: list[Problem]) -> list[str]:
-    """The problems as printed: each once, in order, except that one problem (the same file,
-    message and fix) found on :data:`REPEATS_SUMMARISED` lines or more is one line with its count
-    and its first :data:`PLACES_SHOWN` line numbers."""
+    """The problems as printed, in order, one problem found on :data:`REPEATS_SUMMARISED` lines
+    or more as one line with its count and first :data:`PLACES_SHOWN` line numbers."""
     groups: dict[tuple[object, ...], list[Problem]] = {}
     for p in problems:
         key = (p.file, p.message, p.fix, p.severity, p.question_id, p.item_id)
@@ -156,11 +148,9 @@ class RubricError(ProblemsError):
     """A meta-rubric breaks a rule of docs/contract.md §3."""
 
 
-#: The errnos of a write that found no room: the disk is full, a quota is used up, or the file
-#: would pass a size limit (of the filesystem, or the process's RLIMIT_FSIZE).
+#: The errnos of a write that found no room: disk full, quota used up, or a file-size limit.
 NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-#: How the libraries that write for us say so when they give no errno: SQLite
-#: (SQLITE_FULL), Arrow, and the C library's own words for the errnos above.
+#: How SQLite (SQLITE_FULL), Arrow and the C library say so when they give no errno.
 _NO_ROOM_WORDS = (
     "database or disk is full",
     "no space left on device",
@@ -170,11 +160,8 @@ _NO_ROOM_WORDS = (
 
 
 class DiskFullError(GamutError):
-    """A write found no room: the disk or a quota is full, or a file-size limit was reached.
-
-    Every file is written atomically and the verdicts are journalled as they arrive, so after
-    making room the same command goes on from where this one stopped.
-    """
+    """A write found no room (disk, quota or file-size limit); every write is atomic, so the
+    same command goes on after room is made."""
 
     def __init__(self, detail: str, where: str | None = None) -> None:
         self.detail = detail
@@ -189,11 +176,9 @@ class DiskFullError(GamutError):
 
     @classmethod
     def find(cls, exc: BaseException) -> DiskFullError | None:
-        """The disk-full error that ``exc``, or an exception it was raised from, amounts to.
-
-        Recognises an ``OSError`` with an errno of :data:`NO_ROOM`, and an ``OSError`` (Arrow's
-        I/O errors) or ``sqlite3.OperationalError`` whose message says so.
-        """
+        """The disk-full error that ``exc``, or an exception in its chain, amounts to: an
+        ``OSError`` with an errno of :data:`NO_ROOM`, or one (Arrow's) or a SQLite error whose
+        message says so."""
         seen: set[int] = set()
         current: BaseException | None = exc
         sqlite = sys.modules.get("sqlite3")  # never imported: no SQLite error can be here
@@ -222,9 +207,8 @@ class DiskFullError(GamutError):
 
 
 class NotRegularFileError(GamutError, OSError):
-    """A reader found something other than a regular file under a file's name: a named pipe,
-    socket, device, folder or symbolic link (:func:`scoring.storage.open_regular`). An
-    ``OSError`` too, so that every reader's handling of an unreadable file names it."""
+    """A reader found a pipe, socket, device, folder or link under a file's name
+    (:func:`scoring.storage.open_regular`); an ``OSError`` too, so readers name it."""
 
     def __init__(self, path: str, kind: str) -> None:
         super().__init__(errno.EINVAL, f"not a regular file but {kind}", path)
@@ -234,15 +218,10 @@ class NotRegularFileError(GamutError, OSError):
 class ErrorKind(StrEnum):
     """Why a judge's call produced no usable reply (the value is the failure kind recorded)."""
 
-    #: transient: the retries are exhausted (429, 5xx, timeouts, dropped connections).
-    API_ERROR = "api_error"
-    #: a 4xx, a body saying the request itself is invalid, or a missing replay row: not asked
-    #: again within the run.
-    REJECTED = "rejected"
-    #: the provider's HTTP body was not usable JSON: the runner re-asks, as for a bad reply.
-    BAD_BODY = "bad_body"
-    #: the reply body exceeded the size limit: nothing of it was read on or stored.
-    TOO_LARGE = "too_large"
+    API_ERROR = "api_error"  # transient (429, 5xx, timeouts), retries exhausted
+    REJECTED = "rejected"  # a 4xx or invalid request, or no replay row: not asked again
+    BAD_BODY = "bad_body"  # the HTTP body was not usable JSON: asked again
+    TOO_LARGE = "too_large"  # the reply body passed the size limit: nothing of it kept
 
 
 #: HTTP statuses that ask a client to slow down: rate limited, unavailable, overloaded (529).
@@ -252,15 +231,9 @@ SLOW_DOWN = frozenset({429, 503, 529})
 class BackendError(GamutError):
     """A judge's call that produced no usable reply.
 
-    Attributes:
-        kind: why (:class:`ErrorKind`).
-        raw: the raw text received, when there was one.
-        error_class: the SDK exception's class name, when there was one.
-        status: the HTTP status of the provider's answer, when there was one.
-        retry_after: the provider's ``Retry-After``, in seconds, when it sent one.
-        detail: the provider's error type, code and parameter (identifiers only, never its
-            message: safe to print with held rubrics), e.g. ``invalid_request_error
-            unsupported_parameter param=max_tokens``.
+    ``kind`` says why, ``raw`` is the text received, ``status`` the HTTP status, ``retry_after`` the
+    provider's ``Retry-After`` seconds; ``detail`` holds the provider's error type, code and
+    parameter (identifiers only, never its message: safe to print with held rubrics).
     """
 
     quotes_input = True
@@ -291,7 +264,7 @@ class BackendError(GamutError):
 
     def brief(self) -> str:
         """The error's class and HTTP status only: never the provider's message, which may
-        quote the prompt (and so a held check)."""
+        quote a held check."""
         what = self.error_class or (
             "unusable reply body" if self.kind is ErrorKind.BAD_BODY else self.kind.value
         )
@@ -309,17 +282,12 @@ class Stopped(GamutError):
 
 
 class BatchError(GamutError):
-    """A batch API call failed (after the SDK's retries); ``str(exc)`` is redacted. The batch
-    records are unchanged, so the next run takes the same step again."""
+    """A batch API call failed (after the SDK's retries; ``str(exc)`` is redacted): the next
+    run takes the same step again."""
 
 
 class CallFailed(GamutError):
-    """``gamut generate``: one question could not be answered (after the SDK's retries).
-
-    Attributes:
-        retry: whether asking again may help (an empty or malformed reply, which the SDK does
-            not retry itself); HTTP failures have had their retries already.
-    """
+    """``gamut generate``: one question got no answer; ``retry``: asking again may help."""
 
     quotes_input = True
 
@@ -332,22 +300,4 @@ class PlaceholderError(GamutError):
     """A dataset id in the config is still the placeholder of an unpublished dataset."""
 
 
-__all__ = [
-    "NO_ROOM",
-    "SLOW_DOWN",
-    "BackendError",
-    "BadReply",
-    "BatchError",
-    "CallFailed",
-    "DiskFullError",
-    "ErrorKind",
-    "GamutError",
-    "NotRegularFileError",
-    "PlaceholderError",
-    "Problem",
-    "ProblemsError",
-    "RubricError",
-    "Stopped",
-    "summarise",
-    "validation_messages",
-]
+__all__ = ["GamutError", "Problem", "ProblemsError"]  # the names the site may use

@@ -1,12 +1,7 @@
-"""JSON read by orjson wherever it gives what the standard library's reader gives, and by the
-standard library everywhere else, so a faster parse never changes what a text means; and JSON
-lines written by orjson, by the standard library where orjson cannot write a value.
-
-orjson refuses what the engine's readers accept (raw control characters inside strings, lone
-surrogate escapes, ``1e400``) and those texts go to the standard library; the one difference in
-what it accepts, integers beyond 64 bits (read as floats), is avoided by giving the standard
-library every text with a run of 19 digits.
-"""
+"""JSON read by orjson where it gives what the standard library gives, else by the standard library,
+so a faster parse never changes a text's meaning. orjson refuses raw control characters in
+strings, lone surrogates and ``1e400`` (those go to the standard library) and reads integers past
+64 bits as floats (so a text with a run of 19 digits does too)."""
 
 from __future__ import annotations
 
@@ -57,6 +52,3 @@ def dumps_line(obj: Any) -> bytes:
     if data.isascii():
         return data
     return data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
-
-
-__all__ = ["MISS", "dumps_line", "loads"]

@@ -1,18 +1,11 @@
 """The one JSON Lines reader of the engine, and the line writer that matches it.
 
-Every JSON Lines file a submitter controls (response files, and ``gamut generate``'s own output)
-is read here, so the validator, the judge, the scorer and the generator agree on what a line is:
-
-- lines end at ``\\n`` only (an optional ``\\r`` before it is dropped); U+2028, U+2029, form feeds
-  and other characters that :meth:`str.splitlines` would split on stay inside their line;
-- each line is strict UTF-8 and one JSON value; raw control characters inside strings are
-  accepted by the parser (the response checks report them), ``NaN`` and ``Infinity`` are not;
-- the file, each line and the nesting depth have limits, checked before anything is parsed, so a
-  hostile file costs at most its size in memory and never a ``RecursionError``;
-- a file larger than memory should hold (``gamut judge --import-batch``'s result files) is read
-  with ``stream=True``: in blocks, a line at a time, so it costs at most a line and a block,
-  and a run of blank lines is skipped without a step per line. ``max_problems`` stops the
-  reading of a file that has that many.
+Every JSON Lines file a submitter controls is read here, so validator, judge, scorer and generator
+agree on what a line is: lines end at ``\\n`` only (a ``\\r`` before it is dropped; U+2028 and
+the like stay inside); each line is strict UTF-8 and one JSON value (no ``NaN``/``Infinity``);
+file size, line size and nesting depth are checked before parsing, so a hostile file costs at most
+its size and never a ``RecursionError``. ``stream=True`` reads a file larger than memory should
+hold in blocks (``gamut judge --import-batch``); ``max_problems`` stops a file's reading early.
 """
 
 from __future__ import annotations
@@ -51,15 +44,7 @@ class _Reader(Protocol):
 
 @dataclass(frozen=True)
 class JsonlLimits:
-    """What one JSON Lines file may hold.
-
-    Attributes:
-        max_file_bytes: largest file; a larger one is rejected unread.
-        max_line_bytes: largest line (UTF-8 bytes).
-        max_depth: deepest nesting of arrays and objects in a line.
-        max_problems: the reading stops after reporting this many problems (None: it reads
-            every line); the file's ``stopped_at`` says where.
-    """
+    """Limits of one JSON Lines file (``max_problems``: stop after so many; None: read all)."""
 
     max_file_bytes: int = 8 * 1024 * 1024
     max_line_bytes: int = 1024 * 1024
@@ -68,8 +53,7 @@ class JsonlLimits:
 
 
 class JsonlLine(NamedTuple):
-    """One parsed line and its 1-based line number (a tuple: one is made per line read, and a
-    frozen dataclass costs a microsecond more to make)."""
+    """One parsed line and its 1-based number (a tuple: cheaper than a dataclass per line)."""
 
     line: int
     value: Any
@@ -77,23 +61,12 @@ class JsonlLine(NamedTuple):
 
 @dataclass
 class JsonlFile:
-    """What a JSON Lines file holds, and every problem found while reading it.
+    """What a JSON Lines file holds, and every problem found reading it.
 
-    Attributes:
-        lines: the lines that parsed, in file order (an iterator, read once, when the file was
-            read with ``report``).
-        problems: one per unreadable line (or one for the whole file); empty when the file was
-            read with ``report``, which receives them instead.
-        empty: True when the file holds nothing but whitespace.
-        unreadable: True when the file as a whole was refused (too large, UTF-16, unreadable).
-        unterminated: the number of the last line when it does not end with a newline (a file
-            cut short?), else None.
-        stopped_at: the line at which the reading stopped after ``max_problems`` problems,
-            else None.
-
-    A streamed file (``stream=True``) knows ``empty``, ``unterminated`` and ``stopped_at`` only
-    once its ``lines`` are read to the end; one of nothing but blank lines is ``empty`` and, with
-    ``blank_lines``, has them reported too (a whole read reports only that it is empty).
+    ``lines`` is an iterator (read once) and ``problems`` stays empty when read with ``report``;
+    ``unterminated`` is the last line's number when it lacks a newline; ``stopped_at`` where
+    ``max_problems`` stopped it. A streamed file knows ``empty``, ``unterminated`` and
+    ``stopped_at`` only once its lines are read to the end.
     """
 
     lines: Iterable[JsonlLine] = field(default_factory=list)
@@ -121,8 +94,8 @@ def json_depth(raw: bytes) -> int:
 
 
 def nesting(value: Any, cap: int) -> int:
-    """The deepest nesting of arrays and objects in a parsed JSON value, what :func:`json_depth`
-    gives for its text; counted up to ``cap + 1`` (a deeper value stops the count there)."""
+    """The nesting depth of a parsed JSON value, as :func:`json_depth` gives for its text, counted
+    up to ``cap + 1``."""
     if not isinstance(value, (dict, list)):
         return 0
     deepest = 0
@@ -197,11 +170,9 @@ def split_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
 def stream_lines(
     f: _Reader, first: bytes, max_line: int, skip_blank: bool
 ) -> Iterator[tuple[int, bytes | None, int, bool]]:
-    """``(line number, line, its length, ends with a newline)`` for each line of an open file
-    whose first bytes ``first`` were already read, split at ``\\n`` with ``\\r`` dropped, read
-    a block at a time. A line longer than ``max_line`` is ``None`` (skipped unread: at most a
-    block of it is in memory). With ``skip_blank``, blank lines are skipped, a run of them in
-    one step, and are never yielded."""
+    """``(line number, line, its length, ends with a newline)`` for each line of an open file whose
+    first bytes ``first`` were read, a block at a time. A line over ``max_line`` is ``None`` (at
+    most a block of it in memory); ``skip_blank`` skips runs of blank lines in one step."""
     buf, pos, n, eof = first, 0, 0, False
     while True:
         if skip_blank:
@@ -263,25 +234,13 @@ def read_jsonl(
 ) -> JsonlFile:
     """Read a JSON Lines file within ``limits``, every problem found at once.
 
-    Args:
-        path: the file.
-        display: its name in problems.
-        fix: the fix offered for a line that is not valid JSON (what a line should look like).
-        limits: size and depth limits (default :class:`JsonlLimits`).
-        blank_lines: report blank lines as problems (True) or skip them.
-        what: what the file is, for the size message (e.g. "a response file").
-        size_fix: the fix offered for a file over the size limit.
-        report: receives each problem as it is found; the lines are then parsed as they are
-            iterated, so a file of many lines is never held parsed in memory all at once.
-        stream: read the file a block at a time as the lines are iterated, never whole (needs
-            ``report``): for files larger than memory should hold.
-        links: follow a symbolic link to a regular file (the project's own inputs); else a
-            name that holds anything but a regular file is refused by name
-            (:func:`~scoring.storage.open_regular`).
-
-    Returns:
-        The parsed lines and the problems. A file over the size limit, in UTF-16 or unreadable
-        gives one problem and no lines; a UTF-8 byte order mark is reported and skipped.
+    ``display`` names it in problems; ``fix`` is offered for a bad line, ``size_fix`` for a file
+    over the limit (``what`` names the file there). ``blank_lines`` reports blank lines (else
+    skipped). ``report`` receives each problem as found, and the lines are then parsed as
+    iterated; ``stream`` (needs ``report``) reads a block at a time. ``links`` follows a symbolic
+    link to a regular file (the project's own inputs); else anything but a regular file is refused
+    by name. A file too large, in UTF-16 or unreadable gives one problem and no lines; a UTF-8 BOM
+    is reported and skipped.
     """
     if stream and report is None:
         raise ValueError("a streamed read needs report")
@@ -359,8 +318,8 @@ class _Reading:
         )
 
     def lines(self, f: _Capped, first: bytes, fix: str, blank_lines: bool) -> Iterator[JsonlLine]:
-        """The parsed lines of a file whose first bytes are ``first`` and the rest in ``f``;
-        each other line is a problem, and the reading stops at ``max_problems`` of them."""
+        """The parsed lines of a file (``first`` bytes, then ``f``), each other line a problem,
+        stopping at ``max_problems`` of them."""
         out, limits, blank = self.out, self.limits, True
         cap = limits.max_problems
         try:
@@ -403,13 +362,8 @@ def validated(
     fix: str,
     problems: list[Problem],
 ) -> Iterator[tuple[int | None, T]]:
-    """``(line, parse(value))`` for each ``(line, value)`` that ``parse`` accepts, in order.
-
-    What ``parse`` refuses goes to ``problems`` at that line of ``display``: each error of a
-    pydantic ``ValidationError`` (with ``fix``), or the problems of a :class:`ProblemsError`.
-    Used with :func:`read_jsonl` (a :class:`JsonlLine` is such a pair): read, then validate
-    each line, every problem at once.
-    """
+    """``(line, parse(value))`` for each pair ``parse`` accepts; what it refuses (a pydantic
+    ``ValidationError``, with ``fix``, or a :class:`ProblemsError`) goes to ``problems``."""
     for line, value in lines:
         try:
             yield line, parse(value)
@@ -420,9 +374,8 @@ def validated(
 
 
 class _Capped:
-    """A file read a block at a time that reads nothing past ``left`` more bytes (a file that
-    grows while it is read, or a device, stays within the size limit); ``over`` says it would
-    have."""
+    """A file that reads nothing past ``left`` more bytes (a growing file or a device stays within
+    the limit); ``over`` says it would have."""
 
     def __init__(self, f: BinaryIO, left: int) -> None:
         self._f, self._left, self.over = f, left, False
@@ -440,27 +393,7 @@ class _Capped:
 
 
 def dumps_line(obj: Any) -> str:
-    """One JSON line (no newline) that :func:`read_jsonl` reads back and no line splitter breaks.
-
-    Non-ASCII text stays readable UTF-8, except U+2028 and U+2029 (line breaks to
-    :meth:`str.splitlines` and to JavaScript), which are escaped.
-    """
+    """One JSON line (no newline) that :func:`read_jsonl` reads back: UTF-8, with U+2028 and U+2029
+    (line breaks to :meth:`str.splitlines` and JavaScript) escaped."""
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-
-
-__all__ = [
-    "MAX_DEPTH",
-    "JsonlFile",
-    "JsonlLimits",
-    "JsonlLine",
-    "dumps_line",
-    "json_depth",
-    "nesting",
-    "parse_line",
-    "read_jsonl",
-    "size_text",
-    "split_lines",
-    "stream_lines",
-    "validated",
-]

@@ -1,11 +1,5 @@
-"""Where the files of a folder are: one value per folder, so a file name is spelled once.
-
-A submission folder (:class:`SubmissionFolder`: its metadata file and a response file per
-setting), the submissions folder holding them (:class:`SubmissionsLayout`) and the results folder
-(:class:`ResultsLayout`: each table by name and format, the verdict table, the provenance).
-``gamut.project.Project`` builds them from the config; the engine's functions take them or the
-paths they give.
-"""
+"""Where the files of a folder are: one value per folder, so a file name is spelled once
+(submission folder, submissions folder, results folder); ``gamut.project.Project`` builds them."""
 
 from __future__ import annotations
 

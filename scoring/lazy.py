@@ -11,13 +11,8 @@ from typing import Any
 def lazy_exports(
     package: str, homes: Mapping[str, str], namespace: dict[str, Any]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The module ``__getattr__`` and ``__dir__`` of ``package``.
-
-    Args:
-        package: the package's name, for the error message.
-        homes: public name -> the module that defines it.
-        namespace: the package's ``globals()``; a name, once imported, is kept there.
-    """
+    """The module ``__getattr__`` and ``__dir__`` of ``package``, importing each public name from
+    its home module (``homes``) when first asked and keeping it in ``namespace``."""
 
     def getattr_(name: str) -> Any:
         if name not in homes:

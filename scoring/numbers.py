@@ -71,20 +71,9 @@ def compared(
     less: str = "lower",
     unit: str = "points",
 ) -> str:
-    """A difference in words, from its figures as printed (one decimal): ``3.2 points higher than
-    X``, ``3.2 points lower than X``, or ``about the same as X (no difference at this
-    precision)`` when it prints as 0.0; with ``lo`` and ``hi``, its 95% interval follows
-    (`` (95% CI of the difference [-5.0, -1.4])``).
-
-    Args:
-        value: the difference (this minus ``than``).
-        than: what it is compared with (empty: nothing named).
-        lo: lower end of the difference's 95% interval, if any.
-        hi: upper end.
-        more: the word for a positive difference.
-        less: the word for a negative one.
-        unit: the unit after the number.
-    """
+    """A difference (this minus ``than``) in words, from its figures as printed: ``3.2 points higher
+    than X``, or ``about the same as X (no difference at this precision)`` when it prints as 0.0;
+    with ``lo`` and ``hi``, its 95% interval follows."""
     r = rounded(value)
     if r is None:
         return MISSING

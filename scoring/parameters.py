@@ -48,6 +48,3 @@ class ScoringConfig(BaseModel):
         if abs(total - 1.0) > 1e-8 + 1e-5:  # numpy.isclose's default tolerance
             raise ValueError(f"tier_weights must sum to 1 (they sum to {total:g})")
         return self
-
-
-__all__ = ["TIER_ORDER", "ScoringConfig"]

@@ -54,10 +54,7 @@ class Question(BaseModel):
 
 
 def load_questions(path: Path) -> list[Question]:
-    """Read and validate a questions file, reporting every bad line at once.
-
-    The file is read by the one JSON Lines reader (:func:`scoring.jsonl.read_jsonl`):
-    lines end at ``\\n`` only, so a U+2028 inside a string is text; blank lines are skipped.
+    """Read and validate a questions file with the one JSON Lines reader, every bad line at once.
 
     Raises:
         ProblemsError: with file, line and fix for each problem (including duplicate ids).

@@ -114,12 +114,10 @@ class _Item(_Strict):
 
 
 def _unique(values: list[str], what: str) -> list[str]:
-    if len(set(map(str.casefold, values))) == len(values):
-        return values
     counts = Counter(v.casefold() for v in values)
-    dupes = [v for v in values if counts[v.casefold()] > 1]
+    dupes = {v for v in values if counts[v.casefold()] > 1}
     if dupes:
-        raise ValueError(f"{what} must be distinct; repeated: {', '.join(sorted(set(dupes)))}")
+        raise ValueError(f"{what} must be distinct; repeated: {', '.join(sorted(dupes))}")
     return values
 
 
@@ -238,16 +236,8 @@ def _problems_from(err: ValidationError, data: Any, file: str) -> list[Problem]:
         field = ".".join(str(p) for p in loc)
         msg = e["msg"].removeprefix("Value error, ")
         rule = f"{field}: {msg}" if field else msg
-        problems.append(
-            Problem(
-                file=file,
-                line=None,
-                message=rule,
-                fix=_hint(e["type"], field),
-                question_id=str(qid) if qid is not None else "?",
-                item_id=item_id,
-            )
-        )
+        who = str(qid) if qid is not None else "?"
+        problems.append(Problem(file, None, rule, _hint(e["type"], field), who, item_id))
     return problems
 
 
@@ -262,13 +252,9 @@ def _hint(err_type: str, field: str) -> str:
 
 
 class MetaRubric(_Strict):
-    """One question's meta-rubric: evidence snippets and typed items (docs/contract.md §3).
-
-    Rules across values, which the JSON Schema cannot state and the validator enforces: snippet
-    ids and item ids are each unique within the rubric, every cited id names a snippet, list
-    members are distinct, and a flexible list's baselines and coverage thresholds are bounded by
-    its member count.
-    """
+    """One question's meta-rubric (docs/contract.md §3), with the rules across values the JSON
+    Schema cannot state: unique ids, cited snippets exist, distinct list members, bounded
+    thresholds."""
 
     question_id: Identifier
     snippets: list[Snippet] = Field(
@@ -309,42 +295,16 @@ def cross_reference_problems(data: dict[str, Any], file: str = "<rubric>") -> li
     snippet_ids = [s.get("id") for s in snippets if isinstance(s, dict)]
     item_ids = [i.get("id") for i in items if isinstance(i, dict)]
     out: list[Problem] = []
-    for sid in _repeated(snippet_ids):
-        out.append(
-            Problem(
-                file,
-                None,
-                f"snippet id {sid!r} is used more than once",
-                "give every snippet a unique id",
-                qid,
-            )
-        )
-    for iid in _repeated(item_ids):
-        out.append(
-            Problem(
-                file,
-                None,
-                f"item id {iid!r} is used more than once",
-                "give every item a unique id",
-                qid,
-                iid,
-            )
-        )
+    for what, ids in (("snippet", snippet_ids), ("item", item_ids)):
+        for i in _repeated(ids):
+            msg, fix = f"{what} id {i!r} is used more than once", f"give every {what} a unique id"
+            out.append(Problem(file, None, msg, fix, qid, i if what == "item" else None))
     known = set(snippet_ids)
     for item in items:
         cites = item.get("cites") if isinstance(item, dict) else None
-        if not isinstance(cites, list):
-            continue
-        for c in cites:
+        for c in cites if isinstance(cites, list) else []:
             if c not in known:
-                out.append(
-                    Problem(
-                        file,
-                        None,
-                        f"cites: unknown snippet {c!r}",
-                        "cite only ids listed in 'snippets'",
-                        qid,
-                        str(item.get("id")),
-                    )
-                )
+                fix = "cite only ids listed in 'snippets'"
+                iid = str(item.get("id"))
+                out.append(Problem(file, None, f"cites: unknown snippet {c!r}", fix, qid, iid))
     return out

@@ -100,29 +100,18 @@ def read_rubrics(paths: Iterable[Path]) -> tuple[list[RubricSource], list[Proble
     seen: dict[str, str] = {}
     for root in paths:
         if not root.exists():
-            problems.append(
-                Problem(
-                    str(root),
-                    None,
-                    "no such file or folder",
-                    "check the path (rubrics live in .json/.jsonl files)",
-                )
-            )
+            fix = "check the path (rubrics live in .json/.jsonl files)"
+            problems.append(Problem(str(root), None, "no such file or folder", fix))
             continue
         for f in rubric_files(root):
             fix = "see docs/contract.md §3 for the format"
             for line, rubric in validated(_objects(f, problems), _rubric, str(f), fix, problems):
                 where = f"{f}" + (f":{line}" if line else "")
-                if rubric.question_id in seen:
+                qid = rubric.question_id
+                if qid in seen:
+                    again = f"a second rubric for question {qid!r} (first in {seen[qid]})"
                     problems.append(
-                        Problem(
-                            str(f),
-                            line,
-                            f"a second rubric for question {rubric.question_id!r} "
-                            f"(first in {seen[rubric.question_id]})",
-                            "keep one rubric per question",
-                            rubric.question_id,
-                        )
+                        Problem(str(f), line, again, "keep one rubric per question", qid)
                     )
                     continue
                 seen[rubric.question_id] = where
@@ -148,12 +137,7 @@ def held_problem(p: Problem) -> Problem:
 
 
 def load_rubrics(paths: Iterable[Path], held: bool = False) -> dict[str, MetaRubric]:
-    """Load and validate rubrics, keyed by question id.
-
-    Args:
-        paths: rubric files or folders.
-        held: the rubrics are held (not public): problems name the question, item and rule but
-            never quote rubric text (see :func:`held_problem`).
+    """Load and validate rubrics by question id; ``held``: problems never quote rubric text.
 
     Raises:
         RubricError: listing every problem in every file.
@@ -169,35 +153,17 @@ def load_rubrics(paths: Iterable[Path], held: bool = False) -> dict[str, MetaRub
 def lint_warnings(source: RubricSource) -> list[Problem]:
     """Advisory problems: items that cite no snippet, snippets that no item cites."""
     r = source.rubric
-    out: list[Problem] = []
-    cited: set[str] = set()
-    for item in r.items:
-        cited.update(item.cites)
-        if not item.cites:
-            out.append(
-                Problem(
-                    source.file,
-                    source.line,
-                    "item cites no snippet",
-                    "ground it: add the id of a supporting snippet to 'cites'",
-                    r.question_id,
-                    item.id,
-                    severity="warning",
-                )
-            )
-    for s in r.snippets:
-        if s.id not in cited:
-            out.append(
-                Problem(
-                    source.file,
-                    source.line,
-                    f"snippet {s.id} is never cited",
-                    "cite it from the item it supports, or remove it",
-                    r.question_id,
-                    severity="warning",
-                )
-            )
-    return out
+
+    def warn(message: str, fix: str, item: str | None = None) -> Problem:
+        return Problem(source.file, source.line, message, fix, r.question_id, item, "warning")
+
+    ground = "ground it: add the id of a supporting snippet to 'cites'"
+    out = [warn("item cites no snippet", ground, i.id) for i in r.items if not i.cites]
+    cited = {c for i in r.items for c in i.cites}
+    uncited = "cite it from the item it supports, or remove it"
+    return out + [
+        warn(f"snippet {s.id} is never cited", uncited) for s in r.snippets if s.id not in cited
+    ]
 
 
 def compile_all(rubrics: dict[str, MetaRubric]) -> dict[str, list[Check]]:
@@ -212,16 +178,3 @@ def rubric_set_version(rubrics: dict[str, MetaRubric]) -> str:
         h.update(rubrics[qid].model_dump_json(exclude_none=True).encode())
         h.update(b"\n")
     return "sha256:" + h.hexdigest()[:16]
-
-
-__all__ = [
-    "RUBRIC_SUFFIXES",
-    "RubricSource",
-    "compile_all",
-    "held_problem",
-    "lint_warnings",
-    "load_rubrics",
-    "read_rubrics",
-    "rubric_files",
-    "rubric_set_version",
-]

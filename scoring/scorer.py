@@ -27,16 +27,8 @@ class QuestionScore:
 def tier_scores(
     counts: npt.NDArray[np.int64] | npt.NDArray[np.float64], config: ScoringConfig
 ) -> npt.NDArray[np.float64]:
-    """Vectorised tier score from verdict counts.
-
-    Args:
-        counts: array whose last axis holds (M, P, S, C) in :data:`VERDICT_ORDER`.
-        config: the scoring parameters.
-
-    Returns:
-        ``(M + lambda*P + mu*C) / (M + P + S - mu*C)`` over the leading axes; NaN where a tier has
-        no checks.
-    """
+    """Tier scores ``(M + lambda*P + mu*C) / (M + P + S - mu*C)`` from counts whose last axis is
+    (M, P, S, C); NaN where a tier has no checks."""
     c = np.asarray(counts, dtype=np.float64)
     m, p, s, x = c[..., 0], c[..., 1], c[..., 2], c[..., 3]
     lam, mu = config.partial_credit, config.contradiction_penalty
@@ -74,16 +66,10 @@ def score_question(
     verdicts: Mapping[str, Verdict | str],
     config: ScoringConfig | None = None,
 ) -> QuestionScore:
-    """Score one response to one question.
-
-    Args:
-        checks: the question's compiled checks.
-        verdicts: check_id -> verdict (enum or its string value), one per check.
-        config: scoring parameters; the paper's values when omitted.
+    """Score one response to one question from its verdicts by check id (paper's values by default).
 
     Raises:
-        GamutError: a check has no verdict, a verdict is unknown, a verdict names no check, or
-            there are no checks.
+        GamutError: a check lacks a verdict, a verdict is unknown or names no check, or no checks.
     """
     cfg = config or ScoringConfig()
     if not checks:

@@ -1,10 +1,7 @@
-"""Small file helpers: every write is to a temporary file, then renamed into place; every
-file read from a folder anyone can fill is opened with :func:`open_regular`.
-
-Files and folders get the modes an ordinary ``open()`` or ``mkdir`` would give them (0o666 and
-0o777 less the process umask), not the private 0o600 / 0o700 of temporary files: results and the
-built site are served by web servers running as other users.
-"""
+"""Small file helpers: every write goes to a temporary file renamed into place; every file read
+from a folder anyone can fill is opened with :func:`open_regular`. New files get ordinary modes
+(0o666/0o777 less the umask), not the private ones of temporary files: web servers running as
+other users serve them."""
 
 from __future__ import annotations
 
@@ -33,34 +30,17 @@ def _read_umask() -> int:
     return mask
 
 
-def file_mode() -> int:
-    """The mode of an ordinary new file: 0o666 less the umask (0o644 with the usual 022)."""
-    return 0o666 & ~_read_umask()
-
-
-def folder_mode() -> int:
-    """The mode of an ordinary new folder: 0o777 less the umask (0o755 with the usual 022)."""
-    return 0o777 & ~_read_umask()
-
-
-def make_temp_folder(parent: Path, prefix: str) -> Path:
-    """A new, uniquely named folder in ``parent`` with an ordinary folder's mode (for a build
-    that is renamed into place when complete)."""
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
-    path.chmod(folder_mode())
-    return path
-
-
-#: A staging folder's name: its prefix, the id of the process that made it, then mkdtemp's
+#: A staging folder's name after its prefix: the id of the process that made it, then mkdtemp's
 #: random part.
 _STAGING = re.compile(r"(?P<pid>\d+)\.[a-z0-9_]{8}")
 
 
 def make_staging_folder(parent: Path, prefix: str) -> Path:
-    """A :func:`make_temp_folder` whose name also holds this process's id
-    (``<prefix><pid>.<random>``), so that a later build can tell a folder left by a killed process
-    (see :func:`remove_stale_staging`) from one a running build is filling."""
-    return make_temp_folder(parent, f"{prefix}{os.getpid()}.")
+    """A new folder ``<prefix><pid>.<random>`` in ``parent`` with an ordinary folder's mode, for
+    a build renamed into place when complete (the pid tells a killed build's folder apart)."""
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}.", dir=parent))
+    path.chmod(0o777 & ~_read_umask())
+    return path
 
 
 def _alive(pid: int) -> bool:
@@ -76,15 +56,8 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale_staging(parent: Path, prefixes: tuple[str, ...]) -> list[Path]:
-    """Delete the staging folders in ``parent`` that no running process is filling.
-
-    A folder counts when it is a real folder (not a link) named ``<prefix><pid>.<random>``
-    (:func:`make_staging_folder`) for one of ``prefixes`` and that process is gone. A SIGKILL
-    skips every ``finally``, so the build after one calls this first.
-
-    Returns:
-        The folders removed.
-    """
+    """Delete the staging folders (real folders named ``<prefix><pid>.<random>``) in ``parent``
+    whose process is gone (a SIGKILL skips every ``finally``); returns those removed."""
     removed = []
     try:
         entries = list(parent.iterdir())
@@ -107,7 +80,7 @@ def _mode_for(path: Path) -> int:
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
-        return file_mode()
+        return 0o666 & ~_read_umask()
 
 
 def _sync(path: Path, flags: int = os.O_RDONLY) -> None:
@@ -119,16 +92,14 @@ def _sync(path: Path, flags: int = os.O_RDONLY) -> None:
 
 
 def atomic_write(
-    path: Path, write: Callable[[Path], None], mode: int | None = None, *, durable: bool = False
+    path: Path, write: Callable[[Path], object], mode: int | None = None, *, durable: bool = False
 ) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it into place.
 
-    A crash or error leaves ``path`` as it was and no temporary file behind. An existing file
-    keeps its mode; a new one gets :func:`file_mode`; with ``mode``, either gets ``mode`` (a
-    private file: 0o600; the temporary file is 0o600 from its creation). With ``durable``, the
-    file's bytes reach the disk before the rename and the rename before the return (``fsync``
-    of the file, then of its folder: about 5 ms), so that a power cut cannot leave an empty
-    file under the name: what the ledger writes (paid verdicts), never a site page.
+    A crash or error leaves ``path`` as it was and no temporary file. An existing file keeps its
+    mode, a new one an ordinary file's, unless ``mode`` is given. ``durable`` fsyncs the file
+    and then its folder (about 5 ms), so a power cut cannot leave an empty file under the name: for
+    the ledger (paid verdicts), never a site page.
 
     Raises:
         DiskFullError: the write found no room (naming ``path``).
@@ -155,22 +126,14 @@ def atomic_write(
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = False) -> None:
     """Write UTF-8 text atomically (``durable`` as :func:`atomic_write`)."""
-
-    def write(tmp: Path) -> None:
-        tmp.write_text(text, encoding="utf-8")
-
-    atomic_write(path, write, durable=durable)
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"), durable=durable)
 
 
 def atomic_write_bytes(
     path: Path, data: bytes, mode: int | None = None, *, durable: bool = False
 ) -> None:
     """Write bytes atomically (``mode`` and ``durable`` as :func:`atomic_write`)."""
-
-    def write(tmp: Path) -> None:
-        tmp.write_bytes(data)
-
-    atomic_write(path, write, mode, durable=durable)
+    atomic_write(path, lambda tmp: tmp.write_bytes(data), mode, durable=durable)
 
 
 #: What a name holds when it is not a regular file, by its file type.
@@ -194,22 +157,15 @@ def _regular(path: Path, mode: int) -> None:
 def open_regular(path: Path, *, links: bool = False) -> io.BufferedReader:
     """Open ``path`` to read its bytes, when its name holds a regular file.
 
-    Every reader of a folder that someone else can fill (ledgers, submissions, pull request
-    artifacts, audit labels, batch results, the workbench) opens its files so: a named pipe,
-    socket, device, folder or symbolic link (even to a regular file: a link can point anywhere,
-    and such a folder never needs one, as for submissions) is refused by name before it is
-    opened (``lstat``), so that no reader waits on a pipe or reads a device forever; the file is
-    then opened without following a link and without waiting, and checked again (``fstat``), so
-    that a swap between the two is refused too. Only the last part of the path is checked: the
-    folders above it may be links.
-
-    With ``links``, a symbolic link to a regular file is followed (the project's own inputs:
-    the rubric and questions files, which a Hub snapshot keeps as links into its cache); a link
-    to anything else is refused all the same.
+    For every reader of a folder someone else can fill: a pipe, socket, device, folder or link
+    (a link can point anywhere) is refused by name before opening (``lstat``), so no reader waits
+    on a pipe or reads a device forever; the file is then opened without following links or
+    waiting and checked again (``fstat``), refusing a swap in between. Only the last part of the
+    path is checked. ``links`` follows a link to a regular file (the project's own inputs, which a
+    Hub snapshot keeps as links into its cache).
 
     Raises:
-        NotRegularFileError: the name holds something else (an ``OSError``: readers name it as
-            an unreadable file).
+        NotRegularFileError: the name holds something else (an ``OSError`` too).
         OSError: the file cannot be opened.
     """
     _regular(path, (os.stat if links else os.lstat)(path).st_mode)
@@ -229,14 +185,9 @@ def open_regular(path: Path, *, links: bool = False) -> io.BufferedReader:
         raise
 
 
-__all__ = [
-    "atomic_write",
+__all__ = [  # the names the site may use
     "atomic_write_bytes",
     "atomic_write_text",
-    "file_mode",
-    "folder_mode",
     "make_staging_folder",
-    "make_temp_folder",
-    "open_regular",
     "remove_stale_staging",
 ]

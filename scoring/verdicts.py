@@ -45,13 +45,9 @@ VERDICT_KEY: tuple[str, ...] = ("submission_id", "setting", "judge", "question_i
 
 
 class VerdictRow(BaseModel):
-    """One row of every verdict table: ``<results>/verdicts.parquet``, ``gamut export verdicts``
-    (which adds ``judge_id``) and the published verdict table (which also adds ``domain``).
-
-    The one definition of those rows: its fields in column order, the required ones being the
-    columns every verdict table has (:data:`VERDICT_COLUMNS`); ``gamut schema`` writes its JSON
-    Schema. ``rationale`` and ``check_text`` appear only when rubrics are public.
-    """
+    """One row of every verdict table (results, ``gamut export verdicts`` and the published one):
+    its fields in column order, the required ones in every table; ``rationale`` and ``check_text``
+    only when rubrics are public. ``gamut schema`` writes its JSON Schema."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -92,8 +88,7 @@ def verdict_column_order(columns: Iterable[str]) -> list[str]:
     """``columns`` in the order of :class:`VerdictRow`.
 
     Raises:
-        ValueError: a column that is not a field of :class:`VerdictRow` (its schema would refuse
-            every row).
+        ValueError: a column that is not a field of :class:`VerdictRow`.
     """
     given = set(columns)
     unknown = sorted(given - set(VERDICT_ROW_COLUMNS))
@@ -102,17 +97,4 @@ def verdict_column_order(columns: Iterable[str]) -> list[str]:
     return [c for c in VERDICT_ROW_COLUMNS if c in given]
 
 
-__all__ = [
-    "FINGERPRINT",
-    "PAIR_KEY",
-    "USAGE_TABLE",
-    "VERDICT_COLUMNS",
-    "VERDICT_KEY",
-    "VERDICT_ORDER",
-    "VERDICT_ROW_COLUMNS",
-    "VERDICT_TABLE",
-    "VERDICT_TEXT_COLUMNS",
-    "Verdict",
-    "VerdictRow",
-    "verdict_column_order",
-]
+__all__ = ["VERDICT_COLUMNS", "VERDICT_ORDER", "VERDICT_TEXT_COLUMNS"]  # the site may use

@@ -1,14 +1,6 @@
-"""The verdict ledger (ARCHITECTURE.md, "The verdict ledger"): the store of record of every
-verdict, failure and batch state, as append-only Parquet shards named by their bytes (their MAC
-under the ledger secret when rubrics are held: :mod:`scoring.ledger.checks`), counted in the order
-of :mod:`scoring.ledger.order` (pushed first, in commit order) and compacted by
-:mod:`scoring.ledger.compact`.
-
-The judge computes keys with :class:`KeyScheme` (keyed hashes when rubrics are held), finds what
-is already judged with :meth:`Ledger.key_index`, and appends what it gets with
-:meth:`Ledger.append_verdicts`. Batch runs record their batches with
-:meth:`Ledger.append_batch_states` and read them back with :meth:`Ledger.latest_batch_states`;
-a batch request's ``custom_id`` is :func:`custom_id` of its key.
+"""The verdict ledger (ARCHITECTURE.md, "The verdict ledger"): append-only Parquet shards of
+verdicts, failures and batch states, named by their bytes (:mod:`scoring.ledger.checks`),
+counted in the order of :mod:`scoring.ledger.order` and compacted by :mod:`scoring.ledger.compact`.
 """
 
 from scoring.errors import GamutError

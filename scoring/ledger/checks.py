@@ -1,16 +1,10 @@
 """What a shard must be before the ledger trusts it: its name, its size, and its contents.
 
-A shard is named by the SHA-256 of its bytes in a public ledger and by their HMAC-SHA256 under the
-shard MAC key (:attr:`KeyScheme.mac_key`, derived from the ledger secret) in a held one, so a
-held shard whose bytes were rewritten, and renamed by their new SHA-256, is not sound: without
-the secret nobody can name a shard. The name is the manifest of the shard's MAC: it travels with
-the file through push, pull and merge, and, like the shard, is never rewritten.
-
-A shard is checked in the order that costs least against a hostile file: its file size, its
-name (streamed), then its Parquet metadata (rows, values per column, uncompressed bytes) before
-anything is decoded, then its contents read with every string column as a dictionary (so a small
-dictionary repeated over many rows is counted, not expanded): the decoded size, and every value
-in range (verdict codes, counts, sources, failure kinds, batch states).
+A shard is named by the SHA-256 of its bytes (public) or their HMAC under the shard MAC key
+(held), so without the secret nobody can name a rewritten held shard. Checks run cheapest first
+against a hostile file: file size, name (streamed), Parquet metadata (rows, values, uncompressed
+bytes), then contents read with string columns as dictionaries (counted, not expanded): decoded
+size and every value in range.
 """
 
 from __future__ import annotations
@@ -66,8 +60,8 @@ def shard_name(data: bytes, scheme: KeyScheme) -> str:
 
 
 def name_problem(f: BinaryIO, name: str, scheme: KeyScheme) -> str | None:
-    """Why the bytes of ``f`` (from its start) are not those its file ``name`` (before the
-    suffix) names: their SHA-256, or their MAC when the scheme is keyed (None when they are)."""
+    """Why the bytes of ``f`` are not what its file ``name`` names (their SHA-256, or MAC when
+    keyed), or None."""
     key = scheme.mac_key
     h: Any = hashlib.sha256() if key is None else hmac.new(key, b"", hashlib.sha256)
     f.seek(0)
@@ -84,8 +78,7 @@ def name_problem(f: BinaryIO, name: str, scheme: KeyScheme) -> str | None:
 
 
 def size_problem(f: BinaryIO) -> str | None:
-    """Why the open file ``f`` is too large to be a shard, or its Parquet footer too large to
-    read (None when neither): read from the file's size and its last 8 bytes."""
+    """Why the open file ``f`` or its Parquet footer is too large to read as a shard, or None."""
     size = os.fstat(f.fileno()).st_size
     if size > MAX_SHARD_BYTES:
         return f"{size} bytes, more than a shard's {MAX_SHARD_BYTES}"
@@ -100,16 +93,14 @@ def size_problem(f: BinaryIO) -> str | None:
 
 
 def unreadable(path: Path, exc: OSError, fix: str) -> Problem:
-    """The problem of a ledger file that cannot be read: a name that holds no regular file
-    (:func:`~scoring.storage.open_regular`) is named so, any other error by its type."""
+    """The problem of a ledger file that cannot be read (one holding no regular file named so)."""
     if isinstance(exc, NotRegularFileError):
         return Problem(str(path), None, str(exc.strerror), "remove it: a ledger holds only files")
     return Problem(str(path), None, f"cannot be read ({type(exc).__name__})", fix)
 
 
 def metadata_problem(md: pq.FileMetaData) -> str | None:
-    """Why a shard's Parquet metadata promises more than a shard holds (None when it does not):
-    read before anything is decoded."""
+    """Why a shard's Parquet metadata promises more than a shard holds, or None."""
     if md.num_rows > MAX_SHARD_ROWS:
         return f"{md.num_rows} rows, more than a shard's {MAX_SHARD_ROWS}"
     total = 0
@@ -129,9 +120,8 @@ def metadata_problem(md: pq.FileMetaData) -> str | None:
 
 
 def contents_problem(f: BinaryIO, kind: str, pf: pq.ParquetFile) -> str | None:
-    """Why the contents of the shard open as ``f`` are not a ledger's (None when they are):
-    read with every string column as a dictionary, so that the decoded size is counted before
-    anything is expanded."""
+    """Why the contents of the shard open as ``f`` are not a ledger's, or None (string columns read
+    as dictionaries, so the decoded size is counted before anything is expanded)."""
     strings = _string_paths(pf.schema_arrow)
     table = pq.ParquetFile(f, read_dictionary=strings).read()
     if table.num_rows > MAX_SHARD_ROWS or table.num_rows != pf.metadata.num_rows:
@@ -171,10 +161,8 @@ def code_problem(col: pa.ChunkedArray | pa.Array) -> str | None:
 
 
 def shard_problems(path: Path, kind: str, scheme: KeyScheme, held: bool) -> list[Problem]:
-    """The problems of one shard file of ``kind`` in a ledger under ``scheme`` (held: without
-    free text), in the order of this module's docstring; empty when it is sound. Nothing is
-    decoded before the name and the metadata check out; a name that holds no regular file is
-    refused unopened (:func:`~scoring.storage.open_regular`)."""
+    """The problems of one shard file of ``kind`` (empty when sound), cheapest checks first: nothing
+    is decoded before the name and metadata check out."""
     fix = "restore this shard from another copy of the ledger (gamut ledger pull), or remove it"
     try:
         f = open_regular(path)
@@ -226,8 +214,7 @@ def _shard_problems(
 
 
 def _foreign(f: BinaryIO, path: Path, scheme: KeyScheme) -> Problem | None:
-    """The problem of a shard whose (size-checked) footer names another key scheme, which is
-    why its name is not this ledger's; None when it names this one or cannot be read."""
+    """The problem of a shard whose footer names another key scheme, or None."""
     try:
         meta = shard_meta(pq.ParquetFile(f).schema_arrow)
     except (OSError, pa.ArrowException):
@@ -244,8 +231,7 @@ def _foreign(f: BinaryIO, path: Path, scheme: KeyScheme) -> Problem | None:
 
 
 def shard_meta(s: pa.Schema) -> dict[str, object]:
-    """The ledger's metadata of a shard (kind, key scheme, held), from its schema; empty when
-    it has none."""
+    """The ledger's metadata of a shard (kind, key scheme, held), or empty."""
     raw = (s.metadata or {}).get(META_KEY)
     if raw is None:
         return {}
@@ -257,9 +243,9 @@ def shard_meta(s: pa.Schema) -> dict[str, object]:
 
 
 def write_parts(table: pa.Table) -> list[pa.Table]:
-    """``table`` as the row slices a writer puts in one shard each (one when it is small):
-    at most :data:`WRITE_ROWS` rows and a quarter of :data:`MAX_DECODED_BYTES` each (so that a
-    list column of keys, 32 bytes a value, stays well under :data:`MAX_COLUMN_VALUES` too)."""
+    """``table`` as one shard's row slices: at most :data:`WRITE_ROWS` rows and a quarter of
+    :data:`MAX_DECODED_BYTES` each (so a list column of keys stays under :data:`MAX_COLUMN_VALUES`).
+    """
     n = table.num_rows
     per_row = table.nbytes / max(n, 1)
     rows = max(1, min(WRITE_ROWS, math.floor(MAX_DECODED_BYTES / 4 / max(per_row, 1))))
@@ -305,23 +291,3 @@ def _values(col: pa.ChunkedArray) -> set[str]:
             arr = arr.dictionary.take(pc.unique(arr.indices))
         out.update(v for v in pc.unique(arr).to_pylist() if v is not None)
     return out
-
-
-__all__ = [
-    "MAX_COLUMN_VALUES",
-    "MAX_DECODED_BYTES",
-    "MAX_SHARD_BYTES",
-    "MAX_SHARD_ROWS",
-    "META_KEY",
-    "WRITE_ROWS",
-    "code_problem",
-    "contents_problem",
-    "metadata_problem",
-    "name_problem",
-    "shard_meta",
-    "shard_name",
-    "shard_problems",
-    "size_problem",
-    "unreadable",
-    "write_parts",
-]

@@ -1,15 +1,9 @@
-"""Compaction: many small pushed shards rewritten as a few, rows and order unchanged.
+"""Compaction: runs of small pushed shards rewritten as a few, rows and order unchanged.
 
-A run of consecutive small shards in the pushed order of a kind (:mod:`scoring.ledger.order`) is
-read in that order and written as new shards (at most :data:`~scoring.ledger.checks.WRITE_ROWS`
-rows each), with a compaction record naming the new shards and the run they replace. Every row is
-kept, duplicates included, and counts where it did: the new shards take the run's place. Only
-pushed shards are compacted (an unpushed shard has no place yet), so the run's shards are on the
-remote already and stay there (a remote file is never deleted); locally they are removed.
-
-Each step is atomic and the order makes any interruption harmless: the record first (it counts
-only once all its shards are present), then the shards, then the removal of the run's shards
-(not read once the compaction counts).
+A compaction record names the new shards and the run they replace (:mod:`scoring.ledger.order`);
+every row, duplicates too, counts where it did. Only pushed shards are compacted, so the run stays
+on the remote; locally it is removed. The order of the atomic steps makes any interruption
+harmless: the record (counting only once all its shards exist), the shards, then the removal.
 """
 
 from __future__ import annotations
@@ -69,8 +63,7 @@ def small_shards(ledger: Ledger) -> int:
 
 
 def compact(ledger: Ledger) -> CompactReport:
-    """Rewrite every run of small pushed shards as few shards (:func:`small_runs`). The caller
-    holds the ledger's lock.
+    """Rewrite every run of small pushed shards (:func:`small_runs`); the caller holds the lock.
 
     Raises:
         GamutError: a shard of a run cannot be read (named); nothing of that run is changed.
@@ -105,6 +98,3 @@ def _rows(ledger: Ledger, kind: str, name: str) -> int:
         return int(shard_metadata(ledger.root / kind / name).num_rows)
     except (OSError, pa.ArrowException):
         return SMALL_ROWS  # unreadable: left alone (verify names it)
-
-
-__all__ = ["COMPACT_AT", "SMALL_ROWS", "CompactReport", "compact", "small_runs", "small_shards"]

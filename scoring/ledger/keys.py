@@ -1,17 +1,12 @@
-"""Verdict keys: what a verdict is stored under, computed once per run and in bulk.
+"""Verdict keys: 32 bytes, a 16-byte *unit digest* (judge identity, question and response text,
+plus ids for judges keyed by ids) then a 16-byte *check digest* (check kind and text, plus the
+check id for judges keyed by ids, plus the question id when held).
 
-A key is 32 bytes: a 16-byte *unit digest* (judge identity, question text, response text, plus the
-ids for judges keyed by ids) followed by a 16-byte *check digest* (check kind and text, plus the
-check id for judges keyed by ids, plus the question id when rubrics are held). Each half is a
-truncated SHA-256 when rubrics are public and a truncated HMAC-SHA256 under a key derived from the
-ledger secret when they are held, so a copy of a held ledger without the secret cannot confirm a
-guess of a check's text (nor of a response's), nor tell that two questions share a check text
-(:meth:`KeyScheme.check_parts`). The shard MAC key (:attr:`KeyScheme.mac_key`) is derived from the
-same secret under another label, so no key digest is ever a valid shard MAC.
-
-Splitting the key this way makes keys cheap at scale: one digest per (judge, response) and one per
-check, and every pair's key is the concatenation of two rows of two arrays (numpy, no per-pair
-hashing). A batch request's ``custom_id`` is the key in hex (:func:`custom_id`).
+Each half is a truncated SHA-256 (public rubrics) or HMAC-SHA256 under a key derived from the
+ledger secret (held), so a held ledger's copy cannot confirm a guess of a check's or response's
+text, nor tell that two questions share a check text. The shard MAC key is derived under another
+label, so no key digest is a valid shard MAC. A pair's key is two rows of two digest arrays
+joined (no per-pair hashing); a batch ``custom_id`` is the key in hex.
 """
 
 from __future__ import annotations
@@ -34,8 +29,8 @@ KEY_BYTES = 32
 HALF = KEY_BYTES // 2
 #: The smallest ledger secret accepted, in bytes.
 MIN_SECRET_BYTES = 32
-#: The keyed scheme's version: 2 puts the question id in the check digest and derives the key
-#: and MAC keys from the secret (version 1 keyed with the secret itself and no question id).
+#: Keyed scheme 2 puts the question id in the check digest and derives its keys from the secret
+#: (version 1 keyed with the secret itself, no question id).
 KEYED_VERSION = 2
 #: The prefix of a keyed scheme's id, and version 1's (refused by name).
 KEYED_PREFIX = f"hmac-sha256-v{KEYED_VERSION}:"
@@ -46,7 +41,7 @@ _CUSTOM_ID = re.compile(r"^[0-9a-f]{64}$")
 
 #: Queries compared at a time by :meth:`KeyIndex.find`.
 _FIND_CHUNK = 1 << 18
-#: Index rows of one sort key a lookup walks before it matches the rest of the run by whole key.
+#: Index rows of one sort key a lookup walks before matching the rest of the run by whole key.
 _WALK = 8
 
 #: SHA-256's block: HMAC pads its key to it.
@@ -79,8 +74,7 @@ _LENGTH = struct.Struct("<Q").pack
 
 
 def _frame(parts: Iterable[str]) -> bytes:
-    """The parts as bytes, each after its length (8 bytes), so that no two lists of parts give
-    the same bytes."""
+    """The parts as bytes, each after its 8-byte length (no two lists give the same bytes)."""
     out: list[bytes] = []
     for p in parts:  # once per response and per check at paper scale: no per-part concatenation
         b = p.encode("utf-8", "surrogatepass")
@@ -90,10 +84,7 @@ def _frame(parts: Iterable[str]) -> bytes:
 
 @dataclass(frozen=True)
 class KeyScheme:
-    """How keys are hashed: plain SHA-256 (``secret`` None) or HMAC-SHA256 under ``secret``.
-
-    Use :meth:`public` or :meth:`keyed`.
-    """
+    """How keys are hashed: SHA-256 (:meth:`public`) or HMAC-SHA256 (:meth:`keyed`)."""
 
     secret: bytes | None = None
     _keys_key: bytes = field(default=b"", init=False, repr=False, compare=False)
@@ -131,8 +122,8 @@ class KeyScheme:
 
     @property
     def scheme_id(self) -> str:
-        """``sha256``, or :data:`KEYED_PREFIX` and a fingerprint of the secret (which reveals
-        nothing about it): shards written under another scheme are foreign to a ledger."""
+        """``sha256``, or :data:`KEYED_PREFIX` and a fingerprint of the secret (revealing nothing
+        of it): shards of another scheme are foreign."""
         if self.secret is None:
             return "sha256"
         tag = hmac.new(self.secret, b"gamut ledger key fingerprint", hashlib.sha256).hexdigest()
@@ -140,40 +131,29 @@ class KeyScheme:
 
     @property
     def mac_key(self) -> bytes | None:
-        """The key of the shards' MACs (None for a public scheme): derived from the secret
-        under its own label, apart from the key of the verdict keys' digests."""
-        if self.secret is None:
-            return None
-        return self._mac_key
+        """The key of the shards' MACs (None for a public scheme)."""
+        return None if self.secret is None else self._mac_key
 
     def check_parts(
         self, kind: str, text: str, question_id: str, check_id: str | None = None
     ) -> tuple[str, ...]:
-        """The parts of a check digest: kind and text (and the check id for judges keyed by ids);
-        for a keyed scheme, the question id first, so that equal check texts of two questions
-        have unrelated digests (a public scheme keeps its keys: its check texts are public)."""
+        """The parts of a check digest: kind, text (and check id for judges keyed by ids); keyed
+        schemes put the question id first so equal check texts of two questions differ."""
         tail = (kind, text) if check_id is None else (kind, text, check_id)
         return (question_id, *tail) if self.secret is not None else tail
-
-    def _keyed(self) -> Any:
-        return hmac.new(self._keys_key, b"", hashlib.sha256)
 
     def digest(self, *parts: str) -> bytes:
         """A 16-byte digest of the parts, unambiguously framed."""
         msg = _frame(parts)
         if self.secret is None:
             return hashlib.sha256(msg).digest()[:HALF]
-        h = self._keyed()
-        h.update(msg)
-        return bytes(h.digest()[:HALF])
+        return hmac.new(self._keys_key, msg, hashlib.sha256).digest()[:HALF]
 
     def digests_of_hex(
         self, halves: npt.NDArray[np.uint8], lead: Sequence[str] = ()
     ) -> npt.NDArray[np.uint8]:
-        """:meth:`digests` of ``(d.hex(),)`` for each row ``d`` of the ``(n, 16)`` array
-        ``halves`` (a judge's unit digests from the shared response digests): every row's
-        message is the shared parts, one length and 32 hex digits, so the length is hashed once
-        with the shared parts and each row costs one slice of one hex string."""
+        """:meth:`digests` of ``(d.hex(),)`` for each row ``d`` of the ``(n, 16)`` array ``halves``
+        (every row's length is the same, so it is hashed once with the shared parts)."""
         if halves.ndim != 2 or halves.shape[1] != HALF:
             raise ValueError(f"digests_of_hex takes an (n, {HALF}) array, not {halves.shape}")
         width = 2 * HALF
@@ -184,18 +164,12 @@ class KeyScheme:
     def digests(
         self, rows: Iterable[Sequence[str]], lead: Sequence[str] = ()
     ) -> npt.NDArray[np.uint8]:
-        """An ``(n, 16)`` array: :meth:`digest` of ``(*lead, *row)`` for each row of parts (the
-        same values, with the keyed hash's set-up and the ``lead`` parts every row shares hashed
-        once).
-
-        The keyed hash is HMAC-SHA256 spelled out (RFC 2104: the SHA-256 of the key's outer pad
-        and of the SHA-256 of its inner pad and the message), so that each row costs two copies
-        of hashlib states and no Python-level HMAC object: half the time at paper scale.
-        """
+        """An ``(n, 16)`` array: :meth:`digest` of ``(*lead, *row)`` for each row, the shared
+        parts hashed once. HMAC is spelled out (RFC 2104) so a row costs two hashlib state copies
+        and no HMAC object: half the time at paper scale."""
         return self._digests_framed((_frame(r) for r in rows), _frame(lead))
 
     def _digests_framed(self, messages: Iterable[bytes], shared: bytes) -> npt.NDArray[np.uint8]:
-        """The digests of ``shared + m`` for each message ``m``, the shared bytes hashed once."""
         inner: Any = hashlib.sha256()
         outer: Any = None
         if self.secret is not None:
@@ -262,10 +236,9 @@ def _words(keys: Keys) -> Words:
 
 
 def sort_key(keys: Keys | Words) -> npt.NDArray[np.uint32]:
-    """What an index sorts keys by: the high 32 bits of the first word of the key's unit half
-    XOR those of its check half (keys are digests, so these spread evenly; the keys of one
-    response share their unit half, so both halves count). Different keys may share it: a
-    lookup compares whole keys."""
+    """What an index sorts keys by: the high 32 bits of the unit half's first word XOR the check
+    half's (digests spread evenly; both halves count as one response's keys share a unit half).
+    Different keys may share it: lookups compare whole keys."""
     w = np.ascontiguousarray(keys).view(np.uint64)
     both = w[:, 0] ^ w[:, 2]
     both >>= np.uint64(32)
@@ -274,9 +247,8 @@ def sort_key(keys: Keys | Words) -> npt.NDArray[np.uint32]:
 
 
 def _sorted(sk: npt.NDArray[np.uint32]) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int64]]:
-    """``sk`` sorted, and the stable order that sorts it: each value sorted with its row number
-    in its low 32 bits, as one 64-bit value (distinct values: NumPy's fast unstable sort gives
-    the stable order)."""
+    """``sk`` sorted and its stable order: each value sorted with its row number in the low 32
+    bits of one 64-bit value (distinct values, so NumPy's fast sort is stable)."""
     if len(sk) > 1 << 32:  # row numbers that do not fit 32 bits
         order = np.argsort(sk, kind="stable")
         return sk[order], order
@@ -292,8 +264,7 @@ def _sorted(sk: npt.NDArray[np.uint32]) -> tuple[npt.NDArray[np.uint32], npt.NDA
 def _same_at(
     a: Words, ia: npt.NDArray[np.integer], b: Words, ib: npt.NDArray[np.integer]
 ) -> npt.NDArray[np.bool_]:
-    """Whether key ``a[ia[i]]`` is key ``b[ib[i]]``, for each ``i`` (whole rows gathered, then
-    compared a word at a time)."""
+    """Whether key ``a[ia[i]]`` is key ``b[ib[i]]``, for each ``i``."""
     ra, rb = np.take(a, ia, axis=0), np.take(b, ib, axis=0)
     out: npt.NDArray[np.bool_] = ra[:, 0] == rb[:, 0]
     for w in range(1, a.shape[1]):
@@ -302,9 +273,7 @@ def _same_at(
 
 
 class KeySource(Protocol):
-    """Keys computed a slice at a time, never held whole (a judge's pairs:
-    :class:`scoring.judge.pairs.PairPlan`, whose keys are joined from one digest per response
-    and one per check)."""
+    """Keys computed a slice at a time, never held whole (:class:`scoring.judge.pairs.PairPlan`)."""
 
     def __len__(self) -> int: ...
 
@@ -318,13 +287,8 @@ Queries = Keys | KeySource
 
 
 class KeyIndex:
-    """A sorted index over a key array: a lookup is a sorted join (queries sorted the same way,
-    then one binary search, walking the index in order), whole keys compared.
-
-    Args:
-        keys: ``(n, KEY_BYTES)`` keys (duplicates allowed; the first row of a key wins). The
-            index keeps the array (a read-only one as it is, a writeable one copied).
-    """
+    """A sorted index over ``(n, KEY_BYTES)`` keys (the first row of a key wins): a lookup is a
+    sorted join, whole keys compared. A writeable array is copied, a read-only one kept."""
 
     def __init__(self, keys: Keys) -> None:
         keys = np.ascontiguousarray(keys, dtype=np.uint8).reshape(-1, KEY_BYTES)
@@ -339,8 +303,7 @@ class KeyIndex:
         return len(self._order)
 
     def first_rows(self) -> npt.NDArray[np.int64]:
-        """For each row of the index's key array, the first row holding the same key (rows of
-        one key are in one run of equal sort keys, the first row first)."""
+        """For each row of the index's key array, the first row holding the same key."""
         n = len(self._order)
         first = np.arange(n, dtype=np.int64)
         same = np.flatnonzero(self._sorted[1:] == self._sorted[:-1]) + 1  # positions in a run
@@ -357,9 +320,7 @@ class KeyIndex:
         return first
 
     def find(self, queries: Queries) -> npt.NDArray[np.int64]:
-        """For each query key, the row of the index's key array holding it, or -1 (a slice of
-        :data:`_FIND_CHUNK` queries at a time: a source's keys are computed a slice at a time,
-        never whole)."""
+        """For each query key, the index row holding it, or -1 (:data:`_FIND_CHUNK` at a time)."""
         part_of: Callable[[int, int], Keys]
         if isinstance(queries, np.ndarray):
             whole = np.ascontiguousarray(queries, dtype=np.uint8).reshape(-1, KEY_BYTES)
@@ -379,9 +340,8 @@ class KeyIndex:
         return held
 
     def _find_slice(self, part: Words) -> npt.NDArray[np.int64]:
-        """:meth:`find` of at most :data:`_FIND_CHUNK` keys: sorted by sort key, searched, then
-        each candidate run walked forward while its sort key matches (one step, usually; at
-        most :data:`_WALK`, then the rest of a long run is matched by whole key)."""
+        """:meth:`find` of one slice: sorted, searched, each run walked at most :data:`_WALK`
+        steps, the rest of a long run matched by whole key."""
         sk, asked = _sorted(sort_key(part))
         pos = np.searchsorted(self._sorted, sk)
         out = np.full(len(part), -1, dtype=np.int64)
@@ -402,26 +362,11 @@ class KeyIndex:
         return out
 
     def _by_whole_key(self, part: Words) -> npt.NDArray[np.int64]:
-        """The rows of the keys ``part`` among the index's rows that share their sort keys, by
-        whole key (runs too long to walk: keys chosen to share a sort key cost linear time)."""
+        """The rows of the keys ``part`` by whole key among the rows sharing their sort keys (keys
+        chosen to share a sort key cost linear time, not quadratic)."""
         sk = np.unique(sort_key(part))
         lo, hi = np.searchsorted(self._sorted, sk), np.searchsorted(self._sorted, sk, "right")
         rows = np.sort(np.concatenate([self._order[a:b] for a, b in zip(lo, hi, strict=True)]))
         stored = key_bytes(self._keys[rows])[::-1]  # reversed: the first row of a key wins
         first = dict(zip(stored, rows.tolist()[::-1], strict=True))
         return np.array([first.get(k, -1) for k in key_bytes(part.view(np.uint8))], np.int64)
-
-
-__all__ = [
-    "KEY_BYTES",
-    "KeyIndex",
-    "KeyScheme",
-    "KeySource",
-    "Keys",
-    "Queries",
-    "custom_id",
-    "join_keys",
-    "key_bytes",
-    "key_from_custom_id",
-    "keys_array",
-]

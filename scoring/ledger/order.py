@@ -1,25 +1,12 @@
-"""The order in which shards count: pushed shards in the remote dataset's commit order, then the
-local shards not pushed yet.
+"""The order in which shards count: pushed shards in the remote's commit order, then local ones.
 
-Every push adds one *push record* with its shards: ``pushes/<name>.json``, naming the record
-that was the remote's last when the push read it (``after``) and the shards that push brought
-(and, first, any shard the remote held that no record named yet). A push commits against the
-head it read (the Hub refuses it when another push landed first, and it reads again), so the
-records form one chain in commit order. A record is named like a shard (the SHA-256 of its bytes,
-or their HMAC under the ledger secret in a held ledger), travels with the shards through push,
-pull and merge, and is never rewritten.
-
-Every machine holding the same records ranks the same shards the same way: records by their depth
-in the chain (ties, which only a forged record could make, by name), a record's shards in its
-order; a shard no record names ranks after every pushed one.
-
-A *compaction record* (``compactions/<name>.json``, named the same way) says that its shards hold
-the rows of a run of pushed shards, in their order (:mod:`scoring.ledger.compact`). It counts
-only when the run is contiguous in the pushed order of its kind and every one of its shards is
-present; then its shards take the run's place and the run's shards are not read (nor pulled):
-every row, duplicates included, counts where it did. :class:`~scoring.ledger.Ledger`
-reads shards in that rank (then by their first row's time, then name), and the first verdict of
-a key counts: a later, different one is a *duplicate*, kept in its shard and never scored.
+Each push writes a *push record* (``pushes/<name>.json``, named like a shard, never rewritten)
+naming the record it followed (``after``) and the shards it brought. A push commits against the
+head it read, so the records form one chain; every machine ranks shards the same way: records by
+depth in the chain (ties, only a forged record makes, by name), a record's shards in its order,
+unnamed shards last. A *compaction record* (``compactions/<name>.json``) counts only when its run
+of pushed shards is contiguous and all its shards are present; its shards then take the run's
+place and the run is not read (nor pulled).
 """
 
 from __future__ import annotations
@@ -152,9 +139,7 @@ def _parse(name: str, data: bytes) -> PushRecord | None:
 
 
 def read_records(root: Path, scheme: KeyScheme) -> list[PushRecord]:
-    """The sound push records under ``root`` (a ledger folder), in chain order: a record whose
-    name is not its bytes' (held: their MAC) or that does not parse orders nothing
-    (``Ledger.verify`` names it)."""
+    """The sound push records under ``root`` in chain order (an unsound one orders nothing)."""
     return chain([r for r in _read(root / PUSHES, scheme, _parse) if isinstance(r, PushRecord)])
 
 
@@ -234,9 +219,8 @@ def honoured(
 def sort_keys(
     rank: dict[str, int], compactions: list[Compaction]
 ) -> tuple[dict[str, tuple[int, int, str, int]], set[str]]:
-    """Where each pushed or compacted shard path counts (a sort key; a path without one is not
-    pushed and counts after all of them), and the paths the (honoured) ``compactions`` replace,
-    which are not read."""
+    """Where each pushed or compacted shard path counts (unpushed paths count after all), and the
+    paths the ``compactions`` replace (never read)."""
     keys = {p: (r, 1, "", 0) for p, r in rank.items()}
     replaced: set[str] = set()
     for c in compactions:
@@ -245,24 +229,3 @@ def sort_keys(
             keys[s] = (start, 0, c.name, j)
         replaced.update(c.replaces)
     return keys, replaced
-
-
-__all__ = [
-    "COMPACTIONS",
-    "MAX_RECORD_BYTES",
-    "PUSHES",
-    "RECORD",
-    "Compaction",
-    "PushRecord",
-    "chain",
-    "compaction_bytes",
-    "honoured",
-    "pushed_order",
-    "ranks",
-    "read_compactions",
-    "read_records",
-    "record_bytes",
-    "record_name",
-    "record_problem",
-    "sort_keys",
-]

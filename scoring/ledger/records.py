@@ -1,8 +1,7 @@
 """What a ledger holds: verdicts, failures and batch states, as rows and as Arrow schemas.
 
-A held ledger (rubrics not public) has no free-text columns: no rationale, no failure message, no
-raw reply. Those can restate held check text, and a ledger is meant to be copied (pushed to a
-private dataset, pulled by jobs). The ids (submission, setting, question, check id) are public.
+A held ledger has no free-text columns (rationale, failure message, raw reply): they can restate
+held check text, and a ledger is copied. The ids are public.
 """
 
 from __future__ import annotations
@@ -138,14 +137,8 @@ def now() -> dt.datetime:
 
 @dataclass(frozen=True, slots=True)
 class VerdictRecord:
-    """One verdict for the ledger.
-
-    Attributes:
-        key: the verdict key (:mod:`scoring.ledger.keys`).
-        model: the model snapshot the provider reported in its reply ("" when none).
-        source: one of :data:`SOURCES`.
-        rationale: kept only in ledgers of public rubrics.
-    """
+    """One verdict for the ledger (``model``: the snapshot the provider reported; ``rationale``:
+    kept only when rubrics are public)."""
 
     key: bytes
     judge_identity: str
@@ -214,15 +207,8 @@ class FailureRecord:
 class BatchState:
     """A provider batch's state at one moment; the ledger keeps every change.
 
-    Attributes:
-        batch_id: the provider's batch id.
-        state: the provider's state word (e.g. ``in_progress``, ``ended``, ``expired``) or this
-            project's (``submitted``, ``collected``).
-        input_file_ids: the uploaded request files (OpenAI) or ``[]``.
-        output_file_ids: result and error files, once known.
-        keys: the verdict keys requested in the batch (usually on the first row only).
-        requests: each key's public ids (:data:`REQUEST_IDS`), in the order of ``keys``.
-        detail: free JSON for the provider's extra fields; never request or reply text.
+    ``keys`` are the verdict keys requested (usually on the first row only), ``requests`` their
+    public ids; ``detail``: free JSON for the provider's extra fields, never request or reply text.
     """
 
     batch_id: str
@@ -247,20 +233,21 @@ class BatchState:
 
 def verdict_table(records: Sequence[VerdictRecord], held: bool) -> pa.Table:
     """Verdict records as a table of :func:`verdict_schema` (held: no rationale)."""
-    cols: dict[str, list[Any]] = {f.name: [] for f in verdict_schema(held)}
-    for r in records:
-        for name, values in cols.items():
-            values.append(r.verdict.code if name == "verdict" else getattr(r, name))
-    return pa.table(cols, schema=verdict_schema(held))
+    return _table(records, verdict_schema(held))
 
 
 def failure_table(records: Sequence[FailureRecord], held: bool) -> pa.Table:
     """Failure records as a table of :func:`failure_schema` (held: no message or raw)."""
-    cols: dict[str, list[Any]] = {f.name: [] for f in failure_schema(held)}
+    return _table(records, failure_schema(held))
+
+
+def _table(records: Sequence[VerdictRecord | FailureRecord], schema: pa.Schema) -> pa.Table:
+    cols: dict[str, list[Any]] = {f.name: [] for f in schema}
     for r in records:
         for name, values in cols.items():
-            values.append(getattr(r, name))
-    return pa.table(cols, schema=failure_schema(held))
+            v = getattr(r, name)
+            values.append(v.code if isinstance(v, Verdict) else v)
+    return pa.table(cols, schema=schema)
 
 
 def batch_table(states: Sequence[BatchState]) -> pa.Table:
@@ -281,52 +268,12 @@ def batch_states(table: pa.Table) -> list[BatchState]:
     out = []
     requests = table.column("requests").combine_chunks()
     for i, row in enumerate(table.drop_columns(["requests"]).to_pylist()):
-        out.append(
-            BatchState(
-                batch_id=row["batch_id"],
-                judge=row["judge"],
-                judge_identity=row["judge_identity"],
-                provider=row["provider"],
-                state=row["state"],
-                n_requests=row["n_requests"],
-                created_at=row["created_at"],
-                updated_at=row["updated_at"],
-                input_file_ids=tuple(row["input_file_ids"]),
-                output_file_ids=tuple(row["output_file_ids"]),
-                keys=tuple(row["keys"]),
-                requests=requests[i].values,
-                detail=row["detail"],
-            )
-        )
+        for name in ("input_file_ids", "output_file_ids", "keys"):
+            row[name] = tuple(row[name])
+        out.append(BatchState(**row, requests=requests[i].values))
     return out
 
 
 def verdict_word(code: int) -> Verdict:
     """The verdict of an integer code."""
     return VERDICT_ORDER[code]
-
-
-__all__ = [
-    "BATCHES",
-    "BATCH_SCHEMA",
-    "FAILURES",
-    "KINDS",
-    "NO_REQUESTS",
-    "REQUEST_IDS",
-    "SOURCES",
-    "VERDICTS",
-    "BatchState",
-    "FailureRecord",
-    "VerdictRecord",
-    "batch_states",
-    "batch_table",
-    "failure_schema",
-    "failure_table",
-    "now",
-    "request_ids",
-    "schema",
-    "verdict_schema",
-    "verdict_table",
-    "verdict_values",
-    "verdict_word",
-]

@@ -1,4 +1,4 @@
-"""The verdict ledger: the store of record, a folder of append-only Parquet shards.
+"""The verdict ledger: a folder of append-only Parquet shards.
 
 Layout::
 
@@ -8,17 +8,11 @@ Layout::
     batches/<name>.parquet       batch-state rows
     pushes/<name>.json           push records: the order in which pushed shards count
 
-Every shard is written once, atomically, and named by the SHA-256 of its bytes (held: their HMAC
-under the ledger secret, :mod:`scoring.ledger.checks`), so a shard is never rewritten, two
-ledgers merge by copying the files one lacks, and :meth:`Ledger.verify` checks every byte. Each
-shard's Parquet metadata names its kind and the key scheme it was written under; a shard from a
-ledger with another scheme is foreign. Files and folders starting with ``.`` (the lock, a pull's
-staging folder) are local and never part of the ledger.
-
-Reading: the first verdict of a key wins, shards in the order of :mod:`scoring.ledger.order`
-(pushed ones in the remote's commit order, then local ones by their first row's time); a later,
-different verdict for the same key is a duplicate, kept in its shard, counted by
-:meth:`Ledger.duplicates` and never scored: never an overwrite, never an error.
+Each shard is written once, atomically, named by the SHA-256 of its bytes (held: their HMAC,
+:mod:`scoring.ledger.checks`), so ledgers merge by copying the files one lacks. A shard's Parquet
+metadata names its kind and key scheme. Names starting with ``.`` (the lock, a pull's staging
+folder) are local. The first verdict of a key wins, shards in the order of
+:mod:`scoring.ledger.order`; a later, different verdict is a duplicate, kept and never scored.
 """
 
 from __future__ import annotations
@@ -102,8 +96,7 @@ _SHARD = re.compile(r"^[0-9a-f]{64}\.parquet$")
 
 @dataclass(frozen=True)
 class Conflict:
-    """One key judged twice with different verdicts: ``ours`` counts, ``theirs`` is the
-    duplicate kept aside."""
+    """One key judged twice with different verdicts: ``ours`` counts, ``theirs`` is kept aside."""
 
     key: bytes
     judge: str
@@ -120,8 +113,7 @@ class Conflict:
 
 @dataclass
 class MergeReport:
-    """What :func:`merge` copied, and the duplicates the merged ledger holds (verdicts of keys
-    judged twice that do not count: :meth:`Ledger.duplicates`), with a few of them."""
+    """What :func:`merge` copied, and the merged ledger's duplicates (with a few examples)."""
 
     copied: dict[str, list[str]] = field(default_factory=dict)
     duplicates: int = 0
@@ -153,13 +145,7 @@ def shard_bytes(table: pa.Table, kind: str, scheme: KeyScheme, held: bool) -> by
 
 
 class Ledger:
-    """One ledger folder. Open with :meth:`open`.
-
-    Args:
-        root: the folder.
-        scheme: the key scheme (keyed when rubrics are held).
-        held: rubrics are held: shards carry no free text.
-    """
+    """One ledger folder (held: shards carry no free text); open with :meth:`open`."""
 
     def __init__(self, root: Path, scheme: KeyScheme, held: bool) -> None:
         self.root = root
@@ -219,13 +205,8 @@ class Ledger:
     # -- writing ---------------------------------------------------------------------------
 
     def write_shard(self, kind: str, table: pa.Table) -> str | None:
-        """Write ``table`` as a new shard of ``kind``; returns its name (None when empty).
-
-        The name is the SHA-256 of the shard's bytes, or their MAC under the ledger secret in a
-        held ledger (:mod:`scoring.ledger.checks`). A table too large for one shard is written
-        as several, in row order (:func:`~scoring.ledger.checks.write_parts`); the name is the
-        last one's. Writing the same rows twice gives the same names and no second file.
-        """
+        """Write ``table`` as new shards of ``kind`` (several when too large); returns the last
+        one's name (None when empty). The same rows twice give the same names and no new file."""
         name = None
         for part in write_parts(table) if table.num_rows else []:
             data = shard_bytes(part, kind, self.scheme, self.held)
@@ -236,7 +217,7 @@ class Ledger:
         return name
 
     def append_verdicts(self, records: Sequence[VerdictRecord] | pa.Table) -> str | None:
-        """Append verdicts as one shard (a table must have :func:`verdict_schema`)."""
+        """Append verdicts as one shard."""
         table = records if isinstance(records, pa.Table) else verdict_table(records, self.held)
         if self.held and "rationale" in table.column_names:
             table = table.drop_columns(["rationale"])
@@ -266,9 +247,7 @@ class Ledger:
         columns: Sequence[str] | None = None,
         dictionaries: Sequence[str] = (),
     ) -> pa.Table:
-        """One shard's rows; the string columns named in ``dictionaries`` as dictionary arrays
-        (their values once, each row a code: a column of few values, read without a string per
-        row).
+        """One shard's rows, the columns in ``dictionaries`` as dictionary arrays.
 
         Raises:
             GamutError: unreadable, too large, or not a shard of this ledger.
@@ -301,13 +280,10 @@ class Ledger:
         identities: Iterable[str] | None,
         dictionaries: Sequence[str] = (),
     ) -> pa.Table:
-        parts = [
-            part for _, _, _, part in self._parts(kind, columns, identities, None, dictionaries)
-        ]
-        return self._joined(kind, parts, columns)
+        parts = self._parts(kind, columns, identities, None, dictionaries)
+        return self._joined(kind, [part for *_, part in parts], columns)
 
     def _joined(self, kind: str, parts: list[pa.Table], columns: Sequence[str] | None) -> pa.Table:
-        """The parts as one table; with none, an empty table of ``kind`` with ``columns``."""
         if not parts:
             table = schema(kind, self.held).empty_table()
             return table if columns is None else table.select(list(columns))
@@ -321,14 +297,8 @@ class Ledger:
         shards: list[tuple[str, int]] | None = None,
         dictionaries: Sequence[str] = (),
     ) -> Iterator[tuple[str, int, int, pa.Table]]:
-        """Each shard of ``kind`` (of ``shards``, default :meth:`_ordered_rows`), oldest first:
-        its name, the rows its metadata counts, the rows read, and its rows of the given judge
-        identities with ``columns`` (every column when None; ``dictionaries``: as in
-        :meth:`read_shard`).
-
-        The generator keeps no shard once it has handed it on: a caller that lets go of each
-        part before asking for the next holds one shard at a time.
-        """
+        """Each shard of ``kind`` oldest first: its name, the rows its metadata counts, the rows
+        read, and its rows of the given identities with ``columns``. One shard held at a time."""
         want = None if columns is None else list(columns)
         ids = None if identities is None else pa.array(sorted(set(identities)), pa.string())
         if want is not None and ids is not None and "judge_identity" not in want:
@@ -344,16 +314,12 @@ class Ledger:
             del shard
 
     def shards_oldest_first(self, kind: str) -> list[str]:
-        """Names of the shards of ``kind``, oldest first (the order in which verdicts count)."""
-        return self._ordered(kind)
-
-    def _ordered(self, kind: str) -> list[str]:
-        """Shard names oldest first (by their earliest row time), so first-written wins."""
+        """Names of the shards of ``kind`` in the order their rows count."""
         return [name for name, _ in self._ordered_rows(kind)]
 
     def ordered_paths(self) -> list[str]:
         """Every shard's path (``kind/name``), each kind in the order its rows count."""
-        return [f"{kind}/{name}" for kind in KINDS for name in self._ordered(kind)]
+        return [f"{kind}/{name}" for kind in KINDS for name in self.shards_oldest_first(kind)]
 
     def record_names(self, folder: str = PUSHES) -> list[str]:
         """Names of the push records (or of the compaction records), sorted."""
@@ -363,13 +329,11 @@ class Ledger:
         return sorted(p.name for p in path.iterdir() if RECORD.match(p.name))
 
     def order_state(self) -> list[str]:
-        """The names of every record that orders the shards (push and compaction records): a
-        state of the ledger changes with them as with its shards."""
+        """The names of every push and compaction record (they order the shards)."""
         return [*self.record_names(PUSHES), *(f"c/{n}" for n in self.record_names(COMPACTIONS))]
 
     def reading_order(self) -> tuple[dict[str, int], list[Compaction], set[str]]:
-        """The pushed shards' ranks, the compactions that count, and the paths they replace
-        (present or not: never read), as :mod:`scoring.ledger.order` gives them."""
+        """The pushed shards' ranks, the compactions that count, and the paths they replace."""
         rank = ranks(self.push_records())
         present = {f"{k}/{n}" for k in KINDS for n in self.shard_names(k)}
         names = tuple(self.record_names(COMPACTIONS))
@@ -380,16 +344,14 @@ class Ledger:
         return rank, done, replaced
 
     def push_records(self) -> list[PushRecord]:
-        """The push records, in the remote's commit order (:mod:`scoring.ledger.order`); read
-        again only when the set of records changed (a record is never rewritten)."""
+        """The push records in the remote's commit order (read again when their names change)."""
         names = tuple(self.record_names(PUSHES))
         if self._records is None or self._records[0] != names:
             self._records = (names, read_records(self.root, self.scheme))
         return self._records[1]
 
     def add_push_record(self, after: str | None, shards: list[str]) -> str:
-        """Write the record of a push that landed (its shard paths, after the record ``after``);
-        returns its name."""
+        """Write the record of a landed push (its shards, after ``after``); returns its name."""
         data = record_bytes(after, shards)
         name = record_name(data, self.scheme)
         path = self.root / PUSHES / name
@@ -398,9 +360,8 @@ class Ledger:
         return name
 
     def _ordered_rows(self, kind: str) -> list[tuple[str, int]]:
-        """Shard names in the order their rows count, each with the rows its metadata counts
-        (0 when it cannot be read: :meth:`read_shard` names the problem): pushed shards in the
-        remote's commit order, then the others by their first row's time, then by name."""
+        """Shard names in the order their rows count (pushed in commit order, then by first row
+        time, then name), each with its metadata's row count (0 when unreadable)."""
         col = {VERDICTS: "created_at", FAILURES: "failed_at", BATCHES: "updated_at"}[kind]
         rank, done, _ = self.reading_order()
         where, replaced = sort_keys(rank, done)
@@ -430,52 +391,15 @@ class Ledger:
     def verdicts(
         self, columns: Sequence[str] | None = None, identities: Iterable[str] | None = None
     ) -> pa.Table:
-        """Every verdict row (of the given judge identities), oldest shard first; a key may
-        appear more than once (the first row of a key is the one that counts)."""
+        """Every verdict row (of the given judge identities), oldest shard first, duplicates too."""
         return self._read_all(VERDICTS, columns, identities)
 
     def key_index(
         self, identities: Iterable[str] | None = None, columns: Sequence[str] = ("verdict",)
     ) -> tuple[KeyIndex, pa.Table]:
-        """A :class:`KeyIndex` over every verdict key (of the given judge identities), and the
-        verdict rows it indexes: their ``columns``, in the index's row order (the keys themselves
-        are in the index, not kept twice), those of :data:`KEY_INDEX_DICTIONARIES` as dictionary
-        arrays.
-
-        The index is kept while the set of verdict shards stays the same (a shard is never
-        rewritten; a new verdict is a new shard), so the steps of one run (planning the judge
-        calls, writing the verdict table) share one index instead of building one each.
-        """
-        return self._key_index(identities, columns)
-
-    def indexed_column(
-        self, column: str, identities: Iterable[str] | None = None
-    ) -> Iterator[pa.Array]:
-        """One more column of the rows of the kept :meth:`key_index` (of the same identities),
-        in its row order, a shard at a time (one array per shard, read when it is asked for and
-        not kept): for a column only one step needs, so that it is never held beside the
-        others, nor whole.
-
-        Raises:
-            GamutError: the ledger's verdict shards are no longer those the index was built
-                from (another process pulled or compacted meanwhile): build the index again.
-        """
-        state = self._index_state(identities)
-        if self._index is None or self._index[0] != state:
-            raise GamutError(
-                f"{self.root / VERDICTS}: the verdict shards changed while a run read them "
-                "(a pull or a compaction at the same time); run the command again"
-            )
-        for _, _, _, part in self._parts(VERDICTS, [column], identities, None, _coded([column])):
-            yield from part[column].chunks
-
-    def _index_state(self, identities: Iterable[str] | None) -> tuple[object, ...]:
-        ident = None if identities is None else tuple(sorted(set(identities)))
-        return (tuple(self.shard_names(VERDICTS)), tuple(self.order_state()), ident)
-
-    def _key_index(
-        self, identities: Iterable[str] | None, columns: Sequence[str]
-    ) -> tuple[KeyIndex, pa.Table]:
+        """A :class:`KeyIndex` over every verdict key (of the given identities) and the rows'
+        ``columns`` in its row order; kept while the verdict shards stay the same, so one run's
+        steps share it."""
         want = [c for c in dict.fromkeys(columns) if c != "key"]
         state = self._index_state(identities)
         if self._index is not None and self._index[0] == state:
@@ -491,15 +415,34 @@ class Ledger:
         self._index = (state, index, table)
         return index, table
 
+    def indexed_column(
+        self, column: str, identities: Iterable[str] | None = None
+    ) -> Iterator[pa.Array]:
+        """One more column of the kept :meth:`key_index`'s rows, one array per shard, never held
+        whole.
+
+        Raises:
+            GamutError: the verdict shards changed since the index was built.
+        """
+        state = self._index_state(identities)
+        if self._index is None or self._index[0] != state:
+            raise GamutError(
+                f"{self.root / VERDICTS}: the verdict shards changed while a run read them "
+                "(a pull or a compaction at the same time); run the command again"
+            )
+        for _, _, _, part in self._parts(VERDICTS, [column], identities, None, _coded([column])):
+            yield from part[column].chunks
+
+    def _index_state(self, identities: Iterable[str] | None) -> tuple[object, ...]:
+        ident = None if identities is None else tuple(sorted(set(identities)))
+        return (tuple(self.shard_names(VERDICTS)), tuple(self.order_state()), ident)
+
     def _keys_and_rows(
         self, want: list[str], identities: Iterable[str] | None
     ) -> tuple[Keys, pa.Table]:
-        """Every verdict key (of the given judge identities), oldest shard first, as one
-        read-only array, and the same rows' ``want`` columns.
-
-        Each shard's keys are copied into the array as soon as the shard is read (into room
-        counted from the shards' metadata), so that the ledger's keys are never held twice, as
-        Arrow's column and as the array: at paper scale that is 170 MB less at once.
+        """Every verdict key oldest shard first, as one read-only array, and the rows' ``want``
+        columns. Each shard's keys go straight into room counted from the metadata, so the keys
+        are never held twice (170 MB less at paper scale).
 
         Raises:
             GamutError: a shard cannot be read, or holds more rows than its metadata counts.
@@ -517,7 +460,7 @@ class Ledger:
                     f"{self.root / VERDICTS / name}: holds {read} rows, its metadata "
                     f"counts {counted}; run `gamut ledger verify`, and restore it from another copy"
                 )
-            got = _key_array(shard["key"])
+            got = key_column(shard["key"])
             keys[at : at + len(got)] = got
             at += len(got)
             parts.append(shard.select(want))
@@ -532,7 +475,7 @@ class Ledger:
         if t.num_rows == 0:
             return []
         index, _ = self.key_index(identities)
-        done = index.contains(_key_array(t["key"]))
+        done = index.contains(key_column(t["key"]))
         latest: dict[bytes, FailureRecord] = {}
         for row, is_done in zip(t.to_pylist(), done, strict=True):
             if is_done:
@@ -551,11 +494,8 @@ class Ledger:
         return batch_states(self._read_all(BATCHES, None, identities))
 
     def latest_batch_states(self, identities: Iterable[str] | None = None) -> list[BatchState]:
-        """The latest state of each batch (of the given judge identities), by batch id.
-
-        The latest is the row with the greatest ``updated_at``; at equal times, the later shard.
-        Keys recorded on an earlier row of the batch are carried over when the latest has none.
-        """
+        """The latest state of each batch (greatest ``updated_at``, then later shard), by batch
+        id, carrying over keys recorded on an earlier row when the latest has none."""
         wanted = None if identities is None else set(identities)
         latest: dict[str, BatchState] = {}
         keys: dict[str, tuple[tuple[bytes, ...], pa.StructArray]] = {}
@@ -575,9 +515,8 @@ class Ledger:
     # -- checking --------------------------------------------------------------------------
 
     def verify(self) -> list[Problem]:
-        """Every problem in the ledger: files that are not shards or push records, and shards
-        or records that are not sound (:meth:`verify_shard`, :meth:`verify_record`). A key
-        judged twice is no problem: :meth:`duplicates` counts those."""
+        """Every problem in the ledger: stray files, unsound shards and records (a key judged
+        twice is no problem: :meth:`duplicates` counts those)."""
         problems: list[Problem] = []
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
@@ -597,7 +536,7 @@ class Ledger:
         return problems
 
     def verify_record(self, path: Path) -> list[Problem]:
-        """The problems of one push record file (its name against its bytes, its form)."""
+        """The problems of one push or compaction record file."""
         fix = "restore it from another copy of the ledger (gamut ledger pull), or remove it"
         try:
             bad = record_problem(path, self.scheme)
@@ -607,14 +546,12 @@ class Ledger:
         return [Problem(str(path), None, f"{what} {bad}", fix)] if bad else []
 
     def verify_shard(self, kind: str, path: Path) -> list[Problem]:
-        """The problems of one shard file of ``kind``: :func:`~scoring.ledger.checks.shard_problems`
-        (its size, its bytes against its name, its metadata's counts, this ledger's kind, key
-        scheme and columns, and its values); empty when it is sound."""
+        """The problems of one shard file of ``kind`` (empty when sound)."""
         return shard_problems(path, kind, self.scheme, self.held)
 
     def duplicates(self, limit: int = 20) -> tuple[int, list[Conflict]]:
-        """The verdicts kept aside: rows whose key has an earlier row (in the order verdicts
-        count) with another verdict. Their count, and up to ``limit`` of them (one per key)."""
+        """The count of verdicts kept aside (a key's later row with another verdict), and up to
+        ``limit`` of them, one per key."""
         index, table = self.key_index()  # the index of this state of the ledger, kept
         first = index.first_rows()
         v = table["verdict"].to_numpy()
@@ -634,9 +571,7 @@ class Ledger:
 
     @contextlib.contextmanager
     def lock(self, what: str = "gamut judge") -> Iterator[None]:
-        """Hold the ledger's writer lock (one writer per ledger folder at a time).
-
-        The kernel drops it when the process ends, however it ends.
+        """Hold the ledger's writer lock (the kernel drops it when the process ends).
 
         Raises:
             GamutError: another process holds it.
@@ -657,10 +592,8 @@ class Ledger:
 
 
 def merge(into: Ledger, other: Ledger) -> MergeReport:
-    """Copy into ``into`` every shard and push record of ``other`` it lacks, after checking
-    ``other``. A key judged in both with different verdicts is no error: the order of
-    :mod:`scoring.ledger.order` decides which counts, the same on every machine, and the other
-    is a duplicate kept aside (counted in the report).
+    """Copy into ``into`` every shard and record of ``other`` it lacks, after checking ``other``
+    (a key judged differently in both is a duplicate, counted, never an error).
 
     Raises:
         GamutError: ``other`` has a corrupted, forged or foreign file (named), or another key
@@ -679,8 +612,7 @@ def merge(into: Ledger, other: Ledger) -> MergeReport:
 
 
 def copy_checked(into: Ledger, other: Ledger) -> MergeReport:
-    """:func:`merge` without checking ``other``, for a caller that checked every one of its
-    files already (a pull's staging folder); the same report."""
+    """:func:`merge` without checking ``other`` (a pull's staging folder, checked already)."""
     report = MergeReport()
     for kind in (*KINDS, PUSHES, COMPACTIONS):
         records = kind in (PUSHES, COMPACTIONS)
@@ -705,24 +637,18 @@ def _copy_to(src: Path, tmp: Path) -> None:
 
 
 def shard_metadata(path: Path) -> pq.FileMetaData:
-    """The Parquet metadata of the shard file ``path`` (opened with
-    :func:`~scoring.storage.open_regular`)."""
+    """The Parquet metadata of the shard file ``path``."""
     with open_regular(path) as f:
         return pq.ParquetFile(f).metadata
 
 
-#: String columns of few values that the key index's table holds as dictionary arrays (read
-#: so from the shards, which store them so): the reported model and the verdict's source.
-KEY_INDEX_DICTIONARIES = ("model", "source")
-
-
 def _coded(columns: Sequence[str]) -> list[str]:
-    """The columns of ``columns`` the key index's table reads as dictionaries."""
-    return [c for c in columns if c in KEY_INDEX_DICTIONARIES]
+    """The columns the key index's table reads as dictionary arrays (few values each)."""
+    return [c for c in columns if c in ("model", "source")]
 
 
-def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:
-    """A key column as an ``(n, KEY_BYTES)`` uint8 array (zero-copy per chunk)."""
+def key_column(col: pa.ChunkedArray | pa.Array) -> Keys:
+    """A ledger ``key`` column as an ``(n, KEY_BYTES)`` uint8 array (zero-copy per chunk)."""
     chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
     parts = []
     for c in chunks:
@@ -735,20 +661,3 @@ def _key_array(col: pa.ChunkedArray | pa.Array) -> Keys:
     if not parts:
         return np.empty((0, KEY_BYTES), dtype=np.uint8)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def key_column(col: pa.ChunkedArray | pa.Array) -> Keys:
-    """A ledger ``key`` column as an ``(n, 32)`` uint8 array."""
-    return _key_array(col)
-
-
-__all__ = [
-    "MANIFEST",
-    "Conflict",
-    "Ledger",
-    "MergeReport",
-    "copy_checked",
-    "key_column",
-    "merge",
-    "shard_bytes",
-]

@@ -1,16 +1,12 @@
-"""What one command keeps of each response file and metadata file it read, so that each is read
-once per process.
+"""What one command keeps of each response and metadata file it read, so each is read once.
 
-Two readers need a little of every response file: the copy check compares each response of the
-validated file with the response to the same question in every other submission (one fingerprint
-per response), and the scorer needs each response's length and token counts. A run that validates
-and then scores shares one :class:`DigestCache`, so each file is read once. Nothing is kept
-between runs. The digests hold no response text.
+The copy check needs a fingerprint of every response of every submission, the scorer each
+response's length and token counts; a run that validates and then scores shares one
+:class:`DigestCache`. Nothing is kept between runs, and no response text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,19 +14,13 @@ from scoring.submissions import gaming
 from scoring.submissions.formats import SubmissionMeta
 from scoring.submissions.metadata import check_metadata
 from scoring.submissions.report import ERROR, Limits
-from scoring.submissions.responses import Response, read_response_file
+from scoring.submissions.responses import read_response_file
 
 
 @dataclass(frozen=True)
 class FileDigest:
-    """What is kept of one response file.
-
-    Attributes:
-        fingerprints: question id -> the copy check's fingerprint of the response; None when
-            they were not asked for.
-        chars: question id -> the response's length in characters.
-        clean: the reader found no error in the file.
-        usage: (responses recording their tokens, their input tokens, their output tokens).
+    """What is kept of one response file: fingerprints (None when not asked for) and lengths by
+    question id, whether it read clean, and ``usage`` (responses with tokens, input, output tokens).
     """
 
     fingerprints: dict[str, int] | None
@@ -45,28 +35,16 @@ def read_digest(path: Path, limits: Limits, *, fingerprints: bool) -> FileDigest
     ``fingerprints``: also fingerprint each response for the copy check.
     """
     read = read_response_file(path, "", "", None, limits)
-    return FileDigest(
-        {q: gaming.fingerprint(r.text) for q, r in read.responses.items()}
-        if fingerprints
-        else None,
-        {q: len(r.text) for q, r in read.responses.items()},
-        not any(p.severity == ERROR for p in read.problems),
-        usage_totals(read.responses.values()),
-    )
-
-
-def usage_totals(responses: Iterable[Response]) -> tuple[int, int, int]:
-    """(responses that record their tokens, their input tokens, their output tokens)."""
-    counted = [r.usage for r in responses if r.usage is not None]
-    return len(counted), sum(u[0] for u in counted), sum(u[1] for u in counted)
+    got = read.responses
+    prints = {q: gaming.fingerprint(r.text) for q, r in got.items()} if fingerprints else None
+    counted = [r.usage for r in got.values() if r.usage is not None]
+    usage = len(counted), sum(u[0] for u in counted), sum(u[1] for u in counted)
+    clean = not any(p.severity == ERROR for p in read.problems)
+    return FileDigest(prints, {q: len(r.text) for q, r in got.items()}, clean, usage)
 
 
 class DigestCache:
-    """The digests of the response files and the metadata read by one command, by path.
-
-    Args:
-        limits: the size limits the files are read under.
-    """
+    """The digests of the response files and metadata read by one command, by path."""
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
@@ -82,11 +60,8 @@ class DigestCache:
         return cls(limits)
 
     def of(self, path: Path, *, fingerprints: bool = False) -> FileDigest:
-        """The digest of the response file at ``path``.
-
-        ``fingerprints``: the digest must hold the copy check's fingerprints (a digest made
-        without them is made again, with them).
-        """
+        """The digest of the response file at ``path`` (made again when ``fingerprints`` are wanted
+        and it lacks them)."""
         found = self._files.get(path)
         if found is None or (fingerprints and found.fingerprints is None):
             found = self._files[path] = read_digest(path, self.limits, fingerprints=fingerprints)
@@ -99,6 +74,3 @@ class DigestCache:
         if path not in self._meta:
             self._meta[path] = check_metadata(path, "")[0]
         return self._meta[path]
-
-
-__all__ = ["DigestCache", "FileDigest", "read_digest", "usage_totals"]

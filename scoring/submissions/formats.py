@@ -38,22 +38,13 @@ REQUIRED_FILES = (METADATA_FILE, RESPONSE_FILES["multimodal"])
 # C0/C1 controls, soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width and
 # bidirectional marks, embeddings, overrides and isolates, line/paragraph separators, invisible
 # operators, the BOM, interlinear annotation marks, unpaired surrogates and tag characters.
-_UNSAFE_RANGES: tuple[tuple[int, int], ...] = (
-    (0x00, 0x08),
-    (0x0B, 0x1F),
-    (0x7F, 0x9F),
-    (0xAD, 0xAD),
-    (0x61C, 0x61C),
-    (0x180E, 0x180E),
-    (0x200B, 0x200F),
-    (0x2028, 0x202E),
-    (0x2060, 0x2064),
-    (0x2066, 0x206F),
-    (0xFEFF, 0xFEFF),
-    (0xFFF9, 0xFFFB),
-    (0xD800, 0xDFFF),
-    (0xE0000, 0xE007F),
+_UNSAFE_HEX = (
+    "0-8 B-1F 7F-9F AD 61C 180E 200B-200F 2028-202E 2060-2064 2066-206F FEFF FFF9-FFFB D800-DFFF "
+    "E0000-E007F"
 )
+_UNSAFE_RANGES = [
+    (int(a, 16), int(b or a, 16)) for a, _, b in (r.partition("-") for r in _UNSAFE_HEX.split())
+]
 _UNSAFE = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in _UNSAFE_RANGES)
 #: The same characters written with ``\\uXXXX`` escapes, which JSON Schema's regular
 #: expressions (ECMA-262) and Python's read alike; without the unpaired surrogates and the tag
@@ -69,12 +60,8 @@ _UNSAFE_MULTILINE = re.compile(f"[{_UNSAFE}]")
 
 
 def unsafe_char(text: str, multiline: bool = False) -> str | None:
-    """Describe the first control, bidirectional or invisible character of ``text``, or None.
-
-    Args:
-        text: a metadata value.
-        multiline: allow newline and tab (for free-text fields).
-    """
+    """Describe the first control, bidirectional or invisible character of ``text`` (``multiline``
+    allows newline and tab), or None."""
     m = (_UNSAFE_MULTILINE if multiline else _UNSAFE_ONE_LINE).search(text)
     if m is None:
         return None
@@ -195,10 +182,8 @@ class TrainingData(BaseModel):
 class SubmissionMeta(BaseModel):
     """``submission.yaml``: who made the model and how the responses were produced.
 
-    Every text value is one line (``production.notes`` and ``system_prompt`` may span lines)
-    with no control, bidirectional or zero-width character, U+E0000-U+E007F included (which the
-    patterns cannot name); ``model_name`` is not used by another submission (compared after
-    NFKC, case and spacing folding); the link is a valid http(s) URL; the date a real date.
+    Every text value is one line (but ``production.notes`` and ``system_prompt``) with no control,
+    bidirectional or zero-width character (U+E0000-U+E007F too); the link is http(s); the date real.
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -191,12 +191,8 @@ def _match(flat: str) -> str | None:
 
 
 def judge_phrase(text: str) -> str | None:
-    """The first phrase of ``text`` that seems addressed to the judge, or None.
-
-    The text is matched as written, then folded (see :func:`fold`: zero-width characters,
-    look-alike letters, full-width forms, accents and letter spacing do not hide a phrase), then
-    any base64 it holds, decoded. A phrase found only after decoding is marked ``(base64)``.
-    """
+    """The first phrase of ``text`` that seems addressed to the judge, or None: matched as written,
+    then folded (:func:`fold`), then in any base64 it holds (marked ``(base64)``)."""
     tokens = text.split()
     found = _match(" ".join(tokens))
     if found is None and (not text.isascii() or _spaced(text)):
@@ -264,11 +260,9 @@ def normalised(responses: Mapping[str, Response]) -> dict[str, str]:
 def template_groups(
     texts: Mapping[str, str], question_words: Mapping[str, set[str]]
 ) -> list[list[str]]:
-    """The groups of two or more question ids whose responses are identical or templated, the
-    largest first: the same words once case, punctuation and the words of their own questions
-    are removed (``texts``: :func:`normalised` responses), or identical outright (a skeleton
-    shorter than three words says too little: "pad thai" and "ramen" both leave none). The
-    template warning and the response statistics both count these."""
+    """The groups of two or more question ids whose responses are identical, or the same once case,
+    punctuation and their own questions' words are removed (skeletons under three words say too
+    little), largest first."""
     parent = {q: q for q, t in texts.items() if t}
 
     def root(q: str) -> str:
@@ -296,131 +290,93 @@ def question_words(questions: Iterable[Question]) -> dict[str, set[str]]:
     }
 
 
-def template_warnings(
+def _warn(
+    display: str, line: int | None, message: str, fix: str, qid: str | None = None
+) -> Problem:
+    return Problem(display, line, message, fix, question_id=qid, severity=WARNING)
+
+
+def _template_warnings(
     display: str,
     responses: Mapping[str, Response],
     question_words: Mapping[str, set[str]],
-    texts: Mapping[str, str] | None = None,
+    texts: Mapping[str, str],
 ) -> list[Problem]:
-    """Warn about groups of identical or templated responses.
-
-    Two responses are "templated" when they are identical once case, punctuation, and the words of
-    their own questions are removed ("The dish in the image is pad thai" and "The dish in the
-    image is ramen" for questions naming them). Skeletons shorter than three words are ignored.
-    ``texts``: :func:`normalised` of ``responses``, when already computed.
-    """
-    texts = normalised(responses) if texts is None else texts
+    """Warn about groups of identical or templated responses (:func:`template_groups`)."""
     n = len(responses)
     threshold = max(TEMPLATE_MIN, math.ceil(TEMPLATE_SHARE * n))
     big = [g for g in template_groups(texts, question_words) if len(g) >= threshold]
     out = []
     for qids in big[:3]:
         g = sorted((responses[q] for q in qids), key=lambda r: r.line)
-        out.append(
-            Problem(
-                display,
-                g[0].line,
-                f"{len(g)} responses ({100 * len(g) / n:.0f}%) are identical or templated "
-                f"(same text apart from case, punctuation and the question's words): "
-                f"lines {_lines(g)}",
-                "make sure every question got its own answer from the model",
-                severity=WARNING,
-            )
+        message = (
+            f"{len(g)} responses ({100 * len(g) / n:.0f}%) are identical or templated (same text "
+            f"apart from case, punctuation and the question's words): lines {_lines(g)}"
         )
+        fix = "make sure every question got its own answer from the model"
+        out.append(_warn(display, g[0].line, message, fix))
     return out
 
 
-def long_warnings(display: str, responses: Mapping[str, Response]) -> list[Problem]:
+def _long_warnings(display: str, responses: Mapping[str, Response]) -> list[Problem]:
     """Warn about responses far longer than the median response."""
     lengths = [len(r.text) for r in responses.values() if r.text.strip()]
     if len(lengths) < 3:
         return []
     median = statistics.median(lengths)
-    out = []
-    for qid, r in responses.items():
-        if len(r.text) >= LONG_MIN_CHARS and len(r.text) > LONG_FACTOR * max(median, 1):
-            out.append(
-                Problem(
-                    display,
-                    r.line,
-                    f"response is {len(r.text) / max(median, 1):.0f}x the median length "
-                    f"({len(r.text)} characters; median {median:.0f})",
-                    "check that the model did not loop or that no extra text was pasted in",
-                    question_id=qid,
-                    severity=WARNING,
-                )
-            )
-    return out
-
-
-def judge_warnings(display: str, responses: Mapping[str, Response]) -> list[Problem]:
-    """Warn about text that seems addressed to the judge rather than to the user."""
-    out = []
-    hits = 0
-    for qid, r in sorted(responses.items(), key=lambda kv: kv[1].line):
-        phrase = judge_phrase(r.text)
-        if phrase is None:
-            continue
-        hits += 1
-        if hits <= MAX_JUDGE_WARNINGS:
-            out.append(
-                Problem(
-                    display,
-                    r.line,
-                    f"response seems to address the judge: {phrase!r}",
-                    "remove text aimed at the grader; such submissions are rejected",
-                    question_id=qid,
-                    severity=WARNING,
-                )
-            )
-    if hits > MAX_JUDGE_WARNINGS:
-        out.append(
-            Problem(
-                display,
-                None,
-                f"{hits - MAX_JUDGE_WARNINGS} more responses seem to address the judge",
-                "remove text aimed at the grader",
-                severity=WARNING,
-            )
+    fix = "check that the model did not loop or that no extra text was pasted in"
+    return [
+        _warn(
+            display,
+            r.line,
+            f"response is {len(r.text) / max(median, 1):.0f}x the median length "
+            f"({len(r.text)} characters; median {median:.0f})",
+            fix,
+            qid,
         )
+        for qid, r in responses.items()
+        if len(r.text) >= LONG_MIN_CHARS and len(r.text) > LONG_FACTOR * max(median, 1)
+    ]
+
+
+def _judge_warnings(display: str, responses: Mapping[str, Response]) -> list[Problem]:
+    """Warn about text that seems addressed to the judge rather than to the user."""
+    fix = "remove text aimed at the grader"
+    hits = [
+        (qid, r, phrase)
+        for qid, r in sorted(responses.items(), key=lambda kv: kv[1].line)
+        if (phrase := judge_phrase(r.text)) is not None
+    ]
+    rejected = f"{fix}; such submissions are rejected"
+    out = [
+        _warn(display, r.line, f"response seems to address the judge: {phrase!r}", rejected, qid)
+        for qid, r, phrase in hits[:MAX_JUDGE_WARNINGS]
+    ]
+    if len(hits) > MAX_JUDGE_WARNINGS:
+        more = len(hits) - MAX_JUDGE_WARNINGS
+        out.append(_warn(display, None, f"{more} more responses seem to address the judge", fix))
     return out
 
 
-def copy_warnings(
-    display: str,
-    responses: Mapping[str, Response],
-    others: Mapping[str, Mapping[str, int]],
-    texts: Mapping[str, str] | None = None,
+def _copy_warnings(
+    display: str, others: Mapping[str, Mapping[str, int]], mine: Mapping[str, str]
 ) -> list[Problem]:
-    """Warn when a high share of responses is identical to another submission's (same setting).
-
-    Args:
-        display: the file name used in problems.
-        responses: this file's responses.
-        others: other submissions' responses for the same setting, by submission id, each as
-            :func:`fingerprint` by question id (small to keep in memory).
-        texts: :func:`normalised` of ``responses``, when already computed.
-    """
-    mine = normalised(responses) if texts is None else texts
+    """Warn when a high share of responses is identical to another submission's in the same
+    setting (``others``: their :func:`fingerprint` by question id, by submission id)."""
     hashed = {q: digest(t) for q, t in mine.items()}
+    fix = (
+        "if it is the same model, keep one of them: a merged submission is never replaced by a "
+        "pull request (new responses go under a new id, such as ID-v2; to correct or withdraw a "
+        "merged one, ask the maintainers)"
+    )
     out = []
     for other_id, theirs in sorted(others.items()):
         common = [q for q in mine if mine[q] and q in theirs]
-        if not common:
-            continue
         same = sum(1 for q in common if hashed[q] == theirs[q])
-        if same >= TEMPLATE_MIN and same / len(common) >= COPY_SHARE:
+        if common and same >= TEMPLATE_MIN and same / len(common) >= COPY_SHARE:
+            share = f"{same} of {len(common)} responses ({100 * same / len(common):.0f}%)"
             out.append(
-                Problem(
-                    display,
-                    None,
-                    f"{same} of {len(common)} responses ({100 * same / len(common):.0f}%) are "
-                    f"identical to submission {other_id!r}",
-                    "if it is the same model, keep one of them: a merged submission is never "
-                    "replaced by a pull request (new responses go under a new id, such as ID-v2; "
-                    "to correct or withdraw a merged one, ask the maintainers)",
-                    severity=WARNING,
-                )
+                _warn(display, None, f"{share} are identical to submission {other_id!r}", fix)
             )
     return out
 
@@ -432,11 +388,11 @@ def warnings(
     others: Mapping[str, Mapping[str, int]],
 ) -> list[Problem]:
     """Every gaming warning of one response file: templated answers, overlong ones, text aimed
-    at the judge, and answers copied from ``others`` (as for :func:`copy_warnings`)."""
+    at the judge, and answers copied from ``others``."""
     texts = normalised(responses)  # once, for the template and copy checks
     return [
-        *template_warnings(display, responses, question_words, texts),
-        *long_warnings(display, responses),
-        *judge_warnings(display, responses),
-        *copy_warnings(display, responses, others, texts),
+        *_template_warnings(display, responses, question_words, texts),
+        *_long_warnings(display, responses),
+        *_judge_warnings(display, responses),
+        *_copy_warnings(display, others, texts),
     ]

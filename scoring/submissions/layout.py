@@ -23,6 +23,7 @@ ALLOWED_FILES = frozenset({METADATA_FILE, *RESPONSE_FILES.values()})
 #: Unexpected entries of a submission folder listed one by one; the rest are counted.
 MAX_LISTED_ENTRIES = 50
 _ONLY = "a submission folder holds only " + ", ".join(sorted(ALLOWED_FILES))
+_STRAY = ("file outside any submission folder", "move it into submissions/<id>/ or remove it")
 
 
 def display_path(path: Path, base: Path) -> str:
@@ -43,66 +44,35 @@ def _inside(path: str, folder: str) -> str | None:
 def targets_from_paths(
     subs_root: Path, paths: list[Path], base: Path
 ) -> tuple[list[str], bool, list[Problem]]:
-    """Turn PATH arguments into submission ids.
-
-    Returns:
-        The ids named, whether the whole submissions folder was named, and the problems.
-    """
+    """Turn PATH arguments into submission ids: the ids, whether the whole folder was named, and
+    the problems."""
     ids: list[str] = []
     everything = False
     problems: list[Problem] = []
     root = os.path.abspath(subs_root)
     for p in paths:
         shown = Path(p).as_posix()
+        rel = None if ".." in Path(p).parts else _inside(os.path.abspath(p), root)
+        parts = Path(rel).parts if rel is not None else ()
+        first = os.path.join(root, parts[0]) if parts else root
+        wrong: tuple[str, str] | None = None
         if ".." in Path(p).parts:
-            problems.append(
-                Problem(
-                    shown,
-                    None,
-                    "path contains '..'",
-                    "name a folder or file inside the submissions folder directly",
-                )
-            )
-            continue
-        rel = _inside(os.path.abspath(p), root)
-        if rel is None:
-            problems.append(
-                Problem(
-                    shown,
-                    None,
-                    f"outside the submissions folder {display_path(subs_root, base)}",
-                    "a submission lives in its own folder <submissions>/<id>/",
-                )
-            )
-            continue
-        parts = Path(rel).parts
-        if rel == "." or not parts:
+            inside = "name a folder or file inside the submissions folder directly"
+            wrong = ("path contains '..'", inside)
+        elif rel is None:
+            where = display_path(subs_root, base)
+            own = "a submission lives in its own folder <submissions>/<id>/"
+            wrong = (f"outside the submissions folder {where}", own)
+        elif rel == "." or not parts:
             everything = True
-        elif not os.path.lexists(os.path.join(root, parts[0])):
-            problems.append(
-                Problem(
-                    shown,
-                    None,
-                    "no such submission folder",
-                    "create it with `gamut submission new ID`",
-                )
-            )
-        elif (
-            len(parts) == 1
-            and os.path.isfile(os.path.join(root, parts[0]))
-            and not os.path.islink(os.path.join(root, parts[0]))
-        ):
-            if parts[0] not in ROOT_FILES:
-                problems.append(
-                    Problem(
-                        shown,
-                        None,
-                        "file outside any submission folder",
-                        "move it into submissions/<id>/ or remove it",
-                    )
-                )
+        elif not os.path.lexists(first):
+            wrong = ("no such submission folder", "create it with `gamut submission new ID`")
+        elif len(parts) == 1 and os.path.isfile(first) and not os.path.islink(first):
+            wrong = None if parts[0] in ROOT_FILES else _STRAY
         elif parts[0] not in ids:
             ids.append(parts[0])
+        if wrong is not None:
+            problems.append(Problem(shown, None, *wrong))
     return ids, everything, problems
 
 
@@ -114,14 +84,7 @@ def all_targets(subs_root: Path, base: Path) -> tuple[list[str], list[Problem]]:
         if entry.name in ROOT_FILES and entry.is_file(follow_symlinks=False):
             continue
         if entry.is_file(follow_symlinks=False):
-            problems.append(
-                Problem(
-                    display_path(Path(entry.path), base),
-                    None,
-                    "file outside any submission folder",
-                    "move it into submissions/<id>/ or remove it",
-                )
-            )
+            problems.append(Problem(display_path(Path(entry.path), base), None, *_STRAY))
         else:
             ids.append(entry.name)
     return ids, problems
@@ -130,16 +93,7 @@ def all_targets(subs_root: Path, base: Path) -> tuple[list[str], list[Problem]]:
 def check_folder(
     folder: Path, base: Path, others: list[str]
 ) -> tuple[dict[str, Path], list[Problem]]:
-    """Check a submission folder's name and contents.
-
-    Args:
-        folder: ``<submissions>/<id>``.
-        base: the repository root, for file names in problems.
-        others: the names of the other entries of the submissions folder.
-
-    Returns:
-        The usable files by name, and the problems found.
-    """
+    """Check a submission folder's name and contents: the usable files by name, and the problems."""
     shown = display_path(folder, base)
     name = folder.name
     problems: list[Problem] = []
@@ -192,13 +146,10 @@ def check_folder(
         error(shown, f"{unlisted} more unexpected entries are not listed", f"remove them; {_ONLY}")
     for required in REQUIRED_FILES:
         if required not in files and not os.path.lexists(folder / required):
-            what = (
-                "metadata" if required == METADATA_FILE else "responses to the multimodal questions"
-            )
-            fix = (
-                "run `gamut submission new ID` for a commented template"
+            what, fix = (
+                ("metadata", "run `gamut submission new ID` for a commented template")
                 if required == METADATA_FILE
-                else "run `gamut generate` to write it"
+                else ("responses to the multimodal questions", "run `gamut generate` to write it")
             )
             error(f"{shown}/{required}", f"missing {required} ({what})", fix)
     return files, problems
@@ -222,24 +173,13 @@ def _outside_problem(toplevel: Path, ref: str, name: str, how: str, own: str) ->
             "deletes), or keep such files under .gamut/, which git ignores",
         )
     if how == "uncommitted":
-        return Problem(
-            name,
-            None,
-            "changed outside a submission folder (not committed)",
-            f"{scope}: undo the change with `git restore -- {name}`",
-        )
+        fix = f"{scope}: undo the change with `git restore -- {name}`"
+        return Problem(name, None, "changed outside a submission folder (not committed)", fix)
     at_base = _git(toplevel, "cat-file", "-e", f"{ref}:{name}").returncode == 0
-    undo = (
-        f"`git checkout {ref} -- {name}` then commit"
-        if at_base
-        else f"`git rm -- {name}` then commit"
-    )
-    return Problem(
-        name,
-        None,
-        "changed outside a submission folder (committed on this branch)",
-        f"{scope}: undo it with {undo}, or move the change to a separate pull request",
-    )
+    undo = f"`git checkout {ref} -- {name}`" if at_base else f"`git rm -- {name}`"
+    fix = f"{scope}: undo it with {undo} then commit, or move the change to a separate pull request"
+    message = "changed outside a submission folder (committed on this branch)"
+    return Problem(name, None, message, fix)
 
 
 def _outside_problems(

@@ -79,39 +79,22 @@ _Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 def _structure_problems(text: str, problem: Any) -> list[Problem]:
     """Anchors, aliases, too deep or too many nodes: found from the parse events, before any
     node is built, so an alias bomb or a 20,000-deep nesting costs nothing."""
-    out: list[Problem] = []
     depth = nodes = 0
     for event in yaml.parse(text, Loader=_Loader):
         mark = event.start_mark
         line = int(mark.line) + 1 if mark is not None else None
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            out.append(
-                problem(
-                    line,
-                    "YAML anchors and aliases (&name, *name) are not allowed",
-                    "write each value out in full",
-                )
-            )
-            return out
-        if isinstance(event, yaml.NodeEvent):
-            nodes += 1
-            if nodes > MAX_YAML_NODES:
-                out.append(problem(line, f"more than {MAX_YAML_NODES} YAML values", _SCHEMA_HINT))
-                return out
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_YAML_DEPTH:
-                out.append(
-                    problem(
-                        line,
-                        f"nested more than {MAX_YAML_DEPTH} levels deep",
-                        "the metadata is a mapping of fields; see the scaffold",
-                    )
-                )
-                return out
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-    return out
+            aliases = "YAML anchors and aliases (&name, *name) are not allowed"
+            return [problem(line, aliases, "write each value out in full")]
+        nodes += isinstance(event, yaml.NodeEvent)
+        if nodes > MAX_YAML_NODES:
+            return [problem(line, f"more than {MAX_YAML_NODES} YAML values", _SCHEMA_HINT)]
+        depth += isinstance(event, yaml.CollectionStartEvent)
+        depth -= isinstance(event, yaml.CollectionEndEvent)
+        if depth > MAX_YAML_DEPTH:
+            fix = "the metadata is a mapping of fields; see the scaffold"
+            return [problem(line, f"nested more than {MAX_YAML_DEPTH} levels deep", fix)]
+    return []
 
 
 def _char_problems(nodes: dict[Loc, yaml.Node], problem: Any) -> dict[Loc, Problem]:

@@ -13,12 +13,7 @@ WARNING = "warning"
 
 @dataclass(frozen=True)
 class Limits:
-    """Size limits of a response file.
-
-    Attributes:
-        max_response_bytes: largest UTF-8 size of one response.
-        max_file_bytes: largest size of one response file; a larger file is rejected unread.
-    """
+    """Size limits of a response file and of one response (UTF-8 bytes)."""
 
     max_response_bytes: int = 32 * 1024
     max_file_bytes: int = 8 * 1024 * 1024
@@ -26,13 +21,8 @@ class Limits:
 
 @dataclass
 class ValidationReport:
-    """Every problem found in the validated submissions, in the order found.
-
-    Attributes:
-        problems: errors and warnings (``Problem.severity`` is ``"error"`` or ``"warning"``).
-        submissions: ids of the submission folders that were validated.
-        rejected: the validated ids that have at least one error (the others are valid).
-    """
+    """Every problem found in the validated submissions, in order; ``rejected``: the validated ids
+    with at least one error."""
 
     problems: list[Problem] = field(default_factory=list)
     submissions: list[str] = field(default_factory=list)

@@ -41,12 +41,7 @@ class Response:
 
 @dataclass
 class ResponseFile:
-    """What a response file holds, and what is wrong with it.
-
-    Attributes:
-        responses: by question id, the first response given for it.
-        problems: every error and warning found in the file.
-    """
+    """What a response file holds (the first response to each question id), and its problems."""
 
     responses: dict[str, Response] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
@@ -143,21 +138,15 @@ def _summary(display: str, setting: str, unlisted: list[str], absent: list[str])
     if unlisted:
         more = f"{len(unlisted)} more problem(s) in this file are not listed"
         severity = ERROR if ERROR in unlisted else WARNING
-        out.append(
-            Problem(display, None, more, "fix the ones above and validate again", severity=severity)
-        )
+        fix = "fix the ones above and validate again"
+        out.append(Problem(display, None, more, fix, severity=severity))
     if absent:
         shown = ", ".join(absent[:10]) + (
             f" and {len(absent) - 10} more" if len(absent) > 10 else ""
         )
-        out.append(
-            Problem(
-                display,
-                None,
-                f"{len(absent)} {setting} question(s) have no response: {shown}",
-                "add one line for each; `gamut generate` resumes where it stopped",
-            )
-        )
+        missing = f"{len(absent)} {setting} question(s) have no response: {shown}"
+        fix = "add one line for each; `gamut generate` resumes where it stopped"
+        out.append(Problem(display, None, missing, fix))
     return out
 
 
@@ -168,19 +157,8 @@ def read_response_file(
     question_ids: Collection[str] | None,
     limits: Limits,
 ) -> ResponseFile:
-    """Read and check one response file, reporting every problem at once.
-
-    Args:
-        path: the file (a name that holds no regular file is refused by name).
-        display: the file name used in problems (relative to the repository root).
-        setting: ``multimodal`` or ``text_only``, for messages.
-        question_ids: the public question ids of the setting, or None to skip the id checks.
-        limits: the size limits.
-
-    Returns:
-        The responses by question id and the problems found. At most
-        :data:`MAX_PROBLEMS_PER_FILE` problems are listed, the rest counted in one more.
-    """
+    """Read and check one response file, every problem at once (at most
+    :data:`MAX_PROBLEMS_PER_FILE` listed, the rest counted); ``question_ids`` None: no id checks."""
     out = ResponseFile()
     unlisted: list[str] = []  # severities of the problems past the cap
 
@@ -243,19 +221,8 @@ def read_responses(
     display: str | None = None,
     limits: Limits | None = None,
 ) -> tuple[dict[str, str], list[Problem]]:
-    """The responses of one file by question id, read exactly as the validator reads them.
-
-    This is the judge's and the scorer's reader: a file the validator accepts reads the same
-    here, and a file it rejects gives the same errors (warnings are left out).
-
-    Args:
-        path: the response file.
-        display: its name in problems (default: the path).
-        limits: the size limits (default :class:`Limits`).
-
-    Returns:
-        Question id -> response text, and every error found.
-    """
+    """The responses of one file by question id, and its errors, read exactly as the validator
+    reads them (the judge's and the scorer's reader)."""
     read = read_response_file(path, display or str(path), "", None, limits or Limits())
     errors = [p for p in read.problems if p.severity == ERROR]
     return {qid: r.text for qid, r in read.responses.items()}, errors

@@ -70,17 +70,10 @@ def scaffold_text(submission_id: str, folder: str, config_flag: str = "") -> str
 def new_submission(
     subs_root: Path, submission_id: str, display: str | None = None, config_flag: str = ""
 ) -> Path:
-    """Create ``subs_root/submission_id/submission.yaml`` from the template.
+    """Create ``subs_root/submission_id/submission.yaml`` from the template; returns its path.
 
-    Args:
-        subs_root: the submissions folder.
-        submission_id: the new id (docs/contract.md §7 rule).
-        display: how to name the folder in the template's comments (default: its path).
-        config_flag: the ``--config`` option the template's commands need (when not the
-            default config).
-
-    Returns:
-        The path of the new ``submission.yaml``.
+    ``display`` names the folder in the template's comments, ``config_flag`` is the ``--config``
+    option its commands need.
 
     Raises:
         ProblemsError: the id breaks the rule, or the folder already exists.

@@ -1,9 +1,5 @@
-"""Response statistics of one response file: what the gaming warnings look at, as numbers.
-
-Pure functions over response texts: length distribution (characters), empty answers, answers that
-open with a refusal or an apology, and identical or templated answers (the groups the template
-warning counts).
-"""
+"""Response statistics of one response file, as numbers: lengths, empty answers, refusals and
+identical or templated answers (the groups the template warning counts). Pure functions."""
 
 from __future__ import annotations
 
@@ -93,6 +89,3 @@ def response_stats(
         length_p90=_percentile(lengths, 0.9),
         length_max=lengths[-1] if lengths else 0,
     )
-
-
-__all__ = ["ResponseStats", "is_refusal", "response_stats"]

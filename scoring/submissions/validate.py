@@ -107,17 +107,14 @@ class _Names:
         self._cache[sid] = display_key(meta.model_name)
         for other in peers:
             if self.key(other) == self._cache[sid] and not self.keeps(sid, other):
-                problems.append(
-                    Problem(
-                        shown,
-                        field_line(path, "model_name"),
-                        f"model_name {meta.model_name!r} is already the name of "
-                        f"submission {other!r}",
-                        "choose a name that tells the two models apart (case and spacing are "
-                        "ignored in this comparison; the submission committed first keeps the "
-                        "name)",
-                    )
+                taken = (
+                    f"model_name {meta.model_name!r} is already the name of submission {other!r}"
                 )
+                fix = (
+                    "choose a name that tells the two models apart (case and spacing are ignored "
+                    "in this comparison; the submission committed first keeps the name)"
+                )
+                problems.append(Problem(shown, field_line(path, "model_name"), taken, fix))
         return problems
 
 
@@ -153,26 +150,14 @@ def validate_submissions(
     digests: DigestCache | None = None,
     errors_only: bool = False,
 ) -> ValidationReport:
-    """Validate submission folders against docs/contract.md §7, collecting every problem at once.
+    """Validate submission folders against docs/contract.md §7, every problem at once.
 
-    Args:
-        subs_root: the submissions folder.
-        questions: the public questions (their ids are the only ones a response may answer).
-        paths: submission folders or files inside them; None (and no ``changed_from``) means
-            every submission. The submissions folder itself means every submission too.
-        changed_from: a git ref; the changes ``REF...HEAD`` plus untracked and uncommitted files
-            must touch only one submission's folder, and that submission is validated.
-        base: the folder that paths in messages are shown relative to (the config's folder).
-        limits: size limits (default :class:`Limits`).
-        digests: the digests of the files this process read already, which hold the other
-            submissions' fingerprints for the copy check (:mod:`scoring.submissions.digests`);
-            None reads them afresh.
-        errors_only: find the errors only (what decides whether a submission is left out), not
-            the warnings of the gaming checks; a response file whose digest says it reads clean
-            and answers exactly the public questions is not read again (it has no error).
-
-    Returns:
-        The report: errors and warnings, each with file, line, message and fix.
+    ``paths`` (folders or files in them; None or the submissions folder: every submission) or
+    ``changed_from`` (a git ref: the changes since must touch one submission, which is validated)
+    pick the submissions; messages show paths relative to ``base``. ``digests`` holds files this
+    process read already (the copy check's fingerprints). ``errors_only`` skips the gaming warnings,
+    and a response file whose digest reads clean and answers exactly the questions is not read
+    again.
     """
     limits = limits or Limits()
     report = ValidationReport()
