@@ -49,7 +49,8 @@ _PAIR = {
     "judge_b": (_S, "the second judge of the pair"),
 }
 
-_PPI = {
+#: The leaderboard's PPI columns (docs/contract.md §11).
+PPI_COLUMNS = {
     "gamut_ppi": (
         _F,
         "Gamut score corrected by the human audit (prediction-powered inference): 100 x (mean "
@@ -72,7 +73,8 @@ _PPI = {
         "tie group under gamut_ppi (the leaderboard's bootstrap resamples applied to both terms)",
     ),
 }
-_STAMPS = {
+#: The leaderboard's stamp columns: what produced each row (:mod:`scoring.tables.stamps`).
+STAMP_COLUMNS = {
     "benchmark_version": (
         _S,
         "the question set's release version (benchmark_version in the config's [benchmark] "
@@ -256,8 +258,8 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             "declared contamination: none_known, possible or confirmed; empty when not declared",
         ),
         "training_notes": (_S, "how the overlap was checked, or what is known of it"),
-        **_PPI,
-        **_STAMPS,
+        **PPI_COLUMNS,
+        **STAMP_COLUMNS,
     },
     **{
         f"by_{group}": {

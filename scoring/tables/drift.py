@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.pairs import PairPlan, pair_plans
 from scoring.ledger import VERDICTS, KeyIndex, KeyScheme, Ledger, key_column
-from scoring.tables.judges import cohen_kappa, subset_confusions
+from scoring.tables.judges import cohen_kappa
 from scoring.verdicts import Verdict
 
 #: Pairs in the calibration subset of a judge.
@@ -110,8 +110,7 @@ def compare(
 ) -> dict[str, float | int]:
     """Agreement, Cohen's kappa and mean check scores (x100) of two verdict code arrays."""
     n = len(Verdict)
-    every = np.zeros(len(old), np.int64)  # one subset: every pair
-    confusion = subset_confusions(old[None, :], new[None, :], every, 1)[0]
+    confusion = np.bincount(old.astype(np.int64) * n + new, minlength=n * n).reshape(n, n)
     kappa, agreement, count = cohen_kappa(confusion)
     credit = np.zeros(n)
     credit[Verdict.MEETS.code] = 1.0

@@ -14,7 +14,6 @@ import pandas as pd
 
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
-from scoring.tables.audit import PPI_COLUMNS
 from scoring.tables.bootstrap import (
     Ask,
     coverage_ceiling,
@@ -24,8 +23,8 @@ from scoring.tables.bootstrap import (
     weighted_means,
 )
 from scoring.tables.checks import N_KIND_KEYS, kind_of
+from scoring.tables.columns import PPI_COLUMNS, TABLES
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
-from scoring.tables.cost import INT_COLUMNS as COST_INT_COLUMNS
 from scoring.tables.cost import JUDGE_COST_COLUMNS, MODEL_TOKEN_COLUMNS, model_tokens
 from scoring.tables.judges import kendall_tau_b
 from scoring.tables.matrix import SETTINGS
@@ -93,39 +92,34 @@ def question_scores(sc: Scores) -> pd.DataFrame:
 
 def _meta_columns(sc: Scores, subs: npt.NDArray[np.int64]) -> dict[str, list[Any]]:
     metas = [sc.inputs.meta[sc.inputs.submission_ids[int(s)]] for s in subs]
-    return {
-        "model_name": [m.model_name for m in metas],
-        "organisation": [m.organisation for m in metas],
-        "model_family": [m.model_family for m in metas],
-        "open_weights": [m.open_weights for m in metas],
-        "parameters": [m.parameters for m in metas],
-        "date": [m.date.isoformat() for m in metas],
-        "link": [str(m.link) for m in metas],
-        "demo": [m.demo for m in metas],
-        "production_decoding": [m.production.decoding for m in metas],
-        "production_tools": [m.production.tools for m in metas],
-        "production_web_access": [m.production.web_access for m in metas],
-        "production_system_prompt": [m.production.system_prompt for m in metas],
-        "production_notes": [m.production.notes for m in metas],
-        "training_datasets": [
-            "; ".join(m.training_data.datasets) if m.training_data else None for m in metas
-        ],
-        "contamination": [
-            m.training_data.contamination if m.training_data else None for m in metas
-        ],
-        "training_notes": [m.training_data.notes if m.training_data else None for m in metas],
-    }
+    own = ("model_name", "organisation", "model_family", "open_weights", "parameters")
+    out = {f: [getattr(m, f) for m in metas] for f in own}
+    out["date"] = [m.date.isoformat() for m in metas]
+    out["link"] = [str(m.link) for m in metas]
+    out["demo"] = [m.demo for m in metas]
+    for f in ("decoding", "tools", "web_access", "system_prompt", "notes"):
+        out[f"production_{f}"] = [getattr(m.production, f) for m in metas]
+    trained = [m.training_data for m in metas]
+    out["training_datasets"] = ["; ".join(t.datasets) if t else None for t in trained]
+    out["contamination"] = [t.contamination if t else None for t in trained]
+    out["training_notes"] = [t.notes if t else None for t in trained]
+    return out
 
 
-def _ranks(sc: Scores) -> dict[str, npt.NDArray[np.float64]]:
+def _ranks(sc: Scores) -> dict[str, Floats]:
     n = sc.groups.sub.size
     out = {k: np.full(n, np.nan) for k in ("rank", "rank_lo", "rank_hi", "tie_group")}
     for idx, ranking in sc.rankings.values():
-        out["rank"][idx] = ranking.rank
-        out["rank_lo"][idx] = ranking.rank_lo
-        out["rank_hi"][idx] = ranking.rank_hi
-        out["tie_group"][idx] = ranking.tie_group
+        for k, values in out.items():
+            values[idx] = getattr(ranking, k)
     return out
+
+
+def _typed(name: str, values: npt.NDArray[Any]) -> Any:
+    """A leaderboard column: a nullable integer column where the dictionary says int64."""
+    if TABLES["leaderboard"][name][0] == "int64":
+        return pd.array(values, dtype="Float64").astype("Int64")
+    return values
 
 
 def modality_pairs(
@@ -176,28 +170,19 @@ def leaderboard(
     defined = ~np.isnan(chars)
     with np.errstate(invalid="ignore", divide="ignore"):
         df["mean_response_chars"] = np.where(defined, chars, 0).sum(1) / defined.sum(1)
-    usage = sc.inputs.model_usage
+    n, usage = sc.groups.sub.size, sc.inputs.model_usage
+    nan = np.full(n, np.nan)
+    no_audit = {**dict.fromkeys(PPI_COLUMNS, nan), "audited_questions": np.zeros(n)}
     model = (
-        model_tokens(usage, len(sc.inputs.judges))
-        if usage is not None
-        else {name: np.full(sc.groups.sub.size, np.nan) for name in MODEL_TOKEN_COLUMNS}
+        dict.fromkeys(MODEL_TOKEN_COLUMNS, nan)
+        if usage is None
+        else model_tokens(usage, len(sc.inputs.judges))
     )
-    for name, values in {**(costs or _no_costs(sc.groups.sub.size)), **model}.items():
-        if name in COST_INT_COLUMNS:
-            df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
-        else:
-            df[name] = values[g]
-    for name, values in _ranks(sc).items():
-        df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
-    for name, values in _modality_columns(sc).items():
-        df[name] = values[g]
-    for name, col in _meta_columns(sc, sc.groups.sub[g]).items():
-        df[name] = col
-    for name, values in (corrected or _no_audit(sc.groups.sub.size)).items():
-        if name in _INT_COLUMNS:
-            df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
-        else:
-            df[name] = values[g]
+    meta = _meta_columns(sc, sc.groups.sub[g])  # already one value per row
+    parts = (costs or dict.fromkeys(JUDGE_COST_COLUMNS, nan), model, _ranks(sc))
+    for part in (*parts, _modality_columns(sc), meta, corrected or no_audit):
+        for name, values in part.items():
+            df[name] = values if part is meta else _typed(name, values[g])
     order = np.lexsort(
         (
             df["submission_id"].to_numpy(),
@@ -207,20 +192,6 @@ def leaderboard(
         )
     )
     return df.iloc[order].reset_index(drop=True)
-
-
-#: The PPI columns written as integers.
-_INT_COLUMNS = frozenset({"audited_questions", "rank_ppi", "tie_group_ppi"})
-
-
-def _no_costs(n: int) -> dict[str, Floats]:
-    return {name: np.full(n, np.nan) for name in JUDGE_COST_COLUMNS}
-
-
-def _no_audit(n: int) -> dict[str, Floats]:
-    out = {name: np.full(n, np.nan) for name in PPI_COLUMNS}
-    out["audited_questions"] = np.zeros(n)
-    return out
 
 
 def _modality_columns(sc: Scores) -> dict[str, Floats]:
@@ -359,17 +330,14 @@ def incomplete(sc: Scores) -> pd.DataFrame:
     """One row per incomplete (submission, setting, judge), with how much is missing."""
     g = np.flatnonzero(sc.level.status == Status.INCOMPLETE)
     k = sc.inputs.checks.size
-    missing = sc.inputs.verdicts[g] < 0
-    per_q = np.zeros((g.size, len(sc.inputs.questions)), np.int64)
-    for i in range(g.size):  # one bincount per incomplete group, not per row
-        per_q[i] = np.bincount(
-            sc.inputs.checks.question[missing[i]], minlength=len(sc.inputs.questions)
-        )
+    rows, cols = np.nonzero(sc.inputs.verdicts[g] < 0)
+    affected = np.zeros((g.size, len(sc.inputs.questions)), np.bool_)
+    affected[rows, sc.inputs.checks.question[cols]] = True
     df = pd.DataFrame(_labels(sc, g))
     df["n_expected"] = k
     df["n_judged"] = sc.level.n_judged[g]
     df["n_missing"] = k - sc.level.n_judged[g]
-    df["n_questions_affected"] = (per_q > 0).sum(axis=1)
+    df["n_questions_affected"] = affected.sum(axis=1)
     return df
 
 
@@ -398,17 +366,4 @@ def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
                 "kendall_tau": kendall_tau_b(mm, to),
             }
         )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "judge",
-            "primary",
-            "n_models",
-            "mean_gap",
-            "sd_gap",
-            "min_gap",
-            "max_gap",
-            "corr_gap_mean",
-            "kendall_tau",
-        ],
-    )
+    return pd.DataFrame(rows, columns=list(TABLES["modality_summary"]))
