@@ -167,8 +167,7 @@ def ppi_columns(sc: Scores, humans: HumanScores) -> dict[str, Floats]:
         if rows.size == 0:
             continue
         # a resample that draws fewer than two audited questions has no correction (NaN)
-        names = [sc.inputs.submission_ids[int(s)] for s in sc.groups.sub[rows]]
-        asked.append(Ask(out["gamut_ppi"][rows], boot[:, rows], names, judge_gamut.shape[1]))
+        asked.append(Ask(out["gamut_ppi"][rows], boot[:, rows], judge_gamut.shape[1]))
         where.append(rows)
     for rows, ranking in zip(where, rank_many(asked), strict=True):
         out["rank_ppi"][rows] = ranking.rank

@@ -179,14 +179,12 @@ class Ask(NamedTuple):
     Attributes:
         value: ``[n]`` point estimates.
         boot: ``[B, n]`` resampled estimates (the same resamples for every model).
-        tiebreak: names fixing the order of equal scores (None: index order).
         n_questions: questions behind the estimates (the t test's degrees of freedom + 1).
         family: rankings with the same key are one family for Holm's adjustment (None: alone).
     """
 
     value: Array
     boot: Array
-    tiebreak: Sequence[str] | None
     n_questions: int
     family: Hashable | None = None
 
@@ -282,27 +280,11 @@ def significance_ranks(value: Array, p_adjusted: Array, alpha: float = ALPHA) ->
     return np.asarray(better.sum(axis=1) + 1, np.int64)
 
 
-def rank_models(
-    value: Array, boot: Array, tiebreak: list[str] | None = None, n_questions: int = 0
-) -> Ranking:
-    """Rank models by score (higher is better) with bootstrap rank ranges and tie groups.
-
-    Equal scores share the best rank. The rank range is the 2.5-97.5 percentile of the rank in each
-    resample. The tie group is 1 + the number of models significantly better (paired t test on the
-    bootstrap standard error, Holm-adjusted over the ranking's pairs).
-
-    Args:
-        value: ``[n]`` point estimates.
-        boot: ``[B, n]`` resampled estimates (same resamples for every model).
-        tiebreak: optional names fixing the order of equal scores.
-        n_questions: questions behind the estimates (0: the normal limit of the t test).
-    """
-    return rank_many([Ask(value, boot, tiebreak, n_questions)])[0]
-
-
 def rank_many(rankings: Sequence[Ask]) -> list[Ranking]:
-    """:func:`rank_models` of each :class:`Ask`, with the percentiles of all of them taken in one
-    pass (each is still over its own columns), and Holm's adjustment over each family.
+    """Rank the models of each :class:`Ask` by score (higher is better; equal scores share the
+    best rank), with the 2.5-97.5 percentile of each model's rank over the resamples, and tie
+    groups: 1 + the number of models significantly better (paired t test on the bootstrap
+    standard error, Holm-adjusted over each family of rankings).
 
     The resampled ranks of every ranking share one array, sorted in place and let go after use.
     """

@@ -81,6 +81,3 @@ def index_checks(
         table.secondary[order],
     )
     return index, check_ids
-
-
-__all__ = ["N_KIND_KEYS", "CheckIndex", "index_checks", "kind_of"]

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 import pyarrow as pa
 
 from scoring.compiler import CheckKind
-from scoring.verdicts import VERDICT_KEY
 
 _S, _I, _F, _B = "string", "int64", "double", "bool"
 _GROUP = {
@@ -582,14 +581,3 @@ def dictionary(table: str, columns: Iterable[str]) -> dict[str, str]:
 def arrow_type(table: str, column: str) -> pa.DataType:
     """The published Arrow type of a documented column."""
     return pa.type_for_alias(TABLES[table][column][0])
-
-
-__all__ = [
-    "SECONDARY_NOTE",
-    "TABLES",
-    "VERDICT_KEY",
-    "VERDICT_KEY_NOTE",
-    "arrow_type",
-    "dictionary",
-    "undocumented",
-]

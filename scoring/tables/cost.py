@@ -1,16 +1,10 @@
 """The leaderboard's cost columns: what judging each row cost, and the model's own tokens.
 
-Judging cost: the usage table written beside the verdict table (:mod:`scoring.judge.usage`), per
-(submission, setting, judge), priced with that judge's configured prices
-(:meth:`scoring.judge.spec.JudgeConfig.cost`, the one pricing rule): a verdict of a direct call at
-the direct prices, of a provider batch or an imported batch file at the batch prices (an OpenAI
-batch file comes from a provider's batch API, billed at batch prices, or from a local server,
-which has no prices at all). Replayed verdicts and the demo's offline matcher's record no tokens:
-a row with any such verdict has no token figures and no cost, and ``judge_tokens_recorded`` says
-which share of its verdicts did record them. Figures are given only for a row whose every verdict
-recorded its tokens, so that no partial sum reads as a row's cost.
-
-Pure functions over arrays and the usage frame; reading the usage file is :func:`read_usage`.
+Judging cost comes from the usage table beside the verdict table (:mod:`scoring.judge.usage`),
+priced with the judge's configured prices (:meth:`scoring.judge.spec.JudgeConfig.cost`, the one
+pricing rule: direct calls at direct prices, provider batches and imported batch files at batch
+prices). Replayed verdicts and the demo's offline matcher record no tokens, so figures are given
+only for a row whose every verdict recorded its tokens: no partial sum reads as a row's cost.
 """
 
 from __future__ import annotations
@@ -42,17 +36,6 @@ JUDGE_COST_COLUMNS = (
     "judge_tokens_out",
     "judge_tokens_recorded",
     "judge_cost_usd",
-)
-#: Of those, the ones written as (nullable) integers.
-INT_COLUMNS = frozenset(
-    {
-        "judge_calls",
-        "judge_tokens_in",
-        "judge_tokens_cached",
-        "judge_tokens_out",
-        "model_tokens_in",
-        "model_tokens_out",
-    }
 )
 _FIX = "run `gamut judge` (or `gamut run`): it writes the verdict and usage tables together"
 
@@ -177,15 +160,3 @@ def judging_cost(
         out[f"judge_{c}"] = np.where(full, total, np.nan)
     out["judge_cost_usd"] = np.where(full, cost, np.nan)
     return out
-
-
-__all__ = [
-    "COST_COLUMNS",
-    "INT_COLUMNS",
-    "JUDGE_COST_COLUMNS",
-    "MODEL_TOKEN_COLUMNS",
-    "PRICE_MODE",
-    "judging_cost",
-    "model_tokens",
-    "read_usage",
-]

@@ -146,15 +146,3 @@ def drift_row(
     both = (a >= 0) & (b >= 0)
     stats = compare(codes[a[both]], codes[b[both]], partial_credit, contradiction_penalty)
     return {"judge": change.judge, "old_snapshot": change.old, "new_snapshot": change.new, **stats}
-
-
-__all__ = [
-    "CALIBRATION_PAIRS",
-    "SnapshotChange",
-    "calibration_judge",
-    "calibration_plan",
-    "compare",
-    "drift_row",
-    "snapshot_change",
-    "snapshots",
-]

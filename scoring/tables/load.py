@@ -26,12 +26,10 @@ from scoring.submissions.metadata import check_metadata
 from scoring.submissions.report import Limits
 from scoring.submissions.responses import read_responses
 from scoring.tables.checks import CheckIndex, index_checks
-from scoring.tables.matrix import MISSING, SETTINGS, read_verdicts
+from scoring.tables.matrix import SETTINGS, read_verdicts
 from scoring.tables.stamps import read_stamps
 
 _VALIDATE = "run `gamut submission validate` for every problem with its fix"
-
-__all__ = ["MISSING", "SETTINGS", "CheckIndex", "Inputs", "load_inputs"]
 
 
 @dataclass(frozen=True)

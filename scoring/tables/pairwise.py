@@ -9,47 +9,25 @@ all settings (the compare page's family), so a tie group never holds a significa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from scoring.tables.bootstrap import ALPHA, percentile_ci
+from scoring.tables.columns import TABLES
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Scores
 
 Array = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 
-#: Columns of the ``pairwise`` table, in order.
-PAIRWISE_COLUMNS = (
-    "setting",
-    "judge",
-    "submission_a",
-    "submission_b",
-    "diff",
-    "diff_lo",
-    "diff_hi",
-    "significant",
-    "p_adjusted",
-    "n_questions",
-    "n_a_higher",
-    "n_b_higher",
-    "n_equal",
-)
 
-
-@dataclass(frozen=True)
-class PairedDifferences:
-    """``[n, n]`` matrices over models: entry (a, b) is about a minus b.
-
-    Attributes:
-        diff: point estimate of score(a) - score(b).
-        lo: lower end of the (expanded) percentile interval of the resampled differences.
-        hi: its upper end.
-        significant: the 95% interval excludes zero (never on the diagonal); unadjusted.
-    """
+class PairedDifferences(NamedTuple):
+    """``[n, n]`` matrices over models, entry (a, b) about a minus b: the point estimate, the
+    (expanded) percentile interval of the resampled differences, and whether it excludes zero
+    (never on the diagonal; unadjusted)."""
 
     diff: Array
     lo: Array
@@ -129,9 +107,10 @@ def pairwise(sc: Scores) -> pd.DataFrame:
                 }
             )
         )
+    columns = list(TABLES["pairwise"])
     if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in PAIRWISE_COLUMNS})
-    return pd.concat(frames, ignore_index=True)[list(PAIRWISE_COLUMNS)]
+        return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in columns})
+    return pd.concat(frames, ignore_index=True)[columns]
 
 
 def _dtype(column: str) -> str:
@@ -140,12 +119,3 @@ def _dtype(column: str) -> str:
     if column == "significant":
         return "bool"
     return "int64" if column.startswith("n_") else "float64"
-
-
-__all__ = [
-    "PAIRWISE_COLUMNS",
-    "PairedDifferences",
-    "paired_differences",
-    "pairwise",
-    "question_wins",
-]

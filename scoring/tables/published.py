@@ -165,15 +165,3 @@ def published_types(name: str, table: pa.Table) -> pa.Table:
 
 #: The published response table's columns, in order.
 RESPONSE_COLUMNS = ("submission_id", "setting", "question_id", "response", "length")
-
-
-__all__ = [
-    "ENCODED_TABLES",
-    "RESPONSE_COLUMNS",
-    "codes",
-    "judge_ids",
-    "published_types",
-    "response_table",
-    "submission_slices",
-    "verdict_table",
-]

@@ -20,7 +20,8 @@ from scoring.tables.bootstrap import (
     resample_weights,
 )
 from scoring.tables.core import QuestionLevel, Status, question_level
-from scoring.tables.load import SETTINGS, Inputs
+from scoring.tables.load import Inputs
+from scoring.tables.matrix import SETTINGS
 
 Ints = npt.NDArray[np.int64]
 
@@ -95,18 +96,8 @@ def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores
         for j in range(n_j)
     }
     # one family per judge: the compare page tests every pair of every setting at once
-    ranked = rank_many(
-        [
-            Ask(
-                gamut.value[idx],
-                gamut.boot[:, idx],
-                [inputs.submission_ids[int(s)] for s in groups.sub[idx]],
-                n_q,
-                family=j,
-            )
-            for (_k, j), idx in members.items()
-        ]
-    )
+    asked = [Ask(gamut.value[i], gamut.boot[:, i], n_q, family=j) for (_, j), i in members.items()]
+    ranked = rank_many(asked)
     rankings: dict[tuple[int, int], tuple[Ints, Ranking]] = {
         key: (idx, r) for (key, idx), r in zip(members.items(), ranked, strict=True)
     }

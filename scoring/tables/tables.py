@@ -251,18 +251,16 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     ci = percentile_ci(every, overwrite=True, n=n)
     lo, hi = (x.reshape(len(order), g.size).T for x in ci)
     del every
-    ranked = [  # rank within each (setting, judge): its rows here and its models' names
-        (
-            np.array([position_of[int(x)] for x in idx], np.int64),
-            [sc.inputs.submission_ids[int(s)] for s in sc.groups.sub[idx]],
-        )
-        for idx, _ranking in sc.rankings.values()
+    # rank within each (setting, judge): its rows here
+    ranked = [
+        np.array([position_of[int(x)] for x in idx], np.int64)
+        for idx, _ in sc.rankings.values()
         if idx.size
     ]
     asked, where = [], []
     for d, boot in enumerate(boots):
-        for rows, names in ranked:
-            asked.append(Ask(means[rows, d], boot[:, rows], names, int(member[:, d].sum())))
+        for rows in ranked:
+            asked.append(Ask(means[rows, d], boot[:, rows], int(member[:, d].sum())))
             where.append((rows, d))
     for (rows, d), r in zip(where, rank_many(asked), strict=True):
         rank[rows, d], tie[rows, d] = r.rank, r.tie_group
