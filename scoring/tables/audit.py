@@ -241,16 +241,9 @@ def verdict_values(config: ScoringConfig) -> Floats:
 def _kind_rows(
     sc: Scores, code: Ints, prefix: Mapping[str, object], confusion: str
 ) -> list[dict[str, object]]:
-    """Rows of one comparison, for every check kind present and ``all``: agreement figures with
-    their intervals over questions, and (with a ``confusion`` pattern) the confusion counts.
-
-    Args:
-        code: each compared pair's cell, ``((question * kinds + kind) * k + rater) * k +
-            reference``.
-        prefix: the columns that lead every row.
-        confusion: the count columns' name pattern (``{a}``, ``{b}``: rater and reference
-            verdicts), or empty.
-    """
+    """Rows of one comparison (each pair's cell ``code``, of :func:`_code`) after the ``prefix``
+    columns, for every check kind present and ``all``: agreement figures with their intervals
+    over questions, and the confusion counts named by the ``confusion`` pattern (if any)."""
     shape = (int(sc.weights.shape[1]), len(KIND_ORDER), N_VERDICTS, N_VERDICTS)
     per_question = np.bincount(code, minlength=int(np.prod(shape))).reshape(shape)
     kinds = [k for k in range(per_question.shape[1]) if per_question[:, k].any()]

@@ -22,10 +22,7 @@ _TAILS = ((100.0 - LEVEL) / 2, 100.0 - (100.0 - LEVEL) / 2)
 
 
 def resample_weights(n_questions: int, n_resamples: int, seed: int) -> Array:
-    """Multiplicity of each question in each bootstrap resample, ``[B, Q]``, from ``seed``.
-
-    The same (n_questions, n_resamples, seed) always give the same matrix.
-    """
+    """Multiplicity of each question in each bootstrap resample, ``[B, Q]``, fixed by ``seed``."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_questions, size=(n_resamples, n_questions), dtype=np.int64)
     draws += np.arange(n_resamples, dtype=np.int64)[:, None] * n_questions  # a cell per row
@@ -37,16 +34,9 @@ def resample_weights(n_questions: int, n_resamples: int, seed: int) -> Array:
 def weighted_means(
     weights: Array, values: Array, subset: npt.NDArray[np.int64] | None = None
 ) -> Array:
-    """Weighted means over questions of each row of ``values``, NaN entries left out.
-
-    Args:
-        weights: ``[B, Q]`` question weights (a row of ones gives the plain mean).
-        values: ``[N, Q]`` per-question values; NaN means "not defined for this question".
-        subset: optional question indices to average over (the others are ignored).
-
-    Returns:
-        ``[B, N]`` means; NaN where a row has no weight on a defined value.
-    """
+    """``[B, N]`` means of each row of ``values`` ``[N, Q]`` under each row of question
+    ``weights`` ``[B, Q]`` (over the questions of ``subset`` only, if given), NaN entries left
+    out; NaN where a row has no weight on a defined value."""
     if subset is not None:
         weights, values = weights[:, subset], values[:, subset]
     out = np.full((weights.shape[0], values.shape[0]), np.nan)
@@ -68,12 +58,9 @@ def weighted_means(
 def nan_percentiles(
     x: Array, qs: Sequence[float | Array], *, overwrite: bool = False
 ) -> list[Array]:
-    """Percentiles (linear interpolation) over the first axis, NaN entries left out; NaN for a
-    column with no finite entry. Vectorised equivalent of ``np.nanpercentile(x, q, axis=0)``; a
-    ``q`` may be an array with one percentile per column.
-
-    ``overwrite``: sort ``x`` itself (an array nothing else reads) instead of a copy.
-    """
+    """``np.nanpercentile(x, q, axis=0)`` for each ``q`` (linear interpolation), where a ``q``
+    may be an array with one percentile per column; ``overwrite``: sort ``x`` itself (an array
+    nothing else reads) instead of a copy."""
     n = (~np.isnan(x)).sum(axis=0)
     if overwrite:
         x.sort(axis=0)  # NaN sorts last
@@ -138,12 +125,8 @@ def percentile_ci(
 ) -> tuple[Array, Array]:
     """The 95% percentile interval over the first axis (NaN resamples left out): the 2.5 and 97.5
     percentiles, or with ``n`` (the questions behind each column) the expanded ones of
-    :func:`expanded_tails`.
-
-    ``overwrite``: ``boot`` is a temporary that may be sorted in place.
-    """
-    tails = _TAILS if n is None else expanded_tails(n)
-    lo, hi = nan_percentiles(boot, tails, overwrite=overwrite)
+    :func:`expanded_tails`. ``overwrite``: ``boot`` may be sorted in place."""
+    lo, hi = nan_percentiles(boot, _TAILS if n is None else expanded_tails(n), overwrite=overwrite)
     return lo, hi
 
 

@@ -1,9 +1,5 @@
-"""Question scores from the dense verdict matrix (docs/contract.md §6). Pure arithmetic, no I/O.
-
-Counts per (group, question, tier, verdict) come from one ``np.bincount`` per group; the tier
-formula and the renormalised weighted average are :func:`scoring.scorer.tier_scores` and
-:func:`scoring.scorer.gamut_scores`.
-"""
+"""Question scores from the dense verdict matrix (docs/contract.md §6), with the tier formula
+and weighted average of :mod:`scoring.scorer`. Pure arithmetic, no I/O."""
 
 from __future__ import annotations
 
@@ -32,16 +28,9 @@ class Status(IntEnum):
 
 @dataclass(frozen=True)
 class QuestionLevel:
-    """Per-group, per-question results.
-
-    Attributes:
-        status: ``[G]`` :class:`Status` codes.
-        n_judged: ``[G]`` checks with a verdict.
-        counts: ``[G, Q, tiers, verdicts]`` verdict counts.
-        tiers: ``[G, Q, tiers]`` tier scores in [-1, 1]; NaN where the tier is absent or the group
-            is not complete.
-        gamut: ``[G, Q]`` question Gamut scores; NaN where the group is not complete.
-    """
+    """Per group ``[G]``: :class:`Status` codes and checks with a verdict; per group and
+    question (:func:`scored`): verdict counts, tier scores and Gamut scores, NaN where the group
+    is not complete."""
 
     status: npt.NDArray[np.int8]
     n_judged: npt.NDArray[np.int64]

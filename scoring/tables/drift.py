@@ -1,12 +1,10 @@
 """Snapshot drift: a judge whose provider moved its model to a new snapshot.
 
-Every verdict records the snapshot the provider reported. A judge's identity is its configured
-model, not the snapshot, so verdicts of two snapshots stand side by side in the ledger. To see
-whether the new snapshot judges differently, a fixed calibration subset of the judge's pairs
+A judge's identity is its configured model, not the snapshot each verdict records, so verdicts of
+two snapshots stand side by side in the ledger. A fixed calibration subset of the judge's pairs
 (the :data:`CALIBRATION_PAIRS` judged pairs with the smallest keys) is judged again under a
-calibration identity (the judge's identity plus the new snapshot, so its keys differ from the
-judge's own), and the two snapshots' verdicts on it are compared: agreement, Cohen's kappa and
-the difference of the mean check score (the tier formula's credit per verdict, x100).
+calibration identity (the judge's plus the new snapshot, so its keys are its own), and the two
+snapshots' verdicts on it are compared: agreement, Cohen's kappa, mean check score (x100).
 """
 
 from __future__ import annotations
@@ -64,11 +62,6 @@ def snapshot_change(ledger: Ledger, judge: BuiltJudge) -> SnapshotChange | None:
     return SnapshotChange(judge.name, judge.identity, seen[0], seen[-1])
 
 
-def calibration_judge(judge: BuiltJudge, snapshot: str) -> BuiltJudge:
-    """The judge under its calibration identity for ``snapshot`` (its keys are its own)."""
-    return dataclasses.replace(judge, identity=f"{judge.identity}#snapshot:{snapshot}")
-
-
 def calibration_plan(
     plan: PairPlan, ledger: Ledger, change: SnapshotChange, scheme: KeyScheme
 ) -> tuple[PairPlan, npt.NDArray[np.int64]]:
@@ -82,7 +75,7 @@ def calibration_plan(
     order = np.lexsort(plan.keys_of(rows).T[::-1])
     rows = np.sort(rows[order[:CALIBRATION_PAIRS]])
     units = sorted({int(u) for u in plan.unit[rows]})
-    cal = calibration_judge(plan.judge, change.new)
+    cal = dataclasses.replace(plan.judge, identity=f"{plan.judge.identity}#snapshot:{change.new}")
     sub = pair_plans([plan.units[u] for u in units], [cal], scheme)[0]
     where = {u: i for i, u in enumerate(units)}
     # a pair is (unit, the check's position among its unit's checks) in both plans

@@ -1,8 +1,6 @@
 """Judge agreement tables: per-judge scores, Kendall tau, leniency, self-preference, Cohen's kappa
-over all checks and per check kind.
-
-Every comparison between judges is made on the models both judged completely, and every CI of a
-difference comes from the shared question resamples (see ``bootstrap``).
+over all checks and per check kind. Judges are compared on the models both judged completely, and
+every CI of a difference comes from the shared question resamples (``bootstrap``).
 """
 
 from __future__ import annotations
@@ -26,11 +24,9 @@ Ints = npt.NDArray[np.int64]
 
 
 def kendall_tau_b(x: Floats, y: Floats) -> float:
-    """Kendall's tau-b between two score vectors (the statistic of ``scipy.stats.kendalltau``).
-
-    Computed over all pairs, which is quick for the tens of models a leaderboard holds and spares
-    the command SciPy's import time. NaN with fewer than two models or no variation.
-    """
+    """Kendall's tau-b of two score vectors (``scipy.stats.kendalltau``'s statistic) over all
+    pairs: quick for tens of models, without SciPy's import time. NaN with fewer than two models
+    or no variation."""
     if x.size < 2:
         return float("nan")
     iu = np.triu_indices(x.size, 1)
@@ -43,10 +39,8 @@ def kendall_tau_b(x: Floats, y: Floats) -> float:
 
 
 def cohen_kappa(confusion: npt.NDArray[np.int64]) -> tuple[float, float, int]:
-    """Cohen's kappa, raw agreement and the number of rated items of a square confusion table.
-
-    Kappa is NaN when chance agreement is 1 (both raters always gave the same single verdict).
-    """
+    """Cohen's kappa (NaN when chance agreement is 1), raw agreement and the number of rated
+    items of a square confusion table."""
     figures = confusion_figures(confusion)
     n = int(confusion.sum())
     return float(figures["kappa"]), float(figures["agreement"]), n
@@ -54,14 +48,10 @@ def cohen_kappa(confusion: npt.NDArray[np.int64]) -> tuple[float, float, int]:
 
 def confusion_figures(confusion: npt.NDArray[Any]) -> dict[str, Floats]:
     """Agreement figures of square confusion tables ``[..., k, k]`` (counts, possibly resampled
-    and so fractional), vectorised over the leading axes.
-
-    Returns:
-        ``agreement`` (raw), ``kappa`` (Cohen's), ``kappa_linear`` (weights 1 - |i - j| / (k - 1)
-        on the ordered scale, the verdicts in code order) and ``macro_f1`` (the mean F1 of the
-        categories that occur in either labelling); NaN for an empty table, and a kappa is NaN
-        when its chance agreement is 1.
-    """
+    and so fractional): ``agreement`` (raw), ``kappa`` (Cohen's), ``kappa_linear`` (weights
+    1 - |i - j| / (k - 1) on the verdicts' code order) and ``macro_f1`` (the mean F1 of the
+    categories that occur in either labelling); NaN for an empty table, a kappa NaN when its
+    chance agreement is 1."""
     c = np.asarray(confusion, np.float64)
     k = c.shape[-1]
     idx = np.arange(k)
@@ -93,20 +83,10 @@ INTERVAL_FIGURES = ("agreement", "kappa", "kappa_linear", "macro_f1")
 def agreement_intervals(
     per_question: npt.NDArray[np.int64], weights: Floats, min_checks: int | Ints = 1
 ) -> dict[str, tuple[Floats, Floats]]:
-    """95% cluster-bootstrap intervals of :func:`confusion_figures` of T confusion tables, over
-    questions: a resample takes every check of a drawn question together, with the same question
-    weights as every other statistic (``weights``, ``[B, Q]``).
-
-    Args:
-        per_question: ``[Q, T, k, k]`` each question's counts in each table.
-        weights: the bootstrap weights of the scores.
-        min_checks: a table with fewer checks gets NaN intervals (the floor of its figures),
-            one for all or one per table.
-
-    Returns:
-        figure -> (lo, hi), each ``[T]``: expanded percentile intervals (:func:`percentile_ci`)
-        over the questions that have checks in the table.
-    """
+    """figure -> (lo, hi), each ``[T]``: 95% expanded percentile intervals of
+    :func:`confusion_figures` of T tables given per question, ``[Q, T, k, k]``, over questions
+    (a resample takes every check of a drawn question, with the scores' ``weights``). A table
+    with fewer than ``min_checks`` checks (one floor or one per table) gets NaN intervals."""
     flat = per_question.reshape(per_question.shape[0], -1)
     used = np.flatnonzero(flat.any(axis=1))  # the labelled questions: few in an audit
     w = weights if used.size == flat.shape[0] else weights[:, used]

@@ -1,9 +1,7 @@
 """The verdict table as a dense matrix: one row per (submission, setting, judge), one column per
-expected check, ``int8`` verdict codes and :data:`MISSING` where a check has no verdict.
-
-The Parquet file is streamed with its string columns as dictionaries and decoded a record batch
-at a time, so that only the matrix and a few batches are in memory and every step works on small
-integer arrays that stay in the processor's cache.
+expected check, ``int8`` verdict codes and :data:`MISSING` where a check has no verdict. The file
+is streamed a record batch at a time, its strings as dictionaries: only the matrix and a batch are
+in memory, and every step works on small integer arrays.
 """
 
 from __future__ import annotations
@@ -30,10 +28,8 @@ BATCH_ROWS = 1 << 18
 
 
 class _Decoder:
-    """Our code for each row of a string column; ``sink`` for values not in ``lookup``.
-
-    Batches usually share one dictionary, so the lookup table is rebuilt only when it changes.
-    """
+    """Our code for each row of a string column; ``sink`` for values not in ``lookup``. The
+    lookup table is rebuilt only when a batch's dictionary changes."""
 
     def __init__(self, lookup: dict[str, int], sink: int) -> None:
         self.lookup, self.sink = lookup, sink
@@ -56,12 +52,8 @@ class _Decoder:
 
 
 def check_positions(check_ids: list[list[str]]) -> tuple[dict[str, int], npt.NDArray[np.int32]]:
-    """A dense ``(question, check id) -> column`` table with one sink row and column.
-
-    Returns:
-        The check-id codes and the table, flat, of shape ``(Q + 1) * (n_ids + 1)``; ``-1`` marks
-        a (question, check id) that is not expected.
-    """
+    """The check-id codes and a dense flat ``(question, check id) -> column`` table of shape
+    ``(Q + 1) * (n_ids + 1)`` (a sink row and column); ``-1`` marks a pair not expected."""
     codes = {cid: i for i, cid in enumerate(sorted({c for ids in check_ids for c in ids}))}
     width = len(codes) + 1
     dense = np.full((len(check_ids) + 1) * width, -1, np.int32)
@@ -80,11 +72,9 @@ def read_verdicts(
     question_ids: list[str],
     check_ids: list[list[str]],
 ) -> tuple[npt.NDArray[np.int8], int]:
-    """The dense verdict matrix ``[G, K]`` and the number of rows that match nothing expected.
-
-    Group ``g`` is ``(s * 2 + setting) * len(judges) + j``; column ``k`` is the position of the
-    check among every question's checks, in question order. Rows for unknown submissions, judges,
-    questions or checks (a stale table) are counted and left out.
+    """The dense verdict matrix ``[G, K]`` (group ``(s * 2 + setting) * len(judges) + j``, the
+    checks in question order) and the number of rows for unknown submissions, judges, questions
+    or checks (a stale table), which are left out.
 
     Raises:
         GamutError: the table is missing or unreadable, holds an unknown verdict, or holds two

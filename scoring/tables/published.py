@@ -1,9 +1,5 @@
-"""The published verdict and response tables: what the site's downloads and the Hugging Face
-dataset carry.
-
-One row per (submission_id, setting, judge, question_id, check_id), with the columns of ``gamut
-export verdicts`` plus the question's ``domain``. Built column-wise on the dictionary codes, so
-millions of rows cost about a second.
+"""The published verdict and response tables, as the site's downloads and the Hugging Face
+dataset carry them. Built column-wise on the dictionary codes: millions of rows in about a second.
 """
 
 from __future__ import annotations
@@ -61,18 +57,10 @@ def _mapped(arr: pa.Array, mapping: dict[str, str], what: str) -> pa.DictionaryA
 def verdict_table(
     source: Path, public: bool, judge_ids: dict[str, str], domains: dict[str, str]
 ) -> pa.Table:
-    """The published verdict table, read from ``source`` (``<results>/verdicts.parquet``).
-
-    Columns: those of ``gamut export verdicts`` (``judge_id`` after ``judge``) plus ``domain``
-    after ``question_id``, in the order of :class:`~scoring.verdicts.VerdictRow`; ``rationale``
-    and ``check_text`` only when ``public``. Rows are grouped by submission (a stable sort);
-    string columns stay dictionary-encoded.
-
-    Args:
-        source: the verdict table.
-        public: whether rubric text and rationales may be published.
-        judge_ids: judge name -> identity (:func:`judge_ids`).
-        domains: question id -> domain.
+    """The published verdict table, read from ``source`` (``<results>/verdicts.parquet``): the
+    columns of ``gamut export verdicts`` plus ``domain`` (from ``domains``, question id ->
+    domain), in the order of :class:`~scoring.verdicts.VerdictRow`, with ``rationale`` and
+    ``check_text`` only when ``public``; rows grouped by submission, strings dictionary-encoded.
 
     Raises:
         GamutError: a judge or question of the table has no entry in the mappings.
@@ -119,19 +107,15 @@ def submission_slices(table: pa.Table) -> dict[str, pa.Table]:
 def response_table(
     responses: Mapping[tuple[str, str], Mapping[str, str]], question_ids: Sequence[str]
 ) -> pa.Table:
-    """The published responses: one row per (submission, setting, question), sorted by
-    submission and setting, questions in ``question_ids`` order (those answered).
-
-    Args:
-        responses: (submission_id, setting) -> question id -> response text.
-        question_ids: the public questions, in file order.
-    """
+    """The published responses, from (submission_id, setting) -> question id -> text: one row
+    per (submission, setting, question), sorted by submission and setting, questions in
+    ``question_ids`` order."""
     order = {q: i for i, q in enumerate(question_ids)}
-    cols: dict[str, list[Any]] = {c: [] for c in RESPONSE_COLUMNS}
+    cols: dict[str, list[Any]] = {c: [] for c in TABLES["responses"]}
     for (sid, setting), texts in sorted(responses.items()):
         for qid in sorted(texts, key=lambda q: order.get(q, len(order))):
             text = texts[qid]
-            for c, v in zip(RESPONSE_COLUMNS, (sid, setting, qid, text, len(text)), strict=True):
+            for c, v in zip(cols, (sid, setting, qid, text, len(text)), strict=True):
                 cols[c].append(v)
     return pa.table({c: pa.array(v, arrow_type("responses", c)) for c, v in cols.items()})
 
@@ -161,7 +145,3 @@ def published_types(name: str, table: pa.Table) -> pa.Table:
         if col is not table.column(i):
             table = table.set_column(i, pa.field(field.name, col.type), col)
     return table
-
-
-#: The published response table's columns, in order.
-RESPONSE_COLUMNS = ("submission_id", "setting", "question_id", "response", "length")

@@ -46,7 +46,7 @@ def _labels(sc: Scores, g: npt.NDArray[np.int64]) -> dict[str, Any]:
     settings = np.array([s.value for s in SETTINGS], dtype=object)
     judges = np.array(sc.inputs.judges, dtype=object)
     return {
-        "submission_id": subs[sc.groups.sub[g]] if len(subs) else np.array([], object),
+        "submission_id": subs[sc.groups.sub[g]],
         "setting": settings[sc.groups.setting[g]],
         "judge": judges[sc.groups.judge[g]],
     }
@@ -62,10 +62,7 @@ def question_scores(sc: Scores) -> pd.DataFrame:
     rows_q = np.tile(np.arange(n_q), g.size)
 
     def cat(values: list[str], codes: npt.NDArray[np.int64]) -> pd.Categorical[str]:
-        uniq = sorted(set(values))
-        pos = {v: i for i, v in enumerate(uniq)}
-        lut = np.array([pos[v] for v in values], np.int64)
-        return pd.Categorical.from_codes(lut[codes], categories=pd.Index(uniq))
+        return pd.Categorical(values).take(codes)  # categories sorted
 
     level = sc.level
     counts = level.counts.sum(axis=2)[rows_g, rows_q]  # summed over tiers before the rows repeat
@@ -210,15 +207,6 @@ def _modality_columns(sc: Scores) -> dict[str, Floats]:
     return out
 
 
-def _subset_means(values: npt.NDArray[np.float64], member: npt.NDArray[np.float64]) -> Floats:
-    """``[N, Q]`` values -> ``[N, D]`` means over each question subset (NaN entries left out)."""
-    defined = ~np.isnan(values)
-    num = np.where(defined, values, 0.0) @ member
-    den = defined.astype(np.float64) @ member
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-
-
 def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     """One row per (complete group, value of ``column``: domain, popularity or egocentric).
 
@@ -226,8 +214,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     ``tie_group`` rank the models of each (setting, judge) within the value, as the leaderboard
     does over all questions.
     """
-    raw = [getattr(q, column) for q in sc.inputs.questions]
-    values = [v.value if hasattr(v, "value") else v for v in raw]
+    values = [getattr(v, "value", v) for v in (getattr(q, column) for q in sc.inputs.questions)]
     if column == "popularity":
         order = [p.value for p in Popularity if p.value in values]
     else:
@@ -238,7 +225,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     member[np.arange(code.size), code] = 1.0
     g = np.flatnonzero(sc.complete)
     gamut = sc.level.gamut[g]
-    means = _subset_means(gamut, member) * 100.0
+    means = weighted_means(member.T, gamut).T * 100.0  # [g, values]
     rank, tie = (np.full((g.size, len(order)), np.nan) for _ in range(2))
     position_of = {int(x): i for i, x in enumerate(g)}
     boots = [
@@ -274,7 +261,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     df["rank"] = pd.array(rank.ravel(), dtype="Float64").astype("Int64")
     df["tie_group"] = pd.array(tie.ravel(), dtype="Float64").astype("Int64")
     for t, name in enumerate(TIER_COLUMNS):
-        df[name] = (_subset_means(sc.level.tiers[g, :, t], member) * 100.0).ravel()
+        df[name] = (weighted_means(member.T, sc.level.tiers[g, :, t]).T * 100.0).ravel()
     return df
 
 

@@ -1,8 +1,5 @@
-"""Writing the score tables: Parquet (with the provenance as file metadata), CSV and JSON.
-
-Files are written atomically and deterministically: the same inputs give byte-identical files
-(``generated_at`` honours ``SOURCE_DATE_EPOCH``).
-"""
+"""Writing the score tables: Parquet (with the provenance as file metadata), CSV and JSON,
+atomically and deterministically (``generated_at`` honours ``SOURCE_DATE_EPOCH``)."""
 
 from __future__ import annotations
 
@@ -49,15 +46,8 @@ def provenance(
     scoring: ScoringConfig,
     rubrics_public: bool,
 ) -> dict[str, Any]:
-    """What produced these tables: rubric set, judges, scoring parameters, engine version.
-
-    Args:
-        inputs: what the tables were computed from.
-        judges: judge name -> its identity (provider, model, family, prompt template).
-        primary_judge: the judge that ranks the leaderboard.
-        scoring: the scoring parameters.
-        rubrics_public: whether the rubrics are public.
-    """
+    """What produced these tables: rubric set, judges (name -> provider, model, family, prompt
+    template), scoring parameters, engine version."""
     return {
         "rubric_version": inputs.rubric_version,
         "rubrics_public": rubrics_public,
@@ -116,12 +106,9 @@ def write_tables(
     parquet_only: Set[str],
 ) -> list[Path]:
     """Write every ``(name, table)`` as ``name.parquet`` and, unless the name is in
-    ``parquet_only``, as ``name.csv`` and ``name.json``; returns the files written.
-
-    Each table is encoded as it arrives (Parquet, CSV and JSON text), so only the encoded bytes
-    of the tables already built are held. No file is written before every table is encoded: a
-    table that fails to build leaves the folder as it was.
-    """
+    ``parquet_only``, as ``name.csv`` and ``name.json``; returns the files written. Each table is
+    encoded as it arrives, and no file is written before every table is encoded: a table that
+    fails to build leaves the folder as it was."""
     layout = ResultsLayout(out_dir)
     encoded: list[tuple[Path, bytes | str]] = []
     for name, df in frames:
