@@ -1,9 +1,8 @@
 """Bootstrap over questions: confidence intervals, rank ranges and tie groups. Pure arithmetic.
 
-One resample is a multiset of question indices, held as a row of multiplicities in a weight matrix
-``W[B, Q]``. Every statistic reuses the same ``W``, so the two sides of a paired quantity (a
-modality gap, a judge offset, the difference between neighbours) always see the same resamples,
-and a mean over any subset of questions is a matrix product.
+A resample is a row of question multiplicities in a weight matrix ``W[B, Q]`` that every statistic
+reuses, so both sides of a paired quantity see the same resamples, and a mean over any subset of
+questions is a matrix product.
 """
 
 from __future__ import annotations
@@ -157,14 +156,9 @@ ALPHA = 0.05
 
 
 class Ask(NamedTuple):
-    """One ranking asked of :func:`rank_many`.
-
-    Attributes:
-        value: ``[n]`` point estimates.
-        boot: ``[B, n]`` resampled estimates (the same resamples for every model).
-        n_questions: questions behind the estimates (the t test's degrees of freedom + 1).
-        family: rankings with the same key are one family for Holm's adjustment (None: alone).
-    """
+    """One ranking asked of :func:`rank_many`: ``[n]`` estimates, ``[B, n]`` resampled ones,
+    the questions behind them (the t test's degrees of freedom + 1; 0: the normal limit), and a
+    family key (rankings with the same key are one family for Holm's adjustment; None: alone)."""
 
     value: Array
     boot: Array
@@ -174,12 +168,8 @@ class Ask(NamedTuple):
 
 @dataclass(frozen=True)
 class Ranking:
-    """Ranks of n models (1 = best), their bootstrap range, and tie groups.
-
-    ``tie_group`` is 1 + the number of models significantly better (Holm-adjusted, over the
-    ranking's family); ``p_adjusted[a, b]`` is the Holm-adjusted p-value of the pair (1 on the
-    diagonal).
-    """
+    """Ranks of n models (1 = best), their bootstrap range, tie groups (1 + the number of models
+    significantly better) and the pairs' Holm-adjusted p-values (1 on the diagonal)."""
 
     rank: npt.NDArray[np.int64]
     rank_lo: npt.NDArray[np.int64]
@@ -195,13 +185,9 @@ def _min_ranks(scores: Array) -> npt.NDArray[np.int64]:
 
 
 def pair_pvalues(value: Array, boot: Array, n_questions: int) -> Array:
-    """Two-sided p-values of every paired difference, ``[n, n]`` (1 on the diagonal).
-
-    The statistic is the difference over its bootstrap standard error (the standard deviation of
-    the same resamples' differences), referred to Student's t with ``n_questions - 1`` degrees of
-    freedom. Resamples where any model is undefined (NaN) are left out. A difference with no
-    spread at all is certain: p = 0 unless it is zero.
-    """
+    """Two-sided p-values ``[n, n]`` of every paired difference over its bootstrap standard
+    error, on Student's t with ``n_questions - 1`` degrees of freedom (resamples with a NaN left
+    out); a difference with no spread is certain: p = 0 unless it is zero."""
     from scipy.special import stdtr  # imported when scoring, not with the command line
 
     n = value.size

@@ -37,6 +37,7 @@ JUDGE_COST_COLUMNS = (
     "judge_tokens_recorded",
     "judge_cost_usd",
 )
+_TOKENS = ("tokens_in", "tokens_cached", "tokens_out")
 _FIX = "run `gamut judge` (or `gamut run`): it writes the verdict and usage tables together"
 
 
@@ -106,57 +107,45 @@ def judging_cost(
     judge_names: Sequence[str],
 ) -> dict[str, Floats]:
     """Per (submission, setting, judge) group, in group order, the judging columns
-    (:data:`JUDGE_COST_COLUMNS`; NaN where unknown).
-
-    Args:
-        usage: the usage table (:func:`read_usage`), or None: no figure is known.
-        judges: each judge's config, for its prices (a judge without one has no cost).
-        submission_ids: the scored submissions, in the scores' order.
-        judge_names: the judges, in the scores' order.
-    """
+    (:data:`JUDGE_COST_COLUMNS`; NaN where unknown) from the usage table (:func:`read_usage`;
+    None: nothing known), priced with each judge's config (a judge without one has no cost)."""
     n_j = len(judge_names)
     n = len(submission_ids) * len(SETTINGS) * n_j
     out = {c: np.full(n, np.nan) for c in JUDGE_COST_COLUMNS}
     if usage is None:
         return out
-    sub_at = {s: i for i, s in enumerate(submission_ids)}
-    setting_at = {s.value: i for i, s in enumerate(SETTINGS)}
-    judge_at = {j: i for i, j in enumerate(judge_names)}
-    verdicts = np.zeros(n, np.int64)
-    recorded = np.zeros(n, np.int64)
-    calls = np.zeros(n)
-    tokens = {c: np.zeros(n) for c in ("tokens_in", "tokens_cached", "tokens_out")}
-    cost = np.zeros(n)
-    id_columns = ("submission_id", "setting", "judge", "source")
-    ids = zip(*(usage[c].astype(str) for c in id_columns), strict=True)
-    counts = usage[["n_verdicts", "calls", "tokens_in", "tokens_cached", "tokens_out"]]
-    for (sub, setting, judge, source), row in zip(ids, counts.to_numpy(np.int64), strict=True):
-        s, k, j = sub_at.get(sub), setting_at.get(setting), judge_at.get(judge)
-        if s is None or k is None or j is None:
-            continue  # a submission or judge that is not scored now
-        g = (s * len(SETTINGS) + k) * n_j + j
-        n_verdicts, n_calls, t_in, t_cached, t_out = (int(x) for x in row)
-        verdicts[g] += n_verdicts
-        mode = PRICE_MODE.get(source)
-        if mode is None:
-            continue
-        recorded[g] += n_verdicts
-        calls[g] += n_calls
-        tokens["tokens_in"][g] += t_in
-        tokens["tokens_cached"][g] += t_cached
-        tokens["tokens_out"][g] += t_out
-        config = judges.get(judge)
-        usd = config.cost(mode, t_in, t_cached, t_out) if config is not None else None
-        cost[g] += np.nan if usd is None else usd
+    position = {
+        "submission_id": {s: i for i, s in enumerate(submission_ids)},
+        "setting": {s.value: i for i, s in enumerate(SETTINGS)},
+        "judge": {j: i for i, j in enumerate(judge_names)},
+    }
+    sub, k, jj = (usage[c].astype(str).map(at).to_numpy(np.float64) for c, at in position.items())
+    kept = ~(np.isnan(sub) | np.isnan(k) | np.isnan(jj))  # a submission or judge not scored now
+    u = usage[kept]
+    g = ((sub[kept] * len(SETTINGS) + k[kept]) * n_j + jj[kept]).astype(np.int64)
+    mode = [PRICE_MODE.get(m) for m in u["source"].astype(str)]
+    rec = np.array([m is not None for m in mode], np.bool_)
+    counts = {c: u[c].to_numpy(np.float64) for c in ("n_verdicts", "calls", *_TOKENS)}
+    usd = [
+        None if m is None or (config := judges.get(name)) is None else config.cost(m, *tokens)
+        for m, name, *tokens in zip(
+            mode, u["judge"].astype(str), *(u[c] for c in _TOKENS), strict=True
+        )
+    ]
+    counts["usd"] = np.array([np.nan if x is None else x for x in usd], np.float64)
+    total = {c: np.bincount(g[rec], v[rec], minlength=n) for c, v in counts.items()}
     for j, name in enumerate(judge_names):
         config = judges.get(name)
         if config is None or (config.prices("direct") is None and config.prices("batch") is None):
-            cost[j::n_j] = np.nan  # no prices configured: no cost, even of nothing
-    full = recorded == verdicts  # also a row with nothing asked: its figures are zeros
+            total["usd"][j::n_j] = np.nan  # no prices configured: no cost, even of nothing
+    verdicts = np.bincount(g, counts["n_verdicts"], minlength=n)
+    full = total["n_verdicts"] == verdicts  # also a row with nothing asked: its figures are zeros
     with np.errstate(invalid="ignore", divide="ignore"):
-        out["judge_tokens_recorded"] = np.where(verdicts > 0, recorded / verdicts, np.nan)
-    out["judge_calls"] = np.where(full, calls, np.nan)
-    for c, total in tokens.items():
-        out[f"judge_{c}"] = np.where(full, total, np.nan)
-    out["judge_cost_usd"] = np.where(full, cost, np.nan)
+        out["judge_tokens_recorded"] = np.where(
+            verdicts > 0, total["n_verdicts"] / verdicts, np.nan
+        )
+    out["judge_calls"] = np.where(full, total["calls"], np.nan)
+    for c in _TOKENS:
+        out[f"judge_{c}"] = np.where(full, total[c], np.nan)
+    out["judge_cost_usd"] = np.where(full, total["usd"], np.nan)
     return out
