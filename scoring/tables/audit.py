@@ -77,16 +77,9 @@ def ppi_mean(
     population variance of the human score, is var_all(judge) + var_w(d) + 2 cov_w(judge, d)
     (weighted over the audited); ``s2_d,h`` is the sample variance of d in stratum h (a stratum
     with one audited question takes the pooled within-stratum variance). The question is the
-    unit, so the variance is clustered by question. The interval is theta +/- 1.96 sqrt(var).
-
-    Args:
-        judge: ``[N]`` question scores under the judge's verdicts, every question.
-        human: ``[N]`` question scores under the human verdicts (read only where ``audited``).
-        audited: ``[N]`` whether each question is audited.
-        strata: ``[N]`` the draw's stratum of each question (None: one stratum).
-
-    Returns:
-        All NaN when fewer than 2 questions are audited.
+    unit, so the variance is clustered by question. The interval is theta +/- 1.96 sqrt(var);
+    all NaN when fewer than 2 questions are ``audited``. ``judge`` and ``human`` are ``[N]``
+    question scores (``human`` read only where audited); ``strata`` None: one stratum.
     """
     n, size = int(audited.sum()), judge.size
     if n < 2 or size < 2:

@@ -45,8 +45,7 @@ def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
     """The usage table at ``path`` (None when there is none: every cost column is then empty).
 
     Raises:
-        GamutError: it cannot be read, lacks a column, or was written for another verdict
-            table than the one at ``verdict_table`` (their fingerprints differ).
+        GamutError: it cannot be read, lacks a column, or belongs to another verdict table.
     """
     if not path.is_file():
         return None
@@ -74,19 +73,11 @@ MODEL_TOKEN_COLUMNS = ("model_tokens_in", "model_tokens_out", "model_tokens_reco
 COST_COLUMNS = (*JUDGE_COST_COLUMNS, *MODEL_TOKEN_COLUMNS)
 
 
-def model_tokens(usage: npt.NDArray[np.int64] | None, n_judges: int) -> dict[str, Floats]:
-    """Per (submission, setting, judge) group, in group order, the model's own tokens of the
-    setting's responses (the same for every judge): ``model_tokens_recorded`` is the share of
-    the responses whose line records the provider's token counts, and the sums are given only
-    when every response records them (NaN otherwise, and without responses).
-
-    Args:
-        usage: ``[S, 2, 4]`` per response file (:attr:`scoring.tables.load.Inputs.model_usage`),
-            or None: nothing is known.
-        n_judges: the judges, which repeat each (submission, setting)'s figures.
-    """
-    if usage is None:
-        return {c: np.full(0, np.nan) for c in MODEL_TOKEN_COLUMNS}
+def model_tokens(usage: npt.NDArray[np.int64], n_judges: int) -> dict[str, Floats]:
+    """Per group, in group order, the model's own tokens of the setting's responses
+    (:attr:`scoring.tables.load.Inputs.model_usage`, the same for every judge):
+    ``model_tokens_recorded`` is the share of the responses whose line records the provider's
+    token counts, and the sums are given only when every response records them (else NaN)."""
     flat = usage.reshape(-1, 4).astype(np.float64)
     n, counted, t_in, t_out = flat.T
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -133,7 +124,7 @@ def judging_cost(
         )
     ]
     counts["usd"] = np.array([np.nan if x is None else x for x in usd], np.float64)
-    total = {c: np.bincount(g[rec], v[rec], minlength=n) for c, v in counts.items()}
+    total = {c: np.bincount(g[rec], v[rec], n).astype(np.float64) for c, v in counts.items()}
     for j, name in enumerate(judge_names):
         config = judges.get(name)
         if config is None or (config.prices("direct") is None and config.prices("batch") is None):

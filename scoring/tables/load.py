@@ -62,7 +62,7 @@ class Inputs:
     rubric_version: str
     ignored_rows: int
     check_ids: list[list[str]]
-    model_usage: npt.NDArray[np.int64] | None
+    model_usage: npt.NDArray[np.int64]
     stamps: dict[str, Any] | None
 
 

@@ -1,10 +1,8 @@
 """Every pair of models compared on the same questions: the paired score difference with its
-bootstrap interval, and on how many questions each scored higher.
-
-The interval reuses the resample matrix of the leaderboard's intervals (``Scores.weights``); the
-significance is the leaderboard ranking's own (:class:`scoring.tables.bootstrap.Ranking`): a paired
-t test on the bootstrap standard error, Holm-adjusted over every pair of one judge's rankings in
-all settings (the compare page's family), so a tie group never holds a significant pair.
+bootstrap interval (the leaderboard's resamples), and on how many questions each scored higher.
+The significance is the leaderboard ranking's own (:class:`scoring.tables.bootstrap.Ranking`,
+Holm-adjusted over one judge's rankings in all settings), so a tie group never holds a significant
+pair.
 """
 
 from __future__ import annotations
@@ -25,48 +23,31 @@ Ints = npt.NDArray[np.int64]
 
 
 class PairedDifferences(NamedTuple):
-    """``[n, n]`` matrices over models, entry (a, b) about a minus b: the point estimate, the
-    (expanded) percentile interval of the resampled differences, and whether it excludes zero
-    (never on the diagonal; unadjusted)."""
+    """``[n, n]`` matrices over models, entry (a, b) about a minus b: the point estimate and the
+    (expanded) percentile interval of the resampled differences."""
 
     diff: Array
     lo: Array
     hi: Array
-    significant: npt.NDArray[np.bool_]
 
 
 def paired_differences(
     value: Array, boot: Array, n_questions: int | None = None
 ) -> PairedDifferences:
-    """Score differences between every pair of models with paired bootstrap intervals.
-
-    Args:
-        value: ``[n]`` point estimates of the models' scores.
-        boot: ``[B, n]`` the same scores in each resample (the same resamples for every model).
-        n_questions: the questions behind the scores, for the expanded percentile interval
-            (None: the plain 2.5-97.5 percentiles).
-    """
+    """Score differences between every pair of models, ``[n]`` estimates with ``[B, n]``
+    resamples, with paired bootstrap intervals (expanded for ``n_questions``; None: the plain
+    2.5-97.5 percentiles)."""
     n = value.size
     diff = value[:, None] - value[None, :]
     resampled = (boot[:, :, None] - boot[:, None, :]).reshape(boot.shape[0], n * n)
     ci = percentile_ci(resampled, overwrite=True, n=n_questions)
     lo, hi = (x.reshape(n, n) for x in ci)
-    with np.errstate(invalid="ignore"):
-        significant = (lo > 0.0) | (hi < 0.0)
-    np.fill_diagonal(significant, False)
-    return PairedDifferences(diff, lo, hi, significant)
+    return PairedDifferences(diff, lo, hi)
 
 
 def question_wins(scores: Array, atol: float = 1e-12) -> tuple[Ints, Ints]:
-    """For every pair (a, b): on how many questions a scored higher, and on how many equal.
-
-    Args:
-        scores: ``[n, Q]`` question scores; a NaN on either side leaves that question out.
-        atol: scores closer than this count as equal.
-
-    Returns:
-        ``higher[a, b]`` (a above b) and ``equal[a, b]``; ``higher[b, a]`` is b above a.
-    """
+    """``higher[a, b]``, on how many questions a scored higher than b, and ``equal[a, b]``, on how
+    many within ``atol``, from ``[n, Q]`` question scores (a NaN leaves a question out)."""
     a, b = scores[:, None, :], scores[None, :, :]
     defined = ~np.isnan(a) & ~np.isnan(b)
     with np.errstate(invalid="ignore"):

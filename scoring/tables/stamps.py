@@ -1,13 +1,10 @@
 """What produced each leaderboard row, and whether it is stale.
 
-`gamut judge` records in the verdict table's file metadata (:data:`STAMPS`) what judged its
-verdicts: the rubric set's version, and per judge its configured model, prompt version and
-prompt template digest, with the model snapshots the ledger records for the verdicts of each
-(submission, setting). Scoring reads that record and stamps every leaderboard row with it, next
-to the benchmark version of the config and the engine that scored the row. A row judged under a
-rubric version, judge model, prompt version or prompt template other than the current ones
-(the table was kept while the config or the rubrics changed: `gamut score` without `gamut
-judge`) is **stale**, and ``stale_reason`` says what changed.
+`gamut judge` records in the verdict table's file metadata (:data:`STAMPS`) the rubric set's
+version and per judge its model, prompt version, template digest and the model snapshots of each
+(submission, setting). Every leaderboard row is stamped with that record; a row judged under
+another rubric version, judge model or prompt than the current ones (`gamut score` without `gamut
+judge` after a change) is **stale**, and ``stale_reason`` says what changed.
 """
 
 from __future__ import annotations
@@ -60,13 +57,8 @@ def read_stamps(path: Path) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class Current:
-    """What the rows would be judged under now.
-
-    Attributes:
-        rubric_version: the current rubric set's version.
-        benchmark_version: the question set's release version from the config, or None.
-        judges: judge name -> its provenance (:func:`scoring.judge.judge_provenance`).
-    """
+    """What the rows would be judged under now: the rubric set's version, the question set's
+    release version (or None), and judge name -> its provenance."""
 
     rubric_version: str
     benchmark_version: str | None

@@ -1,8 +1,6 @@
-"""The per-model tables: question scores, leaderboard, breakdowns, check kinds, modality.
-
-Each builder selects from :class:`~scoring.tables.scores.Scores` and labels; the arithmetic is in
-``core`` and ``bootstrap``. Columns follow ARCHITECTURE.md "The score tables".
-"""
+"""The per-model tables: question scores, leaderboard, breakdowns, check kinds, modality. Each
+builder selects from :class:`~scoring.tables.scores.Scores` and labels (arithmetic: ``core``,
+``bootstrap``)."""
 
 from __future__ import annotations
 
@@ -25,7 +23,7 @@ from scoring.tables.bootstrap import (
 from scoring.tables.checks import N_KIND_KEYS, kind_of
 from scoring.tables.columns import PPI_COLUMNS, TABLES
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
-from scoring.tables.cost import JUDGE_COST_COLUMNS, MODEL_TOKEN_COLUMNS, model_tokens
+from scoring.tables.cost import JUDGE_COST_COLUMNS, model_tokens
 from scoring.tables.judges import kendall_tau_b
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
@@ -139,14 +137,9 @@ def leaderboard(
     corrected: dict[str, Floats] | None = None,
     costs: dict[str, Floats] | None = None,
 ) -> pd.DataFrame:
-    """One row per (submission, setting, judge) that has responses, complete or not.
-
-    ``corrected``: the PPI columns per group (:func:`scoring.tables.audit.ppi_columns`), added
-    after the metadata; without them the columns are still there, empty (no audit).
-    ``costs``: the judging columns per group (:func:`scoring.tables.cost.judging_cost`), after
-    the response length; without them the columns are there, empty (nothing known). The
-    model's own token columns follow (:func:`scoring.tables.cost.model_tokens`).
-    """
+    """One row per (submission, setting, judge) that has responses, complete or not, with the
+    PPI columns per group (:func:`scoring.tables.audit.ppi_columns`) and the judging cost columns
+    (:func:`scoring.tables.cost.judging_cost`): empty when None (no audit, nothing known)."""
     g = np.flatnonzero(sc.level.status != Status.ABSENT)
     complete = sc.complete[g]
     df = pd.DataFrame(_labels(sc, g))
@@ -167,14 +160,10 @@ def leaderboard(
     defined = ~np.isnan(chars)
     with np.errstate(invalid="ignore", divide="ignore"):
         df["mean_response_chars"] = np.where(defined, chars, 0).sum(1) / defined.sum(1)
-    n, usage = sc.groups.sub.size, sc.inputs.model_usage
+    n = sc.groups.sub.size
     nan = np.full(n, np.nan)
     no_audit = {**dict.fromkeys(PPI_COLUMNS, nan), "audited_questions": np.zeros(n)}
-    model = (
-        dict.fromkeys(MODEL_TOKEN_COLUMNS, nan)
-        if usage is None
-        else model_tokens(usage, len(sc.inputs.judges))
-    )
+    model = model_tokens(sc.inputs.model_usage, len(sc.inputs.judges))
     meta = _meta_columns(sc, sc.groups.sub[g])  # already one value per row
     parts = (costs or dict.fromkeys(JUDGE_COST_COLUMNS, nan), model, _ranks(sc))
     for part in (*parts, _modality_columns(sc), meta, corrected or no_audit):
@@ -208,12 +197,9 @@ def _modality_columns(sc: Scores) -> dict[str, Floats]:
 
 
 def breakdown(sc: Scores, column: str) -> pd.DataFrame:
-    """One row per (complete group, value of ``column``: domain, popularity or egocentric).
-
-    The bootstrap reuses the global resamples, restricted to the group's questions; ``rank`` and
-    ``tie_group`` rank the models of each (setting, judge) within the value, as the leaderboard
-    does over all questions.
-    """
+    """One row per (complete group, value of ``column``: domain, popularity or egocentric), from
+    the global resamples restricted to the value's questions; ``rank`` and ``tie_group`` rank the
+    models of each (setting, judge) within the value, as the leaderboard does."""
     values = [getattr(v, "value", v) for v in (getattr(q, column) for q in sc.inputs.questions)]
     if column == "popularity":
         order = [p.value for p in Popularity if p.value in values]
@@ -290,25 +276,11 @@ def modality(sc: Scores) -> pd.DataFrame:
     """One row per (submission, judge) complete in both settings: both scores and the paired gap."""
     mm, to = modality_pairs(sc)
     a, b = sc.gamut.take(mm), sc.gamut.take(to)
-    gap = paired(b, a)
-    subs = np.array(sc.inputs.submission_ids, dtype=object)
-    judges = np.array(sc.inputs.judges, dtype=object)
-    return pd.DataFrame(
-        {
-            "submission_id": subs[sc.groups.sub[mm]] if mm.size else np.array([], object),
-            "judge": judges[sc.groups.judge[mm]] if mm.size else np.array([], object),
-            "primary": sc.groups.judge[mm] == sc.primary,
-            "multimodal": a.value,
-            "multimodal_lo": a.lo,
-            "multimodal_hi": a.hi,
-            "text_only": b.value,
-            "text_only_lo": b.lo,
-            "text_only_hi": b.hi,
-            "gap": gap.value,
-            "gap_lo": gap.lo,
-            "gap_hi": gap.hi,
-        }
-    )
+    df = pd.DataFrame(_labels(sc, mm)).drop(columns="setting")
+    df["primary"] = sc.groups.judge[mm] == sc.primary
+    for name, est in (("multimodal", a), ("text_only", b), ("gap", paired(b, a))):
+        df[name], df[f"{name}_lo"], df[f"{name}_hi"] = est.value, est.lo, est.hi
+    return df
 
 
 def incomplete(sc: Scores) -> pd.DataFrame:
