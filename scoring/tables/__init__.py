@@ -76,20 +76,13 @@ def build_tables(
     benchmark_version: str | None = None,
     drift: list[dict[str, object]] | None = None,
 ) -> Tables:
-    """Compute every score table and write it into ``out_dir``.
+    """Compute every score table from ``inputs`` and write it into ``out_dir``.
 
-    Args:
-        inputs: from :func:`load_inputs`.
-        scoring: the scoring parameters.
-        judges: judge name -> its provenance (at least ``family``), in config order.
-        primary_judge: the judge that ranks the leaderboard.
-        rubrics_public: whether rubric text may be published (recorded in the provenance).
-        out_dir: the results folder.
-        audit: the human audit labels (:func:`scoring.audit.read_audit`), or None.
-        audit_simulated: the labels are simulated (the demo's), as every page showing them says.
-        costs: the judging columns per group (:func:`scoring.tables.cost.judging_cost`), or None.
-        benchmark_version: the question set's release version, stamped on every leaderboard row.
-        drift: the ``judge_drift`` rows (none: no judge's model snapshot changed).
+    ``judges`` maps each judge name to its provenance (at least ``family``), in config order;
+    ``audit`` holds the human audit labels (``audit_simulated``: the demo's, as every page showing
+    them says); ``costs`` the judging columns per group (:func:`scoring.tables.cost.judging_cost`);
+    ``benchmark_version`` is stamped on every leaderboard row; ``drift`` holds the
+    ``judge_drift`` rows.
 
     Raises:
         GamutError: the verdicts are inconsistent.

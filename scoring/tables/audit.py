@@ -8,9 +8,8 @@ verdicts but not all are named (:func:`incomplete_audits`) and left out."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -132,7 +131,9 @@ def ppi_columns(sc: Scores, humans: HumanScores) -> dict[str, Floats]:
     defined (``audited_questions`` 0 for an incomplete group)."""
     judge_gamut, n_g = sc.level.gamut, sc.groups.sub.size
     response_of = sc.groups.sub * 2 + sc.groups.setting
-    strata = question_strata(sc.inputs.questions)
+    # each question's stratum in the audit draw within one response: its domain
+    # (:func:`scoring.audit_sample.draw_sample` stratifies by submission, setting and domain)
+    strata = np.unique([str(q.domain) for q in sc.inputs.questions], return_inverse=True)[1]
     out = {name: np.full(n_g, np.nan) for name in PPI_COLUMNS}
     out["audited_questions"] = np.zeros(n_g)
     rect = np.full(judge_gamut.shape, np.nan)  # design-weighted corrections, for the ranks
@@ -166,13 +167,6 @@ def ppi_columns(sc: Scores, humans: HumanScores) -> dict[str, Floats]:
         out["rank_ppi"][rows] = ranking.rank
         out["tie_group_ppi"][rows] = ranking.tie_group
     return out
-
-
-def question_strata(questions: Sequence[Any]) -> Ints:
-    """``[Q]`` each question's stratum in the audit draw within one response: its domain
-    (:func:`scoring.audit_sample.draw_sample` stratifies by submission, setting and domain)."""
-    _, code = np.unique([str(q.domain) for q in questions], return_inverse=True)
-    return np.asarray(code, np.int64)
 
 
 def _rect_sums(weights: Floats, rect: Floats, groups: Ints, response_of: Ints) -> Floats:

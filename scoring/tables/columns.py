@@ -1,9 +1,6 @@
-"""The column dictionary of every published table: each column's type and meaning.
-
-The site's downloads page and the Hugging Face dataset card print these entries, and the
-published files are cast to these types, so a table has the same schema in every release (an
-all-null column is typed, not ``null``). A column with no entry here is an error
-(:func:`undocumented`), never a silent blank in the dictionary.
+"""The column dictionary of every published table: each column's type and meaning, as the
+downloads page and the Hugging Face card print them and the published files are cast to (an
+all-null column is typed, not ``null``). A column with no entry is an error (:func:`undocumented`).
 """
 
 from __future__ import annotations

@@ -196,14 +196,9 @@ def model_families(sc: Scores) -> npt.NDArray[np.object_]:
 
 
 def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
-    """Per setting and judge: how much more a judge favours its own family's models than others do.
-
-    ``own_minus_others`` is the judge's mean score of its own family's models minus every other
-    judge's mean score of them; ``other_families_diff`` the same on the other families' models;
-    ``self_preference`` the first minus the second, with a CI from the shared resamples;
-    ``self_preference_primary`` the same against the primary judge alone (NaN for the primary
-    judge). Only models complete under every judge take part.
-    """
+    """Per setting and judge: how much more a judge favours its own family's models than others
+    do (against every other judge, and against the primary judge alone), over the models
+    complete under every judge."""
     fam = model_families(sc)
     n_j, n_q, p = len(sc.inputs.judges), sc.level.gamut.shape[1], sc.primary
     rows: list[dict[str, Any]] = []
@@ -318,13 +313,9 @@ def judge_kappa(sc: Scores, figures: KappaFigures) -> pd.DataFrame:
 
 
 def judge_kappa_by_kind(sc: Scores, figures: KappaFigures) -> pd.DataFrame:
-    """Per setting, pair of judges, check kind and secondary flag: Cohen's kappa over the checks
-    of that kind both judged, with intervals over questions.
-
-    The split is that of ``by_kind``, so the two tables join on (setting, kind, secondary); the
-    secondary flag keeps apart checks of one kind that ask different things. A kind that no
-    question has gets no row; one with fewer than :data:`MIN_KIND_CHECKS` shared checks gets NaN
-    kappa.
+    """Per setting, pair of judges, check kind and secondary flag (``by_kind``'s split, so the
+    two join): Cohen's kappa over the checks of that kind both judged, with intervals over
+    questions; NaN under :data:`MIN_KIND_CHECKS` shared checks, no row for a kind no question has.
     """
     labels = [kind_of(int(p)) for p in _present_keys(sc)]
     rows = [

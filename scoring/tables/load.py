@@ -35,15 +35,10 @@ class Inputs:
     setting) * len(judges) + j``.
 
     Attributes:
-        questions: the public questions, in file order (question index = position).
-        checks: the expected checks.
-        submission_ids: sorted submission ids (submission index = position).
-        meta: metadata per submission id.
-        judges: configured judge names, in config order.
+        questions, submission_ids, judges: in file, sorted and config order (index = position).
         has_responses: ``[S, 2]`` whether a submission has a response file for a setting.
         response_chars: ``[S, 2, Q]`` response length in characters (NaN when absent).
         verdicts: ``[G, K]`` verdict codes (:data:`MISSING` where no verdict).
-        rubric_version: content hash of the rubric set.
         ignored_rows: verdict rows that match no current submission, judge, question or check.
         check_ids: each question's check ids, in the order of the expected checks.
         model_usage: ``[S, 2, 4]`` per response file: its responses, those that record the

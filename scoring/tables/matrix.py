@@ -6,7 +6,6 @@ in memory, and every step works on small integer arrays.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -83,33 +82,6 @@ def read_verdicts(
     if not path.is_file():
         raise GamutError(f"no verdict table at {path} (run `gamut judge` first)")
     fix = "(rewrite it with `gamut judge`)"
-    try:
-        names = pq.read_schema(path).names
-        missing = [c for c in KEY_COLUMNS if c not in names]
-        if missing:
-            raise GamutError(
-                f"cannot read the verdict table {path}: no column(s) {', '.join(missing)} {fix}"
-            )
-        table = pq.ParquetFile(path, read_dictionary=list(KEY_COLUMNS))
-        # streamed: only one batch of rows is decoded at a time, beside the matrix
-        batches = table.iter_batches(batch_size=BATCH_ROWS, columns=list(KEY_COLUMNS))
-        return _fill(
-            path, batches, table.metadata.num_rows, submission_ids, judges, question_ids, check_ids
-        )
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise GamutError(f"cannot read the verdict table {path}: {exc} {fix}") from None
-
-
-def _fill(
-    path: Path,
-    batches: Iterator[pa.RecordBatch],
-    num_rows: int,
-    submission_ids: tuple[str, ...],
-    judges: tuple[str, ...],
-    question_ids: list[str],
-    check_ids: list[list[str]],
-) -> tuple[npt.NDArray[np.int8], int]:
-    """:func:`read_verdicts` on the table's record batches, one at a time."""
     n_s, n_set, n_j = len(submission_ids), len(SETTINGS), len(judges)
     n_q = len(question_ids)
     cid_codes, dense = check_positions(check_ids)
@@ -145,10 +117,21 @@ def _fill(
         matrix[flat[ok]] = c["verdict"][ok]
         return int(ok.sum())
 
-    kept = sum(put(batch) for batch in batches)  # one batch in memory at a time
+    try:
+        missing = [c for c in KEY_COLUMNS if c not in pq.read_schema(path).names]
+        if missing:
+            raise GamutError(
+                f"cannot read the verdict table {path}: no column(s) {', '.join(missing)} {fix}"
+            )
+        table = pq.ParquetFile(path, read_dictionary=list(KEY_COLUMNS))
+        # streamed: only one batch of rows is decoded at a time, beside the matrix
+        batches = table.iter_batches(batch_size=BATCH_ROWS, columns=list(KEY_COLUMNS))
+        kept = sum(put(batch) for batch in batches)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise GamutError(f"cannot read the verdict table {path}: {exc} {fix}") from None
     if int(np.count_nonzero(matrix != MISSING)) != kept:
         raise GamutError(
             f"{path}: some (submission, setting, judge, check) has more than one "
             "verdict row (rewrite the table with `gamut judge`)"
         )
-    return matrix.reshape(n_groups, n_checks), num_rows - kept
+    return matrix.reshape(n_groups, n_checks), table.metadata.num_rows - kept

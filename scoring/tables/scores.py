@@ -1,7 +1,5 @@
-"""The computed state every table is cut from: question-level scores plus bootstrap estimates.
-
-:func:`compute` is the only place the arithmetic runs; the table builders only select and label.
-"""
+"""The computed state every table is cut from: question-level scores plus bootstrap estimates
+(:func:`compute`)."""
 
 from __future__ import annotations
 
@@ -33,12 +31,6 @@ class Groups:
     sub: Ints
     setting: Ints
     judge: Ints
-
-    @classmethod
-    def of(cls, n_submissions: int, n_judges: int) -> Groups:
-        """All groups in index order ``g = (s * settings + setting) * judges + j``."""
-        g = np.arange(n_submissions * len(SETTINGS) * n_judges, dtype=np.int64)
-        return cls(g // (len(SETTINGS) * n_judges), (g // n_judges) % len(SETTINGS), g % n_judges)
 
     @staticmethod
     def index(s: int | Ints, setting: int | Ints, j: int | Ints, n_judges: int) -> Ints:
@@ -81,7 +73,8 @@ class Scores:
 def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores:
     """Score every group, bootstrap every estimate and rank every (setting, judge)."""
     n_s, n_j, n_q = len(inputs.submission_ids), len(inputs.judges), len(inputs.questions)
-    groups = Groups.of(n_s, n_j)
+    g = np.arange(n_s * len(SETTINGS) * n_j, dtype=np.int64)  # (s * settings + setting) * J + j
+    groups = Groups(g // (len(SETTINGS) * n_j), (g // n_j) % len(SETTINGS), g % n_j)
     expected = inputs.has_responses[groups.sub, groups.setting]
     level = question_level(inputs.verdicts, inputs.checks, n_q, expected, config)
     weights = resample_weights(n_q, config.bootstrap_resamples, config.seed)

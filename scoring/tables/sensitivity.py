@@ -18,12 +18,8 @@ from scoring.tables.scores import Scores
 
 
 def rank_sensitivity(sc: Scores) -> pd.DataFrame:
-    """One row per (setting, model ranked by the primary judge, judge).
-
-    Ranks are taken among the models complete under every judge (``compared``), so that every
-    judge ranks the same models; the others keep empty ranks. ``max_rank_change`` is the largest
-    difference between the model's ranks under any two judges.
-    """
+    """One row per (setting, model ranked by the primary judge, judge): ranks among the models
+    complete under every judge (``compared``; the others keep empty ranks)."""
     rows: list[dict[str, Any]] = []
     p = sc.primary
     for k, setting in enumerate(SETTINGS):

@@ -85,11 +85,6 @@ def records_json(table: pa.Table) -> str:
     return "[\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
 
 
-def arrow_table(df: pd.DataFrame) -> pa.Table:
-    """A score table as Arrow (no index; NaN becomes null, as in every file written)."""
-    return pa.Table.from_pandas(df, preserve_index=False)
-
-
 def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:
     """A table as zstd Parquet bytes with the provenance in the file metadata."""
     meta = dict(table.schema.metadata or {})
@@ -112,7 +107,7 @@ def write_tables(
     layout = ResultsLayout(out_dir)
     encoded: list[tuple[Path, bytes | str]] = []
     for name, df in frames:
-        table = arrow_table(df)
+        table = pa.Table.from_pandas(df, preserve_index=False)  # NaN becomes null
         encoded.append((layout.table(name), parquet_bytes(table, prov)))
         if name not in parquet_only:
             encoded.append((layout.table(name, "csv"), table_text_csv(table)))
