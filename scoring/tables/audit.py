@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -259,48 +260,39 @@ def _code(checks: CheckIndex, c: Ints, rater: Ints, reference: Ints) -> Ints:
     return (cell * N_VERDICTS + rater) * N_VERDICTS + reference
 
 
-def judge_human(sc: Scores, final: npt.NDArray[np.int8]) -> pd.DataFrame:
-    """Per setting, judge and check kind (and ``all``): the judge against the final human verdicts
-    on every (response, check) that has both, with intervals over questions."""
-    verdicts, status, g = sc.inputs.verdicts, sc.level.status, sc.groups
-    response_of = g.sub * 2 + g.setting
-    rows: list[dict[str, object]] = []
-    # each response's labelled checks, once (a few percent of the checks)
-    cols = [np.flatnonzero(final[r] != NO_VERDICT) for r in range(final.shape[0])]
-    for k, setting in enumerate(SETTINGS):
-        for j, name in enumerate(sc.inputs.judges):
-            mine = (status != Status.ABSENT) & (g.judge == j) & (g.setting == k)
-            codes = [np.zeros(0, np.int64)]
-            for grp in np.flatnonzero(mine):
-                r = int(response_of[grp])
-                v = verdicts[grp, cols[r]].astype(np.int64)
-                c = cols[r][v >= 0]
-                codes.append(_code(sc.inputs.checks, c, v[v >= 0], final[r, c]))
-            code = np.concatenate(codes)
-            if code.size:
-                head = {"setting": setting.value, "judge": name}
-                rows += _kind_rows(sc, code, head, "judge_{a}_human_{b}")
-    return pd.DataFrame(rows, columns=list(TABLES["judge_human"]))
-
-
-def judge_annotator(sc: Scores, labels: AuditLabels) -> pd.DataFrame:
-    """Per setting, judge and check kind (and ``all``): the judge against each annotator's own
-    label (not the adjudicated final verdict), one pair per label line on a check the judge
-    judged: like with like beside :func:`human_human`. Leniency is the judge's mean verdict value
-    minus the annotators'."""
+def _judge_rows(
+    sc: Scores, response: Ints, check: Ints, human: npt.NDArray[Any], confusion: str
+) -> list[dict[str, object]]:
+    """Per setting, judge and check kind (and ``all``): each judge's verdicts against the human
+    ones on the (response, check) pairs given, where the judge judged (:func:`_kind_rows`)."""
     n_j = len(sc.inputs.judges)
-    label = np.flatnonzero(~labels.adjudication)
-    response, check, human = labels.response[label], labels.check[label], labels.verdict[label]
     rows: list[dict[str, object]] = []
     for k, setting in enumerate(SETTINGS):
+        mine = response % len(SETTINGS) == k
         for j, name in enumerate(sc.inputs.judges):
-            mine = response % len(SETTINGS) == k
             group = response[mine] * n_j + j  # the group of (response, judge)
             v = sc.inputs.verdicts[group, check[mine]].astype(np.int64)
             ok = (v >= 0) & (sc.level.status[group] != Status.ABSENT)
             if ok.any():
                 code = _code(sc.inputs.checks, check[mine][ok], v[ok], human[mine][ok])
-                rows += _kind_rows(sc, code, {"setting": setting.value, "judge": name}, "")
+                rows += _kind_rows(sc, code, {"setting": setting.value, "judge": name}, confusion)
+    return rows
+
+
+def judge_human(sc: Scores, final: npt.NDArray[np.int8]) -> pd.DataFrame:
+    """The judges against the final human verdicts on every (response, check) that has both."""
+    response, check = np.nonzero(final != NO_VERDICT)
+    rows = _judge_rows(sc, response, check, final[response, check], "judge_{a}_human_{b}")
+    return pd.DataFrame(rows, columns=list(TABLES["judge_human"]))
+
+
+def judge_annotator(sc: Scores, labels: AuditLabels) -> pd.DataFrame:
+    """The judges against each annotator's own label (not the adjudicated final verdict), one
+    pair per label line: like with like beside :func:`human_human`. Leniency is the judge's mean
+    verdict value minus the annotators'."""
+    line = np.flatnonzero(~labels.adjudication)
+    human = labels.verdict[line]
+    rows = _judge_rows(sc, labels.response[line], labels.check[line], human, "")
     return pd.DataFrame(rows, columns=list(TABLES["judge_annotator"]))
 
 

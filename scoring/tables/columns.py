@@ -17,6 +17,7 @@ _GROUP = {
     "setting": (_S, "multimodal (image + question) or text_only (entity named, no image)"),
     "judge": (_S, "the judge's name in the configuration (see provenance.json for its model)"),
 }
+_SETTING_JUDGE = {k: _GROUP[k] for k in ("setting", "judge")}
 _CI = "95% bootstrap confidence interval over questions"
 _SCORE = {
     "gamut": (_F, "Gamut score: 100 x the mean question score, from -100 to 100"),
@@ -332,8 +333,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "max_diff_submission": (_S, "the submission with that difference"),
     },
     "judge_leniency": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         **_PRIMARY,
         "n_models": (_I, "models in the comparison"),
         "offset": (_F, "mean paired score difference, this judge minus the primary judge"),
@@ -341,8 +341,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "offset_hi": (_F, "upper end"),
     },
     "judge_self_preference": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "family": (_S, "the judge's model family"),
         "n_own": (_I, "models of the judge's family"),
         "n_other": (_I, "models of other families"),
@@ -383,8 +382,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         **_AGREEMENT_CI,
     },
     "pairwise": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "submission_a": (_S, "the first model of the pair"),
         "submission_b": (_S, "the second model of the pair"),
         "diff": (_F, "Gamut score of a minus that of b"),
@@ -428,8 +426,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "max_rank_change": (_I, "the largest difference between its ranks under any two judges"),
     },
     "judge_family_matrix": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "judge_family": (_S, "the judge's model family"),
         "model_family": (_S, "the family of the models scored (lower case)"),
         "n_models": (_I, "models of that family complete under every judge"),
@@ -441,8 +438,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         ),
     },
     "min_detectable_difference": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "board": (_S, "all (every question) or domain:<name>"),
         "n_questions": (_I, "questions on the board"),
         "n_pairs": (_I, "pairs of models neighbouring in this judge's ranking"),
@@ -459,8 +455,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         ),
     },
     "judge_human": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "kind": _AUDIT_KIND,
         **_AGREEMENT,
         **_INTERVALS,
@@ -479,8 +474,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         },
     },
     "judge_annotator": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "kind": _AUDIT_KIND,
         **_AGREEMENT,
         **_INTERVALS,

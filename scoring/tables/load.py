@@ -103,18 +103,9 @@ def load_inputs(
     only: Collection[str] | None = None,
     digests: DigestCache | None = None,
 ) -> Inputs:
-    """Read the submissions and the verdict table, and index them against questions and checks.
-
-    Args:
-        questions: the public questions, in file order.
-        checks: the compiled checks of the rubric set.
-        submissions: the submissions folder.
-        judges: the configured judge names, in config order.
-        verdicts: the verdict table (``verdicts.parquet``).
-        rubrics_source: where the rubrics came from, for messages.
-        only: the submission ids to score (default: every submission in the folder with a
-            metadata file); a pipeline leaves out those that fail validation.
-        digests: the files this process read already (:mod:`scoring.submissions.digests`).
+    """Read the submissions (``only`` those ids, if given) and the verdict table, and index them
+    against the questions and the compiled checks (``rubrics_source`` names where they came from,
+    for messages); ``digests``: the files this process read already.
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).

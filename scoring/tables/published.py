@@ -120,21 +120,16 @@ def response_table(
     return pa.table({c: pa.array(v, arrow_type("responses", c)) for c, v in cols.items()})
 
 
-#: Tables whose text columns stay dictionary-encoded when published: millions of verdicts read
-#: in a sixth of the memory (5.3 M rows: 110 MB against 730 MB as plain strings).
-ENCODED_TABLES = frozenset({"verdicts"})
-
-
 def published_types(name: str, table: pa.Table) -> pa.Table:
     """``table`` in the published schema, the one every copy of table ``name`` has (the site's
-    downloads and the Hub dataset): text as plain ``string`` (dictionary-encoded ``string`` in
-    :data:`ENCODED_TABLES`), and an all-null column (Arrow ``null``, as pandas writes an empty
-    text column) as its documented type. ``datasets`` reads every file of a config as one table
-    of string features."""
+    downloads and the Hub dataset, which ``datasets`` reads as one table of string features): text
+    as plain ``string`` (dictionary-encoded in the verdict table: millions of rows in a sixth of
+    the memory), and an all-null column (as pandas writes an empty text column) as its documented
+    type."""
     for i, field in enumerate(table.schema):
         col = table.column(i)
         kind = col.type
-        if pa.types.is_dictionary(kind) and name not in ENCODED_TABLES:
+        if pa.types.is_dictionary(kind) and name != "verdicts":
             col = col.cast(pa.string())
         elif pa.types.is_dictionary(kind) and kind.value_type != pa.string():
             col = col.cast(pa.dictionary(kind.index_type, pa.string()))

@@ -40,18 +40,10 @@ class Groups:
 
 @dataclass(frozen=True)
 class Scores:
-    """Everything the tables need.
-
-    Attributes:
-        inputs: what was read.
-        config: the scoring parameters.
-        primary: index of the primary judge.
-        groups: decoded group indices.
-        level: question-level scores.
-        weights: ``[B, Q]`` bootstrap weights shared by every statistic.
-        gamut: per group, 100 x mean question Gamut score with CI (NaN when not complete).
-        tiers: per tier (in :data:`TIER_ORDER`), 100 x mean over questions with that tier.
-        rankings: per (setting, judge), the ranking of its complete groups, with their indices.
+    """Everything the tables need: the inputs, the scoring parameters, the primary judge's index,
+    the groups, the question-level scores, the ``[B, Q]`` bootstrap weights every statistic
+    shares, per group the Gamut score (100 x mean question score, with CI; NaN when not complete)
+    and each tier's, and per (setting, judge) the ranking of its complete groups (their indices).
     """
 
     inputs: Inputs

@@ -196,6 +196,15 @@ def _modality_columns(sc: Scores) -> dict[str, Floats]:
     return out
 
 
+def _subset_means(values: Floats, member: Floats) -> Floats:
+    """``[N, Q]`` values -> ``[N, D]`` means over each question subset (NaN entries left out)."""
+    defined = ~np.isnan(values)
+    num = np.where(defined, values, 0.0) @ member
+    den = defined.astype(np.float64) @ member
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
 def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     """One row per (complete group, value of ``column``: domain, popularity or egocentric), from
     the global resamples restricted to the value's questions; ``rank`` and ``tie_group`` rank the
@@ -211,7 +220,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     member[np.arange(code.size), code] = 1.0
     g = np.flatnonzero(sc.complete)
     gamut = sc.level.gamut[g]
-    means = weighted_means(member.T, gamut).T * 100.0  # [g, values]
+    means = _subset_means(gamut, member) * 100.0
     rank, tie = (np.full((g.size, len(order)), np.nan) for _ in range(2))
     position_of = {int(x): i for i, x in enumerate(g)}
     boots = [
@@ -247,7 +256,7 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     df["rank"] = pd.array(rank.ravel(), dtype="Float64").astype("Int64")
     df["tie_group"] = pd.array(tie.ravel(), dtype="Float64").astype("Int64")
     for t, name in enumerate(TIER_COLUMNS):
-        df[name] = (weighted_means(member.T, sc.level.tiers[g, :, t]).T * 100.0).ravel()
+        df[name] = (_subset_means(sc.level.tiers[g, :, t], member) * 100.0).ravel()
     return df
 
 

@@ -70,11 +70,10 @@ _ROW_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 def _finite(table: pa.Table) -> pa.Table:
     """``table`` with every infinite float replaced by null (JSON has no infinity)."""
-    columns = []
-    for col in table.columns:
-        if pa.types.is_floating(col.type) and pc.any(pc.is_inf(col)).as_py():
-            col = pc.if_else(pc.is_inf(col), pa.scalar(None, col.type), col)
-        columns.append(col)
+    columns = [
+        pc.if_else(pc.is_inf(c), pa.scalar(None, c.type), c) if pa.types.is_floating(c.type) else c
+        for c in table.columns
+    ]
     return pa.Table.from_arrays(columns, schema=table.schema)
 
 
