@@ -1,10 +1,6 @@
 """Judge against humans, humans against each other, and the PPI-corrected score (docs/contract.md
-§11). Pure arithmetic on the verdict matrix and the final human verdicts, no I/O.
-
-The corrected score of a group is the mean of its judge question scores over all N questions plus
-the design-weighted mean of human minus judge over the audited ones (:func:`ppi_mean`); its ranks
-come from the leaderboard's bootstrap resamples applied to both terms. Questions with some human
-verdicts but not all are named (:func:`incomplete_audits`) and left out."""
+§11, :func:`ppi_mean`, ranked on the leaderboard's resamples applied to both terms). Pure
+arithmetic on the verdict matrix and the final human verdicts, no I/O."""
 
 from __future__ import annotations
 

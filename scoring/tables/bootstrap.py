@@ -61,11 +61,8 @@ def nan_percentiles(
     may be an array with one percentile per column; ``overwrite``: sort ``x`` itself (an array
     nothing else reads) instead of a copy."""
     n = (~np.isnan(x)).sum(axis=0)
-    if overwrite:
-        x.sort(axis=0)  # NaN sorts last
-        s = x
-    else:
-        s = np.sort(x, axis=0)
+    s = x if overwrite else x.copy()
+    s.sort(axis=0)  # NaN sorts last
     out = []
     for q in qs:
         pos = np.maximum(n - 1, 0) * (q / 100.0)

@@ -5,7 +5,7 @@ every CI of a difference comes from the shared question resamples (``bootstrap``
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, product
 from typing import Any
 
 import numpy as np
@@ -124,7 +124,7 @@ def judge_tau(sc: Scores) -> pd.DataFrame:
         for a, b in combinations(range(len(sc.inputs.judges)), 2):
             both = np.flatnonzero(done[:, a] & done[:, b])
             diff = np.abs(value[both, a] - value[both, b])
-            worst = int(both[np.argmax(diff)]) if both.size else None
+            worst = sc.inputs.submission_ids[int(both[np.argmax(diff)])] if both.size else None
             rows.append(
                 {
                     "setting": setting.value,
@@ -133,9 +133,7 @@ def judge_tau(sc: Scores) -> pd.DataFrame:
                     "n_models": int(both.size),
                     "tau_b": kendall_tau_b(value[both, a], value[both, b]),
                     "max_abs_diff": float(diff.max()) if both.size else float("nan"),
-                    "max_diff_submission": None
-                    if worst is None
-                    else sc.inputs.submission_ids[worst],
+                    "max_diff_submission": worst,
                 }
             )
     return pd.DataFrame(rows, columns=list(TABLES["judge_tau"]))
@@ -149,13 +147,10 @@ def judge_leniency(sc: Scores) -> pd.DataFrame:
         value, boot, done = per_judge(sc, k)
         for j, name in enumerate(sc.inputs.judges):
             both = np.flatnonzero(done[:, j] & done[:, p])
-            d = (
-                (boot[:, both, j] - boot[:, both, p]).mean(axis=1)
-                if both.size
-                else np.full(1, np.nan)
-            )
+            with np.errstate(invalid="ignore"):  # no model in common: NaN
+                d = (boot[:, both, j] - boot[:, both, p]).sum(axis=1) / both.size
+                offset = (value[both, j] - value[both, p]).sum() / both.size
             lo, hi = percentile_ci(d[:, None], n=n_q)
-            offset = (value[both, j] - value[both, p]).mean() if both.size else np.nan
             rows.append(
                 {
                     "setting": setting.value,
@@ -234,11 +229,6 @@ def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(TABLES["judge_self_preference"]))
 
 
-#: (setting, judge a, judge b) -> the kappa figures over every check, then per check kind key
-#: present (:func:`kappa_figures`).
-KappaFigures = dict[tuple[int, int, int], list[dict[str, Any]]]
-
-
 def with_total(per_question: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """``[Q, T, k, k]`` tables with their sum (the table of every check) first: ``[Q, T + 1, k,
     k]``."""
@@ -260,69 +250,52 @@ def _kind_confusions(sc: Scores, k: int, a: int, b: int) -> npt.NDArray[np.int64
     return confusion.reshape(n_q, N_KIND_KEYS, N_VERDICTS, N_VERDICTS)
 
 
-def _present_keys(sc: Scores) -> Ints:
-    """The check kind keys some question has."""
-    return np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
-
-
-def kappa_figures(sc: Scores) -> KappaFigures:
-    """Per setting and pair of judges: kappa and raw agreement with their intervals over
-    questions, over every check both judged and then per check kind key present (NaN kappa and
-    intervals for a kind under :data:`MIN_KIND_CHECKS` shared checks), every pair's tables
-    resampled in one product."""
-    present = _present_keys(sc)
-    pairs = [
-        (k, a, b)
-        for k in range(len(SETTINGS))
-        for a, b in combinations(range(len(sc.inputs.judges)), 2)
+def kappa_tables(sc: Scores) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``judge_kappa`` and ``judge_kappa_by_kind``: per setting and pair of judges, Cohen's kappa
+    and raw agreement with their intervals over questions, over every check both judged and per
+    check kind and secondary flag (``by_kind``'s split, so the two join; NaN kappa and intervals
+    under :data:`MIN_KIND_CHECKS` shared checks, no row for a kind no question has). Every pair's
+    tables are resampled in one product."""
+    present = np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
+    kinds = [
+        (None, None),
+        *((kind.value, second) for kind, second in map(kind_of, present.tolist())),
     ]
-    if not pairs:  # a single judge
-        return {}
-    stacked = np.concatenate([with_total(_kind_confusions(sc, *p)[:, present]) for p in pairs], 1)
-    floor = np.tile([1] + [MIN_KIND_CHECKS] * present.size, len(pairs))
-    tables = stacked.sum(axis=0)
-    n = tables.sum(axis=(1, 2))
-    point = confusion_figures(tables)
-    ci = agreement_intervals(stacked, sc.weights, floor)
-    rows = [
-        {
-            "kappa": np.nan if n[t] < floor[t] else float(point["kappa"][t]),
-            "kappa_lo": float(ci["kappa"][0][t]),
-            "kappa_hi": float(ci["kappa"][1][t]),
-            "n_checks": int(n[t]),
-            "agreement": float(point["agreement"][t]),
-            "agreement_lo": float(ci["agreement"][0][t]),
-            "agreement_hi": float(ci["agreement"][1][t]),
-        }
-        for t in range(tables.shape[0])
-    ]
-    size = present.size + 1
-    return {key: rows[i * size : (i + 1) * size] for i, key in enumerate(pairs)}
-
-
-def _pair(sc: Scores, k: int, a: int, b: int) -> dict[str, str]:
     judges = sc.inputs.judges
-    return {"setting": SETTINGS[k].value, "judge_a": judges[a], "judge_b": judges[b]}
-
-
-def judge_kappa(sc: Scores, figures: KappaFigures) -> pd.DataFrame:
-    """Per setting and pair of judges: Cohen's kappa and raw agreement over every check both
-    judged, each with its bootstrap interval over questions (``figures``: :func:`kappa_figures`)."""
-    rows = [{**_pair(sc, *key), **every[0]} for key, every in figures.items()]
-    return pd.DataFrame(rows, columns=list(TABLES["judge_kappa"]))
-
-
-def judge_kappa_by_kind(sc: Scores, figures: KappaFigures) -> pd.DataFrame:
-    """Per setting, pair of judges, check kind and secondary flag (``by_kind``'s split, so the
-    two join): Cohen's kappa over the checks of that kind both judged, with intervals over
-    questions; NaN under :data:`MIN_KIND_CHECKS` shared checks, no row for a kind no question has.
-    """
-    labels = [kind_of(int(p)) for p in _present_keys(sc)]
-    rows = [
-        {**_pair(sc, *key), "kind": kind.value, "secondary": secondary, **one}
-        for key, every in figures.items()
-        for (kind, secondary), one in zip(labels, every[1:], strict=True)
+    pairs = [
+        (k, a, b) for k in range(len(SETTINGS)) for a, b in combinations(range(len(judges)), 2)
     ]
+    rows = []
+    if pairs:  # not a single judge
+        stacked = np.concatenate(
+            [with_total(_kind_confusions(sc, *p)[:, present]) for p in pairs], 1
+        )
+        floor = np.tile([1] + [MIN_KIND_CHECKS] * present.size, len(pairs))
+        tables = stacked.sum(axis=0)
+        n = tables.sum(axis=(1, 2))
+        point = confusion_figures(tables)
+        ci = agreement_intervals(stacked, sc.weights, floor)
+        for t, ((k, a, b), (kind, secondary)) in enumerate(product(pairs, kinds)):
+            rows.append(
+                {
+                    "setting": SETTINGS[k].value,
+                    "judge_a": judges[a],
+                    "judge_b": judges[b],
+                    "kind": kind,
+                    "secondary": secondary,
+                    "kappa": np.nan if n[t] < floor[t] else float(point["kappa"][t]),
+                    "kappa_lo": float(ci["kappa"][0][t]),
+                    "kappa_hi": float(ci["kappa"][1][t]),
+                    "n_checks": int(n[t]),
+                    "agreement": float(point["agreement"][t]),
+                    "agreement_lo": float(ci["agreement"][0][t]),
+                    "agreement_hi": float(ci["agreement"][1][t]),
+                }
+            )
     df = pd.DataFrame(rows, columns=list(TABLES["judge_kappa_by_kind"]))
-    floats = [c for c in df.columns[5:] if c != "n_checks"]
-    return df.astype({"secondary": np.bool_, "n_checks": np.int64, **dict.fromkeys(floats, float)})
+    every = df["kind"].isna()
+    overall = df[every][list(TABLES["judge_kappa"])].reset_index(drop=True)
+    by_kind = df[~every].reset_index(drop=True)
+    floats = [c for c in by_kind.columns[5:] if c != "n_checks"]
+    types = {"secondary": np.bool_, "n_checks": np.int64, **dict.fromkeys(floats, float)}
+    return overall, by_kind.astype(types)

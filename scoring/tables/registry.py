@@ -43,9 +43,9 @@ class Built:
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @cached_property
-    def kappa_figures(self) -> _judges.KappaFigures:
-        """The kappa figures both kappa tables read (computed once)."""
-        return _judges.kappa_figures(self.scores)
+    def kappa(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The two kappa tables, computed together."""
+        return _judges.kappa_tables(self.scores)
 
     @cached_property
     def labels(self) -> tuple[AuditLabels, npt.NDArray[np.int8]]:
@@ -197,13 +197,13 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
     ScoreTable(
         "judge_kappa",
         "Judge verdict agreement (Cohen's kappa)",
-        lambda b: _judges.judge_kappa(b.scores, b.kappa_figures),
+        lambda b: b.kappa[0],
         site=tuple(TABLES["judge_kappa"]),
     ),
     ScoreTable(
         "judge_kappa_by_kind",
         "Judge verdict agreement by check kind (Cohen's kappa)",
-        lambda b: _judges.judge_kappa_by_kind(b.scores, b.kappa_figures),
+        lambda b: b.kappa[1],
         site=tuple(TABLES["judge_kappa_by_kind"]),
     ),
     ScoreTable(
