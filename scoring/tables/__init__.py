@@ -1,8 +1,6 @@
-"""The score tables (docs/contract.md §6 and §8): verdicts in, every table the leaderboard shows.
-
-``load_inputs(...)`` reads the submissions and the verdict table against the questions and checks;
-``build_tables(inputs, ...)`` scores, bootstraps over questions, and writes every table of
-:data:`scoring.tables.registry.SCORE_TABLES` into a folder. No table holds rubric or check text.
+"""The score tables (docs/contract.md §6 and §8): :func:`load_inputs` reads the submissions and
+verdicts, :func:`build_tables` scores them and writes every table of
+:data:`scoring.tables.registry.SCORE_TABLES`. No table holds rubric or check text.
 """
 
 from __future__ import annotations

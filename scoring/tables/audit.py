@@ -104,11 +104,9 @@ def ppi_mean(
 
 @dataclass(frozen=True)
 class HumanScores:
-    """Per response, under the final human verdicts ``final`` ``[R, K]``: ``gamut`` ``[R, Q]``
-    question scores where the question is ``audited`` (every check has a final verdict), else
-    NaN."""
+    """Per response, under the final human verdicts: ``gamut`` ``[R, Q]`` question scores where
+    the question is ``audited`` (every check has a final verdict), else NaN."""
 
-    final: npt.NDArray[np.int8]
     gamut: Floats
     audited: npt.NDArray[np.bool_]
 
@@ -120,7 +118,7 @@ def human_scores(final: npt.NDArray[np.int8], sc: Scores) -> HumanScores:
     per_q = np.bincount(checks.question, minlength=n_q)
     audited = (counts.sum(axis=(2, 3)) == per_q[None, :]) & (per_q[None, :] > 0)
     gamut[~audited] = np.nan
-    return HumanScores(final, gamut, audited)
+    return HumanScores(gamut, audited)
 
 
 def ppi_columns(sc: Scores, humans: HumanScores) -> dict[str, Floats]:
@@ -181,15 +179,17 @@ def _rect_sums(weights: Floats, rect: Floats, groups: Ints, response_of: Ints) -
     return out
 
 
-def incomplete_audits(sc: Scores, labels: AuditLabels, humans: HumanScores) -> pd.DataFrame:
+def incomplete_audits(
+    sc: Scores, labels: AuditLabels, final: npt.NDArray[np.int8], humans: HumanScores
+) -> pd.DataFrame:
     """One row per (response, question) with human labels on some checks but not a final human
     verdict on every one: left out of the correction, and named."""
     question = sc.inputs.checks.question
     started = np.zeros(humans.audited.shape, np.bool_)
     started[labels.response, question[labels.check]] = True
     resp, q = np.nonzero(started & ~humans.audited)
-    final = humans.final != NO_VERDICT
-    n_final = [int(final[r, question == qq].sum()) for r, qq in zip(resp, q, strict=True)]
+    done = final != NO_VERDICT
+    n_final = [int(done[r, question == qq].sum()) for r, qq in zip(resp, q, strict=True)]
     return pd.DataFrame(
         {
             "setting": [SETTINGS[int(r) % len(SETTINGS)].value for r in resp],

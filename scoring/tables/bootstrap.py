@@ -1,8 +1,6 @@
-"""Bootstrap over questions: confidence intervals, rank ranges and tie groups. Pure arithmetic.
-
-A resample is a row of question multiplicities in a weight matrix ``W[B, Q]`` that every statistic
-reuses, so both sides of a paired quantity see the same resamples, and a mean over any subset of
-questions is a matrix product.
+"""Bootstrap over questions: confidence intervals, rank ranges and tie groups. A resample is a
+row of question multiplicities in ``W[B, Q]``, which every statistic reuses, so both sides of a
+paired quantity see the same resamples.
 """
 
 from __future__ import annotations
@@ -236,24 +234,18 @@ def adjusted_pvalues(asks: Sequence[Ask]) -> list[Array]:
 
 
 def significance_ranks(value: Array, p_adjusted: Array, alpha: float = ALPHA) -> Ints:
-    """1 + the number of models significantly better (higher, with adjusted p below ``alpha``).
-
-    When the significant pairs are those whose |difference| / standard error passes one
-    threshold (as Holm's adjustment over one family with one t distribution gives), "significantly
-    better" is transitive, so two models with the same value are never significantly different.
-    """
+    """1 + the number of models significantly better (higher, adjusted p below ``alpha``):
+    transitive when one threshold on |difference| / standard error decides, as Holm's adjustment
+    over one family gives, so models with the same value are never significantly different."""
     better = (value[None, :] > value[:, None]) & (p_adjusted < alpha)
     return np.asarray(better.sum(axis=1) + 1, np.int64)
 
 
 def rank_many(rankings: Sequence[Ask]) -> list[Ranking]:
-    """Rank the models of each :class:`Ask` by score (higher is better; equal scores share the
-    best rank), with the 2.5-97.5 percentile of each model's rank over the resamples, and tie
-    groups: 1 + the number of models significantly better (paired t test on the bootstrap
-    standard error, Holm-adjusted over each family of rankings).
-
-    The resampled ranks of every ranking share one array, sorted in place and let go after use.
-    """
+    """Rank the models of each :class:`Ask` (higher is better; equal scores share the best rank),
+    with each rank's 2.5-97.5 percentile over the resamples and tie groups: 1 + the number of
+    models significantly better (paired t test on the bootstrap standard error, Holm-adjusted
+    over each family). The resampled ranks share one array, sorted in place."""
     if not rankings:
         return []
     sizes = [a.value.size for a in rankings]

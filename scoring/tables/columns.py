@@ -12,6 +12,13 @@ import pyarrow as pa
 from scoring.compiler import CheckKind
 
 _S, _I, _F, _B = "string", "int64", "double", "bool"
+
+
+def _ends(name: str, lower: str, upper: str = "upper end") -> dict[str, tuple[str, str]]:
+    """The entries of ``name``'s interval ends, ``name_lo`` and ``name_hi``."""
+    return {f"{name}_lo": (_F, lower), f"{name}_hi": (_F, upper)}
+
+
 _GROUP = {
     "submission_id": (_S, "the submission (its folder name under submissions/)"),
     "setting": (_S, "multimodal (image + question) or text_only (entity named, no image)"),
@@ -21,8 +28,7 @@ _SETTING_JUDGE = {k: _GROUP[k] for k in ("setting", "judge")}
 _CI = "95% bootstrap confidence interval over questions"
 _SCORE = {
     "gamut": (_F, "Gamut score: 100 x the mean question score, from -100 to 100"),
-    "gamut_lo": (_F, f"lower end of the {_CI}"),
-    "gamut_hi": (_F, f"upper end of the {_CI}"),
+    **_ends("gamut", f"lower end of the {_CI}", f"upper end of the {_CI}"),
     "ac": (_F, "answer-critical tier score (100 x mean over the questions that have the tier)"),
     "v": (_F, "valuable tier score (same scale)"),
     "c": (_F, "context tier score (same scale)"),
@@ -129,6 +135,7 @@ _AUDIT_KIND = (_S, f"check kind ({KINDS}), or all")
 _SHORT = {"meets": "meets", "partial": "partially_meets", "missing": "missing"}
 _SHORT["contradicts"] = "contradicts"
 
+
 #: table -> column -> (Arrow type name, meaning).
 TABLES: dict[str, dict[str, tuple[str, str]]] = {
     "questions": {
@@ -181,10 +188,8 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         **_SCORE,
         "ac_lo": (_F, f"lower end of the answer-critical score's {_CI}"),
         "ac_hi": (_F, "upper end of that interval"),
-        "v_lo": (_F, f"lower end of the valuable score's {_CI}"),
-        "v_hi": (_F, "upper end of that interval"),
-        "c_lo": (_F, f"lower end of the context score's {_CI}"),
-        "c_hi": (_F, "upper end of that interval"),
+        **_ends("v", f"lower end of the valuable score's {_CI}", "upper end of that interval"),
+        **_ends("c", f"lower end of the context score's {_CI}", "upper end of that interval"),
         **_SHARES,
         "mean_response_chars": (_F, "mean response length in characters"),
         "judge_calls": (
@@ -290,17 +295,14 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "judge": _GROUP["judge"],
         **_PRIMARY,
         "multimodal": (_F, "multimodal Gamut score"),
-        "multimodal_lo": (_F, f"lower end of its {_CI}"),
-        "multimodal_hi": (_F, "upper end"),
+        **_ends("multimodal", f"lower end of its {_CI}"),
         "text_only": (_F, "text-only Gamut score"),
-        "text_only_lo": (_F, f"lower end of its {_CI}"),
-        "text_only_hi": (_F, "upper end"),
+        **_ends("text_only", f"lower end of its {_CI}"),
         "gap": (
             _F,
             "text_only minus multimodal (positive: the model does better when told the entity)",
         ),
-        "gap_lo": (_F, "lower end of the gap's paired bootstrap 95% interval"),
-        "gap_hi": (_F, "upper end"),
+        **_ends("gap", "lower end of the gap's paired bootstrap 95% interval"),
     },
     "modality_summary": {
         "judge": _GROUP["judge"],
@@ -337,8 +339,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         **_PRIMARY,
         "n_models": (_I, "models in the comparison"),
         "offset": (_F, "mean paired score difference, this judge minus the primary judge"),
-        "offset_lo": (_F, "lower end of its 95% interval"),
-        "offset_hi": (_F, "upper end"),
+        **_ends("offset", "lower end of its 95% interval"),
     },
     "judge_self_preference": {
         **_SETTING_JUDGE,
@@ -350,15 +351,13 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "own_minus_others": (_F, "own_score minus others_score_of_own"),
         "other_families_diff": (_F, "the same difference over the other families' models"),
         "self_preference": (_F, "own_minus_others minus other_families_diff"),
-        "self_preference_lo": (_F, "lower end of its 95% interval"),
-        "self_preference_hi": (_F, "upper end"),
+        **_ends("self_preference", "lower end of its 95% interval"),
         "self_preference_primary": (
             _F,
             "the same self-preference against the primary judge alone instead of the mean of "
             "every other judge (empty for the primary judge)",
         ),
-        "self_preference_primary_lo": (_F, "lower end of its 95% interval"),
-        "self_preference_primary_hi": (_F, "upper end"),
+        **_ends("self_preference_primary", "lower end of its 95% interval"),
     },
     "judge_kappa": {
         **_PAIR,
@@ -386,8 +385,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "submission_a": (_S, "the first model of the pair"),
         "submission_b": (_S, "the second model of the pair"),
         "diff": (_F, "Gamut score of a minus that of b"),
-        "diff_lo": (_F, "lower end of the paired bootstrap 95% interval of the difference"),
-        "diff_hi": (_F, "upper end"),
+        **_ends("diff", "lower end of the paired bootstrap 95% interval of the difference"),
         "significant": (_B, "true when p_adjusted is below 0.05"),
         "p_adjusted": (
             _F,

@@ -1,10 +1,7 @@
-"""The leaderboard's cost columns: what judging each row cost, and the model's own tokens.
-
-Judging cost comes from the usage table beside the verdict table (:mod:`scoring.judge.usage`),
-priced with the judge's configured prices (:meth:`scoring.judge.spec.JudgeConfig.cost`, the one
-pricing rule: direct calls at direct prices, provider batches and imported batch files at batch
-prices). Replayed verdicts and the demo's offline matcher record no tokens, so figures are given
-only for a row whose every verdict recorded its tokens: no partial sum reads as a row's cost.
+"""The leaderboard's cost columns: what judging each row cost, priced from the usage table
+(:mod:`scoring.judge.usage`) by :meth:`scoring.judge.spec.JudgeConfig.cost`, the one pricing rule,
+and the model's own tokens. A row has figures only when every verdict recorded its tokens
+(replayed and offline-matched ones record none): no partial sum reads as a row's cost.
 """
 
 from __future__ import annotations

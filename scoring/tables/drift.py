@@ -1,10 +1,7 @@
-"""Snapshot drift: a judge whose provider moved its model to a new snapshot.
-
-A judge's identity is its configured model, not the snapshot each verdict records, so verdicts of
-two snapshots stand side by side in the ledger. A fixed calibration subset of the judge's pairs
-(the :data:`CALIBRATION_PAIRS` judged pairs with the smallest keys) is judged again under a
-calibration identity (the judge's plus the new snapshot, so its keys are its own), and the two
-snapshots' verdicts on it are compared: agreement, Cohen's kappa, mean check score (x100).
+"""Snapshot drift: a judge whose provider moved its model to a new snapshot. A calibration subset
+of its pairs (the :data:`CALIBRATION_PAIRS` judged pairs with the smallest keys) is judged again
+under a calibration identity (the judge's plus the new snapshot), and the two snapshots' verdicts
+on it are compared: agreement, Cohen's kappa, mean check score (x100).
 """
 
 from __future__ import annotations

@@ -76,10 +76,6 @@ def confusion_figures(confusion: npt.NDArray[Any]) -> dict[str, Floats]:
         }
 
 
-#: The figures :func:`agreement_intervals` gives an interval for.
-INTERVAL_FIGURES = ("agreement", "kappa", "kappa_linear", "macro_f1")
-
-
 def agreement_intervals(
     per_question: npt.NDArray[np.int64], weights: Floats, min_checks: int | Ints = 1
 ) -> dict[str, tuple[Floats, Floats]]:
@@ -97,7 +93,7 @@ def agreement_intervals(
     n_questions = (checks > 0).sum(axis=0).astype(np.int64)
     few = checks.sum(axis=0) < min_checks
     out = {}
-    for name in INTERVAL_FIGURES:
+    for name in ("agreement", "kappa", "kappa_linear", "macro_f1"):
         lo, hi = percentile_ci(figures[name], overwrite=True, n=n_questions)
         out[name] = (np.where(few, np.nan, lo), np.where(few, np.nan, hi))
     return out

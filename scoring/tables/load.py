@@ -31,20 +31,13 @@ _VALIDATE = "run `gamut submission validate` for every problem with its fix"
 
 @dataclass(frozen=True)
 class Inputs:
-    """Everything the score tables are computed from. Group ``g`` is ``(s * len(SETTINGS) +
-    setting) * len(judges) + j``.
-
-    Attributes:
-        questions, submission_ids, judges: in file, sorted and config order (index = position).
-        has_responses: ``[S, 2]`` whether a submission has a response file for a setting.
-        response_chars: ``[S, 2, Q]`` response length in characters (NaN when absent).
-        verdicts: ``[G, K]`` verdict codes (:data:`MISSING` where no verdict).
-        ignored_rows: verdict rows that match no current submission, judge, question or check.
-        check_ids: each question's check ids, in the order of the expected checks.
-        model_usage: ``[S, 2, 4]`` per response file: its responses, those that record the
-            provider's token counts, their input and their output tokens (zeros when absent).
-        stamps: what judged the verdicts, as the verdict table records it (None: not recorded).
-    """
+    """Everything the score tables are computed from (group ``g`` is ``(s * len(SETTINGS) +
+    setting) * len(judges) + j``): the questions, checks, submission ids and judges (index =
+    position), metadata per submission, ``has_responses`` ``[S, 2]``, ``response_chars``
+    ``[S, 2, Q]`` (NaN: absent), ``verdicts`` ``[G, K]`` (:data:`MISSING`: none), the rubric
+    version, ``ignored_rows`` (matching no current submission, judge, question or check), each
+    question's check ids, ``model_usage`` ``[S, 2, 4]`` (responses, those recording token counts,
+    input and output tokens) and what judged the verdicts (None: not recorded)."""
 
     questions: list[Question]
     checks: CheckIndex

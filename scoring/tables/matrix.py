@@ -1,7 +1,5 @@
-"""The verdict table as a dense matrix: one row per (submission, setting, judge), one column per
-expected check, ``int8`` verdict codes and :data:`MISSING` where a check has no verdict. The file
-is streamed a record batch at a time, its strings as dictionaries: only the matrix and a batch are
-in memory, and every step works on small integer arrays.
+"""The verdict table as a dense ``int8`` matrix, a row per (submission, setting, judge) and a
+column per expected check (:data:`MISSING`: no verdict), streamed a record batch at a time.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Every pair of models compared on the same questions: the paired score difference with its
-bootstrap interval (the leaderboard's resamples), and on how many questions each scored higher.
-The significance is the leaderboard ranking's own (:class:`scoring.tables.bootstrap.Ranking`,
-Holm-adjusted over one judge's rankings in all settings), so a tie group never holds a significant
-pair.
+bootstrap interval, on how many questions each scored higher, and the leaderboard ranking's own
+Holm-adjusted significance (so a tie group never holds a significant pair).
 """
 
 from __future__ import annotations

@@ -57,10 +57,9 @@ def _mapped(arr: pa.Array, mapping: dict[str, str], what: str) -> pa.DictionaryA
 def verdict_table(
     source: Path, public: bool, judge_ids: dict[str, str], domains: dict[str, str]
 ) -> pa.Table:
-    """The published verdict table, read from ``source`` (``<results>/verdicts.parquet``): the
-    columns of ``gamut export verdicts`` plus ``domain`` (from ``domains``, question id ->
-    domain), in the order of :class:`~scoring.verdicts.VerdictRow`, with ``rationale`` and
-    ``check_text`` only when ``public``; rows grouped by submission, strings dictionary-encoded.
+    """The published verdict table, read from ``source``: the columns of ``gamut export verdicts``
+    plus ``domain``, in :class:`~scoring.verdicts.VerdictRow` order, text columns only when
+    ``public``; rows grouped by submission, strings dictionary-encoded.
 
     Raises:
         GamutError: a judge or question of the table has no entry in the mappings.

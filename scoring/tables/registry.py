@@ -1,9 +1,6 @@
-"""The score tables, in one list: what builds each, its label, and what the site reads of it.
-
-Every other list of tables derives from :data:`SCORE_TABLES` (what ``gamut score`` writes, in this
-order; the site's required and optional tables; the downloads page); each table's columns, types
-and meanings are its entry of :data:`scoring.tables.columns.TABLES`.
-docs/adding-a-score-table.md says how to add one.
+"""The score tables, in one list (what ``gamut score`` writes, the site requires or shows, and the
+downloads page lists): what builds each, its label, and what the site reads of it; its columns
+are :data:`scoring.tables.columns.TABLES`' (docs/adding-a-score-table.md).
 """
 
 from __future__ import annotations
@@ -69,15 +66,10 @@ class Built:
 
 @dataclass(frozen=True)
 class ScoreTable:
-    """One score table: its file name under ``<results>/`` (no extension), its title on the
-    downloads page, and its builder (no I/O).
-
-    Attributes:
-        site: the columns the site reads (None: the site does not read the table).
-        site_optional: the site shows the table when present, and builds without it.
-        downloads: listed on the downloads page (the leaderboard has a page section of its own).
-        large: one row per question: Parquet only in the results folder, gzipped CSV on the site.
-    """
+    """One score table: its file name under ``<results>/`` (no extension), downloads-page title
+    and builder (no I/O); ``site``: the columns the site reads (None: not read; ``site_optional``:
+    shown when present); ``downloads``: listed on the downloads page; ``large``: one row per
+    question (Parquet only in the results folder, gzipped CSV on the site)."""
 
     name: str
     label: str
@@ -97,10 +89,6 @@ _AGREEMENT_SITE = tuple(
     for f in ("agreement", "kappa", "kappa_linear", "macro_f1")
     for end in ("", "_lo", "_hi")
 )
-
-
-def _breakdown(column: str) -> Callable[[Built], pd.DataFrame]:
-    return lambda b: _tables.breakdown(b.scores, column)
 
 
 #: Every score table, in the downloads page's order.
@@ -144,19 +132,19 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
     ScoreTable(
         "by_domain",
         "Scores by domain",
-        _breakdown("domain"),
+        lambda b: _tables.breakdown(b.scores, "domain"),
         site=(*_GROUP, "domain", "n_questions", *_GAMUT, "rank", "tie_group"),
     ),
     ScoreTable(
         "by_popularity",
         "Scores by popularity bucket",
-        _breakdown("popularity"),
+        lambda b: _tables.breakdown(b.scores, "popularity"),
         site=(*_GROUP, "popularity", *_GAMUT),
     ),
     ScoreTable(
         "by_egocentric",
         "Scores for egocentric and other photos",
-        _breakdown("egocentric"),
+        lambda b: _tables.breakdown(b.scores, "egocentric"),
         site=(*_GROUP, "egocentric", *_GAMUT),
     ),
     ScoreTable(
@@ -261,7 +249,7 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
     ScoreTable(
         "audit_incomplete",
         "Audited questions with incomplete human verdicts (left out of the correction)",
-        lambda b: _audit.incomplete_audits(b.scores, b.labels[0], b.humans),
+        lambda b: _audit.incomplete_audits(b.scores, *b.labels, b.humans),
         site=("setting", "submission_id", "question_id", "n_checks", "n_final"),
         site_optional=True,
     ),

@@ -1,10 +1,6 @@
-"""What produced each leaderboard row, and whether it is stale.
-
-`gamut judge` records in the verdict table's file metadata (:data:`STAMPS`) the rubric set's
-version and per judge its model, prompt version, template digest and the model snapshots of each
-(submission, setting). Every leaderboard row is stamped with that record; a row judged under
-another rubric version, judge model or prompt than the current ones (`gamut score` without `gamut
-judge` after a change) is **stale**, and ``stale_reason`` says what changed.
+"""What produced each leaderboard row (the verdict table's :data:`STAMPS` record of the rubric
+version and each judge's model, prompt and snapshots), and whether it is stale: judged under
+another rubric version, judge model or prompt than the current ones.
 """
 
 from __future__ import annotations

@@ -31,11 +31,7 @@ from scoring.tables.scores import Groups, Scores
 Floats = npt.NDArray[np.float64]
 
 SHARES = ("share_meets", "share_partial", "share_missing", "share_contradicts")
-COUNTS = ("n_meets", "n_partial", "n_missing", "n_contradicts")
 TIER_COLUMNS = ("ac", "v", "c")
-#: Suffix of the question-level score columns of ``question_scores``: raw scores in [-1, 1], where
-#: every published score (``gamut``, ``ac``, ... elsewhere) is 100 x a mean of them.
-RAW = "_raw"
 
 
 def _labels(sc: Scores, g: npt.NDArray[np.int64]) -> dict[str, Any]:
@@ -76,9 +72,9 @@ def question_scores(sc: Scores) -> pd.DataFrame:
         }
     )
     for t, name in enumerate(TIER_COLUMNS):
-        df[f"{name}{RAW}"] = level.tiers[rows_g, rows_q, t]
-    df[f"gamut{RAW}"] = level.gamut[rows_g, rows_q]
-    for v, name in enumerate(COUNTS):
+        df[f"{name}_raw"] = level.tiers[rows_g, rows_q, t]  # in [-1, 1]: published scores are x100
+    df["gamut_raw"] = level.gamut[rows_g, rows_q]
+    for v, name in enumerate(("n_meets", "n_partial", "n_missing", "n_contradicts")):
         df[name] = counts[:, v]
     chars = sc.inputs.response_chars[sc.groups.sub[rows_g], sc.groups.setting[rows_g], rows_q]
     df["response_chars"] = pd.array(chars, dtype="Float64").astype("Int64")
