@@ -67,15 +67,15 @@ class Built:
 @dataclass(frozen=True)
 class ScoreTable:
     """One score table: its file name under ``<results>/`` (no extension), downloads-page title
-    and builder (no I/O); ``site``: the columns the site reads (None: not read; ``site_optional``:
-    shown when present); ``downloads``: listed on the downloads page; ``large``: one row per
-    question (Parquet only in the results folder, gzipped CSV on the site)."""
+    and builder (no I/O); ``site``: the columns the site reads (None: not read), or
+    ``optional_site`` for a table it shows when present; ``downloads``: listed on the downloads
+    page; ``large``: one row per question (Parquet only in ``<results>/``, gzipped CSV online)."""
 
     name: str
     label: str
     build: Callable[[Built], pd.DataFrame]
     site: tuple[str, ...] | None = None
-    site_optional: bool = False
+    optional_site: tuple[str, ...] | None = None
     downloads: bool = True
     large: bool = False
 
@@ -215,50 +215,43 @@ SCORE_TABLES: tuple[ScoreTable, ...] = (
         "rank_sensitivity",
         "Each model's rank under every judge",
         lambda b: _sensitivity.rank_sensitivity(b.scores),
-        site=("setting", "submission_id", "judge", "rank", "rank_change"),
-        site_optional=True,
+        optional_site=("setting", "submission_id", "judge", "rank", "rank_change"),
     ),
     ScoreTable(
         "min_detectable_difference",
         "Minimum detectable difference per board",
         lambda b: _sensitivity.min_detectable_difference(b.scores),
-        site=("setting", "judge", "board", "n_questions", "mdd"),
-        site_optional=True,
+        optional_site=("setting", "judge", "board", "n_questions", "mdd"),
     ),
     ScoreTable(
         "judge_human",
         "Judge against the human audit",
         lambda b: _audit.judge_human(b.scores, b.labels[1]),
-        site=("setting", "judge", "kind", "n_checks", "leniency", *_AGREEMENT_SITE),
-        site_optional=True,
+        optional_site=("setting", "judge", "kind", "n_checks", "leniency", *_AGREEMENT_SITE),
     ),
     ScoreTable(
         "judge_annotator",
         "Judge against each annotator",
         lambda b: _audit.judge_annotator(b.scores, b.labels[0]),
-        site=("setting", "judge", "kind", "n_checks", *_AGREEMENT_SITE),
-        site_optional=True,
+        optional_site=("setting", "judge", "kind", "n_checks", *_AGREEMENT_SITE),
     ),
     ScoreTable(
         "human_human",
         "Annotators against each other",
         lambda b: _audit.human_human(b.scores, b.labels[0]),
-        site=("setting", "kind", "n_checks", *_AGREEMENT_SITE),
-        site_optional=True,
+        optional_site=("setting", "kind", "n_checks", *_AGREEMENT_SITE),
     ),
     ScoreTable(
         "audit_incomplete",
         "Audited questions with incomplete human verdicts (left out of the correction)",
         lambda b: _audit.incomplete_audits(b.scores, *b.labels, b.humans),
-        site=("setting", "submission_id", "question_id", "n_checks", "n_final"),
-        site_optional=True,
+        optional_site=("setting", "submission_id", "question_id", "n_checks", "n_final"),
     ),
     ScoreTable(
         "judge_drift",
         "Judge snapshot drift",
         lambda b: pd.DataFrame(b.drift, columns=list(TABLES["judge_drift"])),
-        site=tuple(TABLES["judge_drift"]),
-        site_optional=True,
+        optional_site=tuple(TABLES["judge_drift"]),
     ),
     ScoreTable("incomplete", "Incomplete submissions", lambda b: _tables.incomplete(b.scores)),
 )
@@ -272,6 +265,5 @@ def score_tables() -> tuple[ScoreTable, ...]:
 def site_tables(*, optional: bool) -> dict[str, tuple[str, ...]]:
     """The tables the site reads (``optional``: those it shows when present), with the columns
     it reads from each."""
-    return {
-        t.name: t.site for t in score_tables() if t.site is not None and t.site_optional == optional
-    }
+    read = {t.name: t.optional_site if optional else t.site for t in score_tables()}
+    return {name: columns for name, columns in read.items() if columns is not None}

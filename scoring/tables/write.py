@@ -79,7 +79,7 @@ def _finite(table: pa.Table) -> pa.Table:
 
 def records_json(table: pa.Table) -> str:
     """A table as a JSON array of objects, one per line; NaN, infinite and missing values become
-    null (the Arrow table already holds NaN as null, as :func:`arrow_table` makes it)."""
+    null (the Arrow table already holds NaN as null)."""
     lines = [_ROW_JSON.encode(row) for row in _finite(table).to_pylist()]
     return "[\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
 
