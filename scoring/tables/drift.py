@@ -102,10 +102,7 @@ def compare(
     n = len(Verdict)
     confusion = np.bincount(old.astype(np.int64) * n + new, minlength=n * n).reshape(n, n)
     kappa, agreement, count = cohen_kappa(confusion)
-    credit = np.zeros(n)
-    credit[Verdict.MEETS.code] = 1.0
-    credit[Verdict.PARTIALLY_MEETS.code] = partial_credit
-    credit[Verdict.CONTRADICTS.code] = contradiction_penalty
+    credit = np.array([1.0, partial_credit, 0.0, contradiction_penalty])  # in verdict code order
     old_score = 100 * float(credit[old].mean()) if count else float("nan")
     new_score = 100 * float(credit[new].mean()) if count else float("nan")
     return {

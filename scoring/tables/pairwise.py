@@ -63,9 +63,7 @@ def pairwise(sc: Scores) -> pd.DataFrame:
             continue
         d = paired_differences(sc.gamut.value[idx], sc.gamut.boot[:, idx], sc.level.gamut.shape[1])
         higher, equal = question_wins(sc.level.gamut[idx])
-        a, b = np.divmod(np.arange(n * n, dtype=np.int64), n)
-        keep = a != b
-        a, b = a[keep], b[keep]
+        a, b = np.nonzero(~np.eye(n, dtype=np.bool_))  # every ordered pair, a before b
         subs = np.array(sc.inputs.submission_ids, dtype=object)[sc.groups.sub[idx]]
         frames.append(
             pd.DataFrame(
@@ -86,15 +84,7 @@ def pairwise(sc: Scores) -> pd.DataFrame:
                 }
             )
         )
-    columns = list(TABLES["pairwise"])
-    if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in columns})
-    return pd.concat(frames, ignore_index=True)[columns]
-
-
-def _dtype(column: str) -> str:
-    if column in ("setting", "judge", "submission_a", "submission_b"):
-        return "object"
-    if column == "significant":
-        return "bool"
-    return "int64" if column.startswith("n_") else "float64"
+    if frames:
+        return pd.concat(frames, ignore_index=True)[list(TABLES["pairwise"])]
+    types = {"string": "object", "bool": "bool", "int64": "int64", "double": "float64"}
+    return pd.DataFrame({c: pd.Series(dtype=types[t]) for c, (t, _) in TABLES["pairwise"].items()})

@@ -104,7 +104,8 @@ def stamp(leaderboard: pd.DataFrame, recorded: dict[str, Any] | None, now: Curre
         judged = int(missing) < int(total)
         rec = judges.get(judge) if judged else None
         row: dict[str, Any] = dict.fromkeys(STAMP_COLUMNS)
-        row["benchmark_version"], row["engine_version"] = now.benchmark_version, __version__
+        row["benchmark_version"] = now.benchmark_version
+        row["engine_version"] = __version__
         if recorded is not None and rec is not None:
             snaps = rec.get("snapshots", {}).get(sub, {}).get(setting, [])
             row["rubric_version"] = recorded.get("rubric_version")

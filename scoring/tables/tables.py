@@ -29,6 +29,7 @@ from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
 
 Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
 
 SHARES = ("share_meets", "share_partial", "share_missing", "share_contradicts")
 TIER_COLUMNS = ("ac", "v", "c")
@@ -113,18 +114,13 @@ def _typed(name: str, values: npt.NDArray[Any]) -> Any:
     return values
 
 
-def modality_pairs(
-    sc: Scores, complete_only: bool = True
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def modality_pairs(sc: Scores, complete_only: bool = True) -> tuple[Ints, Ints]:
     """Group indices (multimodal, text-only) of every (submission, judge), by default only those
     complete in both settings."""
     n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
     s, j = np.divmod(np.arange(n_s * n_j, dtype=np.int64), n_j)
-    mm = Groups.index(s, 0, j, n_j)
-    to = Groups.index(s, 1, j, n_j)
-    if not complete_only:
-        return mm, to
-    ok = sc.complete[mm] & sc.complete[to]
+    mm, to = Groups.index(s, 0, j, n_j), Groups.index(s, 1, j, n_j)
+    ok = sc.complete[mm] & sc.complete[to] if complete_only else np.ones(mm.size, np.bool_)
     return mm[ok], to[ok]
 
 
