@@ -62,20 +62,18 @@ def ppi_mean(
     judge: Floats, human: Floats, audited: npt.NDArray[np.bool_], strata: Ints | None = None
 ) -> PPIEstimate:
     """The prediction-powered mean of one group, design-consistent for a stratified draw of
-    questions (docs/contract.md §11).
-
-    With N_h questions and n_h audited ones in stratum h, W_h = N_h / N and d = human - judge::
+    questions (docs/contract.md §11). With N_h questions and n_h audited in stratum h, W_h = N_h / N
+    and d = human - judge::
 
         theta = mean_all(judge) + sum_h W_h mean_h(d)
         var   = s2_h / N + sum_h W_h^2 (1 - n_h / N_h) s2_d,h / n_h
 
-    the variance of a two-phase sample for stratification (Cochran 1977, eq. 12.4). ``s2_h``, the
-    population variance of the human score, is var_all(judge) + var_w(d) + 2 cov_w(judge, d)
-    (weighted over the audited); ``s2_d,h`` is the sample variance of d in stratum h (a stratum
-    with one audited question takes the pooled within-stratum variance). The question is the
-    unit, so the variance is clustered by question. The interval is theta +/- 1.96 sqrt(var);
-    all NaN when fewer than 2 questions are ``audited``. ``judge`` and ``human`` are ``[N]``
-    question scores (``human`` read only where audited); ``strata`` None: one stratum.
+    the two-phase variance for stratification (Cochran 1977, eq. 12.4), where ``s2_h``, the human
+    score's population variance, is var_all(judge) + var_w(d) + 2 cov_w(judge, d) (weighted over
+    the audited) and ``s2_d,h`` the sample variance of d in stratum h (pooled within strata for a
+    stratum with one audited question). The question is the unit (the variance is clustered by
+    question); the interval is theta +/- 1.96 sqrt(var), all NaN under 2 audited questions.
+    ``human`` is read only where ``audited``; ``strata`` None: one stratum.
     """
     n, size = int(audited.sum()), judge.size
     if n < 2 or size < 2:
@@ -283,9 +281,8 @@ def judge_human(sc: Scores, final: npt.NDArray[np.int8]) -> pd.DataFrame:
 
 
 def judge_annotator(sc: Scores, labels: AuditLabels) -> pd.DataFrame:
-    """The judges against each annotator's own label (not the adjudicated final verdict), one
-    pair per label line: like with like beside :func:`human_human`. Leniency is the judge's mean
-    verdict value minus the annotators'."""
+    """The judges against each annotator's own label (not the adjudicated verdict), one pair per
+    label line, like with like beside :func:`human_human`."""
     line = np.flatnonzero(~labels.adjudication)
     human = labels.verdict[line]
     rows = _judge_rows(sc, labels.response[line], labels.check[line], human, "")
@@ -293,9 +290,9 @@ def judge_annotator(sc: Scores, labels: AuditLabels) -> pd.DataFrame:
 
 
 def human_human(sc: Scores, labels: AuditLabels) -> pd.DataFrame:
-    """Per setting and check kind (and ``all``): annotators against each other, over every pair of
-    annotators' labels on one (response, check); the ceiling a judge can be held to. Leniency is
-    the first annotator's (lower id) mean value minus the second's."""
+    """Annotators against each other, over every pair of labels on one (response, check): the
+    ceiling a judge can be held to (leniency: the lower annotator id's mean value minus the
+    other's)."""
     cell, a, b = labels.annotator_pairs()
     response, check = np.divmod(cell, max(labels.n_checks, 1))
     rows: list[dict[str, object]] = []

@@ -80,11 +80,8 @@ def question_level(
     expected: npt.NDArray[np.bool_],
     config: ScoringConfig,
 ) -> QuestionLevel:
-    """Tier scores and Gamut scores of every (group, question); only complete groups are scored.
-
-    A group with any expected check lacking a verdict is :attr:`Status.INCOMPLETE` and its scores
-    are NaN: a check without a verdict is never scored as missing content.
-    """
+    """Tier and Gamut scores of every (group, question); a group with an expected check lacking
+    a verdict is :attr:`Status.INCOMPLETE` and NaN: a missing verdict never scores as missing."""
     n_judged = (verdicts != MISSING).sum(axis=1).astype(np.int64)
     complete = n_judged == verdicts.shape[1]
     status = np.where(

@@ -71,10 +71,8 @@ COST_COLUMNS = (*JUDGE_COST_COLUMNS, *MODEL_TOKEN_COLUMNS)
 
 
 def model_tokens(usage: npt.NDArray[np.int64], n_judges: int) -> dict[str, Floats]:
-    """Per group, in group order, the model's own tokens of the setting's responses
-    (:attr:`scoring.tables.load.Inputs.model_usage`, the same for every judge):
-    ``model_tokens_recorded`` is the share of the responses whose line records the provider's
-    token counts, and the sums are given only when every response records them (else NaN)."""
+    """Per group, the model's own tokens of the setting's responses (the same for every judge):
+    the share of responses recording them, and their sums when every one does (else NaN)."""
     flat = usage.reshape(-1, 4).astype(np.float64)
     n, counted, t_in, t_out = flat.T
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -1,6 +1,5 @@
-"""Judge agreement tables: per-judge scores, Kendall tau, leniency, self-preference, Cohen's kappa
-over all checks and per check kind. Judges are compared on the models both judged completely, and
-every CI of a difference comes from the shared question resamples (``bootstrap``).
+"""Judge agreement tables: per-judge scores, Kendall tau, leniency, self-preference, Cohen's kappa,
+on the models both judges judged completely and the shared question resamples (``bootstrap``).
 """
 
 from __future__ import annotations
@@ -24,9 +23,8 @@ Ints = npt.NDArray[np.int64]
 
 
 def kendall_tau_b(x: Floats, y: Floats) -> float:
-    """Kendall's tau-b of two score vectors (``scipy.stats.kendalltau``'s statistic) over all
-    pairs: quick for tens of models, without SciPy's import time. NaN with fewer than two models
-    or no variation."""
+    """Kendall's tau-b (``scipy.stats.kendalltau``'s statistic, without SciPy's import time) over
+    all pairs; NaN with fewer than two models or no variation."""
     if x.size < 2:
         return float("nan")
     iu = np.triu_indices(x.size, 1)
@@ -47,11 +45,10 @@ def cohen_kappa(confusion: npt.NDArray[np.int64]) -> tuple[float, float, int]:
 
 
 def confusion_figures(confusion: npt.NDArray[Any]) -> dict[str, Floats]:
-    """Agreement figures of square confusion tables ``[..., k, k]`` (counts, possibly resampled
-    and so fractional): ``agreement`` (raw), ``kappa`` (Cohen's), ``kappa_linear`` (weights
-    1 - |i - j| / (k - 1) on the verdicts' code order) and ``macro_f1`` (the mean F1 of the
-    categories that occur in either labelling); NaN for an empty table, a kappa NaN when its
-    chance agreement is 1."""
+    """Agreement figures of ``[..., k, k]`` confusion tables (possibly resampled counts):
+    ``agreement``, ``kappa`` (Cohen's), ``kappa_linear`` (weights 1 - |i - j| / (k - 1) in code
+    order) and ``macro_f1`` (over the categories either labelling uses); NaN for an empty table,
+    a kappa NaN when its chance agreement is 1."""
     c = np.asarray(confusion, np.float64)
     k = c.shape[-1]
     idx = np.arange(k)
@@ -248,10 +245,9 @@ def _kind_confusions(sc: Scores, k: int, a: int, b: int) -> npt.NDArray[np.int64
 
 def kappa_tables(sc: Scores) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``judge_kappa`` and ``judge_kappa_by_kind``: per setting and pair of judges, Cohen's kappa
-    and raw agreement with their intervals over questions, over every check both judged and per
-    check kind and secondary flag (``by_kind``'s split, so the two join; NaN kappa and intervals
-    under :data:`MIN_KIND_CHECKS` shared checks, no row for a kind no question has). Every pair's
-    tables are resampled in one product."""
+    and raw agreement with intervals over questions, over every check both judged and per check
+    kind and secondary flag (``by_kind``'s split; NaN kappa and intervals under
+    :data:`MIN_KIND_CHECKS` shared checks), every pair's tables resampled in one product."""
     present = np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
     kinds = [
         (None, None),

@@ -5,6 +5,7 @@ dataset carry them. Built column-wise on the dictionary codes: millions of rows 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, cast
 
@@ -93,14 +94,8 @@ def judge_ids(provenance: dict[str, Any]) -> dict[str, str]:
 def submission_slices(table: pa.Table) -> dict[str, pa.Table]:
     """Zero-copy slices of a table grouped by submission (as :func:`verdict_table` returns)."""
     sub, names = codes(table.column("submission_id").combine_chunks())
-    out: dict[str, pa.Table] = {}
-    if not len(sub):
-        return out
-    starts = np.flatnonzero(np.r_[True, sub[1:] != sub[:-1]])
-    ends = np.r_[starts[1:], len(sub)]
-    for s, e in zip(starts, ends, strict=True):
-        out[names[int(sub[s])]] = table.slice(int(s), int(e - s))
-    return out
+    bounds = np.r_[np.flatnonzero(np.diff(sub, prepend=-1)), len(sub)]  # each submission's rows
+    return {names[int(sub[s])]: table.slice(int(s), int(e - s)) for s, e in pairwise(bounds)}
 
 
 def response_table(
@@ -120,11 +115,9 @@ def response_table(
 
 
 def published_types(name: str, table: pa.Table) -> pa.Table:
-    """``table`` in the published schema, the one every copy of table ``name`` has (the site's
-    downloads and the Hub dataset, which ``datasets`` reads as one table of string features): text
-    as plain ``string`` (dictionary-encoded in the verdict table: millions of rows in a sixth of
-    the memory), and an all-null column (as pandas writes an empty text column) as its documented
-    type."""
+    """``table`` in the schema every published copy of table ``name`` has (``datasets`` reads
+    each config as one table): text as plain ``string`` (dictionary-encoded in the verdict table,
+    a sixth of the memory), and an all-null column as its documented type."""
     for i, field in enumerate(table.schema):
         col = table.column(i)
         kind = col.type

@@ -28,9 +28,8 @@ from scoring.tables.tables import SHARES, TIER_COLUMNS
 
 @dataclass
 class Built:
-    """What a table is built from: the scores, judge name -> model family, the audit labels, the
-    judging costs per group (None: unknown), the ``judge_drift`` rows, and the tables built so
-    far, by name."""
+    """What a table is built from: the scores, judge name -> family, the audit labels, the judging
+    costs per group (None: unknown), the ``judge_drift`` rows, and the tables built so far."""
 
     scores: Scores
     families: dict[str, str]

@@ -1,6 +1,5 @@
-"""How far the ranking depends on the judge and on the question sample (issue 23): each model's
-rank under every judge, the judge family x model family self-preference matrix, and per board the
-minimum detectable difference. Pure arithmetic on :class:`~scoring.tables.scores.Scores`, no I/O.
+"""How far the ranking depends on the judge and on the question sample (issue 23): ranks under
+every judge, the judge family x model family matrix, and the minimum detectable difference.
 """
 
 from __future__ import annotations
@@ -81,10 +80,9 @@ def judge_family_matrix(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
 
 
 def mdd(sd: float, n: int) -> float:
-    """The minimum detectable difference (points) for paired differences of sd ``sd`` over
-    ``n`` questions: ``100 (t_0.975 + t_0.8) sd / sqrt(n)``, 80% power at a two-sided alpha of
-    0.05, with Student's t quantiles of ``n - 1`` degrees of freedom (the paired t test's; the
-    normal ones understate it by a third at 4 questions)."""
+    """The minimum detectable difference (points) for paired differences of sd ``sd`` over ``n``
+    questions, 80% power at two-sided alpha 0.05: ``100 (t_0.975 + t_0.8) sd / sqrt(n)`` with the
+    paired t test's ``n - 1`` degrees of freedom (normal quantiles understate it a third at 4)."""
     from scipy.special import stdtrit  # imported when scoring, not with the command line
 
     if n < 2 or not math.isfinite(sd):

@@ -86,11 +86,8 @@ def _reasons(rubric: object, rec: Mapping[str, Any], now: Current, judge: str) -
 
 
 def stamp(leaderboard: pd.DataFrame, recorded: dict[str, Any] | None, now: Current) -> pd.DataFrame:
-    """``leaderboard`` with the :data:`STAMP_COLUMNS` added after its metadata columns.
-
-    A row with no verdict at all has no judge stamps and is not stale; with no record
-    (``recorded`` None) the judge stamps are empty and ``stale`` is unknown (null).
-    """
+    """``leaderboard`` with the :data:`STAMP_COLUMNS` added: a row with no verdict is not stale;
+    without a record (``recorded`` None) the judge stamps are empty and ``stale`` is null."""
     rows = []
     judges = (recorded or {}).get("judges", {})
     for sub, setting, judge, missing, total in zip(

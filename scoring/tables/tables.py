@@ -37,14 +37,10 @@ TIER_COLUMNS = ("ac", "v", "c")
 
 def _labels(sc: Scores, g: npt.NDArray[np.int64]) -> dict[str, Any]:
     """The submission, setting and judge columns of the groups ``g``."""
-    subs = np.array(sc.inputs.submission_ids, dtype=object)
-    settings = np.array([s.value for s in SETTINGS], dtype=object)
-    judges = np.array(sc.inputs.judges, dtype=object)
-    return {
-        "submission_id": subs[sc.groups.sub[g]],
-        "setting": settings[sc.groups.setting[g]],
-        "judge": judges[sc.groups.judge[g]],
-    }
+    names = (sc.inputs.submission_ids, [s.value for s in SETTINGS], sc.inputs.judges)
+    codes = (sc.groups.sub, sc.groups.setting, sc.groups.judge)
+    columns = zip(("submission_id", "setting", "judge"), names, codes, strict=True)
+    return {c: np.array(n, dtype=object)[code[g]] for c, n, code in columns}
 
 
 def question_scores(sc: Scores) -> pd.DataFrame:

@@ -99,10 +99,9 @@ def write_tables(
     prov: dict[str, Any],
     parquet_only: Set[str],
 ) -> list[Path]:
-    """Write every ``(name, table)`` as ``name.parquet`` and, unless the name is in
-    ``parquet_only``, as ``name.csv`` and ``name.json``; returns the files written. Each table is
-    encoded as it arrives, and no file is written before every table is encoded: a table that
-    fails to build leaves the folder as it was."""
+    """Write every ``(name, table)`` as ``name.parquet`` and (unless in ``parquet_only``) CSV and
+    JSON, encoding each as it arrives and writing none before all are encoded: a table that fails
+    to build leaves the folder as it was. Returns the files written."""
     layout = ResultsLayout(out_dir)
     encoded: list[tuple[Path, bytes | str]] = []
     for name, df in frames:
