@@ -163,9 +163,8 @@ def ppi_columns(sc: Scores, humans: HumanScores) -> dict[str, Floats]:
 
 
 def _rect_sums(weights: Floats, rect: Floats, groups: Ints, response_of: Ints) -> Floats:
-    """``[B, len(groups)]`` resampled design-weighted means of each group's corrections (``rect``
-    holds the corrections times their design weights, of mean 1): the weights of a response's
-    audited questions are taken once for all its judges, not the whole ``[B, Q]`` per group."""
+    """``[B, len(groups)]`` resampled means of each group's design-weighted corrections
+    (``rect``), a response's audited questions' weights taken once for all its judges."""
     out = np.full((weights.shape[0], groups.size), np.nan)
     for r in np.unique(response_of[groups]):
         mine = np.flatnonzero(response_of[groups] == r)

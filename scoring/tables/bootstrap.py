@@ -92,11 +92,10 @@ class Estimate:
 
 
 def expanded_tails(n: int | Ints) -> tuple[Array, Array]:
-    """The percentiles of a 95% expanded percentile interval over ``n`` questions (Hesterberg,
-    "What teachers should know about the bootstrap", 2015): the tails at the normal probability of
-    ``sqrt(n / (n - 1)) t_{n-1}(0.975)``, which widens the plain 2.5-97.5 percentiles for small
-    ``n`` as Student's t and the sample variance's ``n - 1`` do (2.05-97.95 at 42 questions,
-    0.4-99.6 at 5). Fewer than 2 questions keep the plain tails."""
+    """The tails of a 95% expanded percentile interval over ``n`` questions (Hesterberg, "What
+    teachers should know about the bootstrap", 2015): at the normal probability of
+    ``sqrt(n / (n - 1)) t_{n-1}(0.975)``, wider than 2.5-97.5 for small ``n`` (2.05-97.95 at 42
+    questions, 0.4-99.6 at 5); fewer than 2 questions keep the plain tails."""
     from scipy.special import ndtr, stdtrit  # imported when scoring, not with the command line
 
     size = np.asarray(n, np.float64)

@@ -223,8 +223,7 @@ def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
 
 
 def with_total(per_question: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """``[Q, T, k, k]`` tables with their sum (the table of every check) first: ``[Q, T + 1, k,
-    k]``."""
+    """``[Q, T, k, k]`` tables with their sum over T (the table of every check) first."""
     return np.concatenate([per_question.sum(axis=1, keepdims=True), per_question], axis=1)
 
 

@@ -96,9 +96,8 @@ def load_inputs(
     only: Collection[str] | None = None,
     digests: DigestCache | None = None,
 ) -> Inputs:
-    """Read the submissions (``only`` those ids, if given) and the verdict table, and index them
-    against the questions and the compiled checks (``rubrics_source`` names where they came from,
-    for messages); ``digests``: the files this process read already.
+    """Read the submissions (``only`` those ids, if given; ``digests``: files already read) and
+    the verdict table against the questions and compiled checks (from ``rubrics_source``).
 
     Raises:
         ProblemsError: an input file is invalid (every problem listed).

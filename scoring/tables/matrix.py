@@ -69,9 +69,8 @@ def read_verdicts(
     question_ids: list[str],
     check_ids: list[list[str]],
 ) -> tuple[npt.NDArray[np.int8], int]:
-    """The dense verdict matrix ``[G, K]`` (group ``(s * 2 + setting) * len(judges) + j``, the
-    checks in question order) and the number of rows for unknown submissions, judges, questions
-    or checks (a stale table), which are left out.
+    """The dense verdict matrix ``[G, K]`` and the number of rows for unknown submissions,
+    judges, questions or checks (a stale table), which are left out.
 
     Raises:
         GamutError: the table is missing or unreadable, holds an unknown verdict, or holds two

@@ -1,6 +1,5 @@
-"""The score tables, in one list (what ``gamut score`` writes, the site requires or shows, and the
-downloads page lists): what builds each, its label, and what the site reads of it; its columns
-are :data:`scoring.tables.columns.TABLES`' (docs/adding-a-score-table.md).
+"""The score tables, in one list: what builds each, its label, and what the site reads of it
+(docs/adding-a-score-table.md); columns are :data:`scoring.tables.columns.TABLES`'.
 """
 
 from __future__ import annotations
@@ -262,7 +261,6 @@ def score_tables() -> tuple[ScoreTable, ...]:
 
 
 def site_tables(*, optional: bool) -> dict[str, tuple[str, ...]]:
-    """The tables the site reads (``optional``: those it shows when present), with the columns
-    it reads from each."""
+    """The tables the site reads (``optional``: shows when present), with the columns it reads."""
     read = {t.name: t.optional_site if optional else t.site for t in score_tables()}
     return {name: columns for name, columns in read.items() if columns is not None}

@@ -40,11 +40,10 @@ class Groups:
 
 @dataclass(frozen=True)
 class Scores:
-    """Everything the tables need: the inputs, the scoring parameters, the primary judge's index,
-    the groups, the question-level scores, the ``[B, Q]`` bootstrap weights every statistic
-    shares, per group the Gamut score (100 x mean question score, with CI; NaN when not complete)
-    and each tier's, and per (setting, judge) the ranking of its complete groups (their indices).
-    """
+    """Everything the tables need: inputs, scoring parameters, primary judge's index, groups,
+    question-level scores, the ``[B, Q]`` bootstrap weights every statistic shares, per group the
+    Gamut and tier scores (100 x mean, with CIs; NaN when not complete), and per (setting, judge)
+    the ranking of its complete groups with their indices."""
 
     inputs: Inputs
     config: ScoringConfig
