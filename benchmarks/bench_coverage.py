@@ -161,7 +161,7 @@ def simulate(seed: int, n_questions: int, known: dict[str, Floats]) -> dict[str,
     true_d = known["judge"][:, None] - known["judge"][None, :]
     upper = np.triu_indices(ability.size, 1)
     out["paired difference"] = list(((d.lo <= true_d) & (true_d <= d.hi))[upper])
-    (ranking,) = rank_many([Ask(est.value, est.boot, None, n_questions, family=0)])
+    (ranking,) = rank_many([Ask(est.value, est.boot, n_questions, family=0)])
     true_rank = (known["judge"][None, :] > known["judge"][:, None]).sum(1) + 1
     out["rank range"] = list((ranking.rank_lo <= true_rank) & (true_rank <= ranking.rank_hi))
     out["tie groups (all models)"] = [bool((ranking.tie_group <= true_rank).all())]
@@ -192,7 +192,7 @@ def null_fwer(seed: int, n_questions: int, n_models: int) -> bool:
     difficulty, _ = _questions(rng, domain_sizes(n_questions))
     _, judge_v = _verdicts(rng, np.zeros(n_models), difficulty)
     est = estimate(resample_weights(n_questions, RESAMPLES, CFG.seed + seed), _scores(judge_v))
-    (ranking,) = rank_many([Ask(est.value, est.boot, None, n_questions, family=0)])
+    (ranking,) = rank_many([Ask(est.value, est.boot, n_questions, family=0)])
     return bool((ranking.p_adjusted < ALPHA).any())
 
 

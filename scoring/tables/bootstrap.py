@@ -1,9 +1,6 @@
-"""Bootstrap over questions: confidence intervals, rank ranges and tie groups. Pure arithmetic.
-
-One resample is a multiset of question indices, held as a row of multiplicities in a weight matrix
-``W[B, Q]``. Every statistic reuses the same ``W``, so the two sides of a paired quantity (a
-modality gap, a judge offset, the difference between neighbours) always see the same resamples,
-and a mean over any subset of questions is a matrix product.
+"""Bootstrap over questions: confidence intervals, rank ranges and tie groups. A resample is a
+row of question multiplicities in ``W[B, Q]``, which every statistic reuses, so both sides of a
+paired quantity see the same resamples.
 """
 
 from __future__ import annotations
@@ -22,10 +19,7 @@ _TAILS = ((100.0 - LEVEL) / 2, 100.0 - (100.0 - LEVEL) / 2)
 
 
 def resample_weights(n_questions: int, n_resamples: int, seed: int) -> Array:
-    """Multiplicity of each question in each bootstrap resample, ``[B, Q]``, from ``seed``.
-
-    The same (n_questions, n_resamples, seed) always give the same matrix.
-    """
+    """Multiplicity of each question in each bootstrap resample, ``[B, Q]``, fixed by ``seed``."""
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_questions, size=(n_resamples, n_questions), dtype=np.int64)
     draws += np.arange(n_resamples, dtype=np.int64)[:, None] * n_questions  # a cell per row
@@ -37,16 +31,9 @@ def resample_weights(n_questions: int, n_resamples: int, seed: int) -> Array:
 def weighted_means(
     weights: Array, values: Array, subset: npt.NDArray[np.int64] | None = None
 ) -> Array:
-    """Weighted means over questions of each row of ``values``, NaN entries left out.
-
-    Args:
-        weights: ``[B, Q]`` question weights (a row of ones gives the plain mean).
-        values: ``[N, Q]`` per-question values; NaN means "not defined for this question".
-        subset: optional question indices to average over (the others are ignored).
-
-    Returns:
-        ``[B, N]`` means; NaN where a row has no weight on a defined value.
-    """
+    """``[B, N]`` means of each row of ``values`` ``[N, Q]`` under each row of question
+    ``weights`` ``[B, Q]`` (over the questions of ``subset`` only, if given), NaN entries left
+    out; NaN where a row has no weight on a defined value."""
     if subset is not None:
         weights, values = weights[:, subset], values[:, subset]
     out = np.full((weights.shape[0], values.shape[0]), np.nan)
@@ -68,18 +55,12 @@ def weighted_means(
 def nan_percentiles(
     x: Array, qs: Sequence[float | Array], *, overwrite: bool = False
 ) -> list[Array]:
-    """Percentiles (linear interpolation) over the first axis, NaN entries left out; NaN for a
-    column with no finite entry. Vectorised equivalent of ``np.nanpercentile(x, q, axis=0)``; a
-    ``q`` may be an array with one percentile per column.
-
-    ``overwrite``: sort ``x`` itself (an array nothing else reads) instead of a copy.
-    """
+    """``np.nanpercentile(x, q, axis=0)`` for each ``q`` (linear interpolation), where a ``q``
+    may be an array with one percentile per column; ``overwrite``: sort ``x`` itself (an array
+    nothing else reads) instead of a copy."""
     n = (~np.isnan(x)).sum(axis=0)
-    if overwrite:
-        x.sort(axis=0)  # NaN sorts last
-        s = x
-    else:
-        s = np.sort(x, axis=0)
+    s = x if overwrite else x.copy()
+    s.sort(axis=0)  # NaN sorts last
     out = []
     for q in qs:
         pos = np.maximum(n - 1, 0) * (q / 100.0)
@@ -111,11 +92,10 @@ class Estimate:
 
 
 def expanded_tails(n: int | Ints) -> tuple[Array, Array]:
-    """The percentiles of a 95% expanded percentile interval over ``n`` questions (Hesterberg,
-    "What teachers should know about the bootstrap", 2015): the tails at the normal probability of
-    ``sqrt(n / (n - 1)) t_{n-1}(0.975)``, which widens the plain 2.5-97.5 percentiles for small
-    ``n`` as Student's t and the sample variance's ``n - 1`` do (2.05-97.95 at 42 questions,
-    0.4-99.6 at 5). Fewer than 2 questions keep the plain tails."""
+    """The tails of a 95% expanded percentile interval over ``n`` questions (Hesterberg, "What
+    teachers should know about the bootstrap", 2015): at the normal probability of
+    ``sqrt(n / (n - 1)) t_{n-1}(0.975)``, wider than 2.5-97.5 for small ``n`` (2.05-97.95 at 42
+    questions, 0.4-99.6 at 5); fewer than 2 questions keep the plain tails."""
     from scipy.special import ndtr, stdtrit  # imported when scoring, not with the command line
 
     size = np.asarray(n, np.float64)
@@ -138,12 +118,8 @@ def percentile_ci(
 ) -> tuple[Array, Array]:
     """The 95% percentile interval over the first axis (NaN resamples left out): the 2.5 and 97.5
     percentiles, or with ``n`` (the questions behind each column) the expanded ones of
-    :func:`expanded_tails`.
-
-    ``overwrite``: ``boot`` is a temporary that may be sorted in place.
-    """
-    tails = _TAILS if n is None else expanded_tails(n)
-    lo, hi = nan_percentiles(boot, tails, overwrite=overwrite)
+    :func:`expanded_tails`. ``overwrite``: ``boot`` may be sorted in place."""
+    lo, hi = nan_percentiles(boot, _TAILS if n is None else expanded_tails(n), overwrite=overwrite)
     return lo, hi
 
 
@@ -174,31 +150,20 @@ ALPHA = 0.05
 
 
 class Ask(NamedTuple):
-    """One ranking asked of :func:`rank_many`.
-
-    Attributes:
-        value: ``[n]`` point estimates.
-        boot: ``[B, n]`` resampled estimates (the same resamples for every model).
-        tiebreak: names fixing the order of equal scores (None: index order).
-        n_questions: questions behind the estimates (the t test's degrees of freedom + 1).
-        family: rankings with the same key are one family for Holm's adjustment (None: alone).
-    """
+    """One ranking asked of :func:`rank_many`: ``[n]`` estimates, ``[B, n]`` resampled ones,
+    the questions behind them (the t test's degrees of freedom + 1; 0: the normal limit), and a
+    family key (rankings with the same key are one family for Holm's adjustment; None: alone)."""
 
     value: Array
     boot: Array
-    tiebreak: Sequence[str] | None
     n_questions: int
     family: Hashable | None = None
 
 
 @dataclass(frozen=True)
 class Ranking:
-    """Ranks of n models (1 = best), their bootstrap range, and tie groups.
-
-    ``tie_group`` is 1 + the number of models significantly better (Holm-adjusted, over the
-    ranking's family); ``p_adjusted[a, b]`` is the Holm-adjusted p-value of the pair (1 on the
-    diagonal).
-    """
+    """Ranks of n models (1 = best), their bootstrap range, tie groups (1 + the number of models
+    significantly better) and the pairs' Holm-adjusted p-values (1 on the diagonal)."""
 
     rank: npt.NDArray[np.int64]
     rank_lo: npt.NDArray[np.int64]
@@ -214,13 +179,9 @@ def _min_ranks(scores: Array) -> npt.NDArray[np.int64]:
 
 
 def pair_pvalues(value: Array, boot: Array, n_questions: int) -> Array:
-    """Two-sided p-values of every paired difference, ``[n, n]`` (1 on the diagonal).
-
-    The statistic is the difference over its bootstrap standard error (the standard deviation of
-    the same resamples' differences), referred to Student's t with ``n_questions - 1`` degrees of
-    freedom. Resamples where any model is undefined (NaN) are left out. A difference with no
-    spread at all is certain: p = 0 unless it is zero.
-    """
+    """Two-sided p-values ``[n, n]`` of every paired difference over its bootstrap standard
+    error, on Student's t with ``n_questions - 1`` degrees of freedom (resamples with a NaN left
+    out); a difference with no spread is certain: p = 0 unless it is zero."""
     from scipy.special import stdtr  # imported when scoring, not with the command line
 
     n = value.size
@@ -272,40 +233,18 @@ def adjusted_pvalues(asks: Sequence[Ask]) -> list[Array]:
 
 
 def significance_ranks(value: Array, p_adjusted: Array, alpha: float = ALPHA) -> Ints:
-    """1 + the number of models significantly better (higher, with adjusted p below ``alpha``).
-
-    When the significant pairs are those whose |difference| / standard error passes one
-    threshold (as Holm's adjustment over one family with one t distribution gives), "significantly
-    better" is transitive, so two models with the same value are never significantly different.
-    """
+    """1 + the number of models significantly better (higher, adjusted p below ``alpha``):
+    transitive when one threshold on |difference| / standard error decides, as Holm's adjustment
+    over one family gives, so models with the same value are never significantly different."""
     better = (value[None, :] > value[:, None]) & (p_adjusted < alpha)
     return np.asarray(better.sum(axis=1) + 1, np.int64)
 
 
-def rank_models(
-    value: Array, boot: Array, tiebreak: list[str] | None = None, n_questions: int = 0
-) -> Ranking:
-    """Rank models by score (higher is better) with bootstrap rank ranges and tie groups.
-
-    Equal scores share the best rank. The rank range is the 2.5-97.5 percentile of the rank in each
-    resample. The tie group is 1 + the number of models significantly better (paired t test on the
-    bootstrap standard error, Holm-adjusted over the ranking's pairs).
-
-    Args:
-        value: ``[n]`` point estimates.
-        boot: ``[B, n]`` resampled estimates (same resamples for every model).
-        tiebreak: optional names fixing the order of equal scores.
-        n_questions: questions behind the estimates (0: the normal limit of the t test).
-    """
-    return rank_many([Ask(value, boot, tiebreak, n_questions)])[0]
-
-
 def rank_many(rankings: Sequence[Ask]) -> list[Ranking]:
-    """:func:`rank_models` of each :class:`Ask`, with the percentiles of all of them taken in one
-    pass (each is still over its own columns), and Holm's adjustment over each family.
-
-    The resampled ranks of every ranking share one array, sorted in place and let go after use.
-    """
+    """Rank the models of each :class:`Ask` (higher is better; equal scores share the best rank),
+    with each rank's 2.5-97.5 percentile over the resamples and tie groups: 1 + the number of
+    models significantly better (paired t test on the bootstrap standard error, Holm-adjusted
+    over each family). The resampled ranks share one array, sorted in place."""
     if not rankings:
         return []
     sizes = [a.value.size for a in rankings]

@@ -1,8 +1,5 @@
-"""The expected checks: every check of every question, as integer-coded arrays.
-
-The compiled checks of the rubric set are :mod:`scoring.check_table`'s;
-this module indexes them against the questions.
-"""
+"""The expected checks: the compiled checks (:mod:`scoring.check_table`) of every question, as
+integer-coded arrays."""
 
 from __future__ import annotations
 
@@ -36,8 +33,7 @@ class CheckIndex:
 
     @property
     def kind_key(self) -> npt.NDArray[np.int64]:
-        """``[K]`` each check's (kind, secondary) code, ``kind * 2 + secondary``, in
-        ``range(N_KIND_KEYS)``: the split of the per-kind tables (decoded by :func:`kind_of`)."""
+        """``[K]`` each check's (kind, secondary) code ``kind * 2 + secondary``: :func:`kind_of`."""
         return np.asarray(self.kind * 2 + self.secondary.astype(np.int64), np.int64)
 
 
@@ -81,6 +77,3 @@ def index_checks(
         table.secondary[order],
     )
     return index, check_ids
-
-
-__all__ = ["N_KIND_KEYS", "CheckIndex", "index_checks", "kind_of"]

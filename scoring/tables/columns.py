@@ -1,9 +1,6 @@
-"""The column dictionary of every published table: each column's type and meaning.
-
-The site's downloads page and the Hugging Face dataset card print these entries, and the
-published files are cast to these types, so a table has the same schema in every release (an
-all-null column is typed, not ``null``). A column with no entry here is an error
-(:func:`undocumented`), never a silent blank in the dictionary.
+"""The column dictionary of every published table: each column's type and meaning, as the
+downloads page and the Hugging Face card print them and the published files are cast to (an
+all-null column is typed, not ``null``). A column with no entry is an error (:func:`undocumented`).
 """
 
 from __future__ import annotations
@@ -13,19 +10,25 @@ from collections.abc import Iterable
 import pyarrow as pa
 
 from scoring.compiler import CheckKind
-from scoring.verdicts import VERDICT_KEY
 
 _S, _I, _F, _B = "string", "int64", "double", "bool"
+
+
+def _ends(name: str, lower: str, upper: str = "upper end") -> dict[str, tuple[str, str]]:
+    """The entries of ``name``'s interval ends, ``name_lo`` and ``name_hi``."""
+    return {f"{name}_lo": (_F, lower), f"{name}_hi": (_F, upper)}
+
+
 _GROUP = {
     "submission_id": (_S, "the submission (its folder name under submissions/)"),
     "setting": (_S, "multimodal (image + question) or text_only (entity named, no image)"),
     "judge": (_S, "the judge's name in the configuration (see provenance.json for its model)"),
 }
+_SETTING_JUDGE = {k: _GROUP[k] for k in ("setting", "judge")}
 _CI = "95% bootstrap confidence interval over questions"
 _SCORE = {
     "gamut": (_F, "Gamut score: 100 x the mean question score, from -100 to 100"),
-    "gamut_lo": (_F, f"lower end of the {_CI}"),
-    "gamut_hi": (_F, f"upper end of the {_CI}"),
+    **_ends("gamut", f"lower end of the {_CI}", f"upper end of the {_CI}"),
     "ac": (_F, "answer-critical tier score (100 x mean over the questions that have the tier)"),
     "v": (_F, "valuable tier score (same scale)"),
     "c": (_F, "context tier score (same scale)"),
@@ -49,7 +52,8 @@ _PAIR = {
     "judge_b": (_S, "the second judge of the pair"),
 }
 
-_PPI = {
+#: The leaderboard's PPI columns (docs/contract.md §11).
+PPI_COLUMNS = {
     "gamut_ppi": (
         _F,
         "Gamut score corrected by the human audit (prediction-powered inference): 100 x (mean "
@@ -72,7 +76,8 @@ _PPI = {
         "tie group under gamut_ppi (the leaderboard's bootstrap resamples applied to both terms)",
     ),
 }
-_STAMPS = {
+#: The leaderboard's stamp columns: what produced each row (:mod:`scoring.tables.stamps`).
+STAMP_COLUMNS = {
     "benchmark_version": (
         _S,
         "the question set's release version (benchmark_version in the config's [benchmark] "
@@ -130,6 +135,7 @@ _AUDIT_KIND = (_S, f"check kind ({KINDS}), or all")
 _SHORT = {"meets": "meets", "partial": "partially_meets", "missing": "missing"}
 _SHORT["contradicts"] = "contradicts"
 
+
 #: table -> column -> (Arrow type name, meaning).
 TABLES: dict[str, dict[str, tuple[str, str]]] = {
     "questions": {
@@ -182,10 +188,8 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         **_SCORE,
         "ac_lo": (_F, f"lower end of the answer-critical score's {_CI}"),
         "ac_hi": (_F, "upper end of that interval"),
-        "v_lo": (_F, f"lower end of the valuable score's {_CI}"),
-        "v_hi": (_F, "upper end of that interval"),
-        "c_lo": (_F, f"lower end of the context score's {_CI}"),
-        "c_hi": (_F, "upper end of that interval"),
+        **_ends("v", f"lower end of the valuable score's {_CI}", "upper end of that interval"),
+        **_ends("c", f"lower end of the context score's {_CI}", "upper end of that interval"),
         **_SHARES,
         "mean_response_chars": (_F, "mean response length in characters"),
         "judge_calls": (
@@ -256,8 +260,8 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
             "declared contamination: none_known, possible or confirmed; empty when not declared",
         ),
         "training_notes": (_S, "how the overlap was checked, or what is known of it"),
-        **_PPI,
-        **_STAMPS,
+        **PPI_COLUMNS,
+        **STAMP_COLUMNS,
     },
     **{
         f"by_{group}": {
@@ -291,17 +295,14 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "judge": _GROUP["judge"],
         **_PRIMARY,
         "multimodal": (_F, "multimodal Gamut score"),
-        "multimodal_lo": (_F, f"lower end of its {_CI}"),
-        "multimodal_hi": (_F, "upper end"),
+        **_ends("multimodal", f"lower end of its {_CI}"),
         "text_only": (_F, "text-only Gamut score"),
-        "text_only_lo": (_F, f"lower end of its {_CI}"),
-        "text_only_hi": (_F, "upper end"),
+        **_ends("text_only", f"lower end of its {_CI}"),
         "gap": (
             _F,
             "text_only minus multimodal (positive: the model does better when told the entity)",
         ),
-        "gap_lo": (_F, "lower end of the gap's paired bootstrap 95% interval"),
-        "gap_hi": (_F, "upper end"),
+        **_ends("gap", "lower end of the gap's paired bootstrap 95% interval"),
     },
     "modality_summary": {
         "judge": _GROUP["judge"],
@@ -334,17 +335,14 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "max_diff_submission": (_S, "the submission with that difference"),
     },
     "judge_leniency": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         **_PRIMARY,
         "n_models": (_I, "models in the comparison"),
         "offset": (_F, "mean paired score difference, this judge minus the primary judge"),
-        "offset_lo": (_F, "lower end of its 95% interval"),
-        "offset_hi": (_F, "upper end"),
+        **_ends("offset", "lower end of its 95% interval"),
     },
     "judge_self_preference": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "family": (_S, "the judge's model family"),
         "n_own": (_I, "models of the judge's family"),
         "n_other": (_I, "models of other families"),
@@ -353,15 +351,13 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "own_minus_others": (_F, "own_score minus others_score_of_own"),
         "other_families_diff": (_F, "the same difference over the other families' models"),
         "self_preference": (_F, "own_minus_others minus other_families_diff"),
-        "self_preference_lo": (_F, "lower end of its 95% interval"),
-        "self_preference_hi": (_F, "upper end"),
+        **_ends("self_preference", "lower end of its 95% interval"),
         "self_preference_primary": (
             _F,
             "the same self-preference against the primary judge alone instead of the mean of "
             "every other judge (empty for the primary judge)",
         ),
-        "self_preference_primary_lo": (_F, "lower end of its 95% interval"),
-        "self_preference_primary_hi": (_F, "upper end"),
+        **_ends("self_preference_primary", "lower end of its 95% interval"),
     },
     "judge_kappa": {
         **_PAIR,
@@ -385,13 +381,11 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         **_AGREEMENT_CI,
     },
     "pairwise": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "submission_a": (_S, "the first model of the pair"),
         "submission_b": (_S, "the second model of the pair"),
         "diff": (_F, "Gamut score of a minus that of b"),
-        "diff_lo": (_F, "lower end of the paired bootstrap 95% interval of the difference"),
-        "diff_hi": (_F, "upper end"),
+        **_ends("diff", "lower end of the paired bootstrap 95% interval of the difference"),
         "significant": (_B, "true when p_adjusted is below 0.05"),
         "p_adjusted": (
             _F,
@@ -430,8 +424,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         "max_rank_change": (_I, "the largest difference between its ranks under any two judges"),
     },
     "judge_family_matrix": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "judge_family": (_S, "the judge's model family"),
         "model_family": (_S, "the family of the models scored (lower case)"),
         "n_models": (_I, "models of that family complete under every judge"),
@@ -443,8 +436,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         ),
     },
     "min_detectable_difference": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "board": (_S, "all (every question) or domain:<name>"),
         "n_questions": (_I, "questions on the board"),
         "n_pairs": (_I, "pairs of models neighbouring in this judge's ranking"),
@@ -461,8 +453,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         ),
     },
     "judge_human": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "kind": _AUDIT_KIND,
         **_AGREEMENT,
         **_INTERVALS,
@@ -481,8 +472,7 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         },
     },
     "judge_annotator": {
-        "setting": _GROUP["setting"],
-        "judge": _GROUP["judge"],
+        **_SETTING_JUDGE,
         "kind": _AUDIT_KIND,
         **_AGREEMENT,
         **_INTERVALS,
@@ -580,14 +570,3 @@ def dictionary(table: str, columns: Iterable[str]) -> dict[str, str]:
 def arrow_type(table: str, column: str) -> pa.DataType:
     """The published Arrow type of a documented column."""
     return pa.type_for_alias(TABLES[table][column][0])
-
-
-__all__ = [
-    "SECONDARY_NOTE",
-    "TABLES",
-    "VERDICT_KEY",
-    "VERDICT_KEY_NOTE",
-    "arrow_type",
-    "dictionary",
-    "undocumented",
-]

@@ -1,9 +1,5 @@
-"""Question scores from the dense verdict matrix (docs/contract.md §6). Pure arithmetic, no I/O.
-
-Counts per (group, question, tier, verdict) come from one ``np.bincount`` per group; the tier
-formula and the renormalised weighted average are :func:`scoring.scorer.tier_scores` and
-:func:`scoring.scorer.gamut_scores`.
-"""
+"""Question scores from the dense verdict matrix (docs/contract.md §6), with the tier formula
+and weighted average of :mod:`scoring.scorer`. Pure arithmetic, no I/O."""
 
 from __future__ import annotations
 
@@ -32,56 +28,22 @@ class Status(IntEnum):
 
 @dataclass(frozen=True)
 class QuestionLevel:
-    """Per-group, per-question results.
-
-    Attributes:
-        status: ``[G]`` :class:`Status` codes.
-        n_judged: ``[G]`` checks with a verdict.
-        counts: ``[G, Q, tiers, verdicts]`` verdict counts.
-        tiers: ``[G, Q, tiers]`` tier scores in [-1, 1]; NaN where the tier is absent or the group
-            is not complete.
-        gamut: ``[G, Q]`` question Gamut scores; NaN where the group is not complete.
-        tier_present: ``[Q, tiers]`` whether a question has checks in a tier.
-    """
+    """Per group ``[G]``: :class:`Status` codes and checks with a verdict; per group and
+    question (:func:`scored`): verdict counts, tier scores and Gamut scores, NaN where the group
+    is not complete."""
 
     status: npt.NDArray[np.int8]
     n_judged: npt.NDArray[np.int64]
     counts: npt.NDArray[np.int64]
     tiers: npt.NDArray[np.float64]
     gamut: npt.NDArray[np.float64]
-    tier_present: npt.NDArray[np.bool_]
-
-
-def group_status(
-    verdicts: npt.NDArray[np.int8], expected: npt.NDArray[np.bool_]
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
-    """Status and number of judged checks per group.
-
-    Args:
-        verdicts: ``[G, K]`` verdict codes, :data:`MISSING` where none.
-        expected: ``[G]`` whether the group has responses to judge.
-    """
-    n_judged = (verdicts != MISSING).sum(axis=1).astype(np.int64)
-    complete = n_judged == verdicts.shape[1]
-    status = np.where(
-        ~expected, Status.ABSENT, np.where(complete, Status.COMPLETE, Status.INCOMPLETE)
-    )
-    return status.astype(np.int8), n_judged
 
 
 def count_verdicts(
     verdicts: npt.NDArray[np.int8], key: npt.NDArray[np.int64], n_keys: int
 ) -> npt.NDArray[np.int64]:
-    """Verdict counts per (group, key) where each check maps to one key.
-
-    Args:
-        verdicts: ``[G, K]`` verdict codes, :data:`MISSING` where none.
-        key: ``[K]`` key of each check, in ``range(n_keys)``.
-        n_keys: number of distinct keys.
-
-    Returns:
-        ``[G, n_keys, verdicts]`` counts; checks with no verdict are not counted.
-    """
+    """``[G, n_keys, verdicts]`` verdict counts per (group, key) of ``[G, K]`` verdict codes
+    (:data:`MISSING` not counted), each check mapping to its ``key`` in ``range(n_keys)``."""
     n_groups = verdicts.shape[0]
     out = np.zeros((n_groups, n_keys, N_VERDICTS), np.int64)
     if key.size == 0 or n_groups == 0:
@@ -97,6 +59,20 @@ def count_verdicts(
     return out
 
 
+def scored(
+    verdicts: npt.NDArray[np.int8], checks: CheckIndex, n_questions: int, config: ScoringConfig
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Counts ``[G, Q, tiers, verdicts]``, tier scores ``[G, Q, tiers]`` (NaN where the question
+    has no check of the tier) and question Gamut scores ``[G, Q]`` of ``[G, K]`` verdicts."""
+    key = checks.question * N_TIERS + checks.tier
+    counts = count_verdicts(verdicts, key, n_questions * N_TIERS)
+    counts = counts.reshape(verdicts.shape[0], n_questions, N_TIERS, N_VERDICTS)
+    present = np.bincount(key, minlength=n_questions * N_TIERS).reshape(n_questions, N_TIERS) > 0
+    tiers = tier_scores(counts, config)
+    tiers[:, ~present] = np.nan
+    return counts, tiers, gamut_scores(tiers, config)
+
+
 def question_level(
     verdicts: npt.NDArray[np.int8],
     checks: CheckIndex,
@@ -104,19 +80,15 @@ def question_level(
     expected: npt.NDArray[np.bool_],
     config: ScoringConfig,
 ) -> QuestionLevel:
-    """Tier scores and Gamut scores of every (group, question); only complete groups are scored.
-
-    A group with any expected check lacking a verdict is :attr:`Status.INCOMPLETE` and its scores
-    are NaN: a check without a verdict is never scored as missing content.
-    """
-    status, n_judged = group_status(verdicts, expected)
-    key = checks.question * N_TIERS + checks.tier
-    counts = count_verdicts(verdicts, key, n_questions * N_TIERS)
-    counts = counts.reshape(verdicts.shape[0], n_questions, N_TIERS, N_VERDICTS)
-    present = np.bincount(key, minlength=n_questions * N_TIERS).reshape(n_questions, N_TIERS) > 0
-    tiers = tier_scores(counts, config)
-    complete = status == Status.COMPLETE
-    tiers[~complete] = np.nan
-    tiers[:, ~present] = np.nan
-    gamut = gamut_scores(tiers, config)
-    return QuestionLevel(status, n_judged, counts, tiers, gamut, present)
+    """Tier and Gamut scores of every (group, question); a group with an expected check lacking
+    a verdict is :attr:`Status.INCOMPLETE` and NaN: a missing verdict never scores as missing."""
+    n_judged = (verdicts != MISSING).sum(axis=1).astype(np.int64)
+    complete = n_judged == verdicts.shape[1]
+    status = np.where(
+        ~expected, Status.ABSENT, np.where(complete, Status.COMPLETE, Status.INCOMPLETE)
+    ).astype(np.int8)
+    counts, tiers, gamut = scored(verdicts, checks, n_questions, config)
+    incomplete = status != Status.COMPLETE
+    tiers[incomplete] = np.nan
+    gamut[incomplete] = np.nan
+    return QuestionLevel(status, n_judged, counts, tiers, gamut)

@@ -1,16 +1,7 @@
-"""The leaderboard's cost columns: what judging each row cost, and the model's own tokens.
-
-Judging cost: the usage table written beside the verdict table (:mod:`scoring.judge.usage`), per
-(submission, setting, judge), priced with that judge's configured prices
-(:meth:`scoring.judge.spec.JudgeConfig.cost`, the one pricing rule): a verdict of a direct call at
-the direct prices, of a provider batch or an imported batch file at the batch prices (an OpenAI
-batch file comes from a provider's batch API, billed at batch prices, or from a local server,
-which has no prices at all). Replayed verdicts and the demo's offline matcher's record no tokens:
-a row with any such verdict has no token figures and no cost, and ``judge_tokens_recorded`` says
-which share of its verdicts did record them. Figures are given only for a row whose every verdict
-recorded its tokens, so that no partial sum reads as a row's cost.
-
-Pure functions over arrays and the usage frame; reading the usage file is :func:`read_usage`.
+"""The leaderboard's cost columns: what judging each row cost, priced from the usage table
+(:mod:`scoring.judge.usage`) by :meth:`scoring.judge.spec.JudgeConfig.cost`, the one pricing rule,
+and the model's own tokens. A row has figures only when every verdict recorded its tokens
+(replayed and offline-matched ones record none): no partial sum reads as a row's cost.
 """
 
 from __future__ import annotations
@@ -43,17 +34,7 @@ JUDGE_COST_COLUMNS = (
     "judge_tokens_recorded",
     "judge_cost_usd",
 )
-#: Of those, the ones written as (nullable) integers.
-INT_COLUMNS = frozenset(
-    {
-        "judge_calls",
-        "judge_tokens_in",
-        "judge_tokens_cached",
-        "judge_tokens_out",
-        "model_tokens_in",
-        "model_tokens_out",
-    }
-)
+_TOKENS = ("tokens_in", "tokens_cached", "tokens_out")
 _FIX = "run `gamut judge` (or `gamut run`): it writes the verdict and usage tables together"
 
 
@@ -61,8 +42,7 @@ def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
     """The usage table at ``path`` (None when there is none: every cost column is then empty).
 
     Raises:
-        GamutError: it cannot be read, lacks a column, or was written for another verdict
-            table than the one at ``verdict_table`` (their fingerprints differ).
+        GamutError: it cannot be read, lacks a column, or belongs to another verdict table.
     """
     if not path.is_file():
         return None
@@ -90,19 +70,9 @@ MODEL_TOKEN_COLUMNS = ("model_tokens_in", "model_tokens_out", "model_tokens_reco
 COST_COLUMNS = (*JUDGE_COST_COLUMNS, *MODEL_TOKEN_COLUMNS)
 
 
-def model_tokens(usage: npt.NDArray[np.int64] | None, n_judges: int) -> dict[str, Floats]:
-    """Per (submission, setting, judge) group, in group order, the model's own tokens of the
-    setting's responses (the same for every judge): ``model_tokens_recorded`` is the share of
-    the responses whose line records the provider's token counts, and the sums are given only
-    when every response records them (NaN otherwise, and without responses).
-
-    Args:
-        usage: ``[S, 2, 4]`` per response file (:attr:`scoring.tables.load.Inputs.model_usage`),
-            or None: nothing is known.
-        n_judges: the judges, which repeat each (submission, setting)'s figures.
-    """
-    if usage is None:
-        return {c: np.full(0, np.nan) for c in MODEL_TOKEN_COLUMNS}
+def model_tokens(usage: npt.NDArray[np.int64], n_judges: int) -> dict[str, Floats]:
+    """Per group, the model's own tokens of the setting's responses (the same for every judge):
+    the share of responses recording them, and their sums when every one does (else NaN)."""
     flat = usage.reshape(-1, 4).astype(np.float64)
     n, counted, t_in, t_out = flat.T
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -123,69 +93,45 @@ def judging_cost(
     judge_names: Sequence[str],
 ) -> dict[str, Floats]:
     """Per (submission, setting, judge) group, in group order, the judging columns
-    (:data:`JUDGE_COST_COLUMNS`; NaN where unknown).
-
-    Args:
-        usage: the usage table (:func:`read_usage`), or None: no figure is known.
-        judges: each judge's config, for its prices (a judge without one has no cost).
-        submission_ids: the scored submissions, in the scores' order.
-        judge_names: the judges, in the scores' order.
-    """
+    (:data:`JUDGE_COST_COLUMNS`; NaN where unknown) from the usage table (:func:`read_usage`;
+    None: nothing known), priced with each judge's config (a judge without one has no cost)."""
     n_j = len(judge_names)
     n = len(submission_ids) * len(SETTINGS) * n_j
     out = {c: np.full(n, np.nan) for c in JUDGE_COST_COLUMNS}
     if usage is None:
         return out
-    sub_at = {s: i for i, s in enumerate(submission_ids)}
-    setting_at = {s.value: i for i, s in enumerate(SETTINGS)}
-    judge_at = {j: i for i, j in enumerate(judge_names)}
-    verdicts = np.zeros(n, np.int64)
-    recorded = np.zeros(n, np.int64)
-    calls = np.zeros(n)
-    tokens = {c: np.zeros(n) for c in ("tokens_in", "tokens_cached", "tokens_out")}
-    cost = np.zeros(n)
-    id_columns = ("submission_id", "setting", "judge", "source")
-    ids = zip(*(usage[c].astype(str) for c in id_columns), strict=True)
-    counts = usage[["n_verdicts", "calls", "tokens_in", "tokens_cached", "tokens_out"]]
-    for (sub, setting, judge, source), row in zip(ids, counts.to_numpy(np.int64), strict=True):
-        s, k, j = sub_at.get(sub), setting_at.get(setting), judge_at.get(judge)
-        if s is None or k is None or j is None:
-            continue  # a submission or judge that is not scored now
-        g = (s * len(SETTINGS) + k) * n_j + j
-        n_verdicts, n_calls, t_in, t_cached, t_out = (int(x) for x in row)
-        verdicts[g] += n_verdicts
-        mode = PRICE_MODE.get(source)
-        if mode is None:
-            continue
-        recorded[g] += n_verdicts
-        calls[g] += n_calls
-        tokens["tokens_in"][g] += t_in
-        tokens["tokens_cached"][g] += t_cached
-        tokens["tokens_out"][g] += t_out
-        config = judges.get(judge)
-        usd = config.cost(mode, t_in, t_cached, t_out) if config is not None else None
-        cost[g] += np.nan if usd is None else usd
+    position = {
+        "submission_id": {s: i for i, s in enumerate(submission_ids)},
+        "setting": {s.value: i for i, s in enumerate(SETTINGS)},
+        "judge": {j: i for i, j in enumerate(judge_names)},
+    }
+    sub, k, jj = (usage[c].astype(str).map(at).to_numpy(np.float64) for c, at in position.items())
+    kept = ~(np.isnan(sub) | np.isnan(k) | np.isnan(jj))  # a submission or judge not scored now
+    u = usage[kept]
+    g = ((sub[kept] * len(SETTINGS) + k[kept]) * n_j + jj[kept]).astype(np.int64)
+    mode = [PRICE_MODE.get(m) for m in u["source"].astype(str)]
+    rec = np.array([m is not None for m in mode], np.bool_)
+    counts = {c: u[c].to_numpy(np.float64) for c in ("n_verdicts", "calls", *_TOKENS)}
+    usd = [
+        None if m is None or (config := judges.get(name)) is None else config.cost(m, *tokens)
+        for m, name, *tokens in zip(
+            mode, u["judge"].astype(str), *(u[c] for c in _TOKENS), strict=True
+        )
+    ]
+    counts["usd"] = np.array([np.nan if x is None else x for x in usd], np.float64)
+    total = {c: np.bincount(g[rec], v[rec], n).astype(np.float64) for c, v in counts.items()}
     for j, name in enumerate(judge_names):
         config = judges.get(name)
         if config is None or (config.prices("direct") is None and config.prices("batch") is None):
-            cost[j::n_j] = np.nan  # no prices configured: no cost, even of nothing
-    full = recorded == verdicts  # also a row with nothing asked: its figures are zeros
+            total["usd"][j::n_j] = np.nan  # no prices configured: no cost, even of nothing
+    verdicts = np.bincount(g, counts["n_verdicts"], minlength=n)
+    full = total["n_verdicts"] == verdicts  # also a row with nothing asked: its figures are zeros
     with np.errstate(invalid="ignore", divide="ignore"):
-        out["judge_tokens_recorded"] = np.where(verdicts > 0, recorded / verdicts, np.nan)
-    out["judge_calls"] = np.where(full, calls, np.nan)
-    for c, total in tokens.items():
-        out[f"judge_{c}"] = np.where(full, total, np.nan)
-    out["judge_cost_usd"] = np.where(full, cost, np.nan)
+        out["judge_tokens_recorded"] = np.where(
+            verdicts > 0, total["n_verdicts"] / verdicts, np.nan
+        )
+    out["judge_calls"] = np.where(full, total["calls"], np.nan)
+    for c in _TOKENS:
+        out[f"judge_{c}"] = np.where(full, total[c], np.nan)
+    out["judge_cost_usd"] = np.where(full, total["usd"], np.nan)
     return out
-
-
-__all__ = [
-    "COST_COLUMNS",
-    "INT_COLUMNS",
-    "JUDGE_COST_COLUMNS",
-    "MODEL_TOKEN_COLUMNS",
-    "PRICE_MODE",
-    "judging_cost",
-    "model_tokens",
-    "read_usage",
-]

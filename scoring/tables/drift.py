@@ -1,12 +1,7 @@
-"""Snapshot drift: a judge whose provider moved its model to a new snapshot.
-
-Every verdict records the snapshot the provider reported. A judge's identity is its configured
-model, not the snapshot, so verdicts of two snapshots stand side by side in the ledger. To see
-whether the new snapshot judges differently, a fixed calibration subset of the judge's pairs
-(the :data:`CALIBRATION_PAIRS` judged pairs with the smallest keys) is judged again under a
-calibration identity (the judge's identity plus the new snapshot, so its keys differ from the
-judge's own), and the two snapshots' verdicts on it are compared: agreement, Cohen's kappa and
-the difference of the mean check score (the tier formula's credit per verdict, x100).
+"""Snapshot drift: a judge whose provider moved its model to a new snapshot. A calibration subset
+of its pairs (the :data:`CALIBRATION_PAIRS` judged pairs with the smallest keys) is judged again
+under a calibration identity (the judge's plus the new snapshot), and the two snapshots' verdicts
+on it are compared: agreement, Cohen's kappa, mean check score (x100).
 """
 
 from __future__ import annotations
@@ -21,7 +16,7 @@ import pyarrow.compute as pc
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.pairs import PairPlan, pair_plans
 from scoring.ledger import VERDICTS, KeyIndex, KeyScheme, Ledger, key_column
-from scoring.tables.judges import cohen_kappa, subset_confusions
+from scoring.tables.judges import cohen_kappa
 from scoring.verdicts import Verdict
 
 #: Pairs in the calibration subset of a judge.
@@ -64,11 +59,6 @@ def snapshot_change(ledger: Ledger, judge: BuiltJudge) -> SnapshotChange | None:
     return SnapshotChange(judge.name, judge.identity, seen[0], seen[-1])
 
 
-def calibration_judge(judge: BuiltJudge, snapshot: str) -> BuiltJudge:
-    """The judge under its calibration identity for ``snapshot`` (its keys are its own)."""
-    return dataclasses.replace(judge, identity=f"{judge.identity}#snapshot:{snapshot}")
-
-
 def calibration_plan(
     plan: PairPlan, ledger: Ledger, change: SnapshotChange, scheme: KeyScheme
 ) -> tuple[PairPlan, npt.NDArray[np.int64]]:
@@ -82,7 +72,7 @@ def calibration_plan(
     order = np.lexsort(plan.keys_of(rows).T[::-1])
     rows = np.sort(rows[order[:CALIBRATION_PAIRS]])
     units = sorted({int(u) for u in plan.unit[rows]})
-    cal = calibration_judge(plan.judge, change.new)
+    cal = dataclasses.replace(plan.judge, identity=f"{plan.judge.identity}#snapshot:{change.new}")
     sub = pair_plans([plan.units[u] for u in units], [cal], scheme)[0]
     where = {u: i for i, u in enumerate(units)}
     # a pair is (unit, the check's position among its unit's checks) in both plans
@@ -110,13 +100,9 @@ def compare(
 ) -> dict[str, float | int]:
     """Agreement, Cohen's kappa and mean check scores (x100) of two verdict code arrays."""
     n = len(Verdict)
-    every = np.zeros(len(old), np.int64)  # one subset: every pair
-    confusion = subset_confusions(old[None, :], new[None, :], every, 1)[0]
+    confusion = np.bincount(old.astype(np.int64) * n + new, minlength=n * n).reshape(n, n)
     kappa, agreement, count = cohen_kappa(confusion)
-    credit = np.zeros(n)
-    credit[Verdict.MEETS.code] = 1.0
-    credit[Verdict.PARTIALLY_MEETS.code] = partial_credit
-    credit[Verdict.CONTRADICTS.code] = contradiction_penalty
+    credit = np.array([1.0, partial_credit, 0.0, contradiction_penalty])  # in verdict code order
     old_score = 100 * float(credit[old].mean()) if count else float("nan")
     new_score = 100 * float(credit[new].mean()) if count else float("nan")
     return {
@@ -147,15 +133,3 @@ def drift_row(
     both = (a >= 0) & (b >= 0)
     stats = compare(codes[a[both]], codes[b[both]], partial_credit, contradiction_penalty)
     return {"judge": change.judge, "old_snapshot": change.old, "new_snapshot": change.new, **stats}
-
-
-__all__ = [
-    "CALIBRATION_PAIRS",
-    "SnapshotChange",
-    "calibration_judge",
-    "calibration_plan",
-    "compare",
-    "drift_row",
-    "snapshot_change",
-    "snapshots",
-]

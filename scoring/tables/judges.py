@@ -1,13 +1,10 @@
-"""Judge agreement tables: per-judge scores, Kendall tau, leniency, self-preference, Cohen's kappa
-over all checks and per check kind.
-
-Every comparison between judges is made on the models both judged completely, and every CI of a
-difference comes from the shared question resamples (see ``bootstrap``).
+"""Judge agreement tables: per-judge scores, Kendall tau, leniency, self-preference, Cohen's kappa,
+on the models both judges judged completely and the shared question resamples (``bootstrap``).
 """
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, product
 from typing import Any
 
 import numpy as np
@@ -26,11 +23,8 @@ Ints = npt.NDArray[np.int64]
 
 
 def kendall_tau_b(x: Floats, y: Floats) -> float:
-    """Kendall's tau-b between two score vectors (the statistic of ``scipy.stats.kendalltau``).
-
-    Computed over all pairs, which is quick for the tens of models a leaderboard holds and spares
-    the command SciPy's import time. NaN with fewer than two models or no variation.
-    """
+    """Kendall's tau-b (``scipy.stats.kendalltau``'s statistic, without SciPy's import time) over
+    all pairs; NaN with fewer than two models or no variation."""
     if x.size < 2:
         return float("nan")
     iu = np.triu_indices(x.size, 1)
@@ -43,25 +37,18 @@ def kendall_tau_b(x: Floats, y: Floats) -> float:
 
 
 def cohen_kappa(confusion: npt.NDArray[np.int64]) -> tuple[float, float, int]:
-    """Cohen's kappa, raw agreement and the number of rated items of a square confusion table.
-
-    Kappa is NaN when chance agreement is 1 (both raters always gave the same single verdict).
-    """
+    """Cohen's kappa (NaN when chance agreement is 1), raw agreement and the number of rated
+    items of a square confusion table."""
     figures = confusion_figures(confusion)
     n = int(confusion.sum())
     return float(figures["kappa"]), float(figures["agreement"]), n
 
 
 def confusion_figures(confusion: npt.NDArray[Any]) -> dict[str, Floats]:
-    """Agreement figures of square confusion tables ``[..., k, k]`` (counts, possibly resampled
-    and so fractional), vectorised over the leading axes.
-
-    Returns:
-        ``agreement`` (raw), ``kappa`` (Cohen's), ``kappa_linear`` (weights 1 - |i - j| / (k - 1)
-        on the ordered scale, the verdicts in code order) and ``macro_f1`` (the mean F1 of the
-        categories that occur in either labelling); NaN for an empty table, and a kappa is NaN
-        when its chance agreement is 1.
-    """
+    """Agreement figures of ``[..., k, k]`` confusion tables (possibly resampled counts):
+    ``agreement``, ``kappa`` (Cohen's), ``kappa_linear`` (weights 1 - |i - j| / (k - 1) in code
+    order) and ``macro_f1`` (over the categories either labelling uses); NaN for an empty table,
+    a kappa NaN when its chance agreement is 1."""
     c = np.asarray(confusion, np.float64)
     k = c.shape[-1]
     idx = np.arange(k)
@@ -86,27 +73,13 @@ def confusion_figures(confusion: npt.NDArray[Any]) -> dict[str, Floats]:
         }
 
 
-#: The figures :func:`agreement_intervals` gives an interval for.
-INTERVAL_FIGURES = ("agreement", "kappa", "kappa_linear", "macro_f1")
-
-
 def agreement_intervals(
     per_question: npt.NDArray[np.int64], weights: Floats, min_checks: int | Ints = 1
 ) -> dict[str, tuple[Floats, Floats]]:
-    """95% cluster-bootstrap intervals of :func:`confusion_figures` of T confusion tables, over
-    questions: a resample takes every check of a drawn question together, with the same question
-    weights as every other statistic (``weights``, ``[B, Q]``).
-
-    Args:
-        per_question: ``[Q, T, k, k]`` each question's counts in each table.
-        weights: the bootstrap weights of the scores.
-        min_checks: a table with fewer checks gets NaN intervals (the floor of its figures),
-            one for all or one per table.
-
-    Returns:
-        figure -> (lo, hi), each ``[T]``: expanded percentile intervals (:func:`percentile_ci`)
-        over the questions that have checks in the table.
-    """
+    """figure -> (lo, hi), each ``[T]``: 95% expanded percentile intervals of
+    :func:`confusion_figures` of T tables given per question, ``[Q, T, k, k]``, over questions
+    (a resample takes every check of a drawn question, with the scores' ``weights``). A table
+    with fewer than ``min_checks`` checks (one floor or one per table) gets NaN intervals."""
     flat = per_question.reshape(per_question.shape[0], -1)
     used = np.flatnonzero(flat.any(axis=1))  # the labelled questions: few in an audit
     w = weights if used.size == flat.shape[0] else weights[:, used]
@@ -117,41 +90,34 @@ def agreement_intervals(
     n_questions = (checks > 0).sum(axis=0).astype(np.int64)
     few = checks.sum(axis=0) < min_checks
     out = {}
-    for name in INTERVAL_FIGURES:
+    for name in ("agreement", "kappa", "kappa_linear", "macro_f1"):
         lo, hi = percentile_ci(figures[name], overwrite=True, n=n_questions)
         out[name] = (np.where(few, np.nan, lo), np.where(few, np.nan, hi))
     return out
 
 
-def _scores(sc: Scores, setting: int) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
+def per_judge(sc: Scores, setting: int) -> tuple[Floats, Floats, npt.NDArray[np.bool_]]:
     """Score ``[S, J]``, resampled scores ``[B, S, J]`` and completeness ``[S, J]`` of a setting."""
     n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
-    s, j = np.divmod(np.arange(n_s * n_j, dtype=np.int64), n_j)
-    g = Groups.index(s, setting, j, n_j)
-    b = sc.weights.shape[0]
-    return (
-        sc.gamut.value[g].reshape(n_s, n_j),
-        sc.gamut.boot[:, g].reshape(b, n_s, n_j),
-        sc.complete[g].reshape(n_s, n_j),
-    )
+    g = Groups.index(np.arange(n_s)[:, None], setting, np.arange(n_j)[None, :], n_j)
+    return sc.gamut.value[g], sc.gamut.boot[:, g], sc.complete[g]
 
 
 def judge_scores(leaderboard: pd.DataFrame) -> pd.DataFrame:
     """Each judge's leaderboard: the complete rows with score, CI and rank."""
-    cols = ["submission_id", "setting", "judge", "primary", "gamut", "gamut_lo", "gamut_hi", "rank"]
     rows = leaderboard[leaderboard["status"] == "complete"]
-    return rows[cols].reset_index(drop=True)
+    return rows[list(TABLES["judge_scores"])].reset_index(drop=True)
 
 
 def judge_tau(sc: Scores) -> pd.DataFrame:
     """Per setting and pair of judges: Kendall tau-b of their scores and the largest difference."""
     rows: list[dict[str, Any]] = []
     for k, setting in enumerate(SETTINGS):
-        value, _, done = _scores(sc, k)
+        value, _, done = per_judge(sc, k)
         for a, b in combinations(range(len(sc.inputs.judges)), 2):
             both = np.flatnonzero(done[:, a] & done[:, b])
-            diff = value[both, a] - value[both, b]
-            worst = int(np.argmax(np.abs(diff))) if both.size else -1
+            diff = np.abs(value[both, a] - value[both, b])
+            worst = sc.inputs.submission_ids[int(both[np.argmax(diff)])] if both.size else None
             rows.append(
                 {
                     "setting": setting.value,
@@ -159,62 +125,37 @@ def judge_tau(sc: Scores) -> pd.DataFrame:
                     "judge_b": sc.inputs.judges[b],
                     "n_models": int(both.size),
                     "tau_b": kendall_tau_b(value[both, a], value[both, b]),
-                    "max_abs_diff": float(abs(diff[worst])) if both.size else float("nan"),
-                    "max_diff_submission": sc.inputs.submission_ids[int(both[worst])]
-                    if both.size
-                    else None,
+                    "max_abs_diff": float(diff.max()) if both.size else float("nan"),
+                    "max_diff_submission": worst,
                 }
             )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "setting",
-            "judge_a",
-            "judge_b",
-            "n_models",
-            "tau_b",
-            "max_abs_diff",
-            "max_diff_submission",
-        ],
-    )
+    return pd.DataFrame(rows, columns=list(TABLES["judge_tau"]))
 
 
 def judge_leniency(sc: Scores) -> pd.DataFrame:
     """Per setting and judge: mean paired score difference judge - primary over shared models."""
     rows: list[dict[str, Any]] = []
-    p = sc.primary
+    p, n_q = sc.primary, sc.level.gamut.shape[1]
     for k, setting in enumerate(SETTINGS):
-        value, boot, done = _scores(sc, k)
+        value, boot, done = per_judge(sc, k)
         for j, name in enumerate(sc.inputs.judges):
             both = np.flatnonzero(done[:, j] & done[:, p])
-            d = (boot[:, both, j] - boot[:, both, p]).mean(axis=1) if both.size else np.zeros(0)
-            n_q = sc.level.gamut.shape[1]
-            lo, hi = percentile_ci(d[:, None], n=n_q) if both.size else (np.full(1, np.nan),) * 2
+            with np.errstate(invalid="ignore"):  # no model in common: NaN
+                d = (boot[:, both, j] - boot[:, both, p]).sum(axis=1) / both.size
+                offset = (value[both, j] - value[both, p]).sum() / both.size
+            lo, hi = percentile_ci(d[:, None], n=n_q)
             rows.append(
                 {
                     "setting": setting.value,
                     "judge": name,
                     "primary": j == p,
                     "n_models": int(both.size),
-                    "offset": float((value[both, j] - value[both, p]).mean())
-                    if both.size
-                    else np.nan,
+                    "offset": float(offset),
                     "offset_lo": float(lo[0]),
                     "offset_hi": float(hi[0]),
                 }
             )
-    return pd.DataFrame(
-        rows,
-        columns=["setting", "judge", "primary", "n_models", "offset", "offset_lo", "offset_hi"],
-    )
-
-
-def _nanmean(x: Floats, axis: int) -> Floats:
-    if x.shape[axis] == 0:
-        shape = list(x.shape)
-        del shape[axis]
-        return np.full(shape, np.nan)
-    return np.asarray(x.mean(axis=axis), np.float64)
+    return pd.DataFrame(rows, columns=list(TABLES["judge_leniency"]))
 
 
 def _preference(
@@ -223,58 +164,49 @@ def _preference(
     """Judge ``j``'s score of the ``own`` models minus the mean of the ``others`` judges' (the
     gap), the same gap on the other models, their difference (the self-preference) and its
     interval from the shared resamples. ``value`` is ``[S, J]``, ``boot`` ``[B, S, J]``."""
-    other = ~own
 
     def gap(v: Floats, sel: npt.NDArray[np.bool_]) -> Floats:
         rest = v[..., others].mean(axis=-1) if others else np.full(v.shape[:-1], np.nan)
-        return _nanmean((v[..., j] - rest)[..., sel], axis=-1)
+        d = (v[..., j] - rest)[..., sel]
+        return d.mean(axis=-1) if sel.any() else np.full(d.shape[:-1], np.nan)
 
-    own_gap, other_gap = float(gap(value, own)), float(gap(value, other))
-    lo, hi = percentile_ci((gap(boot, own) - gap(boot, other))[:, None], n=n_q)
+    own_gap, other_gap = float(gap(value, own)), float(gap(value, ~own))
+    lo, hi = percentile_ci((gap(boot, own) - gap(boot, ~own))[:, None], n=n_q)
     return own_gap, other_gap, own_gap - other_gap, float(lo[0]), float(hi[0])
 
 
-def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
-    """Per setting and judge: how much more a judge favours its own family's models than others do.
-
-    ``own_minus_others`` is the judge's mean score of the models of its own family minus the mean
-    of every other judge's score of the same models; ``other_families_diff`` is the same
-    difference on the models of other families; ``self_preference`` is the first minus the
-    second, with a CI from the shared resamples. ``self_preference_primary`` is the same against
-    the primary judge alone (NaN for the primary judge). Only models complete under every judge
-    take part.
-
-    Args:
-        sc: the computed scores.
-        families: judge name -> model family it belongs to.
-    """
-    fam = np.array(
-        [sc.inputs.meta[s].model_family.strip().lower() for s in sc.inputs.submission_ids], object
+def model_families(sc: Scores) -> npt.NDArray[np.object_]:
+    """``[S]`` each submission's model family, lower case."""
+    meta = sc.inputs.meta
+    return np.array(
+        [meta[s].model_family.strip().lower() for s in sc.inputs.submission_ids], object
     )
+
+
+def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
+    """Per setting and judge: how much more a judge favours its own family's models than others
+    do (against every other judge, and against the primary judge alone), over the models
+    complete under every judge."""
+    fam = model_families(sc)
     n_j, n_q, p = len(sc.inputs.judges), sc.level.gamut.shape[1], sc.primary
     rows: list[dict[str, Any]] = []
     for k, setting in enumerate(SETTINGS):
-        value, boot, done = _scores(sc, k)
-        models = done.all(axis=1) if n_j else np.zeros(0, np.bool_)
+        value, boot, done = per_judge(sc, k)
+        models = done.all(axis=1)
+        value, boot = value[models], boot[:, models]
         for j, name in enumerate(sc.inputs.judges):
-            own = models & (fam == families[name].strip().lower())
+            own = fam[models] == families[name].strip().lower()
             everyone = [i for i in range(n_j) if i != j]
-            own_gap, other_gap, pref, lo, hi = _preference(
-                value[models], boot[:, models], j, everyone, own[models], n_q
-            )
-            alone = (
-                _preference(value[models], boot[:, models], j, [p], own[models], n_q)[2:]
-                if j != p
-                else (np.nan, np.nan, np.nan)
-            )
-            own_score = float(_nanmean(value[own, j], axis=0))
+            own_gap, other_gap, pref, lo, hi = _preference(value, boot, j, everyone, own, n_q)
+            alone = _preference(value, boot, j, [p], own, n_q)[2:] if j != p else (np.nan,) * 3
+            own_score = float(value[own, j].mean()) if own.any() else np.nan
             rows.append(
                 {
                     "setting": setting.value,
                     "judge": name,
                     "family": families[name],
                     "n_own": int(own.sum()),
-                    "n_other": int((models & ~own).sum()),
+                    "n_other": int((~own).sum()),
                     "own_score": own_score,
                     "others_score_of_own": own_score - own_gap,
                     "own_minus_others": own_gap,
@@ -282,153 +214,79 @@ def judge_self_preference(sc: Scores, families: dict[str, str]) -> pd.DataFrame:
                     "self_preference": pref,
                     "self_preference_lo": lo,
                     "self_preference_hi": hi,
-                    **dict(zip(_ALONE, alone, strict=True)),
+                    "self_preference_primary": alone[0],
+                    "self_preference_primary_lo": alone[1],
+                    "self_preference_primary_hi": alone[2],
                 }
             )
     return pd.DataFrame(rows, columns=list(TABLES["judge_self_preference"]))
 
 
-_ALONE = ("self_preference_primary", "self_preference_primary_lo", "self_preference_primary_hi")
-
-
-def subset_confusions(
-    va: npt.NDArray[np.integer[Any]], vb: npt.NDArray[np.integer[Any]], key: Ints, n_keys: int
-) -> npt.NDArray[np.int64]:
-    """One confusion table per check subset, ``[n_keys, verdicts, verdicts]``, from one
-    ``np.bincount`` over the cells (submission, check) where both judges gave a verdict.
-
-    Args:
-        va: ``[S, K]`` verdict codes of the first judge, negative where none.
-        vb: the second judge's, same shape and rows.
-        key: ``[K]`` the subset of each check (column), in ``range(n_keys)``.
-        n_keys: number of subsets.
-    """
-    shared = (va >= 0) & (vb >= 0)
-    cell = (key[None, :] * N_VERDICTS + va) * N_VERDICTS + vb  # int64, as key is: no overflow
-    confusion = np.bincount(cell[shared], minlength=n_keys * N_VERDICTS**2)
-    return confusion.reshape(n_keys, N_VERDICTS, N_VERDICTS)
-
-
-#: (setting, judge a, judge b) -> the pair's confusion tables ``[Q, kind key, k, k]``: per
-#: question (for the intervals over questions) and check kind key.
-KindConfusions = dict[tuple[int, int, int], npt.NDArray[np.int64]]
-#: (setting, judge a, judge b) -> the kappa figures over every check, then per check kind key
-#: present (:func:`kappa_figures`).
-KappaFigures = dict[tuple[int, int, int], list[dict[str, Any]]]
-
-
-def kind_confusions(sc: Scores) -> KindConfusions:
-    """Per setting and pair of judges, the confusion table of each question and check kind key
-    (summed, the table over every check)."""
-    checks = sc.inputs.checks
-    n_q = len(sc.inputs.questions)
-    key = checks.question.astype(np.int64) * N_KIND_KEYS + checks.kind_key
-    return {
-        (k, a, b): subset_confusions(*_pair_verdicts(sc, k, a, b), key, n_q * N_KIND_KEYS).reshape(
-            n_q, N_KIND_KEYS, N_VERDICTS, N_VERDICTS
-        )
-        for k in range(len(SETTINGS))
-        for a, b in combinations(range(len(sc.inputs.judges)), 2)
-    }
-
-
-def _pair_verdicts(
-    sc: Scores, setting: int, a: int, b: int
-) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
-    """The ``[S, K]`` verdict codes of judges ``a`` and ``b`` in a setting."""
-    n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
-    s = np.arange(n_s, dtype=np.int64)
-    v = sc.inputs.verdicts
-    return v[Groups.index(s, setting, a, n_j)], v[Groups.index(s, setting, b, n_j)]
-
-
-def _present_keys(sc: Scores) -> Ints:
-    """The check kind keys some question has."""
-    return np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
-
-
 def with_total(per_question: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """``[Q, T, k, k]`` tables with their sum (the table of every check) first: ``[Q, T + 1, k,
-    k]``."""
+    """``[Q, T, k, k]`` tables with their sum over T (the table of every check) first."""
     return np.concatenate([per_question.sum(axis=1, keepdims=True), per_question], axis=1)
 
 
-def kappa_figures(sc: Scores) -> KappaFigures:
-    """Per setting and pair of judges: kappa and raw agreement with their intervals over
-    questions, over every check both judged and then per check kind key present (NaN kappa and
-    intervals for a kind under :data:`MIN_KIND_CHECKS` shared checks): what both kappa tables
-    read, every pair's tables resampled in one product."""
-    present = _present_keys(sc)
-    confusions = kind_confusions(sc)
-    if not confusions:  # a single judge
-        return {}
-    stacked = np.concatenate([with_total(c[:, present]) for c in confusions.values()], axis=1)
-    floor = np.tile([1] + [MIN_KIND_CHECKS] * present.size, len(confusions))
-    tables = stacked.sum(axis=0)
-    n = tables.sum(axis=(1, 2))
-    point = confusion_figures(tables)
-    ci = agreement_intervals(stacked, sc.weights, floor)
-    rows = [
-        {
-            "kappa": np.nan if n[t] < floor[t] else float(point["kappa"][t]),
-            "kappa_lo": float(ci["kappa"][0][t]),
-            "kappa_hi": float(ci["kappa"][1][t]),
-            "n_checks": int(n[t]),
-            "agreement": float(point["agreement"][t]),
-            "agreement_lo": float(ci["agreement"][0][t]),
-            "agreement_hi": float(ci["agreement"][1][t]),
-        }
-        for t in range(tables.shape[0])
+def _kind_confusions(sc: Scores, k: int, a: int, b: int) -> npt.NDArray[np.int64]:
+    """``[Q, kind keys, verdicts, verdicts]`` confusion tables of judges ``a`` and ``b`` in a
+    setting: one ``np.bincount`` over the (submission, check) cells both judged."""
+    checks, n_q = sc.inputs.checks, len(sc.inputs.questions)
+    n_s, n_j, v = len(sc.inputs.submission_ids), len(sc.inputs.judges), sc.inputs.verdicts
+    s = np.arange(n_s, dtype=np.int64)
+    va, vb = v[Groups.index(s, k, a, n_j)], v[Groups.index(s, k, b, n_j)]
+    key = checks.question.astype(np.int64) * N_KIND_KEYS + checks.kind_key
+    cell = (key[None, :] * N_VERDICTS + va) * N_VERDICTS + vb  # int64, as key is: no overflow
+    confusion = np.bincount(
+        cell[(va >= 0) & (vb >= 0)], minlength=n_q * N_KIND_KEYS * N_VERDICTS**2
+    )
+    return confusion.reshape(n_q, N_KIND_KEYS, N_VERDICTS, N_VERDICTS)
+
+
+def kappa_tables(sc: Scores) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``judge_kappa`` and ``judge_kappa_by_kind``: per setting and pair of judges, Cohen's kappa
+    and raw agreement with intervals over questions, over every check both judged and per check
+    kind and secondary flag (``by_kind``'s split; NaN kappa and intervals under
+    :data:`MIN_KIND_CHECKS` shared checks), every pair's tables resampled in one product."""
+    present = np.flatnonzero(np.bincount(sc.inputs.checks.kind_key, minlength=N_KIND_KEYS))
+    kinds = [
+        (None, None),
+        *((kind.value, second) for kind, second in map(kind_of, present.tolist())),
     ]
-    size = present.size + 1
-    return {key: rows[i * size : (i + 1) * size] for i, key in enumerate(confusions)}
-
-
-def judge_kappa(sc: Scores, figures: KappaFigures | None = None) -> pd.DataFrame:
-    """Per setting and pair of judges: Cohen's kappa and raw agreement over every check both
-    judged, each with its bootstrap interval over questions.
-
-    ``figures``: :func:`kappa_figures` of ``sc``, when already computed.
-    """
-    figures = kappa_figures(sc) if figures is None else figures
-    rows: list[dict[str, Any]] = [
-        {
-            "setting": SETTINGS[k].value,
-            "judge_a": sc.inputs.judges[a],
-            "judge_b": sc.inputs.judges[b],
-            **every[0],
-        }
-        for (k, a, b), every in figures.items()
+    judges = sc.inputs.judges
+    pairs = [
+        (k, a, b) for k in range(len(SETTINGS)) for a, b in combinations(range(len(judges)), 2)
     ]
-    return pd.DataFrame(rows, columns=list(TABLES["judge_kappa"]))
-
-
-def judge_kappa_by_kind(sc: Scores, figures: KappaFigures | None = None) -> pd.DataFrame:
-    """Per setting, pair of judges, check kind and secondary flag: Cohen's kappa over the checks
-    of that kind both judged, to show where the judges disagree, with intervals over questions.
-
-    The split is that of ``by_kind``, so the two tables join on (setting, kind, secondary): a
-    kind's verdict mix there explains its kappa here, and the secondary flag keeps apart checks
-    of one kind that ask different things (a strict list's members from a flexible list's extra
-    members, required steps and their order from optional steps and the full order). A kind that
-    no question has gets no row; one with fewer than :data:`MIN_KIND_CHECKS` shared checks gets
-    NaN kappa.
-    """
-    figures = kappa_figures(sc) if figures is None else figures
-    labels = [kind_of(int(p)) for p in _present_keys(sc)]
-    rows: list[dict[str, Any]] = []
-    for (k, a, b), every in figures.items():
-        for (kind, secondary), one in zip(labels, every[1:], strict=True):
+    rows = []
+    if pairs:  # not a single judge
+        stacked = np.concatenate(
+            [with_total(_kind_confusions(sc, *p)[:, present]) for p in pairs], 1
+        )
+        floor = np.tile([1] + [MIN_KIND_CHECKS] * present.size, len(pairs))
+        tables = stacked.sum(axis=0)
+        n = tables.sum(axis=(1, 2))
+        point = confusion_figures(tables)
+        ci = agreement_intervals(stacked, sc.weights, floor)
+        for t, ((k, a, b), (kind, secondary)) in enumerate(product(pairs, kinds)):
             rows.append(
                 {
                     "setting": SETTINGS[k].value,
-                    "judge_a": sc.inputs.judges[a],
-                    "judge_b": sc.inputs.judges[b],
-                    "kind": kind.value,
+                    "judge_a": judges[a],
+                    "judge_b": judges[b],
+                    "kind": kind,
                     "secondary": secondary,
-                    **one,
+                    "kappa": np.nan if n[t] < floor[t] else float(point["kappa"][t]),
+                    "kappa_lo": float(ci["kappa"][0][t]),
+                    "kappa_hi": float(ci["kappa"][1][t]),
+                    "n_checks": int(n[t]),
+                    "agreement": float(point["agreement"][t]),
+                    "agreement_lo": float(ci["agreement"][0][t]),
+                    "agreement_hi": float(ci["agreement"][1][t]),
                 }
             )
     df = pd.DataFrame(rows, columns=list(TABLES["judge_kappa_by_kind"]))
-    floats = [c for c in df.columns[5:] if c != "n_checks"]
-    return df.astype({"secondary": np.bool_, "n_checks": np.int64, **dict.fromkeys(floats, float)})
+    every = df["kind"].isna()
+    overall = df[every][list(TABLES["judge_kappa"])].reset_index(drop=True)
+    by_kind = df[~every].reset_index(drop=True)
+    floats = [c for c in by_kind.columns[5:] if c != "n_checks"]
+    types = {"secondary": np.bool_, "n_checks": np.int64, **dict.fromkeys(floats, float)}
+    return overall, by_kind.astype(types)

@@ -1,14 +1,9 @@
-"""The verdict table as a dense matrix: one row per (submission, setting, judge), one column per
-expected check, ``int8`` verdict codes and :data:`MISSING` where a check has no verdict.
-
-The Parquet file is streamed with its string columns as dictionaries and decoded a record batch
-at a time, so that only the matrix and a few batches are in memory and every step works on small
-integer arrays that stay in the processor's cache.
+"""The verdict table as a dense ``int8`` matrix, a row per (submission, setting, judge) and a
+column per expected check (:data:`MISSING`: no verdict), streamed a record batch at a time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,10 +25,8 @@ BATCH_ROWS = 1 << 18
 
 
 class _Decoder:
-    """Our code for each row of a string column; ``sink`` for values not in ``lookup``.
-
-    Batches usually share one dictionary, so the lookup table is rebuilt only when it changes.
-    """
+    """Our code for each row of a string column; ``sink`` for values not in ``lookup``. The
+    lookup table is rebuilt only when a batch's dictionary changes."""
 
     def __init__(self, lookup: dict[str, int], sink: int) -> None:
         self.lookup, self.sink = lookup, sink
@@ -56,12 +49,8 @@ class _Decoder:
 
 
 def check_positions(check_ids: list[list[str]]) -> tuple[dict[str, int], npt.NDArray[np.int32]]:
-    """A dense ``(question, check id) -> column`` table with one sink row and column.
-
-    Returns:
-        The check-id codes and the table, flat, of shape ``(Q + 1) * (n_ids + 1)``; ``-1`` marks
-        a (question, check id) that is not expected.
-    """
+    """The check-id codes and a dense flat ``(question, check id) -> column`` table of shape
+    ``(Q + 1) * (n_ids + 1)`` (a sink row and column); ``-1`` marks a pair not expected."""
     codes = {cid: i for i, cid in enumerate(sorted({c for ids in check_ids for c in ids}))}
     width = len(codes) + 1
     dense = np.full((len(check_ids) + 1) * width, -1, np.int32)
@@ -80,11 +69,8 @@ def read_verdicts(
     question_ids: list[str],
     check_ids: list[list[str]],
 ) -> tuple[npt.NDArray[np.int8], int]:
-    """The dense verdict matrix ``[G, K]`` and the number of rows that match nothing expected.
-
-    Group ``g`` is ``(s * 2 + setting) * len(judges) + j``; column ``k`` is the position of the
-    check among every question's checks, in question order. Rows for unknown submissions, judges,
-    questions or checks (a stale table) are counted and left out.
+    """The dense verdict matrix ``[G, K]`` and the number of rows for unknown submissions,
+    judges, questions or checks (a stale table), which are left out.
 
     Raises:
         GamutError: the table is missing or unreadable, holds an unknown verdict, or holds two
@@ -93,33 +79,6 @@ def read_verdicts(
     if not path.is_file():
         raise GamutError(f"no verdict table at {path} (run `gamut judge` first)")
     fix = "(rewrite it with `gamut judge`)"
-    try:
-        names = pq.read_schema(path).names
-        missing = [c for c in KEY_COLUMNS if c not in names]
-        if missing:
-            raise GamutError(
-                f"cannot read the verdict table {path}: no column(s) {', '.join(missing)} {fix}"
-            )
-        table = pq.ParquetFile(path, read_dictionary=list(KEY_COLUMNS))
-        # streamed: only one batch of rows is decoded at a time, beside the matrix
-        batches = table.iter_batches(batch_size=BATCH_ROWS, columns=list(KEY_COLUMNS))
-        return _fill(
-            path, batches, table.metadata.num_rows, submission_ids, judges, question_ids, check_ids
-        )
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise GamutError(f"cannot read the verdict table {path}: {exc} {fix}") from None
-
-
-def _fill(
-    path: Path,
-    batches: Iterator[pa.RecordBatch],
-    num_rows: int,
-    submission_ids: tuple[str, ...],
-    judges: tuple[str, ...],
-    question_ids: list[str],
-    check_ids: list[list[str]],
-) -> tuple[npt.NDArray[np.int8], int]:
-    """:func:`read_verdicts` on the table's record batches, one at a time."""
     n_s, n_set, n_j = len(submission_ids), len(SETTINGS), len(judges)
     n_q = len(question_ids)
     cid_codes, dense = check_positions(check_ids)
@@ -155,10 +114,21 @@ def _fill(
         matrix[flat[ok]] = c["verdict"][ok]
         return int(ok.sum())
 
-    kept = sum(put(batch) for batch in batches)  # one batch in memory at a time
+    try:
+        missing = [c for c in KEY_COLUMNS if c not in pq.read_schema(path).names]
+        if missing:
+            raise GamutError(
+                f"cannot read the verdict table {path}: no column(s) {', '.join(missing)} {fix}"
+            )
+        table = pq.ParquetFile(path, read_dictionary=list(KEY_COLUMNS))
+        # streamed: only one batch of rows is decoded at a time, beside the matrix
+        batches = table.iter_batches(batch_size=BATCH_ROWS, columns=list(KEY_COLUMNS))
+        kept = sum(put(batch) for batch in batches)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise GamutError(f"cannot read the verdict table {path}: {exc} {fix}") from None
     if int(np.count_nonzero(matrix != MISSING)) != kept:
         raise GamutError(
             f"{path}: some (submission, setting, judge, check) has more than one "
             "verdict row (rewrite the table with `gamut judge`)"
         )
-    return matrix.reshape(n_groups, n_checks), num_rows - kept
+    return matrix.reshape(n_groups, n_checks), table.metadata.num_rows - kept

@@ -1,94 +1,51 @@
 """Every pair of models compared on the same questions: the paired score difference with its
-bootstrap interval, and on how many questions each scored higher.
-
-The interval reuses the resample matrix of the leaderboard's intervals (``Scores.weights``); the
-significance is the leaderboard ranking's own (:class:`scoring.tables.bootstrap.Ranking`): a paired
-t test on the bootstrap standard error, Holm-adjusted over every pair of one judge's rankings in
-all settings (the compare page's family), so a tie group never holds a significant pair.
+bootstrap interval, on how many questions each scored higher, and the leaderboard ranking's own
+Holm-adjusted significance (so a tie group never holds a significant pair).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from scoring.tables.bootstrap import ALPHA, percentile_ci
+from scoring.tables.columns import TABLES
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Scores
 
 Array = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 
-#: Columns of the ``pairwise`` table, in order.
-PAIRWISE_COLUMNS = (
-    "setting",
-    "judge",
-    "submission_a",
-    "submission_b",
-    "diff",
-    "diff_lo",
-    "diff_hi",
-    "significant",
-    "p_adjusted",
-    "n_questions",
-    "n_a_higher",
-    "n_b_higher",
-    "n_equal",
-)
 
-
-@dataclass(frozen=True)
-class PairedDifferences:
-    """``[n, n]`` matrices over models: entry (a, b) is about a minus b.
-
-    Attributes:
-        diff: point estimate of score(a) - score(b).
-        lo: lower end of the (expanded) percentile interval of the resampled differences.
-        hi: its upper end.
-        significant: the 95% interval excludes zero (never on the diagonal); unadjusted.
-    """
+class PairedDifferences(NamedTuple):
+    """``[n, n]`` matrices over models, entry (a, b) about a minus b: the point estimate and the
+    (expanded) percentile interval of the resampled differences."""
 
     diff: Array
     lo: Array
     hi: Array
-    significant: npt.NDArray[np.bool_]
 
 
 def paired_differences(
     value: Array, boot: Array, n_questions: int | None = None
 ) -> PairedDifferences:
-    """Score differences between every pair of models with paired bootstrap intervals.
-
-    Args:
-        value: ``[n]`` point estimates of the models' scores.
-        boot: ``[B, n]`` the same scores in each resample (the same resamples for every model).
-        n_questions: the questions behind the scores, for the expanded percentile interval
-            (None: the plain 2.5-97.5 percentiles).
-    """
+    """Score differences between every pair of models, ``[n]`` estimates with ``[B, n]``
+    resamples, with paired bootstrap intervals (expanded for ``n_questions``; None: the plain
+    2.5-97.5 percentiles)."""
     n = value.size
     diff = value[:, None] - value[None, :]
     resampled = (boot[:, :, None] - boot[:, None, :]).reshape(boot.shape[0], n * n)
     ci = percentile_ci(resampled, overwrite=True, n=n_questions)
     lo, hi = (x.reshape(n, n) for x in ci)
-    with np.errstate(invalid="ignore"):
-        significant = (lo > 0.0) | (hi < 0.0)
-    np.fill_diagonal(significant, False)
-    return PairedDifferences(diff, lo, hi, significant)
+    return PairedDifferences(diff, lo, hi)
 
 
 def question_wins(scores: Array, atol: float = 1e-12) -> tuple[Ints, Ints]:
-    """For every pair (a, b): on how many questions a scored higher, and on how many equal.
-
-    Args:
-        scores: ``[n, Q]`` question scores; a NaN on either side leaves that question out.
-        atol: scores closer than this count as equal.
-
-    Returns:
-        ``higher[a, b]`` (a above b) and ``equal[a, b]``; ``higher[b, a]`` is b above a.
-    """
+    """``higher[a, b]``, on how many questions a scored higher than b, and ``equal[a, b]``, on how
+    many within ``atol``, from ``[n, Q]`` question scores (a NaN leaves a question out)."""
     a, b = scores[:, None, :], scores[None, :, :]
     defined = ~np.isnan(a) & ~np.isnan(b)
     with np.errstate(invalid="ignore"):
@@ -106,9 +63,7 @@ def pairwise(sc: Scores) -> pd.DataFrame:
             continue
         d = paired_differences(sc.gamut.value[idx], sc.gamut.boot[:, idx], sc.level.gamut.shape[1])
         higher, equal = question_wins(sc.level.gamut[idx])
-        a, b = np.divmod(np.arange(n * n, dtype=np.int64), n)
-        keep = a != b
-        a, b = a[keep], b[keep]
+        a, b = np.nonzero(~np.eye(n, dtype=np.bool_))  # every ordered pair, a before b
         subs = np.array(sc.inputs.submission_ids, dtype=object)[sc.groups.sub[idx]]
         frames.append(
             pd.DataFrame(
@@ -129,23 +84,7 @@ def pairwise(sc: Scores) -> pd.DataFrame:
                 }
             )
         )
-    if not frames:
-        return pd.DataFrame({c: pd.Series(dtype=_dtype(c)) for c in PAIRWISE_COLUMNS})
-    return pd.concat(frames, ignore_index=True)[list(PAIRWISE_COLUMNS)]
-
-
-def _dtype(column: str) -> str:
-    if column in ("setting", "judge", "submission_a", "submission_b"):
-        return "object"
-    if column == "significant":
-        return "bool"
-    return "int64" if column.startswith("n_") else "float64"
-
-
-__all__ = [
-    "PAIRWISE_COLUMNS",
-    "PairedDifferences",
-    "paired_differences",
-    "pairwise",
-    "question_wins",
-]
+    if frames:
+        return pd.concat(frames, ignore_index=True)[list(TABLES["pairwise"])]
+    types = {"string": "object", "bool": "bool", "int64": "int64", "double": "float64"}
+    return pd.DataFrame({c: pd.Series(dtype=types[t]) for c, (t, _) in TABLES["pairwise"].items()})

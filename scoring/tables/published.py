@@ -1,14 +1,11 @@
-"""The published verdict and response tables: what the site's downloads and the Hugging Face
-dataset carry.
-
-One row per (submission_id, setting, judge, question_id, check_id), with the columns of ``gamut
-export verdicts`` plus the question's ``domain``. Built column-wise on the dictionary codes, so
-millions of rows cost about a second.
+"""The published verdict and response tables, as the site's downloads and the Hugging Face
+dataset carry them. Built column-wise on the dictionary codes: millions of rows in about a second.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, cast
 
@@ -61,18 +58,9 @@ def _mapped(arr: pa.Array, mapping: dict[str, str], what: str) -> pa.DictionaryA
 def verdict_table(
     source: Path, public: bool, judge_ids: dict[str, str], domains: dict[str, str]
 ) -> pa.Table:
-    """The published verdict table, read from ``source`` (``<results>/verdicts.parquet``).
-
-    Columns: those of ``gamut export verdicts`` (``judge_id`` after ``judge``) plus ``domain``
-    after ``question_id``, in the order of :class:`~scoring.verdicts.VerdictRow`; ``rationale``
-    and ``check_text`` only when ``public``. Rows are grouped by submission (a stable sort);
-    string columns stay dictionary-encoded.
-
-    Args:
-        source: the verdict table.
-        public: whether rubric text and rationales may be published.
-        judge_ids: judge name -> identity (:func:`judge_ids`).
-        domains: question id -> domain.
+    """The published verdict table, read from ``source``: the columns of ``gamut export verdicts``
+    plus ``domain``, in :class:`~scoring.verdicts.VerdictRow` order, text columns only when
+    ``public``; rows grouped by submission, strings dictionary-encoded.
 
     Raises:
         GamutError: a judge or question of the table has no entry in the mappings.
@@ -106,51 +94,34 @@ def judge_ids(provenance: dict[str, Any]) -> dict[str, str]:
 def submission_slices(table: pa.Table) -> dict[str, pa.Table]:
     """Zero-copy slices of a table grouped by submission (as :func:`verdict_table` returns)."""
     sub, names = codes(table.column("submission_id").combine_chunks())
-    out: dict[str, pa.Table] = {}
-    if not len(sub):
-        return out
-    starts = np.flatnonzero(np.r_[True, sub[1:] != sub[:-1]])
-    ends = np.r_[starts[1:], len(sub)]
-    for s, e in zip(starts, ends, strict=True):
-        out[names[int(sub[s])]] = table.slice(int(s), int(e - s))
-    return out
+    bounds = np.r_[np.flatnonzero(np.diff(sub, prepend=-1)), len(sub)]  # each submission's rows
+    return {names[int(sub[s])]: table.slice(int(s), int(e - s)) for s, e in pairwise(bounds)}
 
 
 def response_table(
     responses: Mapping[tuple[str, str], Mapping[str, str]], question_ids: Sequence[str]
 ) -> pa.Table:
-    """The published responses: one row per (submission, setting, question), sorted by
-    submission and setting, questions in ``question_ids`` order (those answered).
-
-    Args:
-        responses: (submission_id, setting) -> question id -> response text.
-        question_ids: the public questions, in file order.
-    """
+    """The published responses, from (submission_id, setting) -> question id -> text: one row
+    per (submission, setting, question), sorted by submission and setting, questions in
+    ``question_ids`` order."""
     order = {q: i for i, q in enumerate(question_ids)}
-    cols: dict[str, list[Any]] = {c: [] for c in RESPONSE_COLUMNS}
+    cols: dict[str, list[Any]] = {c: [] for c in TABLES["responses"]}
     for (sid, setting), texts in sorted(responses.items()):
         for qid in sorted(texts, key=lambda q: order.get(q, len(order))):
             text = texts[qid]
-            for c, v in zip(RESPONSE_COLUMNS, (sid, setting, qid, text, len(text)), strict=True):
+            for c, v in zip(cols, (sid, setting, qid, text, len(text)), strict=True):
                 cols[c].append(v)
     return pa.table({c: pa.array(v, arrow_type("responses", c)) for c, v in cols.items()})
 
 
-#: Tables whose text columns stay dictionary-encoded when published: millions of verdicts read
-#: in a sixth of the memory (5.3 M rows: 110 MB against 730 MB as plain strings).
-ENCODED_TABLES = frozenset({"verdicts"})
-
-
 def published_types(name: str, table: pa.Table) -> pa.Table:
-    """``table`` in the published schema, the one every copy of table ``name`` has (the site's
-    downloads and the Hub dataset): text as plain ``string`` (dictionary-encoded ``string`` in
-    :data:`ENCODED_TABLES`), and an all-null column (Arrow ``null``, as pandas writes an empty
-    text column) as its documented type. ``datasets`` reads every file of a config as one table
-    of string features."""
+    """``table`` in the schema every published copy of table ``name`` has (``datasets`` reads
+    each config as one table): text as plain ``string`` (dictionary-encoded in the verdict table,
+    a sixth of the memory), and an all-null column as its documented type."""
     for i, field in enumerate(table.schema):
         col = table.column(i)
         kind = col.type
-        if pa.types.is_dictionary(kind) and name not in ENCODED_TABLES:
+        if pa.types.is_dictionary(kind) and name != "verdicts":
             col = col.cast(pa.string())
         elif pa.types.is_dictionary(kind) and kind.value_type != pa.string():
             col = col.cast(pa.dictionary(kind.index_type, pa.string()))
@@ -161,19 +132,3 @@ def published_types(name: str, table: pa.Table) -> pa.Table:
         if col is not table.column(i):
             table = table.set_column(i, pa.field(field.name, col.type), col)
     return table
-
-
-#: The published response table's columns, in order.
-RESPONSE_COLUMNS = ("submission_id", "setting", "question_id", "response", "length")
-
-
-__all__ = [
-    "ENCODED_TABLES",
-    "RESPONSE_COLUMNS",
-    "codes",
-    "judge_ids",
-    "published_types",
-    "response_table",
-    "submission_slices",
-    "verdict_table",
-]

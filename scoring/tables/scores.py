@@ -1,7 +1,5 @@
-"""The computed state every table is cut from: question-level scores plus bootstrap estimates.
-
-:func:`compute` is the only place the arithmetic runs; the table builders only select and label.
-"""
+"""The computed state every table is cut from: question-level scores plus bootstrap estimates
+(:func:`compute`)."""
 
 from __future__ import annotations
 
@@ -20,7 +18,8 @@ from scoring.tables.bootstrap import (
     resample_weights,
 )
 from scoring.tables.core import QuestionLevel, Status, question_level
-from scoring.tables.load import SETTINGS, Inputs
+from scoring.tables.load import Inputs
+from scoring.tables.matrix import SETTINGS
 
 Ints = npt.NDArray[np.int64]
 
@@ -33,12 +32,6 @@ class Groups:
     setting: Ints
     judge: Ints
 
-    @classmethod
-    def of(cls, n_submissions: int, n_judges: int) -> Groups:
-        """All groups in index order ``g = (s * settings + setting) * judges + j``."""
-        g = np.arange(n_submissions * len(SETTINGS) * n_judges, dtype=np.int64)
-        return cls(g // (len(SETTINGS) * n_judges), (g // n_judges) % len(SETTINGS), g % n_judges)
-
     @staticmethod
     def index(s: int | Ints, setting: int | Ints, j: int | Ints, n_judges: int) -> Ints:
         """Group index of (submission, setting, judge)."""
@@ -47,19 +40,10 @@ class Groups:
 
 @dataclass(frozen=True)
 class Scores:
-    """Everything the tables need.
-
-    Attributes:
-        inputs: what was read.
-        config: the scoring parameters.
-        primary: index of the primary judge.
-        groups: decoded group indices.
-        level: question-level scores.
-        weights: ``[B, Q]`` bootstrap weights shared by every statistic.
-        gamut: per group, 100 x mean question Gamut score with CI (NaN when not complete).
-        tiers: per tier (in :data:`TIER_ORDER`), 100 x mean over questions with that tier.
-        rankings: per (setting, judge), the ranking of its complete groups, with their indices.
-    """
+    """Everything the tables need: inputs, scoring parameters, primary judge's index, groups,
+    question-level scores, the ``[B, Q]`` bootstrap weights every statistic shares, per group the
+    Gamut and tier scores (100 x mean, with CIs; NaN when not complete), and per (setting, judge)
+    the ranking of its complete groups with their indices."""
 
     inputs: Inputs
     config: ScoringConfig
@@ -80,7 +64,8 @@ class Scores:
 def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores:
     """Score every group, bootstrap every estimate and rank every (setting, judge)."""
     n_s, n_j, n_q = len(inputs.submission_ids), len(inputs.judges), len(inputs.questions)
-    groups = Groups.of(n_s, n_j)
+    g = np.arange(n_s * len(SETTINGS) * n_j, dtype=np.int64)  # (s * settings + setting) * J + j
+    groups = Groups(g // (len(SETTINGS) * n_j), (g // n_j) % len(SETTINGS), g % n_j)
     expected = inputs.has_responses[groups.sub, groups.setting]
     level = question_level(inputs.verdicts, inputs.checks, n_q, expected, config)
     weights = resample_weights(n_q, config.bootstrap_resamples, config.seed)
@@ -95,18 +80,8 @@ def compute(inputs: Inputs, config: ScoringConfig, primary_judge: str) -> Scores
         for j in range(n_j)
     }
     # one family per judge: the compare page tests every pair of every setting at once
-    ranked = rank_many(
-        [
-            Ask(
-                gamut.value[idx],
-                gamut.boot[:, idx],
-                [inputs.submission_ids[int(s)] for s in groups.sub[idx]],
-                n_q,
-                family=j,
-            )
-            for (_k, j), idx in members.items()
-        ]
-    )
+    asked = [Ask(gamut.value[i], gamut.boot[:, i], n_q, family=j) for (_, j), i in members.items()]
+    ranked = rank_many(asked)
     rankings: dict[tuple[int, int], tuple[Ints, Ranking]] = {
         key: (idx, r) for (key, idx), r in zip(members.items(), ranked, strict=True)
     }

@@ -1,13 +1,6 @@
-"""What produced each leaderboard row, and whether it is stale.
-
-`gamut judge` records in the verdict table's file metadata (:data:`STAMPS`) what judged its
-verdicts: the rubric set's version, and per judge its configured model, prompt version and
-prompt template digest, with the model snapshots the ledger records for the verdicts of each
-(submission, setting). Scoring reads that record and stamps every leaderboard row with it, next
-to the benchmark version of the config and the engine that scored the row. A row judged under a
-rubric version, judge model, prompt version or prompt template other than the current ones
-(the table was kept while the config or the rubrics changed: `gamut score` without `gamut
-judge`) is **stale**, and ``stale_reason`` says what changed.
+"""What produced each leaderboard row (the verdict table's :data:`STAMPS` record of the rubric
+version and each judge's model, prompt and snapshots), and whether it is stale: judged under
+another rubric version, judge model or prompt than the current ones.
 """
 
 from __future__ import annotations
@@ -24,19 +17,7 @@ import pyarrow.parquet as pq
 from scoring import __version__
 from scoring.errors import GamutError
 from scoring.judge.table import STAMPS
-
-#: The stamp columns of the leaderboard, in order.
-STAMP_COLUMNS = (
-    "benchmark_version",
-    "rubric_version",
-    "judge_model",
-    "judge_snapshot",
-    "prompt_version",
-    "prompt_digest",
-    "engine_version",
-    "stale",
-    "stale_reason",
-)
+from scoring.tables.columns import STAMP_COLUMNS
 
 #: ``stale_reason`` of the rows of a verdict table that records nothing of what judged it.
 UNRECORDED = (
@@ -72,13 +53,8 @@ def read_stamps(path: Path) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class Current:
-    """What the rows would be judged under now.
-
-    Attributes:
-        rubric_version: the current rubric set's version.
-        benchmark_version: the question set's release version from the config, or None.
-        judges: judge name -> its provenance (:func:`scoring.judge.judge_provenance`).
-    """
+    """What the rows would be judged under now: the rubric set's version, the question set's
+    release version (or None), and judge name -> its provenance."""
 
     rubric_version: str
     benchmark_version: str | None
@@ -110,12 +86,9 @@ def _reasons(rubric: object, rec: Mapping[str, Any], now: Current, judge: str) -
 
 
 def stamp(leaderboard: pd.DataFrame, recorded: dict[str, Any] | None, now: Current) -> pd.DataFrame:
-    """``leaderboard`` with the :data:`STAMP_COLUMNS` added after its metadata columns.
-
-    A row with no verdict at all has no judge stamps and is not stale; with no record
-    (``recorded`` None) the judge stamps are empty and ``stale`` is unknown (null).
-    """
-    cols: dict[str, list[Any]] = {c: [] for c in STAMP_COLUMNS}
+    """``leaderboard`` with the :data:`STAMP_COLUMNS` added: a row with no verdict is not stale;
+    without a record (``recorded`` None) the judge stamps are empty and ``stale`` is null."""
+    rows = []
     judges = (recorded or {}).get("judges", {})
     for sub, setting, judge, missing, total in zip(
         leaderboard["submission_id"],
@@ -125,43 +98,29 @@ def stamp(leaderboard: pd.DataFrame, recorded: dict[str, Any] | None, now: Curre
         leaderboard["n_checks"],
         strict=True,
     ):
-        rec = judges.get(judge)
         judged = int(missing) < int(total)
-        known = recorded is not None and rec is not None and judged
-        rubric = recorded.get("rubric_version") if known and recorded else None
-        snaps = rec.get("snapshots", {}).get(sub, {}).get(setting, []) if known and rec else []
-        cols["benchmark_version"].append(now.benchmark_version)
-        cols["rubric_version"].append(rubric)
-        cols["judge_model"].append(rec.get("model") if known and rec else None)
-        cols["judge_snapshot"].append(", ".join(snaps) if snaps else None)
-        cols["prompt_version"].append(rec.get("prompt_version") if known and rec else None)
-        cols["prompt_digest"].append(rec.get("prompt_digest") if known and rec else None)
-        cols["engine_version"].append(__version__)
-        if not judged:
-            cols["stale"].append(False)
-            cols["stale_reason"].append(None)
+        rec = judges.get(judge) if judged else None
+        row: dict[str, Any] = dict.fromkeys(STAMP_COLUMNS)
+        row["benchmark_version"] = now.benchmark_version
+        row["engine_version"] = __version__
+        if recorded is not None and rec is not None:
+            snaps = rec.get("snapshots", {}).get(sub, {}).get(setting, [])
+            row["rubric_version"] = recorded.get("rubric_version")
+            row["judge_model"] = rec.get("model")
+            row["judge_snapshot"] = ", ".join(snaps) if snaps else None
+            row["prompt_version"] = rec.get("prompt_version")
+            row["prompt_digest"] = rec.get("prompt_digest")
+            why = _reasons(row["rubric_version"], rec, now, str(judge))
+            row["stale"], row["stale_reason"] = bool(why), "; ".join(why) or None
+        elif not judged:
+            row["stale"] = False
         elif recorded is None:
-            cols["stale"].append(None)
-            cols["stale_reason"].append(UNRECORDED)
-        elif rec is None:
-            cols["stale"].append(None)
-            cols["stale_reason"].append(f"the verdict table records nothing of judge {judge}")
+            row["stale_reason"] = UNRECORDED
         else:
-            why = _reasons(rubric, rec, now, str(judge))
-            cols["stale"].append(bool(why))
-            cols["stale_reason"].append("; ".join(why) or None)
+            row["stale_reason"] = f"the verdict table records nothing of judge {judge}"
+        rows.append(row)
     out = leaderboard.copy()
-    for name, values in cols.items():
+    for name in STAMP_COLUMNS:
+        values = [r[name] for r in rows]
         out[name] = pd.array(values, dtype="boolean") if name == "stale" else values
     return out
-
-
-__all__ = [
-    "STAMPS",
-    "STAMP_COLUMNS",
-    "UNRECORDED",
-    "Current",
-    "read_stamps",
-    "short_version",
-    "stamp",
-]

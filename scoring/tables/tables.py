@@ -1,8 +1,6 @@
-"""The per-model tables: question scores, leaderboard, breakdowns, check kinds, modality.
-
-Each builder selects from :class:`~scoring.tables.scores.Scores` and labels; the arithmetic is in
-``core`` and ``bootstrap``. Columns follow ARCHITECTURE.md "The score tables".
-"""
+"""The per-model tables: question scores, leaderboard, breakdowns, check kinds, modality. Each
+builder selects from :class:`~scoring.tables.scores.Scores` and labels (arithmetic: ``core``,
+``bootstrap``)."""
 
 from __future__ import annotations
 
@@ -14,7 +12,6 @@ import pandas as pd
 
 from scoring.questions import Popularity
 from scoring.scorer import tier_scores
-from scoring.tables.audit import PPI_COLUMNS
 from scoring.tables.bootstrap import (
     Ask,
     coverage_ceiling,
@@ -24,33 +21,26 @@ from scoring.tables.bootstrap import (
     weighted_means,
 )
 from scoring.tables.checks import N_KIND_KEYS, kind_of
+from scoring.tables.columns import PPI_COLUMNS, TABLES
 from scoring.tables.core import N_VERDICTS, Status, count_verdicts
-from scoring.tables.cost import INT_COLUMNS as COST_INT_COLUMNS
-from scoring.tables.cost import JUDGE_COST_COLUMNS, MODEL_TOKEN_COLUMNS, model_tokens
+from scoring.tables.cost import JUDGE_COST_COLUMNS, model_tokens
 from scoring.tables.judges import kendall_tau_b
 from scoring.tables.matrix import SETTINGS
 from scoring.tables.scores import Groups, Scores
 
 Floats = npt.NDArray[np.float64]
+Ints = npt.NDArray[np.int64]
 
 SHARES = ("share_meets", "share_partial", "share_missing", "share_contradicts")
-COUNTS = ("n_meets", "n_partial", "n_missing", "n_contradicts")
 TIER_COLUMNS = ("ac", "v", "c")
-#: Suffix of the question-level score columns of ``question_scores``: raw scores in [-1, 1], where
-#: every published score (``gamut``, ``ac``, ... elsewhere) is 100 x a mean of them.
-RAW = "_raw"
 
 
 def _labels(sc: Scores, g: npt.NDArray[np.int64]) -> dict[str, Any]:
     """The submission, setting and judge columns of the groups ``g``."""
-    subs = np.array(sc.inputs.submission_ids, dtype=object)
-    settings = np.array([s.value for s in SETTINGS], dtype=object)
-    judges = np.array(sc.inputs.judges, dtype=object)
-    return {
-        "submission_id": subs[sc.groups.sub[g]] if len(subs) else np.array([], object),
-        "setting": settings[sc.groups.setting[g]],
-        "judge": judges[sc.groups.judge[g]],
-    }
+    names = (sc.inputs.submission_ids, [s.value for s in SETTINGS], sc.inputs.judges)
+    codes = (sc.groups.sub, sc.groups.setting, sc.groups.judge)
+    columns = zip(("submission_id", "setting", "judge"), names, codes, strict=True)
+    return {c: np.array(n, dtype=object)[code[g]] for c, n, code in columns}
 
 
 def question_scores(sc: Scores) -> pd.DataFrame:
@@ -63,10 +53,7 @@ def question_scores(sc: Scores) -> pd.DataFrame:
     rows_q = np.tile(np.arange(n_q), g.size)
 
     def cat(values: list[str], codes: npt.NDArray[np.int64]) -> pd.Categorical[str]:
-        uniq = sorted(set(values))
-        pos = {v: i for i, v in enumerate(uniq)}
-        lut = np.array([pos[v] for v in values], np.int64)
-        return pd.Categorical.from_codes(lut[codes], categories=pd.Index(uniq))
+        return pd.Categorical(values).take(codes)  # categories sorted
 
     level = sc.level
     counts = level.counts.sum(axis=2)[rows_g, rows_q]  # summed over tiers before the rows repeat
@@ -82,9 +69,9 @@ def question_scores(sc: Scores) -> pd.DataFrame:
         }
     )
     for t, name in enumerate(TIER_COLUMNS):
-        df[f"{name}{RAW}"] = level.tiers[rows_g, rows_q, t]
-    df[f"gamut{RAW}"] = level.gamut[rows_g, rows_q]
-    for v, name in enumerate(COUNTS):
+        df[f"{name}_raw"] = level.tiers[rows_g, rows_q, t]  # in [-1, 1]: published scores are x100
+    df["gamut_raw"] = level.gamut[rows_g, rows_q]
+    for v, name in enumerate(("n_meets", "n_partial", "n_missing", "n_contradicts")):
         df[name] = counts[:, v]
     chars = sc.inputs.response_chars[sc.groups.sub[rows_g], sc.groups.setting[rows_g], rows_q]
     df["response_chars"] = pd.array(chars, dtype="Float64").astype("Int64")
@@ -93,53 +80,43 @@ def question_scores(sc: Scores) -> pd.DataFrame:
 
 def _meta_columns(sc: Scores, subs: npt.NDArray[np.int64]) -> dict[str, list[Any]]:
     metas = [sc.inputs.meta[sc.inputs.submission_ids[int(s)]] for s in subs]
-    return {
-        "model_name": [m.model_name for m in metas],
-        "organisation": [m.organisation for m in metas],
-        "model_family": [m.model_family for m in metas],
-        "open_weights": [m.open_weights for m in metas],
-        "parameters": [m.parameters for m in metas],
-        "date": [m.date.isoformat() for m in metas],
-        "link": [str(m.link) for m in metas],
-        "demo": [m.demo for m in metas],
-        "production_decoding": [m.production.decoding for m in metas],
-        "production_tools": [m.production.tools for m in metas],
-        "production_web_access": [m.production.web_access for m in metas],
-        "production_system_prompt": [m.production.system_prompt for m in metas],
-        "production_notes": [m.production.notes for m in metas],
-        "training_datasets": [
-            "; ".join(m.training_data.datasets) if m.training_data else None for m in metas
-        ],
-        "contamination": [
-            m.training_data.contamination if m.training_data else None for m in metas
-        ],
-        "training_notes": [m.training_data.notes if m.training_data else None for m in metas],
-    }
-
-
-def _ranks(sc: Scores) -> dict[str, npt.NDArray[np.float64]]:
-    n = sc.groups.sub.size
-    out = {k: np.full(n, np.nan) for k in ("rank", "rank_lo", "rank_hi", "tie_group")}
-    for idx, ranking in sc.rankings.values():
-        out["rank"][idx] = ranking.rank
-        out["rank_lo"][idx] = ranking.rank_lo
-        out["rank_hi"][idx] = ranking.rank_hi
-        out["tie_group"][idx] = ranking.tie_group
+    own = ("model_name", "organisation", "model_family", "open_weights", "parameters")
+    out = {f: [getattr(m, f) for m in metas] for f in own}
+    out["date"] = [m.date.isoformat() for m in metas]
+    out["link"] = [str(m.link) for m in metas]
+    out["demo"] = [m.demo for m in metas]
+    for f in ("decoding", "tools", "web_access", "system_prompt", "notes"):
+        out[f"production_{f}"] = [getattr(m.production, f) for m in metas]
+    trained = [m.training_data for m in metas]
+    out["training_datasets"] = ["; ".join(t.datasets) if t else None for t in trained]
+    out["contamination"] = [t.contamination if t else None for t in trained]
+    out["training_notes"] = [t.notes if t else None for t in trained]
     return out
 
 
-def modality_pairs(
-    sc: Scores, complete_only: bool = True
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def _ranks(sc: Scores) -> dict[str, Floats]:
+    n = sc.groups.sub.size
+    out = {k: np.full(n, np.nan) for k in ("rank", "rank_lo", "rank_hi", "tie_group")}
+    for idx, ranking in sc.rankings.values():
+        for k, values in out.items():
+            values[idx] = getattr(ranking, k)
+    return out
+
+
+def _typed(name: str, values: npt.NDArray[Any]) -> Any:
+    """A leaderboard column: a nullable integer column where the dictionary says int64."""
+    if TABLES["leaderboard"][name][0] == "int64":
+        return pd.array(values, dtype="Float64").astype("Int64")
+    return values
+
+
+def modality_pairs(sc: Scores, complete_only: bool = True) -> tuple[Ints, Ints]:
     """Group indices (multimodal, text-only) of every (submission, judge), by default only those
     complete in both settings."""
     n_s, n_j = len(sc.inputs.submission_ids), len(sc.inputs.judges)
     s, j = np.divmod(np.arange(n_s * n_j, dtype=np.int64), n_j)
-    mm = Groups.index(s, 0, j, n_j)
-    to = Groups.index(s, 1, j, n_j)
-    if not complete_only:
-        return mm, to
-    ok = sc.complete[mm] & sc.complete[to]
+    mm, to = Groups.index(s, 0, j, n_j), Groups.index(s, 1, j, n_j)
+    ok = sc.complete[mm] & sc.complete[to] if complete_only else np.ones(mm.size, np.bool_)
     return mm[ok], to[ok]
 
 
@@ -148,14 +125,9 @@ def leaderboard(
     corrected: dict[str, Floats] | None = None,
     costs: dict[str, Floats] | None = None,
 ) -> pd.DataFrame:
-    """One row per (submission, setting, judge) that has responses, complete or not.
-
-    ``corrected``: the PPI columns per group (:func:`scoring.tables.audit.ppi_columns`), added
-    after the metadata; without them the columns are still there, empty (no audit).
-    ``costs``: the judging columns per group (:func:`scoring.tables.cost.judging_cost`), after
-    the response length; without them the columns are there, empty (nothing known). The
-    model's own token columns follow (:func:`scoring.tables.cost.model_tokens`).
-    """
+    """One row per (submission, setting, judge) that has responses, complete or not, with the
+    PPI columns per group (:func:`scoring.tables.audit.ppi_columns`) and the judging cost columns
+    (:func:`scoring.tables.cost.judging_cost`): empty when None (no audit, nothing known)."""
     g = np.flatnonzero(sc.level.status != Status.ABSENT)
     complete = sc.complete[g]
     df = pd.DataFrame(_labels(sc, g))
@@ -176,28 +148,15 @@ def leaderboard(
     defined = ~np.isnan(chars)
     with np.errstate(invalid="ignore", divide="ignore"):
         df["mean_response_chars"] = np.where(defined, chars, 0).sum(1) / defined.sum(1)
-    usage = sc.inputs.model_usage
-    model = (
-        model_tokens(usage, len(sc.inputs.judges))
-        if usage is not None
-        else {name: np.full(sc.groups.sub.size, np.nan) for name in MODEL_TOKEN_COLUMNS}
-    )
-    for name, values in {**(costs or _no_costs(sc.groups.sub.size)), **model}.items():
-        if name in COST_INT_COLUMNS:
-            df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
-        else:
-            df[name] = values[g]
-    for name, values in _ranks(sc).items():
-        df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
-    for name, values in _modality_columns(sc).items():
-        df[name] = values[g]
-    for name, col in _meta_columns(sc, sc.groups.sub[g]).items():
-        df[name] = col
-    for name, values in (corrected or _no_audit(sc.groups.sub.size)).items():
-        if name in _INT_COLUMNS:
-            df[name] = pd.array(values[g], dtype="Float64").astype("Int64")
-        else:
-            df[name] = values[g]
+    n = sc.groups.sub.size
+    nan = np.full(n, np.nan)
+    no_audit = {**dict.fromkeys(PPI_COLUMNS, nan), "audited_questions": np.zeros(n)}
+    model = model_tokens(sc.inputs.model_usage, len(sc.inputs.judges))
+    meta = _meta_columns(sc, sc.groups.sub[g])  # already one value per row
+    parts = (costs or dict.fromkeys(JUDGE_COST_COLUMNS, nan), model, _ranks(sc))
+    for part in (*parts, _modality_columns(sc), meta, corrected or no_audit):
+        for name, values in part.items():
+            df[name] = values if part is meta else _typed(name, values[g])
     order = np.lexsort(
         (
             df["submission_id"].to_numpy(),
@@ -207,20 +166,6 @@ def leaderboard(
         )
     )
     return df.iloc[order].reset_index(drop=True)
-
-
-#: The PPI columns written as integers.
-_INT_COLUMNS = frozenset({"audited_questions", "rank_ppi", "tie_group_ppi"})
-
-
-def _no_costs(n: int) -> dict[str, Floats]:
-    return {name: np.full(n, np.nan) for name in JUDGE_COST_COLUMNS}
-
-
-def _no_audit(n: int) -> dict[str, Floats]:
-    out = {name: np.full(n, np.nan) for name in PPI_COLUMNS}
-    out["audited_questions"] = np.zeros(n)
-    return out
 
 
 def _modality_columns(sc: Scores) -> dict[str, Floats]:
@@ -239,7 +184,7 @@ def _modality_columns(sc: Scores) -> dict[str, Floats]:
     return out
 
 
-def _subset_means(values: npt.NDArray[np.float64], member: npt.NDArray[np.float64]) -> Floats:
+def _subset_means(values: Floats, member: Floats) -> Floats:
     """``[N, Q]`` values -> ``[N, D]`` means over each question subset (NaN entries left out)."""
     defined = ~np.isnan(values)
     num = np.where(defined, values, 0.0) @ member
@@ -249,14 +194,10 @@ def _subset_means(values: npt.NDArray[np.float64], member: npt.NDArray[np.float6
 
 
 def breakdown(sc: Scores, column: str) -> pd.DataFrame:
-    """One row per (complete group, value of ``column``: domain, popularity or egocentric).
-
-    The bootstrap reuses the global resamples, restricted to the group's questions; ``rank`` and
-    ``tie_group`` rank the models of each (setting, judge) within the value, as the leaderboard
-    does over all questions.
-    """
-    raw = [getattr(q, column) for q in sc.inputs.questions]
-    values = [v.value if hasattr(v, "value") else v for v in raw]
+    """One row per (complete group, value of ``column``: domain, popularity or egocentric), from
+    the global resamples restricted to the value's questions; ``rank`` and ``tie_group`` rank the
+    models of each (setting, judge) within the value, as the leaderboard does."""
+    values = [getattr(v, "value", v) for v in (getattr(q, column) for q in sc.inputs.questions)]
     if column == "popularity":
         order = [p.value for p in Popularity if p.value in values]
     else:
@@ -280,18 +221,16 @@ def breakdown(sc: Scores, column: str) -> pd.DataFrame:
     ci = percentile_ci(every, overwrite=True, n=n)
     lo, hi = (x.reshape(len(order), g.size).T for x in ci)
     del every
-    ranked = [  # rank within each (setting, judge): its rows here and its models' names
-        (
-            np.array([position_of[int(x)] for x in idx], np.int64),
-            [sc.inputs.submission_ids[int(s)] for s in sc.groups.sub[idx]],
-        )
-        for idx, _ranking in sc.rankings.values()
+    # rank within each (setting, judge): its rows here
+    ranked = [
+        np.array([position_of[int(x)] for x in idx], np.int64)
+        for idx, _ in sc.rankings.values()
         if idx.size
     ]
     asked, where = [], []
     for d, boot in enumerate(boots):
-        for rows, names in ranked:
-            asked.append(Ask(means[rows, d], boot[:, rows], names, int(member[:, d].sum())))
+        for rows in ranked:
+            asked.append(Ask(means[rows, d], boot[:, rows], int(member[:, d].sum())))
             where.append((rows, d))
     for (rows, d), r in zip(where, rank_many(asked), strict=True):
         rank[rows, d], tie[rows, d] = r.rank, r.tie_group
@@ -334,42 +273,25 @@ def modality(sc: Scores) -> pd.DataFrame:
     """One row per (submission, judge) complete in both settings: both scores and the paired gap."""
     mm, to = modality_pairs(sc)
     a, b = sc.gamut.take(mm), sc.gamut.take(to)
-    gap = paired(b, a)
-    subs = np.array(sc.inputs.submission_ids, dtype=object)
-    judges = np.array(sc.inputs.judges, dtype=object)
-    return pd.DataFrame(
-        {
-            "submission_id": subs[sc.groups.sub[mm]] if mm.size else np.array([], object),
-            "judge": judges[sc.groups.judge[mm]] if mm.size else np.array([], object),
-            "primary": sc.groups.judge[mm] == sc.primary,
-            "multimodal": a.value,
-            "multimodal_lo": a.lo,
-            "multimodal_hi": a.hi,
-            "text_only": b.value,
-            "text_only_lo": b.lo,
-            "text_only_hi": b.hi,
-            "gap": gap.value,
-            "gap_lo": gap.lo,
-            "gap_hi": gap.hi,
-        }
-    )
+    df = pd.DataFrame(_labels(sc, mm)).drop(columns="setting")
+    df["primary"] = sc.groups.judge[mm] == sc.primary
+    for name, est in (("multimodal", a), ("text_only", b), ("gap", paired(b, a))):
+        df[name], df[f"{name}_lo"], df[f"{name}_hi"] = est.value, est.lo, est.hi
+    return df
 
 
 def incomplete(sc: Scores) -> pd.DataFrame:
     """One row per incomplete (submission, setting, judge), with how much is missing."""
     g = np.flatnonzero(sc.level.status == Status.INCOMPLETE)
     k = sc.inputs.checks.size
-    missing = sc.inputs.verdicts[g] < 0
-    per_q = np.zeros((g.size, len(sc.inputs.questions)), np.int64)
-    for i in range(g.size):  # one bincount per incomplete group, not per row
-        per_q[i] = np.bincount(
-            sc.inputs.checks.question[missing[i]], minlength=len(sc.inputs.questions)
-        )
+    rows, cols = np.nonzero(sc.inputs.verdicts[g] < 0)
+    affected = np.zeros((g.size, len(sc.inputs.questions)), np.bool_)
+    affected[rows, sc.inputs.checks.question[cols]] = True
     df = pd.DataFrame(_labels(sc, g))
     df["n_expected"] = k
     df["n_judged"] = sc.level.n_judged[g]
     df["n_missing"] = k - sc.level.n_judged[g]
-    df["n_questions_affected"] = (per_q > 0).sum(axis=1)
+    df["n_questions_affected"] = affected.sum(axis=1)
     return df
 
 
@@ -398,17 +320,4 @@ def modality_summary(sc: Scores, table: pd.DataFrame) -> pd.DataFrame:
                 "kendall_tau": kendall_tau_b(mm, to),
             }
         )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "judge",
-            "primary",
-            "n_models",
-            "mean_gap",
-            "sd_gap",
-            "min_gap",
-            "max_gap",
-            "corr_gap_mean",
-            "kendall_tau",
-        ],
-    )
+    return pd.DataFrame(rows, columns=list(TABLES["modality_summary"]))

@@ -1,8 +1,5 @@
-"""Writing the score tables: Parquet (with the provenance as file metadata), CSV and JSON.
-
-Files are written atomically and deterministically: the same inputs give byte-identical files
-(``generated_at`` honours ``SOURCE_DATE_EPOCH``).
-"""
+"""Writing the score tables: Parquet (with the provenance as file metadata), CSV and JSON,
+atomically and deterministically (``generated_at`` honours ``SOURCE_DATE_EPOCH``)."""
 
 from __future__ import annotations
 
@@ -49,15 +46,8 @@ def provenance(
     scoring: ScoringConfig,
     rubrics_public: bool,
 ) -> dict[str, Any]:
-    """What produced these tables: rubric set, judges, scoring parameters, engine version.
-
-    Args:
-        inputs: what the tables were computed from.
-        judges: judge name -> its identity (provider, model, family, prompt template).
-        primary_judge: the judge that ranks the leaderboard.
-        scoring: the scoring parameters.
-        rubrics_public: whether the rubrics are public.
-    """
+    """What produced these tables: rubric set, judges (name -> provider, model, family, prompt
+    template), scoring parameters, engine version."""
     return {
         "rubric_version": inputs.rubric_version,
         "rubrics_public": rubrics_public,
@@ -80,24 +70,18 @@ _ROW_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 def _finite(table: pa.Table) -> pa.Table:
     """``table`` with every infinite float replaced by null (JSON has no infinity)."""
-    columns = []
-    for col in table.columns:
-        if pa.types.is_floating(col.type) and pc.any(pc.is_inf(col)).as_py():
-            col = pc.if_else(pc.is_inf(col), pa.scalar(None, col.type), col)
-        columns.append(col)
+    columns = [
+        pc.if_else(pc.is_inf(c), pa.scalar(None, c.type), c) if pa.types.is_floating(c.type) else c
+        for c in table.columns
+    ]
     return pa.Table.from_arrays(columns, schema=table.schema)
 
 
 def records_json(table: pa.Table) -> str:
     """A table as a JSON array of objects, one per line; NaN, infinite and missing values become
-    null (the Arrow table already holds NaN as null, as :func:`arrow_table` makes it)."""
+    null (the Arrow table already holds NaN as null)."""
     lines = [_ROW_JSON.encode(row) for row in _finite(table).to_pylist()]
     return "[\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
-
-
-def arrow_table(df: pd.DataFrame) -> pa.Table:
-    """A score table as Arrow (no index; NaN becomes null, as in every file written)."""
-    return pa.Table.from_pandas(df, preserve_index=False)
 
 
 def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:
@@ -115,17 +99,13 @@ def write_tables(
     prov: dict[str, Any],
     parquet_only: Set[str],
 ) -> list[Path]:
-    """Write every ``(name, table)`` as ``name.parquet`` and, unless the name is in
-    ``parquet_only``, as ``name.csv`` and ``name.json``; returns the files written.
-
-    Each table is encoded as it arrives (Parquet, CSV and JSON text), so only the encoded bytes
-    of the tables already built are held. No file is written before every table is encoded: a
-    table that fails to build leaves the folder as it was.
-    """
+    """Write every ``(name, table)`` as ``name.parquet`` and (unless in ``parquet_only``) CSV and
+    JSON, encoding each as it arrives and writing none before all are encoded: a table that fails
+    to build leaves the folder as it was. Returns the files written."""
     layout = ResultsLayout(out_dir)
     encoded: list[tuple[Path, bytes | str]] = []
     for name, df in frames:
-        table = arrow_table(df)
+        table = pa.Table.from_pandas(df, preserve_index=False)  # NaN becomes null
         encoded.append((layout.table(name), parquet_bytes(table, prov)))
         if name not in parquet_only:
             encoded.append((layout.table(name, "csv"), table_text_csv(table)))

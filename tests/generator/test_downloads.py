@@ -27,8 +27,8 @@ from gamut.project import Project
 from generator import downloads_size
 from scoring.errors import GamutError
 from scoring.tables import published_types
-from scoring.tables.columns import TABLES, VERDICT_KEY
-from scoring.verdicts import VERDICT_COLUMNS
+from scoring.tables.columns import TABLES
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_KEY
 from tests.dataset_loading import card_configs, load_configs, read_everywhere
 from tests.generator.fixture_tables import JUDGES, QUESTIONS, write_fixture_config
 

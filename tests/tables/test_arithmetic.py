@@ -20,7 +20,6 @@ from scoring.tables.bootstrap import (
     paired,
     percentile_ci,
     rank_many,
-    rank_models,
     resample_weights,
     weighted_means,
 )
@@ -74,10 +73,10 @@ def test_rankings_taken_together_are_each_ranking_taken_alone() -> None:
     for n in (5, 0, 1, 2, 7):  # with an empty ranking and a single model among them
         value = np.round(rng.normal(size=n), 1)  # rounded: some equal scores
         boot = value + rng.normal(scale=0.3, size=(400, n))
-        rankings.append(Ask(value, boot, [f"m{i}" for i in range(n)], 40))
+        rankings.append(Ask(value, boot, 40))
     together = rank_many(rankings)
-    for (value, boot, names, n_q, _), got in zip(rankings, together, strict=True):
-        alone = rank_models(value, boot.copy(), names, n_q)
+    for (value, boot, n_q, _), got in zip(rankings, together, strict=True):
+        (alone,) = rank_many([Ask(value, boot.copy(), n_q)])
         for field in ("rank", "rank_lo", "rank_hi", "tie_group"):
             assert np.array_equal(getattr(got, field), getattr(alone, field)), field
     assert [r.rank.size for r in together] == [5, 0, 1, 2, 7]
@@ -108,13 +107,13 @@ def test_paired_difference_uses_the_same_resamples() -> None:
 def test_rank_models_ties_and_ranges() -> None:
     value = np.array([1.0, 1.0, 0.0])
     boot = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, -1.0]])
-    r = rank_models(value, boot, ["b", "a", "c"])  # two resamples: nothing is significant
-    assert list(r.rank) == [1, 1, 3] and list(r.tie_group) == [1, 1, 1]
-    certain = rank_models(value, np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]]), n_questions=9)
+    certain_boot = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+    empty = Ask(np.zeros(0), np.zeros((2, 0)), 0)
+    r, certain, none = rank_many([Ask(value, boot, 0), Ask(value, certain_boot, 9), empty])
+    assert list(r.rank) == [1, 1, 3] and list(r.tie_group) == [1, 1, 1]  # nothing significant
     assert list(certain.tie_group) == [1, 1, 3]  # 1 + the two models significantly better
     assert list(r.rank_lo) == [1, 1, 3] and list(r.rank_hi) == [1, 1, 3]
-    empty = rank_models(np.zeros(0), np.zeros((2, 0)))
-    assert empty.rank.size == 0
+    assert none.rank.size == 0
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -29,7 +29,6 @@ from scoring.csvcells import (
     table_text_csv,
     write_table_csv,
 )
-from scoring.tables.write import arrow_table
 from tests.tables.conftest import main_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -68,7 +67,9 @@ def test_frames_keep_numbers_and_fix_text_and_categories() -> None:
     assert list(out["cat"].astype(str)) == ["'@x", "y", "'@x"]
     assert list(out["dup"].astype(str)) == ["'=a", "'=a", "b"]
     assert list(df["name"][:2]) == ["=cmd()", "ok"]  # the input is not changed
-    rows = list(csv.reader(io.StringIO(table_text_csv(arrow_table(df)))))
+    rows = list(
+        csv.reader(io.StringIO(table_text_csv(pa.Table.from_pandas(df, preserve_index=False))))
+    )
     assert rows[1][:2] == ["'=cmd()", "-1.5"]
 
 
@@ -170,6 +171,6 @@ def _frames(draw: st.DrawFn) -> pd.DataFrame:
 def test_the_score_tables_csv_is_what_pandas_writes(df: pd.DataFrame) -> None:
     # the score tables' CSV goes through the standard library's writer: it must be the text
     # pandas writes for the same (neutralised) frame, byte for byte
-    assert table_text_csv(arrow_table(df)) == neutralise_frame(df).to_csv(
-        index=False, lineterminator="\n"
-    )
+    assert table_text_csv(pa.Table.from_pandas(df, preserve_index=False)) == neutralise_frame(
+        df
+    ).to_csv(index=False, lineterminator="\n")
