@@ -431,26 +431,3 @@ class Backend(ABC):
         """``text`` with the API key (if any) blanked out."""
         key = self._api_key
         return text.replace(key, "***") if key and len(key) >= 4 else text
-
-
-__all__ = [
-    "MAX_REPLY_BYTES",
-    "Backend",
-    "BulkReply",
-    "Completion",
-    "JudgeRequest",
-    "JudgeSettings",
-    "Turn",
-    "client_options",
-    "decode_body",
-    "estimated_tokens",
-    "http_error",
-    "model_of",
-    "read_capped",
-    "reading_reply",
-    "retry_after_s",
-    "says_invalid_request",
-    "sdk_error",
-    "token_count",
-    "usage_of",
-]

@@ -307,14 +307,3 @@ class VerdictCache:
         """The keys of the verdicts not yet shipped."""
         keys = [k for (k,) in self._db.execute("SELECT key FROM verdicts")]
         return KeyIndex(keys_array(keys))
-
-
-__all__ = [
-    "MAX_RAW_CHARS",
-    "Ids",
-    "VerdictCache",
-    "VerdictSink",
-    "cap_raw",
-    "digest",
-    "judge_identity",
-]

@@ -243,17 +243,3 @@ def _api_message(exc: Exception, settings: BackendSettings) -> str:
         return ""
     msg = " ".join(msg.split())[:200]
     return msg.replace(settings.api_key, "***") if settings.api_key else msg
-
-
-__all__ = [
-    "BackendSettings",
-    "Generator",
-    "ImageInput",
-    "OutputSchema",
-    "Reply",
-    "Request",
-    "connection_error",
-    "host_of",
-    "status_error",
-    "strict_schema",
-]

@@ -101,12 +101,3 @@ def response_units(
     if problems:
         raise ProblemsError(problems, f"{len(problems)} problem(s) in the response files")
     return JudgeInputs(units, wanted)
-
-
-__all__ = [
-    "JudgeInputs",
-    "ResponseUnit",
-    "list_submissions",
-    "read_responses",
-    "response_units",
-]

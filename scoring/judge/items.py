@@ -125,6 +125,3 @@ def record_failure(
                 j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw
             )
         )
-
-
-__all__ = ["PairItem", "Requested", "pair_items", "record_failure", "verdict_record"]

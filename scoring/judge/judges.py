@@ -120,6 +120,3 @@ def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
     out["prompt_template"] = template.version
     out["prompt_digest"] = template.digest
     return out
-
-
-__all__ = ["BuiltJudge", "build_judges", "judge_provenance"]

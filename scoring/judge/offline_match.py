@@ -265,6 +265,3 @@ def match_verdict(kind: CheckKind, check: str, response: str) -> Match:
         entity = _after(check, "identifies ").split(" as ", 1)[0]
         return _by_share(_share(entity, words), "the related entity's name")
     return _by_share(_share(check, words), "the check")
-
-
-__all__ = ["MATCHER_VERSION", "PARTLY", "STATED", "Match", "content_words", "match_verdict"]

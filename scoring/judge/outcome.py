@@ -222,6 +222,3 @@ class JudgeReport:
             if s.stopped:
                 out.append(s.stopped)
         return out
-
-
-__all__ = ["HELD_WORDING", "Failure", "JudgeReport", "JudgeStats", "held_message"]

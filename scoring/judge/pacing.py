@@ -426,17 +426,3 @@ def _fix(name: str, key_env: str | None, exc: BackendError, held: bool = False) 
         f"The server kept failing for over {BREAK_TRANSIENT_S:.0f} s: check judges.{name}.base_url "
         "and that the server is up, then run again"
     )
-
-
-__all__ = [
-    "BREAK_OTHER",
-    "BREAK_REJECTED",
-    "BREAK_TRANSIENT_S",
-    "FIRST_WINDOW",
-    "HEADROOM",
-    "MAX_RATE_LIMITED",
-    "Breaker",
-    "Limiter",
-    "Outcome",
-    "Pacer",
-]

@@ -277,6 +277,3 @@ def pair_plans(
             a.flags.writeable = False  # fixed for the plan's life
         out.append(PairPlan(j, units, table, unit, check, position, unit_digests, checks, empty))
     return out
-
-
-__all__ = ["BulkBackend", "CheckTable", "PairPlan", "check_table", "pair_plans"]

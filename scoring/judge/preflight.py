@@ -179,6 +179,3 @@ def preflight(judges: Sequence[BuiltJudge]) -> dict[str, Preflight]:
         return list(await asyncio.gather(*(check_judge(j) for j in todo)))
 
     return {p.judge: p for p in asyncio.run(run())} if todo else {}
-
-
-__all__ = ["EXPECTED", "MAX_REQUESTS", "Preflight", "check_judge", "preflight", "request"]

@@ -87,6 +87,3 @@ class PlainProgress:
         """Print the final line of each judge."""
         for judge in self._c:
             self._line(judge)
-
-
-__all__ = ["NullProgress", "PlainProgress", "ProgressCount", "ProgressSink"]

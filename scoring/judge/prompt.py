@@ -185,16 +185,3 @@ def parse_reply(text: str) -> JudgeReply:
         return JudgeReply.model_validate(obj)
     except ValidationError as exc:  # said in the format's words: the reply may quote a check
         raise BadReply(validation_messages(exc, "reply", quote_keys=False)[0]) from None
-
-
-__all__ = [
-    "REPLY_SCHEMA",
-    "JudgeReply",
-    "PromptTemplate",
-    "available_versions",
-    "load_template",
-    "parse_reply",
-    "parse_template",
-    "response_fence",
-    "template_sections",
-]

@@ -200,11 +200,3 @@ class ProviderRegistry:
 
 #: The registry every judge and ``gamut`` command uses.
 REGISTRY = ProviderRegistry(_BUILTIN)
-
-
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "REGISTRY",
-    "ProviderEntry",
-    "ProviderRegistry",
-]

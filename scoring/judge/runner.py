@@ -23,7 +23,7 @@ from scoring.judge.backends import BulkReply, Turn
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items, record_failure, verdict_record
 from scoring.judge.judges import BuiltJudge
-from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
+from scoring.judge.outcome import JudgeReport, JudgeStats
 from scoring.judge.pacing import Pacer
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
@@ -464,13 +464,3 @@ def _run(
         asyncio.run(run_all())
     finally:
         sink.close()
-
-
-__all__ = [
-    "EST_TOKENS_OUT",
-    "MAX_REASKS",
-    "Failure",
-    "JudgeReport",
-    "JudgeStats",
-    "judge_all",
-]

@@ -262,6 +262,3 @@ def judge_key_problems(
                 )
             )
     return out
-
-
-__all__ = ["JudgeConfig", "judge_key_problems"]

@@ -69,6 +69,3 @@ def judging_status(plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path) 
             s.in_flight += int((air & mine).sum())
             s.failed += int((failed & mine).sum())
     return out
-
-
-__all__ = ["JudgingStatus", "SubmissionStatus", "judging_status"]

@@ -480,16 +480,3 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
         text = df.to_json(orient="records", lines=True, force_ascii=False) or ""
         atomic_write_text(out, text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
     return len(df)
-
-
-__all__ = [
-    "EMPTY_RATIONALE",
-    "Snapshots",
-    "export_verdicts",
-    "stamps_record",
-    "table_fingerprint",
-    "table_is_current",
-    "verdict_frame",
-    "write_verdict_parts",
-    "write_verdict_table",
-]

@@ -198,16 +198,3 @@ def write_usage_table(
 ) -> Path:
     """Write :func:`usage_frame` to ``out`` (:func:`write_usage_frame`); returns ``out``."""
     return write_usage_frame(usage_frame(plans, ledger), out, fingerprint)
-
-
-__all__ = [
-    "USAGE_COLUMNS",
-    "USAGE_TABLE",
-    "UsageSums",
-    "dictionary_codes",
-    "grouped",
-    "usage_frame",
-    "usage_path",
-    "write_usage_frame",
-    "write_usage_table",
-]

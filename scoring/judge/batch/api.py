@@ -314,27 +314,3 @@ def split(
         size += n
     if chunk:
         yield chunk
-
-
-__all__ = [
-    "BYTE_LIMIT_MARGIN",
-    "FIND_SKEW_S",
-    "FIND_WINDOW_S",
-    "MAX_MESSAGE_CHARS",
-    "RESUBMIT_KINDS",
-    "SWEEP_PAGES",
-    "SWEEP_PAGE_SIZE",
-    "BatchAPI",
-    "BatchLine",
-    "BatchResult",
-    "BatchStatus",
-    "Found",
-    "Limits",
-    "Listed",
-    "error_text",
-    "json_line",
-    "pages_of",
-    "read_result_line",
-    "split",
-    "stated_megabytes",
-]

@@ -171,6 +171,3 @@ class BatchBook:
     def open_batches(self, judge_id: str) -> list[BatchRecord]:
         """Batches still to collect, oldest first."""
         return sorted((r for r in self.latest(judge_id) if r.open), key=lambda r: r.created_at)
-
-
-__all__ = ["FINAL_STATES", "FOREIGN", "MAX_READ_TRIES", "PENDING", "BatchBook", "BatchRecord"]

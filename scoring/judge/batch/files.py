@@ -496,6 +496,3 @@ def _record_reasks(ingests: Iterable[Ingest]) -> None:
                 )
             )
         ing.asks.clear()
-
-
-__all__ = ["MAX_LINE_BYTES", "ImportReport", "export_batch", "import_batch"]

@@ -112,6 +112,3 @@ def parse_result_line(
     if status is not None and status not in _RETRYABLE and 400 <= status < 500:
         return BatchResult(cid, None, "rejected", msg)
     return BatchResult(cid, None, "api_error", msg)
-
-
-__all__ = ["ENDPOINT", "OPENAI_LIMITS", "parse_result_line", "request_line"]

@@ -619,24 +619,3 @@ def run_batch_judges(
         for api in apis.values():
             api.close()
 
-
-def in_flight_ids(book: BatchBook, judge_id: str) -> set[str]:
-    """Custom ids of the requests in a judge's open batches (read from the records only)."""
-    return {cid for rec in book.open_batches(judge_id) for cid in rec.custom_ids}
-
-
-__all__ = [
-    "COMMIT_EVERY",
-    "MAX_ATTEMPTS",
-    "Ask",
-    "Ingest",
-    "adopt_strays",
-    "in_flight_ids",
-    "limits_of",
-    "lines_of",
-    "others_of",
-    "pending_items",
-    "run_batch_judges",
-    "step",
-    "submit",
-]

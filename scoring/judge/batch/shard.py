@@ -214,13 +214,3 @@ def journal_lines(ledger: Ledger, j: BuiltJudge, lines: dict[bytes, str]) -> Non
         detail=json.dumps({"lines": list(lines.values())}),
     )
     ledger.append_batch_states([state])
-
-
-__all__ = [
-    "IMPORTED",
-    "ImportIngest",
-    "ShardSink",
-    "imported_lines",
-    "journal_lines",
-    "line_digest",
-]
