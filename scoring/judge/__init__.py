@@ -1,8 +1,5 @@
-"""The LLM judge (ARCHITECTURE.md, "The judge"): (response, check) pairs -> verdicts in the
-ledger (through its SQLite working index) -> the verdict table.
-
-Public names are imported on first use: reading the judge's config imports no backend or pandas.
-"""
+"""The LLM judge (ARCHITECTURE.md, "The judge"): (response, check) pairs -> verdicts in the ledger
+(through its SQLite working index) -> the verdict table."""
 
 from __future__ import annotations
 

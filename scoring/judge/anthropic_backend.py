@@ -1,9 +1,8 @@
-"""The ``anthropic`` provider: the Messages API with native structured output, in direct calls
-and Message Batches (``messages.batches``).
+"""The ``anthropic`` provider: the Messages API with native structured output, in direct calls and
+Message Batches (``messages.batches``).
 
-API version 2026-10-21 (sent by the 2.x SDK) rejects sampling parameters with a 400, so no
-``temperature`` is sent and it is not part of this backend's decoding identity; decoding is the
-provider's default for structured output.
+API version 2026-10-21 (the 2.x SDK) rejects sampling parameters with a 400: no ``temperature``
+is sent, and none is part of this backend's decoding identity.
 """
 
 from __future__ import annotations
@@ -62,11 +61,7 @@ from scoring.judge.spec import JudgeConfig
 def message_params(
     judge: JudgeConfig, request: JudgeRequest, turns: tuple[Turn, ...] = ()
 ) -> dict[str, Any]:
-    """The Messages API parameters for one (response, check), in direct and batch mode.
-
-    System instructions, then one user message with the shared part (a cache breakpoint) and the
-    check, then any re-ask turns; native JSON-schema output when the judge asks for it.
-    """
+    """The Messages API parameters for one (response, check), in direct and batch mode."""
     messages: list[dict[str, Any]] = [
         {
             "role": "user",
@@ -120,16 +115,7 @@ def parse_batch_result(
     obj: Any, raw: str, redact: Callable[[str], str], *, held: bool = False
 ) -> BatchResult:
     """One line of a Message Batch's results (``MessageBatchIndividualResponse``: ``{"custom_id",
-    "result": {"type": "succeeded" | "errored" | "canceled" | "expired", ...}}``).
-
-    An ``errored`` result whose error type is transient (``api_error``, ``overloaded_error``,
-    ``rate_limit_error``, ``timeout_error``) is ``api_error`` (asked again); any other error
-    (``invalid_request_error``, ...) is ``rejected`` (final). With ``held`` rubrics, an error
-    keeps its type only (:func:`error_text`) and a bad body says nothing of its text.
-
-    Raises:
-        ValueError, KeyError, TypeError: the line is not a result.
-    """
+    "result": {"type": "succeeded" | "errored" | "canceled" | "expired", ...}}``)."""
     cid = obj["custom_id"]
     res = obj["result"]
     kind = res["type"]

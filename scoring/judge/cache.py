@@ -1,12 +1,8 @@
 """The local working index: a SQLite file (WAL) beside the ledger, never the store of record.
 
-It holds what a run has not yet shipped to the ledger: each verdict and failure is committed here
-as it arrives (so a killed run loses only its calls in flight) and moved into a ledger shard by
-:meth:`VerdictCache.flush` (every few thousand verdicts and at the end of a run; the next run
-ships what a killed run left). A verdict already stored is never replaced: ``INSERT OR IGNORE``.
-
-Everything in it can be rebuilt from the ledger: a missing, empty or corrupt file is moved aside
-and started afresh (the run says so), and the verdicts come from the ledger, not from new calls.
+Each verdict is committed here as it arrives (a killed run loses only its calls in flight) and
+shipped to a ledger shard by :meth:`VerdictCache.flush`. A missing or corrupt file is moved aside
+and rebuilt from the ledger, never from new calls.
 """
 
 from __future__ import annotations
@@ -156,15 +152,7 @@ def cap_raw(raw: str) -> str:
 
 
 class VerdictCache:
-    """The SQLite working index of one ledger. Use as a context manager, or call :meth:`close`.
-
-    Args:
-        path: the SQLite file.
-        ledger: the ledger it indexes (its key scheme is recorded; another scheme starts afresh).
-
-    Attributes:
-        notes: what opening had to do (a corrupt or empty file moved aside), for the run's report.
-    """
+    """The SQLite working index of one ledger. Use as a context manager, or call :meth:`close`."""
 
     def __init__(self, path: Path, ledger: Ledger) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -281,11 +269,7 @@ class VerdictCache:
         return int(self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
 
     def flush(self) -> list[str]:
-        """Ship every pending verdict and failure into new ledger shards; returns their names.
-
-        Verdicts whose key the ledger already has (shipped by a run killed before it could say
-        so) are dropped, not shipped twice.
-        """
+        """Ship every pending verdict and failure into new ledger shards; returns their names."""
         rows = self._db.execute(_VERDICTS.select).fetchall()
         frows = self._db.execute(_FAILURES.select).fetchall()
         if not rows and not frows:

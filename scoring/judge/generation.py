@@ -1,13 +1,7 @@
-"""Generation (``gamut generate``): what a provider's generator is asked and answers, and how
-its SDK's errors are named. A leaf beside :mod:`scoring.judge.backends`: it imports nothing
-else of the judge; each provider module (``openai_backend``, ``anthropic_backend``) serves
-generation with a class of this protocol, found through :mod:`scoring.judge.providers`.
-
-Each generator has one async method, :meth:`Generator.answer`. HTTP retries (429 and 5xx with
-``Retry-After``, timeouts, dropped connections; exponential backoff) are the official SDK's own,
-bounded by ``max_retries``; what is left after them is raised as :class:`CallFailed`, or as
-:class:`GamutError` when no other question can succeed either (bad key, unknown model).
-"""
+"""Generation (``gamut generate``): what a provider's generator is asked and answers, and how its
+SDK's errors are named. A leaf beside :mod:`scoring.judge.backends`: it imports nothing else of the
+judge; each provider module (``openai_backend``, ``anthropic_backend``) serves generation with a
+class of this protocol, found through :mod:`scoring.judge.providers`."""
 
 from __future__ import annotations
 
@@ -43,12 +37,7 @@ class ImageInput(Protocol):
 class OutputSchema:
     """The structured output a request asks for: a JSON Schema sent as the provider defines it
     (OpenAI ``response_format`` json_schema with ``strict``; Anthropic ``output_config.format``),
-    made :func:`strict_schema` first. The reply is still validated by its reader.
-
-    Attributes:
-        name: names the schema to the provider (letters, digits, ``_`` and ``-``; 64 at most).
-        schema: the JSON Schema (as pydantic writes it).
-    """
+    made :func:`strict_schema` first. The reply is still validated by its reader."""
 
     name: str
     schema: dict[str, Any]
@@ -65,11 +54,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Reply:
-    """The model's answer and the tokens it cost.
-
-    ``usage_reported``: the provider's reply gave both token counts (a reply without them has
-    zeros here, which are not counts: ``gamut generate`` records usage only when reported).
-    """
+    """The model's answer and the tokens it cost."""
 
     text: str
     input_tokens: int = 0
@@ -109,12 +94,7 @@ class Generator(Protocol):
         ...
 
     async def answer(self, request: Request) -> Reply:
-        """Answer one question.
-
-        Raises:
-            CallFailed: the call failed after retries or the reply is empty.
-            GamutError: no call can succeed with these settings.
-        """
+        """Answer one question."""
         ...
 
     async def aclose(self) -> None:

@@ -18,11 +18,7 @@ from scoring.ledger import FailureRecord, VerdictRecord, key_bytes
 
 @dataclass(frozen=True, slots=True)
 class PairItem:
-    """One pair to judge: its plan, its position in the plan, its verdict key and its ids.
-
-    Direct and batch mode build the same items (:func:`pair_items`) and store what they get
-    through :func:`verdict_record` and :func:`record_failure`.
-    """
+    """One pair to judge: its plan, its position in the plan, its verdict key and its ids."""
 
     plan: PairPlan
     pair: int
@@ -93,13 +89,8 @@ def record_failure(
     calls: int,
 ) -> None:
     """Record that ``item`` failed for good in this run (key redacted), in direct or batch mode;
-    listed in ``stats`` unless None (another run's request, recorded for the ledger only).
-
-    The one choke point of a failure's words: with held rubrics (``cache.held``) the message
-    is reduced to the fixed wording of its kind (:func:`held_message`) and no raw reply is
-    kept, before it reaches the ledger, the working index, the run's report or a log line.
-    """
-    if cache.held:
+    listed in ``stats`` unless None (another run's request, recorded for the ledger only)."""
+    if cache.held:  # the one choke point: held words never reach ledger, index, report or log
         message, raw = held_message(kind, message), ""
     else:
         message, raw = j.backend.redact(message), j.backend.redact(raw)

@@ -18,12 +18,7 @@ from scoring.judge.spec import JudgeConfig, judge_key_problems
 
 @dataclass(frozen=True)
 class BuiltJudge:
-    """A configured judge, ready to call: its template, backend and identity.
-
-    Attributes:
-        identity: hash of everything that can change its verdicts (the cache's judge key).
-        label: ``provider:model@prompt-version``, for people.
-    """
+    """A configured judge, ready to call: its template, backend and identity."""
 
     name: str
     config: JudgeConfig
@@ -41,19 +36,7 @@ def build_judges(
     root: Path,
     config_file: str,
 ) -> list[BuiltJudge]:
-    """Check the named judges' config and construct their backends (no call is made).
-
-    Args:
-        judges: judge name -> definition, in config order.
-        names: the judges wanted (default: all).
-        need_keys: check that their API key variables are set, and read the keys.
-        root: the folder relative paths in the definitions (replay files) are resolved against.
-        config_file: the config file the definitions came from, for messages.
-
-    Raises:
-        ProblemsError: unknown judge names and missing API keys, all at once.
-        GamutError: an unknown prompt version or an unloadable backend.
-    """
+    """Check the named judges' config and construct their backends (no call is made)."""
     file = config_file
     wanted = list(judges) if names is None else list(dict.fromkeys(names))
     problems = [

@@ -63,12 +63,7 @@ CONNECTIONS_PER_CLIENT = 16
 def chat_body(
     judge: JudgeConfig, request: JudgeRequest, turns: tuple[Turn, ...] = ()
 ) -> dict[str, Any]:
-    """The chat completions request body for one (response, check), in direct and batch mode.
-
-    System instructions first, then one user message with the shared part and the check, then
-    any re-ask turns; JSON-schema structured output when the judge asks for it. The output-token
-    limit goes under the judge's ``max_tokens_param`` (default ``max_completion_tokens``).
-    """
+    """The chat completions request body for one (response, check), in direct and batch mode."""
     messages: list[dict[str, str]] = [
         {"role": "system", "content": request.system},
         {"role": "user", "content": request.shared + "\n\n" + request.check_prompt},
@@ -90,16 +85,9 @@ def chat_body(
 
 
 def response_format(dialect: str) -> dict[str, Any]:
-    """The ``response_format`` that asks a server of ``dialect`` for a verdict object.
-
-    - ``openai``: ``{"type": "json_schema", "json_schema": {"name", "strict", "schema"}}``, the
-      shape OpenAI documents and vLLM (its ``JSONSchemaResponseFormat``), SGLang, llama-server,
-      Ollama and LM Studio read;
-    - ``llama-cpp-python``: ``{"type": "json_object", "schema": ...}`` (0.3.36's
-      ``ChatCompletionRequestResponseFormat`` allows only ``text`` and ``json_object``);
-    - ``tgi``: ``{"type": "json", "value": ...}`` (TGI's ``GrammarType``, tagged ``type`` with
-      content ``value``; it has no ``json_schema`` key).
-    """
+    """The ``response_format`` that asks a server of ``dialect`` for a verdict object."""
+    # llama-cpp-python 0.3.36 takes only text and json_object; TGI's GrammarType is tagged
+    # ``type`` with content ``value``; the rest read OpenAI's json_schema (vLLM, SGLang, Ollama)
     if dialect == "llama-cpp-python":
         return {"type": "json_object", "schema": REPLY_SCHEMA}
     if dialect == "tgi":
@@ -244,10 +232,8 @@ class OpenAIBatchAPI(BatchAPI):
 class OpenAIBackend(BatchBackend):
     """Chat completions via ``openai.AsyncOpenAI``, with JSON-schema structured output.
 
-    The request goes through the client's low-level ``post`` (same auth, retries, backoff and
-    ``Retry-After`` handling as ``chat.completions.create``) and the reply JSON is read directly:
-    building the typed request and response models costs about a millisecond of CPU per call,
-    which at hundreds of calls a second is most of the judge's budget.
+    Requests go through the client's low-level ``post`` and the reply JSON is read directly: the
+    typed models cost about a millisecond of CPU per call, most of the budget at high rates.
     """
 
     judge: JudgeConfig
@@ -259,11 +245,7 @@ class OpenAIBackend(BatchBackend):
 
     @property
     def _client(self) -> openai.AsyncOpenAI:
-        """An SDK client, created on first use (so planning never opens connections).
-
-        One client per :data:`CONNECTIONS_PER_CLIENT` concurrent calls, used in turn: the HTTP
-        connection pool scans all its connections on every request, so smaller pools cost less.
-        """
+        """An SDK client, created on first use (so planning never opens connections)."""
         if not self._clients:
             import openai
 
@@ -373,13 +355,7 @@ class OpenAIGenerator:
         return body
 
     async def answer(self, request: Request) -> Reply:
-        """Answer one question with a chat completion.
-
-        The body goes through the client's low-level ``post`` (same auth, retries, backoff and
-        ``Retry-After`` handling as ``chat.completions.create``) and the reply JSON is read
-        directly: the typed request and response models cost CPU that a run of thousands of
-        calls at high concurrency cannot spare.
-        """
+        """Answer one question with a chat completion."""
         body = self.body(request)
         try:
             raw = await self._client.post("/chat/completions", body=body, cast_to=str)

@@ -1,15 +1,6 @@
 """The one registry of providers: a provider's name (a judge's ``provider``, ``gamut generate
 --provider``) -> the module and classes serving it, and what it takes. Judging, batches and
-generation all find a provider here, and nothing else names one.
-
-A provider module has a :class:`~scoring.judge.backends.Backend` subclass (direct calls); it may
-also serve batches (a :class:`~scoring.judge.batch.api.BatchBackend`, checked by ``isinstance``)
-and generation (a :class:`~scoring.judge.generation.Generator`, named by its entry). Built-in
-providers are listed here; a third-party package adds one through the Python entry
-point group :data:`ENTRY_POINT_GROUP` (``name = "package.module:BackendClass"``), or code calls
-``REGISTRY.register``. A provider's module is imported only when it is used, so reading a config
-(which checks provider names) imports no SDK.
-"""
+generation all find a provider here, and nothing else names one."""
 
 from __future__ import annotations
 
@@ -30,23 +21,7 @@ ENTRY_POINT_GROUP = "gamut.backends"
 
 @dataclass(frozen=True, slots=True)
 class ProviderEntry:
-    """Where a provider lives.
-
-    Attributes:
-        module: the module, imported on first use.
-        cls: its :class:`~scoring.judge.backends.Backend` subclass.
-        pip_name: what to install when the module's imports are missing.
-        needs_key: its judges need ``api_key_env`` (unless they name a ``base_url``); None: the
-            class says (its ``needs_key`` attribute; entry points, read when asked).
-        generator: its :class:`~scoring.judge.generation.Generator` class for ``gamut
-            generate`` ("" when it serves no generation).
-        key_env: the environment variable its key is usually in (generation's default).
-        sampling: its API takes sampling parameters (``temperature``, ``seed``).
-        chat_completions: it speaks OpenAI chat completions: it takes ``max_tokens_param`` and
-            ``dialect``, and its requests can be written as OpenAI batch files.
-        replays: it answers from a stored verdict file (``replay``, ``unrecorded``): it never
-            calls out and has no batch mode.
-    """
+    """Where a provider lives."""
 
     module: str
     cls: str
@@ -127,11 +102,7 @@ class ProviderRegistry:
         return provider in self._entries or provider in self._all()
 
     def entry(self, provider: str) -> ProviderEntry:
-        """Where ``provider`` lives.
-
-        Raises:
-            GamutError: unknown provider (the known ones named).
-        """
+        """Where ``provider`` lives."""
         if provider in self._entries:
             return self._entries[provider]
         known = self._all()
@@ -140,12 +111,7 @@ class ProviderRegistry:
         return known[provider]
 
     def backend_class(self, provider: str) -> type[Backend]:
-        """The backend class of ``provider``, importing its module (and SDK) only now.
-
-        Raises:
-            GamutError: unknown provider, its SDK is not installed (with the install command),
-                or what it names is not a backend.
-        """
+        """The backend class of ``provider``, importing its module (and SDK) only now."""
         entry = self.entry(provider)
         out = getattr(self._module(provider, entry, "judge backend"), entry.cls, None)
         if not (isinstance(out, type) and issubclass(out, Backend)):
@@ -171,12 +137,7 @@ class ProviderRegistry:
         return tuple(name for name, e in self._entries.items() if e.generator)
 
     def generator_class(self, provider: str) -> type[Generator]:
-        """The generation class of ``provider``, importing its module (and SDK) only now.
-
-        Raises:
-            GamutError: unknown provider, one that serves no generation, or its SDK is not
-                installed (with the install command).
-        """
+        """The generation class of ``provider``, importing its module (and SDK) only now."""
         entry = self.entry(provider)
         if not entry.generator:
             known = ", ".join(self.generators())

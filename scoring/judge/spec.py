@@ -1,8 +1,4 @@
-"""A judge's definition as data: the ``[judges.NAME]`` tables of a project config.
-
-The provider names a registered backend (:data:`scoring.judge.providers.REGISTRY`): the registry is
-the only list of providers.
-"""
+"""A judge's definition as data: the ``[judges.NAME]`` tables of a project config."""
 
 from __future__ import annotations
 
@@ -201,13 +197,7 @@ class JudgeConfig(BaseModel):
         return tin, (cached if cached is not None else tin), tout
 
     def cost(self, mode: str, tokens_in: int, tokens_cached: int, tokens_out: int) -> float | None:
-        """USD for these tokens at the configured prices of ``mode`` (None: no prices).
-
-        The one pricing rule: ``tokens_in`` counts every input token, of which ``tokens_cached``
-        are billed at the cached-input price and the rest at the input price; output tokens at
-        the output price. ``gamut judge`` (its summary and ``--dry-run``), ``gamut submission
-        check`` and the leaderboard's judging cost all price with it.
-        """
+        """USD for these tokens at the configured prices of ``mode`` (None: no prices)."""
         prices = self.prices(mode)
         if prices is None:
             return None
@@ -222,12 +212,7 @@ def judge_key_problems(
     names: Iterable[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> list[Problem]:
-    """Problems with the API keys of the named judges (all judges when ``names`` is None).
-
-    A judge that calls a provider needs ``api_key_env`` (unless it has a ``base_url``, as local
-    servers need no key), and that environment variable must be set and non-empty. The key itself
-    never appears in a message.
-    """
+    """Problems with the API keys of the named judges (all judges when ``names`` is None)."""
     from scoring.judge.providers import REGISTRY
 
     env = os.environ if environ is None else environ

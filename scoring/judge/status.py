@@ -1,7 +1,4 @@
-"""How far judging is, per submission: checks, verdicts, requests in flight, failures.
-
-Ids and counts only (what a pull-request comment may show while batches are in flight).
-"""
+"""How far judging is, per submission: checks, verdicts, requests in flight, failures."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The verdict table (ARCHITECTURE.md, "The verdict table"), built from the ledger.
-
-One row per (submission, setting, judge, question, check) of the current submissions and rubrics
-that has a verdict. An empty response has ``missing`` on every check (no call was made). Rationale
-and check text are included only when rubrics are public.
-"""
+"""The verdict table (ARCHITECTURE.md, "The verdict table"), built from the ledger."""
 
 from __future__ import annotations
 
@@ -108,14 +103,7 @@ def verdict_frame(
     public: bool,
     judge_ids: bool = False,
 ) -> pd.DataFrame:
-    """Every verdict in the ledger of the planned pairs, as a table (columnar throughout).
-
-    Args:
-        plans: the judges' pairs over the current units (:func:`scoring.judge.pairs.pair_plans`).
-        ledger: the store of record.
-        public: rubrics are public: add the ``rationale`` and ``check_text`` columns.
-        judge_ids: add a ``judge_id`` column (provider:model@prompt-version) after ``judge``.
-    """
+    """Every verdict in the ledger of the planned pairs, as a table (columnar throughout)."""
     return _frame(plans, _stored(ledger, public), public=public, judge_ids=judge_ids)
 
 
@@ -303,13 +291,8 @@ def _arrow_part(
     like: tuple[PairPlan, pa.Table] | None = None,
 ) -> tuple[pa.Table, bool]:
     """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
-    directly: dictionary columns with 32-bit codes (the file's), no pandas frame to convert and
-    no codes to widen afterwards; and whether every pair of ``plans`` has a row.
-
-    ``like``: the plan and table of an earlier part over every pair of the same pairs (another
-    judge of the same units and checks): when this part too has every pair, its id, attribute
-    and check text columns are that part's, taken as they are, not built again.
-    """
+    directly: dictionary columns with 32-bit codes (the file's), no pandas frame to convert and no
+    codes to widen afterwards; and whether every pair of ``plans`` has a row."""
     rows = _gather(plans, stored_index, collectors)
     skip: frozenset[str] = frozenset()
     if like is not None and rows.every and len(plans) == 1 and _same_pairs(plans[0], like[0]):
@@ -334,11 +317,7 @@ def _same_pairs(a: PairPlan, b: PairPlan) -> bool:
 
 
 def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> Path:
-    """Write the verdict table ``df`` (from :func:`verdict_frame`) to ``out``; returns ``out``.
-
-    ``fingerprint`` (from :func:`table_fingerprint`) is stored in the file's metadata, so
-    :func:`table_is_current` can tell that a rebuild would write the same table.
-    """
+    """Write the verdict table ``df`` (from :func:`verdict_frame`) to ``out``; returns ``out``."""
 
     def write(tmp: Path) -> None:
         table = pa.Table.from_pandas(df, preserve_index=False)
@@ -361,19 +340,7 @@ def write_verdict_parts(
     fingerprint: str = "",
     usage_out: Path | None = None,
 ) -> Path:
-    """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each).
-
-    The same rows as :func:`write_verdict_table` of :func:`verdict_frame`, with a third of the
-    memory at three judges: only one judge's rows are built and written at a time, as Arrow
-    columns straight from the codes (no pandas frame). Returns ``out``.
-
-    ``rubric_version``: the rubric set's version the plans' checks come from; the file's
-    :data:`STAMPS` metadata records it, with each judge's model, prompt version and template
-    digest and the snapshots the ledger records for its verdicts.
-
-    ``usage_out``: where to write the usage table of the same rows (:mod:`scoring.judge.usage`,
-    with the same ``fingerprint``), summed in the same pass; written after the verdict table.
-    """
+    """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each)."""
     stored_index = _stored(ledger, public)
     snapshots = _Snapshots(ledger)
     usage = UsageSums(ledger) if usage_out is not None else None
@@ -443,16 +410,7 @@ def table_is_current(out: Path, fingerprint: str) -> bool:
 
 
 def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | None = None) -> int:
-    """Export the verdict table ``df`` (with ``judge_id``) to ``out``; returns the rows.
-
-    The format follows the extension: ``.parquet``, ``.csv`` or ``.jsonl``. The columns are
-    those of :class:`~scoring.verdicts.VerdictRow`, in its order, so every row validates against
-    ``verdict-row.schema.json`` (``gamut schema``). A Parquet file carries ``provenance``, when
-    given, as file metadata (``gamut.provenance``), as every published Parquet file does.
-
-    Raises:
-        GamutError: for any other extension, or a column the row definition does not have.
-    """
+    """Export the verdict table ``df`` (with ``judge_id``) to ``out``; returns the rows."""
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".csv", ".jsonl"):
         raise GamutError(f"cannot export to {out.name!r}: use a .parquet, .csv or .jsonl file")

@@ -1,18 +1,5 @@
-"""What judging the verdict table used: calls and tokens per (submission, setting, judge, source).
-
-Written from the ledger beside the verdict table (``<results>/judge_usage.parquet``), with the
-same fingerprint, by the step that writes the verdict table; the score tables price it
-(:mod:`scoring.tables.cost`). The counts are those recorded with each verdict of the current
-pairs: a verdict reached again through the cache (the same response and check) counts in every
-row that uses it, and a failed call, which has no verdict, counts in none. A verdict replayed
-from a file, or given by the demo's offline matcher, was obtained by no call: its source is
-``replay`` and it records no tokens.
-
-The sums are taken in the pass that builds the verdict table (:class:`UsageSums`, fed the ledger
-row of every pair the table holds), so the ledger's rows are found once for both tables;
-:func:`usage_frame` takes them on their own, for a results folder whose verdict table is current
-and whose usage table is not.
-"""
+"""What judging the verdict table used: calls and tokens per (submission, setting, judge,
+source)."""
 
 from __future__ import annotations
 
@@ -88,16 +75,8 @@ def grouped(group: npt.NDArray[np.int64], n_groups: int) -> tuple[Any, Any]:
 
 
 class UsageSums:
-    """Sums, per judge, the calls and tokens the ledger records with the verdicts of the pairs
-    it is given (:meth:`add`), per (submission, setting, source); :meth:`frame` is the table.
-
-    The ledger's usage columns are read one at a time when they are needed
-    (:meth:`~scoring.ledger.Ledger.indexed_column`), never held beside the key index's table:
-    at paper scale they would be 190 MB more at the verdict table's peak.
-
-    Args:
-        ledger: the ledger whose kept key index (of every identity) gave the rows.
-    """
+    """Sums, per judge, the calls and tokens the ledger records with the verdicts of the pairs it is
+    given (:meth:`add`), per (submission, setting, source); :meth:`frame` is the table."""
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger

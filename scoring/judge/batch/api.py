@@ -1,9 +1,4 @@
-"""What a provider's batch API must do, and how requests are split within its limits.
-
-A :class:`BatchAPI` submits one chunk of request lines as one batch, reports a batch's state, and
-streams its results. Each request carries a ``custom_id`` derived from its cache key (see
-:mod:`scoring.judge.batch.ids`), so every result maps back to exactly one (response, check).
-"""
+"""What a provider's batch API must do, and how requests are split within its limits."""
 
 from __future__ import annotations
 
@@ -59,14 +54,7 @@ class BatchResult(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class BatchStatus:
-    """A batch's state at the provider.
-
-    Attributes:
-        state: the provider's word (``in_progress``, ``completed``, ``expired``, ``ended``, ...).
-        finished: no more results will appear (its results can be collected).
-        failed: the batch as a whole was refused (every request in it is ``rejected``).
-        message: the provider's reason when ``failed``.
-    """
+    """A batch's state at the provider."""
 
     state: str
     finished: bool
@@ -75,16 +63,7 @@ class BatchStatus:
 
 
 class Found(NamedTuple):
-    """What :meth:`BatchAPI.find` knows of the batch a ``submitting`` record names.
-
-    Attributes:
-        batch_ids: the batches shown to carry exactly the record's requests (by the metadata
-            tag that names them, or by the custom ids of their results), the likeliest first:
-            the first is the record's, any other a copy of the same requests made by another
-            job (each is collected, none left unread).
-        waiting: no batch is shown yet, but one that may be the record's is still running and
-            can be shown only when it ends: ask again later (the record stays in flight).
-    """
+    """What :meth:`BatchAPI.find` knows of the batch a ``submitting`` record names."""
 
     batch_ids: tuple[str, ...] = ()
     waiting: bool = False
@@ -142,12 +121,7 @@ def error_text(
     held: bool,
     redact: Callable[[str], str],
 ) -> str:
-    """What a failed request's result says, as printed and stored: ``HTTP 400: word: message``.
-
-    With ``held`` rubrics only the HTTP status and the provider's error word (its type or
-    code, when it looks like one) are kept, never the message: providers quote the prompt, and
-    so the check, back.
-    """
+    """What a failed request's result says, as printed and stored: ``HTTP 400: word: message``."""
     word = word if _WORD.fullmatch(word) else ""
     head = ": ".join(x for x in (f"HTTP {status}" if status is not None else "", word) if x)
     if held:
@@ -170,13 +144,7 @@ def read_result_line(
     parse: Callable[[Any, str], BatchResult],
     notes: list[str],
 ) -> BatchResult | None:
-    """One line of a provider's result file, parsed within limits (depth, size) by ``parse``.
-
-    A line that is not a result does not stop the others: when its ``custom_id`` can still be
-    read it is a ``bad_line`` result for that id (a failure, asked again by the next run);
-    otherwise it is skipped with a note naming ``where`` (file and line), and its request,
-    having no result, is asked again.
-    """
+    """One line of a provider's result file, parsed within limits (depth, size) by ``parse``."""
     data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
     value, wrong = parse_line(data, _RESULT_LIMITS)
     if wrong is None:
@@ -194,17 +162,7 @@ def read_result_line(
 
 
 class BatchAPI(ABC):
-    """A provider's batch API for one judge.
-
-    Args:
-        redact: blanks the API key out of any text it is given (the backend's ``redact``).
-        held: rubrics are held: a provider error is reported by its class, HTTP status and
-            error word only, never its message (as :meth:`BackendError.brief` in direct mode).
-
-    Attributes:
-        notes: what the reading of results had to skip (a result line whose id cannot be
-            read), for people; never request or reply text.
-    """
+    """A provider's batch API for one judge."""
 
     limits: Limits
 
@@ -280,11 +238,7 @@ class BatchBackend(Backend):
 
 
 def batch_backend(backend: Backend) -> BatchBackend:
-    """``backend`` as a batch-mode backend.
-
-    Raises:
-        GamutError: its provider has no batch mode.
-    """
+    """``backend`` as a batch-mode backend."""
     if not isinstance(backend, BatchBackend):
         raise GamutError(
             f"judge {backend.name!r}: provider {backend.judge.provider!r} has no batch mode"

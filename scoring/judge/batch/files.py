@@ -1,14 +1,5 @@
 """Batch files for self-hosted judges: requests out in the OpenAI batch format (what ``vllm
-run-batch`` reads as they are), its output files back in.
-
-Requests carry the same ``custom_id`` as in batch mode (the verdict key) and the same body (the
-judge backend's one body builder). An output file is checked whole before anything in it is
-ingested: a line that is not a result, an unknown id, an id twice, a reply from another model
-than the judge's, or a truncated last line refuses the file, with file and line. Ids that already
-have a verdict are skipped, and so are lines that gave none but are journalled as imported (see
-:mod:`scoring.judge.batch.shard`), so importing a file twice ingests nothing twice, and counts no
-failed line as a new attempt.
-"""
+run-batch`` reads as they are), its output files back in."""
 
 from __future__ import annotations
 
@@ -98,11 +89,7 @@ def _open_items(
 
 
 def _private_dir(out_dir: Path) -> None:
-    """Make ``out_dir`` a folder only its owner can enter (0700); an existing one must be so.
-
-    Raises:
-        GamutError: an existing folder others can read or enter.
-    """
+    """Make ``out_dir`` a folder only its owner can enter (0700); an existing one must be so."""
     try:
         out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = out_dir.stat()
@@ -125,18 +112,7 @@ def export_batch(
     private: bool = False,
 ) -> dict[str, dict[Path, int]]:
     """Write the requests of every (response, check) without a verdict as OpenAI batch files,
-    ``<out_dir>/<judge>-<attempt>-<n>.jsonl``, each within OpenAI's per-file limits.
-
-    With ``private`` (held rubrics: the files hold check text) the files are 0600 in a 0700
-    folder; where the folder may be is the caller's rule (``gamut.pipeline.private_folder``).
-
-    Returns:
-        Judge name -> each file written and the requests in it.
-
-    Raises:
-        GamutError: a judge whose requests are not in the OpenAI format; with ``private``, an
-            existing folder open to others.
-    """
+    ``<out_dir>/<judge>-<attempt>-<n>.jsonl``, each within OpenAI's per-file limits."""
     out: dict[str, dict[Path, int]] = {}
     for p in plans:
         _check_format(p.judge)
@@ -167,14 +143,8 @@ def _request_lines(
     pairs: list[tuple[int, bytes]],
     again: dict[bytes, tuple[int, tuple[Turn, ...]]],
 ) -> Iterator[bytes]:
-    """The request line of each (pair, key), as :func:`request_line` writes the body of the
-    judge backend's one body builder, with each response's part rendered and encoded once.
-
-    A response's first line is written with marks for the custom id and the check's prompt;
-    its other lines are that line with the two filled in. Where the marks do not come out once
-    each, in that order (a body built from the check otherwise), and for a re-ask, the line is
-    written whole. The marks are drawn now, after every text was read: no response holds them.
-    """
+    """The request line of each (pair, key), as :func:`request_line` writes the body of the judge
+    backend's one body builder, with each response's part rendered and encoded once."""
     body = batch_backend(p.judge.backend).batch_body
     mark = secrets.token_hex(16)
     marks = ("I" + mark, "P" + mark)
@@ -243,12 +213,7 @@ def _write_files(lines: Iterator[bytes], pattern: Path, mode: int | None) -> dic
 
 @dataclass
 class ImportReport:
-    """What :func:`import_batch` did.
-
-    Attributes:
-        fruitless: one problem per file that was read but gave nothing (no verdict, no reply to
-            ask again, nothing already ingested): every line in it failed, or it had none.
-    """
+    """What :func:`import_batch` did."""
 
     files: int = 0
     refused: int = 0
@@ -305,11 +270,7 @@ def _check_file(
     known: set[str],
     held: bool,
 ) -> tuple[list[_Result], int, list[Problem]]:
-    """Every result of one file and its problems (the file is refused when there are any).
-
-    The file is read by the one JSON Lines reader, streamed (within :data:`MAX_FILE_BYTES`,
-    :data:`MAX_LINE_BYTES` per line, nesting at most 32 deep); the reading stops at
-    :data:`MAX_PROBLEMS` problems."""
+    """Every result of one file and its problems (the file is refused when there are any)."""
     f = str(path)
     problems: list[Problem] = []
     results: list[_Result] = []
@@ -397,17 +358,7 @@ def _fruitless(path: Path, results: list[_Result]) -> Problem:
 def import_batch(
     files: Iterable[Path], plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path
 ) -> ImportReport:
-    """Ingest ``vllm run-batch`` (OpenAI batch format) output files for the planned judges.
-
-    A file with any problem is refused whole (nothing in it ingested) and the others are still
-    ingested, each as one ledger shard of its verdicts (source ``import``) and one of its
-    failures (:mod:`scoring.judge.batch.shard`), after what an interrupted run left in the
-    working index is shipped. Holds the ledger's writer lock.
-
-    Raises:
-        ProblemsError: after ingesting the good files, listing every problem of the refused
-            ones (file and line).
-    """
+    """Ingest ``vllm run-batch`` (OpenAI batch format) output files for the planned judges."""
     report = ImportReport()
     for p in plans:
         _check_format(p.judge)

@@ -1,18 +1,12 @@
 """Batch mode: submit what has neither a verdict nor a request in flight, collect every finished
 batch, re-ask unusable replies, and record each batch's id and state in the ledger.
 
-One call of :func:`step` is one idempotent step that any process on any machine can take:
-everything it needs is in the verdict store (verdicts, failures) and the ledger's batch states
-(ids, states, keys and each key's public ids). A step collects every finished batch of the judge,
-whichever run submitted it and whichever submissions it covers: a result whose key the batch
-record names is a paid verdict and is ingested, for this run's pairs and for others' alike (the
-record's ids say where it belongs). A result is ingested only while its (response, check) has no
-verdict, so a step killed mid-ingest and taken again stores no verdict twice; a batch is marked
-collected only after every line of it is ingested, asked again or recorded as failed, so none is
-lost; a batch is recorded (with its keys and a random run id in its tag) before it is created, so
-a step killed in between finds it again by what it carries instead of submitting it twice. A
-batch that no ledger copy names (its job killed before recording it, its copy gone) is found by
-a run's first step in the provider's listing (:func:`adopt_strays`) and collected as any other.
+A :func:`step` is idempotent and any process may take it. A result is ingested only while its
+pair has no verdict (a killed step taken again stores nothing twice); a batch is marked collected
+only once every line is ingested, asked again or failed (none lost); a batch is recorded, with
+its keys, before it is created, so a step killed in between finds it by what it carries instead
+of paying twice. Batches no ledger row names are found in the account's listing
+(:func:`adopt_strays`).
 """
 
 from __future__ import annotations
@@ -67,15 +61,7 @@ class Ask:
 
 
 class Ingest:
-    """Turns results into verdicts, failures, re-asks and resubmissions for one judge.
-
-    Shared by batch mode and by ``--import-batch`` (self-hosted judges), so a result means the
-    same thing whichever way it came. ``todo`` maps custom ids to the (response, check) pairs
-    that have no verdict; a pair leaves it when it gets one. ``others`` maps the custom ids of
-    the batch being collected that this run does not plan (another run's submissions) to their
-    recorded ids: their verdicts are stored too, and what cannot be asked again from here (no
-    prompt: the run that plans them asks again) is recorded as a failure, not listed.
-    """
+    """Turns results into verdicts, failures, re-asks and resubmissions for one judge."""
 
     def __init__(
         self,
@@ -308,17 +294,10 @@ def adopt_strays(
     todo: dict[str, PairItem],
     notes: list[str],
 ) -> list[BatchRecord]:
-    """The finished batches on the account that no row of the ledger names (of any judge) and
-    that are shown to carry requests of ``todo``: a job killed between creating a batch and
-    recording its id, whose ledger copy is gone. Each is recorded (with those keys, as a first
-    ask: its attempt is not known) to be collected as any other, and so never twice.
-
-    A batch is shown to be ours when every custom id of its results is a key of ``todo`` or a
-    key with a verdict: one that carries another request without a verdict is left for a run
-    that plans it (its results are never read as unwanted). One whose results name a custom id
-    that is no key is another project's: recorded ``foreign``, so no sweep reads it again. A
-    batch that cannot be listed or read is noted and left alone; the others are still adopted.
-    """
+    """The finished batches on the account that no row of the ledger names (of any judge) and that
+    are shown to carry requests of ``todo``: a job killed between creating a batch and recording its
+    id, whose ledger copy is gone. Each is recorded (with those keys, as a first ask: its attempt is
+    not known) to be collected as any other, and so never twice."""
     known = {s.batch_id for s in book.ledger.batch_states()}
     try:
         strays = [b.batch_id for b in api.listed(SWEEP_PAGES, SWEEP_PAGE_SIZE) if b.finished]
@@ -391,17 +370,8 @@ def step(
     collect_only: bool = False,
     sweep: bool = False,
 ) -> int:
-    """One collect-and-submit step for one judge; returns this run's requests still in flight
-    (those of ``todo``: another run's requests in flight are theirs to count).
-
-    Every finished batch of the judge is collected, whichever run submitted it; a batch whose
-    state or results cannot be read stays in flight alone (see :class:`_Visit`). ``skip`` holds
-    the requests that failed for good earlier in this run (not submitted again until the next
-    run); it grows with this step's failures. ``collect_only``: submit only what collecting
-    asks again (re-asks, expired or missing results), never a first ask. ``sweep``: then adopt
-    and collect the finished batches that carry open requests and that no ledger row names
-    (see :func:`adopt_strays`), before anything is submitted.
-    """
+    """One collect-and-submit step for one judge; returns this run's requests still in flight (those
+    of ``todo``: another run's requests in flight are theirs to count)."""
     visit = _Visit(j, api, book, cache, Ingest(j, todo, cache, stats, progress), skip)
     for rec in book.open_batches(j.identity):
         if rec.state != "submitting":
@@ -531,12 +501,8 @@ def _collect(
     skip: set[str],
 ) -> None:
     """Ingest every result of a finished batch; a request without a result is asked again (or,
-    another run's, recorded as failed), so every line of the batch is accounted for. A request
-    that failed for good earlier in this run (``skip``) is left as it is, unless a reply came.
-
-    Raises:
-        BatchError: its results cannot be read (what was read is stored).
-    """
+    another run's, recorded as failed), so every line of the batch is accounted for. A request that
+    failed for good earlier in this run (``skip``) is left as it is, unless a reply came."""
     seen: set[str] = set()
     stats = ingest.stats
     cache.begin()
@@ -618,4 +584,3 @@ def run_batch_judges(
             stats.notes += apis[j.name].notes if j.name in apis else []
         for api in apis.values():
             api.close()
-
