@@ -55,9 +55,9 @@ class BatchLLM(ProviderLLM):
         step: str = "",
     ) -> None:
         super().__init__(judge, name, max_tokens, step)
-        from scoring.judge.providers import REGISTRY
+        from scoring.judge import providers
 
-        backend = REGISTRY.backend_class(judge.provider)(name, judge, self._api_key, wb.root)
+        backend = providers.backend_class(judge.provider)(name, judge, self._api_key, wb.root)
         self.wb = wb
         self.api: BatchAPI = batch_backend(backend).batch_api(held=True)
         self.state: dict[str, dict[str, Any]] = wb.read(BATCHES, {"requests": {}, "batches": {}})

@@ -17,8 +17,8 @@ from gamut.model_runner.images import ImageRef, resolve_images
 from gamut.model_runner.provenance import drift_problem, read_metadata, run_signature
 from gamut.model_runner.store import ResponseFile
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.judge import providers
 from scoring.judge.generation import BackendSettings
-from scoring.judge.providers import REGISTRY
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions.formats import SubmissionId
@@ -56,7 +56,7 @@ class GenerateOptions:
     @property
     def sampling_temperature(self) -> float | None:
         """The temperature sent, or None for none."""
-        if not REGISTRY.entry(self.provider).sampling:
+        if not providers.entry(self.provider).sampling:
             return None
         return 0.0 if self.temperature is None else self.temperature
 
@@ -74,7 +74,7 @@ class GenerateOptions:
     @property
     def key_env(self) -> str:
         """The environment variable that holds the API key."""
-        return self.api_key_env or REGISTRY.entry(self.provider).key_env
+        return self.api_key_env or providers.entry(self.provider).key_env
 
 
 @dataclass
@@ -215,7 +215,7 @@ def _option_problems(options: GenerateOptions, has_key: bool) -> list[Problem]:
                 "use 3 to 64 lowercase letters, digits, '-', '_' or '.'",
             )
         )
-    entry, provider = REGISTRY.entry(options.provider), options.provider
+    entry, provider = providers.entry(options.provider), options.provider
     if not entry.sampling and options.temperature is not None:
         problems.append(
             Problem(

@@ -21,8 +21,8 @@ from gamut.model_runner.plan import (
 )
 from gamut.model_runner.provenance import production_record, record_production
 from scoring.errors import CallFailed
+from scoring.judge import providers
 from scoring.judge.generation import Generator, Reply, Request
-from scoring.judge.providers import REGISTRY
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting
 from scoring.submissions import Limits
@@ -194,7 +194,7 @@ def generate(
         record_production(
             SubmissionFolder(plan.folder).metadata, plan.metadata, record, o.model_name, day
         )
-        backend = REGISTRY.generator(o.provider, backend_settings(plan))
+        backend = providers.generator_class(o.provider)(backend_settings(plan))
         return asyncio.run(run(plan, backend, reporter))
     finally:
         plan.close()

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.judge import providers
 from scoring.judge.backends import Backend
 from scoring.judge.cache import judge_identity
 from scoring.judge.prompt import PromptTemplate, load_template
-from scoring.judge.providers import REGISTRY
 from scoring.judge.spec import JudgeConfig, judge_key_problems
 
 
@@ -53,7 +53,7 @@ def build_judges(
         jc = judges[name]
         template = load_template(jc.prompt_version)
         key = os.environ.get(jc.api_key_env) if jc.api_key_env and need_keys else None
-        backend = REGISTRY.backend_class(jc.provider)(name, jc, key, root)
+        backend = providers.backend_class(jc.provider)(name, jc, key, root)
         identity = judge_identity(
             {
                 "provider": jc.provider,
@@ -90,7 +90,7 @@ def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
         "max_tokens": judge.max_tokens,
         "mode": judge.mode,
     }
-    if REGISTRY.entry(judge.provider).sampling:
+    if providers.entry(judge.provider).sampling:
         out["temperature"] = judge.temperature
     if judge.seed is not None:
         out["seed"] = judge.seed

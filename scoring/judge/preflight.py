@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from scoring.compiler import CheckKind
 from scoring.errors import BackendError, BadReply, ErrorKind
+from scoring.judge import providers
 from scoring.judge.backends import JudgeRequest, Turn
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.prompt import PromptTemplate, parse_reply
-from scoring.judge.providers import REGISTRY
 from scoring.questions import Setting
 
 #: Requests one judge's preflight makes at most (re-asks and transient errors included).
@@ -127,7 +127,7 @@ async def check_judge(j: BuiltJudge) -> Preflight:
     """One judge's preflight: at most :data:`MAX_REQUESTS` requests, the SDK's retries off."""
     jc = j.config
     key = os.environ.get(jc.api_key_env) if jc.api_key_env else None
-    backend = REGISTRY.backend_class(jc.provider)(
+    backend = providers.backend_class(jc.provider)(
         j.name, jc.model_copy(update={"max_retries": 0}), key, j.backend.root
     )
     req = request(j.template)

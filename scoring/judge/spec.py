@@ -23,7 +23,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: Annotated[
-        str, Field(description="A registered backend name (scoring.judge.providers.REGISTRY).")
+        str, Field(description="A registered backend name (scoring.judge.providers.PROVIDERS).")
     ]
     model: Annotated[str, Field(min_length=1)]
     base_url: str | None = None
@@ -130,17 +130,17 @@ class JudgeConfig(BaseModel):
     @field_validator("provider")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from scoring.judge.providers import REGISTRY
+        from scoring.judge import providers
 
-        if not REGISTRY.knows(value):
-            raise ValueError(f"unknown provider {value!r}; one of: {', '.join(REGISTRY.names())}")
+        if value not in providers.PROVIDERS and value not in providers.names():
+            raise ValueError(f"unknown provider {value!r}; one of: {', '.join(providers.names())}")
         return value
 
     @model_validator(mode="after")
     def _what_the_provider_takes(self) -> JudgeConfig:
-        from scoring.judge.providers import REGISTRY
+        from scoring.judge import providers
 
-        entry, p = REGISTRY.entry(self.provider), self.provider
+        entry, p = providers.entry(self.provider), self.provider
         if entry.replays and self.replay is None:
             raise ValueError(f'provider {p!r} needs replay = "PATH" (the stored verdicts)')
         if not entry.replays and self.replay is not None:
@@ -213,7 +213,7 @@ def judge_key_problems(
     environ: Mapping[str, str] | None = None,
 ) -> list[Problem]:
     """Problems with the API keys of the named judges (all judges when ``names`` is None)."""
-    from scoring.judge.providers import REGISTRY
+    from scoring.judge import providers
 
     env = os.environ if environ is None else environ
     out: list[Problem] = []
@@ -223,7 +223,7 @@ def judge_key_problems(
         if (
             name not in wanted
             or not isinstance(d, Mapping)
-            or not REGISTRY.needs_key(str(d.get("provider")))
+            or not providers.needs_key(str(d.get("provider")))
         ):
             continue
         var = d.get("api_key_env")

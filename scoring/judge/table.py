@@ -316,20 +316,6 @@ def _same_pairs(a: PairPlan, b: PairPlan) -> bool:
     return a.table is b.table and a.unit is b.unit and a.check is b.check and a.units is b.units
 
 
-def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> Path:
-    """Write the verdict table ``df`` (from :func:`verdict_frame`) to ``out``; returns ``out``."""
-
-    def write(tmp: Path) -> None:
-        table = pa.Table.from_pandas(df, preserve_index=False)
-        meta = dict(table.schema.metadata or {})
-        if fingerprint:
-            meta[FINGERPRINT] = fingerprint.encode()
-        pq.write_table(table.replace_schema_metadata(meta), tmp, write_statistics=STATS_COLUMNS)
-
-    atomic_write(out, write)
-    return out
-
-
 def write_verdict_parts(
     plans: list[PairPlan],
     ledger: Ledger,

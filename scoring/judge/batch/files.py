@@ -18,6 +18,7 @@ import numpy as np
 from scoring.errors import BadReply, GamutError, Problem, ProblemsError
 from scoring.fastjson import dumps_line
 from scoring.jsonl import JsonlLimits, read_jsonl
+from scoring.judge import providers
 from scoring.judge.backends import JudgeRequest, Turn
 from scoring.judge.batch.api import BatchResult, batch_backend
 from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
@@ -36,7 +37,6 @@ from scoring.judge.outcome import JudgeStats
 from scoring.judge.pairs import IntArray, PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import parse_reply
-from scoring.judge.providers import REGISTRY
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
 from scoring.storage import atomic_write
 
@@ -47,7 +47,7 @@ MAX_FILE_BYTES = 2 << 30
 
 
 def _check_format(j: BuiltJudge) -> None:
-    if not REGISTRY.entry(j.config.provider).chat_completions:
+    if not providers.entry(j.config.provider).chat_completions:
         raise GamutError(
             f"judge {j.name!r} uses provider {j.config.provider!r}; batch files are in the "
             "OpenAI batch format, for judges with provider 'openai' (an OpenAI-compatible "
