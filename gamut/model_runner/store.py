@@ -77,9 +77,8 @@ class ResponseFile:
         return self.append_many([(question_id, response, None)]) == [question_id]
 
     def append_many(self, answers: list[tuple[str, str, tuple[int, int] | None]]) -> list[str]:
-        """Append answers (question id, response, the provider's (input, output) tokens or None when
-        it reported none), each as one ``write`` of a complete line, then one ``fsync``. Reported
-        tokens go in the line's optional ``usage``."""
+        """Append answers (question id, response, reported (input, output) tokens or None), each one
+        ``write`` of a complete line, then one ``fsync``."""
         for qid, response, _ in answers:
             if not response.strip():
                 raise ValueError(f"refusing to write an empty response for {qid}")

@@ -7,6 +7,7 @@ is sent, and none is part of this backend's decoding identity.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,7 +32,6 @@ from scoring.judge.backends import (
 )
 from scoring.judge.batch.api import (
     FIND_SKEW_S,
-    BatchAPI,
     BatchBackend,
     BatchLine,
     BatchResult,
@@ -146,134 +146,12 @@ def parse_batch_result(
     return BatchResult(cid, None, "canceled", "the batch was canceled")
 
 
-class AnthropicBatchAPI(BatchAPI):
-    """Message Batches through ``anthropic.Anthropic``."""
-
-    limits = ANTHROPIC_LIMITS
-
-    def __init__(
-        self,
-        judge: JudgeConfig,
-        api_key: str | None,
-        redact: Callable[[str], str],
-        held: bool = False,
-    ) -> None:
-        self._client = anthropic.Anthropic(**client_options(judge, api_key, batch=True))
-        super().__init__(redact, held)
-
-    def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
-        """One request of the batch: ``{"custom_id", "params"}``."""
-        data = json_line({"custom_id": custom_id, "params": body})
-        return BatchLine(custom_id, len(data), data)
-
-    def submit(self, lines: list[BatchLine], tag: str) -> str:
-        """Create the batch: ``POST /v1/messages/batches`` through the SDK client, with the
-        body streamed from a file of the already serialized requests (the typed
-        ``messages.batches.create`` copies every nested object of every request first, which
-        at 100,000 requests costs more than building them)."""
-        try:
-            with tempfile.TemporaryFile() as fh:
-                fh.write(b'{"requests":[')
-                for i, ln in enumerate(lines):
-                    if i:
-                        fh.write(b",")
-                    fh.write(ln.data)
-                fh.write(b"]}")
-                fh.seek(0)
-                # a retry could not send the file again: a failed create is found or submitted
-                # again by the next step (its pending record has the keys)
-                b = self._client.with_options(max_retries=0).post(
-                    "/v1/messages/batches",
-                    content=fh,
-                    cast_to=MessageBatch,
-                    options={"headers": {"content-type": "application/json"}},
-                )
-        except (anthropic.AnthropicError, OSError) as exc:
-            raise self._fail("cannot create the batch", exc) from None
-        return b.id
-
-    def find(
-        self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
-    ) -> Found:
-        """Of the batches created within :data:`FIND_SKEW_S` of ``since`` (either clock) with as
-        many requests as ``ids`` that the ledger does not record, those whose results carry
-        exactly ``ids``, nearest ``since`` first. Message Batches carry no metadata and show
-        their requests' ids only in their results, so a batch that may be the record's but has
-        not ended cannot be shown yet: the answer is then ``waiting``."""
-        shown: list[tuple[float, str]] = []
-        waiting = False
-        try:
-            for b in self._client.messages.batches.list(limit=100):
-                at = b.created_at.timestamp()
-                if at < since - FIND_SKEW_S:
-                    break
-                c = b.request_counts
-                total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
-                if b.id in known or total != len(ids) or at > since + FIND_SKEW_S:
-                    continue
-                if b.processing_status != "ended":
-                    waiting = True
-                elif self._carries(b.id, ids):
-                    shown.append((abs(at - since), b.id))
-        except anthropic.AnthropicError as exc:
-            raise self._fail("cannot list message batches", exc) from None
-        if shown:
-            return Found(tuple(bid for _, bid in sorted(shown)))
-        return Found((), waiting)
-
-    def _carries(self, batch_id: str, ids: frozenset[str]) -> bool:
-        """Whether the ended batch's results are exactly one for each of ``ids`` (read until
-        the first id that is not one of them)."""
-        seen: set[str] = set()
-        for res in self.results(batch_id):
-            if res.custom_id not in ids:
-                return False
-            seen.add(res.custom_id)
-        return seen == ids
-
-    def listed(self, pages: int, size: int) -> Iterator[Listed]:
-        """Every batch: Message Batches carry no metadata (a batch shows whose it is by the
-        custom ids of its results)."""
-        try:
-            for b in pages_of(self._client.messages.batches.list(limit=size), pages):
-                yield Listed(b.id, b.processing_status == "ended")
-        except anthropic.AnthropicError as exc:
-            raise self._fail("cannot list message batches", exc) from None
-
-    def status(self, batch_id: str) -> BatchStatus:
-        """``in_progress``, ``canceling`` or ``ended``."""
-        try:
-            b = self._client.messages.batches.retrieve(batch_id)
-        except anthropic.AnthropicError as exc:
-            raise self._fail(f"cannot retrieve message batch {batch_id}", exc) from None
-        return BatchStatus(b.processing_status, b.processing_status == "ended")
-
-    def results(self, batch_id: str) -> Iterator[BatchResult]:
-        """Every result (succeeded, errored, canceled or expired), streamed line by line."""
-        try:
-            with self._client.messages.batches.with_streaming_response.results(batch_id) as resp:
-                for n, raw in enumerate(resp.iter_lines(), 1):
-                    if not raw.strip():
-                        continue
-                    where = f"message batch {batch_id}: results line {n}"
-                    res = read_result_line(raw, where, self._result, self.notes)
-                    if res is not None:
-                        yield res
-        except anthropic.AnthropicError as exc:
-            raise self._fail(f"cannot read the results of message batch {batch_id}", exc) from None
-
-    def _result(self, obj: Any, raw: str) -> BatchResult:
-        return parse_batch_result(obj, raw, self._redact, held=self.held)
-
-    def close(self) -> None:
-        """Close the HTTP client."""
-        self._client.close()
-
-
 class AnthropicBackend(BatchBackend):
-    """Messages via ``anthropic.AsyncAnthropic``; the shared part carries a cache breakpoint."""
+    """Messages via ``anthropic.AsyncAnthropic``; the shared part carries a cache breakpoint.
+    Message Batches through ``anthropic.Anthropic``."""
 
     judge: JudgeConfig
+    limits = ANTHROPIC_LIMITS
 
     def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
         super().__init__(name, judge, api_key, root)
@@ -305,9 +183,110 @@ class AnthropicBackend(BatchBackend):
         """The parameters :meth:`complete` sends, for a batch request."""
         return message_params(self.judge, request, turns)
 
-    def batch_api(self, held: bool = False) -> BatchAPI:
-        """Message Batches at this judge's base URL."""
-        return AnthropicBatchAPI(self.judge, self._api_key, self.redact, held)
+    @functools.cached_property
+    def _batches(self) -> anthropic.Anthropic:
+        return anthropic.Anthropic(**client_options(self.judge, self._api_key, batch=True))
+
+    def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
+        """One request of the batch: ``{"custom_id", "params"}``."""
+        data = json_line({"custom_id": custom_id, "params": body})
+        return BatchLine(custom_id, len(data), data)
+
+    def submit(self, lines: list[BatchLine], tag: str) -> str:
+        """Create the batch by a raw ``POST /v1/messages/batches`` of the serialized requests (the
+        typed ``messages.batches.create`` copies every request first, which costs more than building
+        them)."""
+        try:
+            with tempfile.TemporaryFile() as fh:
+                fh.write(b'{"requests":[')
+                for i, ln in enumerate(lines):
+                    if i:
+                        fh.write(b",")
+                    fh.write(ln.data)
+                fh.write(b"]}")
+                fh.seek(0)
+                # a retry could not send the file again: a failed create is found or submitted
+                # again by the next step (its pending record has the keys)
+                b = self._batches.with_options(max_retries=0).post(
+                    "/v1/messages/batches",
+                    content=fh,
+                    cast_to=MessageBatch,
+                    options={"headers": {"content-type": "application/json"}},
+                )
+        except (anthropic.AnthropicError, OSError) as exc:
+            raise self._fail("cannot create the batch", exc) from None
+        return b.id
+
+    def find(
+        self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
+    ) -> Found:
+        """Of the batches created within :data:`FIND_SKEW_S` of ``since`` with as many requests as
+        ``ids``, those whose results carry exactly ``ids``, nearest first; ``waiting`` while one
+        that may be it has not ended (Message Batches carry no metadata)."""
+        shown: list[tuple[float, str]] = []
+        waiting = False
+        try:
+            for b in self._batches.messages.batches.list(limit=100):
+                at = b.created_at.timestamp()
+                if at < since - FIND_SKEW_S:
+                    break
+                c = b.request_counts
+                total = c.processing + c.succeeded + c.errored + c.canceled + c.expired
+                if b.id in known or total != len(ids) or at > since + FIND_SKEW_S:
+                    continue
+                if b.processing_status != "ended":
+                    waiting = True
+                elif self._carries(b.id, ids):
+                    shown.append((abs(at - since), b.id))
+        except anthropic.AnthropicError as exc:
+            raise self._fail("cannot list message batches", exc) from None
+        if shown:
+            return Found(tuple(bid for _, bid in sorted(shown)))
+        return Found((), waiting)
+
+    def _carries(self, batch_id: str, ids: frozenset[str]) -> bool:
+        """Whether the ended batch's results are exactly one for each of ``ids`` (read until
+        the first id that is not one of them)."""
+        seen: set[str] = set()
+        for res in self.results(batch_id):
+            if res.custom_id not in ids:
+                return False
+            seen.add(res.custom_id)
+        return seen == ids
+
+    def listed(self, pages: int, size: int) -> Iterator[Listed]:
+        """Every batch: Message Batches carry no metadata (a batch shows whose it is by the
+        custom ids of its results)."""
+        try:
+            for b in pages_of(self._batches.messages.batches.list(limit=size), pages):
+                yield Listed(b.id, b.processing_status == "ended")
+        except anthropic.AnthropicError as exc:
+            raise self._fail("cannot list message batches", exc) from None
+
+    def status(self, batch_id: str) -> BatchStatus:
+        """``in_progress``, ``canceling`` or ``ended``."""
+        try:
+            b = self._batches.messages.batches.retrieve(batch_id)
+        except anthropic.AnthropicError as exc:
+            raise self._fail(f"cannot retrieve message batch {batch_id}", exc) from None
+        return BatchStatus(b.processing_status, b.processing_status == "ended")
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        """Every result (succeeded, errored, canceled or expired), streamed line by line."""
+        try:
+            with self._batches.messages.batches.with_streaming_response.results(batch_id) as resp:
+                for n, raw in enumerate(resp.iter_lines(), 1):
+                    if not raw.strip():
+                        continue
+                    where = f"message batch {batch_id}: results line {n}"
+                    res = read_result_line(raw, where, self._result, self.notes)
+                    if res is not None:
+                        yield res
+        except anthropic.AnthropicError as exc:
+            raise self._fail(f"cannot read the results of message batch {batch_id}", exc) from None
+
+    def _result(self, obj: Any, raw: str) -> BatchResult:
+        return parse_batch_result(obj, raw, self.redact, held=self.held)
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings sent with every call (no sampling parameters in this API)."""
@@ -352,9 +331,8 @@ class AnthropicGenerator:
         return blocks
 
     def body(self, request: Request) -> dict[str, Any]:
-        """The Messages API parameters of one question, in direct calls and batch requests; its
-        structured output natively, as ``output_config.format`` (a JSON schema made strict,
-        then fitted to the API's schema subset by the SDK's own ``transform_schema``)."""
+        """The Messages API parameters of one question; structured output as
+        ``output_config.format`` (strict, then fitted by the SDK's ``transform_schema``)."""
         params: dict[str, Any] = {
             "model": self._s.model,
             "max_tokens": self._s.max_tokens,

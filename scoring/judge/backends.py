@@ -191,9 +191,9 @@ def http_error(exc: Any, message: str) -> BackendError:
 
 
 def sdk_error(exc: Exception, redact: Callable[[str], str], sdk: Any) -> BackendError:
-    """An exception of a provider's SDK (``sdk``: the ``openai`` or ``anthropic`` module, after
-    its own retries) as a :class:`BackendError`; its message names the class and HTTP status
-    first (the words a held failure keeps), the key redacted."""
+    """An SDK exception (``sdk``: the ``openai`` or ``anthropic`` module) as a :class:`BackendError`
+    whose message starts with the class and HTTP status (the words a held failure keeps), key
+    redacted."""
     cls = type(exc).__name__
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
@@ -266,9 +266,8 @@ BATCH_MIN_TIMEOUT_S = 600.0
 def client_options(
     judge: JudgeSettings, api_key: str | None, *, batch: bool = False
 ) -> dict[str, Any]:
-    """The keyword arguments of a provider SDK's client for ``judge``: key (a placeholder for
-    local servers that need none), endpoint, timeout, and the SDK's own retries for batch calls
-    (a direct call is retried by the runner, through the judge's pacer, so the SDK's are off)."""
+    """A provider SDK client's keyword arguments for ``judge``; the SDK's own retries only for batch
+    calls (the pacer retries direct calls)."""
     timeout = max(judge.timeout_s, BATCH_MIN_TIMEOUT_S) if batch else judge.timeout_s
     return {
         "api_key": api_key or "not-needed",
@@ -294,10 +293,8 @@ def decode_body(raw: str, redact: Callable[[str], str]) -> Any:
 
 
 class reading_reply:
-    """Read a decoded reply body inside this block: anything malformed met there (a missing field, a
-    wrong type, a count that is not a count, nesting too deep) becomes a ``bad_body``, ``reply
-    <what> (...)``, with the key redacted. (A class, not a generator: it is entered once per reply,
-    hundreds of thousands of times in an import.)"""
+    """Inside this block, anything malformed in a decoded reply body becomes a ``bad_body``, key
+    redacted (a class, not a generator: it is entered once per reply)."""
 
     __slots__ = ("raw", "redact", "what")
 

@@ -36,9 +36,8 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 
 
 class _Table:
-    """A table of the journal, whose rows are those of a ledger shard of public rubrics (the
-    schema is declared once, in :mod:`scoring.ledger.records`): a verdict as its code, a time
-    as ISO text; a held ledger's journal leaves the text columns a held shard lacks empty."""
+    """A journal table whose rows are a public ledger shard's (schema in
+    :mod:`scoring.ledger.records`); a held ledger's journal leaves the text columns empty."""
 
     def __init__(self, name: str, public: pa.Schema, held: pa.Schema) -> None:
         self.names = tuple(public.names)
@@ -132,9 +131,7 @@ class Ids(NamedTuple):
 
 
 class VerdictSink(Protocol):
-    """Where verdicts and failures go as they arrive: the working index (:class:`VerdictCache`),
-    or the columns of an imported file's ledger shard
-    (:class:`scoring.judge.batch.shard.ShardSink`)."""
+    """Where verdicts and failures go as they arrive: the working index, or an import's shard."""
 
     def put(self, r: VerdictRecord, *, commit: bool = True) -> bool:
         """Store a verdict; False when the key already has one."""

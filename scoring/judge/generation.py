@@ -35,9 +35,7 @@ class ImageInput(Protocol):
 
 @dataclass(frozen=True)
 class OutputSchema:
-    """The structured output a request asks for: a JSON Schema sent as the provider defines it
-    (OpenAI ``response_format`` json_schema with ``strict``; Anthropic ``output_config.format``),
-    made :func:`strict_schema` first. The reply is still validated by its reader."""
+    """The structured output a request asks for: a JSON Schema, made :func:`strict_schema` first."""
 
     name: str
     schema: dict[str, Any]
@@ -109,11 +107,9 @@ _DROPPED = ("default", "discriminator", "title", "examples")
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` in the subset both providers' strict structured output accept: every object
-    closed (``additionalProperties: false``) with every property required (an optional one is
-    nullable already, or its default is a value of its type), ``oneOf`` as ``anyOf``, no
-    defaults, discriminators or titles, and the constraints strict decoding does not take
-    stated in the description instead. A new dict; ``schema`` is not changed."""
+    """``schema`` (not changed) in the subset both providers' strict structured output accept:
+    objects closed with every property required, ``oneOf`` as ``anyOf``, no defaults or titles, and
+    the constraints strict decoding does not take stated in the description."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):

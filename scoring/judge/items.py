@@ -33,9 +33,8 @@ class PairItem:
 
 @dataclass(frozen=True, slots=True)
 class Requested:
-    """A request that a batch record names but this run does not plan (another run's
-    submission): its key, judge identity and the public ids the record gives it. Its verdict
-    and failure are stored like a :class:`PairItem`'s; it cannot be asked again from here."""
+    """A request that a batch record names but this run does not plan (another run's): stored like a
+    :class:`PairItem`'s, never asked again from here."""
 
     key: bytes
     identity: str

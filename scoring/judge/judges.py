@@ -78,9 +78,7 @@ def build_judges(
 
 
 def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
-    """A judge's identity for the record: provider, model, family, the request settings it sends
-    (temperature and seed where the provider takes them, max_tokens, mode) and its prompt
-    template."""
+    """A judge's identity for the record: provider, model, family, request settings and template."""
     out: dict[str, Any] = {
         "provider": judge.provider,
         "model": judge.model,

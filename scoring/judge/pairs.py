@@ -142,8 +142,7 @@ class PairPlan:
 
     def rows_in(self, index: KeyIndex) -> IntArray:
         """Each pair's row in ``index`` (-1: not there), read-only; kept for the index last
-        asked, so that the steps of one run (planning the calls, writing the verdict table)
-        sharing the ledger's index look the keys up once."""
+        asked."""
         if self._found is None or self._found[0] is not index:
             rows = index.find(self)
             rows.flags.writeable = False
@@ -152,9 +151,8 @@ class PairPlan:
 
     @cached_property
     def fingerprint(self) -> str:
-        """A digest of everything the judge's part of the verdict table depends on, other than
-        the ledger: the judge, every key (its unit and check halves and the pairs that join
-        them), and every pair's ids and check attributes."""
+        """A digest of everything the judge's part of the verdict table depends on but the
+        ledger."""
         h = hashlib.sha256()
         j = self.judge
         for s in (j.name, j.label, j.identity):

@@ -89,9 +89,8 @@ def response_fence(response: str) -> str:
 
 
 def template_sections(text: str, name: str, expected: Sequence[str]) -> dict[str, str]:
-    """The sections of a prompt template file's text: each ``@@ section`` line starts one, ``#``
-    comment lines may come before the first; each section's text without its leading and trailing
-    blank lines (the judge's templates and the workbench's share this format)."""
+    """The sections of a prompt template's text: each ``@@ section`` line starts one (``#`` comment
+    lines may come before the first), without leading and trailing blank lines."""
     sections: dict[str, list[str]] = {}
     current: str | None = None
     for line in text.splitlines():

@@ -58,9 +58,8 @@ def table_fingerprint(
 
 
 def categorical(codes: Any, values: list[str], fixed: list[str] | None = None) -> Any:
-    """A categorical of ``values[codes]``: over every ``fixed`` value, else over the values
-    used, in the order of ``values`` (what ``remove_unused_categories`` gives, counted in one
-    pass instead of sorted)."""
+    """A categorical of ``values[codes]`` over every ``fixed`` value, else over the values used, in
+    the order of ``values``."""
     return _pandas_categorical(*_recoded(codes, values, fixed))
 
 
@@ -112,9 +111,8 @@ Snapshots = dict[str, dict[str, dict[str, list[str]]]]
 
 
 class _Snapshots:
-    """Collects, per judge, submission and setting, the model snapshots the ledger records for
-    the verdicts a table holds (:data:`Snapshots`); the ledger's model column is read and coded
-    once, when first needed (:meth:`~scoring.ledger.Ledger.indexed_column`)."""
+    """Collects per judge, submission and setting the model snapshots the ledger records for a
+    table's verdicts (the model column read once, when first needed)."""
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -122,9 +120,8 @@ class _Snapshots:
         self._codes: tuple[npt.NDArray[np.signedinteger], list[str]] | None = None
 
     def add(self, plan: PairPlan, rows: Any, coded: tuple[Any, list[tuple[str, str]]]) -> None:
-        """The snapshots of some of ``plan``'s pairs: ``rows``, their ledger rows (-1 for an
-        empty response, which no model judged), and ``coded``, their response files
-        (:meth:`~scoring.judge.pairs.PairPlan.file_codes`)."""
+        """The snapshots of some of ``plan``'s pairs: their ledger ``rows`` (-1: empty) and
+        files."""
         mine = self.found.setdefault(plan.judge.name, {})
         judged = rows >= 0
         if not judged.any():
@@ -167,10 +164,8 @@ def stamps_record(plans: list[PairPlan], rubric_version: str, snapshots: Snapsho
 
 @dataclass
 class _Rows:
-    """The rows of a verdict table, gathered from the plans and the ledger: per column, the
-    code of each row (ids, attributes, verdict), the row's judge (its plan), its check, its
-    ledger row and whether its response is empty; ``every``: every pair of the plans has a row
-    (the rows are the plans' pairs, in their order)."""
+    """A verdict table's rows as codes per column, with each row's judge, check, ledger row and
+    empty flag; ``every``: every pair of the plans has a row."""
 
     codes: dict[str, Any]
     judge: Any
@@ -185,10 +180,8 @@ def _gather(
     stored_index: tuple[pa.Table, Any, Any],
     collectors: tuple[_Snapshots | UsageSums, ...] = (),
 ) -> _Rows:
-    """Every pair of ``plans`` with a verdict (in the ledger, or ``missing`` for an empty
-    response), in plan order; each of ``collectors`` is given them with their ledger rows (the
-    models that judged them, :class:`_Snapshots`; their calls and tokens,
-    :class:`~scoring.judge.usage.UsageSums`)."""
+    """Every pair of ``plans`` with a verdict (or ``missing`` for an empty response), in plan order,
+    given to each of ``collectors`` with its ledger row."""
     _, index, codes_v = stored_index
     parts: dict[str, list[Any]] = {}
     judge_codes: list[Any] = []
@@ -290,9 +283,8 @@ def _arrow_part(
     collectors: tuple[_Snapshots | UsageSums, ...] = (),
     like: tuple[PairPlan, pa.Table] | None = None,
 ) -> tuple[pa.Table, bool]:
-    """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
-    directly: dictionary columns with 32-bit codes (the file's), no pandas frame to convert and no
-    codes to widen afterwards; and whether every pair of ``plans`` has a row."""
+    """The rows of ``plans`` as an Arrow table of 32-bit dictionary columns, and whether every pair
+    has a row."""
     rows = _gather(plans, stored_index, collectors)
     skip: frozenset[str] = frozenset()
     if like is not None and rows.every and len(plans) == 1 and _same_pairs(plans[0], like[0]):
@@ -371,9 +363,8 @@ def write_verdict_parts(
 
 
 def _part_schema(first: pa.Schema, meta: dict[bytes, bytes]) -> pa.Schema:
-    """The file schema of the verdict table, from its first judge's part: a column that part
-    leaves untyped (no rows: Arrow's null type) is a string column, and every categorical has
-    32-bit codes, so that each later judge's part casts to it whatever its rows."""
+    """The verdict table's file schema from its first part: null columns as strings and 32-bit
+    dictionary codes, so that every later part casts to it."""
     fields = []
     for f in first:
         t = f.type

@@ -39,10 +39,8 @@ def usage_path(verdict_table: Path) -> Path:
 
 
 def dictionary_codes(chunks: Iterable[pa.Array]) -> tuple[npt.NDArray[np.signedinteger], list[str]]:
-    """Each value of a string column given a chunk at a time (dictionary chunks, as the key
-    index reads them, or plain ones) as a code, and the values the codes name, in order of first
-    appearance: the chunks' dictionaries are unified a chunk at a time, never by decoding the
-    column. The codes are of the smallest integer type that holds them."""
+    """Codes of a string column given in (dictionary or plain) chunks, and the values they name in
+    order of first appearance, never decoding the column; codes of the smallest integer type."""
     lookup: dict[str, int] = {}
     parts = []
     for chunk in chunks:
@@ -63,9 +61,7 @@ def dictionary_codes(chunks: Iterable[pa.Array]) -> tuple[npt.NDArray[np.signedi
 
 def grouped(group: npt.NDArray[np.int64], n_groups: int) -> tuple[Any, Any]:
     """The groups used among ``group`` (codes below ``n_groups``), sorted, and each row's place
-    among them: by counting when the groups are few against the rows (the usual case: a few
-    submissions, settings and sources or models), else by sorting (a ledger may name any number
-    of models, and the product of the sizes must not be allocated)."""
+    among them: by counting when the groups are few against the rows, else by sorting."""
     if n_groups <= 4 * len(group) + 1024:
         used = np.flatnonzero(np.bincount(group, minlength=n_groups))
         place = np.empty(n_groups, np.int64)
@@ -87,9 +83,8 @@ class UsageSums:
         self._parts: list[tuple[str, list[tuple[str, str]], Any, Any, Any]] = []
 
     def add(self, plan: PairPlan, rows: Any, coded: tuple[Any, list[tuple[str, str]]]) -> None:
-        """The usage of some of ``plan``'s pairs: ``rows``, their ledger rows (-1 for a pair with
-        no call: an empty response), and ``coded``, their response files
-        (:meth:`~scoring.judge.pairs.PairPlan.file_codes`)."""
+        """The usage of some of ``plan``'s pairs: their ledger ``rows`` (-1: no call) and response
+        files."""
         judged = rows >= 0
         if not judged.any():
             return
@@ -104,9 +99,7 @@ class UsageSums:
         self._parts.append((plan.judge.name, names, used, place.astype(np.int32), rows))
 
     def frame(self) -> pd.DataFrame:
-        """One row per (submission, setting, judge, source) with a verdict: the columns of
-        :data:`USAGE_COLUMNS`, sorted by the first four. Each count column of the ledger is read
-        into an array once, for every judge's pairs (one column at a time)."""
+        """One row per (submission, setting, judge, source) with a verdict, sorted by those four."""
         if not self._parts:
             return _empty()
         sources = self._sources
@@ -144,9 +137,8 @@ class UsageSums:
 
 
 def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
-    """Calls and tokens of the ledger's verdicts of the planned pairs, summed per (submission,
-    setting, judge, source) (:class:`UsageSums`). Pairs of empty responses (no call) and pairs
-    without a verdict have no part in it."""
+    """Calls and tokens of the ledger's verdicts of the planned pairs, per (submission, setting,
+    judge, source)."""
     index, _ = ledger.key_index()
     sums = UsageSums(ledger)
     for p in plans:  # a pair with no call (-1) counts nowhere

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from scoring.errors import BackendError, BatchError, ErrorKind, GamutError
 from scoring.jsonl import JsonlLimits, parse_line
-from scoring.judge.backends import Backend, Completion, JudgeRequest, Turn
+from scoring.judge.backends import Backend, Completion, JudgeRequest, JudgeSettings, Turn
 
 #: How far back (seconds, by either clock) a batch whose id was never recorded is looked for: a
 #: batch runs at most 24 h, and clocks may differ by minutes.
@@ -63,7 +64,7 @@ class BatchStatus:
 
 
 class Found(NamedTuple):
-    """What :meth:`BatchAPI.find` knows of the batch a ``submitting`` record names."""
+    """What :meth:`BatchBackend.find` knows of the batch a ``submitting`` record names."""
 
     batch_ids: tuple[str, ...] = ()
     waiting: bool = False
@@ -161,14 +162,19 @@ def read_result_line(
     return BatchResult(m[1].decode(), None, "bad_line", f"{where} is not a result ({wrong})")
 
 
-class BatchAPI(ABC):
-    """A provider's batch API for one judge."""
+class BatchBackend(Backend):
+    """A backend with a batch mode: the provider's batch API, through a synchronous SDK client
+    (``_batches``, made on first use), and the body a batch line carries.
+
+    ``held``: rubrics are held, so a provider error keeps its class, HTTP status and error word
+    only. ``notes``: result lines the reading had to skip, for people (never request text).
+    """
 
     limits: Limits
+    held: bool = False
 
-    def __init__(self, redact: Callable[[str], str], held: bool = False) -> None:
-        self._redact = redact
-        self.held = held
+    def __init__(self, name: str, judge: JudgeSettings, api_key: str | None, root: Path) -> None:
+        super().__init__(name, judge, api_key, root)
         self.notes: list[str] = []
 
     def _fail(self, what: str, exc: Exception) -> BatchError:
@@ -185,11 +191,15 @@ class BatchAPI(ABC):
             return BatchError(
                 f"{what}: {brief} (the provider's message is not shown: rubrics are held)"
             )
-        return BatchError(self._redact(f"{what}: {type(exc).__name__}: {exc}"))
+        return BatchError(self.redact(f"{what}: {type(exc).__name__}: {exc}"))
+
+    @abstractmethod
+    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
+        """The request body a batch line carries: the same one ``complete`` sends."""
 
     @abstractmethod
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
-        """Serialize one request (``body`` from the judge backend's body builder)."""
+        """Serialize one request (``body`` from :meth:`batch_body`)."""
 
     @abstractmethod
     def submit(self, lines: list[BatchLine], tag: str) -> str:
@@ -200,10 +210,9 @@ class BatchAPI(ABC):
     def find(
         self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
     ) -> Found:
-        """The batch created for the chunk ``tag`` of the requests ``ids`` (recorded at
-        ``since``, epoch seconds by this machine's clock, which may differ from the provider's
-        by minutes), adopted only when shown to carry exactly those requests. ``known``: batch
-        ids the ledger already records, never the answer."""
+        """The batch created for the chunk ``tag`` of ``ids`` at ``since`` (this machine's epoch
+        seconds), only when shown to carry exactly those requests; ``known``: ids the ledger already
+        records."""
 
     @abstractmethod
     def listed(self, pages: int, size: int) -> Iterator[Listed]:
@@ -219,22 +228,11 @@ class BatchAPI(ABC):
         """Every result of a finished batch (also the partial results of an expired or
         cancelled one), streamed."""
 
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release connections."""
-
-
-class BatchBackend(Backend):
-    """A backend with a batch mode: its provider's batch API, and the body a batch line carries
-    (the one :meth:`~scoring.judge.backends.Backend.complete` sends)."""
-
-    @abstractmethod
-    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
-        """The request body a batch line carries: the same one ``complete`` sends."""
-
-    @abstractmethod
-    def batch_api(self, held: bool = False) -> BatchAPI:
-        """The provider's batch API for this judge (SDK client created now); with ``held``
-        rubrics its errors keep their class and HTTP status only."""
+    def close_batches(self) -> None:
+        """Close the synchronous SDK client, if one was made."""
+        client = self.__dict__.pop("_batches", None)
+        if client is not None:
+            client.close()
 
 
 def batch_backend(backend: Backend) -> BatchBackend:
@@ -254,9 +252,8 @@ def json_line(obj: dict[str, Any]) -> bytes:
 def split(
     lines: Iterable[BatchLine], limits: Limits, overhead: int = 1
 ) -> Iterator[list[BatchLine]]:
-    """Chunks of ``lines`` in order, each within ``limits`` (``overhead`` bytes per line for the
-    separator). A single line larger than the byte limit is its own chunk (the provider refuses
-    it, and the refusal names it)."""
+    """Chunks of ``lines`` in order, each within ``limits`` (``overhead`` bytes per line); a line
+    over the byte limit is its own chunk (the provider's refusal names it)."""
     chunk: list[BatchLine] = []
     size = 0
     for ln in lines:

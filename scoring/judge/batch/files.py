@@ -56,9 +56,8 @@ def _check_format(j: BuiltJudge) -> None:
 
 
 def _reasks(j: BuiltJudge, ledger: Ledger) -> dict[bytes, tuple[int, tuple[Turn, ...]]]:
-    """Requests whose last reply was unusable and that have re-asks left: their next attempt
-    and its turn (the unusable reply and the follow-up; none when the ledger is held and keeps
-    no reply text)."""
+    """Requests whose last reply was unusable and that have re-asks left: their next attempt and
+    turn (none when the ledger is held and keeps no reply text)."""
     out: dict[bytes, tuple[int, tuple[Turn, ...]]] = {}
     for f in ledger.failures([j.identity]):
         if f.kind != "bad_output" or f.calls >= MAX_ATTEMPTS:
@@ -183,10 +182,8 @@ def _line_shape(
 
 
 def _write_files(lines: Iterator[bytes], pattern: Path, mode: int | None) -> dict[Path, int]:
-    """Write ``lines`` to the files ``pattern`` names (``{}``: 1, 2, ...), each within
-    :data:`OPENAI_LIMITS` (a line over the byte limit alone in its file), streamed: each file
-    is written to a temporary file beside it and renamed when whole. Returns each file and the
-    lines in it."""
+    """Write ``lines`` to the files ``pattern`` names, each within :data:`OPENAI_LIMITS`, each
+    written beside and renamed when whole; returns each file and its lines."""
     written: dict[Path, int] = {}
     nxt = next(lines, None)
     count = 0
@@ -239,9 +236,8 @@ _Result = tuple[BatchResult, BuiltJudge, object]
 def _refusal(
     cid: str, again: int | None, res: BatchResult, owner: tuple[BuiltJudge, PairItem] | None
 ) -> tuple[str, str] | None:
-    """Why a result line is refused (message, fix): its ``custom_id`` was given before (on line
-    ``again``) or names no pair waiting for a verdict (``owner`` None), or the reply is from
-    another model than its judge's; None when it is not."""
+    """Why a result line is refused (message, fix): an id given before, one no pair waits for, or a
+    reply from another model than its judge's; None when it is not."""
     if again is not None:
         return (
             f"custom_id {cid[:16]}... appears twice (first at line {again})",

@@ -25,7 +25,7 @@ from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
     SWEEP_PAGE_SIZE,
     SWEEP_PAGES,
-    BatchAPI,
+    BatchBackend,
     BatchLine,
     BatchResult,
     Found,
@@ -143,9 +143,8 @@ class Ingest:
         )
 
     def again(self, cid: str, attempt: int, message: str = "no result") -> None:
-        """Ask ``cid`` again without counting an attempt (expired, cancelled, transient, no
-        result); another run's request is recorded as failed (``api_error``) instead: the run
-        that plans it asks again."""
+        """Ask ``cid`` again without counting an attempt; another run's request is recorded as
+        failed (``api_error``) for that run to ask."""
         if cid in self.todo:
             self.stats.resubmitted += 1
             self.asks.append(Ask(cid, attempt))
@@ -179,9 +178,8 @@ class Ingest:
 def others_of(
     j: BuiltJudge, rec: BatchRecord, todo: dict[str, PairItem], cache: VerdictCache
 ) -> dict[str, Requested]:
-    """The requests of ``rec`` that this run does not plan and that have no verdict yet (in the
-    ledger or the working index), with the ids the record gives them (none for a record written
-    before records carried ids)."""
+    """The requests of ``rec`` that this run does not plan and that have no verdict yet, with the
+    ids the record gives them."""
     if len(rec.requests) != len(rec.keys):
         return {}
     rows = [i for i, k in enumerate(rec.keys) if custom_id(k) not in todo]
@@ -207,7 +205,7 @@ def chunk_tag(lines: list[BatchLine], run: str = "") -> str:
     return h.hexdigest()[:32]
 
 
-def limits_of(j: BuiltJudge, api: BatchAPI) -> Limits:
+def limits_of(j: BuiltJudge, api: BatchBackend) -> Limits:
     """The provider's per-batch limits, lowered by the judge's ``batch_max_requests``."""
     lim = api.limits
     if j.config.batch_max_requests is not None:
@@ -215,21 +213,16 @@ def limits_of(j: BuiltJudge, api: BatchAPI) -> Limits:
     return lim
 
 
-def lines_of(
-    j: BuiltJudge,
-    line: Callable[[str, dict[str, object]], BatchLine],
-    todo: dict[str, PairItem],
-    asks: list[Ask],
-) -> Iterator[BatchLine]:
+def lines_of(api: BatchBackend, todo: dict[str, PairItem], asks: list[Ask]) -> Iterator[BatchLine]:
     """Each ask as a batch line, its body from the judge backend's one body builder."""
     for a in asks:
         it = todo[a.cid]
-        yield line(a.cid, batch_backend(j.backend).batch_body(it.plan.request(it.pair), a.turns))
+        yield api.line(a.cid, api.batch_body(it.plan.request(it.pair), a.turns))
 
 
 def submit(
     j: BuiltJudge,
-    api: BatchAPI,
+    api: BatchBackend,
     book: BatchBook,
     todo: dict[str, PairItem],
     asks: list[Ask],
@@ -241,7 +234,7 @@ def submit(
     run = secrets.token_hex(8)
     for attempt in sorted({a.attempt for a in asks}):
         mine = [a for a in asks if a.attempt == attempt]
-        for chunk in split(lines_of(j, api.line, todo, mine), limits_of(j, api)):
+        for chunk in split(lines_of(api, todo, mine), limits_of(j, api)):
             tag = chunk_tag(chunk, run)
             items = [todo[ln.custom_id] for ln in chunk]
             rec = _record(j, tag, PENDING + tag, "submitting", items, attempt, run)
@@ -288,16 +281,15 @@ def _record(
 
 def adopt_strays(
     j: BuiltJudge,
-    api: BatchAPI,
+    api: BatchBackend,
     book: BatchBook,
     cache: VerdictCache,
     todo: dict[str, PairItem],
     notes: list[str],
 ) -> list[BatchRecord]:
-    """The finished batches on the account that no row of the ledger names (of any judge) and that
-    are shown to carry requests of ``todo``: a job killed between creating a batch and recording its
-    id, whose ledger copy is gone. Each is recorded (with those keys, as a first ask: its attempt is
-    not known) to be collected as any other, and so never twice."""
+    """The finished batches on the account that no ledger row names and that carry requests of
+    ``todo`` (a job killed before recording one): each is recorded, as a first ask, and collected
+    as any other, so never twice."""
     known = {s.batch_id for s in book.ledger.batch_states()}
     try:
         strays = [b.batch_id for b in api.listed(SWEEP_PAGES, SWEEP_PAGE_SIZE) if b.finished]
@@ -327,11 +319,10 @@ def adopt_strays(
 
 
 def _carried(
-    api: BatchAPI, bid: str, todo: dict[str, PairItem], cache: VerdictCache
+    api: BatchBackend, bid: str, todo: dict[str, PairItem], cache: VerdictCache
 ) -> list[str] | None:
-    """The custom ids of ``todo`` that the results of ``bid`` carry; none when it carries a
-    request that is neither in ``todo`` nor judged, or more results than a batch can hold;
-    None when a custom id is no key (not this project's batch)."""
+    """The custom ids of ``todo`` that ``bid``'s results carry; [] when it carries an open request
+    not in ``todo`` or too many results; None when a custom id is no key (another project's)."""
     mine: dict[str, None] = {}
     rest: list[bytes] = []
     for n, res in enumerate(api.results(bid)):
@@ -360,7 +351,7 @@ def _judged(keys: list[bytes], cache: VerdictCache) -> bool:
 
 def step(
     j: BuiltJudge,
-    api: BatchAPI,
+    api: BatchBackend,
     book: BatchBook,
     cache: VerdictCache,
     todo: dict[str, PairItem],
@@ -406,7 +397,7 @@ class _Visit:
     about one batch leaves it in flight, noted, and the others are still collected)."""
 
     j: BuiltJudge
-    api: BatchAPI
+    api: BatchBackend
     book: BatchBook
     cache: VerdictCache
     ingest: Ingest
@@ -415,11 +406,9 @@ class _Visit:
     still: list[BatchRecord] = field(default_factory=list)
 
     def recover(self, rec: BatchRecord) -> list[BatchRecord]:
-        """The batches of a ``submitting`` record (a run killed between recording it and
-        learning the batch's id): only those shown to carry its requests are adopted (the
-        first as its own, any other as a copy another job made of the same requests); none
-        while one that may be it is still running (the record stays in flight); ``lost`` when
-        the provider has none."""
+        """The batches of a ``submitting`` record shown to carry its requests (the first its own,
+        any other a copy another job made); none while one may still be running; ``lost`` if
+        none."""
         known = frozenset(r.batch_id for r in self.book.latest(self.j.identity))
         try:
             found = self.api.find(
@@ -467,9 +456,8 @@ class _Visit:
         self.collected.append(rec.moved("collected"))
 
     def _unreadable(self, rec: BatchRecord, why: str) -> None:
-        """A finished batch whose results could not be read: recorded with its tries and kept
-        in flight; after :data:`MAX_READ_TRIES`, given up and its requests without a verdict
-        asked again (another run's recorded as failed, for that run to ask)."""
+        """A finished batch whose results could not be read: kept in flight, and after
+        :data:`MAX_READ_TRIES` given up, its requests without a verdict asked again."""
         self._note(
             f"cannot read the results of batch {rec.batch_id} (try {rec.tries} of "
             f"{MAX_READ_TRIES}): {why}"
@@ -492,7 +480,7 @@ class _Visit:
 
 
 def _collect(
-    api: BatchAPI,
+    api: BatchBackend,
     rec: BatchRecord,
     failed: bool,
     message: str,
@@ -501,8 +489,7 @@ def _collect(
     skip: set[str],
 ) -> None:
     """Ingest every result of a finished batch; a request without a result is asked again (or,
-    another run's, recorded as failed), so every line of the batch is accounted for. A request that
-    failed for good earlier in this run (``skip``) is left as it is, unless a reply came."""
+    another run's, recorded as failed), so every line is accounted for."""
     seen: set[str] = set()
     stats = ingest.stats
     cache.begin()
@@ -549,13 +536,13 @@ def run_batch_judges(
     sleep: Callable[[float], None] = time.sleep,
     collect_only: bool = False,
 ) -> None:
-    """Take one step for every batch-mode judge; with ``wait_s``, keep polling every ``poll_s``
-    seconds until nothing is in flight or ``wait_s`` has passed. Sets each judge's
-    ``in_flight``. ``collect_only``: no first asks (see :func:`step`)."""
-    apis: dict[str, BatchAPI] = {}
+    """Take one step for every batch-mode judge; with ``wait_s``, poll every ``poll_s`` seconds
+    until nothing is in flight or ``wait_s`` has passed."""
+    apis: dict[str, BatchBackend] = {}
     try:
         for j, _, _ in plans:
-            apis[j.name] = batch_backend(j.backend).batch_api(held=cache.ledger.held)
+            apis[j.name] = batch_backend(j.backend)
+            apis[j.name].held = cache.ledger.held
         todos = {j.name: pending_items(items) for j, items, _ in plans}
         skips: dict[str, set[str]] = {j.name: set() for j, _, _ in plans}
         end = None if wait_s is None else time.monotonic() + wait_s
@@ -583,4 +570,4 @@ def run_batch_judges(
         for j, _, stats in plans:
             stats.notes += apis[j.name].notes if j.name in apis else []
         for api in apis.values():
-            api.close()
+            api.close_batches()
