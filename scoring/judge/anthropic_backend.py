@@ -10,13 +10,12 @@ from __future__ import annotations
 import functools
 import tempfile
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import anthropic
 from anthropic.types.messages import MessageBatch
 
-from scoring.errors import BackendError, CallFailed
+from scoring.errors import BackendError
 from scoring.judge.backends import (
     Completion,
     JudgeRequest,
@@ -46,12 +45,11 @@ from scoring.judge.batch.api import (
     stated_megabytes,
 )
 from scoring.judge.generation import (
+    OFF_PROTOCOL,
     BackendSettings,
     Reply,
     Request,
-    connection_error,
-    host_of,
-    status_error,
+    call_error,
     strict_schema,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
@@ -153,30 +151,19 @@ class AnthropicBackend(BatchBackend):
     judge: JudgeConfig
     limits = ANTHROPIC_LIMITS
 
-    def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
-        super().__init__(name, judge, api_key, root)
-        self._client_obj: anthropic.AsyncAnthropic | None = None
-
-    @property
+    @functools.cached_property
     def _client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, created on first use (so planning never opens connections)."""
-        if self._client_obj is None:
-            self._client_obj = anthropic.AsyncAnthropic(**client_options(self.judge, self._api_key))
-        return self._client_obj
+        return anthropic.AsyncAnthropic(**client_options(self.judge, self._api_key))
 
     async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
         """One message: system instructions, then the shared part (cached) and the check."""
         params = message_params(self.judge, request, turns)
-        raw = ""
         try:
             async with self._client.messages.with_streaming_response.create(**params) as resp:
                 raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
         except (anthropic.AnthropicError, ValueError) as exc:
             raise sdk_error(exc, self.redact, anthropic) from None
-        return self._read(raw)
-
-    def _read(self, raw: str) -> Completion:
-        """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
         return parse_message(decode_body(raw, self.redact), raw, self.redact)
 
     def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
@@ -297,9 +284,9 @@ class AnthropicBackend(BatchBackend):
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""
-        if self._client_obj is not None:
-            await self._client_obj.close()
-            self._client_obj = None
+        client = self.__dict__.pop("_client", None)
+        if client is not None:
+            await client.close()
 
 
 class AnthropicGenerator:
@@ -349,14 +336,8 @@ class AnthropicGenerator:
         """Answer one question with a message."""
         try:
             out = await self._client.messages.create(**self.body(request))
-        except self._sdk.APIStatusError as exc:
-            raise status_error(exc, "Anthropic", self._s) from None
-        except self._sdk.APIConnectionError as exc:
-            raise connection_error(exc, "Anthropic", host_of(self._client)) from None
-        except self._sdk.APIError as exc:
-            raise CallFailed(type(exc).__name__) from None
-        except (ValueError, TypeError, AttributeError) as exc:  # a 2xx body off the protocol
-            raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
+        except (self._sdk.APIError, *OFF_PROTOCOL) as exc:
+            raise call_error(exc, self._sdk, "Anthropic", self._s, self._client) from None
         text = "".join(getattr(b, "text", "") for b in out.content if b.type == "text")
         return Reply(text, out.usage.input_tokens, out.usage.output_tokens, usage_reported=True)
 

@@ -142,7 +142,22 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def status_error(exc: Exception, provider: str, settings: BackendSettings) -> Exception:
+#: What reading a 2xx body that is off the protocol raises.
+OFF_PROTOCOL = (ValueError, KeyError, IndexError, TypeError, AttributeError)
+
+
+def call_error(
+    exc: Exception, sdk: Any, provider: str, settings: BackendSettings, client: Any
+) -> Exception:
+    """What a generator raises for an exception of its call (``sdk``: the SDK module, after its
+    own retries): GamutError when no call can succeed (a refused key, no such model, a host that
+    cannot be reached), else CallFailed (retried when a 2xx body is off the protocol)."""
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = _connection_cause(exc)
+        message = f"{provider} API at {_host(client)}: {_CAUSE_HELP[cause]}"
+        return GamutError(message) if cause in {"refused", "DNS", "TLS"} else CallFailed(message)
+    if not isinstance(exc, sdk.APIError):
+        return CallFailed(f"malformed reply ({type(exc).__name__})", retry=True)
     status = getattr(exc, "status_code", None)
     if status in _FATAL_STATUS:
         what = {
@@ -192,19 +207,9 @@ _CAUSE_HELP = {
 }
 
 
-def connection_error(exc: Exception, provider: str, host: str) -> Exception:
-    """A connection failure naming the host and its cause; fatal when no call could succeed."""
-    cause = _connection_cause(exc)
-    message = f"{provider} API at {host}: {_CAUSE_HELP[cause]}"
-    if cause in {"refused", "DNS", "TLS"}:
-        return GamutError(message)
-    return CallFailed(message)
-
-
-def host_of(client: Any) -> str:
+def _host(client: Any) -> str:
     url = getattr(client, "base_url", None)
-    host = getattr(url, "host", None)
-    port = getattr(url, "port", None)
+    host, port = getattr(url, "host", None), getattr(url, "port", None)
     if not host:
         return str(url) if url is not None else "the API"
     return f"{host}:{port}" if port else str(host)

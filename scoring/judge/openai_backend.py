@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoring.errors import CallFailed
 from scoring.judge.backends import (
     Completion,
     JudgeRequest,
@@ -42,12 +41,11 @@ from scoring.judge.batch.openai_lines import (
     request_line,
 )
 from scoring.judge.generation import (
+    OFF_PROTOCOL,
     BackendSettings,
     Reply,
     Request,
-    connection_error,
-    host_of,
-    status_error,
+    call_error,
     strict_schema,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
@@ -153,7 +151,6 @@ class OpenAIBackend(BatchBackend):
         import openai
 
         body = chat_body(self.judge, request, turns)
-        raw = ""
         try:
             resp = await self._client.post(
                 "/chat/completions",
@@ -164,10 +161,6 @@ class OpenAIBackend(BatchBackend):
             raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
         except (openai.OpenAIError, ValueError) as exc:
             raise sdk_error(exc, self.redact, openai) from None
-        return self._read(raw)
-
-    def _read(self, raw: str) -> Completion:
-        """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
         return parse_chat_completion(decode_body(raw, self.redact), raw, self.redact)
 
     def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
@@ -356,15 +349,8 @@ class OpenAIGenerator:
             reported = all(
                 isinstance(usage.get(k), int) for k in ("prompt_tokens", "completion_tokens")
             )
-        except self._sdk.APIStatusError as exc:
-            raise status_error(exc, "OpenAI-compatible", self._s) from None
-        except self._sdk.APIConnectionError as exc:
-            raise connection_error(exc, "OpenAI-compatible", host_of(self._client)) from None
-        except self._sdk.APIError as exc:
-            raise CallFailed(type(exc).__name__) from None
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            # A 2xx whose body is not the protocol's JSON.
-            raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
+        except (self._sdk.APIError, *OFF_PROTOCOL) as exc:
+            raise call_error(exc, self._sdk, "OpenAI-compatible", self._s, self._client) from None
         return Reply(text if isinstance(text, str) else "", *tokens, usage_reported=reported)
 
     async def aclose(self) -> None:
