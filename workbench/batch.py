@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
-    BatchAPI,
+    BatchBackend,
     BatchLine,
     Limits,
     batch_backend,
@@ -55,11 +55,12 @@ class BatchLLM(ProviderLLM):
         step: str = "",
     ) -> None:
         super().__init__(judge, name, max_tokens, step)
-        from scoring.judge.providers import REGISTRY
+        from scoring.judge import providers
 
-        backend = REGISTRY.backend_class(judge.provider)(name, judge, self._api_key, wb.root)
+        backend = providers.backend_class(judge.provider)(name, judge, self._api_key, wb.root)
         self.wb = wb
-        self.api: BatchAPI = batch_backend(backend).batch_api(held=True)
+        self.api: BatchBackend = batch_backend(backend)
+        self.api.held = True
         self.state: dict[str, dict[str, Any]] = wb.read(BATCHES, {"requests": {}, "batches": {}})
         self._queue: list[BatchLine] = []
         self.deferred = self.submitted = self.batches = self.collected = 0
@@ -201,7 +202,7 @@ class BatchLLM(ProviderLLM):
             self._save()  # also what this run consumed (a failure is asked anew next time)
         finally:
             try:
-                self.api.close()
+                self.api.close_batches()
             finally:
                 super().close()
 

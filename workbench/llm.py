@@ -227,7 +227,7 @@ class ProviderLLM:
         max_tokens: int | None = None,
         step: str = "",
     ) -> None:
-        from scoring.judge.providers import REGISTRY
+        from scoring.judge import providers
         from scoring.judge.spec import judge_key_problems
         from workbench.usage import Usage
 
@@ -243,7 +243,7 @@ class ProviderLLM:
         #: step -> requests answered and their tokens (the provider's usage)
         self.usage: defaultdict[str, Usage] = defaultdict(Usage)
         self._api_key = key
-        self._cls = REGISTRY.generator_class(judge.provider)
+        self._cls = providers.generator_class(judge.provider)
         self._generators: dict[str, Generator] = {}
         self._runner = asyncio.Runner()
 

@@ -22,7 +22,7 @@ from gamut.model_runner.plan import GenerateOptions, GenerateResult
 from gamut.model_runner.progress import reporter_for
 from gamut.model_runner.runner import generate
 from scoring.errors import GamutError
-from scoring.judge.providers import REGISTRY
+from scoring.judge import providers
 from scoring.layout import SubmissionFolder
 from scoring.questions import Setting
 
@@ -66,7 +66,7 @@ def _ask_model_name(folder: SubmissionFolder) -> str | None:
 @click.option("--model", required=True, help="Model name as the API knows it.")
 @click.option(
     "--provider",
-    type=click.Choice(REGISTRY.generators()),
+    type=click.Choice(providers.generators()),
     default="openai",
     show_default=True,
     help="API protocol: OpenAI-compatible chat completions (OpenAI, Gemini, vLLM, "

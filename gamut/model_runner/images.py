@@ -18,13 +18,7 @@ MEDIA_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WE
 
 @dataclass(frozen=True)
 class ImageRef:
-    """An image to send with a multimodal question: a local file or a URL.
-
-    Attributes:
-        path: the local file, or None for a URL.
-        url: the http(s) URL, or None for a local file.
-        media_type: the media type detected from the file's bytes (local files only).
-    """
+    """An image to send with a multimodal question: a local file or a URL."""
 
     path: Path | None = None
     url: str | None = None
@@ -66,18 +60,7 @@ def open_image(path: Path) -> tuple[str | None, str]:
 def resolve_images(
     questions: Iterable[Question], questions_file: Path
 ) -> tuple[dict[str, ImageRef], list[Problem]]:
-    """Find and check the image of every question, relative to the questions file.
-
-    Each distinct file is opened once with Pillow and verified; its media type comes from its
-    bytes, not its name. URLs are passed through unchecked (no network before the run).
-
-    Args:
-        questions: the questions whose images the multimodal setting needs.
-        questions_file: the questions file; relative image paths are resolved against its folder.
-
-    Returns:
-        The image of each question id, and every problem found (all of them, not just the first).
-    """
+    """Find and check the image of every question, relative to the questions file."""
     base = questions_file.parent
     refs: dict[str, ImageRef] = {}
     problems: list[Problem] = []

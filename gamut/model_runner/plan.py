@@ -1,8 +1,4 @@
-"""What a run of ``gamut generate`` is: its options, its checks, its progress and its result.
-
-:func:`prepare` does every check before any call (submission id, API key, questions, existing
-response files, images, ``submission.yaml``) and reports all problems at once.
-"""
+"""What a run of ``gamut generate`` is: its options, its checks, its progress and its result."""
 
 from __future__ import annotations
 
@@ -21,8 +17,8 @@ from gamut.model_runner.images import ImageRef, resolve_images
 from gamut.model_runner.provenance import drift_problem, read_metadata, run_signature
 from gamut.model_runner.store import ResponseFile
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.judge import providers
 from scoring.judge.generation import BackendSettings
-from scoring.judge.providers import REGISTRY
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions.formats import SubmissionId
@@ -59,12 +55,8 @@ class GenerateOptions:
 
     @property
     def sampling_temperature(self) -> float | None:
-        """The temperature sent, or None for none.
-
-        Chat completions default to 0; a provider whose API takes no sampling parameters
-        (Anthropic Messages) gets none.
-        """
-        if not REGISTRY.entry(self.provider).sampling:
+        """The temperature sent, or None for none."""
+        if not providers.entry(self.provider).sampling:
             return None
         return 0.0 if self.temperature is None else self.temperature
 
@@ -82,7 +74,7 @@ class GenerateOptions:
     @property
     def key_env(self) -> str:
         """The environment variable that holds the API key."""
-        return self.api_key_env or REGISTRY.entry(self.provider).key_env
+        return self.api_key_env or providers.entry(self.provider).key_env
 
 
 @dataclass
@@ -164,10 +156,7 @@ class Plan:
 
 
 class _FolderLock:
-    """An exclusive lock on a submission folder, so two runs never append to the same files.
-
-    The kernel drops it when the process ends, however it ends.
-    """
+    """An exclusive lock on a submission folder, so two runs never append to the same files."""
 
     def __init__(self, folder: Path) -> None:
         self.created = not folder.exists()
@@ -226,7 +215,7 @@ def _option_problems(options: GenerateOptions, has_key: bool) -> list[Problem]:
                 "use 3 to 64 lowercase letters, digits, '-', '_' or '.'",
             )
         )
-    entry, provider = REGISTRY.entry(options.provider), options.provider
+    entry, provider = providers.entry(options.provider), options.provider
     if not entry.sampling and options.temperature is not None:
         problems.append(
             Problem(
@@ -262,12 +251,7 @@ def _option_problems(options: GenerateOptions, has_key: bool) -> list[Problem]:
 def prepare(
     project: Project, options: GenerateOptions, environ: Mapping[str, str] | None = None
 ) -> Plan:
-    """Check everything a run needs before any model call.
-
-    Raises:
-        ProblemsError: every problem found (bad id, missing key, broken response file lines,
-            missing or unreadable images), all at once.
-    """
+    """Check everything a run needs before any model call."""
     env = os.environ if environ is None else environ
     api_key = env.get(options.key_env, "")
     problems = _option_problems(options, bool(api_key))

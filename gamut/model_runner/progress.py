@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from types import TracebackType
 
 from rich.console import Console
 from rich.progress import (
@@ -97,12 +96,7 @@ class RichReporter:
         self._progress.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._progress.stop()
 
 

@@ -1,10 +1,4 @@
-"""How the responses were produced, recorded into ``submission.yaml`` by the run itself.
-
-The run owns the ``production`` section (decoding, tools, web access, system prompt hash and a
-machine-written note naming provider and model); human-filled fields are never overwritten, and
-fields only a person can know are written as ``TODO`` values, which the validator reports until
-they are filled. Comments elsewhere in the file are kept.
-"""
+"""How the responses were produced, recorded into ``submission.yaml`` by the run itself."""
 
 from __future__ import annotations
 
@@ -150,20 +144,7 @@ def record_production(
     model_name: str | None,
     today: dt.date,
 ) -> None:
-    """Write the production section and fill what the run knows, keeping everything else.
-
-    A missing file is first scaffolded exactly as ``gamut submission new`` does. Values are
-    replaced line by line, so comments and human-filled fields stay as they are.
-
-    Args:
-        path: ``submission.yaml`` (created if absent).
-        data: its parsed content (from :func:`read_metadata`), or None when absent.
-        record: from :func:`production_record`.
-        model_name: the name to show on the leaderboard, when a person gave one (asked on a
-            terminal); otherwise ``model_name`` is left as it is (``TODO`` for a person to
-            fill: the API's model id is rarely the name people know the model by).
-        today: the date the responses were produced, used while none is given.
-    """
+    """Write the production section and fill what the run knows, keeping everything else."""
     record = dict(record)
     note = record.pop("_note")
     if data is None:

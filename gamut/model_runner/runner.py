@@ -1,9 +1,4 @@
-"""Run a model over the public questions into a submission's response files.
-
-:func:`run` answers what a checked :class:`~gamut.model_runner.plan.Plan` still needs with a bounded
-pool of workers, appending each answer as it arrives; :func:`generate` checks, records
-provenance, then runs.
-"""
+"""Run a model over the public questions into a submission's response files."""
 
 from __future__ import annotations
 
@@ -26,8 +21,8 @@ from gamut.model_runner.plan import (
 )
 from gamut.model_runner.provenance import production_record, record_production
 from scoring.errors import CallFailed
+from scoring.judge import providers
 from scoring.judge.generation import Generator, Reply, Request
-from scoring.judge.providers import REGISTRY
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting
 from scoring.submissions import Limits
@@ -74,11 +69,7 @@ Answer = tuple[Setting, str, Reply]
 async def _write_answers(
     plan: Plan, inbox: asyncio.Queue[Answer | None], reporter: Reporter | None
 ) -> None:
-    """Append answers as they arrive: what queued up during one write goes in the next batch.
-
-    Each answer is one complete line; a batch ends with one ``fsync``. Stops at ``None``, after
-    writing everything queued before it.
-    """
+    """Append answers as they arrive: what queued up during one write goes in the next batch."""
     while True:
         batch = [await inbox.get()]
         while not inbox.empty():
@@ -106,14 +97,7 @@ async def _write_answers(
 
 
 async def run(plan: Plan, backend: Generator, reporter: Reporter | None = None) -> GenerateResult:
-    """Answer every question the plan still needs, ``options.concurrency`` calls at a time.
-
-    Answers are appended to their files as they arrive (complete lines, fsync), by one writer
-    task. When ``options.deadline_s`` passes, calls in flight are
-    cancelled and their questions listed as failures. A
-    :class:`~scoring.judge.generation.GamutError` stops the run and is raised once the
-    answers so far are on disk.
-    """
+    """Answer every question the plan still needs, ``options.concurrency`` calls at a time."""
     o = plan.options
     t0 = time.monotonic()
     todo: asyncio.Queue[tuple[Setting, Question]] = asyncio.Queue()
@@ -199,15 +183,7 @@ def generate(
     environ: Mapping[str, str] | None = None,
     today: dt.date | None = None,
 ) -> GenerateResult:
-    """Check, record provenance, then answer every unanswered question (``gamut generate``).
-
-    Provenance is written to ``submission.yaml`` before the first call, so a run that is killed
-    still describes the answers it left.
-
-    Raises:
-        ProblemsError: when a check fails (nothing called, nothing written).
-        GamutError: when the API refuses every call.
-    """
+    """Check, record provenance, then answer every unanswered question (``gamut generate``)."""
     plan = prepare(project, options, environ)
     try:
         day = today or dt.date.today()
@@ -218,7 +194,7 @@ def generate(
         record_production(
             SubmissionFolder(plan.folder).metadata, plan.metadata, record, o.model_name, day
         )
-        backend = REGISTRY.generator(o.provider, backend_settings(plan))
+        backend = providers.generator_class(o.provider)(backend_settings(plan))
         return asyncio.run(run(plan, backend, reporter))
     finally:
         plan.close()

@@ -1,8 +1,7 @@
 """A crash-safe, append-only response file (``<setting>.jsonl``).
 
-Each answer is one ``write`` of a complete line, then ``fsync``. A process killed mid-write can
-leave at most one torn last line; :meth:`ResponseFile.open` cuts it away before anything else is
-appended, so the file only ever holds complete lines and never the same question twice.
+Each answer is one ``write`` of a complete line, then ``fsync``; :meth:`ResponseFile.open` cuts
+away the one torn last line a killed process can leave.
 """
 
 from __future__ import annotations
@@ -47,11 +46,7 @@ def _repair_tail(path: Path) -> int:
 
 
 class ResponseFile:
-    """The responses of one submission in one setting, opened for appending.
-
-    Use :meth:`open`; then :meth:`append` from any thread. ``answered`` is the set of question
-    ids with a line in the file (read at open, then kept up to date).
-    """
+    """The responses of one submission in one setting, opened for appending."""
 
     def __init__(self, path: Path, answered: set[str], repaired_bytes: int) -> None:
         self.path = path
@@ -64,19 +59,7 @@ class ResponseFile:
     def open(
         cls, path: Path, known_ids: Collection[str]
     ) -> tuple[ResponseFile | None, list[Problem]]:
-        """Read an existing response file, repairing a torn tail first.
-
-        Nothing is created until the first :meth:`append`.
-
-        Args:
-            path: the ``<setting>.jsonl`` file.
-            known_ids: every public question id of the setting.
-
-        Returns:
-            The open file, or None with every problem found in the existing lines (bad JSON,
-            empty response, duplicate or unknown id). A file with problems is left untouched
-            apart from the torn-tail repair.
-        """
+        """Read an existing response file, repairing a torn tail first."""
         repaired = _repair_tail(path) if path.exists() else 0
         answered: dict[str, int] = {}
         problems: list[Problem] = []
@@ -90,30 +73,12 @@ class ResponseFile:
         return cls(path, set(answered), repaired), []
 
     def append(self, question_id: str, response: str) -> bool:
-        """Append one answer as a single complete line, flushed to disk.
-
-        Returns:
-            False (writing nothing) if the question already has a line.
-
-        Raises:
-            ValueError: for an empty or whitespace-only response (never written).
-        """
+        """Append one answer as a single complete line, flushed to disk."""
         return self.append_many([(question_id, response, None)]) == [question_id]
 
     def append_many(self, answers: list[tuple[str, str, tuple[int, int] | None]]) -> list[str]:
-        """Append answers (question id, response, the provider's (input, output) tokens or
-        None when it reported none), each as one ``write`` of a complete line, then one
-        ``fsync``. Reported tokens go in the line's optional ``usage``.
-
-        An id is added to ``answered`` only once its line is on disk. Answers for ids that
-        already have a line are skipped.
-
-        Returns:
-            The ids written.
-
-        Raises:
-            ValueError: for an empty or whitespace-only response (nothing of the batch written).
-        """
+        """Append answers (question id, response, reported (input, output) tokens or None), each one
+        ``write`` of a complete line, then one ``fsync``."""
         for qid, response, _ in answers:
             if not response.strip():
                 raise ValueError(f"refusing to write an empty response for {qid}")

@@ -1,22 +1,21 @@
-"""The ``anthropic`` provider: the Messages API with native structured output, in direct calls
-and Message Batches (``messages.batches``).
+"""The ``anthropic`` provider: the Messages API with native structured output, in direct calls and
+Message Batches (``messages.batches``).
 
-API version 2026-10-21 (sent by the 2.x SDK) rejects sampling parameters with a 400, so no
-``temperature`` is sent and it is not part of this backend's decoding identity; decoding is the
-provider's default for structured output.
+API version 2026-10-21 (the 2.x SDK) rejects sampling parameters with a 400: no ``temperature``
+is sent, and none is part of this backend's decoding identity.
 """
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import anthropic
 from anthropic.types.messages import MessageBatch
 
-from scoring.errors import BackendError, CallFailed
+from scoring.errors import BackendError
 from scoring.judge.backends import (
     Completion,
     JudgeRequest,
@@ -32,7 +31,6 @@ from scoring.judge.backends import (
 )
 from scoring.judge.batch.api import (
     FIND_SKEW_S,
-    BatchAPI,
     BatchBackend,
     BatchLine,
     BatchResult,
@@ -47,12 +45,11 @@ from scoring.judge.batch.api import (
     stated_megabytes,
 )
 from scoring.judge.generation import (
+    OFF_PROTOCOL,
     BackendSettings,
     Reply,
     Request,
-    connection_error,
-    host_of,
-    status_error,
+    call_error,
     strict_schema,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
@@ -62,11 +59,7 @@ from scoring.judge.spec import JudgeConfig
 def message_params(
     judge: JudgeConfig, request: JudgeRequest, turns: tuple[Turn, ...] = ()
 ) -> dict[str, Any]:
-    """The Messages API parameters for one (response, check), in direct and batch mode.
-
-    System instructions, then one user message with the shared part (a cache breakpoint) and the
-    check, then any re-ask turns; native JSON-schema output when the judge asks for it.
-    """
+    """The Messages API parameters for one (response, check), in direct and batch mode."""
     messages: list[dict[str, Any]] = [
         {
             "role": "user",
@@ -120,16 +113,7 @@ def parse_batch_result(
     obj: Any, raw: str, redact: Callable[[str], str], *, held: bool = False
 ) -> BatchResult:
     """One line of a Message Batch's results (``MessageBatchIndividualResponse``: ``{"custom_id",
-    "result": {"type": "succeeded" | "errored" | "canceled" | "expired", ...}}``).
-
-    An ``errored`` result whose error type is transient (``api_error``, ``overloaded_error``,
-    ``rate_limit_error``, ``timeout_error``) is ``api_error`` (asked again); any other error
-    (``invalid_request_error``, ...) is ``rejected`` (final). With ``held`` rubrics, an error
-    keeps its type only (:func:`error_text`) and a bad body says nothing of its text.
-
-    Raises:
-        ValueError, KeyError, TypeError: the line is not a result.
-    """
+    "result": {"type": "succeeded" | "errored" | "canceled" | "expired", ...}}``)."""
     cid = obj["custom_id"]
     res = obj["result"]
     kind = res["type"]
@@ -160,20 +144,35 @@ def parse_batch_result(
     return BatchResult(cid, None, "canceled", "the batch was canceled")
 
 
-class AnthropicBatchAPI(BatchAPI):
-    """Message Batches through ``anthropic.Anthropic``."""
+class AnthropicBackend(BatchBackend):
+    """Messages via ``anthropic.AsyncAnthropic``; the shared part carries a cache breakpoint.
+    Message Batches through ``anthropic.Anthropic``."""
 
+    judge: JudgeConfig
     limits = ANTHROPIC_LIMITS
 
-    def __init__(
-        self,
-        judge: JudgeConfig,
-        api_key: str | None,
-        redact: Callable[[str], str],
-        held: bool = False,
-    ) -> None:
-        self._client = anthropic.Anthropic(**client_options(judge, api_key, batch=True))
-        super().__init__(redact, held)
+    @functools.cached_property
+    def _client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client, created on first use (so planning never opens connections)."""
+        return anthropic.AsyncAnthropic(**client_options(self.judge, self._api_key))
+
+    async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
+        """One message: system instructions, then the shared part (cached) and the check."""
+        params = message_params(self.judge, request, turns)
+        try:
+            async with self._client.messages.with_streaming_response.create(**params) as resp:
+                raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
+        except (anthropic.AnthropicError, ValueError) as exc:
+            raise sdk_error(exc, self.redact, anthropic) from None
+        return parse_message(decode_body(raw, self.redact), raw, self.redact)
+
+    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
+        """The parameters :meth:`complete` sends, for a batch request."""
+        return message_params(self.judge, request, turns)
+
+    @functools.cached_property
+    def _batches(self) -> anthropic.Anthropic:
+        return anthropic.Anthropic(**client_options(self.judge, self._api_key, batch=True))
 
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
         """One request of the batch: ``{"custom_id", "params"}``."""
@@ -181,10 +180,9 @@ class AnthropicBatchAPI(BatchAPI):
         return BatchLine(custom_id, len(data), data)
 
     def submit(self, lines: list[BatchLine], tag: str) -> str:
-        """Create the batch: ``POST /v1/messages/batches`` through the SDK client, with the
-        body streamed from a file of the already serialized requests (the typed
-        ``messages.batches.create`` copies every nested object of every request first, which
-        at 100,000 requests costs more than building them)."""
+        """Create the batch by a raw ``POST /v1/messages/batches`` of the serialized requests (the
+        typed ``messages.batches.create`` copies every request first, which costs more than building
+        them)."""
         try:
             with tempfile.TemporaryFile() as fh:
                 fh.write(b'{"requests":[')
@@ -196,7 +194,7 @@ class AnthropicBatchAPI(BatchAPI):
                 fh.seek(0)
                 # a retry could not send the file again: a failed create is found or submitted
                 # again by the next step (its pending record has the keys)
-                b = self._client.with_options(max_retries=0).post(
+                b = self._batches.with_options(max_retries=0).post(
                     "/v1/messages/batches",
                     content=fh,
                     cast_to=MessageBatch,
@@ -209,15 +207,13 @@ class AnthropicBatchAPI(BatchAPI):
     def find(
         self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
     ) -> Found:
-        """Of the batches created within :data:`FIND_SKEW_S` of ``since`` (either clock) with as
-        many requests as ``ids`` that the ledger does not record, those whose results carry
-        exactly ``ids``, nearest ``since`` first. Message Batches carry no metadata and show
-        their requests' ids only in their results, so a batch that may be the record's but has
-        not ended cannot be shown yet: the answer is then ``waiting``."""
+        """Of the batches created within :data:`FIND_SKEW_S` of ``since`` with as many requests as
+        ``ids``, those whose results carry exactly ``ids``, nearest first; ``waiting`` while one
+        that may be it has not ended (Message Batches carry no metadata)."""
         shown: list[tuple[float, str]] = []
         waiting = False
         try:
-            for b in self._client.messages.batches.list(limit=100):
+            for b in self._batches.messages.batches.list(limit=100):
                 at = b.created_at.timestamp()
                 if at < since - FIND_SKEW_S:
                     break
@@ -249,7 +245,7 @@ class AnthropicBatchAPI(BatchAPI):
         """Every batch: Message Batches carry no metadata (a batch shows whose it is by the
         custom ids of its results)."""
         try:
-            for b in pages_of(self._client.messages.batches.list(limit=size), pages):
+            for b in pages_of(self._batches.messages.batches.list(limit=size), pages):
                 yield Listed(b.id, b.processing_status == "ended")
         except anthropic.AnthropicError as exc:
             raise self._fail("cannot list message batches", exc) from None
@@ -257,7 +253,7 @@ class AnthropicBatchAPI(BatchAPI):
     def status(self, batch_id: str) -> BatchStatus:
         """``in_progress``, ``canceling`` or ``ended``."""
         try:
-            b = self._client.messages.batches.retrieve(batch_id)
+            b = self._batches.messages.batches.retrieve(batch_id)
         except anthropic.AnthropicError as exc:
             raise self._fail(f"cannot retrieve message batch {batch_id}", exc) from None
         return BatchStatus(b.processing_status, b.processing_status == "ended")
@@ -265,7 +261,7 @@ class AnthropicBatchAPI(BatchAPI):
     def results(self, batch_id: str) -> Iterator[BatchResult]:
         """Every result (succeeded, errored, canceled or expired), streamed line by line."""
         try:
-            with self._client.messages.batches.with_streaming_response.results(batch_id) as resp:
+            with self._batches.messages.batches.with_streaming_response.results(batch_id) as resp:
                 for n, raw in enumerate(resp.iter_lines(), 1):
                     if not raw.strip():
                         continue
@@ -277,51 +273,7 @@ class AnthropicBatchAPI(BatchAPI):
             raise self._fail(f"cannot read the results of message batch {batch_id}", exc) from None
 
     def _result(self, obj: Any, raw: str) -> BatchResult:
-        return parse_batch_result(obj, raw, self._redact, held=self.held)
-
-    def close(self) -> None:
-        """Close the HTTP client."""
-        self._client.close()
-
-
-class AnthropicBackend(BatchBackend):
-    """Messages via ``anthropic.AsyncAnthropic``; the shared part carries a cache breakpoint."""
-
-    judge: JudgeConfig
-
-    def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
-        super().__init__(name, judge, api_key, root)
-        self._client_obj: anthropic.AsyncAnthropic | None = None
-
-    @property
-    def _client(self) -> anthropic.AsyncAnthropic:
-        """The SDK client, created on first use (so planning never opens connections)."""
-        if self._client_obj is None:
-            self._client_obj = anthropic.AsyncAnthropic(**client_options(self.judge, self._api_key))
-        return self._client_obj
-
-    async def complete(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
-        """One message: system instructions, then the shared part (cached) and the check."""
-        params = message_params(self.judge, request, turns)
-        raw = ""
-        try:
-            async with self._client.messages.with_streaming_response.create(**params) as resp:
-                raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
-        except (anthropic.AnthropicError, ValueError) as exc:
-            raise sdk_error(exc, self.redact, anthropic) from None
-        return self._read(raw)
-
-    def _read(self, raw: str) -> Completion:
-        """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
-        return parse_message(decode_body(raw, self.redact), raw, self.redact)
-
-    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
-        """The parameters :meth:`complete` sends, for a batch request."""
-        return message_params(self.judge, request, turns)
-
-    def batch_api(self, held: bool = False) -> BatchAPI:
-        """Message Batches at this judge's base URL."""
-        return AnthropicBatchAPI(self.judge, self._api_key, self.redact, held)
+        return parse_batch_result(obj, raw, self.redact, held=self.held)
 
     def decoding(self) -> dict[str, object]:
         """Decoding settings sent with every call (no sampling parameters in this API)."""
@@ -332,9 +284,9 @@ class AnthropicBackend(BatchBackend):
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""
-        if self._client_obj is not None:
-            await self._client_obj.close()
-            self._client_obj = None
+        client = self.__dict__.pop("_client", None)
+        if client is not None:
+            await client.close()
 
 
 class AnthropicGenerator:
@@ -366,9 +318,8 @@ class AnthropicGenerator:
         return blocks
 
     def body(self, request: Request) -> dict[str, Any]:
-        """The Messages API parameters of one question, in direct calls and batch requests; its
-        structured output natively, as ``output_config.format`` (a JSON schema made strict,
-        then fitted to the API's schema subset by the SDK's own ``transform_schema``)."""
+        """The Messages API parameters of one question; structured output as
+        ``output_config.format`` (strict, then fitted by the SDK's ``transform_schema``)."""
         params: dict[str, Any] = {
             "model": self._s.model,
             "max_tokens": self._s.max_tokens,
@@ -385,14 +336,8 @@ class AnthropicGenerator:
         """Answer one question with a message."""
         try:
             out = await self._client.messages.create(**self.body(request))
-        except self._sdk.APIStatusError as exc:
-            raise status_error(exc, "Anthropic", self._s) from None
-        except self._sdk.APIConnectionError as exc:
-            raise connection_error(exc, "Anthropic", host_of(self._client)) from None
-        except self._sdk.APIError as exc:
-            raise CallFailed(type(exc).__name__) from None
-        except (ValueError, TypeError, AttributeError) as exc:  # a 2xx body off the protocol
-            raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
+        except (self._sdk.APIError, *OFF_PROTOCOL) as exc:
+            raise call_error(exc, self._sdk, "Anthropic", self._s, self._client) from None
         text = "".join(getattr(b, "text", "") for b in out.content if b.type == "text")
         return Reply(text, out.usage.input_tokens, out.usage.output_tokens, usage_reported=True)
 

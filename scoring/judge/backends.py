@@ -1,12 +1,4 @@
-"""The backend protocol: request and reply types, the error type, and the abstract backend.
-
-A leaf: it imports nothing else of the judge, and every other judge module may import it. A
-backend turns one :class:`JudgeRequest` (plus any re-ask turns) into one :class:`Completion`,
-or raises :class:`BackendError`, classified by :func:`http_error` (transient or not, whatever the
-status code says, and the provider's ``Retry-After``). Retrying, pacing and re-asking are the
-runner's (:mod:`scoring.judge.pacing`); a direct call's SDK client does not retry. Providers are
-found by name in :mod:`scoring.judge.providers`.
-"""
+"""The backend protocol: request and reply types, the error type, and the abstract backend."""
 
 from __future__ import annotations
 
@@ -86,12 +78,8 @@ class Turn:
 
 
 class Completion(NamedTuple):
-    """A provider's reply text, its token counts, and the model snapshot the reply names (a
-    tuple: an import makes one per result line, and a frozen dataclass costs a microsecond more).
-
-    ``model`` is the reply's ``model`` field (e.g. ``gpt-4o-2024-08-06`` for a request that asked
-    for ``gpt-4o``), recorded with every verdict; "" when the provider names none.
-    """
+    """A provider's reply text, its token counts, and the model snapshot the reply names (a tuple:
+    an import makes one per result line, and a frozen dataclass costs a microsecond more)."""
 
     text: str
     tokens_in: int = 0
@@ -102,14 +90,7 @@ class Completion(NamedTuple):
 
 @dataclass(frozen=True)
 class BulkReply:
-    """Verdicts for many pairs at once, from a backend that needs no calls (replay).
-
-    Attributes:
-        codes: each pair's verdict code (:attr:`scoring.verdicts.Verdict.code`).
-        found: whether the pair had a stored verdict (the others are failures).
-        rationales: each pair's rationale, or None.
-        model: the model snapshot to record.
-    """
+    """Verdicts for many pairs at once, from a backend that needs no calls (replay)."""
 
     codes: npt.NDArray[np.int8]
     found: npt.NDArray[np.bool_]
@@ -184,13 +165,7 @@ def retry_after_s(headers: Any) -> float | None:
 
 
 def http_error(exc: Any, message: str) -> BackendError:
-    """A provider's error answer (an SDK's ``APIStatusError``) as a :class:`BackendError`.
-
-    Transient (``api_error``, retried): 408, 409, 429 and 5xx, unless the body says the request
-    itself is invalid (an error type or code such as ``invalid_request_error`` or
-    ``unsupported_parameter``, or a validation error's text), whatever the status; a 429 is a
-    rate limit unless its body says the quota is exhausted. Everything else is ``rejected``.
-    """
+    """A provider's error answer (an SDK's ``APIStatusError``) as a :class:`BackendError`."""
     status = int(exc.status_code)
     body = getattr(exc, "body", None)
     err = body.get("error", body) if isinstance(body, dict) else None
@@ -216,9 +191,9 @@ def http_error(exc: Any, message: str) -> BackendError:
 
 
 def sdk_error(exc: Exception, redact: Callable[[str], str], sdk: Any) -> BackendError:
-    """An exception of a provider's SDK (``sdk``: the ``openai`` or ``anthropic`` module, after
-    its own retries) as a :class:`BackendError`; its message names the class and HTTP status
-    first (the words a held failure keeps), the key redacted."""
+    """An SDK exception (``sdk``: the ``openai`` or ``anthropic`` module) as a :class:`BackendError`
+    whose message starts with the class and HTTP status (the words a held failure keeps), key
+    redacted."""
     cls = type(exc).__name__
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
@@ -240,12 +215,7 @@ def estimated_tokens(request: JudgeRequest, turns: tuple[Turn, ...], max_tokens:
 
 
 def token_count(usage: object, field: str, raw: str = "") -> int:
-    """A token count from a reply's usage block; a missing or null count is 0.
-
-    Raises:
-        BackendError: ``bad_body`` when the usage block is not a mapping or the count is not a
-            non-negative integer (a string, a float, NaN, a boolean): the reply is unusable.
-    """
+    """A token count from a reply's usage block; a missing or null count is 0."""
     if usage is None:
         return 0
     if isinstance(usage, dict):
@@ -270,12 +240,7 @@ def token_count(usage: object, field: str, raw: str = "") -> int:
 async def read_capped(
     chunks: AsyncIterator[bytes], close: Callable[[], Awaitable[None]], judge: str
 ) -> str:
-    """A reply body, read up to :data:`MAX_REPLY_BYTES`; a longer one is refused unread.
-
-    Raises:
-        BackendError: ``too_large`` (the provider ignored ``max_tokens``; nothing more is read
-            or stored).
-    """
+    """A reply body, read up to :data:`MAX_REPLY_BYTES`; a longer one is refused unread."""
     parts: list[bytes] = []
     size = 0
     try:
@@ -301,9 +266,8 @@ BATCH_MIN_TIMEOUT_S = 600.0
 def client_options(
     judge: JudgeSettings, api_key: str | None, *, batch: bool = False
 ) -> dict[str, Any]:
-    """The keyword arguments of a provider SDK's client for ``judge``: key (a placeholder for
-    local servers that need none), endpoint, timeout, and the SDK's own retries for batch calls
-    (a direct call is retried by the runner, through the judge's pacer, so the SDK's are off)."""
+    """A provider SDK client's keyword arguments for ``judge``; the SDK's own retries only for batch
+    calls (the pacer retries direct calls)."""
     timeout = max(judge.timeout_s, BATCH_MIN_TIMEOUT_S) if batch else judge.timeout_s
     return {
         "api_key": api_key or "not-needed",
@@ -314,12 +278,8 @@ def client_options(
 
 
 def decode_body(raw: str, redact: Callable[[str], str]) -> Any:
-    """A provider's reply body as JSON; a body that is not JSON, or is nested too deeply to read,
-    is a ``bad_body`` (the runner re-asks, as for an unusable reply).
-
-    Raises:
-        BackendError: kind ``bad_body``, with the key redacted from message and raw text.
-    """
+    """A provider's reply body as JSON; a body that is not JSON, or is nested too deeply to read, is
+    a ``bad_body`` (the runner re-asks, as for an unusable reply)."""
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -333,14 +293,8 @@ def decode_body(raw: str, redact: Callable[[str], str]) -> Any:
 
 
 class reading_reply:
-    """Read a decoded reply body inside this block: anything malformed met there (a missing
-    field, a wrong type, a count that is not a count, nesting too deep) becomes a ``bad_body``,
-    ``reply <what> (...)``, with the key redacted. (A class, not a generator: it is entered once
-    per reply, hundreds of thousands of times in an import.)
-
-    Raises:
-        BackendError: kind ``bad_body``.
-    """
+    """Inside this block, anything malformed in a decoded reply body becomes a ``bad_body``, key
+    redacted (a class, not a generator: it is entered once per reply)."""
 
     __slots__ = ("raw", "redact", "what")
 
@@ -371,11 +325,7 @@ class reading_reply:
 
 
 def usage_of(reply: Any) -> dict[str, Any] | None:
-    """A reply's ``usage`` block (None when absent).
-
-    Raises:
-        TypeError: ``usage`` is there but not an object.
-    """
+    """A reply's ``usage`` block (None when absent)."""
     u = reply.get("usage")
     if u is not None and not isinstance(u, dict):
         raise TypeError(f"usage is a {type(u).__name__}")
@@ -431,26 +381,3 @@ class Backend(ABC):
         """``text`` with the API key (if any) blanked out."""
         key = self._api_key
         return text.replace(key, "***") if key and len(key) >= 4 else text
-
-
-__all__ = [
-    "MAX_REPLY_BYTES",
-    "Backend",
-    "BulkReply",
-    "Completion",
-    "JudgeRequest",
-    "JudgeSettings",
-    "Turn",
-    "client_options",
-    "decode_body",
-    "estimated_tokens",
-    "http_error",
-    "model_of",
-    "read_capped",
-    "reading_reply",
-    "retry_after_s",
-    "says_invalid_request",
-    "sdk_error",
-    "token_count",
-    "usage_of",
-]

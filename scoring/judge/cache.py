@@ -1,12 +1,8 @@
 """The local working index: a SQLite file (WAL) beside the ledger, never the store of record.
 
-It holds what a run has not yet shipped to the ledger: each verdict and failure is committed here
-as it arrives (so a killed run loses only its calls in flight) and moved into a ledger shard by
-:meth:`VerdictCache.flush` (every few thousand verdicts and at the end of a run; the next run
-ships what a killed run left). A verdict already stored is never replaced: ``INSERT OR IGNORE``.
-
-Everything in it can be rebuilt from the ledger: a missing, empty or corrupt file is moved aside
-and started afresh (the run says so), and the verdicts come from the ledger, not from new calls.
+Each verdict is committed here as it arrives (a killed run loses only its calls in flight) and
+shipped to a ledger shard by :meth:`VerdictCache.flush`. A missing or corrupt file is moved aside
+and rebuilt from the ledger, never from new calls.
 """
 
 from __future__ import annotations
@@ -40,9 +36,8 @@ CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
 
 
 class _Table:
-    """A table of the journal, whose rows are those of a ledger shard of public rubrics (the
-    schema is declared once, in :mod:`scoring.ledger.records`): a verdict as its code, a time
-    as ISO text; a held ledger's journal leaves the text columns a held shard lacks empty."""
+    """A journal table whose rows are a public ledger shard's (schema in
+    :mod:`scoring.ledger.records`); a held ledger's journal leaves the text columns empty."""
 
     def __init__(self, name: str, public: pa.Schema, held: pa.Schema) -> None:
         self.names = tuple(public.names)
@@ -136,9 +131,7 @@ class Ids(NamedTuple):
 
 
 class VerdictSink(Protocol):
-    """Where verdicts and failures go as they arrive: the working index (:class:`VerdictCache`),
-    or the columns of an imported file's ledger shard
-    (:class:`scoring.judge.batch.shard.ShardSink`)."""
+    """Where verdicts and failures go as they arrive: the working index, or an import's shard."""
 
     def put(self, r: VerdictRecord, *, commit: bool = True) -> bool:
         """Store a verdict; False when the key already has one."""
@@ -156,15 +149,7 @@ def cap_raw(raw: str) -> str:
 
 
 class VerdictCache:
-    """The SQLite working index of one ledger. Use as a context manager, or call :meth:`close`.
-
-    Args:
-        path: the SQLite file.
-        ledger: the ledger it indexes (its key scheme is recorded; another scheme starts afresh).
-
-    Attributes:
-        notes: what opening had to do (a corrupt or empty file moved aside), for the run's report.
-    """
+    """The SQLite working index of one ledger. Use as a context manager, or call :meth:`close`."""
 
     def __init__(self, path: Path, ledger: Ledger) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -281,11 +266,7 @@ class VerdictCache:
         return int(self._db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
 
     def flush(self) -> list[str]:
-        """Ship every pending verdict and failure into new ledger shards; returns their names.
-
-        Verdicts whose key the ledger already has (shipped by a run killed before it could say
-        so) are dropped, not shipped twice.
-        """
+        """Ship every pending verdict and failure into new ledger shards; returns their names."""
         rows = self._db.execute(_VERDICTS.select).fetchall()
         frows = self._db.execute(_FAILURES.select).fetchall()
         if not rows and not frows:
@@ -307,14 +288,3 @@ class VerdictCache:
         """The keys of the verdicts not yet shipped."""
         keys = [k for (k,) in self._db.execute("SELECT key FROM verdicts")]
         return KeyIndex(keys_array(keys))
-
-
-__all__ = [
-    "MAX_RAW_CHARS",
-    "Ids",
-    "VerdictCache",
-    "VerdictSink",
-    "cap_raw",
-    "digest",
-    "judge_identity",
-]

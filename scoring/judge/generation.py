@@ -1,13 +1,7 @@
-"""Generation (``gamut generate``): what a provider's generator is asked and answers, and how
-its SDK's errors are named. A leaf beside :mod:`scoring.judge.backends`: it imports nothing
-else of the judge; each provider module (``openai_backend``, ``anthropic_backend``) serves
-generation with a class of this protocol, found through :mod:`scoring.judge.providers`.
-
-Each generator has one async method, :meth:`Generator.answer`. HTTP retries (429 and 5xx with
-``Retry-After``, timeouts, dropped connections; exponential backoff) are the official SDK's own,
-bounded by ``max_retries``; what is left after them is raised as :class:`CallFailed`, or as
-:class:`GamutError` when no other question can succeed either (bad key, unknown model).
-"""
+"""Generation (``gamut generate``): what a provider's generator is asked and answers, and how its
+SDK's errors are named. A leaf beside :mod:`scoring.judge.backends`: it imports nothing else of the
+judge; each provider module (``openai_backend``, ``anthropic_backend``) serves generation with a
+class of this protocol, found through :mod:`scoring.judge.providers`."""
 
 from __future__ import annotations
 
@@ -41,14 +35,7 @@ class ImageInput(Protocol):
 
 @dataclass(frozen=True)
 class OutputSchema:
-    """The structured output a request asks for: a JSON Schema sent as the provider defines it
-    (OpenAI ``response_format`` json_schema with ``strict``; Anthropic ``output_config.format``),
-    made :func:`strict_schema` first. The reply is still validated by its reader.
-
-    Attributes:
-        name: names the schema to the provider (letters, digits, ``_`` and ``-``; 64 at most).
-        schema: the JSON Schema (as pydantic writes it).
-    """
+    """The structured output a request asks for: a JSON Schema, made :func:`strict_schema` first."""
 
     name: str
     schema: dict[str, Any]
@@ -65,11 +52,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Reply:
-    """The model's answer and the tokens it cost.
-
-    ``usage_reported``: the provider's reply gave both token counts (a reply without them has
-    zeros here, which are not counts: ``gamut generate`` records usage only when reported).
-    """
+    """The model's answer and the tokens it cost."""
 
     text: str
     input_tokens: int = 0
@@ -109,12 +92,7 @@ class Generator(Protocol):
         ...
 
     async def answer(self, request: Request) -> Reply:
-        """Answer one question.
-
-        Raises:
-            CallFailed: the call failed after retries or the reply is empty.
-            GamutError: no call can succeed with these settings.
-        """
+        """Answer one question."""
         ...
 
     async def aclose(self) -> None:
@@ -129,11 +107,9 @@ _DROPPED = ("default", "discriminator", "title", "examples")
 
 
 def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` in the subset both providers' strict structured output accept: every object
-    closed (``additionalProperties: false``) with every property required (an optional one is
-    nullable already, or its default is a value of its type), ``oneOf`` as ``anyOf``, no
-    defaults, discriminators or titles, and the constraints strict decoding does not take
-    stated in the description instead. A new dict; ``schema`` is not changed."""
+    """``schema`` (not changed) in the subset both providers' strict structured output accept:
+    objects closed with every property required, ``oneOf`` as ``anyOf``, no defaults or titles, and
+    the constraints strict decoding does not take stated in the description."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -166,7 +142,22 @@ def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def status_error(exc: Exception, provider: str, settings: BackendSettings) -> Exception:
+#: What reading a 2xx body that is off the protocol raises.
+OFF_PROTOCOL = (ValueError, KeyError, IndexError, TypeError, AttributeError)
+
+
+def call_error(
+    exc: Exception, sdk: Any, provider: str, settings: BackendSettings, client: Any
+) -> Exception:
+    """What a generator raises for an exception of its call (``sdk``: the SDK module, after its
+    own retries): GamutError when no call can succeed (a refused key, no such model, a host that
+    cannot be reached), else CallFailed (retried when a 2xx body is off the protocol)."""
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = _connection_cause(exc)
+        message = f"{provider} API at {_host(client)}: {_CAUSE_HELP[cause]}"
+        return GamutError(message) if cause in {"refused", "DNS", "TLS"} else CallFailed(message)
+    if not isinstance(exc, sdk.APIError):
+        return CallFailed(f"malformed reply ({type(exc).__name__})", retry=True)
     status = getattr(exc, "status_code", None)
     if status in _FATAL_STATUS:
         what = {
@@ -216,19 +207,9 @@ _CAUSE_HELP = {
 }
 
 
-def connection_error(exc: Exception, provider: str, host: str) -> Exception:
-    """A connection failure naming the host and its cause; fatal when no call could succeed."""
-    cause = _connection_cause(exc)
-    message = f"{provider} API at {host}: {_CAUSE_HELP[cause]}"
-    if cause in {"refused", "DNS", "TLS"}:
-        return GamutError(message)
-    return CallFailed(message)
-
-
-def host_of(client: Any) -> str:
+def _host(client: Any) -> str:
     url = getattr(client, "base_url", None)
-    host = getattr(url, "host", None)
-    port = getattr(url, "port", None)
+    host, port = getattr(url, "host", None), getattr(url, "port", None)
     if not host:
         return str(url) if url is not None else "the API"
     return f"{host}:{port}" if port else str(host)
@@ -243,17 +224,3 @@ def _api_message(exc: Exception, settings: BackendSettings) -> str:
         return ""
     msg = " ".join(msg.split())[:200]
     return msg.replace(settings.api_key, "***") if settings.api_key else msg
-
-
-__all__ = [
-    "BackendSettings",
-    "Generator",
-    "ImageInput",
-    "OutputSchema",
-    "Reply",
-    "Request",
-    "connection_error",
-    "host_of",
-    "status_error",
-    "strict_schema",
-]

@@ -1,9 +1,4 @@
-"""What the judge judges: questions, compiled checks and submission responses, joined up.
-
-Response files (``<submissions>/<id>/<setting>.jsonl``) are read by the validator's own reader
-(:func:`scoring.submissions.responses.read_responses`), so a file ``gamut submission validate``
-accepts is judged as it was validated, and one it rejects gives the same errors here.
-"""
+"""What the judge judges: questions, compiled checks and submission responses, joined up."""
 
 from __future__ import annotations
 
@@ -50,22 +45,7 @@ def response_units(
     submissions: Iterable[str] | None = None,
     settings: Iterable[Setting] | None = None,
 ) -> JudgeInputs:
-    """Join questions, compiled checks and responses into units.
-
-    Args:
-        questions: the public questions.
-        checks: question id -> its compiled checks.
-        root: the submissions folder.
-        submissions: submission ids (default: every folder under ``root`` with a response file).
-        settings: settings (default: both).
-
-    Questions without a rubric, and responses to questions that are not in the questions file,
-    have nothing to judge and are skipped.
-
-    Raises:
-        ProblemsError: unreadable questions, rubrics or response files (every problem at once),
-            or an unknown submission id.
-    """
+    """Join questions, compiled checks and responses into units."""
     by_id: dict[str, Question] = {q.question_id: q for q in questions}
     layout = SubmissionsLayout(root)
     known = list_submissions(root)
@@ -101,12 +81,3 @@ def response_units(
     if problems:
         raise ProblemsError(problems, f"{len(problems)} problem(s) in the response files")
     return JudgeInputs(units, wanted)
-
-
-__all__ = [
-    "JudgeInputs",
-    "ResponseUnit",
-    "list_submissions",
-    "read_responses",
-    "response_units",
-]

@@ -18,11 +18,7 @@ from scoring.ledger import FailureRecord, VerdictRecord, key_bytes
 
 @dataclass(frozen=True, slots=True)
 class PairItem:
-    """One pair to judge: its plan, its position in the plan, its verdict key and its ids.
-
-    Direct and batch mode build the same items (:func:`pair_items`) and store what they get
-    through :func:`verdict_record` and :func:`record_failure`.
-    """
+    """One pair to judge: its plan, its position in the plan, its verdict key and its ids."""
 
     plan: PairPlan
     pair: int
@@ -37,9 +33,8 @@ class PairItem:
 
 @dataclass(frozen=True, slots=True)
 class Requested:
-    """A request that a batch record names but this run does not plan (another run's
-    submission): its key, judge identity and the public ids the record gives it. Its verdict
-    and failure are stored like a :class:`PairItem`'s; it cannot be asked again from here."""
+    """A request that a batch record names but this run does not plan (another run's): stored like a
+    :class:`PairItem`'s, never asked again from here."""
 
     key: bytes
     identity: str
@@ -93,13 +88,8 @@ def record_failure(
     calls: int,
 ) -> None:
     """Record that ``item`` failed for good in this run (key redacted), in direct or batch mode;
-    listed in ``stats`` unless None (another run's request, recorded for the ledger only).
-
-    The one choke point of a failure's words: with held rubrics (``cache.held``) the message
-    is reduced to the fixed wording of its kind (:func:`held_message`) and no raw reply is
-    kept, before it reaches the ledger, the working index, the run's report or a log line.
-    """
-    if cache.held:
+    listed in ``stats`` unless None (another run's request, recorded for the ledger only)."""
+    if cache.held:  # the one choke point: held words never reach ledger, index, report or log
         message, raw = held_message(kind, message), ""
     else:
         message, raw = j.backend.redact(message), j.backend.redact(raw)
@@ -125,6 +115,3 @@ def record_failure(
                 j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw
             )
         )
-
-
-__all__ = ["PairItem", "Requested", "pair_items", "record_failure", "verdict_record"]

@@ -9,21 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.judge import providers
 from scoring.judge.backends import Backend
 from scoring.judge.cache import judge_identity
 from scoring.judge.prompt import PromptTemplate, load_template
-from scoring.judge.providers import REGISTRY
 from scoring.judge.spec import JudgeConfig, judge_key_problems
 
 
 @dataclass(frozen=True)
 class BuiltJudge:
-    """A configured judge, ready to call: its template, backend and identity.
-
-    Attributes:
-        identity: hash of everything that can change its verdicts (the cache's judge key).
-        label: ``provider:model@prompt-version``, for people.
-    """
+    """A configured judge, ready to call: its template, backend and identity."""
 
     name: str
     config: JudgeConfig
@@ -41,19 +36,7 @@ def build_judges(
     root: Path,
     config_file: str,
 ) -> list[BuiltJudge]:
-    """Check the named judges' config and construct their backends (no call is made).
-
-    Args:
-        judges: judge name -> definition, in config order.
-        names: the judges wanted (default: all).
-        need_keys: check that their API key variables are set, and read the keys.
-        root: the folder relative paths in the definitions (replay files) are resolved against.
-        config_file: the config file the definitions came from, for messages.
-
-    Raises:
-        ProblemsError: unknown judge names and missing API keys, all at once.
-        GamutError: an unknown prompt version or an unloadable backend.
-    """
+    """Check the named judges' config and construct their backends (no call is made)."""
     file = config_file
     wanted = list(judges) if names is None else list(dict.fromkeys(names))
     problems = [
@@ -70,7 +53,7 @@ def build_judges(
         jc = judges[name]
         template = load_template(jc.prompt_version)
         key = os.environ.get(jc.api_key_env) if jc.api_key_env and need_keys else None
-        backend = REGISTRY.backend_class(jc.provider)(name, jc, key, root)
+        backend = providers.backend_class(jc.provider)(name, jc, key, root)
         identity = judge_identity(
             {
                 "provider": jc.provider,
@@ -95,9 +78,7 @@ def build_judges(
 
 
 def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
-    """A judge's identity for the record: provider, model, family, the request settings it sends
-    (temperature and seed where the provider takes them, max_tokens, mode) and its prompt
-    template."""
+    """A judge's identity for the record: provider, model, family, request settings and template."""
     out: dict[str, Any] = {
         "provider": judge.provider,
         "model": judge.model,
@@ -107,7 +88,7 @@ def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
         "max_tokens": judge.max_tokens,
         "mode": judge.mode,
     }
-    if REGISTRY.entry(judge.provider).sampling:
+    if providers.entry(judge.provider).sampling:
         out["temperature"] = judge.temperature
     if judge.seed is not None:
         out["seed"] = judge.seed
@@ -120,6 +101,3 @@ def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
     out["prompt_template"] = template.version
     out["prompt_digest"] = template.digest
     return out
-
-
-__all__ = ["BuiltJudge", "build_judges", "judge_provenance"]

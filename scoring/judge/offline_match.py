@@ -1,13 +1,7 @@
 """The demo's offline matcher: a deterministic verdict for a response no recording holds.
 
-The demo's judges replay the verdicts stored for the demo's synthetic submissions; a response
-they hold no verdict for (a submitter's own, rehearsing the submit path offline) is given a
-verdict by word matching instead, so that every step from ``gamut submission new`` to the
-leaderboard works without a network or an API key. It is a stand-in, not a judge: it reads which
-of a check's content words the response contains, never whether the response contradicts the
-check (it gives no ``contradicts``), and the site's demo notice names it.
-
-Pure functions over texts, no I/O: :func:`match_verdict` is the whole rule.
+A stand-in, not a judge: it reads which of a check's content words a response contains, never
+whether it contradicts the check, and the site's demo notice names it.
 """
 
 from __future__ import annotations
@@ -211,15 +205,7 @@ def _by_share(share: float, what: str) -> Match:
 
 
 def match_verdict(kind: CheckKind, check: str, response: str) -> Match:
-    """The offline matcher's verdict of one compiled check against one response.
-
-    Threshold checks (``baseline``, ``coverage``) count the listed options the response states
-    (meets at the threshold, partially below it, missing at none); a sequence check needs every
-    step stated and in order (partially: all stated, not in order, or some stated); every other
-    kind compares the check's phrase with the response: at least :data:`STATED` of its content
-    words present meets, at least :data:`PARTLY` partially meets, less is missing. An empty
-    response is missing (the runner asks nothing for one anyway).
-    """
+    """The offline matcher's verdict of one compiled check against one response."""
     words = frozenset(content_words(response))
     if not words:
         return Match(Verdict.MISSING, f"{MATCHER_VERSION}: the response states nothing.")
@@ -265,6 +251,3 @@ def match_verdict(kind: CheckKind, check: str, response: str) -> Match:
         entity = _after(check, "identifies ").split(" as ", 1)[0]
         return _by_share(_share(entity, words), "the related entity's name")
     return _by_share(_share(check, words), "the check")
-
-
-__all__ = ["MATCHER_VERSION", "PARTLY", "STATED", "Match", "content_words", "match_verdict"]

@@ -3,14 +3,14 @@ batches (the SDK-free wire format is :mod:`scoring.judge.batch.openai_lines`).""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from scoring.errors import CallFailed
 from scoring.judge.backends import (
     Completion,
     JudgeRequest,
@@ -23,7 +23,6 @@ from scoring.judge.backends import (
 )
 from scoring.judge.batch.api import (
     FIND_WINDOW_S,
-    BatchAPI,
     BatchBackend,
     BatchLine,
     BatchResult,
@@ -42,12 +41,11 @@ from scoring.judge.batch.openai_lines import (
     request_line,
 )
 from scoring.judge.generation import (
+    OFF_PROTOCOL,
     BackendSettings,
     Reply,
     Request,
-    connection_error,
-    host_of,
-    status_error,
+    call_error,
     strict_schema,
 )
 from scoring.judge.prompt import REPLY_SCHEMA
@@ -63,12 +61,7 @@ CONNECTIONS_PER_CLIENT = 16
 def chat_body(
     judge: JudgeConfig, request: JudgeRequest, turns: tuple[Turn, ...] = ()
 ) -> dict[str, Any]:
-    """The chat completions request body for one (response, check), in direct and batch mode.
-
-    System instructions first, then one user message with the shared part and the check, then
-    any re-ask turns; JSON-schema structured output when the judge asks for it. The output-token
-    limit goes under the judge's ``max_tokens_param`` (default ``max_completion_tokens``).
-    """
+    """The chat completions request body for one (response, check), in direct and batch mode."""
     messages: list[dict[str, str]] = [
         {"role": "system", "content": request.system},
         {"role": "user", "content": request.shared + "\n\n" + request.check_prompt},
@@ -90,16 +83,9 @@ def chat_body(
 
 
 def response_format(dialect: str) -> dict[str, Any]:
-    """The ``response_format`` that asks a server of ``dialect`` for a verdict object.
-
-    - ``openai``: ``{"type": "json_schema", "json_schema": {"name", "strict", "schema"}}``, the
-      shape OpenAI documents and vLLM (its ``JSONSchemaResponseFormat``), SGLang, llama-server,
-      Ollama and LM Studio read;
-    - ``llama-cpp-python``: ``{"type": "json_object", "schema": ...}`` (0.3.36's
-      ``ChatCompletionRequestResponseFormat`` allows only ``text`` and ``json_object``);
-    - ``tgi``: ``{"type": "json", "value": ...}`` (TGI's ``GrammarType``, tagged ``type`` with
-      content ``value``; it has no ``json_schema`` key).
-    """
+    """The ``response_format`` that asks a server of ``dialect`` for a verdict object."""
+    # llama-cpp-python 0.3.36 takes only text and json_object; TGI's GrammarType is tagged
+    # ``type`` with content ``value``; the rest read OpenAI's json_schema (vLLM, SGLang, Ollama)
     if dialect == "llama-cpp-python":
         return {"type": "json_object", "schema": REPLY_SCHEMA}
     if dialect == "tgi":
@@ -124,133 +110,17 @@ _FINISHED = {"completed", "expired", "cancelled", "failed"}
 TAG_KEY = "gamut_chunk"
 
 
-class OpenAIBatchAPI(BatchAPI):
-    """Batches of chat completions through ``openai.OpenAI`` (Files and Batches; also Gemini's
-    OpenAI-compatible batch endpoint): one input file (purpose ``batch``) per batch, endpoint
-    ``/v1/chat/completions``, 24 h window. A finished batch's output file holds the replies, its
-    error file the failed lines (also the requests an expired or cancelled batch never ran)."""
-
-    limits = OPENAI_LIMITS
-
-    def __init__(
-        self,
-        judge: JudgeConfig,
-        api_key: str | None,
-        redact: Callable[[str], str],
-        held: bool = False,
-    ) -> None:
-        import openai
-
-        self._sdk = openai
-        self._client = openai.OpenAI(**client_options(judge, api_key, batch=True))
-        super().__init__(redact, held)
-
-    def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
-        """One request line of the input file."""
-        data = request_line(custom_id, body)
-        return BatchLine(custom_id, len(data), data)
-
-    def submit(self, lines: list[BatchLine], tag: str) -> str:
-        """Upload the input file and create the batch."""
-        try:
-            with tempfile.TemporaryFile() as fh:
-                for ln in lines:
-                    fh.write(ln.data)
-                    fh.write(b"\n")
-                fh.seek(0)
-                f = self._client.files.create(file=(f"{tag}.jsonl", fh), purpose="batch")
-            b = self._client.batches.create(
-                input_file_id=f.id,
-                endpoint=ENDPOINT,
-                completion_window="24h",
-                metadata={TAG_KEY: tag},
-            )
-        except (self._sdk.OpenAIError, OSError) as exc:
-            raise self._fail("cannot create the batch", exc) from None
-        return b.id
-
-    def find(
-        self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
-    ) -> Found:
-        """The batches whose metadata names ``tag`` (a digest of ``ids`` and of the submitting
-        run's random id, so it names one chunk of one run); the listing, newest first, is read
-        back to :data:`FIND_WINDOW_S` before ``since``, so a provider clock minutes off does
-        not hide it."""
-        out: list[str] = []
-        try:
-            for b in self._client.batches.list(limit=100):
-                if b.created_at < since - FIND_WINDOW_S:
-                    break
-                if (b.metadata or {}).get(TAG_KEY) == tag and b.id not in known:
-                    out.append(b.id)
-        except self._sdk.OpenAIError as exc:
-            raise self._fail("cannot list batches", exc) from None
-        return Found(tuple(reversed(out)))
-
-    def listed(self, pages: int, size: int) -> Iterator[Listed]:
-        """The batches whose metadata carries a chunk tag (as this project's batches do)."""
-        try:
-            for b in pages_of(self._client.batches.list(limit=size), pages):
-                if (b.metadata or {}).get(TAG_KEY):
-                    yield Listed(b.id, b.status in _FINISHED)
-        except self._sdk.OpenAIError as exc:
-            raise self._fail("cannot list batches", exc) from None
-
-    def status(self, batch_id: str) -> BatchStatus:
-        """The batch's status word; ``failed`` batches carry the provider's errors."""
-        try:
-            b = self._client.batches.retrieve(batch_id)
-        except self._sdk.OpenAIError as exc:
-            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
-        msg = ""
-        if b.status == "failed" and b.errors and b.errors.data:
-            msg = "; ".join(
-                error_text(None, e.code or "", e.message or "", held=self.held, redact=self._redact)
-                + (f" (line {e.line})" if e.line else "")
-                for e in b.errors.data[:5]
-            )
-        return BatchStatus(b.status, b.status in _FINISHED, b.status == "failed", msg)
-
-    def results(self, batch_id: str) -> Iterator[BatchResult]:
-        """The lines of the output file, then of the error file, streamed."""
-        try:
-            b = self._client.batches.retrieve(batch_id)
-        except self._sdk.OpenAIError as exc:
-            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
-
-        def parse(obj: Any, raw: str) -> BatchResult:
-            return parse_result_line(obj, raw, self._redact, held=self.held)
-
-        for fid in (b.output_file_id, b.error_file_id):
-            if not fid:
-                continue
-            try:
-                with self._client.files.with_streaming_response.content(fid) as resp:
-                    for n, raw in enumerate(resp.iter_lines(), 1):
-                        if not raw.strip():
-                            continue
-                        where = f"batch {batch_id}: file {fid} line {n}"
-                        res = read_result_line(raw, where, parse, self.notes)
-                        if res is not None:
-                            yield res
-            except self._sdk.OpenAIError as exc:
-                raise self._fail(f"cannot read file {fid} of batch {batch_id}", exc) from None
-
-    def close(self) -> None:
-        """Close the HTTP client."""
-        self._client.close()
-
-
 class OpenAIBackend(BatchBackend):
-    """Chat completions via ``openai.AsyncOpenAI``, with JSON-schema structured output.
+    """Chat completions via ``openai.AsyncOpenAI``, with JSON-schema structured output; batches
+    through ``openai.OpenAI`` (Files and Batches, also Gemini's OpenAI-compatible endpoint): one
+    input file per batch, 24 h window, replies in the output file and failures in the error file.
 
-    The request goes through the client's low-level ``post`` (same auth, retries, backoff and
-    ``Retry-After`` handling as ``chat.completions.create``) and the reply JSON is read directly:
-    building the typed request and response models costs about a millisecond of CPU per call,
-    which at hundreds of calls a second is most of the judge's budget.
+    Requests go through the client's low-level ``post`` and the reply JSON is read directly: the
+    typed models cost about a millisecond of CPU per call, most of the budget at high rates.
     """
 
     judge: JudgeConfig
+    limits = OPENAI_LIMITS
 
     def __init__(self, name: str, judge: JudgeConfig, api_key: str | None, root: Path) -> None:
         super().__init__(name, judge, api_key, root)
@@ -259,11 +129,7 @@ class OpenAIBackend(BatchBackend):
 
     @property
     def _client(self) -> openai.AsyncOpenAI:
-        """An SDK client, created on first use (so planning never opens connections).
-
-        One client per :data:`CONNECTIONS_PER_CLIENT` concurrent calls, used in turn: the HTTP
-        connection pool scans all its connections on every request, so smaller pools cost less.
-        """
+        """An SDK client, created on first use (so planning never opens connections)."""
         if not self._clients:
             import openai
 
@@ -285,7 +151,6 @@ class OpenAIBackend(BatchBackend):
         import openai
 
         body = chat_body(self.judge, request, turns)
-        raw = ""
         try:
             resp = await self._client.post(
                 "/chat/completions",
@@ -296,19 +161,116 @@ class OpenAIBackend(BatchBackend):
             raw = await read_capped(resp.iter_bytes(), resp.close, self.name)
         except (openai.OpenAIError, ValueError) as exc:
             raise sdk_error(exc, self.redact, openai) from None
-        return self._read(raw)
-
-    def _read(self, raw: str) -> Completion:
-        """The completion in a reply body; anything malformed is a ``bad_body`` (re-asked)."""
         return parse_chat_completion(decode_body(raw, self.redact), raw, self.redact)
 
     def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
         """The body :meth:`complete` sends, for a batch line."""
         return chat_body(self.judge, request, turns)
 
-    def batch_api(self, held: bool = False) -> BatchAPI:
-        """The OpenAI Batch API (Files and Batches) at this judge's base URL."""
-        return OpenAIBatchAPI(self.judge, self._api_key, self.redact, held)
+    @functools.cached_property
+    def _batches(self) -> openai.OpenAI:
+        import openai
+
+        return openai.OpenAI(**client_options(self.judge, self._api_key, batch=True))
+
+    def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
+        """One request line of the input file."""
+        data = request_line(custom_id, body)
+        return BatchLine(custom_id, len(data), data)
+
+    def submit(self, lines: list[BatchLine], tag: str) -> str:
+        """Upload the input file and create the batch."""
+        import openai
+
+        try:
+            with tempfile.TemporaryFile() as fh:
+                for ln in lines:
+                    fh.write(ln.data)
+                    fh.write(b"\n")
+                fh.seek(0)
+                f = self._batches.files.create(file=(f"{tag}.jsonl", fh), purpose="batch")
+            b = self._batches.batches.create(
+                input_file_id=f.id,
+                endpoint=ENDPOINT,
+                completion_window="24h",
+                metadata={TAG_KEY: tag},
+            )
+        except (openai.OpenAIError, OSError) as exc:
+            raise self._fail("cannot create the batch", exc) from None
+        return b.id
+
+    def find(
+        self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
+    ) -> Found:
+        """The batches whose metadata names ``tag`` (one chunk of one run), read back to
+        :data:`FIND_WINDOW_S` before ``since``."""
+        import openai
+
+        out: list[str] = []
+        try:
+            for b in self._batches.batches.list(limit=100):
+                if b.created_at < since - FIND_WINDOW_S:
+                    break
+                if (b.metadata or {}).get(TAG_KEY) == tag and b.id not in known:
+                    out.append(b.id)
+        except openai.OpenAIError as exc:
+            raise self._fail("cannot list batches", exc) from None
+        return Found(tuple(reversed(out)))
+
+    def listed(self, pages: int, size: int) -> Iterator[Listed]:
+        """The batches whose metadata carries a chunk tag (as this project's batches do)."""
+        import openai
+
+        try:
+            for b in pages_of(self._batches.batches.list(limit=size), pages):
+                if (b.metadata or {}).get(TAG_KEY):
+                    yield Listed(b.id, b.status in _FINISHED)
+        except openai.OpenAIError as exc:
+            raise self._fail("cannot list batches", exc) from None
+
+    def status(self, batch_id: str) -> BatchStatus:
+        """The batch's status word; ``failed`` batches carry the provider's errors."""
+        import openai
+
+        try:
+            b = self._batches.batches.retrieve(batch_id)
+        except openai.OpenAIError as exc:
+            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
+        msg = ""
+        if b.status == "failed" and b.errors and b.errors.data:
+            msg = "; ".join(
+                error_text(None, e.code or "", e.message or "", held=self.held, redact=self.redact)
+                + (f" (line {e.line})" if e.line else "")
+                for e in b.errors.data[:5]
+            )
+        return BatchStatus(b.status, b.status in _FINISHED, b.status == "failed", msg)
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        """The lines of the output file, then of the error file, streamed."""
+        import openai
+
+        try:
+            b = self._batches.batches.retrieve(batch_id)
+        except openai.OpenAIError as exc:
+            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
+
+        def parse(obj: Any, raw: str) -> BatchResult:
+            return parse_result_line(obj, raw, self.redact, held=self.held)
+
+        for fid in (b.output_file_id, b.error_file_id):
+            if not fid:
+                continue
+            try:
+                with self._batches.files.with_streaming_response.content(fid) as resp:
+                    for n, raw in enumerate(resp.iter_lines(), 1):
+                        if not raw.strip():
+                            continue
+                        where = f"batch {batch_id}: file {fid} line {n}"
+                        res = read_result_line(raw, where, parse, self.notes)
+                        if res is not None:
+                            yield res
+            except openai.OpenAIError as exc:
+                raise self._fail(f"cannot read file {fid} of batch {batch_id}", exc) from None
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""
@@ -373,13 +335,7 @@ class OpenAIGenerator:
         return body
 
     async def answer(self, request: Request) -> Reply:
-        """Answer one question with a chat completion.
-
-        The body goes through the client's low-level ``post`` (same auth, retries, backoff and
-        ``Retry-After`` handling as ``chat.completions.create``) and the reply JSON is read
-        directly: the typed request and response models cost CPU that a run of thousands of
-        calls at high concurrency cannot spare.
-        """
+        """Answer one question with a chat completion."""
         body = self.body(request)
         try:
             raw = await self._client.post("/chat/completions", body=body, cast_to=str)
@@ -393,15 +349,8 @@ class OpenAIGenerator:
             reported = all(
                 isinstance(usage.get(k), int) for k in ("prompt_tokens", "completion_tokens")
             )
-        except self._sdk.APIStatusError as exc:
-            raise status_error(exc, "OpenAI-compatible", self._s) from None
-        except self._sdk.APIConnectionError as exc:
-            raise connection_error(exc, "OpenAI-compatible", host_of(self._client)) from None
-        except self._sdk.APIError as exc:
-            raise CallFailed(type(exc).__name__) from None
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            # A 2xx whose body is not the protocol's JSON.
-            raise CallFailed(f"malformed reply ({type(exc).__name__})", retry=True) from None
+        except (self._sdk.APIError, *OFF_PROTOCOL) as exc:
+            raise call_error(exc, self._sdk, "OpenAI-compatible", self._s, self._client) from None
         return Reply(text if isinstance(text, str) else "", *tokens, usage_reported=reported)
 
     async def aclose(self) -> None:

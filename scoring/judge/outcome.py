@@ -37,9 +37,8 @@ _HELD_KEEP = re.compile(
 
 
 def held_message(kind: str, message: str) -> str:
-    """``message`` as printed and kept when rubrics are held: the fixed wording of ``kind``,
-    with the HTTP status and the SDK's or provider's error names found in ``message`` (from a
-    closed list), and nothing else of it."""
+    """``message`` as kept when rubrics are held: the fixed wording of ``kind``, with the HTTP
+    status and error names found in ``message`` (from a closed list), and nothing else of it."""
     said = HELD_WORDING.get(kind, f"the request failed ({kind})")
     kept = list(dict.fromkeys(_HELD_KEEP.findall(message)))
     return f"{said}: {', '.join(kept)}" if kept else said
@@ -222,6 +221,3 @@ class JudgeReport:
             if s.stopped:
                 out.append(s.stopped)
         return out
-
-
-__all__ = ["HELD_WORDING", "Failure", "JudgeReport", "JudgeStats", "held_message"]

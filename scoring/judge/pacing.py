@@ -1,36 +1,12 @@
-"""Pacing a judge's requests: :class:`Pacer` asks the judge for one reply, through the judge's
-one named concurrency limiter (:class:`Limiter`), retrying what is transient, and stops the
-judge through its circuit breaker (:class:`Breaker`).
+"""Pacing a judge's requests: :class:`Pacer` asks the judge for one reply, through the judge's one
+named concurrency limiter (:class:`Limiter`), retrying what is transient, and stops the judge
+through its circuit breaker (:class:`Breaker`).
 
-The limiter decides when a request may start:
-
-- at most ``window`` requests in flight. The window opens at :data:`FIRST_WINDOW` (so a judge
-  that fails from its first request sends only a few), grows by one per success (doubling per
-  round trip) and by about one per round trip once a rate limit was met, and halves on a
-  429, a 503 or a 529 (at most once per round trip): additive increase, multiplicative
-  decrease. Until the first usable reply it does not grow, and a failure shrinks it to one.
-  A judge that states its limits needs no probing past the first usable reply: its window
-  opens to ``max_concurrency`` and the budgets below pace it, slowing by a tenth (down to half
-  the stated limits) on each round trip that met a 429, and climbing back as requests pass.
-- no request before a ``Retry-After`` has passed (the whole judge waits, not only the request
-  that was refused).
-- when the judge states them, no more than ``requests_per_minute`` requests and
-  ``tokens_per_minute`` estimated tokens per minute (prompt characters / 4 plus the output
-  limit, as providers count a request against their limit before it runs), kept at
-  :data:`HEADROOM` of the stated limits by token buckets holding :data:`BURST_S` seconds'
-  worth, so a provider that enforces its per-minute limit over each second is not overrun.
-
-The breaker stops a judge whose requests fail the same way again and again: after
-:data:`BREAK_REJECTED` requests in a row refused by the provider (an unsupported parameter, a
-wrong model, a bad key), or :data:`BREAK_OTHER` in a row that failed otherwise (unusable
-replies, or server errors lasting at least :data:`BREAK_TRANSIENT_S` seconds). Rate limits
-never count: they pace.
-
-Retries: a transient error (a 5xx, a timeout, a dropped connection) is retried at most the
-judge's ``max_retries`` times, after the provider's ``Retry-After`` or an exponential backoff;
-a rate limit at most :data:`MAX_RATE_LIMITED` times (the limiter holds the whole judge for its
-``Retry-After``); anything else is never retried. The SDK's own retries are off, so every
-request the provider sees passed through the limiter.
+The limiter keeps an AIMD window of requests in flight, holds the whole judge for a
+``Retry-After``, and keeps stated per-minute request and token budgets at :data:`HEADROOM` by
+token buckets. The breaker stops a judge after :data:`BREAK_REJECTED` refusals or
+:data:`BREAK_OTHER` other failures in a row (rate limits only pace). The SDK's own retries are
+off, so every request the provider sees passed through the limiter.
 """
 
 from __future__ import annotations
@@ -117,15 +93,7 @@ def _bucket(per_minute: int | None, now: float) -> _Bucket | None:
 
 
 class Limiter:
-    """The one concurrency limiter of a judge (see the module's docstring).
-
-    Args:
-        name: the judge's name (for messages).
-        max_concurrency: the most requests ever in flight.
-        requests_per_minute: the provider's request limit, when stated.
-        tokens_per_minute: the provider's token limit, when stated.
-        clock: seconds, monotonic (a test may pass its own).
-    """
+    """The one concurrency limiter of a judge (see the module's docstring)."""
 
     def __init__(
         self,
@@ -164,11 +132,7 @@ class Limiter:
         return max(0.0, *waits)
 
     async def acquire(self, tokens: int) -> float:
-        """Wait until a request of about ``tokens`` tokens may start, and count it in flight.
-
-        Returns:
-            The time it started (pass it to :meth:`release`).
-        """
+        """Wait until a request of about ``tokens`` tokens may start, and count it in flight."""
         async with self._gate:
             while True:
                 now = self._clock()
@@ -279,15 +243,8 @@ def _backoff(n: int) -> float:
 
 
 class Pacer:
-    """One judge's requests: through its :class:`Limiter`, retried when transient, stopped by
-    its :class:`Breaker`.
-
-    Args:
-        backend: the judge's backend (its settings give the limits and ``max_retries``).
-        held: rubrics are held: a provider's message never goes into the breaker's message
-            (only its class, status, error type, code and parameter).
-        clock: seconds, monotonic.
-    """
+    """One judge's requests: through its :class:`Limiter`, retried when transient, stopped by its
+    :class:`Breaker`."""
 
     def __init__(
         self, backend: Backend, held: bool = False, clock: Callable[[], float] = time.monotonic
@@ -306,12 +263,7 @@ class Pacer:
         self._clock = clock
 
     async def ask(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> Completion:
-        """One reply to ``request`` (after ``turns``).
-
-        Raises:
-            BackendError: the request failed for good (its retries spent, or not retriable).
-            Stopped: the breaker tripped before this request was sent.
-        """
+        """One reply to ``request`` (after ``turns``)."""
         b = self.backend
         tokens = estimated_tokens(request, turns, b.judge.max_tokens)
         errors = limited = 0
@@ -426,17 +378,3 @@ def _fix(name: str, key_env: str | None, exc: BackendError, held: bool = False) 
         f"The server kept failing for over {BREAK_TRANSIENT_S:.0f} s: check judges.{name}.base_url "
         "and that the server is up, then run again"
     )
-
-
-__all__ = [
-    "BREAK_OTHER",
-    "BREAK_REJECTED",
-    "BREAK_TRANSIENT_S",
-    "FIRST_WINDOW",
-    "HEADROOM",
-    "MAX_RATE_LIMITED",
-    "Breaker",
-    "Limiter",
-    "Outcome",
-    "Pacer",
-]

@@ -1,10 +1,4 @@
-"""Every (response, check) pair of a judge, as arrays: computed once per run, in bulk.
-
-:func:`pair_plans` turns the response units and the judges into one :class:`PairPlan` per judge:
-the unit and check of each pair, its verdict key (:mod:`scoring.ledger.keys`) and whether its
-response is empty. The judge plans its calls from these arrays and the verdict table is built from
-them; neither walks the pairs in Python.
-"""
+"""Every (response, check) pair of a judge, as arrays: computed once per run, in bulk."""
 
 from __future__ import annotations
 
@@ -118,21 +112,7 @@ def check_table(units: Sequence[ResponseUnit]) -> CheckTable:
 
 @dataclass
 class PairPlan:
-    """One judge's pairs over the units.
-
-    Attributes:
-        unit: index of each pair's unit in ``units``.
-        check: index of each pair's check in ``table.checks``.
-        position: the check's position within its unit's checks.
-        unit_digests: the unit half of each unit's keys, ``(len(units), 16)`` (this judge's).
-        check_digests: the check half of each check's keys, ``(len(table.checks), 16)``.
-        empty: the pair's response is empty (its verdict is ``missing``; nothing is asked).
-
-    A pair's verdict key is its unit's half and its check's half end to end
-    (:func:`~scoring.ledger.keys.join_keys`), computed when asked (:meth:`keys_of`, or a slice
-    at a time: a plan is a :class:`~scoring.ledger.keys.KeySource`), never held for every pair:
-    at paper scale that is 170 MB that no step needs at once.
-    """
+    """One judge's pairs over the units."""
 
     judge: BuiltJudge
     units: Sequence[ResponseUnit]
@@ -162,8 +142,7 @@ class PairPlan:
 
     def rows_in(self, index: KeyIndex) -> IntArray:
         """Each pair's row in ``index`` (-1: not there), read-only; kept for the index last
-        asked, so that the steps of one run (planning the calls, writing the verdict table)
-        sharing the ledger's index look the keys up once."""
+        asked."""
         if self._found is None or self._found[0] is not index:
             rows = index.find(self)
             rows.flags.writeable = False
@@ -172,9 +151,8 @@ class PairPlan:
 
     @cached_property
     def fingerprint(self) -> str:
-        """A digest of everything the judge's part of the verdict table depends on, other than
-        the ledger: the judge, every key (its unit and check halves and the pairs that join
-        them), and every pair's ids and check attributes."""
+        """A digest of everything the judge's part of the verdict table depends on but the
+        ledger."""
         h = hashlib.sha256()
         j = self.judge
         for s in (j.name, j.label, j.identity):
@@ -277,6 +255,3 @@ def pair_plans(
             a.flags.writeable = False  # fixed for the plan's life
         out.append(PairPlan(j, units, table, unit, check, position, unit_digests, checks, empty))
     return out
-
-
-__all__ = ["BulkBackend", "CheckTable", "PairPlan", "check_table", "pair_plans"]

@@ -1,11 +1,6 @@
-"""The preflight: before a run spends anything, one request per judge on a fixed public check
-and answer shows that the judge returns a usable verdict.
-
-A judge that does not is stopped before its first real request, after at most
-:data:`MAX_REQUESTS` requests (the SDK's own retries off), with the server's own error text (the
-check is public, so the text may be shown even when rubrics are held), what it means, and the
-config key to change.
-"""
+"""The preflight: before a run spends anything, one request per judge on a fixed public check and
+answer shows that the judge returns a usable verdict. The check is public, so the server's error
+text may be shown even when rubrics are held."""
 
 from __future__ import annotations
 
@@ -17,10 +12,10 @@ from dataclasses import dataclass
 
 from scoring.compiler import CheckKind
 from scoring.errors import BackendError, BadReply, ErrorKind
+from scoring.judge import providers
 from scoring.judge.backends import JudgeRequest, Turn
 from scoring.judge.judges import BuiltJudge
 from scoring.judge.prompt import PromptTemplate, parse_reply
-from scoring.judge.providers import REGISTRY
 from scoring.questions import Setting
 
 #: Requests one judge's preflight makes at most (re-asks and transient errors included).
@@ -38,14 +33,7 @@ MAX_QUOTE = 600
 
 @dataclass(frozen=True)
 class Preflight:
-    """One judge's preflight.
-
-    Attributes:
-        requests: the requests it made.
-        verdict: the verdict it got (None: no usable verdict).
-        error: the server's own error text, or the unusable reply, when it failed.
-        meaning: what the failure means, and the config key to change.
-    """
+    """One judge's preflight."""
 
     judge: str
     requests: int
@@ -139,7 +127,7 @@ async def check_judge(j: BuiltJudge) -> Preflight:
     """One judge's preflight: at most :data:`MAX_REQUESTS` requests, the SDK's retries off."""
     jc = j.config
     key = os.environ.get(jc.api_key_env) if jc.api_key_env else None
-    backend = REGISTRY.backend_class(jc.provider)(
+    backend = providers.backend_class(jc.provider)(
         j.name, jc.model_copy(update={"max_retries": 0}), key, j.backend.root
     )
     req = request(j.template)
@@ -168,17 +156,10 @@ async def check_judge(j: BuiltJudge) -> Preflight:
 
 
 def preflight(judges: Sequence[BuiltJudge]) -> dict[str, Preflight]:
-    """The preflight of every judge that calls out and has ``preflight`` on, all at once.
-
-    Returns:
-        Judge name -> its preflight (judges that were not checked are absent).
-    """
+    """The preflight of every judge that calls out and has ``preflight`` on, all at once."""
     todo = [j for j in judges if j.backend.calls_out and j.config.preflight]
 
     async def run() -> list[Preflight]:
         return list(await asyncio.gather(*(check_judge(j) for j in todo)))
 
     return {p.judge: p for p in asyncio.run(run())} if todo else {}
-
-
-__all__ = ["EXPECTED", "MAX_REQUESTS", "Preflight", "check_judge", "preflight", "request"]

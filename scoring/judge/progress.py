@@ -1,7 +1,4 @@
-"""Progress of judge runs: the sink protocol, and plain lines for logs and CI.
-
-The application adds a terminal progress bar (``gamut.progress``); the engine prints no styling.
-"""
+"""Progress of judge runs: the sink protocol, and plain lines for logs and CI."""
 
 from __future__ import annotations
 
@@ -87,6 +84,3 @@ class PlainProgress:
         """Print the final line of each judge."""
         for judge in self._c:
             self._line(judge)
-
-
-__all__ = ["NullProgress", "PlainProgress", "ProgressCount", "ProgressSink"]

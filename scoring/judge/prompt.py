@@ -1,9 +1,7 @@
 """The judge prompt (docs/contract.md §5): a versioned template, rendered per (response, check).
 
-The template lives in ``scoring/prompts/judge_<version>.txt``; its declared version string and its
-content hash are part of the judge's identity. Shared content (instructions, question, fenced
-response) comes first and the one check last, so provider prefix caching applies across the checks
-of one response.
+Shared content comes first and the one check last, so provider prefix caching applies across the
+checks of one response.
 """
 
 from __future__ import annotations
@@ -91,13 +89,8 @@ def response_fence(response: str) -> str:
 
 
 def template_sections(text: str, name: str, expected: Sequence[str]) -> dict[str, str]:
-    """The sections of a prompt template file's text: each ``@@ section`` line starts one, ``#``
-    comment lines may come before the first; each section's text without its leading and
-    trailing blank lines (the judge's templates and the workbench's share this format).
-
-    Raises:
-        GamutError: text before the first section, or a section missing or not in ``expected``.
-    """
+    """The sections of a prompt template's text: each ``@@ section`` line starts one (``#`` comment
+    lines may come before the first), without leading and trailing blank lines."""
     sections: dict[str, list[str]] = {}
     current: str | None = None
     for line in text.splitlines():
@@ -120,11 +113,7 @@ def template_sections(text: str, name: str, expected: Sequence[str]) -> dict[str
 
 
 def parse_template(text: str, name: str = "template") -> PromptTemplate:
-    """Parse a template file's text (``@@ section`` markers, ``#`` comment lines).
-
-    Raises:
-        GamutError: when a section is missing or unknown.
-    """
+    """Parse a template file's text (``@@ section`` markers, ``#`` comment lines)."""
     body = template_sections(text, name, _SECTIONS)
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     return PromptTemplate(
@@ -139,11 +128,7 @@ def parse_template(text: str, name: str = "template") -> PromptTemplate:
 
 @functools.cache
 def load_template(prompt_version: str) -> PromptTemplate:
-    """Load ``scoring/prompts/judge_<prompt_version>.txt``.
-
-    Raises:
-        GamutError: when no such template ships with the engine.
-    """
+    """Load ``scoring/prompts/judge_<prompt_version>.txt``."""
     name = f"judge_{prompt_version}.txt"
     try:
         text = resources.files("scoring").joinpath("prompts", name).read_text(encoding="utf-8")
@@ -166,11 +151,7 @@ _FENCED = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 def parse_reply(text: str) -> JudgeReply:
     """Validate a raw reply: one JSON object with a known verdict (a Markdown code fence around it
-    is tolerated). Never guesses.
-
-    Raises:
-        BadReply: saying what is wrong, for the re-ask message.
-    """
+    is tolerated). Never guesses."""
     m = _FENCED.match(text)
     body = m[1] if m else text.strip()
     obj = fastjson.loads(body)
@@ -185,16 +166,3 @@ def parse_reply(text: str) -> JudgeReply:
         return JudgeReply.model_validate(obj)
     except ValidationError as exc:  # said in the format's words: the reply may quote a check
         raise BadReply(validation_messages(exc, "reply", quote_keys=False)[0]) from None
-
-
-__all__ = [
-    "REPLY_SCHEMA",
-    "JudgeReply",
-    "PromptTemplate",
-    "available_versions",
-    "load_template",
-    "parse_reply",
-    "parse_template",
-    "response_fence",
-    "template_sections",
-]

@@ -1,28 +1,23 @@
-"""The one registry of providers: a provider's name (a judge's ``provider``, ``gamut generate
---provider``) -> the module and classes serving it, and what it takes. Judging, batches and
-generation all find a provider here, and nothing else names one.
+"""The one list of providers: a provider's name (a judge's ``provider``, ``gamut generate
+--provider``) -> the module serving it, and what it takes. Judging, batches and generation all
+find a provider here, and nothing else names one.
 
-A provider module has a :class:`~scoring.judge.backends.Backend` subclass (direct calls); it may
-also serve batches (a :class:`~scoring.judge.batch.api.BatchBackend`, checked by ``isinstance``)
-and generation (a :class:`~scoring.judge.generation.Generator`, named by its entry). Built-in
-providers are listed here; a third-party package adds one through the Python entry
-point group :data:`ENTRY_POINT_GROUP` (``name = "package.module:BackendClass"``), or code calls
-``REGISTRY.register``. A provider's module is imported only when it is used, so reading a config
-(which checks provider names) imports no SDK.
+A provider module is imported only when used (reading a config imports no SDK). Code may add
+entries to :data:`PROVIDERS`; an installed package adds one through the entry point group
+:data:`ENTRY_POINT_GROUP` (``name = "package.module:BackendClass"``).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from types import ModuleType
 
 from scoring.errors import GamutError
 from scoring.judge.backends import Backend
-from scoring.judge.generation import BackendSettings, Generator
+from scoring.judge.generation import Generator
 
 #: The entry point group a third-party package registers its judge backends under.
 ENTRY_POINT_GROUP = "gamut.backends"
@@ -30,36 +25,29 @@ ENTRY_POINT_GROUP = "gamut.backends"
 
 @dataclass(frozen=True, slots=True)
 class ProviderEntry:
-    """Where a provider lives.
-
-    Attributes:
-        module: the module, imported on first use.
-        cls: its :class:`~scoring.judge.backends.Backend` subclass.
-        pip_name: what to install when the module's imports are missing.
-        needs_key: its judges need ``api_key_env`` (unless they name a ``base_url``); None: the
-            class says (its ``needs_key`` attribute; entry points, read when asked).
-        generator: its :class:`~scoring.judge.generation.Generator` class for ``gamut
-            generate`` ("" when it serves no generation).
-        key_env: the environment variable its key is usually in (generation's default).
-        sampling: its API takes sampling parameters (``temperature``, ``seed``).
-        chat_completions: it speaks OpenAI chat completions: it takes ``max_tokens_param`` and
-            ``dialect``, and its requests can be written as OpenAI batch files.
-        replays: it answers from a stored verdict file (``replay``, ``unrecorded``): it never
-            calls out and has no batch mode.
-    """
+    """Where a provider lives (its module and Backend subclass), and what it takes."""
 
     module: str
     cls: str
+    #: what to install when the module's imports are missing
     pip_name: str = ""
+    #: judges need ``api_key_env`` unless they name a ``base_url`` (None: the class says)
     needs_key: bool | None = True
+    #: its Generator class for ``gamut generate`` ("" when it serves no generation)
     generator: str = ""
+    #: the environment variable its key is usually in (generation's default)
     key_env: str = ""
+    #: its API takes sampling parameters (``temperature``, ``seed``)
     sampling: bool = True
+    #: OpenAI chat completions: ``max_tokens_param``, ``dialect`` and OpenAI batch files
     chat_completions: bool = False
+    #: answers from a stored verdict file: never calls out, no batch mode
     replays: bool = False
 
 
-_BUILTIN: dict[str, ProviderEntry] = {
+#: Provider name -> where it lives; an installed package's entry points are added when a name
+#: not listed is first looked up (a name listed here wins).
+PROVIDERS: dict[str, ProviderEntry] = {
     "openai": ProviderEntry(
         "scoring.judge.openai_backend",
         "OpenAIBackend",
@@ -82,129 +70,68 @@ _BUILTIN: dict[str, ProviderEntry] = {
 }
 
 
-class ProviderRegistry:
-    """Provider names in registration order: the built-in ones, then those registered in code,
-    then the entry points of installed packages (read once, on first use; a name registered
-    otherwise wins)."""
-
-    def __init__(self, builtin: dict[str, ProviderEntry]) -> None:
-        self._entries = dict(builtin)
-        self._from_entry_points: dict[str, ProviderEntry] | None = None
-
-    def register(self, provider: str, entry: ProviderEntry) -> None:
-        """Add or replace ``provider``."""
-        self._entries[provider] = entry
-
-    @contextmanager
-    def registered(self, provider: str, entry: ProviderEntry) -> Iterator[None]:
-        """``provider`` registered as ``entry`` inside the block, as it was after it."""
-        before = self._entries.get(provider)
-        self._entries[provider] = entry
-        try:
-            yield
-        finally:
-            if before is None:
-                del self._entries[provider]
-            else:
-                self._entries[provider] = before
-
-    def _all(self) -> dict[str, ProviderEntry]:
-        if self._from_entry_points is None:
-            found: dict[str, ProviderEntry] = {}
-            for ep in entry_points(group=ENTRY_POINT_GROUP):
-                module, _, cls = ep.value.partition(":")
-                found[ep.name] = ProviderEntry(module.strip(), cls.strip(), needs_key=None)
-            self._from_entry_points = found
-        return {**self._from_entry_points, **self._entries}
-
-    def names(self) -> tuple[str, ...]:
-        """Every provider name a judge may use."""
-        return tuple(self._all())
-
-    def knows(self, provider: str) -> bool:
-        """Whether ``provider`` is registered (entry points are read only for a name that is
-        neither built in nor registered in code: a command's start-up scans no packages)."""
-        return provider in self._entries or provider in self._all()
-
-    def entry(self, provider: str) -> ProviderEntry:
-        """Where ``provider`` lives.
-
-        Raises:
-            GamutError: unknown provider (the known ones named).
-        """
-        if provider in self._entries:
-            return self._entries[provider]
-        known = self._all()
-        if provider not in known:
-            raise GamutError(f"unknown judge provider {provider!r} (one of {', '.join(known)})")
-        return known[provider]
-
-    def backend_class(self, provider: str) -> type[Backend]:
-        """The backend class of ``provider``, importing its module (and SDK) only now.
-
-        Raises:
-            GamutError: unknown provider, its SDK is not installed (with the install command),
-                or what it names is not a backend.
-        """
-        entry = self.entry(provider)
-        out = getattr(self._module(provider, entry, "judge backend"), entry.cls, None)
-        if not (isinstance(out, type) and issubclass(out, Backend)):
-            raise GamutError(
-                f"judge provider {provider!r}: {entry.module}:{entry.cls} is not a Backend "
-                "subclass; fix the registration (or the package's "
-                f"{ENTRY_POINT_GROUP!r} entry point)"
-            )
-        return out
-
-    @staticmethod
-    def _module(provider: str, entry: ProviderEntry, what: str) -> ModuleType:
-        try:
-            return importlib.import_module(entry.module)
-        except ImportError as exc:
-            hint = f"; install it with: pip install {entry.pip_name}" if entry.pip_name else ""
-            raise GamutError(
-                f"the {provider} {what} cannot load ({exc.name} missing){hint}"
-            ) from None
-
-    def generators(self) -> tuple[str, ...]:
-        """The providers that serve generation (``gamut generate --provider``)."""
-        return tuple(name for name, e in self._entries.items() if e.generator)
-
-    def generator_class(self, provider: str) -> type[Generator]:
-        """The generation class of ``provider``, importing its module (and SDK) only now.
-
-        Raises:
-            GamutError: unknown provider, one that serves no generation, or its SDK is not
-                installed (with the install command).
-        """
-        entry = self.entry(provider)
-        if not entry.generator:
-            known = ", ".join(self.generators())
-            raise GamutError(f"provider {provider!r} serves no generation (one of {known})")
-        out: type[Generator] = getattr(self._module(provider, entry, "generator"), entry.generator)
-        return out
-
-    def generator(self, provider: str, settings: BackendSettings) -> Generator:
-        """A generator of ``provider`` for ``settings`` (see :meth:`generator_class`)."""
-        return self.generator_class(provider)(settings)
-
-    def needs_key(self, provider: str) -> bool:
-        """Whether judges of ``provider`` need an API key (unknown names: True)."""
-        if not self.knows(provider):
-            return True
-        entry = self.entry(provider)
-        if entry.needs_key is None:
-            return self.backend_class(provider).needs_key
-        return entry.needs_key
+@functools.cache
+def _read_entry_points() -> None:
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        module, _, cls = ep.value.partition(":")
+        PROVIDERS.setdefault(ep.name, ProviderEntry(module.strip(), cls.strip(), needs_key=None))
 
 
-#: The registry every judge and ``gamut`` command uses.
-REGISTRY = ProviderRegistry(_BUILTIN)
+def names() -> tuple[str, ...]:
+    """Every provider name a judge may use."""
+    _read_entry_points()
+    return tuple(PROVIDERS)
 
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "REGISTRY",
-    "ProviderEntry",
-    "ProviderRegistry",
-]
+def entry(provider: str) -> ProviderEntry:
+    """Where ``provider`` lives; GamutError (the known names listed) for an unknown one."""
+    if provider not in PROVIDERS:
+        _read_entry_points()
+    if provider not in PROVIDERS:
+        raise GamutError(f"unknown judge provider {provider!r} (one of {', '.join(PROVIDERS)})")
+    return PROVIDERS[provider]
+
+
+def _module(provider: str, what: str) -> ModuleType:
+    e = entry(provider)
+    try:
+        return importlib.import_module(e.module)
+    except ImportError as exc:
+        hint = f"; install it with: pip install {e.pip_name}" if e.pip_name else ""
+        raise GamutError(f"the {provider} {what} cannot load ({exc.name} missing){hint}") from None
+
+
+def backend_class(provider: str) -> type[Backend]:
+    """The backend class of ``provider``, importing its module (and SDK) only now."""
+    e = entry(provider)
+    out = getattr(_module(provider, "judge backend"), e.cls, None)
+    if not (isinstance(out, type) and issubclass(out, Backend)):
+        raise GamutError(
+            f"judge provider {provider!r}: {e.module}:{e.cls} is not a Backend subclass; fix "
+            f"the registration (or the package's {ENTRY_POINT_GROUP!r} entry point)"
+        )
+    return out
+
+
+def generators() -> tuple[str, ...]:
+    """The providers that serve generation (``gamut generate --provider``)."""
+    return tuple(name for name, e in PROVIDERS.items() if e.generator)
+
+
+def generator_class(provider: str) -> type[Generator]:
+    """The generation class of ``provider``, importing its module (and SDK) only now."""
+    e = entry(provider)
+    if not e.generator:
+        known = ", ".join(generators())
+        raise GamutError(f"provider {provider!r} serves no generation (one of {known})")
+    out: type[Generator] = getattr(_module(provider, "generator"), e.generator)
+    return out
+
+
+def needs_key(provider: str) -> bool:
+    """Whether judges of ``provider`` need an API key (unknown names: True)."""
+    try:
+        e = entry(provider)
+    except GamutError:
+        return True
+    return backend_class(provider).needs_key if e.needs_key is None else e.needs_key

@@ -1,9 +1,4 @@
-"""The ``replay`` judge backend: stored verdicts from a Parquet file; it never calls out.
-
-The file has the columns ``submission_id, setting, question_id, check_id, verdict, rationale``
-(``verdict`` as a word, or as its integer code). A request with no stored row is a failure, or,
-with ``unrecorded = "offline-match"``, the verdict of :mod:`scoring.judge.offline_match`.
-"""
+"""The ``replay`` judge backend: stored verdicts from a Parquet file; it never calls out."""
 
 from __future__ import annotations
 
@@ -38,11 +33,7 @@ def _category(col: pd.Series) -> pd.Series:
 
 
 class ReplayBackend(BulkBackend):
-    """Replays a verdict file keyed by (submission_id, setting, question_id, check_id).
-
-    The file is hashed when the judge is built (its digest is part of the judge's identity) and
-    read only when verdicts are asked for: a run with every verdict in the ledger never loads it.
-    """
+    """Replays a verdict file keyed by (submission_id, setting, question_id, check_id)."""
 
     keyed_by_ids = True
     calls_out = False

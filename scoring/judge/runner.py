@@ -1,11 +1,4 @@
-"""Running the judges: plan from the ledger, call what has no verdict, commit each verdict.
-
-Per judge, ``max_concurrency`` workers pull (response, check) pairs from a shared queue; each
-request goes through the judge's :class:`~scoring.judge.pacing.Pacer` (its one named limiter:
-AIMD concurrency, the stated per-minute budgets, retries of what is transient, and a breaker
-that stops a judge failing the same way again and again). This layer adds re-asks for unusable
-output (at most two) and a per-run deadline. A verdict is never defaulted.
-"""
+"""Running the judges: plan from the ledger, call what has no verdict, commit each verdict."""
 
 from __future__ import annotations
 
@@ -23,7 +16,7 @@ from scoring.judge.backends import BulkReply, Turn
 from scoring.judge.cache import VerdictCache
 from scoring.judge.items import PairItem, pair_items, record_failure, verdict_record
 from scoring.judge.judges import BuiltJudge
-from scoring.judge.outcome import Failure, JudgeReport, JudgeStats
+from scoring.judge.outcome import JudgeReport, JudgeStats
 from scoring.judge.pacing import Pacer
 from scoring.judge.pairs import BulkBackend, PairPlan
 from scoring.judge.progress import PlainProgress, ProgressSink
@@ -74,13 +67,8 @@ async def _judge_one(
     commit: bool,
     pacer: Pacer,
 ) -> bool:
-    """Get one verdict (re-asking for unusable output) and store it, or store the failure
-    (its words reduced, with held rubrics, by :func:`~scoring.judge.items.record_failure`).
-
-    Raises:
-        Stopped: the judge's breaker tripped before this check's first request (it stays
-            unjudged, for the next run).
-    """
+    """Get one verdict (re-asking for unusable output) and store it, or store the failure (its words
+    reduced, with held rubrics, by :func:`~scoring.judge.items.record_failure`)."""
     request = item.plan.request(item.pair)
     turns: tuple[Turn, ...] = ()
     calls = tin = tcached = tout = 0
@@ -340,37 +328,7 @@ def judge_all(
     poll_s: float = 60.0,
     collect_only: bool = False,
 ) -> JudgeReport:
-    """Judge every (response, check) that has no verdict yet, for the planned judges.
-
-    Direct-mode judges call once per check. Batch-mode judges take one step: collect every
-    finished batch and submit what has neither a verdict nor a request in flight (their batches
-    are recorded in the ledger); with ``wait_s``, they keep stepping every ``poll_s`` seconds
-    until nothing is in flight or ``wait_s`` has passed.
-
-    Holds the ledger's writer lock for the whole run (a second run on the same ledger stops at
-    once with a message). Verdicts are committed to the working index as they arrive and shipped
-    to the ledger every :data:`FLUSH_EVERY` verdicts and at the end.
-
-    Args:
-        plans: the judges' pairs, from :func:`scoring.judge.pairs.pair_plans`.
-        ledger: the store of record.
-        cache_path: the working index (SQLite file).
-        dry_run: only count the calls and estimate their tokens; call nothing, write nothing.
-        progress: where progress goes (default: plain lines on stderr).
-        deadline_s: a deadline for the whole run, in seconds (a judge's ``deadline_s`` may be
-            shorter); direct mode only.
-        wait_s: batch mode: poll until every batch is collected, at most this long.
-        poll_s: batch mode: seconds between polls while waiting.
-        collect_only: collect the batches in flight and submit only what collecting asks
-            again; no first ask in batch mode, no call in direct mode (what an unattended
-            collector may do: finish what an approved run paid for, start nothing).
-
-    Returns:
-        Per-judge counts, tokens, cost and failures; ``notes`` says what the index had to do.
-
-    Raises:
-        GamutError: another run holds the ledger, or the ledger cannot be read.
-    """
+    """Judge every (response, check) that has no verdict yet, for the planned judges."""
     t0 = time.perf_counter()
     report = JudgeReport({}, dry_run)
     with ledger.lock(), VerdictCache(cache_path, ledger) as cache:
@@ -464,13 +422,3 @@ def _run(
         asyncio.run(run_all())
     finally:
         sink.close()
-
-
-__all__ = [
-    "EST_TOKENS_OUT",
-    "MAX_REASKS",
-    "Failure",
-    "JudgeReport",
-    "JudgeStats",
-    "judge_all",
-]

@@ -1,8 +1,4 @@
-"""A judge's definition as data: the ``[judges.NAME]`` tables of a project config.
-
-The provider names a registered backend (:data:`scoring.judge.providers.REGISTRY`): the registry is
-the only list of providers.
-"""
+"""A judge's definition as data: the ``[judges.NAME]`` tables of a project config."""
 
 from __future__ import annotations
 
@@ -27,7 +23,7 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: Annotated[
-        str, Field(description="A registered backend name (scoring.judge.providers.REGISTRY).")
+        str, Field(description="A registered backend name (scoring.judge.providers.PROVIDERS).")
     ]
     model: Annotated[str, Field(min_length=1)]
     base_url: str | None = None
@@ -134,17 +130,17 @@ class JudgeConfig(BaseModel):
     @field_validator("provider")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from scoring.judge.providers import REGISTRY
+        from scoring.judge import providers
 
-        if not REGISTRY.knows(value):
-            raise ValueError(f"unknown provider {value!r}; one of: {', '.join(REGISTRY.names())}")
+        if value not in providers.PROVIDERS and value not in providers.names():
+            raise ValueError(f"unknown provider {value!r}; one of: {', '.join(providers.names())}")
         return value
 
     @model_validator(mode="after")
     def _what_the_provider_takes(self) -> JudgeConfig:
-        from scoring.judge.providers import REGISTRY
+        from scoring.judge import providers
 
-        entry, p = REGISTRY.entry(self.provider), self.provider
+        entry, p = providers.entry(self.provider), self.provider
         if entry.replays and self.replay is None:
             raise ValueError(f'provider {p!r} needs replay = "PATH" (the stored verdicts)')
         if not entry.replays and self.replay is not None:
@@ -201,13 +197,7 @@ class JudgeConfig(BaseModel):
         return tin, (cached if cached is not None else tin), tout
 
     def cost(self, mode: str, tokens_in: int, tokens_cached: int, tokens_out: int) -> float | None:
-        """USD for these tokens at the configured prices of ``mode`` (None: no prices).
-
-        The one pricing rule: ``tokens_in`` counts every input token, of which ``tokens_cached``
-        are billed at the cached-input price and the rest at the input price; output tokens at
-        the output price. ``gamut judge`` (its summary and ``--dry-run``), ``gamut submission
-        check`` and the leaderboard's judging cost all price with it.
-        """
+        """USD for these tokens at the configured prices of ``mode`` (None: no prices)."""
         prices = self.prices(mode)
         if prices is None:
             return None
@@ -222,13 +212,8 @@ def judge_key_problems(
     names: Iterable[str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> list[Problem]:
-    """Problems with the API keys of the named judges (all judges when ``names`` is None).
-
-    A judge that calls a provider needs ``api_key_env`` (unless it has a ``base_url``, as local
-    servers need no key), and that environment variable must be set and non-empty. The key itself
-    never appears in a message.
-    """
-    from scoring.judge.providers import REGISTRY
+    """Problems with the API keys of the named judges (all judges when ``names`` is None)."""
+    from scoring.judge import providers
 
     env = os.environ if environ is None else environ
     out: list[Problem] = []
@@ -238,7 +223,7 @@ def judge_key_problems(
         if (
             name not in wanted
             or not isinstance(d, Mapping)
-            or not REGISTRY.needs_key(str(d.get("provider")))
+            or not providers.needs_key(str(d.get("provider")))
         ):
             continue
         var = d.get("api_key_env")
@@ -262,6 +247,3 @@ def judge_key_problems(
                 )
             )
     return out
-
-
-__all__ = ["JudgeConfig", "judge_key_problems"]

@@ -1,7 +1,4 @@
-"""How far judging is, per submission: checks, verdicts, requests in flight, failures.
-
-Ids and counts only (what a pull-request comment may show while batches are in flight).
-"""
+"""How far judging is, per submission: checks, verdicts, requests in flight, failures."""
 
 from __future__ import annotations
 
@@ -69,6 +66,3 @@ def judging_status(plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path) 
             s.in_flight += int((air & mine).sum())
             s.failed += int((failed & mine).sum())
     return out
-
-
-__all__ = ["JudgingStatus", "SubmissionStatus", "judging_status"]

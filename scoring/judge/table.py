@@ -1,9 +1,4 @@
-"""The verdict table (ARCHITECTURE.md, "The verdict table"), built from the ledger.
-
-One row per (submission, setting, judge, question, check) of the current submissions and rubrics
-that has a verdict. An empty response has ``missing`` on every check (no call was made). Rationale
-and check text are included only when rubrics are public.
-"""
+"""The verdict table (ARCHITECTURE.md, "The verdict table"), built from the ledger."""
 
 from __future__ import annotations
 
@@ -63,9 +58,8 @@ def table_fingerprint(
 
 
 def categorical(codes: Any, values: list[str], fixed: list[str] | None = None) -> Any:
-    """A categorical of ``values[codes]``: over every ``fixed`` value, else over the values
-    used, in the order of ``values`` (what ``remove_unused_categories`` gives, counted in one
-    pass instead of sorted)."""
+    """A categorical of ``values[codes]`` over every ``fixed`` value, else over the values used, in
+    the order of ``values``."""
     return _pandas_categorical(*_recoded(codes, values, fixed))
 
 
@@ -108,14 +102,7 @@ def verdict_frame(
     public: bool,
     judge_ids: bool = False,
 ) -> pd.DataFrame:
-    """Every verdict in the ledger of the planned pairs, as a table (columnar throughout).
-
-    Args:
-        plans: the judges' pairs over the current units (:func:`scoring.judge.pairs.pair_plans`).
-        ledger: the store of record.
-        public: rubrics are public: add the ``rationale`` and ``check_text`` columns.
-        judge_ids: add a ``judge_id`` column (provider:model@prompt-version) after ``judge``.
-    """
+    """Every verdict in the ledger of the planned pairs, as a table (columnar throughout)."""
     return _frame(plans, _stored(ledger, public), public=public, judge_ids=judge_ids)
 
 
@@ -124,9 +111,8 @@ Snapshots = dict[str, dict[str, dict[str, list[str]]]]
 
 
 class _Snapshots:
-    """Collects, per judge, submission and setting, the model snapshots the ledger records for
-    the verdicts a table holds (:data:`Snapshots`); the ledger's model column is read and coded
-    once, when first needed (:meth:`~scoring.ledger.Ledger.indexed_column`)."""
+    """Collects per judge, submission and setting the model snapshots the ledger records for a
+    table's verdicts (the model column read once, when first needed)."""
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -134,9 +120,8 @@ class _Snapshots:
         self._codes: tuple[npt.NDArray[np.signedinteger], list[str]] | None = None
 
     def add(self, plan: PairPlan, rows: Any, coded: tuple[Any, list[tuple[str, str]]]) -> None:
-        """The snapshots of some of ``plan``'s pairs: ``rows``, their ledger rows (-1 for an
-        empty response, which no model judged), and ``coded``, their response files
-        (:meth:`~scoring.judge.pairs.PairPlan.file_codes`)."""
+        """The snapshots of some of ``plan``'s pairs: their ledger ``rows`` (-1: empty) and
+        files."""
         mine = self.found.setdefault(plan.judge.name, {})
         judged = rows >= 0
         if not judged.any():
@@ -179,10 +164,8 @@ def stamps_record(plans: list[PairPlan], rubric_version: str, snapshots: Snapsho
 
 @dataclass
 class _Rows:
-    """The rows of a verdict table, gathered from the plans and the ledger: per column, the
-    code of each row (ids, attributes, verdict), the row's judge (its plan), its check, its
-    ledger row and whether its response is empty; ``every``: every pair of the plans has a row
-    (the rows are the plans' pairs, in their order)."""
+    """A verdict table's rows as codes per column, with each row's judge, check, ledger row and
+    empty flag; ``every``: every pair of the plans has a row."""
 
     codes: dict[str, Any]
     judge: Any
@@ -197,10 +180,8 @@ def _gather(
     stored_index: tuple[pa.Table, Any, Any],
     collectors: tuple[_Snapshots | UsageSums, ...] = (),
 ) -> _Rows:
-    """Every pair of ``plans`` with a verdict (in the ledger, or ``missing`` for an empty
-    response), in plan order; each of ``collectors`` is given them with their ledger rows (the
-    models that judged them, :class:`_Snapshots`; their calls and tokens,
-    :class:`~scoring.judge.usage.UsageSums`)."""
+    """Every pair of ``plans`` with a verdict (or ``missing`` for an empty response), in plan order,
+    given to each of ``collectors`` with its ledger row."""
     _, index, codes_v = stored_index
     parts: dict[str, list[Any]] = {}
     judge_codes: list[Any] = []
@@ -302,14 +283,8 @@ def _arrow_part(
     collectors: tuple[_Snapshots | UsageSums, ...] = (),
     like: tuple[PairPlan, pa.Table] | None = None,
 ) -> tuple[pa.Table, bool]:
-    """The rows of :func:`_frame` (without ``judge_id``) as an Arrow table, built from the codes
-    directly: dictionary columns with 32-bit codes (the file's), no pandas frame to convert and
-    no codes to widen afterwards; and whether every pair of ``plans`` has a row.
-
-    ``like``: the plan and table of an earlier part over every pair of the same pairs (another
-    judge of the same units and checks): when this part too has every pair, its id, attribute
-    and check text columns are that part's, taken as they are, not built again.
-    """
+    """The rows of ``plans`` as an Arrow table of 32-bit dictionary columns, and whether every pair
+    has a row."""
     rows = _gather(plans, stored_index, collectors)
     skip: frozenset[str] = frozenset()
     if like is not None and rows.every and len(plans) == 1 and _same_pairs(plans[0], like[0]):
@@ -333,24 +308,6 @@ def _same_pairs(a: PairPlan, b: PairPlan) -> bool:
     return a.table is b.table and a.unit is b.unit and a.check is b.check and a.units is b.units
 
 
-def write_verdict_table(df: pd.DataFrame, out: Path, fingerprint: str = "") -> Path:
-    """Write the verdict table ``df`` (from :func:`verdict_frame`) to ``out``; returns ``out``.
-
-    ``fingerprint`` (from :func:`table_fingerprint`) is stored in the file's metadata, so
-    :func:`table_is_current` can tell that a rebuild would write the same table.
-    """
-
-    def write(tmp: Path) -> None:
-        table = pa.Table.from_pandas(df, preserve_index=False)
-        meta = dict(table.schema.metadata or {})
-        if fingerprint:
-            meta[FINGERPRINT] = fingerprint.encode()
-        pq.write_table(table.replace_schema_metadata(meta), tmp, write_statistics=STATS_COLUMNS)
-
-    atomic_write(out, write)
-    return out
-
-
 def write_verdict_parts(
     plans: list[PairPlan],
     ledger: Ledger,
@@ -361,19 +318,7 @@ def write_verdict_parts(
     fingerprint: str = "",
     usage_out: Path | None = None,
 ) -> Path:
-    """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each).
-
-    The same rows as :func:`write_verdict_table` of :func:`verdict_frame`, with a third of the
-    memory at three judges: only one judge's rows are built and written at a time, as Arrow
-    columns straight from the codes (no pandas frame). Returns ``out``.
-
-    ``rubric_version``: the rubric set's version the plans' checks come from; the file's
-    :data:`STAMPS` metadata records it, with each judge's model, prompt version and template
-    digest and the snapshots the ledger records for its verdicts.
-
-    ``usage_out``: where to write the usage table of the same rows (:mod:`scoring.judge.usage`,
-    with the same ``fingerprint``), summed in the same pass; written after the verdict table.
-    """
+    """Write the verdict table of ``plans`` to ``out`` one judge at a time (one row group each)."""
     stored_index = _stored(ledger, public)
     snapshots = _Snapshots(ledger)
     usage = UsageSums(ledger) if usage_out is not None else None
@@ -418,9 +363,8 @@ def write_verdict_parts(
 
 
 def _part_schema(first: pa.Schema, meta: dict[bytes, bytes]) -> pa.Schema:
-    """The file schema of the verdict table, from its first judge's part: a column that part
-    leaves untyped (no rows: Arrow's null type) is a string column, and every categorical has
-    32-bit codes, so that each later judge's part casts to it whatever its rows."""
+    """The verdict table's file schema from its first part: null columns as strings and 32-bit
+    dictionary codes, so that every later part casts to it."""
     fields = []
     for f in first:
         t = f.type
@@ -443,16 +387,7 @@ def table_is_current(out: Path, fingerprint: str) -> bool:
 
 
 def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | None = None) -> int:
-    """Export the verdict table ``df`` (with ``judge_id``) to ``out``; returns the rows.
-
-    The format follows the extension: ``.parquet``, ``.csv`` or ``.jsonl``. The columns are
-    those of :class:`~scoring.verdicts.VerdictRow`, in its order, so every row validates against
-    ``verdict-row.schema.json`` (``gamut schema``). A Parquet file carries ``provenance``, when
-    given, as file metadata (``gamut.provenance``), as every published Parquet file does.
-
-    Raises:
-        GamutError: for any other extension, or a column the row definition does not have.
-    """
+    """Export the verdict table ``df`` (with ``judge_id``) to ``out``; returns the rows."""
     suffix = out.suffix.lower()
     if suffix not in (".parquet", ".csv", ".jsonl"):
         raise GamutError(f"cannot export to {out.name!r}: use a .parquet, .csv or .jsonl file")
@@ -480,16 +415,3 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
         text = df.to_json(orient="records", lines=True, force_ascii=False) or ""
         atomic_write_text(out, text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
     return len(df)
-
-
-__all__ = [
-    "EMPTY_RATIONALE",
-    "Snapshots",
-    "export_verdicts",
-    "stamps_record",
-    "table_fingerprint",
-    "table_is_current",
-    "verdict_frame",
-    "write_verdict_parts",
-    "write_verdict_table",
-]

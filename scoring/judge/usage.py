@@ -1,18 +1,5 @@
-"""What judging the verdict table used: calls and tokens per (submission, setting, judge, source).
-
-Written from the ledger beside the verdict table (``<results>/judge_usage.parquet``), with the
-same fingerprint, by the step that writes the verdict table; the score tables price it
-(:mod:`scoring.tables.cost`). The counts are those recorded with each verdict of the current
-pairs: a verdict reached again through the cache (the same response and check) counts in every
-row that uses it, and a failed call, which has no verdict, counts in none. A verdict replayed
-from a file, or given by the demo's offline matcher, was obtained by no call: its source is
-``replay`` and it records no tokens.
-
-The sums are taken in the pass that builds the verdict table (:class:`UsageSums`, fed the ledger
-row of every pair the table holds), so the ledger's rows are found once for both tables;
-:func:`usage_frame` takes them on their own, for a results folder whose verdict table is current
-and whose usage table is not.
-"""
+"""What judging the verdict table used: calls and tokens per (submission, setting, judge,
+source)."""
 
 from __future__ import annotations
 
@@ -52,10 +39,8 @@ def usage_path(verdict_table: Path) -> Path:
 
 
 def dictionary_codes(chunks: Iterable[pa.Array]) -> tuple[npt.NDArray[np.signedinteger], list[str]]:
-    """Each value of a string column given a chunk at a time (dictionary chunks, as the key
-    index reads them, or plain ones) as a code, and the values the codes name, in order of first
-    appearance: the chunks' dictionaries are unified a chunk at a time, never by decoding the
-    column. The codes are of the smallest integer type that holds them."""
+    """Codes of a string column given in (dictionary or plain) chunks, and the values they name in
+    order of first appearance, never decoding the column; codes of the smallest integer type."""
     lookup: dict[str, int] = {}
     parts = []
     for chunk in chunks:
@@ -76,9 +61,7 @@ def dictionary_codes(chunks: Iterable[pa.Array]) -> tuple[npt.NDArray[np.signedi
 
 def grouped(group: npt.NDArray[np.int64], n_groups: int) -> tuple[Any, Any]:
     """The groups used among ``group`` (codes below ``n_groups``), sorted, and each row's place
-    among them: by counting when the groups are few against the rows (the usual case: a few
-    submissions, settings and sources or models), else by sorting (a ledger may name any number
-    of models, and the product of the sizes must not be allocated)."""
+    among them: by counting when the groups are few against the rows, else by sorting."""
     if n_groups <= 4 * len(group) + 1024:
         used = np.flatnonzero(np.bincount(group, minlength=n_groups))
         place = np.empty(n_groups, np.int64)
@@ -88,16 +71,8 @@ def grouped(group: npt.NDArray[np.int64], n_groups: int) -> tuple[Any, Any]:
 
 
 class UsageSums:
-    """Sums, per judge, the calls and tokens the ledger records with the verdicts of the pairs
-    it is given (:meth:`add`), per (submission, setting, source); :meth:`frame` is the table.
-
-    The ledger's usage columns are read one at a time when they are needed
-    (:meth:`~scoring.ledger.Ledger.indexed_column`), never held beside the key index's table:
-    at paper scale they would be 190 MB more at the verdict table's peak.
-
-    Args:
-        ledger: the ledger whose kept key index (of every identity) gave the rows.
-    """
+    """Sums, per judge, the calls and tokens the ledger records with the verdicts of the pairs it is
+    given (:meth:`add`), per (submission, setting, source); :meth:`frame` is the table."""
 
     def __init__(self, ledger: Ledger) -> None:
         self.ledger = ledger
@@ -108,9 +83,8 @@ class UsageSums:
         self._parts: list[tuple[str, list[tuple[str, str]], Any, Any, Any]] = []
 
     def add(self, plan: PairPlan, rows: Any, coded: tuple[Any, list[tuple[str, str]]]) -> None:
-        """The usage of some of ``plan``'s pairs: ``rows``, their ledger rows (-1 for a pair with
-        no call: an empty response), and ``coded``, their response files
-        (:meth:`~scoring.judge.pairs.PairPlan.file_codes`)."""
+        """The usage of some of ``plan``'s pairs: their ledger ``rows`` (-1: no call) and response
+        files."""
         judged = rows >= 0
         if not judged.any():
             return
@@ -125,9 +99,7 @@ class UsageSums:
         self._parts.append((plan.judge.name, names, used, place.astype(np.int32), rows))
 
     def frame(self) -> pd.DataFrame:
-        """One row per (submission, setting, judge, source) with a verdict: the columns of
-        :data:`USAGE_COLUMNS`, sorted by the first four. Each count column of the ledger is read
-        into an array once, for every judge's pairs (one column at a time)."""
+        """One row per (submission, setting, judge, source) with a verdict, sorted by those four."""
         if not self._parts:
             return _empty()
         sources = self._sources
@@ -165,9 +137,8 @@ class UsageSums:
 
 
 def usage_frame(plans: list[PairPlan], ledger: Ledger) -> pd.DataFrame:
-    """Calls and tokens of the ledger's verdicts of the planned pairs, summed per (submission,
-    setting, judge, source) (:class:`UsageSums`). Pairs of empty responses (no call) and pairs
-    without a verdict have no part in it."""
+    """Calls and tokens of the ledger's verdicts of the planned pairs, per (submission, setting,
+    judge, source)."""
     index, _ = ledger.key_index()
     sums = UsageSums(ledger)
     for p in plans:  # a pair with no call (-1) counts nowhere
@@ -198,16 +169,3 @@ def write_usage_table(
 ) -> Path:
     """Write :func:`usage_frame` to ``out`` (:func:`write_usage_frame`); returns ``out``."""
     return write_usage_frame(usage_frame(plans, ledger), out, fingerprint)
-
-
-__all__ = [
-    "USAGE_COLUMNS",
-    "USAGE_TABLE",
-    "UsageSums",
-    "dictionary_codes",
-    "grouped",
-    "usage_frame",
-    "usage_path",
-    "write_usage_frame",
-    "write_usage_table",
-]

@@ -177,8 +177,8 @@ def test_a_batch_created_but_never_recorded_is_found_not_submitted_twice(
     (plan,) = project.pair_plans(need_keys=True)
     j = plan.judge
     todo = pending_items(pair_items(plan, np.flatnonzero(~plan.empty)))
-    api = batch_backend(j.backend).batch_api()
-    chunk = list(lines_of(j, api.line, todo, [Ask(c, 1) for c in todo]))
+    api = batch_backend(j.backend)
+    chunk = list(lines_of(api, todo, [Ask(c, 1) for c in todo]))
     tag = chunk_tag(chunk)
     keys = tuple(todo[ln.custom_id].key for ln in chunk)
     rec = BatchRecord(
@@ -186,7 +186,7 @@ def test_a_batch_created_but_never_recorded_is_found_not_submitted_twice(
     )
     BatchBook(project.ledger).record(rec, with_keys=True)
     api.submit(chunk, tag)  # ... and the process dies before recording the batch's id
-    api.close()
+    api.close_batches()
     first = _judge(cfg).judges["gpt"]
     assert first.submitted == 0 and first.judged == TOTAL_CALLS  # found, collected
     assert len(batch_srv.created) == 1

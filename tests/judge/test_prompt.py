@@ -91,17 +91,19 @@ def test_template_needs_every_section() -> None:
         parse_template("@@ nonsense\n")
 
 
-def test_backends_load_lazily_with_an_install_hint() -> None:
+def test_backends_load_lazily_with_an_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from scoring.judge.providers import REGISTRY, ProviderEntry
+    from scoring.judge import providers
+    from scoring.judge.providers import ProviderEntry
 
     missing = ProviderEntry("no_such_sdk_module_for_gamut", "X", "no-such-sdk")
-    with REGISTRY.registered("openai", missing):
+    with monkeypatch.context() as m:
+        m.setitem(providers.PROVIDERS, "openai", missing)
         with pytest.raises(GamutError, match="pip install no-such-sdk"):
-            REGISTRY.backend_class("openai")
+            providers.backend_class("openai")
         with pytest.raises(GamutError, match="unknown judge provider 'telepathy'"):
-            REGISTRY.backend_class("telepathy")
-    assert REGISTRY.backend_class("openai").__name__ == "OpenAIBackend"
-    assert REGISTRY.backend_class("replay").__name__ == "ReplayBackend"
+            providers.backend_class("telepathy")
+    assert providers.backend_class("openai").__name__ == "OpenAIBackend"
+    assert providers.backend_class("replay").__name__ == "ReplayBackend"
     assert "no_such_sdk_module_for_gamut" not in sys.modules

@@ -6,7 +6,8 @@ import base64
 import shutil
 from pathlib import Path
 
-from gamut.model_runner import GenerateOptions, generate
+from gamut.model_runner.plan import GenerateOptions
+from gamut.model_runner.runner import generate
 from gamut.project import Project
 from scoring.questions import Setting, load_questions
 from tests.fakes.llm_server import FakeLLMServer

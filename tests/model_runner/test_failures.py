@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from gamut.model_runner import GenerateOptions, GenerateResult, generate
+from gamut.model_runner.plan import GenerateOptions, GenerateResult
+from gamut.model_runner.runner import generate
 from scoring.errors import GamutError, ProblemsError
 from scoring.questions import Setting
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest, random_faults

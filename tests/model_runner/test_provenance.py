@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from gamut import pipeline
-from gamut.model_runner import GenerateOptions, generate
+from gamut.model_runner.plan import GenerateOptions
 from gamut.model_runner.provenance import MARK
+from gamut.model_runner.runner import generate
 from gamut.project import Project as GamutProject
 from scoring.errors import ProblemsError
 from scoring.questions import Setting

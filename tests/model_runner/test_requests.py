@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gamut.model_runner import GenerateOptions, generate
+from gamut.model_runner.plan import GenerateOptions
+from gamut.model_runner.runner import generate
 from scoring.errors import ProblemsError
 from scoring.questions import Setting
 from tests.fakes.llm_server import FakeLLMServer, RecordedRequest

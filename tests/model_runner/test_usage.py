@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 import pytest
 
-from gamut.model_runner import GenerateOptions, generate
+from gamut.model_runner.plan import GenerateOptions
+from gamut.model_runner.runner import generate
 from scoring.questions import Setting
 from scoring.submissions import Limits
 from scoring.submissions.responses import read_response_file

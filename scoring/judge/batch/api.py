@@ -1,22 +1,18 @@
-"""What a provider's batch API must do, and how requests are split within its limits.
-
-A :class:`BatchAPI` submits one chunk of request lines as one batch, reports a batch's state, and
-streams its results. Each request carries a ``custom_id`` derived from its cache key (see
-:mod:`scoring.judge.batch.ids`), so every result maps back to exactly one (response, check).
-"""
+"""What a provider's batch API must do, and how requests are split within its limits."""
 
 from __future__ import annotations
 
 import json
 import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from scoring.errors import BackendError, BatchError, ErrorKind, GamutError
 from scoring.jsonl import JsonlLimits, parse_line
-from scoring.judge.backends import Backend, Completion, JudgeRequest, Turn
+from scoring.judge.backends import Backend, Completion, JudgeRequest, JudgeSettings, Turn
 
 #: How far back (seconds, by either clock) a batch whose id was never recorded is looked for: a
 #: batch runs at most 24 h, and clocks may differ by minutes.
@@ -59,14 +55,7 @@ class BatchResult(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class BatchStatus:
-    """A batch's state at the provider.
-
-    Attributes:
-        state: the provider's word (``in_progress``, ``completed``, ``expired``, ``ended``, ...).
-        finished: no more results will appear (its results can be collected).
-        failed: the batch as a whole was refused (every request in it is ``rejected``).
-        message: the provider's reason when ``failed``.
-    """
+    """A batch's state at the provider."""
 
     state: str
     finished: bool
@@ -75,16 +64,7 @@ class BatchStatus:
 
 
 class Found(NamedTuple):
-    """What :meth:`BatchAPI.find` knows of the batch a ``submitting`` record names.
-
-    Attributes:
-        batch_ids: the batches shown to carry exactly the record's requests (by the metadata
-            tag that names them, or by the custom ids of their results), the likeliest first:
-            the first is the record's, any other a copy of the same requests made by another
-            job (each is collected, none left unread).
-        waiting: no batch is shown yet, but one that may be the record's is still running and
-            can be shown only when it ends: ask again later (the record stays in flight).
-    """
+    """What :meth:`BatchBackend.find` knows of the batch a ``submitting`` record names."""
 
     batch_ids: tuple[str, ...] = ()
     waiting: bool = False
@@ -142,12 +122,7 @@ def error_text(
     held: bool,
     redact: Callable[[str], str],
 ) -> str:
-    """What a failed request's result says, as printed and stored: ``HTTP 400: word: message``.
-
-    With ``held`` rubrics only the HTTP status and the provider's error word (its type or
-    code, when it looks like one) are kept, never the message: providers quote the prompt, and
-    so the check, back.
-    """
+    """What a failed request's result says, as printed and stored: ``HTTP 400: word: message``."""
     word = word if _WORD.fullmatch(word) else ""
     head = ": ".join(x for x in (f"HTTP {status}" if status is not None else "", word) if x)
     if held:
@@ -170,13 +145,7 @@ def read_result_line(
     parse: Callable[[Any, str], BatchResult],
     notes: list[str],
 ) -> BatchResult | None:
-    """One line of a provider's result file, parsed within limits (depth, size) by ``parse``.
-
-    A line that is not a result does not stop the others: when its ``custom_id`` can still be
-    read it is a ``bad_line`` result for that id (a failure, asked again by the next run);
-    otherwise it is skipped with a note naming ``where`` (file and line), and its request,
-    having no result, is asked again.
-    """
+    """One line of a provider's result file, parsed within limits (depth, size) by ``parse``."""
     data = raw.encode("utf-8", "surrogateescape") if isinstance(raw, str) else raw
     value, wrong = parse_line(data, _RESULT_LIMITS)
     if wrong is None:
@@ -193,24 +162,19 @@ def read_result_line(
     return BatchResult(m[1].decode(), None, "bad_line", f"{where} is not a result ({wrong})")
 
 
-class BatchAPI(ABC):
-    """A provider's batch API for one judge.
+class BatchBackend(Backend):
+    """A backend with a batch mode: the provider's batch API, through a synchronous SDK client
+    (``_batches``, made on first use), and the body a batch line carries.
 
-    Args:
-        redact: blanks the API key out of any text it is given (the backend's ``redact``).
-        held: rubrics are held: a provider error is reported by its class, HTTP status and
-            error word only, never its message (as :meth:`BackendError.brief` in direct mode).
-
-    Attributes:
-        notes: what the reading of results had to skip (a result line whose id cannot be
-            read), for people; never request or reply text.
+    ``held``: rubrics are held, so a provider error keeps its class, HTTP status and error word
+    only. ``notes``: result lines the reading had to skip, for people (never request text).
     """
 
     limits: Limits
+    held: bool = False
 
-    def __init__(self, redact: Callable[[str], str], held: bool = False) -> None:
-        self._redact = redact
-        self.held = held
+    def __init__(self, name: str, judge: JudgeSettings, api_key: str | None, root: Path) -> None:
+        super().__init__(name, judge, api_key, root)
         self.notes: list[str] = []
 
     def _fail(self, what: str, exc: Exception) -> BatchError:
@@ -227,11 +191,15 @@ class BatchAPI(ABC):
             return BatchError(
                 f"{what}: {brief} (the provider's message is not shown: rubrics are held)"
             )
-        return BatchError(self._redact(f"{what}: {type(exc).__name__}: {exc}"))
+        return BatchError(self.redact(f"{what}: {type(exc).__name__}: {exc}"))
+
+    @abstractmethod
+    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
+        """The request body a batch line carries: the same one ``complete`` sends."""
 
     @abstractmethod
     def line(self, custom_id: str, body: dict[str, Any]) -> BatchLine:
-        """Serialize one request (``body`` from the judge backend's body builder)."""
+        """Serialize one request (``body`` from :meth:`batch_body`)."""
 
     @abstractmethod
     def submit(self, lines: list[BatchLine], tag: str) -> str:
@@ -242,10 +210,9 @@ class BatchAPI(ABC):
     def find(
         self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
     ) -> Found:
-        """The batch created for the chunk ``tag`` of the requests ``ids`` (recorded at
-        ``since``, epoch seconds by this machine's clock, which may differ from the provider's
-        by minutes), adopted only when shown to carry exactly those requests. ``known``: batch
-        ids the ledger already records, never the answer."""
+        """The batch created for the chunk ``tag`` of ``ids`` at ``since`` (this machine's epoch
+        seconds), only when shown to carry exactly those requests; ``known``: ids the ledger already
+        records."""
 
     @abstractmethod
     def listed(self, pages: int, size: int) -> Iterator[Listed]:
@@ -261,30 +228,15 @@ class BatchAPI(ABC):
         """Every result of a finished batch (also the partial results of an expired or
         cancelled one), streamed."""
 
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release connections."""
-
-
-class BatchBackend(Backend):
-    """A backend with a batch mode: its provider's batch API, and the body a batch line carries
-    (the one :meth:`~scoring.judge.backends.Backend.complete` sends)."""
-
-    @abstractmethod
-    def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:
-        """The request body a batch line carries: the same one ``complete`` sends."""
-
-    @abstractmethod
-    def batch_api(self, held: bool = False) -> BatchAPI:
-        """The provider's batch API for this judge (SDK client created now); with ``held``
-        rubrics its errors keep their class and HTTP status only."""
+    def close_batches(self) -> None:
+        """Close the synchronous SDK client, if one was made."""
+        client = self.__dict__.pop("_batches", None)
+        if client is not None:
+            client.close()
 
 
 def batch_backend(backend: Backend) -> BatchBackend:
-    """``backend`` as a batch-mode backend.
-
-    Raises:
-        GamutError: its provider has no batch mode.
-    """
+    """``backend`` as a batch-mode backend."""
     if not isinstance(backend, BatchBackend):
         raise GamutError(
             f"judge {backend.name!r}: provider {backend.judge.provider!r} has no batch mode"
@@ -300,9 +252,8 @@ def json_line(obj: dict[str, Any]) -> bytes:
 def split(
     lines: Iterable[BatchLine], limits: Limits, overhead: int = 1
 ) -> Iterator[list[BatchLine]]:
-    """Chunks of ``lines`` in order, each within ``limits`` (``overhead`` bytes per line for the
-    separator). A single line larger than the byte limit is its own chunk (the provider refuses
-    it, and the refusal names it)."""
+    """Chunks of ``lines`` in order, each within ``limits`` (``overhead`` bytes per line); a line
+    over the byte limit is its own chunk (the provider's refusal names it)."""
     chunk: list[BatchLine] = []
     size = 0
     for ln in lines:
@@ -314,27 +265,3 @@ def split(
         size += n
     if chunk:
         yield chunk
-
-
-__all__ = [
-    "BYTE_LIMIT_MARGIN",
-    "FIND_SKEW_S",
-    "FIND_WINDOW_S",
-    "MAX_MESSAGE_CHARS",
-    "RESUBMIT_KINDS",
-    "SWEEP_PAGES",
-    "SWEEP_PAGE_SIZE",
-    "BatchAPI",
-    "BatchLine",
-    "BatchResult",
-    "BatchStatus",
-    "Found",
-    "Limits",
-    "Listed",
-    "error_text",
-    "json_line",
-    "pages_of",
-    "read_result_line",
-    "split",
-    "stated_megabytes",
-]

@@ -1,22 +1,10 @@
 """The record of every batch a judge submitted, kept in the ledger's batch-state shards.
 
-Each state change is one appended row (never an update in place); a batch's state is its latest
-row. States: ``submitting`` (about to be created: recorded under ``pending-<tag>`` with its keys,
-before the provider has an id), the provider's own words while it runs (``validating``,
-``in_progress``, ``finalizing``, ``canceling``, ...), and final ones: ``collected`` (every result
-ingested), ``created`` (a ``submitting`` row whose batch now has its own rows), ``lost`` (a
-``submitting`` row whose batch the provider does not have) and ``unreadable`` (a finished batch
-whose results could not be read in :data:`MAX_READ_TRIES` tries: its requests are asked again)
-and ``foreign`` (a batch on the account that a sweep found to be another project's: no keys);
-``imported`` rows journal imported lines (:mod:`scoring.judge.batch.shard`), not batches.
-
-The row's ``detail`` holds ``{"tag", "run", "attempt", "submissions", "tries"}``: the chunk's tag
-(a digest of its keys), the submitting run's random id (sent with the batch as metadata where the
-provider keeps metadata, so a batch created by a run killed before recording its id is found by
-what it carries, whatever the clocks say), which attempt its requests are (1 = first ask, 2 and 3 =
-re-asks), the public ids of the submissions it covers, and how many reads of its results failed.
-The rows that carry the keys also carry each key's public ids (``requests``), so a run that plans
-other submissions still ingests every result of the batch. Never request or reply text.
+One appended row per state change; a batch's state is its latest row: ``submitting`` (recorded
+under ``pending-<tag>`` with its keys before the provider has an id), the provider's words while
+it runs, then ``collected``, ``created``, ``lost``, ``unreadable`` or ``foreign`` (another
+project's batch, found by a sweep). ``imported`` rows journal imported lines
+(:mod:`scoring.judge.batch.shard`). Never request or reply text.
 """
 
 from __future__ import annotations
@@ -41,19 +29,7 @@ PENDING = "pending-"
 
 @dataclass(frozen=True)
 class BatchRecord:
-    """One batch as last recorded.
-
-    Attributes:
-        tag: names the chunk (a digest of its keys); known before the batch exists.
-        batch_id: the provider's id (``pending-<tag>`` while ``submitting``).
-        keys: the verdict keys of its requests (32 bytes each).
-        attempt: 1 for first asks, 2 or 3 for re-asks.
-        submissions: the submission ids its requests belong to (for progress reports).
-        created_at: when the batch was (about to be) created.
-        requests: each key's public ids (submission, setting, question, check), in key order.
-        run: the submitting run's random id (also the batch's metadata where kept).
-        tries: failed reads of its results so far.
-    """
+    """One batch as last recorded."""
 
     tag: str
     batch_id: str
@@ -171,6 +147,3 @@ class BatchBook:
     def open_batches(self, judge_id: str) -> list[BatchRecord]:
         """Batches still to collect, oldest first."""
         return sorted((r for r in self.latest(judge_id) if r.open), key=lambda r: r.created_at)
-
-
-__all__ = ["FINAL_STATES", "FOREIGN", "MAX_READ_TRIES", "PENDING", "BatchBook", "BatchRecord"]

@@ -1,14 +1,5 @@
 """Batch files for self-hosted judges: requests out in the OpenAI batch format (what ``vllm
-run-batch`` reads as they are), its output files back in.
-
-Requests carry the same ``custom_id`` as in batch mode (the verdict key) and the same body (the
-judge backend's one body builder). An output file is checked whole before anything in it is
-ingested: a line that is not a result, an unknown id, an id twice, a reply from another model
-than the judge's, or a truncated last line refuses the file, with file and line. Ids that already
-have a verdict are skipped, and so are lines that gave none but are journalled as imported (see
-:mod:`scoring.judge.batch.shard`), so importing a file twice ingests nothing twice, and counts no
-failed line as a new attempt.
-"""
+run-batch`` reads as they are), its output files back in."""
 
 from __future__ import annotations
 
@@ -27,6 +18,7 @@ import numpy as np
 from scoring.errors import BadReply, GamutError, Problem, ProblemsError
 from scoring.fastjson import dumps_line
 from scoring.jsonl import JsonlLimits, read_jsonl
+from scoring.judge import providers
 from scoring.judge.backends import JudgeRequest, Turn
 from scoring.judge.batch.api import BatchResult, batch_backend
 from scoring.judge.batch.openai_lines import OPENAI_LIMITS, parse_result_line, request_line
@@ -45,7 +37,6 @@ from scoring.judge.outcome import JudgeStats
 from scoring.judge.pairs import IntArray, PairPlan
 from scoring.judge.progress import NullProgress
 from scoring.judge.prompt import parse_reply
-from scoring.judge.providers import REGISTRY
 from scoring.ledger import FailureRecord, KeyIndex, Ledger, key_bytes, keys_array
 from scoring.storage import atomic_write
 
@@ -56,7 +47,7 @@ MAX_FILE_BYTES = 2 << 30
 
 
 def _check_format(j: BuiltJudge) -> None:
-    if not REGISTRY.entry(j.config.provider).chat_completions:
+    if not providers.entry(j.config.provider).chat_completions:
         raise GamutError(
             f"judge {j.name!r} uses provider {j.config.provider!r}; batch files are in the "
             "OpenAI batch format, for judges with provider 'openai' (an OpenAI-compatible "
@@ -65,9 +56,8 @@ def _check_format(j: BuiltJudge) -> None:
 
 
 def _reasks(j: BuiltJudge, ledger: Ledger) -> dict[bytes, tuple[int, tuple[Turn, ...]]]:
-    """Requests whose last reply was unusable and that have re-asks left: their next attempt
-    and its turn (the unusable reply and the follow-up; none when the ledger is held and keeps
-    no reply text)."""
+    """Requests whose last reply was unusable and that have re-asks left: their next attempt and
+    turn (none when the ledger is held and keeps no reply text)."""
     out: dict[bytes, tuple[int, tuple[Turn, ...]]] = {}
     for f in ledger.failures([j.identity]):
         if f.kind != "bad_output" or f.calls >= MAX_ATTEMPTS:
@@ -98,11 +88,7 @@ def _open_items(
 
 
 def _private_dir(out_dir: Path) -> None:
-    """Make ``out_dir`` a folder only its owner can enter (0700); an existing one must be so.
-
-    Raises:
-        GamutError: an existing folder others can read or enter.
-    """
+    """Make ``out_dir`` a folder only its owner can enter (0700); an existing one must be so."""
     try:
         out_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = out_dir.stat()
@@ -125,18 +111,7 @@ def export_batch(
     private: bool = False,
 ) -> dict[str, dict[Path, int]]:
     """Write the requests of every (response, check) without a verdict as OpenAI batch files,
-    ``<out_dir>/<judge>-<attempt>-<n>.jsonl``, each within OpenAI's per-file limits.
-
-    With ``private`` (held rubrics: the files hold check text) the files are 0600 in a 0700
-    folder; where the folder may be is the caller's rule (``gamut.pipeline.private_folder``).
-
-    Returns:
-        Judge name -> each file written and the requests in it.
-
-    Raises:
-        GamutError: a judge whose requests are not in the OpenAI format; with ``private``, an
-            existing folder open to others.
-    """
+    ``<out_dir>/<judge>-<attempt>-<n>.jsonl``, each within OpenAI's per-file limits."""
     out: dict[str, dict[Path, int]] = {}
     for p in plans:
         _check_format(p.judge)
@@ -167,14 +142,8 @@ def _request_lines(
     pairs: list[tuple[int, bytes]],
     again: dict[bytes, tuple[int, tuple[Turn, ...]]],
 ) -> Iterator[bytes]:
-    """The request line of each (pair, key), as :func:`request_line` writes the body of the
-    judge backend's one body builder, with each response's part rendered and encoded once.
-
-    A response's first line is written with marks for the custom id and the check's prompt;
-    its other lines are that line with the two filled in. Where the marks do not come out once
-    each, in that order (a body built from the check otherwise), and for a re-ask, the line is
-    written whole. The marks are drawn now, after every text was read: no response holds them.
-    """
+    """The request line of each (pair, key), as :func:`request_line` writes the body of the judge
+    backend's one body builder, with each response's part rendered and encoded once."""
     body = batch_backend(p.judge.backend).batch_body
     mark = secrets.token_hex(16)
     marks = ("I" + mark, "P" + mark)
@@ -213,10 +182,8 @@ def _line_shape(
 
 
 def _write_files(lines: Iterator[bytes], pattern: Path, mode: int | None) -> dict[Path, int]:
-    """Write ``lines`` to the files ``pattern`` names (``{}``: 1, 2, ...), each within
-    :data:`OPENAI_LIMITS` (a line over the byte limit alone in its file), streamed: each file
-    is written to a temporary file beside it and renamed when whole. Returns each file and the
-    lines in it."""
+    """Write ``lines`` to the files ``pattern`` names, each within :data:`OPENAI_LIMITS`, each
+    written beside and renamed when whole; returns each file and its lines."""
     written: dict[Path, int] = {}
     nxt = next(lines, None)
     count = 0
@@ -243,12 +210,7 @@ def _write_files(lines: Iterator[bytes], pattern: Path, mode: int | None) -> dic
 
 @dataclass
 class ImportReport:
-    """What :func:`import_batch` did.
-
-    Attributes:
-        fruitless: one problem per file that was read but gave nothing (no verdict, no reply to
-            ask again, nothing already ingested): every line in it failed, or it had none.
-    """
+    """What :func:`import_batch` did."""
 
     files: int = 0
     refused: int = 0
@@ -274,9 +236,8 @@ _Result = tuple[BatchResult, BuiltJudge, object]
 def _refusal(
     cid: str, again: int | None, res: BatchResult, owner: tuple[BuiltJudge, PairItem] | None
 ) -> tuple[str, str] | None:
-    """Why a result line is refused (message, fix): its ``custom_id`` was given before (on line
-    ``again``) or names no pair waiting for a verdict (``owner`` None), or the reply is from
-    another model than its judge's; None when it is not."""
+    """Why a result line is refused (message, fix): an id given before, one no pair waits for, or a
+    reply from another model than its judge's; None when it is not."""
     if again is not None:
         return (
             f"custom_id {cid[:16]}... appears twice (first at line {again})",
@@ -305,11 +266,7 @@ def _check_file(
     known: set[str],
     held: bool,
 ) -> tuple[list[_Result], int, list[Problem]]:
-    """Every result of one file and its problems (the file is refused when there are any).
-
-    The file is read by the one JSON Lines reader, streamed (within :data:`MAX_FILE_BYTES`,
-    :data:`MAX_LINE_BYTES` per line, nesting at most 32 deep); the reading stops at
-    :data:`MAX_PROBLEMS` problems."""
+    """Every result of one file and its problems (the file is refused when there are any)."""
     f = str(path)
     problems: list[Problem] = []
     results: list[_Result] = []
@@ -397,17 +354,7 @@ def _fruitless(path: Path, results: list[_Result]) -> Problem:
 def import_batch(
     files: Iterable[Path], plans: Sequence[PairPlan], ledger: Ledger, cache_path: Path
 ) -> ImportReport:
-    """Ingest ``vllm run-batch`` (OpenAI batch format) output files for the planned judges.
-
-    A file with any problem is refused whole (nothing in it ingested) and the others are still
-    ingested, each as one ledger shard of its verdicts (source ``import``) and one of its
-    failures (:mod:`scoring.judge.batch.shard`), after what an interrupted run left in the
-    working index is shipped. Holds the ledger's writer lock.
-
-    Raises:
-        ProblemsError: after ingesting the good files, listing every problem of the refused
-            ones (file and line).
-    """
+    """Ingest ``vllm run-batch`` (OpenAI batch format) output files for the planned judges."""
     report = ImportReport()
     for p in plans:
         _check_format(p.judge)
@@ -496,6 +443,3 @@ def _record_reasks(ingests: Iterable[Ingest]) -> None:
                 )
             )
         ing.asks.clear()
-
-
-__all__ = ["MAX_LINE_BYTES", "ImportReport", "export_batch", "import_batch"]

@@ -47,18 +47,10 @@ def request_line(custom_id: str, body: dict[str, Any]) -> bytes:
 
 def _error_parts(response: Any, error: Any) -> tuple[int | None, str, str]:
     """(HTTP status, error word, message) of a failed result line, in any of the shapes an
-    OpenAI-format file uses for one:
-
-    - OpenAI, a refused request: ``"response": {"status_code": 400, "body": {"error":
-      {"message", "type", "code"}}}, "error": null``;
-    - OpenAI, a request never run: ``"response": null, "error": {"code": "batch_expired",
-      "message"}``;
-    - ``vllm run-batch``, a request the server answered with an error: ``"response":
-      {"status_code": 400, "body": null}, "error": {"error": {"message", "type", "param",
-      "code": 400}}`` (older releases: the same fields without the outer ``error``);
-    - ``vllm run-batch``, a request that raised: ``"response": {"status_code": 400, "body":
-      null}, "error": "the exception's text"``.
-    """
+    OpenAI-format file uses for one."""
+    # OpenAI: {"response": {"status_code", "body": {"error": {...}}}} or, never run,
+    # {"response": null, "error": {"code": "batch_expired"}}; vllm run-batch: {"response":
+    # {"status_code": 400, "body": null}, "error": {"error": {...}} | {...} | "text"}
     status = response.get("status_code") if isinstance(response, dict) else None
     if isinstance(status, bool) or not isinstance(status, int):
         status = None
@@ -82,16 +74,8 @@ def _error_parts(response: Any, error: Any) -> tuple[int | None, str, str]:
 def parse_result_line(
     obj: Any, raw: str, redact: Callable[[str], str], *, held: bool = False
 ) -> BatchResult:
-    """One line of an OpenAI-format output or error file (also ``vllm run-batch`` output, both
-    of its error shapes).
-
-    A 4xx other than 408, 409 and 429 is ``rejected`` (final); any other error (a 5xx, a
-    retryable 4xx, no status) is ``api_error`` (asked again). With ``held`` rubrics, an error
-    keeps its HTTP status and error word only (:func:`error_text`).
-
-    Raises:
-        ValueError: the line is not a result object (no string ``custom_id``).
-    """
+    """One line of an OpenAI-format output or error file (also ``vllm run-batch`` output, both of
+    its error shapes)."""
     if not isinstance(obj, dict) or not isinstance(obj.get("custom_id"), str):
         raise ValueError("not a batch result line (no custom_id)")
     cid: str = obj["custom_id"]
@@ -112,6 +96,3 @@ def parse_result_line(
     if status is not None and status not in _RETRYABLE and 400 <= status < 500:
         return BatchResult(cid, None, "rejected", msg)
     return BatchResult(cid, None, "api_error", msg)
-
-
-__all__ = ["ENDPOINT", "OPENAI_LIMITS", "parse_result_line", "request_line"]

@@ -1,18 +1,12 @@
 """Batch mode: submit what has neither a verdict nor a request in flight, collect every finished
 batch, re-ask unusable replies, and record each batch's id and state in the ledger.
 
-One call of :func:`step` is one idempotent step that any process on any machine can take:
-everything it needs is in the verdict store (verdicts, failures) and the ledger's batch states
-(ids, states, keys and each key's public ids). A step collects every finished batch of the judge,
-whichever run submitted it and whichever submissions it covers: a result whose key the batch
-record names is a paid verdict and is ingested, for this run's pairs and for others' alike (the
-record's ids say where it belongs). A result is ingested only while its (response, check) has no
-verdict, so a step killed mid-ingest and taken again stores no verdict twice; a batch is marked
-collected only after every line of it is ingested, asked again or recorded as failed, so none is
-lost; a batch is recorded (with its keys and a random run id in its tag) before it is created, so
-a step killed in between finds it again by what it carries instead of submitting it twice. A
-batch that no ledger copy names (its job killed before recording it, its copy gone) is found by
-a run's first step in the provider's listing (:func:`adopt_strays`) and collected as any other.
+A :func:`step` is idempotent and any process may take it. A result is ingested only while its
+pair has no verdict (a killed step taken again stores nothing twice); a batch is marked collected
+only once every line is ingested, asked again or failed (none lost); a batch is recorded, with
+its keys, before it is created, so a step killed in between finds it by what it carries instead
+of paying twice. Batches no ledger row names are found in the account's listing
+(:func:`adopt_strays`).
 """
 
 from __future__ import annotations
@@ -31,7 +25,7 @@ from scoring.judge.batch.api import (
     RESUBMIT_KINDS,
     SWEEP_PAGE_SIZE,
     SWEEP_PAGES,
-    BatchAPI,
+    BatchBackend,
     BatchLine,
     BatchResult,
     Found,
@@ -67,15 +61,7 @@ class Ask:
 
 
 class Ingest:
-    """Turns results into verdicts, failures, re-asks and resubmissions for one judge.
-
-    Shared by batch mode and by ``--import-batch`` (self-hosted judges), so a result means the
-    same thing whichever way it came. ``todo`` maps custom ids to the (response, check) pairs
-    that have no verdict; a pair leaves it when it gets one. ``others`` maps the custom ids of
-    the batch being collected that this run does not plan (another run's submissions) to their
-    recorded ids: their verdicts are stored too, and what cannot be asked again from here (no
-    prompt: the run that plans them asks again) is recorded as a failure, not listed.
-    """
+    """Turns results into verdicts, failures, re-asks and resubmissions for one judge."""
 
     def __init__(
         self,
@@ -157,9 +143,8 @@ class Ingest:
         )
 
     def again(self, cid: str, attempt: int, message: str = "no result") -> None:
-        """Ask ``cid`` again without counting an attempt (expired, cancelled, transient, no
-        result); another run's request is recorded as failed (``api_error``) instead: the run
-        that plans it asks again."""
+        """Ask ``cid`` again without counting an attempt; another run's request is recorded as
+        failed (``api_error``) for that run to ask."""
         if cid in self.todo:
             self.stats.resubmitted += 1
             self.asks.append(Ask(cid, attempt))
@@ -193,9 +178,8 @@ class Ingest:
 def others_of(
     j: BuiltJudge, rec: BatchRecord, todo: dict[str, PairItem], cache: VerdictCache
 ) -> dict[str, Requested]:
-    """The requests of ``rec`` that this run does not plan and that have no verdict yet (in the
-    ledger or the working index), with the ids the record gives them (none for a record written
-    before records carried ids)."""
+    """The requests of ``rec`` that this run does not plan and that have no verdict yet, with the
+    ids the record gives them."""
     if len(rec.requests) != len(rec.keys):
         return {}
     rows = [i for i, k in enumerate(rec.keys) if custom_id(k) not in todo]
@@ -221,7 +205,7 @@ def chunk_tag(lines: list[BatchLine], run: str = "") -> str:
     return h.hexdigest()[:32]
 
 
-def limits_of(j: BuiltJudge, api: BatchAPI) -> Limits:
+def limits_of(j: BuiltJudge, api: BatchBackend) -> Limits:
     """The provider's per-batch limits, lowered by the judge's ``batch_max_requests``."""
     lim = api.limits
     if j.config.batch_max_requests is not None:
@@ -229,21 +213,16 @@ def limits_of(j: BuiltJudge, api: BatchAPI) -> Limits:
     return lim
 
 
-def lines_of(
-    j: BuiltJudge,
-    line: Callable[[str, dict[str, object]], BatchLine],
-    todo: dict[str, PairItem],
-    asks: list[Ask],
-) -> Iterator[BatchLine]:
+def lines_of(api: BatchBackend, todo: dict[str, PairItem], asks: list[Ask]) -> Iterator[BatchLine]:
     """Each ask as a batch line, its body from the judge backend's one body builder."""
     for a in asks:
         it = todo[a.cid]
-        yield line(a.cid, batch_backend(j.backend).batch_body(it.plan.request(it.pair), a.turns))
+        yield api.line(a.cid, api.batch_body(it.plan.request(it.pair), a.turns))
 
 
 def submit(
     j: BuiltJudge,
-    api: BatchAPI,
+    api: BatchBackend,
     book: BatchBook,
     todo: dict[str, PairItem],
     asks: list[Ask],
@@ -255,7 +234,7 @@ def submit(
     run = secrets.token_hex(8)
     for attempt in sorted({a.attempt for a in asks}):
         mine = [a for a in asks if a.attempt == attempt]
-        for chunk in split(lines_of(j, api.line, todo, mine), limits_of(j, api)):
+        for chunk in split(lines_of(api, todo, mine), limits_of(j, api)):
             tag = chunk_tag(chunk, run)
             items = [todo[ln.custom_id] for ln in chunk]
             rec = _record(j, tag, PENDING + tag, "submitting", items, attempt, run)
@@ -302,23 +281,15 @@ def _record(
 
 def adopt_strays(
     j: BuiltJudge,
-    api: BatchAPI,
+    api: BatchBackend,
     book: BatchBook,
     cache: VerdictCache,
     todo: dict[str, PairItem],
     notes: list[str],
 ) -> list[BatchRecord]:
-    """The finished batches on the account that no row of the ledger names (of any judge) and
-    that are shown to carry requests of ``todo``: a job killed between creating a batch and
-    recording its id, whose ledger copy is gone. Each is recorded (with those keys, as a first
-    ask: its attempt is not known) to be collected as any other, and so never twice.
-
-    A batch is shown to be ours when every custom id of its results is a key of ``todo`` or a
-    key with a verdict: one that carries another request without a verdict is left for a run
-    that plans it (its results are never read as unwanted). One whose results name a custom id
-    that is no key is another project's: recorded ``foreign``, so no sweep reads it again. A
-    batch that cannot be listed or read is noted and left alone; the others are still adopted.
-    """
+    """The finished batches on the account that no ledger row names and that carry requests of
+    ``todo`` (a job killed before recording one): each is recorded, as a first ask, and collected
+    as any other, so never twice."""
     known = {s.batch_id for s in book.ledger.batch_states()}
     try:
         strays = [b.batch_id for b in api.listed(SWEEP_PAGES, SWEEP_PAGE_SIZE) if b.finished]
@@ -348,11 +319,10 @@ def adopt_strays(
 
 
 def _carried(
-    api: BatchAPI, bid: str, todo: dict[str, PairItem], cache: VerdictCache
+    api: BatchBackend, bid: str, todo: dict[str, PairItem], cache: VerdictCache
 ) -> list[str] | None:
-    """The custom ids of ``todo`` that the results of ``bid`` carry; none when it carries a
-    request that is neither in ``todo`` nor judged, or more results than a batch can hold;
-    None when a custom id is no key (not this project's batch)."""
+    """The custom ids of ``todo`` that ``bid``'s results carry; [] when it carries an open request
+    not in ``todo`` or too many results; None when a custom id is no key (another project's)."""
     mine: dict[str, None] = {}
     rest: list[bytes] = []
     for n, res in enumerate(api.results(bid)):
@@ -381,7 +351,7 @@ def _judged(keys: list[bytes], cache: VerdictCache) -> bool:
 
 def step(
     j: BuiltJudge,
-    api: BatchAPI,
+    api: BatchBackend,
     book: BatchBook,
     cache: VerdictCache,
     todo: dict[str, PairItem],
@@ -391,17 +361,8 @@ def step(
     collect_only: bool = False,
     sweep: bool = False,
 ) -> int:
-    """One collect-and-submit step for one judge; returns this run's requests still in flight
-    (those of ``todo``: another run's requests in flight are theirs to count).
-
-    Every finished batch of the judge is collected, whichever run submitted it; a batch whose
-    state or results cannot be read stays in flight alone (see :class:`_Visit`). ``skip`` holds
-    the requests that failed for good earlier in this run (not submitted again until the next
-    run); it grows with this step's failures. ``collect_only``: submit only what collecting
-    asks again (re-asks, expired or missing results), never a first ask. ``sweep``: then adopt
-    and collect the finished batches that carry open requests and that no ledger row names
-    (see :func:`adopt_strays`), before anything is submitted.
-    """
+    """One collect-and-submit step for one judge; returns this run's requests still in flight (those
+    of ``todo``: another run's requests in flight are theirs to count)."""
     visit = _Visit(j, api, book, cache, Ingest(j, todo, cache, stats, progress), skip)
     for rec in book.open_batches(j.identity):
         if rec.state != "submitting":
@@ -436,7 +397,7 @@ class _Visit:
     about one batch leaves it in flight, noted, and the others are still collected)."""
 
     j: BuiltJudge
-    api: BatchAPI
+    api: BatchBackend
     book: BatchBook
     cache: VerdictCache
     ingest: Ingest
@@ -445,11 +406,9 @@ class _Visit:
     still: list[BatchRecord] = field(default_factory=list)
 
     def recover(self, rec: BatchRecord) -> list[BatchRecord]:
-        """The batches of a ``submitting`` record (a run killed between recording it and
-        learning the batch's id): only those shown to carry its requests are adopted (the
-        first as its own, any other as a copy another job made of the same requests); none
-        while one that may be it is still running (the record stays in flight); ``lost`` when
-        the provider has none."""
+        """The batches of a ``submitting`` record shown to carry its requests (the first its own,
+        any other a copy another job made); none while one may still be running; ``lost`` if
+        none."""
         known = frozenset(r.batch_id for r in self.book.latest(self.j.identity))
         try:
             found = self.api.find(
@@ -497,9 +456,8 @@ class _Visit:
         self.collected.append(rec.moved("collected"))
 
     def _unreadable(self, rec: BatchRecord, why: str) -> None:
-        """A finished batch whose results could not be read: recorded with its tries and kept
-        in flight; after :data:`MAX_READ_TRIES`, given up and its requests without a verdict
-        asked again (another run's recorded as failed, for that run to ask)."""
+        """A finished batch whose results could not be read: kept in flight, and after
+        :data:`MAX_READ_TRIES` given up, its requests without a verdict asked again."""
         self._note(
             f"cannot read the results of batch {rec.batch_id} (try {rec.tries} of "
             f"{MAX_READ_TRIES}): {why}"
@@ -522,7 +480,7 @@ class _Visit:
 
 
 def _collect(
-    api: BatchAPI,
+    api: BatchBackend,
     rec: BatchRecord,
     failed: bool,
     message: str,
@@ -531,12 +489,7 @@ def _collect(
     skip: set[str],
 ) -> None:
     """Ingest every result of a finished batch; a request without a result is asked again (or,
-    another run's, recorded as failed), so every line of the batch is accounted for. A request
-    that failed for good earlier in this run (``skip``) is left as it is, unless a reply came.
-
-    Raises:
-        BatchError: its results cannot be read (what was read is stored).
-    """
+    another run's, recorded as failed), so every line is accounted for."""
     seen: set[str] = set()
     stats = ingest.stats
     cache.begin()
@@ -583,13 +536,13 @@ def run_batch_judges(
     sleep: Callable[[float], None] = time.sleep,
     collect_only: bool = False,
 ) -> None:
-    """Take one step for every batch-mode judge; with ``wait_s``, keep polling every ``poll_s``
-    seconds until nothing is in flight or ``wait_s`` has passed. Sets each judge's
-    ``in_flight``. ``collect_only``: no first asks (see :func:`step`)."""
-    apis: dict[str, BatchAPI] = {}
+    """Take one step for every batch-mode judge; with ``wait_s``, poll every ``poll_s`` seconds
+    until nothing is in flight or ``wait_s`` has passed."""
+    apis: dict[str, BatchBackend] = {}
     try:
         for j, _, _ in plans:
-            apis[j.name] = batch_backend(j.backend).batch_api(held=cache.ledger.held)
+            apis[j.name] = batch_backend(j.backend)
+            apis[j.name].held = cache.ledger.held
         todos = {j.name: pending_items(items) for j, items, _ in plans}
         skips: dict[str, set[str]] = {j.name: set() for j, _, _ in plans}
         end = None if wait_s is None else time.monotonic() + wait_s
@@ -617,26 +570,4 @@ def run_batch_judges(
         for j, _, stats in plans:
             stats.notes += apis[j.name].notes if j.name in apis else []
         for api in apis.values():
-            api.close()
-
-
-def in_flight_ids(book: BatchBook, judge_id: str) -> set[str]:
-    """Custom ids of the requests in a judge's open batches (read from the records only)."""
-    return {cid for rec in book.open_batches(judge_id) for cid in rec.custom_ids}
-
-
-__all__ = [
-    "COMMIT_EVERY",
-    "MAX_ATTEMPTS",
-    "Ask",
-    "Ingest",
-    "adopt_strays",
-    "in_flight_ids",
-    "limits_of",
-    "lines_of",
-    "others_of",
-    "pending_items",
-    "run_batch_judges",
-    "step",
-    "submit",
-]
+            api.close_batches()

@@ -1,20 +1,9 @@
-"""The verdicts and failures of one imported result file, gathered as rows and written to the
-ledger as shards: the import's journal.
+"""The verdicts and failures of one imported result file, gathered as rows and written to the ledger
+as shards: the import's journal.
 
-An imported file is ingested whole or not at all, so it needs no journal of its own: its verdicts
-go straight into one ledger shard (written atomically, named by its bytes), then its failures into
-another. A process killed before the verdict shard is renamed into place stored nothing of the
-file; one killed between the two shards kept its verdicts, and importing the file again skips
-them and records its failures (the next export asks those requests again in any case). Nothing
-passes through the SQLite working index, whose one insert per verdict was a third of an import.
-
-A line that gives no verdict (an error, an unusable reply) leaves its key open, so importing the
-file again would read it as a new attempt. Such lines are journalled, before the shards, as one
-batch-state row per judge (state ``imported``): their keys, and in ``detail`` a digest of each
-line's identity (its own ``id``, unique per line of a run, and its ``custom_id``); a line whose
-digest is journalled is already ingested. A process killed between the journal row and the
-failure shard loses those failures (the next export asks those requests again), never counts one
-twice.
+A file is ingested whole or not at all: its verdicts go into one atomically written shard, then
+its failures into another, and lines that gave no verdict are journalled first (an ``imported``
+batch-state row of line digests), so importing a file again counts no failure twice.
 """
 
 from __future__ import annotations
@@ -62,11 +51,7 @@ _ROW = (
 
 class ShardSink:
     """A :class:`scoring.judge.cache.VerdictSink` that keeps one file's verdicts (as rows of a
-    verdict shard) and failures until :meth:`write`.
-
-    Args:
-        held: rubrics are held: no rationale is kept (nor, by the ledger, any failure text).
-    """
+    verdict shard) and failures until :meth:`write`."""
 
     def __init__(self, held: bool) -> None:
         self.held = held
@@ -78,9 +63,7 @@ class ShardSink:
         return len(self._rows)
 
     def put(self, r: VerdictRecord, *, commit: bool = True) -> bool:
-        """Keep a verdict (``commit`` is meaningless here: :meth:`write` writes them all).
-
-        The caller offers each key once (a verdict leaves the keys it still asks for)."""
+        """Keep a verdict (``commit`` is meaningless here: :meth:`write` writes them all)."""
         self._rows.append(verdict_values(r))
         return True
 
@@ -122,11 +105,8 @@ class ShardSink:
         self._failures.append(replace(r, raw=cap_raw(r.raw)) if len(r.raw) > MAX_RAW_CHARS else r)
 
     def write(self, ledger: Ledger, known: KeyIndex | None = None) -> list[str]:
-        """Write the verdicts as one shard (stamped with this moment), then the failures as
-        another; returns the names of the shards written (none for nothing) and starts afresh.
-
-        ``known``: the keys the ledger has (as an index); a verdict of one of them is dropped,
-        not written twice (the first verdict of a key wins)."""
+        """Write the verdicts as one shard (stamped with this moment), then the failures as another;
+        returns the names of the shards written (none for nothing) and starts afresh."""
         if known is not None and self._rows:
             new = ~known.contains(keys_array([r[0] for r in self._rows]))
             self._rows = [r for r, keep in zip(self._rows, new.tolist(), strict=True) if keep]
@@ -214,13 +194,3 @@ def journal_lines(ledger: Ledger, j: BuiltJudge, lines: dict[bytes, str]) -> Non
         detail=json.dumps({"lines": list(lines.values())}),
     )
     ledger.append_batch_states([state])
-
-
-__all__ = [
-    "IMPORTED",
-    "ImportIngest",
-    "ShardSink",
-    "imported_lines",
-    "journal_lines",
-    "line_digest",
-]
