@@ -235,6 +235,3 @@ def open_session(
         items = _items(project, drawn)
     items = _blind_order(items, annotator)
     return Session(project, annotator, items, adjudicate, folder / f"{annotator}.jsonl")
-
-
-__all__ = ["Session", "make_audit_server", "open_session"]

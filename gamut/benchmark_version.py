@@ -42,6 +42,3 @@ def benchmark_version(project: Project) -> str | None:
             f"benchmark_version in {project.config_file}"
         )
     return version
-
-
-__all__ = ["RELEASE_FILE", "benchmark_version"]

@@ -414,21 +414,3 @@ def claimed_by(gh: GitHub, number: int, submission_id: str, submissions: str) ->
         and (mine is None or t < mine)
     ]
     return min(held)[1] if held else None
-
-
-__all__ = [
-    "SCORE_ENVIRONMENT",
-    "SCORE_RUN_NAME",
-    "SCORE_WORKFLOW",
-    "VALIDATE_WORKFLOW",
-    "Approval",
-    "GitHub",
-    "Pull",
-    "approved_score_run",
-    "claim_time",
-    "claimed_by",
-    "open_pulls",
-    "scorable_id",
-    "score_run_title",
-    "submission_ids",
-]

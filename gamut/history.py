@@ -136,6 +136,3 @@ def _version(pair: Any) -> str:
     if isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], str):
         return pair[1][:200]
     return ""
-
-
-__all__ = ["read_history"]

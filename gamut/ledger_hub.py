@@ -417,6 +417,3 @@ def _ingest(
         report.ingested += [f"{k}/{n}" for k, names in merged.copied.items() for n in names]
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-
-
-__all__ = ["PullReport", "PushReport", "pull", "push"]

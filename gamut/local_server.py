@@ -132,6 +132,3 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(reply)
 
     do_GET = do_POST = _answer
-
-
-__all__ = ["FORM_SCRIPT", "LocalServer", "Reply", "image", "text"]

@@ -215,6 +215,3 @@ def take_from_commit(
     shown = install_submission(dest, data)
     warnings = existing_submission_warning(toplevel, base_sha, folder, sid, first_file)
     return PrInfo(pr_number, head_sha, sid, shown), warnings
-
-
-__all__ = ["on_base", "submissions_in_repo", "take_from_commit"]

@@ -74,6 +74,3 @@ def plain_progress() -> ProgressSink:
     from gamut.cli._common import err_console
 
     return PlainProgress(err_console.console.file)
-
-
-__all__ = ["RichProgress", "default_progress", "plain_progress"]

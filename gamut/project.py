@@ -329,6 +329,3 @@ class Project:
             builder=site.builder,
             submissions_open=published,
         )
-
-
-__all__ = ["Project"]

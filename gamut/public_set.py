@@ -309,14 +309,3 @@ def pull(source: QuestionSource) -> PullResult:
     return PullResult(
         qs.folder, qs.folder / qs.file, len(entries), sum(e.size for e in entries), already=False
     )
-
-
-__all__ = [
-    "DEFAULT_FILE",
-    "MANIFEST",
-    "PullResult",
-    "QuestionSet",
-    "pull",
-    "question_set",
-    "questions_file",
-]

@@ -215,13 +215,3 @@ def record_table(
     """Record that the verdict table with fingerprint ``table_fp`` was built from ``fp``."""
     path = _record_path(project, "table", _selection(None, submissions, None))
     atomic_write_text(path, json.dumps({"fingerprint": fp, "table": table_fp}) + "\n")
-
-
-__all__ = [
-    "file_digest",
-    "fingerprint",
-    "record_report",
-    "record_table",
-    "recorded_report",
-    "table_is_recorded",
-]

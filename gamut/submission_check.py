@@ -141,9 +141,6 @@ def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
     return result
 
 
-__all__ = ["SubmissionCheck", "check_submission"]
-
-
 def check_metadata_only(
     project: Project, paths: list[Path] | None
 ) -> tuple[list[str], list[Problem]]:

@@ -73,14 +73,3 @@ def append_step_summary(markdown: str) -> bool:
     with Path(name).open("ab") as f:
         f.write(data)
     return True
-
-
-__all__ = [
-    "SUMMARY_ENV",
-    "Level",
-    "annotation",
-    "append_step_summary",
-    "command",
-    "escape_data",
-    "escape_property",
-]

@@ -97,6 +97,3 @@ def main() -> None:
 def run() -> None:
     """The ``gamut`` program (``python -m gamut`` too): :func:`main`."""
     main()
-
-
-__all__ = ["COMMANDS", "LazyGroup", "main", "run"]

@@ -202,8 +202,7 @@ def _judge(
     collect_only: bool,
     status_out: Path | None,
 ) -> None:
-    """Judge (or, in a dry run, count) what has no verdict, print the report, write the verdict
-    table and exit with the run's status."""
+    """Judge (or count) what has no verdict, write the verdict table, exit with the status."""
     from gamut import pipeline
 
     report = pipeline.judge(
@@ -236,8 +235,7 @@ def _judge(
 
 
 class Mode(StrEnum):
-    """What one ``gamut judge`` does: judge (direct calls and provider batches), count what it
-    would do, write the requests for an offline run, or ingest that run's results."""
+    """What one ``gamut judge`` does."""
 
     JUDGE = "judge"
     CHECK = "--check"
@@ -328,8 +326,10 @@ def _import(
 ) -> None:
     """--import-batch: ingest result files, then write the verdict table."""
     from gamut import pipeline
+    from scoring.judge.batch.files import import_batch
 
-    imported = pipeline.import_batch(project, files, names, chosen.ids)
+    plans = project.pair_plans(names, chosen.ids)
+    imported = import_batch(files, plans, project.ledger, project.cache_path)
     for s in imported.stats.values():
         out_console.print(
             f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
@@ -360,10 +360,12 @@ def _exit(
 ) -> None:
     """Write the status file, then exit 1 when a judge was stopped, checks failed or submissions
     were left out, or 75 while batches are in flight and nothing else is wrong."""
-    from gamut import pipeline
-
     if status_out is not None:
-        atomic_write_text(status_out, pipeline.judging_status(project, chosen.ids).to_json())
+        from scoring.judge.status import judging_status
+
+        plans = project.pair_plans(None, chosen.ids)
+        status = judging_status(plans, project.ledger, project.cache_path)
+        atomic_write_text(status_out, status.to_json())
     if stopped:
         fail(
             f"{len(stopped)} judge(s) stopped before judging (above; nothing of theirs was "
@@ -408,11 +410,7 @@ def replay_miss(project: Project, f: Failure) -> bool:
 
 
 def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:
-    """One line per (replay judge, submission) whose replay file lacks verdicts, not one per check.
-
-    A replay judge only knows the submissions its replay file was made for (the demo's synthetic
-    models); a new submission needs a real judge.
-    """
+    """One line per (replay judge, submission) whose replay file lacks verdicts, not per check."""
     missed = Counter((f.judge, f.submission_id) for f in failures if replay_miss(project, f))
     if not missed:
         return []
@@ -473,8 +471,7 @@ def export_verdicts_cmd(out: Path, config_path: Path | None) -> None:
 
 
 def _export_provenance(project: Project) -> dict[str, object]:
-    """What an exported verdict file was made from (the keys of a scoring run's provenance that
-    do not depend on scoring)."""
+    """What an exported verdict file was made from (scoring-independent provenance keys)."""
     from scoring import __version__
     from scoring.tables.write import generated_at
 
@@ -486,6 +483,3 @@ def _export_provenance(project: Project) -> dict[str, object]:
         "engine_version": __version__,
         "generated_at": generated_at(),
     }
-
-
-__all__ = ["export", "judge", "replay_gaps", "replay_miss"]

@@ -216,6 +216,3 @@ def verify(config_path: Path | None) -> None:
     n = sum(len(led.shard_names(k)) for k in KINDS)
     err_console.print(f"{led.root}: {n} shard(s), every one sound", markup=False)
     _duplicates(led.duplicates()[0])
-
-
-__all__ = ["ledger"]
