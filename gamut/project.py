@@ -1,9 +1,5 @@
-"""A project: one config file, every path it names resolved, every input loaded at most once.
-
-The engine's functions take values; a :class:`Project` is where the application gets those values
-from. Each input (questions, rubrics, compiled checks, response units, judges) is read on first use
-and kept, so a pipeline run reads each file once however many stages use it.
-"""
+"""A project: one config file, every path it names resolved, every input read once, on first use
+(the engine's functions take values; a :class:`Project` is where the application gets them)."""
 
 from __future__ import annotations
 
@@ -29,12 +25,12 @@ if TYPE_CHECKING:
     from scoring.submissions.digests import DigestCache
 
 
-class Project:
-    """The deployment described by one config file.
+def _tuple(items: list[Any] | None) -> tuple[Any, ...] | None:
+    return None if items is None else tuple(items)
 
-    Args:
-        cfg: the validated config (its ``root`` is the config file's folder).
-    """
+
+class Project:
+    """The deployment described by one validated config."""
 
     def __init__(self, cfg: GamutConfig) -> None:
         self.cfg = cfg
@@ -43,7 +39,7 @@ class Project:
 
     @classmethod
     def load(cls, path: Path | str | None = None) -> Project:
-        """The project of the config file at ``path`` (see :func:`gamut.config.config_path`)."""
+        """The project of the config file at ``path``."""
         return cls(load_config(path))
 
     @property
@@ -68,11 +64,7 @@ class Project:
 
     @property
     def questions_path(self) -> Path:
-        """The public questions file (the pulled copy when the config names a Hub dataset).
-
-        Raises:
-            GamutError: a Hub question set not pulled yet.
-        """
+        """The public questions file (the pulled copy of a Hub dataset)."""
         from gamut.public_set import questions_file
 
         return questions_file(self.question_source)
@@ -84,7 +76,7 @@ class Project:
 
     @property
     def submissions(self) -> SubmissionsLayout:
-        """The submissions folder's layout: each submission's metadata and response files."""
+        """The submissions folder's layout."""
         return SubmissionsLayout(self.submissions_root)
 
     @property
@@ -99,7 +91,7 @@ class Project:
 
     @property
     def results_layout(self) -> ResultsLayout:
-        """The score tables folder's layout: each table by name and format."""
+        """The score tables folder's layout."""
         return ResultsLayout(self.results)
 
     @property
@@ -124,11 +116,7 @@ class Project:
 
     @cached_property
     def key_scheme(self) -> KeyScheme:
-        """How verdict keys are hashed: keyed by the ledger secret when rubrics are held.
-
-        Raises:
-            ProblemsError: rubrics are held and no ledger secret is configured or set.
-        """
+        """How verdict keys are hashed: keyed by the ledger secret when rubrics are held."""
         from scoring.ledger import KeyScheme
 
         if self.rubrics_public:
@@ -175,12 +163,7 @@ class Project:
         """The named judges' pairs over the selected units, with their keys (computed once)."""
         from scoring.judge.pairs import pair_plans
 
-        key = (
-            None if judges is None else tuple(judges),
-            None if submissions is None else tuple(submissions),
-            None if settings is None else tuple(settings),
-            need_keys,
-        )
+        key = (_tuple(judges), _tuple(submissions), _tuple(settings), need_keys)
         with_keys = (*key[:3], True)
         if not need_keys and with_keys in self._plans:  # the same pairs, judges with API keys
             return self._plans[with_keys]
@@ -192,8 +175,7 @@ class Project:
 
     @cached_property
     def digests(self) -> DigestCache:
-        """The files this project's commands read: the validation and the scoring of one run
-        share them, so each file is read once."""
+        """The file digests that a run's validation and scoring share."""
         from scoring.submissions import Limits
         from scoring.submissions.digests import DigestCache
 
@@ -210,9 +192,7 @@ class Project:
         return self.cfg.benchmark.rubrics_public
 
     def _resolve(self, key: str, value: str) -> Path:
-        """A rubrics or audit location: a local path resolved against the config's folder, or
-        a Hub reference fetched into ``<private>/hub`` (checked to lie outside the published
-        folders)."""
+        """A local rubrics or audit path, or a Hub reference fetched into ``<private>/hub``."""
         from gamut import hub
 
         hub.check_published(key, value, self.cfg.file)
@@ -223,20 +203,12 @@ class Project:
 
     @cached_property
     def rubrics_path(self) -> Path:
-        """The local file or folder of the rubrics; an ``hf://`` reference is fetched first.
-
-        Raises:
-            GamutError: a Hub reference cannot be resolved.
-        """
+        """The local file or folder of the rubrics (a Hub reference fetched first)."""
         return self._resolve("benchmark.rubrics", self.cfg.benchmark.rubrics)
 
     @cached_property
     def audit_path(self) -> Path | None:
-        """The local folder of the human audit labels (``[benchmark] audit``), None if unset.
-
-        Raises:
-            GamutError: a Hub reference cannot be resolved.
-        """
+        """The local folder of the human audit labels, None if unset."""
         value = self.cfg.benchmark.audit
         return None if value is None else self._resolve("benchmark.audit", value)
 
@@ -272,27 +244,16 @@ class Project:
         """The responses to judge, each with its question's checks (read once per selection)."""
         from scoring.judge import response_units
 
-        key = (
-            None if submissions is None else tuple(submissions),
-            None if settings is None else tuple(settings),
-        )
+        key = (_tuple(submissions), _tuple(settings))
         if key not in self._units:
             self._units[key] = response_units(
-                self.questions,
-                self.checks,
-                self.submissions_root,
-                submissions,
-                settings,
+                self.questions, self.checks, self.submissions_root, submissions, settings
             )
         out: JudgeInputs = self._units[key]
         return out
 
     def judges(self, names: list[str] | None = None, *, need_keys: bool) -> list[BuiltJudge]:
-        """The named judges (default: all), built and ready to call.
-
-        Raises:
-            ProblemsError: no judges configured, unknown names or missing API keys.
-        """
+        """The named judges (default: all), built and ready to call."""
         from scoring.judge import build_judges
 
         self.cfg.require_judges()

@@ -1,10 +1,6 @@
-"""What the scoring will do with one submission, seen before the pull request; nothing is called.
-
-:func:`check_submission` validates the submission, computes the response statistics that the
-gaming warnings look at, and sizes the judging job (checks per judge, calls, estimated tokens and
-cost at the configured prices) with the judge's dry run. Counting checks needs the rubrics: with
-held rubrics that only the maintainers can read, the job size says so instead.
-"""
+"""What the scoring will do with one submission, seen before the pull request; nothing is called:
+validation, the statistics the gaming warnings look at, and the judge's dry run sizing the job
+(with held rubrics only the maintainers can count checks, and the report says so)."""
 
 from __future__ import annotations
 
@@ -96,12 +92,7 @@ class SubmissionCheck:
 
 
 def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
-    """Validate one submission, compute its response statistics and size its judging job.
-
-    Raises:
-        ProblemsError: the questions file itself is invalid (a deployment problem).
-        GamutError: the public question set is not in the local cache.
-    """
+    """Validate one submission, compute its response statistics and size its judging job."""
     from gamut import pipeline
     from scoring.submissions import Limits
     from scoring.submissions.responses import read_response_file
@@ -144,14 +135,8 @@ def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
 def check_metadata_only(
     project: Project, paths: list[Path] | None
 ) -> tuple[list[str], list[Problem]]:
-    """The checks that need no question set: each named submission's ``submission.yaml``
-    (every submission when ``paths`` is None), for a config whose questions cannot be read yet
-    (the live config before the datasets are published).
-
-    Returns:
-        The submission ids checked and every problem found (file names relative to the
-        working folder).
-    """
+    """Check only each named (default: every) submission's ``submission.yaml``, for a config
+    whose questions cannot be read yet; the ids checked and every problem found."""
     from scoring.submissions.formats import METADATA_FILE
     from scoring.submissions.layout import all_targets, targets_from_paths
     from scoring.submissions.metadata import check_metadata
