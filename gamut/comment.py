@@ -113,10 +113,6 @@ def code(text: object, limit: int = 80) -> str:
     return f"`{s}`"
 
 
-def _num(x: Any, signed: bool = False) -> str:
-    return numbers.signed(x) if signed else numbers.f1(x)
-
-
 def _ci(row: pd.Series, col: str, signed: bool = False) -> str:
     return numbers.with_ci(row.get(col), row.get(f"{col}_lo"), row.get(f"{col}_hi"), sign=signed)
 

@@ -1,12 +1,9 @@
 """The public question set on the Hugging Face Hub, pulled once into a local cache.
 
-``[benchmark] questions`` is a local JSON Lines file or ``hf://datasets/ORG/NAME@<commit
-sha>[/FILE]``: a public dataset holding the questions file (``FILE``, default
-``questions.jsonl``) and the images it names. :func:`pull` downloads that exact commit into
-``[store] questions`` (resumable: a dropped connection continues where it stopped, and a rerun
-keeps the files already downloaded), checks every file against the Hub's own hashes (git blob
-sha1, or sha256 for LFS files) and writes a manifest last; :func:`questions_file` then gives the
-local file, never touching the network, and says how to fill the cache while it is empty.
+``[benchmark] questions`` is a local file or ``hf://datasets/ORG/NAME@<commit sha>[/FILE]``.
+:func:`pull` downloads that commit into ``[store] questions`` (resumable), checks every file
+against the Hub's hashes (git blob sha1, or sha256 for LFS files) and writes a manifest last;
+:func:`questions_file` then gives the local file without the network.
 """
 
 from __future__ import annotations
@@ -25,9 +22,6 @@ from scoring.storage import atomic_write_text
 
 if TYPE_CHECKING:
     from gamut.hub import HubRef
-
-# gamut.hub is imported inside the functions, and huggingface_hub only when it downloads: a local
-# questions file keeps the light commands light.
 
 DEFAULT_FILE = "questions.jsonl"
 #: Written last, once every file is downloaded and verified: its presence means "complete".
@@ -56,15 +50,8 @@ class QuestionSet:
 
 @dataclass(frozen=True)
 class QuestionSource:
-    """Where the config says the public questions are, its paths resolved (``Project`` builds
-    it).
-
-    Attributes:
-        value: ``[benchmark] questions`` as written: a local file or an ``hf://`` reference.
-        config_file: the config file, for messages.
-        local: ``value`` resolved against the config's folder (the file, when it is local).
-        store: ``[store] questions``, where pulled Hub question sets are kept.
-    """
+    """``[benchmark] questions`` as written (``value``) and resolved (``local``), the config
+    file, and ``[store] questions`` (``store``)."""
 
     value: str
     config_file: Path
@@ -84,12 +71,7 @@ class PullResult:
 
 
 def question_set(source: QuestionSource) -> QuestionSet | None:
-    """The Hub question set named by the config, or None for a local questions file.
-
-    Raises:
-        PlaceholderError: the id is still the placeholder of an unpublished dataset.
-        GamutError: the reference is malformed or not pinned to a commit.
-    """
+    """The Hub question set named by the config, or None for a local questions file."""
     value = source.value
     from gamut.hub import HubRef, check_published, is_hub_uri, parse_hub_uri
 
@@ -105,12 +87,7 @@ def question_set(source: QuestionSource) -> QuestionSet | None:
 
 
 def questions_file(source: QuestionSource) -> Path:
-    """The local questions file: the configured path, or the pulled copy of a Hub question set.
-
-    Raises:
-        GamutError: a Hub question set that has not been pulled (completely) yet.
-        PlaceholderError: the id is still the placeholder of an unpublished dataset.
-    """
+    """The local questions file: the configured path, or the pulled copy of a Hub set."""
     qs = question_set(source)
     if qs is None:
         return source.local
@@ -122,18 +99,12 @@ def questions_file(source: QuestionSource) -> Path:
     return qs.folder / qs.file
 
 
-def git_blob_sha1(path: Path) -> str:
-    """The git blob id of a file (what the Hub reports as a non-LFS file's ``oid``)."""
-    h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def sha256(path: Path) -> str:
-    """The sha256 of a file (what the Hub reports for an LFS file)."""
-    h = hashlib.sha256()
+def file_hash(path: Path, algorithm: str) -> str:
+    """The Hub's hash of a file: ``sha256`` (LFS files), else its git blob sha1."""
+    if algorithm == "sha256":
+        h = hashlib.sha256()
+    else:
+        h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
     with path.open("rb") as f:
         while chunk := f.read(_CHUNK):
             h.update(chunk)
@@ -232,7 +203,7 @@ def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
         if not path.is_file():
             bad.append(f"{e.path} (missing)")
             continue
-        digest = sha256(path) if e.algorithm == "sha256" else git_blob_sha1(path)
+        digest = file_hash(path, e.algorithm)
         if digest != e.digest:
             bad.append(f"{e.path} ({e.algorithm} {digest[:12]}, expected {e.digest[:12]})")
             path.unlink()
@@ -242,16 +213,9 @@ def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
 def pull(source: QuestionSource) -> PullResult:
     """Download the configured Hub question set once into ``[store] questions``, checksummed.
 
-    A complete, verified copy is not downloaded again. An interrupted download leaves partial
-    files that the next call continues; a file whose hash does not match the Hub's is deleted and
-    reported (the next call fetches it again). The manifest, written last, records every file's
-    hash; the questions file is then parsed to check it.
-
-    Raises:
-        GamutError: a local questions file is configured, the reference is malformed, unknown or
-            unreachable, or files failed their checksum.
-        PlaceholderError: the id is still the placeholder of an unpublished dataset.
-        ProblemsError: the downloaded questions file is invalid.
+    A complete copy is not downloaded again; an interrupted one continues. A file whose hash
+    does not match the Hub's is deleted and reported; the manifest, written last, records every
+    file's hash once the questions file parses.
     """
     from huggingface_hub import snapshot_download
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich import box
@@ -25,10 +25,6 @@ if TYPE_CHECKING:  # the report stack (pandas, pyarrow) loads only when the comm
     from scoring.tables import Tables
 
 
-def _num(x: Any) -> str:
-    return f1(x)
-
-
 def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
     """The primary judge's leaderboard for one setting, as a rich table."""
     lb = tables.leaderboard
@@ -48,10 +44,10 @@ def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
         if r["status"] != "complete":
             out.add_row("-", str(r["model_name"]), "incomplete", *[""] * 5)
             continue
-        ci = f"{_num(r['gamut_lo'])} to {_num(r['gamut_hi'])}"
+        ci = f"{f1(r['gamut_lo'])} to {f1(r['gamut_hi'])}"
         rank, lo, hi = int(r["rank"]), int(r["rank_lo"]), int(r["rank_hi"])
         shown = f"{rank}" if lo == hi else f"{rank} ({lo}-{hi})"
-        cells = [_num(r[c]) for c in ("gamut", "gamut_lo", "ac", "v", "c", "gap")]
+        cells = [f1(r[c]) for c in ("gamut", "gamut_lo", "ac", "v", "c", "gap")]
         cells[1] = ci
         out.add_row(shown, str(r["model_name"]), *cells)
     return out
