@@ -1,9 +1,5 @@
-"""The project configuration file, ``gamut.toml`` (ARCHITECTURE.md, "Configuration").
-
-Every problem in the file is reported at once, before any work starts. Relative paths are relative
-to the config file's folder. The file given is found by :func:`config_path`: ``--config``, else the
-``GAMUT_CONFIG`` environment variable, else ``gamut.toml``.
-"""
+"""The project configuration file, ``gamut.toml``: every problem reported at once, before any
+work starts; relative paths are relative to the config file's folder."""
 
 from __future__ import annotations
 
@@ -68,8 +64,7 @@ class BenchmarkConfig(_Section):
 
     @property
     def published(self) -> bool:
-        """Whether submissions are open: neither the question set's nor the rubrics' id is
-        still the :data:`PLACEHOLDER` of an unpublished dataset."""
+        """Whether submissions are open: no dataset id is still the :data:`PLACEHOLDER`."""
         return not any(PLACEHOLDER in v for v in (self.questions, self.rubrics))
 
 
@@ -189,20 +184,12 @@ class GamutConfig(_Section):
 
     @property
     def primary_judge(self) -> str:
-        """Name of the judge whose scores rank the leaderboard.
-
-        Raises:
-            ProblemsError: the config defines no judge.
-        """
+        """Name of the judge whose scores rank the leaderboard."""
         self.require_judges()
         return next(n for n, j in self.judges.items() if j.primary)
 
     def require_judges(self) -> None:
-        """Raise unless the config defines judges (commands that judge or score need them).
-
-        Raises:
-            ProblemsError: no ``[judges.NAME]`` table, naming the file.
-        """
+        """Raise ProblemsError unless the config defines judges."""
         if not self.judges:
             raise ProblemsError(
                 [
@@ -245,17 +232,9 @@ def load_config(
     require_keys: bool | Iterable[str] = False,
     environ: Mapping[str, str] | None = None,
 ) -> GamutConfig:
-    """Read and validate a ``gamut.toml``.
-
-    Args:
-        path: the config file (default: :func:`config_path`'s choice).
-        require_keys: also check that the API key variables of these judges (True: of all judges)
-            are set, reporting those problems together with every other one.
-        environ: the environment to check keys in (default: ``os.environ``).
-
-    Raises:
-        ProblemsError: one problem per broken rule, with the key that holds it.
-    """
+    """Read and validate a ``gamut.toml`` (default: :func:`config_path`'s choice); with
+    ``require_keys``, also that these judges' (True: all judges') API key variables are set.
+    Raises ProblemsError, one problem per broken rule, with the key that holds it."""
     path = config_path(path)
     file = str(path)
     try:
