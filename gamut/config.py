@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scoring.errors import Problem, ProblemsError
 from scoring.judge.spec import JudgeConfig, judge_key_problems
@@ -171,17 +171,6 @@ class GamutConfig(_Section):
     root: Path = Field(default=Path("."), exclude=True)
     file: Path = Field(default=Path(DEFAULT_CONFIG), exclude=True)
 
-    @model_validator(mode="after")
-    def _one_primary(self) -> GamutConfig:
-        primaries = [n for n, j in self.judges.items() if j.primary]
-        if self.judges and len(primaries) != 1:
-            found = ", ".join(primaries) if primaries else "none"
-            raise ValueError(
-                f"exactly one judge must have primary = true (found: {found}); "
-                "the primary judge ranks the leaderboard"
-            )
-        return self
-
     @property
     def primary_judge(self) -> str:
         """Name of the judge whose scores rank the leaderboard."""
@@ -210,6 +199,8 @@ class GamutConfig(_Section):
 
 
 def _primary_problem(raw: dict[str, Any], file: str) -> Problem | None:
+    """Exactly one judge must be the primary (read from the raw file, so it is reported with
+    every other problem)."""
     judges = raw.get("judges")
     if not isinstance(judges, dict):
         return None
@@ -254,7 +245,8 @@ def load_config(
         raise ProblemsError(
             [Problem(file, None, f"not valid TOML: {exc}", "fix the syntax")]
         ) from None
-    problems: list[Problem] = []
+    primary = _primary_problem(raw, file)
+    problems: list[Problem] = [] if primary is None else [primary]
     if require_keys is not False and isinstance(raw.get("judges"), dict):
         names = None if require_keys is True else list(require_keys)
         problems.extend(judge_key_problems(raw["judges"], file, names, environ))
@@ -269,9 +261,6 @@ def load_config(
                 "missing": "add the key",
             }.get(e["type"], "see the commented gamut.toml in the repository")
             problems.append(Problem(file, None, f"{key}: {msg}" if key else msg, fix))
-        primary = _primary_problem(raw, file)
-        if primary is not None and not any("primary = true" in p.message for p in problems):
-            problems.append(primary)
         raise ProblemsError(problems, f"invalid config {file}") from None
     if problems:
         raise ProblemsError(problems, f"invalid config {file}")
