@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -128,10 +130,10 @@ def private_cache(private: Path, published: dict[str, Path]) -> Path:
     return private
 
 
-def snapshot_path(value: str, cache: Path) -> Path:
-    """The local copy of the Hub reference ``value`` (rubrics or audit labels): its rubric-like
-    files at the pinned commit, downloaded once into ``cache`` (under ``store.private``)."""
-    from huggingface_hub import snapshot_download
+@contextmanager
+def hub_errors(what: str, where: str, key: str, retry: str) -> Iterator[None]:
+    """Turn ``huggingface_hub`` errors into one :class:`GamutError` naming ``what`` (at
+    ``where``, configured by ``key``) and the fix."""
     from huggingface_hub.errors import (
         GatedRepoError,
         HfHubHTTPError,
@@ -140,11 +142,38 @@ def snapshot_path(value: str, cache: Path) -> Path:
         RevisionNotFoundError,
     )
 
+    try:
+        yield
+    except RevisionNotFoundError:
+        raise GamutError(f"{what}: no revision {where}; check the commit sha in {key}") from None
+    except (RepositoryNotFoundError, GatedRepoError):
+        raise GamutError(
+            f"{what}: {where} not found or not accessible; check the name in {key} (a private "
+            f"dataset needs {TOKEN_ENV}: a token with read access)"
+        ) from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        raise GamutError(
+            f"{what}: the Hub answered HTTP {status} for {where}; check that {TOKEN_ENV} holds a "
+            f"valid read token, or {retry} later"
+        ) from None
+    except (LocalEntryNotFoundError, OSError) as exc:
+        raise GamutError(
+            f"{what}: cannot download {where} ({type(exc).__name__}: {str(exc)[:200]}); {retry} "
+            "(check the network and GAMUT_HF_ENDPOINT if it keeps failing)"
+        ) from None
+
+
+def snapshot_path(value: str, cache: Path) -> Path:
+    """The local copy of the Hub reference ``value`` (rubrics or audit labels): its rubric-like
+    files at the pinned commit, downloaded once into ``cache`` (under ``store.private``)."""
+    from huggingface_hub import snapshot_download
+
     ref = parse_hub_uri(value)
     endpoint = hub_endpoint()
     token = hub_token()
     where = f"{ref.repo_id}@{ref.revision[:12]} on {endpoint}"
-    try:
+    with hub_errors("held rubrics", where, "benchmark.rubrics", "run the command again"):
         folder = snapshot_download(
             ref.repo_id,
             repo_type="dataset",
@@ -154,22 +183,6 @@ def snapshot_path(value: str, cache: Path) -> Path:
             token=token if token else False,
             endpoint=endpoint,
         )
-    except RevisionNotFoundError:
-        raise GamutError(f"held rubrics: no revision {where}; check the commit sha") from None
-    except (RepositoryNotFoundError, GatedRepoError):
-        fix = "check the name" if token else f"set {TOKEN_ENV} to a token with read access"
-        raise GamutError(f"held rubrics: {where} not found or not accessible ({fix})") from None
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
-        raise GamutError(
-            f"held rubrics: the Hub answered HTTP {status} for {where}; "
-            f"check that {TOKEN_ENV} holds a valid read token"
-        ) from None
-    except (LocalEntryNotFoundError, OSError) as exc:
-        raise GamutError(
-            f"held rubrics: cannot download {where} and nothing is cached ({type(exc).__name__}); "
-            "check the network and GAMUT_HF_ENDPOINT"
-        ) from None
     from scoring.rubric_io import rubric_files
 
     path = Path(folder)

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -27,6 +25,7 @@ DEFAULT_FILE = "questions.jsonl"
 #: Written last, once every file is downloaded and verified: its presence means "complete".
 MANIFEST = "gamut-manifest.json"
 PULL_COMMAND = "gamut questions pull"
+_RETRY = f"run `{PULL_COMMAND}` again: files already downloaded are kept"
 #: Limits on what a dataset may hold (the real set: 1,813 questions and their images).
 MAX_FILES = 50_000
 MAX_BYTES = 20 * 1024**3
@@ -127,11 +126,10 @@ def _safe_repo_path(name: str) -> bool:
 def _tree(ref: HubRef, where: str) -> list[_Entry]:
     from huggingface_hub.hf_api import RepoFile
 
-    from gamut.hub import hub_api, hub_token
-    from scoring.errors import GamutError
+    from gamut.hub import hub_api, hub_errors, hub_token
 
     api = hub_api(hub_token() or False)
-    with _hub_errors(where):
+    with hub_errors("public questions", where, "benchmark.questions", _RETRY):
         items = list(
             api.list_repo_tree(
                 ref.repo_id, repo_type="dataset", revision=ref.revision, recursive=True
@@ -154,45 +152,6 @@ def _tree(ref: HubRef, where: str) -> list[_Entry]:
             f"({MAX_FILES} files, {MAX_BYTES:,} bytes); check benchmark.questions"
         )
     return entries
-
-
-@contextmanager
-def _hub_errors(where: str) -> Iterator[None]:
-    """Turn ``huggingface_hub`` errors into one :class:`GamutError` naming the set and the fix."""
-    from huggingface_hub.errors import (
-        GatedRepoError,
-        HfHubHTTPError,
-        LocalEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
-
-    from gamut.hub import TOKEN_ENV
-    from scoring.errors import GamutError
-
-    try:
-        yield
-    except RevisionNotFoundError:
-        raise GamutError(
-            f"public questions: no revision {where}; check the commit sha in benchmark.questions"
-        ) from None
-    except (RepositoryNotFoundError, GatedRepoError):
-        raise GamutError(
-            f"public questions: {where} not found or not accessible; check the name in "
-            f"benchmark.questions (a private copy needs {TOKEN_ENV})"
-        ) from None
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
-        raise GamutError(
-            f"public questions: the Hub answered HTTP {status} for {where}; run "
-            f"`{PULL_COMMAND}` again later: files already downloaded are kept"
-        ) from None
-    except (LocalEntryNotFoundError, OSError) as exc:
-        raise GamutError(
-            f"public questions: the download of {where} stopped ({type(exc).__name__}: "
-            f"{str(exc)[:200]}); run `{PULL_COMMAND}` again: files already downloaded are kept "
-            "(check the network and GAMUT_HF_ENDPOINT if it keeps failing)"
-        ) from None
 
 
 def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
@@ -219,8 +178,7 @@ def pull(source: QuestionSource) -> PullResult:
     """
     from huggingface_hub import snapshot_download
 
-    from gamut.hub import hub_endpoint, hub_token
-    from scoring.errors import GamutError
+    from gamut.hub import hub_endpoint, hub_errors, hub_token
 
     qs = question_set(source)
     if qs is None:
@@ -243,7 +201,7 @@ def pull(source: QuestionSource) -> PullResult:
         )
     qs.folder.mkdir(parents=True, exist_ok=True)
     token = hub_token()
-    with _hub_errors(where):
+    with hub_errors("public questions", where, "benchmark.questions", _RETRY):
         snapshot_download(
             qs.ref.repo_id,
             repo_type="dataset",
