@@ -145,20 +145,13 @@ def judge(
 ) -> None:
     """Judge every (response, check) that has no verdict yet, then write the verdict table.
 
-    Every submission is validated first, as in `gamut run`: one that fails is left out (its
-    errors are listed; it is neither judged nor in the verdict table) and the others are judged.
-    A --submission that fails validation stops the command before anything is judged.
+    Submissions that fail validation are left out (listed); a --submission that fails stops the
+    command before anything is judged. Direct-mode verdicts are kept as they arrive; batch-mode
+    judges collect finished batches and submit the rest: run again, or pass --wait, until it
+    exits 0. One run at a time per ledger.
 
-    Direct-mode judges call once per check; verdicts are committed to the working index as they
-    arrive and shipped to the ledger, so an interrupted run loses only its calls in flight.
-    Batch-mode judges collect every finished batch and submit what has neither a verdict nor a
-    request in flight (their batches are recorded in the ledger); run the command again, or pass
-    --wait, until it exits 0. One run at a time per ledger.
-
-    Exit status: 0 when every check has a verdict; 1 when some check failed (listed; retried by
-    the next run) or a submission was left out for failing validation (after the others are
-    judged and the verdict table written; this wins over 75, and the requests in flight are
-    still counted); 75 when batches are still in flight and nothing else is wrong.
+    Exit status: 0 when every check has a verdict; 1 when a check failed (listed; retried by the
+    next run) or a submission was left out (this wins over 75); 75 while batches are in flight.
     """
     from gamut import pipeline
 
