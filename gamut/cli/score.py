@@ -68,14 +68,9 @@ def stale_reasons(tables: Tables) -> dict[str, int]:
 def score(config_path: Path | None) -> None:
     """Score every valid submission from the verdict table and write the score tables.
 
-    Reads <results>/verdicts.parquet (written by `gamut judge`) and writes the leaderboard,
-    per-domain, per-popularity, egocentric, check-kind, modality and judge-agreement tables
-    under <results>/ as Parquet, CSV and JSON, with provenance.json. A submission with any check
-    lacking a verdict is listed as incomplete and left out of the ranking.
-
-    Every submission is validated first, as in `gamut run`: one that fails is left out of the
-    tables (its errors are listed), the others are scored, and the command exits 1 after
-    writing the tables.
+    Reads <results>/verdicts.parquet (from `gamut judge`); writes every table under <results>/
+    as Parquet, CSV and JSON, with provenance.json. A submission lacking any verdict is
+    incomplete (not ranked); one that fails validation is left out (listed; exit 1).
     """
     from gamut import pipeline
 
