@@ -36,16 +36,24 @@ class Project:
         self.cfg = cfg
         self._units: dict[tuple[tuple[str, ...] | None, tuple[Setting, ...] | None], Any] = {}
         self._plans: dict[tuple[Any, ...], list[PairPlan]] = {}
+        path = cfg.path  # every path of the config, resolved against its folder
+        self.config_file = str(cfg.file)  # as given, for messages
+        self.submissions_root = path(cfg.benchmark.submissions)
+        self.submissions = SubmissionsLayout(self.submissions_root)
+        self.site_out = path(cfg.site.out)
+        self.results = path(cfg.store.results)
+        self.results_layout = ResultsLayout(self.results)
+        self.verdict_table = self.results_layout.verdicts  # the judge writes, the scorer reads
+        self.workbench_path = path(cfg.workbench.dir)
+        self.cache_path = path(cfg.store.cache)  # the ledger's local working index (SQLite)
+        self.ledger_path = path(cfg.store.ledger)
+        self.private = path(cfg.store.private)  # held rubrics, run records; never published
+        self.rubrics_public = cfg.benchmark.rubrics_public
 
     @classmethod
     def load(cls, path: Path | str | None = None) -> Project:
         """The project of the config file at ``path``."""
         return cls(load_config(path))
-
-    @property
-    def config_file(self) -> str:
-        """The config file as given, for messages."""
-        return str(self.cfg.file)
 
     def path(self, p: Path) -> Path:
         """A path from the config, resolved against the config file's folder."""
@@ -68,51 +76,6 @@ class Project:
         from gamut.public_set import questions_file
 
         return questions_file(self.question_source)
-
-    @property
-    def submissions_root(self) -> Path:
-        """The submissions folder."""
-        return self.path(self.cfg.benchmark.submissions)
-
-    @property
-    def submissions(self) -> SubmissionsLayout:
-        """The submissions folder's layout."""
-        return SubmissionsLayout(self.submissions_root)
-
-    @property
-    def site_out(self) -> Path:
-        """The built site's folder."""
-        return self.path(self.cfg.site.out)
-
-    @property
-    def results(self) -> Path:
-        """The score tables folder."""
-        return self.path(self.cfg.store.results)
-
-    @property
-    def results_layout(self) -> ResultsLayout:
-        """The score tables folder's layout."""
-        return ResultsLayout(self.results)
-
-    @property
-    def verdict_table(self) -> Path:
-        """The verdict table the judge writes and the scorer reads."""
-        return self.results_layout.verdicts
-
-    @property
-    def workbench_path(self) -> Path:
-        """The benchmark workbench's private folder (``[workbench] dir``)."""
-        return self.path(self.cfg.workbench.dir)
-
-    @property
-    def cache_path(self) -> Path:
-        """The ledger's local working index (SQLite)."""
-        return self.path(self.cfg.store.cache)
-
-    @property
-    def ledger_path(self) -> Path:
-        """The verdict ledger folder."""
-        return self.path(self.cfg.store.ledger)
 
     @cached_property
     def key_scheme(self) -> KeyScheme:
@@ -180,16 +143,6 @@ class Project:
         from scoring.submissions.digests import DigestCache
 
         return DigestCache(Limits())
-
-    @property
-    def private(self) -> Path:
-        """The private store (held rubrics, run records); never inside results or the site."""
-        return self.path(self.cfg.store.private)
-
-    @property
-    def rubrics_public(self) -> bool:
-        """Whether rubric text may be published."""
-        return self.cfg.benchmark.rubrics_public
 
     def _resolve(self, key: str, value: str) -> Path:
         """A local rubrics or audit path, or a Hub reference fetched into ``<private>/hub``."""
