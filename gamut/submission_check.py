@@ -68,21 +68,19 @@ class SubmissionCheck:
                 else "no price configured"
             )
             primary = ", primary" if cfg is not None and cfg.primary else ""
-            if s.mode == "offline":
-                out.append(
-                    f"  {name} ({s.label}{primary}): {s.checks:,} checks, {s.cache_hits:,} "
-                    f"already judged, {s.empty:,} of empty responses (scored without a call); "
-                    f"{s.planned:,} verdicts given offline (replayed"
-                    + (", else by the offline matcher" if cfg and cfg.unrecorded != "fail" else "")
-                    + "): no calls, no tokens, no cost"
-                )
-                continue
-            out.append(
+            head = (
                 f"  {name} ({s.label}{primary}): {s.checks:,} checks, {s.cache_hits:,} already "
                 f"judged, {s.empty:,} of empty responses (scored without a call); "
-                f"{s.planned:,} calls, about {s.est_tokens_in:,} tokens in and "
-                f"{s.est_tokens_out:,} out; {price}"
             )
+            if s.mode == "offline":
+                matcher = (
+                    ", else by the offline matcher" if cfg and cfg.unrecorded != "fail" else ""
+                )
+                tail = f"verdicts given offline (replayed{matcher}): no calls, no tokens, no cost"
+            else:
+                tail = f"calls, about {s.est_tokens_in:,} tokens in and {s.est_tokens_out:,} out; "
+                tail += price
+            out.append(f"{head}{s.planned:,} {tail}")
         if priced:
             out.append(
                 f"  total: about ${total:,.2f} at the uncached input price (providers' prompt "
