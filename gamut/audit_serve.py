@@ -1,16 +1,9 @@
-"""``gamut audit serve``: a local annotation page for a maintainer who holds the rubrics.
+"""``gamut audit serve``: a local annotation page (never part of the public site) writing each
+label to ``<audit>/<annotator>.jsonl`` atomically, so a session resumes where it stopped.
 
-Served by :mod:`gamut.local_server` (this machine's page only), never part of the public site. The
-page (``audit_page.html``) shows each drawn response (its image, question in the setting's form,
-the response) and every check with its tier and the four verdict buttons; each label, with its
-optional note, is written to the annotator's label file ``<audit>/<annotator>.jsonl`` (rewritten
-atomically), so a session resumes where it stopped.
-
-The page is blind: it never receives the submission (nor anything else naming the model) or other
-annotators' labels. Each response is known to it by an opaque reference (``R1``, ``R2``, ...) in
-an order shuffled per annotator, so neighbouring responses do not betray a common model either.
-With ``adjudicate``, the items are the (response, check) cells whose annotators disagree without
-an adjudication, shown with each annotator's verdict, and a label records an adjudication.
+The page is blind: it never receives the submission or other annotators' labels; responses are
+opaque references (``R1``, ...) in an order shuffled per annotator, so neighbours do not betray a
+common model. With ``adjudicate``, the items are the open disagreements, with each verdict.
 """
 
 from __future__ import annotations
@@ -39,8 +32,7 @@ HIDDEN = "submission_id"
 
 @dataclass
 class Session:
-    """What the page works on: the items (in the page's order, ``R<n>`` being the n-th), and the
-    annotator's own labels so far."""
+    """What the page works on: the items (``R<n>`` is the n-th) and the annotator's file."""
 
     project: Project
     annotator: str
@@ -61,8 +53,8 @@ class Session:
         ]
 
     def own(self) -> dict[str, dict[str, str]]:
-        """The annotator's labels of this session's checks (verdict, and note if any), by
-        ``ref|check``; labels of other responses are left out, as they would name them."""
+        """The annotator's labels of this session's checks, by ``ref|check`` (no others: they
+        would name their responses)."""
         labels = self._labels()
         out = {}
         for n, it in enumerate(self.items, 1):
@@ -74,14 +66,8 @@ class Session:
         return out
 
     def record(self, body: dict[str, Any]) -> None:
-        """Write one label (``ref``, ``check_id``, ``verdict``, optional ``note``; validated) to
-        the annotator's file, in place of any earlier label of the same check (moved last), or
-        remove that label when ``verdict`` is null (an undo); atomically, the server making one
-        call at a time.
-
-        Raises:
-            KeyError, ValueError: an unknown reference or check, or an invalid label.
-        """
+        """Write one validated label in place of any earlier one of the same check (moved
+        last), or remove it when ``verdict`` is null (an undo); KeyError/ValueError if bad."""
         item = _by_ref(self.items, body["ref"])
         if body["check_id"] not in {c["check_id"] for c in item["checks"]}:
             raise KeyError(f"{body['ref']} has no check {body['check_id']!r} to label")
@@ -116,8 +102,7 @@ def _lines(file: Path) -> list[dict[str, Any]]:
 
 
 def _blind_order(items: list[dict[str, Any]], annotator: str) -> list[dict[str, Any]]:
-    """The items in an order drawn from a hash of the annotator and the response: the same at
-    every start of the annotator's sessions, unrelated to the submission's place in the draw."""
+    """The items ordered by a hash of the annotator and the response (stable per annotator)."""
 
     def rank(it: dict[str, Any]) -> str:
         ids = "\0".join([annotator, *(str(it[k]) for k in PAIR_KEY[:3])])
@@ -220,8 +205,8 @@ def make_audit_server(session: Session, port: int = 0) -> LocalServer:
 def open_session(
     project: Project, annotator: str, sample: Path | None, adjudicate: bool
 ) -> Session:
-    """The items of a labelling session (from the ``gamut audit sample`` file) or of an
-    adjudication (the open disagreements of the audit folder), in the page's blind order."""
+    """The items of a labelling session (a ``gamut audit sample`` file) or of an adjudication,
+    in the page's blind order."""
     audit = project.audit_path
     if audit is None:
         raise GamutError("set [benchmark] audit to the folder the labels are written to")
@@ -235,6 +220,3 @@ def open_session(
         items = _items(project, drawn)
     items = _blind_order(items, annotator)
     return Session(project, annotator, items, adjudicate, folder / f"{annotator}.jsonl")
-
-
-__all__ = ["Session", "make_audit_server", "open_session"]

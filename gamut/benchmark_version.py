@@ -16,15 +16,8 @@ RELEASE_FILE = "release.json"
 
 
 def benchmark_version(project: Project) -> str | None:
-    """The benchmark version: ``[benchmark] benchmark_version`` when the config gives it, else the
-    ``benchmark_version`` of the ``release.json`` beside the question set's questions file,
-    else None (a question set made by hand names no version).
-
-    Raises:
-        GamutError: that ``release.json`` is not JSON or names no string version.
-        GamutError: a Hub question set not pulled yet (as
-            :attr:`Project.questions_path`).
-    """
+    """``[benchmark] benchmark_version``, else that of the ``release.json`` beside the
+    questions file, else None (a question set made by hand names no version)."""
     given = project.cfg.benchmark.benchmark_version
     if given is not None:
         return given
@@ -42,6 +35,3 @@ def benchmark_version(project: Project) -> str | None:
             f"benchmark_version in {project.config_file}"
         )
     return version
-
-
-__all__ = ["RELEASE_FILE", "benchmark_version"]

@@ -1,8 +1,7 @@
 """The sticky pull-request comment: one submission's scores, read from the score tables.
 
-The comment is built from ``results/`` only (ids, numbers and the submission's metadata) and from
-the validator's JSON report; it never reads a rubric, so it cannot leak rubric or check text.
-Text that comes from the pull request (warnings, model names) is escaped so it cannot ping people,
+Built from ``results/`` (ids, numbers, metadata) and the validator's report only, never a rubric,
+so it cannot leak check text. Text from the pull request is escaped so it cannot ping people,
 close the HTML comment marker or inject markup.
 """
 
@@ -50,15 +49,8 @@ Causes = dict[tuple[str, str], dict[str, int]]
 
 
 def failure_causes(failures: Iterable[FailureRecord], submission_id: str) -> Causes:
-    """The recorded failures of one submission, counted by judge, setting and kind.
-
-    Only ids and kinds are used (never a message or a reply).
-
-    Args:
-        failures: the ledger's failures of the current judges (``Ledger.failures(identities)``:
-            the latest of each check still without a verdict).
-        submission_id: the submission.
-    """
+    """One submission's recorded failures (ids and kinds only, never a message), counted by
+    judge, setting and kind."""
     out: Causes = {}
     for f in failures:
         if f.submission_id != submission_id:
@@ -103,11 +95,8 @@ _AUTOLINKS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], 
 
 
 def escape(text: object, limit: int = MAX_TEXT) -> str:
-    """Make untrusted text inert in GitHub markdown: no HTML, mentions, links or table breaks.
-
-    Markdown and HTML syntax is escaped; each autolink form GitHub recognises (:data:`_AUTOLINKS`)
-    is broken by a zero-width space, so the text reads the same but links nowhere.
-    """
+    """Make untrusted text inert in GitHub markdown: syntax escaped, and each autolink form
+    (:data:`_AUTOLINKS`) broken by a zero-width space, so it reads the same but links nowhere."""
     s = " ".join(str(text).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
@@ -122,10 +111,6 @@ def code(text: object, limit: int = 80) -> str:
     """Text shown as inline code: backticks and line breaks removed, length capped."""
     s = " ".join(str(text).replace("`", "'").split())[:limit]
     return f"`{s}`"
-
-
-def _num(x: Any, signed: bool = False) -> str:
-    return numbers.signed(x) if signed else numbers.f1(x)
 
 
 def _ci(row: pd.Series, col: str, signed: bool = False) -> str:
@@ -148,14 +133,7 @@ def _read(
 
 
 def read_warnings(path: Path) -> list[dict[str, Any]]:
-    """The warnings of a validator report (``gamut submission validate --format json``).
-
-    Accepts the report object (``{"problems": [...]}``, warnings picked by severity) or a plain
-    list of problems.
-
-    Raises:
-        GamutError: the file is missing or not such a report.
-    """
+    """The warnings of a validator JSON report (the object, or a plain list of problems)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -247,9 +225,8 @@ def _judges_section(board: pd.DataFrame, sid: str, primary: str) -> list[str]:
 
 
 def _cost_section(board: pd.DataFrame, sid: str) -> list[str]:
-    """What judging the submission cost, over every judge and setting: the leaderboard's cost
-    columns (:mod:`scoring.tables.cost`) summed over its rows whose verdicts all recorded their
-    tokens; replayed or offline verdicts record none, and are said to."""
+    """What judging the submission cost: the leaderboard's cost columns summed over its rows
+    that recorded tokens (replayed or offline verdicts record none, and are said to)."""
     mine = board[board["submission_id"] == sid]
     if mine.empty or "judge_calls" not in mine.columns:
         return []
@@ -326,12 +303,8 @@ def _warnings_section(warnings: list[dict[str, Any]] | None) -> list[str]:
 
 
 def read_judging(path: Path, submission_id: str) -> dict[str, int] | None:
-    """One submission's judging progress from a ``gamut judge --status-out`` file (``checks``,
-    ``done``, ``in_flight``, ``failed``), or None when the file does not name it.
-
-    Raises:
-        GamutError: the file is missing or not such a file.
-    """
+    """One submission's judging progress from a ``gamut judge --status-out`` file, or None
+    when the file does not name it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8")[:5_000_000])
         subs = data["submissions"]
@@ -409,19 +382,8 @@ def render_comment(
 ) -> str:
     """The markdown of the sticky comment for ``submission_id``, starting with :data:`MARKER`.
 
-    Args:
-        project: the deployment (results folder, primary judge, the site's URL).
-        submission_id: the submission.
-        warnings: the validator's warnings to list; None: no report was read (the comment
-            says they are not listed, never that there are none).
-        causes: why checks have no verdict (:func:`failure_causes`), for incomplete rows.
-        judging: the submission's progress (:func:`read_judging`); while checks are in flight
-            the comment says "judging: N of M checks done", and scores are provisional or absent.
-        config_flag: the ``--config PATH`` a printed command needs (in the error's hint).
-
-    Raises:
-        GamutError: no score tables yet, or the submission has no row in the leaderboard
-            (unless it is still being judged).
+    ``warnings`` None: no report was read (the comment never says there are none). ``causes``
+    explain incomplete rows; ``judging`` (in flight) makes scores provisional or absent.
     """
     board = _read(project.results, "leaderboard", config_flag=config_flag)
     assert board is not None
@@ -457,15 +419,8 @@ def render_comment(
 
 
 def render_refusal(submission_id: str, holder: int | str, submissions: str = "submissions") -> str:
-    """The sticky comment of a pull request refused because ``holder`` already holds
-    ``submission_id``: ``"main"`` (a merged submission, never replaced by a pull request), or
-    the number of the open pull request that was opened first. Nothing was judged or scored.
-
-    Args:
-        submission_id: the id (a valid id: letters, digits, ``._-``).
-        holder: ``"main"`` or the number of the pull request that holds it.
-        submissions: the submissions folder, repository-relative.
-    """
+    """The sticky comment of a pull request refused because ``holder`` (``"main"``, or the
+    number of an earlier open pull request) already holds ``submission_id``."""
     folder = f"{submissions.rstrip('/')}/{submission_id}/" if submissions != "." else submission_id
     if holder == "main":
         why = (

@@ -1,9 +1,5 @@
-"""The project configuration file, ``gamut.toml`` (ARCHITECTURE.md, "Configuration").
-
-Every problem in the file is reported at once, before any work starts. Relative paths are relative
-to the config file's folder. The file given is found by :func:`config_path`: ``--config``, else the
-``GAMUT_CONFIG`` environment variable, else ``gamut.toml``.
-"""
+"""The project configuration file, ``gamut.toml``: every problem reported at once, before any
+work starts; relative paths are relative to the config file's folder."""
 
 from __future__ import annotations
 
@@ -13,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scoring.errors import Problem, ProblemsError
 from scoring.judge.spec import JudgeConfig, judge_key_problems
@@ -68,8 +64,7 @@ class BenchmarkConfig(_Section):
 
     @property
     def published(self) -> bool:
-        """Whether submissions are open: neither the question set's nor the rubrics' id is
-        still the :data:`PLACEHOLDER` of an unpublished dataset."""
+        """Whether submissions are open: no dataset id is still the :data:`PLACEHOLDER`."""
         return not any(PLACEHOLDER in v for v in (self.questions, self.rubrics))
 
 
@@ -176,33 +171,14 @@ class GamutConfig(_Section):
     root: Path = Field(default=Path("."), exclude=True)
     file: Path = Field(default=Path(DEFAULT_CONFIG), exclude=True)
 
-    @model_validator(mode="after")
-    def _one_primary(self) -> GamutConfig:
-        primaries = [n for n, j in self.judges.items() if j.primary]
-        if self.judges and len(primaries) != 1:
-            found = ", ".join(primaries) if primaries else "none"
-            raise ValueError(
-                f"exactly one judge must have primary = true (found: {found}); "
-                "the primary judge ranks the leaderboard"
-            )
-        return self
-
     @property
     def primary_judge(self) -> str:
-        """Name of the judge whose scores rank the leaderboard.
-
-        Raises:
-            ProblemsError: the config defines no judge.
-        """
+        """Name of the judge whose scores rank the leaderboard."""
         self.require_judges()
         return next(n for n, j in self.judges.items() if j.primary)
 
     def require_judges(self) -> None:
-        """Raise unless the config defines judges (commands that judge or score need them).
-
-        Raises:
-            ProblemsError: no ``[judges.NAME]`` table, naming the file.
-        """
+        """Raise ProblemsError unless the config defines judges."""
         if not self.judges:
             raise ProblemsError(
                 [
@@ -223,6 +199,8 @@ class GamutConfig(_Section):
 
 
 def _primary_problem(raw: dict[str, Any], file: str) -> Problem | None:
+    """Exactly one judge must be the primary (read from the raw file, so it is reported with
+    every other problem)."""
     judges = raw.get("judges")
     if not isinstance(judges, dict):
         return None
@@ -245,17 +223,9 @@ def load_config(
     require_keys: bool | Iterable[str] = False,
     environ: Mapping[str, str] | None = None,
 ) -> GamutConfig:
-    """Read and validate a ``gamut.toml``.
-
-    Args:
-        path: the config file (default: :func:`config_path`'s choice).
-        require_keys: also check that the API key variables of these judges (True: of all judges)
-            are set, reporting those problems together with every other one.
-        environ: the environment to check keys in (default: ``os.environ``).
-
-    Raises:
-        ProblemsError: one problem per broken rule, with the key that holds it.
-    """
+    """Read and validate a ``gamut.toml`` (default: :func:`config_path`'s choice); with
+    ``require_keys``, also that these judges' (True: all judges') API key variables are set.
+    Raises ProblemsError, one problem per broken rule, with the key that holds it."""
     path = config_path(path)
     file = str(path)
     try:
@@ -275,7 +245,8 @@ def load_config(
         raise ProblemsError(
             [Problem(file, None, f"not valid TOML: {exc}", "fix the syntax")]
         ) from None
-    problems: list[Problem] = []
+    primary = _primary_problem(raw, file)
+    problems: list[Problem] = [] if primary is None else [primary]
     if require_keys is not False and isinstance(raw.get("judges"), dict):
         names = None if require_keys is True else list(require_keys)
         problems.extend(judge_key_problems(raw["judges"], file, names, environ))
@@ -290,9 +261,6 @@ def load_config(
                 "missing": "add the key",
             }.get(e["type"], "see the commented gamut.toml in the repository")
             problems.append(Problem(file, None, f"{key}: {msg}" if key else msg, fix))
-        primary = _primary_problem(raw, file)
-        if primary is not None and not any("primary = true" in p.message for p in problems):
-            problems.append(primary)
         raise ProblemsError(problems, f"invalid config {file}") from None
     if problems:
         raise ProblemsError(problems, f"invalid config {file}")

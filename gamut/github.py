@@ -1,19 +1,10 @@
-"""What the pull-request workflows ask GitHub's REST API: approvals and open pull requests.
+"""What the pull-request workflows ask GitHub's REST API (read-only token; every answer checked).
 
-Only the base repository's workflows call this, with their own read-only token; every answer is
-checked, never trusted for more than it says.
-
-- :func:`approved_score_run`: the collector (``collect-batches.yml``) judges nothing on its own. It
-  takes a pull request only when a run of ``score-submission.yml`` for the PR's *current* head
-  commit was approved by a maintainer for the ``submission-scoring`` Environment (the approval
-  that every scoring run needs): ``GET .../actions/workflows/score-submission.yml/runs?head_sha=``
-  (and, since a run started by ``workflow_run`` carries the default branch's sha, the runs
-  titled with that head commit since its validation), then ``GET
-  .../actions/runs/{id}/approvals``.
-- :func:`claimed_by`: a submission id belongs to the open pull request that took it first: the
-  first approved scoring of a commit of its own branch that changes that folder and nothing
-  else (:func:`claim_time`); another pull request with the same id is refused, so that two pull
-  requests never share one folder.
+- :func:`approved_score_run`: the collector takes a pull request only when a maintainer approved
+  a ``score-submission.yml`` run of its *current* head commit for the ``submission-scoring``
+  Environment.
+- :func:`claimed_by`: a submission id belongs to the open pull request that took it first
+  (:func:`claim_time`), so two pull requests never share one folder.
 """
 
 from __future__ import annotations
@@ -60,13 +51,7 @@ class Approval:
 
 
 class GitHub:
-    """A tiny read-only client of one repository's REST API.
-
-    Args:
-        repo: ``owner/name``.
-        token: the bearer token (the workflow's ``github.token``).
-        api_url: the API root (``$GITHUB_API_URL`` on a runner).
-    """
+    """A tiny read-only client of one repository's (``owner/name``) REST API."""
 
     def __init__(self, repo: str, token: str, api_url: str = DEFAULT_API) -> None:
         if not _REPO.match(repo):
@@ -79,12 +64,8 @@ class GitHub:
 
     @classmethod
     def from_env(cls, repo: str | None = None) -> GitHub:
-        """The client a workflow step has: ``$GITHUB_REPOSITORY``, ``$GH_TOKEN`` (else
-        ``$GITHUB_TOKEN``) and ``$GITHUB_API_URL``.
-
-        Raises:
-            GamutError: no repository or no token.
-        """
+        """The client of ``$GITHUB_REPOSITORY``, ``$GH_TOKEN`` (else ``$GITHUB_TOKEN``) and
+        ``$GITHUB_API_URL``."""
         repo = repo or os.environ.get("GITHUB_REPOSITORY", "")
         token = os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN") or ""
         if not repo:
@@ -168,9 +149,8 @@ def score_run_title(head_sha: str) -> str:
 
 
 def _score_runs(gh: GitHub, head_sha: str) -> Iterator[dict[str, Any]]:
-    """The runs of ``score-submission.yml`` that may be the scoring of ``head_sha``: those GitHub
-    lists for that head sha, and those started by ``workflow_run`` since the first validation
-    run of that commit (a scoring run follows one)."""
+    """The ``score-submission.yml`` runs that may score ``head_sha``: those listed for it, and
+    the ``workflow_run`` ones since its first validation run (they carry main's sha)."""
     workflows = "actions/workflows"
     yield from gh.pages(f"{workflows}/{SCORE_WORKFLOW}/runs", "workflow_runs", head_sha=head_sha)
     validated = [
@@ -193,17 +173,9 @@ def _score_runs(gh: GitHub, head_sha: str) -> Iterator[dict[str, Any]]:
 
 
 def approved_score_run(gh: GitHub, head_sha: str) -> Approval | None:
-    """The approved run of ``score-submission.yml`` for ``head_sha``, if there is one.
-
-    A run counts when it is of that workflow, started by ``workflow_run`` (the validation run's
-    completion: only the default branch's workflow file runs so), for exactly that head commit
-    (its ``head_sha``, or its title :func:`score_run_title`, which the workflow's ``run-name``
-    sets from the validated run), and one of its approvals has state ``approved`` and names the
-    ``submission-scoring`` Environment.
-
-    Raises:
-        GamutError: the sha is malformed, or GitHub cannot be asked or answers oddly.
-    """
+    """The approved ``score-submission.yml`` run for ``head_sha``, if any: started by
+    ``workflow_run`` (only the default branch's workflow file runs so), for exactly that commit
+    (``head_sha`` or its :func:`score_run_title`), approved for ``submission-scoring``."""
     if not _SHA.match(head_sha):
         raise GamutError("the head commit must be given as 40 lowercase hex digits")
     seen: set[int] = set()
@@ -238,7 +210,7 @@ class Pull:
 
 
 def _at(obj: Any, *keys: str) -> Any:
-    """``obj[k1][k2]...``, or None where a level is missing or not an object."""
+    """``obj[k1][k2]...``, or None where a level is missing."""
     for key in keys:
         obj = obj.get(key) if isinstance(obj, dict) else None
     return obj
@@ -287,21 +259,19 @@ def _folders(paths: Iterator[str], submissions: str) -> tuple[set[str], bool]:
 
 
 def submission_ids(gh: GitHub, number: int, submissions: str) -> set[str]:
-    """The submission folders (under the repository-relative ``submissions`` folder) that pull
-    request ``number`` changes."""
+    """The submission folders that pull request ``number`` changes."""
     return _folders(_changed(list(gh.pages(f"pulls/{number}/files"))), submissions)[0]
 
 
 def scorable_id(gh: GitHub, number: int, submissions: str) -> str | None:
-    """The one submission folder pull request ``number`` changes, when it changes nothing else
-    (what ``gamut pr take`` scores); None for any other pull request."""
+    """The one submission folder pull request ``number`` changes, when it changes nothing else."""
     ids, outside = _folders(_changed(list(gh.pages(f"pulls/{number}/files"))), submissions)
     return next(iter(ids)) if len(ids) == 1 and not outside else None
 
 
 def _validated(gh: GitHub, pull: Pull) -> dict[str, str]:
-    """Commit -> its first validation run's time, for the runs of ``validate-submission.yml``
-    on this pull request's own branch (repository and name) since it was opened."""
+    """Commit -> first ``validate-submission.yml`` run time on the pull's own branch (repository
+    and name) since it was opened."""
     out: dict[str, str] = {}
     for run in gh.pages(
         f"actions/workflows/{VALIDATE_WORKFLOW}/runs",
@@ -325,8 +295,8 @@ def _validated(gh: GitHub, pull: Pull) -> dict[str, str]:
 
 
 def _scored_sha(run: Any, validated: dict[str, str]) -> str | None:
-    """The validated commit a run of ``score-submission.yml`` scores (by its title, else its
-    head sha), when the run started on or after that commit's first validation."""
+    """The validated commit a scoring run scores (title, else head sha), if the run started
+    after that commit's first validation."""
     if not isinstance(run, dict) or run.get("event") != "workflow_run":
         return None
     title = str(run.get("display_title") or "")
@@ -339,8 +309,8 @@ def _scored_sha(run: Any, validated: dict[str, str]) -> str | None:
 
 
 def _changes_only(gh: GitHub, pull: Pull, sha: str, submission_id: str, folder: str) -> bool:
-    """Whether commit ``sha``, compared with the pull request's base branch, changes files in
-    the submission's folder and nowhere else (GitHub lists at most 300: more is a no)."""
+    """Whether ``sha`` changes, against the base branch, only the submission's folder (GitHub
+    lists at most 300 files: more is a no)."""
     listed = _at(gh.get(f"compare/{urllib.parse.quote(pull.base, safe='')}...{sha}"), "files")
     if not isinstance(listed, list) or not listed or len(listed) >= 300:
         return False
@@ -348,19 +318,12 @@ def _changes_only(gh: GitHub, pull: Pull, sha: str, submission_id: str, folder: 
 
 
 def claim_time(gh: GitHub, pull: Pull, submission_id: str, folder: str) -> tuple[str, int] | None:
-    """When ``pull`` took ``submission_id``: (creation time, id) of its first run of
-    ``score-submission.yml`` that took the id, or None if none did.
+    """When ``pull`` took ``submission_id``: (time, run id) of its first scoring run of a commit
+    that (1) was validated on this pull's own branch before the run, (2) a maintainer approved
+    and (3) changes only the submission's folder; None if none did.
 
-    A run counts when it scored a commit (its title) that (1) a validation run on this pull
-    request's own branch (its repository and name, since it was opened) checked before the run
-    started, (2) a maintainer approved for the ``submission-scoring`` Environment, and (3)
-    compared with the base branch changes files in the submission's folder and nowhere else.
-    Each is durable and none is the author's to forge: the runs and their approvals stay listed
-    whatever is pushed later, and the scoring workflow (the base branch's) names the commit. A
-    commit copied from another branch never counts before its validation on this one, and a
-    folder renamed later is a new claim. The run id orders two runs of one second. A validation
-    run alone would not do: it runs the pull request's own code, so its success is the
-    author's to forge; the approval is a maintainer's, and the comparison GitHub's.
+    Each is durable and none is the author's to forge (a validation run alone would be: it runs
+    the pull request's own code). The run id orders two runs of one second.
     """
     if pull.head_repo is None:
         return None
@@ -386,16 +349,10 @@ def claim_time(gh: GitHub, pull: Pull, submission_id: str, folder: str) -> tuple
 
 
 def claimed_by(gh: GitHub, number: int, submission_id: str, submissions: str) -> int | None:
-    """The open pull request that took ``submission_id`` before pull request ``number`` did,
-    if any: it holds the id.
+    """The open pull request that took ``submission_id`` before ``number`` did, if any.
 
-    Only a pull request that could be scored now (its files are in that one submission folder
-    and nowhere else) holds an id, from its :func:`claim_time`; one that never took it holds
-    nothing. The pull request number plays no part: an old pull request cannot reach into a
-    newcomer's folder.
-
-    Raises:
-        GamutError: GitHub cannot be asked, or answers oddly.
+    Only a pull request that could be scored now holds an id, from its :func:`claim_time`; the
+    number plays no part, so an old pull request cannot reach into a newcomer's folder.
     """
     pulls = open_pulls(gh)
     rivals = [
@@ -414,21 +371,3 @@ def claimed_by(gh: GitHub, number: int, submission_id: str, submissions: str) ->
         and (mine is None or t < mine)
     ]
     return min(held)[1] if held else None
-
-
-__all__ = [
-    "SCORE_ENVIRONMENT",
-    "SCORE_RUN_NAME",
-    "SCORE_WORKFLOW",
-    "VALIDATE_WORKFLOW",
-    "Approval",
-    "GitHub",
-    "Pull",
-    "approved_score_run",
-    "claim_time",
-    "claimed_by",
-    "open_pulls",
-    "scorable_id",
-    "score_run_title",
-    "submission_ids",
-]

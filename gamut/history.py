@@ -1,12 +1,6 @@
-"""What changed on the leaderboard, from the repository's own history: a submission added, a
-submission's responses changed (it is scored again), a new benchmark version (the config's
-question set or rubrics), and a change of judges (everything scored again). The site's change
-feed (``feed.xml``) is drawn from these.
-
-Read with ``git log`` over the submissions folder and the config file; nothing is stored. A
-checkout without history (no git, or a shallow clone such as a CI checkout's default) has no
-changes to tell, and says so, rather than dating every submission at its one commit.
-"""
+"""What changed on the leaderboard (submissions added or changed, benchmark versions, judges), read
+with ``git log`` for the site's change feed. A checkout without history (no git, a shallow
+clone) says so, rather than dating every submission at its one commit."""
 
 from __future__ import annotations
 
@@ -132,10 +126,7 @@ def read_history(config_file: Path, submissions: Path) -> History:
 
 
 def _version(pair: Any) -> str:
-    """The benchmark version as the config pins it (the rubrics' source, e.g. a Hub revision)."""
+    """The benchmark version as the config pins it (the rubrics' source)."""
     if isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], str):
         return pair[1][:200]
     return ""
-
-
-__all__ = ["read_history"]

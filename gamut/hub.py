@@ -1,14 +1,8 @@
 """The Hugging Face Hub: references, access, and held rubrics in (publishing is ``gamut.publish``).
 
-Held rubrics live in a private dataset named in the config as
-``rubrics = "hf://datasets/ORG/NAME@<40-hex commit sha>[/folder]"``; :func:`snapshot_path`
-fetches only the rubric files at that exact commit into ``store.private`` and returns the local
-folder (``Project.rubrics_path``). This module loads no table library (``huggingface_hub`` only
-when it downloads), so that a command can resolve its rubrics, or learn that they are local,
-before it needs one.
-
-The endpoint and token are read from the environment at call time (``GAMUT_HF_ENDPOINT``, then
-``HF_ENDPOINT``; ``HF_TOKEN``) and passed to ``huggingface_hub`` explicitly, because the library
+Held rubrics live in a private dataset, ``hf://datasets/ORG/NAME@<commit sha>[/folder]``;
+:func:`snapshot_path` fetches only the rubric files at that commit into ``store.private``.
+The endpoint and token are read at call time and passed explicitly, because ``huggingface_hub``
 reads ``HF_ENDPOINT`` only once, at import.
 """
 
@@ -16,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -40,11 +36,7 @@ REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
 
 def check_published(key: str, value: str, config_file: Path | str) -> None:
-    """Refuse a config value that still holds :data:`PLACEHOLDER`, naming it and the fix.
-
-    Raises:
-        PlaceholderError: ``value`` contains the placeholder.
-    """
+    """Refuse (PlaceholderError) a config value that still holds :data:`PLACEHOLDER`."""
     if PLACEHOLDER not in value:
         return
     raise PlaceholderError(
@@ -82,15 +74,8 @@ def is_hub_uri(value: str) -> bool:
 
 
 def parse_hub_uri(uri: str, key: str = "benchmark.rubrics") -> HubRef:
-    """Parse a dataset reference; the revision must be a full commit sha.
-
-    Args:
-        uri: ``hf://datasets/ORG/NAME@<sha>[/path]``.
-        key: the config key holding it, for messages.
-
-    Raises:
-        GamutError: the reference is malformed or not pinned to a commit.
-    """
+    """Parse ``hf://datasets/ORG/NAME@<sha>[/path]`` (the config's ``key``); the revision must
+    be a full commit sha."""
     m = _HF_URI.match(uri.strip())
     if m is None:
         raise GamutError(
@@ -125,11 +110,7 @@ def hub_token(env: str = TOKEN_ENV) -> str | None:
 
 
 def hub_api(token: str | Literal[False]) -> HfApi:
-    """A Hub client of :func:`hub_endpoint` (huggingface_hub is imported only now).
-
-    Args:
-        token: the token to send, or False to send none (not even a saved login).
-    """
+    """A Hub client of :func:`hub_endpoint`; ``token`` False sends none (not a saved login)."""
     from huggingface_hub import HfApi
 
     return HfApi(endpoint=hub_endpoint(), token=token)
@@ -149,25 +130,10 @@ def private_cache(private: Path, published: dict[str, Path]) -> Path:
     return private
 
 
-def snapshot_path(value: str, cache: Path) -> Path:
-    """The local copy of the Hub reference ``value`` (the rubrics, or the audit labels).
-
-    Downloaded (rubric files only, at the pinned commit, token from ``HF_TOKEN``) into ``cache``
-    (under ``store.private``: :func:`private_cache`); a second call at the same commit uses the
-    cache. ``gamut.project.Project.rubrics_path`` and ``audit_path`` resolve a local path
-    themselves.
-
-    Raises:
-        GamutError: malformed reference, missing or refused token, unknown repo or revision, or an
-            unreachable Hub with nothing cached.
-    """
-    ref = parse_hub_uri(value)
-    snapshot = _snapshot(ref, cache)
-    return snapshot / ref.subfolder if ref.subfolder else snapshot
-
-
-def _snapshot(ref: HubRef, cache: Path) -> Path:
-    from huggingface_hub import snapshot_download
+@contextmanager
+def hub_errors(what: str, where: str, key: str, retry: str) -> Iterator[None]:
+    """Turn ``huggingface_hub`` errors into one :class:`GamutError` naming ``what`` (at
+    ``where``, configured by ``key``) and the fix."""
     from huggingface_hub.errors import (
         GatedRepoError,
         HfHubHTTPError,
@@ -176,10 +142,38 @@ def _snapshot(ref: HubRef, cache: Path) -> Path:
         RevisionNotFoundError,
     )
 
+    try:
+        yield
+    except RevisionNotFoundError:
+        raise GamutError(f"{what}: no revision {where}; check the commit sha in {key}") from None
+    except (RepositoryNotFoundError, GatedRepoError):
+        raise GamutError(
+            f"{what}: {where} not found or not accessible; check the name in {key} (a private "
+            f"dataset needs {TOKEN_ENV}: a token with read access)"
+        ) from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else "?"
+        raise GamutError(
+            f"{what}: the Hub answered HTTP {status} for {where}; check that {TOKEN_ENV} holds a "
+            f"valid read token, or {retry} later"
+        ) from None
+    except (LocalEntryNotFoundError, OSError) as exc:
+        raise GamutError(
+            f"{what}: cannot download {where} ({type(exc).__name__}: {str(exc)[:200]}); {retry} "
+            "(check the network and GAMUT_HF_ENDPOINT if it keeps failing)"
+        ) from None
+
+
+def snapshot_path(value: str, cache: Path) -> Path:
+    """The local copy of the Hub reference ``value`` (rubrics or audit labels): its rubric-like
+    files at the pinned commit, downloaded once into ``cache`` (under ``store.private``)."""
+    from huggingface_hub import snapshot_download
+
+    ref = parse_hub_uri(value)
     endpoint = hub_endpoint()
     token = hub_token()
     where = f"{ref.repo_id}@{ref.revision[:12]} on {endpoint}"
-    try:
+    with hub_errors("held rubrics", where, "benchmark.rubrics", "run the command again"):
         folder = snapshot_download(
             ref.repo_id,
             repo_type="dataset",
@@ -189,22 +183,6 @@ def _snapshot(ref: HubRef, cache: Path) -> Path:
             token=token if token else False,
             endpoint=endpoint,
         )
-    except RevisionNotFoundError:
-        raise GamutError(f"held rubrics: no revision {where}; check the commit sha") from None
-    except (RepositoryNotFoundError, GatedRepoError):
-        fix = "check the name" if token else f"set {TOKEN_ENV} to a token with read access"
-        raise GamutError(f"held rubrics: {where} not found or not accessible ({fix})") from None
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
-        raise GamutError(
-            f"held rubrics: the Hub answered HTTP {status} for {where}; "
-            f"check that {TOKEN_ENV} holds a valid read token"
-        ) from None
-    except (LocalEntryNotFoundError, OSError) as exc:
-        raise GamutError(
-            f"held rubrics: cannot download {where} and nothing is cached ({type(exc).__name__}); "
-            "check the network and GAMUT_HF_ENDPOINT"
-        ) from None
     from scoring.rubric_io import rubric_files
 
     path = Path(folder)
@@ -213,4 +191,4 @@ def _snapshot(ref: HubRef, cache: Path) -> Path:
             f"held rubrics: {where} holds no .json/.jsonl files under "
             f"{ref.subfolder or 'its root'}; check the folder in benchmark.rubrics"
         )
-    return path
+    return path / ref.subfolder if ref.subfolder else path

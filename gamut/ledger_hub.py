@@ -1,23 +1,15 @@
 """The verdict ledger on the Hugging Face Hub: a private dataset that ``gamut ledger pull`` and
-``push`` keep in step with the local ledger folder.
+``push`` keep in step with the local ledger folder (same layout).
 
-The dataset mirrors the ledger's layout (``LEDGER.json``, ``verdicts/``, ``failures/``,
-``batches/``, ``pushes/``). Shards are content-named (held: MAC-named) and never rewritten, so
-syncing is copying names one side lacks: :func:`pull` downloads the files the local ledger lacks,
-checks each one like ``Ledger.verify`` does and ingests only those that pass, naming the others;
-:func:`push` first does the same (so the remote's verdicts are local, and count before the local
-ones), then sends, in one commit, the shards the dataset lacks with a push record
-(:mod:`scoring.ledger.order`) naming them after the dataset's last record (no commit when it
-lacks none; when another push lands first, it reads the dataset again and retries), and never
-deletes or rewrites a remote file.
+Shards are content-named (held: MAC-named) and never rewritten, so syncing is copying the names one
+side lacks. :func:`pull` checks each downloaded file like ``Ledger.verify`` and ingests only those
+that pass, naming the others; :func:`push` pulls first (the remote's verdicts count before the
+local ones: a key judged twice keeps the first pushed, the other is a duplicate kept aside), then
+sends in one commit what the dataset lacks with a push record (:mod:`scoring.ledger.order`),
+retrying when another push lands first; it never deletes or rewrites a remote file.
 
-A key judged by two jobs with different verdicts is never an error: the verdict pushed first
-counts on every machine, the other is a duplicate kept aside in its shard, and both reports count
-them.
-
-The dataset must exist and be private (a held ledger's keys are keyed hashes and it has no free
-text, but its ids and verdicts are still the maintainers'). The token is ``HF_TOKEN``, read at call
-time and never printed; the endpoint is ``GAMUT_HF_ENDPOINT`` or ``HF_ENDPOINT``.
+The dataset must exist and be private (a held ledger has no free text, but its ids and verdicts
+are the maintainers'). The token (``HF_TOKEN``) is read at call time and never printed.
 """
 
 from __future__ import annotations
@@ -61,8 +53,7 @@ PULL_THREADS = 8
 
 @dataclass
 class PullReport:
-    """What :func:`pull` did: files ingested, the files refused (named, not ingested), and the
-    duplicates the ledger holds (verdicts of keys judged twice that do not count)."""
+    """What :func:`pull` did: files ingested and refused, and the duplicates the ledger holds."""
 
     repo_id: str
     revision: str = ""
@@ -74,12 +65,8 @@ class PullReport:
 
 @dataclass
 class PushReport(PullReport):
-    """What :func:`push` sent: the shard paths, and the commit (None: nothing was new); and what
-    it pulled first (:class:`PullReport`'s fields).
-
-    ``attempts`` counts the reads of the dataset: more than 1 when another push landed between
-    a read and its commit; ``sent`` and ``remote_shards`` are those of the last attempt.
-    """
+    """What :func:`push` pulled, then sent (the commit is None when nothing was new); ``attempts``
+    counts the reads of the dataset (more than 1 when another push landed first)."""
 
     sent: list[str] = field(default_factory=list)
     commit_url: str | None = None
@@ -87,28 +74,55 @@ class PushReport(PullReport):
     compacted: int = 0
 
 
-def _check_repo_id(repo_id: str) -> None:
-    if not _REPO_ID.match(repo_id):
-        raise GamutError(
-            f"ledger dataset {repo_id!r} must look like ORG/NAME ([store] ledger_hub or --repo)"
+@dataclass
+class _Hub:
+    """The ledger dataset, the client that reads it and the head commit last read."""
+
+    api: HfApi
+    repo_id: str
+    token_env: str
+    head: str = ""
+
+    @classmethod
+    def open(cls, repo_id: str, token_env: str) -> _Hub:
+        if not _REPO_ID.match(repo_id):
+            raise GamutError(
+                f"ledger dataset {repo_id!r} must look like ORG/NAME ([store] ledger_hub or --repo)"
+            )
+        token = hub_token(token_env)
+        if token is None:
+            raise GamutError(
+                f"no Hub token: set {token_env} to a token with access to the private ledger "
+                "dataset"
+            )
+        return cls(hub_api(token), repo_id, token_env)
+
+    def error(self, exc: Any, what: str) -> GamutError:
+        return GamutError(
+            f"the Hub answered HTTP {_status(exc)} to the {what} of the ledger dataset "
+            f"{self.repo_id}; check that {self.token_env} holds a token with {what} access"
         )
 
+    def download(self, path: str) -> bytes:
+        from huggingface_hub.errors import HfHubHTTPError
 
-def _api(token_env: str) -> tuple[HfApi, str]:
-    token = hub_token(token_env)
-    if token is None:
-        raise GamutError(
-            f"no Hub token: set {token_env} to a token with access to the private ledger dataset"
-        )
-    return hub_api(token), token
+        with tempfile.TemporaryDirectory(prefix=".gamut-ledger-") as tmp:
+            try:
+                got = self.api.hf_hub_download(
+                    self.repo_id, path, repo_type="dataset", revision=self.head, local_dir=tmp
+                )
+            except HfHubHTTPError as exc:
+                raise self.error(exc, "read") from None
+            return Path(got).read_bytes()
 
 
-def _remote(api: HfApi, repo_id: str, token_env: str) -> tuple[str, set[str]]:
-    """The dataset's head commit and its file paths; refuses a public or missing dataset."""
+def _remote(hub: _Hub) -> set[str]:
+    """Read the dataset's head commit; its file paths. Refuses a public or missing dataset."""
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
+    repo_id, token_env = hub.repo_id, hub.token_env
     try:
-        info = api.repo_info(repo_id, repo_type="dataset", revision="main")
+        info = hub.api.repo_info(repo_id, repo_type="dataset", revision="main")
     except RepositoryNotFoundError:
         raise GamutError(
             f"the ledger dataset {repo_id} does not exist or {token_env} cannot read it: create "
@@ -116,7 +130,7 @@ def _remote(api: HfApi, repo_id: str, token_env: str) -> tuple[str, set[str]]:
             f"and give {token_env} access"
         ) from None
     except HfHubHTTPError as exc:
-        raise _http_error(exc, repo_id, token_env, "read") from None
+        raise hub.error(exc, "read") from None
     except OSError as exc:
         raise GamutError(
             f"cannot reach the Hub for the ledger dataset {repo_id} ({type(exc).__name__}); "
@@ -127,19 +141,12 @@ def _remote(api: HfApi, repo_id: str, token_env: str) -> tuple[str, set[str]]:
             f"the ledger dataset {repo_id} is not private; the verdict ledger is never kept in a "
             "public dataset: make it private on the Hub (Settings > visibility), then rerun"
         )
-    siblings = getattr(info, "siblings", None) or []
-    return str(info.sha), {s.rfilename for s in siblings}
+    hub.head = str(info.sha)
+    return {s.rfilename for s in getattr(info, "siblings", None) or []}
 
 
 def _status(exc: Any) -> int | str:
     return exc.response.status_code if getattr(exc, "response", None) is not None else "?"
-
-
-def _http_error(exc: Any, repo_id: str, token_env: str, what: str) -> GamutError:
-    return GamutError(
-        f"the Hub answered HTTP {_status(exc)} to the {what} of the ledger dataset {repo_id}; "
-        f"check that {token_env} holds a token with {what} access"
-    )
 
 
 def _manifest(ledger: Ledger) -> bytes:
@@ -147,18 +154,18 @@ def _manifest(ledger: Ledger) -> bytes:
         return f.read(MAX_MANIFEST_BYTES)
 
 
-def _same_manifest(remote: bytes, ledger: Ledger, repo_id: str) -> None:
+def _same_manifest(hub: _Hub, ledger: Ledger) -> None:
     """Refuse a dataset that holds a ledger under another key scheme or held setting."""
     try:
-        got = json.loads(remote[:MAX_MANIFEST_BYTES])
+        got = json.loads(hub.download(MANIFEST)[:MAX_MANIFEST_BYTES])
     except (UnicodeDecodeError, json.JSONDecodeError):
         got = None
     want = json.loads(_manifest(ledger))
     if not isinstance(got, dict) or any(got.get(k) != want[k] for k in want):
         shown = {k: got.get(k) for k in want} if isinstance(got, dict) else "not a manifest"
         raise GamutError(
-            f"the ledger dataset {repo_id} holds another ledger ({MANIFEST}: {shown}; this one: "
-            f"{want}): another ledger secret or rubric setting; use the matching secret, or "
+            f"the ledger dataset {hub.repo_id} holds another ledger ({MANIFEST}: {shown}; this "
+            f"one: {want}): another ledger secret or rubric setting; use the matching secret, or "
             "another [store] ledger_hub"
         )
 
@@ -170,31 +177,31 @@ def _local_files(ledger: Ledger) -> list[str]:
 
 
 def _plan(
-    api: HfApi, ledger: Ledger, repo_id: str, token_env: str, attempt: int
-) -> tuple[str, list[Any], PushReport, tuple[str | None, list[str]]]:
-    """Read the dataset's head and files, ingest what the local ledger lacks (checked, as
-    :func:`pull` does); the operations adding what the dataset lacks, against that head, and
-    the push record they carry (the record before it, the shards it orders).
+    hub: _Hub, ledger: Ledger, attempt: int
+) -> tuple[list[Any], PushReport, tuple[str | None, list[str]]]:
+    """Read the dataset and pull what the local ledger lacks; the operations adding what the
+    dataset lacks, and the push record they carry (the record before it, the shards it orders).
 
-    The manifest is checked (or added, when the dataset has none) at every read, as another push
-    may have added it since the last one. The record lists first the remote's shards that no
-    record names yet (the dataset's own order then counts for them too), then the shards sent;
-    not a compaction's shards, which count where the shards they replace did. When the ledger
-    has more than ``COMPACT_AT`` small pushed shards, they are compacted first, and the
-    compaction is sent with the rest.
+    The manifest is checked (or added) at every read: another push may have added it. The
+    record lists first the remote's shards no record names yet, then the shards sent; not a
+    compaction's shards, which count where the shards they replace did. Over ``COMPACT_AT``
+    small pushed shards, the ledger is compacted first and the compaction sent with the rest.
     """
     from huggingface_hub import CommitOperationAdd
 
-    head, files = _remote(api, repo_id, token_env)
+    files = _remote(hub)
     report = PushReport(
-        repo_id, head, remote_shards=sum(1 for f in files if _SHARD_PATH.match(f)), attempts=attempt
+        hub.repo_id,
+        hub.head,
+        remote_shards=sum(1 for f in files if _SHARD_PATH.match(f)),
+        attempts=attempt,
     )
     ops = []
     if MANIFEST in files:
-        _same_manifest(_download(api, repo_id, head, MANIFEST, token_env), ledger, repo_id)
+        _same_manifest(hub, ledger)
     else:
         ops.append(CommitOperationAdd(path_in_repo=MANIFEST, path_or_fileobj=_manifest(ledger)))
-    _fetch(api, ledger, repo_id, head, files, token_env, report)
+    _fetch(hub, ledger, files, report)
     if small_shards(ledger) > COMPACT_AT:
         report.compacted = compact(ledger).n_replaced
     remote = [r for r in ledger.push_records() if f"{PUSHES}/{r.name}" in files]
@@ -211,7 +218,7 @@ def _plan(
         remote[-1].name if remote else None,
         adopted + [p for p in shards if p not in compacted],
     )
-    return head, ops, report, record
+    return ops, report, record
 
 
 def push(
@@ -222,40 +229,27 @@ def push(
     attempts: int = PUSH_ATTEMPTS,
     sleep: Callable[[float], None] = time.sleep,
 ) -> PushReport:
-    """Send the shards the dataset ``repo_id`` lacks, as one commit (none when it lacks none),
-    with the push record that orders them after the dataset's.
+    """Send what the dataset ``repo_id`` lacks as one commit (none when nothing), with the push
+    record ordering it after the dataset's; the local ledger is verified, then pulled into first.
 
-    The local ledger is verified first; a ledger with a problem is not pushed. Then the files
-    the dataset has and the local ledger lacks are pulled (checked; a file that fails is named
-    in the report and not ingested), so that the remote's verdicts count before the local ones:
-    a local verdict that differs is a duplicate kept aside, never an error. Remote files are
-    never deleted or rewritten. The caller holds the ledger's lock.
-
-    The commit names the head it was computed against; when another push lands first (the Hub
-    answers 412), the dataset is read (and pulled) again and what it still lacks is committed,
-    up to ``attempts`` times in all, waiting ``k * PUSH_BACKOFF_S`` seconds before the k-th
-    retry. Shards are content-named and append-only, so nothing is sent twice or dropped.
-
-    Raises:
-        GamutError: no token, a missing or public dataset, a dataset holding another ledger, the
-            Hub refused the commit, another push landed first at every attempt, or the local
-            ledger has problems (listed).
+    The commit names the head it was computed against; when another push lands first (HTTP
+    412), the dataset is read and pulled again, up to ``attempts`` times, waiting
+    ``k * PUSH_BACKOFF_S`` seconds before the k-th retry. The caller holds the ledger's lock.
     """
     from huggingface_hub import CommitOperationAdd
     from huggingface_hub.errors import HfHubHTTPError
 
-    _check_repo_id(repo_id)
+    hub = _Hub.open(repo_id, token_env)
     problems = ledger.verify()
     if problems:
         raise GamutError(
             f"the ledger {ledger.root} has {len(problems)} problem(s); nothing was pushed "
             "(run `gamut ledger verify`):\n" + "\n".join(f"  {p}" for p in problems[:20])
         )
-    api, _ = _api(token_env)
     for attempt in range(1, attempts + 1):
         if attempt > 1:
             sleep(PUSH_BACKOFF_S * (attempt - 1))
-        head, ops, report, (after, shards) = _plan(api, ledger, repo_id, token_env, attempt)
+        ops, report, (after, shards) = _plan(hub, ledger, attempt)
         if not report.sent:
             report.duplicates = ledger.duplicates()[0]
             return report
@@ -263,18 +257,18 @@ def push(
         record = f"{PUSHES}/{record_name(data, ledger.scheme)}"
         ops.append(CommitOperationAdd(path_in_repo=record, path_or_fileobj=data))
         try:
-            info = api.create_commit(
+            info = hub.api.create_commit(
                 repo_id,
                 ops,
                 commit_message=f"Ledger: {len(report.sent)} new shard(s)",
                 repo_type="dataset",
                 revision="main",
-                parent_commit=head,
+                parent_commit=report.revision,
             )
         except HfHubHTTPError as exc:
             if _status(exc) == 412:  # another push landed since the read: read again
                 continue
-            raise _http_error(exc, repo_id, token_env, "write") from None
+            raise hub.error(exc, "write") from None
         ledger.add_push_record(after, shards)  # the same bytes: the same name
         report.commit_url = str(info.commit_url)
         report.duplicates = ledger.duplicates()[0]
@@ -286,86 +280,56 @@ def push(
     )
 
 
-def _download(api: HfApi, repo_id: str, revision: str, path: str, token_env: str) -> bytes:
-    from huggingface_hub.errors import HfHubHTTPError
-
-    with tempfile.TemporaryDirectory(prefix=".gamut-ledger-") as tmp:
-        try:
-            got = api.hf_hub_download(
-                repo_id, path, repo_type="dataset", revision=revision, local_dir=tmp
-            )
-        except HfHubHTTPError as exc:
-            raise _http_error(exc, repo_id, token_env, "read") from None
-        return Path(got).read_bytes()
-
-
-def _download_each(
-    api: HfApi, repo_id: str, head: str, paths: list[str], stage: Path, token_env: str
-) -> None:
-    """Download exactly ``paths`` at ``head`` into ``stage``, eight requests at a time: one
-    request per file, none matching patterns (whose cost grows with files times patterns). A
-    file the Hub does not have is left out (the caller names it)."""
+def _download_each(hub: _Hub, paths: list[str], stage: Path) -> None:
+    """Download exactly ``paths`` into ``stage``, a few at a time: one request per file, no
+    patterns (whose cost grows with files times patterns). A file the Hub lacks is left out."""
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
 
     def one(path: str) -> None:
         with contextlib.suppress(EntryNotFoundError):  # named by the caller: not downloaded
-            api.hf_hub_download(repo_id, path, repo_type="dataset", revision=head, local_dir=stage)
+            hub.api.hf_hub_download(
+                hub.repo_id, path, repo_type="dataset", revision=hub.head, local_dir=stage
+            )
 
     with ThreadPoolExecutor(PULL_THREADS) as pool:
         try:
             for _ in pool.map(one, paths):
                 pass
         except HfHubHTTPError as exc:
-            raise _http_error(exc, repo_id, token_env, "read") from None
+            raise hub.error(exc, "read") from None
 
 
 def pull(ledger: Ledger, repo_id: str, *, token_env: str = TOKEN_ENV) -> PullReport:
-    """Download the files the local ledger lacks from ``repo_id``; ingest those that check out.
-
-    Each downloaded shard or push record is checked like :meth:`Ledger.verify` checks a local
-    one (held: its MAC; its size, metadata and values; its kind and key scheme) in a staging
-    folder; one that fails is named in the report and not ingested. A key judged twice is no
-    error: the report counts the duplicates kept aside. The caller holds the ledger's lock.
-
-    Raises:
-        GamutError: no token, a missing or public dataset, a dataset holding another ledger, or the
-            Hub refused a download.
-    """
-    _check_repo_id(repo_id)
-    api, _ = _api(token_env)
-    head, files = _remote(api, repo_id, token_env)
-    report = PullReport(repo_id, head, remote_shards=sum(1 for f in files if _SHARD_PATH.match(f)))
+    """Download the files the local ledger lacks from ``repo_id``; ingest those that check out
+    (like :meth:`Ledger.verify`: MAC, size, metadata, values, kind, key scheme) and name the
+    others. The caller holds the ledger's lock."""
+    hub = _Hub.open(repo_id, token_env)
+    files = _remote(hub)
+    report = PullReport(
+        repo_id, hub.head, remote_shards=sum(1 for f in files if _SHARD_PATH.match(f))
+    )
     if MANIFEST in files:
-        _same_manifest(_download(api, repo_id, head, MANIFEST, token_env), ledger, repo_id)
-    _fetch(api, ledger, repo_id, head, files, token_env, report)
+        _same_manifest(hub, ledger)
+    _fetch(hub, ledger, files, report)
     report.duplicates = ledger.duplicates()[0]
     return report
 
 
-def _fetch(
-    api: HfApi,
-    ledger: Ledger,
-    repo_id: str,
-    head: str,
-    files: set[str],
-    token_env: str,
-    report: PullReport,
-) -> None:
-    """Download the shards and push records at ``head`` the local ledger lacks into a staging
-    folder, check each one, and merge those that pass (into ``report``: what was ingested, what
-    was refused). The staging folders of a pull or push that was killed are removed first."""
+def _fetch(hub: _Hub, ledger: Ledger, files: set[str], report: PullReport) -> None:
+    """Download, check and merge the shards and records the local ledger lacks (after removing
+    the staging folders of a killed pull or push)."""
     remove_stale_staging(ledger.root, (PULL_STAGING,))  # SIGKILL skips every finally
     have = set(_local_files(ledger))
     ours = [f for f in files if _SHARD_PATH.match(f) or _RECORD_PATH.match(f)]
     missing = sorted(f for f in ours if f not in have)
     stray = sorted(f for f in files if f != MANIFEST and f not in ours and not f.startswith("."))
     report.refused.extend(
-        Problem(f"hf://datasets/{repo_id}/{f}", None, "not a ledger file; not pulled", "")
+        Problem(f"hf://datasets/{hub.repo_id}/{f}", None, "not a ledger file; not pulled", "")
         for f in stray
     )
     # the records first: a compaction whose shards are there spares the shards it replaces
     records = [f for f in missing if _RECORD_PATH.match(f)]
-    _ingest(api, ledger, repo_id, head, records, token_env, report)
+    _ingest(hub, ledger, records, report)
     there = files | set(_local_files(ledger))
     spared = {
         p
@@ -374,36 +338,27 @@ def _fetch(
         for p in c.replaces
     }
     shards = [f for f in missing if _SHARD_PATH.match(f)]
-    _ingest(api, ledger, repo_id, head, [f for f in shards if f not in spared], token_env, report)
+    _ingest(hub, ledger, [f for f in shards if f not in spared], report)
     # a compaction that does not count after all (a shard refused): the shards it replaces
     _, _, replaced = ledger.reading_order()
     rest = [f for f in shards if f in spared and f not in replaced]
-    _ingest(api, ledger, repo_id, head, rest, token_env, report)
+    _ingest(hub, ledger, rest, report)
     report.ingested.sort()
 
 
-def _ingest(
-    api: HfApi,
-    ledger: Ledger,
-    repo_id: str,
-    head: str,
-    paths: list[str],
-    token_env: str,
-    report: PullReport,
-) -> None:
-    """Download ``paths`` into a staging folder, check each one, and copy those that pass into
-    the ledger (into ``report``: what was ingested, what was refused)."""
+def _ingest(hub: _Hub, ledger: Ledger, paths: list[str], report: PullReport) -> None:
+    """Download ``paths`` into a staging folder, check each, copy those that pass."""
     if not paths:
         return
     stage = make_staging_folder(ledger.root, PULL_STAGING)
     stage.chmod(0o700)  # downloads of a held ledger: nobody else's to read
     try:
-        _download_each(api, repo_id, head, paths, stage, token_env)
+        _download_each(hub, paths, stage)
         staged = Ledger(stage, ledger.scheme, ledger.held)
         for path in paths:
             kind, name = path.split("/")
             src = stage / kind / name
-            where = f"hf://datasets/{repo_id}/{path}"
+            where = f"hf://datasets/{hub.repo_id}/{path}"
             if not src.is_file():
                 bad = [Problem(where, None, "not downloaded", "run `gamut ledger pull` again")]
             elif kind in (PUSHES, COMPACTIONS):
@@ -417,6 +372,3 @@ def _ingest(
         report.ingested += [f"{k}/{n}" for k, names in merged.copied.items() for n in names]
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-
-
-__all__ = ["PullReport", "PushReport", "pull", "push"]

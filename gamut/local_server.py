@@ -1,10 +1,7 @@
-"""The server of the local pages (``gamut audit serve``; ``gamut-workbench build review serve``
-and ``build revise serve``), which show held text and write labels: it listens on 127.0.0.1 and
-refuses, with a 4xx and a reason, a ``Host`` other than ``127.0.0.1:PORT`` or ``localhost:PORT``
-(DNS rebinding), a path without this session's random token (``/TOKEN/...``: the printed URL
-carries it and the pages use relative URLs, so every request does), and a POST not typed
-``application/json`` or whose ``Origin`` is another site's (cross-site forms and no-preflight
-``text/plain`` fetches)."""
+"""The server of the local pages that show held text and write labels (``gamut audit serve``, the
+workbench's review pages). It listens on 127.0.0.1 and refuses (4xx, with a reason) another
+``Host`` (DNS rebinding), a path without the session's random token (``/TOKEN/...``), and a POST
+not typed ``application/json`` or from another ``Origin`` (cross-site forms and fetches)."""
 
 from __future__ import annotations
 
@@ -50,8 +47,7 @@ def text(status: int, reason: str) -> Reply:
 
 
 def image(path: Path | None) -> Reply:
-    """The image file at ``path`` (a link to one followed), or a 404; a pipe or device under
-    the name is never opened (:func:`~scoring.storage.open_regular`)."""
+    """The image file at ``path`` (a link to one followed; never a pipe or device), or a 404."""
     kind = mimetypes.guess_type(path.name)[0] if path is not None else None
     try:
         if path is not None and kind is not None:
@@ -67,9 +63,8 @@ Post = Callable[[str, Any], Reply]
 
 
 class LocalServer(ThreadingHTTPServer):
-    """The server on 127.0.0.1 (port 0 picks a free one), with its session's token: ``get(path,
-    query)`` and ``post(path, json_body)`` answer what passes, one at a time, the path taken
-    below the token."""
+    """The server on 127.0.0.1 (port 0: a free one): ``get(path, query)`` and ``post(path,
+    body)`` answer what passes, one at a time, the path taken below the token."""
 
     def __init__(self, get: Get, post: Post, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _Handler)
@@ -132,6 +127,3 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(reply)
 
     do_GET = do_POST = _answer
-
-
-__all__ = ["FORM_SCRIPT", "LocalServer", "Reply", "image", "text"]

@@ -1,8 +1,5 @@
-"""The pipeline as library calls: judge, verdict table, score tables, site.
-
-Each stage takes a :class:`~gamut.project.Project`, so inputs read by one stage (questions, rubrics,
-responses, judges) are not read again by the next. ``gamut run`` is :func:`run`.
-"""
+"""The pipeline as library calls (judge, verdict table, score tables, site), each stage on one
+:class:`~gamut.project.Project` so no input is read twice. ``gamut run`` is :func:`run`."""
 
 from __future__ import annotations
 
@@ -23,10 +20,8 @@ if TYPE_CHECKING:
 
     from scoring.audit import AuditLabels
     from scoring.judge import JudgeReport
-    from scoring.judge.batch.files import ImportReport
     from scoring.judge.pairs import PairPlan
     from scoring.judge.progress import ProgressSink
-    from scoring.judge.status import JudgingStatus
     from scoring.submissions import Limits, ValidationReport
     from scoring.tables import Inputs, Tables
     from scoring.tables.drift import SnapshotChange
@@ -49,14 +44,10 @@ def judge(
 ) -> JudgeReport:
     """Judge every (response, check) of the selection that has no verdict yet.
 
-    Batch-mode judges take one step (collect finished batches, submit the rest) or, with
-    ``wait_s``, poll every ``poll_s`` seconds until done; their batches are recorded in the
-    ledger. ``collect_only``: collect what is in flight and ask again only what collecting
-    asks again; no first ask, no direct call (the unattended collector's mode).
-
-    Raises:
-        ProblemsError: no judges, unknown judge names or missing API keys, before any call.
-        ProblemsError: unreadable questions, rubrics or responses.
+    Batch-mode judges take one step or, with ``wait_s``, poll every ``poll_s`` seconds until
+    done. ``collect_only``: collect what is in flight and ask again only what collecting asks
+    again (the unattended collector's mode). Raises ProblemsError (bad judges, keys or inputs)
+    before any call.
     """
     from gamut import runs
     from gamut.progress import default_progress
@@ -100,8 +91,8 @@ SNAPSHOTS = Path("runs") / "snapshots.json"
 
 
 def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport) -> None:
-    """Say when a judge's provider reports a new model snapshot, judge the calibration subset
-    under it, and record the judge in :data:`SNAPSHOTS` (for :func:`snapshot_drift`)."""
+    """On a judge's new model snapshot: say so, judge the calibration subset under it and record
+    it in :data:`SNAPSHOTS`."""
     import json
 
     from gamut.progress import plain_progress
@@ -123,8 +114,7 @@ def _snapshot_drift(project: Project, plans: list[PairPlan], report: JudgeReport
 
 
 def _calibrations(project: Project, plans: list[PairPlan]) -> Iterator[Calibration]:
-    """Each judge of ``plans`` whose verdicts name two snapshots: its plan, the change, the
-    calibration plan and the calibration pairs' rows in its plan."""
+    """Per judge whose verdicts name two snapshots: plan, change, calibration plan and rows."""
     from scoring.tables import drift as dr
 
     for p in plans:
@@ -146,8 +136,7 @@ def _snapshots_seen(project: Project) -> dict[str, str]:
 
 
 def snapshot_drift(project: Project, submissions: list[str] | None = None) -> list[dict[str, Any]]:
-    """The ``judge_drift`` table's rows: each judge whose provider announced a new model
-    snapshot, its two snapshots compared on the calibration pairs both judged."""
+    """The ``judge_drift`` rows: each re-snapshotted judge's two snapshots compared."""
     from scoring.tables.drift import drift_row
 
     seen = _snapshots_seen(project)  # no judge built, no pair planned, while it is empty
@@ -159,23 +148,9 @@ def snapshot_drift(project: Project, submissions: list[str] | None = None) -> li
     ]
 
 
-def _in_work_tree(path: Path) -> Path | None:
-    """The git work tree ``path`` is in (a folder holding ``.git``, a folder or a worktree's
-    file), if any."""
-    for d in (path, *path.parents):
-        if (d / ".git").exists():
-            return d
-    return None
-
-
 def private_folder(project: Project, out_dir: Path) -> None:
-    """Refuse ``out_dir`` for files holding held check text when it is in anything published or
-    committed: the results, the site, the submissions, ``site_src`` or a git work tree (the
-    private store ``[store] private`` excepted, which is never published).
-
-    Raises:
-        GamutError: naming the folder and the fix.
-    """
+    """Refuse ``out_dir`` for held check text when it is inside the results, the site, the
+    submissions, ``site_src`` or a git work tree (the private store excepted)."""
     out = out_dir.resolve()
     private = project.private.resolve()
     published = {
@@ -189,7 +164,7 @@ def private_folder(project: Project, out_dir: Path) -> None:
         None,
     )
     if where is None and not out.is_relative_to(private):
-        tree = _in_work_tree(out)
+        tree = next((d for d in (out, *out.parents) if (d / ".git").exists()), None)
         where = None if tree is None else f"the git work tree {tree}"
     if where is not None:
         raise GamutError(
@@ -206,15 +181,8 @@ def export_batch(
     submissions: list[str] | None = None,
     settings: list[Setting] | None = None,
 ) -> dict[str, dict[Path, int]]:
-    """Write the requests of every (response, check) without a verdict as OpenAI batch files
-    (what ``vllm run-batch`` reads); returns judge name -> each file and its requests.
-
-    With held rubrics the folder must be private (:func:`private_folder`), and the files are
-    written 0600 in a 0700 folder.
-
-    Raises:
-        GamutError: held rubrics, and ``out_dir`` is published or committed.
-    """
+    """Write the requests without a verdict as OpenAI batch files (``vllm run-batch`` input);
+    returns judge -> file -> requests. Held rubrics: a private folder, files 0600 in 0700."""
     from scoring.judge.batch.files import export_batch as export
 
     held = not project.rubrics_public
@@ -222,31 +190,6 @@ def export_batch(
         private_folder(project, out_dir)
     plans = project.pair_plans(judges, submissions, settings)
     return export(plans, project.ledger, project.cache_path, out_dir, private=held)
-
-
-def import_batch(
-    project: Project,
-    files: list[Path],
-    judges: list[str] | None = None,
-    submissions: list[str] | None = None,
-) -> ImportReport:
-    """Ingest ``vllm run-batch`` output files for every setting of the submissions given
-    (default: every current submission).
-
-    Raises:
-        ProblemsError: some files were refused (the others are ingested), every problem listed.
-    """
-    from scoring.judge.batch.files import import_batch as ingest
-
-    plans = project.pair_plans(judges, submissions)
-    return ingest(files, plans, project.ledger, project.cache_path)
-
-
-def judging_status(project: Project, submissions: list[str] | None = None) -> JudgingStatus:
-    """Per submission: checks to judge, checks with a verdict, requests in flight, failures."""
-    from scoring.judge.status import judging_status as status
-
-    return status(project.pair_plans(None, submissions), project.ledger, project.cache_path)
 
 
 def verdict_table(
@@ -264,17 +207,9 @@ def verdict_table(
 
 
 def write_verdicts(project: Project, submissions: list[str] | None = None) -> Path:
-    """Write the verdict table into the results folder, unless it is current; returns its path.
-
-    Beside it, the usage table (:mod:`scoring.judge.usage`: the calls and tokens recorded with
-    the same verdicts, which the leaderboard prices), under the same fingerprint.
-
-    The table's metadata holds a fingerprint of its inputs (the pairs, their keys and the
-    ledger's shards): when nothing changed, the file is left as it is. When a run fingerprint
-    (:mod:`gamut.runs`) proves that no input file, ledger shard or index changed since the table
-    was written, not even the pairs are planned. ``submissions``: the ids to include (default:
-    every submission).
-    """
+    """Write the verdict table (and beside it the usage table, same fingerprint) unless it is
+    current; returns its path. A recorded run fingerprint (:mod:`gamut.runs`) skips even the
+    pair planning."""
     from gamut import runs
     from scoring.judge.table import table_fingerprint, table_is_current, write_verdict_parts
     from scoring.judge.usage import usage_path, write_usage_table
@@ -283,15 +218,11 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
     run_fp = runs.fingerprint(project, "table", submissions=submissions)
     if runs.table_is_recorded(project, run_fp, out, submissions):
         return out
-    fp = table_fingerprint(
-        project.pair_plans(submissions=submissions),
-        project.ledger,
-        public=project.rubrics_public,
-        judge_ids=False,
-    )
+    plans = project.pair_plans(submissions=submissions)
+    fp = table_fingerprint(plans, project.ledger, public=project.rubrics_public, judge_ids=False)
     if not table_is_current(out, fp):
         write_verdict_parts(
-            project.pair_plans(submissions=submissions),
+            plans,
             project.ledger,
             out,
             public=project.rubrics_public,
@@ -300,22 +231,14 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
             usage_out=usage_path(out),  # the calls and tokens of the same verdicts
         )
     elif not table_is_current(usage_path(out), fp):  # a results folder from before it
-        write_usage_table(
-            project.pair_plans(submissions=submissions), project.ledger, usage_path(out), fp
-        )
+        write_usage_table(plans, project.ledger, usage_path(out), fp)
     runs.record_table(project, run_fp, fp, submissions)
     return out
 
 
 def score(project: Project, submissions: list[str] | None = None) -> Tables:
-    """Compute and write the score tables from the verdict table.
-
-    ``submissions``: the ids to score (default: every submission in the folder).
-
-    Raises:
-        ProblemsError: an input file is invalid (every problem listed).
-        GamutError: the verdict table is missing or inconsistent.
-    """
+    """Compute and write the score tables of ``submissions`` (default: all) from the verdict
+    table."""
     from gamut.benchmark_version import benchmark_version
     from scoring.judge.usage import usage_path
     from scoring.tables import build_tables, load_inputs
@@ -350,11 +273,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
 
 
 def audit_labels(project: Project, inputs: Inputs) -> AuditLabels | None:
-    """The human audit labels of the project checked against what is scored (None: no audit).
-
-    Raises:
-        ProblemsError: a label file has problems (every one, with file and line).
-    """
+    """The human audit labels, checked against what is scored (None: no audit)."""
     from scoring.audit import read_audit
 
     path = project.audit_path
@@ -380,16 +299,9 @@ def validate(
     errors_only: bool = False,
     shown_from: Path | None = None,
 ) -> ValidationReport:
-    """Validate submission folders of the project (every submission by default).
-
-    ``errors_only``: report the errors only, not the gaming checks' warnings (see
-    :func:`scoring.submissions.validate_submissions`). ``shown_from``: the folder that file
-    names in problems are relative to (a person's working folder; default the config's folder,
-    which the workflows' annotations need).
-
-    Raises:
-        ProblemsError: the questions file itself is invalid (a deployment problem).
-    """
+    """Validate submission folders (default: all). ``errors_only``: no gaming warnings;
+    ``shown_from``: what problem file names are relative to (default: the config's folder,
+    which the workflows' annotations need)."""
     from scoring.submissions import validate_submissions
 
     return validate_submissions(
@@ -407,9 +319,8 @@ def validate(
 def build_site(
     project: Project, *, force: bool = False, unchanged: Callable[[Path], None] | None = None
 ) -> Path:
-    """Build the static site from the score tables (skipped, calling ``unchanged`` with the site
-    folder, when nothing it reads changed since the last build, unless ``force``); returns the
-    site folder."""
+    """Build the site from the score tables (unless nothing changed and not ``force``: then
+    ``unchanged(folder)``); returns the site folder."""
     import generator
 
     return generator.build_site(project.site_spec(), force=force, unchanged=unchanged)
@@ -417,27 +328,17 @@ def build_site(
 
 @dataclass(frozen=True)
 class RunResult:
-    """What one run produced.
-
-    Attributes:
-        validation: the validator's report on every submission folder.
-        left_out: the submissions that failed validation, so were neither judged nor published.
-    """
+    """What one run produced; ``left_out``: submissions that failed validation."""
 
     report: JudgeReport
     verdicts: Path
     tables: Tables
     site: Path | None
-    validation: ValidationReport | None = None
     left_out: tuple[str, ...] = ()
 
 
 def publishable(project: Project) -> tuple[list[str], ValidationReport]:
-    """The submissions that pass validation, and the validator's errors on all of them.
-
-    A folder the validator rejects (a bad name, metadata or response file) is left out; the
-    others are judged and published as usual.
-    """
+    """The submissions that pass validation, and the validator's report on all of them."""
     from scoring.judge import list_submissions
 
     report = validate(project, errors_only=True)  # warnings leave nothing out
@@ -448,13 +349,8 @@ def publishable(project: Project) -> tuple[list[str], ValidationReport]:
 
 @dataclass(frozen=True)
 class Selection:
-    """The submissions a command works on, chosen after validating every submission.
-
-    Attributes:
-        ids: the submissions to work on: the ones named, else every valid one.
-        valid: every submission that passes validation (what the verdict table holds).
-        validation: the validator's report on every submission folder.
-    """
+    """The submissions a command works on (``ids``), every valid one (``valid``: what the
+    verdict table holds) and the validator's report."""
 
     ids: list[str]
     valid: list[str]
@@ -462,19 +358,14 @@ class Selection:
 
     @property
     def left_out(self) -> tuple[str, ...]:
-        """The submissions that fail validation, so are neither judged nor scored."""
+        """The submissions that fail validation."""
         return tuple(sorted(self.validation.rejected))
 
 
 def select(project: Project, named: list[str] | None = None) -> Selection:
-    """Validate every submission (:func:`publishable`), then choose the ones to work on.
+    """Validate every submission, then choose ``named`` (default: every valid one).
 
-    With no ``named`` ids, every valid submission is chosen and the rejected ones are left out,
-    as in :func:`run`. Named ids are taken as they are (an unknown one is refused later, by the
-    stage that reads it), unless the validator rejects one: then nothing is chosen.
-
-    Raises:
-        ProblemsError: a named submission fails validation; the errors in its folder listed.
+    Raises ProblemsError, listing its folder's errors, when a named submission fails validation.
     """
     from scoring.errors import ProblemsError
     from scoring.submissions.layout import display_path
@@ -498,10 +389,6 @@ def select(project: Project, named: list[str] | None = None) -> Selection:
     return Selection(list(named), valid, report)
 
 
-#: Stage names :func:`run` reports to its ``notify`` callback, with the stage's result.
-STAGES = ("validated", "judged", "verdicts", "scored", "site")
-
-
 def run(
     project: Project,
     *,
@@ -511,20 +398,9 @@ def run(
     notify: Callable[[str, object], None] | None = None,
 ) -> RunResult:
     """The main job: validate, judge what has no verdict yet, write the verdict table, score,
-    build the site.
-
-    A submission that fails validation is left out of every later stage (``left_out``; the
-    validation report says why), and the others are published. Judge failures do not stop the
-    run either: their submissions are incomplete (shown, not ranked), and the report lists them.
-
-    Args:
-        project: the deployment.
-        site: also build the site.
-        force_site: build the site even when nothing it reads changed since the last build.
-        progress: where the judge's progress goes.
-        notify: called after each stage with its name (one of :data:`STAGES`) and its result,
-            and with ``site unchanged`` and the site folder when the site build is skipped.
-    """
+    build the site. Invalid submissions are left out; judge failures leave theirs incomplete.
+    ``notify(stage, result)`` follows each stage (validated, judged, verdicts, scored, site, or
+    site unchanged)."""
     say = notify or (lambda _stage, _result: None)
     keep, validation = publishable(project)
     say("validated", validation)
@@ -538,24 +414,4 @@ def run(
     out = build_site(project, force=force_site, unchanged=unchanged) if site else None
     if out is not None:
         say("site", out)
-    return RunResult(report, verdicts, tables, out, validation, tuple(sorted(validation.rejected)))
-
-
-__all__ = [
-    "STAGES",
-    "RunResult",
-    "Selection",
-    "build_site",
-    "export_batch",
-    "import_batch",
-    "judge",
-    "judging_status",
-    "private_folder",
-    "publishable",
-    "run",
-    "score",
-    "select",
-    "validate",
-    "verdict_table",
-    "write_verdicts",
-]
+    return RunResult(report, verdicts, tables, out, tuple(sorted(validation.rejected)))

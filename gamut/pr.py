@@ -1,10 +1,8 @@
-"""The pull-request pipeline's hand-offs: annotations, and the artifact between the two workflows.
+"""The pull-request pipeline's hand-offs: annotations, and the artifact between the workflows.
 
-``validate-submission.yml`` runs untrusted pull-request code with no secrets; it hands
-``score-submission.yml`` an artifact holding the submission's files, the validator's report and
-``pr.json`` (PR number and head sha). The scoring side treats that artifact purely as data:
-:func:`unpack_artifact` accepts only regular files at the expected paths, within size limits, with
-a well-formed ``pr.json``, and copies them into the base checkout's submissions folder.
+``validate-submission.yml`` runs untrusted code with no secrets and hands ``score-submission.yml``
+an artifact (the submission's files, the validator's report, ``pr.json``); the scoring side reads
+it purely as data (:func:`unpack_artifact`: regular files at expected paths, within size limits).
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ SUBMISSION_FILES = frozenset({METADATA_FILE, *RESPONSE_FILES.values()})
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_TOTAL_BYTES = 40 * 1024 * 1024
 MAX_FILES = 8
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+SHA = re.compile(r"^[0-9a-f]{40}$")
 #: Annotations emitted per report (GitHub shows only the first ten of each kind per step); the
 #: rest are counted in one more annotation and listed in the step summary.
 MAX_ANNOTATIONS = 30
@@ -61,10 +59,11 @@ class PrInfo:
         return "\n".join(lines) + "\n"
 
 
-def _check_pr(pr_number: int, head_sha: str) -> None:
+def check_pr(pr_number: int, head_sha: str) -> None:
+    """Refuse a PR number out of range or a head sha that is not 40 lowercase hex digits."""
     if not 0 < pr_number < 10**9:
         raise GamutError(f"PR number {pr_number} is out of range")
-    if not _SHA.match(head_sha):
+    if not SHA.match(head_sha):
         raise GamutError("head sha must be 40 lowercase hex digits")
 
 
@@ -73,21 +72,15 @@ def _check_pr(pr_number: int, head_sha: str) -> None:
 
 @dataclass(frozen=True)
 class Annotations:
-    """What ``gamut pr annotate`` makes of a validator report."""
+    """What ``gamut pr annotate`` makes of a validator report: workflow commands, step summary."""
 
-    #: Workflow command lines (``::error file=...,line=...::message``), for the step's stdout.
     commands: list[str]
-    #: The step summary (markdown).
     summary: str
 
 
 def annotate(report: dict[str, Any], base: str = "") -> Annotations:
-    """One GitHub annotation per problem (at most :data:`MAX_ANNOTATIONS`) and the step summary.
-
-    Args:
-        report: the validator's JSON report (``gamut submission validate --format json``).
-        base: a prefix that makes the report's file paths repository-relative, if needed.
-    """
+    """One GitHub annotation per problem of a validator JSON report (at most
+    :data:`MAX_ANNOTATIONS`) and the step summary; ``base`` prefixes the file paths."""
     raw = report.get("problems", [])
     problems = [p for p in raw if isinstance(p, dict)] if isinstance(raw, list) else []
     errors = [p for p in problems if p.get("severity") == "error"]
@@ -141,12 +134,8 @@ def annotate(report: dict[str, Any], base: str = "") -> Annotations:
 def pack_artifact(
     project: Project, report: dict[str, Any], pr_number: int, head_sha: str, out: Path
 ) -> PrInfo:
-    """Write the artifact folder: ``pr.json``, the report and ``submissions/<id>/`` files.
-
-    Raises:
-        GamutError: the report failed, or does not name exactly one submission.
-    """
-    _check_pr(pr_number, head_sha)
+    """Write the artifact folder: ``pr.json``, the report and ``submissions/<id>/`` files."""
+    check_pr(pr_number, head_sha)
     if not report.get("ok"):
         raise GamutError("the validation report has errors; nothing to hand over")
     subs = report.get("submissions", [])
@@ -195,9 +184,8 @@ def _walk(root: Path) -> tuple[list[str], list[Problem]]:
 
 
 def _submissions(artifact: Path, files: list[str]) -> tuple[dict[str, list[str]], list[Problem]]:
-    """The files of each submission in the artifact's ``files``, and what breaks the rules:
-    too many files, too many bytes, a path that is not ``pr.json``, ``validation.json`` or a
-    submission's file, and any number of submissions but one."""
+    """The files of each submission in the artifact, and what breaks the rules (counts, sizes,
+    paths, not exactly one submission)."""
     where = str(artifact)
     problems: list[Problem] = []
     if len(files) > MAX_FILES:
@@ -233,8 +221,8 @@ def _submissions(artifact: Path, files: list[str]) -> tuple[dict[str, list[str]]
 
 
 def install_submission(dest: Path, files: dict[str, bytes]) -> str:
-    """Replace the submission folder ``dest`` (a link is removed, not followed) by ``files``,
-    each written atomically; return the folder as shown to a user (relative when it can be)."""
+    """Replace the folder ``dest`` (a link is removed, not followed) by ``files``, each written
+    atomically; return the folder as shown to a user."""
     if dest.is_symlink():
         dest.unlink()
     elif dest.exists():
@@ -246,16 +234,9 @@ def install_submission(dest: Path, files: dict[str, bytes]) -> str:
 
 
 def unpack_artifact(project: Project, artifact: Path) -> PrInfo:
-    """Check the downloaded artifact and copy its submission into the submissions folder.
-
-    Only ``pr.json``, ``validation.json`` and ``submissions/<id>/{submission.yaml,
-    multimodal.jsonl,text_only.jsonl}`` for one valid id are accepted; no symlinks, no other paths,
-    each file at most 16 MB and 40 MB in all. The copied folder replaces any folder of that id.
-
-    Raises:
-        GamutError: ``pr.json`` is missing or malformed.
-        ProblemsError: any other file breaks a rule (all of them listed).
-    """
+    """Check the downloaded artifact (only ``pr.json``, ``validation.json`` and one valid
+    submission's files; no links; size limits) and copy its submission into the submissions
+    folder, replacing any folder of that id. Every broken rule is listed."""
     if not artifact.is_dir() or artifact.is_symlink():
         raise GamutError(f"{artifact} is not a folder; download the artifact first")
     files, problems = _walk(artifact)
@@ -276,8 +257,7 @@ def unpack_artifact(project: Project, artifact: Path) -> PrInfo:
 
 
 def _read(path: Path) -> bytes:
-    """The bytes of a file of the artifact (listed by :func:`_walk`, so at most
-    :data:`MAX_FILE_BYTES`), opened with :func:`~scoring.storage.open_regular`."""
+    """The bytes of a regular file of the artifact (at most :data:`MAX_FILE_BYTES`)."""
     with open_regular(path) as f:
         return f.read(MAX_FILE_BYTES + 1)
 
@@ -292,5 +272,5 @@ def _read_pr(path: Path) -> PrInfo:
         raise GamutError(f"{PR_FILE}: pr_number must be an integer")
     if not isinstance(head_sha, str) or not isinstance(sid, str) or not is_submission_id(sid):
         raise GamutError(f"{PR_FILE}: head_sha and submission_id must be valid strings")
-    _check_pr(pr_number, head_sha)
+    check_pr(pr_number, head_sha)
     return PrInfo(pr_number, head_sha, sid)

@@ -1,18 +1,14 @@
-"""The submission of a pull request, taken from its head commit as data.
+"""The submission of a pull request, taken from its fetched head commit as data.
 
-The scoring workflow never trusts the files of the validation run's artifact (that run executes
-the pull request's code, so it can upload anything). Instead, with the head commit fetched into
-the base checkout (``git fetch``, no checkout), :func:`take_from_commit` reads the commit with
-``git`` plumbing only: the paths it changes against the base, which must all lie in one
-submission's folder, and that folder's blobs, which must be regular files with the expected names
-and sizes. Nothing from the commit is executed or checked out; the blobs are written into the base
-checkout's submissions folder, replacing any folder of that id.
+The validation run's artifact is not trusted (that run executes the pull request's code).
+:func:`take_from_commit` reads the commit with ``git`` plumbing only: its changes must all lie in
+one submission's folder, whose blobs must be regular files with the expected names and sizes.
+Nothing is executed or checked out.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -20,8 +16,10 @@ from typing import TYPE_CHECKING
 from gamut.pr import (
     MAX_FILE_BYTES,
     MAX_TOTAL_BYTES,
+    SHA,
     SUBMISSION_FILES,
     PrInfo,
+    check_pr,
     install_submission,
 )
 from scoring.errors import GamutError, Problem, ProblemsError
@@ -31,7 +29,6 @@ from scoring.submissions.layout import existing_submission_warning
 if TYPE_CHECKING:
     from gamut.project import Project
 
-_SHA = re.compile(r"^[0-9a-f]{40}$")
 _REGULAR = {"100644", "100755"}
 _FIX_SCOPE = (
     "a submission pull request may only add or change files in its own folder "
@@ -55,7 +52,7 @@ def _commit(repo: Path, rev: str, what: str) -> str:
         raise GamutError(f"{what} {rev!r} is not a git revision")
     proc = _git(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
     sha = _out(proc).strip()
-    if proc.returncode != 0 or not _SHA.match(sha):
+    if proc.returncode != 0 or not SHA.match(sha):
         raise GamutError(
             f"{what} {rev!r} is not a commit of this repository; fetch it first "
             "(e.g. git fetch origin refs/pull/<number>/head)"
@@ -78,21 +75,13 @@ def _locate(project: Project) -> tuple[Path, PurePosixPath]:
 
 
 def submissions_in_repo(project: Project) -> str:
-    """The submissions folder as a repository-relative POSIX path (``.`` for the top).
-
-    Raises:
-        GamutError: the config is not in a git repository, or the folder is outside it.
-    """
+    """The submissions folder as a repository-relative POSIX path (``.`` for the top)."""
     return _locate(project)[1].as_posix()
 
 
 def on_base(project: Project, submission_id: str, base: str = "HEAD") -> bool:
-    """Whether the base commit (default: the checkout's ``HEAD``, never its work tree, which
-    ``gamut pr take`` may have written into) already holds the submission ``submission_id``.
-
-    Raises:
-        GamutError: the config is not in a git repository, or the folder is outside it.
-    """
+    """Whether the base commit (not the work tree, which ``gamut pr take`` may have written
+    into) already holds the submission ``submission_id``."""
     toplevel, rel = _locate(project)
     folder = (rel / submission_id).as_posix()
     return _git(toplevel, "cat-file", "-e", f"{base}:{folder}").returncode == 0
@@ -101,13 +90,8 @@ def on_base(project: Project, submission_id: str, base: str = "HEAD") -> bool:
 def _one_submission(
     toplevel: Path, subs: PurePosixPath, base_sha: str, head_sha: str
 ) -> tuple[str, str, list[Problem]]:
-    """The id of the one submission the changes ``base...head`` touch, the first file changed
-    in it, and the problems found (its id is not valid, a file outside its folder).
-
-    Raises:
-        GamutError: git cannot compare the two commits.
-        ProblemsError: the changes touch no submission, or more than one.
-    """
+    """The one submission the changes ``base...head`` touch, its first file changed, and the
+    problems found; ProblemsError unless exactly one submission is touched."""
     diff = _git(
         toplevel, "diff", "--name-only", "--no-renames", "-z", "--end-of-options",
         f"{base_sha}...{head_sha}", "--",
@@ -143,8 +127,7 @@ def _one_submission(
 
 
 def _blobs(toplevel: Path, head_sha: str, folder: str) -> tuple[dict[str, str], list[Problem]]:
-    """The blob of each file of ``folder`` in the head commit, and the problems of the folder:
-    anything but a regular file, a name a submission does not have, or too many bytes."""
+    """The blob of each file of ``folder`` in the head commit, and the folder's problems."""
     listing = _git(toplevel, "ls-tree", "-z", "-l", "--full-tree", head_sha, "--", f"{folder}/")
     if listing.returncode != 0:
         raise GamutError(f"cannot list {folder} in the head commit")
@@ -177,26 +160,10 @@ def _blobs(toplevel: Path, head_sha: str, folder: str) -> tuple[dict[str, str], 
 def take_from_commit(
     project: Project, pr_number: int, head: str, base: str
 ) -> tuple[PrInfo, list[Problem]]:
-    """Copy the submission a pull request adds or changes from its head commit.
-
-    Args:
-        project: the base checkout's deployment; its submissions folder receives the files.
-        pr_number: the pull request's number (carried into the result).
-        head: the head commit (full sha), already fetched.
-        base: the base branch's commit (sha or ref); the changes are ``base...head``.
-
-    Returns:
-        What was taken, and warnings (a change to an existing submission).
-
-    Raises:
-        GamutError: a revision is unknown or malformed.
-        ProblemsError: the commit changes files outside one submission's folder, or that folder
-            holds anything but regular files with the expected names and sizes (all listed).
+    """Copy the submission that ``base...head`` (head: a fetched full sha) adds or changes into
+    the submissions folder; what was taken, and warnings (a change to an existing submission).
     """
-    if not 0 < pr_number < 10**9:
-        raise GamutError(f"PR number {pr_number} is out of range")
-    if not _SHA.match(head):
-        raise GamutError("the head commit must be given as 40 lowercase hex digits")
+    check_pr(pr_number, head)
     toplevel, subs = _locate(project)
     head_sha = _commit(toplevel, head, "head")
     base_sha = _commit(toplevel, base, "base")
@@ -215,6 +182,3 @@ def take_from_commit(
     shown = install_submission(dest, data)
     warnings = existing_submission_warning(toplevel, base_sha, folder, sid, first_file)
     return PrInfo(pr_number, head_sha, sid, shown), warnings
-
-
-__all__ = ["on_base", "submissions_in_repo", "take_from_commit"]

@@ -56,12 +56,7 @@ class RichProgress:
 
 
 def default_progress(console: Console | None = None) -> ProgressSink:
-    """A rich bar when the console is a terminal, plain lines on its stream otherwise.
-
-    Args:
-        console: where to draw; default the command line's stderr console
-            (``gamut.cli._common.err_console``: markup off, like everything the CLI prints).
-    """
+    """A rich bar when the console (default: the CLI's stderr) is a terminal, else plain lines."""
     if console is None:
         from gamut.cli._common import err_console
 
@@ -74,6 +69,3 @@ def plain_progress() -> ProgressSink:
     from gamut.cli._common import err_console
 
     return PlainProgress(err_console.console.file)
-
-
-__all__ = ["RichProgress", "default_progress", "plain_progress"]

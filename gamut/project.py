@@ -1,9 +1,5 @@
-"""A project: one config file, every path it names resolved, every input loaded at most once.
-
-The engine's functions take values; a :class:`Project` is where the application gets those values
-from. Each input (questions, rubrics, compiled checks, response units, judges) is read on first use
-and kept, so a pipeline run reads each file once however many stages use it.
-"""
+"""A project: one config file, every path it names resolved, every input read once, on first use
+(the engine's functions take values; a :class:`Project` is where the application gets them)."""
 
 from __future__ import annotations
 
@@ -29,27 +25,35 @@ if TYPE_CHECKING:
     from scoring.submissions.digests import DigestCache
 
 
-class Project:
-    """The deployment described by one config file.
+def _tuple(items: list[Any] | None) -> tuple[Any, ...] | None:
+    return None if items is None else tuple(items)
 
-    Args:
-        cfg: the validated config (its ``root`` is the config file's folder).
-    """
+
+class Project:
+    """The deployment described by one validated config."""
 
     def __init__(self, cfg: GamutConfig) -> None:
         self.cfg = cfg
         self._units: dict[tuple[tuple[str, ...] | None, tuple[Setting, ...] | None], Any] = {}
         self._plans: dict[tuple[Any, ...], list[PairPlan]] = {}
+        path = cfg.path  # every path of the config, resolved against its folder
+        self.config_file = str(cfg.file)  # as given, for messages
+        self.submissions_root = path(cfg.benchmark.submissions)
+        self.submissions = SubmissionsLayout(self.submissions_root)
+        self.site_out = path(cfg.site.out)
+        self.results = path(cfg.store.results)
+        self.results_layout = ResultsLayout(self.results)
+        self.verdict_table = self.results_layout.verdicts  # the judge writes, the scorer reads
+        self.workbench_path = path(cfg.workbench.dir)
+        self.cache_path = path(cfg.store.cache)  # the ledger's local working index (SQLite)
+        self.ledger_path = path(cfg.store.ledger)
+        self.private = path(cfg.store.private)  # held rubrics, run records; never published
+        self.rubrics_public = cfg.benchmark.rubrics_public
 
     @classmethod
     def load(cls, path: Path | str | None = None) -> Project:
-        """The project of the config file at ``path`` (see :func:`gamut.config.config_path`)."""
+        """The project of the config file at ``path``."""
         return cls(load_config(path))
-
-    @property
-    def config_file(self) -> str:
-        """The config file as given, for messages."""
-        return str(self.cfg.file)
 
     def path(self, p: Path) -> Path:
         """A path from the config, resolved against the config file's folder."""
@@ -68,67 +72,14 @@ class Project:
 
     @property
     def questions_path(self) -> Path:
-        """The public questions file (the pulled copy when the config names a Hub dataset).
-
-        Raises:
-            GamutError: a Hub question set not pulled yet.
-        """
+        """The public questions file (the pulled copy of a Hub dataset)."""
         from gamut.public_set import questions_file
 
         return questions_file(self.question_source)
 
-    @property
-    def submissions_root(self) -> Path:
-        """The submissions folder."""
-        return self.path(self.cfg.benchmark.submissions)
-
-    @property
-    def submissions(self) -> SubmissionsLayout:
-        """The submissions folder's layout: each submission's metadata and response files."""
-        return SubmissionsLayout(self.submissions_root)
-
-    @property
-    def site_out(self) -> Path:
-        """The built site's folder."""
-        return self.path(self.cfg.site.out)
-
-    @property
-    def results(self) -> Path:
-        """The score tables folder."""
-        return self.path(self.cfg.store.results)
-
-    @property
-    def results_layout(self) -> ResultsLayout:
-        """The score tables folder's layout: each table by name and format."""
-        return ResultsLayout(self.results)
-
-    @property
-    def verdict_table(self) -> Path:
-        """The verdict table the judge writes and the scorer reads."""
-        return self.results_layout.verdicts
-
-    @property
-    def workbench_path(self) -> Path:
-        """The benchmark workbench's private folder (``[workbench] dir``)."""
-        return self.path(self.cfg.workbench.dir)
-
-    @property
-    def cache_path(self) -> Path:
-        """The ledger's local working index (SQLite)."""
-        return self.path(self.cfg.store.cache)
-
-    @property
-    def ledger_path(self) -> Path:
-        """The verdict ledger folder."""
-        return self.path(self.cfg.store.ledger)
-
     @cached_property
     def key_scheme(self) -> KeyScheme:
-        """How verdict keys are hashed: keyed by the ledger secret when rubrics are held.
-
-        Raises:
-            ProblemsError: rubrics are held and no ledger secret is configured or set.
-        """
+        """How verdict keys are hashed: keyed by the ledger secret when rubrics are held."""
         from scoring.ledger import KeyScheme
 
         if self.rubrics_public:
@@ -175,12 +126,7 @@ class Project:
         """The named judges' pairs over the selected units, with their keys (computed once)."""
         from scoring.judge.pairs import pair_plans
 
-        key = (
-            None if judges is None else tuple(judges),
-            None if submissions is None else tuple(submissions),
-            None if settings is None else tuple(settings),
-            need_keys,
-        )
+        key = (_tuple(judges), _tuple(submissions), _tuple(settings), need_keys)
         with_keys = (*key[:3], True)
         if not need_keys and with_keys in self._plans:  # the same pairs, judges with API keys
             return self._plans[with_keys]
@@ -192,27 +138,14 @@ class Project:
 
     @cached_property
     def digests(self) -> DigestCache:
-        """The files this project's commands read: the validation and the scoring of one run
-        share them, so each file is read once."""
+        """The file digests that a run's validation and scoring share."""
         from scoring.submissions import Limits
         from scoring.submissions.digests import DigestCache
 
         return DigestCache(Limits())
 
-    @property
-    def private(self) -> Path:
-        """The private store (held rubrics, run records); never inside results or the site."""
-        return self.path(self.cfg.store.private)
-
-    @property
-    def rubrics_public(self) -> bool:
-        """Whether rubric text may be published."""
-        return self.cfg.benchmark.rubrics_public
-
     def _resolve(self, key: str, value: str) -> Path:
-        """A rubrics or audit location: a local path resolved against the config's folder, or
-        a Hub reference fetched into ``<private>/hub`` (checked to lie outside the published
-        folders)."""
+        """A local rubrics or audit path, or a Hub reference fetched into ``<private>/hub``."""
         from gamut import hub
 
         hub.check_published(key, value, self.cfg.file)
@@ -223,20 +156,12 @@ class Project:
 
     @cached_property
     def rubrics_path(self) -> Path:
-        """The local file or folder of the rubrics; an ``hf://`` reference is fetched first.
-
-        Raises:
-            GamutError: a Hub reference cannot be resolved.
-        """
+        """The local file or folder of the rubrics (a Hub reference fetched first)."""
         return self._resolve("benchmark.rubrics", self.cfg.benchmark.rubrics)
 
     @cached_property
     def audit_path(self) -> Path | None:
-        """The local folder of the human audit labels (``[benchmark] audit``), None if unset.
-
-        Raises:
-            GamutError: a Hub reference cannot be resolved.
-        """
+        """The local folder of the human audit labels, None if unset."""
         value = self.cfg.benchmark.audit
         return None if value is None else self._resolve("benchmark.audit", value)
 
@@ -272,27 +197,16 @@ class Project:
         """The responses to judge, each with its question's checks (read once per selection)."""
         from scoring.judge import response_units
 
-        key = (
-            None if submissions is None else tuple(submissions),
-            None if settings is None else tuple(settings),
-        )
+        key = (_tuple(submissions), _tuple(settings))
         if key not in self._units:
             self._units[key] = response_units(
-                self.questions,
-                self.checks,
-                self.submissions_root,
-                submissions,
-                settings,
+                self.questions, self.checks, self.submissions_root, submissions, settings
             )
         out: JudgeInputs = self._units[key]
         return out
 
     def judges(self, names: list[str] | None = None, *, need_keys: bool) -> list[BuiltJudge]:
-        """The named judges (default: all), built and ready to call.
-
-        Raises:
-            ProblemsError: no judges configured, unknown names or missing API keys.
-        """
+        """The named judges (default: all), built and ready to call."""
         from scoring.judge import build_judges
 
         self.cfg.require_judges()
@@ -329,6 +243,3 @@ class Project:
             builder=site.builder,
             submissions_open=published,
         )
-
-
-__all__ = ["Project"]

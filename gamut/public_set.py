@@ -1,20 +1,15 @@
 """The public question set on the Hugging Face Hub, pulled once into a local cache.
 
-``[benchmark] questions`` is a local JSON Lines file or ``hf://datasets/ORG/NAME@<commit
-sha>[/FILE]``: a public dataset holding the questions file (``FILE``, default
-``questions.jsonl``) and the images it names. :func:`pull` downloads that exact commit into
-``[store] questions`` (resumable: a dropped connection continues where it stopped, and a rerun
-keeps the files already downloaded), checks every file against the Hub's own hashes (git blob
-sha1, or sha256 for LFS files) and writes a manifest last; :func:`questions_file` then gives the
-local file, never touching the network, and says how to fill the cache while it is empty.
+``[benchmark] questions`` is a local file or ``hf://datasets/ORG/NAME@<commit sha>[/FILE]``.
+:func:`pull` downloads that commit into ``[store] questions`` (resumable), checks every file
+against the Hub's hashes (git blob sha1, or sha256 for LFS files) and writes a manifest last;
+:func:`questions_file` then gives the local file without the network.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -26,13 +21,11 @@ from scoring.storage import atomic_write_text
 if TYPE_CHECKING:
     from gamut.hub import HubRef
 
-# gamut.hub is imported inside the functions, and huggingface_hub only when it downloads: a local
-# questions file keeps the light commands light.
-
 DEFAULT_FILE = "questions.jsonl"
 #: Written last, once every file is downloaded and verified: its presence means "complete".
 MANIFEST = "gamut-manifest.json"
 PULL_COMMAND = "gamut questions pull"
+_RETRY = f"run `{PULL_COMMAND}` again: files already downloaded are kept"
 #: Limits on what a dataset may hold (the real set: 1,813 questions and their images).
 MAX_FILES = 50_000
 MAX_BYTES = 20 * 1024**3
@@ -56,15 +49,8 @@ class QuestionSet:
 
 @dataclass(frozen=True)
 class QuestionSource:
-    """Where the config says the public questions are, its paths resolved (``Project`` builds
-    it).
-
-    Attributes:
-        value: ``[benchmark] questions`` as written: a local file or an ``hf://`` reference.
-        config_file: the config file, for messages.
-        local: ``value`` resolved against the config's folder (the file, when it is local).
-        store: ``[store] questions``, where pulled Hub question sets are kept.
-    """
+    """``[benchmark] questions`` as written (``value``) and resolved (``local``), the config
+    file, and ``[store] questions`` (``store``)."""
 
     value: str
     config_file: Path
@@ -84,12 +70,7 @@ class PullResult:
 
 
 def question_set(source: QuestionSource) -> QuestionSet | None:
-    """The Hub question set named by the config, or None for a local questions file.
-
-    Raises:
-        PlaceholderError: the id is still the placeholder of an unpublished dataset.
-        GamutError: the reference is malformed or not pinned to a commit.
-    """
+    """The Hub question set named by the config, or None for a local questions file."""
     value = source.value
     from gamut.hub import HubRef, check_published, is_hub_uri, parse_hub_uri
 
@@ -105,12 +86,7 @@ def question_set(source: QuestionSource) -> QuestionSet | None:
 
 
 def questions_file(source: QuestionSource) -> Path:
-    """The local questions file: the configured path, or the pulled copy of a Hub question set.
-
-    Raises:
-        GamutError: a Hub question set that has not been pulled (completely) yet.
-        PlaceholderError: the id is still the placeholder of an unpublished dataset.
-    """
+    """The local questions file: the configured path, or the pulled copy of a Hub set."""
     qs = question_set(source)
     if qs is None:
         return source.local
@@ -122,18 +98,12 @@ def questions_file(source: QuestionSource) -> Path:
     return qs.folder / qs.file
 
 
-def git_blob_sha1(path: Path) -> str:
-    """The git blob id of a file (what the Hub reports as a non-LFS file's ``oid``)."""
-    h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-    with path.open("rb") as f:
-        while chunk := f.read(_CHUNK):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def sha256(path: Path) -> str:
-    """The sha256 of a file (what the Hub reports for an LFS file)."""
-    h = hashlib.sha256()
+def file_hash(path: Path, algorithm: str) -> str:
+    """The Hub's hash of a file: ``sha256`` (LFS files), else its git blob sha1."""
+    if algorithm == "sha256":
+        h = hashlib.sha256()
+    else:
+        h = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
     with path.open("rb") as f:
         while chunk := f.read(_CHUNK):
             h.update(chunk)
@@ -156,11 +126,10 @@ def _safe_repo_path(name: str) -> bool:
 def _tree(ref: HubRef, where: str) -> list[_Entry]:
     from huggingface_hub.hf_api import RepoFile
 
-    from gamut.hub import hub_api, hub_token
-    from scoring.errors import GamutError
+    from gamut.hub import hub_api, hub_errors, hub_token
 
     api = hub_api(hub_token() or False)
-    with _hub_errors(where):
+    with hub_errors("public questions", where, "benchmark.questions", _RETRY):
         items = list(
             api.list_repo_tree(
                 ref.repo_id, repo_type="dataset", revision=ref.revision, recursive=True
@@ -185,45 +154,6 @@ def _tree(ref: HubRef, where: str) -> list[_Entry]:
     return entries
 
 
-@contextmanager
-def _hub_errors(where: str) -> Iterator[None]:
-    """Turn ``huggingface_hub`` errors into one :class:`GamutError` naming the set and the fix."""
-    from huggingface_hub.errors import (
-        GatedRepoError,
-        HfHubHTTPError,
-        LocalEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
-
-    from gamut.hub import TOKEN_ENV
-    from scoring.errors import GamutError
-
-    try:
-        yield
-    except RevisionNotFoundError:
-        raise GamutError(
-            f"public questions: no revision {where}; check the commit sha in benchmark.questions"
-        ) from None
-    except (RepositoryNotFoundError, GatedRepoError):
-        raise GamutError(
-            f"public questions: {where} not found or not accessible; check the name in "
-            f"benchmark.questions (a private copy needs {TOKEN_ENV})"
-        ) from None
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
-        raise GamutError(
-            f"public questions: the Hub answered HTTP {status} for {where}; run "
-            f"`{PULL_COMMAND}` again later: files already downloaded are kept"
-        ) from None
-    except (LocalEntryNotFoundError, OSError) as exc:
-        raise GamutError(
-            f"public questions: the download of {where} stopped ({type(exc).__name__}: "
-            f"{str(exc)[:200]}); run `{PULL_COMMAND}` again: files already downloaded are kept "
-            "(check the network and GAMUT_HF_ENDPOINT if it keeps failing)"
-        ) from None
-
-
 def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
     """Files whose bytes differ from the Hub's hash; each is removed, to be fetched again."""
     bad: list[str] = []
@@ -232,7 +162,7 @@ def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
         if not path.is_file():
             bad.append(f"{e.path} (missing)")
             continue
-        digest = sha256(path) if e.algorithm == "sha256" else git_blob_sha1(path)
+        digest = file_hash(path, e.algorithm)
         if digest != e.digest:
             bad.append(f"{e.path} ({e.algorithm} {digest[:12]}, expected {e.digest[:12]})")
             path.unlink()
@@ -242,21 +172,13 @@ def _verify(folder: Path, entries: list[_Entry]) -> list[str]:
 def pull(source: QuestionSource) -> PullResult:
     """Download the configured Hub question set once into ``[store] questions``, checksummed.
 
-    A complete, verified copy is not downloaded again. An interrupted download leaves partial
-    files that the next call continues; a file whose hash does not match the Hub's is deleted and
-    reported (the next call fetches it again). The manifest, written last, records every file's
-    hash; the questions file is then parsed to check it.
-
-    Raises:
-        GamutError: a local questions file is configured, the reference is malformed, unknown or
-            unreachable, or files failed their checksum.
-        PlaceholderError: the id is still the placeholder of an unpublished dataset.
-        ProblemsError: the downloaded questions file is invalid.
+    A complete copy is not downloaded again; an interrupted one continues. A file whose hash
+    does not match the Hub's is deleted and reported; the manifest, written last, records every
+    file's hash once the questions file parses.
     """
     from huggingface_hub import snapshot_download
 
-    from gamut.hub import hub_endpoint, hub_token
-    from scoring.errors import GamutError
+    from gamut.hub import hub_endpoint, hub_errors, hub_token
 
     qs = question_set(source)
     if qs is None:
@@ -279,7 +201,7 @@ def pull(source: QuestionSource) -> PullResult:
         )
     qs.folder.mkdir(parents=True, exist_ok=True)
     token = hub_token()
-    with _hub_errors(where):
+    with hub_errors("public questions", where, "benchmark.questions", _RETRY):
         snapshot_download(
             qs.ref.repo_id,
             repo_type="dataset",
@@ -309,14 +231,3 @@ def pull(source: QuestionSource) -> PullResult:
     return PullResult(
         qs.folder, qs.folder / qs.file, len(entries), sum(e.size for e in entries), already=False
     )
-
-
-__all__ = [
-    "DEFAULT_FILE",
-    "MANIFEST",
-    "PullResult",
-    "QuestionSet",
-    "pull",
-    "question_set",
-    "questions_file",
-]

@@ -1,9 +1,4 @@
-"""Publishing results to a Hugging Face Hub dataset.
-
-Published results go to a dataset as one commit built by :func:`build_publish_operations` (pure:
-reads files, touches no network) and sent by :func:`publish_results`; the references, endpoint and
-token are :mod:`gamut.hub`'s.
-"""
+"""Publishing results to a Hugging Face Hub dataset as one commit."""
 
 from __future__ import annotations
 
@@ -28,25 +23,8 @@ class PublishFile:
 
 
 def publish_files(project: Project, repo_id: str | None = None) -> list[PublishFile]:
-    """Every file of the published dataset, built from ``results/`` (no network).
-
-    Layout: the site's ``downloads/`` folder (:func:`generator.dataset_folder`), one set of files
-    with one schema: ``<table>.parquet`` (and CSV) for the questions, the scored submissions'
-    responses and every score table, ``verdicts.parquet`` and ``verdicts/<submission>.parquet``,
-    the Every Eval Ever export, the Croissant description, ``provenance.json`` and a
-    ``README.md`` dataset card whose YAML ``configs:`` header lets ``datasets.load_dataset(repo,
-    "<table>")`` read each table with rows. Unless rubrics are public, verdicts keep only the
-    id/kind/tier/verdict columns.
-
-    Args:
-        project: the deployment.
-        repo_id: the dataset the files are for (the card's loading snippet names it); default
-            ``publish.hf_dataset``.
-
-    Raises:
-        GamutError: no repo id, or the results folder has no leaderboard or no verdict table yet.
-        GamutError: a column is undocumented, or a scored response file no longer reads clean.
-    """
+    """Every file of the published dataset (the site's ``downloads/`` folder, built by
+    :func:`generator.dataset_folder`, with a dataset card for ``repo_id``), with no network."""
     import generator
 
     repo = repo_id or project.cfg.publish.hf_dataset
@@ -75,13 +53,8 @@ STALE = (".parquet", ".csv", ".csv.gz", ".jsonl")
 
 
 def build_publish_operations(files: list[PublishFile], existing: list[str]) -> list[Any]:
-    """The commit operations: add every file; delete the stale data files no longer built
-    (:data:`STALE`: under ``data/``, the layout before this one, or ``verdicts/``, or a table).
-
-    Args:
-        files: the files to publish (from :func:`publish_files`).
-        existing: paths already in the repo (empty for a new dataset).
-    """
+    """The commit operations: add every file; delete the ``existing`` data files no longer
+    built (under ``data/`` or ``verdicts/``, or ending in :data:`STALE`)."""
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
 
     ops: list[Any] = [
@@ -99,11 +72,7 @@ def build_publish_operations(files: list[PublishFile], existing: list[str]) -> l
 def publish_results(
     project: Project, repo_id: str, *, token_env: str = TOKEN_ENV, private: bool = False
 ) -> str:
-    """Upload the results to the dataset ``repo_id`` as one commit; return the commit URL.
-
-    Raises:
-        GamutError: bad repo id, no token, or the Hub refused the commit.
-    """
+    """Upload the results to the dataset ``repo_id`` as one commit; return the commit URL."""
     from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
     if not REPO_ID.match(repo_id):

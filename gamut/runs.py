@@ -1,14 +1,9 @@
 """Run fingerprints: proof that a judge run, or a verdict table, has nothing new to do.
 
-A run's fingerprint is a digest of every input that can change what it judges or writes: the
-config file, the engine's code and prompt templates, the questions, rubric and response files
-(by content), the selection, the key scheme, the ledger's shard names and the working index's
-state. After a run that left every selected pair judged, the fingerprint is recorded in the
-private store with the run's counts; a later run with the same fingerprint has provably nothing
-to judge and returns those counts without reading, compiling or hashing anything else. Likewise
-the verdict table records the fingerprint it was built from.
-
-One record per selection is kept (``<private>/runs/``), overwritten by the next complete run.
+A fingerprint digests every input that can change what a run judges or writes (config, engine
+code and prompts, input files by content, selection, key scheme, ledger shards, index state).
+A complete run records it with its counts in ``<private>/runs/`` (one record per selection); a
+later run with the same fingerprint returns those counts without reading anything else.
 """
 
 from __future__ import annotations
@@ -37,12 +32,7 @@ _COUNTS = ("judge", "label", "identity", "checks", "empty")
 
 
 def file_digest(path: Path) -> str:
-    """The SHA-256 of a file's bytes (a link to a regular file followed, anything else under
-    the name refused: :func:`~scoring.storage.open_regular`).
-
-    Raises:
-        OSError: it cannot be read.
-    """
+    """The SHA-256 of a regular file's bytes (a link to one followed); OSError otherwise."""
     with open_regular(path, links=True) as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
@@ -159,7 +149,7 @@ def recorded_report(
     settings: list[Setting] | None,
 ) -> JudgeReport | None:
     """The counts of the last complete judge run of this selection, if its fingerprint is
-    ``fp`` (so nothing changed since); else None."""
+    ``fp``."""
     got = _read(_record_path(project, "judge", _selection(judges, submissions, settings)))
     if got is None or got.get("fingerprint") != fp or not isinstance(got.get("judges"), list):
         return None
@@ -186,8 +176,7 @@ def record_report(
     submissions: list[str] | None,
     settings: list[Setting] | None,
 ) -> None:
-    """Record a complete run's fingerprint and counts (a run with failures, or with batch
-    requests still in flight, is not recorded: the next run has work to do)."""
+    """Record a complete run's fingerprint and counts (not a run with failures or in flight)."""
     if not report.ok or report.dry_run or report.in_flight or report.waiting:
         return
     counts = [{k: asdict(s)[k] for k in _COUNTS} for s in report.judges.values()]
@@ -198,8 +187,7 @@ def record_report(
 def table_is_recorded(
     project: Project, fp: str, out: Path, submissions: list[str] | None = None
 ) -> bool:
-    """Whether the verdict table at ``out`` (and its usage table beside it) was written from
-    inputs with fingerprint ``fp``."""
+    """Whether the verdict and usage tables at ``out`` were written from fingerprint ``fp``."""
     from scoring.judge.table import table_is_current
     from scoring.judge.usage import usage_path
 
@@ -215,13 +203,3 @@ def record_table(
     """Record that the verdict table with fingerprint ``table_fp`` was built from ``fp``."""
     path = _record_path(project, "table", _selection(None, submissions, None))
     atomic_write_text(path, json.dumps({"fingerprint": fp, "table": table_fp}) + "\n")
-
-
-__all__ = [
-    "file_digest",
-    "fingerprint",
-    "record_report",
-    "record_table",
-    "recorded_report",
-    "table_is_recorded",
-]

@@ -1,10 +1,6 @@
-"""What the scoring will do with one submission, seen before the pull request; nothing is called.
-
-:func:`check_submission` validates the submission, computes the response statistics that the
-gaming warnings look at, and sizes the judging job (checks per judge, calls, estimated tokens and
-cost at the configured prices) with the judge's dry run. Counting checks needs the rubrics: with
-held rubrics that only the maintainers can read, the job size says so instead.
-"""
+"""What the scoring will do with one submission, seen before the pull request; nothing is called:
+validation, the statistics the gaming warnings look at, and the judge's dry run sizing the job
+(with held rubrics only the maintainers can count checks, and the report says so)."""
 
 from __future__ import annotations
 
@@ -72,21 +68,19 @@ class SubmissionCheck:
                 else "no price configured"
             )
             primary = ", primary" if cfg is not None and cfg.primary else ""
-            if s.mode == "offline":
-                out.append(
-                    f"  {name} ({s.label}{primary}): {s.checks:,} checks, {s.cache_hits:,} "
-                    f"already judged, {s.empty:,} of empty responses (scored without a call); "
-                    f"{s.planned:,} verdicts given offline (replayed"
-                    + (", else by the offline matcher" if cfg and cfg.unrecorded != "fail" else "")
-                    + "): no calls, no tokens, no cost"
-                )
-                continue
-            out.append(
+            head = (
                 f"  {name} ({s.label}{primary}): {s.checks:,} checks, {s.cache_hits:,} already "
                 f"judged, {s.empty:,} of empty responses (scored without a call); "
-                f"{s.planned:,} calls, about {s.est_tokens_in:,} tokens in and "
-                f"{s.est_tokens_out:,} out; {price}"
             )
+            if s.mode == "offline":
+                matcher = (
+                    ", else by the offline matcher" if cfg and cfg.unrecorded != "fail" else ""
+                )
+                tail = f"verdicts given offline (replayed{matcher}): no calls, no tokens, no cost"
+            else:
+                tail = f"calls, about {s.est_tokens_in:,} tokens in and {s.est_tokens_out:,} out; "
+                tail += price
+            out.append(f"{head}{s.planned:,} {tail}")
         if priced:
             out.append(
                 f"  total: about ${total:,.2f} at the uncached input price (providers' prompt "
@@ -96,12 +90,7 @@ class SubmissionCheck:
 
 
 def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
-    """Validate one submission, compute its response statistics and size its judging job.
-
-    Raises:
-        ProblemsError: the questions file itself is invalid (a deployment problem).
-        GamutError: the public question set is not in the local cache.
-    """
+    """Validate one submission, compute its response statistics and size its judging job."""
     from gamut import pipeline
     from scoring.submissions import Limits
     from scoring.submissions.responses import read_response_file
@@ -141,20 +130,11 @@ def check_submission(project: Project, submission_id: str) -> SubmissionCheck:
     return result
 
 
-__all__ = ["SubmissionCheck", "check_submission"]
-
-
 def check_metadata_only(
     project: Project, paths: list[Path] | None
 ) -> tuple[list[str], list[Problem]]:
-    """The checks that need no question set: each named submission's ``submission.yaml``
-    (every submission when ``paths`` is None), for a config whose questions cannot be read yet
-    (the live config before the datasets are published).
-
-    Returns:
-        The submission ids checked and every problem found (file names relative to the
-        working folder).
-    """
+    """Check only each named (default: every) submission's ``submission.yaml``, for a config
+    whose questions cannot be read yet; the ids checked and every problem found."""
     from scoring.submissions.formats import METADATA_FILE
     from scoring.submissions.layout import all_targets, targets_from_paths
     from scoring.submissions.metadata import check_metadata

@@ -1,9 +1,7 @@
-"""The ``gamut`` command line: a thin layer over the library.
-
-Each command group lives in its own module, imported only when that command runs (``gamut --help``
-imports none of them): the table below is the command list, with each command's one-line help.
-Installed packages add commands through the ``gamut.commands`` entry points: the workbench's
-``gamut build`` (SPEC section 12) is one, so this package never imports the workbench.
+"""The ``gamut`` command line: a thin layer over the library. Each command's module is imported
+only when it runs (``gamut --help`` imports none); :data:`COMMANDS` lists them. Installed packages
+add commands through ``gamut.commands`` entry points (the workbench's ``gamut build``), so this
+package never imports the workbench.
 """
 
 from __future__ import annotations
@@ -20,28 +18,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("gamut.cli.run", "run", "The main job: judge, score and build the site."),
     "rubric": ("gamut.cli.rubric", "rubric", "Maintainers' rubric tools: lint, compile, show."),
     "schema": ("gamut.cli.schema", "schema", "Write the JSON Schemas of every file format."),
-    "questions": (
-        "gamut.cli.questions",
-        "questions",
-        "The public questions: pull them from the Hub, export them.",
-    ),
+    "questions": ("gamut.cli.questions", "questions", "The public questions: pull, export."),
     "submission": (
         "gamut.cli.submission",
         "submission",
-        "Submitters' tools: scaffold, validate and check a submission.",
+        "Submitters' tools: new, validate, check.",
     ),
-    "generate": (
-        "gamut.cli.generate",
-        "generate_cmd",
-        "Run a model API over the public questions into a submission.",
-    ),
+    "generate": ("gamut.cli.generate", "generate_cmd", "Run a model API into a submission."),
     "judge": ("gamut.cli.judge", "judge", "Judge every (response, check) without a verdict."),
     "export": ("gamut.cli.judge", "export", "Export engine data for analysis."),
-    "ledger": (
-        "gamut.cli.ledger",
-        "ledger",
-        "The verdict ledger: pull, push, merge, verify.",
-    ),
+    "ledger": ("gamut.cli.ledger", "ledger", "The verdict ledger: pull, push, merge, verify."),
     "score": ("gamut.cli.score", "score", "Write the score tables from the verdict table."),
     "site": ("gamut.cli.site", "site", "Build or preview the static leaderboard site."),
     "comment": ("gamut.cli.comment", "comment", "Render the pull-request comment."),
@@ -97,6 +83,3 @@ def main() -> None:
 def run() -> None:
     """The ``gamut`` program (``python -m gamut`` too): :func:`main`."""
     main()
-
-
-__all__ = ["COMMANDS", "LazyGroup", "main", "run"]

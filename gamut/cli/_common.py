@@ -1,11 +1,8 @@
 """Shared pieces of the command line: the --config option, the one error path, the one output path.
 
-Library code raises :class:`~scoring.errors.GamutError`; :func:`handle_errors` turns it into one
-message on stderr and exit code 1. Everything the CLI prints goes through :data:`out_console`
-(results, stdout) or :data:`err_console` (progress and problems, stderr), both with rich markup
-off: user data (model names, file names, provider messages) is printed as it is, never parsed.
-Styled text is built with :func:`styled`. rich is imported when something is first printed, so
-``gamut --help`` and the commands' start-up do not pay for it.
+:func:`handle_errors` turns a :class:`~scoring.errors.GamutError` into one message on stderr and
+exit 1. Output goes through :data:`out_console` (stdout) or :data:`err_console` (stderr), rich
+markup off (user data is printed as it is, never parsed), rich imported on first print.
 """
 
 from __future__ import annotations
@@ -45,11 +42,7 @@ VALIDATE_HINT = "`gamut submission validate` lists every problem with its fix"
 
 
 class LazyConsole:
-    """A rich console (markup, highlighting and emoji off) created on first use.
-
-    Args:
-        stderr: print to standard error instead of standard output.
-    """
+    """A rich console (markup, highlighting and emoji off) created on first use."""
 
     def __init__(self, *, stderr: bool) -> None:
         self.stderr = stderr
@@ -81,9 +74,8 @@ config_option = click.option(
 
 
 def config_flag(config_path: Path | None) -> str:
-    """The `` --config PATH`` a printed hint must carry to run on the same config as this
-    command (empty when the command read the default, or ``$GAMUT_CONFIG``, which the hint's
-    command reads too). The path is quoted for a POSIX shell when it needs it."""
+    """The `` --config PATH`` (shell-quoted) a printed hint needs to run on this command's
+    config; empty for the default or ``$GAMUT_CONFIG``, which the hint's command reads too."""
     if config_path is None:
         return ""
     import shlex
@@ -133,18 +125,8 @@ def fail(
     width: int | None = None,
     label: str | None = "error",
 ) -> NoReturn:
-    """The one way a command ends with a non-zero status: ``message`` on stderr, then ``lines``
-    under it.
-
-    Args:
-        message: what went wrong and what to do.
-        lines: the items (problems, failed checks), one per line, indented.
-        code: the exit status.
-        limit: list at most this many lines, then count the rest.
-        width: cut each line at this many characters.
-        label: the word before the message (``error: ...``); None for a status that is not an
-            error (work still in flight).
-    """
+    """The one way a command ends with a non-zero status: ``label: message`` on stderr, then
+    ``lines`` indented (at most ``limit``, the rest counted; each cut at ``width``)."""
     if label is None:
         err_console.print(message)
     else:
@@ -163,15 +145,8 @@ def _ids(ids: Sequence[str]) -> str:
 
 
 def list_left_out(validation: ValidationReport, skipped: str) -> None:
-    """Print the submissions that validation leaves out, with the validator's errors.
-
-    ``gamut run``, ``gamut judge`` and ``gamut score`` print this before they work on the
-    others; each error is the validator's ``file:line: problem (fix)``.
-
-    Args:
-        validation: the validator's report on every submission.
-        skipped: what happens to them instead ("not judged, not published").
-    """
+    """Print the submissions that validation leaves out (and what becomes of them:
+    ``skipped``), with the validator's ``file:line: problem (fix)`` errors."""
     left_out = sorted(validation.rejected)
     if not left_out:
         return
@@ -204,8 +179,7 @@ def left_out_message(left_out: Sequence[str], rest: str) -> str:
 
 
 def warn_left_out(left_out: Sequence[str], rest: str) -> None:
-    """Say, without failing, which submissions were left out: on stderr and, on GitHub Actions,
-    as a warning annotation on the run."""
+    """Say, without failing, which submissions were left out (on GitHub Actions, annotated)."""
     message = left_out_message(left_out, rest)
     err_console.print(f"warning: {message} ({VALIDATE_HINT})", markup=False)
     if os.environ.get("GITHUB_ACTIONS") == "true":
@@ -215,18 +189,12 @@ def warn_left_out(left_out: Sequence[str], rest: str) -> None:
 
 
 def fail_left_out(left_out: Sequence[str], rest: str) -> NoReturn:
-    """End a command that worked on the other submissions: exit 1 naming the ones left out.
-
-    Args:
-        left_out: the submissions that fail validation.
-        rest: what was done with the others ("the rest is published").
-    """
+    """Exit 1 naming the submissions left out, and what was done with the ``rest``."""
     fail(left_out_message(left_out, rest), [VALIDATE_HINT])
 
 
 def serve_until_interrupted(server: socketserver.BaseServer, stopped: str = "") -> None:
-    """Serve ``server`` until Ctrl-C, then close its socket (and say ``stopped`` on stderr, when
-    given): the local pages (site, audit, review, revision) all end so."""
+    """Serve ``server`` until Ctrl-C, then close its socket (saying ``stopped``, if given)."""
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -237,11 +205,8 @@ def serve_until_interrupted(server: socketserver.BaseServer, stopped: str = "") 
 
 
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Turn library errors into one clean message on stderr and exit code 1.
-
-    A write that found no room on disk (``OSError`` ENOSPC, EDQUOT or EFBIG, SQLite's "database
-    or disk is full", wherever it was raised) is a :class:`~scoring.errors.DiskFullError` too.
-    """
+    """Turn library errors, and a full disk wherever it was raised, into one clean message on
+    stderr and exit code 1."""
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -268,8 +233,8 @@ def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def _unshown(exc: BaseException) -> NoReturn:
-    """Fail with held rubrics on an error whose message may quote what it was working on (a held
-    check): its class and where it was raised, never its text."""
+    """Fail, rubrics held, on an error whose message may quote a held check: its class and
+    traceback, never its text."""
     fail(
         f"internal error: {type(exc).__name__} (its message is not shown: rubrics are "
         "held); please report it with the lines below",

@@ -32,12 +32,8 @@ def audit() -> None:
 @config_option
 @handle_errors
 def sample(n: int, out: Path, seed: int, config_path: Path | None) -> None:
-    """Draw N responses (submission, setting, question) to label, stratified by model, setting
-    and domain; every check of a drawn response is to be labelled.
-
-    Only submissions that pass validation are drawn from, and responses that already have
-    labels in [benchmark] audit are not drawn again. The file holds ids only, never check text.
-    """
+    """Draw N responses to label (every check of each), stratified by model, setting and
+    domain, from valid submissions and not yet labelled; the file holds ids only."""
     from gamut import pipeline
     from scoring.audit import read_audit
     from scoring.audit_sample import Response, draw_sample
@@ -105,11 +101,9 @@ def sample(n: int, out: Path, seed: int, config_path: Path | None) -> None:
 def serve(
     annotator: str, sample: Path | None, adjudicate: bool, port: int, config_path: Path | None
 ) -> None:
-    """Serve the local annotation page on 127.0.0.1 (never part of the public site): each
-    response with its checks and the four verdict buttons (keys 1-4, u undoes), writing to your
-    label file in [benchmark] audit; a session resumes at the first unlabelled check. The page
-    never names the model; other annotators' verdicts are hidden, except with --adjudicate,
-    which lists their disagreements."""
+    """Serve the local annotation page on 127.0.0.1 (keys 1-4 label, u undoes), writing to your
+    label file in [benchmark] audit. The page never names the model or shows others' verdicts,
+    except with --adjudicate, which lists their disagreements."""
     from pydantic import TypeAdapter, ValidationError
 
     from gamut.audit_serve import make_audit_server, open_session

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
 import click
 
@@ -156,21 +156,10 @@ def _ask_model_name(folder: SubmissionFolder) -> str | None:
 @handle_errors
 def generate_cmd(
     submission_id: str,
-    model: str,
-    provider: str,
-    base_url: str | None,
-    api_key_env: str | None,
     settings: tuple[str, ...],
     system_prompt: Path | None,
-    temperature: float | None,
-    max_tokens: int,
-    max_tokens_param: Literal["max_completion_tokens", "max_tokens"] | None,
-    concurrency: int,
-    limit: int | None,
-    deadline_s: float | None,
-    timeout_s: float,
-    max_retries: int,
-    config_path: Path,
+    config_path: Path | None,
+    **options: Any,
 ) -> None:
     """Run a model over the public questions into SUBMISSION's response files (resumable).
 
@@ -188,27 +177,17 @@ def generate_cmd(
             prompt = system_prompt.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise GamutError(f"cannot read --system-prompt {system_prompt}: {exc}") from None
-    options = GenerateOptions(
+    every = (Setting.MULTIMODAL, Setting.TEXT_ONLY)
+    chosen = GenerateOptions(
         submission_id=submission_id,
-        model=model,
-        provider=provider,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        settings=tuple(Setting(s) for s in settings) or (Setting.MULTIMODAL, Setting.TEXT_ONLY),
+        settings=tuple(Setting(s) for s in settings) or every,
         system_prompt=prompt,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        max_tokens_param=max_tokens_param,
-        concurrency=concurrency,
-        limit=limit,
-        deadline_s=deadline_s,
-        timeout_s=timeout_s,
-        max_retries=max_retries,
         model_name=model_name,
+        **options,  # the other options are GenerateOptions' fields, by name
     )
     try:
         with reporter_for(err_console.console) as reporter:
-            result = generate(project, options, reporter)
+            result = generate(project, chosen, reporter)
     except KeyboardInterrupt:
         fail(
             "interrupted: every answer received so far is saved; "

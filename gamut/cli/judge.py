@@ -145,20 +145,13 @@ def judge(
 ) -> None:
     """Judge every (response, check) that has no verdict yet, then write the verdict table.
 
-    Every submission is validated first, as in `gamut run`: one that fails is left out (its
-    errors are listed; it is neither judged nor in the verdict table) and the others are judged.
-    A --submission that fails validation stops the command before anything is judged.
+    Submissions that fail validation are left out (listed); a --submission that fails stops the
+    command before anything is judged. Direct-mode verdicts are kept as they arrive; batch-mode
+    judges collect finished batches and submit the rest: run again, or pass --wait, until it
+    exits 0. One run at a time per ledger.
 
-    Direct-mode judges call once per check; verdicts are committed to the working index as they
-    arrive and shipped to the ledger, so an interrupted run loses only its calls in flight.
-    Batch-mode judges collect every finished batch and submit what has neither a verdict nor a
-    request in flight (their batches are recorded in the ledger); run the command again, or pass
-    --wait, until it exits 0. One run at a time per ledger.
-
-    Exit status: 0 when every check has a verdict; 1 when some check failed (listed; retried by
-    the next run) or a submission was left out for failing validation (after the others are
-    judged and the verdict table written; this wins over 75, and the requests in flight are
-    still counted); 75 when batches are still in flight and nothing else is wrong.
+    Exit status: 0 when every check has a verdict; 1 when a check failed (listed; retried by the
+    next run) or a submission was left out (this wins over 75); 75 while batches are in flight.
     """
     from gamut import pipeline
 
@@ -202,8 +195,7 @@ def _judge(
     collect_only: bool,
     status_out: Path | None,
 ) -> None:
-    """Judge (or, in a dry run, count) what has no verdict, print the report, write the verdict
-    table and exit with the run's status."""
+    """Judge (or count) what has no verdict, write the verdict table, exit with the status."""
     from gamut import pipeline
 
     report = pipeline.judge(
@@ -236,8 +228,7 @@ def _judge(
 
 
 class Mode(StrEnum):
-    """What one ``gamut judge`` does: judge (direct calls and provider batches), count what it
-    would do, write the requests for an offline run, or ingest that run's results."""
+    """What one ``gamut judge`` does."""
 
     JUDGE = "judge"
     CHECK = "--check"
@@ -328,8 +319,10 @@ def _import(
 ) -> None:
     """--import-batch: ingest result files, then write the verdict table."""
     from gamut import pipeline
+    from scoring.judge.batch.files import import_batch
 
-    imported = pipeline.import_batch(project, files, names, chosen.ids)
+    plans = project.pair_plans(names, chosen.ids)
+    imported = import_batch(files, plans, project.ledger, project.cache_path)
     for s in imported.stats.values():
         out_console.print(
             f"{s.judge}: {s.judged} verdict(s) ingested, {s.reasks} unusable repl(ies) to "
@@ -360,10 +353,12 @@ def _exit(
 ) -> None:
     """Write the status file, then exit 1 when a judge was stopped, checks failed or submissions
     were left out, or 75 while batches are in flight and nothing else is wrong."""
-    from gamut import pipeline
-
     if status_out is not None:
-        atomic_write_text(status_out, pipeline.judging_status(project, chosen.ids).to_json())
+        from scoring.judge.status import judging_status
+
+        plans = project.pair_plans(None, chosen.ids)
+        status = judging_status(plans, project.ledger, project.cache_path)
+        atomic_write_text(status_out, status.to_json())
     if stopped:
         fail(
             f"{len(stopped)} judge(s) stopped before judging (above; nothing of theirs was "
@@ -408,11 +403,7 @@ def replay_miss(project: Project, f: Failure) -> bool:
 
 
 def replay_gaps(project: Project, failures: list[Failure]) -> list[str]:
-    """One line per (replay judge, submission) whose replay file lacks verdicts, not one per check.
-
-    A replay judge only knows the submissions its replay file was made for (the demo's synthetic
-    models); a new submission needs a real judge.
-    """
+    """One line per (replay judge, submission) whose replay file lacks verdicts, not per check."""
     missed = Counter((f.judge, f.submission_id) for f in failures if replay_miss(project, f))
     if not missed:
         return []
@@ -473,8 +464,7 @@ def export_verdicts_cmd(out: Path, config_path: Path | None) -> None:
 
 
 def _export_provenance(project: Project) -> dict[str, object]:
-    """What an exported verdict file was made from (the keys of a scoring run's provenance that
-    do not depend on scoring)."""
+    """What an exported verdict file was made from (scoring-independent provenance keys)."""
     from scoring import __version__
     from scoring.tables.write import generated_at
 
@@ -486,6 +476,3 @@ def _export_provenance(project: Project) -> dict[str, object]:
         "engine_version": __version__,
         "generated_at": generated_at(),
     }
-
-
-__all__ = ["export", "judge", "replay_gaps", "replay_miss"]

@@ -1,8 +1,5 @@
-"""``gamut ledger pull | push | merge | compact | verify``: the verdict ledger, the store of record.
-
-The ledger is a local folder (``[store] ledger``); a deployment keeps its copy of record in a
-private Hugging Face dataset (``[store] ledger_hub``), pulled before judging and pushed after.
-"""
+"""``gamut ledger pull | push | merge | compact | verify``: the verdict ledger, the store of record
+(a local folder, synced with a private Hugging Face dataset, ``[store] ledger_hub``)."""
 
 from __future__ import annotations
 
@@ -148,11 +145,10 @@ def push(repo: str | None, config_path: Path | None) -> None:
 @config_option
 @handle_errors
 def merge(directory: Path, config_path: Path | None) -> None:
-    """Merge the ledger folder DIR into this one (the shards this one lacks).
+    """Merge the ledger folder DIR (same key scheme) into this one.
 
-    Both must be written under the same key scheme. A corrupted, forged or foreign file in DIR
-    is named and nothing is merged. A key with different verdicts in the two is no error: the
-    one pushed first counts (then the older), the other is counted as a duplicate kept aside.
+    A corrupted, forged or foreign file in DIR is named and nothing is merged. A key judged
+    differently in the two counts once (pushed first, then older); the other is kept aside.
     """
     from scoring.ledger import Ledger
     from scoring.ledger import merge as merge_ledgers
@@ -216,6 +212,3 @@ def verify(config_path: Path | None) -> None:
     n = sum(len(led.shard_names(k)) for k in KINDS)
     err_console.print(f"{led.root}: {n} shard(s), every one sound", markup=False)
     _duplicates(led.duplicates()[0])
-
-
-__all__ = ["ledger"]

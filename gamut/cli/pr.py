@@ -164,12 +164,10 @@ def claimed(
 ) -> None:
     """Say whether `main` or another open pull request already holds the submission id.
 
-    A submission on `main` is never replaced by a pull request (new responses come under a new
-    id), and an id belongs to the open pull request that took it first: its first scoring run a
-    maintainer approved, of a commit that changes that folder only (never by number); the
-    others are refused, so two pull requests never share a folder. Prints submission_id= and
-    claimed_by= (`main`, or the holder's number; empty when the id is free) lines. Reads
-    $GH_TOKEN (or $GITHUB_TOKEN) and $GITHUB_API_URL.
+    An id on `main` is never replaced by a pull request, and an open id belongs to the pull
+    request whose approved scoring of that folder alone came first. Prints submission_id= and
+    claimed_by= (`main`, the holder's number, or empty) lines. Reads $GH_TOKEN (or
+    $GITHUB_TOKEN) and $GITHUB_API_URL.
     """
     from gamut.github import GitHub, claimed_by, submission_ids
     from gamut.pr_source import on_base, submissions_in_repo

@@ -14,11 +14,8 @@ from scoring.storage import atomic_write_text
 
 
 def export_record(q: Question, setting: Setting, questions_file: Path) -> dict[str, Any]:
-    """One exported line: id, setting, question text in the setting's form, image, domain.
-
-    The image is an absolute path or a URL in the multimodal setting and null in the text-only
-    setting (the model gets no image there). Nothing from the rubrics is included.
-    """
+    """One exported line: id, setting, question in the setting's form, image (an absolute path
+    or URL; null in the text-only setting), domain. Nothing from the rubrics."""
     image: str | None = None
     if setting is Setting.MULTIMODAL and q.image:
         if q.image.startswith(("http://", "https://")):

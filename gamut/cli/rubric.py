@@ -159,6 +159,3 @@ def show(path: Path, question_id: str) -> None:
         )
     )
     out_console.print(_side_by_side(r))
-
-
-__all__ = ["rubric"]

@@ -46,13 +46,10 @@ MAX_LISTED = 20
 def run(config_path: Path | None, no_site: bool, force: bool, left_out_ok: bool) -> None:
     """Judge every response/check without a verdict, score, and build the site.
 
-    With --config demo/gamut.toml this runs the embedded demo offline: its judges replay stored
-    verdicts, and the offline matcher judges responses they hold none for (a submission you add
-    to rehearse). The root gamut.toml is the live leaderboard's. Every submission is validated
-    first; one that fails is left out (its errors are listed) and the others are published.
-    Judge failures leave those submissions incomplete (shown, not ranked). In either case the
-    rest of the job still runs, then the command lists what went wrong and exits 1 (with
-    --left-out-ok, 0 when nothing but left-out submissions went wrong).
+    With --config demo/gamut.toml this runs the embedded demo offline (stored verdicts replayed,
+    the offline matcher judging what they lack). A submission that fails validation is left
+    out, a judge failure leaves its submission incomplete; the rest of the job still runs, then
+    the command lists what went wrong and exits 1 (--left-out-ok: 0 for left-out ones only).
     """
     from gamut import pipeline
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich import box
@@ -25,10 +25,6 @@ if TYPE_CHECKING:  # the report stack (pandas, pyarrow) loads only when the comm
     from scoring.tables import Tables
 
 
-def _num(x: Any) -> str:
-    return f1(x)
-
-
 def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
     """The primary judge's leaderboard for one setting, as a rich table."""
     lb = tables.leaderboard
@@ -48,10 +44,10 @@ def summary_table(tables: Tables, setting: str = "multimodal") -> Table:
         if r["status"] != "complete":
             out.add_row("-", str(r["model_name"]), "incomplete", *[""] * 5)
             continue
-        ci = f"{_num(r['gamut_lo'])} to {_num(r['gamut_hi'])}"
+        ci = f"{f1(r['gamut_lo'])} to {f1(r['gamut_hi'])}"
         rank, lo, hi = int(r["rank"]), int(r["rank_lo"]), int(r["rank_hi"])
         shown = f"{rank}" if lo == hi else f"{rank} ({lo}-{hi})"
-        cells = [_num(r[c]) for c in ("gamut", "gamut_lo", "ac", "v", "c", "gap")]
+        cells = [f1(r[c]) for c in ("gamut", "gamut_lo", "ac", "v", "c", "gap")]
         cells[1] = ci
         out.add_row(shown, str(r["model_name"]), *cells)
     return out
@@ -72,14 +68,9 @@ def stale_reasons(tables: Tables) -> dict[str, int]:
 def score(config_path: Path | None) -> None:
     """Score every valid submission from the verdict table and write the score tables.
 
-    Reads <results>/verdicts.parquet (written by `gamut judge`) and writes the leaderboard,
-    per-domain, per-popularity, egocentric, check-kind, modality and judge-agreement tables
-    under <results>/ as Parquet, CSV and JSON, with provenance.json. A submission with any check
-    lacking a verdict is listed as incomplete and left out of the ranking.
-
-    Every submission is validated first, as in `gamut run`: one that fails is left out of the
-    tables (its errors are listed), the others are scored, and the command exits 1 after
-    writing the tables.
+    Reads <results>/verdicts.parquet (from `gamut judge`); writes every table under <results>/
+    as Parquet, CSV and JSON, with provenance.json. A submission lacking any verdict is
+    incomplete (not ranked); one that fails validation is left out (listed; exit 1).
     """
     from gamut import pipeline
 

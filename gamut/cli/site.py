@@ -70,6 +70,3 @@ def serve(config_path: Path | None, host: str, port: int, no_build: bool) -> Non
     bound_host, bound_port = server.server_address[:2]
     out_console.print(f"serving {out} at http://{bound_host!s}:{bound_port}/ (Ctrl-C to stop)")
     serve_until_interrupted(server, stopped="stopped")
-
-
-__all__ = ["site"]

@@ -144,10 +144,8 @@ def validate(
 def check(submission_id: str, config_path: Path | None) -> None:
     """See what the scoring will do with submission ID, before the pull request.
 
-    Validates it, prints the response statistics the validator's warnings look at (length
-    distribution, empty, refused and duplicated answers) and sizes the judging job: checks per
-    judge, calls, estimated tokens and cost at the configured prices. Nothing is called. Exits 1
-    when validation finds an error.
+    Validates it, prints the response statistics the warnings look at and sizes the judging job
+    (checks, calls, estimated tokens and cost); nothing is called. Exits 1 on a validation error.
     """
     from gamut.submission_check import check_submission
     from scoring.errors import PlaceholderError
