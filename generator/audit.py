@@ -77,8 +77,8 @@ def _agreement_table(sub: pd.DataFrame, like: dict[Any, Any], ceiling: Any, sett
             cells[key], cells[f"h_{key}"] = _figure(a, column), _figure(c, column)
         rows.append(Row(cells, attrs={"judge": str(r["judge"]), "kind": kind}))
     cols = [
-        Column("judge", "Judge", numeric=False),
-        Column("kind", "Check kind", numeric=False),
+        Column("judge", "Judge"),
+        Column("kind", "Check kind"),
         Column("n", "Labels", "integer", "Annotators' labels on checks the judge judged"),
     ]
     for key, _, label, form, meaning in _FIGURES:
@@ -104,7 +104,7 @@ def _confusion_table(sub: pd.DataFrame, primary: str, setting: str) -> Table | N
     p = rows.iloc[0]
     return Table(
         [
-            Column("judge", "Judge said \\ humans said", numeric=False),
+            Column("judge", "Judge said \\ humans said"),
             *(Column(h, label, "integer") for h, label in VERDICTS),
         ],
         [
@@ -163,19 +163,11 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
 PPI_COLUMNS = [
     Column("rank_ppi", "Rank (PPI)", "integer", "Rank by the corrected score"),
     Column("gamut_ppi", "Corrected [95% CI]", "ci", "Gamut score corrected by the human audit"),
-    Column("tie_ppi", "Tie group (PPI)", "integer", "Tie group under the corrected score"),
-    Column("audited", "Audited", "integer", "Questions whose response humans labelled in full"),
-]
-
-
-def ppi_cells(r: dict[str, Any]) -> dict[str, Cell]:
-    """The corrected cells of one leaderboard record."""
-    return {
-        "rank_ppi": Cell(r.get("rank_ppi")),
-        "gamut_ppi": Cell(r.get("gamut_ppi"), r.get("gamut_ppi_lo"), r.get("gamut_ppi_hi")),
-        "tie_ppi": Cell(r.get("tie_group_ppi")),
-        "audited": Cell(r.get("audited_questions")),
-    }
+    Column("tie_ppi", "Tie group (PPI)", "integer", "Tie group under the corrected score",
+           "tie_group_ppi"),
+    Column("audited", "Audited", "integer", "Questions whose response humans labelled in full",
+           "audited_questions"),
+]  # fmt: skip
 
 
 def ppi_sentence(
@@ -235,15 +227,3 @@ def mdd_sentence(tables: ScoreTables) -> str | None:
         "over questions, from neighbouring models' question-score differences); per-domain "
         "figures are in the min_detectable_difference download."
     )
-
-
-__all__ = [
-    "PPI_COLUMNS",
-    "SIMULATED_NOTE",
-    "audit_info",
-    "has_corrected",
-    "judge_vs_human",
-    "mdd_sentence",
-    "ppi_cells",
-    "ppi_sentence",
-]

@@ -206,35 +206,6 @@ def dumbbell(
     return {"data": data, "layout": _layout(x_title, "Model", len(labels))}
 
 
-def grouped_bars(
-    labels: Sequence[Any],
-    series: Sequence[tuple[str, Sequence[Any], Sequence[Any], Sequence[Any]]],
-    *,
-    x_title: str = SCORE_AXIS,
-) -> Figure:
-    """Horizontal grouped bars with CI whiskers, one group per label."""
-    y = [chart_text(lbl) for lbl in labels]
-    data = [
-        {
-            "type": "bar",
-            "orientation": "h",
-            "name": chart_text(name),
-            "x": _clean(values),
-            "y": y,
-            "error_x": _err(values, lo, hi),
-            "marker": {"color": COLOURS[i % len(COLOURS)]},
-            "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(name) + "</extra>",
-        }
-        for i, (name, values, lo, hi) in enumerate(series)
-    ]
-    return {
-        "data": data,
-        "layout": _layout(
-            x_title, "Model", len(labels) * max(len(series), 1) // 2 + 1, barmode="group"
-        ),
-    }
-
-
 def scatter(
     series: Sequence[tuple[str, Sequence[Any], Sequence[Any], Sequence[Any]]],
     *,
@@ -285,6 +256,3 @@ def scatter(
             "hovermode": "closest",
         },
     }
-
-
-__all__ = ["SCORE_AXIS", "Figure", "dot_ci", "dumbbell", "grouped_bars", "heatmap", "scatter"]

@@ -187,13 +187,10 @@ def rank_table(tables: Any, setting: str, names: dict[str, str]) -> Any:
     rows.sort(key=lambda x: x[0])
     return Table(
         [
-            Column("model", "Model", numeric=False),
+            Column("model", "Model"),
             *(Column(f"j_{j}", f"Rank by {j}", "integer") for j in judges),
             Column("max", "Largest change", "integer", "Largest rank gap, any two judges"),
         ],
         [r for _, r in rows],
         caption="Rank under each judge (the primary judge first)",
     )
-
-
-__all__ = ["judge_claims", "rank_table"]

@@ -97,7 +97,7 @@ def significance_matrix(
         (str(r["submission_a"]), str(r["submission_b"])): {str(k): v for k, v in r.items()}
         for r in pw.to_dict(orient="records")
     }
-    cols = [Column("model", "Model (row minus column)", numeric=False)]
+    cols = [Column("model", "Model (row minus column)")]
     cols += [Column(f"m{i}", f"#{i + 1} {names.get(m, m)}", "pair") for i, m in enumerate(models)]
     rows = []
     for a in models:
@@ -150,6 +150,3 @@ def compare_page(
         ],
         "resamples": tables.provenance.get("scoring", {}).get("bootstrap_resamples"),
     }
-
-
-__all__ = ["compare_page", "pair_records", "significance_matrix", "write_compare_data"]

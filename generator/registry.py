@@ -337,15 +337,3 @@ def navigation(written: list[tuple[Page, list[tuple[str, str]]]], docs: Path) ->
             ]
     known = {p.path for p in PAGES}
     return nav + sorted(p.name for p in docs.glob("*.md") if p.name not in known)
-
-
-__all__ = [
-    "PAGES",
-    "Item",
-    "Page",
-    "Site",
-    "dataset_folder",
-    "gather",
-    "navigation",
-    "write_dataset",
-]

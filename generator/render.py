@@ -8,6 +8,7 @@ import html
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -101,13 +102,26 @@ def to_json_attr(obj: Any) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """A table column. ``fmt`` names how the template shows the cell's value."""
+    """A table column. ``fmt`` names how the template shows the cell's value; ``src`` names the
+    record column :func:`rows` reads (default: ``key``)."""
 
     key: str
     label: str
     fmt: str = "text"
     title: str = ""
-    numeric: bool = True
+    src: str = ""
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the column sorts and aligns as numbers."""
+        return self.fmt not in ("text", "stamp")
+
+    def cell(self, r: Mapping[Any, Any]) -> Cell:
+        """The cell of record ``r``: its ``src`` value, with ``_lo`` and ``_hi`` for an interval."""
+        src = self.src or self.key
+        if self.fmt == "rank" or self.fmt.endswith("ci"):
+            return Cell(r.get(src), r.get(f"{src}_lo"), r.get(f"{src}_hi"))
+        return Cell(r.get(src))
 
 
 @dataclass(frozen=True)
@@ -137,6 +151,15 @@ class Row:
 
     cells: dict[str, Cell]
     attrs: dict[str, str] = field(default_factory=dict)
+
+
+def rows(
+    cols: list[Column],
+    records: Iterable[Mapping[Any, Any]],
+    special: Callable[[Mapping[Any, Any]], dict[str, Cell]] = lambda _r: {},
+) -> list[Row]:
+    """One row per record, each cell by :meth:`Column.cell` unless ``special`` gives it."""
+    return [Row({c.key: c.cell(r) for c in cols} | special(r)) for r in records]
 
 
 @dataclass
@@ -176,39 +199,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(
-        f1=f1,
-        f2=f2,
-        signed=signed,
-        pct=pct,
-        integer=integer,
-        usd=usd,
-        yes_no=yes_no,
-        link=link,
-        json_attr=to_json_attr,
-    )
+    env.filters.update(FORMATS, link=link, json_attr=to_json_attr)
     env.globals["escape"] = escape
     env.globals["fmt"] = fmt
     return env
-
-
-__all__ = [
-    "Cell",
-    "Column",
-    "Row",
-    "Table",
-    "chart_text",
-    "environment",
-    "excerpt",
-    "f1",
-    "file_id",
-    "human",
-    "integer",
-    "link",
-    "pct",
-    "safe_url",
-    "signed",
-    "slug",
-    "to_json_attr",
-    "yes_no",
-]

@@ -21,7 +21,6 @@ STAMP_COLUMN = Column(
     "stamp",
     "Current: judged under the current rubric version, judge model and prompt; stale: judged "
     "under older ones (hover for what changed)",
-    numeric=False,
 )
 #: The legend entry of that column (the model pages'; the leaderboard adds its filter).
 STAMP_LEGEND = (
@@ -78,14 +77,3 @@ def stamp_cell(row: Mapping[Any, Any]) -> Cell:
 def fresh_attr(row: Mapping[Any, Any]) -> str:
     """The row's ``data-fresh`` value for the "Hide stale rows" filter."""
     return "no" if is_stale(row) else "yes"
-
-
-__all__ = [
-    "STAMP_COLUMN",
-    "STAMP_LEGEND",
-    "STAMP_LEGEND_FILTER",
-    "fresh_attr",
-    "is_stale",
-    "stamp_cell",
-    "stamp_detail",
-]

@@ -11,12 +11,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.errors import Problem, ProblemsError
-from scoring.tables import COST_COLUMNS, ResultsLayout, site_tables
-from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
-
-#: Columns of the verdict table that never carry rubric text.
-VERDICT_ID_COLUMNS: tuple[str, ...] = VERDICT_COLUMNS
-
+from scoring.tables import ResultsLayout, site_tables
 
 _FIX = "run `gamut score` (or `gamut run`) to write the score tables first"
 
@@ -127,12 +122,3 @@ def load_tables(results: Path) -> ScoreTables:
         modality_summary=_summary_by_judge(_read_json(summary_path)),
         verdicts_path=verdicts if verdicts.is_file() else None,
     )
-
-
-__all__ = [
-    "COST_COLUMNS",
-    "VERDICT_ID_COLUMNS",
-    "VERDICT_TEXT_COLUMNS",
-    "ScoreTables",
-    "load_tables",
-]

@@ -196,17 +196,5 @@ def main() -> int:
     return 0
 
 
-__all__ = [
-    "AXE",
-    "CACHE",
-    "IFRAME_WORKER",
-    "PLOTLY",
-    "SHIPPED",
-    "TESTING",
-    "Bundle",
-    "fetch",
-    "verified",
-]
-
 if __name__ == "__main__":
     raise SystemExit(main())
