@@ -30,11 +30,8 @@ def _ordered(tables: ScoreTables, setting: str) -> list[str]:
 
 
 def write_compare_data(tables: ScoreTables, site: Path, settings: list[str]) -> dict[str, str]:
-    """Per setting, one file with every complete model's question scores (primary judge).
-
-    Returns:
-        setting -> the data file, relative to the site root.
-    """
+    """Per setting, one file with every complete model's question scores (primary judge);
+    returns setting -> the data file, relative to the site root."""
     qs = tables["question_scores"]
     qs = qs[qs["judge"].astype(str) == tables.primary_judge]
     out = {}

@@ -174,12 +174,8 @@ def _epoch(stamp: str) -> str:
 
 
 def documents(leaderboard: pd.DataFrame, provenance: dict[str, Any]) -> list[dict[str, Any]]:
-    """One Every Eval Ever document per submission of ``leaderboard``, in submission order.
-
-    Args:
-        leaderboard: the leaderboard table (one row per submission, setting and judge).
-        provenance: the run's provenance (judges, scoring parameters, time stamp).
-    """
+    """One Every Eval Ever document per submission of the leaderboard table, in submission order
+    (``provenance``: the run's, with its judges, scoring parameters and time stamp)."""
     stamp = str(provenance.get("generated_at") or "1970-01-01T00:00:00Z")
     out = []
     for sid, rows in leaderboard.groupby("submission_id", sort=True, observed=True):

@@ -86,11 +86,8 @@ class Kappa(NamedTuple):
 def least_agreed_sentence(kinds: list[Kappa], n_pairs: int) -> str:
     """The sentence naming the check kinds the judges agree on least, worded by rule.
 
-    Args:
-        kinds: per kind with a defined kappa for some pair: its lowest kappa over the pairs,
-            that pair and the kappa's interval. Kinds are ranked by that lowest kappa (ties in
-            the given order), so every number the sentence prints is one of the table's.
-        n_pairs: the number of judge pairs.
+    ``kinds``: each kind's lowest kappa over the ``n_pairs`` judge pairs, with its pair and
+    interval; ranked by it (ties in the given order), so every number printed is the table's.
     """
     if not kinds:
         return (

@@ -86,12 +86,8 @@ def judge_table(
 
 
 def judging_context(tables: ScoreTables, version: str) -> dict[str, Any]:
-    """The page of one prompt version: its template's sections and its judges' settings.
-
-    Raises:
-        GamutError: this engine ships no template of that version (the tables were scored by
-            another engine release).
-    """
+    """The page of one prompt version: its template's sections and its judges' settings (a
+    :class:`GamutError` when this engine ships no template of that version)."""
     try:
         template = load_template(version)
     except GamutError as exc:
