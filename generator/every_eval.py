@@ -18,6 +18,8 @@ from typing import Any, cast
 
 import pandas as pd
 
+from scoring.numbers import number
+
 SCHEMA_VERSION = "0.3.0"
 FILE = "every_eval_ever.jsonl"
 _LEVEL = 0.95
@@ -25,10 +27,8 @@ _LEVEL = 0.95
 
 def _number(value: Any) -> float | None:
     """A finite float, or None for a missing or NaN value."""
-    if value is None or isinstance(value, bool) or bool(pd.isna(value)):
-        return None
-    out = float(value)
-    return out if math.isfinite(out) else None
+    out = number(value)
+    return out if out is not None and math.isfinite(out) else None
 
 
 def _strings(pairs: dict[str, Any]) -> dict[str, str]:

@@ -14,13 +14,7 @@ import numpy as np
 import pandas as pd
 
 from generator import charts
-from generator.audit import (
-    PPI_COLUMNS,
-    audit_info,
-    has_corrected,
-    mdd_sentence,
-    ppi_sentence,
-)
+from generator.audit import PPI_COLUMNS, audit_info, has_corrected, mdd_sentence, ppi_sentence
 from generator.render import (
     SETTING_LABELS,
     Cell,
@@ -37,7 +31,6 @@ from generator.stamps import (
     STAMP_COLUMN,
     STAMP_LEGEND,
     STAMP_LEGEND_FILTER,
-    fresh_attr,
     is_stale,
     stamp_cell,
 )
@@ -119,15 +112,9 @@ def spread(
 
 def ordered_settings(df: pd.DataFrame) -> list[str]:
     """The settings present in ``df``, multimodal first."""
-    present = [str(s) for s in df["setting"].unique()]
-    return sorted(
-        present,
-        key=lambda s: (
-            s not in SETTING_LABELS,
-            list(SETTING_LABELS).index(s) if s in SETTING_LABELS else 0,
-            s,
-        ),
-    )
+    order = list(SETTING_LABELS)
+    present = {str(s) for s in df["setting"].unique()}
+    return sorted(present, key=lambda s: (order.index(s) if s in order else len(order), s))
 
 
 def _rank_order(df: pd.DataFrame) -> pd.DataFrame:
@@ -205,8 +192,8 @@ def _leaderboard_rows(lb: pd.DataFrame, names: dict[str, str], root: str) -> lis
                 "stamp": stamp_cell(r),
             }
             attrs = {"setting": setting, "organisation": str(r["organisation"]),
-                     "open": "yes" if r["open_weights"] else "no", "fresh": fresh_attr(r),
-                     "sid": sid}  # fmt: skip
+                     "open": "yes" if r["open_weights"] else "no",
+                     "fresh": "no" if is_stale(r) else "yes", "sid": sid}  # fmt: skip
             out.append(Row(cells, attrs))
     return out
 

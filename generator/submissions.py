@@ -13,7 +13,7 @@ from generator.explorer import points
 from generator.inputs import SiteInputs
 from generator.pages import ordered_settings, records, spread
 from generator.render import Cell, Column, Row, Table, excerpt, human, rows, setting_label, slug
-from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, is_stale, stamp_cell, stamp_detail
+from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, is_stale, stamp_cell, stamp_detail, text
 from generator.tables import ScoreTables
 from scoring.questions import Setting
 
@@ -33,14 +33,10 @@ TRAINING_FIELDS = (
 )
 
 
-def _given(value: Any) -> bool:
-    return value is not None and value != "" and (isinstance(value, str) or not pd.isna(value))
-
-
 def _production(row: dict[str, Any]) -> list[tuple[str, str, Any]]:
     out = []
     for key, label, fmt in PRODUCTION_FIELDS:
-        given = [row[c] for c in (f"production_{key}", key) if _given(row.get(c))]
+        given = [row[c] for c in (f"production_{key}", key) if text(row.get(c))]
         out += [(label, fmt, given[0])] if given else []
     return out
 
@@ -50,7 +46,7 @@ def training_data(row: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         (label, str(row[col]).replace("_", " ") if col == "contamination" else str(row[col]))
         for col, label in TRAINING_FIELDS
-        if _given(row.get(col))
+        if text(row.get(col))
     ]
 
 
