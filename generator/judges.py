@@ -28,10 +28,7 @@ def _tau_matrix(tau: pd.DataFrame, judges: list[str]) -> list[list[float | None]
 def _kind_kappa(kp: pd.DataFrame) -> tuple[Table, str] | None:
     """One setting's kappa per check kind: a table with one row per (kind, secondary) and a kappa
     (with its interval) and a count column per judge pair, and the sentence naming the
-    least-agreed kinds.
-
-    None when there is no judge pair (a single judge).
-    """
+    least-agreed kinds; None when there is no judge pair (a single judge)."""
     if kp.empty:
         return None
     pairs = list(
@@ -58,13 +55,8 @@ def _kind_kappa(kp: pd.DataFrame) -> tuple[Table, str] | None:
         cells[k][f"k{i}"], cells[k][f"n{i}"] = _KAPPA[2].cell(r), Cell(r["n_checks"])
         kappa = number(r["kappa"])
         if kappa is not None and (k not in worst or kappa < worst[k].kappa):
-            worst[k] = Kappa(
-                f"secondary {k[0]}" if k[1] else k[0],
-                kappa,
-                pair,
-                r.get("kappa_lo"),
-                r.get("kappa_hi"),
-            )
+            label = f"secondary {k[0]}" if k[1] else k[0]
+            worst[k] = Kappa(label, kappa, pair, r.get("kappa_lo"), r.get("kappa_hi"))
     table = Table(
         cols,
         [Row(cells[k]) for k in kinds],

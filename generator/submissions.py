@@ -150,10 +150,6 @@ def _kind_table(bk: pd.DataFrame) -> Table:
     return Table(_KINDS, cells, caption="Verdict mix by check kind (primary judge)")
 
 
-def _explorer_href(root: str, question_id: str, submission_id: str, setting: str) -> str:
-    return f"{root}explorer.html?question={question_id}&model={submission_id}&setting={setting}"
-
-
 def highlights(
     tables: ScoreTables, inputs: SiteInputs, submission_id: str, root: str = "../", n: int = 5
 ) -> dict[str, Any]:
@@ -177,8 +173,9 @@ def highlights(
         def link(r: dict[str, Any], setting: str = setting) -> dict[str, Any]:
             qid = str(r["question_id"])
             q = text.get(qid)
+            at_model = f"model={submission_id}&setting={setting}"
             return {
-                "href": _explorer_href(root, qid, submission_id, setting),
+                "href": f"{root}explorer.html?question={qid}&{at_model}",
                 "question_id": qid,
                 "question": excerpt(q.prompt(Setting(setting)) if q else qid, 160),
                 "domain": human(r["domain"]),
