@@ -12,8 +12,7 @@ from typing import Any
 
 from generator import charts
 from generator.pages import Series, ordered_settings, ranked_ids, records
-from generator.render import Cell, Column, Table, setting_label
-from generator.render import rows as record_rows
+from generator.render import Cell, Column, Table, setting_label, table
 from generator.tables import ScoreTables
 from scoring.numbers import integer, number, pct, usd
 
@@ -85,7 +84,7 @@ def cost_table(rows: list[dict[str, Any]], names: dict[str, str] | None, caption
         }
 
     cols = _COST if names is not None else _COST[1:]
-    return Table(cols, record_rows(cols, rows, cells), caption=caption)
+    return table(cols, rows, cells, caption)
 
 
 def _why_no_cost(rows: list[dict[str, Any]], judge: str) -> str:

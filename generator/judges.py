@@ -12,7 +12,7 @@ from generator.audit import judge_vs_human
 from generator.claims import judge_claims, rank_table
 from generator.judging import judge_entries, judge_table
 from generator.pages import model_cells, model_names, ordered_settings, records, spread
-from generator.render import Cell, Column, Row, Table, rows, setting_label
+from generator.render import Cell, Column, Row, Table, setting_label, table
 from generator.tables import ScoreTables
 from scoring.numbers import f2, number
 from scoring.tables import MIN_KIND_CHECKS
@@ -152,12 +152,6 @@ _DRIFT = [
 ]
 
 
-def _table(
-    cols: list[Column], df: pd.DataFrame, caption: str, special: Any = lambda _r: {}
-) -> Table:
-    return Table(cols, rows(cols, records(df), special), caption=caption)
-
-
 def _section(
     tables: ScoreTables, setting: str, judges: list[str], names: dict[str, str], root: str
 ) -> dict[str, Any]:
@@ -192,11 +186,12 @@ def _section(
                         caption=f"Scores by judge ({label})"),
         "figure": charts.dot_ci([names.get(m, m) for m in models], by_judge),
         "tau_figure": heat,
-        "tau": _table(_TAU, tau, "Agreement between judges' rankings", who),
-        "leniency": _table(_LENIENCY, part("judge_leniency"), "Leniency"),
-        "self_pref": _table(_SELF, part("judge_self_preference"), "Self-preference"),
-        "kappa": _table(_KAPPA, part("judge_kappa"),
-                        "Verdict agreement over all checks (one kappa per judge pair)"),
+        "tau": table(_TAU, records(tau), who, "Agreement between judges' rankings"),
+        "leniency": table(_LENIENCY, records(part("judge_leniency")), caption="Leniency"),
+        "self_pref": table(_SELF, records(part("judge_self_preference")),
+                           caption="Self-preference"),
+        "kappa": table(_KAPPA, records(part("judge_kappa")),
+                       caption="Verdict agreement over all checks (one kappa per judge pair)"),
         "kappa_kinds": by_kind[0] if by_kind else None,
         "least_agreed": by_kind[1] if by_kind else "",
         "claims": judge_claims(tables, setting, names),
@@ -225,4 +220,4 @@ def drift_table(tables: ScoreTables) -> Table | None:
     df = tables.frames.get("judge_drift")
     if df is None or df.empty:
         return None
-    return _table(_DRIFT, df, "Snapshot drift on the calibration pairs")
+    return table(_DRIFT, records(df), caption="Snapshot drift on the calibration pairs")

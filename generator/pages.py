@@ -23,9 +23,9 @@ from generator.render import (
     Table,
     file_id,
     human,
-    rows,
     setting_label,
     slug,
+    table,
 )
 from generator.stamps import (
     STAMP_COLUMN,
@@ -282,10 +282,9 @@ def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
         sub = bd[bd["setting"] == setting].sort_values(["rank", "gamut"], ascending=[True, False])
         ids = [str(s) for s in sub["submission_id"]]
         label = setting_label(setting)
-        table = Table(_DOMAIN, rows(_DOMAIN, records(sub), model_link(names, root)),
-                      caption=f"{human(name)}: {label}")  # fmt: skip
+        ranking = table(_DOMAIN, records(sub), model_link(names, root), f"{human(name)}: {label}")
         fig = charts.dot_ci([names.get(s, s) for s in ids], [series(label, sub)])
-        sections.append((label, table, fig))
+        sections.append((label, ranking, fig))
     n_q = int(bd["n_questions"].max()) if len(bd) else 0
     ceiling = (
         float(bd["ci_coverage_ceiling"].min()) if "ci_coverage_ceiling" in bd and len(bd) else 1.0
@@ -363,8 +362,8 @@ def multimodal(tables: ScoreTables, root: str = "") -> dict[str, Any]:
         "dumbbell": charts.dumbbell(labels, mod["multimodal"].tolist(), mod["text_only"].tolist(),
                                     left_name="Multimodal", right_name="Text-only"),
         "gap_figure": charts.dot_ci(labels, [gap], x_title="Text-only minus multimodal (points)"),
-        "table": Table(_MODALITY, rows(_MODALITY, records(mod), model_link(names, root)),
-                       caption="Multimodal and text-only scores"),
+        "table": table(_MODALITY, records(mod), model_link(names, root),
+                       "Multimodal and text-only scores"),
         "summary": summary,
         "sentence": tax_sentence(summary),
     }  # fmt: skip
@@ -374,11 +373,11 @@ def groups(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     """Popularity buckets and egocentric vs not, per model and setting."""
     names = model_names(tables)
     out = []
-    for table, col, title, labeller in (
+    for name, col, title, labeller in (
         ("by_popularity", "popularity", "Popularity", str),
         ("by_egocentric", "egocentric", "Egocentric", lambda v: "egocentric" if v else "other"),
     ):
-        df = _primary(tables, table)
+        df = _primary(tables, name)
         for setting in ordered_settings(df):
             sub = df[df["setting"] == setting]
             values = list(dict.fromkeys(sub[col].tolist()))

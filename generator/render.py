@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from scoring.numbers import MISSING, f1, f2, integer, number, pct, signed, usd
 
@@ -153,15 +153,6 @@ class Row:
     attrs: dict[str, str] = field(default_factory=dict)
 
 
-def rows(
-    cols: list[Column],
-    records: Iterable[Mapping[Any, Any]],
-    special: Callable[[Mapping[Any, Any]], dict[str, Cell]] = lambda _r: {},
-) -> list[Row]:
-    """One row per record, each cell by :meth:`Column.cell` unless ``special`` gives it."""
-    return [Row({c.key: c.cell(r) for c in cols} | special(r)) for r in records]
-
-
 @dataclass
 class Table:
     """A sortable HTML table (rendered by ``_table.html``)."""
@@ -171,6 +162,19 @@ class Table:
     caption: str = ""
     table_id: str = ""
     sortable: bool = True
+
+
+def table(
+    cols: list[Column],
+    records: Iterable[Mapping[Any, Any]],
+    special: Callable[[Mapping[Any, Any]], dict[str, Cell]] = lambda _r: {},
+    caption: str = "",
+) -> Table:
+    """A table of one row per record, each cell by :meth:`Column.cell` unless ``special``
+    gives it."""
+    return Table(
+        cols, [Row({c.key: c.cell(r) for c in cols} | special(r)) for r in records], caption
+    )
 
 
 FORMATS = {
@@ -200,6 +204,5 @@ def environment() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters.update(FORMATS, link=link, json_attr=to_json_attr)
-    env.globals["escape"] = escape
     env.globals["fmt"] = fmt
     return env

@@ -12,7 +12,7 @@ from generator.cost import cost_table
 from generator.explorer import points
 from generator.inputs import SiteInputs
 from generator.pages import ordered_settings, records, spread
-from generator.render import Cell, Column, Row, Table, excerpt, human, rows, setting_label, slug
+from generator.render import Cell, Column, Row, Table, excerpt, human, setting_label, slug, table
 from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, is_stale, stamp_cell, stamp_detail, text
 from generator.tables import ScoreTables
 from scoring.questions import Setting
@@ -117,14 +117,19 @@ _KINDS = [
 ]
 
 
-def _setting_cell(r: Any) -> dict[str, Cell]:
-    return {"setting": Cell(setting_label(str(r["setting"])))}
+def _cells(r: Any) -> dict[str, Cell]:
+    """The cells of a tier or kind row that are not the record's values (a table shows those of
+    its columns)."""
+    return {
+        "setting": Cell(setting_label(str(r["setting"]))),
+        "stamp": stamp_cell(r),
+        "secondary": Cell(bool(r.get("secondary"))),
+    }
 
 
 def _tier_table(ordered: list[dict[Any, Any]]) -> Table:
     """Scores by setting and judge."""
-    cells = rows(_TIERS, ordered, lambda r: _setting_cell(r) | {"stamp": stamp_cell(r)})
-    return Table(_TIERS, cells, caption="Scores by setting and judge")
+    return table(_TIERS, ordered, _cells, "Scores by setting and judge")
 
 
 def _domain_table(bd: pd.DataFrame, root: str) -> tuple[Table, Any]:
@@ -133,10 +138,10 @@ def _domain_table(bd: pd.DataFrame, root: str) -> tuple[Table, Any]:
     settings = ordered_settings(bd)
     cols, cells, series = spread(bd, "domain", doms, "setting", settings, setting_label)
     first = {d: {"domain": Cell(human(d), href=f"{root}domains/{slug(d)}.html")} for d in doms}
-    table = Table([Column("domain", "Domain"), *cols], [Row(first[d] | cells[d]) for d in doms],
-                  caption="Scores by domain")  # fmt: skip
+    by_domain = Table([Column("domain", "Domain"), *cols],
+                      [Row(first[d] | cells[d]) for d in doms], "Scores by domain")  # fmt: skip
     figure = charts.dot_ci([human(d) for d in doms], series, y_title="Domain") if doms else None
-    return table, figure
+    return by_domain, figure
 
 
 def _kind_table(bk: pd.DataFrame) -> Table:
@@ -144,10 +149,7 @@ def _kind_table(bk: pd.DataFrame) -> Table:
     bk = bk.sort_values(
         ["setting", "kind", "secondary"], key=lambda s: s.map(lambda v: (v != "multimodal", str(v)))
     )
-    cells = rows(
-        _KINDS, records(bk), lambda r: _setting_cell(r) | {"secondary": Cell(bool(r["secondary"]))}
-    )
-    return Table(_KINDS, cells, caption="Verdict mix by check kind (primary judge)")
+    return table(_KINDS, records(bk), _cells, "Verdict mix by check kind (primary judge)")
 
 
 def highlights(
