@@ -50,18 +50,19 @@ _FIGURES = (
 )
 
 
-def _figure(record: Any, column: str) -> Cell:
-    """A figure of a ``judge_annotator`` or ``human_human`` record with its interval (a dash
-    without the record)."""
-    if record is None:
-        return Cell(None)
-    value, lo, hi = (_num(record.get(f"{column}{end}")) for end in ("", "_lo", "_hi"))
-    return Cell(value, lo, hi)
-
-
 def _agreement_table(sub: pd.DataFrame, like: dict[Any, Any], ceiling: Any, setting: str) -> Table:
     """One setting's judge-against-annotator figures beside the annotators' own, per judge and
     check kind, each with its interval over questions."""
+    judge = [
+        Column(key, f"{label} [95% CI]", form, f"{meaning}, judge against each label", src)
+        for key, src, label, form, meaning in _FIGURES
+    ]
+    humans = [
+        Column(
+            f"h_{key}", f"Human {label[0].lower()}{label[1:]}", form, f"{meaning}, annotators", src
+        )
+        for key, src, label, form, meaning in _FIGURES
+    ]
     rows = []
     for _, r in sub.iterrows():
         kind = str(r["kind"])
@@ -73,27 +74,18 @@ def _agreement_table(sub: pd.DataFrame, like: dict[Any, Any], ceiling: Any, sett
             "n": Cell(None if a is None else int(a["n_checks"])),
             "leniency": Cell(_num(r["leniency"])),
         }
-        for key, column, *_ in _FIGURES:
-            cells[key], cells[f"h_{key}"] = _figure(a, column), _figure(c, column)
+        cells |= {col.key: col.cell(a) if a is not None else Cell(None) for col in judge}
+        cells |= {col.key: col.cell(c) if c is not None else Cell(None) for col in humans}
         rows.append(Row(cells, attrs={"judge": str(r["judge"]), "kind": kind}))
     cols = [
         Column("judge", "Judge"),
         Column("kind", "Check kind"),
         Column("n", "Labels", "integer", "Annotators' labels on checks the judge judged"),
+        *(col for pair in zip(judge, humans, strict=True) for col in pair),
+        Column("leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'"),
     ]
-    for key, _, label, form, meaning in _FIGURES:
-        cols.append(Column(key, f"{label} [95% CI]", form, f"{meaning}, judge against each label"))
-        human = f"Human {label[0].lower()}{label[1:]}"  # "Human macro-F1"
-        cols.append(Column(f"h_{key}", human, form, f"{meaning}, annotators"))
-    cols.append(
-        Column("leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'")
-    )
-    return Table(
-        cols,
-        rows,
-        caption=f"Judge against the human labels ({setting_label(setting)})",
-        table_id=f"judge-human-{setting}",
-    )
+    caption = f"Judge against the human labels ({setting_label(setting)})"
+    return Table(cols, rows, caption, f"judge-human-{setting}")
 
 
 def _confusion_table(sub: pd.DataFrame, primary: str, setting: str) -> Table | None:

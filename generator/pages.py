@@ -35,7 +35,7 @@ from generator.stamps import (
     stamp_cell,
 )
 from generator.tables import ScoreTables
-from scoring.numbers import f1, rounded, signed
+from scoring.numbers import f1, number, rounded, signed
 
 #: A chart series: (name, values, lower bounds, upper bounds).
 Series = tuple[str, list[Any], list[Any], list[Any]]
@@ -200,8 +200,10 @@ def _leaderboard_rows(lb: pd.DataFrame, names: dict[str, str], root: str) -> lis
 
 def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     """The home page: primary-judge leaderboard in every setting, with filters and a chart."""
+    # the text-only score and the gap shown in every setting's row are the modality table's
     mod = _primary(tables, "modality")[["submission_id", "text_only", "gap", "gap_lo", "gap_hi"]]
-    lb = _primary(tables, "leaderboard").merge(mod, on="submission_id", how="left")
+    lb = _primary(tables, "leaderboard").drop(columns=mod.columns[1:], errors="ignore")
+    lb = lb.merge(mod, on="submission_id", how="left")
     settings = ordered_settings(lb)
     names = model_names(tables)
     corrected = has_corrected(lb)
@@ -305,19 +307,11 @@ def tax_sentence(summary: dict[str, Any]) -> str:
     whether the tax is uniform; the sign of min and max says whether every model pays it.
     """
     n = int(summary.get("n_models") or 0)
-    mean, sd = summary.get("mean_gap"), summary.get("sd_gap")
-    lo, hi = summary.get("min_gap"), summary.get("max_gap")
-    if (
-        n < 2
-        or mean is None
-        or sd is None
-        or lo is None
-        or hi is None
-        or any(isinstance(v, float) and math.isnan(v) for v in (mean, sd, lo, hi))
-    ):
+    figures = [summary.get(f"{k}_gap") for k in ("mean", "sd", "min", "max")]
+    if n < 2 or any(number(v) is None for v in figures):
         return "Too few models have both a multimodal and a text-only score to judge the gap."
     # the words follow the figures as printed: a gap of -0.03 prints as 0.0, and reads as no loss
-    mean, sd, lo, hi = (rounded(v) or 0.0 for v in (mean, sd, lo, hi))
+    mean, sd, lo, hi = (rounded(v) or 0.0 for v in figures)
     if lo > 0:
         who = f"All {n} models score higher when the entity is named in text"
     elif lo == 0:

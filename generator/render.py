@@ -142,7 +142,8 @@ class Cell:
             return repr(f)
         if isinstance(self.value, bool):
             return "1" if self.value else "0"
-        return "" if self.value is None else str(self.value)
+        missing = self.value is None or (isinstance(self.value, float) and math.isnan(self.value))
+        return "" if missing else str(self.value)
 
 
 @dataclass
