@@ -27,13 +27,7 @@ from generator.render import (
     slug,
     table,
 )
-from generator.stamps import (
-    STAMP_COLUMN,
-    STAMP_LEGEND,
-    STAMP_LEGEND_FILTER,
-    is_stale,
-    stamp_cell,
-)
+from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, STAMP_LEGEND_FILTER, is_stale, stamp_cell
 from generator.tables import ScoreTables
 from scoring.numbers import f1, number, rounded, signed
 

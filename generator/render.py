@@ -178,15 +178,8 @@ def table(
     )
 
 
-FORMATS = {
-    "f1": f1,
-    "f2": f2,
-    "signed": signed,
-    "pct": pct,
-    "integer": integer,
-    "usd": usd,
-    "yes_no": yes_no,
-}
+#: The number formats a table column or a template may name.
+FORMATS = dict(f1=f1, f2=f2, signed=signed, pct=pct, integer=integer, usd=usd, yes_no=yes_no)
 
 
 def fmt(name: str, value: Any) -> str:
