@@ -21,15 +21,10 @@ from scoring.errors import GamutError
 JUDGING = "judging"
 
 
-def judging_page(version: str) -> str:
-    """The page of a prompt version, relative to the site root, as a Markdown source."""
-    return f"{JUDGING}/{file_id(version.lower())}.md"
-
-
 def judging_href(version: str, judge: str = "", root: str = "") -> str:
     """The built page of a prompt version (at the judge's settings when ``judge`` is given)."""
     anchor = f"#judge-{file_id(judge.lower())}" if judge else ""
-    return root + judging_page(version).removesuffix(".md") + ".html" + anchor
+    return f"{root}{JUDGING}/{file_id(version.lower())}.html{anchor}"
 
 
 def judge_entries(tables: ScoreTables) -> list[tuple[str, Mapping[str, Any]]]:
