@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,11 +94,6 @@ def file_id(value: str) -> str:
     if re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", value):
         return value
     return f"{slug(value)}-{hashlib.sha1(value.encode()).hexdigest()[:8]}"
-
-
-def to_json_attr(obj: Any) -> str:
-    """Compact JSON for a ``data-`` attribute (Jinja escapes it on output)."""
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
 
 
 @dataclass(frozen=True)
@@ -197,6 +193,8 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(FORMATS, link=link, json_attr=to_json_attr)
+    # compact JSON for a ``data-`` attribute (Jinja escapes it on output)
+    json_attr = partial(json.dumps, separators=(",", ":"), allow_nan=False)
+    env.filters.update(FORMATS, link=link, json_attr=json_attr)
     env.globals["fmt"] = fmt
     return env

@@ -76,7 +76,7 @@ def submission_page(
         "meta": meta,
         "production": _production(meta),
         "training": training_data(meta),
-        "tiers": _tier_table(ordered),
+        "tiers": table(_TIERS, ordered, _cells, "Scores by setting and judge"),
         "domains": domains,
         "domain_figure": figure,
         "kinds": _kind_table(primary("by_kind")),
@@ -125,11 +125,6 @@ def _cells(r: Any) -> dict[str, Cell]:
         "stamp": stamp_cell(r),
         "secondary": Cell(bool(r.get("secondary"))),
     }
-
-
-def _tier_table(ordered: list[dict[Any, Any]]) -> Table:
-    """Scores by setting and judge."""
-    return table(_TIERS, ordered, _cells, "Scores by setting and judge")
 
 
 def _domain_table(bd: pd.DataFrame, root: str) -> tuple[Table, Any]:
