@@ -95,9 +95,9 @@ def spread(
     for g in groups:
         part = df[df[by] == g]
         part = part.set_index(part[index].astype(str)).reindex(ids)
-        cols.append(Column(f"{key}{g}", f"{label(g)} [95% CI]", "ci", src="gamut"))
+        cols.append(Column(f"{key}{str(g).lower()}", f"{label(g)} [95% CI]", "ci", src="gamut"))
         if rank:
-            cols.append(Column(f"r_{g}", f"{label(g)} rank", "integer", src="rank"))
+            cols.append(Column(f"r_{str(g).lower()}", f"{label(g)} rank", "integer", src="rank"))
         for i, r in zip(ids, records(part), strict=True):
             cells[i] |= {c.key: c.cell(r) for c in cols[-1 - rank :]}
         out.append(series(str(label(g)), part))
