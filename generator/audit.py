@@ -50,18 +50,19 @@ _FIGURES = (
 )
 
 
-def _figure(record: Any, column: str) -> Cell:
-    """A figure of a ``judge_annotator`` or ``human_human`` record with its interval (a dash
-    without the record)."""
-    if record is None:
-        return Cell(None)
-    value, lo, hi = (_num(record.get(f"{column}{end}")) for end in ("", "_lo", "_hi"))
-    return Cell(value, lo, hi)
-
-
 def _agreement_table(sub: pd.DataFrame, like: dict[Any, Any], ceiling: Any, setting: str) -> Table:
     """One setting's judge-against-annotator figures beside the annotators' own, per judge and
     check kind, each with its interval over questions."""
+    judge = [
+        Column(key, f"{label} [95% CI]", form, f"{meaning}, judge against each label", src)
+        for key, src, label, form, meaning in _FIGURES
+    ]
+    humans = [
+        Column(
+            f"h_{key}", f"Human {label[0].lower()}{label[1:]}", form, f"{meaning}, annotators", src
+        )
+        for key, src, label, form, meaning in _FIGURES
+    ]
     rows = []
     for _, r in sub.iterrows():
         kind = str(r["kind"])
@@ -73,27 +74,18 @@ def _agreement_table(sub: pd.DataFrame, like: dict[Any, Any], ceiling: Any, sett
             "n": Cell(None if a is None else int(a["n_checks"])),
             "leniency": Cell(_num(r["leniency"])),
         }
-        for key, column, *_ in _FIGURES:
-            cells[key], cells[f"h_{key}"] = _figure(a, column), _figure(c, column)
+        cells |= {col.key: col.cell(a) if a is not None else Cell(None) for col in judge}
+        cells |= {col.key: col.cell(c) if c is not None else Cell(None) for col in humans}
         rows.append(Row(cells, attrs={"judge": str(r["judge"]), "kind": kind}))
     cols = [
-        Column("judge", "Judge", numeric=False),
-        Column("kind", "Check kind", numeric=False),
+        Column("judge", "Judge"),
+        Column("kind", "Check kind"),
         Column("n", "Labels", "integer", "Annotators' labels on checks the judge judged"),
+        *(col for pair in zip(judge, humans, strict=True) for col in pair),
+        Column("leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'"),
     ]
-    for key, _, label, form, meaning in _FIGURES:
-        cols.append(Column(key, f"{label} [95% CI]", form, f"{meaning}, judge against each label"))
-        human = f"Human {label[0].lower()}{label[1:]}"  # "Human macro-F1"
-        cols.append(Column(f"h_{key}", human, form, f"{meaning}, annotators"))
-    cols.append(
-        Column("leniency", "Leniency", "f2", "Judge's mean value minus the final verdicts'")
-    )
-    return Table(
-        cols,
-        rows,
-        caption=f"Judge against the human labels ({setting_label(setting)})",
-        table_id=f"judge-human-{setting}",
-    )
+    caption = f"Judge against the human labels ({setting_label(setting)})"
+    return Table(cols, rows, caption, f"judge-human-{setting}")
 
 
 def _confusion_table(sub: pd.DataFrame, primary: str, setting: str) -> Table | None:
@@ -104,7 +96,7 @@ def _confusion_table(sub: pd.DataFrame, primary: str, setting: str) -> Table | N
     p = rows.iloc[0]
     return Table(
         [
-            Column("judge", "Judge said \\ humans said", numeric=False),
+            Column("judge", "Judge said \\ humans said"),
             *(Column(h, label, "integer") for h, label in VERDICTS),
         ],
         [
@@ -163,19 +155,11 @@ def judge_vs_human(tables: ScoreTables) -> dict[str, Any] | None:
 PPI_COLUMNS = [
     Column("rank_ppi", "Rank (PPI)", "integer", "Rank by the corrected score"),
     Column("gamut_ppi", "Corrected [95% CI]", "ci", "Gamut score corrected by the human audit"),
-    Column("tie_ppi", "Tie group (PPI)", "integer", "Tie group under the corrected score"),
-    Column("audited", "Audited", "integer", "Questions whose response humans labelled in full"),
-]
-
-
-def ppi_cells(r: dict[str, Any]) -> dict[str, Cell]:
-    """The corrected cells of one leaderboard record."""
-    return {
-        "rank_ppi": Cell(r.get("rank_ppi")),
-        "gamut_ppi": Cell(r.get("gamut_ppi"), r.get("gamut_ppi_lo"), r.get("gamut_ppi_hi")),
-        "tie_ppi": Cell(r.get("tie_group_ppi")),
-        "audited": Cell(r.get("audited_questions")),
-    }
+    Column("tie_ppi", "Tie group (PPI)", "integer", "Tie group under the corrected score",
+           "tie_group_ppi"),
+    Column("audited", "Audited", "integer", "Questions whose response humans labelled in full",
+           "audited_questions"),
+]  # fmt: skip
 
 
 def ppi_sentence(
@@ -235,15 +219,3 @@ def mdd_sentence(tables: ScoreTables) -> str | None:
         "over questions, from neighbouring models' question-score differences); per-domain "
         "figures are in the min_detectable_difference download."
     )
-
-
-__all__ = [
-    "PPI_COLUMNS",
-    "SIMULATED_NOTE",
-    "audit_info",
-    "has_corrected",
-    "judge_vs_human",
-    "mdd_sentence",
-    "ppi_cells",
-    "ppi_sentence",
-]

@@ -87,6 +87,3 @@ def write_badges(tables: ScoreTables, docs: Path) -> dict[str, str]:
         atomic_write_text(path, svg(b))
         written[b.submission_id] = b.path
     return written
-
-
-__all__ = ["Badge", "badges", "svg", "write_badges"]

@@ -336,14 +336,3 @@ def build_site(
         if not (keep_docs and docs == project / GENERATED):
             shutil.rmtree(docs, ignore_errors=True)
     return out
-
-
-__all__ = [
-    "STAMP",
-    "GamutError",
-    "build_site",
-    "fingerprint",
-    "generate_pages",
-    "project_dir",
-    "run_mkdocs",
-]

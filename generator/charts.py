@@ -3,60 +3,58 @@ drawn by ``assets/gamut.js`` with the one shared plotly.js, themed for light or 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from generator.render import chart_text
+from scoring.numbers import number
 
 Figure = dict[str, Any]
 SCORE_AXIS = "Gamut score (points, −100 to 100)"
 COLOURS = ("#3f6ad8", "#e07b00", "#2a9d5b", "#c2185b", "#7b61c9", "#8d6e63")
+_LEGEND = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0}
+_MARGIN = {"l": 10, "r": 20, "t": 30, "b": 50}
 
 
 def _clean(values: Sequence[Any], digits: int = 2) -> list[float | None]:
-    out: list[float | None] = []
-    for v in values:
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            out.append(None)
-            continue
-        out.append(None if math.isnan(f) else round(f, digits))
-    return out
+    return [None if (f := number(v)) is None else round(f, digits) for v in values]
 
 
 def _err(values: Sequence[Any], lo: Sequence[Any], hi: Sequence[Any]) -> dict[str, Any]:
-    plus, minus = [], []
-    for v, lo_v, hi_v in zip(_clean(values), _clean(lo), _clean(hi), strict=True):
-        ok = v is not None and lo_v is not None and hi_v is not None
-        plus.append(round(hi_v - v, 2) if ok else None)  # type: ignore[operator]
-        minus.append(round(v - lo_v, 2) if ok else None)  # type: ignore[operator]
-    return {
-        "type": "data",
-        "symmetric": False,
-        "array": plus,
-        "arrayminus": minus,
-        "thickness": 1.5,
-        "width": 4,
-    }
-
-
-def _height(n_rows: int) -> int:
-    return int(140 + 26 * max(n_rows, 1))
+    plus: list[float | None] = []
+    minus: list[float | None] = []
+    for v, a, b in zip(_clean(values), _clean(lo), _clean(hi), strict=True):
+        ok = v is not None and a is not None and b is not None
+        plus.append(round(b - v, 2) if ok else None)  # type: ignore[operator]
+        minus.append(round(v - a, 2) if ok else None)  # type: ignore[operator]
+    return {"type": "data", "symmetric": False, "array": plus, "arrayminus": minus,
+            "thickness": 1.5, "width": 4}  # fmt: skip
 
 
 def _layout(x_title: str, y_title: str, n_rows: int, **extra: Any) -> dict[str, Any]:
-    layout: dict[str, Any] = {
-        "height": _height(n_rows),
-        "margin": {"l": 10, "r": 20, "t": 30, "b": 50},
+    return {
+        "height": int(140 + 26 * max(n_rows, 1)),
+        "margin": dict(_MARGIN),
         "xaxis": {"title": {"text": x_title}, "zeroline": True, "automargin": True},
         "yaxis": {"title": {"text": y_title}, "automargin": True, "autorange": "reversed"},
-        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        "legend": _LEGEND,
         "hovermode": "closest",
+        **extra,
     }
-    layout.update(extra)
-    return layout
+
+
+def _points(name: str, x: list[Any], y: list[Any], i: int, **more: Any) -> dict[str, Any]:
+    """A trace of markers, coloured by its place ``i``, hovering "label: x" by default."""
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": chart_text(name),
+        "x": x,
+        "y": y,
+        "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(name) + "</extra>",
+        **more,
+        "marker": {"size": 9, "color": COLOURS[i % len(COLOURS)], **more.get("marker", {})},
+    }
 
 
 def dot_ci(
@@ -68,38 +66,19 @@ def dot_ci(
     keys: Sequence[str] | None = None,
     ids: Sequence[str] | None = None,
 ) -> Figure:
-    """Scores as dots with 95% CI whiskers, one row per label, one trace per series.
-
-    Args:
-        labels: row labels (escaped here for plotly).
-        series: (name, values, lo, hi) per trace.
-        x_title: the score axis title, with its unit.
-        y_title: the category axis title.
-        keys: a filter value per trace (its ``legendgroup``), so a page's filters can hide it.
-        ids: a row id per label (each point's ``customdata``), for the same purpose.
-    """
+    """Scores as dots with 95% CI whiskers, one row per label (escaped here for plotly), one trace
+    per series (name, values, lo, hi). ``keys``: a filter value per trace (its
+    ``legendgroup``), and ``ids``: a row id per label (each point's ``customdata``), so that a
+    page's filters can hide them."""
     y = [chart_text(lbl) for lbl in labels]
     data = []
     for i, (name, values, lo, hi) in enumerate(series):
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"orientation": "h", "error_x": _err(values, lo, hi)}
         if keys is not None:
             extra["legendgroup"] = keys[i]
         if ids is not None:
             extra["customdata"] = list(ids)
-        data.append(
-            {
-                **extra,
-                "type": "scatter",
-                "mode": "markers",
-                "orientation": "h",
-                "name": chart_text(name),
-                "x": _clean(values),
-                "y": y,
-                "error_x": _err(values, lo, hi),
-                "marker": {"size": 9, "color": COLOURS[i % len(COLOURS)]},
-                "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(name) + "</extra>",
-            }
-        )
+        data.append(_points(name, _clean(values), y, i, **extra))
     return {
         "data": data,
         "layout": _layout(x_title, y_title, len(labels), showlegend=len(series) > 1),
@@ -124,29 +103,25 @@ def heatmap(
     centred on zero. ``cell`` (pixels) gives square cells of that size and a fixed plot size
     instead of the page's full width, for small matrices.
     """
-    data = [
-        {
-            "type": "heatmap",
-            "x": [chart_text(v) for v in x],
-            "y": [chart_text(v) for v in y],
-            "z": [_clean(row) for row in z],
-            "colorscale": "RdBu",
-            "reversescale": True,
-            "zmid": 0,
-            "texttemplate": f"%{{z:.{decimals}f}}",
-            "hovertemplate": f"%{{y}} · %{{x}}: %{{z:.{decimals}f}}<extra></extra>",
-            "colorbar": {
-                "title": {"text": chart_text(z_title), "side": "right"},
-                "thickness": 14,
-                "outlinewidth": 0,
-            },
-            "xgap": 1,
-            "ygap": 1,
-        }
-    ]
-    if zrange is not None:
-        data[0].pop("zmid")
-        data[0]["zmin"], data[0]["zmax"] = zrange
+    z_scale = {"zmid": 0} if zrange is None else {"zmin": zrange[0], "zmax": zrange[1]}
+    trace = {
+        "type": "heatmap",
+        "x": [chart_text(v) for v in x],
+        "y": [chart_text(v) for v in y],
+        "z": [_clean(row) for row in z],
+        "colorscale": "RdBu",
+        "reversescale": True,
+        **z_scale,
+        "texttemplate": f"%{{z:.{decimals}f}}",
+        "hovertemplate": f"%{{y}} · %{{x}}: %{{z:.{decimals}f}}<extra></extra>",
+        "colorbar": {
+            "title": {"text": chart_text(z_title), "side": "right"},
+            "thickness": 14,
+            "outlinewidth": 0,
+        },
+        "xgap": 1,
+        "ygap": 1,
+    }
     layout = _layout(x_title, y_title, len(y))
     layout["xaxis"]["side"] = "top"
     layout["margin"]["t"] = 80
@@ -154,7 +129,7 @@ def heatmap(
         layout["width"] = 260 + cell * max(len(x), 1)
         layout["height"] = 130 + cell * max(len(y), 1)
         layout["autosize"] = False
-    return {"data": data, "layout": layout}
+    return {"data": [trace], "layout": layout}
 
 
 def dumbbell(
@@ -169,69 +144,22 @@ def dumbbell(
     """Two scores per row joined by a line (e.g. multimodal and text-only)."""
     y = [chart_text(lbl) for lbl in labels]
     lx, rx = _clean(left), _clean(right)
-    seg_x: list[float | None] = []
-    seg_y: list[str | None] = []
-    for a, b, lbl in zip(lx, rx, y, strict=True):
-        seg_x += [a, b, None]
-        seg_y += [lbl, lbl, None]
-    data = [
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "x": seg_x,
-            "y": seg_y,
-            "showlegend": False,
-            "hoverinfo": "skip",
-            "line": {"color": "#9e9e9e", "width": 3},
-        },
-        {
-            "type": "scatter",
-            "mode": "markers",
-            "name": chart_text(left_name),
-            "x": lx,
-            "y": y,
-            "marker": {"size": 11, "color": COLOURS[0]},
-            "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(left_name) + "</extra>",
-        },
-        {
-            "type": "scatter",
-            "mode": "markers",
-            "name": chart_text(right_name),
-            "x": rx,
-            "y": y,
-            "marker": {"size": 11, "color": COLOURS[1], "symbol": "diamond"},
-            "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(right_name) + "</extra>",
-        },
-    ]
-    return {"data": data, "layout": _layout(x_title, "Model", len(labels))}
-
-
-def grouped_bars(
-    labels: Sequence[Any],
-    series: Sequence[tuple[str, Sequence[Any], Sequence[Any], Sequence[Any]]],
-    *,
-    x_title: str = SCORE_AXIS,
-) -> Figure:
-    """Horizontal grouped bars with CI whiskers, one group per label."""
-    y = [chart_text(lbl) for lbl in labels]
-    data = [
-        {
-            "type": "bar",
-            "orientation": "h",
-            "name": chart_text(name),
-            "x": _clean(values),
-            "y": y,
-            "error_x": _err(values, lo, hi),
-            "marker": {"color": COLOURS[i % len(COLOURS)]},
-            "hovertemplate": "%{y}: %{x:.1f}<extra>" + chart_text(name) + "</extra>",
-        }
-        for i, (name, values, lo, hi) in enumerate(series)
-    ]
+    line = {
+        "type": "scatter",
+        "mode": "lines",
+        "x": [v for a, b in zip(lx, rx, strict=True) for v in (a, b, None)],
+        "y": [v for lbl in y for v in (lbl, lbl, None)],
+        "showlegend": False,
+        "hoverinfo": "skip",
+        "line": {"color": "#9e9e9e", "width": 3},
+    }
     return {
-        "data": data,
-        "layout": _layout(
-            x_title, "Model", len(labels) * max(len(series), 1) // 2 + 1, barmode="group"
-        ),
+        "data": [
+            line,
+            _points(left_name, lx, y, 0, marker={"size": 11}),
+            _points(right_name, rx, y, 1, marker={"size": 11, "symbol": "diamond"}),
+        ],
+        "layout": _layout(x_title, "Model", len(labels)),
     }
 
 
@@ -241,14 +169,10 @@ def scatter(
     x_title: str,
     y_title: str = SCORE_AXIS,
     x_format: str = ",.1f",
-    x_log: bool = False,
 ) -> Figure:
     """Points, one trace per series (name, x values, y values, a label per point, shown on
-    hover with both values). A point without both values is left out.
-
-    ``x_format``: the d3 format of x in the hover text; ``x_log``: a logarithmic x axis (for
-    costs spanning orders of magnitude).
-    """
+    hover with both values, x in the d3 format ``x_format``). A point without both values is
+    left out."""
     data = []
     for i, (name, xs, ys, labels) in enumerate(series):
         kept = [
@@ -256,35 +180,21 @@ def scatter(
             for x, y, lbl in zip(_clean(xs, 6), _clean(ys), labels, strict=True)
             if x is not None and y is not None
         ]
-        data.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": chart_text(name),
-                "x": [p[0] for p in kept],
-                "y": [p[1] for p in kept],
-                "text": [p[2] for p in kept],
-                "marker": {"size": 10, "color": COLOURS[i % len(COLOURS)], "opacity": 0.85},
-                "hovertemplate": f"%{{text}}<br>%{{x:{x_format}}} · %{{y:.1f}} points<extra>"
-                + chart_text(name)
-                + "</extra>",
-            }
+        hover = (
+            f"%{{text}}<br>%{{x:{x_format}}} · %{{y:.1f}} points<extra>{chart_text(name)}</extra>"
         )
-    xaxis: dict[str, Any] = {"title": {"text": x_title}, "automargin": True, "zeroline": False}
-    if x_log:
-        xaxis["type"] = "log"
+        x, y, text = ([p[k] for p in kept] for k in range(3))
+        data.append(_points(name, x, y, i, text=text, hovertemplate=hover,
+                            marker={"size": 10, "opacity": 0.85}))  # fmt: skip
     return {
         "data": data,
         "layout": {
             "height": 420,
-            "margin": {"l": 10, "r": 20, "t": 30, "b": 50},
-            "xaxis": xaxis,
+            "margin": _MARGIN,
+            "xaxis": {"title": {"text": x_title}, "automargin": True, "zeroline": False},
             "yaxis": {"title": {"text": y_title}, "automargin": True, "zeroline": True},
-            "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+            "legend": _LEGEND,
             "showlegend": len(series) > 1,
             "hovermode": "closest",
         },
     }
-
-
-__all__ = ["SCORE_AXIS", "Figure", "dot_ci", "dumbbell", "grouped_bars", "heatmap", "scatter"]

@@ -50,6 +50,3 @@ def cite_page(spec: SiteSpec, tables: ScoreTables) -> dict[str, Any]:
         "paper_title": PAPER_TITLE,
         "needs_url": not spec.url,
     }
-
-
-__all__ = ["PAPER_TITLE", "cite_page"]

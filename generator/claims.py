@@ -1,13 +1,7 @@
-"""The paper's judge claims as sentences computed from the score tables (the judges page).
-
-Each sentence is worded by rule from one setting's ``judge_tau``, ``judge_scores``,
-``judge_self_preference``, ``judge_leniency`` and ``rank_sensitivity`` rows, so that it says
-what this leaderboard's data shows, whichever way that goes: whether two judges rank the models
-identically, the largest per-model score difference between them, each judge's self-scoring gap
-and self-preference, the most lenient judge's mean offset and range, and whether only adjacent
-swaps occur between any two judges among the models complete under every judge (those left out
-are named). The words follow the figures as printed (:func:`scoring.numbers.compared`), each
-with its interval where the tables have one.
+"""The paper's judge claims as sentences on the judges page, each worded by rule from one
+setting's judge tables so that it says what this leaderboard's data shows, whichever way that
+goes. The words follow the figures as printed (:func:`scoring.numbers.compared`), each with its
+interval where the tables have one.
 """
 
 from __future__ import annotations
@@ -134,13 +128,7 @@ def _swaps(rs: pd.DataFrame | None, names: dict[str, str]) -> list[str]:
 
 
 def judge_claims(tables: Any, setting: str, names: dict[str, str]) -> list[str]:
-    """The claim sentences of one setting (empty when there is a single judge).
-
-    Args:
-        tables: the :class:`~generator.tables.ScoreTables`.
-        setting: ``multimodal`` or ``text_only``.
-        names: submission id -> model name.
-    """
+    """The claim sentences of one setting (empty when there is a single judge)."""
 
     def rows(name: str) -> pd.DataFrame | None:
         df = tables.frames.get(name)
@@ -187,13 +175,10 @@ def rank_table(tables: Any, setting: str, names: dict[str, str]) -> Any:
     rows.sort(key=lambda x: x[0])
     return Table(
         [
-            Column("model", "Model", numeric=False),
+            Column("model", "Model"),
             *(Column(f"j_{j}", f"Rank by {j}", "integer") for j in judges),
             Column("max", "Largest change", "integer", "Largest rank gap, any two judges"),
         ],
         [r for _, r in rows],
         caption="Rank under each judge (the primary judge first)",
     )
-
-
-__all__ = ["judge_claims", "rank_table"]

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from generator.explorer import DATA, data_script, points
-from generator.render import SETTING_LABELS, Cell, Column, Row, Table, human
+from generator.render import Cell, Column, Row, Table, human, setting_label
 from generator.tables import ScoreTables
 from scoring.storage import atomic_write_text
 
@@ -30,11 +30,8 @@ def _ordered(tables: ScoreTables, setting: str) -> list[str]:
 
 
 def write_compare_data(tables: ScoreTables, site: Path, settings: list[str]) -> dict[str, str]:
-    """Per setting, one file with every complete model's question scores (primary judge).
-
-    Returns:
-        setting -> the data file, relative to the site root.
-    """
+    """Per setting, one file with every complete model's question scores (primary judge);
+    returns setting -> the data file, relative to the site root."""
     qs = tables["question_scores"]
     qs = qs[qs["judge"].astype(str) == tables.primary_judge]
     out = {}
@@ -64,25 +61,23 @@ def _pairs(tables: ScoreTables) -> pd.DataFrame:
 
 def pair_records(tables: ScoreTables) -> list[dict[str, Any]]:
     """The primary judge's pairwise rows, for the compare page's script."""
-    out = []
-    for r in _pairs(tables).to_dict(orient="records"):
-        out.append(
-            {
-                "s": str(r["setting"]),
-                "a": str(r["submission_a"]),
-                "b": str(r["submission_b"]),
-                "diff": round(float(r["diff"]), 3),
-                "lo": round(float(r["diff_lo"]), 3),
-                "hi": round(float(r["diff_hi"]), 3),
-                "sig": bool(r["significant"]),
-                "p": float(r["p_adjusted"]),
-                "n": int(r["n_questions"]),
-                "a_higher": int(r["n_a_higher"]),
-                "b_higher": int(r["n_b_higher"]),
-                "equal": int(r["n_equal"]),
-            }
-        )
-    return out
+    return [
+        {
+            "s": str(r["setting"]),
+            "a": str(r["submission_a"]),
+            "b": str(r["submission_b"]),
+            "diff": round(float(r["diff"]), 3),
+            "lo": round(float(r["diff_lo"]), 3),
+            "hi": round(float(r["diff_hi"]), 3),
+            "sig": bool(r["significant"]),
+            "p": float(r["p_adjusted"]),
+            "n": int(r["n_questions"]),
+            "a_higher": int(r["n_a_higher"]),
+            "b_higher": int(r["n_b_higher"]),
+            "equal": int(r["n_equal"]),
+        }
+        for r in _pairs(tables).to_dict(orient="records")
+    ]
 
 
 def significance_matrix(
@@ -97,7 +92,7 @@ def significance_matrix(
         (str(r["submission_a"]), str(r["submission_b"])): {str(k): v for k, v in r.items()}
         for r in pw.to_dict(orient="records")
     }
-    cols = [Column("model", "Model (row minus column)", numeric=False)]
+    cols = [Column("model", "Model (row minus column)")]
     cols += [Column(f"m{i}", f"#{i + 1} {names.get(m, m)}", "pair") for i, m in enumerate(models)]
     rows = []
     for a in models:
@@ -109,22 +104,11 @@ def significance_matrix(
                 continue
             sign = "higher" if r["diff"] > 0 else "lower"
             verdict = sign if r["significant"] else "tie"  # Holm-adjusted, not the interval
-            cells[f"m{i}"] = Cell(
-                r["diff"],
-                r["diff_lo"],
-                r["diff_hi"],
-                href=f"{root}compare.html?setting={setting}&a={a}&b={b}",
-                extra=verdict,
-            )
+            href = f"{root}compare.html?setting={setting}&a={a}&b={b}"
+            cells[f"m{i}"] = Cell(r["diff"], r["diff_lo"], r["diff_hi"], href, verdict)
         rows.append(Row(cells))
-    label = SETTING_LABELS.get(setting, setting)
-    return Table(
-        cols,
-        rows,
-        caption=f"Pairwise differences ({label})",
-        sortable=False,
-        table_id=f"matrix-{setting}",
-    )
+    caption = f"Pairwise differences ({setting_label(setting)})"
+    return Table(cols, rows, caption, f"matrix-{setting}", sortable=False)
 
 
 def compare_page(
@@ -136,7 +120,7 @@ def compare_page(
     family = len(_pairs(tables)) // 2  # Holm's family: every unordered pair of every setting
     return {
         "family": family,
-        "settings": [(s, SETTING_LABELS.get(s, s)) for s in settings],
+        "settings": [(s, setting_label(s)) for s in settings],
         "config": {
             "models": models,
             "data": data,
@@ -145,11 +129,6 @@ def compare_page(
             "qdata": DATA,
             "family": family,
         },
-        "matrices": [
-            (SETTING_LABELS.get(s, s), significance_matrix(tables, s, names)) for s in settings
-        ],
+        "matrices": [(setting_label(s), significance_matrix(tables, s, names)) for s in settings],
         "resamples": tables.provenance.get("scoring", {}).get("bootstrap_resamples"),
     }
-
-
-__all__ = ["compare_page", "pair_records", "significance_matrix", "write_compare_data"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from generator import charts
-from generator.pages import ordered_settings, ranked_ids, records
-from generator.render import Cell, Column, Row, Table, setting_label
-from generator.tables import COST_COLUMNS, ScoreTables
+from generator.pages import Series, ordered_settings, ranked_ids, records
+from generator.render import Cell, Column, Table, setting_label, table
+from generator.tables import ScoreTables
 from scoring.numbers import integer, number, pct, usd
 
 NOT_RECORDED = "not recorded"
@@ -55,37 +55,36 @@ def model_tokens_text(r: dict[str, Any]) -> str:
     return f"{NOT_RECORDED} for {pct(1 - share)} of responses"
 
 
+_COST = [
+    Column("model", "Model"),
+    Column("setting", "Setting"),
+    Column("judge", "Judge"),
+    Column("gamut", "Gamut", "f1"),
+    Column("cost", "Judging cost", "text", "USD at the judge's configured prices"),
+    Column("judge_tokens", "Judge calls and tokens", "text"),
+    Column("model_tokens", "Model tokens", "text", "As its provider reported them"),
+    Column("chars", "Length", "integer", "Mean response length in characters",
+           "mean_response_chars"),
+]  # fmt: skip
+
+
 def cost_table(rows: list[dict[str, Any]], names: dict[str, str] | None, caption: str) -> Table:
     """Per row: model (unless ``names`` is None: one model's page), setting, judge, score,
     judging cost, judging tokens, model tokens and length."""
-    cols = [
-        Column("model", "Model", numeric=False),
-        Column("setting", "Setting", numeric=False),
-        Column("judge", "Judge", numeric=False),
-        Column("gamut", "Gamut", "f1"),
-        Column("cost", "Judging cost", "text", "USD at the judge's configured prices", False),
-        Column("judge_tokens", "Judge calls and tokens", "text", numeric=False),
-        Column("model_tokens", "Model tokens", "text", "As its provider reported them", False),
-        Column("chars", "Length", "integer", "Mean response length in characters"),
-    ]
-    if names is None:
-        cols = cols[1:]
-    out = [
-        Row(
-            {
-                "model": Cell((names or {}).get(str(r["submission_id"]), str(r["submission_id"]))),
-                "setting": Cell(setting_label(str(r["setting"]))),
-                "judge": Cell(str(r["judge"])),
-                "gamut": Cell(r["gamut"] if r["status"] == "complete" else None),
-                "cost": Cell(judging_cost_text(r)),
-                "judge_tokens": Cell(judge_tokens_text(r)),
-                "model_tokens": Cell(model_tokens_text(r)),
-                "chars": Cell(r["mean_response_chars"]),
-            }
-        )
-        for r in rows
-    ]
-    return Table(cols, out, caption=caption)
+
+    def cells(r: Any) -> dict[str, Cell]:
+        sid = str(r["submission_id"])
+        return {
+            "model": Cell((names or {}).get(sid, sid)),
+            "setting": Cell(setting_label(str(r["setting"]))),
+            "gamut": Cell(r["gamut"] if r["status"] == "complete" else None),
+            "cost": Cell(judging_cost_text(r)),
+            "judge_tokens": Cell(judge_tokens_text(r)),
+            "model_tokens": Cell(model_tokens_text(r)),
+        }
+
+    cols = _COST if names is not None else _COST[1:]
+    return table(cols, rows, cells, caption)
 
 
 def _why_no_cost(rows: list[dict[str, Any]], judge: str) -> str:
@@ -119,63 +118,36 @@ def cost_page(tables: ScoreTables, names: dict[str, str]) -> dict[str, Any]:
     rows = records(prim.drop(columns=["_o", "_s"]))
     complete = [r for r in rows if r["status"] == "complete"]
 
-    def series(x: str) -> list[tuple[str, list[Any], list[Any], list[Any]]]:
+    def series(x: str) -> list[Series]:
         out = []
         for s in settings:
             mine = [r for r in complete if r["setting"] == s and number(r[x]) is not None]
-            out.append(
-                (
-                    setting_label(s),
-                    [r[x] for r in mine],
-                    [r["gamut"] for r in mine],
-                    [names.get(str(r["submission_id"]), str(r["submission_id"])) for r in mine],
-                )
-            )
+            sids = [str(r["submission_id"]) for r in mine]
+            out.append((setting_label(s), [r[x] for r in mine], [r["gamut"] for r in mine],
+                        [names.get(sid, sid) for sid in sids]))  # fmt: skip
         return out
 
-    by_cost = series("judge_cost_usd")
-    by_length = series("mean_response_chars")
-    by_model = series("model_tokens_out")
-    n_cost = sum(len(s[1]) for s in by_cost)
-    n_length = sum(len(s[1]) for s in by_length)
-    n_model = sum(len(s[1]) for s in by_model)
-    return {
-        "judge": judge,
-        "cost_figure": (
-            charts.scatter(by_cost, x_title="Judging cost (USD, primary judge)", x_format="$,.4f")
-            if n_cost
-            else None
-        ),
-        "n_cost": n_cost,
-        "no_cost": "" if n_cost else _why_no_cost(complete, judge),
-        "length_figure": (
-            charts.scatter(by_length, x_title="Mean response length (characters)", x_format=",.0f")
-            if n_length
-            else None
-        ),
-        "n_length": n_length,
-        "no_length": "" if n_length else "No complete row has responses whose length is known.",
-        "model_figure": (
-            charts.scatter(by_model, x_title="Model output tokens (as reported)", x_format=",.0f")
-            if n_model
-            else None
-        ),
-        "n_model": n_model,
+    out: dict[str, Any] = {"judge": judge}
+    for key, column, x_title, x_format in (
+        ("cost", "judge_cost_usd", "Judging cost (USD, primary judge)", "$,.4f"),
+        ("length", "mean_response_chars", "Mean response length (characters)", ",.0f"),
+        ("model", "model_tokens_out", "Model output tokens (as reported)", ",.0f"),
+    ):
+        points = series(column)
+        out[f"n_{key}"] = n = sum(len(s[1]) for s in points)
+        out[f"{key}_figure"] = (
+            charts.scatter(points, x_title=x_title, x_format=x_format) if n else None
+        )
+    return out | {
+        "no_cost": "" if out["n_cost"] else _why_no_cost(complete, judge),
+        "no_length": ""
+        if out["n_length"]
+        else "No complete row has responses whose length is known.",
         "no_model": ""
-        if n_model
+        if out["n_model"]
         else "No model's responses record their token counts: gamut generate writes them when "
         "the model's provider reports usage, and a response file may carry them (its lines' "
         "optional usage).",
         "table": cost_table(rows, names, caption="Judging cost, tokens and length by row"),
         "n_model_tokens": sum(1 for r in rows if number(r.get("model_tokens_in")) is not None),
     }
-
-
-__all__ = [
-    "COST_COLUMNS",
-    "cost_page",
-    "cost_table",
-    "judge_tokens_text",
-    "judging_cost_text",
-    "model_tokens_text",
-]

@@ -112,7 +112,7 @@ def _table(d: Download, folder: Path) -> tuple[dict[str, Any], dict[str, Any]] |
     return file_object, record_set
 
 
-def croissant(
+def write_croissant(
     downloads: list[Download],
     folder: Path,
     provenance: dict[str, Any],
@@ -120,9 +120,9 @@ def croissant(
     title: str,
     description: str,
     url: str,
-) -> dict[str, Any]:
-    """The Croissant description of the Parquet tables among ``downloads`` (files in
-    ``folder``, the site's ``downloads/``)."""
+) -> Path:
+    """Write ``folder/croissant.json``, the Croissant description of the Parquet tables among
+    ``downloads`` (files in ``folder``, the site's ``downloads/``); return its path."""
     parts = [t for t in (_table(d, folder) for d in downloads) if t is not None]
     doc: dict[str, Any] = {
         "@context": CONTEXT,
@@ -143,20 +143,6 @@ def croissant(
     published = str(provenance.get("generated_at") or "")[:10]
     if published:
         doc["datePublished"] = published
-    return doc
-
-
-def write_croissant(
-    downloads: list[Download],
-    folder: Path,
-    provenance: dict[str, Any],
-    *,
-    title: str,
-    description: str,
-    url: str,
-) -> Path:
-    """Write ``folder/croissant.json`` (see :func:`croissant`); return its path."""
     path = folder / FILE
-    doc = croissant(downloads, folder, provenance, title=title, description=description, url=url)
     path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path

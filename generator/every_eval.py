@@ -18,6 +18,8 @@ from typing import Any, cast
 
 import pandas as pd
 
+from scoring.numbers import number
+
 SCHEMA_VERSION = "0.3.0"
 FILE = "every_eval_ever.jsonl"
 _LEVEL = 0.95
@@ -25,10 +27,8 @@ _LEVEL = 0.95
 
 def _number(value: Any) -> float | None:
     """A finite float, or None for a missing or NaN value."""
-    if value is None or isinstance(value, bool) or bool(pd.isna(value)):
-        return None
-    out = float(value)
-    return out if math.isfinite(out) else None
+    out = number(value)
+    return out if out is not None and math.isfinite(out) else None
 
 
 def _strings(pairs: dict[str, Any]) -> dict[str, str]:
@@ -173,15 +173,12 @@ def _epoch(stamp: str) -> str:
     return str(int(when.timestamp()))
 
 
-def documents(leaderboard: pd.DataFrame, provenance: dict[str, Any]) -> list[dict[str, Any]]:
-    """One Every Eval Ever document per submission of ``leaderboard``, in submission order.
-
-    Args:
-        leaderboard: the leaderboard table (one row per submission, setting and judge).
-        provenance: the run's provenance (judges, scoring parameters, time stamp).
-    """
+def write_every_eval(leaderboard: pd.DataFrame, provenance: dict[str, Any], out: Path) -> int:
+    """Write ``out/every_eval_ever.jsonl``: one Every Eval Ever document per submission of the
+    leaderboard table, in submission order, a line each (``provenance``: the run's, with its
+    judges, scoring parameters and time stamp); returns the documents."""
     stamp = str(provenance.get("generated_at") or "1970-01-01T00:00:00Z")
-    out = []
+    docs = []
     for sid, rows in leaderboard.groupby("submission_id", sort=True, observed=True):
         records = cast(list[dict[str, Any]], rows.to_dict(orient="records"))
         results = [
@@ -190,7 +187,7 @@ def documents(leaderboard: pd.DataFrame, provenance: dict[str, Any]) -> list[dic
             for r in (_result(row, provenance, False), _result(row, provenance, True))
             if r is not None
         ]
-        out.append(
+        docs.append(
             {
                 "schema_version": SCHEMA_VERSION,
                 "evaluation_id": f"gamut/{sid}/{_epoch(stamp)}",
@@ -216,12 +213,6 @@ def documents(leaderboard: pd.DataFrame, provenance: dict[str, Any]) -> list[dic
                 "evaluation_results": results,
             }
         )
-    return out
-
-
-def write_every_eval(leaderboard: pd.DataFrame, provenance: dict[str, Any], out: Path) -> int:
-    """Write ``out/every_eval_ever.jsonl``, one document per line; return the documents."""
-    docs = documents(leaderboard, provenance)
     lines = [json.dumps(d, ensure_ascii=False, allow_nan=False) for d in docs]
     (out / FILE).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     return len(docs)

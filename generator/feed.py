@@ -93,6 +93,3 @@ def write_feed(
     """Write ``feed.xml`` at the site's root; returns its path from the root."""
     atomic_write_bytes(docs / FEED, feed_xml(history, names, title=title, url=url, updated=updated))
     return FEED
-
-
-__all__ = ["FEED", "Change", "ChangeKind", "History", "feed_xml", "write_feed"]

@@ -18,14 +18,14 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
-from generator.tables import VERDICT_ID_COLUMNS, ScoreTables
+from generator.tables import ScoreTables
 from scoring import Tier
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions import ERROR, Limits, read_response_file
 from scoring.tables import codes
-from scoring.verdicts import VERDICT_ORDER
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_ORDER
 
 SETTINGS = tuple(s.value for s in Setting)
 #: Verdict names in code order (0 meets, 1 partially meets, 2 missing, 3 contradicts).
@@ -130,7 +130,7 @@ def read_verdicts(table: pa.Table, judge: str, submission_ids: list[str], public
     Raises:
         GamutError: when the table lacks its id columns.
     """
-    missing = [c for c in VERDICT_ID_COLUMNS if c not in table.column_names]
+    missing = [c for c in VERDICT_COLUMNS if c not in table.column_names]
     if missing:
         raise GamutError(f"the verdict table lacks {', '.join(missing)}; run `gamut judge`")
     enc = {c: codes(table.column(c).combine_chunks()) for c in _ENCODED}
@@ -213,14 +213,3 @@ def load_site_inputs(
     if verdicts is not None:
         shown = read_verdicts(verdicts, tables.primary_judge, sids, public)
     return SiteInputs(qs, questions, responses, shown)
-
-
-__all__ = [
-    "SETTINGS",
-    "TIERS",
-    "VERDICTS",
-    "SiteInputs",
-    "Verdicts",
-    "load_site_inputs",
-    "read_verdicts",
-]

@@ -9,7 +9,7 @@ check, so the pages are the same whether the rubrics are public or held.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from generator.render import Cell, Column, Row, Table, file_id
@@ -21,19 +21,10 @@ from scoring.errors import GamutError
 JUDGING = "judging"
 
 
-def judging_page(version: str) -> str:
-    """The page of a prompt version, relative to the site root, as a Markdown source."""
-    return f"{JUDGING}/{file_id(version.lower())}.md"
-
-
 def judging_href(version: str, judge: str = "", root: str = "") -> str:
     """The built page of a prompt version (at the judge's settings when ``judge`` is given)."""
     anchor = f"#judge-{file_id(judge.lower())}" if judge else ""
-    return root + judging_page(version).removesuffix(".md") + ".html" + anchor
-
-
-def _prompt_version(info: Mapping[str, Any]) -> str:
-    return str(info.get("prompt_version"))
+    return f"{root}{JUDGING}/{file_id(version.lower())}.html{anchor}"
 
 
 def judge_entries(tables: ScoreTables) -> list[tuple[str, Mapping[str, Any]]]:
@@ -46,35 +37,22 @@ def judges_by_prompt(tables: ScoreTables) -> dict[str, list[tuple[str, Mapping[s
     """Prompt version -> the judges (name, provenance) that use it, in config order."""
     out: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
     for name, info in judge_entries(tables):
-        out.setdefault(_prompt_version(info), []).append((name, info))
+        out.setdefault(str(info.get("prompt_version")), []).append((name, info))
     return out
 
 
-#: The columns a table of judges may show, each with its cell from (name, provenance).
-_JUDGE_COLUMNS: dict[str, tuple[Column, Callable[[str, Mapping[str, Any]], Cell]]] = {
-    "provider": (
-        Column("provider", "Provider", numeric=False),
-        lambda n, d: Cell(d.get("provider")),
-    ),
-    "model": (Column("model", "Model", numeric=False), lambda n, d: Cell(d.get("model"))),
-    "temperature": (
-        Column("temperature", "Temperature", "f2"),
-        lambda n, d: Cell(d.get("temperature")),
-    ),
-    "max_tokens": (
-        Column("max_tokens", "Max tokens", "integer"),
-        lambda n, d: Cell(d.get("max_tokens")),
-    ),
-    "mode": (Column("mode", "Mode", numeric=False), lambda n, d: Cell(d.get("mode"))),
-    "prompt": (
-        Column("prompt", "Prompt version", numeric=False),
-        lambda n, d: Cell(d.get("prompt_template") or d.get("prompt_version")),
-    ),
-    "prompt_link": (  # the prompt version, linked to its "How this was judged" page
-        Column("prompt", "Prompt version", numeric=False),
-        lambda n, d: Cell(d.get("prompt_version"), href=judging_href(_prompt_version(d), n)),
-    ),
-    "family": (Column("family", "Family", numeric=False), lambda n, d: Cell(d.get("family"))),
+#: The columns a table of judges may show (``prompt_link``: the prompt version, linked to its
+#: "How this was judged" page).
+_JUDGE_COLUMNS = {
+    "provider": Column("provider", "Provider"),
+    "model": Column("model", "Model"),
+    "temperature": Column("temperature", "Temperature", "f2"),
+    "max_tokens": Column("max_tokens", "Max tokens", "integer"),
+    "mode": Column("mode", "Mode"),
+    "prompt": Column("prompt", "Prompt version"),
+    "prompt_link": Column("prompt", "Prompt version"),
+    "family": Column("family", "Family"),
+    "primary": Column("primary", "Primary", "yes_no"),
 }
 
 
@@ -84,38 +62,27 @@ def judge_table(
     keys: tuple[str, ...],
     caption: str,
 ) -> Table:
-    """A table of judges (name, provenance): the name, the columns ``keys`` (of
-    :data:`_JUDGE_COLUMNS`, or ``primary``), each row marked ``data-judge``."""
-    cols = [Column("name", "Judge", numeric=False)]
-    cols += [
-        Column("primary", "Primary", "yes_no") if k == "primary" else _JUDGE_COLUMNS[k][0]
-        for k in keys
-    ]
-    rows = [
-        Row(
-            {
-                "name": Cell(name),
-                **{
-                    _JUDGE_COLUMNS[k][0].key: _JUDGE_COLUMNS[k][1](name, info)
-                    for k in keys
-                    if k != "primary"
-                },
-                **({"primary": Cell(name == tables.primary_judge)} if "primary" in keys else {}),
-            },
-            attrs={"judge": file_id(name.lower())},
-        )
-        for name, info in judges
-    ]
-    return Table(cols, rows, caption=caption, sortable=False)
+    """A table of judges (name, provenance): the name and the columns ``keys`` (of
+    :data:`_JUDGE_COLUMNS`), each row marked ``data-judge``."""
+    cols = [Column("name", "Judge"), *(_JUDGE_COLUMNS[k] for k in keys)]
+
+    def row(name: str, d: Mapping[str, Any]) -> Row:
+        prompt = d.get("prompt_version")
+        cells = {c.key: c.cell(d) for c in cols} | {
+            "name": Cell(name),
+            "primary": Cell(name == tables.primary_judge),
+            "prompt": Cell(prompt, href=judging_href(str(prompt), name))
+            if "prompt_link" in keys
+            else Cell(d.get("prompt_template") or prompt),
+        }
+        return Row(cells, attrs={"judge": file_id(name.lower())})
+
+    return Table(cols, [row(name, info) for name, info in judges], caption=caption, sortable=False)
 
 
 def judging_context(tables: ScoreTables, version: str) -> dict[str, Any]:
-    """The page of one prompt version: its template's sections and its judges' settings.
-
-    Raises:
-        GamutError: this engine ships no template of that version (the tables were scored by
-            another engine release).
-    """
+    """The page of one prompt version: its template's sections and its judges' settings (a
+    :class:`GamutError` when this engine ships no template of that version)."""
     try:
         template = load_template(version)
     except GamutError as exc:
@@ -150,14 +117,3 @@ def judging_context(tables: ScoreTables, version: str) -> dict[str, Any]:
             ("Follow-up after an unusable reply", template.reask),
         ],
     }
-
-
-__all__ = [
-    "JUDGING",
-    "judge_entries",
-    "judge_table",
-    "judges_by_prompt",
-    "judging_context",
-    "judging_href",
-    "judging_page",
-]

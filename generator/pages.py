@@ -7,43 +7,32 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from generator import charts
-from generator.audit import (
-    PPI_COLUMNS,
-    audit_info,
-    has_corrected,
-    mdd_sentence,
-    ppi_cells,
-    ppi_sentence,
-)
+from generator.audit import PPI_COLUMNS, audit_info, has_corrected, mdd_sentence, ppi_sentence
 from generator.render import (
     SETTING_LABELS,
     Cell,
     Column,
     Row,
     Table,
-    f1,
     file_id,
     human,
     setting_label,
-    signed,
     slug,
+    table,
 )
-from generator.stamps import (
-    STAMP_COLUMN,
-    STAMP_LEGEND,
-    STAMP_LEGEND_FILTER,
-    fresh_attr,
-    is_stale,
-    stamp_cell,
-)
+from generator.stamps import STAMP_COLUMN, STAMP_LEGEND, STAMP_LEGEND_FILTER, is_stale, stamp_cell
 from generator.tables import ScoreTables
-from scoring.numbers import rounded
+from scoring.numbers import f1, number, rounded, signed
+
+#: A chart series: (name, values, lower bounds, upper bounds).
+Series = tuple[str, list[Any], list[Any], list[Any]]
 
 
 def submission_href(submission_id: str, root: str) -> str:
@@ -62,20 +51,64 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 _IS_NA = np.frompyfunc(lambda v: v is pd.NA, 1, 1)
 
 
-def _primary(df: pd.DataFrame, judge: str) -> pd.DataFrame:
-    return df[df["judge"] == judge]
+def _primary(tables: ScoreTables, name: str) -> pd.DataFrame:
+    df = tables[name]
+    return df[df["judge"] == tables.primary_judge]
 
 
-def _settings(df: pd.DataFrame) -> list[str]:
-    present = [str(s) for s in df["setting"].unique()]
-    return sorted(
-        present,
-        key=lambda s: (
-            s not in SETTING_LABELS,
-            list(SETTING_LABELS).index(s) if s in SETTING_LABELS else 0,
-            s,
-        ),
-    )
+def series(label: str, df: pd.DataFrame) -> Series:
+    """The chart series of ``df``'s Gamut scores and their intervals."""
+    return (label, df["gamut"].tolist(), df["gamut_lo"].tolist(), df["gamut_hi"].tolist())
+
+
+def model_link(names: dict[str, str], root: str) -> Callable[[Any], dict[str, Cell]]:
+    """The :func:`~generator.render.rows` ``special`` of a table of models: a record's "model"
+    cell, linked to its page."""
+
+    def cell(r: Any) -> dict[str, Cell]:
+        sid = str(r["submission_id"])
+        return {"model": Cell(names.get(sid, sid), href=submission_href(sid, root))}
+
+    return cell
+
+
+def model_cells(ids: list[str], names: dict[str, str], root: str) -> dict[str, dict[str, Cell]]:
+    """Each model's "model" cell, linked to its page."""
+    return {m: model_link(names, root)({"submission_id": m}) for m in ids}
+
+
+def spread(
+    df: pd.DataFrame,
+    index: str,
+    ids: list[str],
+    by: str,
+    groups: list[Any],
+    label: Callable[[Any], str] = str,
+    rank: bool = False,
+    key: str = "g_",
+) -> tuple[list[Column], dict[str, dict[str, Cell]], list[Series]]:
+    """One "<group> [95% CI]" column (and a rank column with ``rank``) per value of ``by``, a
+    row of cells per id of ``index``, and a chart series per group."""
+    cols: list[Column] = []
+    cells: dict[str, dict[str, Cell]] = {i: {} for i in ids}
+    out: list[Series] = []
+    for g in groups:
+        part = df[df[by] == g]
+        part = part.set_index(part[index].astype(str)).reindex(ids)
+        cols.append(Column(f"{key}{str(g).lower()}", f"{label(g)} [95% CI]", "ci", src="gamut"))
+        if rank:
+            cols.append(Column(f"r_{str(g).lower()}", f"{label(g)} rank", "integer", src="rank"))
+        for i, r in zip(ids, records(part), strict=True):
+            cells[i] |= {c.key: c.cell(r) for c in cols[-1 - rank :]}
+        out.append(series(str(label(g)), part))
+    return cols, cells, out
+
+
+def ordered_settings(df: pd.DataFrame) -> list[str]:
+    """The settings present in ``df``, multimodal first."""
+    order = list(SETTING_LABELS)
+    present = {str(s) for s in df["setting"].unique()}
+    return sorted(present, key=lambda s: (order.index(s) if s in order else len(order), s))
 
 
 def _rank_order(df: pd.DataFrame) -> pd.DataFrame:
@@ -93,16 +126,11 @@ def _rank_order(df: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def ordered_settings(df: pd.DataFrame) -> list[str]:
-    """The settings present in ``df``, multimodal first."""
-    return _settings(df)
-
-
 def ranked_ids(tables: ScoreTables) -> list[str]:
     """Every submission of the leaderboard, in the primary judge's order of its first setting."""
-    lb = _primary(tables["leaderboard"], tables.primary_judge)
+    lb = _primary(tables, "leaderboard")
     out: list[str] = []
-    for setting in _settings(lb):
+    for setting in ordered_settings(lb):
         out += [str(s) for s in _rank_order(lb[lb["setting"] == setting])["submission_id"]]
     return list(dict.fromkeys(out))
 
@@ -121,91 +149,74 @@ def model_names(tables: ScoreTables) -> dict[str, str]:
     }
 
 
-def _leaderboard_columns(corrected: bool) -> list[Column]:
-    cols = [
-        Column("rank", "Rank", "rank", "Rank by the primary judge; in brackets the 95% rank range"),
-        Column("model", "Model", "text", numeric=False),
-        Column("gamut", "Gamut [95% CI]", "ci", "Gamut score, 100 x the mean question score"),
-        Column("tie", "Tie group", "integer", "1 + the models significantly better"),
-        Column("ac", "AC", "f1", "Answer-critical tier score"),
-        Column("v", "V", "f1", "Valuable tier score"),
-        Column("c", "C", "f1", "Context tier score"),
-        Column("contra", "Contradicted", "pct", "Share of checks the response contradicts"),
-        Column("text_only", "Text-only", "f1", "Gamut score with the entity named in text"),
-        Column("gap", "Gap [95% CI]", "signed_ci", "Text-only minus multimodal"),
-        Column("organisation", "Organisation", "text", numeric=False),
-        Column("open", "Open weights", "yes_no"),
-        Column("setting", "Setting", "text", numeric=False),
-        Column("chars", "Length", "integer", "Mean response length in characters"),
-        Column("date", "Date", "text", numeric=False),
-        Column("status", "Status", "text", numeric=False),
-        STAMP_COLUMN,
-    ]
-    if corrected:  # shown instead of rank, score and tie group by the "Corrected (PPI)" toggle
-        cols[4:4] = PPI_COLUMNS
-    return cols
+_LEADERBOARD = [
+    Column("rank", "Rank", "rank", "Rank by the primary judge; in brackets the 95% rank range"),
+    Column("model", "Model"),
+    Column("gamut", "Gamut [95% CI]", "ci", "Gamut score, 100 x the mean question score"),
+    Column("tie", "Tie group", "integer", "1 + the models significantly better", "tie_group"),
+    Column("ac", "AC", "f1", "Answer-critical tier score"),
+    Column("v", "V", "f1", "Valuable tier score"),
+    Column("c", "C", "f1", "Context tier score"),
+    Column("contra", "Contradicted", "pct", "Share of checks the response contradicts",
+           "share_contradicts"),
+    Column("text_only", "Text-only", "f1", "Gamut score with the entity named in text"),
+    Column("gap", "Gap [95% CI]", "signed_ci", "Text-only minus multimodal"),
+    Column("organisation", "Organisation"),
+    Column("open", "Open weights", "yes_no", src="open_weights"),
+    Column("setting", "Setting"),
+    Column("chars", "Length", "integer", "Mean response length in characters",
+           "mean_response_chars"),
+    Column("date", "Date"),
+    Column("status", "Status"),
+    STAMP_COLUMN,
+]  # fmt: skip
 
 
-def _leaderboard_row(
-    r: dict[str, Any], setting: str, m: Any, name: str, root: str, corrected: bool
-) -> Row:
-    """One leaderboard row; ``m`` is the submission's modality row (None: none)."""
-    sid = str(r["submission_id"])
-    cells = {
-        "rank": Cell(r["rank"], r["rank_lo"], r["rank_hi"]),
-        "tie": Cell(r["tie_group"]),
-        "model": Cell(name, href=submission_href(sid, root)),
-        "organisation": Cell(r["organisation"]),
-        "open": Cell(bool(r["open_weights"])),
-        "setting": Cell(setting_label(setting)),
-        "gamut": Cell(r["gamut"], r["gamut_lo"], r["gamut_hi"]),
-        "ac": Cell(r["ac"]),
-        "v": Cell(r["v"]),
-        "c": Cell(r["c"]),
-        "contra": Cell(r["share_contradicts"]),
-        "text_only": Cell(None if m is None else m["text_only"]),
-        "gap": Cell(*((None, None, None) if m is None else (m["gap"], m["gap_lo"], m["gap_hi"]))),
-        "chars": Cell(r["mean_response_chars"]),
-        "date": Cell(str(r["date"])[:10] if r["date"] is not None else None),
-        "status": Cell(r["status"]),
-        "stamp": stamp_cell(r),
-        **(ppi_cells(r) if corrected else {}),
-    }
-    open_weights = "yes" if r["open_weights"] else "no"
-    attrs = {"setting": setting, "organisation": str(r["organisation"]), "open": open_weights,
-             "fresh": fresh_attr(r), "sid": sid}  # fmt: skip
-    return Row(cells=cells, attrs=attrs)
+def _leaderboard_rows(lb: pd.DataFrame, names: dict[str, str], root: str) -> list[Row]:
+    """The leaderboard's rows, setting by setting, each in rank order."""
+    out = []
+    cols = _LEADERBOARD[:4] + PPI_COLUMNS + _LEADERBOARD[4:]  # every column a row may show
+    for setting in ordered_settings(lb):
+        for r in records(_rank_order(lb[lb["setting"] == setting])):
+            sid = str(r["submission_id"])
+            cells = {c.key: c.cell(r) for c in cols} | {
+                "model": Cell(names[sid], href=submission_href(sid, root)),
+                "setting": Cell(setting_label(setting)),
+                "date": Cell(str(r["date"])[:10] if r["date"] is not None else None),
+                "stamp": stamp_cell(r),
+            }
+            attrs = {"setting": setting, "organisation": str(r["organisation"]),
+                     "open": "yes" if r["open_weights"] else "no",
+                     "fresh": "no" if is_stale(r) else "yes", "sid": sid}  # fmt: skip
+            out.append(Row(cells, attrs))
+    return out
 
 
 def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     """The home page: primary-judge leaderboard in every setting, with filters and a chart."""
-    judge = tables.primary_judge
-    lb = _primary(tables["leaderboard"], judge)
-    mod = _primary(tables["modality"], judge).set_index("submission_id")
-    settings = _settings(lb)
+    # the text-only score and the gap shown in every setting's row are the modality table's
+    mod = _primary(tables, "modality")[["submission_id", "text_only", "gap", "gap_lo", "gap_hi"]]
+    lb = _primary(tables, "leaderboard").drop(columns=mod.columns[1:], errors="ignore")
+    lb = lb.merge(mod, on="submission_id", how="left")
+    settings = ordered_settings(lb)
     names = model_names(tables)
     corrected = has_corrected(lb)
-    rows = []
-    for setting in settings:
-        for r in records(_rank_order(lb[lb["setting"] == setting])):
-            sid = str(r["submission_id"])
-            m = mod.loc[sid] if sid in mod.index else None
-            rows.append(_leaderboard_row(r, setting, m, names[sid], root, corrected))
     order = _rank_order(lb[lb["setting"] == settings[0]]) if settings else lb
     ids = [str(x) for x in order["submission_id"]]
-    series = []
-    for setting in settings:
-        s = lb[lb["setting"] == setting].set_index("submission_id").reindex(ids)
-        series.append((setting_label(setting), s["gamut"].tolist(), s["gamut_lo"].tolist(),
-                       s["gamut_hi"].tolist()))  # fmt: skip
+    by_setting = [
+        series(setting_label(s), lb[lb["setting"] == s].set_index("submission_id").reindex(ids))
+        for s in settings
+    ]
     n_stale = sum(is_stale(r) for r in records(lb))
-    cols = _leaderboard_columns(corrected)
+    cols = _LEADERBOARD[:4] + PPI_COLUMNS + _LEADERBOARD[4:] if corrected else _LEADERBOARD
     simulated = bool((audit_info(tables) or {}).get("simulated"))
     return {
-        "table": Table(cols, rows, caption="Leaderboard", table_id="leaderboard-table"),
+        "table": Table(
+            cols, _leaderboard_rows(lb, names, root), "Leaderboard", "leaderboard-table"
+        ),
         "settings": [(s, setting_label(s)) for s in settings],
         "organisations": sorted({str(o) for o in lb["organisation"]}),
-        "figure": charts.dot_ci([names[sid] for sid in ids], series, keys=settings, ids=ids),
+        "figure": charts.dot_ci([names[sid] for sid in ids], by_setting, keys=settings, ids=ids),
         "n_models": lb["submission_id"].nunique(),
         "n_stale": n_stale,
         "stamp_legend": STAMP_LEGEND_FILTER if n_stale else STAMP_LEGEND,
@@ -222,12 +233,11 @@ def leaderboard(tables: ScoreTables, root: str = "") -> dict[str, Any]:
 
 def domains(tables: ScoreTables, root: str = "../") -> dict[str, Any]:
     """The domains overview: a model x domain heatmap per setting, and the domain list."""
-    judge = tables.primary_judge
-    bd = _primary(tables["by_domain"], judge)
+    bd = _primary(tables, "by_domain")
     names = model_names(tables)
-    lb = _primary(tables["leaderboard"], judge)
+    lb = _primary(tables, "leaderboard")
     heatmaps = []
-    for setting in _settings(bd):
+    for setting in ordered_settings(bd):
         sub = bd[bd["setting"] == setting]
         order = [str(s) for s in _rank_order(lb[lb["setting"] == setting])["submission_id"]]
         order = [s for s in order if s in set(sub["submission_id"])]
@@ -235,17 +245,9 @@ def domains(tables: ScoreTables, root: str = "../") -> dict[str, Any]:
         piv = sub.pivot_table(
             index="submission_id", columns="domain", values="gamut", aggfunc="first"
         ).reindex(index=order, columns=doms)
-        heatmaps.append(
-            (
-                setting_label(setting),
-                charts.heatmap(
-                    [human(d) for d in doms],
-                    [names.get(s, s) for s in order],
-                    piv.to_numpy().tolist(),
-                    x_title="Domain",
-                ),
-            )
-        )
+        fig = charts.heatmap([human(d) for d in doms], [names.get(s, s) for s in order],
+                             piv.to_numpy().tolist(), x_title="Domain")  # fmt: skip
+        heatmaps.append((setting_label(setting), fig))
     doms = sorted({str(d) for d in bd["domain"]})
     return {
         "heatmaps": heatmaps,
@@ -254,62 +256,31 @@ def domains(tables: ScoreTables, root: str = "../") -> dict[str, Any]:
     }
 
 
+_DOMAIN = [
+    Column("rank", "Rank", "integer", "Rank within this domain"),
+    Column("model", "Model"),
+    Column("gamut", "Gamut [95% CI]", "ci"),
+    Column("tie", "Tie group", "integer", "1 + the models significantly better", "tie_group"),
+    Column("ac", "AC", "f1"),
+    Column("v", "V", "f1"),
+    Column("c", "C", "f1"),
+    Column("n", "Questions", "integer", src="n_questions"),
+]
+
+
 def domain(tables: ScoreTables, name: str, root: str = "../") -> dict[str, Any]:
     """One domain: its ranking per setting and a chart with CIs."""
-    judge = tables.primary_judge
-    bd = _primary(tables["by_domain"], judge)
+    bd = _primary(tables, "by_domain")
     bd = bd[bd["domain"].astype(str) == name]
     names = model_names(tables)
     sections = []
-    for setting in _settings(bd):
+    for setting in ordered_settings(bd):
         sub = bd[bd["setting"] == setting].sort_values(["rank", "gamut"], ascending=[True, False])
-        cols = [
-            Column("rank", "Rank", "integer", "Rank within this domain"),
-            Column("model", "Model", numeric=False),
-            Column("gamut", "Gamut [95% CI]", "ci"),
-            Column("tie", "Tie group", "integer", "1 + the models significantly better"),
-            Column("ac", "AC", "f1"),
-            Column("v", "V", "f1"),
-            Column("c", "C", "f1"),
-            Column("n", "Questions", "integer"),
-        ]
-        rows = [
-            Row(
-                {
-                    "rank": Cell(r["rank"]),
-                    "model": Cell(
-                        names.get(str(r["submission_id"])),
-                        href=submission_href(str(r["submission_id"]), root),
-                    ),
-                    "gamut": Cell(r["gamut"], r["gamut_lo"], r["gamut_hi"]),
-                    "tie": Cell(r["tie_group"]),
-                    "ac": Cell(r.get("ac")),
-                    "v": Cell(r.get("v")),
-                    "c": Cell(r.get("c")),
-                    "n": Cell(r["n_questions"]),
-                }
-            )
-            for r in records(sub)
-        ]
-        labels = [names.get(str(s), str(s)) for s in sub["submission_id"]]
-        fig = charts.dot_ci(
-            labels,
-            [
-                (
-                    setting_label(setting),
-                    sub["gamut"].tolist(),
-                    sub["gamut_lo"].tolist(),
-                    sub["gamut_hi"].tolist(),
-                )
-            ],
-        )
-        sections.append(
-            (
-                setting_label(setting),
-                Table(cols, rows, caption=f"{human(name)}: {setting_label(setting)}"),
-                fig,
-            )
-        )
+        ids = [str(s) for s in sub["submission_id"]]
+        label = setting_label(setting)
+        ranking = table(_DOMAIN, records(sub), model_link(names, root), f"{human(name)}: {label}")
+        fig = charts.dot_ci([names.get(s, s) for s in ids], [series(label, sub)])
+        sections.append((label, ranking, fig))
     n_q = int(bd["n_questions"].max()) if len(bd) else 0
     ceiling = (
         float(bd["ci_coverage_ceiling"].min()) if "ci_coverage_ceiling" in bd and len(bd) else 1.0
@@ -330,19 +301,11 @@ def tax_sentence(summary: dict[str, Any]) -> str:
     whether the tax is uniform; the sign of min and max says whether every model pays it.
     """
     n = int(summary.get("n_models") or 0)
-    mean, sd = summary.get("mean_gap"), summary.get("sd_gap")
-    lo, hi = summary.get("min_gap"), summary.get("max_gap")
-    if (
-        n < 2
-        or mean is None
-        or sd is None
-        or lo is None
-        or hi is None
-        or any(isinstance(v, float) and math.isnan(v) for v in (mean, sd, lo, hi))
-    ):
+    figures = [summary.get(f"{k}_gap") for k in ("mean", "sd", "min", "max")]
+    if n < 2 or any(number(v) is None for v in figures):
         return "Too few models have both a multimodal and a text-only score to judge the gap."
     # the words follow the figures as printed: a gap of -0.03 prints as 0.0, and reads as no loss
-    mean, sd, lo, hi = (rounded(v) or 0.0 for v in (mean, sd, lo, hi))
+    mean, sd, lo, hi = (rounded(v) or 0.0 for v in figures)
     if lo > 0:
         who = f"All {n} models score higher when the entity is named in text"
     elif lo == 0:
@@ -367,113 +330,61 @@ def tax_sentence(summary: dict[str, Any]) -> str:
     )
 
 
+_MODALITY = [
+    Column("model", "Model"),
+    Column("mm", "Multimodal [95% CI]", "ci", src="multimodal"),
+    Column("to", "Text-only [95% CI]", "ci", src="text_only"),
+    Column("gap", "Gap [95% CI]", "signed_ci", "Text-only minus multimodal"),
+]
+
+
 def multimodal(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     """Multimodal vs text-only for the primary judge."""
-    judge = tables.primary_judge
-    mod = _primary(tables["modality"], judge).sort_values("multimodal", ascending=False)
+    mod = _primary(tables, "modality").sort_values("multimodal", ascending=False)
     names = model_names(tables)
-    labels = [names.get(str(s), str(s)) for s in mod["submission_id"]]
-    cols = [
-        Column("model", "Model", numeric=False),
-        Column("mm", "Multimodal [95% CI]", "ci"),
-        Column("to", "Text-only [95% CI]", "ci"),
-        Column("gap", "Gap [95% CI]", "signed_ci", "Text-only minus multimodal"),
-    ]
-    rows = [
-        Row(
-            {
-                "model": Cell(
-                    names.get(str(r["submission_id"])),
-                    href=submission_href(str(r["submission_id"]), root),
-                ),
-                "mm": Cell(r["multimodal"], r.get("multimodal_lo"), r.get("multimodal_hi")),
-                "to": Cell(r["text_only"], r.get("text_only_lo"), r.get("text_only_hi")),
-                "gap": Cell(r["gap"], r["gap_lo"], r["gap_hi"]),
-            }
-        )
-        for r in records(mod)
-    ]
-    summary = tables.modality_summary.get(judge, {})
+    ids = [str(s) for s in mod["submission_id"]]
+    labels = [names.get(s, s) for s in ids]
+    summary = tables.modality_summary.get(tables.primary_judge, {})
+    gap = ("Gap", mod["gap"].tolist(), mod["gap_lo"].tolist(), mod["gap_hi"].tolist())
     return {
-        "dumbbell": charts.dumbbell(
-            labels,
-            mod["multimodal"].tolist(),
-            mod["text_only"].tolist(),
-            left_name="Multimodal",
-            right_name="Text-only",
-        ),
-        "gap_figure": charts.dot_ci(
-            labels,
-            [("Gap", mod["gap"].tolist(), mod["gap_lo"].tolist(), mod["gap_hi"].tolist())],
-            x_title="Text-only minus multimodal (points)",
-        ),
-        "table": Table(cols, rows, caption="Multimodal and text-only scores"),
+        "dumbbell": charts.dumbbell(labels, mod["multimodal"].tolist(), mod["text_only"].tolist(),
+                                    left_name="Multimodal", right_name="Text-only"),
+        "gap_figure": charts.dot_ci(labels, [gap], x_title="Text-only minus multimodal (points)"),
+        "table": table(_MODALITY, records(mod), model_link(names, root),
+                       "Multimodal and text-only scores"),
         "summary": summary,
         "sentence": tax_sentence(summary),
-    }
+    }  # fmt: skip
 
 
 def groups(tables: ScoreTables, root: str = "") -> dict[str, Any]:
     """Popularity buckets and egocentric vs not, per model and setting."""
-    judge = tables.primary_judge
     names = model_names(tables)
     out = []
-    for table, col, title, labeller in (
+    for name, col, title, labeller in (
         ("by_popularity", "popularity", "Popularity", str),
         ("by_egocentric", "egocentric", "Egocentric", lambda v: "egocentric" if v else "other"),
     ):
-        df = _primary(tables[table], judge)
-        for setting in _settings(df):
+        df = _primary(tables, name)
+        for setting in ordered_settings(df):
             sub = df[df["setting"] == setting]
             values = list(dict.fromkeys(sub[col].tolist()))
             if col == "popularity":
                 order = {"head": 0, "torso": 1, "tail": 2}
                 values.sort(key=lambda v: order.get(str(v), 9))
-            models = list(
-                dict.fromkeys(
-                    sub.sort_values("gamut", ascending=False)["submission_id"].astype(str)
-                )
+            by_score = sub.sort_values("gamut", ascending=False)["submission_id"].astype(str)
+            models = list(dict.fromkeys(by_score))
+            cols, cells, by_value = spread(
+                sub, "submission_id", models, col, values, labeller, key="g"
             )
-            series, cols = [], [Column("model", "Model", numeric=False)]
-            cells: dict[str, dict[str, Cell]] = {
-                m: {"model": Cell(names.get(m, m), href=submission_href(m, root))} for m in models
-            }
-            for v in values:
-                s = sub[sub[col] == v].set_index(sub[sub[col] == v]["submission_id"].astype(str))
-                s = s.reindex(models)
-                key = f"g{slug(str(v))}"
-                cols.append(Column(key, f"{labeller(v)} [95% CI]", "ci"))
-                for m in models:
-                    cells[m][key] = Cell(s.at[m, "gamut"], s.at[m, "gamut_lo"], s.at[m, "gamut_hi"])
-                series.append(
-                    (
-                        str(labeller(v)),
-                        s["gamut"].tolist(),
-                        s["gamut_lo"].tolist(),
-                        s["gamut_hi"].tolist(),
-                    )
-                )
+            first = model_cells(models, names, root)
             out.append(
                 {
                     "title": f"{title}: {setting_label(setting)}",
-                    "table": Table(cols, [Row(cells[m]) for m in models]),
-                    "figure": charts.dot_ci([names.get(m, m) for m in models], series),
+                    "table": Table(
+                        [_MODALITY[0], *cols], [Row(first[m] | cells[m]) for m in models]
+                    ),
+                    "figure": charts.dot_ci([names.get(m, m) for m in models], by_value),
                 }
             )
     return {"sections": out}
-
-
-__all__ = [
-    "domain",
-    "domains",
-    "groups",
-    "leaderboard",
-    "model_names",
-    "multimodal",
-    "ordered_settings",
-    "ranked_ids",
-    "records",
-    "setting_label",
-    "submission_href",
-    "tax_sentence",
-]

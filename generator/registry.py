@@ -47,17 +47,9 @@ Item = tuple[str, str, dict[str, Any]]
 
 @dataclass(frozen=True)
 class Site:
-    """What the pages are built from and share.
-
-    Attributes:
-        spec: what the build reads and writes.
-        tables: the score tables.
-        docs: the docs folder being filled (a page may write data files beside it).
-        names: submission id -> model name.
-        shown: the ranked submissions, in rank order, with their names.
-        inputs: every question and response the site shows.
-        downloads: the downloads (written into ``docs``), as :func:`write_downloads` returns.
-    """
+    """What the pages are built from and share (docs/adding-a-page.md, step 3): ``docs`` is the
+    folder being filled; ``names`` maps submission ids to model names and ``shown`` the ranked
+    ones, in rank order; ``downloads`` is what :func:`write_downloads` returns."""
 
     spec: SiteSpec
     tables: ScoreTables
@@ -149,22 +141,9 @@ def dataset_folder(spec: SiteSpec, out: Path, repo: str) -> Path:
 
 @dataclass(frozen=True)
 class Page:
-    """One page of the site, or a family of pages (one per domain, submission, ...).
-
-    Attributes:
-        path: the Markdown file under the docs folder; a family's holds ``{}`` for each key.
-        template: its template under ``generator/templates/`` (None: hand-written, copied from
-            ``site_src/``, and listed when the deployment has it).
-        title: its title (a family's pages are titled by ``each``).
-        nav: its title in the navigation; pages sharing one form a section, the first its
-            index; ``""``: listed under its own title; None: not listed.
-        reads: the score tables it reads (registered in ``scoring/tables/registry.py``).
-        context: its template's variables.
-        each: a family's pages, each as (key, title, template variables).
-        shown: whether the site has the page (None: always).
-        wide: laid out over the full width.
-        placeholder: a hand-written page's text when the deployment has none.
-    """
+    """One page of the site, or a family of pages (one per domain, submission, ...); its fields
+    are described in docs/adding-a-page.md, step 3. ``template`` None: hand-written, copied
+    from ``site_src/`` and listed when the deployment has it (or has ``placeholder``)."""
 
     path: str
     template: str | None
@@ -185,10 +164,8 @@ class Page:
 
 
 def _domains(site: Site) -> list[Item]:
-    return [
-        (slug(name), human(name), {"ctx": pages.domain(site.tables, name)})
-        for name, _href in pages.domains(site.tables)["domains"]
-    ]
+    names = sorted({str(d) for d in site.tables["by_domain"]["domain"]})
+    return [(slug(n), human(n), {"ctx": pages.domain(site.tables, n)}) for n in names]
 
 
 def _judging(site: Site) -> list[Item]:
@@ -215,11 +192,7 @@ def _compare(site: Site) -> dict[str, Any]:
 
 
 def _submissions(site: Site) -> list[Item]:
-    spec, per_sub, badges = (
-        site.spec,
-        site.downloads["per_submission"],
-        write_badges(site.tables, site.docs),
-    )
+    per_sub, badges = site.downloads["per_submission"], write_badges(site.tables, site.docs)
     return [
         (
             file_id(sid),
@@ -227,7 +200,7 @@ def _submissions(site: Site) -> list[Item]:
             {
                 "ctx": submission_page(site.tables, sid, per_sub.get(sid, {})),
                 "picks": highlights(site.tables, site.inputs, sid),
-                "badge": _badge_embed(spec, badges.get(sid), site.names[sid]),
+                "badge": _badge_embed(site.spec, badges.get(sid), site.names[sid]),
             },
         )
         for sid in site.by_name()
@@ -337,15 +310,3 @@ def navigation(written: list[tuple[Page, list[tuple[str, str]]]], docs: Path) ->
             ]
     known = {p.path for p in PAGES}
     return nav + sorted(p.name for p in docs.glob("*.md") if p.name not in known)
-
-
-__all__ = [
-    "PAGES",
-    "Item",
-    "Page",
-    "Site",
-    "dataset_folder",
-    "gather",
-    "navigation",
-    "write_dataset",
-]

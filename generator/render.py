@@ -8,12 +8,14 @@ import html
 import json
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
 import jinja2
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from scoring.numbers import MISSING, f1, f2, integer, number, pct, signed, usd
 
@@ -94,20 +96,28 @@ def file_id(value: str) -> str:
     return f"{slug(value)}-{hashlib.sha1(value.encode()).hexdigest()[:8]}"
 
 
-def to_json_attr(obj: Any) -> str:
-    """Compact JSON for a ``data-`` attribute (Jinja escapes it on output)."""
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
-
-
 @dataclass(frozen=True)
 class Column:
-    """A table column. ``fmt`` names how the template shows the cell's value."""
+    """A table column. ``fmt`` names how the template shows the cell's value; ``src`` names the
+    record column :func:`rows` reads (default: ``key``)."""
 
     key: str
     label: str
     fmt: str = "text"
     title: str = ""
-    numeric: bool = True
+    src: str = ""
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the column sorts and aligns as numbers."""
+        return self.fmt not in ("text", "stamp")
+
+    def cell(self, r: Mapping[Any, Any]) -> Cell:
+        """The cell of record ``r``: its ``src`` value, with ``_lo`` and ``_hi`` for an interval."""
+        src = self.src or self.key
+        if self.fmt == "rank" or self.fmt.endswith("ci"):
+            return Cell(r.get(src), r.get(f"{src}_lo"), r.get(f"{src}_hi"))
+        return Cell(r.get(src))
 
 
 @dataclass(frozen=True)
@@ -128,7 +138,8 @@ class Cell:
             return repr(f)
         if isinstance(self.value, bool):
             return "1" if self.value else "0"
-        return "" if self.value is None else str(self.value)
+        missing = self.value is None or (isinstance(self.value, float) and math.isnan(self.value))
+        return "" if missing else str(self.value)
 
 
 @dataclass
@@ -150,15 +161,21 @@ class Table:
     sortable: bool = True
 
 
-FORMATS = {
-    "f1": f1,
-    "f2": f2,
-    "signed": signed,
-    "pct": pct,
-    "integer": integer,
-    "usd": usd,
-    "yes_no": yes_no,
-}
+def table(
+    cols: list[Column],
+    records: Iterable[Mapping[Any, Any]],
+    special: Callable[[Mapping[Any, Any]], dict[str, Cell]] = lambda _r: {},
+    caption: str = "",
+) -> Table:
+    """A table of one row per record, each cell by :meth:`Column.cell` unless ``special``
+    gives it."""
+    return Table(
+        cols, [Row({c.key: c.cell(r) for c in cols} | special(r)) for r in records], caption
+    )
+
+
+#: The number formats a table column or a template may name.
+FORMATS = dict(f1=f1, f2=f2, signed=signed, pct=pct, integer=integer, usd=usd, yes_no=yes_no)
 
 
 def fmt(name: str, value: Any) -> str:
@@ -176,39 +193,8 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters.update(
-        f1=f1,
-        f2=f2,
-        signed=signed,
-        pct=pct,
-        integer=integer,
-        usd=usd,
-        yes_no=yes_no,
-        link=link,
-        json_attr=to_json_attr,
-    )
-    env.globals["escape"] = escape
+    # compact JSON for a ``data-`` attribute (Jinja escapes it on output)
+    json_attr = partial(json.dumps, separators=(",", ":"), allow_nan=False)
+    env.filters.update(FORMATS, link=link, json_attr=json_attr)
     env.globals["fmt"] = fmt
     return env
-
-
-__all__ = [
-    "Cell",
-    "Column",
-    "Row",
-    "Table",
-    "chart_text",
-    "environment",
-    "excerpt",
-    "f1",
-    "file_id",
-    "human",
-    "integer",
-    "link",
-    "pct",
-    "safe_url",
-    "signed",
-    "slug",
-    "to_json_attr",
-    "yes_no",
-]

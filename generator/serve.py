@@ -35,6 +35,3 @@ def make_server(directory: Path, host: str = "127.0.0.1", port: int = 8000) -> T
     """An HTTP server for ``directory`` (port 0 picks a free port; see ``server_address``)."""
     handler = functools.partial(_QuietHandler, directory=str(directory))
     return ThreadingHTTPServer((host, port), handler)
-
-
-__all__ = ["make_server"]

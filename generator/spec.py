@@ -76,6 +76,3 @@ class SiteSpec:
     history: History | None = None
     builder: Literal["mkdocs", "properdocs"] = "mkdocs"
     submissions_open: bool = True
-
-
-__all__ = ["Change", "ChangeKind", "History", "SiteSpec"]

@@ -21,7 +21,6 @@ STAMP_COLUMN = Column(
     "stamp",
     "Current: judged under the current rubric version, judge model and prompt; stale: judged "
     "under older ones (hover for what changed)",
-    numeric=False,
 )
 #: The legend entry of that column (the model pages'; the leaderboard adds its filter).
 STAMP_LEGEND = (
@@ -34,7 +33,7 @@ STAMP_LEGEND = (
 STAMP_LEGEND_FILTER = (STAMP_LEGEND[0], STAMP_LEGEND[1] + " “Hide stale rows” hides them.")
 
 
-def _text(value: Any) -> str | None:
+def text(value: Any) -> str | None:
     """``value`` as text, None when it is missing (None, NaN or pandas' NA)."""
     if value is None or (not isinstance(value, str) and bool(pd.isna(value))):
         return None
@@ -43,22 +42,22 @@ def _text(value: Any) -> str | None:
 
 def is_stale(row: Mapping[Any, Any]) -> bool:
     """Whether the row is known to be stale (an unknown row is not)."""
-    return _text(row.get("stale")) == "True"
+    return text(row.get("stale")) == "True"
 
 
 def stamp_detail(row: Mapping[Any, Any]) -> str:
     """What judged the row, in one line (empty when nothing is recorded)."""
     parts = []
-    if _text(row.get("benchmark_version")):
+    if text(row.get("benchmark_version")):
         parts.append(f"benchmark {row['benchmark_version']}")
-    if _text(row.get("rubric_version")):
+    if text(row.get("rubric_version")):
         parts.append(f"rubric {short_version(row['rubric_version'])}")
-    if _text(row.get("judge_model")):
-        snap = _text(row.get("judge_snapshot"))
+    if text(row.get("judge_model")):
+        snap = text(row.get("judge_snapshot"))
         parts.append(f"judge {row['judge_model']}" + (f" (snapshot {snap})" if snap else ""))
-    if _text(row.get("prompt_version")):
+    if text(row.get("prompt_version")):
         parts.append(f"prompt {row['prompt_version']} (template {row.get('prompt_digest')})")
-    if _text(row.get("engine_version")):
+    if text(row.get("engine_version")):
         parts.append(f"engine {row['engine_version']}")
     return ", ".join(parts)
 
@@ -67,25 +66,9 @@ def stamp_cell(row: Mapping[Any, Any]) -> Cell:
     """The row's "Judged" cell: ``current``, ``stale`` or ``not recorded``; ``extra`` is the
     tooltip (what changed, then what judged it)."""
     detail = stamp_detail(row)
-    reason = _text(row.get("stale_reason"))
+    reason = text(row.get("stale_reason"))
     if is_stale(row):
         return Cell("stale", extra=f"Stale: {reason}. Judged with {detail}.")
-    if _text(row.get("stale")) == "False":
+    if text(row.get("stale")) == "False":
         return Cell("current", extra=f"Judged with {detail}." if detail else "No verdict yet.")
     return Cell("not recorded", extra=reason or "The score tables record no versions.")
-
-
-def fresh_attr(row: Mapping[Any, Any]) -> str:
-    """The row's ``data-fresh`` value for the "Hide stale rows" filter."""
-    return "no" if is_stale(row) else "yes"
-
-
-__all__ = [
-    "STAMP_COLUMN",
-    "STAMP_LEGEND",
-    "STAMP_LEGEND_FILTER",
-    "fresh_attr",
-    "is_stale",
-    "stamp_cell",
-    "stamp_detail",
-]

@@ -11,12 +11,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.errors import Problem, ProblemsError
-from scoring.tables import COST_COLUMNS, ResultsLayout, site_tables
-from scoring.verdicts import VERDICT_COLUMNS, VERDICT_TEXT_COLUMNS
-
-#: Columns of the verdict table that never carry rubric text.
-VERDICT_ID_COLUMNS: tuple[str, ...] = VERDICT_COLUMNS
-
+from scoring.tables import ResultsLayout, site_tables
 
 _FIX = "run `gamut score` (or `gamut run`) to write the score tables first"
 
@@ -63,17 +58,11 @@ def _read_json(path: Path) -> Any:
 
 
 def _summary_by_judge(raw: Any) -> dict[str, dict[str, Any]]:
-    """Accept ``{judge: {...}}`` or a list of records with a ``judge`` key."""
+    """Accept a list of records with a ``judge`` key (as ``gamut score`` writes it) or
+    ``{judge: {...}}``."""
     if isinstance(raw, list):
         return {str(r["judge"]): dict(r) for r in raw if isinstance(r, dict) and "judge" in r}
     if isinstance(raw, dict):
-        if "judge" in raw and isinstance(raw.get("judge"), dict):
-            cols = raw
-            judges = cols["judge"]
-            return {
-                str(j): {k: v[i] for k, v in cols.items() if isinstance(v, dict) and i in v}
-                for i, j in judges.items()
-            }
         return {str(k): dict(v) for k, v in raw.items() if isinstance(v, dict)}
     return {}
 
@@ -94,11 +83,8 @@ def _read_table(path: Path, cols: tuple[str, ...], problems: list[Problem]) -> p
 
 
 def load_tables(results: Path) -> ScoreTables:
-    """Read the score tables from ``results``.
-
-    Raises:
-        ProblemsError: listing every missing file and every missing column at once.
-    """
+    """Read the score tables from ``results``; a :class:`ProblemsError` lists every missing
+    file and every missing column at once."""
     problems: list[Problem] = []
     frames: dict[str, pd.DataFrame] = {}
     layout = ResultsLayout(results)
@@ -127,12 +113,3 @@ def load_tables(results: Path) -> ScoreTables:
         modality_summary=_summary_by_judge(_read_json(summary_path)),
         verdicts_path=verdicts if verdicts.is_file() else None,
     )
-
-
-__all__ = [
-    "COST_COLUMNS",
-    "VERDICT_ID_COLUMNS",
-    "VERDICT_TEXT_COLUMNS",
-    "ScoreTables",
-    "load_tables",
-]

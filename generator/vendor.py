@@ -111,11 +111,8 @@ def _integrity_ok(data: bytes, integrity: str) -> bool:
 
 
 def verified(bundle: Bundle = PLOTLY, path: Path | None = None) -> Path:
-    """The fetched bundle, after checking its checksum.
-
-    Raises:
-        GamutError: the file was never fetched or does not match the committed checksum.
-    """
+    """The fetched bundle, after checking its checksum (a :class:`GamutError` when it was never
+    fetched or does not match)."""
     path = path or bundle.cached
     if not path.is_file():
         raise GamutError(f"{bundle.package}@{bundle.version} is not set up ({path} missing); {FIX}")
@@ -147,20 +144,9 @@ def fetch(
     url: str | None = None,
     timeout: float = 60,
 ) -> Path:
-    """Make sure the verified bundle is at ``dest``, downloading it when needed.
-
-    Args:
-        bundle: the pinned package.
-        dest: where to store it (default: the set-up cache).
-        url: the tarball's address (default: the npm registry).
-        timeout: seconds for the download.
-
-    Returns:
-        The stored file.
-
-    Raises:
-        GamutError: the download failed or the tarball or file does not match its checksum.
-    """
+    """Make sure the verified bundle is at ``dest`` (default: the set-up cache), downloading it
+    from ``url`` (default: the npm registry) when needed; returns the stored file. A
+    :class:`GamutError` when the download fails or the tarball or file fails its checksum."""
     dest = dest or bundle.cached
     if dest.is_file() and _sha256(dest.read_bytes()) == bundle.sha256:
         return dest
@@ -195,18 +181,6 @@ def main() -> int:
         print(f"{bundle.package}@{bundle.version}: {path} (sha256 verified)")
     return 0
 
-
-__all__ = [
-    "AXE",
-    "CACHE",
-    "IFRAME_WORKER",
-    "PLOTLY",
-    "SHIPPED",
-    "TESTING",
-    "Bundle",
-    "fetch",
-    "verified",
-]
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -7,7 +7,8 @@ import math
 import pytest
 
 from generator.pages import tax_sentence
-from generator.render import f1, file_id, link, pct, safe_url, signed, slug, yes_no
+from generator.render import file_id, link, safe_url, slug, yes_no
+from scoring.numbers import f1, pct, signed
 
 
 @pytest.mark.parametrize(
