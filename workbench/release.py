@@ -86,11 +86,7 @@ def _changelog(
 
 def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, Any]:
     """Write release ``version`` to ``out`` (default ``<workbench>/releases/VERSION``): every
-    entered question with a refined rubric that is not dropped (one without is listed dropped).
-
-    Raises:
-        WorkbenchError: a bad or released version, a folder with a release, nothing to release.
-    """
+    entered question with a refined rubric that is not dropped (one without is listed dropped)."""
     if not re.fullmatch(VERSION_PATTERN, version):
         raise WorkbenchError(f"version {version!r}: use letters, digits, '.', '_', '-'")
     history: list[dict[str, Any]] = wb.read(RELEASES, [])

@@ -152,10 +152,7 @@ def _round_refused(qid: str, rounds: int, status: dict[str, Any]) -> tuple[str, 
 
 def apply_edits(wb: Workbench, path: Path, annotator: str) -> Counter[str]:
     """Apply an edits file (JSON Lines of :class:`CheckEdit`) as one revision round of
-    ``annotator``; every problem at once, and nothing written when there is one.
-
-    Returns counts of questions revised, edits applied and checks differing after recompiling.
-    """
+    ``annotator`` (nothing written on a problem): counts of questions, edits, differing checks."""
     data = read_jsonl(path, str(path), "each line: {question_id, check_id, text | delete}")
     problems = list(data.problems)
     edits: dict[str, list[tuple[int | None, CheckEdit]]] = {}

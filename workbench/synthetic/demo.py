@@ -162,13 +162,8 @@ def _replay_table(frame: pd.DataFrame) -> pa.Table:
 def generate_demo(
     project: Project, *, seed: int = DEMO_SEED, models: tuple[DemoModel, ...] = DEMO_MODELS
 ) -> list[Path]:
-    """Write the demo submissions, the three judges' replay files (``demo/gamut.toml``'s) and
-    the simulated audit labels; the same seed and inputs give byte-identical files. Returns
-    every file written, sorted.
-
-    Raises:
-        ProblemsError: a demo judge is missing or has no replay path; bad questions or rubrics.
-    """
+    """Write the demo submissions, the three judges' replay files and the simulated audit
+    labels, byte-identical for the same seed and inputs; every file written, sorted."""
     cfg = project.cfg
     problems = [
         Problem(
