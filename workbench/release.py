@@ -45,14 +45,13 @@ def record_correction(
 
 
 def _check_digests(rubrics: dict[str, MetaRubric]) -> dict[str, str]:
-    out = {}
-    for qid, r in rubrics.items():
-        for c in compile_rubric(r):
-            key = f"{qid}/{c.check_id}"
-            out[key] = hashlib.sha256(
-                f"{c.kind}|{c.tier}|{c.secondary}|{c.text}".encode()
-            ).hexdigest()
-    return out
+    return {
+        f"{qid}/{c.check_id}": hashlib.sha256(
+            f"{c.kind}|{c.tier}|{c.secondary}|{c.text}".encode()
+        ).hexdigest()
+        for qid, r in rubrics.items()
+        for c in compile_rubric(r)
+    }
 
 
 def _changelog(

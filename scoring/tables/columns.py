@@ -555,11 +555,7 @@ def undocumented(table: str, columns: Iterable[str]) -> list[str]:
 
 
 def dictionary(table: str, columns: Iterable[str]) -> dict[str, str]:
-    """Column -> meaning for the given columns of ``table``, in their order.
-
-    Raises:
-        KeyError: a column has no entry (add it to :data:`TABLES`).
-    """
+    """Column -> meaning for the given columns of ``table``, in order (KeyError: no entry)."""
     cols = list(columns)
     missing = undocumented(table, cols)
     if missing:

@@ -28,11 +28,7 @@ _FIX = "rewrite the verdict table with `gamut judge`"
 
 
 def read_stamps(path: Path) -> dict[str, Any] | None:
-    """What judged the verdict table at ``path``, or None when it records nothing.
-
-    Raises:
-        GamutError: the record is there but is not a JSON object.
-    """
+    """What judged the verdict table at ``path``, or None when it records nothing."""
     try:
         meta = pq.read_metadata(path).metadata or {}  # the file's: the writer adds it last
     except OSError as exc:
