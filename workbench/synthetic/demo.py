@@ -153,12 +153,6 @@ def simulate_judges(
     return out
 
 
-def _replay_table(frame: pd.DataFrame) -> pa.Table:
-    return pa.table(
-        {c: pa.array(frame[c].astype(str).tolist(), pa.string()) for c in REPLAY_COLUMNS}
-    )
-
-
 def generate_demo(
     project: Project, *, seed: int = DEMO_SEED, models: tuple[DemoModel, ...] = DEMO_MODELS
 ) -> list[Path]:
@@ -197,7 +191,8 @@ def generate_demo(
     for name, frame in verdicts.items():
         replay = cfg.judges[name].replay
         assert replay is not None
-        write_parquet(project.path(replay), _replay_table(frame))
+        columns = {c: pa.array(frame[c].astype(str).tolist(), pa.string()) for c in REPLAY_COLUMNS}
+        write_parquet(project.path(replay), pa.table(columns))
         written.append(project.path(replay))
     if cfg.benchmark.audit is not None and not is_hub_uri(cfg.benchmark.audit):
         from workbench.synthetic.audit import simulate_audit, write_audit
