@@ -1,12 +1,9 @@
-"""Batch mode for the workbench's LLM steps: a judge with ``mode = "batch"`` answers through its
-provider's batch API (:mod:`scoring.judge.batch.api`), recorded in ``batches.json``.
-
-A step first collects every finished batch, then asks as in direct mode: an answered request
-gets its reply, one in flight or new is :class:`Deferred` (the step goes on), and the new ones
-are submitted when the step ends. A batch is recorded (``submitting``) before it is created, so
-one created by a killed run is found again by its tag, as the judge's runner does; one the
-provider lacks is ``lost`` and asked again. A refused request fails its step once (never quoting
-the provider's text: the prompts are held) and is asked anew next time.
+"""Batch mode: a judge with ``mode = "batch"`` answers the LLM steps through its provider's
+batch API, recorded in ``batches.json``. A step collects finished batches first; a request in
+flight or new is :class:`Deferred` and the new ones are submitted when the step ends. A batch is
+recorded (``submitting``) before it is created, so one a killed run created is found by its tag;
+one the provider lacks is ``lost`` and asked again. A refused request fails its step once (never
+quoting the provider's text: the prompts are held) and is asked anew next time.
 """
 
 from __future__ import annotations
@@ -138,13 +135,8 @@ class BatchLLM(ProviderLLM):
             rec.update(state="failed", error=message)
 
     def complete(self, request: LLMRequest) -> Any:
-        """The collected reply to ``request``; else it is queued (or already in flight).
-
-        Raises:
-            Deferred: the request waits for its batch.
-            LLMError: its batch request failed (asked anew when the step runs again), or the
-                reply is not JSON.
-        """
+        """The collected reply to ``request``; else Deferred (queued or in flight), or LLMError
+        when its batch request failed (asked anew next run) or the reply is not JSON."""
         cid = request_id(self.name, self.judge.model, request)
         rec = self.state["requests"].get(cid)
         if rec is not None and rec["state"] == "done":

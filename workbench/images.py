@@ -55,11 +55,7 @@ def _csv_rows(path: Path, problems: list[Problem]) -> list[tuple[int | None, Any
 
 
 def read_manifest(path: Path) -> dict[str, dict[str, Any]]:
-    """The manifest's images by id, each with its file's SHA-256; every problem at once.
-
-    Raises:
-        ProblemsError: one problem per bad row (file:line), duplicate id or missing image file.
-    """
+    """The manifest's images by id, each with its file's SHA-256; every problem at once."""
     problems: list[Problem] = []
     if not path.is_file():
         raise ProblemsError([Problem(str(path), None, "no such file", "give the manifest path")])

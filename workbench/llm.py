@@ -1,11 +1,7 @@
-"""The one adapter between the workbench's LLM steps and a model provider.
-
-Every LLM step calls :func:`ask` with a versioned prompt template from ``workbench/prompts/``
-(``<name>_<version>.txt``), its variables, a request key (an image, a question) and a pydantic
-model whose JSON Schema is the structured output asked for; :func:`ask` validates the reply and
-asks once for a repair (``fix_v1``). The :class:`LLM` answering is :class:`ProviderLLM` (a
-configured judge's model, direct calls), :class:`workbench.batch.BatchLLM` (its batch API) or
-:class:`ReplayLLM` (recorded replies: offline work, the demo, the tests).
+"""The workbench's LLM steps call :func:`ask`: a versioned template of ``workbench/prompts/``,
+a request key and a pydantic reply model (the structured output), validated with one repair
+(``fix_v1``). The answering :class:`LLM` is :class:`ProviderLLM` (a judge's model),
+:class:`workbench.batch.BatchLLM` (its batch API) or :class:`ReplayLLM` (recorded replies).
 """
 
 from __future__ import annotations
@@ -64,11 +60,7 @@ class Template:
 
 @functools.cache
 def load_template(name: str) -> Template:
-    """Load ``workbench/prompts/<name>.txt`` (``name`` includes the version: ``propose_v1``).
-
-    Raises:
-        LLMError: no such template, or a section is missing.
-    """
+    """Load ``workbench/prompts/<name>.txt`` (``propose_v1``); LLMError if absent or incomplete."""
     try:
         text = (
             resources.files("workbench")
@@ -118,12 +110,8 @@ def ask(
     image: Path | None = None,
     schema: dict[str, Any] | None = None,
 ) -> T:
-    """Render ``template``, send it through ``llm`` and validate the reply as ``reply``
-    (``schema``, when given, is the structured output asked for instead of ``reply``'s).
-
-    Raises:
-        LLMError: the reply does not fit ``reply``'s schema (never a default value).
-    """
+    """Render ``template``, ask ``llm`` (for ``schema``, default ``reply``'s) and validate the
+    reply as ``reply``; LLMError when it and its repair do not fit (never a default value)."""
     tpl = load_template(template)
     request = LLMRequest(
         template=template,
@@ -208,17 +196,10 @@ SCHEMA_INSTRUCTION = (
 
 
 class ProviderLLM:
-    """Sends each request to a configured judge's model through its provider's generation class
-    (the one ``gamut generate`` uses), in one event loop so that each client keeps its
-    connections; one client per system prompt. Use as a context manager.
-
-    ``max_tokens`` is the step's output-token limit (default: the judge's); the usage of each
-    request is counted under ``step`` in :attr:`usage`.
-
-    Raises:
-        LLMError: the judge's key variable is not set (the message names it, never the key).
-        GamutError: the provider serves no generation, or its SDK is not installed.
-    """
+    """A configured judge's model through its provider's generation class (``gamut
+    generate``'s), one client per system prompt in one event loop (connections kept); a context
+    manager. ``max_tokens``: the step's output limit (default: the judge's); usage counted under
+    ``step``. LLMError when the key variable is unset (named, never the key)."""
 
     def __init__(
         self,
@@ -274,8 +255,7 @@ class ProviderLLM:
         return gen
 
     def call(self, request: LLMRequest) -> Request:
-        """The generation request: the prompt and image, with the schema as the provider's
-        native structured output (the judge's ``structured_output``), or at the prompt's end."""
+        """The prompt and image, the schema as native structured output or at the prompt's end."""
         from gamut.model_runner.images import ImageRef, open_image
         from scoring.judge.generation import OutputSchema, Request
 
@@ -291,13 +271,9 @@ class ProviderLLM:
         return Request(prompt, image)
 
     def complete(self, request: LLMRequest) -> Any:
-        """Ask the judge's model; the reply text parsed as JSON.
-
-        Raises:
-            LLMError: the call failed after the SDK's retries, or the reply is not JSON (never
-                quoting the provider's text, which may quote the prompt back).
-            GamutError: no call can succeed (bad key, unknown model, nothing listening).
-        """
+        """Ask the judge's model; the reply parsed as JSON. LLMError when the call fails after
+        the SDK's retries or the reply is not JSON (never quoting the provider's text, which may
+        quote the prompt back)."""
         from scoring.errors import CallFailed
 
         gen = self._generator(request.system)
@@ -325,12 +301,8 @@ class ProviderLLM:
 
 
 def json_reply(request: LLMRequest, text: str) -> Any:
-    """A reply's text parsed as JSON, a Markdown fence around it allowed (models add one
-    despite being told).
-
-    Raises:
-        LLMError: not JSON (the message names the template and key, never the text).
-    """
+    """A reply's text parsed as JSON, a Markdown fence allowed (models add one despite being
+    told); LLMError names the template and key, never the text."""
     m = re.fullmatch(r"\s*```(?:json)?\s*\n(.*)\n\s*```\s*", text, re.DOTALL)
     try:
         return json.loads(m[1] if m else text)

@@ -1,9 +1,7 @@
 """Question construction: ``propose``, the review rounds and ``guard`` (the paper's process).
-
-Each candidate (``candidates.json``) is reviewed in its round by two blind annotators; agreement
-decides, a disagreement waits for a third's adjudication. A revised candidate re-enters the next
-round; an image whose candidates are all discarded or rejected is proposed for again. Only a
-candidate accepted by the annotators and selected by the guard enters the benchmark.
+Two blind annotators review each candidate per round, a third adjudicates a disagreement; a
+revised one re-enters the next round; an image with every candidate discarded or rejected is
+proposed for again. Only a candidate accepted and selected by the guard enters the benchmark.
 """
 
 from __future__ import annotations
@@ -185,9 +183,7 @@ def propose(wb: Workbench, llm: LLM, per_image: int) -> list[str]:
 def read_decisions(
     path: Path, cands: dict[str, dict[str, Any]]
 ) -> list[tuple[int | None, Decision]]:
-    """The decisions in a JSON Lines file, each checked against the candidates (an unknown
-    candidate, another round, a revision without its text); every problem at once.
-    """
+    """The decisions in a JSON Lines file, checked against the candidates; every problem at once."""
     data = read_jsonl(path, str(path), "each line: a decision object (see Decision)")
     problems = list(data.problems)
     out = []
@@ -212,13 +208,8 @@ def read_decisions(
 
 
 def apply_decisions(wb: Workbench, path: Path) -> Counter[str]:
-    """Record the decisions in ``path`` and settle every candidate whose round is decided:
-    counts of outcomes and of candidates ``awaiting`` a review or an adjudication.
-
-    Raises:
-        ProblemsError: bad lines; an annotator deciding a candidate twice in a round; a third
-            reviewer.
-    """
+    """Record the decisions in ``path`` and settle every decided round (:func:`settle`): counts
+    of outcomes and of candidates ``awaiting`` a review or an adjudication."""
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
     return settle(wb, cands, read_decisions(path, cands), str(path))
 
@@ -292,9 +283,8 @@ def settle(
 
 
 def guard(wb: Workbench, llm: LLM) -> Counter[str]:
-    """The second LLM pass over every image whose candidates are all settled and some accepted:
-    counts of images ``entered``, ``reseeded`` (new candidates) and ``rejected`` (proposed anew).
-    """
+    """The second LLM pass over every image whose candidates are settled and some accepted:
+    counts of images ``entered``, ``reseeded`` (new candidates) and ``rejected`` (proposed anew)."""
     images = _images(wb)
     cands, attempts, cp = _state(wb)
     per_image = _by_image(cands)

@@ -45,14 +45,13 @@ def record_correction(
 
 
 def _check_digests(rubrics: dict[str, MetaRubric]) -> dict[str, str]:
-    out = {}
-    for qid, r in rubrics.items():
-        for c in compile_rubric(r):
-            key = f"{qid}/{c.check_id}"
-            out[key] = hashlib.sha256(
-                f"{c.kind}|{c.tier}|{c.secondary}|{c.text}".encode()
-            ).hexdigest()
-    return out
+    return {
+        f"{qid}/{c.check_id}": hashlib.sha256(
+            f"{c.kind}|{c.tier}|{c.secondary}|{c.text}".encode()
+        ).hexdigest()
+        for qid, r in rubrics.items()
+        for c in compile_rubric(r)
+    }
 
 
 def _changelog(
@@ -86,11 +85,7 @@ def _changelog(
 
 def release(wb: Workbench, version: str, out: Path | None = None) -> dict[str, Any]:
     """Write release ``version`` to ``out`` (default ``<workbench>/releases/VERSION``): every
-    entered question with a refined rubric that is not dropped (one without is listed dropped).
-
-    Raises:
-        WorkbenchError: a bad or released version, a folder with a release, nothing to release.
-    """
+    entered question with a refined rubric that is not dropped (one without is listed dropped)."""
     if not re.fullmatch(VERSION_PATTERN, version):
         raise WorkbenchError(f"version {version!r}: use letters, digits, '.', '_', '-'")
     history: list[dict[str, Any]] = wb.read(RELEASES, [])

@@ -1,10 +1,7 @@
-"""Human revision of the compiled checks (``gamut-workbench build revise apply|serve``).
-
-An edit names a check and gives the new content of what it asks for (a fact, a list member, a
-step, an aspect, an insight) or deletes it; the tool applies it to the meta-rubric item the check
-came from, recompiles, and lists by check id where the edited and recompiled checklists differ.
-Derived checks (thresholds, coverage, sequences, a relation's entity) are edited through their
-parts. A rubric has two recorded rounds, with an LLM refinement between them.
+"""Human revision of the compiled checks (``gamut-workbench build revise apply|serve``): an edit
+gives a check's new content (a fact, member, step, aspect or insight) or deletes it, applied to
+the item it came from; the rubric is recompiled and where the checklists differ is listed by
+check id. Derived checks are edited through their parts. Two rounds, an LLM refinement between.
 """
 
 from __future__ import annotations
@@ -152,10 +149,7 @@ def _round_refused(qid: str, rounds: int, status: dict[str, Any]) -> tuple[str, 
 
 def apply_edits(wb: Workbench, path: Path, annotator: str) -> Counter[str]:
     """Apply an edits file (JSON Lines of :class:`CheckEdit`) as one revision round of
-    ``annotator``; every problem at once, and nothing written when there is one.
-
-    Returns counts of questions revised, edits applied and checks differing after recompiling.
-    """
+    ``annotator`` (nothing written on a problem): counts of questions, edits, differing checks."""
     data = read_jsonl(path, str(path), "each line: {question_id, check_id, text | delete}")
     problems = list(data.problems)
     edits: dict[str, list[tuple[int | None, CheckEdit]]] = {}
@@ -175,14 +169,15 @@ def revise_rubrics(
     problems name ``display``)."""
     problems = list(problems or [])
     results = {}
-    done = Counter(r["question_id"] for r in wb.read(REVISIONS, []))
+    history: list[dict[str, Any]] = wb.read(REVISIONS, [])
+    rounds = Counter(r["question_id"] for r in history)
     status: dict[str, dict[str, Any]] = wb.read(RUBRIC_STATUS, {})
     for qid, mine in edits.items():
         raw = wb.read(f"rubrics/{qid}.json")
         if raw is None:
             problems.append(Problem(display, mine[0][0], f"no refined rubric {qid}", "refine it"))
             continue
-        refused = _round_refused(qid, done[qid], status.get(qid, {}))
+        refused = _round_refused(qid, rounds[qid], status.get(qid, {}))
         if refused is not None:
             problems.append(Problem(display, mine[0][0], *refused))
             continue
@@ -208,8 +203,6 @@ def revise_rubrics(
         raise ProblemsError(problems, f"invalid edits file {display}")
     if not results:
         raise WorkbenchError(f"{display} holds no edits")
-    history: list[dict[str, Any]] = wb.read(REVISIONS, [])
-    rounds = Counter(r["question_id"] for r in history)
     counts: Counter[str] = Counter()
     now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     for qid, (rubric, mine, diff) in results.items():

@@ -24,7 +24,6 @@ from workbench.store import RUBRIC_STATUS, Checkpoint, Workbench
 DRAFT_TEMPLATE = "draft_v1"
 REPAIR_TEMPLATE = "repair_v1"
 REFINE_TEMPLATE = "refine_v1"
-STATUS = RUBRIC_STATUS
 
 
 class ItemsReply(BaseModel):
@@ -119,10 +118,10 @@ def _build(
 
 def _step(wb: Workbench, llm: LLM, phase: str, pages: SourcePages | None = None) -> Counter[str]:
     evidence: dict[str, list[dict[str, Any]]] = wb.read(EVIDENCE, {})
-    status: dict[str, dict[str, Any]] = wb.read(STATUS, {})
+    status: dict[str, dict[str, Any]] = wb.read(RUBRIC_STATUS, {})
     counts: Counter[str] = Counter()
     rounds = Counter(r["question_id"] for r in wb.read(REVISIONS, []))
-    cp = Checkpoint(lambda: wb.write(STATUS, status))
+    cp = Checkpoint(lambda: wb.write(RUBRIC_STATUS, status))
     for q in entered_questions(wb):
         qid = q["question_id"]
         st = status.setdefault(qid, {})

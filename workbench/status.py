@@ -10,8 +10,7 @@ from workbench.evidence import EVIDENCE
 from workbench.images import IMAGES
 from workbench.questions import CANDIDATES, State, entered_questions, needs_proposals
 from workbench.release import RELEASES
-from workbench.rubrics import STATUS
-from workbench.store import Workbench
+from workbench.store import RUBRIC_STATUS, Workbench
 from workbench.usage import USAGE
 
 
@@ -20,7 +19,7 @@ def counts(wb: Workbench) -> dict[str, Any]:
     requests in flight, and the live LLM calls' requests, tokens and cost per step and mode."""
     images: dict[str, Any] = wb.read(IMAGES, {})
     cands: dict[str, dict[str, Any]] = wb.read(CANDIDATES, {})
-    status: dict[str, dict[str, str]] = wb.read(STATUS, {})
+    status: dict[str, dict[str, str]] = wb.read(RUBRIC_STATUS, {})
     evidence: dict[str, Any] = wb.read(EVIDENCE, {})
     by_state = Counter(c["state"] for c in cands.values())
     entered = [q["question_id"] for q in entered_questions(wb)]

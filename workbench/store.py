@@ -43,12 +43,7 @@ class Workbench:
         return self.root / name
 
     def read(self, name: str, default: Any = None) -> Any:
-        """The JSON value of ``name``, or ``default`` when the step has not written it yet.
-
-        Raises:
-            WorkbenchError: not valid JSON.
-            NotRegularFileError: not a regular file (a pipe, a link, a folder).
-        """
+        """The JSON value of ``name``, or ``default`` when the step has not written it yet."""
         try:
             with open_regular(self.path(name)) as f:
                 return json.loads(f.read())

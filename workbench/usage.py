@@ -5,7 +5,7 @@ priced by the answering judge's ``JudgeConfig.cost``, kept in ``usage.json`` for
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.store import Workbench
@@ -44,12 +44,9 @@ def record(
     for step, u in usage.items():
         if not u.requests:
             continue
-        row = data.setdefault(step, {}).setdefault(
-            mode,
-            {"requests": 0, "tokens_in": 0, "tokens_cached": 0, "tokens_out": 0, "cost_usd": 0.0},
-        )
-        for k in ("requests", "tokens_in", "tokens_cached", "tokens_out"):
-            row[k] += getattr(u, k)
+        row = data.setdefault(step, {}).setdefault(mode, {**asdict(Usage()), "cost_usd": 0.0})
+        for k, v in asdict(u).items():
+            row[k] += v
         usd = config.cost(mode, u.tokens_in, u.tokens_cached, u.tokens_out)
         row["cost_usd"] = None if usd is None or row["cost_usd"] is None else row["cost_usd"] + usd
         row["judges"] = sorted({*row.get("judges", []), judge})

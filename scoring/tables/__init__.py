@@ -74,17 +74,10 @@ def build_tables(
     benchmark_version: str | None = None,
     drift: list[dict[str, object]] | None = None,
 ) -> Tables:
-    """Compute every score table from ``inputs`` and write it into ``out_dir``.
-
-    ``judges`` maps each judge name to its provenance (at least ``family``), in config order;
-    ``audit`` holds the human audit labels (``audit_simulated``: the demo's, as every page showing
-    them says); ``costs`` the judging columns per group (:func:`scoring.tables.cost.judging_cost`);
-    ``benchmark_version`` is stamped on every leaderboard row; ``drift`` holds the
-    ``judge_drift`` rows.
-
-    Raises:
-        GamutError: the verdicts are inconsistent.
-    """
+    """Compute every score table from ``inputs`` and write it into ``out_dir``. ``judges``: name
+    -> provenance (at least ``family``), in config order; ``audit_simulated``: the labels are the
+    demo's; ``costs``: :func:`scoring.tables.cost.judging_cost`; ``benchmark_version`` is stamped
+    on every leaderboard row; ``drift``: the ``judge_drift`` rows."""
     scores = compute(inputs, scoring, primary_judge)
     prov = provenance(
         inputs,

@@ -45,11 +45,8 @@ def kind_of(key: int) -> tuple[CheckKind, bool]:
 def index_checks(
     questions: list[Question], table: CheckTable, where: str
 ) -> tuple[CheckIndex, list[list[str]]]:
-    """The expected checks of ``questions`` and each question's check ids.
-
-    Raises:
-        ProblemsError: a question in the questions file has no rubric.
-    """
+    """The expected checks of ``questions`` and each question's check ids (ProblemsError: a
+    question has no rubric)."""
     qindex = {q.question_id: i for i, q in enumerate(questions)}
     qpos = np.fromiter(
         (qindex.get(q, -1) for q in table.question_id), np.int64, len(table.question_id)

@@ -129,8 +129,14 @@ _INTERVALS = {
     for name in ("agreement", "kappa", "kappa_linear", "macro_f1")
     for end in ("lo", "hi")
 }
-_KAPPA_CI = {k: _INTERVALS[k] for k in ("kappa_lo", "kappa_hi")}
-_AGREEMENT_CI = {k: _INTERVALS[k] for k in ("agreement_lo", "agreement_hi")}
+#: The judge-against-judge kappa columns.
+_KAPPA = {
+    "kappa": (_F, "Cohen's kappa over every check both judges judged"),
+    **{k: _INTERVALS[k] for k in ("kappa_lo", "kappa_hi")},
+    "n_checks": (_I, "checks both judges judged"),
+    "agreement": (_F, "share of those checks with the same verdict"),
+    **{k: _INTERVALS[k] for k in ("agreement_lo", "agreement_hi")},
+}
 _AUDIT_KIND = (_S, f"check kind ({KINDS}), or all")
 _SHORT = {"meets": "meets", "partial": "partially_meets", "missing": "missing"}
 _SHORT["contradicts"] = "contradicts"
@@ -359,26 +365,17 @@ TABLES: dict[str, dict[str, tuple[str, str]]] = {
         ),
         **_ends("self_preference_primary", "lower end of its 95% interval"),
     },
-    "judge_kappa": {
-        **_PAIR,
-        "kappa": (_F, "Cohen's kappa over every check both judges judged"),
-        **_KAPPA_CI,
-        "n_checks": (_I, "checks both judges judged"),
-        "agreement": (_F, "share of those checks with the same verdict"),
-        **_AGREEMENT_CI,
-    },
+    "judge_kappa": {**_PAIR, **_KAPPA},
     "judge_kappa_by_kind": {
         **_PAIR,
         **_KIND,
+        **_KAPPA,  # the same columns, these two of the kind's checks (in the same places)
         "kappa": (
             _F,
             "Cohen's kappa over the checks of this kind both judges judged; empty when "
             f"fewer than {MIN_KIND_CHECKS} were",
         ),
-        **_KAPPA_CI,
         "n_checks": (_I, "checks of this kind both judges judged (one per response and check)"),
-        "agreement": (_F, "share of those checks with the same verdict"),
-        **_AGREEMENT_CI,
     },
     "pairwise": {
         **_SETTING_JUDGE,
@@ -555,11 +552,7 @@ def undocumented(table: str, columns: Iterable[str]) -> list[str]:
 
 
 def dictionary(table: str, columns: Iterable[str]) -> dict[str, str]:
-    """Column -> meaning for the given columns of ``table``, in their order.
-
-    Raises:
-        KeyError: a column has no entry (add it to :data:`TABLES`).
-    """
+    """Column -> meaning for the given columns of ``table``, in order (KeyError: no entry)."""
     cols = list(columns)
     missing = undocumented(table, cols)
     if missing:

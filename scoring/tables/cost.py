@@ -39,11 +39,8 @@ _FIX = "run `gamut judge` (or `gamut run`): it writes the verdict and usage tabl
 
 
 def read_usage(path: Path, verdict_table: Path) -> pd.DataFrame | None:
-    """The usage table at ``path`` (None when there is none: every cost column is then empty).
-
-    Raises:
-        GamutError: it cannot be read, lacks a column, or belongs to another verdict table.
-    """
+    """The usage table at ``path`` (None when there is none: every cost column is then empty);
+    GamutError when unreadable, lacking a column, or another verdict table's."""
     if not path.is_file():
         return None
     try:

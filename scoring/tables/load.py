@@ -97,12 +97,7 @@ def load_inputs(
     digests: DigestCache | None = None,
 ) -> Inputs:
     """Read the submissions (``only`` those ids, if given; ``digests``: files already read) and
-    the verdict table against the questions and compiled checks (from ``rubrics_source``).
-
-    Raises:
-        ProblemsError: an input file is invalid (every problem listed).
-        GamutError: the verdict table is missing or broken.
-    """
+    the verdict table against the questions and compiled checks (from ``rubrics_source``)."""
     index, check_ids = index_checks(questions, checks, rubrics_source)
     qids = [q.question_id for q in questions]
     qindex = {q: i for i, q in enumerate(qids)}

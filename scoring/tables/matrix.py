@@ -69,13 +69,9 @@ def read_verdicts(
     question_ids: list[str],
     check_ids: list[list[str]],
 ) -> tuple[npt.NDArray[np.int8], int]:
-    """The dense verdict matrix ``[G, K]`` and the number of rows for unknown submissions,
-    judges, questions or checks (a stale table), which are left out.
-
-    Raises:
-        GamutError: the table is missing or unreadable, holds an unknown verdict, or holds two
-            verdicts for one (submission, setting, judge, check).
-    """
+    """The dense verdict matrix ``[G, K]`` and the number of rows left out for unknown
+    submissions, judges, questions or checks (a stale table); GamutError on an unreadable table,
+    an unknown verdict, or two verdicts for one (submission, setting, judge, check)."""
     if not path.is_file():
         raise GamutError(f"no verdict table at {path} (run `gamut judge` first)")
     fix = "(rewrite it with `gamut judge`)"

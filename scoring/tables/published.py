@@ -60,11 +60,7 @@ def verdict_table(
 ) -> pa.Table:
     """The published verdict table, read from ``source``: the columns of ``gamut export verdicts``
     plus ``domain``, in :class:`~scoring.verdicts.VerdictRow` order, text columns only when
-    ``public``; rows grouped by submission, strings dictionary-encoded.
-
-    Raises:
-        GamutError: a judge or question of the table has no entry in the mappings.
-    """
+    ``public``; rows grouped by submission, strings dictionary-encoded."""
     names = pq.read_schema(source).names
     keep = [c for c in VERDICT_COLUMNS if c in names]
     if public:

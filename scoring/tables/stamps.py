@@ -28,11 +28,7 @@ _FIX = "rewrite the verdict table with `gamut judge`"
 
 
 def read_stamps(path: Path) -> dict[str, Any] | None:
-    """What judged the verdict table at ``path``, or None when it records nothing.
-
-    Raises:
-        GamutError: the record is there but is not a JSON object.
-    """
+    """What judged the verdict table at ``path``, or None when it records nothing."""
     try:
         meta = pq.read_metadata(path).metadata or {}  # the file's: the writer adds it last
     except OSError as exc:
@@ -90,14 +86,8 @@ def stamp(leaderboard: pd.DataFrame, recorded: dict[str, Any] | None, now: Curre
     without a record (``recorded`` None) the judge stamps are empty and ``stale`` is null."""
     rows = []
     judges = (recorded or {}).get("judges", {})
-    for sub, setting, judge, missing, total in zip(
-        leaderboard["submission_id"],
-        leaderboard["setting"],
-        leaderboard["judge"],
-        leaderboard["n_checks_missing"],
-        leaderboard["n_checks"],
-        strict=True,
-    ):
+    keys = ["submission_id", "setting", "judge", "n_checks_missing", "n_checks"]
+    for sub, setting, judge, missing, total in leaderboard[keys].itertuples(index=False):
         judged = int(missing) < int(total)
         rec = judges.get(judge) if judged else None
         row: dict[str, Any] = dict.fromkeys(STAMP_COLUMNS)

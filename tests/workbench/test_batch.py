@@ -23,8 +23,7 @@ from workbench.cli import main
 from workbench.demo import demo_before_guard, demo_data, run_demo
 from workbench.llm import ReplayLLM
 from workbench.questions import CANDIDATES, entered_questions, guard
-from workbench.rubrics import STATUS
-from workbench.store import Workbench
+from workbench.store import RUBRIC_STATUS, Workbench
 
 BATCH = 'mode = "batch"\nbatch_price_in_per_mtok = 1.0\nbatch_price_out_per_mtok = 4.0\n'
 
@@ -116,7 +115,7 @@ def _drafting(tmp_path: Path, base: str, provider: str) -> tuple[str, Workbench]
     """A workbench at the draft step (the demo's, its drafts removed), with a batch judge."""
     run_demo(tmp_path / "demo")
     wb = Workbench(tmp_path / "demo" / "workbench")
-    wb.path(STATUS).unlink()
+    wb.path(RUBRIC_STATUS).unlink()
     shutil.rmtree(wb.path("drafts"))
     shutil.rmtree(wb.path("rubrics"))
     return _batch_config(tmp_path, wb, base, provider), wb
@@ -167,7 +166,7 @@ def test_draft_in_batches_with_its_repair_in_a_second_batch(
     code, out = _build("draft", "--config", cfg)
     assert code == 0, out
     assert "drafted (ok 1, repaired 1)" in out
-    status = json.loads(wb.path(STATUS).read_text(encoding="utf-8"))
+    status = json.loads(wb.path(RUBRIC_STATUS).read_text(encoding="utf-8"))
     assert {s["draft"] for s in status.values()} == {"ok"}
     assert status["food-0001"]["draft_repairs"] == 1
     assert srv.requests == []

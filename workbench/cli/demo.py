@@ -58,24 +58,9 @@ def demo() -> None:
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")
 @handle_errors
-def paper(
-    out_dir: Path,
-    n_questions: int,
-    n_models: int,
-    n_judges: int,
-    checks_per_question: int,
-    seed: int,
-) -> None:
+def paper(out_dir: Path, **sizes: int) -> None:
     """Write a paper-scale synthetic project (config, questions, rubrics, submissions, verdicts)."""
-    config = write_paper_scale(
-        out_dir,
-        n_questions=n_questions,
-        n_models=n_models,
-        n_judges=n_judges,
-        checks_per_question=checks_per_question,
-        seed=seed,
-    )
-    out_console.print(f"wrote {config}")
+    out_console.print(f"wrote {write_paper_scale(out_dir, **sizes)}")
 
 
 @demo.command("write")

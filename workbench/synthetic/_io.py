@@ -1,8 +1,5 @@
-"""Deterministic file writers shared by the synthetic generators.
-
-Every writer sorts what it can, uses fixed formatting and no timestamps, and writes atomically, so
-that the same inputs give byte-identical files.
-"""
+"""The synthetic generators' writers: sorted, fixed formatting, no timestamps, atomic (the same
+inputs give byte-identical files)."""
 
 from __future__ import annotations
 

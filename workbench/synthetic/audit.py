@@ -1,10 +1,8 @@
-"""The demo's simulated human audit (docs/contract.md §11), derived from the known labels.
-
-A simulated annotator gives the known label, or at :data:`ANNOTATOR_ERROR_RATE` a neighbouring
-verdict. Per (model, setting, domain), :data:`AUDIT_SHARE` of the questions (at least one) are
-drawn: ``sim-a`` labels every check, ``sim-b`` those of :data:`DOUBLE_SHARE` of them, and
-``sim-adjudicator`` gives the known label where they differ. The pages say these are simulated
-(``audit_simulated = true`` in ``demo/gamut.toml``).
+"""The demo's simulated human audit (docs/contract.md §11), from the known labels: an annotator
+gives the known label, or at :data:`ANNOTATOR_ERROR_RATE` a neighbouring one. Per (model,
+setting, domain) :data:`AUDIT_SHARE` of the questions (at least one) are drawn: ``sim-a`` labels
+every check, ``sim-b`` those of :data:`DOUBLE_SHARE` of them, ``sim-adjudicator`` gives the known
+label where they differ. The pages say these are simulated (``audit_simulated = true``).
 """
 
 from __future__ import annotations
@@ -95,9 +93,6 @@ def simulate_audit(
 
 def write_audit(folder: Path, lines: dict[str, list[dict[str, str]]]) -> list[Path]:
     """Write one ``<annotator>.jsonl`` file per annotator into ``folder``, atomically."""
-    written = []
     for who, rows in lines.items():
-        path = folder / f"{who}.jsonl"
-        atomic_write_text(path, jsonl(rows))
-        written.append(path)
-    return written
+        atomic_write_text(folder / f"{who}.jsonl", jsonl(rows))
+    return [folder / f"{who}.jsonl" for who in lines]

@@ -59,12 +59,9 @@ def threshold_label(stated: int, vague_count: int, wrong: int, k: int) -> Verdic
 
 
 def sequence_label(presented: list[int], subset: list[int]) -> Verdict:
-    """Verdict of "these steps in this order" given the order the response presents steps in.
-
-    Fewer than two of the steps present is ``missing``; the right order with every step is
-    ``meets``; the right order with steps left out, or one swap, is ``partially_meets``; more
-    disorder than one swap is ``contradicts``.
-    """
+    """Verdict of "these steps in this order" from the order the response presents them: under
+    two present, missing; in order and all, meets; some left out or one swap, partial; else
+    contradicts."""
     shown = [i for i in presented if i in subset]
     if len(shown) < 2:
         return S
@@ -248,13 +245,9 @@ def compose_response(
     wrong_entities: list[str],
     opener: str = "",
 ) -> Composed:
-    """Write one response to one question and record the known verdict of each check
-    (``wrong_entities``: other questions' entities, for a misidentification in the multimodal
-    setting; ``opener``: the model's habitual first sentence).
-
-    Raises:
-        GamutError: the labels do not cover the compiled checks exactly (a generator bug).
-    """
+    """One response to one question with the known verdict of each check (``wrong_entities``:
+    other questions' entities, to misidentify in the multimodal setting; ``opener``: the model's
+    first sentence). GamutError when the labels miss a compiled check (a generator bug)."""
     probs = behaviour.probs
     intro: list[str] = [opener] if opener else []
     ident = _identification(rubric)

@@ -153,22 +153,11 @@ def simulate_judges(
     return out
 
 
-def _replay_table(frame: pd.DataFrame) -> pa.Table:
-    return pa.table(
-        {c: pa.array(frame[c].astype(str).tolist(), pa.string()) for c in REPLAY_COLUMNS}
-    )
-
-
 def generate_demo(
     project: Project, *, seed: int = DEMO_SEED, models: tuple[DemoModel, ...] = DEMO_MODELS
 ) -> list[Path]:
-    """Write the demo submissions, the three judges' replay files (``demo/gamut.toml``'s) and
-    the simulated audit labels; the same seed and inputs give byte-identical files. Returns
-    every file written, sorted.
-
-    Raises:
-        ProblemsError: a demo judge is missing or has no replay path; bad questions or rubrics.
-    """
+    """Write the demo submissions, the three judges' replay files and the simulated audit
+    labels, byte-identical for the same seed and inputs; every file written, sorted."""
     cfg = project.cfg
     problems = [
         Problem(
@@ -202,7 +191,8 @@ def generate_demo(
     for name, frame in verdicts.items():
         replay = cfg.judges[name].replay
         assert replay is not None
-        write_parquet(project.path(replay), _replay_table(frame))
+        columns = {c: pa.array(frame[c].astype(str).tolist(), pa.string()) for c in REPLAY_COLUMNS}
+        write_parquet(project.path(replay), pa.table(columns))
         written.append(project.path(replay))
     if cfg.benchmark.audit is not None and not is_hub_uri(cfg.benchmark.audit):
         from workbench.synthetic.audit import simulate_audit, write_audit

@@ -285,13 +285,6 @@ def _responses(
     ]
 
 
-def _meta(model_id: str, family: str) -> dict[str, Any]:
-    name = f"Synthetic model {model_id.rsplit('-', 1)[-1]}"
-    meta = synthetic_meta(name, family, "synthetic", open_weights=True)
-    SubmissionMeta.model_validate(meta)
-    return meta
-
-
 #: The environment variable the synthetic project's ledger secret is read from.
 LEDGER_KEY_ENV = "GAMUT_LEDGER_KEY"
 
@@ -317,12 +310,6 @@ family = "{family}"
 replay = "verdicts/{name}.parquet"
 primary = {primary}
 """
-
-
-def _config_text(judges: tuple[PaperJudge, ...]) -> str:
-    return _CONFIG + "".join(
-        _JUDGE.format(name=j.name, family=j.family, primary=str(j.primary).lower()) for j in judges
-    )
 
 
 def _key_columns(
@@ -432,7 +419,11 @@ def write_paper_scale(
     families = [_FAMILIES[(m * 3) % len(_FAMILIES)] for m in range(n_models)]
     for m, mid in enumerate(model_ids):
         folder = SubmissionFolder(out_dir / "submissions" / mid)
-        write_yaml(folder.metadata, _meta(mid, families[m]))
+        meta = synthetic_meta(
+            f"Synthetic model {m + 1:02d}", families[m], "synthetic", open_weights=True
+        )
+        SubmissionMeta.model_validate(meta)
+        write_yaml(folder.metadata, meta)
         for setting in SETTINGS:
             atomic_write_text(folder.responses(setting), jsonl(_responses(rng, words, qids, m)))
 
@@ -447,5 +438,8 @@ def write_paper_scale(
     write_parquet(out_dir / "results" / VERDICT_TABLE, table)
 
     config = out_dir / "gamut.toml"
-    atomic_write_text(config, _config_text(judges))
+    judge_tables = (
+        _JUDGE.format(name=j.name, family=j.family, primary=str(j.primary).lower()) for j in judges
+    )
+    atomic_write_text(config, _CONFIG + "".join(judge_tables))
     return config
