@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from generator.downloads import write_verdict_downloads
+
 SETTINGS = ("multimodal", "text_only")
 JUDGES = ("oracle", "lenient", "partisan")
 DOMAINS = ("food", "plants", "local places")
@@ -494,8 +496,11 @@ def write_fixture_inputs(root: Path) -> None:
 def write_fixture_config(root: Path, *, rubrics_public: bool, demo_notice: bool = True) -> Path:
     """A gamut.toml in ``root`` whose results folder holds the fixture tables, beside the
     questions and responses they were computed from."""
-    write_fixture_results(root / "results")
+    results = write_fixture_results(root / "results")
     write_fixture_inputs(root)
+    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
+    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
+    write_verdict_downloads(results, prov, rubrics_public, domains)  # as `gamut score` does
     cfg = root / "gamut.toml"
     cfg.write_text(
         f"""
