@@ -154,7 +154,7 @@ class _Counts:
         k, g = np.nonzero(v.codes >= 0)
         flat = ((q_code[k] * n_g + g) * n_l + lab[k]) * n_v + v.codes[k, g]
         counts = np.bincount(flat, minlength=n_q * n_g * n_l * n_v).reshape(n_q, n_g, n_l, n_v)
-        return cls(labels, counts, counts.any(axis=3))
+        return cls(labels, counts, counts.sum(axis=3) > 0)
 
     def of_question(self, q: int, g: int) -> dict[str, np.ndarray[Any, Any]]:
         c, seen = self.counts[q, g], self.seen[q, g]
