@@ -53,12 +53,6 @@ from scoring.verdicts import FINGERPRINT, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
 PROVENANCE_KEY = b"gamut.provenance"
 
 
-def _gzipped(name: str) -> bool:
-    """Whether the table's CSV is gzipped (one row per question and model: too large to serve
-    plain): the registry's large tables."""
-    return any(t.large and t.name == name for t in score_tables())
-
-
 _FIX = "describe the column in scoring/tables/columns.py (TABLES) so the downloads can document it"
 
 
@@ -74,16 +68,6 @@ class Download:
     reader: str
     columns: dict[str, str]
     note: str = ""
-
-    @property
-    def path(self) -> str:
-        """The first file's path."""
-        return self.files[0][1]
-
-    @property
-    def size(self) -> int:
-        """The first file's size in bytes."""
-        return self.files[0][2]
 
 
 def _describe(table: str, columns: list[str]) -> dict[str, str]:
@@ -155,12 +139,6 @@ PROVENANCE_KEYS: dict[str, str] = {
 }
 
 
-def _stable(provenance: dict[str, Any]) -> dict[str, Any]:
-    """The provenance without its time stamp: what the derived verdict files carry, so that
-    an unchanged verdict table is not derived again at every scoring run."""
-    return {k: v for k, v in provenance.items() if k != "generated_at"}
-
-
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     """CSV through Arrow's writer (pandas' float formatting is ten times slower), gzipped
     when the name says so."""
@@ -185,7 +163,8 @@ def _table_download(
     columns = _describe(name, list(df.columns))
     parquet = out / f"{name}.parquet"
     _publish_parquet(parquet_source, df, name, parquet, provenance)
-    csv = out / (f"{name}.csv.gz" if _gzipped(name) else f"{name}.csv")
+    large = any(t.large and t.name == name for t in score_tables())  # too large to serve plain
+    csv = out / (f"{name}.csv.gz" if large else f"{name}.csv")
     _write_csv(df, csv)
     files = [
         (fmt, f"downloads/{p.name}", p.stat().st_size)
@@ -220,11 +199,12 @@ def write_verdict_downloads(
     source, out = results / VERDICT_TABLE, results / PUBLISHED
     if not source.is_file():
         return
-    stable = json.dumps(_stable(provenance), sort_keys=True)
+    stable = {k: v for k, v in provenance.items() if k != "generated_at"}  # the same each score
+    prov = json.dumps(stable, sort_keys=True)
     with source.open("rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
-    key = hashlib.sha256(json.dumps([digest, stable, public, sorted(domains.items())]).encode())
-    meta = {PROVENANCE_KEY: stable.encode(), FINGERPRINT: key.hexdigest().encode()}
+    key = hashlib.sha256(json.dumps([digest, prov, public, sorted(domains.items())]).encode())
+    meta = {PROVENANCE_KEY: prov.encode(), FINGERPRINT: key.hexdigest().encode()}
     if _metadata(out / "verdicts.parquet").get(FINGERPRINT) == meta[FINGERPRINT]:
         return
     try:
