@@ -493,14 +493,19 @@ def write_fixture_inputs(root: Path) -> None:
             (folder / f"{setting}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def publish_fixture_verdicts(results: Path, public: bool) -> None:
+    """Write the published verdict files of the verdict table in ``results``, as `gamut score`
+    does."""
+    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
+    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
+    write_verdict_downloads(results, prov, public, domains)
+
+
 def write_fixture_config(root: Path, *, rubrics_public: bool, demo_notice: bool = True) -> Path:
     """A gamut.toml in ``root`` whose results folder holds the fixture tables, beside the
     questions and responses they were computed from."""
-    results = write_fixture_results(root / "results")
+    publish_fixture_verdicts(write_fixture_results(root / "results"), rubrics_public)
     write_fixture_inputs(root)
-    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
-    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
-    write_verdict_downloads(results, prov, rubrics_public, domains)  # as `gamut score` does
     cfg = root / "gamut.toml"
     cfg.write_text(
         f"""
