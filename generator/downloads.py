@@ -271,7 +271,7 @@ def write_downloads(
 
     Returns:
         ``{"main": [Download, ...], "verdicts": Download | None, "per_submission":
-        {submission_id: {label: path}}, "verdict_columns": [...], "bytes": total size}``.
+        {submission_id: {label: path}}, "bytes": total size}``.
 
     Raises:
         GamutError: a published column has no dictionary entry, or the published verdict files
@@ -302,7 +302,6 @@ def write_downloads(
         "main": main,
         "verdicts": listed,
         "per_submission": per_sub,
-        "verdict_columns": list(listed.columns) if listed is not None else [],
         "bytes": sum(p.stat().st_size for p in out.rglob("*") if p.is_file()),
     }
 
