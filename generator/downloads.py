@@ -10,7 +10,6 @@ the judges' identities and the questions' domains.
 
 from __future__ import annotations
 
-import functools
 import gzip
 import hashlib
 import json
@@ -30,7 +29,7 @@ from generator.render import file_id
 from generator.tables import ScoreTables
 from scoring.errors import GamutError
 from scoring.questions import Question
-from scoring.storage import atomic_write
+from scoring.storage import atomic_write_bytes
 from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
@@ -47,10 +46,12 @@ from scoring.tables import (
     verdict_table,
     write_table_csv,
 )
-from scoring.verdicts import FINGERPRINT, VERDICT_TABLE, VERDICT_TEXT_COLUMNS
+from scoring.verdicts import VERDICT_TEXT_COLUMNS
 
 #: The file metadata key of the provenance in every published Parquet file.
 PROVENANCE_KEY = b"gamut.provenance"
+#: The key of the digest of what the score step's verdict files were derived from.
+FINGERPRINT = b"gamut.fingerprint"
 
 
 _FIX = "describe the column in scoring/tables/columns.py (TABLES) so the downloads can document it"
@@ -196,7 +197,7 @@ def write_verdict_downloads(
     Raises:
         GamutError: the verdict table is unreadable, or names a judge or question with no entry.
     """
-    source, out = results / VERDICT_TABLE, results / PUBLISHED
+    source, out = ResultsLayout(results).verdicts, results / PUBLISHED
     if not source.is_file():
         return
     stable = {k: v for k, v in provenance.items() if k != "generated_at"}  # the same each score
@@ -218,16 +219,14 @@ def write_verdict_downloads(
     for stale in (p for p in (out / "verdicts").iterdir() if p.name not in names):
         stale.unlink()
     for sid, part in parts.items():
-        atomic_write(out / "verdicts" / f"{file_id(sid)}.parquet",
-                     functools.partial(pq.write_table, part, **_PARQUET))  # fmt: skip
-
-    def write_all(tmp: Path) -> None:  # written last: its fingerprint says the set is complete
-        schema = published_types("verdicts", table.slice(0, 0)).schema
-        with pq.ParquetWriter(tmp, schema, **_PARQUET) as writer:
-            for sid in sorted(parts):  # one row group per submission
-                writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
-
-    atomic_write(out / "verdicts.parquet", write_all)
+        pq.write_table(part, sink := pa.BufferOutputStream(), **_PARQUET)
+        atomic_write_bytes(out / "verdicts" / f"{file_id(sid)}.parquet", sink.getvalue())
+    schema = published_types("verdicts", table.slice(0, 0)).schema
+    with pq.ParquetWriter(sink := pa.BufferOutputStream(), schema, **_PARQUET) as writer:
+        for sid in sorted(parts):  # one row group per submission
+            writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
+    # written last: its fingerprint says the set is complete
+    atomic_write_bytes(out / "verdicts.parquet", sink.getvalue())
 
 
 def _metadata(path: Path) -> dict[bytes, bytes]:
