@@ -237,9 +237,10 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
 
 
 def score(project: Project, submissions: list[str] | None = None) -> Tables:
-    """Compute and write the score tables of ``submissions`` (default: all) from the verdict
-    table."""
+    """Compute and write the score tables of ``submissions`` (default: all), and the published
+    verdict files, from the verdict table."""
     from gamut.benchmark_version import benchmark_version
+    from generator.downloads import write_verdict_downloads
     from scoring.judge.usage import usage_path
     from scoring.tables import build_tables, load_inputs
     from scoring.tables.cost import judging_cost, read_usage
@@ -257,7 +258,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         digests=project.digests,
     )
     usage = read_usage(usage_path(project.verdict_table), project.verdict_table)
-    return build_tables(
+    tables = build_tables(
         inputs,
         cfg.scoring,
         project.judge_provenance(),
@@ -270,6 +271,9 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         benchmark_version=benchmark_version(project),
         drift=snapshot_drift(project, submissions),
     )
+    domains = {q.question_id: q.domain for q in inputs.questions}
+    write_verdict_downloads(project.results, tables.provenance, project.rubrics_public, domains)
+    return tables
 
 
 def audit_labels(project: Project, inputs: Inputs) -> AuditLabels | None:

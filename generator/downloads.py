@@ -11,6 +11,7 @@ the judges' identities and the questions' domains.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import re
 import shutil
@@ -28,6 +29,7 @@ from generator.render import file_id
 from generator.tables import ScoreTables
 from scoring.errors import GamutError
 from scoring.questions import Question
+from scoring.storage import atomic_write_bytes
 from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
@@ -44,15 +46,12 @@ from scoring.tables import (
     verdict_table,
     write_table_csv,
 )
+from scoring.verdicts import VERDICT_TEXT_COLUMNS
 
 #: The file metadata key of the provenance in every published Parquet file.
 PROVENANCE_KEY = b"gamut.provenance"
-
-
-def _gzipped(name: str) -> bool:
-    """Whether the table's CSV is gzipped (one row per question and model: too large to serve
-    plain): the registry's large tables."""
-    return any(t.large and t.name == name for t in score_tables())
+#: The key of the digest of what the score step's verdict files were derived from.
+FINGERPRINT = b"gamut.fingerprint"
 
 
 _FIX = "describe the column in scoring/tables/columns.py (TABLES) so the downloads can document it"
@@ -70,16 +69,6 @@ class Download:
     reader: str
     columns: dict[str, str]
     note: str = ""
-
-    @property
-    def path(self) -> str:
-        """The first file's path."""
-        return self.files[0][1]
-
-    @property
-    def size(self) -> int:
-        """The first file's size in bytes."""
-        return self.files[0][2]
 
 
 def _describe(table: str, columns: list[str]) -> dict[str, str]:
@@ -151,12 +140,6 @@ PROVENANCE_KEYS: dict[str, str] = {
 }
 
 
-def _stable(provenance: dict[str, Any]) -> dict[str, Any]:
-    """The provenance without its time stamp: what the derived verdict files carry, so that
-    an unchanged verdict table is not derived again at every scoring run."""
-    return {k: v for k, v in provenance.items() if k != "generated_at"}
-
-
 def _write_csv(df: pd.DataFrame, path: Path) -> None:
     """CSV through Arrow's writer (pandas' float formatting is ten times slower), gzipped
     when the name says so."""
@@ -181,7 +164,8 @@ def _table_download(
     columns = _describe(name, list(df.columns))
     parquet = out / f"{name}.parquet"
     _publish_parquet(parquet_source, df, name, parquet, provenance)
-    csv = out / (f"{name}.csv.gz" if _gzipped(name) else f"{name}.csv")
+    large = any(t.large and t.name == name for t in score_tables())  # too large to serve plain
+    csv = out / (f"{name}.csv.gz" if large else f"{name}.csv")
     _write_csv(df, csv)
     files = [
         (fmt, f"downloads/{p.name}", p.stat().st_size)
@@ -198,21 +182,59 @@ def _table_download(
 
 
 _PARQUET = {"compression": "zstd", "write_statistics": ["submission_id"]}
+#: The score step's folder (under the results) of the published verdict files the site copies.
+PUBLISHED = "published"
 
 
-def _write_verdict_files(table: pa.Table, out: Path, provenance: dict[str, Any]) -> list[str]:
-    """Write ``verdicts.parquet`` and ``verdicts/<submission>.parquet`` into ``out``, each with
-    the (stable) provenance as file metadata."""
-    (out / "verdicts").mkdir(parents=True, exist_ok=True)
-    table = _with_provenance(table, _stable(provenance))
+def write_verdict_downloads(
+    results: Path, provenance: dict[str, Any], public: bool, domains: dict[str, str]
+) -> None:
+    """Write the published verdict files (:func:`scoring.tables.verdict_table`) of
+    ``<results>/verdicts.parquet`` into ``<results>/published``: ``verdicts.parquet`` (one row
+    group per submission) and ``verdicts/<submission>.parquet``, each with the (stable)
+    provenance. Skipped when the files there were derived from the same inputs.
+
+    Raises:
+        GamutError: the verdict table is unreadable, or names a judge or question with no entry.
+    """
+    source, out = ResultsLayout(results).verdicts, results / PUBLISHED
+    if not source.is_file():
+        return
+    stable = {k: v for k, v in provenance.items() if k != "generated_at"}  # the same each score
+    prov = json.dumps(stable, sort_keys=True)
+    with source.open("rb") as f:
+        digest = hashlib.file_digest(f, "sha256").hexdigest()
+    key = hashlib.sha256(json.dumps([digest, prov, public, sorted(domains.items())]).encode())
+    meta = {PROVENANCE_KEY: prov.encode(), FINGERPRINT: key.hexdigest().encode()}
+    if _metadata(out / "verdicts.parquet").get(FINGERPRINT) == meta[FINGERPRINT]:
+        return
+    try:
+        table = verdict_table(source, public, judge_ids(provenance), domains)
+    except (OSError, pa.ArrowException) as exc:
+        raise GamutError(f"cannot read {source}: {exc}; rewrite it with `gamut judge`") from None
+    table = table.replace_schema_metadata(meta)
     parts = {sid: published_types("verdicts", p) for sid, p in submission_slices(table).items()}
+    (out / "verdicts").mkdir(parents=True, exist_ok=True)
+    names = {f"{file_id(sid)}.parquet" for sid in parts}
+    for stale in (p for p in (out / "verdicts").iterdir() if p.name not in names):
+        stale.unlink()
+    for sid, part in parts.items():
+        pq.write_table(part, sink := pa.BufferOutputStream(), **_PARQUET)
+        atomic_write_bytes(out / "verdicts" / f"{file_id(sid)}.parquet", sink.getvalue())
     schema = published_types("verdicts", table.slice(0, 0)).schema
-    for sid, part in sorted(parts.items()):
-        pq.write_table(part, out / "verdicts" / f"{file_id(sid)}.parquet", **_PARQUET)
-    with pq.ParquetWriter(out / "verdicts.parquet", schema, **_PARQUET) as writer:
+    with pq.ParquetWriter(sink := pa.BufferOutputStream(), schema, **_PARQUET) as writer:
         for sid in sorted(parts):  # one row group per submission
             writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
-    return [str(c) for c in table.column_names]
+    # written last: its fingerprint says the set is complete
+    atomic_write_bytes(out / "verdicts.parquet", sink.getvalue())
+
+
+def _metadata(path: Path) -> dict[bytes, bytes]:
+    """A Parquet file's metadata (empty when the file is absent or unreadable)."""
+    try:
+        return dict(pq.read_schema(path).metadata or {})
+    except (OSError, pa.ArrowException):
+        return {}
 
 
 def _every_eval_download(lb: pd.DataFrame, prov: dict[str, Any], out: Path) -> Download:
@@ -231,45 +253,12 @@ def _every_eval_download(lb: pd.DataFrame, prov: dict[str, Any], out: Path) -> D
     )
 
 
-def _domains(tables: ScoreTables, questions: list[Question] | None) -> dict[str, str]:
-    if questions is not None:
-        return {q.question_id: q.domain for q in questions}
-    path = ResultsLayout(tables.results).table("question_scores")
-    if not path.is_file():
-        raise GamutError(f"{path} not found: the verdict downloads need each question's domain")
-    qs = pq.read_table(path, columns=["question_id", "domain"]).to_pandas()
-    return dict(zip(qs["question_id"].astype(str), qs["domain"].astype(str), strict=True))
-
-
-def published_verdicts(
-    tables: ScoreTables, public: bool, questions: list[Question] | None = None
-) -> pa.Table | None:
-    """The published verdict table (:func:`scoring.tables.verdict_table`) of the results, or
-    None when no verdict table was published.
-
-    Raises:
-        GamutError: the verdict table is unreadable.
-        GamutError: it names a judge or question with no entry.
-    """
-    if tables.verdicts_path is None:
-        return None
-    ids = judge_ids(tables.provenance)
-    try:
-        return verdict_table(tables.verdicts_path, public, ids, _domains(tables, questions))
-    except (OSError, pa.ArrowException) as exc:
-        raise GamutError(
-            f"cannot read {tables.verdicts_path}: {exc}; rewrite it with "
-            "`gamut judge` (or `gamut run`)"
-        ) from None
-
-
 def write_downloads(
     tables: ScoreTables,
     docs: Path,
     *,
     public: bool,
     questions: list[Question] | None = None,
-    verdicts: pa.Table | None = None,
 ) -> dict[str, object]:
     """Write the download files under ``docs/downloads`` (a fresh build folder).
 
@@ -278,14 +267,14 @@ def write_downloads(
         docs: the build copy of the docs folder.
         public: whether rubric text and rationales may be published.
         questions: the public questions (published with their metadata when given).
-        verdicts: the :func:`published_verdicts` (read here when not given).
 
     Returns:
         ``{"main": [Download, ...], "verdicts": Download | None, "per_submission":
-        {submission_id: {label: path}}, "verdict_columns": [...], "bytes": total size}``.
+        {submission_id: {label: path}}, "bytes": total size}``.
 
     Raises:
-        GamutError: a published column has no dictionary entry, or the verdict table is unreadable.
+        GamutError: a published column has no dictionary entry, or the published verdict files
+            are missing or hold text that is held.
     """
     out = docs / "downloads"
     out.mkdir(parents=True, exist_ok=True)
@@ -302,8 +291,7 @@ def write_downloads(
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
         main.append(_table_download(name, label, df, out, path, prov))
     main.append(_every_eval_download(lb, prov, out))
-    table = published_verdicts(tables, public, questions) if verdicts is None else verdicts
-    listed = None if table is None else _verdicts_download(table, out, prov)
+    listed = None if tables.verdicts_path is None else _verdicts_download(tables, out, public)
     per_sub = {
         sid: {"Verdicts (Parquet)": f"downloads/verdicts/{file_id(sid)}.parquet"}
         for sid in sorted({str(s) for s in lb["submission_id"]})
@@ -313,7 +301,6 @@ def write_downloads(
         "main": main,
         "verdicts": listed,
         "per_submission": per_sub,
-        "verdict_columns": list(listed.columns) if listed is not None else [],
         "bytes": sum(p.stat().st_size for p in out.rglob("*") if p.is_file()),
     }
 
@@ -360,16 +347,22 @@ def _provenance_download(prov: dict[str, Any], out: Path) -> Download:
     )
 
 
-def _verdicts_download(table: pa.Table, out: Path, prov: dict[str, Any]) -> Download:
-    """Every verdict in one file and one file per submission."""
-    columns = _write_verdict_files(table, out, prov)
+def _verdicts_download(tables: ScoreTables, out: Path, public: bool) -> Download:
+    """Every verdict in one file and one file per submission: the score step's copies
+    (:func:`write_verdict_downloads`)."""
+    src = tables.results / PUBLISHED
+    names = pq.read_schema(src / "verdicts.parquet").names if src.is_dir() else []
+    if not names or (not public and set(VERDICT_TEXT_COLUMNS) & set(names)):
+        raise GamutError(f"{src} is missing or holds held text; run `gamut score` again")
+    shutil.copyfile(src / "verdicts.parquet", out / "verdicts.parquet")
+    shutil.copytree(src / "verdicts", out / "verdicts", dirs_exist_ok=True)
     return Download(
         "Verdicts",
         "verdicts",
         pq.read_metadata(out / "verdicts.parquet").num_rows,
         [("Parquet", "downloads/verdicts.parquet", (out / "verdicts.parquet").stat().st_size)],
         'pd.read_parquet("verdicts.parquet", filters=[("submission_id", "==", "ID")])',
-        _describe("verdicts", columns),
+        _describe("verdicts", names),
         f"{VERDICT_KEY_NOTE}\n\n{SECONDARY_NOTE}",
     )
 
@@ -589,8 +582,8 @@ __all__ = [
     "Download",
     "dataset_card",
     "downloads_size",
-    "published_verdicts",
     "responses_download",
     "size_category",
     "write_downloads",
+    "write_verdict_downloads",
 ]

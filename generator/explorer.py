@@ -14,7 +14,6 @@ than a JSON file fetched at run time: browsers refuse fetch() on a site opened f
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from generator.inputs import SETTINGS, TIERS, VERDICTS, SiteInputs, Verdicts
@@ -55,7 +55,7 @@ def points(value: Any) -> float | None:
 
 def data_script(obj: Any) -> str:
     """A script handing ``obj`` to the page (``gamut.put``, keyed by the script's address)."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY).decode()  # numpy arrays as lists
     # JSON allows the two line separators raw inside strings; older JavaScript did not
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return f"window.gamut.put(document.currentScript.src,{text});\n"
@@ -140,8 +140,8 @@ class _Counts:
     """Verdict counts of every (question, model-setting, label), counted once for all checks."""
 
     labels: list[str]
-    counts: list[Any]  # [question][group][label][verdict], nested lists
-    seen: list[Any]  # [question][group][label]: any verdict
+    counts: np.ndarray[Any, Any]  # [question, group, label, verdict]
+    seen: np.ndarray[Any, Any]  # [question, group, label]: any verdict
 
     @classmethod
     def of(cls, v: Verdicts, column: np.ndarray[Any, Any], order: list[str]) -> _Counts:
@@ -154,11 +154,10 @@ class _Counts:
         k, g = np.nonzero(v.codes >= 0)
         flat = ((q_code[k] * n_g + g) * n_l + lab[k]) * n_v + v.codes[k, g]
         counts = np.bincount(flat, minlength=n_q * n_g * n_l * n_v).reshape(n_q, n_g, n_l, n_v)
-        seen: list[Any] = counts.any(axis=3).tolist()  # type: ignore[assignment]
-        return cls(labels, counts.tolist(), seen)
+        return cls(labels, counts, counts.sum(axis=3) > 0)
 
-    def of_question(self, q: int, g: int) -> dict[str, list[int]]:
-        c, seen = self.counts[q][g], self.seen[q][g]
+    def of_question(self, q: int, g: int) -> dict[str, np.ndarray[Any, Any]]:
+        c, seen = self.counts[q, g], self.seen[q, g]
         return {x: c[i] for i, x in enumerate(self.labels) if seen[i]}
 
 

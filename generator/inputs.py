@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from generator.tables import ScoreTables
 from scoring import Tier
@@ -25,7 +26,7 @@ from scoring.layout import SubmissionsLayout
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions import ERROR, Limits, read_response_file
 from scoring.tables import codes
-from scoring.verdicts import VERDICT_COLUMNS, VERDICT_ORDER
+from scoring.verdicts import VERDICT_COLUMNS, VERDICT_ORDER, VERDICT_TEXT_COLUMNS
 
 SETTINGS = tuple(s.value for s in Setting)
 #: Verdict names in code order (0 meets, 1 partially meets, 2 missing, 3 contradicts).
@@ -189,7 +190,6 @@ def load_site_inputs(
     submissions: Path,
     tables: ScoreTables,
     public: bool,
-    verdicts: pa.Table | None = None,
     loaded: list[Question] | None = None,
 ) -> SiteInputs:
     """Read the questions, the shown submissions' responses and the primary judge's verdicts.
@@ -199,17 +199,23 @@ def load_site_inputs(
         submissions: the submissions folder.
         tables: the score tables (which submissions are shown, the primary judge).
         public: whether the rubrics are public (check text and rationales are read only then).
-        verdicts: the published verdict table (None: no verdict table was published).
         loaded: the questions of ``questions``, when already read.
 
     Raises:
         ProblemsError: a questions or response file is invalid (every problem listed).
-        GamutError: the verdict table lacks its id columns.
+        GamutError: the verdict table is unreadable or lacks its id columns.
     """
     qs = loaded if loaded is not None else load_questions(questions)
     sids = sorted({str(s) for s in tables["leaderboard"]["submission_id"]})
     responses = _responses(submissions, sids, [q.question_id for q in qs])
-    shown = None
-    if verdicts is not None:
-        shown = read_verdicts(verdicts, tables.primary_judge, sids, public)
-    return SiteInputs(qs, questions, responses, shown)
+    path, judge = tables.verdicts_path, tables.primary_judge
+    if path is None:
+        return SiteInputs(qs, questions, responses, None)
+    try:  # the primary judge's rows only (a row group per judge), text only when public
+        names = pq.read_schema(path).names
+        wanted = [*VERDICT_COLUMNS, *(VERDICT_TEXT_COLUMNS if public else ())]
+        table = pq.read_table(path, columns=[c for c in wanted if c in names],
+                              filters=[("judge", "==", judge)])  # fmt: skip
+    except (OSError, pa.ArrowException) as exc:
+        raise GamutError(f"cannot read {path}: {exc}; rewrite it with `gamut judge`") from None
+    return SiteInputs(qs, questions, responses, read_verdicts(table, judge, sids, public))

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from generator import pages
 from generator.badges import write_badges
 from generator.cite import cite_page
@@ -25,7 +23,6 @@ from generator.downloads import (
     CARD_STAGING,
     Download,
     dataset_card,
-    published_verdicts,
     responses_download,
     write_downloads,
 )
@@ -70,26 +67,22 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
     Raises:
         GamutError: the spec names no questions file or submissions folder.
     """
-    inputs, verdicts = _inputs(spec, tables)
-    dl = write_dataset(spec, tables, docs, inputs, verdicts, docs / CARD_STAGING)
-    del verdicts
+    inputs = _inputs(spec, tables)
+    dl = write_dataset(spec, tables, docs, inputs, docs / CARD_STAGING)
     names = pages.model_names(tables)
     shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
     return Site(spec, tables, docs, names, shown, inputs, dl)
 
 
-def _inputs(spec: SiteSpec, tables: ScoreTables) -> tuple[SiteInputs, pa.Table | None]:
-    """The questions, responses and primary-judge verdicts the site shows, and the published
-    verdict table they were taken from (read once for the pages and the downloads)."""
+def _inputs(spec: SiteSpec, tables: ScoreTables) -> SiteInputs:
+    """The questions, responses and primary-judge verdicts the site shows."""
     if spec.questions is None or spec.submissions is None:
         raise GamutError(
             "the site shows every question and response: give the build the questions file "
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
     public, questions = spec.rubrics_public, load_questions(spec.questions)
-    verdicts = published_verdicts(tables, public, questions)
-    inputs = load_site_inputs(spec.questions, spec.submissions, tables, public, verdicts, questions)
-    return inputs, verdicts
+    return load_site_inputs(spec.questions, spec.submissions, tables, public, questions)
 
 
 def write_dataset(
@@ -97,7 +90,6 @@ def write_dataset(
     tables: ScoreTables,
     docs: Path,
     inputs: SiteInputs,
-    verdicts: pa.Table | None,
     card: Path,
     repo: str | None = None,
 ) -> dict[str, Any]:
@@ -108,7 +100,7 @@ def write_dataset(
         The downloads, as :func:`write_downloads` returns them.
     """
     public, ids = spec.rubrics_public, [q.question_id for q in inputs.questions]
-    dl = write_downloads(tables, docs, public=public, questions=inputs.questions, verdicts=verdicts)
+    dl = write_downloads(tables, docs, public=public, questions=inputs.questions)
     main: list[Download] = dl["main"]  # type: ignore[assignment]
     main.insert(2, responses_download(inputs.responses, ids, docs, tables.provenance))
     listed = [d for d in (dl["verdicts"], *main) if isinstance(d, Download)]
@@ -134,8 +126,7 @@ def dataset_folder(spec: SiteSpec, out: Path, repo: str) -> Path:
         The folder (``out/downloads``).
     """
     tables = load_tables(spec.results)
-    inputs, verdicts = _inputs(spec, tables)
-    write_dataset(spec, tables, out, inputs, verdicts, out / "downloads" / "README.md", repo)
+    write_dataset(spec, tables, out, _inputs(spec, tables), out / "downloads" / "README.md", repo)
     return out / "downloads"
 
 

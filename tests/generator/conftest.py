@@ -20,7 +20,7 @@ from gamut.config import GamutConfig, load_config
 from gamut.project import Project
 from generator.vendor import PLOTLY
 from scoring.rubric_io import compile_all, load_rubrics
-from tests.generator.fixture_tables import write_fixture_config
+from tests.generator.fixture_tables import publish_fixture_verdicts, write_fixture_config
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_RUBRICS = REPO / "demo" / "rubrics"
@@ -159,6 +159,7 @@ def _build(root: Path, public: bool) -> tuple[GamutConfig, Path]:
 
     cfg = load_config(write_fixture_config(root, rubrics_public=public))
     inject_rubric_text(cfg.path(cfg.store.results))
+    publish_fixture_verdicts(cfg.path(cfg.store.results), public)
     return cfg, pipeline.build_site(Project(cfg))
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from generator.downloads import write_verdict_downloads
+
 SETTINGS = ("multimodal", "text_only")
 JUDGES = ("oracle", "lenient", "partisan")
 DOMAINS = ("food", "plants", "local places")
@@ -491,10 +493,18 @@ def write_fixture_inputs(root: Path) -> None:
             (folder / f"{setting}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def publish_fixture_verdicts(results: Path, public: bool) -> None:
+    """Write the published verdict files of the verdict table in ``results``, as `gamut score`
+    does."""
+    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
+    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
+    write_verdict_downloads(results, prov, public, domains)
+
+
 def write_fixture_config(root: Path, *, rubrics_public: bool, demo_notice: bool = True) -> Path:
     """A gamut.toml in ``root`` whose results folder holds the fixture tables, beside the
     questions and responses they were computed from."""
-    write_fixture_results(root / "results")
+    publish_fixture_verdicts(write_fixture_results(root / "results"), rubrics_public)
     write_fixture_inputs(root)
     cfg = root / "gamut.toml"
     cfg.write_text(

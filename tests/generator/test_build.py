@@ -179,7 +179,7 @@ def test_judges_page_shows_kappa_per_kind(held_site: tuple[GamutConfig, Path]) -
 
 def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
     from gamut.config import load_config
-    from tests.generator.fixture_tables import write_fixture_config
+    from tests.generator.fixture_tables import publish_fixture_verdicts, write_fixture_config
 
     cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
     site = pipeline.build_site(Project(cfg))
@@ -189,6 +189,7 @@ def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
         df = pd.read_parquet(table)
         if "submission_id" in df.columns:
             df[df["submission_id"].astype(str) != "tiny-lm"].to_parquet(table)
+    publish_fixture_verdicts(results, public=False)
     site = pipeline.build_site(Project(cfg))
     assert not (site / "submissions" / "tiny-lm.html").exists()
     assert not (site / "downloads" / "verdicts" / "tiny-lm.parquet").exists()

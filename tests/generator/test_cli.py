@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -40,8 +41,8 @@ def test_site_build_prints_where_the_site_is(tmp_path: Path) -> None:
 
 def test_site_build_without_score_tables_exits_1(tmp_path: Path) -> None:
     cfg = write_fixture_config(tmp_path, rubrics_public=False)
-    for f in (tmp_path / "results").iterdir():
-        f.unlink()
+    shutil.rmtree(tmp_path / "results")
+    (tmp_path / "results").mkdir()
     result = CliRunner().invoke(main, ["site", "build", "--config", str(cfg)])
     assert result.exit_code == 1
     assert "gamut score" in result.output
