@@ -354,6 +354,17 @@ def _verdicts_download(tables: ScoreTables, out: Path, public: bool) -> Download
     names = pq.read_schema(src / "verdicts.parquet").names if src.is_dir() else []
     if not names or (not public and set(VERDICT_TEXT_COLUMNS) & set(names)):
         raise GamutError(f"{src} is missing or holds held text; run `gamut score` again")
+    # a score killed while writing them leaves files of two scores: each carries its fingerprint
+    mixed = sorted(
+        p.name
+        for p in (src / "verdicts").glob("*.parquet")
+        if _metadata(p).get(FINGERPRINT) != _metadata(src / "verdicts.parquet").get(FINGERPRINT)
+    )
+    if mixed:
+        raise GamutError(
+            f"{src}: {', '.join(mixed[:3])} come from another score than verdicts.parquet (a score "
+            "stopped while writing them); run `gamut score` again"
+        )
     shutil.copyfile(src / "verdicts.parquet", out / "verdicts.parquet")
     shutil.copytree(src / "verdicts", out / "verdicts", dirs_exist_ok=True)
     return Download(

@@ -314,3 +314,33 @@ def test_the_croissant_description_validates_and_reads_every_table(
         assert files[name]["sha256"] == hashlib.sha256((dl / name).read_bytes()).hexdigest()
     page = html.unescape((site / "downloads.html").read_text(encoding="utf-8"))
     assert 'href="downloads/croissant.json"' in page
+
+
+def test_a_score_stopped_while_publishing_verdicts_stops_the_build_until_scored_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator import downloads
+
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    results = cfg.path(cfg.store.results)
+    table = pq.read_table(results / "verdicts.parquet")
+    pq.write_table(table.slice(1), results / "verdicts.parquet")  # new verdicts to publish
+    real = downloads.atomic_write_bytes
+
+    def stop_before_the_last(path: Path, data: bytes) -> None:
+        if path.name == "verdicts.parquet":
+            raise KeyboardInterrupt  # the score dies before the all-verdicts file is replaced
+        real(path, data)
+
+    monkeypatch.setattr(downloads, "atomic_write_bytes", stop_before_the_last)
+    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
+    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
+    with pytest.raises(KeyboardInterrupt):
+        downloads.write_verdict_downloads(results, prov, False, domains)
+    with pytest.raises(GamutError, match=r"come from another score.*run `gamut score` again"):
+        pipeline.build_site(Project(cfg))
+    monkeypatch.setattr(downloads, "atomic_write_bytes", real)
+    downloads.write_verdict_downloads(results, prov, False, domains)  # the next score
+    pipeline.build_site(Project(cfg))
+    site = cfg.path(cfg.site.out)
+    assert pq.read_metadata(site / "downloads" / "verdicts.parquet").num_rows == table.num_rows - 1
