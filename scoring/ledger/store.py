@@ -367,14 +367,8 @@ class Ledger:
             try:
                 md = shard_metadata(self.root / kind / name)
                 idx = md.schema.to_arrow_schema().get_field_index(col)
-                lo = min(
-                    (
-                        md.row_group(i).column(idx).statistics.min
-                        for i in range(md.num_row_groups)
-                        if md.row_group(i).column(idx).statistics is not None
-                    ),
-                    default=None,
-                )
+                stats = (md.row_group(i).column(idx).statistics for i in range(md.num_row_groups))
+                lo = min((s.min for s in stats if s is not None), default=None)
                 rows = md.num_rows
             except (OSError, pa.ArrowException):
                 lo, rows = None, 0  # read_shard names the problem
