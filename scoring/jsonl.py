@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple, Protocol, TypeVar
+from typing import Any, BinaryIO, NamedTuple, TypeVar
 
 from pydantic import ValidationError
 
@@ -36,10 +36,6 @@ _NOT_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
 _BLANK = re.compile(rb"[ \t\n\r\x0b\x0c]*")
 #: Bytes read at a time by a streaming read.
 BLOCK_BYTES = 1 << 20
-
-
-class _Reader(Protocol):
-    def read(self, n: int, /) -> bytes: ...
 
 
 @dataclass(frozen=True)
@@ -93,27 +89,6 @@ def json_depth(raw: bytes) -> int:
     return max(0, *accumulate(1 if c in b"[{" else -1 for c in brackets))
 
 
-def nesting(value: Any, cap: int) -> int:
-    """The nesting depth of a parsed JSON value, as :func:`json_depth` gives for its text, counted
-    up to ``cap + 1``."""
-    if not isinstance(value, (dict, list)):
-        return 0
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    push = stack.append
-    while stack:
-        v, depth = stack.pop()
-        if depth > deepest:
-            deepest = depth
-            if depth > cap:
-                break
-        inner = depth + 1
-        for c in v.values() if isinstance(v, dict) else v:  # a loop: no generator per container
-            if isinstance(c, (dict, list)):
-                push((c, inner))
-    return deepest
-
-
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -128,21 +103,17 @@ def parse_line(raw: bytes, limits: JsonlLimits) -> tuple[Any, str | None]:
         return None, (
             f"line is {size_text(len(raw))}, over the {size_text(limits.max_line_bytes)} limit"
         )
-    # no deeper than the brackets it opens: only a line of many is measured, by its value when
-    # orjson reads it (orjson refuses nesting past 1,024 levels itself: no recursion here), else
-    # by its brackets before the standard library parses it
+    # brackets are counted before any parser recurses: only a line of many is measured
     opened = raw.count(b"[") + raw.count(b"{")
-    if not raw.startswith(codecs.BOM_UTF8):
+    depth = json_depth(raw) if opened > limits.max_depth else 0
+    if depth <= limits.max_depth and not raw.startswith(codecs.BOM_UTF8):
         value = fastjson.loads(raw)  # valid UTF-8 and JSON, as the decoder below reads it
-        if value is not fastjson.MISS and (
-            opened <= limits.max_depth or nesting(value, limits.max_depth) <= limits.max_depth
-        ):
+        if value is not fastjson.MISS:
             return value, None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start + 1} of the line)"
-    depth = json_depth(raw) if opened > limits.max_depth else 0
     if depth > limits.max_depth:
         return None, f"nested {depth} levels deep (at most {limits.max_depth})"
     try:
@@ -168,7 +139,7 @@ def split_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 
 def stream_lines(
-    f: _Reader, first: bytes, max_line: int, skip_blank: bool
+    f: _Capped, first: bytes, max_line: int, skip_blank: bool
 ) -> Iterator[tuple[int, bytes | None, int, bool]]:
     """``(line number, line, its length, ends with a newline)`` for each line of an open file whose
     first bytes ``first`` were read, a block at a time. A line over ``max_line`` is ``None`` (at
@@ -183,23 +154,17 @@ def stream_lines(
                 n += buf.count(b"\n", pos, last_nl + 1)
                 pos = last_nl + 1
         nl = buf.find(b"\n", pos)
+        if nl < 0 and eof:  # the last line, without a newline
+            if pos >= len(buf) or (skip_blank and buf[pos:].isspace()):
+                return
+            nl = len(buf)
         if nl >= 0:
             n += 1
             size = nl - pos
-            yield n, buf[pos:nl].removesuffix(b"\r") if size <= max_line + 1 else None, size, True
+            line = buf[pos:nl].removesuffix(b"\r") if size <= max_line + 1 else None
+            yield n, line, size, nl < len(buf)
             pos = nl + 1
             continue
-        if eof:
-            if pos < len(buf) and not (skip_blank and buf[pos:].isspace()):
-                n += 1
-                size = len(buf) - pos
-                yield (
-                    n,
-                    buf[pos:].removesuffix(b"\r") if size <= max_line + 1 else None,
-                    size,
-                    False,
-                )
-            return
         if len(buf) - pos > max_line:  # a line over the limit: read to its end, keep none of it
             size = len(buf) - pos
             while True:

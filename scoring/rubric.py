@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -21,7 +22,6 @@ from pydantic import (
     StrictBool,
     StringConstraints,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
@@ -121,6 +121,10 @@ def _unique(values: list[str], what: str) -> list[str]:
     return values
 
 
+#: List members: distinct, compared case-folded.
+Members = Annotated[list[NonEmpty], AfterValidator(lambda v: _unique(v, "members"))]
+
+
 class Fact(_Item):
     """One discrete fact."""
 
@@ -133,13 +137,8 @@ class StrictList(_Item):
 
     type: Literal["strict_list"]
     topic: NonEmpty
-    members: list[NonEmpty] = Field(min_length=1, description="Distinct (compared case-folded).")
+    members: Members = Field(min_length=1, description="Distinct (compared case-folded).")
     insight: Insight | None = None
-
-    @field_validator("members")
-    @classmethod
-    def _distinct(cls, v: list[str]) -> list[str]:
-        return _unique(v, "members")
 
 
 class FlexibleList(_Item):
@@ -147,7 +146,7 @@ class FlexibleList(_Item):
 
     type: Literal["flexible_list"]
     topic: NonEmpty
-    members: list[NonEmpty] = Field(min_length=2, description="Distinct (compared case-folded).")
+    members: Members = Field(min_length=2, description="Distinct (compared case-folded).")
     baselines: list[Count] = Field(
         min_length=1,
         max_length=2,
@@ -160,11 +159,6 @@ class FlexibleList(_Item):
         "baseline and at most the number of members.",
     )
     insight: Insight | None = None
-
-    @field_validator("members")
-    @classmethod
-    def _distinct(cls, v: list[str]) -> list[str]:
-        return _unique(v, "members")
 
     @model_validator(mode="after")
     def _thresholds(self) -> FlexibleList:

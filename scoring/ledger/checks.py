@@ -194,16 +194,7 @@ def _shard_problems(
     except (OSError, pa.ArrowException) as exc:
         return [Problem(str(path), None, f"not a readable Parquet shard ({exc})", fix)]
     if meta.get("kind") != kind or meta.get("scheme") != scheme.scheme_id:
-        return [
-            Problem(
-                str(path),
-                None,
-                f"a foreign shard: written as {meta.get('kind')!r} under keys "
-                f"{meta.get('scheme')!r}, this ledger holds {kind!r} under "
-                f"{scheme.scheme_id!r}",
-                "remove it; it belongs to another ledger",
-            )
-        ]
+        return [_foreign_problem(path, meta, scheme, kind)]
     if not got.equals(schema(kind, held)):
         return [Problem(str(path), None, f"columns {got.names} are not a {kind} shard's", fix)]
     try:
@@ -221,13 +212,18 @@ def _foreign(f: BinaryIO, path: Path, scheme: KeyScheme) -> Problem | None:
         return None
     if not meta or meta.get("scheme") == scheme.scheme_id:
         return None
-    return Problem(
-        str(path),
-        None,
-        f"a foreign shard: written under keys {meta.get('scheme')!r}, this ledger's are "
-        f"{scheme.scheme_id!r}",
-        "remove it; it belongs to another ledger",
-    )
+    return _foreign_problem(path, meta, scheme)
+
+
+def _foreign_problem(
+    path: Path, meta: dict[str, object], scheme: KeyScheme, kind: str | None = None
+) -> Problem:
+    """A shard of another ledger: written as another kind (when ``kind`` is given) or under
+    other keys."""
+    written = f"written as {meta.get('kind')!r} under keys " if kind else "written under keys "
+    ours = f"this ledger holds {kind!r} under " if kind else "this ledger's are "
+    message = f"a foreign shard: {written}{meta.get('scheme')!r}, {ours}{scheme.scheme_id!r}"
+    return Problem(str(path), None, message, "remove it; it belongs to another ledger")
 
 
 def shard_meta(s: pa.Schema) -> dict[str, object]:

@@ -41,8 +41,6 @@ _CUSTOM_ID = re.compile(r"^[0-9a-f]{64}$")
 
 #: Queries compared at a time by :meth:`KeyIndex.find`.
 _FIND_CHUNK = 1 << 18
-#: Index rows of one sort key a lookup walks before matching the rest of the run by whole key.
-_WALK = 8
 
 #: SHA-256's block: HMAC pads its key to it.
 _BLOCK = 64
@@ -340,25 +338,18 @@ class KeyIndex:
         return held
 
     def _find_slice(self, part: Words) -> npt.NDArray[np.int64]:
-        """:meth:`find` of one slice: sorted, searched, each run walked at most :data:`_WALK`
-        steps, the rest of a long run matched by whole key."""
+        """:meth:`find` of one slice: sorted and searched; a query whose sort key's first row
+        holds another key is matched by whole key among the rows sharing its sort key."""
         sk, asked = _sorted(sort_key(part))
-        pos = np.searchsorted(self._sorted, sk)
+        pos = np.minimum(np.searchsorted(self._sorted, sk), len(self._sorted) - 1)
+        row = self._order[pos]
+        shared = self._sorted[pos] == sk
+        hit = shared & _same_at(self._words, row, part, asked)
         out = np.full(len(part), -1, dtype=np.int64)
-        n = len(self._sorted)
-        pending = np.arange(len(sk))
-        for _ in range(_WALK):
-            p = pos[pending]
-            p, pending = p[p < n], pending[p < n]
-            same = self._sorted[p] == sk[pending]
-            p, pending = p[same], pending[same]
-            row = self._order[p]
-            hit = _same_at(self._words, row, part, asked[pending])
-            out[asked[pending[hit]]] = row[hit]
-            pending = pending[~hit]
-            pos[pending] += 1
-        if len(pending):
-            out[asked[pending]] = self._by_whole_key(part[asked[pending]])
+        out[asked[hit]] = row[hit]
+        other = asked[shared & ~hit]
+        if len(other):
+            out[other] = self._by_whole_key(part[other])
         return out
 
     def _by_whole_key(self, part: Words) -> npt.NDArray[np.int64]:

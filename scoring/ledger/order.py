@@ -14,9 +14,10 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from scoring.ledger.checks import name_problem, shard_name
 from scoring.ledger.keys import KeyScheme
@@ -31,6 +32,7 @@ _SHARD_PATH = re.compile(r"^(verdicts|failures|batches)/[0-9a-f]{64}\.parquet$")
 #: Largest push record read (a push of 20,000 shards takes 1.5 MB).
 MAX_RECORD_BYTES = 4 << 20
 _FORMAT = 1
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -140,16 +142,15 @@ def _parse(name: str, data: bytes) -> PushRecord | None:
 
 def read_records(root: Path, scheme: KeyScheme) -> list[PushRecord]:
     """The sound push records under ``root`` in chain order (an unsound one orders nothing)."""
-    return chain([r for r in _read(root / PUSHES, scheme, _parse) if isinstance(r, PushRecord)])
+    return chain(_read(root / PUSHES, scheme, _parse))
 
 
 def read_compactions(root: Path, scheme: KeyScheme) -> list[Compaction]:
     """The sound compaction records under ``root``, by name."""
-    got = _read(root / COMPACTIONS, scheme, _parse_compaction)
-    return [c for c in got if isinstance(c, Compaction)]
+    return _read(root / COMPACTIONS, scheme, _parse_compaction)
 
 
-def _read(folder: Path, scheme: KeyScheme, parse: Any) -> list[object]:
+def _read(folder: Path, scheme: KeyScheme, parse: Callable[[str, bytes], T | None]) -> list[T]:
     if not folder.is_dir():
         return []
     out = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -159,27 +160,15 @@ class VerdictRecord:
     created_at: dt.datetime = field(default_factory=now)
 
 
-def verdict_values(r: VerdictRecord) -> tuple[Any, ...]:
-    """A verdict's values in the order of :func:`verdict_schema`'s columns, up to ``rationale``
-    (the verdict as its code; no ``created_at``): what each store of verdicts writes."""
-    return (
-        r.key,
-        r.judge_identity,
-        r.judge,
-        r.submission_id,
-        r.setting,
-        r.question_id,
-        r.check_id,
-        r.verdict.code,
-        r.model,
-        r.source,
-        r.tokens_in,
-        r.tokens_cached,
-        r.tokens_out,
-        r.calls,
-        r.latency_s,
-        r.rationale,
+#: A verdict's values in the order of :func:`verdict_schema`'s columns, without ``created_at``
+#: (the verdict as its code): what each store of verdicts writes.
+verdict_values = attrgetter(
+    *(
+        "verdict.code" if f.name == "verdict" else f.name
+        for f in verdict_schema(held=False)
+        if f.name != "created_at"
     )
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -235,10 +235,7 @@ class Ledger:
 
     def shard_names(self, kind: str) -> list[str]:
         """Names of the shards of ``kind``, sorted."""
-        folder = self.root / kind
-        if not folder.is_dir():
-            return []
-        return sorted(p.name for p in folder.iterdir() if _SHARD.match(p.name))
+        return _names(self.root / kind, _SHARD)
 
     def read_shard(
         self,
@@ -284,10 +281,10 @@ class Ledger:
         return self._joined(kind, [part for *_, part in parts], columns)
 
     def _joined(self, kind: str, parts: list[pa.Table], columns: Sequence[str] | None) -> pa.Table:
-        if not parts:
-            table = schema(kind, self.held).empty_table()
-            return table if columns is None else table.select(list(columns))
-        return pa.concat_tables(parts, promote_options="none")
+        if parts:
+            return pa.concat_tables(parts, promote_options="none")
+        table = schema(kind, self.held).empty_table()
+        return table if columns is None else table.select(list(columns))
 
     def _parts(
         self,
@@ -323,10 +320,7 @@ class Ledger:
 
     def record_names(self, folder: str = PUSHES) -> list[str]:
         """Names of the push records (or of the compaction records), sorted."""
-        path = self.root / folder
-        if not path.is_dir():
-            return []
-        return sorted(p.name for p in path.iterdir() if RECORD.match(p.name))
+        return _names(self.root / folder, RECORD)
 
     def order_state(self) -> list[str]:
         """The names of every push and compaction record (they order the shards)."""
@@ -373,14 +367,8 @@ class Ledger:
             try:
                 md = shard_metadata(self.root / kind / name)
                 idx = md.schema.to_arrow_schema().get_field_index(col)
-                lo = min(
-                    (
-                        md.row_group(i).column(idx).statistics.min
-                        for i in range(md.num_row_groups)
-                        if md.row_group(i).column(idx).statistics is not None
-                    ),
-                    default=None,
-                )
+                stats = (md.row_group(i).column(idx).statistics for i in range(md.num_row_groups))
+                lo = min((s.min for s in stats if s is not None), default=None)
                 rows = md.num_rows
             except (OSError, pa.ArrowException):
                 lo, rows = None, 0  # read_shard names the problem
@@ -640,6 +628,13 @@ def shard_metadata(path: Path) -> pq.FileMetaData:
     """The Parquet metadata of the shard file ``path``."""
     with open_regular(path) as f:
         return pq.ParquetFile(f).metadata
+
+
+def _names(folder: Path, pattern: re.Pattern[str]) -> list[str]:
+    """The sorted names in ``folder`` that match ``pattern`` (none when it is not a folder)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if pattern.match(p.name))
 
 
 def _coded(columns: Sequence[str]) -> list[str]:

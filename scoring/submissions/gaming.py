@@ -135,11 +135,6 @@ _BASE64_MIN = 16
 _BASE64 = re.compile(rf"[A-Za-z0-9+/]{{{_BASE64_MIN},}}={{0,2}}")
 
 
-def _spaced(text: str) -> re.Match[str] | None:
-    """The first letter-spaced word of ``text`` (see ``_SPACED``), or None."""
-    return _SPACED.search(text) if _SPACED_HINT.search(text) else None
-
-
 @functools.cache
 def combining_marks() -> dict[int, None]:
     """A ``str.translate`` table deleting every character with a non-zero canonical combining
@@ -195,7 +190,9 @@ def judge_phrase(text: str) -> str | None:
     then folded (:func:`fold`), then in any base64 it holds (marked ``(base64)``)."""
     tokens = text.split()
     found = _match(" ".join(tokens))
-    if found is None and (not text.isascii() or _spaced(text)):
+    if found is None and (
+        not text.isascii() or (_SPACED_HINT.search(text) and _SPACED.search(text))
+    ):
         found = _match(fold(text))
     # a base64 run holds no space: only a text with a token of its length can hold one
     if found is None and max(map(len, tokens), default=0) >= _BASE64_MIN:
@@ -206,14 +203,11 @@ def judge_phrase(text: str) -> str | None:
     return found
 
 
-def _punctuation_table() -> dict[int, str]:
-    """ASCII, Latin-1 and general punctuation, each mapped to a space."""
-    codes = [ord(c) for c in string.punctuation]
-    codes += [*range(0xA1, 0xC0), *range(0x2000, 0x2070), 0x3001, 0x3002]
-    return dict.fromkeys(codes, " ")
-
-
-_PUNCTUATION = _punctuation_table()
+#: ASCII, Latin-1 and general punctuation, each mapped to a space.
+_PUNCTUATION = dict.fromkeys(
+    [*map(ord, string.punctuation), *range(0xA1, 0xC0), *range(0x2000, 0x2070), 0x3001, 0x3002],
+    " ",
+)
 #: The same map for ASCII bytes, as a byte table (``bytes.translate`` reads it without a lookup
 #: per character).
 _ASCII_PUNCTUATION = bytes(32 if chr(b) in string.punctuation else b for b in range(256))
@@ -249,12 +243,6 @@ def words(text: str) -> list[str]:
 def _lines(rs: list[Response], limit: int = 8) -> str:
     shown = ", ".join(str(r.line) for r in rs[:limit])
     return shown + (f" and {len(rs) - limit} more" if len(rs) > limit else "")
-
-
-def normalised(responses: Mapping[str, Response]) -> dict[str, str]:
-    """:func:`normalise` of each response's text, by question id (the template and copy checks
-    take it, so that a file's responses are normalised once)."""
-    return {q: normalise(r.text) for q, r in responses.items()}
 
 
 def template_groups(
@@ -389,7 +377,7 @@ def warnings(
 ) -> list[Problem]:
     """Every gaming warning of one response file: templated answers, overlong ones, text aimed
     at the judge, and answers copied from ``others``."""
-    texts = normalised(responses)  # once, for the template and copy checks
+    texts = {q: normalise(r.text) for q, r in responses.items()}  # once, for two checks
     return [
         *_template_warnings(display, responses, question_words, texts),
         *_long_warnings(display, responses),

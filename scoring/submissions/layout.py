@@ -29,10 +29,7 @@ _STRAY = ("file outside any submission folder", "move it into submissions/<id>/ 
 def display_path(path: Path, base: Path) -> str:
     """``path`` relative to ``base`` when inside it (POSIX separators), else absolute."""
     absolute = os.path.abspath(path)
-    rel = os.path.relpath(absolute, os.path.abspath(base))
-    if rel == ".." or rel.startswith(".." + os.sep):
-        return Path(absolute).as_posix()
-    return Path(rel).as_posix()
+    return Path(_inside(absolute, os.path.abspath(base)) or absolute).as_posix()
 
 
 def _inside(path: str, folder: str) -> str | None:

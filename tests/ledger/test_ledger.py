@@ -180,12 +180,7 @@ def test_a_ledger_keeps_its_key_index_until_a_shard_is_added(tmp_path: Path) -> 
     assert len(other) == 0
 
 
-def test_a_long_run_of_one_sort_key_is_matched_by_whole_key(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import scoring.ledger.keys as keys_module
-
-    monkeypatch.setattr(keys_module, "_WALK", 2)  # runs longer than 2 rows: by whole key
+def test_a_long_run_of_one_sort_key_is_matched_by_whole_key() -> None:
     rng = np.random.default_rng(9)
     stored = rng.integers(0, 256, size=(60, 32), dtype=np.uint8)
     words = stored.view(np.uint64)

@@ -102,7 +102,7 @@ _PIECES = [*"ab1é_ .-*\u0301\u00a0xI<", "mark", "note", "say", "judge"]
 @settings(max_examples=300)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40).map("".join))
 def test_the_injection_scans_shortcuts_agree_with_the_full_checks(text: str) -> None:
-    assert bool(gaming._spaced(text)) == bool(gaming._SPACED.search(text))
+    assert gaming._SPACED_HINT.search(text) or not gaming._SPACED.search(text)
     lowered = text.lower()
     some = any(t in lowered for t in gaming._TRIGGERS)
     assert bool(gaming._ANY_TRIGGER.search(lowered)) == some
