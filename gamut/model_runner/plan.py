@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
-from gamut.model_runner.images import ImageRef, resolve_images
+from gamut.model_runner.images import resolve_images
 from gamut.model_runner.provenance import drift_problem, read_metadata, run_signature
 from gamut.model_runner.store import ResponseFile
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.judge import providers
-from scoring.judge.generation import BackendSettings
+from scoring.judge.generation import BackendSettings, ImageRef
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions.formats import SubmissionId

@@ -426,16 +426,11 @@ def _record_reasks(ingests: Iterable[Ingest]) -> None:
             item = ing.todo.get(a.cid)
             if item is None or not a.turns:
                 continue
-            i = item.ids
             ing.cache.fail(
                 FailureRecord(
                     item.key,
                     ing.j.identity,
-                    i.judge,
-                    i.submission_id,
-                    i.setting,
-                    i.question_id,
-                    i.check_id,
+                    *item.ids,
                     "bad_output",
                     a.attempt - 1,
                     "unusable reply; the next --export-batch asks again",
