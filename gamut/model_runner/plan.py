@@ -189,15 +189,10 @@ def _holds_answers(folder: Path, files: dict[Setting, ResponseFile]) -> bool:
         f = files.get(setting)
         if f is not None and f.answered:
             return True
-        path = response_path(folder, setting)
+        path = SubmissionFolder(folder).responses(setting)
         if f is None and path.is_file() and path.stat().st_size > 0:
             return True
     return False
-
-
-def response_path(folder: Path, setting: Setting) -> Path:
-    """The response file of one setting in a submission folder (docs/contract.md §7)."""
-    return SubmissionFolder(folder).responses(setting)
 
 
 def _option_problems(options: GenerateOptions, has_key: bool) -> list[Problem]:
@@ -268,7 +263,7 @@ def prepare(
     lock = _FolderLock(folder) if not problems else None
     files: dict[Setting, ResponseFile] = {}
     for setting in dict.fromkeys(options.settings):
-        f, file_problems = ResponseFile.open(response_path(folder, setting), all_ids)
+        f, file_problems = ResponseFile.open(sub.responses(setting), all_ids)
         problems.extend(file_problems)
         if f is not None:
             files[setting] = f
