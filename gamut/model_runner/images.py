@@ -46,15 +46,8 @@ def resolve_images(
     fname = str(questions_file)
     for q in questions:
         if q.image is None:
-            problems.append(
-                Problem(
-                    fname,
-                    None,
-                    "no image (image is null)",
-                    "add the image path, or run --setting text_only only",
-                    question_id=q.question_id,
-                )
-            )
+            fix = "add the image path, or run --setting text_only only"
+            problems.append(Problem(fname, None, "no image (image is null)", fix, q.question_id))
             continue
         if _is_url(q.image):
             refs[q.question_id] = ImageRef(url=q.image)
@@ -65,16 +58,9 @@ def resolve_images(
             checked[path] = open_image(path)
         media_type, reason = checked[path]
         if media_type is None:
-            problems.append(
-                Problem(
-                    fname,
-                    None,
-                    f"image {q.image!r} ({path}): {reason}",
-                    "put a readable PNG/JPEG/GIF/WEBP image there, "
-                    "or fix the question's image field",
-                    question_id=q.question_id,
-                )
-            )
+            said = f"image {q.image!r} ({path}): {reason}"
+            fix = "put a readable PNG/JPEG/GIF/WEBP image there, or fix the question's image field"
+            problems.append(Problem(fname, None, said, fix, q.question_id))
             continue
         refs[q.question_id] = ImageRef(path=path, media_type=media_type)
     return refs, problems

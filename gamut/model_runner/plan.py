@@ -198,49 +198,41 @@ def _holds_answers(folder: Path, files: dict[Setting, ResponseFile]) -> bool:
 def _option_problems(options: GenerateOptions, has_key: bool) -> list[Problem]:
     """What is wrong with the options themselves: the id, options the provider does not take,
     the API key's variable."""
-    problems: list[Problem] = []
     try:
         TypeAdapter(SubmissionId).validate_python(options.submission_id)
+        bad_id = False
     except ValidationError:
-        problems.append(
-            Problem(
-                "--submission",
-                None,
-                f"invalid id {options.submission_id!r}",
-                "use 3 to 64 lowercase letters, digits, '-', '_' or '.'",
-            )
-        )
-    entry, provider = providers.entry(options.provider), options.provider
-    if not entry.sampling and options.temperature is not None:
-        problems.append(
-            Problem(
-                "--temperature",
-                None,
-                f"the {provider} API takes no sampling parameters",
-                f"drop --temperature for --provider {provider}",
-            )
-        )
-    if not entry.chat_completions and options.max_tokens_param is not None:
-        problems.append(
-            Problem(
-                "--max-tokens-param",
-                None,
-                f"applies to OpenAI-compatible providers, not {provider} (its API names it "
-                "max_tokens)",
-                f"drop --max-tokens-param for --provider {provider}",
-            )
-        )
-    if not has_key:
-        problems.append(
-            Problem(
-                options.key_env,
-                None,
-                "environment variable not set",
-                f"export {options.key_env}=... (any value for a local server "
-                "without keys), or name another with --api-key-env",
-            )
-        )
-    return problems
+        bad_id = True
+    entry, provider, env = providers.entry(options.provider), options.provider, options.key_env
+    drop = f"for --provider {provider}"
+    found = [
+        (
+            bad_id,
+            "--submission",
+            f"invalid id {options.submission_id!r}",
+            "use 3 to 64 lowercase letters, digits, '-', '_' or '.'",
+        ),
+        (
+            not entry.sampling and options.temperature is not None,
+            "--temperature",
+            f"the {provider} API takes no sampling parameters",
+            f"drop --temperature {drop}",
+        ),
+        (
+            not entry.chat_completions and options.max_tokens_param is not None,
+            "--max-tokens-param",
+            f"applies to OpenAI-compatible providers, not {provider} (its API names it max_tokens)",
+            f"drop --max-tokens-param {drop}",
+        ),
+        (
+            not has_key,
+            env,
+            "environment variable not set",
+            f"export {env}=... (any value for a local server without keys), or name another with "
+            "--api-key-env",
+        ),
+    ]
+    return [Problem(where, None, message, fix) for bad, where, message, fix in found if bad]
 
 
 def prepare(
