@@ -256,8 +256,8 @@ class ProviderLLM:
 
     def call(self, request: LLMRequest) -> Request:
         """The prompt and image, the schema as native structured output or at the prompt's end."""
-        from gamut.model_runner.images import ImageRef, open_image
-        from scoring.judge.generation import OutputSchema, Request
+        from gamut.model_runner.images import open_image
+        from scoring.judge.generation import ImageRef, OutputSchema, Request
 
         image = None
         if request.image is not None:  # its media type read from its bytes (LLMError if none)

@@ -2,39 +2,17 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
 from scoring.errors import Problem
+from scoring.judge.generation import ImageRef
 from scoring.questions import Question
 
 #: Media types both providers accept, keyed by Pillow's format name.
 MEDIA_TYPES = {"JPEG": "image/jpeg", "PNG": "image/png", "GIF": "image/gif", "WEBP": "image/webp"}
-
-
-@dataclass(frozen=True)
-class ImageRef:
-    """An image to send with a multimodal question: a local file or a URL."""
-
-    path: Path | None = None
-    url: str | None = None
-    media_type: str | None = None
-
-    def base64_data(self) -> str:
-        """The local file's bytes, base64-encoded (ASCII)."""
-        if self.path is None:
-            raise ValueError("a URL image has no local bytes")
-        return base64.b64encode(self.path.read_bytes()).decode("ascii")
-
-    def data_url(self) -> str:
-        """A ``data:`` URL for a local file, or the URL itself."""
-        if self.url is not None:
-            return self.url
-        return f"data:{self.media_type};base64,{self.base64_data()}"
 
 
 def _is_url(ref: str) -> bool:
@@ -68,15 +46,8 @@ def resolve_images(
     fname = str(questions_file)
     for q in questions:
         if q.image is None:
-            problems.append(
-                Problem(
-                    fname,
-                    None,
-                    "no image (image is null)",
-                    "add the image path, or run --setting text_only only",
-                    question_id=q.question_id,
-                )
-            )
+            fix = "add the image path, or run --setting text_only only"
+            problems.append(Problem(fname, None, "no image (image is null)", fix, q.question_id))
             continue
         if _is_url(q.image):
             refs[q.question_id] = ImageRef(url=q.image)
@@ -87,16 +58,9 @@ def resolve_images(
             checked[path] = open_image(path)
         media_type, reason = checked[path]
         if media_type is None:
-            problems.append(
-                Problem(
-                    fname,
-                    None,
-                    f"image {q.image!r} ({path}): {reason}",
-                    "put a readable PNG/JPEG/GIF/WEBP image there, "
-                    "or fix the question's image field",
-                    question_id=q.question_id,
-                )
-            )
+            said = f"image {q.image!r} ({path}): {reason}"
+            fix = "put a readable PNG/JPEG/GIF/WEBP image there, or fix the question's image field"
+            problems.append(Problem(fname, None, said, fix, q.question_id))
             continue
         refs[q.question_id] = ImageRef(path=path, media_type=media_type)
     return refs, problems

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
-from gamut.model_runner.images import ImageRef, resolve_images
+from gamut.model_runner.images import resolve_images
 from gamut.model_runner.provenance import drift_problem, read_metadata, run_signature
 from gamut.model_runner.store import ResponseFile
 from scoring.errors import GamutError, Problem, ProblemsError
 from scoring.judge import providers
-from scoring.judge.generation import BackendSettings
+from scoring.judge.generation import BackendSettings, ImageRef
 from scoring.layout import SubmissionFolder
 from scoring.questions import Question, Setting, load_questions
 from scoring.submissions.formats import SubmissionId
@@ -189,63 +189,50 @@ def _holds_answers(folder: Path, files: dict[Setting, ResponseFile]) -> bool:
         f = files.get(setting)
         if f is not None and f.answered:
             return True
-        path = response_path(folder, setting)
+        path = SubmissionFolder(folder).responses(setting)
         if f is None and path.is_file() and path.stat().st_size > 0:
             return True
     return False
 
 
-def response_path(folder: Path, setting: Setting) -> Path:
-    """The response file of one setting in a submission folder (docs/contract.md §7)."""
-    return SubmissionFolder(folder).responses(setting)
-
-
 def _option_problems(options: GenerateOptions, has_key: bool) -> list[Problem]:
     """What is wrong with the options themselves: the id, options the provider does not take,
     the API key's variable."""
-    problems: list[Problem] = []
     try:
         TypeAdapter(SubmissionId).validate_python(options.submission_id)
+        bad_id = False
     except ValidationError:
-        problems.append(
-            Problem(
-                "--submission",
-                None,
-                f"invalid id {options.submission_id!r}",
-                "use 3 to 64 lowercase letters, digits, '-', '_' or '.'",
-            )
-        )
-    entry, provider = providers.entry(options.provider), options.provider
-    if not entry.sampling and options.temperature is not None:
-        problems.append(
-            Problem(
-                "--temperature",
-                None,
-                f"the {provider} API takes no sampling parameters",
-                f"drop --temperature for --provider {provider}",
-            )
-        )
-    if not entry.chat_completions and options.max_tokens_param is not None:
-        problems.append(
-            Problem(
-                "--max-tokens-param",
-                None,
-                f"applies to OpenAI-compatible providers, not {provider} (its API names it "
-                "max_tokens)",
-                f"drop --max-tokens-param for --provider {provider}",
-            )
-        )
-    if not has_key:
-        problems.append(
-            Problem(
-                options.key_env,
-                None,
-                "environment variable not set",
-                f"export {options.key_env}=... (any value for a local server "
-                "without keys), or name another with --api-key-env",
-            )
-        )
-    return problems
+        bad_id = True
+    entry, provider, env = providers.entry(options.provider), options.provider, options.key_env
+    drop = f"for --provider {provider}"
+    found = [
+        (
+            bad_id,
+            "--submission",
+            f"invalid id {options.submission_id!r}",
+            "use 3 to 64 lowercase letters, digits, '-', '_' or '.'",
+        ),
+        (
+            not entry.sampling and options.temperature is not None,
+            "--temperature",
+            f"the {provider} API takes no sampling parameters",
+            f"drop --temperature {drop}",
+        ),
+        (
+            not entry.chat_completions and options.max_tokens_param is not None,
+            "--max-tokens-param",
+            f"applies to OpenAI-compatible providers, not {provider} (its API names it max_tokens)",
+            f"drop --max-tokens-param {drop}",
+        ),
+        (
+            not has_key,
+            env,
+            "environment variable not set",
+            f"export {env}=... (any value for a local server without keys), or name another with "
+            "--api-key-env",
+        ),
+    ]
+    return [Problem(where, None, message, fix) for bad, where, message, fix in found if bad]
 
 
 def prepare(
@@ -268,7 +255,7 @@ def prepare(
     lock = _FolderLock(folder) if not problems else None
     files: dict[Setting, ResponseFile] = {}
     for setting in dict.fromkeys(options.settings):
-        f, file_problems = ResponseFile.open(response_path(folder, setting), all_ids)
+        f, file_problems = ResponseFile.open(sub.responses(setting), all_ids)
         problems.extend(file_problems)
         if f is not None:
             files[setting] = f

@@ -102,14 +102,7 @@ def read_metadata(path: Path) -> tuple[dict[str, Any] | None, list[Problem]]:
     if data is None:
         return {}, []
     if not isinstance(data, dict):
-        return None, [
-            Problem(
-                str(path),
-                None,
-                "not a mapping of field: value",
-                "fix it (or delete it to let gamut generate scaffold it)",
-            )
-        ]
+        return None, [Problem(str(path), None, "not a mapping of field: value", fix)]
     return data, []
 
 

@@ -117,43 +117,29 @@ class ResponseFile:
 def _check_line(
     path: Path, n: int, raw: bytes, answered: dict[str, int], known_ids: Collection[str]
 ) -> list[Problem]:
-    file = str(path)
+    def bad(message: str, fix: str, qid: str | None = None) -> list[Problem]:
+        return [Problem(str(path), n, message, fix, question_id=qid)]
+
     obj, wrong = parse_line(raw, JsonlLimits())
     if wrong is not None:
-        return [Problem(file, n, wrong, "delete the line and rerun")]
+        return bad(wrong, "delete the line and rerun")
     if (
         not isinstance(obj, dict)
         or not isinstance(obj.get("question_id"), str)
         or not isinstance(obj.get("response"), str)
     ):
-        return [
-            Problem(
-                file,
-                n,
-                'expected {"question_id": "...", "response": "..."}',
-                "delete the line and rerun",
-            )
-        ]
+        return bad(
+            'expected {"question_id": "...", "response": "..."}', "delete the line and rerun"
+        )
     qid: str = obj["question_id"]
     if qid not in known_ids:
-        return [
-            Problem(file, n, f"unknown question_id {qid!r}", "delete the line", question_id=qid)
-        ]
+        return bad(f"unknown question_id {qid!r}", "delete the line", qid)
     if qid in answered:
-        return [
-            Problem(
-                file,
-                n,
-                f"duplicate question_id {qid!r} (first on line {answered[qid]})",
-                "keep one of the lines",
-                question_id=qid,
-            )
-        ]
+        first = answered[qid]
+        return bad(
+            f"duplicate question_id {qid!r} (first on line {first})", "keep one of the lines", qid
+        )
     answered[qid] = n
     if not obj["response"].strip():
-        return [
-            Problem(
-                file, n, "empty response", "delete the line and rerun to answer it", question_id=qid
-            )
-        ]
+        return bad("empty response", "delete the line and rerun to answer it", qid)
     return []

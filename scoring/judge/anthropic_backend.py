@@ -41,7 +41,6 @@ from scoring.judge.batch.api import (
     error_text,
     json_line,
     pages_of,
-    read_result_line,
     stated_megabytes,
 )
 from scoring.judge.generation import (
@@ -183,26 +182,26 @@ class AnthropicBackend(BatchBackend):
         """Create the batch by a raw ``POST /v1/messages/batches`` of the serialized requests (the
         typed ``messages.batches.create`` copies every request first, which costs more than building
         them)."""
-        try:
-            with tempfile.TemporaryFile() as fh:
-                fh.write(b'{"requests":[')
-                for i, ln in enumerate(lines):
-                    if i:
-                        fh.write(b",")
-                    fh.write(ln.data)
-                fh.write(b"]}")
-                fh.seek(0)
-                # a retry could not send the file again: a failed create is found or submitted
-                # again by the next step (its pending record has the keys)
-                b = self._batches.with_options(max_retries=0).post(
+        with self._call("cannot create the batch"), tempfile.TemporaryFile() as fh:
+            fh.write(b'{"requests":[')
+            for i, ln in enumerate(lines):
+                if i:
+                    fh.write(b",")
+                fh.write(ln.data)
+            fh.write(b"]}")
+            fh.seek(0)
+            # a retry could not send the file again: a failed create is found or submitted
+            # again by the next step (its pending record has the keys)
+            return (
+                self._batches.with_options(max_retries=0)
+                .post(
                     "/v1/messages/batches",
                     content=fh,
                     cast_to=MessageBatch,
                     options={"headers": {"content-type": "application/json"}},
                 )
-        except (anthropic.AnthropicError, OSError) as exc:
-            raise self._fail("cannot create the batch", exc) from None
-        return b.id
+                .id
+            )
 
     def find(
         self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
@@ -212,7 +211,7 @@ class AnthropicBackend(BatchBackend):
         that may be it has not ended (Message Batches carry no metadata)."""
         shown: list[tuple[float, str]] = []
         waiting = False
-        try:
+        with self._call("cannot list message batches"):
             for b in self._batches.messages.batches.list(limit=100):
                 at = b.created_at.timestamp()
                 if at < since - FIND_SKEW_S:
@@ -225,8 +224,6 @@ class AnthropicBackend(BatchBackend):
                     waiting = True
                 elif self._carries(b.id, ids):
                     shown.append((abs(at - since), b.id))
-        except anthropic.AnthropicError as exc:
-            raise self._fail("cannot list message batches", exc) from None
         if shown:
             return Found(tuple(bid for _, bid in sorted(shown)))
         return Found((), waiting)
@@ -244,33 +241,27 @@ class AnthropicBackend(BatchBackend):
     def listed(self, pages: int, size: int) -> Iterator[Listed]:
         """Every batch: Message Batches carry no metadata (a batch shows whose it is by the
         custom ids of its results)."""
-        try:
+        with self._call("cannot list message batches"):
             for b in pages_of(self._batches.messages.batches.list(limit=size), pages):
                 yield Listed(b.id, b.processing_status == "ended")
-        except anthropic.AnthropicError as exc:
-            raise self._fail("cannot list message batches", exc) from None
 
     def status(self, batch_id: str) -> BatchStatus:
         """``in_progress``, ``canceling`` or ``ended``."""
-        try:
+        with self._call(f"cannot retrieve message batch {batch_id}"):
             b = self._batches.messages.batches.retrieve(batch_id)
-        except anthropic.AnthropicError as exc:
-            raise self._fail(f"cannot retrieve message batch {batch_id}", exc) from None
         return BatchStatus(b.processing_status, b.processing_status == "ended")
 
     def results(self, batch_id: str) -> Iterator[BatchResult]:
         """Every result (succeeded, errored, canceled or expired), streamed line by line."""
-        try:
-            with self._batches.messages.batches.with_streaming_response.results(batch_id) as resp:
-                for n, raw in enumerate(resp.iter_lines(), 1):
-                    if not raw.strip():
-                        continue
-                    where = f"message batch {batch_id}: results line {n}"
-                    res = read_result_line(raw, where, self._result, self.notes)
-                    if res is not None:
-                        yield res
-        except anthropic.AnthropicError as exc:
-            raise self._fail(f"cannot read the results of message batch {batch_id}", exc) from None
+        with (
+            self._call(f"cannot read the results of message batch {batch_id}"),
+            self._batches.messages.batches.with_streaming_response.results(batch_id) as resp,
+        ):
+            where = f"message batch {batch_id}: results"
+            yield from self._read(resp.iter_lines(), where, self._result)
+
+    def _sdk_error(self) -> type[Exception]:
+        return anthropic.AnthropicError
 
     def _result(self, obj: Any, raw: str) -> BatchResult:
         return parse_batch_result(obj, raw, self.redact, held=self.held)

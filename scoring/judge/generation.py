@@ -5,10 +5,12 @@ class of this protocol, found through :mod:`scoring.judge.providers`."""
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import ssl
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from scoring.errors import CallFailed, GamutError
@@ -17,20 +19,25 @@ from scoring.errors import CallFailed, GamutError
 _FATAL_STATUS = {401, 403, 404}
 
 
-class ImageInput(Protocol):
-    """An image sent with a question: a URL, or a local file's bytes and media type."""
+@dataclass(frozen=True)
+class ImageRef:
+    """An image to send with a multimodal question: a local file or a URL."""
 
-    @property
-    def url(self) -> str | None: ...
-    @property
-    def media_type(self) -> str | None: ...
+    path: Path | None = None
+    url: str | None = None
+    media_type: str | None = None
+
     def base64_data(self) -> str:
-        """The file's bytes, base64-encoded."""
-        ...
+        """The local file's bytes, base64-encoded (ASCII)."""
+        if self.path is None:
+            raise ValueError("a URL image has no local bytes")
+        return base64.b64encode(self.path.read_bytes()).decode("ascii")
 
     def data_url(self) -> str:
         """A ``data:`` URL for a local file, or the URL itself."""
-        ...
+        if self.url is not None:
+            return self.url
+        return f"data:{self.media_type};base64,{self.base64_data()}"
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class Request:
     """One question put to the model, and the structured output it asks for (if any)."""
 
     prompt: str
-    image: ImageInput | None = None
+    image: ImageRef | None = None
     schema: OutputSchema | None = None
 
 

@@ -64,17 +64,7 @@ def pair_items(plan: PairPlan, todo: npt.NDArray[np.int64]) -> list[PairItem]:
 
 def verdict_record(item: PairItem | Requested, **kw: object) -> VerdictRecord:
     """The ledger record of ``item``'s verdict (``kw``: the verdict and what came with it)."""
-    i = item.ids
-    return VerdictRecord(
-        item.key,
-        item.identity,
-        i.judge,
-        i.submission_id,
-        i.setting,
-        i.question_id,
-        i.check_id,
-        **kw,  # type: ignore[arg-type]
-    )
+    return VerdictRecord(item.key, item.identity, *item.ids, **kw)  # type: ignore[arg-type]
 
 
 def record_failure(
@@ -93,25 +83,6 @@ def record_failure(
         message, raw = held_message(kind, message), ""
     else:
         message, raw = j.backend.redact(message), j.backend.redact(raw)
-    i = item.ids
-    cache.fail(
-        FailureRecord(
-            item.key,
-            j.identity,
-            i.judge,
-            i.submission_id,
-            i.setting,
-            i.question_id,
-            i.check_id,
-            kind,
-            calls,
-            message,
-            raw,
-        )
-    )
+    cache.fail(FailureRecord(item.key, j.identity, *item.ids, kind, calls, message, raw))
     if stats is not None:
-        stats.failures.append(
-            Failure(
-                j.name, i.submission_id, i.setting, i.question_id, i.check_id, kind, message, raw
-            )
-        )
+        stats.failures.append(Failure(*item.ids, kind, message, raw))

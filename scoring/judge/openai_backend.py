@@ -31,7 +31,6 @@ from scoring.judge.batch.api import (
     Listed,
     error_text,
     pages_of,
-    read_result_line,
 )
 from scoring.judge.batch.openai_lines import (
     ENDPOINT,
@@ -178,64 +177,51 @@ class OpenAIBackend(BatchBackend):
         data = request_line(custom_id, body)
         return BatchLine(custom_id, len(data), data)
 
-    def submit(self, lines: list[BatchLine], tag: str) -> str:
-        """Upload the input file and create the batch."""
+    def _sdk_error(self) -> type[Exception]:
         import openai
 
-        try:
-            with tempfile.TemporaryFile() as fh:
-                for ln in lines:
-                    fh.write(ln.data)
-                    fh.write(b"\n")
-                fh.seek(0)
-                f = self._batches.files.create(file=(f"{tag}.jsonl", fh), purpose="batch")
-            b = self._batches.batches.create(
+        return openai.OpenAIError
+
+    def submit(self, lines: list[BatchLine], tag: str) -> str:
+        """Upload the input file and create the batch."""
+        with self._call("cannot create the batch"), tempfile.TemporaryFile() as fh:
+            for ln in lines:
+                fh.write(ln.data)
+                fh.write(b"\n")
+            fh.seek(0)
+            f = self._batches.files.create(file=(f"{tag}.jsonl", fh), purpose="batch")
+            return self._batches.batches.create(
                 input_file_id=f.id,
                 endpoint=ENDPOINT,
                 completion_window="24h",
                 metadata={TAG_KEY: tag},
-            )
-        except (openai.OpenAIError, OSError) as exc:
-            raise self._fail("cannot create the batch", exc) from None
-        return b.id
+            ).id
 
     def find(
         self, tag: str, since: float, ids: frozenset[str], known: frozenset[str] = frozenset()
     ) -> Found:
         """The batches whose metadata names ``tag`` (one chunk of one run), read back to
         :data:`FIND_WINDOW_S` before ``since``."""
-        import openai
-
         out: list[str] = []
-        try:
+        with self._call("cannot list batches"):
             for b in self._batches.batches.list(limit=100):
                 if b.created_at < since - FIND_WINDOW_S:
                     break
                 if (b.metadata or {}).get(TAG_KEY) == tag and b.id not in known:
                     out.append(b.id)
-        except openai.OpenAIError as exc:
-            raise self._fail("cannot list batches", exc) from None
         return Found(tuple(reversed(out)))
 
     def listed(self, pages: int, size: int) -> Iterator[Listed]:
         """The batches whose metadata carries a chunk tag (as this project's batches do)."""
-        import openai
-
-        try:
+        with self._call("cannot list batches"):
             for b in pages_of(self._batches.batches.list(limit=size), pages):
                 if (b.metadata or {}).get(TAG_KEY):
                     yield Listed(b.id, b.status in _FINISHED)
-        except openai.OpenAIError as exc:
-            raise self._fail("cannot list batches", exc) from None
 
     def status(self, batch_id: str) -> BatchStatus:
         """The batch's status word; ``failed`` batches carry the provider's errors."""
-        import openai
-
-        try:
+        with self._call(f"cannot retrieve batch {batch_id}"):
             b = self._batches.batches.retrieve(batch_id)
-        except openai.OpenAIError as exc:
-            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
         msg = ""
         if b.status == "failed" and b.errors and b.errors.data:
             msg = "; ".join(
@@ -247,30 +233,18 @@ class OpenAIBackend(BatchBackend):
 
     def results(self, batch_id: str) -> Iterator[BatchResult]:
         """The lines of the output file, then of the error file, streamed."""
-        import openai
-
-        try:
+        with self._call(f"cannot retrieve batch {batch_id}"):
             b = self._batches.batches.retrieve(batch_id)
-        except openai.OpenAIError as exc:
-            raise self._fail(f"cannot retrieve batch {batch_id}", exc) from None
 
         def parse(obj: Any, raw: str) -> BatchResult:
             return parse_result_line(obj, raw, self.redact, held=self.held)
 
-        for fid in (b.output_file_id, b.error_file_id):
-            if not fid:
-                continue
-            try:
-                with self._batches.files.with_streaming_response.content(fid) as resp:
-                    for n, raw in enumerate(resp.iter_lines(), 1):
-                        if not raw.strip():
-                            continue
-                        where = f"batch {batch_id}: file {fid} line {n}"
-                        res = read_result_line(raw, where, parse, self.notes)
-                        if res is not None:
-                            yield res
-            except openai.OpenAIError as exc:
-                raise self._fail(f"cannot read file {fid} of batch {batch_id}", exc) from None
+        for fid in filter(None, (b.output_file_id, b.error_file_id)):
+            with (
+                self._call(f"cannot read file {fid} of batch {batch_id}"),
+                self._batches.files.with_streaming_response.content(fid) as resp,
+            ):
+                yield from self._read(resp.iter_lines(), f"batch {batch_id}: file {fid}", parse)
 
     async def aclose(self) -> None:
         """Close the HTTP client, if one was opened."""

@@ -220,9 +220,8 @@ class BulkBackend(Backend):
     """A backend that answers many pairs at once, needing no calls (replay)."""
 
     @abstractmethod
-    def bulk(self, plan: PairPlan, pairs: IntArray) -> BulkReply | None:
-        """Verdicts for the ``pairs`` of ``plan`` in one go, or None to answer them one
-        request at a time through :meth:`~scoring.judge.backends.Backend.complete`."""
+    def bulk(self, plan: PairPlan, pairs: IntArray) -> BulkReply:
+        """Verdicts for the ``pairs`` of ``plan`` in one go."""
 
 
 def pair_plans(

@@ -115,15 +115,8 @@ def template_sections(text: str, name: str, expected: Sequence[str]) -> dict[str
 def parse_template(text: str, name: str = "template") -> PromptTemplate:
     """Parse a template file's text (``@@ section`` markers, ``#`` comment lines)."""
     body = template_sections(text, name, _SECTIONS)
-    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    return PromptTemplate(
-        version=body["version"].strip(),
-        digest=digest,
-        system=body["system"],
-        shared=body["shared"],
-        check=body["check"],
-        reask=body["reask"],
-    )
+    version = body.pop("version").strip()
+    return PromptTemplate(version, hashlib.sha256(text.encode()).hexdigest()[:16], **body)
 
 
 @functools.cache

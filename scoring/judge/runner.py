@@ -400,13 +400,8 @@ def _run(
         rest = []
         for p, todo, stats in work:
             j = p.judge
-            reply = (
-                j.backend.bulk(p, todo)
-                if len(todo) and isinstance(j.backend, BulkBackend)
-                else None
-            )
-            if reply is not None:
-                _judge_bulk(p, todo, reply, ledger, cache, stats, sink)
+            if len(todo) and isinstance(j.backend, BulkBackend):
+                _judge_bulk(p, todo, j.backend.bulk(p, todo), ledger, cache, stats, sink)
             elif not j.backend.calls_out:
                 await _run_judge(j, pair_items(p, todo), cache, stats, sink, deadline(j), held)
             else:

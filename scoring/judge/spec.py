@@ -226,24 +226,11 @@ def judge_key_problems(
             or not providers.needs_key(str(d.get("provider")))
         ):
             continue
-        var = d.get("api_key_env")
-        if not var:
-            if not d.get("base_url"):
-                out.append(
-                    Problem(
-                        file,
-                        None,
-                        f"judges.{name}.api_key_env: not set",
-                        "name the environment variable that holds the API key",
-                    )
-                )
-        elif not env.get(str(var)):
-            out.append(
-                Problem(
-                    file,
-                    None,
-                    f"judges.{name}.api_key_env: environment variable {var} is not set",
-                    f"export {var}=<your key> before running",
-                )
-            )
+        var, key = d.get("api_key_env"), f"judges.{name}.api_key_env"
+        if not var and not d.get("base_url"):
+            fix = "name the environment variable that holds the API key"
+            out.append(Problem(file, None, f"{key}: not set", fix))
+        elif var and not env.get(str(var)):
+            said = f"{key}: environment variable {var} is not set"
+            out.append(Problem(file, None, said, f"export {var}=<your key> before running"))
     return out

@@ -57,22 +57,11 @@ def table_fingerprint(
     return h.hexdigest()
 
 
-def categorical(codes: Any, values: list[str], fixed: list[str] | None = None) -> Any:
-    """A categorical of ``values[codes]`` over every ``fixed`` value, else over the values used, in
-    the order of ``values``."""
-    return _pandas_categorical(*_recoded(codes, values, fixed))
-
-
-def _pandas_categorical(codes: Any, categories: list[str]) -> Any:
-    """``categories[codes]`` as a pandas categorical."""
-    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=str))
-
-
 def _recoded(
     codes: Any, values: list[str], fixed: list[str] | None = None
 ) -> tuple[Any, list[str]]:
-    """The codes and categories of :func:`categorical` (``values[codes]`` over every ``fixed``
-    value, else over the values used, in the order of ``values``)."""
+    """The codes and categories of ``values[codes]`` over every ``fixed`` value, else over the
+    values used, in the order of ``values``."""
     if fixed is not None:
         remap = np.array([fixed.index(v) for v in values], dtype=np.int64)
         return remap[codes], fixed
@@ -103,7 +92,14 @@ def verdict_frame(
     judge_ids: bool = False,
 ) -> pd.DataFrame:
     """Every verdict in the ledger of the planned pairs, as a table (columnar throughout)."""
-    return _frame(plans, _stored(ledger, public), public=public, judge_ids=judge_ids)
+    table, _ = _arrow_part(plans, _stored(ledger, public), public=public)
+    df: pd.DataFrame = table.to_pandas()
+    if judge_ids:
+        by_name = {p.judge.name: p.judge.label for p in plans}
+        judges = df["judge"].cat
+        labels = np.array([by_name[n] for n in judges.categories], dtype=object)
+        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels[judges.codes.to_numpy()])
+    return df
 
 
 #: Judge name -> submission id -> setting -> the model snapshots its provider reported.
@@ -244,24 +240,6 @@ def _texts(plans: list[PairPlan], stored: pa.Table, rows: _Rows) -> tuple[Any, A
     if rat is not None:
         why[~rows.empty] = rat[rows.ledger_row[~rows.empty]]
     return why, texts[rows.check] if texts is not None else np.empty(0, object)
-
-
-def _frame(
-    plans: list[PairPlan],
-    stored_index: tuple[pa.Table, Any, Any],
-    *,
-    public: bool,
-    judge_ids: bool,
-) -> pd.DataFrame:
-    rows = _gather(plans, stored_index)
-    df = pd.DataFrame(_columns(plans, rows, _pandas_categorical), columns=list(VERDICT_COLUMNS))
-    df["secondary"] = df["secondary"].astype(bool)
-    if judge_ids:
-        labels = np.array([p.judge.label for p in plans], dtype=object)
-        df.insert(list(df.columns).index("judge") + 1, "judge_id", labels[rows.judge])
-    if public:
-        df["rationale"], df["check_text"] = _texts(plans, stored_index[0], rows)
-    return df
 
 
 def _arrow_dictionary(codes: Any, categories: list[str]) -> pa.Array:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from abc import abstractmethod
@@ -177,10 +178,19 @@ class BatchBackend(Backend):
         super().__init__(name, judge, api_key, root)
         self.notes: list[str] = []
 
-    def _fail(self, what: str, exc: Exception) -> BatchError:
-        """A provider error as a :class:`BatchError`, with the key redacted; with held rubrics,
-        its class and HTTP status only."""
-        if self.held:
+    def _sdk_error(self) -> type[Exception]:
+        """The SDK's base error class (its module imported when a call is made)."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def _call(self, what: str) -> Iterator[None]:
+        """An SDK or file error inside as a :class:`BatchError` saying ``what`` failed, key
+        redacted; with held rubrics, its class and HTTP status only."""
+        try:
+            yield
+        except (self._sdk_error(), OSError) as exc:
+            if not self.held:
+                raise BatchError(self.redact(f"{what}: {type(exc).__name__}: {exc}")) from None
             status = getattr(exc, "status_code", None)
             brief = BackendError(
                 ErrorKind.API_ERROR,
@@ -188,10 +198,19 @@ class BatchBackend(Backend):
                 error_class=type(exc).__name__,
                 status=status if isinstance(status, int) else None,
             ).brief()
-            return BatchError(
+            raise BatchError(
                 f"{what}: {brief} (the provider's message is not shown: rubrics are held)"
-            )
-        return BatchError(self.redact(f"{what}: {type(exc).__name__}: {exc}"))
+            ) from None
+
+    def _read(
+        self, lines: Iterable[str], where: str, parse: Callable[[Any, str], BatchResult]
+    ) -> Iterator[BatchResult]:
+        """The results of a provider's result file (``where``: its name, for notes)."""
+        for n, raw in enumerate(lines, 1):
+            if raw.strip():
+                res = read_result_line(raw, f"{where} line {n}", parse, self.notes)
+                if res is not None:
+                    yield res
 
     @abstractmethod
     def batch_body(self, request: JudgeRequest, turns: tuple[Turn, ...] = ()) -> dict[str, Any]:

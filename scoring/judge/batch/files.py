@@ -78,15 +78,6 @@ def _open_pairs(p: PairPlan, known: KeyIndex, pending: KeyIndex) -> tuple[IntArr
     return np.flatnonzero(~done & ~p.empty), np.flatnonzero(done & ~p.empty)
 
 
-def _open_items(
-    p: PairPlan, known: KeyIndex, pending: KeyIndex
-) -> tuple[dict[str, PairItem], set[str]]:
-    """A plan's pairs without a verdict, by custom id; and the custom ids of those with one."""
-    todo, have = _open_pairs(p, known, pending)
-    items = {it.key.hex(): it for it in pair_items(p, todo)}  # custom_id, without its check
-    return items, {k.hex() for k in key_bytes(p.keys_of(have))}
-
-
 def _private_dir(out_dir: Path) -> None:
     """Make ``out_dir`` a folder only its owner can enter (0700); an existing one must be so."""
     try:
@@ -281,7 +272,7 @@ def _check_file(
             stopped = problems[-1].line
             break
         try:
-            res = parse_result_line(obj, "", _same, held=held)
+            res = parse_result_line(obj, "", str, held=held)
         except ValueError as exc:
             problems.append(Problem(f, n, str(exc), _FIX_LINE))
             continue
@@ -316,10 +307,6 @@ def _check_file(
         else:
             problems.append(Problem(f, cut, "truncated last line (no newline)", _FIX_TRUNC))
     return results, skipped, problems
-
-
-def _same(text: str) -> str:
-    return text
 
 
 _KIND_WORDS = {
@@ -371,8 +358,9 @@ def import_batch(
         done = imported_lines(ledger, [p.judge.identity for p in plans])
         for p in plans:
             j = p.judge
-            todo, have = _open_items(p, known_index, empty)
-            known |= have
+            open_pairs, have = _open_pairs(p, known_index, empty)
+            todo = {it.key.hex(): it for it in pair_items(p, open_pairs)}  # custom id, no check
+            known |= {k.hex() for k in key_bytes(p.keys_of(have))}
             for cid, it in todo.items():
                 owners[cid] = (j, it)
             stats = JudgeStats(j.name, j.label, j.identity)
@@ -426,16 +414,11 @@ def _record_reasks(ingests: Iterable[Ingest]) -> None:
             item = ing.todo.get(a.cid)
             if item is None or not a.turns:
                 continue
-            i = item.ids
             ing.cache.fail(
                 FailureRecord(
                     item.key,
                     ing.j.identity,
-                    i.judge,
-                    i.submission_id,
-                    i.setting,
-                    i.question_id,
-                    i.check_id,
+                    *item.ids,
                     "bad_output",
                     a.attempt - 1,
                     "unusable reply; the next --export-batch asks again",

@@ -14,7 +14,6 @@ from scoring.fastjson import dumps_line
 from scoring.judge.backends import Completion, model_of, reading_reply, token_count, usage_of
 from scoring.judge.batch.api import BatchResult, Limits, error_text, stated_megabytes
 
-#: OpenAI's limits per input file.
 #: OpenAI's limits per input file: 50,000 requests, 200 MB.
 OPENAI_LIMITS = Limits(max_requests=50_000, max_bytes=stated_megabytes(200))
 ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"

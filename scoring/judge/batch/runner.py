@@ -205,14 +205,6 @@ def chunk_tag(lines: list[BatchLine], run: str = "") -> str:
     return h.hexdigest()[:32]
 
 
-def limits_of(j: BuiltJudge, api: BatchBackend) -> Limits:
-    """The provider's per-batch limits, lowered by the judge's ``batch_max_requests``."""
-    lim = api.limits
-    if j.config.batch_max_requests is not None:
-        lim = Limits(min(lim.max_requests, j.config.batch_max_requests), lim.max_bytes)
-    return lim
-
-
 def lines_of(api: BatchBackend, todo: dict[str, PairItem], asks: list[Ask]) -> Iterator[BatchLine]:
     """Each ask as a batch line, its body from the judge backend's one body builder."""
     for a in asks:
@@ -232,9 +224,12 @@ def submit(
     batch is recorded (with its keys) before it is created, and again with the provider's id."""
     out: list[BatchRecord] = []
     run = secrets.token_hex(8)
+    limits = api.limits  # lowered by the judge's batch_max_requests
+    if j.config.batch_max_requests is not None:
+        limits = Limits(min(limits.max_requests, j.config.batch_max_requests), limits.max_bytes)
     for attempt in sorted({a.attempt for a in asks}):
         mine = [a for a in asks if a.attempt == attempt]
-        for chunk in split(lines_of(api, todo, mine), limits_of(j, api)):
+        for chunk in split(lines_of(api, todo, mine), limits):
             tag = chunk_tag(chunk, run)
             items = [todo[ln.custom_id] for ln in chunk]
             rec = _record(j, tag, PENDING + tag, "submitting", items, attempt, run)

@@ -78,16 +78,11 @@ class ShardSink:
     ) -> None:
         """Keep a verdict without building its record: one row (what an import does 380,000
         times at paper scale)."""
-        i = item.ids
         self._rows.append(
             (
                 item.key,
                 item.identity,
-                i.judge,
-                i.submission_id,
-                i.setting,
-                i.question_id,
-                i.check_id,
+                *item.ids,
                 verdict.code,
                 comp.model,
                 source,
