@@ -351,21 +351,23 @@ def _verdicts_download(tables: ScoreTables, out: Path, public: bool) -> Download
     """Every verdict in one file and one file per submission: the score step's copies
     (:func:`write_verdict_downloads`)."""
     src = tables.results / PUBLISHED
-    names = pq.read_schema(src / "verdicts.parquet").names if src.is_dir() else []
+    all_file = src / "verdicts.parquet"
+    names = pq.read_schema(all_file).names if all_file.is_file() else []
     if not names or (not public and set(VERDICT_TEXT_COLUMNS) & set(names)):
         raise GamutError(f"{src} is missing or holds held text; run `gamut score` again")
     # a score killed while writing them leaves files of two scores: each carries its fingerprint
+    whole = _metadata(all_file).get(FINGERPRINT)
     mixed = sorted(
         p.name
         for p in (src / "verdicts").glob("*.parquet")
-        if _metadata(p).get(FINGERPRINT) != _metadata(src / "verdicts.parquet").get(FINGERPRINT)
+        if _metadata(p).get(FINGERPRINT) != whole
     )
     if mixed:
         raise GamutError(
             f"{src}: {', '.join(mixed[:3])} come from another score than verdicts.parquet (a score "
             "stopped while writing them); run `gamut score` again"
         )
-    shutil.copyfile(src / "verdicts.parquet", out / "verdicts.parquet")
+    shutil.copyfile(all_file, out / "verdicts.parquet")
     shutil.copytree(src / "verdicts", out / "verdicts", dirs_exist_ok=True)
     return Download(
         "Verdicts",

@@ -344,3 +344,13 @@ def test_a_score_stopped_while_publishing_verdicts_stops_the_build_until_scored_
     pipeline.build_site(Project(cfg))
     site = cfg.path(cfg.site.out)
     assert pq.read_metadata(site / "downloads" / "verdicts.parquet").num_rows == table.num_rows - 1
+
+
+def test_a_published_folder_without_its_all_verdicts_file_asks_for_a_score(
+    tmp_path: Path,
+) -> None:
+    # a first score killed before its last write leaves the per-submission files alone
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    (cfg.path(cfg.store.results) / "published" / "verdicts.parquet").unlink()
+    with pytest.raises(GamutError, match=r"is missing or holds held text; run `gamut score`"):
+        pipeline.build_site(Project(cfg))
