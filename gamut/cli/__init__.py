@@ -46,17 +46,19 @@ class LazyGroup(click.Group):
     #: the entry-point group whose commands join the table (installed packages' own commands)
     plugins: str = "gamut.commands"
 
-    def _table(self) -> dict[str, tuple[str, str, str]]:
-        found = {ep.name: (ep.module, ep.attr, "") for ep in entry_points(group=self.plugins)}
-        return {**found, **self.table}
+    def _plugins(self) -> dict[str, tuple[str, str, str]]:
+        """The entry points' commands (a scan of the installed packages: only when asked)."""
+        found = entry_points(group=self.plugins)
+        return {ep.name: (ep.module, ep.attr, "") for ep in found if ep.name not in self.table}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(self._table())
+        return sorted({*self.table, *self._plugins()})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in (table := self._table()):
+        entry = self.table.get(cmd_name) or self._plugins().get(cmd_name)
+        if entry is None:
             return None
-        module, attr, _ = table[cmd_name]
+        module, attr, _ = entry
         cmd = getattr(importlib.import_module(module), attr)
         if not isinstance(cmd, click.Command):
             raise TypeError(f"{module}.{attr} is not a click command")
@@ -64,7 +66,7 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
-        for name, (_, _, brief) in sorted(self._table().items()):
+        for name, (_, _, brief) in sorted({**self._plugins(), **self.table}.items()):
             command = None if brief else self.get_command(ctx, name)
             rows.append((name, brief or (command.get_short_help_str(80) if command else "")))
         with formatter.section("Commands"):
