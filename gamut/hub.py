@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from gamut.config import PLACEHOLDER
 from scoring.errors import GamutError, PlaceholderError
@@ -130,6 +130,11 @@ def private_cache(private: Path, published: dict[str, Path]) -> Path:
     return private
 
 
+def http_status(exc: Any) -> int | str:
+    """The HTTP status of a ``huggingface_hub`` error, or "?" when it carries no response."""
+    return exc.response.status_code if getattr(exc, "response", None) is not None else "?"
+
+
 @contextmanager
 def hub_errors(what: str, where: str, key: str, retry: str) -> Iterator[None]:
     """Turn ``huggingface_hub`` errors into one :class:`GamutError` naming ``what`` (at
@@ -152,10 +157,9 @@ def hub_errors(what: str, where: str, key: str, retry: str) -> Iterator[None]:
             f"dataset needs {TOKEN_ENV}: a token with read access)"
         ) from None
     except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
         raise GamutError(
-            f"{what}: the Hub answered HTTP {status} for {where}; check that {TOKEN_ENV} holds a "
-            f"valid read token, or {retry} later"
+            f"{what}: the Hub answered HTTP {http_status(exc)} for {where}; check that "
+            f"{TOKEN_ENV} holds a valid read token, or {retry} later"
         ) from None
     except (LocalEntryNotFoundError, OSError) as exc:
         raise GamutError(

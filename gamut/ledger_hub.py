@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gamut.hub import TOKEN_ENV, hub_api, hub_token
+from gamut.hub import TOKEN_ENV, http_status, hub_api, hub_token
 from scoring.errors import GamutError, Problem
 from scoring.ledger import KINDS, MANIFEST, PUSHES, Ledger
 from scoring.ledger.compact import COMPACT_AT, compact, small_shards
@@ -99,7 +99,7 @@ class _Hub:
 
     def error(self, exc: Any, what: str) -> GamutError:
         return GamutError(
-            f"the Hub answered HTTP {_status(exc)} to the {what} of the ledger dataset "
+            f"the Hub answered HTTP {http_status(exc)} to the {what} of the ledger dataset "
             f"{self.repo_id}; check that {self.token_env} holds a token with {what} access"
         )
 
@@ -143,10 +143,6 @@ def _remote(hub: _Hub) -> set[str]:
         )
     hub.head = str(info.sha)
     return {s.rfilename for s in getattr(info, "siblings", None) or []}
-
-
-def _status(exc: Any) -> int | str:
-    return exc.response.status_code if getattr(exc, "response", None) is not None else "?"
 
 
 def _manifest(ledger: Ledger) -> bytes:
@@ -266,7 +262,7 @@ def push(
                 parent_commit=report.revision,
             )
         except HfHubHTTPError as exc:
-            if _status(exc) == 412:  # another push landed since the read: read again
+            if http_status(exc) == 412:  # another push landed since the read: read again
                 continue
             raise hub.error(exc, "write") from None
         ledger.add_push_record(after, shards)  # the same bytes: the same name

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gamut.hub import REPO_ID, TOKEN_ENV, hub_api, hub_token
+from gamut.hub import REPO_ID, TOKEN_ENV, http_status, hub_api, hub_token
 from scoring.errors import GamutError
 
 if TYPE_CHECKING:
@@ -95,9 +95,8 @@ def publish_results(
             repo_type="dataset",
         )
     except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else "?"
         raise GamutError(
-            f"the Hub refused the upload to {repo_id} (HTTP {status}); check that "
+            f"the Hub refused the upload to {repo_id} (HTTP {http_status(exc)}); check that "
             f"{token_env} has write access"
         ) from None
     return str(info.commit_url)
