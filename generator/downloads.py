@@ -207,6 +207,7 @@ def write_verdict_downloads(
     key = hashlib.sha256(json.dumps([digest, prov, public, sorted(domains.items())]).encode())
     meta = {PROVENANCE_KEY: prov.encode(), FINGERPRINT: key.hexdigest().encode()}
     if _metadata(out / "verdicts.parquet").get(FINGERPRINT) == meta[FINGERPRINT]:
+        _drop_stale(out / "verdicts", meta[FINGERPRINT])  # a score killed before it did
         return
     try:
         table = verdict_table(source, public, judge_ids(provenance), domains)
@@ -215,9 +216,6 @@ def write_verdict_downloads(
     table = table.replace_schema_metadata(meta)
     parts = {sid: published_types("verdicts", p) for sid, p in submission_slices(table).items()}
     (out / "verdicts").mkdir(parents=True, exist_ok=True)
-    names = {f"{file_id(sid)}.parquet" for sid in parts}
-    for stale in (p for p in (out / "verdicts").iterdir() if p.name not in names):
-        stale.unlink()
     for sid, part in parts.items():
         pq.write_table(part, sink := pa.BufferOutputStream(), **_PARQUET)
         atomic_write_bytes(out / "verdicts" / f"{file_id(sid)}.parquet", sink.getvalue())
@@ -227,6 +225,15 @@ def write_verdict_downloads(
             writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
     # written last: its fingerprint says the set is complete
     atomic_write_bytes(out / "verdicts.parquet", sink.getvalue())
+    _drop_stale(out / "verdicts", meta[FINGERPRINT])
+
+
+def _drop_stale(folder: Path, fingerprint: bytes) -> None:
+    """Remove the per-submission files of an earlier score (a submission no longer scored):
+    once the all-verdicts file is current, every file without its fingerprint is stale."""
+    for path in folder.glob("*.parquet"):
+        if _metadata(path).get(FINGERPRINT) != fingerprint:
+            path.unlink()
 
 
 def _metadata(path: Path) -> dict[bytes, bytes]:

@@ -354,3 +354,34 @@ def test_a_published_folder_without_its_all_verdicts_file_asks_for_a_score(
     (cfg.path(cfg.store.results) / "published" / "verdicts.parquet").unlink()
     with pytest.raises(GamutError, match=r"is missing or holds held text; run `gamut score`"):
         pipeline.build_site(Project(cfg))
+
+
+def test_a_dropped_submissions_file_left_by_a_killed_score_goes_at_the_next_score(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator import downloads
+
+    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    results = cfg.path(cfg.store.results)
+    table = pq.read_table(results / "verdicts.parquet")
+    gone = str(table["submission_id"][0])
+    assert (results / "published" / "verdicts" / f"{gone}.parquet").is_file()
+    kept = table.filter(pa.compute.not_equal(table["submission_id"], gone))
+    pq.write_table(kept, results / "verdicts.parquet")  # the submission is no longer scored
+    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
+    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
+    real = downloads._drop_stale
+
+    def killed(folder: Path, fingerprint: bytes) -> None:
+        raise KeyboardInterrupt  # the score dies after its last write, before the clean-up
+
+    monkeypatch.setattr(downloads, "_drop_stale", killed)
+    with pytest.raises(KeyboardInterrupt):
+        downloads.write_verdict_downloads(results, prov, False, domains)
+    with pytest.raises(GamutError, match=r"come from another score"):
+        pipeline.build_site(Project(cfg))
+    monkeypatch.setattr(downloads, "_drop_stale", real)
+    downloads.write_verdict_downloads(results, prov, False, domains)  # the next score
+    site = pipeline.build_site(Project(cfg))
+    names = {p.stem for p in (site / "downloads" / "verdicts").glob("*.parquet")}
+    assert names and gone not in names
