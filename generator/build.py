@@ -9,8 +9,6 @@ import hashlib
 import html
 import json
 import logging
-import os
-import re
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -21,15 +19,19 @@ from typing import Any
 from markupsafe import Markup
 
 from generator import registry, vendor
-from generator.downloads import CARD_STAGING
+from generator.downloads import CARD_STAGING, PUBLISHED
 from generator.registry import Page, navigation
 from generator.render import environment
 from generator.spec import SiteSpec
-from generator.tables import ScoreTables, load_tables
+from generator.tables import ScoreTables, content_digest, load_tables
 from scoring import __version__
 from scoring.errors import GamutError
-from scoring.layout import PROVENANCE_FILE
-from scoring.storage import atomic_write_text, make_staging_folder, remove_stale_staging
+from scoring.storage import (
+    atomic_write_text,
+    make_staging_folder,
+    remove_stale_staging,
+    swap_folder,
+)
 
 ASSETS = Path(__file__).parent / "assets"
 REPO = Path(__file__).resolve().parents[1]
@@ -37,8 +39,6 @@ GENERATED = Path("site_src") / "generated"
 PREVIEW_URL = "http://127.0.0.1:8000/"
 #: The file in a built site holding the fingerprint of what it was built from.
 STAMP = ".build-stamp"
-#: The most of ``provenance.json`` the fingerprint reads.
-MAX_PROVENANCE = 1 << 20
 
 
 def project_dir(spec: SiteSpec) -> Path:
@@ -147,17 +147,6 @@ def _quiet_mkdocs(logger: str = "mkdocs") -> Iterator[_Collect]:
         log.propagate = propagate
 
 
-def _swap_in(new: Path, target: Path) -> None:
-    """Replace ``target`` by ``new`` (both folders on one filesystem)."""
-    old = None
-    if target.exists():
-        old = make_staging_folder(target.parent, f".{target.name}.old.")
-        os.replace(target, old / target.name)
-    os.replace(new, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def site_builder(name: str) -> tuple[Callable[..., Any], Callable[..., Any], type[Exception]]:
     """The builder's ``load_config``, ``build`` and base exception.
 
@@ -225,35 +214,13 @@ def run_mkdocs(spec: SiteSpec, docs: Path, nav: list[Any], site_dir: Path) -> No
             raise GamutError(f"{spec.builder} build failed: {exc}{details}") from None
 
 
-def _content(path: Path) -> str:
-    """The digest of a results file, less when the tables were written: ``generated_at`` in
-    ``provenance.json`` and in each Parquet file's footer (the tables rewritten unchanged digest
-    alike; the footer also holds the schema, which the CSV beside it repeats)."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        size = f.seek(0, os.SEEK_END)
-        f.seek(max(0, size - 8))
-        tail = f.read(8)
-        if path.suffix == ".parquet" and len(tail) == 8 and tail[4:] == b"PAR1":
-            size = max(0, size - 8 - int.from_bytes(tail[:4], "little"))
-        f.seek(0)
-        if path.name == PROVENANCE_FILE:
-            text = f.read(MAX_PROVENANCE).decode("utf-8", errors="replace")
-            return hashlib.sha256(
-                re.sub(r'"generated_at": *"[^"]*"', "", text).encode()
-            ).hexdigest()
-        while size > 0 and (chunk := f.read(min(size, 1 << 20))):
-            h.update(chunk)
-            size -= len(chunk)
-    return h.hexdigest()
-
-
 def fingerprint(spec: SiteSpec) -> str:
     """A digest of everything a build of ``spec`` reads: the spec itself (the config's [site]
     table, the paths, the change history), the engine version, and the size and modification
     time of every file in the results, questions and submissions, the project's ``site_src/``
     (not its generated pages) and ``mkdocs.yml``, this package (templates, assets, code) and
-    the vendored bundles; the results files by their content (:func:`_content`)."""
+    the vendored bundles; the results files by their content (:func:`content_digest`), less the
+    score step's published folder, made from what is hashed here."""
     h = hashlib.sha256(json.dumps(dataclasses.asdict(spec), default=str).encode())
     h.update(f"\0{__version__}\0{spec.out.resolve()}".encode())
     project = project_dir(spec)
@@ -267,12 +234,15 @@ def fingerprint(spec: SiteSpec) -> str:
         for path in paths:
             rel = path.relative_to(root).parts
             generated = root.name == "site_src" and rel[:1] == ("generated",)
+            # what the score step publishes is made from the inputs hashed here
+            generated |= root == spec.results and rel[:1] == (PUBLISHED,)
             if generated or any(p[:1] == "." or p == "__pycache__" for p in rel):
                 continue
             st = path.stat() if path.exists() else None
             seen = "absent" if st is None else f"{st.st_size} {st.st_mtime_ns} {st.st_mode}"
             if root == spec.results and st is not None and path.is_file():
-                seen = f"{st.st_size} {_content(path)}"  # `gamut score` rewrites them each run
+                # `gamut score` rewrites them each run
+                seen = f"{st.st_size} {content_digest(path)}"
             h.update(f"\0{path}\0{seen}".encode())
     return h.hexdigest()
 
@@ -325,11 +295,11 @@ def build_site(
     try:
         nav = generate_pages(spec, docs, tables)
         if keep_docs:
-            _swap_in(docs, project / GENERATED)
+            swap_folder(docs, project / GENERATED)
             docs = project / GENERATED
         run_mkdocs(spec, docs, nav, built)
         shutil.copyfile(docs / CARD_STAGING, built / "downloads" / "README.md")
-        _swap_in(built, out)
+        swap_folder(built, out)
         atomic_write_text(out / STAMP, digest + "\n")
     finally:
         shutil.rmtree(built, ignore_errors=True)

@@ -14,7 +14,9 @@ than a JSON file fetched at run time: browsers refuse fetch() on a site opened f
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +26,27 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from generator.inputs import SETTINGS, TIERS, VERDICTS, SiteInputs, Verdicts
+from generator.downloads import PUBLISHED
+from generator.inputs import (
+    SETTINGS,
+    TIERS,
+    VERDICTS,
+    SiteInputs,
+    Verdicts,
+    load_site_inputs,
+    primary_verdicts,
+    scored_ids,
+)
 from generator.judging import judging_href
+from generator.pages import shown_names
 from generator.render import SETTING_LABELS, file_id, human, safe_url
-from generator.tables import ScoreTables
+from generator.tables import ScoreTables, content_digest
+from scoring import __version__
 from scoring.errors import Problem, ProblemsError
+from scoring.layout import SubmissionsLayout
 from scoring.questions import Question
+from scoring.storage import atomic_write_bytes, make_staging_folder, remove_stale_staging
+from scoring.tables import ResultsLayout
 
 #: Folder of the explorer's data under the site root.
 DATA = "explorer"
@@ -73,6 +90,20 @@ def _mean(values: list[float | None]) -> float | None:
     return round(sum(got) / len(got), 2) if got else None
 
 
+def image_file(q: Question, suffix: str) -> str:
+    """The site path of a question's local image with ``suffix``."""
+    return f"{DATA}/images/{file_id(q.image_id.lower())}{suffix.lower()}"
+
+
+def image_paths(questions: list[Question]) -> dict[str, str]:
+    """Question id -> the site path :func:`copy_images` gives its local image."""
+    return {
+        q.question_id: image_file(q, Path(q.image).suffix)
+        for q in questions
+        if q.image is not None and safe_url(q.image) is None
+    }
+
+
 def copy_images(questions: list[Question], questions_path: Path, site: Path) -> dict[str, str]:
     """Copy each question's local image into ``site``; returns question id -> site path.
 
@@ -104,7 +135,7 @@ def copy_images(questions: list[Question], questions_path: Path, site: Path) -> 
             bad(f"image {q.image!r} is over {MAX_IMAGE_BYTES // (1024 * 1024)} MB",
                 "shrink the image")  # fmt: skip
         else:
-            rel = f"{DATA}/images/{file_id(q.image_id.lower())}{src.suffix.lower()}"
+            rel = image_file(q, src.suffix)
             (site / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, site / rel)
             out[q.question_id] = rel
@@ -190,21 +221,22 @@ def _checklist(v: Verdicts, lo: int, hi: int, settings: list[str]) -> list[dict[
 def write_explorer_data(
     tables: ScoreTables, inputs: SiteInputs, site: Path, public: bool, names: dict[str, str]
 ) -> dict[str, Any]:
-    """Write every question's data file and the question index under ``site``.
+    """Write every question's data file and the question index under ``site`` (the images
+    are not copied: :func:`copy_images` does).
 
     Args:
-        tables: the score tables (question scores of the primary judge).
-        inputs: questions, responses and verdicts.
-        site: the docs folder being built.
+        tables: the score tables (question scores and verdicts of the primary judge).
+        inputs: questions and responses.
+        site: the folder being filled.
         public: whether rubric text may be written.
         names: submission id -> model name, in the order the explorer lists models.
 
     Returns:
         Sizes and counts for the explorer page (``n_questions``, ``largest_bytes``).
     """
-    images = copy_images(inputs.questions, inputs.questions_path, site)
+    images = image_paths(inputs.questions)
     scores = _Scores.of(tables)
-    v = inputs.verdicts
+    v = primary_verdicts(tables, public)
     spans = v.spans() if v is not None else {}
     models = list(names)
     g_index = {g: i for i, g in enumerate(v.groups)} if v is not None else {}
@@ -223,7 +255,7 @@ def write_explorer_data(
         qid = q.question_id
         lo, hi = spans.get(qid, (0, 0))
         where = (q_pos.get(qid, -1), lo, hi)
-        rows = _rows(qid, where, models, settings, inputs, scores, counts, g_index, public)
+        rows = _rows(qid, where, models, settings, inputs, scores, counts, g_index, public, v)
         data: dict[str, Any] = {
             "id": qid,
             "domain": human(q.domain),
@@ -265,11 +297,12 @@ def _rows(
     counts: tuple[_Counts, _Counts] | None,
     g_index: dict[tuple[str, str], int],
     public: bool,
+    v: Verdicts | None,
 ) -> list[dict[str, Any]]:
     """Each shown model's response to one question, with its scores and verdict counts (and
     verdict string with public rubrics); ``where``: the question's place in the counts and its
     checks' row range."""
-    v, (q_at, lo, hi) = inputs.verdicts, where
+    q_at, lo, hi = where
     rows = []
     for mi, m in enumerate(models):
         for s in settings:
@@ -302,4 +335,92 @@ def _rationales(
     return out
 
 
-__all__ = ["DATA", "copy_images", "points", "question_file", "write_explorer_data"]
+# --- the score step's copy -----------------------------------------------------------------------
+
+#: The file of a published explorer folder holding the explorer page's figures, written last.
+PAGE_FILE = "page.json"
+
+
+def explorer_key(tables: ScoreTables, questions: Path, submissions: Path, public: bool) -> str:
+    """A digest of everything :func:`write_explorer_data` reads: the verdict table, the question
+    scores and the provenance (by content, less when they were written), the questions file,
+    the scored submissions' response files, the model names in order, whether rubric text is
+    shown, this package's code and the engine's version."""
+    names = list(shown_names(tables).items())
+    h = hashlib.sha256(orjson.dumps([__version__, public, tables.primary_judge, names]))
+    results = ResultsLayout(tables.results)
+    files = [results.verdicts, results.table("question_scores"), results.provenance, questions]
+    files += [SubmissionsLayout(submissions).responses(sid, setting)
+              for sid in scored_ids(tables) for setting in SETTINGS]  # fmt: skip
+    files += sorted(Path(__file__).parent.glob("*.py"))
+    for path in files:
+        h.update(f"\0{path}\0{content_digest(path) if path.is_file() else '-'}".encode())
+    return h.hexdigest()
+
+
+def _published(tables: ScoreTables, key: str) -> Path:
+    return tables.results / PUBLISHED / f"{DATA}.{key}"
+
+
+def publish_explorer(tables: ScoreTables, questions: Path, submissions: Path, public: bool) -> None:
+    """Write the explorer's data into ``<results>/published/explorer.<key>`` (the score step
+    does, once per :func:`explorer_key`, so that a site build links the files instead of making
+    them), and remove the folders of other keys. A folder is named by its key and filled before
+    it is renamed into place, so a build never links files of two scores."""
+    parent, key = tables.results / PUBLISHED, explorer_key(tables, questions, submissions, public)
+    final = _published(tables, key)
+    parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(parent, (f".{DATA}.",))  # a score killed while writing them
+    if not (final / PAGE_FILE).is_file():
+        staging = make_staging_folder(parent, f".{DATA}.")
+        try:
+            inputs = load_site_inputs(questions, submissions, tables)
+            page = write_explorer_data(tables, inputs, staging, public, shown_names(tables))
+            atomic_write_bytes(staging / DATA / PAGE_FILE, orjson.dumps(page))
+            shutil.rmtree(final, ignore_errors=True)  # one a killed score left unfinished
+            try:
+                os.replace(staging / DATA, final)
+            except OSError:  # another score of the same inputs finished first
+                if not (final / PAGE_FILE).is_file():
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    for other in parent.glob(f"{DATA}.*"):
+        if other != final:
+            shutil.rmtree(other, ignore_errors=True)
+
+
+def link_explorer(
+    tables: ScoreTables, questions: Path, submissions: Path, public: bool, site: Path
+) -> dict[str, Any] | None:
+    """Hard-link (or copy, across file systems) the score step's explorer data into ``site``
+    when it was made from the same inputs; returns the explorer page's figures, or None when
+    there is none (then :func:`write_explorer_data`)."""
+    folder = _published(tables, explorer_key(tables, questions, submissions, public))
+    try:
+        page: dict[str, Any] = orjson.loads((folder / PAGE_FILE).read_bytes())
+        shutil.copytree(folder, site / DATA, copy_function=_link, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(PAGE_FILE))  # fmt: skip
+    except (OSError, shutil.Error, orjson.JSONDecodeError):  # none, or a newer score removed it
+        shutil.rmtree(site / DATA, ignore_errors=True)  # a link is never written through
+        return None
+    return page
+
+
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+__all__ = [
+    "DATA",
+    "copy_images",
+    "explorer_key",
+    "link_explorer",
+    "points",
+    "publish_explorer",
+    "question_file",
+    "write_explorer_data",
+]

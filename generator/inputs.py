@@ -71,19 +71,17 @@ class Verdicts:
 
 @dataclass(frozen=True)
 class SiteInputs:
-    """Questions, responses and verdicts for the explorer and the model pages.
+    """Questions and responses for the explorer and the model pages.
 
     Attributes:
         questions: in file order.
         questions_path: the questions file (images are relative to its folder).
         responses: (submission_id, setting) -> question id -> response text.
-        verdicts: the primary judge's verdicts, or None when no verdict table was published.
     """
 
     questions: list[Question]
     questions_path: Path
     responses: dict[tuple[str, str], dict[str, str]]
-    verdicts: Verdicts | None
 
 
 def _responses(
@@ -189,33 +187,44 @@ def load_site_inputs(
     questions: Path,
     submissions: Path,
     tables: ScoreTables,
-    public: bool,
     loaded: list[Question] | None = None,
 ) -> SiteInputs:
-    """Read the questions, the shown submissions' responses and the primary judge's verdicts.
+    """Read the questions and the scored submissions' responses.
 
     Args:
         questions: the questions file of the deployment.
         submissions: the submissions folder.
-        tables: the score tables (which submissions are shown, the primary judge).
-        public: whether the rubrics are public (check text and rationales are read only then).
+        tables: the score tables (which submissions are scored).
         loaded: the questions of ``questions``, when already read.
 
     Raises:
         ProblemsError: a questions or response file is invalid (every problem listed).
-        GamutError: the verdict table is unreadable or lacks its id columns.
     """
     qs = loaded if loaded is not None else load_questions(questions)
-    sids = sorted({str(s) for s in tables["leaderboard"]["submission_id"]})
-    responses = _responses(submissions, sids, [q.question_id for q in qs])
+    sids = scored_ids(tables)
+    return SiteInputs(qs, questions, _responses(submissions, sids, [q.question_id for q in qs]))
+
+
+def scored_ids(tables: ScoreTables) -> list[str]:
+    """The submissions of the leaderboard, sorted."""
+    return sorted({str(s) for s in tables["leaderboard"]["submission_id"]})
+
+
+def primary_verdicts(tables: ScoreTables, public: bool) -> Verdicts | None:
+    """The primary judge's verdicts of the scored submissions (None: no verdict table), read
+    from its row group alone, text columns only when the rubrics are ``public``.
+
+    Raises:
+        GamutError: the verdict table is unreadable or lacks its id columns.
+    """
     path, judge = tables.verdicts_path, tables.primary_judge
     if path is None:
-        return SiteInputs(qs, questions, responses, None)
-    try:  # the primary judge's rows only (a row group per judge), text only when public
+        return None
+    try:
         names = pq.read_schema(path).names
         wanted = [*VERDICT_COLUMNS, *(VERDICT_TEXT_COLUMNS if public else ())]
         table = pq.read_table(path, columns=[c for c in wanted if c in names],
                               filters=[("judge", "==", judge)])  # fmt: skip
     except (OSError, pa.ArrowException) as exc:
         raise GamutError(f"cannot read {path}: {exc}; rewrite it with `gamut judge`") from None
-    return SiteInputs(qs, questions, responses, read_verdicts(table, judge, sids, public))
+    return read_verdicts(table, judge, scored_ids(tables), public)

@@ -135,6 +135,12 @@ def ranked_ids(tables: ScoreTables) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def shown_names(tables: ScoreTables) -> dict[str, str]:
+    """The ranked submissions' display names (:func:`model_names`), in rank order."""
+    names = model_names(tables)
+    return {sid: names[sid] for sid in ranked_ids(tables)}
+
+
 def model_names(tables: ScoreTables) -> dict[str, str]:
     """Display name of each submission, unique: a name shared by two submissions gets its id.
 

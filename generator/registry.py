@@ -26,7 +26,7 @@ from generator.downloads import (
     responses_download,
     write_downloads,
 )
-from generator.explorer import write_explorer_data
+from generator.explorer import copy_images, link_explorer, write_explorer_data
 from generator.feed import write_feed
 from generator.inputs import SiteInputs, load_site_inputs
 from generator.judges import judges_page
@@ -36,7 +36,6 @@ from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
 from generator.tables import ScoreTables, load_tables
 from scoring.errors import GamutError
-from scoring.questions import load_questions
 
 #: One page of a family: its key (the ``{}`` of the family's path), title and template variables.
 Item = tuple[str, str, dict[str, Any]]
@@ -69,20 +68,19 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
     """
     inputs = _inputs(spec, tables)
     dl = write_dataset(spec, tables, docs, inputs, docs / CARD_STAGING)
-    names = pages.model_names(tables)
-    shown = {sid: names[sid] for sid in pages.ranked_ids(tables)}
-    return Site(spec, tables, docs, names, shown, inputs, dl)
+    return Site(
+        spec, tables, docs, pages.model_names(tables), pages.shown_names(tables), inputs, dl
+    )
 
 
 def _inputs(spec: SiteSpec, tables: ScoreTables) -> SiteInputs:
-    """The questions, responses and primary-judge verdicts the site shows."""
+    """The questions and responses the site shows."""
     if spec.questions is None or spec.submissions is None:
         raise GamutError(
             "the site shows every question and response: give the build the questions file "
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
-    public, questions = spec.rubrics_public, load_questions(spec.questions)
-    return load_site_inputs(spec.questions, spec.submissions, tables, public, questions)
+    return load_site_inputs(spec.questions, spec.submissions, tables)
 
 
 def write_dataset(
@@ -171,8 +169,12 @@ def _judging(site: Site) -> list[Item]:
 
 
 def _explorer(site: Site) -> dict[str, Any]:
-    public = site.spec.rubrics_public
-    ctx = write_explorer_data(site.tables, site.inputs, site.docs, public, site.shown)
+    public, inputs, spec = site.spec.rubrics_public, site.inputs, site.spec
+    assert spec.questions is not None and spec.submissions is not None  # gather checked
+    ctx = link_explorer(site.tables, spec.questions, spec.submissions, public, site.docs)
+    copy_images(inputs.questions, inputs.questions_path, site.docs)
+    if ctx is None:  # the score step's copy is missing or was made from other inputs
+        ctx = write_explorer_data(site.tables, inputs, site.docs, public, site.shown)
     return {"ctx": ctx, "public": public}
 
 

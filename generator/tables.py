@@ -3,7 +3,10 @@ only input. Nothing here imports the scoring engine's internals."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from scoring.errors import Problem, ProblemsError
+from scoring.layout import PROVENANCE_FILE
 from scoring.tables import ResultsLayout, site_tables
 
 _FIX = "run `gamut score` (or `gamut run`) to write the score tables first"
@@ -113,3 +117,30 @@ def load_tables(results: Path) -> ScoreTables:
         modality_summary=_summary_by_judge(_read_json(summary_path)),
         verdicts_path=verdicts if verdicts.is_file() else None,
     )
+
+
+#: The most of ``provenance.json`` a digest reads.
+MAX_PROVENANCE = 1 << 20
+
+
+def content_digest(path: Path) -> str:
+    """The digest of a results file, less when the tables were written: ``generated_at`` in
+    ``provenance.json`` and in each Parquet file's footer (the tables rewritten unchanged digest
+    alike; the footer also holds the schema, which the CSV beside it repeats)."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - 8))
+        tail = f.read(8)
+        if path.suffix == ".parquet" and len(tail) == 8 and tail[4:] == b"PAR1":
+            size = max(0, size - 8 - int.from_bytes(tail[:4], "little"))
+        f.seek(0)
+        if path.name == PROVENANCE_FILE:
+            text = f.read(MAX_PROVENANCE).decode("utf-8", errors="replace")
+            return hashlib.sha256(
+                re.sub(r'"generated_at": *"[^"]*"', "", text).encode()
+            ).hexdigest()
+        while size > 0 and (chunk := f.read(min(size, 1 << 20))):
+            h.update(chunk)
+            size -= len(chunk)
+    return h.hexdigest()

@@ -43,6 +43,17 @@ def make_staging_folder(parent: Path, prefix: str) -> Path:
     return path
 
 
+def swap_folder(new: Path, target: Path) -> None:
+    """Replace ``target`` by ``new`` (both folders on one filesystem)."""
+    old = None
+    if target.exists():
+        old = make_staging_folder(target.parent, f".{target.name}.old.")
+        os.replace(target, old / target.name)
+    os.replace(new, target)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
@@ -190,4 +201,5 @@ __all__ = [  # the names the site may use
     "atomic_write_text",
     "make_staging_folder",
     "remove_stale_staging",
+    "swap_folder",
 ]
