@@ -18,6 +18,8 @@ import pytest
 from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
+from generator.explorer import publish_explorer
+from generator.tables import load_tables
 from generator.vendor import PLOTLY
 from scoring.rubric_io import compile_all, load_rubrics
 from tests.generator.fixture_tables import publish_fixture_verdicts, write_fixture_config
@@ -160,6 +162,9 @@ def _build(root: Path, public: bool) -> tuple[GamutConfig, Path]:
     cfg = load_config(write_fixture_config(root, rubrics_public=public))
     inject_rubric_text(cfg.path(cfg.store.results))
     publish_fixture_verdicts(cfg.path(cfg.store.results), public)
+    spec = Project(cfg).site_spec()  # the explorer's data, as `gamut score` publishes it
+    assert spec.questions is not None and spec.submissions is not None
+    publish_explorer(load_tables(spec.results), spec.questions, spec.submissions, public)
     return cfg, pipeline.build_site(Project(cfg))
 
 

@@ -1,0 +1,105 @@
+"""The explorer's data as the score step publishes it: made once per set of inputs, hard-linked by
+a site build while current and made by the build itself otherwise, never a mix of two scores,
+and with held rubrics free of rubric text."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gamut import pipeline
+from gamut.config import load_config
+from gamut.project import Project
+from generator.downloads import PUBLISHED
+from generator.explorer import PAGE_FILE, explorer_key, link_explorer, publish_explorer
+from generator.spec import SiteSpec
+from generator.tables import load_tables
+from scoring.layout import SubmissionsLayout
+from tests.generator.conftest import assert_no_rubric_text, inject_rubric_text
+from tests.generator.fixture_tables import publish_fixture_verdicts, write_fixture_config
+
+pytestmark = pytest.mark.slow
+
+
+def _spec(root: Path, public: bool) -> SiteSpec:
+    return Project(load_config(write_fixture_config(root, rubrics_public=public))).site_spec()
+
+
+def _args(spec: SiteSpec) -> tuple[Path, Path]:
+    assert spec.questions is not None and spec.submissions is not None
+    return spec.questions, spec.submissions
+
+
+def _publish(spec: SiteSpec) -> Path:
+    """Publish as `gamut score` does; returns the one published explorer folder."""
+    publish_explorer(load_tables(spec.results), *_args(spec), spec.rubrics_public)
+    [folder] = (spec.results / PUBLISHED).glob("explorer.*")
+    return folder
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("public", [False, True])
+def test_a_build_shows_the_published_data_as_it_would_make_it(tmp_path: Path, public: bool) -> None:
+    spec = _spec(tmp_path, public)
+    folder = _publish(spec)
+    project = Project(load_config(spec.root / "gamut.toml"))
+    linked = _files(pipeline.build_site(project) / "explorer")
+    shutil.rmtree(folder)  # no published copy: the build makes the same files itself
+    made = _files(pipeline.build_site(project, force=True) / "explorer")
+    assert linked == made
+    assert any(name.startswith("q/") for name in made) and "questions.js" in made
+    assert any(name.endswith(".rationales.js") for name in made) == public
+
+
+def test_only_a_current_copy_is_linked_and_the_next_score_replaces_it(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, public=False)
+    questions, submissions = _args(spec)
+    old = _publish(spec)
+    page = json.loads((old / PAGE_FILE).read_bytes())
+    docs = tmp_path / "docs"
+    assert link_explorer(load_tables(spec.results), questions, submissions, False, docs) == page
+    linked = next((docs / "explorer" / "q").iterdir())
+    assert linked.stat().st_nlink == 2  # the same file, not a copy
+    # a response edited after the score: its explorer data is no longer current
+    path = SubmissionsLayout(submissions).responses("acme-vision-1", "multimodal")
+    first, *rest = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    row = json.loads(first)
+    row["response"] = "An edited answer."
+    path.write_text(json.dumps(row) + "\n" + "".join(rest), encoding="utf-8")
+    stale = tmp_path / "stale-docs"
+    assert link_explorer(load_tables(spec.results), questions, submissions, False, stale) is None
+    assert not (stale / "explorer").exists()
+    new = _publish(spec)  # made anew; the old copy is removed
+    assert new != old and not old.exists()
+    assert "An edited answer." in b"".join(_files(new).values()).decode("utf-8")
+
+
+def test_a_killed_score_leaves_nothing_a_build_would_link(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, public=False)
+    questions, submissions = _args(spec)
+    tables, parent = load_tables(spec.results), spec.results / PUBLISHED
+    key = explorer_key(tables, questions, submissions, False)
+    unfinished = parent / f"explorer.{key}"  # killed before its page file was written
+    (unfinished / "q").mkdir(parents=True)
+    (unfinished / "q" / "partial.js").write_text("window.gamut.put(", encoding="utf-8")
+    staging = parent / ".explorer.999999999.abcdefgh"  # a staging folder of a process gone
+    staging.mkdir()
+    docs = tmp_path / "docs"
+    assert link_explorer(tables, questions, submissions, False, docs) is None
+    assert not (docs / "explorer").exists()
+    assert _publish(spec) == unfinished
+    assert (unfinished / PAGE_FILE).is_file() and not (unfinished / "q" / "partial.js").exists()
+    assert not staging.exists()
+
+
+def test_the_held_copy_carries_no_rubric_text(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, public=False)
+    inject_rubric_text(spec.results)  # the verdict table holds check text and rationales
+    publish_fixture_verdicts(spec.results, False)
+    assert assert_no_rubric_text(_publish(spec)) > 3
