@@ -200,8 +200,7 @@ def write_verdict_downloads(
     source, out = ResultsLayout(results).verdicts, results / PUBLISHED
     if not source.is_file():
         return
-    stable = {k: v for k, v in provenance.items() if k != "generated_at"}  # the same each score
-    prov = json.dumps(stable, sort_keys=True)
+    prov = json.dumps(stable_provenance(provenance), sort_keys=True)
     with source.open("rb") as f:
         digest = hashlib.file_digest(f, "sha256").hexdigest()
     key = hashlib.sha256(json.dumps([digest, prov, public, sorted(domains.items())]).encode())
@@ -350,7 +349,7 @@ def _provenance_download(prov: dict[str, Any], out: Path) -> Download:
         f'json.load(open("{PROVENANCE_FILE}"))',
         {k: v for k, v in PROVENANCE_KEYS.items() if k in prov},
         "What produced every file here; each Parquet file also carries it as file "
-        "metadata (gamut.provenance; the verdict files without generated_at).",
+        "metadata (gamut.provenance; the verdict and response files without generated_at).",
     )
 
 
@@ -387,23 +386,39 @@ def _verdicts_download(tables: ScoreTables, out: Path, public: bool) -> Download
     )
 
 
-def responses_download(
+#: The responses download, in the docs folder.
+RESPONSES = "downloads/responses.parquet"
+
+
+def stable_provenance(provenance: dict[str, Any]) -> dict[str, Any]:
+    """The provenance less when the tables were written: the same for every score of the same
+    inputs (the verdict and response files carry it)."""
+    return {k: v for k, v in provenance.items() if k != "generated_at"}
+
+
+def write_responses(
     responses: dict[tuple[str, str], dict[str, str]],
     question_ids: list[str],
     docs: Path,
     provenance: dict[str, Any],
-) -> Download:
-    """Write ``downloads/responses.parquet``: every shown response, with its length."""
-    table = response_table(responses, question_ids)
-    path = docs / "downloads" / "responses.parquet"
-    pq.write_table(_with_provenance(table, provenance), path, compression="zstd")
+) -> None:
+    """Write the responses download into ``docs``: every scored response, with its length."""
+    path = docs / RESPONSES
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table = _with_provenance(response_table(responses, question_ids), provenance)
+    pq.write_table(table, path, compression="zstd")
+
+
+def responses_download(docs: Path) -> Download:
+    """The entry of the responses download :func:`write_responses` wrote into ``docs``."""
+    path, meta = docs / RESPONSES, pq.read_metadata(docs / RESPONSES)
     return Download(
         "Responses",
         "responses",
-        table.num_rows,
-        [("Parquet", "downloads/responses.parquet", path.stat().st_size)],
+        meta.num_rows,
+        [("Parquet", RESPONSES, path.stat().st_size)],
         'pd.read_parquet("responses.parquet", filters=[("submission_id", "==", "ID")])',
-        _describe("responses", table.column_names),
+        _describe("responses", meta.schema.names),
         "One row per submission, setting and question: the response the model gave, as "
         "submitted (join on question_id with the questions, and with the verdicts).",
     )
@@ -604,6 +619,8 @@ __all__ = [
     "downloads_size",
     "responses_download",
     "size_category",
+    "stable_provenance",
     "write_downloads",
+    "write_responses",
     "write_verdict_downloads",
 ]

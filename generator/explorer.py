@@ -14,9 +14,7 @@ than a JSON file fetched at run time: browsers refuse fetch() on a site opened f
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,27 +24,12 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from generator.downloads import PUBLISHED
-from generator.inputs import (
-    SETTINGS,
-    TIERS,
-    VERDICTS,
-    SiteInputs,
-    Verdicts,
-    load_site_inputs,
-    primary_verdicts,
-    scored_ids,
-)
+from generator.inputs import SETTINGS, TIERS, VERDICTS, SiteInputs, Verdicts, primary_verdicts
 from generator.judging import judging_href
-from generator.pages import shown_names
 from generator.render import SETTING_LABELS, file_id, human, safe_url
-from generator.tables import ScoreTables, content_digest
-from scoring import __version__
+from generator.tables import ScoreTables
 from scoring.errors import Problem, ProblemsError
-from scoring.layout import SubmissionsLayout
 from scoring.questions import Question
-from scoring.storage import atomic_write_bytes, make_staging_folder, remove_stale_staging
-from scoring.tables import ResultsLayout
 
 #: Folder of the explorer's data under the site root.
 DATA = "explorer"
@@ -335,92 +318,4 @@ def _rationales(
     return out
 
 
-# --- the score step's copy -----------------------------------------------------------------------
-
-#: The file of a published explorer folder holding the explorer page's figures, written last.
-PAGE_FILE = "page.json"
-
-
-def explorer_key(tables: ScoreTables, questions: Path, submissions: Path, public: bool) -> str:
-    """A digest of everything :func:`write_explorer_data` reads: the verdict table, the question
-    scores and the provenance (by content, less when they were written), the questions file,
-    the scored submissions' response files, the model names in order, whether rubric text is
-    shown, this package's code and the engine's version."""
-    names = list(shown_names(tables).items())
-    h = hashlib.sha256(orjson.dumps([__version__, public, tables.primary_judge, names]))
-    results = ResultsLayout(tables.results)
-    files = [results.verdicts, results.table("question_scores"), results.provenance, questions]
-    files += [SubmissionsLayout(submissions).responses(sid, setting)
-              for sid in scored_ids(tables) for setting in SETTINGS]  # fmt: skip
-    files += sorted(Path(__file__).parent.glob("*.py"))
-    for path in files:
-        h.update(f"\0{path}\0{content_digest(path) if path.is_file() else '-'}".encode())
-    return h.hexdigest()
-
-
-def _published(tables: ScoreTables, key: str) -> Path:
-    return tables.results / PUBLISHED / f"{DATA}.{key}"
-
-
-def publish_explorer(tables: ScoreTables, questions: Path, submissions: Path, public: bool) -> None:
-    """Write the explorer's data into ``<results>/published/explorer.<key>`` (the score step
-    does, once per :func:`explorer_key`, so that a site build links the files instead of making
-    them), and remove the folders of other keys. A folder is named by its key and filled before
-    it is renamed into place, so a build never links files of two scores."""
-    parent, key = tables.results / PUBLISHED, explorer_key(tables, questions, submissions, public)
-    final = _published(tables, key)
-    parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_staging(parent, (f".{DATA}.",))  # a score killed while writing them
-    if not (final / PAGE_FILE).is_file():
-        staging = make_staging_folder(parent, f".{DATA}.")
-        try:
-            inputs = load_site_inputs(questions, submissions, tables)
-            page = write_explorer_data(tables, inputs, staging, public, shown_names(tables))
-            atomic_write_bytes(staging / DATA / PAGE_FILE, orjson.dumps(page))
-            shutil.rmtree(final, ignore_errors=True)  # one a killed score left unfinished
-            try:
-                os.replace(staging / DATA, final)
-            except OSError:  # another score of the same inputs finished first
-                if not (final / PAGE_FILE).is_file():
-                    raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-    for other in parent.glob(f"{DATA}.*"):
-        if other != final:
-            shutil.rmtree(other, ignore_errors=True)
-
-
-def link_explorer(
-    tables: ScoreTables, questions: Path, submissions: Path, public: bool, site: Path
-) -> dict[str, Any] | None:
-    """Hard-link (or copy, across file systems) the score step's explorer data into ``site``
-    when it was made from the same inputs; returns the explorer page's figures, or None when
-    there is none (then :func:`write_explorer_data`)."""
-    folder = _published(tables, explorer_key(tables, questions, submissions, public))
-    try:
-        page: dict[str, Any] = orjson.loads((folder / PAGE_FILE).read_bytes())
-        shutil.copytree(folder, site / DATA, copy_function=_link, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(PAGE_FILE))  # fmt: skip
-    except (OSError, shutil.Error, orjson.JSONDecodeError):  # none, or a newer score removed it
-        shutil.rmtree(site / DATA, ignore_errors=True)  # a link is never written through
-        return None
-    return page
-
-
-def _link(src: str, dst: str) -> None:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copyfile(src, dst)
-
-
-__all__ = [
-    "DATA",
-    "copy_images",
-    "explorer_key",
-    "link_explorer",
-    "points",
-    "publish_explorer",
-    "question_file",
-    "write_explorer_data",
-]
+__all__ = ["DATA", "copy_images", "points", "question_file", "write_explorer_data"]

@@ -187,7 +187,7 @@ def load_site_inputs(
     questions: Path,
     submissions: Path,
     tables: ScoreTables,
-    loaded: list[Question] | None = None,
+    responses: dict[tuple[str, str], dict[str, str]] | None = None,
 ) -> SiteInputs:
     """Read the questions and the scored submissions' responses.
 
@@ -195,14 +195,15 @@ def load_site_inputs(
         questions: the questions file of the deployment.
         submissions: the submissions folder.
         tables: the score tables (which submissions are scored).
-        loaded: the questions of ``questions``, when already read.
+        responses: the responses, when read from the score step's copy of the same files.
 
     Raises:
         ProblemsError: a questions or response file is invalid (every problem listed).
     """
-    qs = loaded if loaded is not None else load_questions(questions)
-    sids = scored_ids(tables)
-    return SiteInputs(qs, questions, _responses(submissions, sids, [q.question_id for q in qs]))
+    qs = load_questions(questions)
+    if responses is None:
+        responses = _responses(submissions, scored_ids(tables), [q.question_id for q in qs])
+    return SiteInputs(qs, questions, responses)
 
 
 def scored_ids(tables: ScoreTables) -> list[str]:

@@ -21,16 +21,20 @@ from generator.cost import cost_page
 from generator.croissant import write_croissant
 from generator.downloads import (
     CARD_STAGING,
+    RESPONSES,
     Download,
     dataset_card,
     responses_download,
+    stable_provenance,
     write_downloads,
+    write_responses,
 )
-from generator.explorer import copy_images, link_explorer, write_explorer_data
+from generator.explorer import copy_images
 from generator.feed import write_feed
 from generator.inputs import SiteInputs, load_site_inputs
 from generator.judges import judges_page
 from generator.judging import JUDGING, judges_by_prompt, judging_context
+from generator.published import link_site_data, read_responses, write_site_data
 from generator.render import file_id, human, slug
 from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
@@ -45,7 +49,8 @@ Item = tuple[str, str, dict[str, Any]]
 class Site:
     """What the pages are built from and share (docs/adding-a-page.md, step 3): ``docs`` is the
     folder being filled; ``names`` maps submission ids to model names and ``shown`` the ranked
-    ones, in rank order; ``downloads`` is what :func:`write_downloads` returns."""
+    ones, in rank order; ``downloads`` is what :func:`write_downloads` returns; ``explorer`` the
+    explorer page's figures."""
 
     spec: SiteSpec
     tables: ScoreTables
@@ -54,6 +59,7 @@ class Site:
     shown: dict[str, str]
     inputs: SiteInputs
     downloads: dict[str, Any]
+    explorer: dict[str, Any]
 
     def by_name(self) -> list[str]:
         """The submission ids in the order of their names."""
@@ -61,26 +67,33 @@ class Site:
 
 
 def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
-    """Read the questions and responses, and write the downloads and the staged dataset card.
+    """Link (or else write) the site data (:mod:`generator.published`), read the questions and
+    responses, copy the images, and write the downloads and the staged dataset card.
 
     Raises:
         GamutError: the spec names no questions file or submissions folder.
     """
-    inputs = _inputs(spec, tables)
+    questions, submissions = _paths(spec)
+    public = spec.rubrics_public
+    page = link_site_data(tables, questions, submissions, public, docs)
+    linked = read_responses(docs / RESPONSES) if page is not None else None
+    inputs = load_site_inputs(questions, submissions, tables, responses=linked)
+    if page is None:  # the score step's copy is missing or was made from other inputs
+        page = write_site_data(tables, inputs, docs, public)
+    copy_images(inputs.questions, questions, docs)
     dl = write_dataset(spec, tables, docs, inputs, docs / CARD_STAGING)
-    return Site(
-        spec, tables, docs, pages.model_names(tables), pages.shown_names(tables), inputs, dl
-    )
+    names, shown = pages.model_names(tables), pages.shown_names(tables)
+    return Site(spec, tables, docs, names, shown, inputs, dl, page)
 
 
-def _inputs(spec: SiteSpec, tables: ScoreTables) -> SiteInputs:
-    """The questions and responses the site shows."""
+def _paths(spec: SiteSpec) -> tuple[Path, Path]:
+    """The questions file and the submissions folder the site shows."""
     if spec.questions is None or spec.submissions is None:
         raise GamutError(
             "the site shows every question and response: give the build the questions file "
             "and the submissions folder (SiteSpec.questions, SiteSpec.submissions)"
         )
-    return load_site_inputs(spec.questions, spec.submissions, tables)
+    return spec.questions, spec.submissions
 
 
 def write_dataset(
@@ -100,7 +113,9 @@ def write_dataset(
     public, ids = spec.rubrics_public, [q.question_id for q in inputs.questions]
     dl = write_downloads(tables, docs, public=public, questions=inputs.questions)
     main: list[Download] = dl["main"]  # type: ignore[assignment]
-    main.insert(2, responses_download(inputs.responses, ids, docs, tables.provenance))
+    if not (docs / RESPONSES).is_file():  # not linked nor written with the site data
+        write_responses(inputs.responses, ids, docs, stable_provenance(tables.provenance))
+    main.insert(2, responses_download(docs))
     listed = [d for d in (dl["verdicts"], *main) if isinstance(d, Download)]
     prov = next(d for d in listed if d.name == "provenance")
     about = {"title": spec.title, "description": spec.description}
@@ -124,7 +139,8 @@ def dataset_folder(spec: SiteSpec, out: Path, repo: str) -> Path:
         The folder (``out/downloads``).
     """
     tables = load_tables(spec.results)
-    write_dataset(spec, tables, out, _inputs(spec, tables), out / "downloads" / "README.md", repo)
+    inputs = load_site_inputs(*_paths(spec), tables)
+    write_dataset(spec, tables, out, inputs, out / "downloads" / "README.md", repo)
     return out / "downloads"
 
 
@@ -169,13 +185,7 @@ def _judging(site: Site) -> list[Item]:
 
 
 def _explorer(site: Site) -> dict[str, Any]:
-    public, inputs, spec = site.spec.rubrics_public, site.inputs, site.spec
-    assert spec.questions is not None and spec.submissions is not None  # gather checked
-    ctx = link_explorer(site.tables, spec.questions, spec.submissions, public, site.docs)
-    copy_images(inputs.questions, inputs.questions_path, site.docs)
-    if ctx is None:  # the score step's copy is missing or was made from other inputs
-        ctx = write_explorer_data(site.tables, inputs, site.docs, public, site.shown)
-    return {"ctx": ctx, "public": public}
+    return {"ctx": site.explorer, "public": site.spec.rubrics_public}
 
 
 def _compare(site: Site) -> dict[str, Any]:

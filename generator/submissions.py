@@ -58,8 +58,7 @@ def submission_page(
     judge = tables.primary_judge
 
     def primary(name: str) -> pd.DataFrame:
-        df = tables[name]
-        return df[(df["submission_id"] == submission_id) & (df["judge"] == judge)]
+        return tables.primary_rows(name, submission_id)
 
     lb = tables["leaderboard"]
     mine = lb[lb["submission_id"] == submission_id]
@@ -152,8 +151,7 @@ def highlights(
 ) -> dict[str, Any]:
     """The model's best and worst questions per setting (primary judge), with links into the
     explorer, and example responses: its best, middle and worst question of the first setting."""
-    qs = tables["question_scores"]
-    qs = qs[(qs["submission_id"] == submission_id) & (qs["judge"] == tables.primary_judge)]
+    qs = tables.primary_rows("question_scores", submission_id)
     text = {q.question_id: q for q in inputs.questions}
     sections: list[dict[str, Any]] = []
     examples: list[dict[str, Any]] = []

@@ -29,9 +29,19 @@ class ScoreTables:
     provenance: dict[str, Any]
     modality_summary: dict[str, dict[str, Any]]
     verdicts_path: Path | None = field(default=None)
+    _mine: dict[str, dict[str, pd.DataFrame]] = field(default_factory=dict, repr=False)
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         return self.frames[name]
+
+    def primary_rows(self, name: str, submission_id: str) -> pd.DataFrame:
+        """The primary judge's rows of one submission in table ``name``, in table order (the
+        table is split by submission once)."""
+        if name not in self._mine:
+            df = self.frames[name]
+            df = df[df["judge"] == self.primary_judge]
+            self._mine[name] = {str(k): g for k, g in df.groupby("submission_id", sort=False)}
+        return self._mine[name].get(submission_id, self.frames[name].iloc[:0])
 
     @property
     def primary_judge(self) -> str:

@@ -18,7 +18,7 @@ import pytest
 from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
-from generator.explorer import publish_explorer
+from generator.published import publish_site_data
 from generator.tables import load_tables
 from generator.vendor import PLOTLY
 from scoring.rubric_io import compile_all, load_rubrics
@@ -162,9 +162,9 @@ def _build(root: Path, public: bool) -> tuple[GamutConfig, Path]:
     cfg = load_config(write_fixture_config(root, rubrics_public=public))
     inject_rubric_text(cfg.path(cfg.store.results))
     publish_fixture_verdicts(cfg.path(cfg.store.results), public)
-    spec = Project(cfg).site_spec()  # the explorer's data, as `gamut score` publishes it
+    spec = Project(cfg).site_spec()  # the site data, as `gamut score` publishes it
     assert spec.questions is not None and spec.submissions is not None
-    publish_explorer(load_tables(spec.results), spec.questions, spec.submissions, public)
+    publish_site_data(load_tables(spec.results), spec.questions, spec.submissions, public)
     return cfg, pipeline.build_site(Project(cfg))
 
 

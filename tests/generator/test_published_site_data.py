@@ -1,6 +1,6 @@
-"""The explorer's data as the score step publishes it: made once per set of inputs, hard-linked by
-a site build while current and made by the build itself otherwise, never a mix of two scores,
-and with held rubrics free of rubric text."""
+"""The site data (the explorer's data and the responses download) as the score step publishes
+it: made once per set of inputs, hard-linked by a site build while current and made by the build
+itself otherwise, never a mix of two scores, and with held rubrics free of rubric text."""
 
 from __future__ import annotations
 
@@ -13,8 +13,15 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from generator.downloads import PUBLISHED
-from generator.explorer import PAGE_FILE, explorer_key, link_explorer, publish_explorer
+from generator.downloads import PUBLISHED, RESPONSES
+from generator.inputs import load_site_inputs
+from generator.published import (
+    PAGE_FILE,
+    link_site_data,
+    publish_site_data,
+    read_responses,
+    site_data_key,
+)
 from generator.spec import SiteSpec
 from generator.tables import load_tables
 from scoring.layout import SubmissionsLayout
@@ -34,9 +41,9 @@ def _args(spec: SiteSpec) -> tuple[Path, Path]:
 
 
 def _publish(spec: SiteSpec) -> Path:
-    """Publish as `gamut score` does; returns the one published explorer folder."""
-    publish_explorer(load_tables(spec.results), *_args(spec), spec.rubrics_public)
-    [folder] = (spec.results / PUBLISHED).glob("explorer.*")
+    """Publish as `gamut score` does; returns the one published folder."""
+    publish_site_data(load_tables(spec.results), *_args(spec), spec.rubrics_public)
+    [folder] = (spec.results / PUBLISHED).glob("site.*")
     return folder
 
 
@@ -45,16 +52,22 @@ def _files(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("public", [False, True])
-def test_a_build_shows_the_published_data_as_it_would_make_it(tmp_path: Path, public: bool) -> None:
+def test_a_build_shows_the_published_files_as_it_makes_them(tmp_path: Path, public: bool) -> None:
     spec = _spec(tmp_path, public)
     folder = _publish(spec)
     project = Project(load_config(spec.root / "gamut.toml"))
-    linked = _files(pipeline.build_site(project) / "explorer")
+    site = pipeline.build_site(project)
+    linked = _files(site / "explorer") | {RESPONSES: (site / RESPONSES).read_bytes()}
     shutil.rmtree(folder)  # no published copy: the build makes the same files itself
-    made = _files(pipeline.build_site(project, force=True) / "explorer")
+    site = pipeline.build_site(project, force=True)
+    made = _files(site / "explorer") | {RESPONSES: (site / RESPONSES).read_bytes()}
     assert linked == made
     assert any(name.startswith("q/") for name in made) and "questions.js" in made
     assert any(name.endswith(".rationales.js") for name in made) == public
+    # the responses read back from the published copy are those of the response files
+    tables, (questions, submissions) = load_tables(spec.results), _args(spec)
+    from_files = load_site_inputs(questions, submissions, tables).responses
+    assert read_responses(site / RESPONSES) == from_files and len(from_files) > 2
 
 
 def test_only_a_current_copy_is_linked_and_the_next_score_replaces_it(tmp_path: Path) -> None:
@@ -63,9 +76,9 @@ def test_only_a_current_copy_is_linked_and_the_next_score_replaces_it(tmp_path: 
     old = _publish(spec)
     page = json.loads((old / PAGE_FILE).read_bytes())
     docs = tmp_path / "docs"
-    assert link_explorer(load_tables(spec.results), questions, submissions, False, docs) == page
-    linked = next((docs / "explorer" / "q").iterdir())
-    assert linked.stat().st_nlink == 2  # the same file, not a copy
+    assert link_site_data(load_tables(spec.results), questions, submissions, False, docs) == page
+    for linked in (next((docs / "explorer" / "q").iterdir()), docs / RESPONSES):
+        assert linked.stat().st_nlink == 2  # the same file, not a copy
     # a response edited after the score: its explorer data is no longer current
     path = SubmissionsLayout(submissions).responses("acme-vision-1", "multimodal")
     first, *rest = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -73,28 +86,32 @@ def test_only_a_current_copy_is_linked_and_the_next_score_replaces_it(tmp_path: 
     row["response"] = "An edited answer."
     path.write_text(json.dumps(row) + "\n" + "".join(rest), encoding="utf-8")
     stale = tmp_path / "stale-docs"
-    assert link_explorer(load_tables(spec.results), questions, submissions, False, stale) is None
-    assert not (stale / "explorer").exists()
+    assert link_site_data(load_tables(spec.results), questions, submissions, False, stale) is None
+    assert not (stale / "explorer").exists() and not (stale / "downloads").exists()
     new = _publish(spec)  # made anew; the old copy is removed
     assert new != old and not old.exists()
-    assert "An edited answer." in b"".join(_files(new).values()).decode("utf-8")
+    assert "An edited answer." in b"".join(_files(new / "explorer").values()).decode("utf-8")
+    assert read_responses(new / RESPONSES)[("acme-vision-1", "multimodal")][row["question_id"]] == (
+        "An edited answer."
+    )
 
 
 def test_a_killed_score_leaves_nothing_a_build_would_link(tmp_path: Path) -> None:
     spec = _spec(tmp_path, public=False)
     questions, submissions = _args(spec)
     tables, parent = load_tables(spec.results), spec.results / PUBLISHED
-    key = explorer_key(tables, questions, submissions, False)
-    unfinished = parent / f"explorer.{key}"  # killed before its page file was written
-    (unfinished / "q").mkdir(parents=True)
-    (unfinished / "q" / "partial.js").write_text("window.gamut.put(", encoding="utf-8")
-    staging = parent / ".explorer.999999999.abcdefgh"  # a staging folder of a process gone
+    key = site_data_key(tables, questions, submissions, False)
+    unfinished = parent / f"site.{key}"  # killed before its page file was written
+    (unfinished / "explorer" / "q").mkdir(parents=True)
+    partial = unfinished / "explorer" / "q" / "partial.js"
+    partial.write_text("window.gamut.put(", encoding="utf-8")
+    staging = parent / ".site.999999999.abcdefgh"  # a staging folder of a process gone
     staging.mkdir()
     docs = tmp_path / "docs"
-    assert link_explorer(tables, questions, submissions, False, docs) is None
+    assert link_site_data(tables, questions, submissions, False, docs) is None
     assert not (docs / "explorer").exists()
     assert _publish(spec) == unfinished
-    assert (unfinished / PAGE_FILE).is_file() and not (unfinished / "q" / "partial.js").exists()
+    assert (unfinished / PAGE_FILE).is_file() and not partial.exists()
     assert not staging.exists()
 
 

@@ -1,0 +1,139 @@
+"""The site's files made from every response and verdict: the explorer's data and the responses
+download. ``gamut score`` writes them once per set of inputs into
+``<results>/published/site.<key>/``, laid out as in the docs folder (``key``: a digest of what
+they are made from), and a site build hard-links them in; a build that finds no folder with its
+inputs' key makes them itself. A folder is filled before it is renamed into place, and never
+changed after, so a build never mixes the files of two scores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from generator.downloads import PUBLISHED, stable_provenance, write_responses
+from generator.explorer import write_explorer_data
+from generator.inputs import SETTINGS, SiteInputs, load_site_inputs, scored_ids
+from generator.pages import shown_names
+from generator.tables import ScoreTables, content_digest
+from scoring import __version__
+from scoring.errors import GamutError
+from scoring.layout import SubmissionsLayout
+from scoring.storage import atomic_write_bytes, make_staging_folder, remove_stale_staging
+from scoring.tables import ResultsLayout
+
+#: The file of a published folder holding the explorer page's figures, written last.
+PAGE_FILE = "page.json"
+
+
+def site_data_key(tables: ScoreTables, questions: Path, submissions: Path, public: bool) -> str:
+    """A digest of everything :func:`write_site_data` reads: the verdict table, the question
+    scores and the provenance (by content, less when they were written), the questions file,
+    the scored submissions' response files, the model names in order, whether rubric text is
+    shown, this package's code and the engine's version."""
+    names = list(shown_names(tables).items())
+    h = hashlib.sha256(orjson.dumps([__version__, public, tables.primary_judge, names]))
+    results = ResultsLayout(tables.results)
+    files = [results.verdicts, results.table("question_scores"), results.provenance, questions]
+    files += [SubmissionsLayout(submissions).responses(sid, setting)
+              for sid in scored_ids(tables) for setting in SETTINGS]  # fmt: skip
+    files += sorted(Path(__file__).parent.glob("*.py"))
+    for path in files:
+        h.update(f"\0{path}\0{content_digest(path) if path.is_file() else '-'}".encode())
+    return h.hexdigest()
+
+
+def write_site_data(
+    tables: ScoreTables, inputs: SiteInputs, docs: Path, public: bool
+) -> dict[str, Any]:
+    """Write the explorer's data and the responses download into ``docs``; returns the explorer
+    page's figures."""
+    page = write_explorer_data(tables, inputs, docs, public, shown_names(tables))
+    ids = [q.question_id for q in inputs.questions]
+    write_responses(inputs.responses, ids, docs, stable_provenance(tables.provenance))
+    return page
+
+
+def _folder(tables: ScoreTables, key: str) -> Path:
+    return tables.results / PUBLISHED / f"site.{key}"
+
+
+def publish_site_data(
+    tables: ScoreTables, questions: Path, submissions: Path, public: bool
+) -> None:
+    """Write the site data into ``<results>/published/site.<key>`` unless it is there, and
+    remove the folders of other keys (the score step does this)."""
+    parent, key = tables.results / PUBLISHED, site_data_key(tables, questions, submissions, public)
+    final = _folder(tables, key)
+    parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging(parent, (".site.",))  # a score killed while writing them
+    if not (final / PAGE_FILE).is_file():
+        staging = make_staging_folder(parent, ".site.")
+        try:
+            inputs = load_site_inputs(questions, submissions, tables)
+            page = write_site_data(tables, inputs, staging, public)
+            atomic_write_bytes(staging / PAGE_FILE, orjson.dumps(page))
+            shutil.rmtree(final, ignore_errors=True)  # one a killed score left unfinished
+            try:
+                os.replace(staging, final)
+            except OSError:  # another score of the same inputs finished first
+                if not (final / PAGE_FILE).is_file():
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    for other in parent.glob("site.*"):
+        if other != final:
+            shutil.rmtree(other, ignore_errors=True)
+
+
+def link_site_data(
+    tables: ScoreTables, questions: Path, submissions: Path, public: bool, docs: Path
+) -> dict[str, Any] | None:
+    """Hard-link (or copy, across file systems) the score step's site data into ``docs``, a
+    folder with no ``explorer/`` or ``downloads/`` yet, when it was made from the same inputs;
+    returns the explorer page's figures, or None when there is none (then
+    :func:`write_site_data`)."""
+    folder = _folder(tables, site_data_key(tables, questions, submissions, public))
+    try:
+        page: dict[str, Any] = orjson.loads((folder / PAGE_FILE).read_bytes())
+        shutil.copytree(folder, docs, copy_function=_link, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(PAGE_FILE))  # fmt: skip
+    except (OSError, shutil.Error, orjson.JSONDecodeError):  # none, or a newer score removed it
+        for name in ("explorer", "downloads"):  # a link is never written through: made anew
+            shutil.rmtree(docs / name, ignore_errors=True)
+        return None
+    return page
+
+
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copyfile(src, dst)
+
+
+def read_responses(path: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """The responses of a responses download: (submission_id, setting) -> question id -> text.
+
+    Raises:
+        GamutError: the file is unreadable.
+    """
+    try:
+        table = pq.read_table(path, columns=["submission_id", "setting", "question_id", "response"])
+    except (OSError, pa.ArrowException) as exc:
+        raise GamutError(f"cannot read {path}: {exc}; run `gamut score` again") from None
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    columns = (table.column(i).to_pylist() for i in range(4))
+    for sid, setting, qid, text in zip(*columns, strict=True):
+        out.setdefault((sid, setting), {})[qid] = text
+    return out
+
+
+__all__ = ["link_site_data", "publish_site_data", "read_responses", "write_site_data"]
