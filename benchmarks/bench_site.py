@@ -2,6 +2,8 @@
 
 Prints each figure beside its target and the baseline measured before this version:
 
+- what the score step spends on the site data the build links (the explorer's data, the
+  response and verdict downloads, made once per set of inputs);
 - the site build, cold (wall and CPU time, the machine being shared), against bare mkdocs
   building the same generated pages: target <= 2.5 times bare mkdocs (before: 14.1 s against
   ~2.5 s); and once more with nothing changed (skipped): target <= 1 s;
@@ -38,6 +40,7 @@ from gamut.config import load_config
 from gamut.project import Project
 from generator.build import generate_pages, run_mkdocs
 from generator.downloads import write_downloads
+from generator.published import PUBLISHED, link_site_data, publish_site_data
 from generator.serve import make_server
 from generator.tables import load_tables
 from scoring.questions import load_questions
@@ -57,10 +60,13 @@ def _mb(n: float) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
-def _downloads_child(results: str, questions: str, docs: str, out: Any) -> None:
-    """Write the downloads in a fresh process (so its peak memory is its own)."""
+def _downloads_child(results: str, questions: str, subs: str, docs: str, out: Any) -> None:
+    """Write the downloads in a fresh process (so its peak memory is its own), the score step's
+    verdict and response files linked in first, as a build does."""
     tables = load_tables(Path(results))
     qs = load_questions(Path(questions))
+    page = link_site_data(tables, Path(questions), Path(subs), False, Path(docs), ("downloads",))
+    assert page is not None, "the score step published no site data"
     wall, cpu = time.perf_counter(), time.process_time()
     dl = write_downloads(tables, Path(docs), public=False, questions=qs)
     out.put((time.perf_counter() - wall, time.process_time() - cpu, int(str(dl["bytes"]))))
@@ -73,7 +79,13 @@ def bench_downloads(project: Project, work: Path) -> None:
     docs.mkdir()
     proc = ctx.Process(
         target=_downloads_child,
-        args=(str(project.results), str(project.questions_path), str(docs), queue),
+        args=(
+            str(project.results),
+            str(project.questions_path),
+            str(project.submissions_root),
+            str(docs),
+            queue,
+        ),
     )
     proc.start()
     wall, cpu, size = queue.get()
@@ -94,6 +106,24 @@ def bench_downloads(project: Project, work: Path) -> None:
     print(
         f"verdicts stored: {stored / n:.1f} times each ({n:,} verdicts; CSV copies: "
         f"{len(csv_copies)}) (target <= 2; baseline 4)"
+    )
+
+
+def bench_site_data(project: Project) -> None:
+    """What the score step spends on the site data the build links (made once per set of
+    inputs, checked on every score)."""
+    spec, tables = project.site_spec(), load_tables(project.results)
+    assert spec.questions is not None and spec.submissions is not None
+    for folder in (project.results / PUBLISHED).glob("site.*"):
+        shutil.rmtree(folder)
+    cpu = []
+    for _ in range(2):  # made, then found current
+        start = time.process_time()
+        publish_site_data(tables, spec.questions, spec.submissions, spec.rubrics_public)
+        cpu.append(time.process_time() - start)
+    print(
+        f"score step's site data (explorer data, response and verdict downloads): made in "
+        f"{cpu[0]:.2f} s CPU once per set of inputs, found current in {cpu[1]:.2f} s CPU"
     )
 
 
@@ -175,6 +205,7 @@ def main() -> None:
             f"{lb['submission_id'].nunique()} models, {lb['setting'].nunique()} settings, "
             f"{tables['by_domain']['domain'].nunique()} domains, {lb['judge'].nunique()} judges"
         )
+        bench_site_data(project)
         bench_downloads(project, work)
 
         t, cpu = time.perf_counter(), time.process_time()

@@ -238,10 +238,8 @@ def write_verdicts(project: Project, submissions: list[str] | None = None) -> Pa
 
 def score(project: Project, submissions: list[str] | None = None) -> Tables:
     """Compute and write the score tables of ``submissions`` (default: all), and the files the
-    site publishes from the verdict table: the verdict files and the site data
-    (:mod:`generator.published`)."""
+    site publishes from the verdict table and the responses (:mod:`generator.published`)."""
     from gamut.benchmark_version import benchmark_version
-    from generator.downloads import write_verdict_downloads
     from generator.published import publish_site_data
     from generator.tables import load_tables
     from scoring.judge.usage import usage_path
@@ -274,8 +272,6 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         benchmark_version=benchmark_version(project),
         drift=snapshot_drift(project, submissions),
     )
-    domains = {q.question_id: q.domain for q in inputs.questions}
-    write_verdict_downloads(project.results, tables.provenance, project.rubrics_public, domains)
     public, root = project.rubrics_public, project.submissions_root
     publish_site_data(load_tables(project.results), project.questions_path, root, public)
     return tables

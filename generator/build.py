@@ -19,7 +19,8 @@ from typing import Any
 from markupsafe import Markup
 
 from generator import registry, vendor
-from generator.downloads import CARD_STAGING, PUBLISHED
+from generator.downloads import CARD_STAGING
+from generator.published import PUBLISHED
 from generator.registry import Page, navigation
 from generator.render import environment
 from generator.spec import SiteSpec

@@ -11,7 +11,6 @@ the judges' identities and the questions' domains.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import re
 import shutil
@@ -28,8 +27,8 @@ from generator import every_eval
 from generator.render import file_id
 from generator.tables import ScoreTables
 from scoring.errors import GamutError
+from scoring.layout import PROVENANCE_KEY, with_provenance
 from scoring.questions import Question
-from scoring.storage import atomic_write_bytes
 from scoring.tables import (
     PROVENANCE_FILE,
     SECONDARY_NOTE,
@@ -47,12 +46,6 @@ from scoring.tables import (
     write_table_csv,
 )
 from scoring.verdicts import VERDICT_TEXT_COLUMNS
-
-#: The file metadata key of the provenance in every published Parquet file.
-PROVENANCE_KEY = b"gamut.provenance"
-#: The key of the digest of what the score step's verdict files were derived from.
-FINGERPRINT = b"gamut.fingerprint"
-
 
 _FIX = "describe the column in scoring/tables/columns.py (TABLES) so the downloads can document it"
 
@@ -92,8 +85,7 @@ def _with_provenance(table: pa.Table, provenance: dict[str, Any]) -> pa.Table:
     """``table`` carrying the run's provenance as Parquet file metadata (``gamut.provenance``),
     as every results file does."""
     meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != b"pandas"}
-    meta[PROVENANCE_KEY] = json.dumps(provenance, sort_keys=True).encode()
-    return table.replace_schema_metadata(meta)
+    return with_provenance(table.replace_schema_metadata(meta), provenance)
 
 
 def _write_parquet(table: pa.Table, name: str, path: Path, provenance: dict[str, Any]) -> None:
@@ -182,65 +174,36 @@ def _table_download(
 
 
 _PARQUET = {"compression": "zstd", "write_statistics": ["submission_id"]}
-#: The score step's folder (under the results) of the published verdict files the site copies.
-PUBLISHED = "published"
 
 
-def write_verdict_downloads(
-    results: Path, provenance: dict[str, Any], public: bool, domains: dict[str, str]
+def write_verdict_files(
+    tables: ScoreTables, docs: Path, public: bool, domains: dict[str, str]
 ) -> None:
-    """Write the published verdict files (:func:`scoring.tables.verdict_table`) of
-    ``<results>/verdicts.parquet`` into ``<results>/published``: ``verdicts.parquet`` (one row
-    group per submission) and ``verdicts/<submission>.parquet``, each with the (stable)
-    provenance. Skipped when the files there were derived from the same inputs.
+    """Write the verdict downloads of the verdict table (:func:`scoring.tables.verdict_table`)
+    into ``docs/downloads``: ``verdicts.parquet`` (one row group per submission) and
+    ``verdicts/<submission>.parquet``, with the provenance less its time
+    (:func:`stable_provenance`). Nothing without a verdict table.
 
     Raises:
         GamutError: the verdict table is unreadable, or names a judge or question with no entry.
     """
-    source, out = ResultsLayout(results).verdicts, results / PUBLISHED
-    if not source.is_file():
-        return
-    prov = json.dumps(stable_provenance(provenance), sort_keys=True)
-    with source.open("rb") as f:
-        digest = hashlib.file_digest(f, "sha256").hexdigest()
-    key = hashlib.sha256(json.dumps([digest, prov, public, sorted(domains.items())]).encode())
-    meta = {PROVENANCE_KEY: prov.encode(), FINGERPRINT: key.hexdigest().encode()}
-    if _metadata(out / "verdicts.parquet").get(FINGERPRINT) == meta[FINGERPRINT]:
-        _drop_stale(out / "verdicts", meta[FINGERPRINT])  # a score killed before it did
+    source, out = tables.verdicts_path, docs / "downloads"
+    if source is None:
         return
     try:
-        table = verdict_table(source, public, judge_ids(provenance), domains)
+        table = verdict_table(source, public, judge_ids(tables.provenance), domains)
     except (OSError, pa.ArrowException) as exc:
         raise GamutError(f"cannot read {source}: {exc}; rewrite it with `gamut judge`") from None
-    table = table.replace_schema_metadata(meta)
+    prov = json.dumps(stable_provenance(tables.provenance), sort_keys=True)
+    table = table.replace_schema_metadata({PROVENANCE_KEY: prov.encode()})
     parts = {sid: published_types("verdicts", p) for sid, p in submission_slices(table).items()}
     (out / "verdicts").mkdir(parents=True, exist_ok=True)
     for sid, part in parts.items():
-        pq.write_table(part, sink := pa.BufferOutputStream(), **_PARQUET)
-        atomic_write_bytes(out / "verdicts" / f"{file_id(sid)}.parquet", sink.getvalue())
+        pq.write_table(part, out / "verdicts" / f"{file_id(sid)}.parquet", **_PARQUET)
     schema = published_types("verdicts", table.slice(0, 0)).schema
-    with pq.ParquetWriter(sink := pa.BufferOutputStream(), schema, **_PARQUET) as writer:
+    with pq.ParquetWriter(out / "verdicts.parquet", schema, **_PARQUET) as writer:
         for sid in sorted(parts):  # one row group per submission
             writer.write_table(parts[sid], row_group_size=max(1, parts[sid].num_rows))
-    # written last: its fingerprint says the set is complete
-    atomic_write_bytes(out / "verdicts.parquet", sink.getvalue())
-    _drop_stale(out / "verdicts", meta[FINGERPRINT])
-
-
-def _drop_stale(folder: Path, fingerprint: bytes) -> None:
-    """Remove the per-submission files of an earlier score (a submission no longer scored):
-    once the all-verdicts file is current, every file without its fingerprint is stale."""
-    for path in folder.glob("*.parquet"):
-        if _metadata(path).get(FINGERPRINT) != fingerprint:
-            path.unlink()
-
-
-def _metadata(path: Path) -> dict[bytes, bytes]:
-    """A Parquet file's metadata (empty when the file is absent or unreadable)."""
-    try:
-        return dict(pq.read_schema(path).metadata or {})
-    except (OSError, pa.ArrowException):
-        return {}
 
 
 def _every_eval_download(lb: pd.DataFrame, prov: dict[str, Any], out: Path) -> Download:
@@ -297,7 +260,7 @@ def write_downloads(
         df = tables.frames[name] if name in tables.frames else pd.read_parquet(path)
         main.append(_table_download(name, label, df, out, path, prov))
     main.append(_every_eval_download(lb, prov, out))
-    listed = None if tables.verdicts_path is None else _verdicts_download(tables, out, public)
+    listed = None if tables.verdicts_path is None else _verdicts_download(out, public)
     per_sub = {
         sid: {"Verdicts (Parquet)": f"downloads/verdicts/{file_id(sid)}.parquet"}
         for sid in sorted({str(s) for s in lb["submission_id"]})
@@ -353,28 +316,13 @@ def _provenance_download(prov: dict[str, Any], out: Path) -> Download:
     )
 
 
-def _verdicts_download(tables: ScoreTables, out: Path, public: bool) -> Download:
-    """Every verdict in one file and one file per submission: the score step's copies
-    (:func:`write_verdict_downloads`)."""
-    src = tables.results / PUBLISHED
-    all_file = src / "verdicts.parquet"
+def _verdicts_download(out: Path, public: bool) -> Download:
+    """Every verdict in one file and one file per submission, as :func:`write_verdict_files`
+    wrote them (the build links the score step's copy)."""
+    all_file = out / "verdicts.parquet"
     names = pq.read_schema(all_file).names if all_file.is_file() else []
     if not names or (not public and set(VERDICT_TEXT_COLUMNS) & set(names)):
-        raise GamutError(f"{src} is missing or holds held text; run `gamut score` again")
-    # a score killed while writing them leaves files of two scores: each carries its fingerprint
-    whole = _metadata(all_file).get(FINGERPRINT)
-    mixed = sorted(
-        p.name
-        for p in (src / "verdicts").glob("*.parquet")
-        if _metadata(p).get(FINGERPRINT) != whole
-    )
-    if mixed:
-        raise GamutError(
-            f"{src}: {', '.join(mixed[:3])} come from another score than verdicts.parquet (a score "
-            "stopped while writing them); run `gamut score` again"
-        )
-    shutil.copyfile(all_file, out / "verdicts.parquet")
-    shutil.copytree(src / "verdicts", out / "verdicts", dirs_exist_ok=True)
+        raise GamutError(f"{all_file} is missing or holds held text; run `gamut score` again")
     return Download(
         "Verdicts",
         "verdicts",
@@ -622,5 +570,5 @@ __all__ = [
     "stable_provenance",
     "write_downloads",
     "write_responses",
-    "write_verdict_downloads",
+    "write_verdict_files",
 ]

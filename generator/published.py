@@ -1,5 +1,5 @@
-"""The site's files made from every response and verdict: the explorer's data and the responses
-download. ``gamut score`` writes them once per set of inputs into
+"""The site's files made from every response and verdict: the explorer's data and the response
+and verdict downloads. ``gamut score`` writes them once per set of inputs into
 ``<results>/published/site.<key>/``, laid out as in the docs folder (``key``: a digest of what
 they are made from), and a site build hard-links them in; a build that finds no folder with its
 inputs' key makes them itself. A folder is filled before it is renamed into place, and never
@@ -18,7 +18,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from generator.downloads import PUBLISHED, stable_provenance, write_responses
+from generator.downloads import stable_provenance, write_responses, write_verdict_files
 from generator.explorer import write_explorer_data
 from generator.inputs import SETTINGS, SiteInputs, load_site_inputs, scored_ids
 from generator.pages import shown_names
@@ -29,6 +29,8 @@ from scoring.layout import SubmissionsLayout
 from scoring.storage import atomic_write_bytes, make_staging_folder, remove_stale_staging
 from scoring.tables import ResultsLayout
 
+#: The score step's folder (under the results) of the files it publishes for the site.
+PUBLISHED = "published"
 #: The file of a published folder holding the explorer page's figures, written last.
 PAGE_FILE = "page.json"
 
@@ -53,11 +55,17 @@ def site_data_key(tables: ScoreTables, questions: Path, submissions: Path, publi
 def write_site_data(
     tables: ScoreTables, inputs: SiteInputs, docs: Path, public: bool
 ) -> dict[str, Any]:
-    """Write the explorer's data and the responses download into ``docs``; returns the explorer
-    page's figures."""
+    """Write the explorer's data and the response and verdict downloads into ``docs``; returns
+    the explorer page's figures.
+
+    Raises:
+        GamutError: the verdict table is unreadable, or names a judge or question with no entry.
+    """
     page = write_explorer_data(tables, inputs, docs, public, shown_names(tables))
     ids = [q.question_id for q in inputs.questions]
     write_responses(inputs.responses, ids, docs, stable_provenance(tables.provenance))
+    domains = {q.question_id: q.domain for q in inputs.questions}
+    write_verdict_files(tables, docs, public, domains)
     return page
 
 
@@ -94,20 +102,25 @@ def publish_site_data(
 
 
 def link_site_data(
-    tables: ScoreTables, questions: Path, submissions: Path, public: bool, docs: Path
+    tables: ScoreTables,
+    questions: Path,
+    submissions: Path,
+    public: bool,
+    docs: Path,
+    parts: tuple[str, ...] = ("explorer", "downloads"),
 ) -> dict[str, Any] | None:
     """Hard-link (or copy, across file systems) the score step's site data into ``docs``, a
-    folder with no ``explorer/`` or ``downloads/`` yet, when it was made from the same inputs;
-    returns the explorer page's figures, or None when there is none (then
-    :func:`write_site_data`)."""
+    folder with none of ``parts`` yet, when it was made from the same inputs; returns the
+    explorer page's figures, or None when there is none (then :func:`write_site_data`)."""
     folder = _folder(tables, site_data_key(tables, questions, submissions, public))
     try:
         page: dict[str, Any] = orjson.loads((folder / PAGE_FILE).read_bytes())
-        shutil.copytree(folder, docs, copy_function=_link, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(PAGE_FILE))  # fmt: skip
+        for part in parts:
+            if (folder / part).is_dir():
+                shutil.copytree(folder / part, docs / part, copy_function=_link)
     except (OSError, shutil.Error, orjson.JSONDecodeError):  # none, or a newer score removed it
-        for name in ("explorer", "downloads"):  # a link is never written through: made anew
-            shutil.rmtree(docs / name, ignore_errors=True)
+        for part in parts:  # a link is never written through: the files are made anew
+            shutil.rmtree(docs / part, ignore_errors=True)
         return None
     return page
 

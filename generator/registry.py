@@ -34,7 +34,7 @@ from generator.feed import write_feed
 from generator.inputs import SiteInputs, load_site_inputs
 from generator.judges import judges_page
 from generator.judging import JUDGING, judges_by_prompt, judging_context
-from generator.published import link_site_data, read_responses, write_site_data
+from generator.published import PUBLISHED, link_site_data, read_responses, write_site_data
 from generator.render import file_id, human, slug
 from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
@@ -137,9 +137,18 @@ def dataset_folder(spec: SiteSpec, out: Path, repo: str) -> Path:
 
     Returns:
         The folder (``out/downloads``).
+
+    Raises:
+        GamutError: the score step's verdict and response files are missing or out of date.
     """
-    tables = load_tables(spec.results)
-    inputs = load_site_inputs(*_paths(spec), tables)
+    tables, (questions, submissions) = load_tables(spec.results), _paths(spec)
+    public = spec.rubrics_public
+    if link_site_data(tables, questions, submissions, public, out, ("downloads",)) is None:
+        raise GamutError(
+            f"{spec.results / PUBLISHED} holds no verdict and response files of these results "
+            "and submissions; run `gamut score` first"
+        )
+    inputs = load_site_inputs(questions, submissions, tables, read_responses(out / RESPONSES))
     write_dataset(spec, tables, out, inputs, out / "downloads" / "README.md", repo)
     return out / "downloads"
 

@@ -3,15 +3,29 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from scoring.questions import Setting
 from scoring.submissions.formats import METADATA_FILE, RESPONSE_FILES
 from scoring.verdicts import VERDICT_TABLE
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 #: The run's provenance, beside the score tables.
 PROVENANCE_FILE = "provenance.json"
+#: The Parquet file metadata key of the provenance, in every results and published file.
+PROVENANCE_KEY = b"gamut.provenance"
+
+
+def with_provenance(table: pa.Table, provenance: dict[str, Any]) -> pa.Table:
+    """``table`` carrying ``provenance`` as Parquet file metadata (:data:`PROVENANCE_KEY`)."""
+    meta = dict(table.schema.metadata or {})
+    meta[PROVENANCE_KEY] = json.dumps(provenance, sort_keys=True).encode()
+    return table.replace_schema_metadata(meta)
 
 
 @dataclass(frozen=True)
@@ -87,7 +101,9 @@ class ResultsLayout:
 
 __all__ = [
     "PROVENANCE_FILE",
+    "PROVENANCE_KEY",
     "ResultsLayout",
     "SubmissionFolder",
     "SubmissionsLayout",
+    "with_provenance",
 ]

@@ -19,6 +19,7 @@ from scoring.csvcells import write_frame_csv
 from scoring.errors import GamutError
 from scoring.judge.pairs import PairPlan
 from scoring.judge.usage import UsageSums, dictionary_codes, grouped, write_usage_frame
+from scoring.layout import with_provenance
 from scoring.ledger import VERDICTS, Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
@@ -380,9 +381,7 @@ def export_verdicts(df: pd.DataFrame, out: Path, provenance: dict[str, Any] | No
         def parquet(tmp: Path) -> None:
             table = pa.Table.from_pandas(df, preserve_index=False)
             if provenance is not None:
-                meta = dict(table.schema.metadata or {})
-                meta[b"gamut.provenance"] = json.dumps(provenance, sort_keys=True).encode()
-                table = table.replace_schema_metadata(meta)
+                table = with_provenance(table, provenance)
             pq.write_table(table, tmp)
 
         atomic_write(out, parquet)

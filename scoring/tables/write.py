@@ -19,12 +19,11 @@ import pyarrow.parquet as pq
 from scoring import __version__
 from scoring.csvcells import table_text_csv
 from scoring.layout import PROVENANCE_FILE as PROVENANCE_FILE
-from scoring.layout import ResultsLayout
+from scoring.layout import PROVENANCE_KEY as PROVENANCE_KEY
+from scoring.layout import ResultsLayout, with_provenance
 from scoring.scorer import ScoringConfig
 from scoring.storage import atomic_write_bytes, atomic_write_text
 from scoring.tables.load import Inputs
-
-PROVENANCE_KEY = b"gamut.provenance"
 
 
 def generated_at() -> str:
@@ -86,10 +85,8 @@ def records_json(table: pa.Table) -> str:
 
 def parquet_bytes(table: pa.Table, prov: dict[str, Any]) -> bytes:
     """A table as zstd Parquet bytes with the provenance in the file metadata."""
-    meta = dict(table.schema.metadata or {})
-    meta[PROVENANCE_KEY] = json.dumps(prov, sort_keys=True).encode()
     buf = io.BytesIO()
-    pq.write_table(table.replace_schema_metadata(meta), buf, compression="zstd")
+    pq.write_table(with_provenance(table, prov), buf, compression="zstd")
     return buf.getvalue()
 
 

@@ -18,11 +18,9 @@ import pytest
 from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
-from generator.published import publish_site_data
-from generator.tables import load_tables
 from generator.vendor import PLOTLY
 from scoring.rubric_io import compile_all, load_rubrics
-from tests.generator.fixture_tables import publish_fixture_verdicts, write_fixture_config
+from tests.generator.fixture_tables import publish_fixture_site_data, write_fixture_config
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_RUBRICS = REPO / "demo" / "rubrics"
@@ -159,12 +157,10 @@ def site_texts(site: Path) -> Iterator[tuple[Path, str]]:
 
 def _build(root: Path, public: bool) -> tuple[GamutConfig, Path]:
 
-    cfg = load_config(write_fixture_config(root, rubrics_public=public))
+    path = write_fixture_config(root, rubrics_public=public)
+    cfg = load_config(path)
     inject_rubric_text(cfg.path(cfg.store.results))
-    publish_fixture_verdicts(cfg.path(cfg.store.results), public)
-    spec = Project(cfg).site_spec()  # the site data, as `gamut score` publishes it
-    assert spec.questions is not None and spec.submissions is not None
-    publish_site_data(load_tables(spec.results), spec.questions, spec.submissions, public)
+    publish_fixture_site_data(path)  # the build links it
     return cfg, pipeline.build_site(Project(cfg))
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from generator.downloads import write_verdict_downloads
+from generator.published import PUBLISHED, publish_site_data
+from generator.tables import load_tables
 
 SETTINGS = ("multimodal", "text_only")
 JUDGES = ("oracle", "lenient", "partisan")
@@ -493,18 +494,24 @@ def write_fixture_inputs(root: Path) -> None:
             (folder / f"{setting}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def publish_fixture_verdicts(results: Path, public: bool) -> None:
-    """Write the published verdict files of the verdict table in ``results``, as `gamut score`
-    does."""
-    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
-    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
-    write_verdict_downloads(results, prov, public, domains)
+def publish_fixture_site_data(cfg: Path) -> Path:
+    """Publish the site data of the fixture project ``cfg``, as `gamut score` does; returns the
+    published folder."""
+    from gamut.config import load_config
+    from gamut.project import Project
+
+    spec = Project(load_config(cfg)).site_spec()
+    assert spec.questions is not None and spec.submissions is not None
+    tables = load_tables(spec.results)
+    publish_site_data(tables, spec.questions, spec.submissions, spec.rubrics_public)
+    [folder] = (spec.results / PUBLISHED).glob("site.*")
+    return folder
 
 
 def write_fixture_config(root: Path, *, rubrics_public: bool, demo_notice: bool = True) -> Path:
     """A gamut.toml in ``root`` whose results folder holds the fixture tables, beside the
     questions and responses they were computed from."""
-    publish_fixture_verdicts(write_fixture_results(root / "results"), rubrics_public)
+    write_fixture_results(root / "results")
     write_fixture_inputs(root)
     cfg = root / "gamut.toml"
     cfg.write_text(

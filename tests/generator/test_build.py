@@ -179,9 +179,11 @@ def test_judges_page_shows_kappa_per_kind(held_site: tuple[GamutConfig, Path]) -
 
 def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
     from gamut.config import load_config
-    from tests.generator.fixture_tables import publish_fixture_verdicts, write_fixture_config
+    from tests.generator.fixture_tables import publish_fixture_site_data, write_fixture_config
 
-    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+    path = write_fixture_config(tmp_path, rubrics_public=False)
+    publish_fixture_site_data(path)
+    cfg = load_config(path)
     site = pipeline.build_site(Project(cfg))
     assert (site / "submissions" / "tiny-lm.html").is_file()
     results = cfg.path(cfg.store.results)
@@ -189,7 +191,7 @@ def test_no_stale_pages_after_a_submission_is_removed(tmp_path: Path) -> None:
         df = pd.read_parquet(table)
         if "submission_id" in df.columns:
             df[df["submission_id"].astype(str) != "tiny-lm"].to_parquet(table)
-    publish_fixture_verdicts(results, public=False)
+    publish_fixture_site_data(path)  # scored again
     site = pipeline.build_site(Project(cfg))
     assert not (site / "submissions" / "tiny-lm.html").exists()
     assert not (site / "downloads" / "verdicts" / "tiny-lm.parquet").exists()

@@ -25,12 +25,19 @@ from gamut import pipeline
 from gamut.config import GamutConfig, load_config
 from gamut.project import Project
 from generator import downloads_size
+from generator.registry import dataset_folder
+from generator.render import file_id
 from scoring.errors import GamutError
 from scoring.tables import published_types
 from scoring.tables.columns import TABLES
 from scoring.verdicts import VERDICT_COLUMNS, VERDICT_KEY
 from tests.dataset_loading import card_configs, load_configs, read_everywhere
-from tests.generator.fixture_tables import JUDGES, QUESTIONS, write_fixture_config
+from tests.generator.fixture_tables import (
+    JUDGES,
+    QUESTIONS,
+    publish_fixture_site_data,
+    write_fixture_config,
+)
 
 pytestmark = pytest.mark.slow
 FORMULA = '=HYPERLINK("http://evil.example","open me")'
@@ -179,8 +186,8 @@ def test_every_parquet_download_carries_the_runs_provenance(
     assert "verdicts.parquet" in names
     for path in files:
         prov = _provenance(path)
-        if path.name == "verdicts.parquet" or path.parent.name == "verdicts":
-            # the derived verdict files carry it without the time stamp
+        if path.name in ("verdicts.parquet", "responses.parquet") or path.parent.name == "verdicts":
+            # the verdict and response files, made by the score step, carry it without the time
             assert prov == {k: v for k, v in published.items() if k != "generated_at"}
         else:
             assert prov == published, path.name
@@ -316,72 +323,19 @@ def test_the_croissant_description_validates_and_reads_every_table(
     assert 'href="downloads/croissant.json"' in page
 
 
-def test_a_score_stopped_while_publishing_verdicts_stops_the_build_until_scored_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from generator import downloads
-
-    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
-    results = cfg.path(cfg.store.results)
-    table = pq.read_table(results / "verdicts.parquet")
-    pq.write_table(table.slice(1), results / "verdicts.parquet")  # new verdicts to publish
-    real = downloads.atomic_write_bytes
-
-    def stop_before_the_last(path: Path, data: bytes) -> None:
-        if path.name == "verdicts.parquet":
-            raise KeyboardInterrupt  # the score dies before the all-verdicts file is replaced
-        real(path, data)
-
-    monkeypatch.setattr(downloads, "atomic_write_bytes", stop_before_the_last)
-    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
-    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
-    with pytest.raises(KeyboardInterrupt):
-        downloads.write_verdict_downloads(results, prov, False, domains)
-    with pytest.raises(GamutError, match=r"come from another score.*run `gamut score` again"):
-        pipeline.build_site(Project(cfg))
-    monkeypatch.setattr(downloads, "atomic_write_bytes", real)
-    downloads.write_verdict_downloads(results, prov, False, domains)  # the next score
-    pipeline.build_site(Project(cfg))
-    site = cfg.path(cfg.site.out)
-    assert pq.read_metadata(site / "downloads" / "verdicts.parquet").num_rows == table.num_rows - 1
-
-
-def test_a_published_folder_without_its_all_verdicts_file_asks_for_a_score(
-    tmp_path: Path,
-) -> None:
-    # a first score killed before its last write leaves the per-submission files alone
-    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
-    (cfg.path(cfg.store.results) / "published" / "verdicts.parquet").unlink()
-    with pytest.raises(GamutError, match=r"is missing or holds held text; run `gamut score`"):
-        pipeline.build_site(Project(cfg))
-
-
-def test_a_dropped_submissions_file_left_by_a_killed_score_goes_at_the_next_score(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from generator import downloads
-
-    cfg = load_config(write_fixture_config(tmp_path, rubrics_public=False))
+def test_verdicts_rewritten_after_the_score_are_published_as_they_are_now(tmp_path: Path) -> None:
+    path = write_fixture_config(tmp_path, rubrics_public=False)
+    publish_fixture_site_data(path)
+    cfg = load_config(path)
     results = cfg.path(cfg.store.results)
     table = pq.read_table(results / "verdicts.parquet")
     gone = str(table["submission_id"][0])
-    assert (results / "published" / "verdicts" / f"{gone}.parquet").is_file()
     kept = table.filter(pa.compute.not_equal(table["submission_id"], gone))
-    pq.write_table(kept, results / "verdicts.parquet")  # the submission is no longer scored
-    prov = json.loads((results / "provenance.json").read_text(encoding="utf-8"))
-    domains = {q["question_id"]: q["domain"] for q in QUESTIONS}
-    real = downloads._drop_stale
-
-    def killed(folder: Path, fingerprint: bytes) -> None:
-        raise KeyboardInterrupt  # the score dies after its last write, before the clean-up
-
-    monkeypatch.setattr(downloads, "_drop_stale", killed)
-    with pytest.raises(KeyboardInterrupt):
-        downloads.write_verdict_downloads(results, prov, False, domains)
-    with pytest.raises(GamutError, match=r"come from another score"):
-        pipeline.build_site(Project(cfg))
-    monkeypatch.setattr(downloads, "_drop_stale", real)
-    downloads.write_verdict_downloads(results, prov, False, domains)  # the next score
-    site = pipeline.build_site(Project(cfg))
+    pq.write_table(kept, results / "verdicts.parquet")  # a judge run after the score
+    # the score step's copy is of other verdicts: the Hub gets nothing until a score
+    with pytest.raises(GamutError, match=r"no verdict and response files.*`gamut score` first"):
+        dataset_folder(Project(cfg).site_spec(), tmp_path / "hub", "org/name")
+    site = pipeline.build_site(Project(cfg))  # the build makes the files of the verdicts now
+    assert pq.read_metadata(site / "downloads" / "verdicts.parquet").num_rows == kept.num_rows
     names = {p.stem for p in (site / "downloads" / "verdicts").glob("*.parquet")}
-    assert names and gone not in names
+    assert names and file_id(gone) not in names

@@ -13,10 +13,11 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from generator.downloads import PUBLISHED, RESPONSES
+from generator.downloads import RESPONSES
 from generator.inputs import load_site_inputs
 from generator.published import (
     PAGE_FILE,
+    PUBLISHED,
     link_site_data,
     publish_site_data,
     read_responses,
@@ -26,7 +27,7 @@ from generator.spec import SiteSpec
 from generator.tables import load_tables
 from scoring.layout import SubmissionsLayout
 from tests.generator.conftest import assert_no_rubric_text, inject_rubric_text
-from tests.generator.fixture_tables import publish_fixture_verdicts, write_fixture_config
+from tests.generator.fixture_tables import write_fixture_config
 
 pytestmark = pytest.mark.slow
 
@@ -118,5 +119,4 @@ def test_a_killed_score_leaves_nothing_a_build_would_link(tmp_path: Path) -> Non
 def test_the_held_copy_carries_no_rubric_text(tmp_path: Path) -> None:
     spec = _spec(tmp_path, public=False)
     inject_rubric_text(spec.results)  # the verdict table holds check text and rationales
-    publish_fixture_verdicts(spec.results, False)
     assert assert_no_rubric_text(_publish(spec)) > 3
