@@ -212,7 +212,7 @@ def scored_ids(tables: ScoreTables) -> list[str]:
 
 
 def primary_verdicts(tables: ScoreTables, public: bool) -> Verdicts | None:
-    """The primary judge's verdicts of the scored submissions (None: no verdict table), read
+    """The primary judge's verdicts of the scored submissions (None: none), read
     from its row group alone, text columns only when the rubrics are ``public``.
 
     Raises:
@@ -228,4 +228,6 @@ def primary_verdicts(tables: ScoreTables, public: bool) -> Verdicts | None:
                               filters=[("judge", "==", judge)])  # fmt: skip
     except (OSError, pa.ArrowException) as exc:
         raise GamutError(f"cannot read {path}: {exc}; rewrite it with `gamut judge`") from None
+    if table.num_rows == 0:
+        return None
     return read_verdicts(table, judge, scored_ids(tables), public)

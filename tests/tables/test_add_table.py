@@ -16,6 +16,7 @@ from gamut.config import load_config
 from gamut.project import Project
 from gamut.publish import publish_files
 from generator.downloads import write_downloads
+from generator.published import link_site_data
 from generator.tables import load_tables
 from scoring.errors import ProblemsError
 from scoring.tables import registry
@@ -108,7 +109,10 @@ def test_a_registered_table_is_computed_written_documented_and_downloadable(
         assert list(tables.frames[NAME].columns) == list(COLUMNS)
 
         # documented and downloadable on the site: its files, label and column dictionary
-        docs = tmp_path / "docs"
+        docs, spec = tmp_path / "docs", Project(cfg).site_spec()
+        assert spec.questions is not None and spec.submissions is not None
+        # the score step's verdict and response files, linked in as a build does
+        assert link_site_data(tables, spec.questions, spec.submissions, False, docs) is not None
         dl = write_downloads(tables, docs, public=False)
         downloads = dl["main"]
         assert isinstance(downloads, list)
