@@ -112,14 +112,14 @@ def bench_downloads(project: Project, work: Path) -> None:
 def bench_site_data(project: Project) -> None:
     """What the score step spends on the site data the build links (made once per set of
     inputs, checked on every score)."""
-    spec, tables = project.site_spec(), load_tables(project.results)
+    spec = project.site_spec()
     assert spec.questions is not None and spec.submissions is not None
     for folder in (project.results / PUBLISHED).glob("site.*"):
         shutil.rmtree(folder)
     cpu = []
     for _ in range(2):  # made, then found current
         start = time.process_time()
-        publish_site_data(tables, spec.questions, spec.submissions, spec.rubrics_public)
+        publish_site_data(spec.results, spec.questions, spec.submissions, spec.rubrics_public)
         cpu.append(time.process_time() - start)
     print(
         f"score step's site data (explorer data, response and verdict downloads): made in "

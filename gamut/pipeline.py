@@ -241,7 +241,6 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
     site publishes from the verdict table and the responses (:mod:`generator.published`)."""
     from gamut.benchmark_version import benchmark_version
     from generator.published import publish_site_data
-    from generator.tables import load_tables
     from scoring.judge.usage import usage_path
     from scoring.tables import build_tables, load_inputs
     from scoring.tables.cost import judging_cost, read_usage
@@ -273,7 +272,7 @@ def score(project: Project, submissions: list[str] | None = None) -> Tables:
         drift=snapshot_drift(project, submissions),
     )
     public, root = project.rubrics_public, project.submissions_root
-    publish_site_data(load_tables(project.results), project.questions_path, root, public)
+    publish_site_data(project.results, project.questions_path, root, public)
     return tables
 
 

@@ -20,9 +20,9 @@ import pyarrow.parquet as pq
 
 from generator.downloads import stable_provenance, write_responses, write_verdict_files
 from generator.explorer import write_explorer_data
-from generator.inputs import SETTINGS, SiteInputs, load_site_inputs, scored_ids
+from generator.inputs import SETTINGS, SiteInputs, load_site_inputs
 from generator.pages import shown_names
-from generator.tables import ScoreTables, content_digest
+from generator.tables import ScoreTables, content_digest, load_tables
 from scoring import __version__
 from scoring.errors import GamutError
 from scoring.layout import SubmissionsLayout
@@ -35,18 +35,20 @@ PUBLISHED = "published"
 PAGE_FILE = "page.json"
 
 
-def site_data_key(tables: ScoreTables, questions: Path, submissions: Path, public: bool) -> str:
-    """A digest of everything :func:`write_site_data` reads: the verdict table, the question
-    scores and the provenance (by content, less when they were written), the questions file,
-    the scored submissions' response files, the model names in order, whether rubric text is
-    shown, this package's code and the engine's version."""
-    names = list(shown_names(tables).items())
-    h = hashlib.sha256(orjson.dumps([__version__, public, tables.primary_judge, names]))
-    results = ResultsLayout(tables.results)
-    files = [results.verdicts, results.table("question_scores"), results.provenance, questions]
+def site_data_key(results: Path, questions: Path, submissions: Path, public: bool) -> str:
+    """A digest of everything :func:`write_site_data` reads: the verdict table, the leaderboard
+    (model names and ranks), the question scores and the provenance (by content, less when they
+    were written), the questions file, the scored submissions' response files, whether rubric
+    text is shown, this package's code and the engine's version."""
+    layout = ResultsLayout(results)
+    board = pq.read_table(layout.table("leaderboard"), columns=["submission_id"])
+    scored = sorted({str(sid) for sid in board.column(0).to_pylist()})
+    files = [layout.verdicts, layout.table("leaderboard"), layout.table("question_scores")]
+    files += [layout.provenance, questions]
     files += [SubmissionsLayout(submissions).responses(sid, setting)
-              for sid in scored_ids(tables) for setting in SETTINGS]  # fmt: skip
+              for sid in scored for setting in SETTINGS]  # fmt: skip
     files += sorted(Path(__file__).parent.glob("*.py"))
+    h = hashlib.sha256(orjson.dumps([__version__, public]))
     for path in files:
         h.update(f"\0{path}\0{content_digest(path) if path.is_file() else '-'}".encode())
     return h.hexdigest()
@@ -69,22 +71,18 @@ def write_site_data(
     return page
 
 
-def _folder(tables: ScoreTables, key: str) -> Path:
-    return tables.results / PUBLISHED / f"site.{key}"
-
-
-def publish_site_data(
-    tables: ScoreTables, questions: Path, submissions: Path, public: bool
-) -> None:
-    """Write the site data into ``<results>/published/site.<key>`` unless it is there, and
-    remove the folders of other keys (the score step does this)."""
-    parent, key = tables.results / PUBLISHED, site_data_key(tables, questions, submissions, public)
-    final = _folder(tables, key)
+def publish_site_data(results: Path, questions: Path, submissions: Path, public: bool) -> None:
+    """Write the site data of the score tables in ``results`` into
+    ``<results>/published/site.<key>`` unless it is there, and remove the folders of other keys
+    (the score step does this)."""
+    parent, key = results / PUBLISHED, site_data_key(results, questions, submissions, public)
+    final = parent / f"site.{key}"
     parent.mkdir(parents=True, exist_ok=True)
     remove_stale_staging(parent, (".site.",))  # a score killed while writing them
     if not (final / PAGE_FILE).is_file():
         staging = make_staging_folder(parent, ".site.")
         try:
+            tables = load_tables(results)
             inputs = load_site_inputs(questions, submissions, tables)
             page = write_site_data(tables, inputs, staging, public)
             atomic_write_bytes(staging / PAGE_FILE, orjson.dumps(page))
@@ -112,7 +110,8 @@ def link_site_data(
     """Hard-link (or copy, across file systems) the score step's site data into ``docs``, a
     folder with none of ``parts`` yet, when it was made from the same inputs; returns the
     explorer page's figures, or None when there is none (then :func:`write_site_data`)."""
-    folder = _folder(tables, site_data_key(tables, questions, submissions, public))
+    key = site_data_key(tables.results, questions, submissions, public)
+    folder = tables.results / PUBLISHED / f"site.{key}"
     try:
         page: dict[str, Any] = orjson.loads((folder / PAGE_FILE).read_bytes())
         for part in parts:

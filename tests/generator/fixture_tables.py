@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from generator.published import PUBLISHED, publish_site_data
-from generator.tables import load_tables
 
 SETTINGS = ("multimodal", "text_only")
 JUDGES = ("oracle", "lenient", "partisan")
@@ -502,8 +501,7 @@ def publish_fixture_site_data(cfg: Path) -> Path:
 
     spec = Project(load_config(cfg)).site_spec()
     assert spec.questions is not None and spec.submissions is not None
-    tables = load_tables(spec.results)
-    publish_site_data(tables, spec.questions, spec.submissions, spec.rubrics_public)
+    publish_site_data(spec.results, spec.questions, spec.submissions, spec.rubrics_public)
     [folder] = (spec.results / PUBLISHED).glob("site.*")
     return folder
 

@@ -43,7 +43,7 @@ def _args(spec: SiteSpec) -> tuple[Path, Path]:
 
 def _publish(spec: SiteSpec) -> Path:
     """Publish as `gamut score` does; returns the one published folder."""
-    publish_site_data(load_tables(spec.results), *_args(spec), spec.rubrics_public)
+    publish_site_data(spec.results, *_args(spec), spec.rubrics_public)
     [folder] = (spec.results / PUBLISHED).glob("site.*")
     return folder
 
@@ -101,7 +101,7 @@ def test_a_killed_score_leaves_nothing_a_build_would_link(tmp_path: Path) -> Non
     spec = _spec(tmp_path, public=False)
     questions, submissions = _args(spec)
     tables, parent = load_tables(spec.results), spec.results / PUBLISHED
-    key = site_data_key(tables, questions, submissions, False)
+    key = site_data_key(spec.results, questions, submissions, False)
     unfinished = parent / f"site.{key}"  # killed before its page file was written
     (unfinished / "explorer" / "q").mkdir(parents=True)
     partial = unfinished / "explorer" / "q" / "partial.js"
