@@ -120,3 +120,24 @@ def test_the_held_copy_carries_no_rubric_text(tmp_path: Path) -> None:
     spec = _spec(tmp_path, public=False)
     inject_rubric_text(spec.results)  # the verdict table holds check text and rationales
     assert assert_no_rubric_text(_publish(spec)) > 3
+
+
+def test_a_copy_removed_while_a_build_links_it_leaves_the_build_to_make_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from generator import published
+
+    spec = _spec(tmp_path, public=False)
+    folder, real = _publish(spec), published._link
+
+    def raced(src: str, dst: str) -> None:
+        real(src, dst)
+        shutil.rmtree(folder, ignore_errors=True)  # a newer score removes it meanwhile
+
+    monkeypatch.setattr(published, "_link", raced)
+    docs = tmp_path / "docs"
+    assert link_site_data(load_tables(spec.results), *_args(spec), False, docs) is None
+    assert not (docs / "explorer").exists() and not (docs / "downloads").exists()
+    monkeypatch.undo()
+    site = pipeline.build_site(Project(load_config(spec.root / "gamut.toml")))
+    assert (site / RESPONSES).is_file() and (site / "explorer" / "questions.js").is_file()
