@@ -20,8 +20,8 @@ SETTINGS: tuple[Setting, ...] = tuple(Setting)
 MISSING = -1
 KEY_COLUMNS = (*VERDICT_KEY, "verdict")
 #: Rows decoded at a time: large enough that per-batch work is negligible, small enough that the
-#: batch's arrays stay a few megabytes.
-BATCH_ROWS = 1 << 18
+#: batch's arrays stay under a megabyte (larger ones are mapped afresh, page by page, each batch).
+BATCH_ROWS = 1 << 16
 
 
 class _Decoder:
