@@ -137,10 +137,11 @@ def _snapshots_seen(project: Project) -> dict[str, str]:
 
 def snapshot_drift(project: Project, submissions: list[str] | None = None) -> list[dict[str, Any]]:
     """The ``judge_drift`` rows: each re-snapshotted judge's two snapshots compared."""
+    if not (seen := _snapshots_seen(project)):  # no judge built, no pair planned, no import
+        return []
     from scoring.tables.drift import drift_row
 
-    seen = _snapshots_seen(project)  # no judge built, no pair planned, while it is empty
-    named = [j.name for j in project.judges(need_keys=False) if j.identity in seen] if seen else []
+    named = [j.name for j in project.judges(need_keys=False) if j.identity in seen]
     sc, plans = project.cfg.scoring, project.pair_plans(named, submissions) if named else []
     return [
         drift_row(p, cal, rows, project.ledger, change, sc.partial_credit, sc.contradiction_penalty)

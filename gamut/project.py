@@ -216,7 +216,7 @@ class Project:
 
     def judge_provenance(self) -> dict[str, dict[str, Any]]:
         """Judge name -> identity (provider, model, family, prompt template), in config order."""
-        from scoring.judge import judge_provenance
+        from scoring.judge.prompt import judge_provenance
 
         self.cfg.require_judges()
         return {name: judge_provenance(j) for name, j in self.cfg.judges.items()}

@@ -36,6 +36,7 @@ USAGE_TABLE = "judge_usage.parquet"
 #: Parquet metadata key of the digest of everything a verdict table (and the usage table beside
 #: it) was built from (:func:`scoring.judge.table.table_fingerprint`).
 FINGERPRINT = b"gamut.fingerprint"
+STAMPS = b"gamut.stamps"  #: Parquet metadata key of what judged a verdict table's rows
 
 #: The (response, check) a verdict is about: a submission's response in a setting to a question,
 #: and one check of that question (``check_id`` is unique only within its question).

@@ -10,7 +10,7 @@ from scoring.lazy import lazy_exports
 if TYPE_CHECKING:
     from scoring.judge.backends import Backend, Completion, JudgeRequest, Turn
     from scoring.judge.inputs import JudgeInputs, list_submissions, response_units
-    from scoring.judge.judges import BuiltJudge, build_judges, judge_provenance
+    from scoring.judge.judges import BuiltJudge, build_judges
     from scoring.judge.outcome import JudgeReport, JudgeStats
     from scoring.judge.runner import judge_all
     from scoring.judge.table import export_verdicts, verdict_frame
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 _HOMES = {
     **dict.fromkeys(("Backend", "Completion", "JudgeRequest", "Turn"), "scoring.judge.backends"),
     **dict.fromkeys(("JudgeInputs", "list_submissions", "response_units"), "scoring.judge.inputs"),
-    **dict.fromkeys(("BuiltJudge", "build_judges", "judge_provenance"), "scoring.judge.judges"),
+    **dict.fromkeys(("BuiltJudge", "build_judges"), "scoring.judge.judges"),
     **dict.fromkeys(("JudgeReport", "JudgeStats"), "scoring.judge.outcome"),
     "judge_all": "scoring.judge.runner",
     **dict.fromkeys(("export_verdicts", "verdict_frame"), "scoring.judge.table"),
@@ -39,7 +39,6 @@ __all__ = [
     "build_judges",
     "export_verdicts",
     "judge_all",
-    "judge_provenance",
     "list_submissions",
     "response_units",
     "verdict_frame",

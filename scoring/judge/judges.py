@@ -6,9 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from scoring.errors import GamutError, Problem, ProblemsError
+from scoring.errors import Problem, ProblemsError
 from scoring.judge import providers
 from scoring.judge.backends import Backend
 from scoring.judge.cache import judge_identity
@@ -74,30 +73,4 @@ def build_judges(
                 f"{jc.provider}:{jc.model}@{template.version}",
             )
         )
-    return out
-
-
-def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
-    """A judge's identity for the record: provider, model, family, request settings and template."""
-    out: dict[str, Any] = {
-        "provider": judge.provider,
-        "model": judge.model,
-        "prompt_version": judge.prompt_version,
-        "family": judge.family,
-        # the request settings (the site's "How this was judged" page shows them)
-        "max_tokens": judge.max_tokens,
-        "mode": judge.mode,
-    }
-    if providers.entry(judge.provider).sampling:
-        out["temperature"] = judge.temperature
-    if judge.seed is not None:
-        out["seed"] = judge.seed
-    if judge.unrecorded != "fail":
-        out["unrecorded"] = judge.unrecorded  # what answers a request no replay file holds
-    try:
-        template = load_template(judge.prompt_version)
-    except GamutError:
-        return out  # the verdicts exist; an unknown template is the judge step's error to report
-    out["prompt_template"] = template.version
-    out["prompt_digest"] = template.digest
     return out

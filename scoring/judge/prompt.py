@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from scoring import fastjson
 from scoring.compiler import CheckKind
 from scoring.errors import BadReply, GamutError, validation_messages
+from scoring.judge import providers
+from scoring.judge.spec import JudgeConfig
 from scoring.verdicts import Verdict
 
 _SECTIONS = ("version", "system", "shared", "check", "reask")
@@ -159,3 +161,29 @@ def parse_reply(text: str) -> JudgeReply:
         return JudgeReply.model_validate(obj)
     except ValidationError as exc:  # said in the format's words: the reply may quote a check
         raise BadReply(validation_messages(exc, "reply", quote_keys=False)[0]) from None
+
+
+def judge_provenance(judge: JudgeConfig) -> dict[str, Any]:
+    """A judge's identity for the record: provider, model, family, request settings and template."""
+    out: dict[str, Any] = {
+        "provider": judge.provider,
+        "model": judge.model,
+        "prompt_version": judge.prompt_version,
+        "family": judge.family,
+        # the request settings (the site's "How this was judged" page shows them)
+        "max_tokens": judge.max_tokens,
+        "mode": judge.mode,
+    }
+    if providers.entry(judge.provider).sampling:
+        out["temperature"] = judge.temperature
+    if judge.seed is not None:
+        out["seed"] = judge.seed
+    if judge.unrecorded != "fail":
+        out["unrecorded"] = judge.unrecorded  # what answers a request no replay file holds
+    try:
+        template = load_template(judge.prompt_version)
+    except GamutError:
+        return out  # the verdicts exist; an unknown template is the judge step's error to report
+    out["prompt_template"] = template.version
+    out["prompt_digest"] = template.digest
+    return out

@@ -24,7 +24,7 @@ from scoring.ledger import VERDICTS, Ledger
 from scoring.questions import Setting
 from scoring.rubric import Tier
 from scoring.storage import atomic_write, atomic_write_text
-from scoring.verdicts import FINGERPRINT, VERDICT_COLUMNS, Verdict, verdict_column_order
+from scoring.verdicts import FINGERPRINT, STAMPS, VERDICT_COLUMNS, Verdict, verdict_column_order
 
 EMPTY_RATIONALE = "The response is empty."
 _FIXED = {
@@ -40,9 +40,6 @@ WRITE_BATCH = 1 << 16
 #: is one judge's rows). The statistics of the question and check ids, which no reader uses, were
 #: a third of the table's encoding time at paper scale.
 STATS_COLUMNS = ["submission_id", "setting", "judge"]
-
-#: Parquet file metadata key of what judged a verdict table's rows (written by `gamut judge`).
-STAMPS = b"gamut.stamps"
 
 
 def table_fingerprint(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -13,10 +13,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scoring.judge.pairs import PairPlan
-from scoring.ledger import Ledger
 from scoring.storage import atomic_write
 from scoring.verdicts import FINGERPRINT, USAGE_TABLE
+
+if TYPE_CHECKING:  # the score step reads the table without the judge's or the ledger's code
+    from scoring.judge.pairs import PairPlan
+    from scoring.ledger import Ledger
 
 #: Its columns: one row per (submission, setting, judge, source) with a verdict.
 USAGE_COLUMNS = (

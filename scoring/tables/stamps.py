@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 
 from scoring import __version__
 from scoring.errors import GamutError
-from scoring.judge.table import STAMPS
 from scoring.tables.columns import STAMP_COLUMNS
+from scoring.verdicts import STAMPS
 
 #: ``stale_reason`` of the rows of a verdict table that records nothing of what judged it.
 UNRECORDED = (
