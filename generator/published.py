@@ -73,8 +73,8 @@ def write_site_data(
 
 def publish_site_data(results: Path, questions: Path, submissions: Path, public: bool) -> None:
     """Write the site data of the score tables in ``results`` into
-    ``<results>/published/site.<key>`` unless it is there, and remove the folders of other keys
-    (the score step does this)."""
+    ``<results>/published/site.<key>`` unless it is there, and remove everything else there but
+    the staging folders of running scores (the score step does this)."""
     parent, key = results / PUBLISHED, site_data_key(results, questions, submissions, public)
     final = parent / f"site.{key}"
     parent.mkdir(parents=True, exist_ok=True)
@@ -94,9 +94,13 @@ def publish_site_data(results: Path, questions: Path, submissions: Path, public:
                     raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    for other in parent.glob("site.*"):
-        if other != final:
+    for other in parent.iterdir():  # other keys' folders, and files of older versions
+        if other == final or other.name.startswith(".site."):
+            continue
+        if other.is_dir():  # another score may be removing it too
             shutil.rmtree(other, ignore_errors=True)
+        else:
+            other.unlink(missing_ok=True)
 
 
 def link_site_data(
@@ -107,11 +111,13 @@ def link_site_data(
     docs: Path,
     parts: tuple[str, ...] = ("explorer", "downloads"),
 ) -> dict[str, Any] | None:
-    """Hard-link (or copy, across file systems) the score step's site data into ``docs``, a
-    folder with none of ``parts`` yet, when it was made from the same inputs; returns the
-    explorer page's figures, or None when there is none (then :func:`write_site_data`)."""
+    """Hard-link (or copy, across file systems) the score step's site data into ``docs`` when it
+    was made from the same inputs; returns the explorer page's figures, or None when there is
+    none or ``docs`` already has one of ``parts`` (then :func:`write_site_data`)."""
     key = site_data_key(tables.results, questions, submissions, public)
     folder = tables.results / PUBLISHED / f"site.{key}"
+    if any((docs / part).exists() for part in parts):
+        return None
     try:
         page: dict[str, Any] = orjson.loads((folder / PAGE_FILE).read_bytes())
         for part in parts:

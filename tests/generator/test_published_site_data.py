@@ -5,6 +5,7 @@ itself otherwise, never a mix of two scores, and with held rubrics free of rubri
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -80,6 +81,9 @@ def test_only_a_current_copy_is_linked_and_the_next_score_replaces_it(tmp_path: 
     assert link_site_data(load_tables(spec.results), questions, submissions, False, docs) == page
     for linked in (next((docs / "explorer" / "q").iterdir()), docs / RESPONSES):
         assert linked.stat().st_nlink == 2  # the same file, not a copy
+    # a folder already holding these parts is left as it is
+    assert link_site_data(load_tables(spec.results), questions, submissions, False, docs) is None
+    assert (docs / RESPONSES).stat().st_nlink == 2
     # a response edited after the score: its explorer data is no longer current
     path = SubmissionsLayout(submissions).responses("acme-vision-1", "multimodal")
     first, *rest = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -141,3 +145,14 @@ def test_a_copy_removed_while_a_build_links_it_leaves_the_build_to_make_its_own(
     monkeypatch.undo()
     site = pipeline.build_site(Project(load_config(spec.root / "gamut.toml")))
     assert (site / RESPONSES).is_file() and (site / "explorer" / "questions.js").is_file()
+
+
+def test_a_score_removes_what_older_scores_published(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, public=False)
+    parent = spec.results / PUBLISHED
+    (parent / "verdicts").mkdir(parents=True)  # the verdict files of an older version
+    (parent / "verdicts.parquet").write_bytes(b"PAR1")
+    running = parent / f".site.{os.getpid()}.abcdefgh"  # a score writing now
+    running.mkdir()
+    folder = _publish(spec)
+    assert sorted(p.name for p in parent.iterdir()) == sorted([folder.name, running.name])
