@@ -75,12 +75,10 @@ class SiteInputs:
 
     Attributes:
         questions: in file order.
-        questions_path: the questions file (images are relative to its folder).
         responses: (submission_id, setting) -> question id -> response text.
     """
 
     questions: list[Question]
-    questions_path: Path
     responses: dict[tuple[str, str], dict[str, str]]
 
 
@@ -203,7 +201,7 @@ def load_site_inputs(
     qs = load_questions(questions)
     if responses is None:
         responses = _responses(submissions, scored_ids(tables), [q.question_id for q in qs])
-    return SiteInputs(qs, questions, responses)
+    return SiteInputs(qs, responses)
 
 
 def scored_ids(tables: ScoreTables) -> list[str]:
