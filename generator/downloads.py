@@ -357,6 +357,23 @@ def write_responses(
     pq.write_table(table, path, compression="zstd")
 
 
+def read_responses_download(path: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """The responses of a responses download: (submission_id, setting) -> question id -> text.
+
+    Raises:
+        GamutError: the file is unreadable.
+    """
+    try:
+        table = pq.read_table(path, columns=["submission_id", "setting", "question_id", "response"])
+    except (OSError, pa.ArrowException) as exc:
+        raise GamutError(f"cannot read {path}: {exc}; run `gamut score` again") from None
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    columns = (table.column(i).to_pylist() for i in range(4))
+    for sid, setting, qid, text in zip(*columns, strict=True):
+        out.setdefault((sid, setting), {})[qid] = text
+    return out
+
+
 def responses_download(docs: Path) -> Download:
     """The entry of the responses download :func:`write_responses` wrote into ``docs``."""
     path, meta = docs / RESPONSES, pq.read_metadata(docs / RESPONSES)
@@ -565,6 +582,7 @@ __all__ = [
     "Download",
     "dataset_card",
     "downloads_size",
+    "read_responses_download",
     "responses_download",
     "size_category",
     "stable_provenance",

@@ -73,15 +73,10 @@ def _mean(values: list[float | None]) -> float | None:
     return round(sum(got) / len(got), 2) if got else None
 
 
-def image_file(q: Question, suffix: str) -> str:
-    """The site path of a question's local image with ``suffix``."""
-    return f"{DATA}/images/{file_id(q.image_id.lower())}{suffix.lower()}"
-
-
 def image_paths(questions: list[Question]) -> dict[str, str]:
-    """Question id -> the site path :func:`copy_images` gives its local image."""
+    """Question id -> the site path of its local image (:func:`copy_images` copies it there)."""
     return {
-        q.question_id: image_file(q, Path(q.image).suffix)
+        q.question_id: f"{DATA}/images/{file_id(q.image_id.lower())}{Path(q.image).suffix.lower()}"
         for q in questions
         if q.image is not None and safe_url(q.image) is None
     }
@@ -96,7 +91,7 @@ def copy_images(questions: list[Question], questions_path: Path, site: Path) -> 
         ProblemsError: listing every image that is missing, too large, not an image file or
             outside the questions file's folder.
     """
-    base = questions_path.parent.resolve()
+    base, paths = questions_path.parent.resolve(), image_paths(questions)
     problems: list[Problem] = []
     out: dict[str, str] = {}
     for n, q in enumerate(questions, 1):
@@ -118,7 +113,7 @@ def copy_images(questions: list[Question], questions_path: Path, site: Path) -> 
             bad(f"image {q.image!r} is over {MAX_IMAGE_BYTES // (1024 * 1024)} MB",
                 "shrink the image")  # fmt: skip
         else:
-            rel = image_file(q, src.suffix)
+            rel = paths[q.question_id]
             (site / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, site / rel)
             out[q.question_id] = rel

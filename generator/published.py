@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from generator.downloads import stable_provenance, write_responses, write_verdict_files
@@ -24,7 +23,6 @@ from generator.inputs import SETTINGS, SiteInputs, load_site_inputs
 from generator.pages import shown_names
 from generator.tables import ScoreTables, content_digest, load_tables
 from scoring import __version__
-from scoring.errors import GamutError
 from scoring.layout import SubmissionsLayout
 from scoring.storage import atomic_write_bytes, make_staging_folder, remove_stale_staging
 from scoring.tables import ResultsLayout
@@ -137,21 +135,4 @@ def _link(src: str, dst: str) -> None:
         shutil.copyfile(src, dst)
 
 
-def read_responses(path: Path) -> dict[tuple[str, str], dict[str, str]]:
-    """The responses of a responses download: (submission_id, setting) -> question id -> text.
-
-    Raises:
-        GamutError: the file is unreadable.
-    """
-    try:
-        table = pq.read_table(path, columns=["submission_id", "setting", "question_id", "response"])
-    except (OSError, pa.ArrowException) as exc:
-        raise GamutError(f"cannot read {path}: {exc}; run `gamut score` again") from None
-    out: dict[tuple[str, str], dict[str, str]] = {}
-    columns = (table.column(i).to_pylist() for i in range(4))
-    for sid, setting, qid, text in zip(*columns, strict=True):
-        out.setdefault((sid, setting), {})[qid] = text
-    return out
-
-
-__all__ = ["link_site_data", "publish_site_data", "read_responses", "write_site_data"]
+__all__ = ["link_site_data", "publish_site_data", "write_site_data"]

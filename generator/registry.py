@@ -24,22 +24,22 @@ from generator.downloads import (
     RESPONSES,
     Download,
     dataset_card,
+    read_responses_download,
     responses_download,
-    stable_provenance,
     write_downloads,
-    write_responses,
 )
 from generator.explorer import copy_images
 from generator.feed import write_feed
 from generator.inputs import SiteInputs, load_site_inputs
 from generator.judges import judges_page
 from generator.judging import JUDGING, judges_by_prompt, judging_context
-from generator.published import PUBLISHED, link_site_data, read_responses, write_site_data
+from generator.published import PUBLISHED, link_site_data, write_site_data
 from generator.render import file_id, human, slug
 from generator.spec import History, SiteSpec
 from generator.submissions import highlights, submission_page
 from generator.tables import ScoreTables, load_tables
 from scoring.errors import GamutError
+from scoring.questions import Question, load_questions
 
 #: One page of a family: its key (the ``{}`` of the family's path), title and template variables.
 Item = tuple[str, str, dict[str, Any]]
@@ -76,12 +76,12 @@ def gather(spec: SiteSpec, tables: ScoreTables, docs: Path) -> Site:
     questions, submissions = _paths(spec)
     public = spec.rubrics_public
     page = link_site_data(tables, questions, submissions, public, docs)
-    linked = read_responses(docs / RESPONSES) if page is not None else None
+    linked = read_responses_download(docs / RESPONSES) if page is not None else None
     inputs = load_site_inputs(questions, submissions, tables, responses=linked)
     if page is None:  # the score step's copy is missing or was made from other inputs
         page = write_site_data(tables, inputs, docs, public)
     copy_images(inputs.questions, questions, docs)
-    dl = write_dataset(spec, tables, docs, inputs, docs / CARD_STAGING)
+    dl = write_dataset(spec, tables, docs, inputs.questions, docs / CARD_STAGING)
     names, shown = pages.model_names(tables), pages.shown_names(tables)
     return Site(spec, tables, docs, names, shown, inputs, dl, page)
 
@@ -100,21 +100,20 @@ def write_dataset(
     spec: SiteSpec,
     tables: ScoreTables,
     docs: Path,
-    inputs: SiteInputs,
+    questions: list[Question],
     card: Path,
     repo: str | None = None,
 ) -> dict[str, Any]:
-    """Write the downloads folder (``docs/downloads``: every table, the responses, the Every
-    Eval Ever export and the Croissant description) and its dataset card at ``card``.
+    """Write the downloads folder (``docs/downloads``: every table, the questions, the Every Eval
+    Ever export and the Croissant description, beside the site data's response and verdict
+    files already there) and its dataset card at ``card``.
 
     Returns:
         The downloads, as :func:`write_downloads` returns them.
     """
-    public, ids = spec.rubrics_public, [q.question_id for q in inputs.questions]
-    dl = write_downloads(tables, docs, public=public, questions=inputs.questions)
+    public = spec.rubrics_public
+    dl = write_downloads(tables, docs, public=public, questions=questions)
     main: list[Download] = dl["main"]  # type: ignore[assignment]
-    if not (docs / RESPONSES).is_file():  # not linked nor written with the site data
-        write_responses(inputs.responses, ids, docs, stable_provenance(tables.provenance))
     main.insert(2, responses_download(docs))
     listed = [d for d in (dl["verdicts"], *main) if isinstance(d, Download)]
     prov = next(d for d in listed if d.name == "provenance")
@@ -148,8 +147,8 @@ def dataset_folder(spec: SiteSpec, out: Path, repo: str) -> Path:
             f"{spec.results / PUBLISHED} holds no verdict and response files of these results "
             "and submissions; run `gamut score` first"
         )
-    inputs = load_site_inputs(questions, submissions, tables, read_responses(out / RESPONSES))
-    write_dataset(spec, tables, out, inputs, out / "downloads" / "README.md", repo)
+    card = out / "downloads" / "README.md"
+    write_dataset(spec, tables, out, load_questions(questions), card, repo)
     return out / "downloads"
 
 

@@ -14,14 +14,13 @@ import pytest
 from gamut import pipeline
 from gamut.config import load_config
 from gamut.project import Project
-from generator.downloads import RESPONSES
+from generator.downloads import RESPONSES, read_responses_download
 from generator.inputs import load_site_inputs
 from generator.published import (
     PAGE_FILE,
     PUBLISHED,
     link_site_data,
     publish_site_data,
-    read_responses,
     site_data_key,
 )
 from generator.spec import SiteSpec
@@ -69,7 +68,7 @@ def test_a_build_shows_the_published_files_as_it_makes_them(tmp_path: Path, publ
     # the responses read back from the published copy are those of the response files
     tables, (questions, submissions) = load_tables(spec.results), _args(spec)
     from_files = load_site_inputs(questions, submissions, tables).responses
-    assert read_responses(site / RESPONSES) == from_files and len(from_files) > 2
+    assert read_responses_download(site / RESPONSES) == from_files and len(from_files) > 2
 
 
 def test_only_a_current_copy_is_linked_and_the_next_score_replaces_it(tmp_path: Path) -> None:
@@ -96,9 +95,9 @@ def test_only_a_current_copy_is_linked_and_the_next_score_replaces_it(tmp_path: 
     new = _publish(spec)  # made anew; the old copy is removed
     assert new != old and not old.exists()
     assert "An edited answer." in b"".join(_files(new / "explorer").values()).decode("utf-8")
-    assert read_responses(new / RESPONSES)[("acme-vision-1", "multimodal")][row["question_id"]] == (
-        "An edited answer."
-    )
+    assert read_responses_download(new / RESPONSES)[("acme-vision-1", "multimodal")][
+        row["question_id"]
+    ] == ("An edited answer.")
 
 
 def test_a_killed_score_leaves_nothing_a_build_would_link(tmp_path: Path) -> None:
